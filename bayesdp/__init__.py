@@ -1,0 +1,23 @@
+"""bayesdp: private Bayesian inference with certified differential privacy.
+
+Quick start::
+
+    >>> import bayesdp
+    >>> report = bayesdp.bound("ula-final", strong_convexity=1, smoothness=1, grad_bound=0.5,
+    ...                        step_size=0.01, num_steps=10_000, delta=1e-5)
+    >>> report.best.source
+    '004 Theorem 5.2'
+"""
+
+from .certificate import BoundReport, Certificate
+from .curves import GDP, RDP, ApproxDP, DeltaProfile, PrivacyCurve, compose
+from .errors import AssumptionError, BayesDPError, BudgetError, DomainError, ModelError
+from .mechanisms import MECHANISMS, bound
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ApproxDP", "AssumptionError", "BayesDPError", "BoundReport", "BudgetError", "Certificate",
+    "DeltaProfile", "DomainError", "GDP", "MECHANISMS", "ModelError", "PrivacyCurve", "RDP",
+    "bound", "compose",
+]

@@ -1,0 +1,199 @@
+"""Certificates: immutable values carrying a privacy curve and where it came from.
+
+A :class:`Certificate` is one *route*: one theorem applied to one set of named
+constants.  Invalid routes are certificates too (``valid=False`` with a
+``reason``), so that a report never silently drops a route.  A
+:class:`BoundReport` gathers the routes of one mechanism and picks ``best``: the
+smallest valid, certified bound at the query point (the minimum of valid upper
+bounds is a valid upper bound).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from .curves import REPORT_ALPHAS, PrivacyCurve, _json_float
+from .errors import AssumptionError, check_finite, probability_open
+
+
+@dataclass(frozen=True)
+class Certificate:
+    mechanism: str
+    source: str
+    curve: PrivacyCurve | None
+    assumptions: Mapping[str, Any] = field(default_factory=dict)
+    constants: Mapping[str, float] = field(default_factory=dict)
+    certified: bool = True
+    valid: bool = True
+    reason: str | None = None
+    notes: str = ""
+
+    @staticmethod
+    def invalid(mechanism: str, source: str, reason: str, assumptions: Mapping[str, Any] | None = None,
+                certified: bool = True) -> "Certificate":
+        return Certificate(mechanism=mechanism, source=source, curve=None,
+                           assumptions=dict(assumptions or {}), valid=False, reason=reason,
+                           certified=certified)
+
+    # -- queries ---------------------------------------------------------
+    def epsilon(self, delta: float) -> float:
+        if not self.valid or self.curve is None:
+            return math.inf
+        return self.curve.epsilon(delta)
+
+    def delta(self, epsilon: float) -> float:
+        if not self.valid or self.curve is None:
+            return 1.0
+        return self.curve.delta(epsilon)
+
+    def rdp(self, alpha: float) -> float:
+        if not self.valid or self.curve is None:
+            return math.inf
+        return self.curve.rdp(alpha)
+
+    @property
+    def gdp_mu(self) -> float | None:
+        return None if self.curve is None else self.curve.gdp_mu
+
+    def to_dict(self, *, delta: float | None = None, epsilon: float | None = None) -> dict:
+        """JSON shape shared by ``bayesdp bound``, ``certify`` and the samplers."""
+        out: dict[str, Any] = {
+            "mechanism": self.mechanism,
+            "source": self.source,
+            "valid": bool(self.valid),
+            "certified": bool(self.certified),
+            "epsilon": None,
+            "delta": None,
+            "rdp": None,
+            "gdp_mu": None,
+            "reason": self.reason,
+        }
+        if self.valid and self.curve is not None:
+            if delta is not None:
+                out["delta"] = float(delta)
+                out["epsilon"] = _json_float(self.curve.epsilon(delta))
+            elif epsilon is not None:
+                out["epsilon"] = float(epsilon)
+                out["delta"] = _json_float(self.curve.delta(epsilon))
+            out["rdp"] = self.curve.rdp_list(REPORT_ALPHAS)
+            out["gdp_mu"] = self.curve.gdp_mu
+            out["curve"] = self.curve.describe()
+        out["constants"] = {k: _jsonable(v) for k, v in self.constants.items()}
+        out["assumptions"] = {k: _jsonable(v) for k, v in self.assumptions.items()}
+        if self.notes:
+            out["notes"] = self.notes
+        return out
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, bool) or v is None or isinstance(v, str):
+        return v
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float):
+        return _json_float(v)
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _jsonable(x) for k, x in v.items()}
+    try:
+        return _json_float(float(v))
+    except (TypeError, ValueError):
+        return str(v)
+
+
+def _score(cert: Certificate, delta: float | None, epsilon: float | None) -> float:
+    if delta is not None:
+        return cert.epsilon(delta)
+    return cert.delta(epsilon)
+
+
+@dataclass(frozen=True)
+class BoundReport:
+    """All routes considered for one mechanism, queried at one point."""
+
+    mechanism: str
+    parameters: Mapping[str, Any]
+    certificates: Sequence[Certificate]
+    delta: float | None = None
+    epsilon: float | None = None
+
+    def __post_init__(self):
+        if (self.delta is None) == (self.epsilon is None):
+            raise AssumptionError("a bound query needs exactly one of --delta and --epsilon")
+        if self.delta is not None:
+            object.__setattr__(self, "delta", probability_open(
+                "delta", self.delta, "pass a delta strictly between 0 and 1, e.g. 1e-5"))
+        else:
+            e = check_finite("epsilon", self.epsilon)
+            if e <= 0:
+                raise AssumptionError(f"epsilon = {e:.6g} must be > 0; pass a positive epsilon")
+            object.__setattr__(self, "epsilon", e)
+
+    @property
+    def valid_certificates(self) -> list[Certificate]:
+        return [c for c in self.certificates if c.valid and c.certified]
+
+    @property
+    def best(self) -> Certificate | None:
+        cands = self.valid_certificates
+        if not cands:
+            return None
+        return min(cands, key=lambda c: _score(c, self.delta, self.epsilon))
+
+    def value(self) -> float:
+        b = self.best
+        if b is None:
+            return math.inf if self.delta is not None else 1.0
+        return _score(b, self.delta, self.epsilon)
+
+    def to_dict(self) -> dict:
+        best = self.best
+        q = {"delta": self.delta} if self.delta is not None else {"epsilon": self.epsilon}
+        out = {
+            "mechanism": self.mechanism,
+            "parameters": {k: _jsonable(v) for k, v in self.parameters.items()},
+            "delta": self.delta,
+            "epsilon": self.epsilon,
+            "best": None if best is None else best.to_dict(**q),
+            "certificates": [c.to_dict(**q) for c in self.certificates],
+        }
+        if self.delta is not None:
+            out["epsilon"] = _json_float(self.value())
+        else:
+            out["delta"] = _json_float(self.value())
+        return out
+
+    def table(self) -> str:
+        """A readable table of every route, best first-marked."""
+        best = self.best
+        query = f"delta = {self.delta:.3g}" if self.delta is not None else f"epsilon = {self.epsilon:.6g}"
+        col = "epsilon" if self.delta is not None else "delta"
+        rows = []
+        for c in self.certificates:
+            if c.valid:
+                v = _score(c, self.delta, self.epsilon)
+                val = f"{v:.6g}"
+                status = "certified" if c.certified else "ESTIMATE (not certified)"
+            else:
+                val = "-"
+                status = "not valid: " + (c.reason or "")
+            mark = "*" if best is not None and c is best else " "
+            mu = f"{c.gdp_mu:.6g}" if c.gdp_mu is not None else "-"
+            rows.append((mark, c.source, val, mu, status))
+        w_src = max([len("route (source)")] + [len(r[1]) for r in rows])
+        w_val = max([len(col)] + [len(r[2]) for r in rows])
+        w_mu = max([len("GDP mu")] + [len(r[3]) for r in rows])
+        lines = [f"{self.mechanism}: privacy at {query}"]
+        header = f"  {'route (source)':<{w_src}}  {col:>{w_val}}  {'GDP mu':>{w_mu}}  status"
+        lines += [header, "  " + "-" * (len(header) - 2)]
+        for mark, src, val, mu, status in rows:
+            lines.append(f"{mark} {src:<{w_src}}  {val:>{w_val}}  {mu:>{w_mu}}  {status}")
+        if best is None:
+            lines.append("no valid certificate")
+        else:
+            v = self.value()
+            lines.append(f"best ({best.source}): {col} = {v:.6g}   (* marks the best route)")
+        return "\n".join(lines)

@@ -1,0 +1,485 @@
+"""Privacy curves: one small set of types every certificate in bayesdp uses.
+
+NumPy/SciPy only (no JAX).  All conversions work in log space and return
+*upper bounds*: an epsilon (or delta) that is at least the true one for the
+curve.  Where a conversion optimises over a free parameter (the Renyi order
+alpha), every value of that parameter gives a valid bound, so the optimiser
+affects tightness only, never soundness.
+
+Types
+-----
+:class:`RDP`        a Renyi-DP curve eps(alpha), alpha > 1: a sum of linear
+                    terms ``kappa * alpha`` and arbitrary callables.
+:class:`GDP`        mu-Gaussian DP (Dong, Roth, Su 2022).
+:class:`ApproxDP`   a single (eps, delta) pair; ``ApproxDP(eps, 0)`` is pure DP.
+:class:`DeltaProfile`  an arbitrary non-increasing delta(eps) (e.g. 003's
+                    hockey-stick bounds).
+
+Conversions (see docs/curves.md for the derivations and citations)
+------------------------------------------------------------------
+* GDP -> (eps, delta): exact, Dong–Roth–Su Cor. 2.13
+  ``delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)``.
+* RDP -> (eps, delta): Canonne–Kamath–Steinke 2020 Prop. 12
+  ``eps = tau + log(1 - 1/alpha) - log(delta*alpha)/(alpha - 1)``, minimised
+  over alpha; Mironov 2017 Prop. 3 ``eps = tau + log(1/delta)/(alpha - 1)`` as
+  the documented fallback (``method="mironov"``); for curves with a KL limit
+  also ``delta <= sqrt(1 - exp(-KL))`` (Bretagnolle–Huber).
+* (eps0, delta0)-DP -> delta(eps) for eps < eps0: the region of the
+  randomised-response pair (Kairouz–Oh–Viswanath 2015), derived in docs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+from scipy import optimize, special
+
+from .errors import AssumptionError, check_finite, nonnegative, probability_open
+
+#: Renyi orders listed in every certificate's JSON.
+REPORT_ALPHAS: tuple[float, ...] = (1.5, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
+
+# Grid of (alpha - 1) used by numeric optimisation over alpha for general curves.
+_ALPHA_M1_GRID = np.concatenate([np.logspace(-4, 6, 241)])
+
+
+def _check_delta(delta: float) -> float:
+    return probability_open("delta", delta, "pass a delta strictly between 0 and 1, e.g. 1e-5")
+
+
+def _check_epsilon(epsilon: float) -> float:
+    e = check_finite("epsilon", epsilon)
+    if e < 0:
+        raise AssumptionError(f"epsilon = {e:.6g} must be >= 0; pass a non-negative epsilon")
+    return e
+
+
+class PrivacyCurve:
+    """Interface shared by all curves.  Subclasses are immutable."""
+
+    kind: str = "curve"
+
+    # -- queries ---------------------------------------------------------
+    def epsilon(self, delta: float) -> float:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def delta(self, epsilon: float) -> float:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def rdp(self, alpha: float) -> float:
+        """Renyi-DP value at order ``alpha`` (``math.inf`` when not available)."""
+        return math.inf
+
+    @property
+    def gdp_mu(self) -> float | None:
+        return None
+
+    @property
+    def has_rdp(self) -> bool:
+        return False
+
+    def rdp_list(self, alphas: Sequence[float] = REPORT_ALPHAS) -> list[list[float]] | None:
+        if not self.has_rdp:
+            return None
+        return [[float(a), _json_float(self.rdp(a))] for a in alphas]
+
+    def describe(self) -> str:  # pragma: no cover - overridden
+        return self.kind
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "description": self.describe(), "gdp_mu": self.gdp_mu,
+                "rdp": self.rdp_list()}
+
+
+def _json_float(x: float) -> float | None:
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+# ---------------------------------------------------------------------------
+# Renyi DP
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _FnTerm:
+    fn: Callable[[float], float]
+    label: str
+
+
+@dataclass(frozen=True)
+class RDP(PrivacyCurve):
+    """Renyi-DP curve ``eps(alpha) = alpha * kappa + sum_j f_j(alpha)``.
+
+    ``kappa`` collects all linear terms (the common case: 004's bounds are
+    ``alpha * C / 4``; a mu-GDP mechanism has ``kappa = mu**2 / 2``).  Arbitrary
+    curves are given as callables ``f(alpha)`` that must be valid RDP bounds for
+    every alpha > 1 (return ``math.inf`` where no bound is known).
+    """
+
+    kappa: float = 0.0
+    terms: tuple[_FnTerm, ...] = ()
+    kind: str = field(default="rdp", init=False)
+
+    def __post_init__(self):
+        k = nonnegative("kappa (linear RDP coefficient)", self.kappa)
+        object.__setattr__(self, "kappa", k)
+
+    @staticmethod
+    def linear(kappa: float) -> "RDP":
+        """``eps(alpha) = kappa * alpha`` for every alpha > 1."""
+        return RDP(kappa=kappa)
+
+    @staticmethod
+    def from_function(fn: Callable[[float], float], label: str = "custom") -> "RDP":
+        return RDP(kappa=0.0, terms=(_FnTerm(fn, label),))
+
+    @property
+    def is_linear(self) -> bool:
+        return not self.terms
+
+    @property
+    def has_rdp(self) -> bool:
+        return True
+
+    def rdp(self, alpha: float) -> float:
+        a = float(alpha)
+        if not a > 1:
+            raise AssumptionError(f"alpha = {a:.6g} must be > 1 (Renyi order); pass alpha > 1")
+        total = self.kappa * a
+        for t in self.terms:
+            v = float(t.fn(a))
+            if math.isnan(v):
+                raise AssumptionError(f"RDP term {t.label!r} returned NaN at alpha = {a:.6g}")
+            total += v
+        return total
+
+    def kl(self) -> float:
+        """KL bound (the alpha -> 1 limit); only for linear curves."""
+        return self.kappa if self.is_linear else math.inf
+
+    def __add__(self, other: "RDP") -> "RDP":
+        return RDP(kappa=self.kappa + other.kappa, terms=self.terms + other.terms)
+
+    def describe(self) -> str:
+        parts = []
+        if self.kappa or not self.terms:
+            parts.append(f"{self.kappa:.6g}*alpha")
+        parts += [t.label for t in self.terms]
+        return "RDP eps(alpha) = " + " + ".join(parts)
+
+    # -- conversions -----------------------------------------------------
+    def _eps_at(self, alpha: float, log1_delta: float, method: str) -> float:
+        tau = self.rdp(alpha)
+        if not math.isfinite(tau):
+            return math.inf
+        am1 = alpha - 1.0
+        if method == "mironov":
+            return tau + log1_delta / am1
+        # CKS20 Prop. 12:  tau + log(1 - 1/alpha) + (log(1/delta) - log(alpha)) / (alpha - 1)
+        return tau + math.log1p(-1.0 / alpha) + (log1_delta - math.log(alpha)) / am1
+
+    def epsilon(self, delta: float, method: str = "cks") -> float:
+        """Smallest eps (over alpha) such that the curve implies (eps, delta)-DP."""
+        d = _check_delta(delta)
+        if method not in ("cks", "mironov"):
+            raise AssumptionError(f"method = {method!r} must be 'cks' or 'mironov'")
+        log1_delta = -math.log(d)
+        if self.is_linear:
+            k = self.kappa
+            if k == 0.0:
+                return 0.0
+            mironov = k + 2.0 * math.sqrt(k * log1_delta)
+            if method == "mironov":
+                return mironov
+            a_star = 1.0 + math.sqrt(log1_delta / k)
+            best = min(mironov, self._eps_at(a_star, log1_delta, "cks"))
+            f = lambda t: self._eps_at(1.0 + math.exp(t), log1_delta, "cks")  # noqa: E731
+            t0 = math.log(a_star - 1.0)
+            res = optimize.minimize_scalar(f, bounds=(t0 - 6.0, t0 + 6.0), method="bounded",
+                                           options={"xatol": 1e-10})
+            if res.success and math.isfinite(res.fun):
+                best = min(best, float(res.fun))
+            return max(0.0, best)
+        return max(0.0, self._minimise(lambda a: self._eps_at(a, log1_delta, method)))
+
+    @staticmethod
+    def _minimise(objective: Callable[[float], float]) -> float:
+        vals = np.array([objective(1.0 + x) for x in _ALPHA_M1_GRID])
+        i = int(np.argmin(vals))
+        best = float(vals[i])
+        lo = math.log(_ALPHA_M1_GRID[max(i - 1, 0)])
+        hi = math.log(_ALPHA_M1_GRID[min(i + 1, len(_ALPHA_M1_GRID) - 1)])
+        if hi > lo:
+            res = optimize.minimize_scalar(lambda t: objective(1.0 + math.exp(t)), bounds=(lo, hi),
+                                           method="bounded", options={"xatol": 1e-10})
+            if res.success and math.isfinite(res.fun):
+                best = min(best, float(res.fun))
+        return best
+
+    def _log_delta_at(self, alpha: float, eps: float) -> float:
+        tau = self.rdp(alpha)
+        if not math.isfinite(tau):
+            return math.inf
+        # CKS20 Prop. 12 (<= Mironov's exp(-(alpha-1)(eps-tau)) for every alpha).
+        return (alpha - 1.0) * (tau - eps + math.log1p(-1.0 / alpha)) - math.log(alpha)
+
+    def delta(self, epsilon: float) -> float:
+        e = _check_epsilon(epsilon)
+        if self.is_linear:
+            k = self.kappa
+            if k == 0.0:
+                return 0.0
+            # Bretagnolle–Huber: delta(eps) <= delta(0) = TV <= sqrt(1 - exp(-KL)).
+            best = 0.5 * math.log(-math.expm1(-k))
+            if e > k:
+                a_star = (e + k) / (2.0 * k)
+                best = min(best, self._log_delta_at(max(a_star, 1.0 + 1e-12), e))
+                f = lambda t: self._log_delta_at(1.0 + math.exp(t), e)  # noqa: E731
+                t0 = math.log(max(a_star - 1.0, 1e-12))
+                res = optimize.minimize_scalar(f, bounds=(t0 - 6.0, t0 + 6.0), method="bounded",
+                                               options={"xatol": 1e-10})
+                if res.success and math.isfinite(res.fun):
+                    best = min(best, float(res.fun))
+            return min(1.0, math.exp(best))
+        log_d = self._minimise(lambda a: self._log_delta_at(a, e))
+        return min(1.0, math.exp(log_d)) if math.isfinite(log_d) else 1.0
+
+
+# ---------------------------------------------------------------------------
+# Gaussian DP
+# ---------------------------------------------------------------------------
+
+
+def gdp_log_delta(mu: float, eps: float) -> float:
+    """log of the exact delta(eps) of mu-GDP (Dong–Roth–Su Cor. 2.13)."""
+    a = special.log_ndtr(-eps / mu + mu / 2.0)
+    b = eps + special.log_ndtr(-eps / mu - mu / 2.0)
+    diff = b - a
+    if diff >= 0.0:  # rounding at delta ~ 0; the true value is > 0 but below float range
+        return -math.inf
+    return float(a + math.log(-math.expm1(diff)))
+
+
+@dataclass(frozen=True)
+class GDP(PrivacyCurve):
+    """mu-Gaussian differential privacy."""
+
+    mu: float
+    kind: str = field(default="gdp", init=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "mu", nonnegative("mu (GDP parameter)", self.mu))
+
+    @property
+    def gdp_mu(self) -> float:
+        return self.mu
+
+    @property
+    def has_rdp(self) -> bool:
+        return True
+
+    def rdp(self, alpha: float) -> float:
+        a = float(alpha)
+        if not a > 1:
+            raise AssumptionError(f"alpha = {a:.6g} must be > 1 (Renyi order); pass alpha > 1")
+        return a * self.mu ** 2 / 2.0
+
+    def as_rdp(self) -> RDP:
+        return RDP.linear(self.mu ** 2 / 2.0)
+
+    def describe(self) -> str:
+        return f"{self.mu:.6g}-GDP"
+
+    def delta(self, epsilon: float) -> float:
+        e = _check_epsilon(epsilon)
+        if self.mu == 0.0:
+            return 0.0
+        return min(1.0, max(0.0, math.exp(gdp_log_delta(self.mu, e))))
+
+    def epsilon(self, delta: float) -> float:
+        d = _check_delta(delta)
+        mu = self.mu
+        if mu == 0.0 or self.delta(0.0) <= d:
+            return 0.0
+        target = math.log(d)
+        # Upper bracket: GDP => (mu^2/2)-zCDP => eps <= mu^2/2 + mu*sqrt(2 log(1/delta)).
+        hi = mu * mu / 2.0 + mu * math.sqrt(2.0 * -target) + 1.0
+        while gdp_log_delta(mu, hi) > target:
+            hi *= 2.0
+        lo = 0.0
+        g = lambda e: gdp_log_delta(mu, e) - target  # noqa: E731
+        root = optimize.brentq(g, lo, hi, xtol=1e-14, rtol=4 * np.finfo(float).eps, maxiter=500)
+        # Return a point whose delta is <= the requested one (an upper bound on eps).
+        eps = root
+        for _ in range(60):
+            if gdp_log_delta(mu, eps) <= target:
+                return eps
+            eps = eps + max(abs(eps) * 1e-12, 1e-15)
+        return hi
+
+
+# ---------------------------------------------------------------------------
+# Approximate DP points and delta profiles
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ApproxDP(PrivacyCurve):
+    """A single (eps0, delta0) guarantee.  ``delta0 = 0`` is pure eps-DP.
+
+    Queries below eps0 use the extreme points of the (eps0, delta0) privacy
+    region (randomised response, Kairouz–Oh–Viswanath 2015; derivation in
+    docs/curves.md): ``delta(eps) = delta0 + (1 - delta0)(e^eps0 - e^eps)/(1 + e^eps0)``.
+    """
+
+    eps0: float
+    delta0: float = 0.0
+    kind: str = field(default="approx", init=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "eps0", nonnegative("epsilon", self.eps0))
+        d = check_finite("delta", self.delta0)
+        if not 0.0 <= d <= 1.0:
+            raise AssumptionError(f"delta = {d:.6g} must be in [0, 1]")
+        object.__setattr__(self, "delta0", d)
+
+    @property
+    def is_pure(self) -> bool:
+        return self.delta0 == 0.0
+
+    @property
+    def has_rdp(self) -> bool:
+        return self.is_pure
+
+    def rdp(self, alpha: float) -> float:
+        # D_alpha <= D_infinity = eps0 for pure DP; nothing for delta0 > 0.
+        return self.eps0 if self.is_pure else math.inf
+
+    def describe(self) -> str:
+        if self.is_pure:
+            return f"pure {self.eps0:.6g}-DP"
+        return f"({self.eps0:.6g}, {self.delta0:.6g})-DP"
+
+    def delta(self, epsilon: float) -> float:
+        e = _check_epsilon(epsilon)
+        if e >= self.eps0:
+            return self.delta0
+        # (e^eps0 - e^eps)/(1 + e^eps0) = (1 - e^(eps-eps0)) / (1 + e^-eps0)
+        frac = -math.expm1(e - self.eps0) / (1.0 + math.exp(-self.eps0))
+        return min(1.0, self.delta0 + (1.0 - self.delta0) * frac)
+
+    def epsilon(self, delta: float) -> float:
+        d = _check_delta(delta)
+        if d < self.delta0:
+            return math.inf
+        if self.delta0 >= 1.0:
+            return 0.0
+        # invert delta(eps) above
+        frac = (d - self.delta0) / (1.0 - self.delta0)
+        inner = 1.0 - frac * (1.0 + math.exp(-self.eps0))
+        if inner <= 0.0:
+            return 0.0
+        return max(0.0, self.eps0 + math.log(inner))
+
+
+@dataclass(frozen=True)
+class DeltaProfile(PrivacyCurve):
+    """A non-increasing function eps -> delta(eps), valid for every eps >= 0."""
+
+    fn: Callable[[float], float]
+    label: str = "delta profile"
+    kind: str = field(default="delta_profile", init=False)
+
+    def describe(self) -> str:
+        return self.label
+
+    def delta(self, epsilon: float) -> float:
+        e = _check_epsilon(epsilon)
+        v = float(self.fn(e))
+        if math.isnan(v):
+            raise AssumptionError(f"{self.label}: delta({e:.6g}) is NaN")
+        return min(1.0, max(0.0, v))
+
+    def epsilon(self, delta: float) -> float:
+        d = _check_delta(delta)
+        if self.delta(0.0) <= d:
+            return 0.0
+        hi = 1.0
+        while self.delta(hi) > d:
+            hi *= 2.0
+            if hi > 1e9:
+                return math.inf
+        lo = 0.0
+        for _ in range(200):
+            mid = 0.5 * (lo + hi)
+            if self.delta(mid) <= d:
+                hi = mid
+            else:
+                lo = mid
+            if hi - lo <= 1e-13 * max(1.0, hi):
+                break
+        return hi  # delta(hi) <= d: a valid upper bound on eps
+
+
+# ---------------------------------------------------------------------------
+# Composition
+# ---------------------------------------------------------------------------
+
+
+def compose(curves: Iterable[PrivacyCurve]) -> PrivacyCurve:
+    """Adaptive composition of mechanisms with the given curves.
+
+    * all GDP: mu's add in quadrature (Dong–Roth–Su Cor. 3.3);
+    * all with an RDP curve (RDP, GDP, pure DP): RDP curves add (Mironov 2017 Prop. 1);
+    * all (eps, delta) points: basic composition (eps's and delta's add).
+    """
+    cs = list(curves)
+    if not cs:
+        raise AssumptionError("compose() needs at least one curve")
+    if all(isinstance(c, GDP) for c in cs):
+        return GDP(math.sqrt(sum(c.mu ** 2 for c in cs)))
+    if all(isinstance(c, (RDP, GDP)) for c in cs):
+        out = RDP.linear(0.0)
+        for c in cs:
+            out = out + (c.as_rdp() if isinstance(c, GDP) else c)
+        return out
+    if all(c.has_rdp for c in cs):
+        out = RDP.linear(0.0)
+        for c in cs:
+            if isinstance(c, RDP):
+                out = out + c
+            elif isinstance(c, GDP):
+                out = out + c.as_rdp()
+            else:
+                eps0 = c.eps0
+                out = out + RDP.from_function(lambda a, e=eps0: e, f"{eps0:.6g} (pure DP)")
+        return out
+    if all(isinstance(c, ApproxDP) for c in cs):
+        return ApproxDP(sum(c.eps0 for c in cs), min(1.0, sum(c.delta0 for c in cs)))
+    kinds = sorted({c.kind for c in cs})
+    raise AssumptionError(
+        f"curves of kinds {kinds} cannot be composed exactly; convert each to an (eps, delta) pair first"
+    )
+
+
+def linear_rdp_to_dp(kappa: float, delta: float) -> float:
+    """Mironov's optimum for a linear curve: ``kappa + 2*sqrt(kappa*log(1/delta))`` (SEEDS §0)."""
+    return RDP.linear(kappa).epsilon(delta, method="mironov")
+
+
+def eps_from_C(C: float, delta: float | None = None, alpha: float | None = None) -> float:
+    """004's form: ``C/4 + sqrt(C log(1/delta))`` or ``alpha*C/4`` (SEEDS §7.0)."""
+    if (delta is None) == (alpha is None):
+        raise AssumptionError("eps_from_C needs exactly one of delta and alpha")
+    C = nonnegative("C", C)
+    if delta is not None:
+        d = _check_delta(delta)
+        return C / 4.0 + math.sqrt(C * math.log(1.0 / d))
+    a = check_finite("alpha", alpha)
+    if a < 1:
+        raise AssumptionError(f"alpha = {a:.6g} must be >= 1")
+    return a * C / 4.0

@@ -1,0 +1,93 @@
+"""One exception hierarchy for bayesdp.
+
+Every message is one line that names the parameter or model site, the value
+given, the condition that fails and what the user can do.  The CLI turns any
+:class:`BayesDPError` into that line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+
+class BayesDPError(ValueError):
+    """Base class of every error bayesdp raises on bad input."""
+
+
+class AssumptionError(BayesDPError):
+    """A hypothesis of a theorem (or of the library) does not hold."""
+
+
+class DomainError(BayesDPError):
+    """Data lie outside the declared public domain, or the domain is invalid."""
+
+
+class ModelError(BayesDPError):
+    """The NumPyro model cannot be analysed (unsupported or unproven site)."""
+
+
+class BudgetError(BayesDPError):
+    """A release would exceed the privacy budget, or the ledger is invalid."""
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def require(condition: bool, name: str, value: Any, needs: str, fix: str = "") -> None:
+    """Raise :class:`AssumptionError` unless ``condition`` holds.
+
+    ``name`` is the parameter (e.g. ``"step_size"``), ``needs`` the condition in
+    words (e.g. ``"must be in (0, 2*mu/L^2) = (0, 0.5)"``), ``fix`` what to do.
+    """
+    if not condition:
+        msg = f"{name} = {_fmt(value)} {needs}"
+        if fix:
+            msg += f"; {fix}"
+        raise AssumptionError(msg)
+
+
+def check_finite(name: str, value: Any) -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise AssumptionError(f"{name} = {value!r} is not a number; pass a finite real value") from None
+    if not math.isfinite(x):
+        raise AssumptionError(f"{name} = {value!r} must be finite; pass a finite real value")
+    return x
+
+
+def positive(name: str, value: Any, fix: str = "") -> float:
+    x = check_finite(name, value)
+    require(x > 0, name, x, "must be > 0", fix)
+    return x
+
+
+def nonnegative(name: str, value: Any, fix: str = "") -> float:
+    x = check_finite(name, value)
+    require(x >= 0, name, x, "must be >= 0", fix)
+    return x
+
+
+def positive_int(name: str, value: Any, fix: str = "") -> int:
+    if isinstance(value, bool):
+        raise AssumptionError(f"{name} = {value!r} must be an integer >= 1")
+    try:
+        as_float = float(value)
+    except (TypeError, ValueError):
+        raise AssumptionError(f"{name} = {value!r} must be an integer >= 1") from None
+    if not math.isfinite(as_float) or as_float != int(as_float):
+        raise AssumptionError(f"{name} = {value!r} must be an integer >= 1" + (f"; {fix}" if fix else ""))
+    n = int(as_float)
+    require(n >= 1, name, n, "must be an integer >= 1", fix)
+    return n
+
+
+def probability_open(name: str, value: Any, fix: str = "") -> float:
+    """A value in the open interval (0, 1), e.g. delta."""
+    x = check_finite(name, value)
+    require(0 < x < 1, name, x, "must be in (0, 1)", fix)
+    return x

@@ -1,0 +1,126 @@
+"""Registry of the mechanisms answered by ``bayesdp bound`` and :func:`bayesdp.bound`.
+
+A mechanism is a name, a list of options (flag names are fixed: other tools
+rely on them) and a function that turns the options into *routes*.  A route
+is one theorem applied to the options; it yields a :class:`Certificate`, or an
+invalid certificate carrying the reason when a hypothesis fails.  A mechanism
+refuses (raises) only when none of its *primary* routes is valid: secondary
+routes (e.g. a path bound used for a final draw by data processing) are listed
+but do not make an otherwise unsupported configuration acceptable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from ..certificate import BoundReport, Certificate
+from ..errors import AssumptionError, BayesDPError
+
+
+@dataclass(frozen=True)
+class Option:
+    flag: str
+    help: str
+    type: Callable[[str], Any] = float
+    default: Any = None
+    is_flag: bool = False
+    choices: Sequence[str] | None = None
+
+    @property
+    def dest(self) -> str:
+        return self.flag.lstrip("-").replace("-", "_")
+
+
+@dataclass(frozen=True)
+class Route:
+    source: str
+    build: Callable[[], Certificate]
+    primary: bool = True
+    certified: bool = True
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    name: str
+    summary: str
+    options: tuple[Option, ...]
+    routes: Callable[[Mapping[str, Any]], list[Route]]
+    description: str = ""
+    epilog: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+MECHANISMS: dict[str, Mechanism] = {}
+
+
+def register(mech: Mechanism) -> Mechanism:
+    if mech.name in MECHANISMS:
+        raise RuntimeError(f"mechanism {mech.name!r} registered twice")
+    MECHANISMS[mech.name] = mech
+    return mech
+
+
+def get_mechanism(name: str) -> Mechanism:
+    if name not in MECHANISMS:
+        known = ", ".join(sorted(MECHANISMS))
+        raise AssumptionError(f"mechanism {name!r} is unknown; choose one of: {known}")
+    return MECHANISMS[name]
+
+
+def need(params: Mapping[str, Any], dest: str, what: str = "") -> Any:
+    """A required option: raise a one-line error naming its flag when missing."""
+    v = params.get(dest)
+    if v is None:
+        flag = "--" + dest.replace("_", "-")
+        raise AssumptionError(f"{flag} is required{': ' + what if what else ''}")
+    return v
+
+
+def evaluate(mech_name: str, routes: Sequence[Route]) -> list[Certificate]:
+    certs: list[Certificate] = []
+    primary_errors: list[str] = []
+    any_primary_valid = False
+    for r in routes:
+        try:
+            cert = r.build()
+        except BayesDPError as exc:
+            cert = Certificate.invalid(mech_name, r.source, str(exc), certified=r.certified)
+            if r.primary:
+                primary_errors.append(str(exc))
+        else:
+            if r.primary and cert.valid and cert.certified:
+                any_primary_valid = True
+        certs.append(cert)
+    if not any_primary_valid:
+        msg = primary_errors[0] if primary_errors else f"no certificate covers this {mech_name} configuration"
+        raise AssumptionError(msg)
+    return certs
+
+
+def bound(mechanism: str, *, delta: float | None = None, epsilon: float | None = None,
+          **params: Any) -> BoundReport:
+    """Every route of ``mechanism`` for the named constants, queried at delta or epsilon.
+
+    >>> from bayesdp import bound
+    >>> r = bound("ula-path", grad_diff=1.0, step_size=0.01, num_steps=100, delta=1e-5)
+    >>> r.best.source
+    '004 Theorem 5.4'
+    """
+    mech = get_mechanism(mechanism)
+    known = {o.dest for o in mech.options}
+    unknown = sorted(set(params) - known)
+    if unknown:
+        raise AssumptionError(f"{mechanism} does not take option(s) {', '.join(unknown)}; "
+                              f"it takes: {', '.join(sorted(known))}")
+    # validate the query before computing anything
+    BoundReport(mechanism=mechanism, parameters={}, certificates=(), delta=delta, epsilon=epsilon)
+    full = {o.dest: (False if o.is_flag else o.default) for o in mech.options}
+    full.update({k: v for k, v in params.items() if v is not None})
+    if mech.extra.get("epsilon_calibrates_noise"):
+        full["epsilon"] = epsilon  # the noise is calibrated to the queried epsilon
+    routes = mech.routes(full)
+    certs = evaluate(mechanism, routes)
+    given = {k: v for k, v in full.items() if v is not None and v is not False and k in known}
+    return BoundReport(mechanism=mechanism, parameters=given, certificates=tuple(certs), delta=delta,
+                       epsilon=epsilon)

@@ -1,0 +1,278 @@
+"""004 (Bertazzi, Johnston, Roberts, Durmus), Sections 4 and 5: Girsanov bounds.
+
+Every function is one theorem: named constants in, :class:`Certificate` out.
+All 004 bounds are linear RDP curves ``eps(alpha) = alpha * C / 4`` (their
+``eps_delta = C/4 + sqrt(C log(1/delta))`` is Mironov's conversion of that
+curve, which :class:`bayesdp.curves.RDP` reproduces with ``method="mironov"``
+and improves with the CKS conversion).
+
+Constants are the ones the proofs support (../shared/math/SEEDS.md §4.16 and
+§6 rows 1–8), not the printed ones where they differ:
+
+* Theorems 5.2/5.6: the drift offset of Proposition 4.6 (20) is ``2c``, so
+  ``C3* = 4 c^2 ((L+1)/a + 1)^2``, ``C6* = beta * C3*`` with ``a = mu - gamma L^2/2``;
+* Theorem 5.7: ``C7* = (4 beta c^2/s^2)((L+1)/a + 1)^2`` with the ``C/4`` form;
+* Proposition 4.6 is proved for ``T >= 1``; for ``T < 1`` it falls back to
+  Proposition 4.5 with ``c = c_off`` (B.6), which is also tighter there.
+
+The printed constants live in :mod:`bayesdp.theorems.paper_constants` for
+regression tests only.
+"""
+
+from __future__ import annotations
+
+from ..certificate import Certificate
+from ..curves import RDP
+from ..errors import nonnegative, positive, positive_int, require
+
+# ---------------------------------------------------------------------------
+# validation helpers shared by the theorems of this module
+# ---------------------------------------------------------------------------
+
+
+def check_strongly_convex_part(strong_convexity: float, smoothness: float) -> tuple[float, float]:
+    """mu > 0 and L >= mu (an L-smooth mu-strongly convex K needs mu <= L)."""
+    mu = positive("strong_convexity", strong_convexity, "declare mu > 0 of the strongly convex part K")
+    L = positive("smoothness", smoothness, "declare L > 0, the Lipschitz constant of grad K")
+    require(L >= mu, "smoothness", L, f"must be >= strong_convexity = {mu:.6g} (an L-smooth mu-strongly "
+            "convex function has mu <= L)", "check the two constants")
+    return mu, L
+
+
+def check_final_step_size(step_size: float, mu: float, L: float, source: str) -> float:
+    """004 Theorems 5.2/5.6/5.7: gamma in (0, 2 mu / L^2), strictly."""
+    g = positive("step_size", step_size)
+    hi = 2.0 * mu / (L * L)
+    require(g < hi, "step_size", g, f"must be in (0, 2*mu/L^2) = (0, {hi:.6g}) for {source}",
+            "choose a smaller step size, or release the path (ula-path / sgld-path)")
+    return g
+
+
+def contraction_margin(mu: float, L: float, step_size: float) -> float:
+    """``a = mu - gamma L^2 / 2`` of 004 (112)-(116); > 0 under the step condition."""
+    return mu - step_size * L * L / 2.0
+
+
+def _linear(C: float) -> RDP:
+    return RDP.linear(C / 4.0)
+
+
+# ---------------------------------------------------------------------------
+# Section 4: diffusions with bounded drift difference
+# ---------------------------------------------------------------------------
+
+
+def proposition_4_5(drift_diff: float, inverse_temperature: float, time: float,
+                    mechanism: str = "girsanov-path") -> Certificate:
+    """004 Proposition 4.5: the path on [0, T] is (alpha, alpha*C1/4)-RDP, ``C1 = c^2 beta T``.
+
+    ``drift_diff`` is c of (18): ``|f_D(x, eta) - f_D'(x, eta)| <= c`` for all x, eta.
+    """
+    c = nonnegative("grad_diff", drift_diff, "declare the sup of the drift difference (18)")
+    beta = positive("inverse_temperature", inverse_temperature)
+    T = positive("time", time, "the horizon T = step_size * num_steps must be > 0")
+    C1 = c * c * beta * T
+    return Certificate(
+        mechanism=mechanism, source="004 Proposition 4.5", curve=_linear(C1),
+        assumptions={"drift_diff": c, "inverse_temperature": beta, "time": T,
+                     "x0": "common, data-independent", "noise": "sqrt(2/beta) dW shared"},
+        constants={"C1": C1},
+    )
+
+
+def proposition_4_6(drift_lipschitz: float, drift_offset: float, coupling_bound: float,
+                    inverse_temperature: float, time: float, drift_diff: float | None = None,
+                    mechanism: str = "girsanov-final") -> Certificate:
+    """004 Proposition 4.6: the final value X_T is (alpha, alpha*C2/4)-RDP.
+
+    ``C2 = beta (C (L+1) + c_off)^2`` with (20) ``|f_D(x,s) - f_D'(y,s)| <= L|x-y| + c_off``
+    and (21) ``sup_t |X_t^D - X_t^D'| <= C`` under the synchronous coupling.
+    The proof needs T >= 1; for T < 1 the paper (B.6) uses Proposition 4.5 with
+    ``c = drift_diff`` (default ``c_off``, which bounds it by (20) at x = y).
+    """
+    L = nonnegative("smoothness", drift_lipschitz, "declare the Lipschitz constant L of the drift in (20)")
+    c_off = nonnegative("grad_diff", drift_offset, "declare the additive offset c of (20)")
+    C = nonnegative("coupling_bound", coupling_bound, "declare C of (21)")
+    beta = positive("inverse_temperature", inverse_temperature)
+    T = positive("time", time)
+    c_path = c_off if drift_diff is None else nonnegative("drift_diff", drift_diff)
+    assumptions = {"drift_lipschitz": L, "drift_offset": c_off, "coupling_bound": C,
+                   "inverse_temperature": beta, "time": T}
+    if T < 1.0:
+        C1 = beta * c_path * c_path * T
+        return Certificate(mechanism=mechanism, source="004 Proposition 4.6", curve=_linear(C1),
+                           assumptions=assumptions, constants={"C": C1},
+                           notes="T < 1: Proposition 4.5 branch (B.6), C = beta*c^2*T")
+    C2 = beta * (C * (L + 1.0) + c_off) ** 2
+    return Certificate(mechanism=mechanism, source="004 Proposition 4.6", curve=_linear(C2),
+                       assumptions=assumptions, constants={"C2": C2})
+
+
+# ---------------------------------------------------------------------------
+# Section 5: ULA and SGLD
+# ---------------------------------------------------------------------------
+
+
+def _final_constant(c_off: float, coupling: float, L: float, beta: float, T: float) -> tuple[float, str]:
+    """Prop 4.6 with the T < 1 branch: returns (C, note)."""
+    if T < 1.0:
+        return beta * c_off * c_off * T, "T = n*gamma < 1: Proposition 4.5 branch (B.6), C = beta*c_off^2*T"
+    return beta * (coupling * (L + 1.0) + c_off) ** 2, ""
+
+
+def theorem_5_2(strong_convexity: float, smoothness: float, grad_bound: float, step_size: float,
+                num_steps: int, inverse_temperature: float = 1.0, mechanism: str = "ula-final") -> Certificate:
+    """004 Theorem 5.2 (ULA final draw, non-convex V, uniform in n), supported constant.
+
+    Assumption 5.1: ``U_D = K + V_D``, grad K L-Lipschitz and mu-strongly monotone,
+    ``sup |grad V_D| <= c`` for every dataset; ``gamma in (0, 2 mu / L^2)``.
+    ``C3* = 4 c^2 ((L+1)/a + 1)^2``, ``a = mu - gamma L^2 / 2`` (SEEDS §4.16(c)-(d)).
+
+    With ``inverse_temperature != 1`` (noise ``sqrt(2 gamma / beta)``) full-batch
+    ULA is SGLD with batch size = data size, so 004 Theorem 5.6 applies and gives
+    ``C6* = beta * C3*``; the source label says so.
+    """
+    mu, L = check_strongly_convex_part(strong_convexity, smoothness)
+    c = nonnegative("grad_bound", grad_bound, "declare c = sup |grad V_D| (004 Assumption 5.1)")
+    beta = positive("inverse_temperature", inverse_temperature)
+    source = "004 Theorem 5.2" if beta == 1.0 else "004 Theorem 5.6"
+    gamma = check_final_step_size(step_size, mu, L, source)
+    n = positive_int("num_steps", num_steps)
+    a = contraction_margin(mu, L, gamma)
+    coupling = 2.0 * c / a                         # sup_n |e_n| <= 2c/a  (C.1, (116))
+    C, note = _final_constant(2.0 * c, coupling, L, beta, n * gamma)
+    if beta != 1.0:
+        note = ("full-batch ULA with inverse temperature beta is SGLD with batch size = data size; "
+                + note).rstrip("; ")
+    return Certificate(
+        mechanism=mechanism, source=source, curve=_linear(C),
+        assumptions={"strong_convexity": mu, "smoothness": L, "grad_bound": c, "step_size": gamma,
+                     "num_steps": n, "inverse_temperature": beta, "x0": "common, data-independent"},
+        constants={"C3*" if beta == 1.0 else "C6*": C, "a": a, "coupling_bound": coupling,
+                   "drift_offset": 2.0 * c},
+        notes=note,
+    )
+
+
+def theorem_5_4(grad_diff: float, step_size: float, num_steps: int, inverse_temperature: float = 1.0,
+                mechanism: str = "ula-path") -> Certificate:
+    """004 Theorem 5.4 (ULA whole path): ``C5 = c^2 n gamma`` (times beta for general temperature).
+
+    Assumption 5.3: ``|grad U_D(x) - grad U_D'(x)| <= c`` for all x (``grad_diff``).
+    No step-size or convexity condition.  Proposition 4.5 with T = n*gamma.
+    """
+    d = nonnegative("grad_diff", grad_diff, "declare Delta = sup |grad U_D - grad U_D'| (004 Assumption 5.3)")
+    gamma = positive("step_size", step_size)
+    n = positive_int("num_steps", num_steps)
+    beta = positive("inverse_temperature", inverse_temperature)
+    C5 = d * d * n * gamma * beta
+    return Certificate(
+        mechanism=mechanism, source="004 Theorem 5.4", curve=_linear(C5),
+        assumptions={"grad_diff": d, "step_size": gamma, "num_steps": n, "inverse_temperature": beta,
+                     "x0": "common, data-independent"},
+        constants={"C5": C5},
+    )
+
+
+def _check_batch(batch_size: int, data_size: int) -> tuple[int, int]:
+    s = positive_int("batch_size", batch_size)
+    m = positive_int("data_size", data_size)
+    require(s <= m, "batch_size", s, f"must be <= data_size = {m}", "use a batch no larger than the dataset")
+    return s, m
+
+
+def theorem_5_6(strong_convexity: float, smoothness: float, grad_bound: float, step_size: float,
+                num_steps: int, batch_size: int, data_size: int, inverse_temperature: float = 1.0,
+                linear_v: bool = False, mechanism: str = "sgld-final") -> Certificate:
+    """004 Theorem 5.6 (SGLD final draw) or, with ``linear_v``, Theorem 5.7.
+
+    Assumption 5.5: ``l(x,d) = v(x,d) + k(x)``, grad k L-Lipschitz, mu-strongly monotone,
+    ``|grad_x v(x,d)| <= c``; minibatches of fixed size s, uniform without replacement.
+    Supported constants (SEEDS §4.16(f)-(g)):
+    ``C6* = 4 beta c^2 ((L+1)/a + 1)^2`` and, when ``grad_x v(x, d)`` does not depend on x,
+    ``C7* = (4 beta c^2 / s^2) ((L+1)/a + 1)^2``, both with the ``C/4`` form.
+    """
+    mu, L = check_strongly_convex_part(strong_convexity, smoothness)
+    c = nonnegative("grad_bound", grad_bound, "declare c = sup |grad_x v(x, d)| (004 Assumption 5.5)")
+    source = "004 Theorem 5.7" if linear_v else "004 Theorem 5.6"
+    gamma = check_final_step_size(step_size, mu, L, source)
+    n = positive_int("num_steps", num_steps)
+    s, m = _check_batch(batch_size, data_size)
+    beta = positive("inverse_temperature", inverse_temperature)
+    a = contraction_margin(mu, L, gamma)
+    if linear_v:
+        offset = 2.0 * c / s                       # (129): only the replaced index differs
+        coupling = 2.0 * c / (s * a)               # (131) with the sign corrected
+        name = "C7*"
+    else:
+        offset = 2.0 * c
+        coupling = 2.0 * c / a
+        name = "C6*"
+    C, note = _final_constant(offset, coupling, L, beta, n * gamma)
+    return Certificate(
+        mechanism=mechanism, source=source, curve=_linear(C),
+        assumptions={"strong_convexity": mu, "smoothness": L, "grad_bound": c, "step_size": gamma,
+                     "num_steps": n, "batch_size": s, "data_size": m, "inverse_temperature": beta,
+                     "linear_v": bool(linear_v),
+                     "minibatches": "fixed size, uniform without replacement, independent across steps",
+                     "x0": "common, data-independent"},
+        constants={name: C, "a": a, "coupling_bound": coupling, "drift_offset": offset},
+        notes=note,
+    )
+
+
+def theorem_5_8(grad_diff: float, step_size: float, num_steps: int, batch_size: int, data_size: int,
+                inverse_temperature: float = 1.0, mechanism: str = "sgld-path") -> Certificate:
+    """004 Theorem 5.8 (SGLD whole path): ``C8 = beta c^2 n gamma / s^2`` with the C/4 form.
+
+    (36): ``|grad_x l(x, d) - grad_x l(x, d')| <= c`` for all x (``grad_diff``).
+    The printed ``C8 + sqrt(C8 log(1/delta))`` is looser; Prop 4.5 gives the C/4 form (SEEDS §4.16(h)).
+    """
+    d = nonnegative("grad_diff", grad_diff, "declare Delta = sup |grad l(x,d) - grad l(x,d')| (004 (36))")
+    gamma = positive("step_size", step_size)
+    n = positive_int("num_steps", num_steps)
+    s, m = _check_batch(batch_size, data_size)
+    beta = positive("inverse_temperature", inverse_temperature)
+    C8 = beta * d * d * n * gamma / (s * s)
+    return Certificate(
+        mechanism=mechanism, source="004 Theorem 5.8", curve=_linear(C8),
+        assumptions={"grad_diff": d, "step_size": gamma, "num_steps": n, "batch_size": s, "data_size": m,
+                     "inverse_temperature": beta,
+                     "minibatches": "fixed size, uniform without replacement, independent across steps",
+                     "x0": "common, data-independent"},
+        constants={"C8": C8},
+    )
+
+
+def posterior_limit_estimate(strong_convexity: float, smoothness: float, grad_bound: float,
+                             inverse_temperature: float = 1.0, mechanism: str = "posterior") -> Certificate:
+    """004 "posterior limit" C4 after Theorem 5.2 — an UNCERTIFIED heuristic.
+
+    The paper prints ``C4 = c(2(L+1)/mu + 1)``; it must be squared and use the
+    offset 2c: ``C4* = 4 c^2 ((L+1)/mu + 1)^2`` (SEEDS §4.16(e)).  The paper only
+    says the gamma -> 0 limit "suggests" it; it is never reported as a certificate.
+    """
+    mu, L = check_strongly_convex_part(strong_convexity, smoothness)
+    c = nonnegative("grad_bound", grad_bound)
+    beta = positive("inverse_temperature", inverse_temperature)
+    C4 = beta * 4.0 * c * c * ((L + 1.0) / mu + 1.0) ** 2
+    return Certificate(
+        mechanism=mechanism, source="004 posterior limit (C4, estimate)", curve=_linear(C4),
+        assumptions={"strong_convexity": mu, "smoothness": L, "grad_bound": c, "inverse_temperature": beta},
+        constants={"C4*": C4}, certified=False,
+        notes="heuristic gamma -> 0 limit of Theorem 5.2 (squared, offset 2c); NOT a certificate",
+    )
+
+
+def path_c_from_grad_bound(grad_bound: float, grad_diff: float | None) -> tuple[float, str]:
+    """Drift difference for a path bound: Delta if declared, else 2c (Assumption 5.1 => 5.3 with 2c).
+
+    When both are declared the smaller is used: both are valid upper bounds.
+    """
+    two_c = 2.0 * grad_bound
+    if grad_diff is None:
+        return two_c, "2*grad_bound (Assumption 5.1 implies 5.3 with 2c)"
+    if grad_diff <= two_c:
+        return grad_diff, "grad_diff"
+    return two_c, "2*grad_bound (smaller than the declared grad_diff)"
+
