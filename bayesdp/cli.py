@@ -15,8 +15,16 @@ from typing import Callable, Sequence
 
 from .errors import BayesDPError
 
-#: Sub-command modules: each has ``add_parser(subparsers)`` that sets ``func``.
-COMMAND_MODULES = ["bayesdp.commands.bound"]
+
+def command_modules() -> list[str]:
+    """Every module of :mod:`bayesdp.commands`: each has ``add_parser(subparsers)`` setting ``func``."""
+    import pkgutil
+
+    from . import commands
+
+    return [f"bayesdp.commands.{m.name}" for m in sorted(pkgutil.iter_modules(commands.__path__),
+                                                          key=lambda m: m.name)
+            if not m.name.startswith("_")]
 
 
 class UsageError(Exception):
@@ -62,7 +70,7 @@ def build_parser() -> OneLineParser:
     parser.add_argument("--version", action="version", version=f"bayesdp {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     sub.required = True
-    for mod_name in COMMAND_MODULES:
+    for mod_name in command_modules():
         importlib.import_module(mod_name).add_parser(sub)
     return parser
 

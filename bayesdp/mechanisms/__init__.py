@@ -1,6 +1,16 @@
-"""Mechanisms answered by ``bayesdp bound``: importing this package registers them all."""
+"""Mechanisms answered by ``bayesdp bound``.
 
-from . import langevin  # noqa: F401  (registers the 004 mechanisms)
+Importing this package imports every module in it; each module registers its
+mechanisms with :func:`register` (one module per family of results).
+"""
+
+import importlib as _importlib
+import pkgutil as _pkgutil
+
 from .registry import MECHANISMS, Mechanism, Option, Route, bound, get_mechanism, register
+
+for _m in sorted(_pkgutil.iter_modules(__path__), key=lambda m: m.name):
+    if _m.name not in ("registry",) and not _m.name.startswith("_"):
+        _importlib.import_module(f"{__name__}.{_m.name}")
 
 __all__ = ["MECHANISMS", "Mechanism", "Option", "Route", "bound", "get_mechanism", "register"]
