@@ -195,6 +195,8 @@ class RDP(PrivacyCurve):
             mironov = k + 2.0 * math.sqrt(k * log1_delta)
             if method == "mironov":
                 return mironov
+            if d >= math.sqrt(-math.expm1(-k)):  # Bretagnolle–Huber: delta(0) <= sqrt(1 - e^-KL)
+                return 0.0
             a_star = 1.0 + math.sqrt(log1_delta / k)
             best = min(mironov, self._eps_at(a_star, log1_delta, "cks"))
             f = lambda t: self._eps_at(1.0 + math.exp(t), log1_delta, "cks")  # noqa: E731

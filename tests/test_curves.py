@@ -1,0 +1,189 @@
+"""Privacy curves: conversions against independent formulas and numerical integration."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import integrate
+from scipy.stats import norm
+
+from bayesdp.curves import GDP, RDP, ApproxDP, DeltaProfile, compose, eps_from_C, linear_rdp_to_dp
+from bayesdp.errors import AssumptionError
+from exact import gdp_delta, gdp_epsilon, rdp_to_dp_grid
+
+
+def hockey_stick_gauss_numeric(mu: float, eps: float) -> float:
+    """E_{e^eps}(N(mu,1) || N(0,1)) by quadrature of [p - e^eps q]_+."""
+    f = lambda x: max(0.0, norm.pdf(x, loc=mu) - math.exp(eps) * norm.pdf(x))  # noqa: E731
+    val, _ = integrate.quad(f, -40, 40 + mu, limit=400, points=[mu / 2 + eps / mu])
+    return val
+
+
+@pytest.mark.parametrize("mu,eps", [(0.5, 0.0), (1.0, 0.5), (1.0, 2.0), (3.0, 1.0), (0.2, 0.1)])
+def test_gdp_delta_matches_quadrature(mu, eps):
+    assert GDP(mu).delta(eps) == pytest.approx(hockey_stick_gauss_numeric(mu, eps), rel=1e-6, abs=1e-12)
+
+
+def test_gdp_epsilon_literature_values():
+    # LITERATURE.md §1(b) and §8.4: mu = 1, delta = 1e-5 -> eps = 4.377 (exact GDP)
+    assert GDP(1.0).epsilon(1e-5) == pytest.approx(4.377, abs=1e-3)
+    # §8.2: path GDP mu = 0.1*sqrt(10/2), delta=1e-5 -> 0.820; mu=0.5*sqrt(100/2) -> 20.7
+    assert GDP(0.1 * math.sqrt(5.0)).epsilon(1e-5) == pytest.approx(0.820, abs=1e-3)
+    assert GDP(0.5 * math.sqrt(50.0)).epsilon(1e-5) == pytest.approx(20.7, abs=0.05)
+
+
+def test_rdp_conversions_literature_values():
+    # LITERATURE.md §8.4: rho-zCDP (linear RDP kappa = rho) -> eps at delta=1e-5
+    for rho, mir, cks in [(0.05, 1.568, 1.308), (0.5, 5.299, 4.728)]:
+        assert RDP.linear(rho).epsilon(1e-5, method="mironov") == pytest.approx(mir, abs=1e-3)
+        assert RDP.linear(rho).epsilon(1e-5) == pytest.approx(cks, abs=1e-3)
+    # §8.2 path RDP->Mironov/CKS for gamma=0.01, n=1e3, Delta=0.1: kappa = mu^2/2 = 0.025
+    assert RDP.linear(0.025).epsilon(1e-5, method="mironov") == pytest.approx(1.098, abs=1e-3)
+    assert RDP.linear(0.025).epsilon(1e-5) == pytest.approx(0.897, abs=1e-3)
+
+
+@pytest.mark.parametrize("kappa", [1e-4, 0.01, 0.3, 2.0, 50.0, 400.0])
+@pytest.mark.parametrize("delta", [1e-15, 1e-8, 1e-5, 0.1])
+def test_linear_rdp_epsilon_equals_grid_minimum(kappa, delta):
+    rdp = lambda a: kappa * a  # noqa: E731
+    got = RDP.linear(kappa).epsilon(delta)
+    ref = rdp_to_dp_grid(rdp, delta)
+    assert got <= ref + 1e-7 * max(1.0, ref)  # the optimiser is at least as good as a dense grid
+    assert got >= ref - 1e-3 * max(1.0, ref)  # and it is the same minimum
+    mir = RDP.linear(kappa).epsilon(delta, method="mironov")
+    assert mir == pytest.approx(kappa + 2 * math.sqrt(kappa * math.log(1 / delta)), rel=1e-12)
+    assert got <= mir
+
+
+def test_general_rdp_curve_uses_all_orders():
+    # A curve that is only finite for alpha <= 3: conversion must still be the grid minimum.
+    f = lambda a: 0.2 * a if a <= 3 else math.inf  # noqa: E731
+    c = RDP.from_function(f, "capped")
+    ref = rdp_to_dp_grid(f, 1e-3)
+    assert c.epsilon(1e-3) == pytest.approx(ref, rel=2e-3)
+    assert c.rdp(2.0) == pytest.approx(0.4)
+    assert c.rdp(4.0) == math.inf
+
+
+def test_mironov_004_form():
+    # SEEDS §0: inf over alpha of alpha*C/4 + log(1/delta)/(alpha-1) = C/4 + sqrt(C log(1/delta))
+    for C, d in [(90.25, 1e-5), (0.1, 1e-6), (7.0, 0.01)]:
+        assert linear_rdp_to_dp(C / 4, d) == pytest.approx(eps_from_C(C, delta=d), rel=1e-12)
+        assert rdp_to_dp_grid(lambda a: a * C / 4, d, "mironov") == pytest.approx(eps_from_C(C, delta=d), rel=1e-6)
+
+
+def test_extreme_ranges_no_warnings_no_nan():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for mu in [1e-6, 1e-2, 1.0, 10.0, 40.0]:
+            for d in [1e-15, 1e-10, 1e-5, 0.5]:
+                e = GDP(mu).epsilon(d)
+                assert math.isfinite(e) and e >= 0
+                assert GDP(mu).delta(e) <= d * (1 + 1e-9)
+        for kappa in [1e-9, 1.0, 250.0, 1e3]:
+            for d in [1e-15, 1e-5]:
+                e = RDP.linear(kappa).epsilon(d)
+                assert math.isfinite(e) and e >= kappa  # RDP at alpha->inf is >= kappa*alpha-... sanity
+        # epsilon up to 1e3: delta queries stay finite and in [0, 1]
+        for eps in [0.0, 1.0, 100.0, 1e3]:
+            for c in [GDP(5.0), RDP.linear(30.0), ApproxDP(2.0, 1e-6)]:
+                v = c.delta(eps)
+                assert 0.0 <= v <= 1.0 and not math.isnan(v)
+        assert GDP(5.0).delta(1e3) < 1e-100 and GDP(50.0).delta(1e3) > 0.99
+
+
+@settings(max_examples=200, deadline=None)
+@given(mu=st.floats(1e-3, 30.0), logd=st.floats(-34.0, -0.7))
+def test_gdp_roundtrip_and_soundness(mu, logd):
+    d = math.exp(logd)
+    g = GDP(mu)
+    e = g.epsilon(d)
+    assert g.delta(e) <= d * (1 + 1e-9) + 1e-300  # the reported eps is an upper bound
+    if e > 0:
+        # and tight: slightly smaller eps violates delta
+        assert g.delta(max(0.0, e * (1 - 1e-6) - 1e-9)) >= d * (1 - 1e-6)
+
+
+@settings(max_examples=150, deadline=None)
+@given(mu1=st.floats(1e-2, 10.0), mu2=st.floats(1e-2, 10.0), e=st.floats(0.0, 20.0))
+def test_gdp_monotone(mu1, mu2, e):
+    lo, hi = sorted([mu1, mu2])
+    assert GDP(lo).delta(e) <= GDP(hi).delta(e) + 1e-15
+    assert GDP(hi).delta(e) >= GDP(hi).delta(e + 0.5) - 1e-15
+
+
+@settings(max_examples=150, deadline=None)
+@given(kappa=st.floats(1e-4, 100.0), e=st.floats(0.0, 200.0))
+def test_rdp_roundtrip(kappa, e):
+    c = RDP.linear(kappa)
+    d = c.delta(e)
+    if 1e-300 < d < 1:
+        # epsilon(delta(e)) <= e up to optimiser tolerance: the delta query is itself a valid bound
+        assert c.epsilon(d) <= e * (1 + 1e-6) + 1e-6
+
+
+def test_gdp_vs_rdp_of_same_gaussian():
+    # an exact Gaussian curve is never worse than its RDP relaxation
+    for mu in [0.1, 1.0, 5.0]:
+        for d in [1e-10, 1e-5, 1e-2]:
+            assert GDP(mu).epsilon(d) <= GDP(mu).as_rdp().epsilon(d) + 1e-12
+            assert GDP(mu).epsilon(d) == pytest.approx(gdp_epsilon(mu, d), rel=1e-7, abs=1e-10)
+
+
+def test_approx_dp_region():
+    # pure eps-DP: delta(eps') = (e^eps - e^eps')/(1 + e^eps) (randomised response), 0 at eps' >= eps
+    c = ApproxDP(1.0)
+    assert c.delta(1.0) == 0.0
+    assert c.delta(0.0) == pytest.approx((math.e - 1) / (1 + math.e))
+    assert c.epsilon(c.delta(0.3)) == pytest.approx(0.3)
+    a = ApproxDP(1.0, 1e-3)
+    assert a.delta(2.0) == 1e-3
+    assert a.delta(0.5) == pytest.approx(1e-3 + (1 - 1e-3) * (math.e - math.exp(0.5)) / (1 + math.e))
+    assert a.epsilon(1e-4) == math.inf
+    # randomised response with p = e/(1+e) is exactly 1-DP: brute-force its hockey-stick
+    p = math.e / (1 + math.e)
+    for e2 in [0.0, 0.2, 0.7]:
+        brute = max(0.0, p - math.exp(e2) * (1 - p)) + max(0.0, (1 - p) - math.exp(e2) * p)
+        assert c.delta(e2) == pytest.approx(brute)
+
+
+def test_delta_profile_inversion():
+    prof = DeltaProfile(lambda e: math.exp(-e), "exp")
+    assert prof.epsilon(1e-5) == pytest.approx(math.log(1e5), rel=1e-10)
+    assert prof.delta(prof.epsilon(1e-3)) <= 1e-3
+
+
+def test_composition():
+    g = compose([GDP(0.3), GDP(0.4)])
+    assert isinstance(g, GDP) and g.mu == pytest.approx(0.5)
+    r = compose([RDP.linear(0.1), GDP(1.0)])
+    assert r.rdp(3.0) == pytest.approx(0.3 + 1.5)
+    p = compose([ApproxDP(0.5, 1e-6), ApproxDP(0.25, 1e-6)])
+    assert p.eps0 == 0.75 and p.delta0 == pytest.approx(2e-6)
+    k = compose([GDP(0.2)] * 4)
+    assert k.mu == pytest.approx(0.4)
+    with pytest.raises(AssumptionError):
+        compose([GDP(1.0), ApproxDP(1.0, 1e-5)])
+
+
+@pytest.mark.parametrize("bad", [0.0, 1.0, -1e-3, 2.0, float("nan"), float("inf")])
+def test_bad_delta_rejected(bad):
+    with pytest.raises(AssumptionError, match="delta"):
+        GDP(1.0).epsilon(bad)
+    with pytest.raises(AssumptionError, match="delta"):
+        RDP.linear(1.0).epsilon(bad)
+
+
+def test_bad_curve_parameters():
+    with pytest.raises(AssumptionError):
+        GDP(-1.0)
+    with pytest.raises(AssumptionError):
+        RDP.linear(float("nan"))
+    with pytest.raises(AssumptionError):
+        RDP.linear(1.0).rdp(1.0)
+    with pytest.raises(AssumptionError):
+        GDP(1.0).delta(-0.5)
+    assert np.isclose(gdp_delta(2.0, 1.0), GDP(2.0).delta(1.0))
