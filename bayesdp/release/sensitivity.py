@@ -1,0 +1,291 @@
+"""Sensitivity of a Monte Carlo average by synchronous coupling, and 004 Proposition 3.10.
+
+Two chains on neighbouring datasets D, D' (replace-one), started at the same data-independent
+point and driven by the same Gaussian noise (and, for SGLD, the same minibatch indices), satisfy
+``e_{k+1} <= rho e_k + gamma * drift_step_diff`` with ``e_0 = 0`` for every realisation, hence
+
+    sup_k |X_k - X'_k| <= gamma * drift_step_diff / (1 - rho) =: coupling distance.
+
+Routes (derivations in docs/release.md §1):
+
+* ``coupling_strongly_convex`` — total potential U_D m-strongly convex and L-smooth
+  (LITERATURE.md §7.1): ``rho = max(|1-gamma m|, |1-gamma L|)``, ``drift_step_diff = grad_diff``.
+* ``coupling_strongly_convex_sgld`` — SGLD with shared batches: every minibatch potential
+  ``K + (m/s) sum_{i in A} l_i`` is (mu_K + m*record_strong_convexity)-strongly convex and
+  (L_K + m*record_smoothness)-smooth when each l_i is; ``drift_step_diff = (m/s) record_grad_diff``.
+* ``coupling_k_plus_v`` — U_D = K + V_D, K mu_K-strongly convex and L_K-smooth, |grad V_D| <= c,
+  V non-convex (004 Theorem 5.2's proof (112)-(116), with the exact factor
+  ``rho_K = max(|1-gamma mu_K|, |1-gamma L_K|)``): ``drift_step_diff = 2c``, valid for gamma < 2/L_K.
+
+An average of an L_f-Lipschitz statistic then moves by at most ``L_f * distance``, whatever the
+number of steps, chains, thinning or burn-in; 004 Proposition 3.7 with ``delta~ = 0`` makes the
+Laplace-noised average pure eps-DP.  004 Proposition 3.10 (user-certified concentration C,
+delta~ and gamma_f) is the general route.
+
+All distances are Euclidean, in the sampler's UNCONSTRAINED space.  Floating-point rounding of the
+iterates is not covered by the coupling argument (docs/release.md §1.6).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
+
+from ..certificate import Certificate
+from ..curves import ApproxDP
+from ..errors import AssumptionError, nonnegative, positive, positive_int, require
+from ..theorems.gradient_step import contraction_factor, coupling_bound
+from ..theorems.transfer import proposition_3_7, proposition_3_10
+
+SOURCE_STRONGLY_CONVEX = "coupling (LITERATURE §7.1)"
+SOURCE_SGLD = "coupling, SGLD shared batches (docs/release.md §1.3)"
+SOURCE_K_PLUS_V = "coupling, K + V (004 Theorem 5.2 proof (112)-(116); docs/release.md §1.4)"
+
+
+@dataclass(frozen=True)
+class CouplingBound:
+    """``sup_k |X_k - X'_k| <= distance`` (Euclidean, unconstrained space) for every realisation."""
+
+    distance: float
+    source: str
+    contraction: float        # rho
+    step_size: float
+    drift_step_diff: float    # bound on |Phi_D(x) - Phi_D'(x)| / step_size
+    assumptions: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"distance": self.distance, "source": self.source, "contraction": self.contraction,
+                "step_size": self.step_size, "drift_step_diff": self.drift_step_diff,
+                "assumptions": dict(self.assumptions)}
+
+
+def _rho(step_size: float, strong_convexity: float, smoothness: float, what: str) -> float:
+    m = positive(f"{what}strong_convexity", strong_convexity,
+                 "the coupling bound needs a strongly convex (part of the) potential")
+    L = positive(f"{what}smoothness", smoothness)
+    require(L >= m, f"{what}smoothness", L, f"must be >= {what}strong_convexity = {m:.6g}")
+    g = positive("step_size", step_size)
+    rho = contraction_factor(g, m, L)
+    require(rho < 1.0, "step_size", g,
+            f"must be < 2/{what}smoothness = {2.0 / L:.6g}: the gradient step does not contract "
+            f"(rho = {rho:.6g}) and no coupling bound is proven", "lower the step size")
+    return rho
+
+
+def coupling_strongly_convex(step_size: float, total_strong_convexity: float, total_smoothness: float,
+                             grad_diff: float) -> CouplingBound:
+    """Route A, ULA (LITERATURE.md §7.1): ``gamma * grad_diff / (1 - rho)``,
+    ``rho = max(|1 - gamma m|, |1 - gamma L|)``; equals ``grad_diff / m`` when gamma <= 2/(m + L).
+
+    ``grad_diff = sup_x |grad U_D(x) - grad U_D'(x)|`` over replace-one neighbours.
+    """
+    rho = _rho(step_size, total_strong_convexity, total_smoothness, "total_")
+    d = nonnegative("grad_diff", grad_diff)
+    dist = coupling_bound(step_size, d, rho)
+    return CouplingBound(distance=dist, source=SOURCE_STRONGLY_CONVEX, contraction=rho, step_size=float(step_size),
+                         drift_step_diff=d,
+                         assumptions={"sampler": "ULA", "total_strong_convexity": float(total_strong_convexity),
+                                      "total_smoothness": float(total_smoothness), "grad_diff": d,
+                                      "coupling": "same start (data-independent), same Gaussian noise"})
+
+
+def coupling_strongly_convex_sgld(step_size: float, strong_convexity: float, smoothness: float,
+                                  record_strong_convexity: float | None, record_smoothness: float,
+                                  record_grad_diff: float, data_size: int, batch_size: int) -> CouplingBound:
+    """Route A, SGLD with shared minibatches (docs/release.md §1.3).
+
+    Gradient estimate ``grad K(x) + (m/s) sum_{i in A} grad l_i(x)``, ``|A| = s``.  Assumes K is
+    ``strong_convexity``-strongly convex and ``smoothness``-smooth and every record term l_i is
+    convex with ``record_strong_convexity >= 0`` and ``record_smoothness``-smooth; then every
+    minibatch potential is ``(mu_K + m mu_rec)``-strongly convex and ``(L_K + m L_rec)``-smooth, and
+    at the same point and batch the estimates differ by ``<= (m/s) record_grad_diff``.
+    ``record_strong_convexity=None`` (record terms not known to be convex) is refused.
+    """
+    if record_strong_convexity is None:
+        raise AssumptionError("record_strong_convexity = None: the SGLD coupling bound needs every likelihood "
+                              "term to be convex; use full-batch ULA or declare the record terms convex")
+    mu_rec = nonnegative("record_strong_convexity", record_strong_convexity)
+    L_rec = nonnegative("record_smoothness", record_smoothness)
+    require(L_rec >= mu_rec, "record_smoothness", L_rec, f"must be >= record_strong_convexity = {mu_rec:.6g}")
+    m = positive_int("data_size", data_size)
+    s = positive_int("batch_size", batch_size)
+    require(s <= m, "batch_size", s, f"must be <= data_size = {m}")
+    mu_batch = positive("strong_convexity", strong_convexity) + m * mu_rec
+    L_batch = positive("smoothness", smoothness) + m * L_rec
+    rho = _rho(step_size, mu_batch, L_batch, "minibatch_")
+    drec = nonnegative("record_grad_diff", record_grad_diff)
+    per_step = (m / s) * drec
+    dist = coupling_bound(step_size, per_step, rho)
+    return CouplingBound(distance=dist, source=SOURCE_SGLD, contraction=rho, step_size=float(step_size),
+                         drift_step_diff=per_step,
+                         assumptions={"sampler": "SGLD", "strong_convexity": float(strong_convexity),
+                                      "smoothness": float(smoothness), "record_strong_convexity": mu_rec,
+                                      "record_smoothness": L_rec, "record_grad_diff": drec, "data_size": m,
+                                      "batch_size": s, "minibatch_strong_convexity": mu_batch,
+                                      "minibatch_smoothness": L_batch,
+                                      "coupling": "same start, same Gaussian noise, same minibatch indices"})
+
+
+def coupling_k_plus_v(step_size: float, strong_convexity: float, smoothness: float, grad_bound: float,
+                      sampler: str = "ULA") -> CouplingBound:
+    """Route B: U_D = K + V_D, K ``strong_convexity``-strongly convex and ``smoothness``-smooth,
+    ``sup_x |grad V_D(x)| <= grad_bound`` for every D (V may be non-convex).
+
+    004 Theorem 5.2's proof, (112)-(116), with the exact contraction factor of the K-step:
+    ``e_{k+1} <= rho_K e_k + 2 gamma c``, so ``sup_k e_k <= 2 gamma c / (1 - rho_K)`` for every
+    gamma < 2/L_K (004 uses ``1 - gamma (mu - gamma L^2/2)`` >= rho_K, needing gamma < 2 mu/L^2).
+    For SGLD, ``grad_bound`` must bound the minibatch estimate ``(m/s) sum_{i in A} grad v_i``
+    (e.g. data_size * per-record bound); the caller passes that value.
+    """
+    rho = _rho(step_size, strong_convexity, smoothness, "")
+    c = nonnegative("grad_bound", grad_bound)
+    dist = coupling_bound(step_size, 2.0 * c, rho)
+    return CouplingBound(distance=dist, source=SOURCE_K_PLUS_V, contraction=rho, step_size=float(step_size),
+                         drift_step_diff=2.0 * c,
+                         assumptions={"sampler": sampler, "strong_convexity": float(strong_convexity),
+                                      "smoothness": float(smoothness), "grad_bound": c,
+                                      "coupling": "same start (data-independent), same Gaussian noise"})
+
+
+def best_coupling(**constants: Any) -> tuple[CouplingBound | None, list[tuple[str, str]]]:
+    """Try every coupling route the given constants allow; return the smallest distance and the
+    reasons of the routes that failed (route source, one-line reason).
+
+    Keys (analyzer names): step_size, sampler ("ULA"|"SGLD"), total_strong_convexity,
+    total_smoothness, grad_diff, strong_convexity, smoothness, grad_bound, record_strong_convexity,
+    record_smoothness, record_grad_diff, data_size, batch_size.
+    """
+    sampler = str(constants.get("sampler", "ULA")).upper()
+    got = lambda *ks: all(constants.get(k) is not None for k in ks)  # noqa: E731
+    bounds: list[CouplingBound] = []
+    failed: list[tuple[str, str]] = []
+
+    def attempt(source: str, fn, *args):
+        try:
+            bounds.append(fn(*args))
+        except AssumptionError as e:
+            failed.append((source, str(e)))
+
+    g = constants.get("step_size")
+    if g is None:
+        raise AssumptionError("step_size is required for a coupling bound; pass the sampler's step size")
+    if sampler == "ULA":
+        if got("total_strong_convexity", "total_smoothness", "grad_diff"):
+            attempt(SOURCE_STRONGLY_CONVEX, coupling_strongly_convex, g, constants["total_strong_convexity"],
+                    constants["total_smoothness"], constants["grad_diff"])
+        else:
+            failed.append((SOURCE_STRONGLY_CONVEX, "total potential not known to be strongly convex and smooth"))
+    elif sampler == "SGLD":
+        if got("strong_convexity", "smoothness", "record_smoothness", "record_grad_diff", "data_size",
+               "batch_size"):
+            attempt(SOURCE_SGLD, coupling_strongly_convex_sgld, g, constants["strong_convexity"],
+                    constants["smoothness"], constants.get("record_strong_convexity"),
+                    constants["record_smoothness"], constants["record_grad_diff"], constants["data_size"],
+                    constants["batch_size"])
+        else:
+            failed.append((SOURCE_SGLD, "per-record smoothness/convexity or grad difference not known"))
+    else:
+        raise AssumptionError(f"sampler = {sampler!r} must be 'ULA' or 'SGLD'")
+    if got("strong_convexity", "smoothness", "grad_bound"):
+        c = constants["grad_bound"]
+        if sampler == "SGLD":
+            if not got("record_grad_bound", "data_size"):
+                failed.append((SOURCE_K_PLUS_V, "SGLD needs record_grad_bound (the minibatch estimate of grad V "
+                                                "is bounded by data_size * record_grad_bound, not by grad_bound)"))
+                c = None
+            else:
+                c = positive_int("data_size", constants["data_size"]) * nonnegative(
+                    "record_grad_bound", constants["record_grad_bound"])
+        if c is not None:
+            attempt(SOURCE_K_PLUS_V, coupling_k_plus_v, g, constants["strong_convexity"], constants["smoothness"], c,
+                    sampler)
+    else:
+        failed.append((SOURCE_K_PLUS_V, "no strongly convex part K with a bounded-gradient remainder V"))
+    if not bounds:
+        return None, failed
+    return min(bounds, key=lambda b: b.distance), failed
+
+
+# ---------------------------------------------------------------------------
+# Certificates for the noisy average
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SensitivityRoute:
+    """One way to calibrate the Laplace noise: a window (L1 sensitivity) and the extra delta."""
+
+    source: str                 # certificate label, e.g. "004 Proposition 3.7 + coupling (LITERATURE §7.1)"
+    sensitivity: float          # L1 window eta (before grid rounding)
+    coupling_delta: float       # delta added by the route (0 for the coupling route)
+    assumptions: Mapping[str, Any] = field(default_factory=dict)
+
+    def certificate(self, epsilon: float, noise_scale: float, num_coords: int, mechanism: str = "mc-estimate"
+                    ) -> Certificate:
+        """Certificate of ``average + Laplace(noise_scale)`` per coordinate at the route's window
+        (``noise_scale`` must already include the grid rounding; see noise.laplace_release)."""
+        eps = positive("epsilon", epsilon)
+        if self.coupling_delta == 0.0:
+            base = proposition_3_7(self.sensitivity, 0.0, noise_scale=noise_scale, mechanism=mechanism)
+        else:
+            base = proposition_3_7(self.sensitivity, self.coupling_delta, noise_scale=noise_scale,
+                                   mechanism=mechanism)
+        eps_noise = base.constants["laplace_epsilon"]
+        require(eps_noise <= eps * (1 + 1e-12), "noise_scale", noise_scale,
+                f"is too small for epsilon = {eps:.6g} at sensitivity {self.sensitivity:.6g}")
+        # The released noise is a discretised Laplace (noise.laplace_release): only the (eps, delta~) point
+        # is claimed (pure eps-DP when delta~ = 0); smaller eps use the region of that point (curves.ApproxDP).
+        return replace(base, source=self.source, curve=ApproxDP(eps, self.coupling_delta),
+                       assumptions={**base.assumptions, **self.assumptions, "num_coords": num_coords},
+                       constants={**base.constants, "epsilon": eps},
+                       notes=("L1 sensitivity; discretised Laplace noise per coordinate (grid rounding charged "
+                              "to the sensitivity)"))
+
+    def delta_at(self) -> float:
+        return self.coupling_delta
+
+
+def coupling_route(coupling: CouplingBound, lipschitz: float) -> SensitivityRoute:
+    """004 Proposition 3.7 with ``delta~ = 0``: the window is ``lipschitz * coupling.distance``.
+
+    ``lipschitz`` is the Lipschitz constant of the statistic from (R^d, Euclidean) to (R^k, L1) in
+    the sampler's unconstrained space (sqrt(k) for k coordinate means; docs/release.md §2).
+    """
+    Lf = positive("lipschitz", lipschitz, "declare the statistic's Lipschitz constant")
+    eta = Lf * coupling.distance
+    return SensitivityRoute(source=f"004 Proposition 3.7 + {coupling.source}", sensitivity=eta,
+                            coupling_delta=0.0,
+                            assumptions={"lipschitz": Lf, "coupling_distance": coupling.distance,
+                                         **{f"coupling_{k}": v for k, v in coupling.assumptions.items()}})
+
+
+def concentration_route(concentration: float, concentration_delta: float, posterior_sensitivity: float
+                        ) -> SensitivityRoute:
+    """004 Proposition 3.10: window ``2C + gamma_f``, delta ``2 delta~ - delta~^2``.
+
+    The caller certifies Assumption 3.8 (``P(|avg_D - pi_D(f)| <= C) >= 1 - delta~`` for every D,
+    in the L1 norm for vectors) and Assumption 3.9 (``|pi_D(f) - pi_D'(f)| <= gamma_f``); the
+    vector form is the same proof with the L1 norm (docs/release.md §2.3).  Chains on D and D'
+    need not be coupled.
+    """
+    probe = proposition_3_10(concentration, concentration_delta, posterior_sensitivity, epsilon=1.0)
+    return SensitivityRoute(source="004 Proposition 3.10", sensitivity=probe.constants["sensitivity"],
+                            coupling_delta=probe.constants["delta_out"],
+                            assumptions=dict(probe.assumptions))
+
+
+def choose_route(routes: list[SensitivityRoute], max_delta: float | None = None) -> SensitivityRoute:
+    """The route with the smallest window (hence the smallest noise at any epsilon); ties by delta.
+
+    Routes whose delta exceeds ``max_delta`` are skipped (``None``: no limit).
+    """
+    ok = [r for r in routes if max_delta is None or r.coupling_delta <= max_delta]
+    if not ok:
+        if routes:
+            raise AssumptionError(f"max_delta = {max_delta!r} is below the delta of every sensitivity route "
+                                  f"({', '.join(f'{r.source}: {r.coupling_delta:.3g}' for r in routes)}); "
+                                  "raise the delta budget or provide a coupling bound")
+        raise AssumptionError("no sensitivity route: the sampler configuration has no proven coupling bound and "
+                              "no concentration constants (004 Proposition 3.10) were given")
+    return min(ok, key=lambda r: (r.sensitivity, r.coupling_delta))

@@ -1,0 +1,181 @@
+"""Coupling sensitivity: closed forms, exact simulations of coupled chains, refusals."""
+
+import math
+
+import numpy as np
+import pytest
+
+from bayesdp.errors import AssumptionError
+from bayesdp.release import sensitivity as S
+
+
+def test_route_a_closed_form():
+    # rho = max(|1-0.1*1|, |1-0.1*4|) = 0.9 ; C = 0.1*0.5/0.1 = 0.5 = grad_diff/m
+    b = S.coupling_strongly_convex(0.1, 1.0, 4.0, 0.5)
+    assert b.contraction == pytest.approx(0.9)
+    assert b.distance == pytest.approx(0.5)
+    # gamma beyond 2/(m+L): rho = |1 - 0.45*4| = 0.8 ; C = 0.45*0.5/0.2 = 1.125
+    b = S.coupling_strongly_convex(0.45, 1.0, 4.0, 0.5)
+    assert b.contraction == pytest.approx(0.8)
+    assert b.distance == pytest.approx(1.125)
+    assert b.source == "coupling (LITERATURE §7.1)"
+
+
+def _coupled_sup(grad_d, grad_dp, step, n, d, rng, x0=None):
+    x = np.zeros(d) if x0 is None else x0.copy()
+    xp = x.copy()
+    sup = 0.0
+    s = math.sqrt(2 * step)
+    for _ in range(n):
+        xi = rng.standard_normal(d)
+        x = x - step * grad_d(x) + s * xi
+        xp = xp - step * grad_dp(xp) + s * xi
+        sup = max(sup, float(np.linalg.norm(x - xp)))
+    return sup
+
+
+def test_route_a_tight_on_gaussian_mean_shift():
+    # U_D = m/2 |x - a|^2, U_D' = m/2 |x - a'|^2 with m|a - a'| = Delta: e_k -> Delta/m exactly.
+    rng = np.random.default_rng(0)
+    m, L, step = 2.0, 2.0, 0.1
+    a = np.array([0.3, -0.1, 0.2])
+    ap = a + np.array([0.05, 0.0, -0.02])
+    delta = m * np.linalg.norm(a - ap)
+    bound = S.coupling_strongly_convex(step, m, L, delta).distance
+    sup = _coupled_sup(lambda x: m * (x - a), lambda x: m * (x - ap), step, 400, 3, rng)
+    assert sup <= bound * (1 + 1e-9)
+    assert sup >= 0.999 * bound  # the bound is attained in the limit
+    assert bound == pytest.approx(np.linalg.norm(a - ap))
+
+
+def test_route_a_logistic_potential_simulation():
+    # strongly convex non-quadratic: U_D(x) = m/2|x|^2 + sum_i log(1 + exp(-y_i z_i.x)), |z_i| <= 1
+    rng = np.random.default_rng(1)
+    n, d, m = 30, 2, 1.0
+    z = rng.normal(size=(n, d))
+    z /= np.maximum(1, np.linalg.norm(z, axis=1))[:, None]
+    y = rng.choice([-1.0, 1.0], size=n)
+    zp, yp = z.copy(), y.copy()
+    zp[0] = -z[0] / np.linalg.norm(z[0])
+    yp[0] = -y[0]
+
+    def grad(zz, yy):
+        def g(x):
+            t = yy * (zz @ x)
+            return m * x - (zz * (yy / (1 + np.exp(t)))[:, None]).sum(0)
+        return g
+
+    L = m + 0.25 * n  # |hess log(1+e^-t)| <= 1/4, |z|<=1
+    delta = 2.0  # each record's gradient has norm <= 1, replace-one
+    step = 1.0 / L
+    bound = S.coupling_strongly_convex(step, m, L, delta).distance
+    sup = _coupled_sup(grad(z, y), grad(zp, yp), step, 2000, d, rng)
+    assert sup <= bound
+
+
+def test_route_b_k_plus_v_closed_form_and_tightness():
+    # rho_K = max(|1-0.1*1|, |1-0.1*2|) = 0.9 ; C = 2*0.1*c/(0.1) = 2c
+    b = S.coupling_k_plus_v(0.1, 1.0, 2.0, 0.3)
+    assert b.distance == pytest.approx(0.6)
+    # 004's own constant 2c/a with a = mu - gamma L^2/2 = 0.8 is larger: 0.75
+    assert b.distance < 2 * 0.3 / (1.0 - 0.1 * 4 / 2)
+    # attained: V_D = c x, V_D' = -c x, K = mu/2 x^2 (1-D): e_k -> 2c/mu
+    rng = np.random.default_rng(2)
+    c, mu = 0.3, 1.0
+    sup = _coupled_sup(lambda x: mu * x + c, lambda x: mu * x - c, 0.1, 500, 1, rng)
+    assert sup <= b.distance * (1 + 1e-9)
+    assert sup >= 0.999 * b.distance
+    # non-convex V: V_D = c cos(x1), V_D' = -c sin(x1); bound still holds
+    sup = _coupled_sup(lambda x: mu * x - c * np.sin(x), lambda x: mu * x - c * np.cos(x) * 1.0, 0.1, 800, 1, rng)
+    assert sup <= b.distance
+
+
+def test_route_b_valid_beyond_004_step_condition():
+    # gamma = 0.6 > 2 mu/L^2 = 0.5 (004's condition fails) but < 2/L = 1: rho_K = max(0.4, |1-1.2|) = 0.4
+    b = S.coupling_k_plus_v(0.6, 1.0, 2.0, 0.3)
+    assert b.contraction == pytest.approx(0.4)
+    assert b.distance == pytest.approx(2 * 0.6 * 0.3 / 0.6)
+
+
+def test_sgld_shared_batches_simulation():
+    # K = mu/2 x^2, l_i = 1/2 (x - d_i)^2 (record smoothness = strong convexity = 1), |d_i| <= 1.
+    rng = np.random.default_rng(3)
+    m_data, s, mu, step = 20, 4, 0.5, 0.02
+    d = rng.uniform(-1, 1, m_data)
+    dp = d.copy()
+    dp[0] = -1.0 if d[0] > 0 else 1.0
+    rec_diff = abs(d[0] - dp[0])
+    bound = S.coupling_strongly_convex_sgld(step, mu, mu, 1.0, 1.0, rec_diff, m_data, s)
+    # minibatch potential: (mu + m_data)-strongly convex and smooth -> rho = 1 - step*(mu + m_data)
+    assert bound.contraction == pytest.approx(1 - step * (mu + m_data))
+    assert bound.distance == pytest.approx(step * (m_data / s) * rec_diff / (step * (mu + m_data)))
+    x = xp = 0.0
+    sup = 0.0
+    for _ in range(3000):
+        A = rng.choice(m_data, size=s, replace=False)
+        if rng.uniform() < 0.5:
+            A[0] = 0  # include the replaced record often
+            A = np.unique(A)
+            while len(A) < s:
+                A = np.unique(np.append(A, rng.integers(m_data)))
+        xi = rng.standard_normal()
+        x = x - step * (mu * x + (m_data / s) * np.sum(x - d[A])) + math.sqrt(2 * step) * xi
+        xp = xp - step * (mu * xp + (m_data / s) * np.sum(xp - dp[A])) + math.sqrt(2 * step) * xi
+        sup = max(sup, abs(x - xp))
+    assert sup <= bound.distance
+    # always including record 0 attains the bound in the limit
+    x = xp = 0.0
+    for _ in range(2000):
+        A = np.concatenate([[0], rng.choice(np.arange(1, m_data), size=s - 1, replace=False)])
+        x = x - step * (mu * x + (m_data / s) * np.sum(x - d[A]))
+        xp = xp - step * (mu * xp + (m_data / s) * np.sum(xp - dp[A]))
+    assert abs(x - xp) == pytest.approx(bound.distance, rel=1e-6)
+
+
+def test_sgld_refuses_unknown_record_convexity():
+    with pytest.raises(AssumptionError, match="record_strong_convexity"):
+        S.coupling_strongly_convex_sgld(0.01, 1.0, 1.0, None, 1.0, 1.0, 100, 10)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: S.coupling_strongly_convex(0.6, 1.0, 4.0, 1.0),   # gamma >= 2/L
+    lambda: S.coupling_k_plus_v(1.0, 1.0, 2.0, 1.0),          # gamma = 2/L_K: rho = 1
+    lambda: S.coupling_strongly_convex(0.1, 0.0, 4.0, 1.0),   # not strongly convex
+    lambda: S.coupling_strongly_convex(0.1, 5.0, 4.0, 1.0),   # m > L
+])
+def test_non_contracting_refused(call):
+    with pytest.raises(AssumptionError) as e:
+        call()
+    assert "\n" not in str(e.value)
+
+
+def test_best_coupling_picks_smaller_and_reports_failures():
+    best, failed = S.best_coupling(step_size=0.1, sampler="ULA", total_strong_convexity=1.0, total_smoothness=4.0,
+                                   grad_diff=0.5, strong_convexity=1.0, smoothness=2.0, grad_bound=0.3)
+    # route A: 0.5 ; route B: 2*0.1*0.3/(1-0.9) = 0.6
+    assert best.distance == pytest.approx(0.5)
+    assert best.source == S.SOURCE_STRONGLY_CONVEX
+    assert failed == []
+    best, failed = S.best_coupling(step_size=0.7, sampler="ULA", total_strong_convexity=1.0, total_smoothness=4.0,
+                                   grad_diff=0.5)
+    assert best is None and len(failed) == 2
+
+
+def test_statistic_window_and_prop_3_10_route():
+    b = S.coupling_strongly_convex(0.1, 1.0, 4.0, 0.5)
+    r1 = S.coupling_route(b, lipschitz=math.sqrt(4))  # 4 coordinate means: sqrt(4) * 0.5 = 1.0
+    assert r1.sensitivity == pytest.approx(1.0)
+    assert r1.coupling_delta == 0.0
+    assert r1.source == "004 Proposition 3.7 + coupling (LITERATURE §7.1)"
+    r2 = S.concentration_route(0.1, 0.01, 0.05)  # 004 Prop 3.10: window 0.25, delta 0.0199 (SEEDS §4.6)
+    assert r2.sensitivity == pytest.approx(0.25)
+    assert r2.coupling_delta == pytest.approx(0.0199)
+    assert S.choose_route([r1, r2]) is r2
+    assert S.choose_route([r1, r2], max_delta=0.0) is r1
+    cert = r1.certificate(epsilon=1.0, noise_scale=1.0 + 4 * 2.0 ** -40, num_coords=4)
+    assert cert.valid and cert.source.startswith("004 Proposition 3.7")
+    assert cert.delta(1.0) == 0.0
+    with pytest.raises(AssumptionError):
+        r1.certificate(epsilon=1.0, noise_scale=0.5, num_coords=4)  # noise too small
+    with pytest.raises(AssumptionError):
+        S.choose_route([])
