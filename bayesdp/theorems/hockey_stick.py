@@ -1,0 +1,365 @@
+"""003 (Asoodeh, Diaz, Calmon): E_gamma (hockey-stick) contraction of projected noisy SGD.
+
+Every result cites its number as ../shared/math/SEEDS.md §2 names it.  All
+delta(eps) bounds are :class:`~bayesdp.curves.DeltaProfile` curves; products of
+many hockey-stick factors are computed in log space (underflow to 0 is fine).
+
+Corrections of SEEDS.md §6 applied here:
+
+* row 20: 003 Theorems 3, 4, 5 omit the step-size condition of Lemma 4; the
+  contraction constant ``M = sqrt(1 - 2 eta beta rho/(beta + rho))`` is a valid
+  Lipschitz constant of the gradient step only for ``eta < 2/(beta + rho)``
+  (``eta <= 2/beta`` when rho = 0, where M = 1).  Enforced.
+* row 21: ``rho <= beta`` (a beta-smooth rho-strongly convex loss needs it); the
+  paper's Figure 3 violates it.  Only ``allow_infeasible=True`` (figure script and
+  regression tests; never the CLI) skips this check.
+* row 19: the "delta = 0" rule of 003 Theorem 3 holds for ``eps >= 2L/v`` at
+  i = n, and for ``eps >= min{2L/v, M(b-a)/(eta v)}`` only when i < n.
+
+Noise convention (003 eq. (12)): ``Y_{t+1} = Pi_K(Y_t - eta (grad l(Y_t, x_{t+1}) + Z))``
+with ``Z ~ N(0, sigma^2 I)`` (Gaussian) or ``Z ~ Laplace(0, v)`` (scale v, 1-D),
+so the added noise has standard deviation ``eta * sigma`` (scale ``eta * v``).
+"""
+
+from __future__ import annotations
+
+import math
+
+from scipy import special
+
+from ..certificate import Certificate
+from ..curves import DeltaProfile
+from ..errors import AssumptionError, nonnegative, positive, positive_int, require
+
+# ---------------------------------------------------------------------------
+# Lemma 1 and Lemma 2 / Definition 1: hockey-stick divergences
+# ---------------------------------------------------------------------------
+
+
+def laplace_hockey_stick(mean_gap: float, scale: float, eps: float) -> float:
+    """003 Lemma 1: ``E_{e^eps}(L(m1, v) || L(m2, v)) = [1 - exp((v eps - |m1 - m2|)/(2 v))]_+``.
+
+    ``scale`` is the Laplace scale v (variance ``2 v^2``), 1-D.
+    """
+    gap = abs(float(mean_gap))
+    v = positive("scale (Laplace scale v)", scale)
+    e = nonnegative("epsilon", eps)
+    x = (v * e - gap) / (2.0 * v)
+    return max(0.0, -math.expm1(x)) if x < 0 else 0.0
+
+
+def log_theta(r: float, eps: float) -> float:
+    """log of 003 Definition 1 ``theta_{e^eps}(r) = Q(eps/r - r/2) - e^eps Q(eps/r + r/2)``.
+
+    ``theta_{e^eps}(0) = 0`` (limit), so ``log_theta(0, eps) = -inf``.  Computed
+    with ``log_ndtr`` so that products of many factors stay accurate.
+    """
+    r = nonnegative("r (mean gap / noise std)", r)
+    e = nonnegative("epsilon", eps)
+    if r == 0.0:
+        return -math.inf
+    a = e / r - r / 2.0
+    b = e / r + r / 2.0
+    la = float(special.log_ndtr(-a))          # log Q(a)
+    lb = e + float(special.log_ndtr(-b))      # log (e^eps Q(b))
+    diff = lb - la
+    if diff >= 0.0:   # rounding at theta ~ 0
+        return -math.inf
+    return la + math.log(-math.expm1(diff))
+
+
+def theta_gamma(r: float, eps: float) -> float:
+    """003 Definition 1: ``theta_{e^eps}(r)``; r >= 0, eps >= 0; values in [0, 1)."""
+    lt = log_theta(r, eps)
+    return 0.0 if lt == -math.inf else math.exp(lt)
+
+
+def gaussian_hockey_stick(mean_gap: float, noise_std: float, eps: float) -> float:
+    """003 Lemma 2: ``E_{e^eps}(N(m1, s^2 I) || N(m2, s^2 I)) = theta_{e^eps}(|m2 - m1|/s)``."""
+    s = positive("noise_std", noise_std)
+    return theta_gamma(abs(float(mean_gap)) / s, eps)
+
+
+# ---------------------------------------------------------------------------
+# Theorem 2: E_gamma contraction coefficient of a (projected) noisy map
+# ---------------------------------------------------------------------------
+
+
+def contraction_coefficient_gaussian(eps: float, lipschitz: float, diameter: float, noise_std: float) -> float:
+    """003 Theorem 2 for ``K(y) = Pi_K(psi(y) + N(0, s^2 I))`` on a set of diameter D_K.
+
+    ``eta_{e^eps}(K) = sup_{y1, y2} E_{e^eps}(K(y1) || K(y2)) <= theta_{e^eps}(Lip(psi) D_K / s)``
+    (projection is post-processing; theta is increasing in r).
+    """
+    lip = nonnegative("lipschitz (of the map psi)", lipschitz)
+    d = positive("diameter", diameter)
+    s = positive("noise_std", noise_std)
+    return theta_gamma(lip * d / s, eps)
+
+
+def contraction_coefficient_laplace(eps: float, lipschitz: float, diameter: float, scale: float) -> float:
+    """003 Theorem 2 with Lemma 1 for the 1-D Laplace kernel ``Pi_[a,b](psi(y) + L(0, scale))``."""
+    lip = nonnegative("lipschitz (of the map psi)", lipschitz)
+    d = positive("diameter", diameter)
+    return laplace_hockey_stick(lip * d, scale, eps)
+
+
+def sdpi(e_gamma_in: float, coefficient: float) -> float:
+    """003 Theorem 2 (SDPI): ``E_gamma(mu K || nu K) <= eta_gamma(K) E_gamma(mu || nu)``."""
+    e_in = nonnegative("E_gamma(mu||nu)", e_gamma_in)
+    c = nonnegative("eta_gamma(K)", coefficient)
+    require(c <= 1.0, "eta_gamma(K)", c, "must be <= 1 (a contraction coefficient)")
+    return e_in * c
+
+
+# ---------------------------------------------------------------------------
+# Lemma 4 / 002 Lemma 18: contraction of a gradient step
+# ---------------------------------------------------------------------------
+
+
+def sc_step_lipschitz(step_size: float, smoothness: float, strong_convexity: float,
+                      allow_infeasible: bool = False) -> float:
+    """003 Lemma 4 (= 002 Lemma 18): ``M = sqrt(1 - 2 eta beta rho/(beta + rho))``.
+
+    Requires beta > 0, 0 <= rho <= beta (SEEDS §6 row 21; skipped only with
+    ``allow_infeasible=True`` for regression of the paper's Figure 3) and
+    ``0 < eta < 2/(beta + rho)`` (row 20; ``eta <= 2/beta`` if rho = 0, then M = 1).
+    """
+    beta = positive("smoothness", smoothness, "declare beta > 0, the smoothness of the loss")
+    rho = nonnegative("strong_convexity", strong_convexity)
+    eta = positive("step_size", step_size)
+    if not allow_infeasible:
+        require(rho <= beta, "strong_convexity", rho,
+                f"must be <= smoothness = {beta:.6g} (a beta-smooth rho-strongly convex loss has rho <= beta)",
+                "check the two constants")
+    if rho == 0.0:
+        require(eta <= 2.0 / beta, "step_size", eta, f"must be <= 2/smoothness = {2.0 / beta:.6g} "
+                "for the gradient step to be nonexpansive (003 Lemma 4, SEEDS §6 row 20)",
+                "choose a smaller step size")
+        return 1.0
+    hi = 2.0 / (beta + rho)
+    require(eta < hi, "step_size", eta, f"must be < 2/(smoothness + strong_convexity) = {hi:.6g} "
+            "(003 Lemma 4; the condition 003 Theorems 3-5 omit, SEEDS §6 row 20)", "choose a smaller step size")
+    m2 = 1.0 - 2.0 * eta * beta * rho / (beta + rho)
+    if m2 < 0.0:  # only reachable with allow_infeasible
+        raise AssumptionError(f"1 - 2 eta beta rho/(beta+rho) = {m2:.6g} is negative; the constants are infeasible")
+    return math.sqrt(m2)
+
+
+def _check_index(data_size: int, index: int | None) -> tuple[int, int]:
+    n = positive_int("data_size", data_size)
+    if index is None:
+        return n, n   # worst index (i = n): the bound then holds for every index
+    i = positive_int("index", index)
+    require(i <= n, "index", i, f"must be in 1..data_size = {n}", "pass the position of the record in the pass")
+    return n, i
+
+
+# ---------------------------------------------------------------------------
+# Theorem 3: Laplace noise, 1-D
+# ---------------------------------------------------------------------------
+
+
+def pnsgd_laplace_delta(eps: float, lipschitz: float, noise_scale: float, contraction: float,
+                        step_size: float, diameter: float, data_size: int, index: int) -> float:
+    """003 Theorem 3 value: ``[1 - e^{eps/2 - L/v}]_+ ([1 - e^{eps/2 - M(b-a)/(2 eta v)}]_+)^{n-i}``."""
+    e = nonnegative("epsilon", eps)
+    L, v = lipschitz, noise_scale
+    first = max(0.0, -math.expm1(e / 2.0 - L / v)) if e / 2.0 < L / v else 0.0
+    k = data_size - index
+    if k == 0 or first == 0.0:
+        return first
+    x = e / 2.0 - contraction * diameter / (2.0 * step_size * v)
+    second = -math.expm1(x) if x < 0 else 0.0
+    if second == 0.0:
+        return 0.0
+    return math.exp(math.log(first) + k * math.log(second))
+
+
+def laplace_zero_delta_threshold(lipschitz: float, noise_scale: float, contraction: float, step_size: float,
+                                 diameter: float, data_size: int, index: int) -> float:
+    """Smallest eps with delta = 0 in 003 Theorem 3 (corrected rule, SEEDS §6 row 19).
+
+    ``2L/v`` for i = n; ``min{2L/v, M(b-a)/(eta v)}`` for i < n.
+    """
+    t1 = 2.0 * lipschitz / noise_scale
+    if index == data_size:
+        return t1
+    return min(t1, contraction * diameter / (step_size * noise_scale))
+
+
+def theorem_3(lipschitz: float, smoothness: float, strong_convexity: float, step_size: float,
+              noise_scale: float, diameter: float, data_size: int, index: int | None = None,
+              allow_infeasible: bool = False, mechanism: str = "pnsgd") -> Certificate:
+    """003 Theorem 3: PNSGD with Laplace noise on K = [a, b] (d = 1), (eps, delta)-DP at index i.
+
+    ``delta(eps) = [1 - e^{eps/2 - L/v}]_+ ([1 - e^{eps/2 - M(b-a)/(2 eta v)}]_+)^{n-i}`` with
+    ``M = sqrt(1 - 2 eta beta rho/(beta+rho))`` and the step condition of Lemma 4.
+    ``index=None`` certifies every index (the worst one, i = n).
+    """
+    L = positive("lipschitz", lipschitz)
+    v = positive("noise_scale", noise_scale, "the Laplace scale v of Z (added noise has scale step_size * v)")
+    D = positive("diameter", diameter, "b - a of the interval K = [a, b]")
+    M = sc_step_lipschitz(step_size, smoothness, strong_convexity, allow_infeasible)
+    eta = float(step_size)
+    n, i = _check_index(data_size, index)
+    fn = lambda e: pnsgd_laplace_delta(e, L, v, M, eta, D, n, i)  # noqa: E731
+    return Certificate(
+        mechanism=mechanism, source="003 Theorem 3",
+        curve=DeltaProfile(fn, f"003 Theorem 3 delta(eps), index {i} of {n}"),
+        assumptions={"noise": "laplace", "dimension": 1, "lipschitz": L, "smoothness": float(smoothness),
+                     "strong_convexity": float(strong_convexity), "step_size": eta, "noise_scale": v,
+                     "diameter": D, "data_size": n, "index": i if index is not None else "all (worst i = n)",
+                     "step_condition": "eta < 2/(beta+rho) (SEEDS §6 row 20)"},
+        constants={"M": M, "zero_delta_epsilon": laplace_zero_delta_threshold(L, v, M, eta, D, n, i)},
+    )
+
+
+# ---------------------------------------------------------------------------
+# Theorem 4: Gaussian noise
+# ---------------------------------------------------------------------------
+
+
+def pnsgd_gauss_log_delta(eps: float, lipschitz: float, noise_scale: float, contraction: float,
+                          step_size: float, diameter: float, data_size: int, index: int) -> float:
+    """log of 003 Theorem 4: ``theta(2L/sigma) * theta(M D_K/(eta sigma))^{n-i}``."""
+    lt1 = log_theta(2.0 * lipschitz / noise_scale, eps)
+    k = data_size - index
+    if k == 0 or lt1 == -math.inf:
+        return lt1
+    lt2 = log_theta(contraction * diameter / (step_size * noise_scale), eps)
+    if lt2 == -math.inf:
+        return -math.inf
+    return lt1 + k * lt2
+
+
+def pnsgd_gauss_delta(eps: float, lipschitz: float, noise_scale: float, contraction: float, step_size: float,
+                      diameter: float, data_size: int, index: int) -> float:
+    """003 Theorem 4 delta at eps (see :func:`pnsgd_gauss_log_delta`)."""
+    ld = pnsgd_gauss_log_delta(eps, lipschitz, noise_scale, contraction, step_size, diameter, data_size, index)
+    return 0.0 if ld == -math.inf else math.exp(ld)
+
+
+def _gauss_inputs(lipschitz, smoothness, strong_convexity, step_size, noise_scale, diameter, allow_infeasible):
+    L = positive("lipschitz", lipschitz)
+    s = positive("noise_scale", noise_scale, "sigma of Z (added noise has std step_size * sigma)")
+    D = positive("diameter", diameter, "D_K, the diameter of the compact convex set K")
+    M = sc_step_lipschitz(step_size, smoothness, strong_convexity, allow_infeasible)
+    return L, s, D, M, float(step_size)
+
+
+def theorem_4(lipschitz: float, smoothness: float, strong_convexity: float, step_size: float,
+              noise_scale: float, diameter: float, data_size: int, index: int | None = None,
+              allow_infeasible: bool = False, mechanism: str = "pnsgd") -> Certificate:
+    """003 Theorem 4: PNSGD with Gaussian noise, (eps, delta)-DP at index i.
+
+    ``delta(eps) = theta_{e^eps}(2L/sigma) * theta_{e^eps}(M D_K/(eta sigma))^{n-i}``.
+    ``index=None`` certifies every index (the worst one, i = n).
+    """
+    L, s, D, M, eta = _gauss_inputs(lipschitz, smoothness, strong_convexity, step_size, noise_scale, diameter,
+                                    allow_infeasible)
+    n, i = _check_index(data_size, index)
+    fn = lambda e: pnsgd_gauss_delta(e, L, s, M, eta, D, n, i)  # noqa: E731
+    return Certificate(
+        mechanism=mechanism, source="003 Theorem 4",
+        curve=DeltaProfile(fn, f"003 Theorem 4 delta(eps), index {i} of {n}"),
+        assumptions={"noise": "gaussian", "lipschitz": L, "smoothness": float(smoothness),
+                     "strong_convexity": float(strong_convexity), "step_size": eta, "noise_scale": s,
+                     "diameter": D, "data_size": n, "index": i if index is not None else "all (worst i = n)",
+                     "step_condition": "eta < 2/(beta+rho) (SEEDS §6 row 20)"},
+        constants={"M": M, "r_first": 2.0 * L / s, "r_contraction": M * D / (eta * s)},
+    )
+
+
+# ---------------------------------------------------------------------------
+# Theorem 5: randomly stopped PNSGD
+# ---------------------------------------------------------------------------
+
+
+def pnsgd_random_stop_delta(eps: float, lipschitz: float, noise_scale: float, contraction: float,
+                            step_size: float, diameter: float, data_size: int, tight: bool = True) -> float:
+    """003 Theorem 5: ``(1/n) theta(2L/sigma) / (1 - th)``, th = theta(M D_K/(eta sigma)).
+
+    ``tight=True`` uses the value the proof gives at the worst index i = 1,
+    ``(1/n) theta(2L/sigma) (1 - th^n)/(1 - th)`` (SEEDS §2.9), which is <= the printed one.
+    """
+    lt1 = log_theta(2.0 * lipschitz / noise_scale, eps)
+    if lt1 == -math.inf:
+        return 0.0
+    th = theta_gamma(contraction * diameter / (step_size * noise_scale), eps)
+    n = data_size
+    if tight:
+        geom = (-math.expm1(n * math.log(th)) / (1.0 - th)) if th > 0 else 1.0
+    else:
+        geom = 1.0 / (1.0 - th)
+    return math.exp(lt1 - math.log(n)) * geom
+
+
+def theorem_5(lipschitz: float, smoothness: float, strong_convexity: float, step_size: float,
+              noise_scale: float, diameter: float, data_size: int, tight: bool = True,
+              allow_infeasible: bool = False, mechanism: str = "pnsgd") -> Certificate:
+    """003 Theorem 5: PNSGD stopped at T ~ Unif{1..n} (independent), release Y_T; every index."""
+    L, s, D, M, eta = _gauss_inputs(lipschitz, smoothness, strong_convexity, step_size, noise_scale, diameter,
+                                    allow_infeasible)
+    n = positive_int("data_size", data_size)
+    fn = lambda e: pnsgd_random_stop_delta(e, L, s, M, eta, D, n, tight)  # noqa: E731
+    return Certificate(
+        mechanism=mechanism, source="003 Theorem 5",
+        curve=DeltaProfile(fn, "003 Theorem 5 delta(eps), random stop"),
+        assumptions={"noise": "gaussian", "random_stop": "T ~ Unif{1..n}, independent", "lipschitz": L,
+                     "smoothness": float(smoothness), "strong_convexity": float(strong_convexity),
+                     "step_size": eta, "noise_scale": s, "diameter": D, "data_size": n,
+                     "step_condition": "eta < 2/(beta+rho) (SEEDS §6 row 20)"},
+        constants={"M": M},
+        notes=("geometric sum truncated at n terms (value of the proof at the worst index i = 1, SEEDS §2.9)"
+               if tight else "printed form 1/(1 - theta)"),
+    )
+
+
+# ---------------------------------------------------------------------------
+# Proposition 1: 002 Theorem 5 converted to (eps, delta)
+# ---------------------------------------------------------------------------
+
+
+def proposition_1_kappa(lipschitz: float, noise_scale: float, contraction: float, data_size: int,
+                        index: int) -> float:
+    """003 Proposition 1 kappa: ``2L^2/((n-i) sigma^2) M^{n-i+1}`` (i < n), ``2L^2/sigma^2`` (i = n)."""
+    k = data_size - index
+    base = 2.0 * lipschitz ** 2 / noise_scale ** 2
+    if k == 0:
+        return base
+    return base / k * contraction ** (k + 1)
+
+
+def proposition_1_delta(eps: float, kappa: float) -> float:
+    """``exp(-(eps - kappa)^2/(4 kappa))`` for eps > kappa, else 1 (no bound)."""
+    if kappa == 0.0:
+        return 0.0
+    if eps <= kappa:
+        return 1.0
+    return math.exp(-(eps - kappa) ** 2 / (4.0 * kappa))
+
+
+def proposition_1(lipschitz: float, smoothness: float, strong_convexity: float, step_size: float,
+                  noise_scale: float, data_size: int, index: int | None = None,
+                  allow_infeasible: bool = False, mechanism: str = "pnsgd") -> Certificate:
+    """003 Proposition 1: 002 Theorem 5 (RDP ``alpha * kappa``) converted with Mironov's bound.
+
+    ``delta(eps) = exp(-(eps - kappa)^2/(4 kappa))`` for eps > kappa (1 otherwise).  The same
+    RDP curve is certified as ``002 Theorem 5`` (see :mod:`bayesdp.theorems.mixing`), whose CKS
+    conversion is never worse.
+    """
+    L = positive("lipschitz", lipschitz)
+    s = positive("noise_scale", noise_scale, "sigma of Z (added noise has std step_size * sigma)")
+    M = sc_step_lipschitz(step_size, smoothness, strong_convexity, allow_infeasible)
+    n, i = _check_index(data_size, index)
+    kappa = proposition_1_kappa(L, s, M, n, i)
+    return Certificate(
+        mechanism=mechanism, source="003 Proposition 1",
+        curve=DeltaProfile(lambda e: proposition_1_delta(e, kappa), f"003 Proposition 1, kappa = {kappa:.6g}"),
+        assumptions={"noise": "gaussian", "lipschitz": L, "smoothness": float(smoothness),
+                     "strong_convexity": float(strong_convexity), "step_size": float(step_size),
+                     "noise_scale": s, "data_size": n, "index": i if index is not None else "all (worst i = n)",
+                     "step_condition": "eta < 2/(beta+rho) (SEEDS §6 row 20)"},
+        constants={"M": M, "kappa": kappa},
+    )

@@ -1,0 +1,536 @@
+"""001 (Bravo, Flores-Mella, Guzmán): PABI with a modulus of continuity, PLA mixing, noisy SGD.
+
+Every result cites its number as ../shared/math/SEEDS.md §3 names it.  Object
+(001 §3): ``X_{t+1} = Pi_X[Phi_t(X_t) + xi_t]``, ``xi_t ~ N(0, sigma_t^2 I)``, on a convex
+compact X of diameter D; ``phi_t(z) = sqrt(c_t z^2 + h_t)`` bounds the modulus of Phi_t.
+
+Corrections of SEEDS.md §6 applied:
+
+* row 13: 001 Theorem 5.2 needs ``b/n < 1/5`` (Lemma A.18 needs q in (0, 1/5)); enforced;
+* row 14: with Poisson batches |B_t| can exceed b; the modulus h is then computed with
+  ``eta_eff = eta * max_batch / b`` (``max_batch`` defaults to n, the worst case);
+* row 15: the (eps, delta) conversion (22) of Theorem 5.4 is used at
+  ``alpha = min(alpha_opt, alpha*)``, never with the paper's 6.25-shortcut (23);
+* row 17: the printed lower estimate of Corollary 3.9 is false for c > 1 and is not used.
+
+RDP results whose validity is restricted to ``alpha <= alpha*`` are
+:meth:`RDP.from_function` curves returning ``inf`` outside the valid range, so every
+conversion only uses valid orders.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+from ..certificate import Certificate
+from ..curves import RDP
+from ..errors import AssumptionError, nonnegative, positive, positive_int, require
+
+CASES = ("convex-lipschitz", "convex-weakly-smooth", "strongly-convex-smooth", "convex-smooth",
+         "nonconvex-smooth", "strongly-dissipative")
+
+_ROW = {"convex-lipschitz": 1, "convex-weakly-smooth": 2, "strongly-convex-smooth": 3, "convex-smooth": 4,
+        "nonconvex-smooth": 5, "strongly-dissipative": 6}
+
+
+# ---------------------------------------------------------------------------
+# §2 / §3.1: moduli of the gradient map (Table 1)
+# ---------------------------------------------------------------------------
+
+
+def _holder_h(step_size: float, holder_exponent: float, holder_constant: float) -> float:
+    """Row (2): ``h = 4 eta^{2/(1-p)} ((1-p)/(1+p)) (M/2)^{2/(1-p)}`` (computed in logs)."""
+    eta, p, M = step_size, holder_exponent, holder_constant
+    if M == 0.0:
+        return 0.0
+    q = 1.0 / (1.0 - p)
+    return math.exp(math.log(4.0) + 2 * q * math.log(eta) + math.log((1 - p) / (1 + p)) + 2 * q * math.log(M / 2.0))
+
+
+def modulus_params(case: str, step_size: float, lipschitz: float | None = None, smoothness: float | None = None,
+                   strong_convexity: float | None = None, holder_exponent: float | None = None,
+                   holder_constant: float | None = None, dissipativity: float | None = None) -> tuple[float, float]:
+    """001 §2 / Table 1: ``(c, h)`` with ``||Phi(x) - Phi(y)|| <= sqrt(c ||x - y||^2 + h)``, Phi = x - eta grad f."""
+    c = str(case).replace("_", "-")
+    if c not in CASES:
+        raise AssumptionError(f"case = {case!r} must be one of {', '.join(CASES)}")
+    eta = positive("step_size", step_size)
+
+    def req(name, val, what):
+        if val is None:
+            raise AssumptionError(f"--{name.replace('_', '-')} is required for case {c}: {what}")
+        return val
+
+    if c == "convex-lipschitz":
+        L = nonnegative("lipschitz", req("lipschitz", lipschitz, "L, the Lipschitz constant of f"))
+        return 1.0, (2.0 * eta * L) ** 2
+    if c == "convex-weakly-smooth":
+        p = nonnegative("holder_exponent", req("holder_exponent", holder_exponent, "p in [0, 1)"))
+        require(p < 1.0, "holder_exponent", p, "must be in [0, 1) for row (2)",
+                "for p = 1 use --case convex-smooth with --smoothness M")
+        M = nonnegative("holder_constant", req("holder_constant", holder_constant,
+                                                "M with ||grad f(x) - grad f(y)|| <= M ||x - y||^p"))
+        return 1.0, _holder_h(eta, p, M)
+    beta = positive("smoothness", req("smoothness", smoothness, "beta, the Lipschitz constant of grad f"))
+    if c == "convex-smooth":
+        require(eta <= 2.0 / beta, "step_size", eta, f"must be <= 2/smoothness = {2.0 / beta:.6g} for row (4)",
+                "choose a smaller step size")
+        return 1.0, 0.0
+    if c == "nonconvex-smooth":
+        return (1.0 + eta * beta) ** 2, 0.0
+    kappa = positive("strong_convexity", req("strong_convexity", strong_convexity, "kappa > 0"))
+    cc = 1.0 - 2.0 * eta * kappa + eta * eta * beta * beta
+    if c == "strongly-convex-smooth":
+        require(kappa <= beta, "strong_convexity", kappa, f"must be <= smoothness = {beta:.6g}",
+                "a beta-smooth kappa-strongly convex function has kappa <= beta")
+        return max(cc, 0.0), 0.0
+    lam = nonnegative("dissipativity", req("dissipativity", dissipativity,
+                                           "lambda of <grad f(x) - grad f(y), x - y> >= -lambda + kappa |x - y|^2"))
+    require(cc >= 0.0, "strong_convexity", kappa,
+            f"gives c = 1 - 2 eta kappa + eta^2 beta^2 = {cc:.6g} < 0: inconsistent constants (need kappa <= beta)")
+    return cc, 2.0 * eta * lam
+
+
+# ---------------------------------------------------------------------------
+# Theorem 3.4 and Lemma 3.5
+# ---------------------------------------------------------------------------
+
+
+def _seq(name: str, x: Sequence[float], T: int | None = None) -> np.ndarray:
+    a = np.asarray(x, dtype=float).ravel()
+    if T is not None:
+        require(a.size == T, f"len({name})", a.size, f"must equal T = {T}")
+    if not np.all(np.isfinite(a)):
+        raise AssumptionError(f"{name} contains a non-finite value; pass finite numbers")
+    return a
+
+
+def theorem_3_4_coefficient(c: Sequence[float], h: Sequence[float], sigma2: Sequence[float], D: float) -> float:
+    """001 Theorem 3.4: ``R_alpha(X_T || X'_T) <= alpha * kappa`` with
+
+    ``kappa = (1/2) [P(0,T-1) D^2/S(0) + sum_t h_t P(t+1,T-1)/S(t)]``,
+    ``P(a,b) = prod_{l=a}^b c_l``, ``S(t) = sum_{j=t}^{T-1} sigma_j^2 P(j+1,T-1)``; log space.
+    """
+    cs = _seq("c", c)
+    T = cs.size
+    require(T >= 1, "T (number of steps)", T, "must be >= 1")
+    hs = _seq("h", h, T)
+    s2 = _seq("sigma2", sigma2, T)
+    require(bool(np.all(cs > 0)), "c", float(cs.min()), "must be > 0 for 001 Theorem 3.4")
+    require(bool(np.all(hs >= 0)), "h", float(hs.min()), "must be >= 0")
+    require(bool(np.all(s2 > 0)), "sigma2", float(s2.min()), "must be > 0 (noise variances)")
+    Dv = nonnegative("diameter", D)
+    # logP[t] = log P(t, T-1), t = 0..T (logP[T] = 0)
+    logc = np.log(cs)
+    logP = np.concatenate([np.cumsum(logc[::-1])[::-1], [0.0]])
+    terms = np.log(s2) + logP[1:]                       # log(sigma_j^2 P(j+1, T-1)), j = 0..T-1
+    logS = np.logaddexp.accumulate(terms[::-1])[::-1]   # log S(t)
+    total = 0.0
+    if Dv > 0:
+        total += math.exp(2 * math.log(Dv) + logP[0] - logS[0])
+    pos = hs > 0
+    if np.any(pos):
+        total += float(np.sum(np.exp(np.log(hs[pos]) + logP[1:][pos] - logS[pos])))
+    return 0.5 * total
+
+
+def lemma_3_5_shifts(c: Sequence[float], h: Sequence[float], sigma2: Sequence[float], D: float) -> np.ndarray:
+    """001 Lemma 3.5: optimal ``u*_0 = D, ..., u*_T = 0``,
+    ``u*_t = [sum_{k>=t} P(k+1,T-1) sigma_k^2]/[sum_{j>=t-1} P(j+1,T-1) sigma_j^2] phi_{t-1}(u*_{t-1})``."""
+    cs = _seq("c", c)
+    T = cs.size
+    hs, s2 = _seq("h", h, T), _seq("sigma2", sigma2, T)
+    logc = np.log(cs)
+    logP = np.concatenate([np.cumsum(logc[::-1])[::-1], [0.0]])
+    terms = np.log(s2) + logP[1:]
+    logS = np.concatenate([np.logaddexp.accumulate(terms[::-1])[::-1], [-np.inf]])
+    u = np.zeros(T + 1)
+    u[0] = float(D)
+    for t in range(1, T):
+        u[t] = math.exp(logS[t] - logS[t - 1]) * math.sqrt(cs[t - 1] * u[t - 1] ** 2 + hs[t - 1])
+    return u
+
+
+def shift_objective(u_inner: Sequence[float], c: Sequence[float], h: Sequence[float], sigma2: Sequence[float],
+                    D: float) -> float:
+    """Problem (P) of 001 §3: ``E(u) = sum_t (phi_{t-1}(u_{t-1}) - u_t)^2/sigma_{t-1}^2`` with u_0 = D, u_T = 0.
+
+    Feasible iff ``0 <= u_t <= phi_{t-1}(u_{t-1})``; returns ``inf`` otherwise.
+    """
+    cs, hs, s2 = np.asarray(c, float), np.asarray(h, float), np.asarray(sigma2, float)
+    u = np.concatenate([[float(D)], np.asarray(u_inner, float), [0.0]])
+    total = 0.0
+    for t in range(1, cs.size + 1):
+        ph = math.sqrt(cs[t - 1] * u[t - 1] ** 2 + hs[t - 1])
+        if u[t] < 0 or u[t] > ph:
+            return math.inf
+        total += (ph - u[t]) ** 2 / s2[t - 1]
+    return total
+
+
+def constant_coefficient(c: float, h: float, sigma2: float, D: float, T: int) -> float:
+    """Corollaries 3.7-3.9 (exact sums of Theorem 3.4 with constant c, h, sigma^2):
+
+    ``kappa = 1/(2 sigma^2) [D^2 c^T (1-c)/(1-c^T) + h sum_{s=0}^{T-1} c^s/sum_{j<=s} c^j]``,
+    with the c = 1 limits ``D^2/T`` and ``h H_T``.  Stable for c > 1 and large T.
+    """
+    c = positive("c", c)
+    h = nonnegative("h", h)
+    s2 = positive("sigma2", sigma2)
+    D = nonnegative("diameter", D)
+    T = positive_int("num_steps", T)
+    s = np.arange(T, dtype=float)
+    if c == 1.0:
+        dterm = D * D / T
+        hsum = float(np.sum(1.0 / (s + 1.0)))
+    else:
+        lc = math.log(c)
+        # c^T (1-c)/(1-c^T) = (1-c)/(c^{-T} - 1)
+        dterm = D * D * (1.0 - c) / math.expm1(-T * lc)
+        # c^s / S_s = c^s (1-c)/(1-c^{s+1}) = (1-c)/(c^{-s} - c)
+        if c < 1.0:
+            hsum = float(np.sum((1.0 - c) / (np.exp(-s * lc) - c))) if h > 0 else 0.0
+        else:
+            hsum = float(np.sum((1.0 - 1.0 / c) / (-np.expm1(-(s + 1.0) * lc)))) if h > 0 else 0.0
+    return (dterm + h * hsum) / (2.0 * s2)
+
+
+def pabi(case: str, noise_scale: float, diameter: float, num_steps: int, step_size: float,
+         lipschitz: float | None = None, smoothness: float | None = None, strong_convexity: float | None = None,
+         holder_exponent: float | None = None, holder_constant: float | None = None,
+         dissipativity: float | None = None, mechanism: str = "pabi") -> Certificate:
+    """001 Theorem 3.4 (Corollaries 3.7-3.9, Table 1) for T steps of ``Pi_X[x - eta grad f(x) + N(0, s^2 I)]``.
+
+    Privacy setting: the two datasets lead to initial points in X (diameter D) and the same
+    maps afterwards (e.g. the differing record is used only before step 0); released: X_T.
+    ``noise_scale`` is the per-coordinate standard deviation s of xi_t.
+    """
+    c, h = modulus_params(case, step_size, lipschitz, smoothness, strong_convexity, holder_exponent,
+                          holder_constant, dissipativity)
+    s = positive("noise_scale", noise_scale, "per-coordinate standard deviation of the Gaussian noise")
+    D = positive("diameter", diameter, "diameter of the convex compact domain X")
+    T = positive_int("num_steps", num_steps)
+    cor = {1: "3.7", 2: "3.7", 3: "3.8", 4: "3.8", 5: "3.8", 6: "3.9"}[_ROW[case.replace("_", "-")]]
+    notes = f"Corollary {cor} exact sum, Table 1 row ({_ROW[case.replace('_', '-')]})"
+    if c == 0.0:
+        # Phi is constant (kappa = beta, eta = 1/beta; h = 0): X_1 has the same law for both.
+        kappa = 0.0
+        notes += "; c = 0: the gradient map is constant, so the laws coincide after one step"
+    else:
+        kappa = constant_coefficient(c, h, s * s, D, T)
+    return Certificate(
+        mechanism=mechanism, source="001 Theorem 3.4", curve=RDP.linear(kappa),
+        assumptions={"case": case, "noise_scale": s, "diameter": D, "num_steps": T, "step_size": float(step_size),
+                     "lipschitz": lipschitz, "smoothness": smoothness, "strong_convexity": strong_convexity,
+                     "holder_exponent": holder_exponent, "holder_constant": holder_constant,
+                     "dissipativity": dissipativity,
+                     "setting": "same maps for both datasets, initial points in X; release X_T"},
+        constants={"c": c, "h": h, "kappa": kappa}, notes=notes,
+    )
+
+
+def pnsgd_pabi(lipschitz: float, smoothness: float, strong_convexity: float, step_size: float,
+               noise_scale: float, data_size: int, index: int | None = None, diameter: float | None = None,
+               mechanism: str = "pnsgd") -> Certificate:
+    """001 Theorem 3.4 applied to one-pass PNSGD after the differing step (SEEDS §5, 3rd bullet).
+
+    Not stated in 001, 002 or 003; derivation in docs/seed_systems.md.  After step i the two
+    laws satisfy ``W_inf <= Delta := min(2 eta L, D_K)`` (same noise, nonexpansive projection);
+    the r = n - i later steps use the same maps, Lipschitz with
+    ``c = min(M^2, 1 - 2 eta rho + eta^2 beta^2)`` (M^2 only when eta < 2/(beta+rho)), h = 0,
+    noise variance ``eta^2 sigma^2``.  Corollary 3.8:
+    ``kappa = Delta^2 c^r (1-c)/(2 eta^2 sigma^2 (1-c^r))`` (``Delta^2/(2 r eta^2 sigma^2)`` at c = 1);
+    i = n: the Gaussian mechanism, ``kappa = Delta^2/(2 eta^2 sigma^2)``.
+    """
+    from .hockey_stick import _check_index
+
+    L = positive("lipschitz", lipschitz)
+    beta = positive("smoothness", smoothness)
+    rho = nonnegative("strong_convexity", strong_convexity)
+    require(rho <= beta, "strong_convexity", rho, f"must be <= smoothness = {beta:.6g}", "check the two constants")
+    eta = positive("step_size", step_size)
+    s = positive("noise_scale", noise_scale)
+    n, i = _check_index(data_size, index)
+    delta0 = 2.0 * eta * L
+    if diameter is not None:
+        delta0 = min(delta0, positive("diameter", diameter))
+    cands = [1.0 - 2.0 * eta * rho + eta * eta * beta * beta]
+    if (rho > 0 and eta < 2.0 / (beta + rho)) or (rho == 0 and eta <= 2.0 / beta):
+        cands.append(1.0 - 2.0 * eta * beta * rho / (beta + rho))
+    c = max(0.0, min(cands))
+    r = n - i
+    s2 = (eta * s) ** 2
+    if r == 0:
+        # the mean shift 2 eta L is before the projection: no cap by the diameter here
+        kappa = (2.0 * eta * L) ** 2 / (2.0 * s2)
+    elif c == 0.0:
+        kappa = 0.0
+    else:
+        kappa = constant_coefficient(c, 0.0, s2, delta0, r)
+    return Certificate(
+        mechanism=mechanism, source="001 Theorem 3.4 via SEEDS §5", curve=RDP.linear(kappa),
+        assumptions={"noise": "gaussian", "lipschitz": L, "smoothness": beta, "strong_convexity": rho,
+                     "step_size": eta, "noise_scale": s, "data_size": n,
+                     "index": i if index is not None else "all (worst i = n)"},
+        constants={"c": c, "initial_w_inf": delta0, "kappa": kappa},
+        notes="combination not stated in the seed papers; derivation in docs/seed_systems.md",
+    )
+
+
+# ---------------------------------------------------------------------------
+# §4: Projected Langevin Algorithm (eq. (9), Lemma 4.1, Theorem 4.2)
+# ---------------------------------------------------------------------------
+
+
+def pla_kl_bound(diameter: float, step_size: float, num_steps: int, h: float) -> float:
+    """001 eq. (9): ``KL(X_T || X'_T) <= D^2/(4 eta T) + h ln(T e)/(4 eta)`` (Cor 3.7 at alpha = 1, sigma^2 = 2 eta)."""
+    D, eta, T = nonnegative("diameter", diameter), positive("step_size", step_size), positive_int("num_steps", num_steps)
+    return D * D / (4 * eta * T) + nonnegative("h", h) * (math.log(T) + 1.0) / (4 * eta)
+
+
+def pla_step_threshold(diameter: float, holder_constant: float, holder_exponent: float) -> float:
+    """001 Lemma 4.1 Theta: ``(M/2)^{2/(1+p)} [((1-p)/(1+p)) max{16 ln(D (M/2)^{1/(1+p)} e), 27}]^{(1-p)/(1+p)}``;
+    p = 1: ``M/2``."""
+    D = positive("diameter", diameter)
+    M = positive("holder_constant", holder_constant)
+    p = nonnegative("holder_exponent", holder_exponent)
+    require(p <= 1.0, "holder_exponent", p, "must be in [0, 1]")
+    if p == 1.0:
+        return M / 2.0
+    inner = ((1 - p) / (1 + p)) * max(16.0 * (math.log(D) + math.log(M / 2.0) / (1 + p) + 1.0), 27.0)
+    return (M / 2.0) ** (2.0 / (1 + p)) * inner ** ((1 - p) / (1 + p))
+
+
+def pla_mixing_time(diameter: float, step_size: float, eps_tv: float, holder_constant: float,
+                    holder_exponent: float) -> int:
+    """001 Theorem 4.2 / eq. (12): ``T_mix,TV(eps) <= ceil(D^2/eta) ceil(log2(1/eps))``, needs 1/eta >= Theta."""
+    eta = positive("step_size", step_size)
+    th = pla_step_threshold(diameter, holder_constant, holder_exponent)
+    require(1.0 / eta >= th, "step_size", eta, f"must satisfy 1/step_size >= Theta = {th:.6g} (001 Lemma 4.1)",
+            "choose a smaller step size")
+    e = positive("eps_tv", eps_tv)
+    require(e < 1.0, "eps_tv", e, "must be in (0, 1)")
+    return math.ceil(diameter ** 2 / eta) * max(1, math.ceil(math.log2(1.0 / e)))
+
+
+# ---------------------------------------------------------------------------
+# §5: noisy SGD, Lemma A.18, Theorem 5.2, Remark 5.3, Theorem 5.4
+# ---------------------------------------------------------------------------
+
+
+def sgm_bound_applies(alpha: float, q: float, sigma: float) -> bool:
+    """001 Lemma A.18 (Mironov et al. 2019 Thm 11) hypotheses at ``alpha``: q in (0, 1/5), sigma >= 4,
+    ``alpha <= M sigma^2/2 - log(sigma^2)`` and
+    ``alpha <= (M^2 sigma^2/2 - log(5 sigma^2))/(M + log(q alpha) + 1/(2 sigma^2))``,
+    ``M = log(1 + 1/(q (alpha - 1)))``; a non-positive denominator counts as failure."""
+    a, q, s = float(alpha), float(q), float(sigma)
+    if not (a > 1 and 0 < q < 0.2 and s >= 4):
+        return False
+    M = math.log1p(1.0 / (q * (a - 1.0)))
+    if a > M * s * s / 2.0 - math.log(s * s):
+        return False
+    den = M + math.log(q * a) + 1.0 / (2.0 * s * s)
+    if den <= 0:
+        return False
+    return a <= (M * M * s * s / 2.0 - math.log(5.0 * s * s)) / den
+
+
+def _R_candidates(T: int, centre: float) -> np.ndarray:
+    if T <= 2_000_000:
+        return np.arange(1, T + 1, dtype=float)
+    grid = np.unique(np.round(np.logspace(0, math.log10(T), 20001)))
+    c = int(min(max(centre, 1), T))
+    near = np.arange(max(1, c - 10000), min(T, c + 10000) + 1)
+    return np.unique(np.concatenate([grid, near, [T]])).astype(float)
+
+
+def theorem_5_2_tbar(diameter: float, data_size: int, step_size: float, lipschitz: float) -> int:
+    """001 Theorem 5.2: ``Tbar = ceil(D n/(4 eta L))``."""
+    return math.ceil(diameter * data_size / (4.0 * step_size * lipschitz))
+
+
+def remark_5_3_factor(step_size: float, data_size: int, lipschitz: float, holder_constant: float,
+                      holder_exponent: float, diameter: float) -> tuple[int, float]:
+    """001 Remark 5.3 / Figure 1: ``(Tbar, 2 Tbar + V)``,
+    ``V = ((2 Tbar/D)(eta M/2)^{1/(1-p)})^2 ((1-p)/(1+p)) ln(Tbar e)``; p = 1 is the limit V = 0 (needs eta M/2 < 1)."""
+    eta, n = positive("step_size", step_size), positive_int("data_size", data_size)
+    L, M = positive("lipschitz", lipschitz), positive("holder_constant", holder_constant)
+    p, D = nonnegative("holder_exponent", holder_exponent), positive("diameter", diameter)
+    require(p <= 1.0, "holder_exponent", p, "must be in [0, 1]")
+    tbar = theorem_5_2_tbar(D, n, eta, L)
+    if p == 1.0:
+        require(eta * M / 2 < 1, "step_size", eta, "must satisfy eta*M/2 < 1 for the p -> 1 limit")
+        return tbar, 2.0 * tbar
+    logv = 2 * (math.log(2 * tbar / D) + math.log(eta * M / 2) / (1 - p)) + math.log((1 - p) / (1 + p)) \
+        + math.log(math.log(tbar) + 1.0)
+    return tbar, 2.0 * tbar + math.exp(logv)
+
+
+def theorem_5_2(lipschitz: float, holder_exponent: float, holder_constant: float, diameter: float,
+                step_size: float, noise_scale: float, data_size: int, batch_size: int, num_steps: int,
+                batching: str = "fixed", max_batch: int | None = None, mechanism: str = "noisy-sgd") -> Certificate:
+    """001 Theorem 5.2 (+ Remark 5.3): last iterate of projected noisy SGD, convex, L-Lipschitz,
+    (p, M)-weakly smooth; noise ``N(0, eta^2 sigma^2 I)``; RDP for ``alpha`` satisfying Lemma A.18.
+
+    ``eps(alpha) = alpha * min(T * 16 L^2/(n^2 sigma^2),
+    min_{R in 1..T} [16 L^2 R/(n^2 sigma^2) + D^2/(eta^2 sigma^2 R) + hbar ln(R e)/sigma^2])`` (SEEDS §3.6),
+    ``hbar = h(eta_eff)/eta^2`` with h of Table 1 row (2).  Checks b/n < 1/5 (row 13),
+    ``sigma >= 8 sqrt(2) L/b``, and batch sizes bounded by b (row 14).
+    """
+    L = positive("lipschitz", lipschitz)
+    p = nonnegative("holder_exponent", holder_exponent)
+    require(p < 1.0, "holder_exponent", p, "must be in [0, 1) for 001 Theorem 5.2")
+    M = nonnegative("holder_constant", holder_constant)
+    D = positive("diameter", diameter)
+    eta = positive("step_size", step_size)
+    sigma = positive("noise_scale", noise_scale, "sigma (added noise has std step_size * sigma)")
+    n = positive_int("data_size", data_size)
+    b = positive_int("batch_size", batch_size)
+    T = positive_int("num_steps", num_steps)
+    require(b <= n, "batch_size", b, f"must be <= data_size = {n}")
+    q = b / n
+    require(q < 0.2, "batch_size", b, f"gives b/n = {q:.6g}; 001 Theorem 5.2 needs b/n < 1/5 (Lemma A.18, "
+            "SEEDS §6 row 13)", "use a smaller batch or more data")
+    smin = 8.0 * math.sqrt(2.0) * L / b
+    require(sigma >= smin, "noise_scale", sigma, f"must be >= 8*sqrt(2)*L/b = {smin:.6g} (001 Theorem 5.2)",
+            "increase the noise")
+    if batching == "fixed":
+        eta_eff = eta
+        batch_note = "fixed-size batches of size b (|B_t| <= b)"
+    elif batching == "poisson":
+        mb = n if max_batch is None else positive_int("max_batch", max_batch)
+        require(mb <= n, "max_batch", mb, f"must be <= data_size = {n}")
+        eta_eff = eta * max(mb, b) / b
+        batch_note = f"Poisson batches: modulus with eta_eff = eta*{max(mb, b)}/b (SEEDS §6 row 14)"
+    else:
+        raise AssumptionError(f"batching = {batching!r} must be 'fixed' or 'poisson'")
+    hbar = _holder_h(eta_eff, p, M) / (eta * eta)
+    sg = 16.0 * L * L / (n * n * sigma * sigma)
+    Rs = _R_candidates(T, D * n / (4 * eta * L))
+    vals = sg * Rs + D * D / (eta * eta * sigma * sigma * Rs) + hbar * (np.log(Rs) + 1.0) / (sigma * sigma)
+    k = int(np.argmin(vals))
+    kappa = min(float(vals[k]), sg * T)
+    r_best = T if sg * T <= float(vals[k]) else int(Rs[k])
+    sig_ratio = b * sigma / (2.0 * math.sqrt(2.0) * L)
+
+    def eps(alpha: float) -> float:
+        return kappa * alpha if sgm_bound_applies(alpha, q, sig_ratio) else math.inf
+
+    amax = _alpha_max(lambda a: sgm_bound_applies(a, q, sig_ratio))
+    require(amax > 1.0, "noise_scale", sigma, "leaves no Renyi order alpha satisfying Lemma A.18",
+            "increase the noise or the data size")
+    tbar = theorem_5_2_tbar(D, n, eta, L)
+    return Certificate(
+        mechanism=mechanism, source="001 Theorem 5.2",
+        curve=RDP.from_function(eps, f"{kappa:.6g}*alpha for alpha in Lemma A.18's range"),
+        assumptions={"lipschitz": L, "holder_exponent": p, "holder_constant": M, "diameter": D, "step_size": eta,
+                     "noise_scale": sigma, "data_size": n, "batch_size": b, "num_steps": T, "batching": batch_note,
+                     "loss": "convex, L-Lipschitz, (p, M)-weakly smooth for every record"},
+        constants={"kappa": kappa, "best_R": r_best, "Tbar": tbar, "hbar": hbar, "alpha_max_grid": amax},
+        notes="min over the horizon R of the proof's bound (<= the printed closed form when T > Tbar), "
+              "and the composition branch of Remark 5.3",
+    )
+
+
+def _alpha_max(ok) -> float:
+    """Largest alpha on a grid with ok(alpha) (diagnostic only; the curve checks every alpha)."""
+    best = 1.0
+    for a in 1.0 + np.logspace(-3, 5, 400):
+        if ok(float(a)):
+            best = float(a)
+    return best
+
+
+def theorem_5_4_tbar(step_size: float, smoothness: float) -> int:
+    """001 Theorem 5.4: ``Tbar = ceil(ln 2/(2 ln(1 + eta beta)))``."""
+    return math.ceil(math.log(2.0) / (2.0 * math.log1p(step_size * smoothness)))
+
+
+def _check_5_4(lipschitz, smoothness, diameter, step_size, noise_scale, data_size, batch_size):
+    L = positive("lipschitz", lipschitz, "L bounds every per-record gradient (e.g. by clipping)")
+    beta = positive("smoothness", smoothness)
+    D = positive("diameter", diameter)
+    eta = positive("step_size", step_size)
+    sigma = positive("noise_scale", noise_scale, "sigma (added noise has std step_size * sigma)")
+    n = positive_int("data_size", data_size)
+    b = positive_int("batch_size", batch_size)
+    require(10 * b <= n, "batch_size", b, f"must be <= data_size/10 = {n / 10:.6g} (001 Theorem 5.4)",
+            "use a smaller batch or more data")
+    smin = 2.0 * math.sqrt(10.0) * L / b
+    require(sigma >= smin, "noise_scale", sigma, f"must be >= 2*sqrt(10)*L/b = {smin:.6g} (001 Theorem 5.4)",
+            "increase the noise")
+    alpha_star = (b * b * sigma * sigma / (16.0 * L * L)) * math.log(n / b)
+    return L, beta, D, eta, sigma, n, b, alpha_star
+
+
+def theorem_5_4(lipschitz: float, smoothness: float, diameter: float, step_size: float, noise_scale: float,
+                data_size: int, batch_size: int, num_steps: int, mechanism: str = "noisy-sgd") -> Certificate:
+    """001 Theorem 5.4: nonconvex beta-smooth loss with ||grad|| <= L, fixed-size batches without replacement.
+
+    ``eps(alpha) = alpha min_{R in 1..T} [52 L^2 R/(n^2 sigma^2) + D^2 c^R (c-1)/(eta^2 sigma^2 (c^R - 1))]``,
+    ``c = (1 + eta beta)^2``, for ``1 < alpha <= alpha* = (b^2 sigma^2/(16 L^2)) ln(n/b)``; b <= n/10,
+    ``sigma >= 2 sqrt(10) L/b`` (SEEDS §3.7).
+    """
+    L, beta, D, eta, sigma, n, b, alpha_star = _check_5_4(lipschitz, smoothness, diameter, step_size, noise_scale,
+                                                          data_size, batch_size)
+    T = positive_int("num_steps", num_steps)
+    lc = 2.0 * math.log1p(eta * beta)           # log c
+    c1 = math.expm1(lc)                         # c - 1
+    Rs = _R_candidates(T, theorem_5_4_tbar(eta, beta))
+    vals = 52.0 * L * L * Rs / (n * n * sigma * sigma) \
+        + D * D * c1 / (-np.expm1(-Rs * lc)) / (eta * eta * sigma * sigma)
+    k = int(np.argmin(vals))
+    kappa = float(vals[k])
+    require(alpha_star > 1.0, "noise_scale", sigma, f"gives alpha* = {alpha_star:.6g} <= 1 (001 Theorem 5.4)")
+
+    def eps(alpha: float) -> float:
+        return kappa * alpha if alpha <= alpha_star else math.inf
+
+    return Certificate(
+        mechanism=mechanism, source="001 Theorem 5.4",
+        curve=RDP.from_function(eps, f"{kappa:.6g}*alpha for alpha <= {alpha_star:.6g}"),
+        assumptions={"lipschitz": L, "smoothness": beta, "diameter": D, "step_size": eta, "noise_scale": sigma,
+                     "data_size": n, "batch_size": b, "num_steps": T,
+                     "batching": "fixed size b, uniformly without replacement",
+                     "loss": "beta-smooth, per-record gradient norm <= L (no convexity)"},
+        constants={"kappa": kappa, "best_R": int(Rs[k]), "alpha_star": alpha_star,
+                   "Tbar": theorem_5_4_tbar(eta, beta)},
+        notes="min over the horizon R of the proof's bound (<= the printed closed form when T > Tbar)",
+    )
+
+
+def theorem_5_4_A(lipschitz: float, smoothness: float, diameter: float, step_size: float, data_size: int) -> float:
+    """001 eq. (22): ``A = 52 L^2 Tbar/n^2 + 4 D^2 beta/eta + 2 D^2 beta^2``."""
+    tbar = theorem_5_4_tbar(step_size, smoothness)
+    return (52.0 * lipschitz ** 2 * tbar / data_size ** 2 + 4.0 * diameter ** 2 * smoothness / step_size
+            + 2.0 * diameter ** 2 * smoothness ** 2)
+
+
+def noisy_sgd_dp_nonconvex(delta: float, lipschitz: float, smoothness: float, diameter: float, step_size: float,
+                           noise_scale: float, data_size: int, batch_size: int, num_steps: int) -> dict:
+    """001 eq. (22) with the corrected validity check (SEEDS §6 row 15).
+
+    ``eps'(alpha) = alpha A/sigma^2 + ln(1/delta)/(alpha - 1)`` at ``alpha = min(alpha_opt, alpha*)``,
+    ``alpha_opt = 1 + sigma sqrt(ln(1/delta)/A)``.  Requires T > Tbar (the closed form A is the
+    bound at R = Tbar).  Returns a dict with eps, alpha used, alpha_opt, alpha* and whether
+    the paper's closed form ``A/sigma^2 + (2/sigma) sqrt(ln(1/delta) A)`` is valid.
+    """
+    from ..errors import probability_open
+
+    d = probability_open("delta", delta)
+    L, beta, D, eta, sigma, n, b, alpha_star = _check_5_4(lipschitz, smoothness, diameter, step_size, noise_scale,
+                                                          data_size, batch_size)
+    T = positive_int("num_steps", num_steps)
+    tbar = theorem_5_4_tbar(eta, beta)
+    require(T > tbar, "num_steps", T, f"must be > Tbar = {tbar} for eq. (22)", "use theorem_5_4's RDP curve")
+    A = theorem_5_4_A(L, beta, D, eta, n)
+    l1d = math.log(1.0 / d)
+    a_opt = 1.0 + sigma * math.sqrt(l1d / A)
+    a = min(a_opt, alpha_star)
+    eps = a * A / sigma ** 2 + l1d / (a - 1.0)
+    return {"epsilon": eps, "alpha": a, "alpha_opt": a_opt, "alpha_star": alpha_star, "A": A, "Tbar": tbar,
+            "closed_form_valid": a_opt <= alpha_star,
+            "paper_shortcut_condition": l1d <= 6.25 * A * math.log(n / b) ** 2}
