@@ -261,20 +261,28 @@ def pnsgd_pabi(lipschitz: float, smoothness: float, strong_convexity: float, ste
     if (rho > 0 and eta < 2.0 / (beta + rho)) or (rho == 0 and eta <= 2.0 / beta):
         cands.append(1.0 - 2.0 * eta * beta * rho / (beta + rho))
     c = max(0.0, min(cands))
-    r = n - i
     s2 = (eta * s) ** 2
-    if r == 0:
-        # the mean shift 2 eta L is before the projection: no cap by the diameter here
-        kappa = (2.0 * eta * L) ** 2 / (2.0 * s2)
-    elif c == 0.0:
-        kappa = 0.0
+
+    def kappa_at(r: int) -> float:
+        if r == 0:
+            # i = n: Gaussian mechanism of the last step; the mean shift 2 eta L is taken before
+            # the projection, so it is not capped by the diameter.
+            return (2.0 * eta * L) ** 2 / (2.0 * s2)
+        if c == 0.0:
+            return 0.0
+        return constant_coefficient(c, 0.0, s2, delta0, r)
+
+    if index is None:
+        # every index: kappa(r) is non-increasing in r >= 1 (c^r (1-c)/(1-c^r) decreases), so the
+        # worst index is i = n or i = n - 1 (the latter matters when c > 1: expansive steps).
+        kappa = max(kappa_at(0), kappa_at(1)) if n > 1 else kappa_at(0)
     else:
-        kappa = constant_coefficient(c, 0.0, s2, delta0, r)
+        kappa = kappa_at(n - i)
     return Certificate(
         mechanism=mechanism, source="001 Theorem 3.4 via SEEDS §5", curve=RDP.linear(kappa),
         assumptions={"noise": "gaussian", "lipschitz": L, "smoothness": beta, "strong_convexity": rho,
                      "step_size": eta, "noise_scale": s, "data_size": n,
-                     "index": i if index is not None else "all (worst i = n)"},
+                     "index": i if index is not None else "all (max over i)"},
         constants={"c": c, "initial_w_inf": delta0, "kappa": kappa},
         notes="combination not stated in the seed papers; derivation in docs/seed_systems.md",
     )
