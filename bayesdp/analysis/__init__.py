@@ -1,0 +1,12 @@
+"""Model analyzer: NumPyro model + public data domain -> certified constants -> certificate report.
+
+>>> from bayesdp.analysis import Domain, analyze, certify   # doctest: +SKIP
+"""
+
+from .analyze import Analysis, analyze
+from .domain import ArgDomain, Domain
+from .facts import Constants, Fact, Unproven
+from .rules import LIKELIHOOD_RULES, PRIOR_RULES, LikelihoodRule, PriorFacts, likelihood_rule, prior_rule
+
+__all__ = ["Analysis", "ArgDomain", "Constants", "Domain", "Fact", "LIKELIHOOD_RULES", "LikelihoodRule",
+           "PRIOR_RULES", "PriorFacts", "Unproven", "analyze", "likelihood_rule", "prior_rule"]

@@ -1,0 +1,265 @@
+"""The public data domain: bounds on one record, declared by the user, independent of the data.
+
+Syntax (one entry per ``--domain`` flag, or a list for :meth:`Domain.parse`)::
+
+    X.norm=1.0        Euclidean norm of each record's row of argument X is <= 1.0
+    X.min=-1          every entry of each record of X is >= -1
+    X.max=1           every entry of each record of X is <= 1
+    y.values=0,1      every entry of y is one of the listed values
+
+The analyzer never reads a bound off the private data.  Data outside the
+declared domain is an error (:class:`bayesdp.errors.DomainError`) before
+anything is computed, unless the user asks for clipping to the domain
+(``clip=True``), which is recorded (how many records were changed).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+
+from ..errors import DomainError
+
+KEYS = ("norm", "min", "max", "values")
+
+
+@dataclass(frozen=True)
+class ArgDomain:
+    """Bounds on one record of one model argument."""
+
+    name: str
+    norm: float | None = None
+    lo: float | None = None
+    hi: float | None = None
+    values: tuple[float, ...] | None = None
+
+    # -- derived bounds ------------------------------------------------------
+    def row_norm_bound(self, size: int) -> float | None:
+        """sup |x| over one record with ``size`` entries, from every declared bound (the smallest)."""
+        cands = []
+        if self.norm is not None:
+            cands.append(self.norm)
+        if self.lo is not None and self.hi is not None:
+            cands.append(math.sqrt(size) * max(abs(self.lo), abs(self.hi)))
+        if self.values is not None:
+            cands.append(math.sqrt(size) * max(abs(v) for v in self.values))
+        return min(cands) if cands else None
+
+    def value_range(self) -> tuple[float, float] | None:
+        """(inf, sup) of one entry, when entries are bounded."""
+        if self.values is not None:
+            lo, hi = min(self.values), max(self.values)
+            if self.lo is not None:
+                lo = max(lo, self.lo)
+            if self.hi is not None:
+                hi = min(hi, self.hi)
+            return lo, hi
+        if self.lo is not None and self.hi is not None:
+            return self.lo, self.hi
+        return None
+
+    def describe(self) -> str:
+        parts = []
+        if self.norm is not None:
+            parts.append(f"{self.name}.norm={self.norm:g}")
+        if self.lo is not None:
+            parts.append(f"{self.name}.min={self.lo:g}")
+        if self.hi is not None:
+            parts.append(f"{self.name}.max={self.hi:g}")
+        if self.values is not None:
+            parts.append(f"{self.name}.values=" + ",".join(f"{v:g}" for v in self.values))
+        return " ".join(parts)
+
+    def to_dict(self) -> dict:
+        out: dict[str, Any] = {}
+        if self.norm is not None:
+            out["norm"] = self.norm
+        if self.lo is not None:
+            out["min"] = self.lo
+        if self.hi is not None:
+            out["max"] = self.hi
+        if self.values is not None:
+            out["values"] = list(self.values)
+        return out
+
+
+def _num(name: str, text: Any) -> float:
+    try:
+        x = float(text)
+    except (TypeError, ValueError):
+        raise DomainError(f"domain {name} = {text!r} is not a number; pass e.g. --domain {name}=1.0") from None
+    if not math.isfinite(x):
+        raise DomainError(f"domain {name} = {text!r} must be finite; declare a finite public bound")
+    return x
+
+
+def _make(name: str, spec: Mapping[str, Any]) -> ArgDomain:
+    unknown = sorted(set(spec) - set(KEYS))
+    if unknown:
+        raise DomainError(f"domain key {name}.{unknown[0]} is unknown; use {name}.norm, {name}.min, "
+                          f"{name}.max or {name}.values")
+    norm = lo = hi = None
+    values = None
+    if spec.get("norm") is not None:
+        norm = _num(f"{name}.norm", spec["norm"])
+        if not norm > 0:
+            raise DomainError(f"domain {name}.norm = {norm:g} must be > 0; declare a positive bound on the "
+                              f"norm of each record of {name}")
+    if spec.get("min") is not None:
+        lo = _num(f"{name}.min", spec["min"])
+    if spec.get("max") is not None:
+        hi = _num(f"{name}.max", spec["max"])
+    if (lo is None) != (hi is None):
+        missing = "max" if hi is None else "min"
+        raise DomainError(f"domain {name}.{missing} is missing; per-entry bounds need both {name}.min and "
+                          f"{name}.max")
+    if lo is not None and not lo < hi:
+        raise DomainError(f"domain {name}.min = {lo:g} must be < {name}.max = {hi:g}; declare a non-empty "
+                          "interval")
+    if spec.get("values") is not None:
+        raw = spec["values"]
+        items = raw.split(",") if isinstance(raw, str) else list(raw)
+        items = [t for t in items if not (isinstance(t, str) and t.strip() == "")]
+        if not items:
+            raise DomainError(f"domain {name}.values is empty; list the allowed values, e.g. {name}.values=0,1")
+        vals = tuple(sorted({_num(f"{name}.values", t) for t in items}))
+        values = vals
+        if lo is not None and (vals[0] < lo or vals[-1] > hi):
+            raise DomainError(f"domain {name}.values lie outside [{name}.min, {name}.max] = [{lo:g}, {hi:g}]; "
+                              "make the declarations consistent")
+    if norm is None and lo is None and values is None:
+        raise DomainError(f"domain for {name} declares nothing; use {name}.norm, {name}.min/max or {name}.values")
+    return ArgDomain(name=name, norm=norm, lo=lo, hi=hi, values=values)
+
+
+@dataclass(frozen=True)
+class Domain:
+    """Public bounds on one record, per model argument.
+
+    ``Domain({"X": {"norm": 1.0}, "y": {"values": [0, 1]}})`` or
+    ``Domain.parse(["X.norm=1.0", "y.values=0,1"])``.
+    """
+
+    spec: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self):
+        args: dict[str, ArgDomain] = {}
+        for name, s in dict(self.spec).items():
+            if isinstance(s, ArgDomain):
+                args[name] = s
+                continue
+            if not isinstance(s, Mapping):
+                raise DomainError(f"domain for {name} = {s!r} must be a mapping such as {{'norm': 1.0}}")
+            args[str(name)] = _make(str(name), s)
+        object.__setattr__(self, "_args", args)
+
+    @staticmethod
+    def parse(entries: Iterable[str] | str | None) -> "Domain":
+        if entries is None:
+            return Domain({})
+        if isinstance(entries, str):
+            entries = [entries]
+        spec: dict[str, dict[str, Any]] = {}
+        for e in entries:
+            text = str(e).strip()
+            if "=" not in text or "." not in text.split("=", 1)[0]:
+                raise DomainError(f"domain entry {text!r} is not ARG.KEY=VALUE; use e.g. X.norm=1.0, X.min=-1, "
+                                  "X.max=1 or y.values=0,1")
+            lhs, rhs = text.split("=", 1)
+            arg, key = lhs.rsplit(".", 1)
+            arg, key = arg.strip(), key.strip()
+            if not arg:
+                raise DomainError(f"domain entry {text!r} names no argument; use e.g. X.norm=1.0")
+            if key not in KEYS:
+                raise DomainError(f"domain key {arg}.{key} is unknown; use {arg}.norm, {arg}.min, {arg}.max or "
+                                  f"{arg}.values")
+            if key in spec.get(arg, {}):
+                raise DomainError(f"domain {arg}.{key} is declared twice; declare it once")
+            spec.setdefault(arg, {})[key] = rhs.strip()
+        return Domain(spec)
+
+    # -- queries -------------------------------------------------------------
+    @property
+    def args(self) -> dict[str, ArgDomain]:
+        return dict(self._args)  # type: ignore[attr-defined]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._args  # type: ignore[attr-defined]
+
+    def get(self, name: str) -> ArgDomain | None:
+        return self._args.get(name)  # type: ignore[attr-defined]
+
+    def __bool__(self) -> bool:
+        return bool(self._args)  # type: ignore[attr-defined]
+
+    def describe(self) -> str:
+        return " ".join(a.describe() for a in self._args.values())  # type: ignore[attr-defined]
+
+    def to_dict(self) -> dict:
+        return {k: a.to_dict() for k, a in self._args.items()}  # type: ignore[attr-defined]
+
+    # -- data check ------------------------------------------------------------
+    def check(self, data: Mapping[str, np.ndarray], clip: bool = False) -> tuple[dict[str, np.ndarray], dict]:
+        """Verify every record lies in the domain (vectorised, O(records)).
+
+        Returns ``(data, clipped)``: the data (clipped copies when ``clip``) and, per
+        argument, how many records clipping changed.  Raises :class:`DomainError`
+        naming the argument, the first offending record and the bound otherwise.
+        A finite set of values cannot be clipped to: such data is always an error.
+        """
+        out = dict(data)
+        record: dict[str, int] = {}
+        for name, dom in self._args.items():  # type: ignore[attr-defined]
+            if name not in data:
+                continue
+            a = np.asarray(data[name], dtype=np.float64)
+            m = a.shape[0]
+            flat = a.reshape(m, -1)
+            changed = np.zeros(m, dtype=bool)
+            if dom.values is not None:
+                ok = np.isin(flat, np.asarray(dom.values)).all(axis=1)
+                if not ok.all():
+                    i = int(np.argmin(ok))
+                    bad = flat[i][~np.isin(flat[i], np.asarray(dom.values))][0]
+                    raise DomainError(f"data {name}[{i}] contains {bad:g}, not in the declared {name}.values = "
+                                      f"{{{', '.join(f'{v:g}' for v in dom.values)}}}; fix the data or declare "
+                                      "the values it can take")
+            if dom.lo is not None:
+                bad = (flat < dom.lo) | (flat > dom.hi)
+                rows = bad.any(axis=1)
+                if rows.any():
+                    if not clip:
+                        i = int(np.argmax(rows))
+                        v = flat[i][bad[i]][0]
+                        raise DomainError(f"data {name}[{i}] has entry {v:g} outside the declared [{name}.min, "
+                                          f"{name}.max] = [{dom.lo:g}, {dom.hi:g}]; fix the data, widen the "
+                                          "public bounds, or clip to the domain (--clip-to-domain)")
+                    flat = np.clip(flat, dom.lo, dom.hi)
+                    changed |= rows
+            if dom.norm is not None:
+                sq = np.einsum("ij,ij->i", flat, flat)
+                rows = sq > dom.norm * dom.norm
+                if rows.any():
+                    if not clip:
+                        i = int(np.argmax(rows))
+                        raise DomainError(f"data {name}[{i}] has norm {math.sqrt(sq[i]):.6g} > declared "
+                                          f"{name}.norm = {dom.norm:g}; fix the data, declare a larger public "
+                                          "bound, or clip to the domain (--clip-to-domain)")
+                    scale = np.ones(m)
+                    scale[rows] = dom.norm / np.sqrt(sq[rows])
+                    flat = flat * scale[:, None]
+                    # rounding can leave a norm a few ulps above the bound: shrink until it holds
+                    for _ in range(8):
+                        sq = np.einsum("ij,ij->i", flat, flat)
+                        over = sq > dom.norm * dom.norm
+                        if not over.any():
+                            break
+                        flat[over] *= (1.0 - 1e-15)
+                    changed |= rows
+            if changed.any():
+                out[name] = flat.reshape(a.shape)
+                record[name] = int(changed.sum())
+        return out, record

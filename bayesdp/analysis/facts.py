@@ -1,0 +1,103 @@
+"""Facts with provenance and the constants derived from them.
+
+A :class:`Fact` is one proven statement about one model site (e.g. "the prior of
+``w`` contributes a quadratic K with strong convexity 1.0", "each record's
+log-likelihood at ``obs`` has gradient norm <= 1.0"), with the rule that proved
+it.  :class:`Constants` holds the constants the certificates need, each a number
+or ``None`` (not proven), and ``provenance`` naming the rule(s) and site(s) of each.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..curves import _json_float
+
+
+@dataclass(frozen=True)
+class Fact:
+    site: str
+    quantity: str
+    value: Any
+    rule: str
+    detail: str = ""
+
+    def to_dict(self) -> dict:
+        v = self.value
+        if isinstance(v, float):
+            v = _json_float(v)
+        return {"site": self.site, "quantity": self.quantity, "value": v, "rule": self.rule,
+                "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class Unproven:
+    site: str
+    what: str
+    reason: str
+
+    def message(self) -> str:
+        return f"site '{self.site}': {self.what} not proven: {self.reason}"
+
+    def to_dict(self) -> dict:
+        return {"site": self.site, "what": self.what, "reason": self.reason}
+
+
+CONSTANT_NAMES = (
+    "strong_convexity", "smoothness", "grad_bound", "grad_diff", "grad_diff_add_remove",
+    "total_strong_convexity", "total_smoothness", "record_grad_bound", "record_grad_diff",
+    "record_smoothness", "v_smoothness", "v_convex", "prior_v_grad_bound", "inverse_temperature", "data_size",
+)
+
+
+@dataclass
+class Constants:
+    """The constants of ``U_D = K + V_D`` (names fixed, see docs/analysis.md).
+
+    ``strong_convexity``/``smoothness``: mu / L of K;  ``grad_bound``: c = sup |grad V_D|
+    = data_size * record_grad_bound + prior_v_grad_bound;  ``grad_diff``: Delta for
+    replace-one neighbours = record_grad_diff;  ``grad_diff_add_remove`` = record_grad_bound;
+    ``total_strong_convexity``/``total_smoothness`` of U_D;  ``v_smoothness`` L_V;  ``v_convex``.
+    """
+
+    strong_convexity: float | None = None
+    smoothness: float | None = None
+    grad_bound: float | None = None
+    grad_diff: float | None = None
+    grad_diff_add_remove: float | None = None
+    total_strong_convexity: float | None = None
+    total_smoothness: float | None = None
+    record_grad_bound: float | None = None
+    record_grad_diff: float | None = None
+    record_smoothness: float | None = None
+    v_smoothness: float | None = None
+    v_convex: bool = False
+    prior_v_grad_bound: float | None = None
+    inverse_temperature: float = 1.0
+    data_size: int | None = None
+    provenance: dict = field(default_factory=dict)
+
+    # SGLD uses the 004 loss l~(x, d) = K(x) + data_size * l_d(x) + V_prior(x) (004 (31), (36))
+    @property
+    def sgld_grad_bound(self) -> float | None:
+        """c of 004 Assumption 5.5 for l~: data_size * record_grad_bound + prior_v_grad_bound."""
+        return self.grad_bound
+
+    @property
+    def sgld_grad_diff(self) -> float | None:
+        """c of 004 (36) for l~: data_size * record_grad_diff."""
+        if self.record_grad_diff is None or self.data_size is None:
+            return None
+        return self.data_size * self.record_grad_diff
+
+    def to_dict(self) -> dict:
+        out: dict[str, Any] = {}
+        for k in CONSTANT_NAMES:
+            v = getattr(self, k)
+            if isinstance(v, float):
+                v = _json_float(v) if math.isfinite(v) else None
+            out[k] = v
+        out["provenance"] = dict(self.provenance)
+        return out

@@ -1,0 +1,77 @@
+"""Reference NumPyro models for bayesdp (``bayesdp certify NAME``).
+
+Every built-in model takes its per-record features as keyword ``X`` (records x
+features), its responses as ``y`` (one per record) and keyword hyperparameters
+(``prior_scale`` ...).  ``bayesdp_data`` on each function declares the number of
+per-record axes of each data argument (used to build shapes when certifying
+before sampling, ``--no-data``).  Expected constants are derived by hand in
+tests/analysis/test_models.py and docs/analysis.md.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpyro
+import numpyro.distributions as dist
+
+
+def _data(**ndims):
+    def deco(fn):
+        fn.bayesdp_data = dict(ndims)
+        return fn
+    return deco
+
+
+@_data(X=1, y=0)
+def logistic(X, y=None, prior_scale=1.0):
+    """Bayesian logistic regression: w ~ N(0, prior_scale^2 I), y_i ~ Bernoulli(logits = x_i . w)."""
+    m, d = X.shape
+    w = numpyro.sample("w", dist.Normal(0.0, prior_scale).expand([d]).to_event(1))
+    logits = numpyro.deterministic("logits", jnp.dot(X, w))
+    with numpyro.plate("data", m):
+        numpyro.sample("obs", dist.Bernoulli(logits=logits), obs=y)
+
+
+@_data(X=1, y=0)
+def softmax(X, y=None, num_classes=2, prior_scale=1.0):
+    """Softmax regression: W ~ N(0, prior_scale^2) (features x classes), y_i ~ Categorical(logits = x_i W)."""
+    m, d = X.shape
+    W = numpyro.sample("W", dist.Normal(0.0, prior_scale).expand([d, int(num_classes)]).to_event(2))
+    with numpyro.plate("data", m):
+        numpyro.sample("obs", dist.Categorical(logits=jnp.dot(X, W)), obs=y)
+
+
+@_data(X=1, y=0)
+def robust(X, y=None, prior_scale=1.0, df=4.0, noise_scale=1.0):
+    """Robust linear regression: w ~ N(0, prior_scale^2 I), y_i ~ StudentT(df, x_i . w, noise_scale)."""
+    m, d = X.shape
+    w = numpyro.sample("w", dist.Normal(0.0, prior_scale).expand([d]).to_event(1))
+    with numpyro.plate("data", m):
+        numpyro.sample("obs", dist.StudentT(df, jnp.dot(X, w), noise_scale), obs=y)
+
+
+@_data(X=1, y=0)
+def sparse_logistic(X, y=None, prior_scale=1.0):
+    """Logistic regression with a Laplace(0, prior_scale) prior on each weight (sparsity)."""
+    m, d = X.shape
+    w = numpyro.sample("w", dist.Laplace(0.0, prior_scale).expand([d]).to_event(1))
+    with numpyro.plate("data", m):
+        numpyro.sample("obs", dist.Bernoulli(logits=jnp.dot(X, w)), obs=y)
+
+
+@_data(X=1, y=0)
+def poisson(X, y=None, prior_scale=1.0):
+    """Poisson regression with log link: refused by the analyzer unless gradients are clipped."""
+    m, d = X.shape
+    w = numpyro.sample("w", dist.Normal(0.0, prior_scale).expand([d]).to_event(1))
+    with numpyro.plate("data", m):
+        numpyro.sample("obs", dist.Poisson(jnp.exp(jnp.dot(X, w))), obs=y)
+
+
+BUILTIN = {
+    "logistic": logistic,
+    "softmax": softmax,
+    "robust": robust,
+    "sparse_logistic": sparse_logistic,
+    "poisson": poisson,
+}
