@@ -61,7 +61,10 @@ EXPECTED_C = {  # (route, C): alpha*C/4 at alpha=2 is C/2; independent closed fo
     "sgld-path": ("004 Theorem 5.8", 0.1), "girsanov-path": ("004 Proposition 4.5", 2.0),
     "girsanov-final": ("004 Proposition 4.6", (2 * 2 + 1) ** 2),
 }
-BEST_C = {"ula-final": 4 * 10.0, "girsanov-final": 5.0}  # the path route (data processing) wins there
+BEST_C = {"ula-final": 4 * 10.0, "girsanov-final": 5.0,  # the path route (data processing) wins there
+          # optimised window (SEEDS §4.16(j)): min_tau C2(tau) = 4 beta C (L C + c_off), with the coupling
+          # C = 2c/(s mu) = 0.02 (exact contraction) and c_off = 2c/s = 0.02: tau* = 0.5 = 500 steps exactly
+          "sgld-final": 4 * 0.02 * (1 * 0.02 + 0.02)}
 
 
 @pytest.mark.parametrize("mech", sorted(MECH_ARGS))
@@ -130,7 +133,7 @@ def test_bad_input_one_line_exit_2(capsys, argv):
 
 def test_step_size_error_names_the_condition(capsys):
     rc, out, err = run(capsys, *BAD[2])
-    assert "step_size = 3" in err and "2*mu/L^2" in err
+    assert "step_size = 3" in err and "2/L" in err
 
 
 def test_python_api_matches_cli(capsys):

@@ -8,10 +8,14 @@ Option names are fixed (issue #2): ``--strong-convexity`` (mu of K), ``--smoothn
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
-from ..errors import nonnegative, positive, positive_int
+if TYPE_CHECKING:
+    from ..certificate import Certificate
+
+from ..errors import AssumptionError, check_finite, nonnegative, positive, positive_int
 from ..theorems import girsanov as G
+from ..theorems import tight as TT
 from ..theorems import transfer as T
 from .registry import Mechanism, Option, Route, need, register
 
@@ -30,6 +34,43 @@ BATCH = Option("--batch-size", "s: minibatch size (uniform without replacement)"
 DATA = Option("--data-size", "m: number of records", type=int)
 LINEAR_V = Option("--linear-v", "grad_x v(x, d) does not depend on x (004 Theorem 5.7 setting)", is_flag=True)
 TIME = Option("--time", "T: horizon of the diffusion (default step-size * num-steps)")
+V_SMOOTH = Option("--v-smoothness", "L_V: grad V is L_V-Lipschitz (0 for linear V); with K's constants gives the "
+                  "total potential's (per record v(., d) for SGLD)")
+V_CONVEX = Option("--v-convex", "V is convex (then U = K + V is mu-strongly convex)", is_flag=True)
+
+
+def _check_declared(p: Mapping[str, Any]) -> None:
+    """Contradictory declarations are errors naming both values (not invalid routes)."""
+    mu, L = p.get("strong_convexity"), p.get("smoothness")
+    if mu is not None and L is not None:
+        mu, L = check_finite("strong_convexity", mu), check_finite("smoothness", L)
+        if L < mu:
+            raise AssumptionError(f"smoothness = {L:.6g} < strong_convexity = {mu:.6g}: an L-smooth mu-strongly "
+                                  "convex K needs mu <= L; check both constants")
+    lv = p.get("v_smoothness")
+    if lv is not None:
+        lv = check_finite("v_smoothness", lv)
+        if lv < 0 and p.get("v_convex"):
+            raise AssumptionError(f"--v-convex contradicts v_smoothness = {lv:.6g} < 0: L_V bounds the norm of "
+                                  "V's Hessian and must be >= 0; declare L_V >= 0")
+        if lv < 0:
+            raise AssumptionError(f"v_smoothness = {lv:.6g} must be >= 0 (a Lipschitz constant); declare L_V >= 0")
+
+
+def _total(p: Mapping[str, Any]) -> tuple[float, float | None, str]:
+    """(m, L_total, how) of U = K + V; raises when U is not shown strongly convex."""
+    if p.get("v_smoothness") is None and not p.get("v_convex"):
+        raise AssumptionError("total potential not shown strongly convex: declare --v-convex and/or "
+                              "--v-smoothness L_V (0 for linear V)")
+    m, Lt, how = TT.total_potential_constants(need(p, "strong_convexity"), need(p, "smoothness"),
+                                              p.get("v_smoothness"), bool(p.get("v_convex")))
+    if m is None:
+        raise AssumptionError(f"total potential not shown strongly convex ({how})")
+    return m, Lt, how
+
+
+def _grad_diff_total(p: Mapping[str, Any]) -> tuple[float, str]:
+    return _path_delta(p)
 
 
 def _path_delta(p: Mapping[str, Any]) -> tuple[float, str]:
@@ -52,6 +93,7 @@ def _with_note(cert, note: str):
 
 
 def _ula_final_routes(p: Mapping[str, Any]) -> list[Route]:
+    _check_declared(p)
     def thm52():
         return G.theorem_5_2(need(p, "strong_convexity"), need(p, "smoothness"), need(p, "grad_bound"),
                              need(p, "step_size"), need(p, "num_steps"), p["inverse_temperature"],
@@ -68,8 +110,49 @@ def _ula_final_routes(p: Mapping[str, Any]) -> list[Route]:
         return G.posterior_limit_estimate(need(p, "strong_convexity"), need(p, "smoothness"),
                                           need(p, "grad_bound"), p["inverse_temperature"], mechanism="ula-final")
 
-    return [Route("004 Theorem 5.2", thm52), Route("004 Theorem 5.4", path, primary=False),
+    def exact():
+        return TT.theorem_5_2_exact_contraction(need(p, "strong_convexity"), need(p, "smoothness"),
+                                                need(p, "grad_bound"), need(p, "step_size"), need(p, "num_steps"),
+                                                p["inverse_temperature"], mechanism="ula-final")
+
+    def window():
+        return _window(p, "ula-final", offset=2.0 * nonnegative("grad_bound", need(p, "grad_bound")))
+
+    def last_draw():
+        m, Lt, how = _total(p)
+        if Lt is None:
+            raise AssumptionError("the last-draw route needs the total smoothness: declare --v-smoothness L_V")
+        d, dhow = _grad_diff_total(p)
+        cert = TT.last_draw_gdp(m, Lt, d, need(p, "step_size"), need(p, "num_steps"), p["inverse_temperature"],
+                                mechanism="ula-final")
+        return _with_note(cert, f"{how}; Delta = {dhow}")
+
+    def path_gdp():
+        d, how = _path_delta(p)
+        cert = TT.path_gdp(d, need(p, "step_size"), need(p, "num_steps"), p["inverse_temperature"],
+                           mechanism="ula-final")
+        return _with_note(cert, f"final draw is a function of the path (data processing); Delta = {how}")
+
+    return [Route(TT.EXACT_CONTRACTION_SOURCE, exact), Route("004 Theorem 5.2", thm52),
+            Route(TT.WINDOW_SOURCE, window), Route(TT.LAST_DRAW_SOURCE, last_draw),
+            Route("004 Theorem 5.4", path, primary=False), Route(TT.PATH_GDP_SOURCE, path_gdp, primary=False),
             Route("004 posterior limit (C4, estimate)", limit, primary=False, certified=False)]
+
+
+def _window(p: Mapping[str, Any], mechanism: str, offset: float) -> "Certificate":
+    """Optimised-window GDP route with the best valid coupling bound (exact or 004's factor)."""
+    mu, L = need(p, "strong_convexity"), need(p, "smoothness")
+    gamma = need(p, "step_size")
+    bounds = []
+    for exact in (True, False):
+        try:
+            bounds.append(TT.kv_coupling_bound(mu, L, offset, gamma, exact=exact))
+        except AssumptionError as exc:
+            err = exc
+    if not bounds:
+        raise err
+    return TT.window_gdp(L, offset, min(bounds), gamma, need(p, "num_steps"), p["inverse_temperature"],
+                         mechanism=mechanism)
 
 
 def _ula_path_routes(p: Mapping[str, Any]) -> list[Route]:
@@ -79,13 +162,20 @@ def _ula_path_routes(p: Mapping[str, Any]) -> list[Route]:
                              mechanism="ula-path")
         return cert if how == "grad_diff" else _with_note(cert, f"Delta = {how}")
 
-    return [Route("004 Theorem 5.4", thm54)]
+    def gdp():
+        d, how = _path_delta(p)
+        cert = TT.path_gdp(d, need(p, "step_size"), need(p, "num_steps"), p["inverse_temperature"],
+                           mechanism="ula-path")
+        return cert if how == "grad_diff" else _with_note(cert, f"Delta = {how}")
+
+    return [Route("004 Theorem 5.4", thm54), Route(TT.PATH_GDP_SOURCE, gdp)]
 
 
 # -- SGLD -----------------------------------------------------------------------
 
 
 def _sgld_final_routes(p: Mapping[str, Any]) -> list[Route]:
+    _check_declared(p)
     src = "004 Theorem 5.7" if p.get("linear_v") else "004 Theorem 5.6"
 
     def final():
@@ -101,7 +191,34 @@ def _sgld_final_routes(p: Mapping[str, Any]) -> list[Route]:
         return _with_note(cert, f"final draw is a function of the path (data processing, SEEDS §4.16(k)); "
                                 f"Delta = {how}")
 
-    return [Route(src, final), Route("004 Theorem 5.8", path, primary=False)]
+    def exact():
+        return TT.theorem_5_2_exact_contraction(
+            need(p, "strong_convexity"), need(p, "smoothness"), need(p, "grad_bound"), need(p, "step_size"),
+            need(p, "num_steps"), p["inverse_temperature"], batch_size=need(p, "batch_size"),
+            linear_v=bool(p.get("linear_v")), mechanism="sgld-final")
+
+    def window():
+        s_ = positive_int("batch_size", need(p, "batch_size"))
+        positive_int("data_size", need(p, "data_size"))
+        c = nonnegative("grad_bound", need(p, "grad_bound"))
+        offset = 2.0 * c / s_ if p.get("linear_v") else 2.0 * c
+        cert = _window(p, "sgld-final", offset)
+        return _with_note(cert, "conditionally on the (data-independent) minibatch sequence; GDP is preserved "
+                                "by the mixture over minibatches")
+
+    def path_gdp():
+        d, how = _path_delta(p)
+        s_ = positive_int("batch_size", need(p, "batch_size"))
+        m_ = positive_int("data_size", need(p, "data_size"))
+        if s_ > m_:
+            raise AssumptionError(f"batch_size = {s_} must be <= data_size = {m_}")
+        cert = TT.path_gdp(d / s_, need(p, "step_size"), need(p, "num_steps"), p["inverse_temperature"],
+                           mechanism="sgld-final")
+        return _with_note(cert, f"final draw is a function of the path; per-step drift difference Delta/s, "
+                                f"Delta = {how}")
+
+    return [Route(TT.EXACT_CONTRACTION_SOURCE, exact), Route(src, final), Route(TT.WINDOW_SOURCE, window),
+            Route("004 Theorem 5.8", path, primary=False), Route(TT.PATH_GDP_SOURCE, path_gdp, primary=False)]
 
 
 def _sgld_path_routes(p: Mapping[str, Any]) -> list[Route]:
@@ -111,7 +228,33 @@ def _sgld_path_routes(p: Mapping[str, Any]) -> list[Route]:
                              need(p, "data_size"), p["inverse_temperature"], mechanism="sgld-path")
         return cert if how == "grad_diff" else _with_note(cert, f"Delta = {how}")
 
-    return [Route("004 Theorem 5.8", thm58)]
+    def gdp():
+        d, how = _path_delta(p)
+        s_ = positive_int("batch_size", need(p, "batch_size"))
+        m_ = positive_int("data_size", need(p, "data_size"))
+        if s_ > m_:
+            raise AssumptionError(f"batch_size = {s_} must be <= data_size = {m_}")
+        cert = TT.path_gdp(d / s_, need(p, "step_size"), need(p, "num_steps"), p["inverse_temperature"],
+                           mechanism="sgld-path")
+        return _with_note(cert, f"per-step drift difference Delta/s (only the replaced record differs); "
+                                f"Delta = {how}")
+
+    return [Route("004 Theorem 5.8", thm58), Route(TT.PATH_GDP_SOURCE, gdp)]
+
+
+def _posterior_routes(p: Mapping[str, Any]) -> list[Route]:
+    _check_declared(p)
+    def gopi():
+        m, _, how = _total(p)
+        d, dhow = _grad_diff_total(p)
+        return _with_note(TT.posterior_gdp(m, d, p["inverse_temperature"]), f"{how}; Delta = {dhow}")
+
+    def limit():
+        return G.posterior_limit_estimate(need(p, "strong_convexity"), need(p, "smoothness"),
+                                          need(p, "grad_bound"), p["inverse_temperature"], mechanism="posterior")
+
+    return [Route(TT.POSTERIOR_SOURCE, gopi),
+            Route("004 posterior limit (C4, estimate)", limit, primary=False, certified=False)]
 
 
 # -- Girsanov diffusions ----------------------------------------------------------
@@ -184,12 +327,16 @@ def _tv_routes(p: Mapping[str, Any]) -> list[Route]:
     return [Route("004 Proposition A.2", a2)]
 
 
-register(Mechanism("ula-final", "ULA final draw (004 Theorem 5.2; path bound by data processing)",
-                   (MU, L_K, C_BOUND, DELTA_G, STEP, STEPS, BETA), _ula_final_routes))
+register(Mechanism("ula-final", "ULA final draw (004 Theorem 5.2, exact contraction, optimised window, "
+                   "Bok-Su-Altschuler; path bounds by data processing)",
+                   (MU, L_K, C_BOUND, DELTA_G, STEP, STEPS, BETA, V_SMOOTH, V_CONVEX), _ula_final_routes))
+register(Mechanism("posterior", "one exact posterior draw (Gopi-Lee-Liu 2022; 004's C4 as an estimate)",
+                   (MU, L_K, C_BOUND, DELTA_G, BETA, V_SMOOTH, V_CONVEX), _posterior_routes))
 register(Mechanism("ula-path", "ULA whole path (004 Theorem 5.4)",
                    (C_BOUND, DELTA_G, STEP, STEPS, BETA), _ula_path_routes))
 register(Mechanism("sgld-final", "SGLD final draw (004 Theorems 5.6 / 5.7)",
-                   (MU, L_K, C_BOUND, DELTA_G, STEP, STEPS, BETA, BATCH, DATA, LINEAR_V), _sgld_final_routes))
+                   (MU, L_K, C_BOUND, DELTA_G, STEP, STEPS, BETA, BATCH, DATA, LINEAR_V, V_SMOOTH, V_CONVEX),
+                   _sgld_final_routes))
 register(Mechanism("sgld-path", "SGLD whole path (004 Theorem 5.8)",
                    (C_BOUND, DELTA_G, STEP, STEPS, BETA, BATCH, DATA), _sgld_path_routes))
 register(Mechanism("girsanov-path", "path of a diffusion with bounded drift difference (004 Proposition 4.5)",

@@ -1,0 +1,223 @@
+"""Routes tighter than the seed papers (issue #6); derivations in docs/tight.md.
+
+* :func:`total_potential_constants`: strong convexity / smoothness of ``U_D = K + V_D`` from K's
+  constants and V's (``v_smoothness`` L_V, ``v_convex``).
+* :func:`path_gdp`: a ULA/SGLD path whose per-step drift difference is bounded for every history is
+  an adaptive composition of Gaussian mechanisms: ``mu = Delta_step sqrt(beta n gamma / 2)``
+  (Dong–Roth–Su 2022 Cor. 3.3; LITERATURE.md §3.3).
+* :func:`last_draw_gdp`: Bok, Su, Altschuler 2024 (shifted interpolation) for a strongly convex,
+  smooth total potential: ``mu_n = Delta sqrt(gamma beta/2) sqrt((1+rho)/(1-rho) (1-rho^n)/(1+rho^n))``,
+  ``rho = max(|1 - gamma m|, |1 - gamma L|)`` (LITERATURE.md §2.1, §4); exact on quadratics.
+* :func:`posterior_gdp`: Gopi, Lee, Liu 2022: ``U_D`` m-strongly convex and
+  ``|grad U_D - grad U_D'| <= Delta`` give ``Delta sqrt(beta/m)``-GDP for one exact posterior draw
+  (LITERATURE.md §1(e)); exact on quadratics.
+* :func:`window_gdp`: 004 Proposition 4.6's perturbation argument on the discrete chain with a
+  window of k steps instead of time 1, as an adaptive Gaussian composition, minimised over k
+  (SEEDS.md §4.16(j); proof in docs/tight.md).
+* :func:`kv_coupling_bound`: ``sup_k |X_k - X'_k|`` for ``U = K + V`` with ``|grad V| <= c``:
+  004's ``2c/a`` (paper factor) and ``2 gamma c/(1 - rho_K)`` with the exact factor
+  ``rho_K = max(|1 - gamma mu|, |1 - gamma L|)`` (valid for every gamma < 2/L).
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..certificate import Certificate
+from ..curves import GDP, RDP
+from ..errors import AssumptionError, nonnegative, positive, positive_int, require
+from .gradient_step import contraction_factor
+
+POSTERIOR_SOURCE = "Gopi-Lee-Liu 2022 (posterior GDP)"
+LAST_DRAW_SOURCE = "Bok-Su-Altschuler 2024 (last-draw GDP)"
+PATH_GDP_SOURCE = "GDP composition of the path (Dong-Roth-Su Cor. 3.3)"
+WINDOW_SOURCE = "004 Proposition 4.6, optimised window, GDP (docs/tight.md)"
+EXACT_CONTRACTION_SOURCE = "004 Theorem 5.2, exact contraction factor (docs/tight.md)"
+
+
+def total_potential_constants(strong_convexity: float, smoothness: float, v_smoothness: float | None,
+                              v_convex: bool) -> tuple[float | None, float | None, str]:
+    """(m, L, how) for ``U = K + V``: K mu-strongly convex and L_K-smooth; V L_V-smooth, maybe convex.
+
+    m = mu + 0 if V convex, else mu - L_V (needs L_V declared); L = L_K + L_V (needs L_V).
+    Returns None where a constant is not established.
+    """
+    mu = positive("strong_convexity", strong_convexity)
+    L = positive("smoothness", smoothness)
+    require(L >= mu, "smoothness", L, f"must be >= strong_convexity = {mu:.6g} (mu <= L for an L-smooth "
+            "mu-strongly convex K)", "check both constants")
+    lv = None
+    if v_smoothness is not None:
+        lv = nonnegative("v_smoothness", v_smoothness,
+                         "declare L_V >= 0, the Lipschitz constant of grad V (0 for linear V)")
+    if v_convex:
+        m = mu
+        how = "V convex: m = mu"
+    elif lv is not None:
+        m = mu - lv
+        how = f"V {lv:.6g}-smooth, not declared convex: m = mu - L_V"
+    else:
+        return None, None, "V's smoothness and convexity not declared"
+    total_L = None if lv is None else L + lv
+    if m <= 0:
+        return None, total_L, f"mu - L_V = {m:.6g} <= 0: U_D is not shown strongly convex"
+    return m, total_L, how + ("" if lv is None else f", L = L_K + L_V = {total_L:.6g}")
+
+
+def posterior_gdp(total_strong_convexity: float, grad_diff: float, inverse_temperature: float = 1.0,
+                  mechanism: str = "posterior") -> Certificate:
+    """Gopi–Lee–Liu 2022: pi_D ∝ exp(-beta U_D), U_D m-strongly convex, |grad U_D - grad U_D'| <= Delta
+    => one exact posterior draw is Delta*sqrt(beta/m)-GDP.  No smoothness needed.
+
+    (F = beta U_D is beta*m-strongly convex and F - F' is beta*Delta-Lipschitz, so the exponential
+    mechanism is (beta Delta / sqrt(beta m))-GDP.)  Tight for Gaussian location families.
+    """
+    m = positive("total_strong_convexity", total_strong_convexity,
+                 "the posterior route needs a strongly convex potential U_D")
+    d = nonnegative("grad_diff", grad_diff)
+    beta = positive("inverse_temperature", inverse_temperature)
+    mu = d * math.sqrt(beta / m)
+    return Certificate(mechanism=mechanism, source=POSTERIOR_SOURCE, curve=GDP(mu),
+                       assumptions={"total_strong_convexity": m, "grad_diff": d, "inverse_temperature": beta,
+                                    "sampler": "exact draw from pi_D (not ULA/SGLD)"},
+                       constants={"gdp_mu": mu})
+
+
+def path_gdp(step_drift_diff: float, step_size: float, num_steps: int, inverse_temperature: float = 1.0,
+             mechanism: str = "ula-path", note: str = "") -> Certificate:
+    """Path of x <- x + gamma f_D(x, A) + sqrt(2 gamma/beta) z with |f_D(x, A) - f_D'(x, A)| <= Delta_step
+    for every x and every (data-independent) minibatch A: each step is, given the history, a Gaussian
+    mechanism with sensitivity gamma*Delta_step and sd sqrt(2 gamma/beta), i.e.
+    Delta_step*sqrt(gamma beta/2)-GDP; adaptive composition (DRS Cor. 3.3) gives
+    ``mu = Delta_step sqrt(beta n gamma/2)``.  Its RDP curve is exactly 004 Theorem 5.4/5.8's.
+    """
+    d = nonnegative("grad_diff", step_drift_diff)
+    g = positive("step_size", step_size)
+    n = positive_int("num_steps", num_steps)
+    beta = positive("inverse_temperature", inverse_temperature)
+    mu = d * math.sqrt(beta * n * g / 2.0)
+    return Certificate(mechanism=mechanism, source=PATH_GDP_SOURCE, curve=GDP(mu),
+                       assumptions={"step_drift_diff": d, "step_size": g, "num_steps": n,
+                                    "inverse_temperature": beta, "x0": "common, data-independent"},
+                       constants={"gdp_mu": mu, "step_gdp_mu": d * math.sqrt(g * beta / 2.0)}, notes=note)
+
+
+def last_draw_gdp(total_strong_convexity: float, total_smoothness: float, grad_diff: float, step_size: float,
+                  num_steps: int, inverse_temperature: float = 1.0, mechanism: str = "ula-final") -> Certificate:
+    """Bok–Su–Altschuler 2024: ULA on an m-strongly convex, L-smooth U_D (both datasets) with
+    |grad U_D - grad U_D'| <= Delta, from a common data-independent start, releases a final draw that is
+    mu_n-GDP, ``mu_n = Delta sqrt(gamma beta/2) sqrt((1+rho)/(1-rho) * (1-rho^n)/(1+rho^n))`` with the
+    exact contraction factor ``rho = max(|1 - gamma m|, |1 - gamma L|) < 1`` (needs gamma < 2/L)."""
+    m = positive("total_strong_convexity", total_strong_convexity)
+    L = positive("total_smoothness", total_smoothness)
+    require(L >= m, "total_smoothness", L, f"must be >= total_strong_convexity = {m:.6g}")
+    d = nonnegative("grad_diff", grad_diff)
+    g = positive("step_size", step_size)
+    require(g < 2.0 / L, "step_size", g, f"must be < 2/L_total = {2.0 / L:.6g} for the gradient step of U_D "
+            "to contract (Bok-Su-Altschuler route)", "choose a smaller step size")
+    n = positive_int("num_steps", num_steps)
+    beta = positive("inverse_temperature", inverse_temperature)
+    rho = contraction_factor(g, m, L)
+    step_mu = d * math.sqrt(g * beta / 2.0)
+    if rho == 0.0:
+        factor = 1.0
+    else:
+        rn = rho ** n
+        factor = (1.0 + rho) / (1.0 - rho) * (1.0 - rn) / (1.0 + rn)
+    mu = step_mu * math.sqrt(factor)
+    return Certificate(mechanism=mechanism, source=LAST_DRAW_SOURCE, curve=GDP(mu),
+                       assumptions={"total_strong_convexity": m, "total_smoothness": L, "grad_diff": d,
+                                    "step_size": g, "num_steps": n, "inverse_temperature": beta,
+                                    "x0": "common, data-independent"},
+                       constants={"gdp_mu": mu, "rho": rho, "step_gdp_mu": step_mu})
+
+
+def kv_coupling_bound(strong_convexity: float, smoothness: float, drift_offset: float, step_size: float,
+                      exact: bool) -> float:
+    """sup_k |X_k^D - X_k^D'| for U = K + V, |grad V_D(x) - grad V_D'(y)| <= drift_offset (= 2c).
+
+    exact=False: 004's recursion e <- (1 - gamma a) e + gamma*offset, a = mu - gamma L^2/2 (gamma < 2mu/L^2).
+    exact=True:  e <- rho_K e + gamma*offset with rho_K = max(|1-gamma mu|, |1-gamma L|) (gamma < 2/L).
+    """
+    mu = positive("strong_convexity", strong_convexity)
+    L = positive("smoothness", smoothness)
+    off = nonnegative("drift_offset", drift_offset)
+    g = positive("step_size", step_size)
+    if exact:
+        require(g < 2.0 / L, "step_size", g, f"must be in (0, 2/L) = (0, {2.0 / L:.6g}) for the gradient "
+                "step of K to contract", "choose a smaller step size, or release the path")
+        rho = contraction_factor(g, mu, L)
+        return g * off / (1.0 - rho)
+    hi = 2.0 * mu / (L * L)
+    require(g < hi, "step_size", g, f"must be in (0, 2*mu/L^2) = (0, {hi:.6g}) for 004's contraction factor")
+    return off / (mu - g * L * L / 2.0)
+
+
+def theorem_5_2_exact_contraction(strong_convexity: float, smoothness: float, grad_bound: float,
+                                  step_size: float, num_steps: int, inverse_temperature: float = 1.0,
+                                  batch_size: int = 1, linear_v: bool = False,
+                                  mechanism: str = "ula-final") -> Certificate:
+    """004 Theorem 5.2/5.6/5.7's proof with the exact contraction factor of grad K.
+
+    Coupling: e_{k+1} <= rho_K e_k + gamma * offset, offset = 2c (2c/s with linear v), so
+    C = gamma*offset/(1 - rho_K) for every gamma < 2/L; then Proposition 4.6 (T >= 1) with the same
+    offset: ``C2 = beta (C (L+1) + offset)^2``; T < 1: Proposition 4.5 branch ``beta offset^2 T``.
+    """
+    mu = positive("strong_convexity", strong_convexity)
+    L = positive("smoothness", smoothness)
+    c = nonnegative("grad_bound", grad_bound)
+    n = positive_int("num_steps", num_steps)
+    beta = positive("inverse_temperature", inverse_temperature)
+    s = positive_int("batch_size", batch_size)
+    offset = 2.0 * c / s if linear_v else 2.0 * c
+    C = kv_coupling_bound(mu, L, offset, step_size, exact=True)
+    T = n * step_size
+    if T < 1.0:
+        K = beta * offset * offset * T
+        note = "T = n*gamma < 1: Proposition 4.5 branch (B.6)"
+    else:
+        K = beta * (C * (L + 1.0) + offset) ** 2
+        note = ""
+    return Certificate(mechanism=mechanism, source=EXACT_CONTRACTION_SOURCE, curve=RDP.linear(K / 4.0),
+                       assumptions={"strong_convexity": mu, "smoothness": L, "grad_bound": c, "step_size": step_size,
+                                    "num_steps": n, "inverse_temperature": beta, "batch_size": s,
+                                    "linear_v": bool(linear_v), "x0": "common, data-independent"},
+                       constants={"C": K, "coupling_bound": C, "drift_offset": offset,
+                                  "rho_K": contraction_factor(step_size, mu, L)}, notes=note)
+
+
+def window_gdp(drift_lipschitz: float, drift_offset: float, coupling_bound: float, step_size: float,
+               num_steps: int, inverse_temperature: float = 1.0, mechanism: str = "ula-final",
+               note: str = "") -> Certificate:
+    """Final draw of a chain x <- x + gamma f_D(x) + sqrt(2 gamma/beta) z (f_D may depend on a
+    data-independent minibatch) with (20) |f_D(x) - f_D'(y)| <= L|x - y| + c_off and (21)
+    sup_k |X_k - X'_k| <= C under the synchronous coupling.  For a window of the last k steps the
+    perturbed-chain argument (docs/tight.md) gives mu(k) = sqrt(k) gamma (L C + c_off + C/(k gamma)) / s,
+    s = sqrt(2 gamma/beta); minimised over k in {1, ..., n}.
+    """
+    L = nonnegative("drift_lipschitz", drift_lipschitz)
+    off = nonnegative("drift_offset", drift_offset)
+    C = nonnegative("coupling_bound", coupling_bound)
+    g = positive("step_size", step_size)
+    n = positive_int("num_steps", num_steps)
+    beta = positive("inverse_temperature", inverse_temperature)
+    sd = math.sqrt(2.0 * g / beta)
+    A = L * C + off
+
+    def mu_of(k: int) -> float:
+        return math.sqrt(k) * g * (A + C / (k * g)) / sd
+
+    if A > 0:
+        k_star = C / (A * g)
+        cands = {1, n, max(1, min(n, int(math.floor(k_star)))), max(1, min(n, int(math.ceil(k_star))))}
+    else:
+        cands = {n}
+    k_best = min(cands, key=mu_of)
+    mu = mu_of(k_best)
+    if not math.isfinite(mu):
+        raise AssumptionError("window bound is not finite; check the constants")
+    return Certificate(mechanism=mechanism, source=WINDOW_SOURCE, curve=GDP(mu),
+                       assumptions={"drift_lipschitz": L, "drift_offset": off, "coupling_bound": C,
+                                    "step_size": g, "num_steps": n, "inverse_temperature": beta,
+                                    "x0": "common, data-independent"},
+                       constants={"gdp_mu": mu, "window_steps": k_best, "window_time": k_best * g}, notes=note)
