@@ -1,0 +1,124 @@
+"""One private release: statistic -> sensitivity route -> ledger reservation -> secure noise -> commit.
+
+:func:`release_statistic` is the function the ``bayesdp release`` / ``bayesdp demo`` glue calls
+once it has (a) the sampler's draws in unconstrained space, (b) the coupling bound built from the
+analyzer's constants and the sampler configuration (:func:`bayesdp.release.sensitivity.best_coupling`)
+and/or user-certified concentration constants (004 Proposition 3.10), and (c) a ledger path.
+It never prints; ``ReleaseResult.to_dict()`` is the JSON of ``bayesdp release --json``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from ..certificate import Certificate
+from ..errors import AssumptionError, positive
+from .ledger import Ledger
+from .noise import laplace_release
+from .sensitivity import CouplingBound, SensitivityRoute, choose_route, concentration_route, coupling_route
+from .statistics import ReleasedValue, Statistic, describe_values
+
+
+@dataclass(frozen=True)
+class ReleaseResult:
+    values: np.ndarray
+    names: tuple[str, ...]
+    noise_scale: float
+    noise_variance: float
+    sensitivity: float            # effective L1 sensitivity (proven window + grid rounding)
+    proven_sensitivity: float     # the route's window before rounding
+    grid: float
+    epsilon: float
+    delta: float
+    source: str
+    certificate: Certificate
+    items: tuple[ReleasedValue, ...]
+    remaining_budget: Mapping[str, float]
+    ledger: str
+    routes: tuple[Mapping[str, Any], ...] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict:
+        return {
+            "values": [float(v) for v in self.values],
+            "names": list(self.names),
+            "noise_scale": self.noise_scale,
+            "noise_variance": self.noise_variance,
+            "sensitivity": self.sensitivity,
+            "proven_sensitivity": self.proven_sensitivity,
+            "sensitivity_norm": "L1" if len(self.names) > 1 else "absolute value",
+            "grid": self.grid,
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "source": self.source,
+            "remaining_budget": dict(self.remaining_budget),
+            "ledger": self.ledger,
+            "items": [it.to_dict() for it in self.items],
+            "interval_note": "each interval contains the non-private Monte Carlo estimate with the stated probability "
+                             "(Laplace noise only; Monte Carlo error not included)",
+            "certificate": self.certificate.to_dict(epsilon=self.epsilon),
+            "routes": [dict(r) for r in self.routes],
+        }
+
+
+def sensitivity_routes(statistic: Statistic, coupling: CouplingBound | None = None,
+                       concentration: Mapping[str, float] | None = None) -> list[SensitivityRoute]:
+    """All routes available for ``statistic``: coupling (004 Prop 3.7, delta~ = 0) and/or 004 Prop 3.10
+    with ``concentration = {"concentration": C, "concentration_delta": delta~, "posterior_sensitivity": gamma_f}``
+    (constants for the same statistic and norm: L1 for vectors)."""
+    routes = []
+    if coupling is not None:
+        routes.append(coupling_route(coupling, statistic.lipschitz))
+    if concentration is not None:
+        routes.append(concentration_route(concentration["concentration"], concentration["concentration_delta"],
+                                          concentration["posterior_sensitivity"]))
+    return routes
+
+
+def release_statistic(draws: np.ndarray, statistic: Statistic, epsilon: float, ledger: str | os.PathLike, *,
+                      coupling: CouplingBound | None = None, concentration: Mapping[str, float] | None = None,
+                      budget_epsilon: float | None = None, budget_delta: float = 0.0, dataset: str | None = None,
+                      max_delta: float | None = None, mechanism: str = "mc-estimate", level: float = 0.95,
+                      ) -> ReleaseResult:
+    """Release the noisy Monte Carlo average of ``statistic`` over ``draws`` (shape (num_draws, dim),
+    UNCONSTRAINED space, all chains and kept draws; the same draws the coupling bound covers).
+
+    Order of operations (bad input or no budget => nothing drawn, ledger unchanged):
+    validate epsilon; pick the route with the smallest window (``max_delta`` caps the route's delta);
+    compute the non-private average; open the ledger (create it with ``budget_epsilon`` if missing);
+    reserve (epsilon, delta) under the lock — refused if over budget; draw the secure noise; commit.
+    """
+    eps = positive("epsilon", epsilon, "pass a positive epsilon")
+    routes = sensitivity_routes(statistic, coupling, concentration)
+    route = choose_route(routes, max_delta)
+    value = statistic.evaluate(draws)
+    led = Ledger.open(ledger, budget_epsilon=budget_epsilon, budget_delta=budget_delta, dataset=dataset)
+    k = statistic.num_coords
+    # the certificate needs the final noise scale, which depends only on (window, eps, k): compute it
+    # before reserving so that the ledger entry carries the exact curve.
+    from .noise import granularity
+
+    r = granularity(route.sensitivity / eps)
+    prelim_scale = (route.sensitivity + k * r) / eps
+    cert = route.certificate(eps, prelim_scale * (1 + 1e-15), k, mechanism)
+    what = f"{statistic.description} ({k} value{'s' if k > 1 else ''})"
+    with led.reserve(eps, route.coupling_delta, mechanism, route.source, curve=cert.curve, what=what) as res:
+        res.mark_drawn()
+        noisy = laplace_release(value, route.sensitivity, eps)
+        # consistency: the certificate is re-built at the scale actually used
+        cert = route.certificate(eps, noisy.noise_scale, k, mechanism)
+        items = describe_values(statistic.names, noisy.values, noisy.noise_scale, noisy.noise_variance, level)
+        res.commit({"names": list(statistic.names), "values": [float(v) for v in noisy.values],
+                    "noise_scale": noisy.noise_scale, "sensitivity": noisy.effective_sensitivity,
+                    "lipschitz": statistic.lipschitz, "statistic": statistic.description})
+    summary = res.summary or led.summary()
+    return ReleaseResult(values=noisy.values, names=statistic.names, noise_scale=noisy.noise_scale,
+                         noise_variance=noisy.noise_variance, sensitivity=noisy.effective_sensitivity,
+                         proven_sensitivity=route.sensitivity, grid=noisy.grid, epsilon=eps,
+                         delta=route.coupling_delta, source=route.source, certificate=cert, items=tuple(items),
+                         remaining_budget=summary["remaining_budget"], ledger=str(led.path),
+                         routes=tuple({"source": rt.source, "sensitivity": rt.sensitivity, "delta": rt.coupling_delta,
+                                       "chosen": rt is route} for rt in routes))

@@ -1,0 +1,170 @@
+"""Released statistics: Monte Carlo averages of Lipschitz functions of the draws.
+
+A :class:`Statistic` maps the sampler's draws, in its UNCONSTRAINED space (shape ``(n, d)``,
+chains and draws flattened), to ``k`` numbers per draw; the released value is their average.
+It carries ``lipschitz``: a constant L with ``|f(z) - f(z')|_1 <= L |z - z'|_2`` (Euclidean in,
+L1 out, because vector releases use Laplace noise calibrated to the L1 sensitivity), so that the
+average moves by at most ``L * coupling distance`` (docs/release.md §2):
+
+* k coordinate means of real-support sites (identity transform): ``L = sqrt(k)``
+  (``|v|_1 <= sqrt(k) |v|_2``, attained by v = (1, ..., 1)).
+* constrained sites: a coordinate-wise transform with a DECLARED Lipschitz constant ``L_s`` per
+  site; the total is ``sqrt(sum_s L_s^2 k_s)`` (Cauchy–Schwarz).  A constrained site without a
+  declared constant is refused.
+* a user function with a declared constant.
+
+Every released value is returned with its noise scale, noise variance (``2 scale^2``, SEEDS §6
+row 10, not 004's ``eta/eps``) and an interval that covers the NON-PRIVATE Monte Carlo estimate
+with the stated probability (noise only; the Monte Carlo error of the estimate itself is not
+included).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from ..errors import AssumptionError, ModelError, positive, require
+from .noise import laplace_interval_halfwidth
+
+
+@dataclass(frozen=True)
+class SiteSpec:
+    """One latent site of the model as the sampler sees it (``size`` flattened coordinates).
+
+    ``constrained``: the site's support is not all of R^size, so the sampler works on
+    ``z = T^{-1}(theta)``.  ``transform`` maps unconstrained values to constrained ones
+    coordinate-wise; ``transform_lipschitz`` is its declared Lipschitz constant per coordinate.
+    """
+
+    name: str
+    size: int = 1
+    constrained: bool = False
+    transform: Callable[[np.ndarray], np.ndarray] | None = None
+    transform_lipschitz: float | None = None
+
+
+@dataclass(frozen=True)
+class Statistic:
+    names: tuple[str, ...]
+    fn: Callable[[np.ndarray], np.ndarray]
+    lipschitz: float
+    description: str
+    lipschitz_source: str = ""
+
+    @property
+    def num_coords(self) -> int:
+        return len(self.names)
+
+    def evaluate(self, draws: np.ndarray) -> np.ndarray:
+        """Average of ``fn`` over all draws (the non-private Monte Carlo estimate; never publish it)."""
+        z = np.asarray(draws, dtype=np.float64)
+        if z.ndim == 1:
+            z = z[:, None]
+        require(z.ndim == 2 and z.shape[0] >= 1, "draws.shape", z.shape, "must be (num_draws, dim) with num_draws >= 1")
+        if not np.all(np.isfinite(z)):
+            raise AssumptionError("draws contain NaN or inf; the chain diverged (lower the step size)")
+        vals = np.asarray(self.fn(z), dtype=np.float64)
+        if vals.ndim == 1:
+            vals = vals[:, None]
+        require(vals.shape == (z.shape[0], self.num_coords), "statistic output shape", vals.shape,
+                f"must be (num_draws, {self.num_coords}) = ({z.shape[0]}, {self.num_coords})")
+        out = vals.mean(axis=0)
+        if not np.all(np.isfinite(out)):
+            raise AssumptionError(f"statistic {self.description!r} is not finite on the draws")
+        return out
+
+
+def coordinate_means(sites: Sequence[SiteSpec], select: Sequence[str] | None = None) -> Statistic:
+    """Posterior mean of every coordinate of the selected sites (all sites by default).
+
+    Draws are the concatenation of the sites' unconstrained coordinates, in ``sites`` order.
+    Lipschitz constant (Euclidean -> L1): ``sqrt(sum_s L_s^2 k_s)`` with ``L_s = 1`` for real-support
+    sites and the declared ``transform_lipschitz`` for constrained ones (docs/release.md §2.1).
+    """
+    if not sites:
+        raise ModelError("sites is empty: the model has no latent site to release")
+    offsets = {}
+    pos = 0
+    for s in sites:
+        if s.name in offsets:
+            raise ModelError(f"site {s.name!r} listed twice")
+        require(isinstance(s.size, int) and s.size >= 1, f"site {s.name!r} size", s.size, "must be an integer >= 1")
+        offsets[s.name] = (pos, s)
+        pos += s.size
+    chosen = [s.name for s in sites] if select is None else list(select)
+    for name in chosen:
+        if name not in offsets:
+            raise ModelError(f"site {name!r} is not a latent site of the model; choose from {sorted(offsets)}")
+    pieces = []
+    names: list[str] = []
+    sq = 0.0
+    for name in chosen:
+        start, s = offsets[name]
+        if s.constrained:
+            if s.transform is None or s.transform_lipschitz is None:
+                raise ModelError(f"site {name!r} is constrained: its posterior mean needs the transform's Lipschitz "
+                                 "constant; declare transform_lipschitz (or release the unconstrained value "
+                                 "through a user statistic with a declared Lipschitz constant)")
+            Ls = positive(f"site {name!r} transform_lipschitz", s.transform_lipschitz)
+            tr = s.transform
+        else:
+            Ls, tr = 1.0, None
+        sq += Ls * Ls * s.size
+        pieces.append((start, s.size, tr))
+        names += [name] if s.size == 1 else [f"{name}[{i}]" for i in range(s.size)]
+    total = pos
+
+    def fn(z: np.ndarray) -> np.ndarray:
+        require(z.shape[1] == total, "draws dimension", z.shape[1], f"must equal the sites' total size {total}")
+        cols = []
+        for start, size, tr in pieces:
+            block = z[:, start:start + size]
+            cols.append(block if tr is None else np.asarray(tr(block), dtype=np.float64).reshape(block.shape))
+        return np.concatenate(cols, axis=1)
+
+    src = ("sqrt(k): identity on real-support sites" if all(p[2] is None for p in pieces)
+           else "sqrt(sum_s L_s^2 k_s): declared transform constants")
+    return Statistic(names=tuple(names), fn=fn, lipschitz=math.sqrt(sq),
+                     description=f"posterior mean of {', '.join(chosen)}", lipschitz_source=src)
+
+
+def function_mean(fn: Callable[[np.ndarray], np.ndarray], lipschitz: float | None, names: Sequence[str],
+                  description: str = "user function") -> Statistic:
+    """Posterior mean of a user function of the unconstrained draws with a DECLARED Lipschitz constant
+    (Euclidean in, L1 out).  ``lipschitz=None`` is refused: the noise cannot be calibrated."""
+    if lipschitz is None:
+        raise AssumptionError(f"statistic {description!r} has no declared Lipschitz constant; declare one "
+                              "(|f(z) - f(z')|_1 <= L |z - z'|_2 on the unconstrained space)")
+    L = positive(f"lipschitz of statistic {description!r}", lipschitz)
+    names = tuple(names)
+    if not names:
+        raise AssumptionError("names is empty; name each output coordinate of the statistic")
+    return Statistic(names=names, fn=fn, lipschitz=L, description=description, lipschitz_source="declared by user")
+
+
+@dataclass(frozen=True)
+class ReleasedValue:
+    name: str
+    value: float
+    noise_scale: float
+    noise_variance: float
+    interval: tuple[float, float]
+    level: float
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "value": self.value, "noise_scale": self.noise_scale,
+                "noise_variance": self.noise_variance, "interval": list(self.interval), "level": self.level}
+
+
+def describe_values(names: Sequence[str], values: np.ndarray, noise_scale: float, noise_variance: float,
+                    level: float = 0.95) -> list[ReleasedValue]:
+    """Per-coordinate report: value, scale, variance and the interval ``value ± b log(1/(1-level)) + r``
+    that contains the non-private estimate with probability >= level (noise only, per coordinate)."""
+    h = laplace_interval_halfwidth(noise_scale, level)
+    return [ReleasedValue(name=n, value=float(v), noise_scale=float(noise_scale), noise_variance=float(noise_variance),
+                          interval=(float(v) - h, float(v) + h), level=float(level))
+            for n, v in zip(names, values)]

@@ -1,0 +1,240 @@
+"""Ledger: composition rules, refusal before drawing, corrupt files, real-process races and kills."""
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from bayesdp.cli import main
+from bayesdp.curves import GDP, ApproxDP
+from bayesdp.errors import BudgetError
+from bayesdp.release.ledger import Ledger, validate
+
+
+def _spend(led, eps, delta=0.0, curve=None):
+    with led.reserve(eps, delta, "test", "unit", curve=curve) as res:
+        res.mark_drawn()
+        res.commit({"values": [1.0]})
+    return res.summary
+
+
+def test_create_spend_and_refuse(tmp_path):
+    path = tmp_path / "l.json"
+    led = Ledger.open(path, budget_epsilon=1.0)
+    s = _spend(led, 0.25)
+    assert s["remaining_budget"]["epsilon"] == 0.75
+    _spend(led, 0.5)
+    before = path.read_bytes()
+    with pytest.raises(BudgetError) as e:
+        with led.reserve(0.5, 0.0, "test", "unit") as res:
+            pytest.fail("body must not run when over budget")
+    assert "\n" not in str(e.value) and "nothing was drawn" in str(e.value)
+    assert path.read_bytes() == before
+    _spend(led, 0.25)  # exactly the rest (exact arithmetic)
+    assert led.summary()["remaining_budget"]["epsilon"] == 0.0
+    with pytest.raises(BudgetError):
+        led.check(1e-9)
+
+
+def test_exact_sums_no_rounding_overspend(tmp_path):
+    led = Ledger.open(tmp_path / "l.json", budget_epsilon=0.3)
+    _spend(led, 0.1)
+    _spend(led, 0.1)
+    # 0.1 + 0.1 + 0.1 (as doubles) = 0.3000000000000000166 > 0.29999999999999998890 (= 0.3 as a double)
+    with pytest.raises(BudgetError):
+        led.check(0.1)
+    led.check(0.09999999999999998)
+
+
+def test_bad_epsilon_and_missing_ledger(tmp_path):
+    led = Ledger.open(tmp_path / "l.json", budget_epsilon=1.0)
+    for bad in (0.0, -1.0, math.nan):
+        with pytest.raises(BudgetError):
+            led.check(bad)
+    with pytest.raises(BudgetError, match="does not exist"):
+        Ledger.open(tmp_path / "missing.json")
+    with pytest.raises(BudgetError, match="cannot be changed"):
+        Ledger.open(tmp_path / "l.json", budget_epsilon=2.0)
+    with pytest.raises(BudgetError):
+        Ledger.open(tmp_path / "new.json", budget_epsilon=-1.0)
+
+
+def test_exception_before_draw_refunds_after_draw_charges(tmp_path):
+    led = Ledger.open(tmp_path / "l.json", budget_epsilon=1.0)
+    with pytest.raises(RuntimeError):
+        with led.reserve(0.5, 0.0, "test", "unit"):
+            raise RuntimeError("bad input found before noise")
+    assert led.summary()["num_releases"] == 0
+    with pytest.raises(RuntimeError):
+        with led.reserve(0.5, 0.0, "test", "unit") as res:
+            res.mark_drawn()
+            raise RuntimeError("crash after noise")
+    s = led.summary()
+    assert s["num_releases"] == 1 and s["releases"][0]["status"] == "aborted"
+    assert s["remaining_budget"]["epsilon"] == 0.5
+
+
+def test_basic_delta_composition_and_curve_composition(tmp_path):
+    # budget (eps 2, delta 1e-5); three 0.15-GDP releases, each charged (eps at delta 1e-6, 1e-6).
+    led = Ledger.open(tmp_path / "l.json", budget_epsilon=2.0, budget_delta=1e-5)
+    g = GDP(0.15)
+    e1 = g.epsilon(1e-6)
+    for _ in range(3):
+        _spend(led, e1, 1e-6, curve=g)
+    s = led.summary()
+    assert s["spent"]["basic"]["epsilon"] == pytest.approx(3 * e1)
+    assert s["spent"]["basic"]["delta"] == pytest.approx(3e-6)
+    # composed: sqrt(3)*0.15-GDP at delta 1e-5 (Dong-Roth-Su Cor. 3.3), via the exact GDP curve
+    composed = GDP(math.sqrt(3) * 0.15).epsilon(1e-5)
+    assert s["spent"]["curve_epsilon_at_budget_delta"] == pytest.approx(composed, rel=1e-6)
+    assert composed < 3 * e1
+    assert s["spent"]["epsilon"] == pytest.approx(composed, rel=1e-6)
+    assert s["spent"]["rule"].startswith("curve")
+    # a 4th release fits only by curve composition: basic 4*e1 > 2, but 0.3-GDP at 1e-5 <= 2
+    assert 4 * e1 > 2.0 and GDP(0.3).epsilon(1e-5) < 2.0
+    led.check(e1, 1e-6, curve=g)
+    # a release without an RDP-capable curve disables the curve rule -> refused by basic composition
+    with pytest.raises(BudgetError):
+        led.check(e1, 1e-6, curve=ApproxDP(e1, 1e-6))
+    _spend(led, e1, 1e-6, curve=g)
+    assert led.summary()["within_budget"]
+
+
+def test_corrupt_and_foreign_files_refused_unchanged(tmp_path):
+    cases = {
+        "garbage.json": b"\x00\x01not json",
+        "foreign.json": json.dumps({"hello": 1}).encode(),
+        "wrong_version.json": json.dumps({"format": "bayesdp-ledger", "version": 99}).encode(),
+        "neg_eps.json": json.dumps({"format": "bayesdp-ledger", "version": 1, "budget": {"epsilon": 1, "delta": 0},
+                                    "releases": [{"id": 1, "status": "committed", "time": "t", "mechanism": "m",
+                                                  "source": "s", "epsilon": -5, "delta": 0, "curve": None}]}).encode(),
+        "truncated.json": b'{"format": "bayesdp-ledger", "version": 1, "budget": {"epsi',
+    }
+    for name, content in cases.items():
+        p = tmp_path / name
+        p.write_bytes(content)
+        with pytest.raises(BudgetError) as e:
+            Ledger.open(p, budget_epsilon=1.0)
+        assert "\n" not in str(e.value)
+        with pytest.raises(BudgetError):
+            Ledger(p).check(0.1)
+        assert p.read_bytes() == content
+
+
+def test_cli_show(tmp_path, capsys):
+    p = tmp_path / "l.json"
+    led = Ledger.open(p, budget_epsilon=2.0, dataset="bc")
+    _spend(led, 0.5)
+    assert main(["ledger", "show", str(p), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["remaining_budget"]["epsilon"] == 1.5 and out["num_releases"] == 1
+    assert main(["ledger", "show", str(p)]) == 0
+    assert "remaining epsilon 1.5" in capsys.readouterr().out
+    bad = tmp_path / "bad.json"
+    bad.write_text("[]")
+    assert main(["ledger", "show", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: ledger")
+
+
+# -- real processes ----------------------------------------------------------
+
+_WORKER = r"""
+import sys, time, os
+from bayesdp.release.ledger import Ledger
+from bayesdp.errors import BudgetError
+path, start, eps = sys.argv[1], sys.argv[2], float(sys.argv[3])
+while not os.path.exists(start):
+    time.sleep(0.001)
+led = Ledger(path)
+try:
+    with led.reserve(eps, 0.0, "race", "unit") as res:
+        res.mark_drawn()
+        time.sleep(0.01)
+        res.commit({"pid": os.getpid()})
+except BudgetError:
+    sys.exit(3)
+sys.exit(0)
+"""
+
+
+def test_concurrent_processes_cannot_overspend(tmp_path):
+    path = tmp_path / "l.json"
+    Ledger.open(path, budget_epsilon=2.0)
+    start = tmp_path / "go"
+    procs = [subprocess.Popen([sys.executable, "-c", _WORKER, str(path), str(start), "1.0"]) for _ in range(4)]
+    time.sleep(0.2)
+    start.write_text("go")
+    codes = [p.wait(timeout=60) for p in procs]
+    assert sorted(codes) == [0] * 2 + [3] * 2
+    s = Ledger(path).summary()
+    assert s["num_releases"] == 2
+    assert all(r["status"] == "committed" for r in s["releases"])
+    assert s["spent"]["basic"]["epsilon"] == 2.0
+
+
+_SLOW = r"""
+import sys, time, os
+from bayesdp.release.ledger import Ledger
+path, ready = sys.argv[1], sys.argv[2]
+led = Ledger(path)
+with led.reserve(0.4, 0.0, "kill", "unit") as res:
+    res.mark_drawn()
+    open(ready, "w").write("x")
+    time.sleep(60)
+    res.commit({})
+"""
+
+_LOOP = r"""
+import sys
+from bayesdp.release.ledger import Ledger
+led = Ledger(sys.argv[1])
+while True:
+    with led.reserve(1e-6, 0.0, "loop", "unit") as res:
+        res.mark_drawn()
+        res.commit({"v": [1.0] * 50})
+"""
+
+
+def test_killed_mid_release_leaves_valid_charged_ledger(tmp_path):
+    path = tmp_path / "l.json"
+    Ledger.open(path, budget_epsilon=1.0)
+    ready = tmp_path / "ready"
+    p = subprocess.Popen([sys.executable, "-c", _SLOW, str(path), str(ready)])
+    t0 = time.time()
+    while not ready.exists():
+        assert time.time() - t0 < 60 and p.poll() is None
+        time.sleep(0.01)
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait()
+    s = Ledger(path).summary()  # parses and validates
+    assert s["num_releases"] == 1 and s["releases"][0]["status"] == "pending"
+    assert s["remaining_budget"]["epsilon"] == pytest.approx(0.6)  # still charged
+    # lock released by the kernel: a new release proceeds, and the pending spend still counts
+    led = Ledger(path)
+    _spend(led, 0.6)
+    with pytest.raises(BudgetError):
+        led.check(0.01)
+
+
+def test_killed_at_random_times_during_writes(tmp_path):
+    path = tmp_path / "l.json"
+    Ledger.open(path, budget_epsilon=100.0)
+    import random
+
+    rnd = random.Random(0)
+    for _ in range(3):
+        p = subprocess.Popen([sys.executable, "-c", _LOOP, str(path)])
+        time.sleep(0.9 + rnd.uniform(0, 0.3))  # import time ~0.5-1 s, then many writes
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait()
+        doc = json.loads(path.read_text())
+        validate(doc, path)
+        s = Ledger(path).summary()
+        assert s["spent"]["basic"]["epsilon"] == pytest.approx(1e-6 * s["num_releases"])
+    assert Ledger(path).summary()["num_releases"] > 0
