@@ -1,0 +1,129 @@
+"""Statistics (Lipschitz constants, intervals) and the end-to-end release_statistic."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from bayesdp.errors import AssumptionError, BudgetError, ModelError
+from bayesdp.release import sensitivity as S
+from bayesdp.release.ledger import Ledger
+from bayesdp.release.release import release_statistic
+from bayesdp.release.statistics import SiteSpec, coordinate_means, describe_values, function_mean
+
+
+def test_coordinate_means_lipschitz_sqrt_k():
+    st = coordinate_means([SiteSpec("beta", 3), SiteSpec("alpha", 1)])
+    assert st.names == ("beta[0]", "beta[1]", "beta[2]", "alpha")
+    assert st.lipschitz == pytest.approx(2.0)  # sqrt(4)
+    z = np.array([[1.0, 2.0, 3.0, 4.0], [3.0, 2.0, 1.0, 0.0]])
+    np.testing.assert_allclose(st.evaluate(z), [2.0, 2.0, 2.0, 2.0])
+    # the constant is attained: v = (1,1,1,1)/2 has |v|_2 = 1 and |v|_1 = 2
+    v = np.ones(4) / 2
+    assert np.abs(v).sum() == pytest.approx(st.lipschitz * np.linalg.norm(v))
+    # and never exceeded on random directions
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        a, b = rng.normal(size=(2, 5, 4))
+        assert np.abs(st.evaluate(a) - st.evaluate(b)).sum() <= st.lipschitz * np.max(np.linalg.norm(a - b, axis=1)) + 1e-12
+    sub = coordinate_means([SiteSpec("beta", 3), SiteSpec("alpha", 1)], select=["alpha"])
+    assert sub.lipschitz == 1.0 and sub.names == ("alpha",)
+    np.testing.assert_allclose(sub.evaluate(z), [2.0])
+
+
+def test_constrained_site_needs_declared_lipschitz():
+    with pytest.raises(ModelError, match="sigma"):
+        coordinate_means([SiteSpec("sigma", 1, constrained=True)])
+    sig = lambda z: 1 / (1 + np.exp(-z))  # noqa: E731  (logistic transform, 1/4-Lipschitz)
+    st = coordinate_means([SiteSpec("p", 2, constrained=True, transform=sig, transform_lipschitz=0.25),
+                           SiteSpec("mu", 1)])
+    assert st.lipschitz == pytest.approx(math.sqrt(0.25 ** 2 * 2 + 1))
+    np.testing.assert_allclose(st.evaluate(np.zeros((3, 3))), [0.5, 0.5, 0.0])
+    with pytest.raises(ModelError):
+        coordinate_means([SiteSpec("mu", 1)], select=["nope"])
+
+
+def test_function_mean_requires_lipschitz():
+    with pytest.raises(AssumptionError, match="no declared Lipschitz"):
+        function_mean(lambda z: z[:, 0], None, ["f"])
+    st = function_mean(lambda z: np.abs(z[:, 0]), 1.0, ["abs0"])
+    np.testing.assert_allclose(st.evaluate(np.array([[-1.0, 5.0], [3.0, 0.0]])), [2.0])
+
+
+def test_describe_values_interval():
+    items = describe_values(["a"], np.array([1.0]), noise_scale=2.0, noise_variance=8.0, level=0.9)
+    lo, hi = items[0].interval
+    half = 2.0 * math.log(10)
+    assert hi - 1.0 >= half and hi - 1.0 - half < 1e-9
+    assert items[0].noise_variance == 8.0
+
+
+def _draws(rng, n=500, d=3):
+    return rng.normal(size=(n, d))
+
+
+def test_release_statistic_end_to_end(tmp_path):
+    rng = np.random.default_rng(1)
+    draws = _draws(rng)
+    st = coordinate_means([SiteSpec("theta", 3)])
+    coupling = S.coupling_strongly_convex(0.1, 1.0, 4.0, 0.5)  # distance 0.5
+    path = tmp_path / "l.json"
+    res = release_statistic(draws, st, 1.0, path, coupling=coupling, budget_epsilon=2.0)
+    d = res.to_dict()
+    json.dumps(d, allow_nan=False)
+    for key in ("values", "noise_scale", "sensitivity", "epsilon", "delta", "source", "remaining_budget"):
+        assert key in d
+    # window sqrt(3) * 0.5, grid r = 2^ceil(log2(window/eps)) / 2^40, 3 coordinates charged
+    window = math.sqrt(3) * 0.5
+    r = 2.0 ** (math.ceil(math.log2(window)) - 40)
+    assert d["proven_sensitivity"] == pytest.approx(window)
+    assert d["sensitivity"] == pytest.approx(window + 3 * r, rel=1e-15)
+    assert d["noise_scale"] == pytest.approx((window + 3 * r) / 1.0, rel=1e-15)
+    assert d["delta"] == 0.0 and d["epsilon"] == 1.0
+    assert d["source"] == "004 Proposition 3.7 + coupling (LITERATURE §7.1)"
+    assert d["remaining_budget"]["epsilon"] == pytest.approx(1.0)
+    assert len(d["values"]) == 3
+    s = Ledger(path).summary()
+    assert s["releases"][0]["status"] == "committed"
+    assert s["releases"][0]["released"]["values"] == d["values"]
+    # two releases of the same draws differ (noise not seeded)
+    res2 = release_statistic(draws, st, 1.0, path, coupling=coupling)
+    assert not np.array_equal(res.values, res2.values)
+    # no budget left: refused, ledger unchanged
+    before = path.read_bytes()
+    with pytest.raises(BudgetError):
+        release_statistic(draws, st, 0.5, path, coupling=coupling)
+    assert path.read_bytes() == before
+
+
+def test_release_picks_prop_3_10_when_tighter(tmp_path):
+    rng = np.random.default_rng(2)
+    st = function_mean(lambda z: z[:, 0], 1.0, ["theta0"])
+    coupling = S.coupling_strongly_convex(0.1, 1.0, 4.0, 0.5)  # window 0.5
+    conc = {"concentration": 0.05, "concentration_delta": 1e-7, "posterior_sensitivity": 0.1}  # window 0.2
+    res = release_statistic(_draws(rng), st, 1.0, tmp_path / "l.json", coupling=coupling, concentration=conc,
+                            budget_epsilon=5.0, budget_delta=1e-6)
+    assert res.source == "004 Proposition 3.10"
+    assert res.proven_sensitivity == pytest.approx(0.2)
+    assert res.delta == pytest.approx(2e-7 - 1e-14)
+    res = release_statistic(_draws(rng), st, 1.0, tmp_path / "l.json", coupling=coupling, concentration=conc,
+                            max_delta=0.0)
+    assert res.source.startswith("004 Proposition 3.7") and res.delta == 0.0
+
+
+@pytest.mark.parametrize("bad", [
+    dict(epsilon=0.0), dict(epsilon=-1.0), dict(coupling=None),
+])
+def test_release_bad_input_nothing_written(tmp_path, bad):
+    rng = np.random.default_rng(3)
+    st = coordinate_means([SiteSpec("theta", 3)])
+    path = tmp_path / "l.json"
+    Ledger.open(path, budget_epsilon=1.0)
+    before = path.read_bytes()
+    kwargs = dict(epsilon=0.5, coupling=S.coupling_strongly_convex(0.1, 1.0, 4.0, 0.5))
+    kwargs.update(bad)
+    with pytest.raises(AssumptionError) as e:
+        release_statistic(_draws(rng), st, kwargs.pop("epsilon"), path, **kwargs)
+    assert "\n" not in str(e.value)
+    assert path.read_bytes() == before
