@@ -182,7 +182,9 @@ def test_theorem_8_calibration(d, Dl, eps, R, ratio, egm):
                                                          rel=1e-9)
     c = X.corollary_7(th, rho, 1.0, Dl, dimension=d, radius=R)
     assert c.constants["mse_ratio"] == pytest.approx(1 / (1 + a), rel=1e-9)
-    assert c.constants["theorem_8_applies"] == 1.0
+    # the calibration does not imply Theorem 8's hypothesis theta R^2 <= 4 d rho^2 (it fails in both examples)
+    assert c.constants["theorem_8_applies"] == float(th * R ** 2 <= 4 * d * rho ** 2) == 0.0
+    assert X.theorem_8_applies(0.1, 1.0, 1, 1.0)
 
 
 def test_ou_mse_by_monte_carlo():
