@@ -1,0 +1,187 @@
+"""``certify``: analysis constants -> every mechanism's certificates, via the certificate core.
+
+Never re-implements a bound: each mechanism is priced by :func:`bayesdp.bound`
+with the analysis constants (SGLD uses the 004 loss ``l~ = K + data_size * l_d +
+V_prior``, so ``grad_bound = data_size * record_grad_bound + prior bound`` and
+``grad_diff = data_size * record_grad_diff``, 004 (31), (36)).  Options a
+mechanism does not (yet) take are not passed (e.g. ``v_smoothness``/``v_convex``
+before issue #6 lands).  A mechanism that cannot be certified carries an
+``error`` string naming the site/parameter and the failed assumption.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Mapping
+
+from ..certificate import BoundReport
+from ..errors import AssumptionError, BayesDPError, probability_open
+from .analyze import Analysis, analyze
+
+MECHANISM_KEYS = ("posterior", "ula-final", "ula-path", "sgld-final", "sgld-path")
+
+# 004 Proposition 3.4 TODO: the warning needs a certified *lower* bound on the posterior's
+# privacy loss (the posterior is NOT (eps, delta)-DP); the core provides only upper bounds,
+# so the report states the proposition's content without inventing a number.
+PROP_3_4_NOTE = ("004 Proposition 3.4: if a chain's final draw is certified (eps, delta_n)-DP while the exact "
+                 "posterior is not (eps, delta)-DP with delta > delta_n, the chain is at total variation > "
+                 "(delta - delta_n)/(1 + e^eps) from the posterior for some dataset; a certificate much smaller "
+                 "than the posterior's privacy loss therefore signals a biased sampler (no posterior lower bound "
+                 "is computed here)")
+
+
+@dataclass
+class CertifyReport:
+    analysis: Analysis
+    mechanisms: dict
+    delta: float
+    sampler: dict = field(default_factory=dict)
+    warnings: list = field(default_factory=list)
+
+    def certified(self) -> dict:
+        return {k: v for k, v in self.mechanisms.items() if isinstance(v, BoundReport)}
+
+    @property
+    def best(self) -> tuple[str, BoundReport] | None:
+        cands = [(k, v) for k, v in self.certified().items() if v.best is not None and k != "posterior"]
+        return min(cands, key=lambda kv: kv[1].value()) if cands else None
+
+    def to_dict(self) -> dict:
+        mechs: dict[str, Any] = {}
+        for k in MECHANISM_KEYS:
+            v = self.mechanisms.get(k)
+            mechs[k] = v.to_dict() if isinstance(v, BoundReport) else {"error": str(v)}
+        return {
+            "model": self.analysis.to_dict(),
+            "constants": self.analysis.constants.to_dict(),
+            "sampler": dict(self.sampler),
+            "delta": self.delta,
+            "mechanisms": mechs,
+            "warnings": list(self.warnings),
+        }
+
+    def table(self) -> str:
+        an = self.analysis
+        c = an.constants
+        lines = [f"model {an.model_name}: latent " + ", ".join(f"{n}{list(s)}" for n, s, _ in an.latent_sites)
+                 + "; observed " + ", ".join(f"{n} ({f})" for n, f in an.observed_sites)
+                 + f"; record plate {an.record_plate[0]} (size {an.record_plate[1]})",
+                 f"domain: {an.domain.describe() or '-'}", "", "constants (provenance)"]
+        names = ("strong_convexity", "smoothness", "grad_bound", "grad_diff", "grad_diff_add_remove",
+                 "total_strong_convexity", "total_smoothness", "record_grad_bound", "record_grad_diff",
+                 "v_smoothness", "v_convex", "inverse_temperature", "data_size")
+        w = max(len(n) for n in names)
+        for n in names:
+            v = getattr(c, n)
+            sv = "null" if v is None else (f"{v:.6g}" if isinstance(v, float) else str(v))
+            lines.append(f"  {n:<{w}}  {sv:>12}  {c.provenance.get(n, '')}")
+        for u in an.unproven:
+            lines.append(f"  UNPROVEN {u.message()}")
+        lines += ["", f"mechanisms at delta = {self.delta:.3g}"]
+        for k in MECHANISM_KEYS:
+            v = self.mechanisms.get(k)
+            if isinstance(v, BoundReport) and v.best is not None:
+                lines.append(f"  {k:<11} epsilon = {v.value():<12.6g} best route {v.best.source}")
+            else:
+                lines.append(f"  {k:<11} not certified: {v}")
+        for note in an.notes + self.warnings:
+            lines.append(f"note: {note}")
+        return "\n".join(lines)
+
+
+def _call_bound(mech: str, delta: float, params: Mapping[str, Any]):
+    from ..mechanisms import MECHANISMS, bound
+
+    if mech not in MECHANISMS:
+        return f"mechanism {mech!r} is not available in this version of the certificate core"
+    known = {o.dest for o in MECHANISMS[mech].options}
+    args = {k: v for k, v in params.items() if k in known and v is not None}
+    try:
+        return bound(mech, delta=delta, **args)
+    except BayesDPError as exc:
+        return str(exc)
+
+
+def certify(model: Callable, data: Mapping[str, Any] | None = None, domain=None, step_size: float | None = None,
+            num_steps: int | None = None, batch_size: int | None = None, inverse_temperature: float = 1.0,
+            clip_norm: float | None = None, delta: float = 1e-5, model_kwargs: Mapping[str, Any] | None = None,
+            data_size: int | None = None, dim: int | None = None, clip_to_domain: bool = False,
+            sampler: str | None = None, analysis: Analysis | None = None, model_name: str | None = None,
+            require_any: bool = True) -> CertifyReport:
+    """Analyse ``model`` and certify the posterior, ULA final draw/path and SGLD final draw/path.
+
+    Each mechanism is certified independently (a step size invalid for ``ula-final`` does not
+    prevent ``ula-path``).  ``sampler`` in {None, "ula", "sgld"} restricts the chains priced.
+    Raises a one-line :class:`~bayesdp.errors.BayesDPError` if the input is invalid, or (with
+    ``require_any``) if no mechanism at all can be certified.
+    """
+    d = probability_open("delta", delta, "pass a delta strictly between 0 and 1, e.g. 1e-5")
+    if sampler not in (None, "ula", "sgld", "all"):
+        raise AssumptionError(f"sampler = {sampler!r} must be one of ula, sgld")
+    an = analysis if analysis is not None else analyze(
+        model, data=data, domain=domain, model_kwargs=model_kwargs, clip_norm=clip_norm, data_size=data_size,
+        dim=dim, clip_to_domain=clip_to_domain, model_name=model_name)
+    from ..errors import positive
+    beta = positive("inverse_temperature", inverse_temperature)
+    c = replace(an.constants, inverse_temperature=beta, provenance=dict(an.constants.provenance))
+    an.constants = c
+
+    def missing(*names: str) -> str | None:
+        for n in names:
+            if getattr(c, n) is None:
+                return f"{n} not proven ({c.provenance.get(n, 'unproven')})"
+        return None
+
+    common = {"step_size": step_size, "num_steps": num_steps, "inverse_temperature": beta}
+    mechs: dict[str, Any] = {}
+    # posterior (issue #6): exact certificate from total strong convexity when the core has it
+    err = missing("grad_diff")
+    mechs["posterior"] = err or _call_bound("posterior", d, {
+        "strong_convexity": c.strong_convexity, "smoothness": c.smoothness, "grad_bound": c.grad_bound,
+        "grad_diff": c.grad_diff, "inverse_temperature": beta, "v_smoothness": c.v_smoothness,
+        "v_convex": c.v_convex, "total_strong_convexity": c.total_strong_convexity,
+        "total_smoothness": c.total_smoothness, "data_size": c.data_size})
+    want_ula = sampler in (None, "all", "ula")
+    want_sgld = sampler in (None, "all", "sgld")
+    if want_ula:
+        err = missing("strong_convexity", "smoothness", "grad_bound")
+        mechs["ula-final"] = err or _call_bound("ula-final", d, {
+            **common, "strong_convexity": c.strong_convexity, "smoothness": c.smoothness,
+            "grad_bound": c.grad_bound, "grad_diff": c.grad_diff, "v_smoothness": c.v_smoothness,
+            "v_convex": c.v_convex})
+        err = missing("grad_diff")
+        mechs["ula-path"] = err or _call_bound("ula-path", d, {**common, "grad_diff": c.grad_diff})
+    else:
+        mechs["ula-final"] = mechs["ula-path"] = f"not requested (sampler = {sampler})"
+    if want_sgld:
+        sg = {**common, "batch_size": batch_size, "data_size": c.data_size}
+        if batch_size is None:
+            mechs["sgld-final"] = mechs["sgld-path"] = ("batch_size is required for SGLD: pass --batch-size S "
+                                                        "(records per minibatch)")
+        else:
+            err = missing("strong_convexity", "smoothness", "grad_bound")
+            mechs["sgld-final"] = err or _call_bound("sgld-final", d, {
+                **sg, "strong_convexity": c.strong_convexity, "smoothness": c.smoothness,
+                "grad_bound": c.sgld_grad_bound, "grad_diff": c.sgld_grad_diff, "v_smoothness": c.v_smoothness,
+                "v_convex": c.v_convex})
+            err = missing("record_grad_diff")
+            mechs["sgld-path"] = err or _call_bound("sgld-path", d, {**sg, "grad_diff": c.sgld_grad_diff})
+    else:
+        mechs["sgld-final"] = mechs["sgld-path"] = f"not requested (sampler = {sampler})"
+
+    warnings = []
+    if an.clipped:
+        warnings.append(f"gradients clipped at {an.clip_norm:g} per record: the sampler does not target the exact "
+                        "posterior")
+    warnings.append(PROP_3_4_NOTE)
+    rep = CertifyReport(analysis=an, mechanisms=mechs, delta=d, warnings=warnings,
+                        sampler={"step_size": step_size, "num_steps": num_steps, "batch_size": batch_size,
+                                 "inverse_temperature": beta, "clip_norm": an.clip_norm, "sampler": sampler})
+    if require_any and not any(isinstance(v, BoundReport) for v in mechs.values()):
+        order = [an.first_unproven("per-record gradient bound"), an.first_unproven()]
+        msg = next((o for o in order if o), None)
+        if msg is None:
+            msg = next(str(mechs[k]) for k in MECHANISM_KEYS if k in mechs and not str(mechs[k]).startswith("not "))
+        raise AssumptionError(f"no mechanism can be certified: {msg}")
+    return rep
