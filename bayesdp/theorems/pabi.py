@@ -188,12 +188,13 @@ def constant_coefficient(c: float, h: float, sigma2: float, D: float, T: int) ->
         hsum = float(np.sum(1.0 / (s + 1.0)))
     else:
         lc = math.log(c)
-        # c^T (1-c)/(1-c^T) = (1-c)/(c^{-T} - 1)
-        dterm = D * D * (1.0 - c) / math.expm1(-T * lc)
-        # c^s / S_s = c^s (1-c)/(1-c^{s+1}) = (1-c)/(c^{-s} - c)
         if c < 1.0:
-            hsum = float(np.sum((1.0 - c) / (np.exp(-s * lc) - c))) if h > 0 else 0.0
+            # c^T (1-c)/(1-c^T) ; c^s/S_s = c^s (1-c)/(1-c^{s+1})  (underflow to 0 is fine)
+            dterm = D * D * (1.0 - c) * math.exp(T * lc) / (-math.expm1(T * lc))
+            hsum = float(np.sum(np.exp(s * lc) * (1.0 - c) / (-np.expm1((s + 1.0) * lc)))) if h > 0 else 0.0
         else:
+            # c > 1: c^T (1-c)/(1-c^T) = (c-1)/(1-c^{-T}) ; c^s/S_s = (1-1/c)/(1-c^{-(s+1)})
+            dterm = D * D * (c - 1.0) / (-math.expm1(-T * lc))
             hsum = float(np.sum((1.0 - 1.0 / c) / (-np.expm1(-(s + 1.0) * lc)))) if h > 0 else 0.0
     return (dterm + h * hsum) / (2.0 * s2)
 
