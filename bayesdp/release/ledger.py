@@ -186,7 +186,8 @@ def summarize(doc: dict) -> dict:
     options = []
     if sp.basic_delta <= D:
         options.append(("basic composition", sp.basic_epsilon, D - sp.basic_delta))
-    if sp.curve_epsilon is not None:
+    if sp.curve_epsilon is not None and (not options or sp.curve_epsilon < sp.basic_epsilon * (1 - 1e-3)):
+        # reported only when it improves on basic composition materially (it uses the whole budget delta)
         options.append(("curve composition (RDP/GDP)", sp.curve_epsilon, 0.0))
     if options:
         rule, spent_eps, left_delta = min(options, key=lambda o: o[1])

@@ -238,3 +238,22 @@ def test_killed_at_random_times_during_writes(tmp_path):
         s = Ledger(path).summary()
         assert s["spent"]["basic"]["epsilon"] == pytest.approx(1e-6 * s["num_releases"])
     assert Ledger(path).summary()["num_releases"] > 0
+
+
+def test_cli_create(tmp_path, capsys):
+    p = tmp_path / "new.json"
+    assert main(["ledger", "create", str(p), "--budget", "1.5", "--delta", "1e-6", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["budget"] == {"epsilon": 1.5, "delta": 1e-6}
+    assert main(["ledger", "create", str(p), "--budget", "1.5"]) == 2  # exists
+    assert main(["ledger", "create", str(tmp_path / "x.json"), "--budget", "-1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(e.startswith("error:") for e in err)
+
+
+def test_pure_releases_reported_with_basic_rule_when_delta_budget(tmp_path):
+    led = Ledger.open(tmp_path / "l.json", budget_epsilon=1.0, budget_delta=1e-5)
+    _spend(led, 0.5, 0.0, curve=ApproxDP(0.5, 0.0))
+    s = led.summary()
+    assert s["spent"]["rule"] == "basic composition"
+    assert s["remaining_budget"] == {"epsilon": 0.5, "delta": 1e-5}
