@@ -230,3 +230,24 @@ def test_theorem_5_4_certificate():
         P.theorem_5_4(1.0, 0.05, 0.05, 0.05, sigma, 1000, 101, 1000)
     with pytest.raises(AssumptionError, match="noise_scale"):
         P.theorem_5_4(1.0, 0.05, 0.05, 0.05, 1.0, 1000, 2, 1000)
+
+
+def test_figure_1_script_numbers(tmp_path):
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parent.parent / "examples" / "fig_001_figure1.py"
+    spec = importlib.util.spec_from_file_location("fig_001_figure1", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    data = mod.figure_data(list(FIG1))
+    for k, (p, (eta, tb, y)) in enumerate(sorted(data.items())):
+        for j, e in enumerate(FIG1):
+            assert tb[j] == FIG1[e][0]
+            assert y[j] == pytest.approx(FIG1[e][1][k], rel=1e-5)   # SEEDS: 6 significant digits
+    # independent evaluation at p = 0.2, eta = 1e-3 to 1e-6
+    tbar = 250000
+    V = ((2 * tbar) * (1e-3) ** 1.25) ** 2 * (0.8 / 1.2) * math.log(tbar * math.e)
+    assert data[0.2][2][0] == pytest.approx(2 * tbar + V, rel=1e-6)
+    out = mod.main([str(tmp_path / "f1.png")])
+    assert pathlib.Path(out).stat().st_size > 1000

@@ -139,3 +139,52 @@ def test_proposition_1_is_mironov_conversion():
     brute = np.exp(-(alphas - 1) * (eps - kappa * alphas)).min()
     assert H.proposition_1_delta(eps, kappa) == pytest.approx(brute, rel=1e-6)
     assert H.proposition_1_delta(0.04, kappa) == 1.0
+
+
+# -- figure scripts (examples/fig_003_figure2.py, fig_003_figure3.py) -----------------------------------
+
+import importlib.util  # noqa: E402
+import pathlib  # noqa: E402
+
+_EX = pathlib.Path(__file__).resolve().parent.parent / "examples"
+
+
+def _load(name):
+    spec = importlib.util.spec_from_file_location(name, _EX / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+FIG3 = {20: [4.897910e-08, 1.955125e-10, 3.347619e-14, 1.200830e-24],
+        30: [1.806970e-04, 1.082351e-05, 1.306454e-07, 6.313107e-13],
+        39: [2.932223e-01, 2.010213e-01, 1.117678e-01, 2.233204e-02]}
+FIG3P = {20: [6.720213e-01, 1.840287e-05, 6.985865e-20, 8.798566e-78],
+         30: [9.825516e-01, 3.088774e-01, 5.706859e-03, 4.033607e-10],
+         39: [1, 1, 1, 9.628143e-01]}
+
+
+def test_figure_2_script_numbers(tmp_path):
+    mod = _load("fig_003_figure2")
+    data = mod.figure_data(EPS)
+    for i in (1, 20, 39):
+        _, d4, dp = data[i]
+        assert d4 == pytest.approx(FIG2[i], rel=REL)
+        assert dp == pytest.approx(FIG2P[i], rel=REL)
+    out = mod.main([str(tmp_path / "f2.png")])
+    assert pathlib.Path(out).stat().st_size > 1000
+
+
+def test_figure_3_script_numbers_infeasible_only_in_python():
+    mod = _load("fig_003_figure3")
+    data = mod.figure_data(EPS)
+    for i in (20, 30, 39):
+        _, d4, dp = data[i]
+        assert d4 == pytest.approx(FIG3[i], rel=REL)
+        assert dp == pytest.approx(FIG3P[i], rel=REL)
+    kap = {20: 5.604575e-03, 30: 4.420840e-02, 39: 1.52}
+    for i, k in kap.items():
+        c = H.proposition_1(1, 0.3, 0.4, 0.7, 1, 40, i, allow_infeasible=True)
+        assert c.constants["kappa"] == pytest.approx(k, rel=1e-6)
+    with pytest.raises(AssumptionError, match="strong_convexity"):
+        H.theorem_4(1, 0.3, 0.4, 0.7, 1, 1, 40, 20)
