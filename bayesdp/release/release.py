@@ -122,3 +122,27 @@ def release_statistic(draws: np.ndarray, statistic: Statistic, epsilon: float, l
                          remaining_budget=summary["remaining_budget"], ledger=str(led.path),
                          routes=tuple({"source": rt.source, "sensitivity": rt.sensitivity, "delta": rt.coupling_delta,
                                        "chosen": rt is route} for rt in routes))
+
+
+def release_from_constants(draws: np.ndarray, statistic: Statistic, epsilon: float, ledger: str | os.PathLike,
+                           constants: Mapping[str, Any], *, concentration: Mapping[str, float] | None = None,
+                           **kwargs: Any) -> ReleaseResult:
+    """Glue entry point: build the coupling bound from the analyzer's constants and the sampler
+    configuration (keys of :func:`bayesdp.release.sensitivity.best_coupling`: step_size, sampler,
+    total_strong_convexity, total_smoothness, grad_diff, strong_convexity, smoothness, grad_bound,
+    record_strong_convexity, record_smoothness, record_grad_diff, record_grad_bound, data_size,
+    batch_size; missing keys = unknown), then call :func:`release_statistic`.
+
+    Refuses with one line (nothing drawn, ledger untouched) when no coupling route holds and no
+    004 Proposition 3.10 constants were given.
+    """
+    from .sensitivity import best_coupling
+
+    positive("epsilon", epsilon, "pass a positive epsilon")
+    coupling, failed = best_coupling(**{k: v for k, v in constants.items() if v is not None})
+    if coupling is None and concentration is None:
+        reasons = "; ".join(f"{src}: {why}" for src, why in failed)
+        raise AssumptionError(f"no coupling bound is proven for this sampler configuration ({reasons}); "
+                              "use a contracting step size or declare 004 Proposition 3.10 constants")
+    return release_statistic(draws, statistic, epsilon, ledger, coupling=coupling, concentration=concentration,
+                             **kwargs)

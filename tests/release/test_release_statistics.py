@@ -127,3 +127,20 @@ def test_release_bad_input_nothing_written(tmp_path, bad):
         release_statistic(_draws(rng), st, kwargs.pop("epsilon"), path, **kwargs)
     assert "\n" not in str(e.value)
     assert path.read_bytes() == before
+
+
+def test_release_from_constants_refuses_non_contracting(tmp_path):
+    from bayesdp.release.release import release_from_constants
+
+    rng = np.random.default_rng(4)
+    st = coordinate_means([SiteSpec("theta", 2)])
+    path = tmp_path / "l.json"
+    consts = dict(sampler="ULA", step_size=0.6, total_strong_convexity=1.0, total_smoothness=4.0, grad_diff=0.5)
+    with pytest.raises(AssumptionError) as e:
+        release_from_constants(_draws(rng, d=2), st, 1.0, path, consts, budget_epsilon=1.0)
+    msg = str(e.value)
+    assert "\n" not in msg and "no coupling bound" in msg and "step_size" in msg
+    assert not path.exists()
+    consts["step_size"] = 0.2  # rho = max(0.8, 0.2) = 0.8 -> C = 0.2*0.5/0.2 = 0.5 ; window sqrt(2)*0.5
+    res = release_from_constants(_draws(rng, d=2), st, 1.0, path, consts, budget_epsilon=1.0)
+    assert res.proven_sensitivity == pytest.approx(math.sqrt(2) * 0.5)
