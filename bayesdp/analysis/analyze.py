@@ -97,6 +97,7 @@ def _call_trace(model, kwargs, params=None, what="tracing"):
     from numpyro import handlers
 
     m = handlers.seed(model, rng_seed=0)
+    m = handlers.substitute(m, substitute_fn=_default_value)   # never sample latent sites (improper priors)
     if params is not None:
         m = handlers.substitute(m, data=params)
     try:
@@ -107,6 +108,22 @@ def _call_trace(model, kwargs, params=None, what="tracing"):
         first = (str(exc).strip().splitlines() or [""])[0][:300]
         raise ModelError(f"model {_model_name(model)} raised {type(exc).__name__} while {what}: {first}; "
                          "check the data shapes and the model arguments") from None
+
+
+def _default_value(site):
+    """A deterministic value for a latent site: T(0) with T = biject_to(support), else zeros."""
+    if site.get("is_observed") or site.get("type") != "sample":
+        return None
+    import jax.numpy as jnp
+    from numpyro.distributions.transforms import biject_to
+
+    fn = site["fn"]
+    shape = tuple(site["kwargs"].get("sample_shape", ())) + tuple(fn.batch_shape) + tuple(fn.event_shape)
+    try:
+        t = biject_to(fn.support)
+        return t(jnp.zeros(t.inverse_shape(shape)))
+    except Exception:
+        return jnp.zeros(shape)
 
 
 def _unwrap(fn):
@@ -420,8 +437,23 @@ def analyze(model: Callable, data: Mapping[str, Any] | None = None, domain: Doma
         offset += size
     dim_theta = offset
 
+    from numpyro.distributions.transforms import biject_to
+
+    transforms = {}
+    for ln, s_, _ in layout:
+        try:
+            t = biject_to(tr1[ln]["fn"].support)
+            transforms[ln] = t if tuple(t.inverse_shape(s_)) == tuple(s_) else None
+        except Exception:
+            transforms[ln] = None
+
     def unflatten(theta):
-        return {ln: theta[o:o + (int(np.prod(s)) if s else 1)].reshape(s) for ln, s, o in layout}
+        out = {}
+        for ln, s_, o in layout:
+            u = theta[o:o + (int(np.prod(s_)) if s_ else 1)].reshape(s_)
+            t = transforms[ln]
+            out[ln] = t(u) if t is not None else u   # theta is the unconstrained value T^-1(site)
+        return out
 
     thetas = [rng.standard_normal(dim_theta) for _ in range(3)]
     trs_theta = [_call_trace(model, {**syn1, **kw}, unflatten(np.asarray(t, np.float32)),
