@@ -28,7 +28,6 @@ iterates is not covered by the coupling argument (docs/release.md §1.6).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
@@ -226,11 +225,7 @@ class SensitivityRoute:
         """Certificate of ``average + Laplace(noise_scale)`` per coordinate at the route's window
         (``noise_scale`` must already include the grid rounding; see noise.laplace_release)."""
         eps = positive("epsilon", epsilon)
-        if self.coupling_delta == 0.0:
-            base = proposition_3_7(self.sensitivity, 0.0, noise_scale=noise_scale, mechanism=mechanism)
-        else:
-            base = proposition_3_7(self.sensitivity, self.coupling_delta, noise_scale=noise_scale,
-                                   mechanism=mechanism)
+        base = proposition_3_7(self.sensitivity, self.coupling_delta, noise_scale=noise_scale, mechanism=mechanism)
         eps_noise = base.constants["laplace_epsilon"]
         require(eps_noise <= eps * (1 + 1e-12), "noise_scale", noise_scale,
                 f"is too small for epsilon = {eps:.6g} at sensitivity {self.sensitivity:.6g}")

@@ -22,12 +22,12 @@ included).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Callable, Sequence
 
 import numpy as np
 
-from ..errors import AssumptionError, ModelError, positive, require
+from ..errors import AssumptionError, ModelError, positive, positive_int, require
 from .noise import laplace_interval_halfwidth
 
 
@@ -92,9 +92,9 @@ def coordinate_means(sites: Sequence[SiteSpec], select: Sequence[str] | None = N
     for s in sites:
         if s.name in offsets:
             raise ModelError(f"site {s.name!r} listed twice")
-        require(isinstance(s.size, int) and s.size >= 1, f"site {s.name!r} size", s.size, "must be an integer >= 1")
+        size = positive_int(f"site {s.name!r} size", s.size)
         offsets[s.name] = (pos, s)
-        pos += s.size
+        pos += size
     chosen = [s.name for s in sites] if select is None else list(select)
     for name in chosen:
         if name not in offsets:
