@@ -1,0 +1,135 @@
+"""Empirical privacy audits: lower bounds measured on the code that runs, checked against the
+certificate.  If a lower bound ever exceeds a certificate there is a bug (in the math or the sampler).
+
+>>> from bayesdp.audit import audit
+>>> rep = audit("posterior", strong_convexity=1.0, grad_bound=0.5, runs=20_000)
+>>> rep.passed
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+from ..errors import AssumptionError, probability_open
+from ..mechanisms import bound
+from .lq import MECHANISMS, LQConfig, bound_options, exact_mu, run_scores
+from .stats import AuditBounds, audit_scores
+
+__all__ = ["AuditReport", "audit", "audit_scores", "check_neighbours", "MECHANISMS"]
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    mechanism: str
+    bounds: AuditBounds
+    delta: float
+    certified_epsilon: float
+    certified_mu: float | None
+    source: str
+    exact_mu: float | None
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def violations(self) -> list[str]:
+        out = []
+        if self.bounds.epsilon_lower_bound > self.certified_epsilon * (1 + 1e-9):
+            out.append(f"Clopper-Pearson epsilon lower bound {self.bounds.epsilon_lower_bound:.6g} exceeds the "
+                       f"certified epsilon {self.certified_epsilon:.6g}")
+        if self.certified_mu is not None and self.bounds.mu_lower_bound > self.certified_mu * (1 + 1e-9):
+            out.append(f"GDP lower bound mu_LB = {self.bounds.mu_lower_bound:.6g} exceeds the certified "
+                       f"mu = {self.certified_mu:.6g}")
+        return out
+
+    @property
+    def passed(self) -> bool:
+        return not self.violations
+
+    def to_dict(self) -> dict:
+        b = self.bounds
+        return {
+            "mechanism": self.mechanism, "benchmark": "linear-quadratic", "parameters": dict(self.parameters),
+            "delta": self.delta, "runs": b.runs, "confidence": b.confidence,
+            "certified_epsilon": self.certified_epsilon, "certified_mu": self.certified_mu,
+            "certificate_source": self.source,
+            "epsilon_lower_bound": b.epsilon_lower_bound, "mu_lower_bound": b.mu_lower_bound,
+            "epsilon_from_mu_lower_bound": b.epsilon_from_mu, "exact_mu": self.exact_mu,
+            "threshold": b.threshold, "fpr_upper": b.fpr_upper, "fnr_upper": b.fnr_upper,
+            "thresholds_scanned": b.thresholds_scanned, "passed": self.passed, "violations": self.violations,
+        }
+
+    def table(self) -> str:
+        b = self.bounds
+        lines = [
+            f"audit of {self.mechanism} on the linear-quadratic benchmark ({b.runs} runs per dataset, "
+            f"confidence {b.confidence:g})",
+            f"  certified epsilon at delta={self.delta:g}: {self.certified_epsilon:.6g}   ({self.source})",
+            f"  Clopper-Pearson epsilon lower bound:      {b.epsilon_lower_bound:.6g}",
+            f"  GDP lower bound mu_LB:                    {b.mu_lower_bound:.6g}"
+            + (f"   (certified mu {self.certified_mu:.6g})" if self.certified_mu is not None else ""),
+            f"  epsilon of mu_LB at delta:                {b.epsilon_from_mu:.6g}  (if the trade-off is Gaussian)",
+        ]
+        if self.exact_mu is not None:
+            lines.append(f"  exact mu of this benchmark:               {self.exact_mu:.6g}")
+        lines.append("  PASSED: lower bounds stay below the certificate" if self.passed
+                     else "  FAILED: " + "; ".join(self.violations))
+        return "\n".join(lines)
+
+
+def audit(mechanism: str, *, runs: int, strong_convexity: float, grad_bound: float, step_size: float | None = None,
+          num_steps: int | None = None, inverse_temperature: float = 1.0, batch_size: int | None = None,
+          data_size: int | None = None, dim: int = 1, delta: float = 1e-5, confidence: float = 0.95,
+          seed: int = 0) -> AuditReport:
+    """Audit `mechanism` on the built-in linear–quadratic benchmark with worst-case neighbours."""
+    delta = probability_open("delta", delta, "pass a delta strictly between 0 and 1")
+    cfg = LQConfig(strong_convexity, grad_bound, step_size, num_steps, inverse_temperature, batch_size, data_size,
+                   dim).validated(mechanism)
+    opts = bound_options(mechanism, cfg)
+    report = bound(mechanism, delta=delta, **opts)  # refuses before any sampling if not certifiable
+    best = report.best
+    s1, s0 = run_scores(mechanism, cfg, runs, seed)
+    bounds = audit_scores(s1, s0, delta, confidence)
+    params = {k: v for k, v in cfg.__dict__.items() if v is not None}
+    return AuditReport(mechanism=mechanism, bounds=bounds, delta=delta, certified_epsilon=report.value(),
+                       certified_mu=best.gdp_mu, source=best.source, exact_mu=exact_mu(mechanism, cfg),
+                       parameters=params)
+
+
+def check_neighbours(data: Mapping[str, Any], data_prime: Mapping[str, Any], relation: str = "replace-one") -> int:
+    """Validate that two datasets are neighbours; returns the index of the differing record
+    (replace-one) or of the removed record (add-remove, `data_prime` is the smaller)."""
+    if set(data) != set(data_prime):
+        raise AssumptionError(f"the datasets have different arguments: {sorted(data)} vs {sorted(data_prime)}")
+    if relation not in ("replace-one", "add-remove"):
+        raise AssumptionError(f"relation = {relation!r} must be 'replace-one' or 'add-remove'")
+    arrays = {k: (np.asarray(data[k]), np.asarray(data_prime[k])) for k in data}
+    sizes = {k: (a.shape[0] if a.ndim else None, b.shape[0] if b.ndim else None) for k, (a, b) in arrays.items()}
+    n = {s[0] for s in sizes.values()}
+    n_p = {s[1] for s in sizes.values()}
+    if len(n) != 1 or len(n_p) != 1:
+        raise AssumptionError(f"per-record arguments disagree on the number of records: {sizes}")
+    n, n_p = n.pop(), n_p.pop()
+    if relation == "replace-one":
+        if n != n_p:
+            raise AssumptionError(f"replace-one neighbours must have the same size; got {n} and {n_p} records")
+        diff = np.zeros(n, dtype=bool)
+        for a, b in arrays.values():
+            if a.shape != b.shape:
+                raise AssumptionError(f"record shapes differ: {a.shape} vs {b.shape}")
+            diff |= (a != b).reshape(n, -1).any(axis=1)
+        k = int(diff.sum())
+        if k > 1:
+            raise AssumptionError(f"the datasets differ in {k} records; replace-one neighbours differ in exactly one")
+        if k == 0:
+            raise AssumptionError("the datasets are identical; neighbours must differ in one record")
+        return int(np.flatnonzero(diff)[0])
+    if n != n_p + 1:
+        raise AssumptionError(f"add-remove neighbours differ by one record; got {n} and {n_p} records")
+    for i in range(n):
+        if all(np.array_equal(np.delete(a, i, axis=0), b) for a, b in arrays.values()):
+            return i
+    raise AssumptionError("removing any single record of the first dataset does not give the second")
+

@@ -1,0 +1,112 @@
+"""The built-in linear–quadratic benchmark for audits.
+
+K(x) = mu |x|^2/2 (so L = mu), data records d_i in R^dim with |d_i| <= c, V_D(x) = -<sum_i d_i, x>
+for ULA (the benchmark of issue #6 has one record, b_D = d_1), and for SGLD the 004 loss
+l~(x, d) = K(x) - m <d, x> so that (1/m) sum_i l~(x, d_i) = U_D(x).  Worst-case neighbours from the
+declared domain: d_1 = c e_1 on D and d_1 = -c e_1 on D' (the extreme gradient), all other records 0.
+
+Scores are likelihood-ratio projections: the final draw's first coordinate (the two final laws are
+Gaussians with equal covariance and means apart along e_1), and for paths the sum of the first
+coordinates of the innovations x_k - (1 - gamma mu) x_{k-1} (sufficient for the path's Gaussian
+likelihood ratio under ULA).  The chains run in JAX, vmapped over runs (:mod:`bayesdp.audit.chains`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import AssumptionError, nonnegative, positive, positive_int, require
+
+MECHANISMS = ("posterior", "ula-final", "ula-path", "sgld-final", "sgld-path")
+
+
+@dataclass(frozen=True)
+class LQConfig:
+    strong_convexity: float
+    grad_bound: float
+    step_size: float | None = None
+    num_steps: int | None = None
+    inverse_temperature: float = 1.0
+    batch_size: int | None = None
+    data_size: int | None = None
+    dim: int = 1
+
+    def validated(self, mechanism: str) -> "LQConfig":
+        if mechanism not in MECHANISMS:
+            raise AssumptionError(f"mechanism {mechanism!r} has no built-in benchmark; choose one of "
+                                  f"{', '.join(MECHANISMS)}")
+        positive("strong_convexity", self.strong_convexity)
+        nonnegative("grad_bound", self.grad_bound)
+        positive("inverse_temperature", self.inverse_temperature)
+        positive_int("dim", self.dim)
+        if mechanism != "posterior":
+            if self.step_size is None or self.num_steps is None:
+                raise AssumptionError(f"--step-size and --num-steps are required for {mechanism}")
+            positive("step_size", self.step_size)
+            positive_int("num_steps", self.num_steps)
+            g, mu = self.step_size, self.strong_convexity
+            require(g < 2.0 / mu, "step_size", g, f"must be < 2/L = {2.0 / mu:.6g}: the benchmark chain diverges",
+                    "choose a smaller step size")
+        if mechanism.startswith("sgld"):
+            if self.batch_size is None or self.data_size is None:
+                raise AssumptionError(f"--batch-size and --data-size are required for {mechanism}")
+            s, m = positive_int("batch_size", self.batch_size), positive_int("data_size", self.data_size)
+            require(s <= m, "batch_size", s, f"must be <= data_size = {m}")
+        return self
+
+
+def bound_options(mechanism: str, cfg: LQConfig) -> dict:
+    """The constants the certificate core needs for this benchmark (all proven by construction)."""
+    base = dict(inverse_temperature=cfg.inverse_temperature)
+    if mechanism == "posterior":
+        return dict(base, strong_convexity=cfg.strong_convexity, smoothness=cfg.strong_convexity,
+                    grad_bound=cfg.grad_bound, v_smoothness=0.0)
+    if mechanism.startswith("ula"):
+        common = dict(base, step_size=cfg.step_size, num_steps=cfg.num_steps)
+        if mechanism == "ula-path":
+            return dict(common, grad_diff=2 * cfg.grad_bound)
+        return dict(common, strong_convexity=cfg.strong_convexity, smoothness=cfg.strong_convexity,
+                    grad_bound=cfg.grad_bound, v_smoothness=0.0)
+    m = cfg.data_size
+    common = dict(base, step_size=cfg.step_size, num_steps=cfg.num_steps, batch_size=cfg.batch_size, data_size=m)
+    if mechanism == "sgld-path":
+        return dict(common, grad_diff=2 * m * cfg.grad_bound)
+    # v(x, d) = -m <d, x>: |grad v| <= m c, linear in x (004 Theorem 5.7 setting holds structurally)
+    return dict(common, strong_convexity=cfg.strong_convexity, smoothness=cfg.strong_convexity,
+                grad_bound=m * cfg.grad_bound, v_smoothness=0.0, linear_v=True)
+
+
+def exact_mu(mechanism: str, cfg: LQConfig) -> float | None:
+    """Exact GDP parameter where the output is a Gaussian mechanism (None for SGLD)."""
+    mu, c, beta = cfg.strong_convexity, cfg.grad_bound, cfg.inverse_temperature
+    if mechanism == "posterior":
+        return 2 * c * math.sqrt(beta / mu)
+    if mechanism.startswith("sgld"):
+        return None
+    g, n = cfg.step_size, cfg.num_steps
+    if mechanism == "ula-path":
+        return 2 * c * math.sqrt(beta * n * g / 2)
+    rho = 1 - g * mu
+    var = (2 * g / beta) * (1 - rho ** (2 * n)) / (1 - rho ** 2)
+    return 2 * c * (1 - rho ** n) / mu / math.sqrt(var)
+
+
+def run_scores(mechanism: str, cfg: LQConfig, runs: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Scores of `runs` independent outputs on D and on D' (vmapped; one XLA program per dataset)."""
+    import jax
+    import jax.numpy as jnp
+
+    from .chains import lq_chain_scores
+
+    cfg = cfg.validated(mechanism)
+    runs = positive_int("runs", runs)
+    key = jax.random.PRNGKey(seed)
+    k1, k0 = jax.random.split(key)
+    out = []
+    for sign, k in ((1.0, k1), (-1.0, k0)):
+        record = jnp.zeros(cfg.dim).at[0].set(sign * cfg.grad_bound)
+        out.append(np.asarray(lq_chain_scores(mechanism, cfg, record, runs, k)))
+    return out[0], out[1]

@@ -1,0 +1,101 @@
+"""Lower bounds on privacy from samples of a score on two neighbouring datasets.
+
+* Clopper–Pearson one-shot bound (Jagielski, Ullman, Oprea 2020; Nasr et al. 2021):
+  for a test "guess D when score > t", with one-sided Clopper–Pearson upper bounds FPR+, FNR+,
+  ``eps_LB = max(log((1 - delta - FNR+)/FPR+), log((1 - delta - FPR+)/FNR+), 0)``
+  holds with confidence 1 - alpha (LITERATURE.md §6; (eps, delta)-DP implies
+  FPR + e^eps FNR >= 1 - delta and FNR + e^eps FPR >= 1 - delta, Kairouz et al. 2015).
+* Gaussian-DP lower bound (Nasr, Hayes, Steinke, et al. 2023):
+  ``mu_LB = Phi^-1(1 - FPR+) - Phi^-1(FNR+)``: a mu-GDP mechanism has
+  FNR >= Phi(Phi^-1(1 - FPR) - mu) for every test, so a test with (FPR, FNR) forces
+  mu >= Phi^-1(1 - FPR) - Phi^-1(FNR); upper confidence bounds on both rates keep it a lower bound.
+Thresholds are scanned over a fixed grid of pooled-sample quantiles; the confidence level is split
+over all thresholds and both rates (Bonferroni), so the reported bounds hold simultaneously.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import beta as beta_dist
+from scipy.stats import norm
+
+from ..curves import GDP
+from ..errors import AssumptionError
+
+
+def clopper_pearson_upper(k: int, n: int, alpha: float) -> float:
+    """One-sided (1 - alpha) upper confidence bound on a binomial proportion k/n."""
+    if n <= 0:
+        raise AssumptionError(f"runs = {n} must be >= 1")
+    if k >= n:
+        return 1.0
+    return float(beta_dist.ppf(1.0 - alpha, k + 1, n - k))
+
+
+@dataclass(frozen=True)
+class AuditBounds:
+    epsilon_lower_bound: float
+    mu_lower_bound: float
+    epsilon_from_mu: float
+    threshold: float
+    fpr_upper: float
+    fnr_upper: float
+    confidence: float
+    runs: int
+    thresholds_scanned: int
+
+
+def min_runs(confidence: float, thresholds: int) -> int:
+    """Smallest number of runs per dataset for which a perfect test gives a non-trivial bound:
+    with k = 0 errors the CP upper bound is 1 - (alpha')^(1/n); we need it < 1/2."""
+    alpha = (1.0 - confidence) / (2 * thresholds)
+    return int(math.ceil(math.log(alpha) / math.log(0.5)))
+
+
+def audit_scores(scores_d: np.ndarray, scores_d_prime: np.ndarray, delta: float, confidence: float = 0.95,
+                 thresholds: int = 64) -> AuditBounds:
+    """Lower bounds from scores of the mechanism's output on D (positives) and D' (negatives).
+
+    The test guesses "D" when the score exceeds a threshold; a larger score must point towards D.
+    """
+    s1 = np.asarray(scores_d, dtype=float).ravel()
+    s0 = np.asarray(scores_d_prime, dtype=float).ravel()
+    if not (0.0 < confidence < 1.0):
+        raise AssumptionError(f"confidence = {confidence} must be in (0, 1)")
+    if not (0.0 <= delta < 1.0):
+        raise AssumptionError(f"delta = {delta} must be in [0, 1)")
+    if not (np.isfinite(s1).all() and np.isfinite(s0).all()):
+        raise AssumptionError("the score has non-finite values; check the statistic and the runs")
+    n1, n0 = s1.size, s0.size
+    need = min_runs(confidence, thresholds)
+    if min(n1, n0) < need:
+        raise AssumptionError(f"runs = {min(n1, n0)} is too few for confidence {confidence} over {thresholds} "
+                              f"thresholds; use at least {need} runs per dataset")
+    pooled = np.concatenate([s1, s0])
+    if np.ptp(pooled) == 0.0:
+        raise AssumptionError("the score is constant over all runs: it cannot distinguish the datasets; "
+                              "choose a statistic that depends on the output")
+    qs = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, thresholds + 2)[1:-1]))
+    alpha = (1.0 - confidence) / (2 * len(qs))
+    s1_sorted, s0_sorted = np.sort(s1), np.sort(s0)
+    eps_lb, best = 0.0, None
+    for t in qs:
+        fp = n0 - int(np.searchsorted(s0_sorted, t, side="right"))   # D' runs with score > t
+        fn = int(np.searchsorted(s1_sorted, t, side="right"))        # D runs with score <= t
+        fpr = clopper_pearson_upper(fp, n0, alpha)
+        fnr = clopper_pearson_upper(fn, n1, alpha)
+        if fpr > 0 and 1 - delta - fnr > 0:
+            eps_lb = max(eps_lb, math.log((1 - delta - fnr) / fpr))
+        if fnr > 0 and 1 - delta - fpr > 0:
+            eps_lb = max(eps_lb, math.log((1 - delta - fpr) / fnr))
+        mu = max(0.0, float(norm.isf(fpr) - norm.ppf(fnr)))
+        if best is None or mu > best[0]:
+            best = (mu, t, fpr, fnr)
+    mu_lb, t, fpr, fnr = best
+    eps_mu = GDP(mu_lb).epsilon(delta) if delta > 0 else (math.inf if mu_lb > 0 else 0.0)
+    return AuditBounds(epsilon_lower_bound=eps_lb, mu_lower_bound=mu_lb, epsilon_from_mu=eps_mu, threshold=float(t),
+                       fpr_upper=fpr, fnr_upper=fnr, confidence=confidence, runs=min(n1, n0),
+                       thresholds_scanned=len(qs))

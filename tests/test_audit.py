@@ -1,0 +1,99 @@
+"""Audit (issue #8): lower-bound statistics, the LQ benchmark, bad input."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from bayesdp.audit import audit, check_neighbours
+from bayesdp.audit.stats import audit_scores, clopper_pearson_upper
+from bayesdp.cli import main
+from bayesdp.errors import AssumptionError
+
+
+def test_clopper_pearson_closed_forms():
+    # k = 0: upper bound solves (1-p)^n = alpha -> p = 1 - alpha^(1/n)
+    assert clopper_pearson_upper(0, 100, 0.05) == pytest.approx(1 - 0.05 ** (1 / 100), rel=1e-9)
+    # k = n - 1: upper bound solves p^n = alpha' on the other side -> 1 - p = ... ; check the defining identity
+    from scipy.stats import binom
+    p = clopper_pearson_upper(7, 50, 0.05)
+    assert binom.cdf(7, 50, p) == pytest.approx(0.05, rel=1e-6)
+    assert clopper_pearson_upper(50, 50, 0.05) == 1.0
+
+
+def test_gdp_lower_bound_on_gaussian_samples():
+    rng = np.random.default_rng(1)
+    for mu in [0.5, 1.0, 2.0]:
+        b = audit_scores(rng.normal(mu, 1, 200_000), rng.normal(0, 1, 200_000), delta=1e-5)
+        assert 0.85 * mu <= b.mu_lower_bound <= mu * 1.001
+        assert b.epsilon_lower_bound > 0
+
+
+@pytest.mark.parametrize("mechanism,kw", [
+    ("posterior", {}),
+    ("ula-final", dict(step_size=0.1, num_steps=100)),
+    ("ula-path", dict(step_size=0.01, num_steps=50)),
+])
+def test_lq_audit_is_tight(mechanism, kw):
+    rep = audit(mechanism, runs=20_000, strong_convexity=1.0, grad_bound=0.5, seed=3, **kw)
+    assert rep.passed
+    assert rep.exact_mu is not None
+    assert abs(rep.bounds.mu_lower_bound - rep.exact_mu) <= 0.2 * rep.exact_mu
+    assert rep.bounds.mu_lower_bound <= rep.certified_mu * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("mechanism,kw", [
+    ("sgld-final", dict(step_size=0.01, num_steps=300, batch_size=10, data_size=50)),
+    ("sgld-path", dict(step_size=0.01, num_steps=300, batch_size=10, data_size=50)),
+])
+def test_sgld_audits_below_certificate(mechanism, kw):
+    rep = audit(mechanism, runs=5_000, strong_convexity=1.0, grad_bound=0.05, seed=4, **kw)
+    assert rep.passed
+    assert rep.bounds.epsilon_lower_bound <= rep.certified_epsilon
+
+
+def test_cli_json_keys_and_exit_codes(capsys):
+    rc = main(["audit", "posterior", "--strong-convexity", "1", "--grad-bound", "0.5", "--runs", "5000", "--json"])
+    d = json.loads(capsys.readouterr().out)
+    assert rc == 0
+    for k in ["certified_epsilon", "epsilon_lower_bound", "mu_lower_bound", "delta", "runs", "confidence"]:
+        assert k in d
+    assert d["epsilon_lower_bound"] <= d["certified_epsilon"]
+
+
+@pytest.mark.parametrize("argv", [
+    ["audit", "ula-final", "--strong-convexity", "1", "--grad-bound", "0.5", "--runs", "1000"],
+    ["audit", "ula-final", "--strong-convexity", "1", "--grad-bound", "0.5", "--step-size", "0.1",
+     "--num-steps", "10", "--runs", "5"],
+    ["audit", "ula-final", "--strong-convexity", "1", "--grad-bound", "0.5", "--step-size", "3",
+     "--num-steps", "10", "--runs", "1000"],
+    ["audit", "nope", "--strong-convexity", "1", "--grad-bound", "0.5", "--runs", "1000"],
+    ["audit", "posterior", "--strong-convexity", "1", "--grad-bound", "0.5", "--runs", "1000", "--confidence", "1.5"],
+    ["audit", "sgld-path", "--strong-convexity", "1", "--grad-bound", "0.5", "--step-size", "0.1",
+     "--num-steps", "10", "--batch-size", "20", "--data-size", "10", "--runs", "1000"],
+])
+def test_bad_input(capsys, argv):
+    rc = main(argv)
+    out, err = capsys.readouterr()
+    assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1
+
+
+def test_constant_score_refused():
+    with pytest.raises(AssumptionError, match="constant"):
+        audit_scores(np.zeros(1000), np.zeros(1000), 1e-5)
+
+
+def test_neighbour_checks():
+    X = np.arange(12.0).reshape(6, 2)
+    y = np.array([0, 1, 0, 1, 1, 0])
+    X2 = X.copy(); X2[3] = [9, 9]
+    assert check_neighbours({"X": X, "y": y}, {"X": X2, "y": y}) == 3
+    X3 = X2.copy(); X3[0] = [7, 7]
+    with pytest.raises(AssumptionError, match="differ in 2 records"):
+        check_neighbours({"X": X, "y": y}, {"X": X3, "y": y})
+    with pytest.raises(AssumptionError, match="same size"):
+        check_neighbours({"X": X, "y": y}, {"X": X[:5], "y": y[:5]})
+    assert check_neighbours({"X": X, "y": y}, {"X": np.delete(X, 2, 0), "y": np.delete(y, 2)}, "add-remove") == 2
+    with pytest.raises(AssumptionError, match="identical"):
+        check_neighbours({"X": X}, {"X": X})
