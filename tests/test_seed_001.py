@@ -251,3 +251,11 @@ def test_figure_1_script_numbers(tmp_path):
     assert data[0.2][2][0] == pytest.approx(2 * tbar + V, rel=1e-6)
     out = mod.main([str(tmp_path / "f1.png")])
     assert pathlib.Path(out).stat().st_size > 1000
+
+
+@pytest.mark.parametrize("c", [0.5, 1.0, 1.5])
+def test_constant_coefficient_tail_bound_is_upper(c, monkeypatch):
+    exact = P.constant_coefficient(c, 0.3, 2.0, 1.5, 1000)
+    monkeypatch.setattr(P, "_EXACT_TERMS", 10)
+    capped = P.constant_coefficient(c, 0.3, 2.0, 1.5, 1000)
+    assert exact <= capped <= exact * 1.02

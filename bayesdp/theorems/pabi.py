@@ -171,6 +171,9 @@ def shift_objective(u_inner: Sequence[float], c: Sequence[float], h: Sequence[fl
     return total
 
 
+_EXACT_TERMS = 2_000_000
+
+
 def constant_coefficient(c: float, h: float, sigma2: float, D: float, T: int) -> float:
     """Corollaries 3.7-3.9 (exact sums of Theorem 3.4 with constant c, h, sigma^2):
 
@@ -182,20 +185,31 @@ def constant_coefficient(c: float, h: float, sigma2: float, D: float, T: int) ->
     s2 = positive("sigma2", sigma2)
     D = nonnegative("diameter", D)
     T = positive_int("num_steps", T)
-    s = np.arange(T, dtype=float)
+    K = min(T, _EXACT_TERMS)              # terms summed exactly; the rest is bounded from above
+    s = np.arange(K, dtype=float)
+    hsum = 0.0
     if c == 1.0:
         dterm = D * D / T
-        hsum = float(np.sum(1.0 / (s + 1.0)))
+        if h > 0:
+            hsum = float(np.sum(1.0 / (s + 1.0)))
+            if T > K:   # sum_{t=K+1}^T 1/t <= ln(T/K)
+                hsum += math.log(T / K)
     else:
         lc = math.log(c)
         if c < 1.0:
             # c^T (1-c)/(1-c^T) ; c^s/S_s = c^s (1-c)/(1-c^{s+1})  (underflow to 0 is fine)
             dterm = D * D * (1.0 - c) * math.exp(T * lc) / (-math.expm1(T * lc))
-            hsum = float(np.sum(np.exp(s * lc) * (1.0 - c) / (-np.expm1((s + 1.0) * lc)))) if h > 0 else 0.0
+            if h > 0:
+                hsum = float(np.sum(np.exp(s * lc) * (1.0 - c) / (-np.expm1((s + 1.0) * lc))))
+                if T > K:   # sum_{s>=K} c^s (1-c)/(1-c^{s+1}) <= c^K/(1-c^{K+1})
+                    hsum += math.exp(K * lc) / (-math.expm1((K + 1.0) * lc))
         else:
-            # c > 1: c^T (1-c)/(1-c^T) = (c-1)/(1-c^{-T}) ; c^s/S_s = (1-1/c)/(1-c^{-(s+1)})
+            # c > 1: c^T (1-c)/(1-c^T) = (c-1)/(1-c^{-T}) ; c^s/S_s = (1-1/c)/(1-c^{-(s+1)}), decreasing in s
             dterm = D * D * (c - 1.0) / (-math.expm1(-T * lc))
-            hsum = float(np.sum((1.0 - 1.0 / c) / (-np.expm1(-(s + 1.0) * lc)))) if h > 0 else 0.0
+            if h > 0:
+                hsum = float(np.sum((1.0 - 1.0 / c) / (-np.expm1(-(s + 1.0) * lc))))
+                if T > K:
+                    hsum += (T - K) * (1.0 - 1.0 / c) / (-math.expm1(-(K + 1.0) * lc))
     return (dterm + h * hsum) / (2.0 * s2)
 
 
