@@ -211,13 +211,19 @@ class RDP(PrivacyCurve):
     @staticmethod
     def _minimise(objective: Callable[[float], float]) -> float:
         vals = np.array([objective(1.0 + x) for x in _ALPHA_M1_GRID])
-        i = int(np.argmin(vals))
+        if not np.isfinite(vals).any():
+            return math.inf
+        i = int(np.nanargmin(np.where(np.isfinite(vals), vals, np.inf)))
         best = float(vals[i])
         lo = math.log(_ALPHA_M1_GRID[max(i - 1, 0)])
         hi = math.log(_ALPHA_M1_GRID[min(i + 1, len(_ALPHA_M1_GRID) - 1)])
+
+        def finite(t: float) -> float:  # the optimiser's parabolic steps need finite values
+            v = objective(1.0 + math.exp(t))
+            return v if math.isfinite(v) else 1e300
+
         if hi > lo:
-            res = optimize.minimize_scalar(lambda t: objective(1.0 + math.exp(t)), bounds=(lo, hi),
-                                           method="bounded", options={"xatol": 1e-10})
+            res = optimize.minimize_scalar(finite, bounds=(lo, hi), method="bounded", options={"xatol": 1e-10})
             if res.success and math.isfinite(res.fun):
                 best = min(best, float(res.fun))
         return best
