@@ -194,6 +194,7 @@ _LOOP = r"""
 import sys
 from bayesdp.release.ledger import Ledger
 led = Ledger(sys.argv[1])
+open(sys.argv[2], "w").write("x")
 while True:
     with led.reserve(1e-6, 0.0, "loop", "unit") as res:
         res.mark_drawn()
@@ -228,9 +229,14 @@ def test_killed_at_random_times_during_writes(tmp_path):
     import random
 
     rnd = random.Random(0)
-    for _ in range(3):
-        p = subprocess.Popen([sys.executable, "-c", _LOOP, str(path)])
-        time.sleep(0.9 + rnd.uniform(0, 0.3))  # import time ~0.5-1 s, then many writes
+    for i in range(3):
+        started = tmp_path / f"started{i}"
+        p = subprocess.Popen([sys.executable, "-c", _LOOP, str(path), str(started)])
+        t0 = time.time()
+        while not started.exists():
+            assert time.time() - t0 < 60 and p.poll() is None
+            time.sleep(0.005)
+        time.sleep(rnd.uniform(0.05, 0.3))  # many reserve/commit writes happen meanwhile
         os.kill(p.pid, signal.SIGKILL)
         p.wait()
         doc = json.loads(path.read_text())

@@ -84,7 +84,7 @@ def test_release_noise_law_in_value_units():
         rel = noise.laplace_release([x], sensitivity=1.0, epsilon=2.0)
         rel_scale.append((rel.values[0] - x) / rel.noise_scale)
     assert stats.kstest(rel_scale, stats.laplace.cdf).pvalue > 1e-4
-    assert stats.kstest(np.array(rel_scale) * 1.3, stats.laplace.cdf).pvalue < 1e-4
+    assert stats.kstest(np.array(rel_scale) * 1.5, stats.laplace.cdf).pvalue < 1e-4
 
 
 def test_two_releases_differ_even_with_fixed_global_seeds():
