@@ -302,12 +302,13 @@ class Ledger:
 
     # -- opening ---------------------------------------------------------
     @classmethod
-    def open(cls, path: str | os.PathLike, budget_epsilon: float | None = None, budget_delta: float = 0.0,
+    def open(cls, path: str | os.PathLike, budget_epsilon: float | None = None, budget_delta: float | None = None,
              dataset: str | None = None) -> "Ledger":
         """Open an existing ledger, or create it when ``budget_epsilon`` is given and the file does not exist.
 
         An existing ledger keeps its own budget (``budget_epsilon`` is then ignored unless it differs:
-        a different value is refused rather than silently dropped).  ``dataset``, when given, must
+        a different value is refused rather than silently dropped; ``budget_delta=None`` is not compared
+        and means 0 at creation).  ``dataset``, when given, must
         match the ledger's dataset label.
         """
         led = cls(path)
@@ -315,7 +316,7 @@ class Ledger:
             be = float(budget_epsilon)
             if not (math.isfinite(be) and be > 0):
                 raise BudgetError(f"budget = {budget_epsilon!r} must be a positive finite epsilon")
-            bd = float(budget_delta)
+            bd = 0.0 if budget_delta is None else float(budget_delta)
             if not (math.isfinite(bd) and 0 <= bd < 1):
                 raise BudgetError(f"budget delta = {budget_delta!r} must be in [0, 1)")
         if not led.path.parent.is_dir():
@@ -325,12 +326,15 @@ class Ledger:
                 if budget_epsilon is None:
                     raise BudgetError(f"ledger {led.path} does not exist; pass --budget to create it")
                 doc = {"format": FORMAT, "version": VERSION, "dataset": dataset, "created": _now(),
-                       "budget": {"epsilon": float(budget_epsilon), "delta": float(budget_delta)}, "releases": []}
+                       "budget": {"epsilon": float(budget_epsilon),
+                                  "delta": 0.0 if budget_delta is None else float(budget_delta)},
+                       "releases": []}
                 _atomic_write(led.path, doc)
             else:
                 doc = _read(led.path)
-                if budget_epsilon is not None and (doc["budget"]["epsilon"] != float(budget_epsilon)
-                                                   or doc["budget"]["delta"] != float(budget_delta)):
+                if budget_epsilon is not None and (
+                        doc["budget"]["epsilon"] != float(budget_epsilon)
+                        or (budget_delta is not None and doc["budget"]["delta"] != float(budget_delta))):
                     raise BudgetError(
                         f"--budget = {budget_epsilon!r} (delta {budget_delta!r}) differs from the existing ledger's "
                         f"budget epsilon {doc['budget']['epsilon']!r} (delta {doc['budget']['delta']!r}) in "

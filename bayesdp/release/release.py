@@ -80,7 +80,7 @@ def sensitivity_routes(statistic: Statistic, coupling: CouplingBound | None = No
 
 def release_statistic(draws: np.ndarray, statistic: Statistic, epsilon: float, ledger: str | os.PathLike, *,
                       coupling: CouplingBound | None = None, concentration: Mapping[str, float] | None = None,
-                      budget_epsilon: float | None = None, budget_delta: float = 0.0, dataset: str | None = None,
+                      budget_epsilon: float | None = None, budget_delta: float | None = None, dataset: str | None = None,
                       max_delta: float | None = None, mechanism: str = "mc-estimate", level: float = 0.95,
                       ) -> ReleaseResult:
     """Release the noisy Monte Carlo average of ``statistic`` over ``draws`` (shape (num_draws, dim),

@@ -263,3 +263,12 @@ def test_pure_releases_reported_with_basic_rule_when_delta_budget(tmp_path):
     s = led.summary()
     assert s["spent"]["rule"] == "basic composition"
     assert s["remaining_budget"] == {"epsilon": 0.5, "delta": 1e-5}
+
+
+def test_reopen_with_same_budget_epsilon_and_unspecified_delta(tmp_path):
+    p = tmp_path / "l.json"
+    Ledger.open(p, budget_epsilon=1.0, budget_delta=1e-6)
+    Ledger.open(p, budget_epsilon=1.0)  # --budget repeated, delta not given: accepted
+    with pytest.raises(BudgetError):
+        Ledger.open(p, budget_epsilon=1.0, budget_delta=1e-5)
+    assert Ledger(p).summary()["budget"] == {"epsilon": 1.0, "delta": 1e-6}
