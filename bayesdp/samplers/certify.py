@@ -1,0 +1,104 @@
+"""The certificate of a run: the analyzer's per-chain bound, composed over the released chains.
+
+``certify_run`` calls ``bayesdp.analysis.certify`` with exactly the configuration that will run
+and returns the JSON-ready dict attached to every output (``bayesdp_certificate``).  K chains
+run on the same data and released together are K mechanisms on the same dataset, so their
+curves compose (``bayesdp.curves.compose``: GDP mu in quadrature, RDP curves add).  A thinned
+path is a function of the path, so it carries the path certificate (data processing).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Mapping
+
+from ..curves import _json_float, compose
+from ..errors import AssumptionError
+
+UNCERTIFIED_REASON = "uncertified run requested explicitly (uncertified=True): no privacy guarantee"
+
+
+def mechanism_name(sampler: str, release: str) -> str:
+    return f"{sampler}-{'final' if release == 'final' else 'path'}"
+
+
+def _default_certifier() -> Callable:
+    try:
+        from ..analysis import certify  # type: ignore[attr-defined]
+    except ImportError as exc:
+        raise AssumptionError(f"the analyzer bayesdp.analysis is not available ({exc}); no certificate can be "
+                              f"computed: pass uncertified=True (--uncertified) to run without one") from None
+    return certify
+
+
+def _parse_domain(domain):
+    if domain is None or not isinstance(domain, (list, tuple, str)):
+        return domain
+    from ..analysis import Domain  # type: ignore[attr-defined]
+
+    return Domain.parse([domain] if isinstance(domain, str) else list(domain))
+
+
+def certify_run(*, model, data, domain, config: Mapping[str, Any], delta: float, model_kwargs=None,
+                uncertified: bool = False, certifier: Callable | None = None) -> dict:
+    """Certificate dict of a run with configuration ``config`` (see :class:`~bayesdp.samplers.driver.Sampler`).
+
+    Raises :class:`AssumptionError` (one line) when no certificate covers the configuration and
+    ``uncertified`` is false.  With ``uncertified=True`` the analyzer is not consulted and the
+    dict says ``"certified": false``.
+    """
+    mech = mechanism_name(config["sampler"], config["release"])
+    out: dict[str, Any] = {
+        "certified": False,
+        "mechanism": mech,
+        "configuration": dict(config),
+        "delta": float(delta),
+        "epsilon": None,
+        "gdp_mu": None,
+        "sources": [],
+        "per_chain": None,
+        "composition": None,
+        "reason": None,
+    }
+    if uncertified:
+        out["reason"] = UNCERTIFIED_REASON
+        return out
+    if domain is None:
+        raise AssumptionError("domain = None: a certificate needs public bounds on one record (e.g. "
+                              "['X.norm=1.0', 'y.values=0,1']); pass domain=..., or uncertified=True to run without one")
+    certify = certifier or _default_certifier()
+    rep = certify(model, data=data, domain=_parse_domain(domain) if certifier is None else domain,
+                  step_size=config["step_size"], num_steps=config["num_steps"], batch_size=config["batch_size"],
+                  inverse_temperature=config["inverse_temperature"], clip_norm=config["clip_norm"],
+                  delta=delta, model_kwargs=model_kwargs)
+    entry = rep.mechanisms.get(mech) if hasattr(rep.mechanisms, "get") else rep.mechanisms[mech]
+    if entry is None or isinstance(entry, str):
+        why = entry or f"the analyzer returned no '{mech}' mechanism"
+        raise AssumptionError(f"{mech}: no certificate covers this configuration ({why}); change the "
+                              f"configuration, or pass uncertified=True (--uncertified) to run without a guarantee")
+    best = entry.best
+    if best is None or best.curve is None:
+        reasons = "; ".join(f"{c.source}: {c.reason}" for c in entry.certificates if not c.valid) or "no valid route"
+        raise AssumptionError(f"{mech}: no valid certified route for this configuration ({reasons}); change the "
+                              f"configuration, or pass uncertified=True (--uncertified) to run without a guarantee")
+    k = int(config["num_chains"])
+    composed = compose([best.curve] * k)
+    eps = composed.epsilon(delta)
+    out.update({
+        "certified": True,
+        "epsilon": _json_float(eps) if math.isfinite(eps) else None,
+        "gdp_mu": composed.gdp_mu,
+        "sources": [best.source],
+        "per_chain": best.to_dict(delta=delta),
+        "composition": (f"{k} released chain(s) on the same data composed with bayesdp.curves.compose "
+                        f"(GDP mu in quadrature, RDP curves add): {composed.describe()}"),
+    })
+    if config["release"] == "thinned":
+        out["composition"] += "; thinned path = post-processing of the path (path certificate)"
+    try:
+        consts = rep.analysis.constants
+        out["analysis_constants"] = {kk: _json_float(float(v)) for kk, v in dict(consts).items()
+                                     if isinstance(v, (int, float))}
+    except AttributeError:
+        pass
+    return out

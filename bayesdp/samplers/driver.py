@@ -1,0 +1,443 @@
+"""Driver: run ULA/SGLD chains exactly as certified, in one ``lax.scan`` under ``jit``.
+
+Vocabulary follows NumPyro's ``MCMC``::
+
+    s = Sampler(model, data={"X": X, "y": y}, sampler="sgld", step_size=1e-4, num_steps=10_000,
+                batch_size=100, clip_norm=1.0, num_chains=4, release="final",
+                domain=["X.norm=1.0", "y.values=0,1"], delta=1e-5)
+    s.certificate            # dict, computed before anything is compiled; refuses uncovered configurations
+    s.run(jax.random.key(0))
+    s.get_samples(group_by_chain=True)    # only the released draws, constrained site values
+    s.print_summary()
+    idata = s.to_inference_data()        # posterior.attrs["bayesdp_certificate"] = JSON string
+
+Design (see docs/samplers.md):
+
+* data-independent initialisation: zeros in the unconstrained space (default), a user-given point,
+  or a prior draw with its own key (``init="prior"``); recorded in the certificate.
+* one compiled program per static configuration and shapes (``_COMPILED`` cache), the data,
+  step size, inverse temperature, clipping norm, keys and initial points are arguments: no
+  recompilation between runs with the same shapes; compile time is reported separately.
+* chains: a single chain runs without ``vmap`` (vmap over an axis of size 1 was 3-6x slower);
+  several chains are vmapped; ``chain_method="parallel"`` shards the chain axis over
+  ``jax.devices()`` with ``jax.sharding`` and ``shard_data=True`` shards the records (the
+  full-batch gradient becomes a sharded reduction).  ``"sequential"`` runs chains one after the
+  other with the single-chain program.
+* divergence: the first step at which a chain's position is non-finite is carried in the scan;
+  the run raises a one-line error naming that step and returns nothing.
+* progress bar: tqdm on the host, driven by ``jax.debug.callback`` every ``progress_every`` steps.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from ..errors import AssumptionError, check_finite, positive, positive_int
+from . import certify as _cert
+from . import gradients
+from .kernels import LangevinState, build_kernel
+from .potential import ModelPotential
+
+SAMPLERS = ("ula", "sgld")
+RELEASES = ("final", "path", "thinned")
+CHAIN_METHODS = ("vectorized", "parallel", "sequential")
+
+
+class DivergenceError(AssumptionError):
+    """A chain reached a non-finite position."""
+
+
+# ---------------------------------------------------------------------------
+# compiled programs, cached by static configuration
+# ---------------------------------------------------------------------------
+
+_COMPILED: dict[Any, Callable] = {}
+_EXECUTABLES: dict[Any, Any] = {}
+#: number of times a run program was traced (compiled); tests check it does not grow on reruns.
+TRACE_COUNT = {"n": 0}
+
+_PROGRESS: dict[str, Any] = {"bar": None, "last": 0}
+
+
+def _progress_update(step):
+    bar = _PROGRESS["bar"]
+    if bar is not None:
+        step = int(step)
+        bar.update(step - _PROGRESS["last"])
+        _PROGRESS["last"] = step
+
+
+def _hashable(value):
+    if isinstance(value, (int, float, str, bool, type(None))):
+        return value
+    if isinstance(value, (tuple, list)):
+        return tuple(_hashable(v) for v in value)
+    raise TypeError
+
+
+def _program(potential: ModelPotential, *, sampler: str, num_steps: int, batch_size: int | None, clipped: bool,
+             num_chains: int, release: str, thinning: int, progress_every: int) -> Callable:
+    """jitted ``run(keys, positions, data, step_size, beta, clip) -> (released, first_bad)``."""
+    shapes = tuple((k, v.shape, str(v.dtype)) for k, v in sorted(potential.data.items()))
+    try:
+        kw = tuple(sorted((k, _hashable(v)) for k, v in potential.model_kwargs.items()))
+        model_key = (potential.model, kw)
+    except TypeError:  # array-valued model kwargs: cache per potential object
+        model_key = ("potential", id(potential))
+    key = (model_key, shapes, sampler, num_steps, batch_size, clipped, num_chains, release, thinning, progress_every)
+    fn = _COMPILED.get(key)
+    if fn is None:
+        fn = _build_program(potential, sampler=sampler, num_steps=num_steps, batch_size=batch_size, clipped=clipped,
+                            num_chains=num_chains, release=release, thinning=thinning, progress_every=progress_every)
+        _COMPILED[key] = fn
+    return fn
+
+
+def _build_program(potential, *, sampler, num_steps, batch_size, clipped, num_chains, release, thinning,
+                   progress_every):
+    grad_fn = gradients.build(potential, batch_size=batch_size if sampler == "sgld" else None, clipped=clipped)
+    kernel = build_kernel(grad_fn)
+    vectorised = num_chains > 1
+    record_every = thinning if release == "thinned" else 1
+
+    def run(keys, positions, data, step_size, beta, clip):
+        TRACE_COUNT["n"] += 1  # runs at trace time only
+
+        def one_step(key, x, t):
+            return kernel(jax.random.fold_in(key, t), LangevinState(x), data, step_size, beta, clip).position
+
+        if vectorised:
+            step_all = jax.vmap(one_step, in_axes=(0, 0, None))
+        else:
+            step_all = one_step
+
+        def body(carry, _):
+            x, first_bad, t = carry
+            x = step_all(keys, x, t)
+            t = t + 1
+            ok = jnp.all(jnp.isfinite(x), axis=-1)
+            first_bad = jnp.where((first_bad < 0) & ~ok, t, first_bad)
+            if progress_every:
+                lax.cond(t % progress_every == 0, lambda s: jax.debug.callback(_progress_update, s),
+                         lambda s: None, t)
+            return (x, first_bad, t), None
+
+        def block(carry, _):
+            carry, _ = lax.scan(body, carry, None, length=record_every)
+            return carry, carry[0]
+
+        bad0 = jnp.full(positions.shape[:-1], -1, jnp.int32)
+        carry = (positions, bad0, jnp.int32(0))
+        if release == "final":
+            (x, first_bad, _), _ = lax.scan(body, carry, None, length=num_steps)
+            released = x[..., None, :]  # (chains, 1, dim) or (1, dim)
+        else:
+            (x, first_bad, _), path = lax.scan(block, carry, None, length=num_steps // record_every)
+            released = jnp.moveaxis(path, 0, -2)  # (chains, draws, dim) or (draws, dim)
+        return released, first_bad
+
+    return jax.jit(run)
+
+
+# ---------------------------------------------------------------------------
+# configuration
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    sampler: str
+    step_size: float
+    num_steps: int
+    inverse_temperature: float
+    batch_size: int | None
+    clip_norm: float | None
+    num_chains: int
+    release: str
+    thinning: int
+    init: str
+    data_size: int
+    dim: int
+    chain_method: str
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def _validate(sampler, step_size, num_steps, inverse_temperature, batch_size, clip_norm, num_chains, release,
+              thinning, chain_method, data_size):
+    if sampler not in SAMPLERS:
+        raise AssumptionError(f"sampler = {sampler!r} is not one of {SAMPLERS}; pass 'ula' or 'sgld'")
+    step_size = positive("step_size", step_size, "pass a positive step size")
+    num_steps = positive_int("num_steps", num_steps)
+    inverse_temperature = positive("inverse_temperature", inverse_temperature)
+    if sampler == "sgld":
+        if batch_size is None:
+            raise AssumptionError("batch_size = None but sgld needs a batch size s with 1 <= s <= data_size; "
+                                  "pass batch_size=...")
+        if isinstance(batch_size, bool) or not float(batch_size).is_integer() or int(batch_size) < 1:
+            raise AssumptionError(f"batch_size = {batch_size!r} must be an integer >= 1; pass 1 <= s <= {data_size}")
+        batch_size = int(batch_size)
+        if batch_size > data_size:
+            raise AssumptionError(f"batch_size = {batch_size} exceeds data_size = {data_size}; batches are drawn "
+                                  f"without replacement, pass 1 <= batch_size <= {data_size}")
+    elif batch_size is not None:
+        raise AssumptionError(f"batch_size = {batch_size!r} is set but sampler = 'ula' uses the full batch; "
+                              f"use sampler='sgld' or drop batch_size")
+    if clip_norm is not None:
+        clip_norm = positive("clip_norm", clip_norm, "pass a positive clipping norm or None")
+    num_chains = positive_int("num_chains", num_chains)
+    if release not in RELEASES:
+        raise AssumptionError(f"release = {release!r} is not one of {RELEASES}")
+    thinning = positive_int("thinning", thinning)
+    if release != "thinned" and thinning != 1:
+        raise AssumptionError(f"thinning = {thinning} is only used with release='thinned'; set release='thinned'")
+    if release == "thinned" and num_steps % thinning:
+        raise AssumptionError(f"thinning = {thinning} does not divide num_steps = {num_steps}; pick num_steps a "
+                              f"multiple of thinning")
+    if chain_method not in CHAIN_METHODS:
+        raise AssumptionError(f"chain_method = {chain_method!r} is not one of {CHAIN_METHODS}")
+    return step_size, num_steps, inverse_temperature, batch_size, clip_norm, num_chains, thinning
+
+
+# ---------------------------------------------------------------------------
+# the driver
+# ---------------------------------------------------------------------------
+
+
+class Sampler:
+    """ULA / SGLD on a NumPyro model, run exactly as its certificate describes.
+
+    Parameters mirror the certificate: ``step_size`` (gamma), ``num_steps`` (n),
+    ``inverse_temperature`` (beta), ``batch_size`` (s, SGLD only), ``clip_norm`` (per-record
+    clipping of the likelihood gradients), ``num_chains`` (K released chains compose),
+    ``release`` ("final" | "path" | "thinned" with ``thinning``).  ``init`` is "zeros", "prior"
+    (a draw from the prior with ``init_key``) or an array of shape (dim,) or (num_chains, dim)
+    in the unconstrained space; it must not depend on the data.
+
+    ``domain`` (a ``bayesdp.analysis.Domain`` or a list of "site.bound=value" strings) and
+    ``delta`` are passed to ``bayesdp.analysis.certify``; with ``uncertified=True`` no
+    certificate is required and every output says ``"certified": false``.
+    """
+
+    def __init__(self, model: Callable, data: Mapping[str, Any], *, sampler: str = "ula", step_size: float,
+                 num_steps: int, inverse_temperature: float = 1.0, batch_size: int | None = None,
+                 clip_norm: float | None = None, num_chains: int = 1, chain_method: str = "vectorized",
+                 release: str = "final", thinning: int = 1, init: Any = "zeros", init_key=None,
+                 domain=None, delta: float = 1e-5, uncertified: bool = False, model_kwargs=None,
+                 progress_bar: bool = False, progress_every: int | None = None, shard_data: bool = False,
+                 certifier: Callable | None = None):
+        self.potential = ModelPotential(model, data, model_kwargs)
+        m = self.potential.data_size
+        (step_size, num_steps, inverse_temperature, batch_size, clip_norm, num_chains,
+         thinning) = _validate(sampler, step_size, num_steps, inverse_temperature, batch_size, clip_norm,
+                               num_chains, release, thinning, chain_method, m)
+        if chain_method == "parallel":
+            ndev = jax.device_count()
+            if num_chains % ndev:
+                raise AssumptionError(f"num_chains = {num_chains} is not a multiple of the {ndev} devices; "
+                                      f"chain_method='parallel' shards chains evenly, pass a multiple of {ndev}")
+        self.potential.check_decomposition()
+        self._init_positions, init_label = self._initial_positions(init, init_key, num_chains)
+        self.config = RunConfig(sampler, step_size, num_steps, inverse_temperature, batch_size, clip_norm,
+                                num_chains, release, thinning, init_label, m, self.potential.dim, chain_method)
+        self.delta = float(delta)
+        self.progress_bar = bool(progress_bar)
+        self.progress_every = int(progress_every or max(1, num_steps // 100)) if progress_bar else 0
+        self.shard_data = bool(shard_data)
+        self.certificate = _cert.certify_run(model=model, data=self.potential.data, domain=domain,
+                                             config=self.config.to_dict(), delta=self.delta,
+                                             model_kwargs=model_kwargs, uncertified=uncertified, certifier=certifier)
+        self.certificate["assumptions"] = {
+            "initialisation": init_label,
+            "initialisation is data independent": True,
+            "minibatch indices": ("drawn inside the sampler, uniformly without replacement, independently at each "
+                                  "step (Floyd's algorithm)") if sampler == "sgld" else "full batch",
+            "clipping": (f"each record's likelihood gradient clipped to norm <= {clip_norm}" if clip_norm is not None
+                         else "none"),
+        }
+        self._released = None
+        self.timing: dict[str, float] = {}
+
+    # -- initialisation -----------------------------------------------------
+    def _initial_positions(self, init, init_key, num_chains):
+        dim = self.potential.dim
+        dtype = jnp.float64 if jax.config.read("jax_enable_x64") else jnp.float32
+        if isinstance(init, str):
+            if init == "zeros":
+                return jnp.zeros((num_chains, dim), dtype), "fixed point: zeros in the unconstrained space"
+            if init == "prior":
+                if init_key is None:
+                    raise AssumptionError("init_key = None but init='prior' needs its own PRNG key (independent "
+                                          "of the sampling key); pass init_key=jax.random.key(...)")
+                keys = jax.random.split(init_key, num_chains)
+                pos = jnp.stack([self.potential.init_prior(k) for k in keys]).astype(dtype)
+                return pos, "draw from the prior (own key, data independent)"
+            raise AssumptionError(f"init = {init!r} is not 'zeros', 'prior' or an array; pass one of these")
+        arr = np.asarray(init, dtype=np.float64)
+        if arr.shape == (dim,):
+            arr = np.broadcast_to(arr, (num_chains, dim))
+        if arr.shape != (num_chains, dim):
+            raise AssumptionError(f"init has shape {arr.shape} but needs ({dim},) or ({num_chains}, {dim}) "
+                                  f"(unconstrained space); pass a point of that shape")
+        if not np.all(np.isfinite(arr)):
+            raise AssumptionError("init has non-finite entries; pass a finite point")
+        return jnp.asarray(arr, dtype), f"fixed point given by the user: {arr.tolist()}"
+
+    # -- running ------------------------------------------------------------
+    def _device_args(self, keys, positions):
+        data = {k: jnp.asarray(v) for k, v in self.potential.data.items()}
+        c = self.config
+        if c.chain_method == "parallel" or self.shard_data:
+            from . import sharding
+
+            if c.chain_method == "parallel" and c.num_chains > 1:
+                keys, positions = sharding.shard_chains(keys, positions)
+            if self.shard_data:
+                data = sharding.shard_records(data)
+        return keys, positions, data
+
+    def run(self, rng_key) -> "Sampler":
+        """Run the chains; raise :class:`DivergenceError` (no output kept) if a chain diverges."""
+        c = self.config
+        self._released = None
+        keys = jax.random.split(rng_key, c.num_chains)
+        t0 = time.perf_counter()
+        if c.chain_method == "sequential" and c.num_chains > 1:
+            prog = self._get_program(1)
+            outs, bads = [], []
+            compile_s = 0.0
+            for i in range(c.num_chains):
+                k, p, d = self._device_args(keys[i], self._init_positions[i])
+                rel, bad, cs = self._call(prog, k, p, d)
+                compile_s += cs
+                outs.append(rel)
+                bads.append(bad)
+            released = np.stack(outs)
+            first_bad = np.stack(bads)
+        else:
+            prog = self._get_program(c.num_chains)
+            if c.num_chains == 1:
+                k, p, d = self._device_args(keys[0], self._init_positions[0])
+            else:
+                k, p, d = self._device_args(keys, self._init_positions)
+            released, first_bad, compile_s = self._call(prog, k, p, d)
+            if c.num_chains == 1:
+                released, first_bad = released[None], np.asarray(first_bad)[None]
+        total = time.perf_counter() - t0
+        self.timing = {"compile_s": compile_s, "run_s": total - compile_s,
+                       "steps_per_s": c.num_steps / max(total - compile_s, 1e-12)}
+        first_bad = np.asarray(first_bad)
+        if np.any(first_bad >= 0):
+            chain = int(np.argmax(np.where(first_bad >= 0, -first_bad, -np.inf)))
+            step = int(first_bad[chain])
+            raise DivergenceError(f"chain {chain} diverged: non-finite position at step {step} of {c.num_steps} "
+                                  f"(step_size = {c.step_size:.6g}); reduce step_size, no output was kept")
+        released = np.asarray(released)
+        init = np.asarray(self._init_positions)
+        moved = np.sqrt(np.mean((released[:, -1, :] - init) ** 2))
+        if not moved > 1e-6 * (1.0 + float(np.sqrt(np.mean(init ** 2)))):
+            warnings.warn(f"the chains have not moved (RMS displacement {moved:.3g} after {c.num_steps} steps): "
+                          f"step_size = {c.step_size:.6g} is too small for float precision", RuntimeWarning,
+                          stacklevel=2)
+        self._released = released  # (chains, draws, dim), unconstrained
+        return self
+
+    def _get_program(self, num_chains):
+        c = self.config
+        return _program(self.potential, sampler=c.sampler, num_steps=c.num_steps, batch_size=c.batch_size,
+                        clipped=c.clip_norm is not None, num_chains=num_chains, release=c.release,
+                        thinning=c.thinning, progress_every=self.progress_every)
+
+    def _call(self, prog, keys, positions, data):
+        c = self.config
+        dtype = positions.dtype
+        args = (keys, positions, data, jnp.asarray(c.step_size, dtype), jnp.asarray(c.inverse_temperature, dtype),
+                jnp.asarray(c.clip_norm if c.clip_norm is not None else 0.0, dtype))
+        leaves = jax.tree_util.tree_leaves(args)
+        sig = (id(prog), jax.tree_util.tree_structure(args),
+               tuple((x.shape, str(x.dtype), str(getattr(x, "sharding", None))) for x in leaves))
+        t0 = time.perf_counter()
+        compiled = _EXECUTABLES.get(sig)
+        if compiled is None:
+            compiled = prog.lower(*args).compile()
+            _EXECUTABLES[sig] = compiled
+        compile_s = time.perf_counter() - t0
+        bar = None
+        if self.progress_every:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=c.num_steps, desc=f"{c.sampler} ({c.num_chains} chain(s))", leave=True)
+            _PROGRESS.update(bar=bar, last=0)
+        try:
+            released, first_bad = compiled(*args)
+            released = jax.block_until_ready(released)
+        finally:
+            if bar is not None:
+                bar.close()
+                _PROGRESS.update(bar=None, last=0)
+        return np.asarray(released), np.asarray(first_bad), compile_s
+
+    # -- outputs ------------------------------------------------------------
+    def _require_run(self):
+        if self._released is None:
+            raise AssumptionError("no released samples: call run(rng_key) first (a diverged run keeps no output)")
+
+    def get_samples(self, group_by_chain: bool = False) -> dict[str, np.ndarray]:
+        """Released draws as constrained site values: (chains, draws, *shape) or (chains*draws, *shape)."""
+        self._require_run()
+        vals = self.potential.unflatten(jnp.asarray(self._released))
+        out = {k: np.asarray(v) for k, v in vals.items()}
+        if not group_by_chain:
+            out = {k: v.reshape((-1,) + v.shape[2:]) for k, v in out.items()}
+        return out
+
+    @property
+    def certified(self) -> bool:
+        return bool(self.certificate.get("certified"))
+
+    def certificate_json(self) -> str:
+        return json.dumps(self.certificate, allow_nan=False, default=str)
+
+    def to_inference_data(self):
+        """ArviZ InferenceData with only the released draws; certificate in ``posterior.attrs``."""
+        import arviz as az
+
+        samples = self.get_samples(group_by_chain=True)
+        attrs = {"bayesdp_certificate": self.certificate_json(), "bayesdp_certified": int(self.certified),
+                 "bayesdp_release": self.config.release, "bayesdp_sampler": self.config.sampler}
+        idata = az.from_dict(posterior=samples)
+        idata.posterior.attrs.update(attrs)
+        return idata
+
+    def print_summary(self, prob: float = 0.9) -> str:
+        """ArviZ summary (mean, sd, HDI, ESS, R-hat) of the released draws; also returned as text."""
+        import arviz as az
+
+        self._require_run()
+        idata = self.to_inference_data()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            table = az.summary(idata, hdi_prob=prob)
+        head = (f"{self.config.sampler.upper()} {self.config.release} release, {self.config.num_chains} chain(s), "
+                f"{self._released.shape[1]} draw(s) per chain; ")
+        if self.certified:
+            head += (f"certified: epsilon = {self.certificate['epsilon']} at delta = {self.delta:g} "
+                     f"({', '.join(self.certificate['sources'])})")
+        else:
+            head += "NOT CERTIFIED: " + str(self.certificate.get("reason"))
+        if self._released.shape[1] < 4:
+            head += "\n(ESS and R-hat need a path release with several draws per chain)"
+        text = head + "\n" + table.to_string()
+        print(text)
+        return text

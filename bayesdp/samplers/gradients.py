@@ -1,0 +1,122 @@
+"""Gradient estimators of grad U_D and the minibatch index sampler.
+
+Every estimator is a pure function ``grad_fn(key, theta, data, clip_norm) -> g`` (``key`` unused by the
+full-batch ones), built from a :class:`~bayesdp.samplers.potential.ModelPotential`:
+
+* :func:`full_batch`          grad U_D(theta) = grad K + sum_i grad l_i.
+* :func:`full_batch_clipped`  grad K + sum_i clip_G(grad l_i)   (per-record clipping of the likelihood part).
+* :func:`minibatch`           grad K + (m/s) sum_{i in A} grad l_i, A uniform of size s without replacement (004 (31)).
+* :func:`minibatch_clipped`   grad K + (m/s) sum_{i in A} clip_G(grad l_i).
+
+``clip_G(g) = g * min(1, G/|g|)`` (Euclidean norm over all unconstrained coordinates).  The
+prior/Jacobian part ``K`` is never clipped.  004 (31) writes the SGLD step as
+``(gamma/s) sum_{i in A} grad l~(theta, d_i)`` with ``l~ = K + m l_i``; this equals
+``gamma * (grad K + (m/s) sum_{i in A} grad l_i)``.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+
+def sample_without_replacement(key, data_size: int, batch_size: int) -> jax.Array:
+    """``batch_size`` distinct indices drawn uniformly from {0..data_size-1} (Floyd's algorithm).
+
+    Robert Floyd's algorithm (Bentley & Floyd, "Programming pearls: a sample of brilliance",
+    CACM 30(9), 1987): for J = m-s, ..., m-1 draw t uniform on {0..J}; add t unless already
+    chosen, else add J.  Every s-subset has probability 1/binom(m, s) (proof by induction on J).
+    Cost O(s^2) comparisons and O(s) random numbers, independent of m (``jax.random.choice``
+    with ``replace=False`` sorts all m keys: 140 us per draw at m = 1,000, 0.7 s at m = 10^6 on
+    this machine; this takes about 10 us).  The returned order is not uniform; only the set is
+    used (sums over the batch).
+    """
+    m, s = int(data_size), int(batch_size)
+    if s == m:
+        return jnp.arange(m, dtype=jnp.int32)
+    tops = jnp.arange(m - s, m, dtype=jnp.int32)
+    draws = jax.random.randint(key, (s,), 0, tops + 1, dtype=jnp.int32)
+
+    def body(j, chosen):
+        t = draws[j]
+        return chosen.at[j].set(jnp.where(jnp.any(chosen == t), tops[j], t))
+
+    return lax.fori_loop(0, s, body, jnp.full((s,), -1, dtype=jnp.int32))
+
+
+def clip_rows(grads: jax.Array, clip_norm) -> jax.Array:
+    """Rows of ``grads`` (n, dim) scaled to Euclidean norm <= clip_norm: g * min(1, G/|g|)."""
+    norms = jnp.sqrt(jnp.sum(grads * grads, axis=-1, keepdims=True))
+    factor = jnp.where(norms > clip_norm, clip_norm / jnp.where(norms > 0, norms, 1.0), 1.0)
+    return grads * factor
+
+
+def take_batch(data: dict, idx) -> dict:
+    return {k: jnp.take(v, idx, axis=0) for k, v in data.items()}
+
+
+def _record_grads(potential) -> Callable:
+    """(theta, records) -> (n, dim) per-record gradients of l_i (vmap over records)."""
+    g = jax.grad(potential.record_loss)
+    return jax.vmap(g, in_axes=(None, 0))
+
+
+def full_batch(potential) -> Callable:
+    grad_u = jax.grad(lambda th, data: potential.potential(th, data))
+
+    def grad_fn(key, theta, data, clip=None):
+        del key, clip
+        return grad_u(theta, data)
+
+    return grad_fn
+
+
+def full_batch_clipped(potential) -> Callable:
+    grad_k = jax.grad(potential.prior_potential)
+    per_record = _record_grads(potential)
+
+    def grad_fn(key, theta, data, clip):
+        del key
+        return grad_k(theta) + jnp.sum(clip_rows(per_record(theta, data), clip), axis=0)
+
+    return grad_fn
+
+
+def minibatch(potential, data_size: int, batch_size: int) -> Callable:
+    scale = data_size / batch_size
+    grad_u = jax.grad(lambda th, batch: potential.potential(th, batch, likelihood_scale=scale))
+
+    def grad_fn(key, theta, data, clip=None):
+        del clip
+        idx = sample_without_replacement(key, data_size, batch_size)
+        return grad_u(theta, take_batch(data, idx))
+
+    return grad_fn
+
+
+def minibatch_clipped(potential, data_size: int, batch_size: int) -> Callable:
+    scale = data_size / batch_size
+    grad_k = jax.grad(potential.prior_potential)
+    per_record = _record_grads(potential)
+
+    def grad_fn(key, theta, data, clip):
+        idx = sample_without_replacement(key, data_size, batch_size)
+        g = clip_rows(per_record(theta, take_batch(data, idx)), clip)
+        return grad_k(theta) + scale * jnp.sum(g, axis=0)
+
+    return grad_fn
+
+
+def build(potential, *, batch_size: int | None, clipped: bool) -> Callable:
+    """``grad_fn(key, theta, data, clip_norm)`` for a configuration (``batch_size=None``: full batch).
+
+    The clipping norm is an argument (not baked in) so that runs differing only in the norm
+    share one compiled program.
+    """
+    m = potential.data_size
+    if batch_size is None:
+        return full_batch_clipped(potential) if clipped else full_batch(potential)
+    return minibatch_clipped(potential, m, batch_size) if clipped else minibatch(potential, m, batch_size)

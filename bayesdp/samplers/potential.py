@@ -1,0 +1,257 @@
+"""Potential of a NumPyro model in the unconstrained space, split into prior and per-record parts.
+
+Definitions (issue #4, and the analyzer's): with ``T`` the bijection from the unconstrained
+space to the support of the latent sites,
+
+    U_D(theta) = K(theta) + sum_i l_i(theta)
+    K(theta)   = -log prior(T(theta)) - log|det J_T(theta)|       (data independent)
+    l_i(theta) = -log p(d_i | T(theta))                           (record i's likelihood, negated)
+
+The target is ``exp(-beta U_D)``.  The position ``theta`` is one flat float vector (all latent
+sites concatenated, in trace order); :meth:`ModelPotential.unflatten` maps it back to the
+constrained values of each site.
+
+Data are a dict of record arrays that share their leading dimension ``m`` (the records); the
+model is called as ``model(**data, **model_kwargs)``.  A minibatch is obtained by indexing every
+data array with the same indices, so the model must treat the leading axis of each data array as
+the record axis (a ``numpyro.plate`` over records, no global observed site).  Both are checked:
+the per-record log-likelihoods must sum to the full-data one at a test point.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..errors import AssumptionError, DomainError, ModelError
+
+
+def validate_data(data: Mapping[str, Any]) -> tuple[dict[str, np.ndarray], int]:
+    """Check the data dict (shape, dtype, finiteness) and return NumPy arrays and ``m``.
+
+    Floating arrays are kept in float32 unless JAX runs in 64-bit mode.  Raised before any
+    compilation: wrong type, mismatched leading dimensions, non-numeric dtypes, NaN/inf.
+    """
+    if not isinstance(data, Mapping) or not data:
+        raise AssumptionError(f"data = {type(data).__name__} must be a non-empty dict of record arrays "
+                              f"(e.g. {{'X': X, 'y': y}}); pass the model's data keyword arguments")
+    out: dict[str, np.ndarray] = {}
+    m = None
+    x64 = bool(jax.config.read("jax_enable_x64"))
+    for name, value in data.items():
+        arr = np.asarray(value)
+        if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
+            raise AssumptionError(f"data['{name}'] has dtype {arr.dtype} which is not numeric; "
+                                  f"pass a float, integer or boolean array")
+        if np.issubdtype(arr.dtype, np.complexfloating):
+            raise AssumptionError(f"data['{name}'] has complex dtype {arr.dtype}; pass a real array")
+        if arr.ndim == 0:
+            raise AssumptionError(f"data['{name}'] has shape () but needs a leading record axis; "
+                                  f"pass an array of shape (m, ...) or move it to model_kwargs")
+        if m is None:
+            m = arr.shape[0]
+        elif arr.shape[0] != m:
+            raise AssumptionError(f"data['{name}'] has {arr.shape[0]} records (shape {arr.shape}) but the "
+                                  f"other data arrays have {m}; every data array needs the same leading dimension")
+        if np.issubdtype(arr.dtype, np.floating):
+            bad = ~np.isfinite(arr)
+            if bad.any():
+                idx = np.argwhere(bad)[0]
+                raise DomainError(f"data['{name}'] has a non-finite value {arr[tuple(idx)]} at index {tuple(int(i) for i in idx)}; "
+                                  f"remove or impute records with NaN/inf before sampling")
+            if not x64 and arr.dtype == np.float64:
+                arr = arr.astype(np.float32)
+        elif np.issubdtype(arr.dtype, np.integer) and not x64 and arr.dtype.itemsize > 4:
+            arr = arr.astype(np.int32)
+        out[name] = arr
+    if m is None or m < 1:
+        raise AssumptionError(f"data has {m} records; pass at least one record")
+    return out, int(m)
+
+
+@dataclass(frozen=True)
+class _Site:
+    name: str
+    shape: tuple[int, ...]           # constrained shape
+    unconstrained_shape: tuple[int, ...]
+    size: int                        # number of unconstrained coordinates
+    offset: int
+
+
+def _trace(model, data, model_kwargs, params=None, key=0):
+    from numpyro import handlers
+
+    fn = handlers.seed(model, rng_seed=key)
+    if params is not None:
+        fn = handlers.substitute(fn, substitute_fn=params)
+    return handlers.trace(fn).get_trace(**data, **model_kwargs)
+
+
+class ModelPotential:
+    """The potential of ``model`` with data ``data`` (dict of record arrays), split as above.
+
+    Construction traces the model twice in Python (no compilation) to find the latent sites and
+    to check that their shapes do not depend on the number of records; discrete latent sites,
+    ``param`` sites and latent sites inside the record plate raise :class:`ModelError`.
+    """
+
+    def __init__(self, model: Callable, data: Mapping[str, Any], model_kwargs: Mapping[str, Any] | None = None):
+        from numpyro.distributions.transforms import biject_to
+
+        self.model = model
+        self.model_kwargs = dict(model_kwargs or {})
+        self.data, self.data_size = validate_data(data)
+        one = {k: v[:1] for k, v in self.data.items()}
+        two = {k: v[np.arange(2) % self.data_size] for k, v in self.data.items()}
+        try:
+            tr1 = _trace(model, one, self.model_kwargs)
+            tr2 = _trace(model, two, self.model_kwargs)
+        except AssumptionError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - report the model's own error in one line
+            raise ModelError(f"model {getattr(model, '__name__', model)!r} failed when traced with one record "
+                             f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); check its "
+                             f"signature model(**data, **model_kwargs)") from None
+        sites = []
+        offset = 0
+        num_observed = 0
+        for name, site in tr1.items():
+            if site["type"] == "param":
+                raise ModelError(f"site '{name}' is a numpyro.param; the samplers need every unknown to be a "
+                                 f"numpyro.sample site with a prior")
+            if site["type"] != "sample":
+                continue
+            if site["is_observed"]:
+                num_observed += 1
+                continue
+            fn = site["fn"]
+            if getattr(fn.support, "is_discrete", False):
+                raise ModelError(f"latent site '{name}' is discrete (support {fn.support}); ULA/SGLD need "
+                                 f"continuous latent sites: marginalise it out or make it observed")
+            shape = tuple(jnp.shape(site["value"]))
+            other = tr2.get(name)
+            if other is None or tuple(jnp.shape(other["value"])) != shape:
+                raise ModelError(f"latent site '{name}' has a shape that depends on the number of records "
+                                 f"({shape} with 1 record); per-record latent variables are not supported by ULA/SGLD")
+            t = biject_to(fn.support)
+            ushape = tuple(t.inverse_shape(shape))
+            size = int(np.prod(ushape, dtype=int)) if ushape else 1
+            sites.append(_Site(name, shape, ushape, size, offset))
+            offset += size
+        if not sites:
+            raise ModelError("the model has no latent sample site; there is nothing to sample")
+        if num_observed == 0:
+            raise ModelError("the model has no observed site (obs=...); the data do not enter the likelihood")
+        self.sites: tuple[_Site, ...] = tuple(sites)
+        self.dim = offset
+        self._template = {k: jnp.zeros((1,) + v.shape[1:], v.dtype) for k, v in self.data.items()}
+
+    # -- flat position <-> site values ----------------------------------------
+    def _split(self, theta):
+        return {s.name: jnp.reshape(theta[s.offset:s.offset + s.size], s.unconstrained_shape) for s in self.sites}
+
+    def _reparam(self, theta):
+        """substitute_fn: constrained value of each latent site, and log|det J| factors."""
+        from numpyro.distributions.transforms import biject_to
+        from numpyro.distributions.util import sum_rightmost
+        import numpyro
+
+        params = self._split(theta)
+
+        def fn(site):
+            name = site["name"]
+            if name not in params or site["type"] != "sample" or site["is_observed"]:
+                return None
+            u = params[name]
+            t = biject_to(site["fn"].support)
+            value = t(u)
+            log_det = t.log_abs_det_jacobian(u, value)
+            log_det = sum_rightmost(log_det, jnp.ndim(log_det) - jnp.ndim(value) + len(site["fn"].event_shape))
+            numpyro.factor(f"_{name}_log_det", log_det)
+            return value
+
+        return fn
+
+    def unflatten(self, theta) -> dict[str, jax.Array]:
+        """Constrained site values of a flat position (works on (..., dim) arrays)."""
+        from numpyro.distributions.transforms import biject_to
+
+        theta = jnp.asarray(theta)
+        lead = theta.shape[:-1]
+        out = {}
+        flat = theta.reshape((-1, self.dim))
+
+        def one(th):
+            tr = _trace(self.model, self._template, self.model_kwargs, params=self._reparam(th))
+            return {s.name: tr[s.name]["value"] for s in self.sites}
+
+        vals = jax.vmap(one)(flat)
+        for s in self.sites:
+            out[s.name] = vals[s.name].reshape(lead + s.shape)
+        del biject_to
+        return out
+
+    # -- potentials -------------------------------------------------------------
+    def _log_parts(self, theta, data):
+        """(log prior + log|det J|, sum of observed log-likelihoods) at ``theta`` with ``data``."""
+        tr = _trace(self.model, data, self.model_kwargs, params=self._reparam(theta))
+        log_dets = {f"_{s.name}_log_det" for s in self.sites}
+        prior = 0.0
+        lik = 0.0
+        for name, site in tr.items():
+            if site["type"] != "sample":
+                continue
+            lp = site["fn"].log_prob(site["value"])
+            if site.get("scale") is not None:
+                lp = site["scale"] * lp
+            if site["is_observed"] and name not in log_dets:
+                lik = lik + jnp.sum(lp)
+            else:  # latent sites and the log-det factors (observed "_x_log_det" factor sites)
+                prior = prior + jnp.sum(lp)
+        return prior, lik
+
+    def prior_potential(self, theta):
+        """K(theta) = -log prior(T theta) - log|det J_T(theta)| (data independent: uses a zero template record)."""
+        prior, _ = self._log_parts(theta, self._template)
+        return -prior
+
+    def potential(self, theta, data=None, likelihood_scale=1.0):
+        """K(theta) + likelihood_scale * sum_{records in data} l_i(theta); full data by default."""
+        prior, lik = self._log_parts(theta, self.data if data is None else data)
+        return -prior - likelihood_scale * lik
+
+    def record_loss(self, theta, record):
+        """l_i(theta) = -log p(d_i | T theta) for one record (dict of arrays without the record axis)."""
+        batch = {k: jnp.asarray(v)[None] for k, v in record.items()}
+        _, lik = self._log_parts(theta, batch)
+        return -lik
+
+    def init_prior(self, key) -> jax.Array:
+        """A flat unconstrained draw from the prior (data independent)."""
+        from numpyro.distributions.transforms import biject_to
+
+        tr = _trace(self.model, self._template, self.model_kwargs, key=key)
+        parts = []
+        for s in self.sites:
+            site = tr[s.name]
+            u = biject_to(site["fn"].support).inv(site["value"])
+            parts.append(jnp.reshape(u, (-1,)))
+        return jnp.concatenate(parts)
+
+    def check_decomposition(self, theta=None, rtol: float = 1e-3) -> None:
+        """Check sum_i l_i == full-data likelihood on up to 64 records (raises ModelError)."""
+        theta = jnp.zeros(self.dim) if theta is None else theta
+        k = min(self.data_size, 64)
+        sub = {n: jnp.asarray(v[:k]) for n, v in self.data.items()}
+        full = float(self.potential(theta, sub) - self.prior_potential(theta))
+        per = jax.vmap(lambda r: self.record_loss(theta, r))(sub)
+        total = float(jnp.sum(per))
+        if not math.isfinite(full) or abs(full - total) > rtol * (1.0 + abs(full)):
+            raise ModelError(f"the model's likelihood on {k} records ({full:.6g}) is not the sum of its per-record "
+                             f"likelihoods ({total:.6g}); put every observed site in a plate over the leading "
+                             f"axis of the data arrays")
