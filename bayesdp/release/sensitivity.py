@@ -91,7 +91,8 @@ def coupling_strongly_convex(step_size: float, total_strong_convexity: float, to
 
 def coupling_strongly_convex_sgld(step_size: float, strong_convexity: float, smoothness: float,
                                   record_strong_convexity: float | None, record_smoothness: float,
-                                  record_grad_diff: float, data_size: int, batch_size: int) -> CouplingBound:
+                                  record_grad_diff: float, data_size: int, batch_size: int,
+                                  prior_v_smoothness: float = 0.0) -> CouplingBound:
     """Route A, SGLD with shared minibatches (docs/release.md §1.3).
 
     Gradient estimate ``grad K(x) + (m/s) sum_{i in A} grad l_i(x)``, ``|A| = s``.  Assumes K is
@@ -100,6 +101,7 @@ def coupling_strongly_convex_sgld(step_size: float, strong_convexity: float, smo
     minibatch potential is ``(mu_K + m mu_rec)``-strongly convex and ``(L_K + m L_rec)``-smooth, and
     at the same point and batch the estimates differ by ``<= (m/s) record_grad_diff``.
     ``record_strong_convexity=None`` (record terms not known to be convex) is refused.
+    A convex prior term outside K (not subsampled) adds ``prior_v_smoothness`` to the smoothness.
     """
     if record_strong_convexity is None:
         raise AssumptionError("record_strong_convexity = None: the SGLD coupling bound needs every likelihood "
@@ -111,7 +113,7 @@ def coupling_strongly_convex_sgld(step_size: float, strong_convexity: float, smo
     s = positive_int("batch_size", batch_size)
     require(s <= m, "batch_size", s, f"must be <= data_size = {m}")
     mu_batch = positive("strong_convexity", strong_convexity) + m * mu_rec
-    L_batch = positive("smoothness", smoothness) + m * L_rec
+    L_batch = positive("smoothness", smoothness) + m * L_rec + nonnegative("prior_v_smoothness", prior_v_smoothness)
     rho = _rho(step_size, mu_batch, L_batch, "minibatch_")
     drec = nonnegative("record_grad_diff", record_grad_diff)
     per_step = (m / s) * drec
@@ -153,7 +155,9 @@ def best_coupling(**constants: Any) -> tuple[CouplingBound | None, list[tuple[st
 
     Keys (analyzer names): step_size, sampler ("ULA"|"SGLD"), total_strong_convexity,
     total_smoothness, grad_diff, strong_convexity, smoothness, grad_bound, record_strong_convexity,
-    record_smoothness, record_grad_diff, data_size, batch_size.
+    record_smoothness, record_grad_diff, record_grad_bound, prior_v_grad_bound, prior_v_smoothness,
+    data_size, batch_size.  ``record_strong_convexity`` (>= 0: every likelihood term convex) is not an
+    analyzer constant: pass 0.0 only when per-record convexity is established, else leave it out.
     """
     sampler = str(constants.get("sampler", "ULA")).upper()
     got = lambda *ks: all(constants.get(k) is not None for k in ks)  # noqa: E731
@@ -176,12 +180,16 @@ def best_coupling(**constants: Any) -> tuple[CouplingBound | None, list[tuple[st
         else:
             failed.append((SOURCE_STRONGLY_CONVEX, "total potential not known to be strongly convex and smooth"))
     elif sampler == "SGLD":
-        if got("strong_convexity", "smoothness", "record_smoothness", "record_grad_diff", "data_size",
-               "batch_size"):
+        prior_v = constants.get("prior_v_grad_bound")
+        if prior_v and constants.get("prior_v_smoothness") is None:
+            failed.append((SOURCE_SGLD, "the prior has a term outside K (prior_v_grad_bound > 0) whose convexity and "
+                                        "smoothness (prior_v_smoothness) are not declared"))
+        elif got("strong_convexity", "smoothness", "record_smoothness", "record_grad_diff", "data_size",
+                 "batch_size"):
             attempt(SOURCE_SGLD, coupling_strongly_convex_sgld, g, constants["strong_convexity"],
                     constants["smoothness"], constants.get("record_strong_convexity"),
                     constants["record_smoothness"], constants["record_grad_diff"], constants["data_size"],
-                    constants["batch_size"])
+                    constants["batch_size"], constants.get("prior_v_smoothness") or 0.0)
         else:
             failed.append((SOURCE_SGLD, "per-record smoothness/convexity or grad difference not known"))
     else:
@@ -194,8 +202,12 @@ def best_coupling(**constants: Any) -> tuple[CouplingBound | None, list[tuple[st
                                                 "is bounded by data_size * record_grad_bound, not by grad_bound)"))
                 c = None
             else:
+                # the minibatch estimate (m/s) sum_A grad v_i + grad V_prior is bounded by
+                # data_size * record_grad_bound + prior_v_grad_bound (the analyzer's grad_bound is that sum)
                 c = positive_int("data_size", constants["data_size"]) * nonnegative(
-                    "record_grad_bound", constants["record_grad_bound"])
+                    "record_grad_bound", constants["record_grad_bound"]) + nonnegative(
+                    "prior_v_grad_bound", constants.get("prior_v_grad_bound") or 0.0)
+                c = max(c, nonnegative("grad_bound", constants["grad_bound"]))
         if c is not None:
             attempt(SOURCE_K_PLUS_V, coupling_k_plus_v, g, constants["strong_convexity"], constants["smoothness"], c,
                     sampler)

@@ -179,3 +179,20 @@ def test_statistic_window_and_prop_3_10_route():
         r1.certificate(epsilon=1.0, noise_scale=0.5, num_coords=4)  # noise too small
     with pytest.raises(AssumptionError):
         S.choose_route([])
+
+
+def test_best_coupling_sgld_routes():
+    base = dict(step_size=0.001, sampler="SGLD", strong_convexity=1.0, smoothness=1.0, record_smoothness=0.25,
+                record_grad_diff=2.0, data_size=100, batch_size=10)
+    # record terms not declared convex: SGLD route A refused, route B absent
+    best, failed = S.best_coupling(**base)
+    assert best is None and any("record_strong_convexity" in why for _, why in failed)
+    best, _ = S.best_coupling(**base, record_strong_convexity=0.0)
+    # mu_A = 1, L_A = 1 + 100*0.25 = 26; rho = 1 - 0.001 ; C = 0.001*(100/10)*2/0.001 = 20
+    assert best.distance == pytest.approx(20.0)
+    # prior term outside K without declared smoothness: route A refused
+    best, failed = S.best_coupling(**base, record_strong_convexity=0.0, prior_v_grad_bound=0.5)
+    assert best is None
+    # route B for SGLD: c = 100 * 0.01 + 0.5 = 1.5 ; C = 2*0.001*1.5/0.001 = 3
+    best, _ = S.best_coupling(**base, grad_bound=1.5, record_grad_bound=0.01, prior_v_grad_bound=0.5)
+    assert best.source == S.SOURCE_K_PLUS_V and best.distance == pytest.approx(3.0)
