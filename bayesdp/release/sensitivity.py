@@ -156,7 +156,7 @@ def best_coupling(**constants: Any) -> tuple[CouplingBound | None, list[tuple[st
     Keys (analyzer names): step_size, sampler ("ULA"|"SGLD"), total_strong_convexity,
     total_smoothness, grad_diff, strong_convexity, smoothness, grad_bound, record_strong_convexity,
     record_smoothness, record_grad_diff, record_grad_bound, prior_v_grad_bound, prior_v_smoothness,
-    data_size, batch_size.  ``record_strong_convexity`` (>= 0: every likelihood term convex) is not an
+    data_size, batch_size, clip_norm (any value refuses every coupling route).  ``record_strong_convexity`` (>= 0: every likelihood term convex) is not an
     analyzer constant: pass 0.0 only when per-record convexity is established, else leave it out.
     """
     sampler = str(constants.get("sampler", "ULA")).upper()
@@ -170,6 +170,11 @@ def best_coupling(**constants: Any) -> tuple[CouplingBound | None, list[tuple[st
         except AssumptionError as e:
             failed.append((source, str(e)))
 
+    if constants.get("clip_norm") is not None:
+        # Clipped per-record gradients are not gradients of the declared convex terms: neither the
+        # contraction (routes A) nor the drift structure used here is proven for them.
+        return None, [("coupling", "gradient clipping (clip_norm) is not covered by the coupling bounds; "
+                                   "run without clipping or declare 004 Proposition 3.10 constants")]
     g = constants.get("step_size")
     if g is None:
         raise AssumptionError("step_size is required for a coupling bound; pass the sampler's step size")

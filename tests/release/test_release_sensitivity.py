@@ -196,3 +196,9 @@ def test_best_coupling_sgld_routes():
     # route B for SGLD: c = 100 * 0.01 + 0.5 = 1.5 ; C = 2*0.001*1.5/0.001 = 3
     best, _ = S.best_coupling(**base, grad_bound=1.5, record_grad_bound=0.01, prior_v_grad_bound=0.5)
     assert best.source == S.SOURCE_K_PLUS_V and best.distance == pytest.approx(3.0)
+
+
+def test_best_coupling_refuses_clipping():
+    best, failed = S.best_coupling(step_size=0.1, sampler="ULA", total_strong_convexity=1.0, total_smoothness=4.0,
+                                   grad_diff=0.5, clip_norm=1.0)
+    assert best is None and "clip_norm" in failed[0][1]
