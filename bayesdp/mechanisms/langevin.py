@@ -207,15 +207,7 @@ def _sgld_final_routes(p: Mapping[str, Any]) -> list[Route]:
                                 "by the mixture over minibatches")
 
     def path_gdp():
-        d, how = _path_delta(p)
-        s_ = positive_int("batch_size", need(p, "batch_size"))
-        m_ = positive_int("data_size", need(p, "data_size"))
-        if s_ > m_:
-            raise AssumptionError(f"batch_size = {s_} must be <= data_size = {m_}")
-        cert = TT.path_gdp(d / s_, need(p, "step_size"), need(p, "num_steps"), p["inverse_temperature"],
-                           mechanism="sgld-final")
-        return _with_note(cert, f"final draw is a function of the path; per-step drift difference Delta/s, "
-                                f"Delta = {how}")
+        return _with_note(_sgld_path_gdp(p, "sgld-final"), "final draw is a function of the path")
 
     return [Route(TT.EXACT_CONTRACTION_SOURCE, exact), Route(src, final), Route(TT.WINDOW_SOURCE, window),
             Route("004 Theorem 5.8", path, primary=False), Route(TT.PATH_GDP_SOURCE, path_gdp, primary=False)]
@@ -228,18 +220,20 @@ def _sgld_path_routes(p: Mapping[str, Any]) -> list[Route]:
                              need(p, "data_size"), p["inverse_temperature"], mechanism="sgld-path")
         return cert if how == "grad_diff" else _with_note(cert, f"Delta = {how}")
 
-    def gdp():
-        d, how = _path_delta(p)
-        s_ = positive_int("batch_size", need(p, "batch_size"))
-        m_ = positive_int("data_size", need(p, "data_size"))
-        if s_ > m_:
-            raise AssumptionError(f"batch_size = {s_} must be <= data_size = {m_}")
-        cert = TT.path_gdp(d / s_, need(p, "step_size"), need(p, "num_steps"), p["inverse_temperature"],
-                           mechanism="sgld-path")
-        return _with_note(cert, f"per-step drift difference Delta/s (only the replaced record differs); "
-                                f"Delta = {how}")
+    return [Route("004 Theorem 5.8", thm58), Route(TT.PATH_GDP_SOURCE, lambda: _sgld_path_gdp(p, "sgld-path"))]
 
-    return [Route("004 Theorem 5.8", thm58), Route(TT.PATH_GDP_SOURCE, gdp)]
+
+def _sgld_path_gdp(p: Mapping[str, Any], mechanism: str):
+    """GDP composition of the SGLD path: per-step drift difference Delta/s (only the replaced record
+    can be in the batch, 004 (36))."""
+    d, how = _path_delta(p)
+    s_ = positive_int("batch_size", need(p, "batch_size"))
+    m_ = positive_int("data_size", need(p, "data_size"))
+    if s_ > m_:
+        raise AssumptionError(f"batch_size = {s_} must be <= data_size = {m_}")
+    cert = TT.path_gdp(d / s_, need(p, "step_size"), need(p, "num_steps"), p["inverse_temperature"],
+                       mechanism=mechanism)
+    return _with_note(cert, f"per-step drift difference Delta/s (only the replaced record differs); Delta = {how}")
 
 
 def _posterior_routes(p: Mapping[str, Any]) -> list[Route]:
