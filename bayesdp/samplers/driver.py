@@ -103,47 +103,69 @@ def _program(potential: ModelPotential, *, sampler: str, num_steps: int, batch_s
     return fn
 
 
+#: steps per block: the per-step keys of a block are split at once (vectorised threefry), which
+#: costs far less than a fold_in + split at every step (measured 3-8 us per step at d = 10).
+BLOCK_STEPS = 512
+
+
 def _build_program(potential, *, sampler, num_steps, batch_size, clipped, num_chains, release, thinning,
                    progress_every):
     grad_fn = gradients.build(potential, batch_size=batch_size if sampler == "sgld" else None, clipped=clipped)
     kernel = build_kernel(grad_fn)
     vectorised = num_chains > 1
     record_every = thinning if release == "thinned" else 1
+    keep_path = release != "final"
+    block = max(1, BLOCK_STEPS // record_every) * record_every
+    block = min(block, num_steps)
+    num_blocks, remainder = divmod(num_steps, block)
 
     def run(keys, positions, data, step_size, beta, clip):
         TRACE_COUNT["n"] += 1  # runs at trace time only
 
-        def one_step(key, x, t):
-            return kernel(jax.random.fold_in(key, t), LangevinState(x), data, step_size, beta, clip).position
+        def one_step(key, x):
+            return kernel(key, LangevinState(x), data, step_size, beta, clip).position
 
-        if vectorised:
-            step_all = jax.vmap(one_step, in_axes=(0, 0, None))
-        else:
-            step_all = one_step
+        step_all = jax.vmap(one_step) if vectorised else one_step
 
-        def body(carry, _):
+        def body(carry, key):
             x, first_bad, t = carry
-            x = step_all(keys, x, t)
+            x = step_all(key, x)
             t = t + 1
             ok = jnp.all(jnp.isfinite(x), axis=-1)
             first_bad = jnp.where((first_bad < 0) & ~ok, t, first_bad)
             if progress_every:
                 lax.cond(t % progress_every == 0, lambda s: jax.debug.callback(_progress_update, s),
                          lambda s: None, t)
-            return (x, first_bad, t), None
+            return (x, first_bad, t), (x if keep_path else None)
 
-        def block(carry, _):
-            carry, _ = lax.scan(body, carry, None, length=record_every)
-            return carry, carry[0]
+        def run_block(carry, block_index, length):
+            if vectorised:
+                bkeys = jax.vmap(lambda k: jax.random.split(jax.random.fold_in(k, block_index), length))(keys)
+                bkeys = jnp.swapaxes(bkeys, 0, 1)  # (length, chains)
+            else:
+                bkeys = jax.random.split(jax.random.fold_in(keys, block_index), length)
+            carry, path = lax.scan(body, carry, bkeys)
+            if keep_path and record_every > 1:
+                path = path[record_every - 1::record_every]
+            return carry, path
 
         bad0 = jnp.full(positions.shape[:-1], -1, jnp.int32)
         carry = (positions, bad0, jnp.int32(0))
-        if release == "final":
-            (x, first_bad, _), _ = lax.scan(body, carry, None, length=num_steps)
-            released = x[..., None, :]  # (chains, 1, dim) or (1, dim)
-        else:
-            (x, first_bad, _), path = lax.scan(block, carry, None, length=num_steps // record_every)
+        pieces = []
+        if num_blocks:
+            carry, path = lax.scan(lambda c, b: run_block(c, b, block), carry, jnp.arange(num_blocks))
+            if keep_path:
+                pieces.append(path.reshape((-1,) + path.shape[2:]))
+        if remainder:
+            carry, path = run_block(carry, num_blocks, remainder)
+            if keep_path:
+                pieces.append(path)
+        x, first_bad, _ = carry
+        if keep_path:
+            path = pieces[0] if len(pieces) == 1 else jnp.concatenate(pieces, axis=0)
             released = jnp.moveaxis(path, 0, -2)  # (chains, draws, dim) or (draws, dim)
+        else:
+            released = x[..., None, :]  # (chains, 1, dim) or (1, dim)
         return released, first_bad
 
     return jax.jit(run)

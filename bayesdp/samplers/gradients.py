@@ -71,6 +71,7 @@ def full_batch(potential) -> Callable:
         del key, clip
         return grad_u(theta, data)
 
+    grad_fn.needs_key = False
     return grad_fn
 
 
@@ -82,6 +83,7 @@ def full_batch_clipped(potential) -> Callable:
         del key
         return grad_k(theta) + jnp.sum(clip_rows(per_record(theta, data), clip), axis=0)
 
+    grad_fn.needs_key = False
     return grad_fn
 
 

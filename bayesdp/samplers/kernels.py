@@ -6,8 +6,8 @@ Both perform the Langevin update of issue #4 / 004 (25) and (31):
 
 with ``g`` the full-batch gradient of U_D (ULA) or the minibatch estimate
 ``grad K + (m/s) sum_{i in A} grad l_i`` (SGLD), optionally with per-record clipping of the
-likelihood gradients (see :mod:`bayesdp.samplers.gradients`).  Each step splits its key into a
-batch key (minibatch indices, drawn inside the kernel) and a noise key.
+likelihood gradients (see :mod:`bayesdp.samplers.gradients`).  Each SGLD step splits its key into a
+batch key (minibatch indices, drawn inside the kernel) and a noise key; ULA uses its key for the noise.
 
 Example (pure, jit-able)::
 
@@ -38,9 +38,13 @@ def init(position) -> LangevinState:
 
 def build_kernel(grad_fn: Callable) -> Callable:
     """``kernel(key, state, data, step_size, inverse_temperature, clip_norm) -> LangevinState``."""
+    needs_key = getattr(grad_fn, "needs_key", True)
 
     def kernel(key, state: LangevinState, data, step_size, inverse_temperature, clip_norm=None) -> LangevinState:
-        key_batch, key_noise = jax.random.split(key)
+        if needs_key:
+            key_batch, key_noise = jax.random.split(key)
+        else:  # full batch: the whole key drives the noise
+            key_batch, key_noise = None, key
         x = state.position
         g = grad_fn(key_batch, x, data, clip_norm)
         noise = jax.random.normal(key_noise, x.shape, x.dtype)
