@@ -70,7 +70,7 @@ def certify_run(*, model, data, domain, config: Mapping[str, Any], delta: float,
     rep = certify(model, data=data, domain=_parse_domain(domain) if certifier is None else domain,
                   step_size=config["step_size"], num_steps=config["num_steps"], batch_size=config["batch_size"],
                   inverse_temperature=config["inverse_temperature"], clip_norm=config["clip_norm"],
-                  delta=delta, model_kwargs=model_kwargs)
+                  delta=delta, model_kwargs=model_kwargs, sampler=config["sampler"])
     entry = rep.mechanisms.get(mech) if hasattr(rep.mechanisms, "get") else rep.mechanisms[mech]
     if entry is None or isinstance(entry, str):
         why = entry or f"the analyzer returned no '{mech}' mechanism"

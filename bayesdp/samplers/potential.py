@@ -190,7 +190,9 @@ class ModelPotential:
             tr = _trace(self.model, self._template, self.model_kwargs, params=self._reparam(th))
             return {s.name: tr[s.name]["value"] for s in self.sites}
 
-        vals = jax.vmap(one)(flat)
+        if getattr(self, "_unflatten_jit", None) is None:
+            self._unflatten_jit = jax.jit(jax.vmap(one))
+        vals = self._unflatten_jit(flat)
         for s in self.sites:
             out[s.name] = vals[s.name].reshape(lead + s.shape)
         del biject_to
@@ -248,9 +250,9 @@ class ModelPotential:
         theta = jnp.zeros(self.dim) if theta is None else theta
         k = min(self.data_size, 64)
         sub = {n: jnp.asarray(v[:k]) for n, v in self.data.items()}
-        full = float(self.potential(theta, sub) - self.prior_potential(theta))
-        per = jax.vmap(lambda r: self.record_loss(theta, r))(sub)
-        total = float(jnp.sum(per))
+        full, total = jax.jit(lambda th, d: (self.potential(th, d) - self.prior_potential(th),
+                                             jnp.sum(jax.vmap(lambda r: self.record_loss(th, r))(d))))(theta, sub)
+        full, total = float(full), float(total)
         if not math.isfinite(full) or abs(full - total) > rtol * (1.0 + abs(full)):
             raise ModelError(f"the model's likelihood on {k} records ({full:.6g}) is not the sum of its per-record "
                              f"likelihoods ({total:.6g}); put every observed site in a plate over the leading "

@@ -37,7 +37,7 @@ def logistic_data(m, d, seed=0):
 
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(m, d)).astype(np.float32)
-    X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
+    X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True)) * 1.001
     theta = rng.normal(size=d)
     y = (rng.uniform(size=m) < 1 / (1 + np.exp(-X @ theta))).astype(np.float32)
     return X, y
