@@ -95,10 +95,10 @@ def certify_run(*, model, data, domain, config: Mapping[str, Any], delta: float,
     })
     if config["release"] == "thinned":
         out["composition"] += "; thinned path = post-processing of the path (path certificate)"
-    try:
-        consts = rep.analysis.constants
-        out["analysis_constants"] = {kk: _json_float(float(v)) for kk, v in dict(consts).items()
-                                     if isinstance(v, (int, float))}
-    except AttributeError:
-        pass
+    consts = getattr(getattr(rep, "analysis", None), "constants", None)
+    if consts is not None:
+        items = consts.to_dict() if hasattr(consts, "to_dict") else dict(consts)
+        out["analysis_constants"] = {kk: (_json_float(float(v)) if isinstance(v, (int, float)) and not
+                                          isinstance(v, bool) else v)
+                                     for kk, v in items.items() if isinstance(v, (int, float, bool, type(None)))}
     return out

@@ -438,7 +438,9 @@ class Sampler:
         samples = self.get_samples(group_by_chain=True)
         attrs = {"bayesdp_certificate": self.certificate_json(), "bayesdp_certified": int(self.certified),
                  "bayesdp_release": self.config.release, "bayesdp_sampler": self.config.sampler}
-        idata = az.from_dict(posterior=samples)
+        with warnings.catch_warnings():  # "more chains than draws" is expected for release="final"
+            warnings.simplefilter("ignore", UserWarning)
+            idata = az.from_dict(posterior=samples)
         idata.posterior.attrs.update(attrs)
         return idata
 
