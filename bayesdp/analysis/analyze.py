@@ -94,6 +94,18 @@ def _model_name(model: Callable) -> str:
 
 
 def _call_trace(model, kwargs, params=None, what="tracing"):
+    """One numpyro trace of ``model(**kwargs)`` with latent sites fixed (``params`` or T(0)).
+
+    Tried first inside one ``jax.jit`` (:func:`_jit_traces`: one XLA compilation for the whole
+    model instead of one per primitive and shape), then eagerly, which also produces the error
+    message if the model itself fails."""
+    fast = _jit_traces(model, kwargs, [kwargs], [params])
+    if fast is not None:
+        return fast[0]
+    return _eager_trace(model, kwargs, params, what)
+
+
+def _eager_trace(model, kwargs, params=None, what="tracing"):
     from numpyro import handlers
 
     m = handlers.seed(model, rng_seed=0)
@@ -108,6 +120,183 @@ def _call_trace(model, kwargs, params=None, what="tracing"):
         first = (str(exc).strip().splitlines() or [""])[0][:300]
         raise ModelError(f"model {_model_name(model)} raised {type(exc).__name__} while {what}: {first}; "
                          "check the data shapes and the model arguments") from None
+
+
+# -- traces inside one jit ----------------------------------------------------------
+#
+# Eager JAX dispatch compiles every primitive at every new shape (~20 XLA compilations,
+# 0.7-2 s, for a 3-line model).  Tracing the model inside ``jax.jit`` compiles it once; the
+# distributions (numpyro pytrees) come back with concrete parameters and the static part of
+# each site (type, observed flag, plates) is recorded while tracing.  The jitted callables
+# are cached (model, hyperparameters, layout), with the data passed as arguments, so repeated
+# analyses of one model reuse them.  Anything the jit path cannot handle (Python control
+# flow on values, non-array outputs, argument validation requested) falls back to the eager
+# path with its exact semantics: the jit path only ever changes how fast the same trace is
+# obtained.
+
+_JIT_CACHE: dict = {}
+_JIT_CACHE_MAX = 64
+_SITE_META = ("type", "name", "is_observed", "cond_indep_stack")
+
+
+def _is_array(v) -> bool:
+    return isinstance(v, np.ndarray) or type(v).__module__.startswith("jax")
+
+
+def _static_key(static: Mapping[str, Any]):
+    """A cache key for non-array model arguments, or None when they are not plain values."""
+    def plain(v):
+        if v is None or isinstance(v, (bool, int, float, str)):
+            return True
+        return isinstance(v, tuple) and all(plain(x) for x in v)
+    if not all(plain(v) for v in static.values()):
+        return None
+    return tuple(sorted((k, repr(v)) for k, v in static.items()))
+
+
+def _signature(tree) -> tuple:
+    import jax
+
+    leaves, treedef = jax.tree_util.tree_flatten(tree)
+    return (treedef, tuple((tuple(np.shape(x)), str(jax.dtypes.canonicalize_dtype(
+        x.dtype if hasattr(x, "dtype") else np.result_type(x)))) for x in leaves))
+
+
+def _cached_jit(key, build):
+    """``(jitted, meta)`` for ``build() -> (fn, meta)``, cached under ``key`` (None: not cached)."""
+    import jax
+
+    if key is not None:
+        hit = _JIT_CACHE.get(key)
+        if hit is not None:
+            return hit
+    fn, meta = build()
+    out = (jax.jit(fn), meta)
+    if key is not None:
+        if len(_JIT_CACHE) >= _JIT_CACHE_MAX:
+            _JIT_CACHE.clear()
+        _JIT_CACHE[key] = out
+    return out
+
+
+def _transform_key(t):
+    """A cache key for a parameter-free transform (identity, possibly made independent), else None."""
+    if t is None:
+        return "none"
+    name = type(t).__name__
+    if name == "IdentityTransform":
+        return "id"
+    if name == "IndependentTransform":
+        base = _transform_key(t.base_transform)
+        return None if base in (None, "none") else ("independent", int(t.reinterpreted_batch_ndims), base)
+    return None
+
+
+def _validation_key():
+    from numpyro.distributions import Distribution
+
+    return bool(Distribution._validate_args)
+
+
+class _TracedValidation:
+    """While tracing under jit, numpyro's argument validation (on by default, run when a distribution is
+    built) sees tracers and skips the check; this context collects those checks as traced booleans so
+    that they are verified on the concrete result instead (a failure re-runs the trace eagerly, which
+    raises numpyro's own error).  Checks on concrete values are done at once, as numpyro does."""
+
+    def __init__(self):
+        self.checks: list = []
+
+    def __enter__(self):
+        import jax.numpy as jnp
+        from numpyro.distributions import Distribution, constraints
+        from numpyro.util import not_jax_tracer
+
+        self._orig = Distribution.validate_args
+        checks = self.checks
+
+        def validate_args(d, strict: bool = True) -> None:
+            for param, value in d.get_args().items():
+                constraint = d.arg_constraints[param]
+                if constraints.is_dependent(constraint):
+                    continue
+                is_valid = constraint(value)
+                if not_jax_tracer(is_valid):
+                    if not np.all(is_valid):
+                        raise ValueError(f"{type(d).__name__} distribution got invalid {param} parameter.")
+                else:
+                    checks.append(jnp.all(is_valid))
+
+        Distribution.validate_args = validate_args
+        return self
+
+    def __exit__(self, *exc):
+        from numpyro.distributions import Distribution
+
+        Distribution.validate_args = self._orig
+        return False
+
+
+def _jit_traces(model, kwargs, datasets, params_list, unflatten=None, layout_key=None):
+    """Traces of ``model`` on each ``datasets[i]`` (data arguments) at ``params_list[i]`` inside one jit.
+
+    ``kwargs``: the call's arguments; arrays among them are passed to the jitted function
+    (``datasets`` supplies them per trace), the rest are hyperparameters baked into it.
+    ``params_list[i]``: None (latent sites at T(0)), a dict of site values, or (with
+    ``unflatten``) a flat unconstrained theta.  Returns a list of trace dicts, or None when the
+    jit path does not apply (then trace eagerly)."""
+    try:
+        import jax
+        from numpyro import handlers
+
+        static = {k: v for k, v in kwargs.items() if not _is_array(v)}
+        skey = _static_key(static)
+        key = None
+        if skey is not None and (unflatten is None or layout_key is not None):
+            try:
+                hash(model)
+                key = ("trace", model, skey, layout_key, len(datasets), _validation_key())
+            except TypeError:
+                key = None
+
+        def build():
+            meta: dict = {}
+
+            def fn(datas, params):
+                sig = _signature((datas, params))
+                metas, outs = [], []
+                with _TracedValidation() as validation:
+                    for data, p in zip(datas, params):
+                        m = handlers.seed(model, rng_seed=0)
+                        m = handlers.substitute(m, substitute_fn=_default_value)
+                        if p is not None:
+                            m = handlers.substitute(m, data=unflatten(p) if unflatten is not None else p)
+                        tr = handlers.trace(m).get_trace(**data, **static)
+                        metas.append([(n, {k: s[k] for k in _SITE_META if k in s}) for n, s in tr.items()])
+                        outs.append({n: (s["fn"], s["value"]) for n, s in tr.items() if s["type"] == "sample"})
+                meta[sig] = metas
+                return outs, validation.checks
+            return fn, meta
+
+        jitted, meta = _cached_jit(key, build)
+        datas = [{k: v for k, v in d.items() if _is_array(v)} for d in datasets]
+        params = list(params_list)
+        outs, checks = jitted(datas, params)
+        metas = meta.get(_signature((datas, params)))
+        if metas is None or not all(bool(c) for c in checks):
+            return None   # eager: numpyro raises its own error for the invalid argument
+        traces = []
+        for mt, out in zip(metas, outs):
+            tr = {}
+            for n, info in mt:
+                site = dict(info)
+                if n in out:
+                    site["fn"], site["value"] = out[n]
+                tr[n] = site
+            traces.append(tr)
+        return traces
+    except Exception:
+        return None
 
 
 def _default_value(site):
@@ -365,8 +554,12 @@ def analyze(model: Callable, data: Mapping[str, Any] | None = None, domain: Doma
     k1 = next(iter(syn1.values())).shape[0]
     k2 = k1 + 2
     syn2 = _synthetic(shapes, domain, k2, rng, dtypes)
-    tr1 = _call_trace(model, {**syn1, **kw}, what="tracing on synthetic records")
-    tr2 = _call_trace(model, {**syn2, **kw}, what="tracing on synthetic records")
+    both = _jit_traces(model, {**syn1, **kw}, [syn1, syn2], [None, None])
+    if both is not None:
+        tr1, tr2 = both
+    else:
+        tr1 = _eager_trace(model, {**syn1, **kw}, what="tracing on synthetic records")
+        tr2 = _eager_trace(model, {**syn2, **kw}, what="tracing on synthetic records")
 
     facts: list[Fact] = []
     unproven: list[Unproven] = []
@@ -456,8 +649,15 @@ def analyze(model: Callable, data: Mapping[str, Any] | None = None, domain: Doma
         return out
 
     thetas = [rng.standard_normal(dim_theta) for _ in range(3)]
-    trs_theta = [_call_trace(model, {**syn1, **kw}, unflatten(np.asarray(t, np.float32)),
-                             what="tracing at a random latent value") for t in thetas[:2]]
+    # the jitted callables depend on the layout and on the transforms (cached only when all are identities)
+    tkeys = {ln: _transform_key(t) for ln, t in transforms.items()}
+    layout_key = (tuple((ln, s_, o, tkeys[ln]) for ln, s_, o in layout)
+                  if all(k is not None for k in tkeys.values()) else None)
+    trs_theta = _jit_traces(model, {**syn1, **kw}, [syn1, syn1], [np.asarray(t, np.float32) for t in thetas[:2]],
+                            unflatten=unflatten, layout_key=layout_key)
+    if trs_theta is None:
+        trs_theta = [_eager_trace(model, {**syn1, **kw}, unflatten(np.asarray(t, np.float32)),
+                                  what="tracing at a random latent value") for t in thetas[:2]]
 
     # -- priors ------------------------------------------------------------------
     k_mu, k_L = [], []
@@ -530,8 +730,8 @@ def analyze(model: Callable, data: Mapping[str, Any] | None = None, domain: Doma
             lik_unproven = True
             continue
         try:
-            res = _likelihood_site(model, kw, on, rule, tr1, shapes, dtypes, domain, syn1, design, unflatten, dim_theta,
-                                   thetas, record_plate, arrays, jax)
+            res = _likelihood_site(model, kw, on, rule, tr1, shapes, dtypes, domain, syn1, design, unflatten,
+                                   layout_key, dim_theta, thetas, record_plate, arrays, jax)
         except _Unsupported as exc:
             unproven.append(Unproven(on, "per-record gradient bound", str(exc)))
             lik_unproven = True
@@ -678,7 +878,7 @@ def analyze(model: Callable, data: Mapping[str, Any] | None = None, domain: Doma
 
 
 def _likelihood_site(model, kw, site, rule: LikelihoodRule, tr1, shapes, dtypes, domain: Domain, probe, design,
-                     unflatten,
+                     unflatten, layout_key,
                      dim_theta, thetas, record_plate, arrays, jax):
     import jax.numpy as jnp
 
@@ -741,25 +941,33 @@ def _likelihood_site(model, kw, site, rule: LikelihoodRule, tr1, shapes, dtypes,
             return extract(tr, attr, event_ndim)
         return f
 
-    try:
-        f = param_fn(rule.predictor, rule.event_ndim)
-        jac = jax.jit(jax.jacfwd(f))
-        Js = [np.asarray(jac(jnp.asarray(t, jnp.float32)), dtype=np.float64) for t in thetas]
-        fixed_vals = {}
+    Js = fixed_vals = None
+    fast = _jit_jacobians(model, kw, site, rule, probe, thetas, unflatten, layout_key, extract, axis_from_end)
+    if fast is not None:
+        Js, fixed_J, fixed_vals = fast
         for attr in rule.fixed:
-            fa = param_fn(attr, 0)
-            Jf = np.asarray(jax.jacfwd(fa)(jnp.asarray(thetas[0], jnp.float32)))
-            if np.any(Jf != 0):
+            if np.any(fixed_J[attr] != 0):
                 raise _Unsupported(f"its {attr} depends on the latent sites; {rule.family} needs a fixed {attr}")
-            fixed_vals[attr] = np.asarray(fa(jnp.asarray(thetas[0], jnp.float32)))
-    except BayesDPError:
-        raise
-    except _Unsupported:
-        raise
-    except Exception as exc:
-        first = (str(exc).strip().splitlines() or [""])[0][:200]
-        raise _Unsupported(f"its {rule.predictor} could not be differentiated in theta ({type(exc).__name__}: "
-                           f"{first})") from None
+    else:   # the same computation with the data baked in (and its one-line diagnosis on failure)
+        try:
+            f = param_fn(rule.predictor, rule.event_ndim)
+            jac = jax.jit(jax.jacfwd(f))
+            Js = [np.asarray(jac(jnp.asarray(t, jnp.float32)), dtype=np.float64) for t in thetas]
+            fixed_vals = {}
+            for attr in rule.fixed:
+                fa = param_fn(attr, 0)
+                Jf = np.asarray(jax.jacfwd(fa)(jnp.asarray(thetas[0], jnp.float32)))
+                if np.any(Jf != 0):
+                    raise _Unsupported(f"its {attr} depends on the latent sites; {rule.family} needs a fixed {attr}")
+                fixed_vals[attr] = np.asarray(fa(jnp.asarray(thetas[0], jnp.float32)))
+        except BayesDPError:
+            raise
+        except _Unsupported:
+            raise
+        except Exception as exc:
+            first = (str(exc).strip().splitlines() or [""])[0][:200]
+            raise _Unsupported(f"its {rule.predictor} could not be differentiated in theta ({type(exc).__name__}: "
+                               f"{first})") from None
     for attr, v in fixed_vals.items():
         if v.size and not np.allclose(v, v.reshape(-1)[0]):
             raise _Unsupported(f"its {attr} varies across records; {rule.family} needs the same {attr} for every "
@@ -829,3 +1037,45 @@ def _likelihood_site(model, kw, site, rule: LikelihoodRule, tr1, shapes, dtypes,
               f"{math.sqrt(n_units) * unit_score:.6g}, sup|d psi/d eta| = {unit_hess:.6g}; checked: Jacobian "
               f"constant at 3 random thetas, affine in the covariates at {n_rand} random records")
     return b, h, rule.convex, detail
+
+
+def _jit_jacobians(model, kw, site, rule, probe, thetas, unflatten, layout_key, extract, axis_from_end):
+    """Jacobian of the predictor of ``site`` in theta at each theta, and the fixed parameters' Jacobian
+    and values at ``thetas[0]``, from one cached jitted function with the probe data as arguments.
+    None when that does not apply (then the caller computes the same with the data baked in)."""
+    try:
+        import jax
+        from numpyro import handlers
+
+        skey = _static_key(kw)
+        key = None
+        if skey is not None and layout_key is not None:
+            try:
+                hash(model)
+                key = ("jac", model, skey, layout_key, site, axis_from_end, rule.predictor, rule.event_ndim,
+                       tuple(rule.fixed),
+                       _validation_key())
+            except TypeError:
+                key = None
+
+        def build():
+            def param(theta, data, attr, event_ndim):
+                tr = handlers.trace(handlers.substitute(handlers.seed(model, rng_seed=0), data=unflatten(theta))
+                                    ).get_trace(**data, **kw)
+                return extract(tr, attr, event_ndim)
+
+            def fn(theta, data):
+                J = jax.jacfwd(lambda t: param(t, data, rule.predictor, rule.event_ndim))(theta)
+                fixed = {a: (jax.jacfwd(lambda t, a=a: param(t, data, a, 0))(theta), param(theta, data, a, 0))
+                         for a in rule.fixed}
+                return J, fixed
+            return fn, None
+
+        jitted, _ = _cached_jit(key, build)
+        data = {k: v for k, v in probe.items()}
+        outs = [jitted(np.asarray(t, np.float32), data) for t in thetas]
+        Js = [np.asarray(J, dtype=np.float64) for J, _ in outs]
+        fixed = outs[0][1]
+        return Js, {a: np.asarray(v[0]) for a, v in fixed.items()}, {a: np.asarray(v[1]) for a, v in fixed.items()}
+    except Exception:
+        return None

@@ -1,6 +1,11 @@
 """``bayesdp bench certify``: wall time of ``bayesdp certify logistic`` on m x d records (target < 5 s at
-100,000 x 100), and the scaling of the analysis in the number of records, with a reference (a plain
-numpy pass over the same data) measured in the same run."""
+100,000 x 100, issue #3), and the scaling of the analysis in the number of records, with a reference (a
+fresh process importing jax and numpyro and reading and checking the same data) measured in the same run.
+
+The target is judged on the *cold* CLI: a fresh process with an empty persistent compilation cache
+(``BAYESDP_JAX_CACHE`` pointed at a new directory each time), i.e. a user's first run.  The warm-cache time
+(second run of the command) is reported next to it.  Runs are interleaved (cold, warm, reference) so that
+the machine's noise hits all three alike; medians are reported."""
 
 from __future__ import annotations
 
@@ -12,12 +17,13 @@ import time
 
 NAME = "certify"
 HELP = "time of `bayesdp certify logistic` (100,000 x 100 target < 5 s) and scaling in records"
+TARGET_SECONDS = 5.0
 
 
 def add_arguments(parser) -> None:
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--features", type=int, default=100)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
 
 
 def _data(path, m, d):
@@ -31,36 +37,56 @@ def _data(path, m, d):
     return X
 
 
+def _timed(cmd, env=None) -> tuple[float, subprocess.CompletedProcess]:
+    t = time.perf_counter()
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    return time.perf_counter() - t, r
+
+
 def run(args) -> dict:
     import numpy as np
 
     from ..analysis import Domain, analyze
     from ..analysis.loading import builtin_models
 
-    out = {"records": args.records, "features": args.features, "target_seconds": 5.0}
+    out: dict = {"records": args.records, "features": args.features, "repeats": args.repeats,
+                 "target_seconds": TARGET_SECONDS}
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "data.npz")
         _data(path, args.records, args.features)
         cmd = [sys.executable, "-m", "bayesdp.cli", "certify", "logistic", "--data", path, "--domain", "X.norm=1",
                "--domain", "y.values=0,1", "--step-size", "1e-4", "--num-steps", "1000", "--batch-size", "100",
                "--json"]
-        cli_times, ref_times = [], []
-        for _ in range(args.repeats):
-            t = time.perf_counter()
-            r = subprocess.run(cmd, capture_output=True, text=True)
-            cli_times.append(time.perf_counter() - t)
+        ref = [sys.executable, "-c", "import numpy as np, jax, numpyro; "
+               f"f = np.load({path!r}); X = f['X']; (np.einsum('ij,ij->i', X, X) <= 1).all()"]
+        base_env = {k: v for k, v in os.environ.items() if k != "JAX_COMPILATION_CACHE_DIR"}
+        warm_dir = os.path.join(tmp, "cache-warm")
+        cold, warm, ref_times = [], [], []
+        for i in range(args.repeats):
+            env = {**base_env, "BAYESDP_JAX_CACHE": os.path.join(tmp, f"cache-cold-{i}")}
+            t, r = _timed(cmd, env)
             if r.returncode != 0:
                 out["error"] = r.stderr.strip()
                 break
-            t = time.perf_counter()
-            subprocess.run([sys.executable, "-c", "import numpy as np, jax, numpyro; "
-                            f"f = np.load({path!r}); X = f['X']; (np.einsum('ij,ij->i', X, X) <= 1).all()"],
-                           capture_output=True)
-            ref_times.append(time.perf_counter() - t)
-        out["cli_seconds_median"] = float(np.median(cli_times))
-        out["reference_import_and_read_seconds_median"] = float(np.median(ref_times)) if ref_times else None
-        out["meets_target"] = out["cli_seconds_median"] < 5.0
-    # scaling of the analysis alone (in process, after warm-up)
+            cold.append(t)
+            env = {**base_env, "BAYESDP_JAX_CACHE": warm_dir}
+            if i == 0:
+                _timed(cmd, env)   # fills the warm cache
+            t, r = _timed(cmd, env)
+            warm.append(t)
+            ref_times.append(_timed(ref)[0])
+        med = (lambda xs: float(np.median(xs)) if xs else None)
+        out["cli_seconds_median"] = med(cold)
+        out["cli_seconds"] = [round(t, 3) for t in cold]
+        out["cli_warm_cache_seconds_median"] = med(warm)
+        out["reference_import_and_read_seconds_median"] = med(ref_times)
+        out["meets_target"] = bool(cold) and "error" not in out and out["cli_seconds_median"] < TARGET_SECONDS
+        out["target"] = {"what": f"bayesdp certify logistic on {args.records} x {args.features}, cold "
+                                 "(fresh process, empty compilation cache), median wall time",
+                         "seconds": TARGET_SECONDS, "measured_seconds": out["cli_seconds_median"],
+                         "met": out["meets_target"]}
+    # scaling of the analysis alone (in process, after warm-up: the compiled functions are reused, so this
+    # is the O(records) work: reading, the domain check and the data validation)
     model = builtin_models()["logistic"]
     dom = Domain.parse(["X.norm=1", "y.values=0,1"])
     rng = np.random.default_rng(1)
@@ -70,17 +96,25 @@ def run(args) -> dict:
         X /= np.linalg.norm(X, axis=1, keepdims=True) * 1.001
         y = (rng.random(m) < 0.5).astype(float)
         analyze(model, {"X": X, "y": y}, dom)  # warm-up (compilation)
-        t = time.perf_counter()
-        analyze(model, {"X": X, "y": y}, dom)
-        scaling.append({"records": m, "analysis_seconds": time.perf_counter() - t})
+        ts = []
+        for _ in range(3):
+            t = time.perf_counter()
+            analyze(model, {"X": X, "y": y}, dom)
+            ts.append(time.perf_counter() - t)
+        scaling.append({"records": m, "analysis_seconds": float(np.median(ts))})
     out["scaling"] = scaling
     return out
 
 
 def format_table(result: dict) -> str:
-    lines = [f"certify logistic {result['records']} x {result['features']}: median "
-             f"{result.get('cli_seconds_median', float('nan')):.2f} s (target < 5 s; reference import+read "
-             f"{result.get('reference_import_and_read_seconds_median') or float('nan'):.2f} s)"]
+    nan = float("nan")
+    lines = [f"certify logistic {result['records']} x {result['features']}: median cold "
+             f"{result.get('cli_seconds_median') or nan:.2f} s (target < {TARGET_SECONDS:g} s: "
+             f"{'met' if result.get('meets_target') else 'NOT met'}), warm cache "
+             f"{result.get('cli_warm_cache_seconds_median') or nan:.2f} s, reference import+read "
+             f"{result.get('reference_import_and_read_seconds_median') or nan:.2f} s"]
+    if result.get("error"):
+        lines.append(f"  error: {result['error']}")
     for s in result["scaling"]:
         lines.append(f"  analysis on {s['records']:>7} records: {s['analysis_seconds']:.3f} s")
     return "\n".join(lines)
