@@ -404,9 +404,10 @@ def _check_data(data: Mapping[str, Any]) -> tuple[dict[str, np.ndarray], int]:
         if a.ndim == 0:
             raise DomainError(f"data {name} is a scalar; every data argument needs one entry per record "
                               "(pass hyperparameters as model_kwargs)")
-        af = a.astype(np.float64, copy=False)
-        finite = np.isfinite(af.reshape(a.shape[0], -1)).all(axis=1)
-        if not finite.all():
+        # integers and booleans are finite; floats are checked in their own dtype (no float64 copy of
+        # the data), row by row only to name the first bad record
+        if np.issubdtype(a.dtype, np.inexact) and not np.isfinite(a).all():
+            finite = np.isfinite(a.reshape(a.shape[0], -1)).all(axis=1)
             i = int(np.argmin(finite))
             raise DomainError(f"data {name}[{i}] contains NaN or inf; remove or repair that record")
         if m is None:
