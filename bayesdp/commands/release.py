@@ -1,0 +1,150 @@
+"""``bayesdp release MODEL --data FILE --domain ... --stat mean --epsilon E --ledger FILE [--budget B] [--json]``.
+
+Certify -> sample -> release (bayesdp/release/pipeline.py): the chain runs in memory and is never
+published; the released numbers are Monte Carlo averages of a Lipschitz statistic plus secure
+discretised Laplace noise calibrated to the coupling sensitivity (004 Proposition 3.7 with
+delta~ = 0, docs/release.md), or to user-certified 004 Proposition 3.10 constants.  The ledger is
+checked before the chain runs and charged before the noise is drawn.  Every refusal is one line on
+stderr, exit status 2, nothing drawn and the ledger unchanged.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..cli import ARG_TYPES, emit_json
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("release", help="release noisy posterior means under a privacy budget ledger",
+                       description="Run ULA/SGLD (not published) and release Laplace-noised Monte Carlo estimates "
+                                   "of a Lipschitz statistic, pure eps-DP by synchronous coupling; the spend is "
+                                   "recorded in a ledger.")
+    p.add_argument("model", metavar="MODEL", help="built-in model name (models/) or path/to/file.py:function")
+    p.add_argument("--data", metavar="FILE", required=True, help="NPZ (arrays named like the model arguments) or CSV")
+    p.add_argument("--x-columns", help="CSV: comma-separated feature columns (argument X)")
+    p.add_argument("--y-column", help="CSV: response column (argument y)")
+    p.add_argument("--domain", action="extend", nargs="+", default=[], metavar="ARG.KEY=VALUE",
+                   help="public bound on one record: X.norm=R, y.values=0,1 ... (several, or repeat the flag)")
+    # statistic
+    p.add_argument("--stat", default="mean", metavar="mean|FILE.py:FUNC",
+                   help="'mean': posterior mean of every coordinate (or of --coords); or a user function of the "
+                        "unconstrained draws (n, dim) -> (n, k) with --lipschitz")
+    p.add_argument("--coords", help="with --stat mean: only these coordinates, e.g. w[0],w[3] (L1 Lipschitz sqrt(k))")
+    p.add_argument("--lipschitz", type=ARG_TYPES[float],
+                   help="declared Lipschitz constant of a user statistic: |f(z)-f(z')|_1 <= L |z-z'|_2")
+    p.add_argument("--stat-names", help="comma-separated names of the user statistic's outputs")
+    p.add_argument("--level", type=ARG_TYPES[float], default=0.95, help="interval level (default 0.95)")
+    # privacy
+    p.add_argument("--epsilon", type=ARG_TYPES[float], required=True, help="epsilon of this release (pure DP)")
+    p.add_argument("--ledger", metavar="FILE", required=True, help="privacy budget ledger (JSON) of this dataset")
+    p.add_argument("--budget", type=ARG_TYPES[float], help="total epsilon of the ledger when it does not exist yet")
+    p.add_argument("--budget-delta", type=ARG_TYPES[float], help="total delta of a new ledger (default 0)")
+    p.add_argument("--dataset", help="dataset label recorded in the ledger (default: the data file's name)")
+    p.add_argument("--concentration", type=ARG_TYPES[float],
+                   help="004 Proposition 3.10: certified L1 concentration C of the estimate (with "
+                        "--concentration-delta and --posterior-sensitivity)")
+    p.add_argument("--concentration-delta", type=ARG_TYPES[float], help="004 Proposition 3.10: delta~")
+    p.add_argument("--posterior-sensitivity", type=ARG_TYPES[float], help="004 Proposition 3.10: gamma_f")
+    p.add_argument("--max-delta", type=ARG_TYPES[float], help="refuse sensitivity routes with a larger delta")
+    # sampler (as bayesdp certify / sample)
+    p.add_argument("--sampler", choices=("ula", "sgld"), default="ula", help="ULA (default) or SGLD")
+    p.add_argument("--step-size", type=ARG_TYPES[float],
+                   help="step size gamma (default 1/total_smoothness from the domain's constants)")
+    p.add_argument("--num-steps", type=ARG_TYPES[int], default=2000, help="number of steps n (default 2000)")
+    p.add_argument("--burn-in", type=ARG_TYPES[int], help="kept draws dropped per chain (default: half)")
+    p.add_argument("--thinning", type=ARG_TYPES[int], default=1, help="keep every k-th draw")
+    p.add_argument("--num-chains", type=ARG_TYPES[int], default=1, help="chains averaged together")
+    p.add_argument("--batch-size", type=ARG_TYPES[int], help="SGLD minibatch size s")
+    p.add_argument("--inverse-temperature", type=ARG_TYPES[float], default=1.0, help="beta (default 1)")
+    p.add_argument("--clip-norm", type=ARG_TYPES[float],
+                   help="clip each record's likelihood gradient (no coupling bound: needs Prop. 3.10 constants)")
+    p.add_argument("--prior-scale", type=ARG_TYPES[float], help="prior scale of a built-in model")
+    p.add_argument("--model-arg", action="append", default=[], metavar="NAME=VALUE",
+                   help="other numeric model hyperparameter, e.g. num_classes=3 (repeat)")
+    p.add_argument("--seed", type=ARG_TYPES[int],
+                   help="PRNG seed of the (unpublished) chain; default: random. The privacy noise is never seeded")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=run)
+
+
+def _concentration(args):
+    from ..errors import AssumptionError
+
+    given = [args.concentration, args.concentration_delta, args.posterior_sensitivity]
+    if all(v is None for v in given):
+        return None
+    if any(v is None for v in given):
+        raise AssumptionError("004 Proposition 3.10 needs all of --concentration, --concentration-delta and "
+                              "--posterior-sensitivity; pass the three or none")
+    return {"concentration": args.concentration, "concentration_delta": args.concentration_delta,
+            "posterior_sensitivity": args.posterior_sensitivity}
+
+
+def _statistic(args):
+    from ..errors import AssumptionError
+    from ..release.pipeline import coordinate_subset_means, load_user_statistic, site_specs
+
+    if args.stat == "mean":
+        if args.lipschitz is not None or args.stat_names:
+            raise AssumptionError("--lipschitz / --stat-names apply to a user statistic (--stat FILE.py:FUNC), "
+                                  "not to --stat mean (its constant is derived)")
+        if args.coords:
+            return lambda smp, an: coordinate_subset_means(site_specs(smp, an), args.coords.split(","))
+        return "mean"
+    if args.coords:
+        raise AssumptionError("--coords applies to --stat mean only")
+    names = [n.strip() for n in args.stat_names.split(",")] if args.stat_names else None
+    return load_user_statistic(args.stat, args.lipschitz, names)
+
+
+def format_release(out: dict) -> str:
+    lines = [f"released (epsilon = {out['epsilon']:g}, delta = {out['delta']:g}; {out['source']})",
+             f"statistic: {out['statistic']['description']}  (Lipschitz {out['statistic']['lipschitz']:.6g}: "
+             f"{out['statistic']['lipschitz_source']})",
+             f"{out['sensitivity_norm']} sensitivity {out['sensitivity']:.6g} (proven {out['proven_sensitivity']:.6g} "
+             f"+ grid rounding), Laplace scale {out['noise_scale']:.6g} per value, noise variance "
+             f"{out['noise_variance']:.6g}", ""]
+    w = max(len(it["name"]) for it in out["items"])
+    lines.append(f"  {'name':<{w}}  {'value':>12}  {'noise scale':>12}  interval ({out['items'][0]['level']:.0%}, "
+                 "noise only)")
+    for it in out["items"]:
+        lo, hi = it["interval"]
+        lines.append(f"  {it['name']:<{w}}  {it['value']:>12.6g}  {it['noise_scale']:>12.6g}  [{lo:.6g}, {hi:.6g}]")
+    rb = out["remaining_budget"]
+    lines += ["", f"ledger {out['ledger']}: remaining epsilon {rb['epsilon']:.6g}, delta {rb['delta']:.3g}",
+              "the chain itself was not published (only the values above)"]
+    return "\n".join(lines)
+
+
+def run(args) -> int:
+    from .certify import _model_kwargs, prepare_jax
+
+    prepare_jax()
+    from ..analysis.loading import load_data, load_model
+    from ..errors import AssumptionError, positive
+    from ..release import pipeline
+
+    positive("--epsilon", args.epsilon, "pass a positive epsilon")
+    if not args.domain:
+        raise AssumptionError("--domain is required: public bounds on one record, e.g. --domain X.norm=1 "
+                              "y.values=0,1")
+    stat = _statistic(args)
+    conc = _concentration(args)
+    model, name = load_model(args.model)
+    data = load_data(args.data, args.x_columns, args.y_column)
+    kw = _model_kwargs(args)
+    res = pipeline.run(model, data, domain=args.domain, statistic=stat, epsilon=args.epsilon, ledger=args.ledger,
+                       budget_epsilon=args.budget, budget_delta=args.budget_delta,
+                       dataset=args.dataset or os.path.basename(args.data), sampler=args.sampler,
+                       step_size=args.step_size, num_steps=args.num_steps, burn_in=args.burn_in,
+                       batch_size=args.batch_size, inverse_temperature=args.inverse_temperature,
+                       clip_norm=args.clip_norm, num_chains=args.num_chains, thinning=args.thinning,
+                       model_kwargs=kw, model_name=name, concentration=conc, max_delta=args.max_delta,
+                       level=args.level, seed=args.seed)
+    out = res.to_dict()
+    if args.json:
+        emit_json(out)
+    else:
+        print(format_release(out))
+    return 0

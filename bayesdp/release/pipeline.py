@@ -1,0 +1,340 @@
+"""certify -> sample -> release: the glue shared by ``bayesdp release``, ``bayesdp demo`` and ``bayesdp bench release``.
+
+Order of operations (every refusal happens before the chain runs and before any noise is drawn;
+the ledger is not touched by a refusal):
+
+1. validate epsilon; analyse the model (:func:`bayesdp.analysis.analyze`) with the public domain;
+2. pick the step size (default ``1 / total_smoothness``, a data-independent choice from the domain's
+   constants; it satisfies ``gamma <= 2/(m + L)``, so the ULA coupling distance is ``grad_diff / m``);
+3. build the :class:`~bayesdp.samplers.Sampler` (validates the configuration; nothing runs yet) and
+   the statistic (its Lipschitz constant must be declared or derived);
+4. the sensitivity routes: synchronous coupling (004 Proposition 3.7 with delta~ = 0, docs/release.md
+   §1) from the analyzer's constants, and/or 004 Proposition 3.10 with user-certified constants; a
+   configuration with no proven route (non-contracting step size, clipping, ...) is refused;
+5. the ledger check (:meth:`bayesdp.release.ledger.Ledger.check`) for (epsilon, route delta);
+6. run the chain (``release="path"`` kept in memory only), drop a data-independent burn-in;
+7. :func:`bayesdp.release.release.release_statistic` (reserves the budget under the ledger's lock,
+   draws the secure noise, commits).
+
+The chain itself is never published: only the noisy statistic is.  The sampler therefore runs with
+``uncertified=True`` (its own certificate — what publishing the draws would cost — is irrelevant to
+the release; the analyzer's table still reports it for information).  The privacy of the release
+comes from the coupling sensitivity, not from the chain's certificate.
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from ..errors import AssumptionError, ModelError, nonnegative, positive, positive_int, require
+from .statistics import SiteSpec, Statistic, coordinate_means, function_mean
+
+REAL_SUPPORTS = ("real()", "real")
+
+
+# ---------------------------------------------------------------------------
+# statistics
+# ---------------------------------------------------------------------------
+
+
+def site_specs(sampler, analysis) -> list[SiteSpec]:
+    """The sampler's latent sites, in its flattening order, as :class:`SiteSpec` (unconstrained sizes).
+
+    A site whose support (from the analyzer) is not the real line is ``constrained`` without a
+    declared transform, so coordinate means of it are refused by :func:`coordinate_means`."""
+    support = {n: sup for n, _, sup in analysis.latent_sites}
+    specs = []
+    for s in sampler.potential.sites:
+        sup = support.get(s.name)
+        specs.append(SiteSpec(s.name, int(s.size), constrained=sup not in REAL_SUPPORTS))
+    return specs
+
+
+def coordinate_subset_means(sites: Sequence[SiteSpec], coords: Sequence[str]) -> Statistic:
+    """Posterior means of the named coordinates (names as :func:`coordinate_means` prints them:
+    ``w[3]`` for vector sites, ``sigma`` for scalar ones) of real-support sites.
+
+    Lipschitz constant (Euclidean -> L1) ``sqrt(k)`` for k selected coordinates: ``|P v|_1 <=
+    sqrt(k) |P v|_2 <= sqrt(k) |v|_2`` (docs/release.md §2.1, the same bound as all coordinate means).
+    """
+    full = coordinate_means([s for s in sites if not s.constrained]) if any(not s.constrained for s in sites) \
+        else None
+    if full is None:
+        raise ModelError("no real-support latent site: coordinate means need a site with support on the real line")
+    index = {n: i for i, n in enumerate(full.names)}
+    chosen = [c.strip() for c in coords if c.strip()]
+    if not chosen:
+        raise AssumptionError("--coords is empty; name the coordinates, e.g. --coords w[0],w[3]")
+    if len(set(chosen)) != len(chosen):
+        raise AssumptionError(f"--coords {','.join(chosen)} lists a coordinate twice; list each once")
+    for c in chosen:
+        if c not in index:
+            raise ModelError(f"coordinate {c!r} is not a coordinate of a real-support latent site; choose from "
+                             f"{', '.join(full.names[:8])}{' ...' if len(full.names) > 8 else ''}")
+    cols = np.array([index[c] for c in chosen])
+    inner = full.fn
+
+    def fn(z: np.ndarray) -> np.ndarray:
+        return inner(z)[:, cols]
+
+    k = len(chosen)
+    return Statistic(names=tuple(chosen), fn=fn, lipschitz=math.sqrt(k),
+                     description=f"posterior mean of {', '.join(chosen)}",
+                     lipschitz_source="sqrt(k): selection of k coordinates (docs/release.md §2.1)")
+
+
+def probability_at_profiles(profiles: np.ndarray, names: Sequence[str], site_offset: int = 0) -> Statistic:
+    """Posterior mean of ``sigmoid(x_j . w)`` at public reference records ``x_j`` (rows of ``profiles``),
+    ``w`` the coordinates ``site_offset : site_offset + d`` of the unconstrained draws.
+
+    Lipschitz constant (Euclidean -> L1): ``sum_j |x_j|_2 / 4``, since ``sigmoid' <= 1/4`` gives
+    ``|sigmoid(x.w) - sigmoid(x.w')| <= |x.(w - w')|/4 <= |x|_2 |w - w'|_2 / 4`` (docs/demo.md §3).
+    """
+    P = np.asarray(profiles, dtype=np.float64)
+    require(P.ndim == 2 and P.shape[0] >= 1, "profiles.shape", P.shape, "must be (num_profiles, num_features)")
+    if not np.all(np.isfinite(P)):
+        raise AssumptionError("profiles contain NaN or inf; pass finite public reference records")
+    d = P.shape[1]
+    names = tuple(names)
+    require(len(names) == P.shape[0], "len(names)", len(names), f"must equal the number of profiles {P.shape[0]}")
+    L = float(np.sum(np.linalg.norm(P, axis=1))) / 4.0
+
+    def fn(z: np.ndarray) -> np.ndarray:
+        require(z.shape[1] >= site_offset + d, "draws dimension", z.shape[1], f"must be >= {site_offset + d}")
+        logits = z[:, site_offset:site_offset + d] @ P.T
+        return 0.5 * (1.0 + np.tanh(0.5 * logits))  # sigmoid, overflow-free
+
+    return Statistic(names=names, fn=fn, lipschitz=L,
+                     description="posterior mean of the predicted probability at public reference records",
+                     lipschitz_source="sum_j |x_j|_2 / 4 (sigmoid' <= 1/4; docs/demo.md §3)")
+
+
+def load_user_statistic(spec: str, lipschitz: float | None, names: Sequence[str] | None) -> Statistic:
+    """``path/to/file.py:function`` mapping the unconstrained draws (n, dim) to (n,) or (n, k);
+    ``lipschitz`` must be declared (``|f(z) - f(z')|_1 <= L |z - z'|_2``), else refused."""
+    import importlib.util
+    import os
+
+    if ":" not in spec or not spec.rsplit(":", 1)[0].endswith(".py"):
+        raise AssumptionError(f"--stat {spec!r} is not 'mean' nor path/to/file.py:function")
+    if lipschitz is None:
+        raise AssumptionError(f"--stat {spec}: statistic has no declared Lipschitz constant; pass --lipschitz L "
+                              "(|f(z) - f(z')|_1 <= L |z - z'|_2 on the unconstrained space)")
+    path, func = spec.rsplit(":", 1)
+    if not os.path.isfile(path):
+        raise AssumptionError(f"--stat {spec}: file {path} does not exist; pass path/to/file.py:function")
+    try:
+        s = importlib.util.spec_from_file_location("bayesdp_user_statistic_" + str(abs(hash(os.path.abspath(path)))),
+                                                   path)
+        mod = importlib.util.module_from_spec(s)
+        s.loader.exec_module(mod)
+    except Exception as exc:  # noqa: BLE001 - the user's file, reported in one line
+        raise AssumptionError(f"--stat {spec}: the file failed to import ({type(exc).__name__}); fix it") from None
+    fn = getattr(mod, func, None)
+    if not callable(fn):
+        raise AssumptionError(f"--stat {spec}: no function {func!r} in {path}")
+    names = tuple(names) if names else (func,)
+    return function_mean(lambda z: np.asarray(fn(z), dtype=np.float64), lipschitz, names, description=func)
+
+
+# ---------------------------------------------------------------------------
+# the pipeline
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class Prepared:
+    """Everything decided before the chain runs (see the module docstring)."""
+
+    model: Callable
+    model_name: str
+    data: Mapping[str, np.ndarray]
+    analysis: Any
+    report: Any                      # CertifyReport (the analyzer's certificate table)
+    constants: dict
+    sampler: Any                     # bayesdp.samplers.Sampler (not run yet)
+    statistic: Statistic
+    epsilon: float
+    ledger: str
+    budget_epsilon: float | None
+    budget_delta: float | None
+    dataset: str | None
+    burn_in: int
+    concentration: Mapping[str, float] | None
+    route: Any                       # the SensitivityRoute that will be used
+    routes: list
+    coupling: Any
+    coupling_failed: list
+    step_size_rule: str
+    max_delta: float | None = None
+    level: float = 0.95
+
+
+@dataclass
+class PipelineResult:
+    result: Any                      # ReleaseResult (what may be published)
+    nonprivate: np.ndarray           # the non-private Monte Carlo estimate: NEVER publish
+    prepared: Prepared
+    timing: dict = field(default_factory=dict)
+    seed: int | None = None
+
+    def chain_info(self) -> dict:
+        s = self.prepared.sampler
+        c = s.config
+        return {"published": False, "sampler": c.sampler.upper(), "step_size": c.step_size,
+                "step_size_rule": self.prepared.step_size_rule, "num_steps": c.num_steps,
+                "burn_in": self.prepared.burn_in, "num_chains": c.num_chains, "batch_size": c.batch_size,
+                "inverse_temperature": c.inverse_temperature, "thinning": c.thinning, "init": c.init,
+                "seed": self.seed,
+                "note": ("the chain is not published; it runs with uncertified=True and the release's privacy "
+                         "comes from the coupling sensitivity (004 Proposition 3.7), not from the chain's "
+                         "own certificate")}
+
+    def to_dict(self) -> dict:
+        """JSON of ``bayesdp release --json`` (never contains the non-private estimate)."""
+        out = self.result.to_dict()
+        out["chain"] = self.chain_info()
+        out["coupling"] = None if self.prepared.coupling is None else self.prepared.coupling.to_dict()
+        out["statistic"] = {"description": self.prepared.statistic.description,
+                            "lipschitz": self.prepared.statistic.lipschitz,
+                            "lipschitz_source": self.prepared.statistic.lipschitz_source}
+        out["timing"] = dict(self.timing)
+        return out
+
+
+def _sampler_constants(constants: Mapping[str, Any], sampler: str, step_size: float, batch_size: int | None,
+                       clip_norm: float | None) -> dict:
+    c = {k: v for k, v in constants.items() if k != "provenance"}
+    c.update(step_size=step_size, sampler=sampler.upper(), batch_size=batch_size, clip_norm=clip_norm)
+    # v_convex (analyzer): "every likelihood and prior-V term is convex" -- for every record of the domain,
+    # which is exactly the per-record convexity (record_strong_convexity >= 0) the SGLD coupling needs.
+    if constants.get("v_convex") is True:
+        c["record_strong_convexity"] = 0.0
+    return c
+
+
+def prepare(model: Callable, data: Mapping[str, Any], *, domain, statistic: Statistic | Callable | str = "mean",
+            epsilon: float, ledger: str, budget_epsilon: float | None = None, budget_delta: float | None = None,
+            dataset: str | None = None, sampler: str = "ula", step_size: float | None = None,
+            num_steps: int = 2000, burn_in: int | None = None, batch_size: int | None = None,
+            inverse_temperature: float = 1.0, clip_norm: float | None = None, num_chains: int = 1,
+            thinning: int = 1, model_kwargs: Mapping[str, Any] | None = None, model_name: str | None = None,
+            concentration: Mapping[str, float] | None = None, max_delta: float | None = None,
+            level: float = 0.95, delta: float = 1e-5) -> Prepared:
+    """Steps 1-5 of the module docstring; raises a one-line error (nothing run, nothing drawn,
+    ledger untouched) on any refusal.  ``statistic``: a :class:`Statistic`, ``"mean"`` (all
+    coordinate means) or a callable ``(sampler, analysis) -> Statistic``."""
+    from ..analysis import Domain, analyze, certify
+    from ..release.ledger import Ledger
+    from ..samplers import Sampler
+    from .release import sensitivity_routes
+    from .sensitivity import best_coupling, choose_route
+
+    eps = positive("epsilon", epsilon, "pass a positive epsilon")
+    if sampler not in ("ula", "sgld"):
+        raise AssumptionError(f"sampler = {sampler!r} must be 'ula' or 'sgld'")
+    num_steps = positive_int("num_steps", num_steps)
+    thinning = positive_int("thinning", thinning)
+    dom = Domain.parse(list(domain)) if isinstance(domain, (list, tuple)) else domain
+    an = analyze(model, data=data, domain=dom, model_kwargs=model_kwargs, clip_norm=clip_norm, model_name=model_name)
+    consts = an.constants.to_dict()
+    if step_size is None:
+        L = consts.get("total_smoothness")
+        if L is None:
+            raise AssumptionError("step_size not given and total_smoothness is not proven for this model; pass "
+                                  "--step-size (it must be data independent)")
+        step_size = 1.0 / float(L)
+        rule = "1 / total_smoothness (data independent: from the domain's constants)"
+    else:
+        step_size = positive("step_size", step_size, "pass a positive step size")
+        rule = "given"
+    num_kept_steps = num_steps // thinning
+    if burn_in is None:
+        burn_in = num_kept_steps // 2
+    burn_in = int(nonnegative("burn_in", burn_in))
+    require(burn_in < num_kept_steps, "burn_in", burn_in,
+            f"must be < the number of kept draws per chain ({num_kept_steps})", "lower --burn-in")
+    rep = certify(model, data=data, domain=dom, step_size=step_size, num_steps=num_steps, batch_size=batch_size,
+                  inverse_temperature=inverse_temperature, clip_norm=clip_norm, delta=delta,
+                  model_kwargs=model_kwargs, sampler=sampler, analysis=an, model_name=model_name, require_any=False)
+    smp = Sampler(model, data, sampler=sampler, step_size=step_size, num_steps=num_steps,
+                  inverse_temperature=inverse_temperature, batch_size=batch_size, clip_norm=clip_norm,
+                  num_chains=num_chains, release="thinned" if thinning > 1 else "path", thinning=thinning,
+                  init="zeros", uncertified=True, model_kwargs=model_kwargs)
+    if isinstance(statistic, Statistic):
+        stat = statistic
+    elif statistic == "mean":
+        stat = coordinate_means(site_specs(smp, an))
+    elif callable(statistic):
+        stat = statistic(smp, an)
+    else:
+        raise AssumptionError(f"statistic = {statistic!r} must be 'mean', a Statistic or a builder")
+    constants = _sampler_constants(consts, sampler, step_size, batch_size, clip_norm)
+    coupling, failed = best_coupling(**{k: v for k, v in constants.items() if v is not None})
+    if coupling is None and concentration is None:
+        reasons = "; ".join(f"{src}: {why}" for src, why in failed)
+        raise AssumptionError(f"no coupling bound is proven for this sampler configuration ({reasons}); use a "
+                              "contracting step size or declare 004 Proposition 3.10 constants")
+    routes = sensitivity_routes(stat, coupling, concentration)
+    route = choose_route(routes, max_delta)
+    Ledger.open(ledger, budget_epsilon=budget_epsilon, budget_delta=budget_delta, dataset=dataset).check(
+        eps, route.coupling_delta)
+    return Prepared(model=model, model_name=model_name or getattr(model, "__name__", "model"), data=data,
+                    analysis=an, report=rep, constants=constants, sampler=smp, statistic=stat, epsilon=eps,
+                    ledger=str(ledger), budget_epsilon=budget_epsilon, budget_delta=budget_delta, dataset=dataset,
+                    burn_in=burn_in, concentration=concentration, route=route, routes=routes, coupling=coupling,
+                    coupling_failed=failed, step_size_rule=rule, max_delta=max_delta, level=level)
+
+
+def unconstrained_draws(sampler) -> np.ndarray:
+    """(chains, draws, dim) draws of a run sampler in its UNCONSTRAINED space (site order)."""
+    getter = getattr(sampler, "get_unconstrained_samples", None)
+    if callable(getter):
+        arr = np.asarray(getter(group_by_chain=True))
+    else:  # the samplers' driver keeps them as (chains, draws, dim); no public accessor yet
+        arr = np.asarray(sampler._released)
+    require(arr.ndim == 3 and arr.shape[-1] == sampler.potential.dim, "draws.shape", arr.shape,
+            f"must be (chains, draws, {sampler.potential.dim})")
+    return arr
+
+
+def run_chain(prep: Prepared, seed: int | None = None) -> tuple[np.ndarray, int, dict]:
+    """Run the (unpublished) chain; return the kept draws after burn-in as (n, dim), the seed, timing."""
+    import jax
+
+    seed = secrets.randbits(31) if seed is None else int(seed)
+    t0 = time.perf_counter()
+    prep.sampler.run(jax.random.key(seed))
+    draws = unconstrained_draws(prep.sampler)[:, prep.burn_in:, :]
+    timing = {"chain_s": time.perf_counter() - t0, **{f"chain_{k}": v for k, v in prep.sampler.timing.items()}}
+    return draws.reshape(-1, draws.shape[-1]).astype(np.float64), seed, timing
+
+
+def release_draws(prep: Prepared, draws: np.ndarray, *, ledger: str | None = None, epsilon: float | None = None):
+    """Step 7: reserve, draw the secure noise, commit (``release_statistic``)."""
+    from .release import release_statistic
+
+    return release_statistic(draws, prep.statistic, prep.epsilon if epsilon is None else epsilon,
+                             prep.ledger if ledger is None else ledger, coupling=prep.coupling,
+                             concentration=prep.concentration, budget_epsilon=prep.budget_epsilon,
+                             budget_delta=prep.budget_delta, dataset=prep.dataset, max_delta=prep.max_delta,
+                             level=prep.level)
+
+
+def run(model: Callable, data: Mapping[str, Any], *, seed: int | None = None, **kwargs: Any) -> PipelineResult:
+    """prepare -> run the chain -> release.  Keyword arguments: those of :func:`prepare`."""
+    t0 = time.perf_counter()
+    prep = prepare(model, data, **kwargs)
+    t1 = time.perf_counter()
+    draws, seed, timing = run_chain(prep, seed)
+    nonprivate = prep.statistic.evaluate(draws)
+    t2 = time.perf_counter()
+    result = release_draws(prep, draws)
+    timing.update(analyze_s=t1 - t0, release_s=time.perf_counter() - t2, total_s=time.perf_counter() - t0)
+    return PipelineResult(result=result, nonprivate=nonprivate, prepared=prep, timing=timing, seed=seed)
