@@ -1,0 +1,272 @@
+"""The ``bayesdp demo`` pipeline as a Python function: certify, sample and release noisy posterior
+means of a Bayesian logistic regression on the bundled Breast Cancer Wisconsin (Diagnostic) data.
+
+Defaults (reasons in docs/demo.md):
+
+* model ``logistic`` with prior ``w ~ N(0, 0.5^2 I)``; features mapped into the unit ball by the
+  public map :func:`bayesdp.release.data.scale_to_unit_ball`; domain ``X.norm=1, y.values=0,1``;
+* ULA, step size ``1/total_smoothness``, 2 chains of 4000 steps, half dropped as burn-in; the chain
+  is never published;
+* statistic ``profiles``: the posterior mean of the predicted probability of malignancy at two
+  PUBLIC reference records (every measurement at 25 % resp. 40 % of its public maximum), Lipschitz
+  ``sum_j |x_j| / 4``; ``coefficients`` releases the 30 coefficient means instead (L1 Lipschitz
+  ``sqrt(30)``; much noisier at eps = 1);
+* epsilon 1 from a ledger with total budget 2 (a temporary ledger unless ``ledger`` is given).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import AssumptionError, positive
+from .data import PUBLIC_UPPER_BOUNDS, load_breast_cancer, scale_to_unit_ball
+
+DEFAULT_EPSILON = 1.0
+DEFAULT_BUDGET = 2.0
+DEFAULT_PRIOR_SCALE = 0.5
+DEFAULT_NUM_STEPS = 4000
+QUICK_NUM_STEPS = 600
+DEFAULT_NUM_CHAINS = 2
+DEFAULT_OUT_DIR = "bayesdp-demo"
+#: reference profiles: every feature at this fraction of its public upper bound
+PROFILE_FRACTIONS = (0.25, 0.40)
+DOMAIN = ("X.norm=1", "y.values=0,1")
+STATISTICS = ("profiles", "coefficients")
+DATASET_LABEL = "bayesdp bundled: Breast Cancer Wisconsin (Diagnostic), 569 records"
+
+
+def reference_profiles(fractions: Sequence[float] = PROFILE_FRACTIONS) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Public reference records in the model's feature space: every raw measurement at ``p`` times its
+    public upper bound, mapped by the same public map as the data (no record is used)."""
+    ub = np.asarray(PUBLIC_UPPER_BOUNDS, dtype=np.float64)
+    for p in fractions:
+        if not 0.0 <= p <= 1.0:
+            raise AssumptionError(f"profile fraction = {p!r} must be in [0, 1] (a fraction of the public maximum)")
+    raw = np.array([[p * u for u in ub] for p in fractions])
+    names = tuple(f"P(malignant | all features at {round(100 * p)}% of max)" for p in fractions)
+    return scale_to_unit_ball(raw), names
+
+
+def demo_statistic(kind: str, dim: int):
+    from .pipeline import probability_at_profiles
+    from .statistics import SiteSpec, coordinate_means
+
+    if kind == "profiles":
+        P, names = reference_profiles()
+        return probability_at_profiles(P, names)
+    if kind == "coefficients":
+        return coordinate_means([SiteSpec("w", dim)])
+    raise AssumptionError(f"statistic = {kind!r} must be one of {', '.join(STATISTICS)}")
+
+
+@dataclass
+class DemoResult:
+    pipeline: Any                      # PipelineResult
+    table: str                         # the analyzer's certificate table
+    out_dir: str
+    plots: dict = field(default_factory=dict)
+    ledger_summary: dict = field(default_factory=dict)
+    ledger_is_temporary: bool = True
+    timing: dict = field(default_factory=dict)
+    settings: dict = field(default_factory=dict)
+
+    @property
+    def release(self):
+        return self.pipeline.result
+
+    @property
+    def nonprivate(self) -> np.ndarray:
+        return self.pipeline.nonprivate
+
+    def to_dict(self) -> dict:
+        out = {"settings": dict(self.settings), "release": self.pipeline.to_dict(),
+               "not_for_release_nonprivate_estimate": {
+                   "warning": "NOT FOR RELEASE (non-private): shown only to judge the noise",
+                   "names": list(self.release.names), "values": [float(v) for v in self.nonprivate]},
+               "certificate_table": self.table, "plots": dict(self.plots), "out_dir": self.out_dir,
+               "ledger": {"temporary": self.ledger_is_temporary,
+                          **{k: v for k, v in self.ledger_summary.items() if k != "releases"}},
+               "timing": dict(self.timing)}
+        return out
+
+
+def _privacy_curve_plot(path: str, report, release_cert, epsilon: float) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ..certificate import BoundReport
+
+    deltas = np.logspace(-10, -1, 60)
+    fig, ax = plt.subplots(figsize=(7, 6))
+    for name in ("posterior", "ula-final", "ula-path"):
+        rep = report.mechanisms.get(name)
+        if not isinstance(rep, BoundReport) or rep.best is None:
+            continue
+        eps = []
+        for d in deltas:
+            try:
+                eps.append(float(rep.best.epsilon(float(d))))
+            except Exception:  # noqa: BLE001 - a curve undefined at some delta is simply not drawn there
+                eps.append(np.nan)
+        ax.plot(deltas, eps, label=f"publishing {name} ({rep.best.source})")
+    rel = [float(release_cert.epsilon(float(d))) for d in deltas]
+    ax.plot(deltas, rel, "k-", lw=2.5, label=f"this release: noisy means, pure eps = {epsilon:g} ({release_cert.source})")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("delta")
+    ax.set_ylabel("epsilon(delta)")
+    ax.set_title("Privacy curves: publishing the chain vs releasing noisy means")
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=1)
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _values_plot(path: str, names, released, nonprivate, intervals, epsilon: float) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    k = len(names)
+    x = np.arange(k)
+    lo = np.array([iv[0] for iv in intervals])
+    hi = np.array([iv[1] for iv in intervals])
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.35 * k + 3), 4.5))
+    ax.errorbar(x - 0.1, released, yerr=[released - lo, hi - released], fmt="o", color="C0", capsize=3,
+                label=f"released (eps = {epsilon:g}) with 95% noise interval")
+    ax.plot(x + 0.1, nonprivate, "s", color="C3", label="non-private estimate (NOT FOR RELEASE)")
+    ax.set_xticks(x)
+    short = [n if len(n) < 24 else n.replace("P(malignant | all features at ", "P(mal. | ").replace(" of max)", ")")
+             for n in names]
+    ax.set_xticklabels(short, rotation=90 if k > 4 else 0, fontsize=7 if k > 4 else 9)
+    ax.axhline(0.0, color="grey", lw=0.5)
+    ax.set_title("Released vs non-private posterior means")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def run_demo(epsilon: float = DEFAULT_EPSILON, *, out_dir: str | None = None, ledger: str | None = None,
+             budget: float = DEFAULT_BUDGET, quick: bool = False, statistic: str = "profiles",
+             prior_scale: float = DEFAULT_PRIOR_SCALE, num_steps: int | None = None,
+             num_chains: int = DEFAULT_NUM_CHAINS, seed: int | None = None, plots: bool = True) -> DemoResult:
+    """Run the demo; write the plots into ``out_dir`` (default ``./bayesdp-demo``, created if missing).
+
+    ``ledger=None`` uses a temporary ledger with total epsilon ``budget`` (deleted afterwards);
+    a given ledger file is created with ``budget`` if missing and charged otherwise.
+    """
+    from ..analysis.loading import load_model
+    from . import pipeline
+
+    t0 = time.perf_counter()
+    eps = positive("epsilon", epsilon, "pass a positive epsilon")
+    if statistic not in STATISTICS:
+        raise AssumptionError(f"statistic = {statistic!r} must be one of {', '.join(STATISTICS)}")
+    steps = num_steps if num_steps is not None else (QUICK_NUM_STEPS if quick else DEFAULT_NUM_STEPS)
+    out_dir = os.path.abspath(out_dir or DEFAULT_OUT_DIR)
+    X, y, _ = load_breast_cancer()
+    data = {"X": scale_to_unit_ball(X).astype(np.float32), "y": y.astype(np.float32)}
+    model, name = load_model("logistic")
+    stat = demo_statistic(statistic, X.shape[1])
+    tmp = None
+    if ledger is None:
+        tmp = tempfile.TemporaryDirectory(prefix="bayesdp-demo-ledger-")
+        ledger_path = os.path.join(tmp.name, "ledger.json")
+    else:
+        ledger_path = ledger
+    try:
+        res = pipeline.run(model, data, domain=list(DOMAIN), statistic=stat, epsilon=eps, ledger=ledger_path,
+                           budget_epsilon=budget if (tmp is not None or not os.path.exists(ledger_path)) else None,
+                           dataset=DATASET_LABEL, sampler="ula", num_steps=steps, num_chains=num_chains,
+                           model_kwargs={"prior_scale": float(prior_scale)}, model_name=name, seed=seed)
+        from .ledger import Ledger
+
+        summary = Ledger(ledger_path).summary()
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+    files: dict[str, str] = {}
+    t_plot = time.perf_counter()
+    if plots:
+        os.makedirs(out_dir, exist_ok=True)
+        files["privacy_curve"] = os.path.join(out_dir, "privacy_curve.png")
+        files["released_vs_nonprivate"] = os.path.join(out_dir, "released_vs_nonprivate.png")
+        _privacy_curve_plot(files["privacy_curve"], res.prepared.report, res.result.certificate, eps)
+        _values_plot(files["released_vs_nonprivate"], res.result.names, np.asarray(res.result.values),
+                     np.asarray(res.nonprivate), [it.interval for it in res.result.items], eps)
+    timing = dict(res.timing)
+    timing.update(plots_s=time.perf_counter() - t_plot, demo_total_s=time.perf_counter() - t0)
+    settings = {"model": "logistic", "prior_scale": float(prior_scale), "domain": list(DOMAIN),
+                "statistic": statistic, "epsilon": eps, "budget": budget, "num_steps": steps,
+                "num_chains": num_chains, "quick": bool(quick), "data": DATASET_LABEL,
+                "data_attribution": "bayesdp/data/ATTRIBUTION.md (CC BY 4.0, Wolberg et al. 1993)"}
+    return DemoResult(pipeline=res, table=res.prepared.report.table(), out_dir=out_dir, plots=files,
+                      ledger_summary={**summary, "ledger": None if tmp is not None else summary.get("ledger")},
+                      ledger_is_temporary=tmp is not None, timing=timing, settings=settings)
+
+
+def format_demo(d: DemoResult) -> str:
+    """The text ``bayesdp demo`` prints."""
+    r = d.release
+    s = d.settings
+    prep = d.pipeline.prepared
+    chain = d.pipeline.chain_info()
+    bar = "=" * 78
+    lines = [bar, "bayesdp demo: private Bayesian logistic regression",
+             f"data: Breast Cancer Wisconsin (Diagnostic), 569 records x 30 features, CC BY 4.0 "
+             f"({s['data_attribution']})",
+             f"model: y ~ Bernoulli(sigmoid(x . w)), w ~ N(0, {s['prior_scale']:g}^2 I); features mapped into the "
+             "unit ball by a fixed public map", bar, "",
+             "1. CERTIFICATE TABLE (analyzer: constants and what publishing the chain itself would cost)", "",
+             d.table, "",
+             "   The demo does NOT publish the chain: it publishes only noisy averages, whose privacy is",
+             "   certified below (the chain runs unpublished, with uncertified=True).", "",
+             f"2. RELEASE at epsilon = {r.epsilon:g}, delta = {r.delta:g} (pure DP)", "",
+             f"   chain: {chain['sampler']}, step size {chain['step_size']:.6g} ({chain['step_size_rule']}),",
+             f"          {chain['num_chains']} chains x {chain['num_steps']} steps, burn-in {chain['burn_in']} per "
+             "chain; not published",
+             f"   statistic: {prep.statistic.description}",
+             f"   Lipschitz constant {prep.statistic.lipschitz:.6g} ({prep.statistic.lipschitz_source})",
+             f"   coupling distance sup_k |X_k - X'_k| <= {prep.coupling.distance:.6g} "
+             f"({prep.coupling.source})" if prep.coupling is not None else "   coupling: none",
+             f"   {'L1' if len(r.names) > 1 else 'absolute'} sensitivity {r.sensitivity:.6g} (proven "
+             f"{r.proven_sensitivity:.6g} + grid rounding {r.sensitivity - r.proven_sensitivity:.3g})",
+             f"   Laplace scale = sensitivity / epsilon = {r.noise_scale:.6g} per value; noise variance "
+             f"{r.noise_variance:.6g}",
+             f"   certificate: {r.source}", ""]
+    w = max(len(n) for n in r.names)
+    lines.append(f"   {'released value':<{w}}  {'value':>10}  {'noise scale':>11}  95% interval (noise only)")
+    for it in r.items:
+        lines.append(f"   {it.name:<{w}}  {it.value:>10.4f}  {it.noise_scale:>11.4g}  "
+                     f"[{it.interval[0]:.4f}, {it.interval[1]:.4f}]")
+    lines += ["", "3. NOT FOR RELEASE (non-private): the same Monte Carlo estimate before noise, for comparison only",
+              ""]
+    lines.append(f"   {'NOT FOR RELEASE':<{w}}  {'non-private':>10}  {'released - non-private':>22}")
+    for n, v, rv in zip(r.names, d.nonprivate, r.values):
+        lines.append(f"   {n:<{w}}  {v:>10.4f}  {rv - v:>22.4f}")
+    ls = d.ledger_summary
+    rb = ls["remaining_budget"]
+    lines += ["", "4. LEDGER", "",
+              f"   {'temporary ledger (deleted; pass --ledger FILE to keep one)' if d.ledger_is_temporary else ls['ledger']}",
+              f"   budget epsilon {ls['budget']['epsilon']:g}; spent {ls['spent']['epsilon']:g} "
+              f"({ls['spent']['rule']}); remaining epsilon {rb['epsilon']:g}", ""]
+    if d.plots:
+        lines.append(f"5. PLOTS written to {d.out_dir}/")
+        for p in d.plots.values():
+            lines.append(f"   {p}")
+        lines.append("")
+    lines.append(f"done in {d.timing['demo_total_s']:.1f} s (chain {d.timing.get('chain_s', math.nan):.1f} s); "
+                 "what each number means: docs/demo.md")
+    return "\n".join(lines)
