@@ -97,3 +97,10 @@ def test_neighbour_checks():
     assert check_neighbours({"X": X, "y": y}, {"X": np.delete(X, 2, 0), "y": np.delete(y, 2)}, "add-remove") == 2
     with pytest.raises(AssumptionError, match="identical"):
         check_neighbours({"X": X}, {"X": X})
+
+
+def test_cli_mechanism_list_matches_library():
+    from bayesdp.audit import MECHANISMS
+    from bayesdp.commands import audit as cmd
+
+    assert cmd.MECHANISMS == MECHANISMS
