@@ -79,6 +79,36 @@ def validate_data(data: Mapping[str, Any]) -> tuple[dict[str, np.ndarray], int]:
     return out, int(m)
 
 
+@jax.custom_jvp
+def bernoulli_logits_log_prob(logits, value):
+    """log Bernoulli(value | sigmoid(logits)) = value * logits - log(1 + e^logits), with the exact derivative
+    ``value - sigmoid(logits)`` in ``logits`` everywhere.
+
+    NumPyro's own ``BernoulliLogits.log_prob`` (``-(clip(z, 0) + log1p(e^-|z|) - z y)``) has autodiff
+    derivative ``-y`` instead of ``1/2 - y`` at z = 0 exactly (the kink of clip and abs), i.e. at the
+    default initialisation of a logistic regression; and it is about 1.5-2x slower in ULA at m = 1,000.
+    """
+    return value * logits - jnp.logaddexp(0.0, logits)
+
+
+@bernoulli_logits_log_prob.defjvp
+def _bernoulli_logits_log_prob_jvp(primals, tangents):
+    logits, value = primals
+    d_logits, d_value = tangents
+    out = bernoulli_logits_log_prob(logits, value)
+    return out, (value - jax.nn.sigmoid(logits)) * d_logits + logits * d_value
+
+
+def _fast_log_probs():
+    """Observed-site log-densities with exact, fused derivatives, keyed by the exact distribution class
+    (wrapped distributions -- masked, expanded, ... -- use NumPyro's log_prob).  Each entry is checked
+    against NumPyro's log_prob and against finite differences in tests/samplers/test_potential.py."""
+    import numpyro.distributions as dist
+
+    return {dist.BernoulliLogits: lambda fn, value: bernoulli_logits_log_prob(
+        fn.logits, jnp.asarray(value, jnp.result_type(fn.logits)))}
+
+
 @dataclass(frozen=True)
 class _Site:
     name: str
@@ -109,6 +139,7 @@ class ModelPotential:
         from numpyro.distributions.transforms import biject_to
 
         self.model = model
+        self._fast = _fast_log_probs()
         self.model_kwargs = dict(model_kwargs or {})
         host, self.data_size = validate_data(data)
         one = {k: v[:1] for k, v in host.items()}
@@ -217,7 +248,8 @@ class ModelPotential:
         for name, site in tr.items():
             if site["type"] != "sample":
                 continue
-            lp = site["fn"].log_prob(site["value"])
+            fast = self._fast.get(type(site["fn"])) if site["is_observed"] else None
+            lp = fast(site["fn"], site["value"]) if fast is not None else site["fn"].log_prob(site["value"])
             if site.get("scale") is not None:
                 lp = site["scale"] * lp
             if site["is_observed"] and name not in log_dets:

@@ -90,3 +90,26 @@ def test_bad_data_one_line(data, err, pattern):
 def test_float64_data_becomes_float32():
     out, m = validate_data({"X": np.ones((4, 2)), "y": np.arange(4)})
     assert m == 4 and out["X"].dtype == np.float32
+
+
+def test_fast_bernoulli_logits_matches_numpyro_and_has_exact_derivative():
+    import numpyro.distributions as dist
+
+    from bayesdp.samplers.potential import bernoulli_logits_log_prob
+
+    z = jnp.array([-30.0, -2.5, -1e-3, 0.0, 1e-3, 0.7, 4.0, 30.0])
+    for yv in (0.0, 1.0):
+        y = jnp.full_like(z, yv)
+        np.testing.assert_allclose(np.asarray(bernoulli_logits_log_prob(z, y)),
+                                   np.asarray(dist.Bernoulli(logits=z).log_prob(y)), rtol=1e-6, atol=1e-6)
+        g = jax.vmap(jax.grad(bernoulli_logits_log_prob), in_axes=(0, 0))(z, y)
+        expected = yv - 1 / (1 + np.exp(-np.asarray(z, np.float64)))  # d/dz [y z - log(1 + e^z)]
+        np.testing.assert_allclose(np.asarray(g), expected, rtol=1e-5, atol=1e-7)
+    assert float(jax.grad(bernoulli_logits_log_prob)(0.0, 0.0)) == -0.5  # NumPyro's autodiff gives 0 here
+
+
+def test_logistic_gradient_exact_at_zero():
+    X, y = logistic_data(100, 3, seed=3)
+    pot = ModelPotential(logistic, {"X": X, "y": y})
+    g = np.asarray(jax.jit(jax.grad(pot.potential))(jnp.zeros(3)))
+    np.testing.assert_allclose(g, X.astype(float).T @ (0.5 - y), rtol=1e-5, atol=1e-5)
