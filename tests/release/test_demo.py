@@ -1,0 +1,126 @@
+"""``bayesdp demo``: end to end on the quick setting, plots written, numbers against closed forms.
+
+Independent values: the demo's potential (logistic, prior N(0, s^2 I), |x| <= 1) is 1/s^2-strongly
+convex with replace-one gradient difference <= 2, so the ULA coupling distance at the default step
+is 2 s^2; the reference records are ``(2p - 1)/sqrt(30) * (1, ..., 1)`` (norm |2p - 1|), and the
+predicted probability at x has Lipschitz constant |x|/4, so the L1 sensitivity of the two
+probabilities is ``(|2 p1 - 1| + |2 p2 - 1|)/4 * 2 s^2``.
+"""
+
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from bayesdp.cli import main
+from bayesdp.release import demo
+from bayesdp.release.pipeline import probability_at_profiles
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    out = tmp_path_factory.mktemp("demo")
+    t = time.perf_counter()
+    res = demo.run_demo(quick=True, out_dir=str(out), seed=0)
+    return res, out, time.perf_counter() - t
+
+
+def test_quick_demo_end_to_end(quick):
+    res, out, seconds = quick
+    assert seconds < 20
+    for name in ("privacy_curve.png", "released_vs_nonprivate.png"):
+        p = out / name
+        assert p.read_bytes()[:8] == PNG_MAGIC and p.stat().st_size > 5000
+    text = demo.format_demo(res)
+    assert "NOT FOR RELEASE (non-private)" in text
+    assert "mechanisms at delta" in text  # the analyzer's certificate table
+    assert str(out) in text
+
+
+def test_quick_demo_numbers(quick):
+    res, _, _ = quick
+    r = res.release
+    s = demo.DEFAULT_PRIOR_SCALE
+    p1, p2 = demo.PROFILE_FRACTIONS
+    expected = (abs(2 * p1 - 1) + abs(2 * p2 - 1)) / 4 * 2 * s * s
+    assert r.proven_sensitivity == pytest.approx(expected, rel=1e-12)
+    assert r.noise_scale == pytest.approx(r.sensitivity / r.epsilon, rel=1e-15)
+    assert r.sensitivity - r.proven_sensitivity <= 2 * r.proven_sensitivity * 2.0 ** -39
+    assert r.epsilon == 1.0 and r.delta == 0.0
+    assert r.source.startswith("004 Proposition 3.7 + coupling")
+    # the non-private estimates are probabilities, increasing with tumour size on this data
+    npv = res.nonprivate
+    assert np.all((0 < npv) & (npv < 1)) and npv[1] > npv[0]
+    assert res.ledger_is_temporary
+    assert res.ledger_summary["remaining_budget"]["epsilon"] == demo.DEFAULT_BUDGET - 1.0
+    d = res.to_dict()
+    assert d["release"]["chain"]["published"] is False
+    assert "NOT FOR RELEASE" in d["not_for_release_nonprivate_estimate"]["warning"]
+
+
+def test_reference_profiles_are_public_map():
+    P, names = demo.reference_profiles((0.25, 0.4))
+    assert P.shape == (2, 30) and len(names) == 2
+    np.testing.assert_allclose(P[0], -0.5 / math.sqrt(30), rtol=1e-12)
+    np.testing.assert_allclose(np.linalg.norm(P, axis=1), [0.5, 0.2], rtol=1e-12)
+
+
+def test_profile_statistic_lipschitz():
+    """|f(z) - f(z')|_1 <= (sum_j |x_j|)/4 |z - z'|_2, nearly attained at logit 0 along x (one profile)."""
+    rng = np.random.default_rng(1)
+    P = rng.normal(size=(2, 5))
+    st = probability_at_profiles(P, ["a", "b"])
+    assert st.lipschitz == pytest.approx(np.linalg.norm(P, axis=1).sum() / 4, rel=1e-12)
+    z = rng.normal(size=(2000, 5))
+    dz = rng.normal(size=(2000, 5)) * 10 ** rng.uniform(-4, 1, size=(2000, 1))
+    lhs = np.abs(st.fn(z) - st.fn(z + dz)).sum(axis=1)
+    assert np.all(lhs <= st.lipschitz * np.linalg.norm(dz, axis=1) * (1 + 1e-9))
+    one = probability_at_profiles(P[:1], ["a"])
+    x = P[0]
+    h = 1e-6 * x / np.linalg.norm(x)
+    ratio = abs(one.fn(h[None])[0, 0] - one.fn(-h[None])[0, 0]) / (2e-6)
+    assert ratio == pytest.approx(one.lipschitz, rel=1e-6)
+
+
+def test_demo_cli_json_and_refusal(tmp_path, capsys):
+    rc = main(["demo", "--quick", "--out-dir", str(tmp_path / "o"), "--json", "--seed", "3",
+               "--ledger", str(tmp_path / "l.json"), "--budget", "1.5"])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    d = json.loads(out)
+    for key in ("values", "noise_scale", "sensitivity", "epsilon", "delta", "source", "remaining_budget"):
+        assert key in d["release"]
+    assert d["ledger"]["temporary"] is False
+    assert d["release"]["remaining_budget"]["epsilon"] == pytest.approx(0.5, abs=1e-15)
+    assert set(d["plots"]) == {"privacy_curve", "released_vs_nonprivate"}
+    before = (tmp_path / "l.json").read_bytes()
+    rc = main(["demo", "--quick", "--out-dir", str(tmp_path / "o"), "--ledger", str(tmp_path / "l.json")])
+    out, err = capsys.readouterr()
+    assert rc == 2 and err.count("\n") == 1 and "exceeds the budget" in err
+    assert (tmp_path / "l.json").read_bytes() == before
+    for bad in ("0", "-1"):
+        rc = main(["demo", "--quick", "--no-plots", "--epsilon", bad])
+        out, err = capsys.readouterr()
+        assert rc == 2 and err.count("\n") == 1 and "epsilon" in err
+
+
+@pytest.mark.slow
+def test_bayesdp_demo_default_under_a_minute(tmp_path):
+    """Exactly ``bayesdp demo`` from a fresh directory (console script), under a minute."""
+    exe = os.path.join(os.path.dirname(sys.executable), "bayesdp")
+    cmd = [exe, "demo"] if os.path.exists(exe) else [sys.executable, "-m", "bayesdp.cli", "demo"]
+    t = time.perf_counter()
+    r = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    seconds = time.perf_counter() - t
+    assert r.returncode == 0, r.stderr
+    assert seconds < 60
+    assert (tmp_path / "bayesdp-demo" / "privacy_curve.png").exists()
+    assert (tmp_path / "bayesdp-demo" / "released_vs_nonprivate.png").exists()
+    assert "NOT FOR RELEASE (non-private)" in r.stdout
