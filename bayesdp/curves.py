@@ -272,6 +272,31 @@ def gdp_log_delta(mu: float, eps: float) -> float:
     return float(a + math.log(-math.expm1(diff)))
 
 
+#: Below this mu the two terms of delta(eps) cancel to many digits in double precision (the relative
+#: error of the float formula grows like 1e-16/mu); epsilon is then checked in 60-digit arithmetic.
+_GDP_SMALL_MU = 1e-2
+
+
+def _verify_gdp_epsilon(mu: float, eps: float, delta: float) -> float:
+    """Step eps up until the 60-digit delta(eps) is <= delta (review finding: float cancellation)."""
+    import mpmath
+
+    with mpmath.workdps(60):
+        m = mpmath.mpf(mu)
+
+        def dlt(e):
+            e = mpmath.mpf(e)
+            return mpmath.ncdf(-e / m + m / 2) - mpmath.exp(e) * mpmath.ncdf(-e / m - m / 2)
+
+        step = max(eps * 1e-9, 1e-300)
+        for _ in range(200):
+            if dlt(eps) <= delta:
+                return eps
+            eps += step
+            step *= 2.0
+    raise AssumptionError(f"could not certify epsilon for mu = {mu:.6g} at delta = {delta:.6g}")
+
+
 @dataclass(frozen=True)
 class GDP(PrivacyCurve):
     """mu-Gaussian differential privacy."""
@@ -325,9 +350,13 @@ class GDP(PrivacyCurve):
         eps = root
         for _ in range(60):
             if gdp_log_delta(mu, eps) <= target:
-                return eps
+                break
             eps = eps + max(abs(eps) * 1e-12, 1e-15)
-        return hi
+        else:
+            eps = hi
+        if mu < _GDP_SMALL_MU:
+            eps = _verify_gdp_epsilon(mu, eps, d)
+        return eps
 
 
 # ---------------------------------------------------------------------------

@@ -112,6 +112,9 @@ BAD = [
     ["bound", "sgld-final", "--strong-convexity", "1", "--smoothness", "1", "--grad-bound", "1",
      "--step-size", "0.1", "--num-steps", "10", "--batch-size", "0", "--data-size", "10", "--delta", "1e-5"],
     ["bound", "ula-final", "--batch-size", "3", "--delta", "1e-5"],
+    # batch larger than the data: only possible with replacement, which no route covers (review finding 1)
+    ["bound", "sgld-final", "--strong-convexity", "1", "--smoothness", "1", "--grad-bound", "1",
+     "--step-size", "0.1", "--num-steps", "100", "--batch-size", "10", "--data-size", "5", "--delta", "1e-5"],
     ["bound", "mc-estimate", "--concentration", "0.5", "--concentration-delta", "1.5",
      "--posterior-sensitivity", "0.2", "--epsilon", "1"],
     ["bound", "mc-estimate", "--concentration", "0.5", "--concentration-delta", "0.1",

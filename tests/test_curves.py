@@ -187,3 +187,9 @@ def test_bad_curve_parameters():
     with pytest.raises(AssumptionError):
         GDP(1.0).delta(-0.5)
     assert np.isclose(gdp_delta(2.0, 1.0), GDP(2.0).delta(1.0))
+
+
+def test_gdp_epsilon_tiny_mu_is_an_upper_bound():
+    # reviewer's case: double precision cancels in delta(eps) for tiny mu; the 80-digit value is 1.15727206e-08
+    e = GDP(1.2593422698076837e-09).epsilon(2.6438649830437966e-30)
+    assert 1.15727206e-08 <= e <= 1.15727206e-08 * (1 + 1e-5)

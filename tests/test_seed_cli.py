@@ -65,7 +65,8 @@ def test_pnsgd_random_stop_and_laplace(capsys):
     assert d["best"]["source"] == "003 Theorem 5"
     assert d["delta"] == pytest.approx(0.00363480927, rel=1e-6)
     lap = ["--noise", "laplace", "--noise-scale", "1", "--lipschitz", "1", "--smoothness", "0.5",
-           "--strong-convexity", "0", "--step-size", "0.5", "--diameter", "1", "--data-size", "40"]
+           "--strong-convexity", "0", "--step-size", "0.5", "--diameter", "1", "--data-size", "40",
+           "--dimension", "1"]
     d = _json(capsys, ["bound", "pnsgd", *lap, "--index", "20", "--epsilon", "1", "--json"])
     assert d["best"]["source"] == "003 Theorem 3"
     assert d["delta"] == pytest.approx(3.11264e-9, rel=1e-5)
@@ -111,6 +112,9 @@ BAD = [
     ["bound", "pnsgd", *PNSGD, "--index", "41", "--epsilon", "1"],
     ["bound", "pnsgd", *PNSGD, "--index", "0", "--epsilon", "1"],
     ["bound", "pnsgd", "--noise", "laplace", *PNSGD, "--random-stop", "--epsilon", "1"],
+    # 003 Theorem 3 is one-dimensional (Lemma 1): the dimension must be declared and equal 1
+    ["bound", "pnsgd", "--noise", "laplace", *PNSGD, "--index", "3", "--epsilon", "1"],
+    ["bound", "pnsgd", "--noise", "laplace", *PNSGD, "--index", "3", "--dimension", "2", "--epsilon", "1"],
     ["bound", "pnsgd", *PNSGD, "--random-stop", "--index", "3", "--epsilon", "1"],
     ["bound", "pnsgd", *PNSGD[:-2], "--epsilon", "1"],
     ["bound", "pabi", "--case", "convex-smooth", "--noise-scale", "1", "--diameter", "1", "--num-steps", "10",

@@ -32,7 +32,8 @@ BETA = Option("--inverse-temperature", "beta: inverse temperature, noise sqrt(2 
               default=1.0)
 BATCH = Option("--batch-size", "s: minibatch size (uniform without replacement)", type=int)
 DATA = Option("--data-size", "m: number of records", type=int)
-LINEAR_V = Option("--linear-v", "grad_x v(x, d) does not depend on x (004 Theorem 5.7 setting)", is_flag=True)
+LINEAR_V = Option("--linear-v", "declare that grad_x v(x, d) does not depend on x (004 Theorem 5.7 setting); "
+                  "an unchecked declaration here: `bayesdp certify` derives it from the model", is_flag=True)
 TIME = Option("--time", "T: horizon of the diffusion (default step-size * num-steps)")
 V_SMOOTH = Option("--v-smoothness", "L_V: grad V is L_V-Lipschitz (0 for linear V); with K's constants gives the "
                   "total potential's (per record v(., d) for SGLD)")
@@ -176,6 +177,8 @@ def _ula_path_routes(p: Mapping[str, Any]) -> list[Route]:
 
 def _sgld_final_routes(p: Mapping[str, Any]) -> list[Route]:
     _check_declared(p)
+    if p.get("batch_size") is not None and p.get("data_size") is not None:
+        G.check_batch(p["batch_size"], p["data_size"])  # every route assumes batches without replacement
     src = "004 Theorem 5.7" if p.get("linear_v") else "004 Theorem 5.6"
 
     def final():

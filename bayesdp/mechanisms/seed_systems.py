@@ -99,6 +99,13 @@ def _pnsgd_routes(p: Mapping[str, Any]) -> list[Route]:
     if noise == "laplace":
         if p.get("random_stop"):
             raise AssumptionError("--random-stop is covered only for --noise gaussian (003 Theorem 5)")
+        dim = p.get("dimension")
+        if dim is None:
+            raise AssumptionError("--dimension is required with --noise laplace: 003 Theorem 3 (Lemma 1) holds "
+                                  "in one dimension only; pass --dimension 1")
+        if int(dim) != 1:
+            raise AssumptionError(f"dimension = {dim} is not covered with --noise laplace: 003 Theorem 3 (Lemma 1) "
+                                  "holds in one dimension only; use --noise gaussian (003 Theorem 4)")
 
         def thm3():
             L, beta, rho, eta, v = _pnsgd_common(p)
@@ -150,7 +157,9 @@ register(Mechanism(
      Option("--diameter", "D_K: diameter of the convex compact set K (b - a in 1-D)"),
      Option("--data-size", "n: number of records = number of steps", type=int),
      Option("--index", "i: position of the differing record (default: every index, worst i = n)", type=int),
-     Option("--random-stop", "release Y_T at T ~ Unif{1..n} (003 Theorem 5)", is_flag=True)),
+     Option("--random-stop", "release Y_T at T ~ Unif{1..n} (003 Theorem 5)", is_flag=True),
+     Option("--dimension", "d: dimension of the parameter (required with --noise laplace, which needs d = 1)",
+            type=int)),
     _pnsgd_routes,
 ))
 

@@ -174,7 +174,7 @@ def theorem_5_4(grad_diff: float, step_size: float, num_steps: int, inverse_temp
     )
 
 
-def _check_batch(batch_size: int, data_size: int) -> tuple[int, int]:
+def check_batch(batch_size: int, data_size: int) -> tuple[int, int]:
     s = positive_int("batch_size", batch_size)
     m = positive_int("data_size", data_size)
     require(s <= m, "batch_size", s, f"must be <= data_size = {m}", "use a batch no larger than the dataset")
@@ -197,7 +197,7 @@ def theorem_5_6(strong_convexity: float, smoothness: float, grad_bound: float, s
     source = "004 Theorem 5.7" if linear_v else "004 Theorem 5.6"
     gamma = check_final_step_size(step_size, mu, L, source)
     n = positive_int("num_steps", num_steps)
-    s, m = _check_batch(batch_size, data_size)
+    s, m = check_batch(batch_size, data_size)
     beta = positive("inverse_temperature", inverse_temperature)
     a = contraction_margin(mu, L, gamma)
     if linear_v:
@@ -231,7 +231,7 @@ def theorem_5_8(grad_diff: float, step_size: float, num_steps: int, batch_size: 
     d = nonnegative("grad_diff", grad_diff, "declare Delta = sup |grad l(x,d) - grad l(x,d')| (004 (36))")
     gamma = positive("step_size", step_size)
     n = positive_int("num_steps", num_steps)
-    s, m = _check_batch(batch_size, data_size)
+    s, m = check_batch(batch_size, data_size)
     beta = positive("inverse_temperature", inverse_temperature)
     C8 = beta * d * d * n * gamma / (s * s)
     return Certificate(
