@@ -277,23 +277,24 @@ def gdp_log_delta(mu: float, eps: float) -> float:
 _GDP_SMALL_MU = 1e-2
 
 
-def _verify_gdp_epsilon(mu: float, eps: float, delta: float) -> float:
-    """Step eps up until the 60-digit delta(eps) is <= delta (review finding: float cancellation)."""
+def _gdp_delta_mp(mu: float, eps: float):
+    """delta(eps) of mu-GDP in 60-digit arithmetic, rounded up to a float."""
     import mpmath
 
     with mpmath.workdps(60):
-        m = mpmath.mpf(mu)
+        m, e = mpmath.mpf(mu), mpmath.mpf(eps)
+        val = mpmath.ncdf(-e / m + m / 2) - mpmath.exp(e) * mpmath.ncdf(-e / m - m / 2)
+        return float(val * (1 + mpmath.mpf(2) ** -50))
 
-        def dlt(e):
-            e = mpmath.mpf(e)
-            return mpmath.ncdf(-e / m + m / 2) - mpmath.exp(e) * mpmath.ncdf(-e / m - m / 2)
 
-        step = max(eps * 1e-9, 1e-300)
-        for _ in range(200):
-            if dlt(eps) <= delta:
-                return eps
-            eps += step
-            step *= 2.0
+def _verify_gdp_epsilon(mu: float, eps: float, delta: float) -> float:
+    """Step eps up until the 60-digit delta(eps) is <= delta (review finding: float cancellation)."""
+    step = max(eps * 1e-9, 1e-300)
+    for _ in range(200):
+        if _gdp_delta_mp(mu, eps) <= delta:
+            return eps
+        eps += step
+        step *= 2.0
     raise AssumptionError(f"could not certify epsilon for mu = {mu:.6g} at delta = {delta:.6g}")
 
 
@@ -331,6 +332,8 @@ class GDP(PrivacyCurve):
         e = _check_epsilon(epsilon)
         if self.mu == 0.0:
             return 0.0
+        if self.mu < _GDP_SMALL_MU:
+            return min(1.0, max(0.0, float(_gdp_delta_mp(self.mu, e))))
         return min(1.0, max(0.0, math.exp(gdp_log_delta(self.mu, e))))
 
     def epsilon(self, delta: float) -> float:
