@@ -100,8 +100,7 @@ def test_vectorized_equals_sequential_chains():
 def test_first_step_depends_on_data_only_through_gradient():
     X1, y1 = logistic_data(40, 3, seed=5)
     X2, y2 = logistic_data(40, 3, seed=6)
-    # (x0 != 0: NumPyro's Bernoulli(logits) log_prob has autodiff gradient 0 instead of -/+0.5 at logits
-    # exactly 0, see test_numpyro_bernoulli_kink_at_zero and docs/samplers.md)
+    # (any fixed x0; x0 = 0 is covered by test_potential.test_logistic_gradient_exact_at_zero)
     gamma, x0 = 0.01, np.array([0.1, -0.2, 0.3])
     outs = []
     for X, y in ((X1, y1), (X2, y2)):
@@ -113,8 +112,9 @@ def test_first_step_depends_on_data_only_through_gradient():
 
 
 def test_numpyro_bernoulli_kink_at_zero():
-    """Documents an upstream NumPyro behaviour the samplers inherit: d/dz log Bernoulli(y=0 | logits=z) is
-    -sigmoid(z) = -0.5 at z = 0, but autodiff of NumPyro's clip/abs formula returns 0 there (exactly at 0 only)."""
+    """Documents the upstream NumPyro behaviour the samplers avoid (potential.bernoulli_logits_log_prob):
+    d/dz log Bernoulli(y=0 | logits=z) is -sigmoid(z) = -0.5 at z = 0, but autodiff of NumPyro's clip/abs formula
+    returns 0 there (exactly at 0 only, i.e. at the default initialisation of a logistic regression)."""
     import numpyro.distributions as dist
 
     f = jax.grad(lambda z: dist.Bernoulli(logits=z).log_prob(0.0))
