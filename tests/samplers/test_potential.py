@@ -113,3 +113,16 @@ def test_logistic_gradient_exact_at_zero():
     pot = ModelPotential(logistic, {"X": X, "y": y})
     g = np.asarray(jax.jit(jax.grad(pot.potential))(jnp.zeros(3)))
     np.testing.assert_allclose(g, X.astype(float).T @ (0.5 - y), rtol=1e-5, atol=1e-5)
+
+
+def test_likelihood_not_split_by_records_refused():
+    import numpyro
+    import numpyro.distributions as dist
+
+    def pooled(y):  # one observed site for the whole dataset: not a sum over records
+        theta = numpyro.sample("theta", dist.Normal(0.0, 1.0))
+        numpyro.sample("total", dist.Normal(theta * y.shape[0], 1.0), obs=jnp.sum(y))
+
+    pot = ModelPotential(pooled, {"y": np.array([1.0, 2.0, 3.0], np.float32)})
+    with pytest.raises(ModelError, match="not the sum of its per-record likelihoods"):
+        pot.check_decomposition()
