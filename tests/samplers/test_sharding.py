@@ -43,8 +43,7 @@ def _run(names):
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.slow  # a subprocess with a fresh JAX: 5-9 s on this machine
-def test_chains_and_records_sharded_match_vectorized():
+def test_chains_and_records_sharded_match_vectorized():  # a subprocess with a fresh JAX: about 4 s
     import numpy as np
 
     out = _run(["vectorized", "both"])
