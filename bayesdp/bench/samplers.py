@@ -282,11 +282,15 @@ def run(args) -> list:
 
 
 _MEMORY_SCRIPT = r"""
-import resource, json, sys
+import json, sys
 import numpy as np, jax
 from bayesdp.bench.samplers import model
 from bayesdp.samplers import Sampler
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+def status(key):  # /proc/self/status in bytes; VmHWM (peak RSS) is per address space, not inherited like ru_maxrss
+    for line in open("/proc/self/status"):
+        if line.startswith(key + ":"):
+            return int(line.split()[1]) * 1024
+base = status("VmRSS")
 m, d = 1_000_000, 100
 rng = np.random.default_rng(0)
 def aligned_empty(shape, dtype, align=64):  # 64-byte aligned: JAX uses it in place (device_put may_alias)
@@ -302,7 +306,7 @@ y[:] = rng.uniform(size=m) < 0.5
 s = Sampler(model(), {"X": X, "y": y}, sampler="sgld", step_size=1e-6, num_steps=200, batch_size=100,
             clip_norm=1.0, uncertified=True)
 s.run(jax.random.key(0))
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+peak = status("VmHWM")
 nbytes = X.nbytes + y.nbytes
 print(json.dumps({"sampler": "sgld-clipped (s=100) memory", "data_size": m, "dim": d, "chains": 1,
                   "data_bytes": nbytes, "peak_rss_increase_bytes": peak - base,

@@ -303,7 +303,7 @@ class Sampler:
                     raise AssumptionError("init_key = None but init='prior' needs its own PRNG key (independent "
                                           "of the sampling key); pass init_key=jax.random.key(...)")
                 keys = jax.random.split(init_key, num_chains)
-                pos = jnp.stack([self.potential.init_prior(k) for k in keys]).astype(dtype)
+                pos = jax.jit(jax.vmap(self.potential.init_prior))(keys).astype(dtype)
                 return pos, "draw from the prior (own key, data independent)"
             raise AssumptionError(f"init = {init!r} is not 'zeros', 'prior' or an array; pass one of these")
         arr = np.asarray(init, dtype=np.float64)
@@ -411,6 +411,12 @@ class Sampler:
         return np.asarray(released), np.asarray(first_bad), compile_s
 
     # -- outputs ------------------------------------------------------------
+    @property
+    def num_samples(self) -> int:
+        """Released draws per chain: 1 (final), num_steps (path) or num_steps // thinning (thinned)."""
+        c = self.config
+        return {"final": 1, "path": c.num_steps, "thinned": c.num_steps // c.thinning}[c.release]
+
     def _require_run(self):
         if self._released is None:
             raise AssumptionError("no released samples: call run(rng_key) first (a diverged run keeps no output)")
