@@ -130,6 +130,11 @@ def test_user_and_prior_initialisation():
     assert "user" in s.certificate["assumptions"]["initialisation"]
     p = _gauss(step_size=0.01, num_steps=2, init="prior", init_key=jax.random.key(9), num_chains=2)
     assert "prior" in p.certificate["configuration"]["init"]
+    keys = jax.random.split(jax.random.key(9), 2)
+    expected = [float(p.potential.init_prior(k)[0]) for k in keys]  # one prior draw per chain, own keys
+    np.testing.assert_allclose(np.asarray(p._init_positions)[:, 0], expected, rtol=1e-6)
+    assert expected[0] != expected[1]
+    assert p.num_samples == 1 and _gauss(step_size=0.01, num_steps=8, release="thinned", thinning=4).num_samples == 2
     with pytest.raises(AssumptionError, match="init_key"):
         _gauss(step_size=0.01, num_steps=2, init="prior")
 
