@@ -294,11 +294,7 @@ def prepare(model: Callable, data: Mapping[str, Any], *, domain, statistic: Stat
 
 def unconstrained_draws(sampler) -> np.ndarray:
     """(chains, draws, dim) draws of a run sampler in its UNCONSTRAINED space (site order)."""
-    getter = getattr(sampler, "get_unconstrained_samples", None)
-    if callable(getter):
-        arr = np.asarray(getter(group_by_chain=True))
-    else:  # the samplers' driver keeps them as (chains, draws, dim); no public accessor yet
-        arr = np.asarray(sampler._released)
+    arr = np.asarray(sampler.get_unconstrained_samples(group_by_chain=True))
     require(arr.ndim == 3 and arr.shape[-1] == sampler.potential.dim, "draws.shape", arr.shape,
             f"must be (chains, draws, {sampler.potential.dim})")
     return arr

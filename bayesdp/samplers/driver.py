@@ -430,6 +430,13 @@ class Sampler:
             out = {k: v.reshape((-1,) + v.shape[2:]) for k, v in out.items()}
         return out
 
+    def get_unconstrained_samples(self, group_by_chain: bool = True) -> np.ndarray:
+        """Released draws in the sampler's unconstrained space, flattened in the potential's site order:
+        (chains, draws, dim), or (chains*draws, dim) with ``group_by_chain=False``."""
+        self._require_run()
+        arr = np.asarray(self._released)
+        return arr if group_by_chain else arr.reshape((-1, arr.shape[-1]))
+
     @property
     def certified(self) -> bool:
         return bool(self.certificate.get("certified"))
