@@ -19,7 +19,8 @@ from ..mechanisms import bound
 from .lq import MECHANISMS, LQConfig, bound_options, exact_mu, run_scores
 from .stats import AuditBounds, audit_scores
 
-__all__ = ["AuditReport", "audit", "audit_scores", "check_neighbours", "MECHANISMS"]
+__all__ = ["AuditReport", "audit", "audit_model", "audit_scores", "check_neighbours", "worst_case_neighbours",
+           "MECHANISMS"]
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,7 @@ class AuditReport:
     source: str
     exact_mu: float | None
     parameters: Mapping[str, Any] = field(default_factory=dict)
+    benchmark: str = "linear-quadratic benchmark"
 
     @property
     def violations(self) -> list[str]:
@@ -51,7 +53,7 @@ class AuditReport:
     def to_dict(self) -> dict:
         b = self.bounds
         return {
-            "mechanism": self.mechanism, "benchmark": "linear-quadratic", "parameters": dict(self.parameters),
+            "mechanism": self.mechanism, "benchmark": self.benchmark, "parameters": dict(self.parameters),
             "delta": self.delta, "runs": b.runs, "confidence": b.confidence,
             "certified_epsilon": self.certified_epsilon, "certified_mu": self.certified_mu,
             "certificate_source": self.source,
@@ -64,16 +66,20 @@ class AuditReport:
     def table(self) -> str:
         b = self.bounds
         lines = [
-            f"audit of {self.mechanism} on the linear-quadratic benchmark ({b.runs} runs per dataset, "
+            f"audit of {self.mechanism} on the {self.benchmark} ({b.runs} runs per dataset, "
             f"confidence {b.confidence:g})",
             f"  certified epsilon at delta={self.delta:g}: {self.certified_epsilon:.6g}   ({self.source})",
             f"  Clopper-Pearson epsilon lower bound:      {b.epsilon_lower_bound:.6g}",
             f"  GDP lower bound mu_LB:                    {b.mu_lower_bound:.6g}"
             + (f"   (certified mu {self.certified_mu:.6g})" if self.certified_mu is not None else ""),
-            f"  epsilon of mu_LB at delta:                {b.epsilon_from_mu:.6g}  (if the trade-off is Gaussian)",
         ]
+        if self.mechanism != "release":  # a Laplace release's trade-off curve is not Gaussian
+            lines.append(f"  epsilon of mu_LB at delta:                {b.epsilon_from_mu:.6g}  (if the trade-off is "
+                         "Gaussian)")
         if self.exact_mu is not None:
             lines.append(f"  exact mu of this benchmark:               {self.exact_mu:.6g}")
+        if "exact_epsilon" in self.parameters:
+            lines.append(f"  exact epsilon of this benchmark:          {self.parameters['exact_epsilon']:.6g}")
         lines.append("  PASSED: lower bounds stay below the certificate" if self.passed
                      else "  FAILED: " + "; ".join(self.violations))
         return "\n".join(lines)
@@ -82,17 +88,31 @@ class AuditReport:
 def audit(mechanism: str, *, runs: int, strong_convexity: float, grad_bound: float, step_size: float | None = None,
           num_steps: int | None = None, inverse_temperature: float = 1.0, batch_size: int | None = None,
           data_size: int | None = None, dim: int = 1, delta: float = 1e-5, confidence: float = 0.95,
-          seed: int = 0) -> AuditReport:
-    """Audit `mechanism` on the built-in linear–quadratic benchmark with worst-case neighbours."""
+          seed: int = 0, epsilon: float | None = None, burn_in: int = 0) -> AuditReport:
+    """Audit `mechanism` on the built-in linear–quadratic benchmark with worst-case neighbours.
+
+    ``release`` audits the Laplace-noised Monte Carlo average (secure noise, pure ``epsilon``-DP by
+    the coupling sensitivity); its certificate is ``epsilon`` itself."""
     delta = probability_open("delta", delta, "pass a delta strictly between 0 and 1")
     cfg = LQConfig(strong_convexity, grad_bound, step_size, num_steps, inverse_temperature, batch_size, data_size,
-                   dim).validated(mechanism)
+                   dim, epsilon, burn_in).validated(mechanism)
+    params = {k: v for k, v in cfg.__dict__.items() if v is not None}
+    if mechanism == "release":
+        from .lq import exact_release_epsilon, release_sensitivity
+
+        sens = release_sensitivity(cfg)
+        s1, s0 = run_scores(mechanism, cfg, runs, seed)
+        bounds = audit_scores(s1, s0, delta, confidence)
+        params["sensitivity"] = sens.distance
+        params["exact_epsilon"] = float(exact_release_epsilon(cfg))
+        return AuditReport(mechanism=mechanism, bounds=bounds, delta=delta, certified_epsilon=float(epsilon),
+                           certified_mu=None, source=f"004 Proposition 3.7 + {sens.source}", exact_mu=None,
+                           parameters=params)
     opts = bound_options(mechanism, cfg)
     report = bound(mechanism, delta=delta, **opts)  # refuses before any sampling if not certifiable
     best = report.best
     s1, s0 = run_scores(mechanism, cfg, runs, seed)
     bounds = audit_scores(s1, s0, delta, confidence)
-    params = {k: v for k, v in cfg.__dict__.items() if v is not None}
     return AuditReport(mechanism=mechanism, bounds=bounds, delta=delta, certified_epsilon=report.value(),
                        certified_mu=best.gdp_mu, source=best.source, exact_mu=exact_mu(mechanism, cfg),
                        parameters=params)
@@ -133,3 +153,16 @@ def check_neighbours(data: Mapping[str, Any], data_prime: Mapping[str, Any], rel
             return i
     raise AssumptionError("removing any single record of the first dataset does not give the second")
 
+
+
+def audit_model(*args, **kwargs):
+    """Audit a NumPyro model with the real samplers; see :func:`bayesdp.audit.models.audit_model`."""
+    from .models import audit_model as _audit_model
+
+    return _audit_model(*args, **kwargs)
+
+
+def worst_case_neighbours(*args, **kwargs):
+    from .models import worst_case_neighbours as _wcn
+
+    return _wcn(*args, **kwargs)

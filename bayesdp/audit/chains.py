@@ -1,16 +1,39 @@
-"""Vmapped chains of the linear–quadratic benchmark (one XLA program for all runs).
+"""Vmapped chains of the linear–quadratic benchmark, run with bayesdp's own Langevin kernel
+(:func:`bayesdp.samplers.kernels.build_kernel`) and its minibatch sampler
+(:func:`bayesdp.samplers.gradients.sample_without_replacement`), one XLA program for all runs.
 
-ULA:  x <- x - gamma (mu x - b) + sqrt(2 gamma / beta) z, from x0 = 0.
-SGLD: x <- x - gamma (mu x - (m/s) sum_{i in A} d_i) + sqrt(2 gamma / beta) z with A a uniform batch of
-      size s without replacement; only record 0 is non-zero, so the drift depends on A only through
-      the event {0 in A}, which has probability s/m: it is drawn as that Bernoulli (same law).
+ULA:  grad U_D(x) = mu x - b.
+SGLD: records d_0..d_{m-1} with d_0 = b and the others 0; the gradient estimate is
+      mu x - (m/s) sum_{i in A} d_i with A drawn inside the kernel, uniformly without replacement.
 Posterior: the exact draw N(b/mu, I/(beta mu)).
+Release: the ULA average of x[0] over the steps after burn-in (the noise is added by the caller).
 """
 
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+
+from ..samplers.gradients import sample_without_replacement
+from ..samplers.kernels import LangevinState, build_kernel
+
+
+def _lq_grad(mu: float, data_size: int | None, batch_size: int | None):
+    if batch_size is None:
+        def grad(key, x, record, clip_norm):
+            return mu * x - record
+        grad.needs_key = False
+        return grad
+
+    m, s = int(data_size), int(batch_size)
+
+    def grad(key, x, record, clip_norm):
+        idx = sample_without_replacement(key, m, s)
+        in_batch = jnp.any(idx == 0)              # only record 0 is non-zero
+        return mu * x - jnp.where(in_batch, (m / s) * record, 0.0)
+
+    grad.needs_key = True
+    return grad
 
 
 def lq_chain_scores(mechanism, cfg, record, runs: int, key):
@@ -20,27 +43,25 @@ def lq_chain_scores(mechanism, cfg, record, runs: int, key):
         z = jax.random.normal(key, (runs, dim))
         return (record / mu + z / jnp.sqrt(beta * mu))[:, 0]
     g, n = cfg.step_size, cfg.num_steps
-    sd = jnp.sqrt(2.0 * g / beta)
     rho = 1.0 - g * mu
     sgld = mechanism.startswith("sgld")
-    scale = (cfg.data_size / cfg.batch_size) if sgld else 1.0
-    p_in = (cfg.batch_size / cfg.data_size) if sgld else 1.0
+    kernel = build_kernel(_lq_grad(mu, cfg.data_size if sgld else None, cfg.batch_size if sgld else None))
+
+    burn_in = int(getattr(cfg, "burn_in", 0) or 0)
 
     def one_run(k):
-        def step(carry, kk):
-            x, path_score = carry
-            kz, kb = jax.random.split(kk)
-            z = jax.random.normal(kz, (dim,))
-            if sgld:
-                in_batch = jax.random.bernoulli(kb, p_in)
-                b = jnp.where(in_batch, scale * record, 0.0)
-            else:
-                b = record
-            x_new = x - g * (mu * x - b) + sd * z
-            innov = x_new - rho * x
-            return (x_new, path_score + innov[0]), None
+        def step(carry, inp):
+            state, path_score, total = carry
+            kk, t = inp
+            new = kernel(kk, state, record, g, beta)
+            innov = new.position - rho * state.position   # sufficient statistic of the Gaussian path
+            total = total + jnp.where(t >= burn_in, new.position[0], 0.0)
+            return (new, path_score + innov[0], total), None
 
-        (x, ps), _ = jax.lax.scan(step, (jnp.zeros(dim), 0.0), jax.random.split(k, n))
-        return ps if mechanism.endswith("path") else x[0]
+        init = (LangevinState(jnp.zeros(dim)), 0.0, 0.0)
+        (state, ps, total), _ = jax.lax.scan(step, init, (jax.random.split(k, n), jnp.arange(n)))
+        if mechanism == "release":            # Monte Carlo average of x[0] after burn-in (not released raw)
+            return total / (n - burn_in)
+        return ps if mechanism.endswith("path") else state.position[0]
 
     return jax.jit(jax.vmap(one_run))(jax.random.split(key, runs))

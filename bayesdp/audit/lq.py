@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import AssumptionError, nonnegative, positive, positive_int, require
 
-MECHANISMS = ("posterior", "ula-final", "ula-path", "sgld-final", "sgld-path")
+MECHANISMS = ("posterior", "ula-final", "ula-path", "sgld-final", "sgld-path", "release")
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,8 @@ class LQConfig:
     batch_size: int | None = None
     data_size: int | None = None
     dim: int = 1
+    epsilon: float | None = None       # release: the Laplace noise's epsilon
+    burn_in: int = 0                   # release: steps discarded before averaging
 
     def validated(self, mechanism: str) -> "LQConfig":
         if mechanism not in MECHANISMS:
@@ -50,6 +52,12 @@ class LQConfig:
             g, mu = self.step_size, self.strong_convexity
             require(g < 2.0 / mu, "step_size", g, f"must be < 2/L = {2.0 / mu:.6g}: the benchmark chain diverges",
                     "choose a smaller step size")
+        if mechanism == "release":
+            if self.epsilon is None:
+                raise AssumptionError("--epsilon is required for release (the epsilon of the Laplace noise)")
+            positive("epsilon", self.epsilon)
+            require(0 <= int(self.burn_in) < int(self.num_steps), "burn_in", self.burn_in,
+                    f"must be in [0, num_steps) = [0, {self.num_steps})")
         if mechanism.startswith("sgld"):
             if self.batch_size is None or self.data_size is None:
                 raise AssumptionError(f"--batch-size and --data-size are required for {mechanism}")
@@ -94,6 +102,24 @@ def exact_mu(mechanism: str, cfg: LQConfig) -> float | None:
     return 2 * c * (1 - rho ** n) / mu / math.sqrt(var)
 
 
+def release_sensitivity(cfg: LQConfig):
+    """Coupling sensitivity of the ULA average of x[0] (L_f = 1): the benchmark's U_D is mu-strongly
+    convex and mu-smooth with |grad U_D - grad U_D'| <= 2c (LITERATURE §7.1, bayesdp.release)."""
+    from ..release.sensitivity import coupling_strongly_convex
+
+    return coupling_strongly_convex(cfg.step_size, cfg.strong_convexity, cfg.strong_convexity, 2 * cfg.grad_bound)
+
+
+def exact_release_epsilon(cfg: LQConfig) -> float:
+    """Exact epsilon of the benchmark's release: the averages on D and D' differ by a deterministic
+    shift (the chain is linear), so the Laplace mechanism's privacy loss is epsilon * shift / C."""
+    mu, g, n, b = cfg.strong_convexity, cfg.step_size, cfg.num_steps, cfg.burn_in
+    rho = 1 - g * mu
+    ks = np.arange(b + 1, n + 1)
+    shift = np.mean(2 * cfg.grad_bound * (1 - rho ** ks) / mu)
+    return cfg.epsilon * shift / release_sensitivity(cfg).distance
+
+
 def run_scores(mechanism: str, cfg: LQConfig, runs: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Scores of `runs` independent outputs on D and on D' (vmapped; one XLA program per dataset)."""
     import jax
@@ -108,5 +134,10 @@ def run_scores(mechanism: str, cfg: LQConfig, runs: int, seed: int = 0) -> tuple
     out = []
     for sign, k in ((1.0, k1), (-1.0, k0)):
         record = jnp.zeros(cfg.dim).at[0].set(sign * cfg.grad_bound)
-        out.append(np.asarray(lq_chain_scores(mechanism, cfg, record, runs, k)))
+        out.append(np.asarray(lq_chain_scores(mechanism, cfg, record, runs, k), dtype=np.float64))
+    if mechanism == "release":
+        from ..release.noise import laplace_release
+
+        sens = release_sensitivity(cfg).distance
+        out = [np.array([laplace_release([v], sens, cfg.epsilon).values[0] for v in arr]) for arr in out]
     return out[0], out[1]

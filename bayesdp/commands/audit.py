@@ -1,4 +1,9 @@
-"""``bayesdp audit MECHANISM [benchmark options] --runs N [--json]``: lower bounds vs the certificate.
+"""``bayesdp audit MECHANISM [benchmark or model options] --runs N [--json]``: lower bounds vs the certificate.
+
+Without ``--model`` the built-in linear–quadratic benchmark runs with the constants of
+``bayesdp bound`` (``--strong-convexity``, ``--grad-bound``, ``--step-size``, ``--num-steps`` ...).
+With ``--model NAME --data FILE --domain ...`` the real samplers run on the model with worst-case
+neighbours built from the domain (or ``--data-prime FILE``).
 
 Exit status 0 when the lower bounds stay below the certificate, 1 when one exceeds it (a bug),
 2 on bad input.
@@ -10,23 +15,39 @@ from ..cli import ARG_TYPES, emit_json
 
 # kept literal so that building the CLI does not import scipy.stats; tests check it equals
 # bayesdp.audit.MECHANISMS
-MECHANISMS = ("posterior", "ula-final", "ula-path", "sgld-final", "sgld-path")
+MECHANISMS = ("posterior", "ula-final", "ula-path", "sgld-final", "sgld-path", "release")
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("audit", help="empirical privacy audit (lower bounds) on the linear-quadratic benchmark",
-                       description="Run the sampler on worst-case neighbouring datasets of the built-in "
-                                   "linear-quadratic benchmark and compare lower bounds with the certificate.")
+    p = sub.add_parser("audit", help="empirical privacy audit: lower bounds measured on the real samplers",
+                       description="Run the sampler (or release) on neighbouring datasets, measure lower bounds "
+                                   "on the privacy loss and compare them with the certificate.")
     p.add_argument("mechanism", choices=MECHANISMS, metavar="MECHANISM", help=", ".join(MECHANISMS))
     f, i = ARG_TYPES[float], ARG_TYPES[int]
-    p.add_argument("--strong-convexity", type=f, required=True, help="mu of K(x) = mu|x|^2/2 (L = mu)")
-    p.add_argument("--grad-bound", type=f, required=True, help="c: |d_i| <= c (worst-case records +-c e_1)")
-    p.add_argument("--step-size", type=f, help="gamma")
-    p.add_argument("--num-steps", type=i, help="n")
-    p.add_argument("--inverse-temperature", type=f, default=1.0, help="beta (default 1)")
-    p.add_argument("--batch-size", type=i, help="s (SGLD)")
-    p.add_argument("--data-size", type=i, help="m (SGLD)")
-    p.add_argument("--dim", type=i, default=1, help="dimension (default 1)")
+    b = p.add_argument_group("linear-quadratic benchmark (default)")
+    b.add_argument("--strong-convexity", type=f, help="mu of K(x) = mu|x|^2/2 (L = mu)")
+    b.add_argument("--grad-bound", type=f, help="c: |d_i| <= c (worst-case records +-c e_1)")
+    b.add_argument("--data-size", type=i, help="m (SGLD)")
+    b.add_argument("--dim", type=i, default=1, help="dimension (default 1)")
+    b.add_argument("--epsilon", type=f, help="release: epsilon of the Laplace noise")
+    b.add_argument("--burn-in", type=i, default=0, help="release: steps discarded before averaging")
+    m = p.add_argument_group("model (real samplers on a NumPyro model)")
+    m.add_argument("--model", help="built-in model name or path/to/file.py:function")
+    m.add_argument("--data", metavar="FILE", help="NPZ or CSV with the dataset D")
+    m.add_argument("--data-prime", metavar="FILE", help="the neighbouring dataset D' (default: worst case from "
+                                                         "the domain)")
+    m.add_argument("--domain", action="extend", nargs="+", default=[], metavar="ARG.KEY=VALUE",
+                   help="public bounds on one record (as for certify)")
+    m.add_argument("--x-columns", help="CSV: feature columns")
+    m.add_argument("--y-column", help="CSV: response column")
+    m.add_argument("--prior-scale", type=f, help="prior scale of a built-in model")
+    m.add_argument("--model-arg", action="append", default=[], metavar="NAME=VALUE", help="model hyperparameter")
+    m.add_argument("--clip-norm", type=f, help="per-record gradient clipping norm")
+    c = p.add_argument_group("sampler")
+    c.add_argument("--step-size", type=f, help="gamma")
+    c.add_argument("--num-steps", type=i, help="n")
+    c.add_argument("--inverse-temperature", type=f, default=1.0, help="beta (default 1)")
+    c.add_argument("--batch-size", type=i, help="s (SGLD)")
     p.add_argument("--runs", type=i, required=True, help="runs per dataset")
     p.add_argument("--delta", type=f, default=1e-5, help="delta of the certificate (default 1e-5)")
     p.add_argument("--confidence", type=f, default=0.95, help="confidence level (default 0.95)")
@@ -35,13 +56,42 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
-    from ..audit import audit
+def _run_model(args):
+    from ..analysis.loading import load_data, load_model
+    from ..audit import audit_model
+    from ..errors import AssumptionError
+    from .certify import _model_kwargs
 
-    rep = audit(args.mechanism, runs=args.runs, strong_convexity=args.strong_convexity, grad_bound=args.grad_bound,
-                step_size=args.step_size, num_steps=args.num_steps, inverse_temperature=args.inverse_temperature,
-                batch_size=args.batch_size, data_size=args.data_size, dim=args.dim, delta=args.delta,
-                confidence=args.confidence, seed=args.seed)
+    if args.data is None:
+        raise AssumptionError("--data is required with --model (the dataset D)")
+    if args.step_size is None or args.num_steps is None:
+        raise AssumptionError(f"--step-size and --num-steps are required for {args.mechanism}")
+    model, name = load_model(args.model)
+    data = load_data(args.data, args.x_columns, args.y_column)
+    data_prime = load_data(args.data_prime, args.x_columns, args.y_column) if args.data_prime else None
+    return audit_model(args.mechanism, model, data, domain=args.domain, runs=args.runs, step_size=args.step_size,
+                       num_steps=args.num_steps, data_prime=data_prime, batch_size=args.batch_size,
+                       inverse_temperature=args.inverse_temperature, clip_norm=args.clip_norm,
+                       model_kwargs=_model_kwargs(args), delta=args.delta, confidence=args.confidence,
+                       seed=args.seed, model_name=name)
+
+
+def run(args) -> int:
+    from ..errors import AssumptionError
+
+    if args.model is not None:
+        rep = _run_model(args)
+    else:
+        from ..audit import audit
+
+        if args.strong_convexity is None or args.grad_bound is None:
+            raise AssumptionError("the benchmark needs --strong-convexity and --grad-bound (or audit a model with "
+                                  "--model NAME --data FILE --domain ...)")
+        rep = audit(args.mechanism, runs=args.runs, strong_convexity=args.strong_convexity,
+                    grad_bound=args.grad_bound, step_size=args.step_size, num_steps=args.num_steps,
+                    inverse_temperature=args.inverse_temperature, batch_size=args.batch_size,
+                    data_size=args.data_size, dim=args.dim, delta=args.delta, confidence=args.confidence,
+                    seed=args.seed, epsilon=args.epsilon, burn_in=args.burn_in)
     if args.json:
         emit_json(rep.to_dict())
     else:
