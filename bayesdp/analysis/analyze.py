@@ -272,7 +272,8 @@ def _jit_traces(model, kwargs, datasets, params_list, unflatten=None, layout_key
                         if p is not None:
                             m = handlers.substitute(m, data=unflatten(p) if unflatten is not None else p)
                         tr = handlers.trace(m).get_trace(**data, **static)
-                        metas.append([(n, {k: s[k] for k in _SITE_META if k in s}) for n, s in tr.items()])
+                        metas.append([(n, {**{k: s[k] for k in _SITE_META if k in s},
+                                               "has_scale": s.get("scale") is not None}) for n, s in tr.items()])
                         outs.append({n: (s["fn"], s["value"]) for n, s in tr.items() if s["type"] == "sample"})
                 meta[sig] = metas
                 return outs, validation.checks
@@ -362,6 +363,48 @@ def _same_params(a: dict, b: dict) -> bool:
         if a[k].shape != b[k].shape or not np.allclose(a[k], b[k], rtol=1e-6, atol=1e-7):
             return False
     return True
+
+
+def _check_record_independence(model, kw, syn, observed, record_plate, thetas, unflatten, layout_key) -> None:
+    """U_D must be a sum of per-record terms: replacing record 0 may change record 0's log-likelihood
+    only.  Checked on in-domain synthetic records (``syn``) at random latent values (at theta = 0 a centred GLM hides the dependence): a model
+    that, e.g., centres the features with the data's own mean couples every record to every other one
+    and gets no certificate (a replaced record would move all the terms)."""
+    synb, changed = {}, False
+    for n, v in syn.items():
+        arr = np.array(v, copy=True)
+        # record 0 takes the value of another synthetic record (so it stays inside the domain)
+        other = next((j for j in range(1, arr.shape[0]) if not np.array_equal(arr[j], arr[0])), None) \
+            if arr.ndim else None
+        if other is not None:
+            arr[0] = arr[other]
+            changed = True
+        synb[n] = arr
+    if not changed:   # every synthetic record is the same (a one-point domain): nothing can be coupled
+        return
+    for theta in thetas:
+        t = np.asarray(theta, np.float32)
+        pair = _jit_traces(model, {**syn, **kw}, [syn, synb], [t, t], unflatten=unflatten, layout_key=layout_key)
+        if pair is None:
+            pair = [_eager_trace(model, {**d, **kw}, unflatten(t), what="checking record independence")
+                    for d in (syn, synb)]
+        for on in observed:
+            dim = next(p[1] for p in _plates(pair[0][on]) if p[0] == record_plate[0])
+            lps = []
+            for tr in pair:
+                site = tr[on]
+                lp = np.asarray(site["fn"].log_prob(site["value"]), dtype=np.float64)
+                lps.append(np.moveaxis(lp, dim, 0) if lp.ndim >= -dim else lp)
+            a, b = lps
+            if a.ndim == 0 or a.shape != b.shape:
+                raise ModelError(f"observed site '{on}': its log-likelihood is not one term per record of plate "
+                                 f"'{record_plate[0]}'; write one observation per record")
+            if not np.allclose(a[1:], b[1:], rtol=1e-5, atol=1e-6):
+                j = 1 + int(np.argmax(np.max(np.abs(a[1:] - b[1:]).reshape(a.shape[0] - 1, -1), axis=1)))
+                raise ModelError(f"observed site '{on}': replacing record 0 changes the likelihood of record {j} "
+                                 "(records are coupled, e.g. features centred or scaled with the data's own "
+                                 "statistics); each record's term must depend on its own record only: do such "
+                                 "preprocessing with public constants outside the model")
 
 
 def _plates(site) -> list:
@@ -573,6 +616,11 @@ def analyze(model: Callable, data: Mapping[str, Any] | None = None, domain: Doma
         if site["type"] != "sample":
             continue
         (observed if site.get("is_observed") else latent).append(sname)
+    for sname, site in tr1.items():
+        if site["type"] == "sample" and (site.get("has_scale") or site.get("scale") is not None):
+            raise ModelError(f"site '{sname}' is scaled (numpyro.handlers.scale, or a plate with subsample_size): "
+                             "no rule covers a scaled log-density, and the sampler would apply the scale; remove "
+                             "the scale (tempering is --inverse-temperature; minibatches are drawn by SGLD)")
     lat2 = [n for n, s in tr2.items() if s["type"] == "sample" and not s.get("is_observed")]
     if sorted(lat2) != sorted(latent):
         diff = sorted(set(lat2) ^ set(latent))
@@ -706,6 +754,9 @@ def analyze(model: Callable, data: Mapping[str, Any] | None = None, domain: Doma
             facts.append(Fact(ln, "prior V grad bound", pf.v_grad_bound, pf.rule, pf.detail))
             facts.append(Fact(ln, "prior V smoothness", pf.v_smoothness, pf.rule, pf.detail))
             facts.append(Fact(ln, "prior V convex", pf.v_convex, pf.rule))
+
+    # -- records are independent terms ------------------------------------------------
+    _check_record_independence(model, kw, syn2, observed, record_plate, thetas[:2], unflatten, layout_key)
 
     # -- likelihoods ---------------------------------------------------------------
     obs_info = []

@@ -101,6 +101,28 @@ def m_raises(X, y=None):
     raise RuntimeError("boom\nsecond line")
 
 
+def m_centred(X, y=None):
+    # features centred with the data's own mean: every record's term depends on every record (review finding)
+    w = numpyro.sample("w", dist.Normal(0, 1).expand([2]).to_event(1))
+    Xc = X - X.mean(0)
+    with numpyro.plate("d", X.shape[0]):
+        numpyro.sample("obs", dist.Bernoulli(logits=Xc @ w), obs=y)
+
+
+def m_scaled(X, y=None):
+    # a scaled likelihood: the sampler applies the scale, so the constants would be 10x off (review finding)
+    w = numpyro.sample("w", dist.Normal(0, 1).expand([2]).to_event(1))
+    with numpyro.handlers.scale(scale=10.0):
+        with numpyro.plate("d", X.shape[0]):
+            numpyro.sample("obs", dist.Bernoulli(logits=X @ w), obs=y)
+
+
+def m_subsampled(X, y=None):
+    w = numpyro.sample("w", dist.Normal(0, 1).expand([2]).to_event(1))
+    with numpyro.plate("d", X.shape[0], subsample_size=3) as idx:
+        numpyro.sample("obs", dist.Bernoulli(logits=X[idx] @ w), obs=y[idx])
+
+
 def _one_line(exc):
     msg = str(exc.value)
     assert "\n" not in msg and msg.strip(), msg
@@ -128,6 +150,10 @@ CASES = [
     ("latent scale in Student-t", lambda: certify(m_t_latent_scale, {"X": X, "y": Y}, ["X.norm=1"], **RUN),
      r"'obs'.*scale depends on the latent"),
     ("no observed site", lambda: analyze(m_no_obs, {"X": X, "y": Y}, Domain.parse(DOM)), r"no observed site"),
+    ("records coupled by centring", lambda: analyze(m_centred, {"X": X, "y": Y}, Domain.parse(DOM)),
+     r"'obs'.*replacing record 0 changes the likelihood of record"),
+    ("scaled likelihood", lambda: analyze(m_scaled, {"X": X, "y": Y}, Domain.parse(DOM)), r"'obs' is scaled"),
+    ("subsampled plate", lambda: analyze(m_subsampled, {"X": X, "y": Y}, Domain.parse(DOM)), r"'obs' is scaled"),
     ("model raises", lambda: analyze(m_raises, {"X": X, "y": Y}, Domain.parse(DOM)), r"RuntimeError.*boom"),
     ("model not callable", lambda: analyze(42, {"X": X, "y": Y}, Domain.parse(DOM)), r"not callable"),
     ("row outside norm", lambda: analyze(LOGISTIC, {"X": X * 10, "y": Y}, Domain.parse(DOM)),
