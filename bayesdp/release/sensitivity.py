@@ -155,7 +155,7 @@ def best_coupling(**constants: Any) -> tuple[CouplingBound | None, list[tuple[st
 
     Keys (analyzer names): step_size, sampler ("ULA"|"SGLD"), total_strong_convexity,
     total_smoothness, grad_diff, strong_convexity, smoothness, grad_bound, record_strong_convexity,
-    record_smoothness, record_grad_diff, record_grad_bound, prior_v_grad_bound, prior_v_smoothness,
+    record_smoothness, record_grad_diff, record_grad_bound, prior_v_grad_bound, prior_v_smoothness, prior_v_convex,
     data_size, batch_size, clip_norm (any value refuses every coupling route).  ``record_strong_convexity`` (>= 0: every likelihood term convex) is not an
     analyzer constant: pass 0.0 only when per-record convexity is established, else leave it out.
     """
@@ -186,9 +186,10 @@ def best_coupling(**constants: Any) -> tuple[CouplingBound | None, list[tuple[st
             failed.append((SOURCE_STRONGLY_CONVEX, "total potential not known to be strongly convex and smooth"))
     elif sampler == "SGLD":
         prior_v = constants.get("prior_v_grad_bound")
-        if prior_v and constants.get("prior_v_smoothness") is None:
-            failed.append((SOURCE_SGLD, "the prior has a term outside K (prior_v_grad_bound > 0) whose convexity and "
-                                        "smoothness (prior_v_smoothness) are not declared"))
+        if prior_v and (constants.get("prior_v_smoothness") is None or constants.get("prior_v_convex") is not True):
+            failed.append((SOURCE_SGLD, "the prior has a term outside K (prior_v_grad_bound > 0) whose convexity "
+                                        "(prior_v_convex=True) and smoothness (prior_v_smoothness) are not both "
+                                        "declared; the minibatch contraction needs both"))
         elif got("strong_convexity", "smoothness", "record_smoothness", "record_grad_diff", "data_size",
                  "batch_size"):
             attempt(SOURCE_SGLD, coupling_strongly_convex_sgld, g, constants["strong_convexity"],

@@ -193,6 +193,14 @@ def test_best_coupling_sgld_routes():
     # prior term outside K without declared smoothness: route A refused
     best, failed = S.best_coupling(**base, record_strong_convexity=0.0, prior_v_grad_bound=0.5)
     assert best is None
+    # ... and with a declared smoothness but no declared convexity (review finding 3): still refused
+    best, failed = S.best_coupling(**base, record_strong_convexity=0.0, prior_v_grad_bound=0.5,
+                                   prior_v_smoothness=0.1)
+    assert best is None and any("prior_v_convex" in why for _, why in failed)
+    # convex and smooth prior term: L_A = 26 + 0.1, route A applies with the same rho at this step size
+    best, _ = S.best_coupling(**base, record_strong_convexity=0.0, prior_v_grad_bound=0.5, prior_v_smoothness=0.1,
+                              prior_v_convex=True)
+    assert best.source == S.SOURCE_SGLD and best.distance == pytest.approx(20.0)
     # route B for SGLD: c = 100 * 0.01 + 0.5 = 1.5 ; C = 2*0.001*1.5/0.001 = 3
     best, _ = S.best_coupling(**base, grad_bound=1.5, record_grad_bound=0.01, prior_v_grad_bound=0.5)
     assert best.source == S.SOURCE_K_PLUS_V and best.distance == pytest.approx(3.0)
