@@ -63,11 +63,18 @@ def coordinate_subset_means(sites: Sequence[SiteSpec], coords: Sequence[str]) ->
     Lipschitz constant (Euclidean -> L1) ``sqrt(k)`` for k selected coordinates: ``|P v|_1 <=
     sqrt(k) |P v|_2 <= sqrt(k) |v|_2`` (docs/release.md §2.1, the same bound as all coordinate means).
     """
-    full = coordinate_means([s for s in sites if not s.constrained]) if any(not s.constrained for s in sites) \
-        else None
-    if full is None:
+    if not any(not s.constrained for s in sites):
         raise ModelError("no real-support latent site: coordinate means need a site with support on the real line")
-    index = {n: i for i, n in enumerate(full.names)}
+    # columns are global (the draws hold every site, constrained ones included); only real-support
+    # coordinates can be chosen
+    index, names, offset = {}, [], 0
+    for site in sites:
+        site_names = coordinate_means([SiteSpec(site.name, site.size, constrained=False)]).names
+        if not site.constrained:
+            for j, n in enumerate(site_names):
+                index[n] = offset + j
+            names += list(site_names)
+        offset += int(site.size)
     chosen = [c.strip() for c in coords if c.strip()]
     if not chosen:
         raise AssumptionError("--coords is empty; name the coordinates, e.g. --coords w[0],w[3]")
@@ -76,12 +83,11 @@ def coordinate_subset_means(sites: Sequence[SiteSpec], coords: Sequence[str]) ->
     for c in chosen:
         if c not in index:
             raise ModelError(f"coordinate {c!r} is not a coordinate of a real-support latent site; choose from "
-                             f"{', '.join(full.names[:8])}{' ...' if len(full.names) > 8 else ''}")
+                             f"{', '.join(names[:8])}{' ...' if len(names) > 8 else ''}")
     cols = np.array([index[c] for c in chosen])
-    inner = full.fn
 
     def fn(z: np.ndarray) -> np.ndarray:
-        return inner(z)[:, cols]
+        return np.asarray(z, dtype=np.float64)[:, cols]   # the identity on the chosen real-support coordinates
 
     k = len(chosen)
     return Statistic(names=tuple(chosen), fn=fn, lipschitz=math.sqrt(k),
