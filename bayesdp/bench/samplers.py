@@ -6,7 +6,9 @@ after compilation (compile time reported separately):
 
 * ULA reference: hand-written ``jax.numpy`` ULA for logistic regression,
   grad = X^T (sigmoid(X theta) - y) + theta / prior_scale^2, under ``jit`` + ``lax.scan``
-  (one chain: matrix-vector products; K chains: matrix-matrix products).
+  (one chain: matrix-vector products; K chains: matrix-matrix products), the fastest of several layouts
+  (``ULA_FORMS``: row-major data, a feature-major copy made once outside the timed call, or both;
+  positions (K, d) or (d, K)) measured in the same run.
 * SGLD reference: BlackJAX ``sgld`` (no clipping) driven by ``lax.scan``, its minibatches drawn
   inside the scan by the same without-replacement sampler as bayesdp (Floyd), when BlackJAX
   imports; otherwise a hand-written ``jnp`` SGLD (said in the ``reference`` field).
@@ -93,15 +95,26 @@ def model():
 
 
 def _ula_forms():
+    """name -> (likelihood gradient (th, X, y, XT) -> grad, position layout): ``X`` is the row-major data
+    (m, d), ``XT`` a feature-major copy (d, m) made once per dataset outside the timed call (a hand-written
+    sampler may store its data either way, or both).  Layout "Kd": positions (K, d); "dK": (d, K)."""
     import jax
+    import jax.numpy as jnp
 
     sig = jax.nn.sigmoid
     return {
-        1: {"XT_r": lambda th, X, y: X.T @ (sig(X @ th) - y),          # XLA copies X^T inside the loop
-            "r_X": lambda th, X, y: (sig(X @ th) - y) @ X},
-        "K": {"r_X": lambda th, X, y: (sig(th @ X.T) - y[None, :]) @ X,
-              "rT_X": lambda th, X, y: (sig(X @ th.T) - y[:, None]).T @ X,
-              "XT_r": lambda th, X, y: (X.T @ (sig(X @ th.T) - y[:, None])).T},
+        1: {"XT_r": (lambda th, X, y, XT: X.T @ (sig(X @ th) - y), "Kd"),          # XLA copies X^T inside the loop
+            "r_X": (lambda th, X, y, XT: (sig(X @ th) - y) @ X, "Kd"),
+            "fm:XT_r": (lambda th, X, y, XT: XT @ (sig(th @ XT) - y), "Kd"),      # feature-major storage only
+            "fm:r_X": (lambda th, X, y, XT: (sig(th @ XT) - y) @ X, "Kd"),        # both layouts stored
+            "both:XT_r": (lambda th, X, y, XT: XT @ (sig(X @ th) - y), "Kd")},
+        "K": {"r_X": (lambda th, X, y, XT: (sig(th @ X.T) - y[None, :]) @ X, "Kd"),
+              "rT_X": (lambda th, X, y, XT: (sig(X @ th.T) - y[:, None]).T @ X, "Kd"),
+              "XT_r": (lambda th, X, y, XT: (X.T @ (sig(X @ th.T) - y[:, None])).T, "Kd"),
+              "fm:r_XT": (lambda th, X, y, XT: jnp.einsum("km,dm->kd", sig(th @ XT) - y, XT), "Kd"),
+              "fm:r_X": (lambda th, X, y, XT: (sig(th @ XT) - y) @ X, "Kd"),
+              "both:XT_R": (lambda th, X, y, XT: XT @ (sig(X @ th) - y[:, None]), "dK"),
+              "fm:XT_R": (lambda th, X, y, XT: XT @ (sig(jnp.einsum("dm,dk->mk", XT, th)) - y[:, None]), "dK")},
     }
 
 
@@ -118,8 +131,10 @@ ULA_FORMS = _Forms()
 def reference_ula(X, y, step_size, num_steps, num_chains, prior_scale=1.0, data_as_constants=False, form="r_X"):
     """Hand-written jnp ULA, jit + lax.scan; returns a zero-argument timed callable.
 
-    ``form`` picks how grad = X^T (sigmoid(X theta) - y) + theta / prior_scale^2 is written (see
-    ``ULA_FORMS``): XLA on CPU materialises X^T inside the loop for ``X.T @ r`` but not for ``r @ X``.
+    ``form`` picks how grad = X^T (sigmoid(X theta) - y) + theta / prior_scale^2 is written and how the
+    data and positions are laid out (see ``ULA_FORMS``): XLA on CPU materialises X^T inside the loop for
+    ``X.T @ r`` but not for ``r @ X``; a feature-major copy ``XT`` of the data (made once, outside the
+    timed call, like a hand-written sampler that stores its data that way) is faster still for some shapes.
 
     By default the data are arguments of the jitted function (the contract bayesdp keeps: no
     recompilation for a new dataset of the same shape).  ``data_as_constants=True`` closes over
@@ -128,6 +143,7 @@ def reference_ula(X, y, step_size, num_steps, num_chains, prior_scale=1.0, data_
     """
     import jax
     import jax.numpy as jnp
+    import numpy as np
 
     Xj, yj = jnp.asarray(X), jnp.asarray(y)
     d = X.shape[1]
@@ -135,23 +151,24 @@ def reference_ula(X, y, step_size, num_steps, num_chains, prior_scale=1.0, data_
     noise = (2.0 * step_size) ** 0.5
 
     grads = ULA_FORMS[1 if num_chains == 1 else "K"]
-    grad0 = grads[form]
-    shape = (d,) if num_chains == 1 else (num_chains, d)
+    grad0, layout = grads[form]
+    XTj = jnp.asarray(np.ascontiguousarray(X.T))  # unused (and free) in the row-major forms
+    shape = (d,) if num_chains == 1 else ((num_chains, d) if layout == "Kd" else (d, num_chains))
 
-    def grad(th, X, y):
-        return grad0(th, X, y) + inv_var * th
+    def grad(th, X, y, XT):
+        return grad0(th, X, y, XT) + inv_var * th
 
-    def run(key, X, y):
+    def run(key, X, y, XT):
         def body(x, k):
-            return x - step_size * grad(x, X, y) + noise * jax.random.normal(k, shape), None
+            return x - step_size * grad(x, X, y, XT) + noise * jax.random.normal(k, shape), None
         x, _ = jax.lax.scan(body, jnp.zeros(shape), jax.random.split(key, num_steps))
         return x
 
     if data_as_constants:
-        f = jax.jit(lambda key: run(key, Xj, yj))
+        f = jax.jit(lambda key: run(key, Xj, yj, XTj))
         return lambda: jax.block_until_ready(f(jax.random.key(1)))
     f = jax.jit(run)
-    return lambda: jax.block_until_ready(f(jax.random.key(1), Xj, yj))
+    return lambda: jax.block_until_ready(f(jax.random.key(1), Xj, yj, XTj))
 
 
 def reference_sgld(X, y, step_size, num_steps, batch_size, prior_scale=1.0):
@@ -210,6 +227,7 @@ def _ours(X, y, **kw):
     s = Sampler(model(), {"X": X, "y": y}, uncertified=True, **kw)
     s.run(jax.random.key(0))
     compile_s = s.timing["compile_s"]
+    _ours.last = {"prepare_s": s.timing.get("prepare_s"), "gradient_path": getattr(s, "gradient_path", "old")}
 
     def go():
         s.run(jax.random.key(1))
@@ -247,7 +265,7 @@ def run(args) -> list:
             t_ours, *t_refs, t_const = _interleaved([ours, *refs, ref_const], args.repeats)
             best = min(range(len(forms)), key=lambda i: t_refs[i])
             t_ref = t_refs[best]
-            extra = {"reference_form": forms[best],
+            extra = {**_ours.last, "reference_form": forms[best],
                      "reference_forms_steps_per_s": {f: steps / t for f, t in zip(forms, t_refs)},
                      "reference_data_as_constants_steps_per_s": steps / t_const}
             if m == 100_000:

@@ -30,6 +30,7 @@ Design (see docs/samplers.md):
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import time
@@ -44,8 +45,9 @@ from jax import lax
 
 from ..errors import AssumptionError, check_finite, positive, positive_int
 from . import certify as _cert
+from . import glm as _glm
 from . import gradients
-from .kernels import LangevinState, build_kernel
+from .kernels import LangevinState, build_kernel, langevin_update
 from .potential import ModelPotential
 
 SAMPLERS = ("ula", "sgld")
@@ -85,20 +87,32 @@ def _hashable(value):
     raise TypeError
 
 
-def _program(potential: ModelPotential, *, sampler: str, num_steps: int, batch_size: int | None, clipped: bool,
-             num_chains: int, release: str, thinning: int, progress_every: int) -> Callable:
-    """jitted ``run(keys, positions, data, step_size, beta, clip) -> (released, first_bad)``."""
+def _model_key(potential):
+    """(model and hashable kwargs, data shapes): what a compiled program may be shared across."""
     shapes = tuple((k, v.shape, str(v.dtype)) for k, v in sorted(potential.data.items()))
     try:
         kw = tuple(sorted((k, _hashable(v)) for k, v in potential.model_kwargs.items()))
         model_key = (potential.model, kw)
     except TypeError:  # array-valued model kwargs: cache per potential object
         model_key = ("potential", id(potential))
-    key = (model_key, shapes, sampler, num_steps, batch_size, clipped, num_chains, release, thinning, progress_every)
+    return model_key, shapes
+
+
+def _program(potential: ModelPotential, *, sampler: str, num_steps: int, batch_size: int | None, clipped: bool,
+             num_chains: int, release: str, thinning: int, progress_every: int,
+             glm: tuple | None = None) -> Callable:
+    """jitted ``run(keys, positions, data, step_size, beta, clip, aux) -> (released, first_bad)``.
+
+    ``glm = (structure, form)`` selects the batched Bernoulli-GLM gradient (:mod:`bayesdp.samplers.glm`)
+    for full-batch unclipped ULA; ``aux`` then holds its arrays (``None`` otherwise)."""
+    model_key, shapes = _model_key(potential)
+    key = (model_key, shapes, sampler, num_steps, batch_size, clipped, num_chains, release, thinning, progress_every,
+           None if glm is None else glm[1])
     fn = _COMPILED.get(key)
     if fn is None:
         fn = _build_program(potential, sampler=sampler, num_steps=num_steps, batch_size=batch_size, clipped=clipped,
-                            num_chains=num_chains, release=release, thinning=thinning, progress_every=progress_every)
+                            num_chains=num_chains, release=release, thinning=thinning, progress_every=progress_every,
+                            glm=glm)
         _COMPILED[key] = fn
     return fn
 
@@ -106,26 +120,57 @@ def _program(potential: ModelPotential, *, sampler: str, num_steps: int, batch_s
 #: steps per block: the per-step keys of a block are split at once (vectorised threefry), which
 #: costs far less than a fold_in + split at every step (measured 3-8 us per step at d = 10).
 BLOCK_STEPS = 512
+#: ULA draws the Gaussian noise of a whole block of steps at once, per chain
+#: ``z[t] = normal(fold_in(chain_key, block), (block, dim))[t]``; the block is shortened so that this
+#: buffer stays under NOISE_BLOCK_BYTES per chain (the block length depends on the dimension only, so a
+#: chain's draws do not depend on the number of chains or on chain_method).
+NOISE_BLOCK_BYTES = 1 << 20
+
+
+def _block_length(sampler, num_steps, record_every, dim, itemsize):
+    cap = BLOCK_STEPS
+    if sampler == "ula":
+        cap = max(1, min(BLOCK_STEPS, NOISE_BLOCK_BYTES // max(1, dim * itemsize)))
+    block = max(1, cap // record_every) * record_every
+    return min(block, num_steps)
 
 
 def _build_program(potential, *, sampler, num_steps, batch_size, clipped, num_chains, release, thinning,
-                   progress_every):
+                   progress_every, glm=None):
     grad_fn = gradients.build(potential, batch_size=batch_size if sampler == "sgld" else None, clipped=clipped)
     kernel = build_kernel(grad_fn)
     vectorised = num_chains > 1
+    ula = sampler == "ula"
     record_every = thinning if release == "thinned" else 1
     keep_path = release != "final"
-    block = max(1, BLOCK_STEPS // record_every) * record_every
-    block = min(block, num_steps)
+    dtype = jnp.float64 if jax.config.read("jax_enable_x64") else jnp.float32
+    block = _block_length(sampler, num_steps, record_every, potential.dim, jnp.dtype(dtype).itemsize)
     num_blocks, remainder = divmod(num_steps, block)
 
-    def run(keys, positions, data, step_size, beta, clip):
+    if glm is not None:
+        assert ula and not clipped, "the GLM gradient is for full-batch unclipped ULA only"
+        glm_grad = _glm.build_gradient(glm[0], glm[1], num_chains)
+
+    def run(keys, positions, data, step_size, beta, clip, aux):
         TRACE_COUNT["n"] += 1  # runs at trace time only
 
         def one_step(key, x):
             return kernel(key, LangevinState(x), data, step_size, beta, clip).position
 
-        step_all = jax.vmap(one_step) if vectorised else one_step
+        if ula:  # the kernel's update (kernels.langevin_update) with the block's noise; all chains at once
+            scale = jnp.sqrt(2.0 * step_size / beta).astype(positions.dtype)
+            if glm is not None:
+                def grad_all(x):
+                    return glm_grad(x, data, aux)
+            else:
+                def grad_one(x):
+                    return grad_fn(None, x, data, clip)
+                grad_all = jax.vmap(grad_one) if vectorised else grad_one
+
+            def step_all(z, x):
+                return langevin_update(x, grad_all(x), z, step_size, scale)
+        else:  # SGLD: each step's key is split into a batch key and a noise key inside the kernel
+            step_all = jax.vmap(one_step) if vectorised else one_step
 
         def body(carry, key):
             x, first_bad, t = carry
@@ -139,7 +184,15 @@ def _build_program(potential, *, sampler, num_steps, batch_size, clipped, num_ch
             return (x, first_bad, t), (x if keep_path else None)
 
         def run_block(carry, block_index, length):
-            if vectorised:
+            if ula:  # (length, [chains,] dim) standard normal draws of this block
+                dim = positions.shape[-1]
+                if vectorised:
+                    bkeys = jax.vmap(lambda k: jax.random.normal(jax.random.fold_in(k, block_index), (length, dim),
+                                                                 positions.dtype))(keys)
+                    bkeys = jnp.swapaxes(bkeys, 0, 1)
+                else:
+                    bkeys = jax.random.normal(jax.random.fold_in(keys, block_index), (length, dim), positions.dtype)
+            elif vectorised:
                 bkeys = jax.vmap(lambda k: jax.random.split(jax.random.fold_in(k, block_index), length))(keys)
                 bkeys = jnp.swapaxes(bkeys, 0, 1)  # (length, chains)
             else:
@@ -169,6 +222,13 @@ def _build_program(potential, *, sampler, num_steps, batch_size, clipped, num_ch
         return released, first_bad
 
     return jax.jit(run)
+
+
+@functools.partial(jax.jit, static_argnums=1)
+def _chain_keys(rng_key, num_chains):
+    """``jax.random.split(rng_key, num_chains)`` in one dispatch; its single entry when num_chains == 1."""
+    keys = jax.random.split(rng_key, num_chains)
+    return keys[0] if num_chains == 1 else keys
 
 
 # ---------------------------------------------------------------------------
@@ -290,6 +350,14 @@ class Sampler:
         }
         self._released = None
         self.timing: dict[str, float] = {}
+        self._glm_cache: dict[int, tuple] = {}
+        self._scalars = None
+        self._executables: dict[int, Any] = {}
+        self._init_single = self._init_positions[0] if num_chains == 1 else None
+        self._init_host = None
+        self._programs: dict[int, tuple] = {}
+        #: why the batched GLM gradient is or is not used (set at the first run)
+        self.gradient_path: str | None = None
 
     # -- initialisation -----------------------------------------------------
     def _initial_positions(self, init, init_key, num_chains):
@@ -318,7 +386,7 @@ class Sampler:
 
     # -- running ------------------------------------------------------------
     def _device_args(self, keys, positions):
-        data = {k: jnp.asarray(v) for k, v in self.potential.data.items()}
+        data = dict(self.potential.data)  # device arrays already (ModelPotential)
         c = self.config
         if c.chain_method == "parallel" or self.shard_data:
             from . import sharding
@@ -333,10 +401,12 @@ class Sampler:
         """Run the chains; raise :class:`DivergenceError` (no output kept) if a chain diverges."""
         c = self.config
         self._released = None
-        keys = jax.random.split(rng_key, c.num_chains)
+        keys = _chain_keys(rng_key, c.num_chains)  # split(rng_key, K); the key itself of chain 0 when K = 1
+        t_prep = time.perf_counter()
+        prog = self._get_program(1 if c.chain_method == "sequential" else c.num_chains)
         t0 = time.perf_counter()
+        prepare_s = t0 - t_prep
         if c.chain_method == "sequential" and c.num_chains > 1:
-            prog = self._get_program(1)
             outs, bads = [], []
             compile_s = 0.0
             for i in range(c.num_chains):
@@ -348,16 +418,15 @@ class Sampler:
             released = np.stack(outs)
             first_bad = np.stack(bads)
         else:
-            prog = self._get_program(c.num_chains)
             if c.num_chains == 1:
-                k, p, d = self._device_args(keys[0], self._init_positions[0])
+                k, p, d = self._device_args(keys, self._init_single)
             else:
                 k, p, d = self._device_args(keys, self._init_positions)
             released, first_bad, compile_s = self._call(prog, k, p, d)
             if c.num_chains == 1:
                 released, first_bad = released[None], np.asarray(first_bad)[None]
         total = time.perf_counter() - t0
-        self.timing = {"compile_s": compile_s, "run_s": total - compile_s,
+        self.timing = {"compile_s": compile_s, "prepare_s": prepare_s, "run_s": total - compile_s,
                        "steps_per_s": c.num_steps / max(total - compile_s, 1e-12)}
         first_bad = np.asarray(first_bad)
         if np.any(first_bad >= 0):
@@ -366,7 +435,9 @@ class Sampler:
             raise DivergenceError(f"chain {chain} diverged: non-finite position at step {step} of {c.num_steps} "
                                   f"(step_size = {c.step_size:.6g}); reduce step_size, no output was kept")
         released = np.asarray(released)
-        init = np.asarray(self._init_positions)
+        if self._init_host is None:
+            self._init_host = np.asarray(self._init_positions)
+        init = self._init_host
         moved = np.sqrt(np.mean((released[:, -1, :] - init) ** 2))
         if not moved > 1e-6 * (1.0 + float(np.sqrt(np.mean(init ** 2)))):
             warnings.warn(f"the chains have not moved (RMS displacement {moved:.3g} after {c.num_steps} steps): "
@@ -375,25 +446,67 @@ class Sampler:
         self._released = released  # (chains, draws, dim), unconstrained
         return self
 
-    def _get_program(self, num_chains):
+    def _glm(self, num_chains):
+        """``((structure, form), arrays)`` for the batched GLM gradient, or ``(None, None)`` (general path).
+
+        Full-batch unclipped ULA on one device only; the structure is proved by :func:`glm.detect`, the
+        layout chosen by :func:`glm.choose_form`, and the arrays (the predictor's Jacobian in that layout)
+        computed once per sampler.  Time spent here is reported as ``timing["prepare_s"]``."""
+        if num_chains in self._glm_cache:
+            return self._glm_cache[num_chains]
         c = self.config
-        return _program(self.potential, sampler=c.sampler, num_steps=c.num_steps, batch_size=c.batch_size,
+        out = (None, None)
+        if c.sampler != "ula" or c.clip_norm is not None:
+            self.gradient_path = "general (NumPyro gradient; the GLM path is for full-batch unclipped ULA)"
+        elif c.chain_method == "parallel" or self.shard_data:
+            self.gradient_path = "general (NumPyro gradient; the GLM path is not sharded)"
+        else:
+            structure, why = _glm.detect(self.potential)
+            if structure is None:
+                self.gradient_path = f"general (NumPyro gradient): {why}"
+            else:
+                dtype = self._init_positions.dtype
+                form = _glm.choose_form(c.data_size, c.dim, num_chains, dtype)
+                aux = _glm.arrays(structure, self.potential.data, c.dim, dtype, form in _glm.NEEDS_ROWS,
+                                  cache_key=_model_key(self.potential))
+                if form not in _glm.NEEDS_ROWS:
+                    aux = {k: v for k, v in aux.items() if k != "J"}
+                out = ((structure, form), aux)
+                self.gradient_path = f"batched GLM gradient, layout {form!r}: {why}"
+        self._glm_cache[num_chains] = out
+        return out
+
+    def _get_program(self, num_chains):
+        if num_chains in self._programs:
+            return self._programs[num_chains]
+        c = self.config
+        glm, aux = self._glm(num_chains)
+        prog = _program(self.potential, sampler=c.sampler, num_steps=c.num_steps, batch_size=c.batch_size,
                         clipped=c.clip_norm is not None, num_chains=num_chains, release=c.release,
-                        thinning=c.thinning, progress_every=self.progress_every)
+                        thinning=c.thinning, progress_every=self.progress_every, glm=glm)
+        self._programs[num_chains] = (prog, aux)
+        return prog, aux
 
     def _call(self, prog, keys, positions, data):
         c = self.config
+        prog, aux = prog
         dtype = positions.dtype
-        args = (keys, positions, data, jnp.asarray(c.step_size, dtype), jnp.asarray(c.inverse_temperature, dtype),
-                jnp.asarray(c.clip_norm if c.clip_norm is not None else 0.0, dtype))
-        leaves = jax.tree_util.tree_leaves(args)
-        sig = (id(prog), jax.tree_util.tree_structure(args),
-               tuple((x.shape, str(x.dtype), str(getattr(x, "sharding", None))) for x in leaves))
+        if self._scalars is None:  # device scalars made once (host-to-device transfers cost ~20 us each)
+            self._scalars = (jnp.asarray(c.step_size, dtype), jnp.asarray(c.inverse_temperature, dtype),
+                             jnp.asarray(c.clip_norm if c.clip_norm is not None else 0.0, dtype))
+        args = (keys, positions, data, *self._scalars, aux)
         t0 = time.perf_counter()
-        compiled = _EXECUTABLES.get(sig)
+        # the shapes, dtypes and shardings of the arguments are fixed for a sampler and a program
+        compiled = self._executables.get(id(prog))
         if compiled is None:
-            compiled = prog.lower(*args).compile()
-            _EXECUTABLES[sig] = compiled
+            leaves = jax.tree_util.tree_leaves(args)
+            sig = (id(prog), jax.tree_util.tree_structure(args),
+                   tuple((x.shape, str(x.dtype), str(getattr(x, "sharding", None))) for x in leaves))
+            compiled = _EXECUTABLES.get(sig)
+            if compiled is None:
+                compiled = prog.lower(*args).compile()
+                _EXECUTABLES[sig] = compiled
+            self._executables[id(prog)] = compiled
         compile_s = time.perf_counter() - t0
         bar = None
         if self.progress_every:

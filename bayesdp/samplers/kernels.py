@@ -36,6 +36,12 @@ def init(position) -> LangevinState:
     return LangevinState(jnp.asarray(position))
 
 
+def langevin_update(x, grad, noise, step_size, noise_scale):
+    """``x - step_size * grad + noise_scale * noise`` with ``noise_scale = sqrt(2 step_size / inverse_temperature)``
+    and ``noise`` standard normal: the one update of ULA and SGLD (used by the kernels and the driver)."""
+    return x - step_size * grad + noise_scale * noise
+
+
 def build_kernel(grad_fn: Callable) -> Callable:
     """``kernel(key, state, data, step_size, inverse_temperature, clip_norm) -> LangevinState``."""
     needs_key = getattr(grad_fn, "needs_key", True)
@@ -49,7 +55,7 @@ def build_kernel(grad_fn: Callable) -> Callable:
         g = grad_fn(key_batch, x, data, clip_norm)
         noise = jax.random.normal(key_noise, x.shape, x.dtype)
         scale = jnp.sqrt(2.0 * step_size / inverse_temperature).astype(x.dtype)
-        return LangevinState(x - step_size * g + scale * noise)
+        return LangevinState(langevin_update(x, g, noise, step_size, scale))
 
     return kernel
 

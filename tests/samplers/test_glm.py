@@ -1,0 +1,221 @@
+"""Batched Bernoulli-GLM gradient (bayesdp.samplers.glm): structural affinity proof, the same gradient as the
+general NumPyro path (including logits = 0), and the same ULA steps as the general path and as the certified
+update x - gamma grad U + sqrt(2 gamma / beta) z."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import numpyro
+import numpyro.distributions as dist
+import pytest
+
+from bayesdp.samplers import ModelPotential, Sampler
+from bayesdp.samplers import driver, glm, gradients
+
+from _sampler_models import gaussian_mean, logistic, logistic_data
+
+
+def intercept_features(X, y=None):
+    """Affine predictor with an offset, a second latent site and a nonlinear function of the data only."""
+    b = numpyro.sample("b", dist.Normal(0.0, 2.0))
+    theta = numpyro.sample("theta", dist.Normal(0.0, 1.0).expand([X.shape[1]]).to_event(1))
+    with numpyro.plate("records", X.shape[0]):
+        numpyro.sample("y", dist.Bernoulli(logits=jnp.tanh(X) @ theta / 2.0 + b - 1.0), obs=y)
+
+
+def squared(X, y=None):
+    theta = numpyro.sample("theta", dist.Normal(0.0, 1.0).expand([X.shape[1]]).to_event(1))
+    with numpyro.plate("records", X.shape[0]):
+        numpyro.sample("y", dist.Bernoulli(logits=X @ theta ** 2), obs=y)
+
+
+def scaled_by_latent(X, y=None):
+    s = numpyro.sample("s", dist.Normal(1.0, 1.0))  # real support: the product s * (X theta) is bilinear
+    theta = numpyro.sample("theta", dist.Normal(0.0, 1.0).expand([X.shape[1]]).to_event(1))
+    with numpyro.plate("records", X.shape[0]):
+        numpyro.sample("y", dist.Bernoulli(logits=s * (X @ theta)), obs=y)
+
+
+def positive_scale(X, y=None):
+    s = numpyro.sample("s", dist.HalfNormal(1.0))  # exp transform of the unconstrained coordinate
+    theta = numpyro.sample("theta", dist.Normal(0.0, 1.0).expand([X.shape[1]]).to_event(1))
+    with numpyro.plate("records", X.shape[0]):
+        numpyro.sample("y", dist.Bernoulli(logits=(X @ theta) + s), obs=y)
+
+
+def probs(X, y=None):
+    theta = numpyro.sample("theta", dist.Normal(0.0, 1.0).expand([X.shape[1]]).to_event(1))
+    with numpyro.plate("records", X.shape[0]):
+        numpyro.sample("y", dist.Bernoulli(probs=jax.nn.sigmoid(X @ theta)), obs=y)
+
+
+def masked(X, y=None):
+    theta = numpyro.sample("theta", dist.Normal(0.0, 1.0).expand([X.shape[1]]).to_event(1))
+    with numpyro.plate("records", X.shape[0]):
+        numpyro.sample("y", dist.Bernoulli(logits=X @ theta).mask(X[:, 0] > -10), obs=y)
+
+
+def two_sites(X, y=None):
+    theta = numpyro.sample("theta", dist.Normal(0.0, 1.0).expand([X.shape[1]]).to_event(1))
+    with numpyro.plate("records", X.shape[0]):
+        numpyro.sample("y", dist.Bernoulli(logits=X @ theta), obs=y)
+        numpyro.sample("y2", dist.Bernoulli(logits=X @ theta), obs=y)
+
+
+def piecewise(X, y=None):
+    theta = numpyro.sample("theta", dist.Normal(0.0, 1.0).expand([X.shape[1]]).to_event(1))
+    with numpyro.plate("records", X.shape[0]):
+        numpyro.sample("y", dist.Bernoulli(logits=jnp.maximum(X @ theta, 0.0)), obs=y)
+
+
+def _pot(model, m=40, d=3, seed=0):
+    X, y = logistic_data(m, d, seed=seed)
+    return ModelPotential(model, {"X": X, "y": y})
+
+
+@pytest.mark.parametrize("model", [logistic, intercept_features])
+def test_affine_bernoulli_models_detected(model):
+    structure, why = glm.detect(_pot(model))
+    assert structure is not None, why
+    assert structure.site == "y"
+
+
+@pytest.mark.parametrize("model, reason", [
+    (squared, "integer_pow"), (scaled_by_latent, "two theta-dependent"), (positive_scale, "exp"),
+    (probs, "BernoulliProbs"), (masked, "MaskedDistribution"), (two_sites, "2 likelihood sites"),
+    (piecewise, "max"),
+])
+def test_non_affine_or_other_likelihoods_refused(model, reason):
+    structure, why = glm.detect(_pot(model))
+    assert structure is None
+    assert reason in why
+
+
+def test_gaussian_likelihood_refused():
+    y = np.linspace(-1, 1, 10).astype(np.float32)
+    structure, why = glm.detect(ModelPotential(gaussian_mean, {"y": y}))
+    assert structure is None and "not BernoulliLogits" in why
+
+
+def test_affinity_proof_on_plain_functions():
+    x = jnp.ones(3)
+    A = jnp.ones((4, 3))
+    assert glm.affine_in_first_argument(lambda t, A: (A @ t + 1.0, A), x, A) == [True, False]
+    assert glm.affine_in_first_argument(lambda t, A: jnp.where(A[:, 0] > 0, A @ t, -2.0 * (A @ t)), x, A) == [True]
+    for f in (lambda t, A: A @ jnp.sin(t), lambda t, A: (A @ t) * (A @ t), lambda t, A: A @ t / t[0],
+              lambda t, A: jnp.where(A @ t > 0, A @ t, 0.0), lambda t, A: A[t.astype(jnp.int32)[0]]):
+        with pytest.raises(glm.NotAffine):
+            glm.affine_in_first_argument(f, x, A)
+
+
+@pytest.mark.parametrize("model", [logistic, intercept_features])
+@pytest.mark.parametrize("num_chains", [1, 3])
+def test_glm_gradient_equals_numpyro_gradient(model, num_chains):
+    pot = _pot(model, m=50, d=4, seed=3)
+    structure, _ = glm.detect(pot)
+    general = jax.jit(lambda th: gradients.full_batch(pot)(None, th, pot.data))
+    rng = np.random.default_rng(0)
+    thetas = np.concatenate([np.zeros((1, pot.dim)), rng.normal(size=(num_chains * 2, pot.dim))])
+    thetas = jnp.asarray(thetas[:num_chains] if num_chains > 1 else thetas[:1], jnp.float32)
+    thetas_rand = jnp.asarray(rng.normal(size=(num_chains, pot.dim)), jnp.float32)
+    forms = glm.FORMS_SINGLE if num_chains == 1 else glm.FORMS_CHAINS
+    for form in forms:
+        a = glm.arrays(structure, pot.data, pot.dim, jnp.float32, with_rows=True)
+        g = jax.jit(glm.build_gradient(structure, form, num_chains))
+        for th in (thetas, thetas_rand):
+            x = th[0] if num_chains == 1 else th
+            expected = np.stack([np.asarray(general(t)) for t in th])
+            got = np.asarray(g(x, pot.data, a)).reshape(expected.shape)
+            np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5, err_msg=form)
+
+
+def test_glm_gradient_at_logits_zero_is_half_minus_y():
+    """theta = 0 gives logits = 0 exactly: d l_i / d eta = sigmoid(0) - y_i = 1/2 - y_i (NumPyro's own formula
+    differentiates to -y_i there; both paths must give the exact value)."""
+    X, y = logistic_data(30, 3, seed=2)
+    pot = ModelPotential(logistic, {"X": X, "y": y})
+    structure, _ = glm.detect(pot)
+    a = glm.arrays(structure, pot.data, pot.dim, jnp.float32, with_rows=False)
+    got = np.asarray(glm.build_gradient(structure, "JT", 1)(jnp.zeros(3), pot.data, a))
+    expected = X.astype(np.float64).T @ (0.5 - y.astype(np.float64))
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(gradients.full_batch(pot)(None, jnp.zeros(3), pot.data)), expected,
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_choose_form_returns_a_form_and_is_cached():
+    f = glm.choose_form(100, 3, 4, jnp.float32, steps=4, repeats=1)
+    assert f in glm.FORMS_CHAINS
+    assert glm.choose_form(100, 3, 4, jnp.float32) == f
+    assert glm.choose_form(100, 3, 1, jnp.float32, steps=4, repeats=1) in glm.FORMS_SINGLE
+
+
+def _general_only(monkeypatch):
+    monkeypatch.setattr(glm, "detect", lambda potential: (None, "disabled in the test"))
+
+
+@pytest.mark.parametrize("num_chains", [1, 3])
+@pytest.mark.parametrize("model", [logistic, intercept_features])
+def test_sampler_glm_path_equals_general_path(monkeypatch, num_chains, model):
+    X, y = logistic_data(80, 3, seed=4)
+    kw = dict(sampler="ula", step_size=1e-2, num_steps=60, num_chains=num_chains, release="path",
+              uncertified=True, init="prior", init_key=jax.random.key(9))
+    fast = Sampler(model, {"X": X, "y": y}, **kw).run(jax.random.key(5))
+    assert fast.gradient_path.startswith("batched GLM gradient")
+    with monkeypatch.context() as mp:
+        _general_only(mp)
+        slow = Sampler(model, {"X": X, "y": y}, **kw).run(jax.random.key(5))
+    assert slow.gradient_path.startswith("general")
+    np.testing.assert_allclose(fast.get_unconstrained_samples(), slow.get_unconstrained_samples(), rtol=1e-4,
+                               atol=1e-5)
+
+
+def test_first_ula_steps_are_the_certified_update():
+    """x_1 = x_0 - gamma grad U(x_0) + sqrt(2 gamma / beta) z, z of chain c = the block's N(0, I) draws of its key."""
+    X, y = logistic_data(50, 3, seed=6)
+    gamma, beta, K = 0.01, 2.0, 2
+    x0 = np.array([[0.1, -0.2, 0.3], [0.0, 0.0, 0.0]])  # the second chain starts at logits = 0
+    s = Sampler(logistic, {"X": X, "y": y}, step_size=gamma, inverse_temperature=beta, num_steps=2, num_chains=K,
+                release="path", uncertified=True, init=x0)
+    out = s.run(jax.random.key(7)).get_unconstrained_samples()
+    assert s.gradient_path.startswith("batched GLM gradient")
+    keys = jax.random.split(jax.random.key(7), K)
+    Xd, yd = X.astype(np.float64), y.astype(np.float64)
+    for c in range(K):
+        z = np.asarray(jax.random.normal(jax.random.fold_in(keys[c], 0), (2, 3), jnp.float32), np.float64)
+        x = x0[c]
+        for t in range(2):
+            g = Xd.T @ (1 / (1 + np.exp(-Xd @ x)) - yd) + x  # prior N(0, 1)
+            x = x - gamma * g + np.sqrt(2 * gamma / beta) * z[t]
+            np.testing.assert_allclose(out[c, t], x, rtol=1e-4, atol=1e-5)
+
+
+def test_ula_vectorized_equals_sequential_with_glm_path():
+    X, y = logistic_data(60, 3)
+    kw = dict(sampler="ula", step_size=1e-2, num_steps=50, num_chains=3, uncertified=True, release="path",
+              init="prior", init_key=jax.random.key(2))
+    a = Sampler(logistic, {"X": X, "y": y}, chain_method="vectorized", **kw).run(jax.random.key(4))
+    b = Sampler(logistic, {"X": X, "y": y}, chain_method="sequential", **kw).run(jax.random.key(4))
+    assert a.gradient_path.startswith("batched") and b.gradient_path.startswith("batched")
+    np.testing.assert_allclose(a.get_unconstrained_samples(), b.get_unconstrained_samples(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("kw", [dict(sampler="ula", clip_norm=0.5), dict(sampler="sgld", batch_size=10),
+                                dict(sampler="sgld", batch_size=10, clip_norm=0.5)])
+def test_clipped_and_minibatch_runs_keep_the_general_path(kw):
+    X, y = logistic_data(40, 3)
+    s = Sampler(logistic, {"X": X, "y": y}, step_size=1e-3, num_steps=5, uncertified=True, **kw)
+    s.run(jax.random.key(0))
+    assert s.gradient_path.startswith("general")
+
+
+def test_glm_path_does_not_recompile_between_runs():
+    X, y = logistic_data(40, 3)
+    s = Sampler(logistic, {"X": X, "y": y}, step_size=1e-3, num_steps=7, num_chains=2, uncertified=True)
+    s.run(jax.random.key(0))
+    n = driver.TRACE_COUNT["n"]
+    s.run(jax.random.key(1))
+    X2, y2 = logistic_data(40, 3, seed=1)
+    Sampler(logistic, {"X": X2, "y": y2}, step_size=1e-3, num_steps=7, num_chains=2, uncertified=True).run(
+        jax.random.key(0))
+    assert driver.TRACE_COUNT["n"] == n
