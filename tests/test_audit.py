@@ -108,20 +108,7 @@ def test_cli_mechanism_list_matches_library():
 
 # -- reference models with the real samplers --------------------------------------------------
 
-def _model_data(name, m=40, d=3, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(m, d))
-    X *= 0.99 / np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))
-    if name in ("logistic", "sparse_logistic"):
-        return {"X": X, "y": (rng.random(m) < 0.5).astype(np.int32)}, ["X.norm=1", "y.values=0,1"], {}
-    if name == "softmax":
-        return {"X": X, "y": rng.integers(0, 3, m).astype(np.int32)}, ["X.norm=1", "y.values=0,1,2"], \
-            {"num_classes": 3}
-    if name == "robust":
-        return {"X": X, "y": np.clip(rng.normal(size=m), -2, 2)}, ["X.norm=1", "y.min=-2", "y.max=2"], {}
-    if name == "poisson":
-        return {"X": X, "y": rng.poisson(1.0, m).astype(np.int32)}, ["X.norm=1", "y.min=0", "y.max=10"], {}
-    raise KeyError(name)
+from bayesdp.bench.audit import _model_data  # noqa: E402  (shared with the benchmark)
 
 
 MODEL_CASES = [

@@ -51,25 +51,9 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _model_kwargs(args) -> dict:
-    from ..errors import AssumptionError
-
-    kw = {}
-    if args.prior_scale is not None:
-        kw["prior_scale"] = args.prior_scale
-    for item in args.model_arg:
-        if "=" not in item:
-            raise AssumptionError(f"--model-arg {item!r} is not NAME=VALUE; e.g. --model-arg num_classes=3")
-        k, v = item.split("=", 1)
-        try:
-            num = float(v)
-        except ValueError:
-            raise AssumptionError(f"--model-arg {k} = {v!r} is not a number; pass a number") from None
-        kw[k.strip()] = int(num) if num.is_integer() and "." not in v else num
-    return kw
-
-
 def run(args) -> int:
+    from .certify import _model_kwargs
+
     try:
         from .certify import prepare_jax
     except ImportError:  # pragma: no cover - the certify command is optional
