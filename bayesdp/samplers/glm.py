@@ -248,7 +248,13 @@ def _lik_grad_chains(form):
     if form == "JT_J":
         return lambda th, a: (sig(th @ a["JT"] + a["c"]) - a["y"]) @ a["J"]
     if form == "J_JT":  # feature-major: (m, K) residuals, X Theta then X^T R
-        return lambda th, a: jnp.transpose(a["JT"] @ (sig(a["J"] @ th.T + a["c"][:, None]) - a["y"][:, None]))
+        def j_jt(th, a):
+            g = a["JT"] @ (sig(a["J"] @ th.T + a["c"][:, None]) - a["y"][:, None])  # (dim, K)
+            # the barrier keeps X^T R a plain (dim, m) x (m, K) product: without it XLA folds the
+            # transpose into the dot (R^T X, contracting dimension 0 of R), which XLA:CPU leaves to
+            # its slower generic dot instead of the YNNPACK fusion (measured 88 vs 131 steps/s)
+            return jnp.transpose(jax.lax.optimization_barrier(g))
+        return j_jt
     if form == "J":
         return lambda th, a: (sig(th @ a["J"].T + a["c"]) - a["y"]) @ a["J"]
     raise ValueError(form)
