@@ -9,8 +9,9 @@
   ``mu_LB = Phi^-1(1 - FPR+) - Phi^-1(FNR+)``: a mu-GDP mechanism has
   FNR >= Phi(Phi^-1(1 - FPR) - mu) for every test, so a test with (FPR, FNR) forces
   mu >= Phi^-1(1 - FPR) - Phi^-1(FNR); upper confidence bounds on both rates keep it a lower bound.
-Thresholds are scanned over a fixed grid of pooled-sample quantiles; the confidence level is split
-over all thresholds and both rates (Bonferroni), so the reported bounds hold simultaneously.
+Thresholds are quantiles of a pilot split (the first 10 % of each side's runs), fixed before the
+counts on the remaining runs; the confidence level is split over all thresholds and both rates
+(Bonferroni), so the reported bounds hold simultaneously.
 """
 
 from __future__ import annotations
@@ -24,6 +25,10 @@ from scipy.stats import norm
 
 from ..curves import GDP
 from ..errors import AssumptionError
+
+
+#: fraction of each side's runs used only to choose the threshold grid
+PILOT_FRACTION = 0.1
 
 
 def clopper_pearson_upper(k: int, n: int, alpha: float) -> float:
@@ -69,16 +74,22 @@ def audit_scores(scores_d: np.ndarray, scores_d_prime: np.ndarray, delta: float,
         raise AssumptionError(f"delta = {delta} must be in [0, 1)")
     if not (np.isfinite(s1).all() and np.isfinite(s0).all()):
         raise AssumptionError("the score has non-finite values; check the statistic and the runs")
+    if np.ptp(np.concatenate([s1, s0])) == 0.0:
+        raise AssumptionError("the score is constant over all runs: it cannot distinguish the datasets; "
+                              "choose a statistic that depends on the output")
+    # thresholds are chosen on a separate pilot split, so that the Bonferroni correction is over a grid
+    # fixed before the counts it is applied to
+    runs = min(s1.size, s0.size)
+    p1, p0 = max(1, int(PILOT_FRACTION * s1.size)), max(1, int(PILOT_FRACTION * s0.size))
+    pilot = np.concatenate([s1[:p1], s0[:p0]])
+    s1, s0 = s1[p1:], s0[p0:]
     n1, n0 = s1.size, s0.size
     need = min_runs(confidence, thresholds)
     if min(n1, n0) < need:
-        raise AssumptionError(f"runs = {min(n1, n0)} is too few for confidence {confidence} over {thresholds} "
-                              f"thresholds; use at least {need} runs per dataset")
-    pooled = np.concatenate([s1, s0])
-    if np.ptp(pooled) == 0.0:
-        raise AssumptionError("the score is constant over all runs: it cannot distinguish the datasets; "
-                              "choose a statistic that depends on the output")
-    qs = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, thresholds + 2)[1:-1]))
+        total = int(np.ceil(need / (1.0 - PILOT_FRACTION))) + 1
+        raise AssumptionError(f"runs = {min(n1 + p1, n0 + p0)} is too few for confidence {confidence} over "
+                              f"{thresholds} thresholds; use at least {total} runs per dataset")
+    qs = np.unique(np.quantile(pilot, np.linspace(0.0, 1.0, thresholds + 2)[1:-1]))
     alpha = (1.0 - confidence) / (2 * len(qs))
     s1_sorted, s0_sorted = np.sort(s1), np.sort(s0)
     eps_lb, best = 0.0, None
@@ -97,5 +108,5 @@ def audit_scores(scores_d: np.ndarray, scores_d_prime: np.ndarray, delta: float,
     mu_lb, t, fpr, fnr = best
     eps_mu = GDP(mu_lb).epsilon(delta) if delta > 0 else (math.inf if mu_lb > 0 else 0.0)
     return AuditBounds(epsilon_lower_bound=eps_lb, mu_lower_bound=mu_lb, epsilon_from_mu=eps_mu, threshold=float(t),
-                       fpr_upper=fpr, fnr_upper=fnr, confidence=confidence, runs=min(n1, n0),
+                       fpr_upper=fpr, fnr_upper=fnr, confidence=confidence, runs=runs,
                        thresholds_scanned=len(qs))
