@@ -31,7 +31,9 @@ Design (see docs/samplers.md):
 from __future__ import annotations
 
 import functools
+import contextlib
 import json
+import logging
 import math
 import time
 import warnings
@@ -295,6 +297,24 @@ def _validate(sampler, step_size, num_steps, inverse_temperature, batch_size, cl
 # ---------------------------------------------------------------------------
 # the driver
 # ---------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _quiet_arviz():
+    """"More chains than draws" is expected for release="final": ArviZ reports it through warnings and
+    through its logger ("Shape validation failed"); both are silenced inside this block only."""
+    import arviz
+
+    # arviz logs through its own Logger instance (arviz._log), not one from logging.getLogger
+    log = getattr(arviz, "_log", None) or logging.getLogger("arviz")
+    level = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        log.setLevel(level)
 
 
 class Sampler:
@@ -564,8 +584,7 @@ class Sampler:
         samples = self.get_samples(group_by_chain=True)
         attrs = {"bayesdp_certificate": self.certificate_json(), "bayesdp_certified": int(self.certified),
                  "bayesdp_release": self.config.release, "bayesdp_sampler": self.config.sampler}
-        with warnings.catch_warnings():  # "more chains than draws" is expected for release="final"
-            warnings.simplefilter("ignore", UserWarning)
+        with _quiet_arviz():
             idata = az.from_dict(posterior=samples)
         idata.posterior.attrs.update(attrs)
         return idata
@@ -576,8 +595,7 @@ class Sampler:
 
         self._require_run()
         idata = self.to_inference_data()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with _quiet_arviz():
             table = az.summary(idata, hdi_prob=prob)
         head = (f"{self.config.sampler.upper()} {self.config.release} release, {self.config.num_chains} chain(s), "
                 f"{self._released.shape[1]} draw(s) per chain; ")
