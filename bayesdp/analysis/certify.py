@@ -21,7 +21,7 @@ from .analyze import Analysis, analyze
 
 MECHANISM_KEYS = ("posterior", "ula-final", "ula-path", "sgld-final", "sgld-path")
 
-# 004 Proposition 3.4 TODO: the warning needs a certified *lower* bound on the posterior's
+# 004 Proposition 3.4, limitation: a quantitative warning needs a certified *lower* bound on the posterior's
 # privacy loss (the posterior is NOT (eps, delta)-DP); the core provides only upper bounds,
 # so the report states the proposition's content without inventing a number.
 PROP_3_4_NOTE = ("004 Proposition 3.4: if a chain's final draw is certified (eps, delta_n)-DP while the exact "

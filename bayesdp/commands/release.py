@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 
 from ..cli import ARG_TYPES, emit_json
+from .sample import add_model_data_arguments
 
 
 def add_parser(sub) -> None:
@@ -20,12 +21,7 @@ def add_parser(sub) -> None:
                        description="Run ULA/SGLD (not published) and release Laplace-noised Monte Carlo estimates "
                                    "of a Lipschitz statistic, pure eps-DP by synchronous coupling; the spend is "
                                    "recorded in a ledger.")
-    p.add_argument("model", metavar="MODEL", help="built-in model name (models/) or path/to/file.py:function")
-    p.add_argument("--data", metavar="FILE", required=True, help="NPZ (arrays named like the model arguments) or CSV")
-    p.add_argument("--x-columns", help="CSV: comma-separated feature columns (argument X)")
-    p.add_argument("--y-column", help="CSV: response column (argument y)")
-    p.add_argument("--domain", action="extend", nargs="+", default=[], metavar="ARG.KEY=VALUE",
-                   help="public bound on one record: X.norm=R, y.values=0,1 ... (several, or repeat the flag)")
+    add_model_data_arguments(p)
     # statistic
     p.add_argument("--stat", default="mean", metavar="mean|FILE.py:FUNC",
                    help="'mean': posterior mean of every coordinate (or of --coords); or a user function of the "

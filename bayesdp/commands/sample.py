@@ -12,16 +12,21 @@ from __future__ import annotations
 from ..cli import ARG_TYPES, emit_json
 
 
-def add_parser(sub) -> None:
-    p = sub.add_parser("sample", help="run ULA/SGLD on a NumPyro model exactly as certified, write ArviZ .nc",
-                       description="Certify, then run ULA or SGLD on a NumPyro model; the released draws and "
-                                   "the certificate are written to an ArviZ NetCDF file.")
+def add_model_data_arguments(p) -> None:
+    """MODEL, --data, CSV column options and --domain, shared by `sample` and `release`."""
     p.add_argument("model", metavar="MODEL", help="built-in model name (models/) or path/to/file.py:function")
     p.add_argument("--data", metavar="FILE", required=True, help="NPZ (arrays named like the model arguments) or CSV")
     p.add_argument("--x-columns", help="CSV: comma-separated feature columns (argument X)")
     p.add_argument("--y-column", help="CSV: response column (argument y)")
     p.add_argument("--domain", action="extend", nargs="+", default=[], metavar="ARG.KEY=VALUE",
                    help="public bound on one record: X.norm=R, y.values=0,1 ... (several, or repeat the flag)")
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("sample", help="run ULA/SGLD on a NumPyro model exactly as certified, write ArviZ .nc",
+                       description="Certify, then run ULA or SGLD on a NumPyro model; the released draws and "
+                                   "the certificate are written to an ArviZ NetCDF file.")
+    add_model_data_arguments(p)
     p.add_argument("--sampler", choices=("ula", "sgld"), required=True, help="ULA (full batch) or SGLD (minibatches)")
     p.add_argument("--step-size", type=ARG_TYPES[float], required=True, help="step size gamma")
     p.add_argument("--num-steps", type=ARG_TYPES[int], required=True, help="number of steps n")

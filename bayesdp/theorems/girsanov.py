@@ -113,7 +113,7 @@ def proposition_4_6(drift_lipschitz: float, drift_offset: float, coupling_bound:
 # ---------------------------------------------------------------------------
 
 
-def _final_constant(c_off: float, coupling: float, L: float, beta: float, T: float) -> tuple[float, str]:
+def final_constant(c_off: float, coupling: float, L: float, beta: float, T: float) -> tuple[float, str]:
     """Prop 4.6 with the T < 1 branch: returns (C, note)."""
     if T < 1.0:
         return beta * c_off * c_off * T, "T = n*gamma < 1: Proposition 4.5 branch (B.6), C = beta*c_off^2*T"
@@ -140,7 +140,7 @@ def theorem_5_2(strong_convexity: float, smoothness: float, grad_bound: float, s
     n = positive_int("num_steps", num_steps)
     a = contraction_margin(mu, L, gamma)
     coupling = 2.0 * c / a                         # sup_n |e_n| <= 2c/a  (C.1, (116))
-    C, note = _final_constant(2.0 * c, coupling, L, beta, n * gamma)
+    C, note = final_constant(2.0 * c, coupling, L, beta, n * gamma)
     if beta != 1.0:
         note = ("full-batch ULA with inverse temperature beta is SGLD with batch size = data size; "
                 + note).rstrip("; ")
@@ -208,7 +208,7 @@ def theorem_5_6(strong_convexity: float, smoothness: float, grad_bound: float, s
         offset = 2.0 * c
         coupling = 2.0 * c / a
         name = "C6*"
-    C, note = _final_constant(offset, coupling, L, beta, n * gamma)
+    C, note = final_constant(offset, coupling, L, beta, n * gamma)
     return Certificate(
         mechanism=mechanism, source=source, curve=_linear(C),
         assumptions={"strong_convexity": mu, "smoothness": L, "grad_bound": c, "step_size": gamma,

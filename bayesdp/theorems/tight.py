@@ -26,6 +26,7 @@ import math
 from ..certificate import Certificate
 from ..curves import GDP, RDP
 from ..errors import AssumptionError, nonnegative, positive, positive_int, require
+from .girsanov import final_constant
 from .gradient_step import contraction_factor
 
 POSTERIOR_SOURCE = "Gopi-Lee-Liu 2022 (posterior GDP)"
@@ -171,13 +172,7 @@ def theorem_5_2_exact_contraction(strong_convexity: float, smoothness: float, gr
     s = positive_int("batch_size", batch_size)
     offset = 2.0 * c / s if linear_v else 2.0 * c
     C = kv_coupling_bound(mu, L, offset, step_size, exact=True)
-    T = n * step_size
-    if T < 1.0:
-        K = beta * offset * offset * T
-        note = "T = n*gamma < 1: Proposition 4.5 branch (B.6)"
-    else:
-        K = beta * (C * (L + 1.0) + offset) ** 2
-        note = ""
+    K, note = final_constant(offset, C, L, beta, n * step_size)   # Prop 4.6, T < 1 -> Prop 4.5 branch
     return Certificate(mechanism=mechanism, source=EXACT_CONTRACTION_SOURCE, curve=RDP.linear(K / 4.0),
                        assumptions={"strong_convexity": mu, "smoothness": L, "grad_bound": c, "step_size": step_size,
                                     "num_steps": n, "inverse_temperature": beta, "batch_size": s,
