@@ -12,15 +12,15 @@ this is two matrix products over the data instead of a ``vmap`` of the per-chain
 and the Jacobian can be stored in the layout that is fastest for the shape (chosen by a quick
 measurement, :func:`choose_form`).
 
-Affinity is **proved structurally, never assumed**: :func:`affine_in_first_argument` walks the jaxpr of
-``eta(theta, data)`` (traced with the model, at the data's shapes) and accepts only if every live
-operation that touches ``theta`` is linear in it (add/sub, multiplication or division by a
-theta-free operand, a dot product with a theta-free operand, reshapes, broadcasts, slices with
-theta-free indices, sums, selects with a theta-free predicate, ...).  Such a program is affine in
-``theta`` for every value of the data, so ``J`` (computed once per dataset by ``jacfwd`` at
-``theta = 0``) and ``c = eta(0)`` give ``eta(theta) = J theta + c`` exactly (up to float rounding).
-Anything else (a transform such as ``exp`` of a positive site, a hierarchical scale multiplying
-``theta``, another observed site, a masked or scaled site) falls back to the general path.
+Affinity is **proved structurally, never assumed**: :func:`affine_in_first_argument` runs the analyzer's
+affinity interpreter (:mod:`bayesdp.analysis.structure.affinity`) on the jaxpr of ``eta(theta, data)``
+(traced with the model, at the data's shapes): every operation that touches ``theta`` must be linear in
+it (sums, multiplication or division by a theta-free operand, a dot product with a theta-free operand,
+reshapes, broadcasts, slices and gathers with theta-free indices, selects with a theta-free predicate,
+...).  Such a program is affine in ``theta`` for every value of the data, so ``J`` (computed once per
+dataset by ``jacfwd`` at ``theta = 0``) and ``c = eta(0)`` give ``eta(theta) = J theta + c`` exactly (up to
+float rounding).  Anything else (a transform such as ``exp`` of a positive site, a hierarchical scale
+multiplying ``theta``, another observed site, a masked or scaled site) falls back to the general path.
 
 The prior/Jacobian part ``K`` keeps NumPyro's gradient (per chain, traced with the same data as the
 general path); only the likelihood part is replaced.  Used by full-batch ULA without clipping on one
@@ -37,97 +37,28 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-# primitives whose output is affine in theta whenever every theta-dependent input is affine
-_LINEAR = {"neg", "reshape", "broadcast_in_dim", "transpose", "squeeze", "expand_dims", "slice", "concatenate",
-           "reduce_sum", "copy", "copy_p", "add", "sub", "add_any", "rev", "cumsum", "real", "reduce_precision",
-           "pad", "sharding_constraint", "mesh_cast", "reshard"}
-# primitives linear in exactly one operand (the others must be theta-free)
-_BILINEAR = {"mul", "dot_general"}
-# call-like primitives whose body is checked recursively (parameter holding the body)
-_CALLS = {"pjit": "jaxpr", "jit": "jaxpr", "closed_call": "call_jaxpr", "core_call": "call_jaxpr",
-          "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr", "custom_vjp_call_jaxpr": "fun_jaxpr",
-          "remat": "jaxpr", "checkpoint": "jaxpr"}
-
-
 class NotAffine(Exception):
     """The predictor is not (provably) affine in theta."""
-
-
-def _jaxpr_affine(jaxpr, dep_in: list[bool]) -> list[bool]:
-    """Forward pass over the live equations of ``jaxpr``; returns which outputs depend on theta.
-
-    Raises :class:`NotAffine` at the first live equation that could be non-affine in theta.
-    """
-    from jax.extend import core as jcore
-
-    def is_var(v):
-        return not isinstance(v, jcore.Literal)
-
-    # liveness (dead equations, e.g. NumPyro's unused finiteness checks, are ignored)
-    live = {v for v in jaxpr.outvars if is_var(v)}
-    live_eqns = []
-    for eqn in reversed(jaxpr.eqns):
-        if any(v in live for v in eqn.outvars):
-            live_eqns.append(eqn)
-            live.update(v for v in eqn.invars if is_var(v))
-    live_eqns.reverse()
-
-    dep = {v for v, d in zip(jaxpr.invars, dep_in) if d}
-    for v in jaxpr.constvars:
-        dep.discard(v)
-    for eqn in live_eqns:
-        ins = [is_var(v) and v in dep for v in eqn.invars]
-        if not any(ins):
-            continue
-        name = eqn.primitive.name
-        if name in _LINEAR:
-            outs = [True] * len(eqn.outvars)
-        elif name in _BILINEAR:
-            if sum(ins) != 1:
-                raise NotAffine(f"{name} of two theta-dependent operands")
-            outs = [True]
-        elif name == "div":
-            if ins[1]:
-                raise NotAffine("division by a theta-dependent value")
-            outs = [True]
-        elif name == "convert_element_type":
-            if not jnp.issubdtype(eqn.params["new_dtype"], jnp.floating):
-                raise NotAffine("conversion of a theta-dependent value to a non-float type")
-            outs = [True]
-        elif name == "select_n":
-            if ins[0]:
-                raise NotAffine("select with a theta-dependent predicate")
-            outs = [True]
-        elif name in ("dynamic_slice", "gather", "dynamic_update_slice", "scatter-add", "scatter_add"):
-            if any(ins[1:]) and name in ("dynamic_slice", "gather"):
-                raise NotAffine(f"{name} with theta-dependent indices")
-            if name == "dynamic_update_slice" and any(ins[2:]):
-                raise NotAffine("dynamic_update_slice with theta-dependent indices")
-            if name in ("scatter-add", "scatter_add") and ins[1]:
-                raise NotAffine("scatter-add with theta-dependent indices")
-            outs = [True]
-        elif name in _CALLS and _CALLS[name] in eqn.params:
-            body = eqn.params[_CALLS[name]]
-            inner = getattr(body, "jaxpr", body)
-            outs = _jaxpr_affine(inner, ins)
-        else:
-            raise NotAffine(f"primitive {name!r} applied to theta")
-        for v, d in zip(eqn.outvars, outs):
-            if d:
-                dep.add(v)
-    return [is_var(v) and v in dep for v in jaxpr.outvars]
 
 
 def affine_in_first_argument(fn: Callable, theta, *args) -> list[bool]:
     """Prove that every output of ``fn(theta, *args)`` is affine in ``theta`` (for all values of ``args``).
 
-    Returns, per output, whether it depends on theta at all; raises :class:`NotAffine` (with the reason)
-    when the traced program contains a theta-dependent operation that is not linear.
+    The proof is the analyzer's affinity interpreter (:mod:`bayesdp.analysis.structure.affinity`) run on
+    the traced program.  Returns, per output, whether it depends on theta at all; raises
+    :class:`NotAffine` (naming the operation and the line) when an output is not proven affine.
     """
+    from ..analysis.structure import Affinity, Run, where
+    from ..analysis.structure.affinity import A, C, CONST, OTHER
+
     closed = jax.make_jaxpr(fn)(theta, *args)
     n_theta = len(jax.tree_util.tree_leaves(theta))
     n_in = len(closed.jaxpr.invars)
-    return _jaxpr_affine(closed.jaxpr, [True] * n_theta + [False] * (n_in - n_theta))
+    outs = Run(Affinity()).program(closed, [A] * n_theta + [C] * (n_in - n_theta))
+    for o in outs:
+        if o.kind == OTHER:
+            raise NotAffine(f"`{where(o.why)}` is not linear in theta" if o.why is not None else "not affine")
+    return [o.kind != CONST for o in outs]
 
 
 # ---------------------------------------------------------------------------

@@ -1,0 +1,357 @@
+"""Constants: the decomposition ``U_D = K + V_D`` and its numbers, each with its provenance.
+
+* :func:`prior_site`: a latent site's prior term through its family rule (parameters proven
+  constant, then evaluated);
+* :func:`likelihood_site`: an observed site's per-record gradient bound, smoothness and convexity
+  from its family rule, the proven affinity of its predictor, the bound of the predictor's
+  Jacobian over the declared domain, and the intervals of its fixed parameters and response;
+* :func:`combine`: the constants the certificates need (names fixed, see docs/analysis.md).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import DomainError
+from . import rounding as r
+from .facts import Constants, Fact, Unproven
+from .families import LIKELIHOOD_RULES, PRIOR_RULES, PriorFacts, Unsupported
+from .structure import program as sp
+from .structure.affinity import AFFINE, CONST
+from .structure.evaluate import evaluate_constants
+from .structure.interpreter import conc
+
+
+@dataclass
+class LikelihoodFacts:
+    site: str
+    rule: str
+    grad_bound: float
+    smoothness: float | None
+    convex: bool
+    detail: str
+
+
+# ---------------------------------------------------------------------------
+# priors
+
+
+def prior_site(program, facts, structure, name: str, m: int) -> PriorFacts | Unproven:
+    s = program.sites[name]
+    if name in structure.hierarchical:
+        others, via = structure.hierarchical[name]
+        return Unproven(name, "prior decomposition",
+                        f"its prior parameters depend on the latent site(s) {', '.join(sorted(others))} "
+                        f"(through {sp.how(via)}): a hierarchical prior; no rule covers it")
+    if s.support != "real" or s.transform not in ("IdentityTransform", "IndependentTransform", "identity"):
+        return Unproven(name, "prior decomposition",
+                        f"support is {s.support}: the unconstrained potential includes the Jacobian term "
+                        "-log|det J_T|, which no rule covers; use a real-supported prior or fix the parameter as a "
+                        "hyperparameter")
+    rule = PRIOR_RULES.get(s.dist_type)
+    if rule is None:
+        return Unproven(name, "prior decomposition", f"no rule for a {s.family} prior")
+    wanted = {k: program.output(name, f"param:{k}") for k in s.params}
+    size_dep = any(facts.dep[i].size for i in wanted.values())
+    values = evaluate_constants(program.jaxpr, list(wanted.values()), m if size_dep else 1)
+    params = {k: np.broadcast_to(np.asarray(v, dtype=np.float64), np.shape(v)) for k, v in zip(wanted, values)}
+    try:
+        return rule(params)
+    except Unsupported as exc:
+        return Unproven(name, "prior decomposition", str(exc))
+
+
+# ---------------------------------------------------------------------------
+# likelihoods
+
+
+def _interval(b) -> tuple[float, float]:
+    return float(np.min(b.lo)), float(np.max(b.hi))
+
+
+def _response_arg(program, name: str) -> str | None:
+    """The data argument the observed value IS (the same program input), if any."""
+    i = program.output(name, "value")
+    var = program.jaxpr.jaxpr.outvars[i]
+    for (kind, arg), v in zip(program.inputs, program.jaxpr.jaxpr.invars):
+        if kind == "data" and v is var:
+            return arg
+    return None
+
+
+def likelihood_site(program, facts, name: str, domain, m: int, arrays) -> LikelihoodFacts | Unproven:
+    s = program.sites[name]
+    what = "per-record gradient bound"
+    rule = LIKELIHOOD_RULES.get(s.dist_type)
+    if rule is None:
+        return Unproven(name, what, f"no rule for a {s.family} likelihood; pass --clip-norm G to clip per-record "
+                        "gradients")
+    if rule.refuse:
+        return Unproven(name, what, f"{rule.refuse}; pass --clip-norm G to clip per-record gradients (the sampler "
+                        "then no longer targets the exact posterior)")
+    extra = [w for w in s.wrappers if w not in ("Independent", "ExpandedDistribution")]
+    if extra:
+        return Unproven(name, what, f"no rule for a {extra[0]} around a {s.family} likelihood")
+    pred_i = program.output(name, f"param:{rule.predictor}")
+    pd, pa = facts.dep[pred_i], facts.aff[pred_i]
+
+    # fixed parameters: theta-free, bounded over the domain
+    fixed_i = {}
+    for attr in rule.fixed:
+        i = program.output(name, f"param:{attr}")
+        d, a = facts.dep[i], facts.aff[i]
+        if d.theta or a.kind != CONST:
+            return Unproven(name, what, f"its {attr} depends on the latent sites (through {sp.how(d.via_theta)}); "
+                            f"{rule.family} needs a fixed {attr}")
+        fixed_i[attr] = i
+    value_i = program.output(name, "value")
+    bounds = sp.bound_outputs(program, domain, m, list(fixed_i.values()) + [value_i])
+    fixed = {attr: _interval(b) for attr, b in zip(fixed_i, bounds)}
+    resp = _interval(bounds[-1])
+    pred_shape = conc(program.jaxpr.out_avals[pred_i].shape)
+    try:
+        lo_s, hi_s, integer = rule.support(fixed, pred_shape) if rule.support is not None else (-math.inf, math.inf,
+                                                                                                  False)
+    except Unsupported as exc:
+        return Unproven(name, what, str(exc))
+    arg = _response_arg(program, name)
+    if rule.support is not None:
+        if not (math.isfinite(resp[0]) and math.isfinite(resp[1])):
+            if arg is None:
+                return Unproven(name, what, f"its observed value is unbounded over the declared domain (through "
+                                f"{sp.how(bounds[-1].why)}); declare the range of the data it is computed from")
+            resp = (lo_s, hi_s)
+        elif resp[0] < lo_s or resp[1] > hi_s:
+            who = f"domain of {arg}" if arg else "the observed value's range over the domain"
+            raise DomainError(f"{who} = [{resp[0]:g}, {resp[1]:g}] exceeds the {rule.family} support "
+                              f"[{lo_s:g}, {hi_s:g}] of site '{name}'; declare {arg or 'the response'} within the "
+                              "support")
+        if arrays is not None and arg is not None:
+            y = np.asarray(arrays[arg], dtype=np.float64)
+            bad = (y < lo_s) | (y > hi_s) | ((np.floor(y) != y) if integer else False)
+            if np.any(bad):
+                i = int(np.argmax(bad.reshape(bad.shape[0], -1).any(axis=1)))
+                raise DomainError(f"data {arg}[{i}] is outside the {rule.family} support [{lo_s:g}, {hi_s:g}] of "
+                                  f"site '{name}'; fix the data")
+    try:
+        unit_score = float(rule.score_bound(fixed, resp))
+        unit_hess = float(rule.hessian_bound(fixed))
+    except Unsupported as exc:
+        return Unproven(name, what, str(exc))
+
+    # the predictor's Jacobian in theta, bounded over the domain (and over theta when not affine)
+    affine = pa.kind in (AFFINE, CONST)
+    if not affine and not pa.grad_ok:
+        return Unproven(name, what, f"its {rule.predictor} is differentiated by a rule that is not its derivative "
+                        f"({sp.how(pa.why_grad)}: stop_gradient or a custom derivative): the gradient the sampler "
+                        "uses is not proven to be the gradient of the density")
+    try:
+        blocks = sp.jacobian_bounds(program, domain, m, [(name, rule.predictor)])
+    except Exception as exc:  # e.g. forward-mode differentiation not defined (custom_vjp)
+        return Unproven(name, what, f"its {rule.predictor} could not be differentiated in theta "
+                        f"({type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''})")
+    n_lead = len(pred_shape)
+    rows = [sp.rows_of(blocks[(name, rule.predictor, lat)], n_lead) for lat in program.latent
+            if (name, rule.predictor, lat) in blocks]
+    jop, how_rows = sp.operator_norm_bound(rows, domain)
+    if not math.isfinite(jop):
+        why = next((b.why for b in rows if b.why is not None), None)
+        unbounded_args = [a for a in sorted(pd.data) if domain.get(a) is None]
+        if unbounded_args:
+            fix = (f"argument {unbounded_args[0]} enters it but has no declared domain; declare e.g. --domain "
+                   f"{unbounded_args[0]}.norm=R or --domain {unbounded_args[0]}.min=A --domain "
+                   f"{unbounded_args[0]}.max=B")
+        elif not affine:
+            fix = (f"it is not affine in the latent sites ({sp.how(pa.why)}) and its Jacobian is unbounded in theta; "
+                   "write an affine predictor or clip per-record gradients (--clip-norm G)")
+        else:
+            fix = "bound the data it is computed from (declare the domain) or clip per-record gradients (--clip-norm G)"
+        return Unproven(name, what, f"the Jacobian of its {rule.predictor} in theta is unbounded over the declared "
+                        f"domain (through {sp.how(why)}); {fix}")
+    units = int(np.prod(pred_shape)) if pred_shape else 1
+    if rule.event_ndim:
+        units //= max(1, int(np.prod(pred_shape[len(pred_shape) - rule.event_ndim:])))
+    units = max(1, units)
+    b = r.mul_up(jop, r.sqrt_up(units), unit_score)
+    h = r.mul_up(jop, jop, unit_hess) if affine else None
+    convex = bool(rule.convex and affine)
+    kind = "affine" if affine else f"not affine ({sp.how(pa.why)}): Lipschitz bound, no smoothness or convexity"
+    detail = (f"grad = J^T psi, sup|J| = {jop:.6g} over the domain ({how_rows}), {rule.predictor} {kind} in theta "
+              f"(proven on the program), sup|psi| = {math.sqrt(units) * unit_score:.6g} ({units} unit(s)), "
+              f"sup|d psi/d eta| = {unit_hess:.6g}")
+    src = rule.rule if affine else f"{rule.family} likelihood, {rule.predictor} Lipschitz in theta"
+    return LikelihoodFacts(name, src, b, h, convex, detail)
+
+
+# ---------------------------------------------------------------------------
+# combination
+
+
+def combine(priors: dict, liks: list, clip_norm: float | None, observed: list, m: int, data_given: bool,
+            size_dependent: list, notes: list) -> tuple[Constants, list, list]:
+    """The constants of ``U_D = K + V_D`` from the per-site results; returns (constants, facts, unproven)."""
+    facts: list[Fact] = []
+    unproven: list[Unproven] = []
+    prov: dict[str, str] = {}
+    k_mu, k_L, v_grads, v_smooth = [], [], [], []
+    v_convex_prior, no_k_sites = True, []
+    for ln, pf in priors.items():
+        if isinstance(pf, Unproven):
+            unproven.append(pf)
+            continue
+        if pf.k_strong_convexity is not None:
+            k_mu.append((pf.k_strong_convexity, ln, pf.rule))
+            k_L.append((pf.k_smoothness, ln, pf.rule))
+            facts.append(Fact(ln, "K strong_convexity", pf.k_strong_convexity, pf.rule, pf.detail))
+            facts.append(Fact(ln, "K smoothness", pf.k_smoothness, pf.rule, pf.detail))
+        else:
+            no_k_sites.append((ln, pf.rule.split(" prior")[0]))
+        if pf.v_grad_bound > 0 or pf.v_smoothness != 0.0:
+            v_grads.append((pf.v_grad_bound, ln, pf.rule))
+            v_smooth.append((pf.v_smoothness, ln, pf.rule))
+            v_convex_prior = v_convex_prior and pf.v_convex
+            facts.append(Fact(ln, "prior V grad bound", pf.v_grad_bound, pf.rule, pf.detail))
+            facts.append(Fact(ln, "prior V smoothness", pf.v_smoothness, pf.rule, pf.detail))
+            facts.append(Fact(ln, "prior V convex", pf.v_convex, pf.rule))
+    prior_unproven = any(isinstance(p, Unproven) for p in priors.values())
+    lik_bound, lik_smooth, lik_convex, lik_terms = 0.0, 0.0, True, []
+    lik_unproven = False
+    for lf in liks:
+        if isinstance(lf, Unproven):
+            unproven.append(lf)
+            lik_unproven = True
+            continue
+        facts.append(Fact(lf.site, "record grad bound", lf.grad_bound, lf.rule, lf.detail))
+        facts.append(Fact(lf.site, "record smoothness", lf.smoothness, lf.rule, lf.detail))
+        facts.append(Fact(lf.site, "convex in theta", lf.convex, lf.rule))
+        lik_bound = r.add_up(lik_bound, lf.grad_bound)
+        lik_smooth = None if (lik_smooth is None or lf.smoothness is None) else r.add_up(lik_smooth, lf.smoothness)
+        lik_convex = lik_convex and lf.convex
+        lik_terms.append(f"{lf.rule} @ {lf.site}")
+
+    c = Constants(data_size=m)
+    if prior_unproven:
+        u = next(x for x in unproven if x.what == "prior decomposition")
+        mu = L = None
+        prov["strong_convexity"] = prov["smoothness"] = "unproven: " + u.message()
+    elif not k_mu:
+        mu = L = None
+        prov["strong_convexity"] = prov["smoothness"] = (
+            f"unproven: no latent site has a strongly convex prior part (site '{no_k_sites[0][0]}' has a "
+            f"{no_k_sites[0][1]} prior)")
+    else:
+        L = max(x[0] for x in k_L)
+        lsite = max(k_L, key=lambda x: x[0])
+        prov["smoothness"] = f"{lsite[2]} @ {lsite[1]} (max over blocks)"
+        if no_k_sites:
+            mu = None
+            prov["strong_convexity"] = (f"unproven: site '{no_k_sites[0][0]}' ({no_k_sites[0][1]} prior) has no "
+                                        "strongly convex part, so K is not strongly convex in its coordinates")
+        else:
+            mu = min(x[0] for x in k_mu)
+            msite = min(k_mu, key=lambda x: x[0])
+            prov["strong_convexity"] = f"{msite[2]} @ {msite[1]} (min over blocks)"
+    c.strong_convexity, c.smoothness = mu, L
+
+    if prior_unproven:
+        pvg, pvs = None, None
+        prov["prior_v_grad_bound"] = prov["strong_convexity"]
+    else:
+        pvg = r.hypot_up([g for g, _, _ in v_grads])
+        pvs = 0.0 if all(s is not None for s, _, _ in v_smooth) else None
+        if pvs is not None and v_smooth:
+            pvs = max(s for s, _, _ in v_smooth)
+        prov["prior_v_grad_bound"] = (" + ".join(f"{r} @ {s}" for _, s, r in v_grads) + " (root sum of squares "
+                                      "over blocks)") if v_grads else "no prior term in V"
+    c.prior_v_grad_bound = pvg
+
+    G = clip_norm
+    if G is not None:
+        c.record_grad_bound, c.record_grad_diff, c.record_smoothness = G, r.mul_up(2, G), None
+        lik_convex = False
+        src = f"per-record gradient clipping at clip_norm = {G:g} @ " + ", ".join(observed)
+        prov["record_grad_bound"] = src
+        prov["record_grad_diff"] = src + " (2 * clip_norm)"
+        prov["record_smoothness"] = "unproven: clipped gradients are not known to be Lipschitz"
+        notes.append(f"per-record likelihood gradients are clipped at norm {G:g}: the certificates hold for the "
+                     "clipped sampler, which no longer targets the exact posterior")
+    elif lik_unproven:
+        u = next(x for x in unproven if x.what == "per-record gradient bound")
+        msg = "unproven: " + u.message()
+        prov["record_grad_bound"] = prov["record_grad_diff"] = prov["record_smoothness"] = msg
+        lik_convex = False
+    else:
+        c.record_grad_bound = lik_bound
+        c.record_grad_diff = r.mul_up(2, lik_bound)
+        c.record_smoothness = lik_smooth
+        src = " + ".join(lik_terms)
+        prov["record_grad_bound"] = src
+        prov["record_grad_diff"] = src + " (2 * record_grad_bound: sup over two records)"
+        prov["record_smoothness"] = src if lik_smooth is not None else \
+            "unproven: a predictor is not affine in theta (" + src + ")"
+
+    rgb, rgd = c.record_grad_bound, c.record_grad_diff
+    if rgb is not None and pvg is not None:
+        c.grad_bound = r.add_up(r.mul_up(m, rgb), pvg)
+        prov["grad_bound"] = (f"data_size * record_grad_bound + prior_v_grad_bound = {m} * {rgb:.6g} + {pvg:.6g} "
+                              f"[{prov['record_grad_bound']}; {prov['prior_v_grad_bound']}]")
+    else:
+        prov["grad_bound"] = prov["record_grad_bound"] if rgb is None else prov["prior_v_grad_bound"]
+    c.grad_diff = rgd
+    prov["grad_diff"] = ("record_grad_diff (replace-one; the prior is data-independent) "
+                         f"[{prov['record_grad_diff']}]") if rgd is not None else prov["record_grad_diff"]
+    if size_dependent and rgb is not None:
+        site, via = size_dependent[0]
+        c.grad_diff_add_remove = None
+        prov["grad_diff_add_remove"] = (f"unproven: site '{site}' depends on the number of records (through "
+                                        f"{sp.how(via)}), so adding or removing a record changes every term")
+    else:
+        c.grad_diff_add_remove = rgb
+        prov["grad_diff_add_remove"] = ("record_grad_bound (add/remove one record) "
+                                        f"[{prov['record_grad_bound']}]") if rgb is not None else \
+            prov["record_grad_bound"]
+
+    if c.record_smoothness is not None and pvs is not None:
+        c.v_smoothness = r.add_up(r.mul_up(m, c.record_smoothness), pvs)
+        prov["v_smoothness"] = f"data_size * record_smoothness + prior V smoothness = {m} * " \
+                               f"{c.record_smoothness:.6g} + {pvs:.6g}"
+    elif c.record_smoothness is None:
+        prov["v_smoothness"] = "unproven: " + prov["record_smoothness"].removeprefix("unproven: ")
+    elif prior_unproven:
+        prov["v_smoothness"] = prov["prior_v_grad_bound"]
+    else:
+        rough = ", ".join(f"'{s_}'" for sm, s_, _ in v_smooth if sm is None)
+        prov["v_smoothness"] = f"unproven: the prior part of V is not smooth at site {rough}"
+
+    c.v_convex = bool(lik_convex and v_convex_prior and not prior_unproven and (G is None and not lik_unproven))
+    prov["v_convex"] = ("every likelihood and prior-V term is convex" if c.v_convex else
+                        "not proven convex: " + ("gradients are clipped" if G is not None else
+                                                 "a likelihood or prior-V term is non-convex or unproven"))
+    if mu is None:
+        c.total_strong_convexity = None
+        prov["total_strong_convexity"] = "unproven: " + prov["strong_convexity"].removeprefix("unproven: ")
+    elif c.v_convex:
+        c.total_strong_convexity = mu
+        prov["total_strong_convexity"] = "strong_convexity of K + 0 (V convex)"
+    elif c.v_smoothness is not None and mu - c.v_smoothness > 0:
+        c.total_strong_convexity = r.sub_down(mu, c.v_smoothness)
+        prov["total_strong_convexity"] = "strong_convexity of K - v_smoothness (V only smooth)"
+    else:
+        c.total_strong_convexity = None
+        prov["total_strong_convexity"] = ("unproven: V is not convex and strong_convexity - v_smoothness = "
+                                          f"{mu - c.v_smoothness:.6g} <= 0" if c.v_smoothness is not None else
+                                          "unproven: V is neither proven convex nor smooth")
+    if L is not None and c.v_smoothness is not None:
+        c.total_smoothness = r.add_up(L, c.v_smoothness)
+        prov["total_smoothness"] = "smoothness of K + v_smoothness"
+    else:
+        prov["total_smoothness"] = "unproven: " + (prov["v_smoothness"].removeprefix("unproven: ")
+                                                   if c.v_smoothness is None else "K has no smooth part")
+    prov["inverse_temperature"] = "sampler configuration (1 = Bayesian posterior)"
+    prov["data_size"] = "number of records in the data" if data_given else "declared data_size"
+    c.provenance = prov
+    return c, facts, unproven
+

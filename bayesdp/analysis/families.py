@@ -1,0 +1,248 @@
+"""Family rules: one registered rule per distribution family, each a small proof (docs/analysis.md).
+
+Prior rules (latent sites with real support, parameters proven constant) split the site's term of
+the potential ``-log prior`` into a part of K (strongly convex, smooth, data-independent) and a
+part of V (bounded gradient).  They receive the parameters as float64 arrays broadcast to the
+site's shape.
+
+Likelihood rules (observed sites in the record plate) bound the *score* ``psi = d l / d eta`` of
+``l = -log p(y | eta)`` in its predictor ``eta`` (logits / loc), uniformly in eta and over the
+response range, and the norm of ``d psi / d eta``.  The parameters a rule treats as fixed
+(Student-t df and scale, Binomial total_count) arrive as intervals ``(inf, sup)`` over the
+declared domain (proven theta-free by the analysis), the response as its interval.
+``grad_theta l = J^T psi`` and ``Hess_theta l = J^T (d psi/d eta) J`` for an affine predictor
+with Jacobian ``J`` turn them into per-record constants (:mod:`bayesdp.analysis.constants`).
+Add a family with :func:`prior_rule` / :func:`likelihood_rule`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Callable
+
+import numpy as np
+import numpyro.distributions as dist
+
+from . import rounding as r
+
+
+class Unsupported(Exception):
+    """A rule's hypothesis does not hold: the message says which."""
+
+
+# ---------------------------------------------------------------------------
+# prior rules
+
+
+@dataclass(frozen=True)
+class PriorFacts:
+    rule: str
+    k_strong_convexity: float | None   # mu of this site's K block (None: no K part)
+    k_smoothness: float | None         # L of this site's K block
+    v_grad_bound: float                # sup |grad V_site|
+    v_smoothness: float | None         # Lipschitz constant of grad V_site (None: not smooth)
+    v_convex: bool
+    detail: str = ""
+
+
+PRIOR_RULES: dict[type, Callable] = {}
+
+
+def prior_rule(*families: type):
+    def deco(fn):
+        for f in families:
+            PRIOR_RULES[f] = fn
+        return fn
+    return deco
+
+
+def _positive(name: str, a: np.ndarray, site_hint: str = "") -> np.ndarray:
+    if not (np.all(np.isfinite(a)) and np.all(a > 0)):
+        bad = a.reshape(-1)[np.argmax(~(np.isfinite(a.reshape(-1)) & (a.reshape(-1) > 0)))]
+        raise Unsupported(f"its {name} = {bad:g} must be finite and > 0{site_hint}")
+    return a
+
+
+@prior_rule(dist.Normal)
+def normal_prior(p: dict) -> PriorFacts:
+    """Normal(m, s) on each coordinate: K = sum (theta_j - m_j)^2 / (2 s_j^2), Hessian diag(1/s_j^2):
+    strong convexity min 1/s_j^2, smoothness max 1/s_j^2 (exact)."""
+    s = _positive("scale", p["scale"])
+    smin, smax = float(s.min()), float(s.max())
+    return PriorFacts("Normal prior -> quadratic K", r.div_down(1, Fraction(smax) ** 2), r.div_up(1, Fraction(smin) ** 2),
+                      0.0, 0.0, True, f"K = |theta - loc|^2/(2 scale^2), scale in [{smin:.6g}, {smax:.6g}]")
+
+
+@prior_rule(dist.MultivariateNormal)
+def mvn_prior(p: dict) -> PriorFacts:
+    """MultivariateNormal(m, Sigma): K = (theta - m)^T Sigma^-1 (theta - m)/2; strong convexity
+    1/lambda_max(Sigma), smoothness 1/lambda_min(Sigma), Sigma = L L^T from the Cholesky factor in float64."""
+    L = np.asarray(p["scale_tril"], dtype=np.float64)
+    if L.ndim != 2:
+        raise Unsupported("a batch of MultivariateNormal priors is not covered")
+    sigma = L @ L.T
+    ev = np.linalg.eigvalsh(0.5 * (sigma + sigma.T))
+    if not ev.min() > 0:
+        raise Unsupported("its covariance matrix is not positive definite")
+    # eigvalsh is backward stable: |error| <= ~ d eps ||Sigma||; widen accordingly
+    err = 8 * sigma.shape[0] * np.finfo(float).eps * float(ev.max())
+    lo, hi = float(ev.min()) - err, float(ev.max()) + err
+    if not lo > 0:
+        raise Unsupported("its covariance matrix is too ill-conditioned to bound its eigenvalues")
+    return PriorFacts("MultivariateNormal prior -> quadratic K", r.div_down(1, hi), r.div_up(1, lo), 0.0, 0.0, True,
+                      "eigenvalues of the covariance (float64, widened by their error bound)")
+
+
+@prior_rule(dist.Laplace)
+def laplace_prior(p: dict) -> PriorFacts:
+    """Laplace(m, b) per coordinate: V = sum |theta_j - m_j| / b_j, convex, not smooth,
+    |grad V| = |(sign(theta_j - m_j)/b_j)_j| <= sqrt(sum 1/b_j^2) (= sqrt(d)/b for equal scales)."""
+    b = _positive("scale", p["scale"])
+    g = r.sqrt_up(sum((1 / Fraction(float(x)) ** 2 for x in np.asarray(b).reshape(-1)), Fraction(0)))
+    return PriorFacts("Laplace prior -> bounded-gradient convex V", None, None, g, None, True,
+                      "grad V = sign(theta - loc)/scale; not differentiable at loc (not smooth)")
+
+
+@prior_rule(dist.StudentT, dist.Cauchy)
+def studentt_prior(p: dict) -> PriorFacts:
+    """StudentT(nu, m, s) per coordinate: V_j = (nu+1)/2 log(1 + r^2/(nu s^2)), r = theta_j - m_j;
+    |V_j'| <= (nu+1)/(2 s sqrt(nu)) (at r^2 = nu s^2), |V_j''| <= (nu+1)/(nu s^2) (at r = 0); not convex.
+    Cauchy is nu = 1."""
+    s = _positive("scale", p["scale"])
+    nu = _positive("df", p["df"]) if "df" in p else np.ones_like(s)
+    s, nu = np.broadcast_arrays(np.asarray(s, np.float64), np.asarray(nu, np.float64))
+    g2 = sum((student_score_sq(float(n), float(sc)) for n, sc in zip(nu.reshape(-1), s.reshape(-1))), Fraction(0))
+    h = max(r.up((Fraction(float(n)) + 1) / (Fraction(float(n)) * Fraction(float(sc)) ** 2))
+            for n, sc in zip(nu.reshape(-1), s.reshape(-1)))
+    return PriorFacts("StudentT/Cauchy prior -> bounded-gradient smooth non-convex V", None, None,
+                      r.sqrt_up(g2), h, False, "score (nu+1) r/(nu s^2 + r^2)")
+
+
+def student_score_sq(nu: float, s: float) -> Fraction:
+    """An upper bound of ((nu+1)/(2 s sqrt(nu)))^2 = (nu+1)^2/(4 s^2 nu), exact."""
+    nu_q, s_q = Fraction(nu), Fraction(s)
+    return (nu_q + 1) ** 2 / (4 * s_q * s_q * nu_q)
+
+
+# ---------------------------------------------------------------------------
+# likelihood rules
+
+
+@dataclass(frozen=True)
+class LikelihoodRule:
+    """How one family's ``-log p(y | eta)`` depends on its predictor ``eta``.
+
+    ``predictor``: parameter holding eta; ``event_ndim``: 1 if eta has a trailing class axis;
+    ``fixed``: parameters that must be theta-free (their intervals over the domain are passed);
+    ``score_bound(fixed, y)``: sup over eta and responses of |psi| for one unit;
+    ``hessian_bound(fixed)``: sup of the operator norm of d psi / d eta for one unit;
+    ``convex``: l convex in eta; ``support(fixed, eta_shape)``: (lo, hi, integer) of the response;
+    ``refuse``: why the family has no bounded score (unbounded gradient).
+    """
+
+    family: str
+    predictor: str | None
+    event_ndim: int = 0
+    fixed: tuple[str, ...] = ()
+    score_bound: Callable | None = None
+    hessian_bound: Callable | None = None
+    convex: bool = False
+    support: Callable | None = None
+    refuse: str | None = None
+
+    @property
+    def rule(self) -> str:
+        return f"{self.family} likelihood, {self.predictor} affine in theta"
+
+
+LIKELIHOOD_RULES: dict[type, LikelihoodRule] = {}
+
+
+def likelihood_rule(rule: LikelihoodRule, *families: type) -> LikelihoodRule:
+    for f in families:
+        LIKELIHOOD_RULES[f] = rule
+    return rule
+
+
+def _bern_score(fixed, y):
+    # psi = sigmoid(eta) - y, y in [lo, hi] in [0, 1]: sup |psi| = max(hi, 1 - lo)
+    lo, hi = y
+    return max(hi, r.up(1 - Fraction(lo)))
+
+
+likelihood_rule(LikelihoodRule(
+    "Bernoulli(logits)", "logits", 0, (), _bern_score, lambda f: 0.25, True,
+    lambda f, shape: (0.0, 1.0, True)), dist.BernoulliLogits)
+
+
+def _n(fixed) -> tuple[float, float]:
+    lo, hi = fixed["total_count"]
+    if not (math.isfinite(hi) and lo >= 0):
+        raise Unsupported(f"its total_count lies in [{lo:g}, {hi:g}] over the domain; it must be bounded and >= 0")
+    return lo, hi
+
+
+def _binom_score(fixed, y):
+    # psi = n sigmoid(eta) - y in (-y, n - y): sup |psi| = max(y_hi, n_hi - y_lo)
+    _, n_hi = _n(fixed)
+    lo, hi = y
+    return max(hi, r.up(Fraction(n_hi) - Fraction(lo)))
+
+
+likelihood_rule(LikelihoodRule(
+    "Binomial(logits)", "logits", 0, ("total_count",), _binom_score, lambda f: r.div_up(_n(f)[1], 4), True,
+    lambda f, shape: (0.0, _n(f)[0], True)), dist.BinomialLogits)
+
+likelihood_rule(LikelihoodRule(
+    # psi = softmax(eta) - e_y: |psi|^2 = (1-p_y)^2 + sum_{c != y} p_c^2 <= 2 (1-p_y)^2 <= 2, sup sqrt(2);
+    # d psi/d eta = diag(p) - p p^T, Gershgorin row sum 2 p_i (1 - p_i) <= 1/2.
+    "Categorical(logits)", "logits", 1, (), lambda f, y: r.sqrt_up(2), lambda f: 0.5, True,
+    lambda f, shape: (0.0, float(shape[-1] - 1), True)), dist.CategoricalLogits)
+
+
+def _t_consts(fixed, cauchy: bool) -> tuple[float, float, float]:
+    """(nu_lo, nu_hi, s_lo) over the domain."""
+    s_lo, s_hi = fixed["scale"]
+    if not s_lo > 0:
+        raise Unsupported(f"its scale can be {s_lo:g} over the declared domain; it must be bounded below by a "
+                          "positive number (declare the data it is computed from, or fix it)")
+    if cauchy:
+        return 1.0, 1.0, s_lo
+    nu_lo, nu_hi = fixed["df"]
+    if not (nu_lo > 0 and math.isfinite(nu_hi)):
+        raise Unsupported(f"its df lies in [{nu_lo:g}, {nu_hi:g}] over the declared domain; it must be finite and > 0")
+    return nu_lo, nu_hi, s_lo
+
+
+def _t_score(cauchy):
+    def score(fixed, y):
+        # |dl/dloc| = (nu+1)|r|/(nu s^2 + r^2) <= (nu+1)/(2 s sqrt(nu)); decreasing in s, and in nu its max
+        # over an interval is at an end ((nu+1)/sqrt(nu) decreases on (0, 1], increases on [1, inf))
+        nu_lo, nu_hi, s = _t_consts(fixed, cauchy)
+        return r.sqrt_up(max(student_score_sq(nu_lo, s), student_score_sq(nu_hi, s)))
+    return score
+
+
+def _t_hess(cauchy):
+    def hess(fixed):
+        # d^2 l/dloc^2 = (nu+1)(nu s^2 - r^2)/(nu s^2 + r^2)^2 in [-(nu+1)/(8 nu s^2), (nu+1)/(nu s^2)];
+        # (1 + 1/nu)/s^2 decreases in nu and s
+        nu_lo, _, s = _t_consts(fixed, cauchy)
+        return r.up((Fraction(nu_lo) + 1) / (Fraction(nu_lo) * Fraction(s) ** 2))
+    return hess
+
+
+likelihood_rule(LikelihoodRule("StudentT(loc)", "loc", 0, ("df", "scale"), _t_score(False), _t_hess(False), False,
+                               None), dist.StudentT)
+likelihood_rule(LikelihoodRule("Cauchy(loc)", "loc", 0, ("scale",), _t_score(True), _t_hess(True), False, None),
+                dist.Cauchy)
+
+likelihood_rule(LikelihoodRule(
+    "Normal", None, refuse="the Normal log-likelihood has gradient (loc - y)/scale^2 * d loc/d theta, unbounded "
+    "in theta"), dist.Normal)
+likelihood_rule(LikelihoodRule(
+    "Poisson", None, refuse="the Poisson log-likelihood has gradient (rate - y) d log rate/d theta, unbounded "
+    "in theta"), dist.Poisson)
+

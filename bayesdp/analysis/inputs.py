@@ -1,0 +1,145 @@
+"""The analysis' inputs: model, data (or only its size), public domain, options — validated.
+
+Nothing is read off the private data except its shapes, dtypes and (for the domain check, which
+is the data owner's own verification) whether every record lies in the declared domain.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from ..errors import AssumptionError, DomainError, ModelError, positive, positive_int
+from .domain import Domain
+
+
+@dataclass
+class Inputs:
+    model: Callable
+    name: str
+    domain: Domain
+    kwargs: dict
+    arrays: dict | None             # validated data (None: certify before sampling)
+    m: int                          # number of records
+    shapes: dict                    # per-record shape of each data argument
+    dtypes: dict                    # dtype each data argument is traced with
+    clip_norm: float | None
+    domain_clipping: dict
+    notes: list
+
+
+def model_name(model: Callable) -> str:
+    return getattr(model, "__name__", None) or type(model).__name__
+
+
+def check_inputs(model, data, domain, model_kwargs, clip_norm, data_size, dim, clip_to_domain,
+                 name: str | None) -> Inputs:
+    import jax.numpy as jnp
+
+    if not callable(model):
+        raise ModelError(f"model {model!r} is not callable; pass a NumPyro model function")
+    name = name or model_name(model)
+    if domain is None:
+        domain = Domain({})
+    if isinstance(domain, (list, tuple, str)):
+        domain = Domain.parse(domain)
+    if not isinstance(domain, Domain):
+        domain = Domain(domain)
+    kw = dict(model_kwargs or {})
+    G = None
+    if clip_norm is not None:
+        G = positive("clip_norm", clip_norm, "declare a positive per-record gradient clipping norm")
+    if not domain and G is None:
+        raise DomainError("no data domain declared; declare public bounds on one record, e.g. --domain X.norm=1.0 "
+                          "--domain y.values=0,1 (the analyzer never reads bounds off the data)")
+    clipping: dict = {}
+    notes: list[str] = []
+    if data is not None:
+        arrays, m = check_data(data)
+        if data_size is not None and positive_int("data_size", data_size) != m:
+            raise DomainError(f"data_size = {data_size} but the data has {m} records; omit data_size or pass "
+                              "matching data")
+        for n in arrays:
+            if n in kw:
+                raise ModelError(f"model argument {n} is given both as data and in model_kwargs; pass it once")
+        undeclared = [n for n in domain.args if n not in arrays]
+        if undeclared:
+            raise DomainError(f"domain names argument {undeclared[0]} but the data has no array {undeclared[0]} "
+                              f"(data arrays: {', '.join(sorted(arrays))}); fix the name")
+        for n, a in arrays.items():
+            dn = domain.get(n)
+            if dn is not None and dn.norm is not None and a.ndim != 2:
+                raise DomainError(f"data {n} has shape {a.shape}: {n}.norm needs one row per record "
+                                  "(a 2-D array records x features)")
+        checked, clipping = domain.check(arrays, clip=clip_to_domain)
+        if clipping:
+            domain.check(checked, clip=False)  # clipping must land inside every declared bound
+            notes.append("data clipped to the declared domain (records changed per argument: "
+                         + ", ".join(f"{k}: {v}" for k, v in clipping.items()) + ")")
+        arrays = {k: (v if k not in clipping else v.astype(arrays[k].dtype if
+                      np.issubdtype(arrays[k].dtype, np.floating) else np.float64)) for k, v in checked.items()}
+        shapes = {k: tuple(np.shape(v)[1:]) for k, v in arrays.items()}
+        dtypes = {k: (jnp.int32 if np.issubdtype(v.dtype, np.integer) or v.dtype == bool else jnp.float32)
+                  for k, v in arrays.items()}
+    else:
+        if data_size is None:
+            raise AssumptionError("data_size is required without data; pass --data-size M (the number of records)")
+        m = positive_int("data_size", data_size)
+        arrays = None
+        shapes = declared_shapes(model, domain, dim)
+        dtypes = {}
+        for n in shapes:
+            dom = domain.get(n)
+            ints = dom is not None and dom.values is not None and all(float(v).is_integer() for v in dom.values)
+            dtypes[n] = jnp.int32 if ints else jnp.float32
+    return Inputs(model, name, domain, kw, arrays, m, shapes, dtypes, G, clipping, notes)
+
+
+def declared_shapes(model, domain: Domain, dim) -> dict[str, tuple]:
+    """Per-record shapes when there is no data: from the model's ``bayesdp_data`` declaration
+    (number of per-record axes of each argument) or, failing that, from the domain."""
+    decl = getattr(model, "bayesdp_data", None)
+    names = dict(decl) if decl else {n: (1 if (domain.get(n).norm is not None or n == "X") else 0)
+                                     for n in domain.args}
+    shapes = {}
+    for n, ndim in names.items():
+        if ndim == 0:
+            shapes[n] = ()
+        else:
+            if dim is None:
+                raise AssumptionError(f"dim is required: model argument {n} has one row per record and there is "
+                                      "no data to read its length from; pass --dim D")
+            shapes[n] = (positive_int("dim", dim),)
+    return shapes
+
+
+def check_data(data: Mapping[str, Any]) -> tuple[dict[str, np.ndarray], int]:
+    """Every data argument: a numeric array with one entry per record (leading axis), finite."""
+    arrays: dict[str, np.ndarray] = {}
+    m = None
+    for name, v in data.items():
+        try:
+            a = np.asarray(v)
+        except Exception:
+            raise DomainError(f"data {name} is not an array; pass a numeric array") from None
+        if a.dtype == object or not (np.issubdtype(a.dtype, np.number) or a.dtype == bool):
+            raise DomainError(f"data {name} has dtype {a.dtype}, not numeric; pass a numeric array")
+        if a.ndim == 0:
+            raise DomainError(f"data {name} is a scalar; every data argument needs one entry per record "
+                              "(pass hyperparameters as model_kwargs)")
+        if np.issubdtype(a.dtype, np.inexact) and not np.isfinite(a).all():
+            finite = np.isfinite(a.reshape(a.shape[0], -1)).all(axis=1)
+            i = int(np.argmin(finite))
+            raise DomainError(f"data {name}[{i}] contains NaN or inf; remove or repair that record")
+        if m is None:
+            m = a.shape[0]
+        elif a.shape[0] != m:
+            first = next(iter(arrays))
+            raise DomainError(f"data {name} has {a.shape[0]} records but {first} has {m}; every data argument "
+                              "needs the same number of records (leading dimension)")
+        arrays[name] = a
+    if m is None or m < 1:
+        raise DomainError("data has no records; pass at least one record, or use --no-data --data-size M")
+    return arrays, int(m)

@@ -1,0 +1,11 @@
+"""Abstract interpreters over the model's traced program (jaxpr), each one table from primitive
+to rule: :mod:`.dependence` (theta / data argument / record), :mod:`.affinity` (affine in theta),
+:mod:`.bounds` (intervals and linear forms over the declared domain); :mod:`.interpreter` is the
+driver they share and :mod:`.evaluate` evaluates values proven constant."""
+
+from .affinity import Aff, Affinity
+from .bounds import Bound, Bounds, Lin
+from .dependence import COUPLED, Dep, Dependence
+from .interpreter import Run, conc, where
+
+__all__ = ["Aff", "Affinity", "Bound", "Bounds", "COUPLED", "Dep", "Dependence", "Lin", "Run", "conc", "where"]

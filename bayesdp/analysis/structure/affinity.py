@@ -1,0 +1,201 @@
+"""Affinity in theta: is a value constant in theta, affine in theta, or neither?
+
+For fixed data, a program built only from operations that are linear in their theta-dependent
+operands computes an affine function of theta (exactly, in real arithmetic).  Abstract values:
+:data:`CONST` (theta-free: it may depend on the data), :data:`AFFINE`, :data:`OTHER` (not proven
+affine).  The table:
+
+* linear in every operand (sums, negation, reshapes, broadcasts, transposes, slices, padding,
+  concatenation, reductions by summation, conversions between float types...);
+* linear in one operand when the others are theta-free (``mul``, ``dot_general``; ``div`` by a
+  theta-free denominator; ``gather``/``dynamic_slice``/``select_n``/scatter-add with theta-free
+  indices or predicate: for fixed data they pick fixed entries);
+* anything else applied to a theta-dependent value is :data:`OTHER` (``max``, ``min``, ``abs``,
+  ``select_n`` with a theta-dependent predicate, ``clamp``, ``tanh``, ``exp``, ``integer_pow``,
+  calls with a custom derivative, ...), and records the equation that lost affinity.
+
+A ``cond`` whose index is theta-free is affine if every branch is (the branch is fixed by the
+data); loops iterate to a fixed point.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .interpreter import Interpreter
+
+CONST, AFFINE, OTHER = 0, 1, 2
+_NAMES = {CONST: "constant", AFFINE: "affine", OTHER: "not affine"}
+
+
+@dataclass(frozen=True)
+class Aff:
+    """``kind``: CONST / AFFINE / OTHER.  ``grad_ok``: JAX's derivative of this value in theta is its
+    true derivative (False after ``stop_gradient`` of a theta-dependent value, or a custom derivative
+    defined outside JAX/NumPyro); ``why``/``why_grad``: the equation responsible."""
+
+    kind: int
+    grad_ok: bool = True
+    why: object = field(default=None, compare=False)
+    why_grad: object = field(default=None, compare=False)
+
+    def __str__(self):
+        return _NAMES[self.kind]
+
+
+C = Aff(CONST)
+A = Aff(AFFINE)
+
+
+def _grad(ins: list[Aff]) -> tuple[bool, object]:
+    bad = next((a for a in ins if not a.grad_ok), None)
+    return (True, None) if bad is None else (False, bad.why_grad)
+
+
+def _other(eqn, ins, grad_ok: bool | None = None) -> Aff:
+    prior = next((a.why for a in ins if a.kind == OTHER and a.why is not None), None)
+    ok, why_grad = _grad(ins)
+    if grad_ok is False and ok:
+        ok, why_grad = False, eqn
+    return Aff(OTHER, ok, prior or eqn, why_grad)
+
+
+def linear(run, eqn, ins):
+    kind = max((a.kind for a in ins), default=CONST)
+    if kind == OTHER:
+        out = _other(eqn, ins)
+    else:
+        ok, why_grad = _grad(ins)
+        out = Aff(kind, ok, None, why_grad)
+    return [out] * len(eqn.outvars)
+
+
+def _theta_free_then_linear(n_linear: int):
+    """The first ``n_linear`` operands may be affine; the rest (indices, predicates) must be CONST."""
+    def rule(run, eqn, ins):
+        lin, ctrl = ins[:n_linear], ins[n_linear:]
+        if any(a.kind != CONST for a in ctrl):
+            return [_other(eqn, ins)] * len(eqn.outvars)
+        return linear(run, eqn, lin)
+    return rule
+
+
+def select_n(run, eqn, ins):
+    pred, cases = ins[0], ins[1:]
+    if pred.kind != CONST:
+        return [_other(eqn, ins)]
+    return linear(run, eqn, cases)
+
+
+def bilinear(run, eqn, ins):
+    a, b = ins[0], ins[1]
+    if a.kind != CONST and b.kind != CONST:
+        return [_other(eqn, ins)]
+    return linear(run, eqn, [a, b])
+
+
+def div(run, eqn, ins):
+    num, den = ins
+    if den.kind != CONST:
+        return [_other(eqn, ins)]
+    return linear(run, eqn, [num])
+
+
+def gather(run, eqn, ins):
+    op, idx = ins
+    if idx.kind != CONST:
+        return [_other(eqn, ins)]
+    return linear(run, eqn, [op])
+
+
+def scatter_add(run, eqn, ins):
+    op, idx, upd = ins[0], ins[1], ins[2]
+    if idx.kind != CONST:
+        return [_other(eqn, ins)]
+    return linear(run, eqn, [op, upd])
+
+
+def convert(run, eqn, ins):
+    import numpy as np
+
+    dt = np.dtype(eqn.params["new_dtype"])
+    if ins[0].kind != CONST and not np.issubdtype(dt, np.inexact):
+        return [_other(eqn, ins)]
+    return linear(run, eqn, ins)
+
+
+def nonlinear(run, eqn, ins):
+    if all(a.kind == CONST for a in ins):
+        return [C] * len(eqn.outvars)
+    return [_other(eqn, ins)] * len(eqn.outvars)
+
+
+def stop_gradient(run, eqn, ins):
+    if all(a.kind == CONST for a in ins):
+        return [C]
+    return [_other(eqn, ins, grad_ok=False)]
+
+
+_TRUSTED = ("/jax/", "/jaxlib/", "/numpyro/")
+
+
+def _rule_source(eqn) -> str:
+    """Where the function with the custom derivative is defined (its rule is defined with it)."""
+    body = eqn.params.get("call_jaxpr") or eqn.params.get("fun_jaxpr")
+    info = getattr(getattr(body, "jaxpr", body), "debug_info", None)
+    return str(getattr(info, "func_src_info", "") or "")
+
+
+def custom_derivative(run, eqn, ins):
+    """A call with a custom derivative: not affine (the derivative JAX uses is the rule's, not the
+    primal's); its derivative is trusted only when the rule is defined inside JAX or NumPyro."""
+    if all(a.kind == CONST for a in ins):
+        return [C] * len(eqn.outvars)
+    src = _rule_source(eqn).replace("\\", "/")
+    trusted = any(t in src for t in _TRUSTED)
+    return [_other(eqn, ins, grad_ok=None if trusted else False)] * len(eqn.outvars)
+
+
+def identity(run, eqn, ins):
+    return list(ins[:len(eqn.outvars)])
+
+
+LINEAR = ("neg reshape broadcast_in_dim transpose squeeze rev slice pad concatenate reduce_sum cumsum copy copy_p "
+          "reduce_precision add sub add_any split sharding_constraint mesh_cast reshard real").split()
+
+RULES = {name: linear for name in LINEAR}
+RULES.update({
+    "mul": bilinear, "dot_general": bilinear, "div": div, "select_n": select_n, "gather": gather,
+    "dynamic_slice": _theta_free_then_linear(1), "dynamic_update_slice": _theta_free_then_linear(2),
+    "scatter-add": scatter_add, "scatter_add": scatter_add, "scatter": scatter_add,
+    "convert_element_type": convert, "optimization_barrier": identity,
+    # a custom derivative: the derivative the sampler differentiates with is not the primal's
+    "custom_jvp_call": custom_derivative, "custom_vjp_call": custom_derivative,
+    "custom_vjp_call_jaxpr": custom_derivative, "stop_gradient": stop_gradient,
+})
+
+
+class Affinity(Interpreter):
+    """The affinity interpreter (one table, :data:`RULES`; no rule = :func:`nonlinear`)."""
+
+    name = "affinity"
+    rules = RULES
+
+    def literal(self, value, aval):
+        return C
+
+    def unknown(self, run, eqn, ins):
+        return nonlinear(run, eqn, ins)
+
+    def join(self, a: Aff, b: Aff) -> Aff:
+        hi = a if a.kind >= b.kind else b
+        if a.grad_ok and b.grad_ok:
+            return hi
+        bad = a if not a.grad_ok else b
+        return Aff(hi.kind, False, hi.why, bad.why_grad)
+
+    def control(self, run, eqn, outs, decider: Aff):
+        if decider.kind == CONST:
+            return outs
+        # the path is chosen by a theta-dependent value: a step function of theta
+        return [_other(eqn, [o, decider]) for o in outs]

@@ -1,0 +1,1316 @@
+"""Bounds over the declared domain: interval and linear-form arithmetic with outward rounding.
+
+Abstract value :class:`Bound` of one array (the program is instantiated at ONE record: every
+record axis, i.e. every axis whose size is symbolic, becomes a single slot that stands for every
+position along it):
+
+* ``lo``/``hi``: a box, elementwise ``lo <= value <= hi`` (float64, rounded outward with
+  ``nextafter``; booleans are 0/1);
+* ``lin`` (optional, :class:`Lin`): a linear form in the record, ``value = c + sum_a A_a x_a``
+  where ``x_a`` is the record of data argument ``a`` (flattened) and ``c``, ``A_a`` may depend on
+  anything but lie in the boxes ``[clo, chi]``, ``[Alo, Ahi]``.  The form is what makes norm bounds
+  tight: for ``|x| <= R``, ``sup |A x| <= ||A||_2 R`` where a box gives ``sqrt(d) R``.
+
+Every rule is sound for all inputs in the abstract inputs (exact real arithmetic on the traced
+program; the runtime's own float rounding is outside, see docs/analysis.md).  A primitive with no
+rule gives an unbounded box (and records itself in ``why``); ops that move values along a record
+axis (slices with an offset, reversal, sorting, reductions over records...) keep the box (the slot
+is the hull over every position) but drop the linear form, which is only valid for the record at
+the same position.  Loops are iterated with widening to the unbounded box.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .interpreter import Interpreter, conc, is_const_dim
+
+INF = np.inf
+_ENUM_MAX = 4096           # index combinations enumerated for a gather with interval indices
+
+
+# ---------------------------------------------------------------------------
+# outward-rounded interval arithmetic on float64 arrays
+
+
+def _dn(x):
+    return np.nextafter(x, -INF)
+
+
+def _up(x):
+    return np.nextafter(x, INF)
+
+
+def _fix(lo, hi):
+    lo = np.where(np.isnan(lo), -INF, lo)
+    hi = np.where(np.isnan(hi), INF, hi)
+    return lo, hi
+
+
+def _f64(x) -> np.ndarray:
+    a = np.asarray(x)
+    if a.dtype == bool:
+        return a.astype(np.float64)
+    if np.issubdtype(a.dtype, np.complexfloating):
+        raise TypeError("complex")
+    return a.astype(np.float64)
+
+
+def _two_sum(a, b):
+    """s = fl(a + b) and its exact error (Knuth's TwoSum): a + b = s + err exactly (nan if not finite)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        s = a + b
+        bv = s - a
+        av = s - bv
+        return s, (a - av) + (b - bv)
+
+
+def _split(a):
+    c = 134217729.0 * a                    # Veltkamp: a = hi + lo with 26-bit halves
+    hi = c - (c - a)
+    return hi, a - hi
+
+
+def _two_prod(a, b):
+    """p = fl(a * b) and its exact error (Dekker): a * b = p + err exactly (nan if not finite)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        p = a * b
+        ah, al = _split(a)
+        bh, bl = _split(b)
+        return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def _lo(s, err):
+    """A lower bound of s + err: s itself when the rounding was exact or downward."""
+    with np.errstate(invalid="ignore"):
+        return np.where(err >= 0, s, _dn(s))
+
+
+def _hi(s, err):
+    with np.errstate(invalid="ignore"):
+        return np.where(err <= 0, s, _up(s))
+
+
+def iv_add(alo, ahi, blo, bhi):
+    """Directed rounding from the exact error of each sum: exact sums stay exact."""
+    return _fix(_lo(*_two_sum(alo, blo)), _hi(*_two_sum(ahi, bhi)))
+
+
+def iv_neg(lo, hi):
+    return -hi, -lo
+
+
+def iv_mul(alo, ahi, blo, bhi):
+    los, his = [], []
+    for a in (alo, ahi):
+        for b in (blo, bhi):
+            p, e = _two_prod(a, b)
+            zero = (a == 0) | (b == 0)             # 0 * anything = 0 exactly (also 0 * inf)
+            los.append(np.where(zero, 0.0, _lo(p, e)))
+            his.append(np.where(zero, 0.0, _hi(p, e)))
+    lo = np.minimum(np.minimum(los[0], los[1]), np.minimum(los[2], los[3]))
+    hi = np.maximum(np.maximum(his[0], his[1]), np.maximum(his[2], his[3]))
+    return _fix(lo, hi)
+
+
+def iv_recip(lo, hi):
+    ok = (lo > 0) | (hi < 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rlo = np.where(ok, _dn(1.0 / np.where(ok, hi, 1.0)), -INF)
+        rhi = np.where(ok, _up(1.0 / np.where(ok, lo, 1.0)), INF)
+    return rlo, rhi
+
+
+def _absmax(lo, hi):
+    return np.maximum(np.abs(lo), np.abs(hi))
+
+
+def _dg(a, b, dn):
+    """numpy dot_general (lax semantics): output = batch, lhs free, rhs free."""
+    (lc, rc), (lb, rb) = dn
+    lf = [i for i in range(a.ndim) if i not in lc and i not in lb]
+    rf = [i for i in range(b.ndim) if i not in rc and i not in rb]
+    letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    la = [None] * a.ndim
+    lb_ = [None] * b.ndim
+    for i, j in zip(lb, rb):
+        la[i] = lb_[j] = next(letters)
+    for i, j in zip(lc, rc):
+        la[i] = lb_[j] = next(letters)
+    for i in lf:
+        la[i] = next(letters)
+    for j in rf:
+        lb_[j] = next(letters)
+    out = [la[i] for i in lb] + [la[i] for i in lf] + [lb_[j] for j in rf]
+    return np.einsum(f"{''.join(la)},{''.join(lb_)}->{''.join(out)}", a, b, optimize=True)
+
+
+def _absdot(a, b, dn):
+    """Upper bound of |a . b| for entrywise |a| <= a, |b| <= b (nonnegative, possibly inf), with 0 * inf = 0."""
+    ia, ib = np.isinf(a), np.isinf(b)
+    fa, fb = np.where(ia, 0.0, a), np.where(ib, 0.0, b)
+    with np.errstate(over="ignore"):
+        r = _dg(fa, fb, dn)
+    if ia.any() or ib.any():
+        hit = _dg(ia.astype(np.float64), (b > 0).astype(np.float64), dn) + \
+            _dg((a > 0).astype(np.float64), ib.astype(np.float64), dn)
+        r = np.where(hit > 0, INF, r)
+    return r
+
+
+def _contraction_length(shape, dn) -> int:
+    (lc, _), _ = dn
+    return int(np.prod([shape[i] for i in lc])) if lc else 1
+
+
+_U = 2.0 ** -53          # unit roundoff of float64
+
+
+def _pow2(a) -> bool:
+    """Every entry is 0 or +-2^j: products with it are exact."""
+    mant = np.frexp(a)[0]
+    return bool(np.all((a == 0) | (np.abs(mant) == 0.5)))
+
+
+def _mid_rad(lo, hi):
+    mid = (lo + hi) / 2
+    rad = _up(np.maximum(hi - mid, mid - lo))
+    return mid, np.where(lo == hi, 0.0, rad)
+
+
+def iv_dot(alo, ahi, blo, bhi, dn):
+    """Interval dot_general in midpoint-radius form, with a bound on the float64 rounding of the midpoint
+    product (``(k + 4) u sum |a_i b_i|`` for k nonzero terms; none when there is one term and the
+    product is exact)."""
+    aa, ba = _absmax(alo, ahi), _absmax(blo, bhi)
+    mag = _absdot(aa, ba, dn)
+    if not (np.isfinite(alo).all() and np.isfinite(ahi).all() and np.isfinite(blo).all() and np.isfinite(bhi).all()):
+        return np.where(mag == 0, 0.0, _dn(-mag)), np.where(mag == 0, 0.0, _up(mag))
+    k = _dg((aa > 0).astype(np.float64), (ba > 0).astype(np.float64), dn)
+    am, ar = _mid_rad(alo, ahi)
+    bm, br = _mid_rad(blo, bhi)
+    mid = _dg(am, bm, dn)
+    has_rad = bool(np.any(ar) or np.any(br))
+    rad = (_dg(np.abs(am), br, dn) + _dg(ar, np.abs(bm), dn) + _dg(ar, br, dn)) if has_rad else np.zeros_like(mid)
+    rad = np.where(rad == 0, 0.0, _up(rad * (1 + (k + 4) * _U)))
+    exact_products = (bool(np.all(alo == ahi)) and _pow2(alo)) or (bool(np.all(blo == bhi)) and _pow2(blo))
+    exact = (k <= 1) & exact_products & (rad == 0)
+    err = np.where(exact, 0.0, (k + 4) * _U * mag * (1 + 8 * _U))
+    lo = np.where(exact, mid, _dn(mid - rad - err))
+    hi = np.where(exact, mid, _up(mid + rad + err))
+    exact0 = mag == 0                      # every product has a zero factor
+    return _fix(np.where(exact0, 0.0, np.maximum(lo, -_up(mag))), np.where(exact0, 0.0, np.minimum(hi, _up(mag))))
+
+
+def iv_hull(alo, ahi, blo, bhi):
+    return np.minimum(alo, blo), np.maximum(ahi, bhi)
+
+
+# ---------------------------------------------------------------------------
+# abstract values
+
+
+@dataclass(eq=False)
+class Lin:
+    """``value = c + sum_a A[a] x_a`` with ``c in [clo, chi]`` and ``A[a] in [A[a][0], A[a][1]]``
+    (shape ``value.shape + (p_a,)``)."""
+
+    clo: np.ndarray
+    chi: np.ndarray
+    A: dict
+
+    def struct(self, fn) -> "Lin":
+        """Apply a structural op ``fn(array, extra_trailing_dims)`` to c and every A."""
+        return Lin(fn(self.clo, 0), fn(self.chi, 0), {k: (fn(lo, 1), fn(hi, 1)) for k, (lo, hi) in self.A.items()})
+
+
+@dataclass(eq=False)
+class Bound:
+    lo: np.ndarray
+    hi: np.ndarray
+    lin: Lin | None = None
+    why: object = field(default=None)
+
+    @property
+    def shape(self):
+        return self.lo.shape
+
+    @staticmethod
+    def box(lo, hi, why=None) -> "Bound":
+        lo, hi = _f64(lo), _f64(hi)
+        return Bound(lo, hi, None, why)
+
+    @staticmethod
+    def point(value) -> "Bound":
+        v = _f64(value)
+        return Bound(v, v)
+
+    @staticmethod
+    def top(shape, why=None) -> "Bound":
+        return Bound(np.full(shape, -INF), np.full(shape, INF), None, why)
+
+    def as_lin(self) -> Lin:
+        return self.lin if self.lin is not None else Lin(self.lo, self.hi, {})
+
+    def bounded(self) -> bool:
+        return bool(np.isfinite(self.lo).all() and np.isfinite(self.hi).all())
+
+    def is_point(self) -> bool:
+        return bool(np.array_equal(self.lo, self.hi))
+
+
+def _why(ins, eqn=None):
+    return next((b.why for b in ins if b.why is not None), None) or eqn
+
+
+def _with_box(b: Bound, lin: Lin | None, why=None) -> Bound:
+    """Intersect the box with what the linear form implies (nothing to gain when it has no A)."""
+    return Bound(b.lo, b.hi, lin if (lin is not None and lin.A) else None, why if why is not None else b.why)
+
+
+def _finish(eqn, ins, lo, hi, lin=None) -> Bound:
+    lo, hi = _fix(np.asarray(lo, np.float64), np.asarray(hi, np.float64))
+    why = _why(ins)
+    if why is None and not (np.isfinite(lo).all() and np.isfinite(hi).all()):
+        why = eqn
+    return Bound(lo, hi, lin if (lin is not None and lin.A) else None, why)
+
+
+def _zeros_like_A(shape, p):
+    z = np.zeros(tuple(shape) + (p,))
+    return z, z
+
+
+def lin_add(a: Lin, b: Lin, shape) -> Lin:
+    clo, chi = iv_add(np.broadcast_to(a.clo, shape), np.broadcast_to(a.chi, shape),
+                      np.broadcast_to(b.clo, shape), np.broadcast_to(b.chi, shape))
+    A = {}
+    for k in set(a.A) | set(b.A):
+        p = (a.A.get(k) or b.A.get(k))[0].shape[-1]
+        alo, ahi = a.A.get(k) or _zeros_like_A(shape, p)
+        blo, bhi = b.A.get(k) or _zeros_like_A(shape, p)
+        full = tuple(shape) + (p,)
+        A[k] = iv_add(np.broadcast_to(alo, full), np.broadcast_to(ahi, full),
+                      np.broadcast_to(blo, full), np.broadcast_to(bhi, full))
+    return Lin(clo, chi, A)
+
+
+def lin_neg(a: Lin) -> Lin:
+    return Lin(-a.chi, -a.clo, {k: (-hi, -lo) for k, (lo, hi) in a.A.items()})
+
+
+def lin_scale(slo, shi, a: Lin, shape) -> Lin:
+    """``s * (c + A x)`` for ``s`` in the box [slo, shi] (broadcast elementwise)."""
+    clo, chi = iv_mul(np.broadcast_to(slo, shape), np.broadcast_to(shi, shape),
+                      np.broadcast_to(a.clo, shape), np.broadcast_to(a.chi, shape))
+    A = {}
+    for k, (lo, hi) in a.A.items():
+        full = tuple(shape) + (lo.shape[-1],)
+        A[k] = iv_mul(np.broadcast_to(np.asarray(slo)[..., None], full), np.broadcast_to(np.asarray(shi)[..., None], full),
+                      np.broadcast_to(lo, full), np.broadcast_to(hi, full))
+    return Lin(clo, chi, A)
+
+
+def lin_hull(forms: list[Lin], shape) -> Lin:
+    """A form valid for each of ``forms`` (entrywise hull of c and of every A; a missing A is 0)."""
+    keys = set().union(*(f.A for f in forms))
+    clo = np.broadcast_to(forms[0].clo, shape)
+    chi = np.broadcast_to(forms[0].chi, shape)
+    for f in forms[1:]:
+        clo, chi = iv_hull(clo, chi, np.broadcast_to(f.clo, shape), np.broadcast_to(f.chi, shape))
+    A = {}
+    for k in keys:
+        p = next(f.A[k][0].shape[-1] for f in forms if k in f.A)
+        full = tuple(shape) + (p,)
+        los = [np.broadcast_to(f.A[k][0], full) if k in f.A else np.zeros(full) for f in forms]
+        his = [np.broadcast_to(f.A[k][1], full) if k in f.A else np.zeros(full) for f in forms]
+        A[k] = (np.minimum.reduce(los), np.maximum.reduce(his))
+    return Lin(clo, chi, A)
+
+
+def lin_box(lin: Lin, domain_boxes: dict) -> tuple[np.ndarray, np.ndarray]:
+    """The box a linear form implies: entry = c + sum_j A_j x_j with x_j in its box."""
+    lo, hi = lin.clo, lin.chi
+    for k, (Alo, Ahi) in lin.A.items():
+        xlo, xhi = domain_boxes[k]
+        plo, phi = iv_mul(Alo, Ahi, xlo, xhi)
+        lo, hi = iv_add(lo, hi, _dn(plo.sum(-1)) - _sum_err(plo), _up(phi.sum(-1)) + _sum_err(phi))
+    return lo, hi
+
+
+def _sum_err(x):
+    with np.errstate(invalid="ignore"):
+        e = x.shape[-1] * 2.3e-16 * np.abs(x).sum(-1) if x.size else np.zeros(x.shape[:-1])
+    return np.where(np.isfinite(e), e, 0.0)
+
+
+# ---------------------------------------------------------------------------
+# structural ops on arrays with extra trailing axes (the `A` of a linear form)
+
+
+def _bcast(arr, out_shape, dims, extra):
+    lead = arr.ndim - extra
+    tail = arr.shape[lead:]
+    expanded = [1] * len(out_shape)
+    for i, d in enumerate(dims):
+        expanded[d] = arr.shape[i]
+    return np.broadcast_to(arr.reshape(tuple(expanded) + tail), tuple(out_shape) + tail)
+
+
+def _lead_index(arr, extra, index):
+    return arr[tuple(index) + (slice(None),) * extra]
+
+
+def _sym(shape) -> list[int]:
+    return [i for i, d in enumerate(shape) if not is_const_dim(d)]
+
+
+def _ishape(v) -> tuple:
+    return tuple(v.aval.shape)
+
+
+def _oshape(eqn, i=0) -> tuple:
+    return conc(eqn.outvars[i].aval.shape)
+
+
+def _hull_all(b: Bound, shape, eqn, ins) -> Bound:
+    """Every entry of ``b``, anywhere: the out-of-place fallback (box of all values, no form)."""
+    if b.lo.size == 0:
+        return _finish(eqn, ins, np.zeros(shape), np.zeros(shape))
+    return _finish(eqn, ins, np.full(shape, b.lo.min()), np.full(shape, b.hi.max()))
+
+
+# ---------------------------------------------------------------------------
+# rules
+
+
+def _elementwise_box(fn):
+    """A rule from a box function ``fn(*[(lo, hi)]) -> (lo, hi)`` (no linear form)."""
+    def rule(run, eqn, ins):
+        shape = _oshape(eqn)
+        args = [(np.broadcast_to(b.lo, shape), np.broadcast_to(b.hi, shape)) for b in ins]
+        with np.errstate(all="ignore"):
+            lo, hi = fn(*args)
+        return [_finish(eqn, ins, np.broadcast_to(lo, shape), np.broadcast_to(hi, shape))]
+    return rule
+
+
+def _monotone(f, increasing=True, domain=(-INF, INF), ulps=2):
+    """Monotone f on ``domain`` (closed); inputs outside the domain give an unbounded result."""
+    def box(a):
+        lo, hi = a
+        inside = (lo >= domain[0]) & (hi <= domain[1])
+        with np.errstate(all="ignore"):
+            flo, fhi = (f(lo), f(hi)) if increasing else (f(hi), f(lo))
+        for _ in range(ulps):
+            flo, fhi = _dn(flo), _up(fhi)
+        return np.where(inside, flo, -INF), np.where(inside, fhi, INF)
+    return _elementwise_box(box)
+
+
+def add(run, eqn, ins):
+    a, b = ins
+    shape = _oshape(eqn)
+    lo, hi = iv_add(np.broadcast_to(a.lo, shape), np.broadcast_to(a.hi, shape),
+                    np.broadcast_to(b.lo, shape), np.broadcast_to(b.hi, shape))
+    lin = lin_add(a.as_lin(), b.as_lin(), shape) if (a.lin is not None or b.lin is not None) else None
+    return [_finish(eqn, ins, lo, hi, lin)]
+
+
+def sub(run, eqn, ins):
+    a, b = ins
+    nb = Bound(-b.hi, -b.lo, lin_neg(b.lin) if b.lin is not None else None, b.why)
+    return add(run, eqn, [a, nb])
+
+
+def neg(run, eqn, ins):
+    b = ins[0]
+    return [Bound(-b.hi, -b.lo, lin_neg(b.lin) if b.lin is not None else None, b.why)]
+
+
+def mul(run, eqn, ins):
+    a, b = ins
+    shape = _oshape(eqn)
+    lo, hi = iv_mul(np.broadcast_to(a.lo, shape), np.broadcast_to(a.hi, shape),
+                    np.broadcast_to(b.lo, shape), np.broadcast_to(b.hi, shape))
+    lin = None
+    if a.lin is None and b.lin is not None:
+        lin = lin_scale(a.lo, a.hi, b.lin, shape)
+    elif b.lin is None and a.lin is not None:
+        lin = lin_scale(b.lo, b.hi, a.lin, shape)
+    return [_finish(eqn, ins, lo, hi, lin)]
+
+
+def div(run, eqn, ins):
+    a, b = ins
+    shape = _oshape(eqn)
+    rlo, rhi = iv_recip(np.broadcast_to(b.lo, shape), np.broadcast_to(b.hi, shape))
+    if np.issubdtype(eqn.outvars[0].aval.dtype, np.integer):
+        # integer division truncates toward zero: |a/b| <= |a| / min|b|
+        m = _absmax(a.lo, a.hi) * _absmax(rlo, rhi)
+        return [_finish(eqn, ins, -np.floor(m), np.floor(m))]
+    lo, hi = iv_mul(np.broadcast_to(a.lo, shape), np.broadcast_to(a.hi, shape), rlo, rhi)
+    lin = lin_scale(rlo, rhi, a.lin, shape) if (a.lin is not None and b.lin is None) else None
+    return [_finish(eqn, ins, lo, hi, lin)]
+
+
+def _scalar_or(shape, b):
+    return np.broadcast_to(b.lo, shape), np.broadcast_to(b.hi, shape)
+
+
+def max_(run, eqn, ins):
+    a, b = ins
+    shape = _oshape(eqn)
+    (alo, ahi), (blo, bhi) = _scalar_or(shape, a), _scalar_or(shape, b)
+    lin = None
+    if a.lin is not None or b.lin is not None:
+        lin = lin_hull([a.as_lin(), b.as_lin()], shape)        # the result is one of the two
+    return [_finish(eqn, ins, np.maximum(alo, blo), np.maximum(ahi, bhi), lin)]
+
+
+def min_(run, eqn, ins):
+    a, b = ins
+    shape = _oshape(eqn)
+    (alo, ahi), (blo, bhi) = _scalar_or(shape, a), _scalar_or(shape, b)
+    lin = None
+    if a.lin is not None or b.lin is not None:
+        lin = lin_hull([a.as_lin(), b.as_lin()], shape)
+    return [_finish(eqn, ins, np.minimum(alo, blo), np.minimum(ahi, bhi), lin)]
+
+
+def clamp(run, eqn, ins):
+    lo_b, x, hi_b = ins
+    shape = _oshape(eqn)
+    (llo, lhi), (xlo, xhi), (hlo, hhi) = _scalar_or(shape, lo_b), _scalar_or(shape, x), _scalar_or(shape, hi_b)
+    out_lo = np.minimum(np.maximum(xlo, llo), hlo)
+    out_hi = np.minimum(np.maximum(xhi, lhi), hhi)
+    lin = lin_hull([x.as_lin(), lo_b.as_lin(), hi_b.as_lin()], shape) if x.lin is not None else None
+    return [_finish(eqn, ins, out_lo, out_hi, lin)]
+
+
+def abs_(run, eqn, ins):
+    b = ins[0]
+    lo, hi = b.lo, b.hi
+    out_lo = np.where(lo >= 0, lo, np.where(hi <= 0, -hi, 0.0))
+    out_hi = np.maximum(np.abs(lo), np.abs(hi))
+    lin = lin_hull([b.lin, lin_neg(b.lin)], b.shape) if b.lin is not None else None   # |v| = +-v
+    return [_finish(eqn, ins, out_lo, out_hi, lin)]
+
+
+def sign(run, eqn, ins):
+    b = ins[0]
+    return [_finish(eqn, ins, np.sign(b.lo), np.sign(b.hi))]
+
+
+def _ipow_box(k):
+    def box(a):
+        lo, hi = a
+        if k == 0:
+            return np.ones_like(lo), np.ones_like(hi)
+        if k < 0:
+            rlo, rhi = iv_recip(lo, hi)
+            return _ipow_box(-k)((rlo, rhi))
+        with np.errstate(over="ignore"):
+            plo, phi = lo ** k, hi ** k
+        if k % 2 == 1:
+            out = (plo, phi)
+        else:
+            out = (np.where((lo <= 0) & (hi >= 0), 0.0, np.minimum(plo, phi)), np.maximum(plo, phi))
+        lo_, hi_ = out
+        for _ in range(k.bit_length() + 1):
+            lo_, hi_ = _dn(lo_), _up(hi_)
+        return np.where(out[0] == 0, 0.0, lo_) if k % 2 == 0 else lo_, hi_
+    return box
+
+
+def integer_pow(run, eqn, ins):
+    return _elementwise_box(_ipow_box(int(eqn.params["y"])))(run, eqn, ins)
+
+
+def square(run, eqn, ins):
+    return _elementwise_box(_ipow_box(2))(run, eqn, ins)
+
+
+def pow_(run, eqn, ins):
+    x, y = ins
+    shape = _oshape(eqn)
+    (xlo, xhi), (ylo, yhi) = _scalar_or(shape, x), _scalar_or(shape, y)
+    if y.is_point() and np.all(np.floor(ylo) == ylo) and np.all(np.abs(ylo) < 64) and np.unique(ylo).size == 1:
+        return [_elementwise_box(_ipow_box(int(ylo.reshape(-1)[0])))(run, eqn, [x])[0]]
+    pos = xlo > 0
+    with np.errstate(all="ignore"):
+        c = [np.power(a, b) for a in (xlo, xhi) for b in (ylo, yhi)]
+    lo = np.where(pos, _dn(_dn(np.minimum.reduce(c))), -INF)
+    hi = np.where(pos, _up(_up(np.maximum.reduce(c))), INF)
+    return [_finish(eqn, ins, lo, hi)]
+
+
+def _cmp(op):
+    def box(a, b):
+        (alo, ahi), (blo, bhi) = a, b
+        if op == "lt":
+            t, f = ahi < blo, alo >= bhi
+        elif op == "le":
+            t, f = ahi <= blo, alo > bhi
+        elif op == "gt":
+            t, f = alo > bhi, ahi <= blo
+        elif op == "ge":
+            t, f = alo >= bhi, ahi < blo
+        elif op == "eq":
+            t, f = (alo == ahi) & (blo == bhi) & (alo == blo), (ahi < blo) | (alo > bhi)
+        else:  # ne
+            f, t = (alo == ahi) & (blo == bhi) & (alo == blo), (ahi < blo) | (alo > bhi)
+        return np.where(f, 0.0, np.where(t, 1.0, 0.0)), np.where(t, 1.0, np.where(f, 0.0, 1.0))
+    return _elementwise_box(box)
+
+
+def _is_bool(v) -> bool:
+    return np.dtype(v.aval.dtype) == np.bool_
+
+
+def _logic(op):
+    def rule(run, eqn, ins):
+        if not all(_is_bool(v) for v in eqn.invars):
+            return unknown_rule(run, eqn, ins)
+        shape = _oshape(eqn)
+        bs = [(np.broadcast_to(b.lo, shape), np.broadcast_to(b.hi, shape)) for b in ins]
+        if op == "not":
+            (lo, hi), = bs
+            return [_finish(eqn, ins, 1 - hi, 1 - lo)]
+        (alo, ahi), (blo, bhi) = bs
+        if op == "and":
+            return [_finish(eqn, ins, np.minimum(alo, blo), np.minimum(ahi, bhi))]
+        if op == "or":
+            return [_finish(eqn, ins, np.maximum(alo, blo), np.maximum(ahi, bhi))]
+        definite = (alo == ahi) & (blo == bhi)
+        val = np.abs(alo - blo)
+        return [_finish(eqn, ins, np.where(definite, val, 0.0), np.where(definite, val, 1.0))]
+    return rule
+
+
+def select_n(run, eqn, ins):
+    pred, cases = ins[0], ins[1:]
+    shape = _oshape(eqn)
+    plo, phi = np.broadcast_to(pred.lo, shape), np.broadcast_to(pred.hi, shape)
+    los = [np.broadcast_to(c.lo, shape) for c in cases]
+    his = [np.broadcast_to(c.hi, shape) for c in cases]
+    lo = np.full(shape, INF)
+    hi = np.full(shape, -INF)
+    for k in range(len(cases)):
+        can = (plo <= k) & (phi >= k)
+        lo = np.where(can, np.minimum(lo, los[k]), lo)
+        hi = np.where(can, np.maximum(hi, his[k]), hi)
+    lin = None
+    if any(c.lin is not None for c in cases):
+        forms = [c.as_lin() for c in cases]
+        if np.array_equal(plo, phi):                 # every element's case is known: pick it
+            full = [lin_hull([f], shape) for f in forms]
+            keys = set().union(*(f.A for f in full))
+            idx = plo.astype(int)
+            clo = np.choose(idx, [f.clo for f in full])
+            chi = np.choose(idx, [f.chi for f in full])
+            A = {}
+            for k in keys:
+                p = next(f.A[k][0].shape[-1] for f in full if k in f.A)
+                z = np.zeros(tuple(shape) + (p,))
+                A[k] = (np.choose(idx[..., None], [f.A[k][0] if k in f.A else z for f in full]),
+                        np.choose(idx[..., None], [f.A[k][1] if k in f.A else z for f in full]))
+            lin = Lin(clo, chi, A)
+        else:
+            lin = lin_hull(forms, shape)
+    return [_finish(eqn, ins, lo, hi, lin)]
+
+
+def convert(run, eqn, ins):
+    b = ins[0]
+    dt = np.dtype(eqn.params["new_dtype"])
+    src = np.dtype(eqn.invars[0].aval.dtype)
+    if dt == np.bool_:
+        t = (b.lo > 0) | (b.hi < 0)
+        f = (b.lo == 0) & (b.hi == 0)
+        return [_finish(eqn, ins, np.where(t, 1.0, 0.0), np.where(f, 0.0, 1.0))]
+    if np.issubdtype(dt, np.integer) and not np.issubdtype(src, np.integer) and src != np.bool_:
+        info = np.iinfo(dt)
+        lo, hi = np.trunc(b.lo), np.trunc(b.hi)
+        ok = (lo >= info.min) & (hi <= info.max)
+        return [_finish(eqn, ins, np.where(ok, lo, -INF), np.where(ok, hi, INF))]
+    return [Bound(b.lo, b.hi, b.lin, b.why)]
+
+
+def identity(run, eqn, ins):
+    return list(ins[:len(eqn.outvars)])
+
+
+def reduce_precision(run, eqn, ins):
+    b = ins[0]
+    rel = 2.0 ** -int(eqn.params["mantissa_bits"])
+    lo = b.lo - np.abs(b.lo) * rel
+    hi = b.hi + np.abs(b.hi) * rel
+    return [_finish(eqn, ins, _dn(lo), _up(hi))]
+
+
+def _structural(op):
+    """A rule for a structural op given ``op(eqn, array, extra) -> array`` valid on the slots; the
+    linear form survives only when ``position_preserving(eqn)``."""
+    fn, keeps = op
+
+    def rule(run, eqn, ins):
+        b = ins[0]
+        lo, hi = fn(eqn, b.lo, 0), fn(eqn, b.hi, 0)
+        lin = None
+        if b.lin is not None and keeps(eqn):
+            lin = b.lin.struct(lambda a, extra: fn(eqn, a, extra))
+        return [Bound(np.asarray(lo), np.asarray(hi), lin, b.why)]
+    return rule
+
+
+def _always(eqn):
+    return True
+
+
+def _bcast_op(eqn, arr, extra):
+    return _bcast(arr, _oshape(eqn), eqn.params["broadcast_dimensions"], extra)
+
+
+def _transpose_op(eqn, arr, extra):
+    perm = tuple(eqn.params["permutation"])
+    return np.transpose(arr, perm + tuple(range(len(perm), len(perm) + extra)))
+
+
+def _squeeze_op(eqn, arr, extra):
+    n = arr.ndim - extra
+    return np.squeeze(arr, axis=tuple(int(d) % n for d in eqn.params["dimensions"]))
+
+
+def _rev_op(eqn, arr, extra):
+    dims = tuple(d for d in eqn.params["dimensions"] if is_const_dim(_ishape(eqn.invars[0])[d]))
+    return np.flip(arr, axis=dims) if dims else arr
+
+
+def _rev_keeps(eqn):
+    shape = _ishape(eqn.invars[0])
+    return all(is_const_dim(shape[d]) for d in eqn.params["dimensions"])
+
+
+def reshape(run, eqn, ins):
+    b = ins[0]
+    shape = _oshape(eqn)
+    src = _ishape(eqn.invars[0])
+    if b.lo.size != int(np.prod(shape)) or eqn.params.get("dimensions") is not None:
+        return [_hull_all(b, shape, eqn, ins)]
+    lo, hi = b.lo.reshape(shape), b.hi.reshape(shape)
+    lin = None
+    if b.lin is not None:
+        # positions are preserved when every symbolic axis keeps its row-major stride position
+        dst = _ishape(eqn.outvars[0])
+        if len(_sym(src)) == len(_sym(dst)):
+            lin = b.lin.struct(lambda a, extra: a.reshape(shape + a.shape[a.ndim - extra:]))
+    return [Bound(lo, hi, lin, b.why)]
+
+
+def _slice_op(eqn, arr, extra):
+    p = eqn.params
+    src = _ishape(eqn.invars[0])
+    strides = p.get("strides") or (1,) * len(src)
+    idx = []
+    for ax, d in enumerate(src):
+        if not is_const_dim(d):
+            idx.append(slice(None))
+        else:
+            idx.append(slice(int(p["start_indices"][ax]), int(p["limit_indices"][ax]), int(strides[ax])))
+    return _lead_index(arr, extra, idx)
+
+
+def _slice_keeps(eqn):
+    p = eqn.params
+    src = _ishape(eqn.invars[0])
+    strides = p.get("strides") or (1,) * len(src)
+    return all(is_const_dim(d) or (p["start_indices"][ax] == 0 and strides[ax] == 1 and p["limit_indices"][ax] == d)
+               for ax, d in enumerate(src))
+
+
+def squeeze_rule(run, eqn, ins):
+    return _structural((_squeeze_op, _always))(run, eqn, ins)
+
+
+def reduce_sum(run, eqn, ins):
+    b = ins[0]
+    axes = tuple(int(a) for a in eqn.params["axes"])
+    src = _ishape(eqn.invars[0])
+    m = run.context.get("m", 1)
+    n_sym = 1
+    for a in axes:
+        if not is_const_dim(src[a]):
+            n_sym *= conc((src[a],), m)[0]
+    n = max(1, int(np.prod([b.lo.shape[a] for a in axes])) if axes else 1)
+    with np.errstate(invalid="ignore", over="ignore"):
+        lo, hi = b.lo.sum(axis=axes), b.hi.sum(axis=axes)
+        err = n * 2.3e-16 * np.maximum(np.abs(b.lo), np.abs(b.hi)).sum(axis=axes)
+    err = np.where(np.isfinite(err), err, 0.0)
+    lo, hi = np.where(err == 0, lo, _dn(lo - err)), np.where(err == 0, hi, _up(hi + err))   # err = 0: all terms 0
+    if n_sym > 1:
+        lo, hi = iv_mul(lo, hi, np.float64(n_sym), np.float64(n_sym))
+    lin = None
+    if b.lin is not None and n_sym == 1 and all(is_const_dim(src[a]) for a in axes):
+        lin = b.lin.struct(lambda a, extra: a.sum(axis=axes))
+    return [_finish(eqn, ins, lo, hi, lin)]
+
+
+def _reduce_extreme(kind):
+    def rule(run, eqn, ins):
+        b = ins[0]
+        axes = tuple(int(a) for a in eqn.params["axes"])
+        f = np.max if kind == "max" else np.min
+        return [_finish(eqn, ins, f(b.lo, axis=axes), f(b.hi, axis=axes))]
+    return rule
+
+
+def reduce_bool(kind):
+    def rule(run, eqn, ins):
+        if not _is_bool(eqn.invars[0]):
+            return unknown_rule(run, eqn, ins)
+        b = ins[0]
+        axes = tuple(int(a) for a in eqn.params["axes"])
+        f = np.min if kind == "and" else np.max
+        return [_finish(eqn, ins, f(b.lo, axis=axes), f(b.hi, axis=axes))]
+    return rule
+
+
+def arg_extreme(run, eqn, ins):
+    axes = tuple(int(a) for a in eqn.params["axes"])
+    src = _ishape(eqn.invars[0])
+    n = conc((src[axes[0]],), run.context.get("m", 1))[0]
+    shape = _oshape(eqn)
+    return [_finish(eqn, ins, np.zeros(shape), np.full(shape, float(n - 1)))]
+
+
+def cumulative(run, eqn, ins):
+    b = ins[0]
+    name = eqn.primitive.name
+    axis = int(eqn.params["axis"])
+    src = _ishape(eqn.invars[0])
+    if not is_const_dim(src[axis]):
+        n = conc((src[axis],), run.context.get("m", 1))[0]
+        if name == "cumsum":
+            lo, hi = iv_hull(b.lo, b.hi, *iv_mul(b.lo, b.hi, np.float64(n), np.float64(n)))
+            return [_finish(eqn, ins, lo, hi)]
+        if name in ("cummax", "cummin"):
+            return [_finish(eqn, ins, b.lo, b.hi)]
+        return [Bound.top(b.shape, eqn)]
+    rev = bool(eqn.params.get("reverse", False))
+
+    def scan(a, f):
+        a = np.flip(a, axis) if rev else a
+        out = f(a, axis=axis)
+        return np.flip(out, axis) if rev else out
+    if name == "cumsum":
+        n = b.lo.shape[axis]
+        err = n * 2.3e-16 * scan(np.maximum(np.abs(b.lo), np.abs(b.hi)), np.cumsum)
+        err = np.where(np.isfinite(err), err, 0.0)
+        lo, hi = _dn(scan(b.lo, np.cumsum) - err), _up(scan(b.hi, np.cumsum) + err)
+        lin = b.lin.struct(lambda a, extra: scan(a, np.cumsum)) if b.lin is not None else None
+        return [_finish(eqn, ins, lo, hi, lin)]
+    if name == "cummax":
+        return [_finish(eqn, ins, scan(b.lo, np.maximum.accumulate), scan(b.hi, np.maximum.accumulate))]
+    if name == "cummin":
+        return [_finish(eqn, ins, scan(b.lo, np.minimum.accumulate), scan(b.hi, np.minimum.accumulate))]
+    if name == "cumlogsumexp":
+        f = np.logaddexp.accumulate
+        return [_finish(eqn, ins, _dn(_dn(scan(b.lo, f))), _up(_up(scan(b.hi, f))))]
+    return [Bound.top(b.shape, eqn)]
+
+
+def sort(run, eqn, ins):
+    dim = int(eqn.params["dimension"])
+    outs = []
+    for b in ins:
+        lo = np.broadcast_to(b.lo.min(axis=dim, keepdims=True), b.shape)
+        hi = np.broadcast_to(b.hi.max(axis=dim, keepdims=True), b.shape)
+        outs.append(_finish(eqn, [b], lo, hi))
+    return outs
+
+
+def top_k(run, eqn, ins):
+    b = ins[0]
+    shape = _oshape(eqn, 0)
+    lo = np.broadcast_to(b.lo.min(axis=-1, keepdims=True), shape)
+    hi = np.broadcast_to(b.hi.max(axis=-1, keepdims=True), shape)
+    n = b.shape[-1]
+    return [_finish(eqn, ins, lo, hi), _finish(eqn, ins, np.zeros(_oshape(eqn, 1)), np.full(_oshape(eqn, 1), n - 1.0))]
+
+
+def concatenate(run, eqn, ins):
+    dim = int(eqn.params["dimension"])
+    src = _ishape(eqn.invars[0])
+    shape = _oshape(eqn)
+    if not is_const_dim(_ishape(eqn.outvars[0])[dim]):
+        lo = np.minimum.reduce([b.lo for b in ins])
+        hi = np.maximum.reduce([b.hi for b in ins])
+        return [_finish(eqn, ins, np.broadcast_to(lo, shape), np.broadcast_to(hi, shape))]
+    lo = np.concatenate([b.lo for b in ins], axis=dim)
+    hi = np.concatenate([b.hi for b in ins], axis=dim)
+    lin = None
+    if any(b.lin is not None for b in ins):
+        forms = [b.as_lin() for b in ins]
+        keys = set().union(*(f.A for f in forms))
+        A = {}
+        for k in keys:
+            p = next(f.A[k][0].shape[-1] for f in forms if k in f.A)
+            parts_lo, parts_hi = [], []
+            for f, b in zip(forms, ins):
+                z = np.zeros(b.shape + (p,))
+                flo, fhi = f.A.get(k, (z, z))
+                parts_lo.append(np.broadcast_to(flo, b.shape + (p,)))
+                parts_hi.append(np.broadcast_to(fhi, b.shape + (p,)))
+            A[k] = (np.concatenate(parts_lo, axis=dim), np.concatenate(parts_hi, axis=dim))
+        lin = Lin(np.concatenate([np.broadcast_to(f.clo, b.shape) for f, b in zip(forms, ins)], axis=dim),
+                  np.concatenate([np.broadcast_to(f.chi, b.shape) for f, b in zip(forms, ins)], axis=dim), A)
+    del src
+    return [_finish(eqn, ins, lo, hi, lin)]
+
+
+def split(run, eqn, ins):
+    b = ins[0]
+    axis = int(eqn.params["axis"])
+    sizes = eqn.params["sizes"]
+    src = _ishape(eqn.invars[0])
+    if not is_const_dim(src[axis]):
+        return [_hull_all(b, _oshape(eqn, i), eqn, ins) for i in range(len(eqn.outvars))]
+    cuts = np.cumsum([int(s) for s in sizes])[:-1]
+    los, his = np.split(b.lo, cuts, axis=axis), np.split(b.hi, cuts, axis=axis)
+    outs = []
+    for i, (lo, hi) in enumerate(zip(los, his)):
+        lin = None
+        if b.lin is not None:
+            lin = b.lin.struct(lambda a, extra, i=i: np.split(a, cuts, axis=axis)[i])
+        outs.append(Bound(lo, hi, lin, b.why))
+    return outs
+
+
+def _pad_np(arr, cfg, fill, extra, src_shape):
+    """lax.pad on the leading axes of ``arr`` (interior and negative padding; symbolic axes untouched)."""
+    out = np.asarray(arr)
+    for a, (l, h, inter) in enumerate(cfg):
+        if not is_const_dim(src_shape[a]):
+            continue
+        l, h, inter = int(l), int(h), int(inter)
+        n = out.shape[a]
+        if inter > 0 and n > 1:
+            shape = list(out.shape)
+            shape[a] = n + (n - 1) * inter
+            tmp = np.full(shape, fill, dtype=np.float64)
+            idx = [slice(None)] * out.ndim
+            idx[a] = slice(None, None, inter + 1)
+            tmp[tuple(idx)] = out
+            out = tmp
+        for side, amount in ((0, l), (1, h)):
+            if amount > 0:
+                shape = list(out.shape)
+                shape[a] = amount
+                block = np.full(shape, fill, dtype=np.float64)
+                out = np.concatenate([block, out] if side == 0 else [out, block], axis=a)
+            elif amount < 0:
+                idx = [slice(None)] * out.ndim
+                idx[a] = slice(-amount, None) if side == 0 else slice(None, out.shape[a] + amount)
+                out = out[tuple(idx)]
+    del extra
+    return out
+
+
+def pad(run, eqn, ins):
+    b, pv = ins
+    cfg = eqn.params["padding_config"]
+    src = _ishape(eqn.invars[0])
+    shape = _oshape(eqn)
+    if any(not is_const_dim(src[a]) and tuple(cfg[a]) != (0, 0, 0) for a in range(len(src))):
+        lo = min(float(b.lo.min()), float(pv.lo.min())) if b.lo.size else float(pv.lo.min())
+        hi = max(float(b.hi.max()), float(pv.hi.max())) if b.hi.size else float(pv.hi.max())
+        return [_finish(eqn, ins, np.full(shape, lo), np.full(shape, hi))]
+    plo, phi = float(pv.lo.reshape(-1)[0]), float(pv.hi.reshape(-1)[0])
+    lo, hi = _pad_np(b.lo, cfg, plo, 0, src), _pad_np(b.hi, cfg, phi, 0, src)
+    lin = None
+    if b.lin is not None and pv.lin is None:
+        f = b.lin
+        lin = Lin(_pad_np(f.clo, cfg, plo, 0, src), _pad_np(f.chi, cfg, phi, 0, src),
+                  {k: (_pad_np(alo, cfg, 0.0, 1, src), _pad_np(ahi, cfg, 0.0, 1, src)) for k, (alo, ahi) in f.A.items()})
+    return [_finish(eqn, ins, lo, hi, lin)]
+
+
+def iota(run, eqn, ins):
+    shape_sym = _ishape(eqn.outvars[0])
+    shape = conc(shape_sym)
+    dim = int(eqn.params["dimension"])
+    if not is_const_dim(shape_sym[dim]):
+        n = conc((shape_sym[dim],), run.context.get("m", 1))[0]
+        return [_finish(eqn, ins, np.zeros(shape), np.full(shape, float(n - 1)))]
+    v = np.broadcast_to(np.arange(shape[dim], dtype=np.float64).reshape(
+        [shape[dim] if i == dim else 1 for i in range(len(shape))]), shape)
+    return [Bound.point(v)]
+
+
+def dim_as_value(run, eqn, ins):
+    m = run.context.get("m", 1)
+    return [Bound.point(np.float64(conc((eqn.params["dim"],), m)[0]))]
+
+
+# -- indexing with abstract indices --------------------------------------------------
+
+
+def _index_candidates(lo, hi, axis=-1):
+    """Every integer index vector within the box of each element's index vector (last axis), or
+    None when there are too many."""
+    lo_i, hi_i = np.floor(lo), np.ceil(hi)
+    if not (np.isfinite(lo_i).all() and np.isfinite(hi_i).all()):
+        return None
+    vmin, vmax = lo_i.reshape(-1, lo_i.shape[-1]).min(0), hi_i.reshape(-1, hi_i.shape[-1]).max(0)
+    counts = (vmax - vmin + 1).astype(np.int64)
+    total = int(np.prod(counts)) if counts.size else 1
+    if total > _ENUM_MAX:
+        return None
+    grids = np.meshgrid(*[np.arange(a, b + 1) for a, b in zip(vmin, vmax)], indexing="ij")
+    return np.stack([g.reshape(-1) for g in grids], axis=-1) if grids else np.zeros((1, 0))
+
+
+def _gather_sources(eqn, operand_shape, indices: np.ndarray) -> np.ndarray:
+    """Flat operand index of every output element (-1: filled), by JAX's own gather on an iota."""
+    import jax
+    import jax.numpy as jnp
+
+    p = eqn.params
+    src = jnp.arange(int(np.prod(operand_shape)), dtype=jnp.int32).reshape(operand_shape)
+    sizes = tuple(conc(p["slice_sizes"]))
+    mode = p["mode"]
+    kw = {"fill_value": -1} if "FILL" in str(mode).upper() else {}
+    out = jax.lax.gather(src, jnp.asarray(indices, jnp.int32), p["dimension_numbers"], sizes, mode=mode,
+                         indices_are_sorted=False, unique_indices=False, **kw)
+    return np.asarray(out)
+
+
+def gather(run, eqn, ins):
+    op, idx = ins
+    shape = _oshape(eqn)
+    oshape = op.shape
+    osym = _sym(_ishape(eqn.invars[0]))
+    dn = eqn.params["dimension_numbers"]
+    moves_records = any(a in dn.start_index_map or a in dn.collapsed_slice_dims for a in osym)
+    cands = _index_candidates(idx.lo, idx.hi)
+    if cands is None or op.lo.size == 0:
+        return [_hull_all(op, shape, eqn, ins)]
+    lo = np.full(shape, INF)
+    hi = np.full(shape, -INF)
+    filled = np.zeros(shape, bool)
+    flo, fhi = op.lo.reshape(-1), op.hi.reshape(-1)
+    src_list = []
+    ilo, ihi = np.floor(idx.lo), np.ceil(idx.hi)
+    for v in cands:
+        within = np.all((ilo <= v) & (ihi >= v), axis=-1)           # index vectors that can equal v
+        if not within.any():
+            continue
+        ind = np.broadcast_to(v, idx.shape).astype(np.int64)
+        srcs = _gather_sources(eqn, oshape, ind)
+        mask = _out_mask(eqn, within, shape)
+        ok = mask & (srcs >= 0)
+        s = np.where(srcs >= 0, srcs, 0)
+        lo = np.where(ok, np.minimum(lo, flo[s]), lo)
+        hi = np.where(ok, np.maximum(hi, fhi[s]), hi)
+        filled |= mask & (srcs < 0)
+        src_list.append((mask, s, srcs >= 0))
+    if filled.any():
+        fv = eqn.params.get("fill_value")
+        fv = np.nan if fv is None and np.issubdtype(eqn.outvars[0].aval.dtype, np.inexact) else (fv or 0)
+        lo = np.where(filled, np.minimum(lo, fv), lo)
+        hi = np.where(filled, np.maximum(hi, fv), hi)
+    never = lo > hi                              # no candidate reached these elements: no claim
+    lo, hi = np.where(never, -INF, lo), np.where(never, INF, hi)
+    lin = None
+    if op.lin is not None and not moves_records and not filled.any() and src_list and not never.any():
+        forms = []
+        for mask, s, _ok in src_list:
+            f = op.lin
+            A = {k: (alo.reshape(-1, alo.shape[-1])[s], ahi.reshape(-1, ahi.shape[-1])[s]) for k, (alo, ahi) in f.A.items()}
+            forms.append((mask, Lin(f.clo.reshape(-1)[s], f.chi.reshape(-1)[s], A)))
+        lin = _masked_hull(forms, shape)
+    return [_finish(eqn, ins, lo, hi, lin)]
+
+
+def _out_mask(eqn, within_idx, out_shape):
+    """Broadcast a mask over the indices' batch elements to the output (offset axes added)."""
+    offset = list(eqn.params["dimension_numbers"].offset_dims)
+    batch_axes = [i for i in range(len(out_shape)) if i not in offset]
+    m = within_idx.reshape(within_idx.shape)
+    expanded = [1] * len(out_shape)
+    for i, a in enumerate(batch_axes):
+        expanded[a] = m.shape[i] if i < m.ndim else 1
+    return np.broadcast_to(m.reshape(expanded), out_shape)
+
+
+def _masked_hull(forms, shape) -> Lin:
+    """Hull over the candidate forms that apply (mask) at each element."""
+    keys = set().union(*(f.A for _, f in forms))
+    clo = np.full(shape, INF)
+    chi = np.full(shape, -INF)
+    A = {}
+    for k in keys:
+        p = next(f.A[k][0].shape[-1] for _, f in forms if k in f.A)
+        A[k] = [np.full(tuple(shape) + (p,), INF), np.full(tuple(shape) + (p,), -INF)]
+    for mask, f in forms:
+        clo = np.where(mask, np.minimum(clo, f.clo), clo)
+        chi = np.where(mask, np.maximum(chi, f.chi), chi)
+        for k in keys:
+            p = A[k][0].shape[-1]
+            flo, fhi = f.A.get(k, (np.zeros(tuple(shape) + (p,)), np.zeros(tuple(shape) + (p,))))
+            mk = mask[..., None]
+            A[k][0] = np.where(mk, np.minimum(A[k][0], flo), A[k][0])
+            A[k][1] = np.where(mk, np.maximum(A[k][1], fhi), A[k][1])
+    return Lin(clo, chi, {k: (v[0], v[1]) for k, v in A.items()})
+
+
+def dynamic_slice(run, eqn, ins):
+    op, starts = ins[0], ins[1:]
+    shape = _oshape(eqn)
+    src = _ishape(eqn.invars[0])
+    sizes = conc(eqn.params["slice_sizes"])
+    ranges = []
+    for a, s in enumerate(starts):
+        lo_, hi_ = float(s.lo.reshape(-1)[0]), float(s.hi.reshape(-1)[0])
+        if not is_const_dim(src[a]):
+            ranges.append([0])
+            continue
+        if not (np.isfinite(lo_) and np.isfinite(hi_)):
+            return [_hull_all(op, shape, eqn, ins)]
+        maxstart = op.shape[a] - sizes[a]
+        cl = sorted({min(max(int(v), 0), maxstart) for v in range(int(math.floor(lo_)), int(math.ceil(hi_)) + 1)}) \
+            if hi_ - lo_ < _ENUM_MAX else None
+        if cl is None:
+            return [_hull_all(op, shape, eqn, ins)]
+        ranges.append(cl)
+    if int(np.prod([len(r) for r in ranges])) > _ENUM_MAX:
+        return [_hull_all(op, shape, eqn, ins)]
+    import itertools
+    los, his, forms = [], [], []
+    for combo in itertools.product(*ranges):
+        sl = [slice(c, c + sz) if is_const_dim(src[a]) else slice(None) for a, (c, sz) in enumerate(zip(combo, sizes))]
+        los.append(op.lo[tuple(sl)])
+        his.append(op.hi[tuple(sl)])
+        if op.lin is not None:
+            forms.append(op.lin.struct(lambda a, extra, sl=sl: _lead_index(a, extra, sl)))
+    lin = lin_hull(forms, shape) if forms else None
+    return [_finish(eqn, ins, np.minimum.reduce(los), np.maximum.reduce(his), lin)]
+
+
+def dynamic_update_slice(run, eqn, ins):
+    op, upd = ins[0], ins[1]
+    shape = _oshape(eqn)
+    lo = np.minimum(op.lo, upd.lo.min()) if upd.lo.size else op.lo
+    hi = np.maximum(op.hi, upd.hi.max()) if upd.hi.size else op.hi
+    return [_finish(eqn, ins, np.broadcast_to(lo, shape), np.broadcast_to(hi, shape))]
+
+
+def scatter_add(run, eqn, ins):
+    op, upd = ins[0], ins[2]
+    neg = np.minimum(upd.lo, 0).sum() if upd.lo.size else 0.0
+    pos = np.maximum(upd.hi, 0).sum() if upd.hi.size else 0.0
+    m = run.context.get("m", 1)
+    if _sym(_ishape(eqn.invars[2])):
+        neg, pos = neg * m, pos * m
+    return [_finish(eqn, ins, _dn(op.lo + neg), _up(op.hi + pos))]
+
+
+def scatter(run, eqn, ins):
+    op, upd = ins[0], ins[2]
+    shape = _oshape(eqn)
+    lo = np.minimum(op.lo, upd.lo.min()) if upd.lo.size else op.lo
+    hi = np.maximum(op.hi, upd.hi.max()) if upd.hi.size else op.hi
+    return [_finish(eqn, ins, np.broadcast_to(lo, shape), np.broadcast_to(hi, shape))]
+
+
+def dot_general(run, eqn, ins):
+    a, b = ins
+    dn = eqn.params["dimension_numbers"]
+    (lc, rc), (lb, rb) = dn
+    lsym = _ishape(eqn.invars[0])
+    m = run.context.get("m", 1)
+    n_sym = 1
+    for ax in lc:
+        if not is_const_dim(lsym[ax]):
+            n_sym *= conc((lsym[ax],), m)[0]
+    lo, hi = iv_dot(a.lo, a.hi, b.lo, b.hi, dn)
+    if n_sym > 1:
+        lo, hi = iv_mul(lo, hi, np.float64(n_sym), np.float64(n_sym))
+    lin = None
+    if n_sym == 1 and (a.lin is None) != (b.lin is None):
+        if a.lin is None:       # box(a) . form(b): b's trailing p axis is the last rhs free axis
+            f = b.lin
+            clo, chi = iv_dot(a.lo, a.hi, f.clo, f.chi, dn)
+            A = {k: iv_dot(a.lo, a.hi, alo, ahi, dn) for k, (alo, ahi) in f.A.items()}
+        else:                   # form(a) . box(b): a's p axis is the last lhs free axis: move it last
+            f = a.lin
+            clo, chi = iv_dot(f.clo, f.chi, b.lo, b.hi, dn)
+            A = {}
+            n_lfree = f.clo.ndim - len(lc) - len(lb)
+            pos = len(lb) + n_lfree
+            for k, (alo, ahi) in f.A.items():
+                plo, phi = iv_dot(alo, ahi, b.lo, b.hi, dn)
+                A[k] = (np.moveaxis(plo, pos, -1), np.moveaxis(phi, pos, -1))
+        lin = Lin(clo, chi, A)
+    return [_finish(eqn, ins, lo, hi, lin)]
+
+
+def random_rule(run, eqn, ins):
+    return [Bound.top(_oshape(eqn, i), eqn) for i in range(len(eqn.outvars))]
+
+
+def unknown_rule(run, eqn, ins):
+    return [Bound.top(_oshape(eqn, i), eqn) for i in range(len(eqn.outvars))]
+
+
+def is_finite(run, eqn, ins):
+    b = ins[0]
+    fin = np.isfinite(b.lo) & np.isfinite(b.hi)
+    return [_finish(eqn, ins, np.where(fin, 1.0, 0.0), np.ones(b.shape))]
+
+
+def _rounding(f):
+    def box(a):
+        lo, hi = a
+        return f(lo), f(hi)
+    return _elementwise_box(box)
+
+
+def _periodic(a):
+    lo, hi = a
+    return np.full(lo.shape, -1.0), np.full(hi.shape, 1.0)
+
+
+def _atan2(a, b):
+    return np.full(a[0].shape, -np.pi - 1e-12), np.full(a[0].shape, np.pi + 1e-12)
+
+
+def _nextafter(a, b):
+    lo, hi = a
+    return _dn(lo), _up(hi)
+
+
+def _rem(a, b):
+    bm = _absmax(*b)
+    return -bm, bm
+
+
+try:                                          # scipy is a dependency: erf and friends
+    from scipy import special as _sp
+except Exception:  # pragma: no cover
+    _sp = None
+
+RULES = {
+    "add": add, "add_any": add, "sub": sub, "neg": neg, "mul": mul, "div": div, "max": max_, "min": min_,
+    "clamp": clamp, "abs": abs_, "sign": sign, "integer_pow": integer_pow, "square": square, "pow": pow_,
+    "select_n": select_n, "convert_element_type": convert, "copy": identity, "copy_p": identity,
+    "optimization_barrier": identity, "sharding_constraint": identity, "mesh_cast": identity, "reshard": identity,
+    "stop_gradient": identity, "real": identity, "reduce_precision": reduce_precision,
+    "exp": _monotone(np.exp), "exp2": _monotone(np.exp2), "log": _monotone(np.log, domain=(0, INF)),
+    "log1p": _monotone(np.log1p, domain=(-1, INF)), "expm1": _monotone(np.expm1), "tanh": _monotone(np.tanh),
+    "logistic": _monotone(lambda x: 1 / (1 + np.exp(-x)), ulps=4), "sqrt": _monotone(np.sqrt, domain=(0, INF)),
+    "rsqrt": _monotone(lambda x: 1 / np.sqrt(x), increasing=False, domain=(0, INF), ulps=4),
+    "cbrt": _monotone(np.cbrt), "atan": _monotone(np.arctan), "asinh": _monotone(np.arcsinh),
+    "sinh": _monotone(np.sinh), "asin": _monotone(np.arcsin, domain=(-1, 1)),
+    "acos": _monotone(np.arccos, increasing=False, domain=(-1, 1)),
+    "acosh": _monotone(np.arccosh, domain=(1, INF)), "atanh": _monotone(np.arctanh, domain=(-1, 1)),
+    "sin": _elementwise_box(_periodic), "cos": _elementwise_box(_periodic), "atan2": _elementwise_box(_atan2),
+    "floor": _rounding(np.floor), "ceil": _rounding(np.ceil), "round": _rounding(np.round),
+    "nextafter": _elementwise_box(_nextafter), "rem": _elementwise_box(_rem), "is_finite": is_finite,
+    "lt": _cmp("lt"), "le": _cmp("le"), "gt": _cmp("gt"), "ge": _cmp("ge"), "eq": _cmp("eq"), "ne": _cmp("ne"),
+    "and": _logic("and"), "or": _logic("or"), "not": _logic("not"), "xor": _logic("xor"),
+    "broadcast_in_dim": _structural((_bcast_op, _always)), "transpose": _structural((_transpose_op, _always)),
+    "squeeze": squeeze_rule, "rev": _structural((_rev_op, _rev_keeps)), "slice": _structural((_slice_op, _slice_keeps)),
+    "reshape": reshape, "concatenate": concatenate, "split": split, "pad": pad, "iota": iota,
+    "dim_as_value": dim_as_value, "reduce_sum": reduce_sum, "reduce_max": _reduce_extreme("max"),
+    "reduce_min": _reduce_extreme("min"), "reduce_and": reduce_bool("and"), "reduce_or": reduce_bool("or"),
+    "argmax": arg_extreme, "argmin": arg_extreme, "cumsum": cumulative, "cummax": cumulative, "cummin": cumulative,
+    "cumlogsumexp": cumulative, "cumprod": cumulative, "sort": sort, "top_k": top_k, "gather": gather,
+    "dynamic_slice": dynamic_slice, "dynamic_update_slice": dynamic_update_slice, "scatter-add": scatter_add,
+    "scatter_add": scatter_add, "scatter": scatter, "dot_general": dot_general,
+    **{name: random_rule for name in ("random_seed", "random_bits", "random_split", "random_fold_in", "random_wrap",
+                                      "random_unwrap", "threefry2x32", "rng_uniform", "rng_bit_generator")},
+}
+if _sp is not None:
+    RULES.update({"erf": _monotone(_sp.erf, ulps=4), "erfc": _monotone(_sp.erfc, increasing=False, ulps=4),
+                  "erf_inv": _monotone(_sp.erfinv, domain=(-1, 1), ulps=4),
+                  "digamma": _monotone(_sp.digamma, domain=(np.finfo(float).tiny, INF), ulps=8)})
+
+
+class Bounds(Interpreter):
+    """The bound interpreter (one table, :data:`RULES`; no rule = unbounded)."""
+
+    name = "bounds"
+    rules = RULES
+
+    def literal(self, value, aval):
+        return Bound.point(np.broadcast_to(np.asarray(value), conc(aval.shape)))
+
+    def constant(self, value, aval):
+        try:
+            return Bound.point(np.asarray(value))
+        except Exception:           # e.g. a PRNG key: not a number
+            return Bound.top(conc(aval.shape))
+
+    def unknown(self, run, eqn, ins):
+        return unknown_rule(run, eqn, ins)
+
+    def join(self, a: Bound, b: Bound) -> Bound:
+        lo, hi = iv_hull(a.lo, a.hi, b.lo, b.hi)
+        lin = None
+        if a.lin is not None or b.lin is not None:
+            lin = lin_hull([a.as_lin(), b.as_lin()], lo.shape)
+        return Bound(lo, hi, lin if (lin is not None and lin.A) else None, a.why or b.why)
+
+    def same(self, a: Bound, b: Bound) -> bool:
+        if not (np.array_equal(a.lo, b.lo) and np.array_equal(a.hi, b.hi)):
+            return False
+        if (a.lin is None) != (b.lin is None):
+            return False
+        if a.lin is None:
+            return True
+        la, lb = a.lin, b.lin
+        return (set(la.A) == set(lb.A) and np.array_equal(la.clo, lb.clo) and np.array_equal(la.chi, lb.chi)
+                and all(np.array_equal(la.A[k][0], lb.A[k][0]) and np.array_equal(la.A[k][1], lb.A[k][1])
+                        for k in la.A))
+
+    def widen(self, run, value: Bound, aval):
+        return Bound.top(value.shape, value.why)
+
+    def cond_branches(self, run, branches, index: Bound):
+        lo, hi = float(index.lo.min()), float(index.hi.max())
+        n = len(branches)
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            return branches
+        a, b = min(max(int(math.floor(lo)), 0), n - 1), min(max(int(math.ceil(hi)), 0), n - 1)
+        return branches[a:b + 1]
+
+    def scan_slice(self, run, value: Bound, aval_full, aval_slice):
+        lo, hi = value.lo.min(axis=0), value.hi.max(axis=0)
+        lin = None
+        if value.lin is not None and is_const_dim(aval_full.shape[0]):
+            f = value.lin
+            lin = Lin(f.clo.min(axis=0), f.chi.max(axis=0), {k: (a.min(axis=0), b.max(axis=0)) for k, (a, b) in f.A.items()})
+        return Bound(lo, hi, lin, value.why)
+
+    def scan_stack(self, run, value: Bound, aval_slice, aval_full):
+        shape = conc(aval_full.shape)
+        lo = np.broadcast_to(value.lo, shape)
+        hi = np.broadcast_to(value.hi, shape)
+        lin = None
+        if value.lin is not None:
+            lin = value.lin.struct(lambda a, extra: np.broadcast_to(a, (shape[0],) + a.shape))
+        return Bound(lo, hi, lin, value.why)
+
+
+def data_input(shape_conc: tuple, arg: str, lo, hi) -> Bound:
+    """The abstract value of data argument ``arg`` at one record: its box and the identity form."""
+    lo = np.broadcast_to(_f64(lo), shape_conc).copy()
+    hi = np.broadcast_to(_f64(hi), shape_conc).copy()
+    p = int(np.prod(shape_conc[1:])) if len(shape_conc) > 1 else 1
+    eye = np.eye(p).reshape(tuple(shape_conc) + (p,))
+    return Bound(lo, hi, Lin(np.zeros(shape_conc), np.zeros(shape_conc), {arg: (eye, eye)}))

@@ -1,0 +1,287 @@
+"""The driver every abstract interpreter shares: walk a jaxpr equation by equation.
+
+An abstract interpreter (:class:`Interpreter`) is a lattice of abstract values plus ONE table
+``rules`` from primitive name to rule ``rule(run, eqn, ins) -> outs``.  This module walks the
+program (the pattern of JAX's ``eval_jaxpr`` and of its guide "Writing custom Jaxpr
+interpreters"): literals and closed-over constants become abstract values, every equation
+applies its rule, and sub-programs are entered recursively:
+
+* call-like primitives (``jit``/``pjit``, ``closed_call``, ``remat``, ``custom_jvp_call``,
+  ``custom_vjp_call``): the body is interpreted with the call's abstract inputs (an
+  interpreter may override this by putting the primitive in its own table);
+* ``cond``: every branch is interpreted and the results are joined, then the interpreter's
+  :meth:`Interpreter.control` adds the influence of the branch index;
+* ``while`` and ``scan``: the loop-carried values are iterated to a fixed point of the join
+  (with :meth:`Interpreter.widen` after a few rounds), the scanned inputs enter as one slice
+  standing for every iteration (:meth:`Interpreter.scan_slice`) and the stacked outputs
+  leave through :meth:`Interpreter.scan_stack`.
+
+A primitive with no rule goes to :meth:`Interpreter.unknown`, which must be conservative
+(the top of the lattice for anything the inputs could influence).  Nothing here evaluates
+the program on numbers: every statement an interpreter makes holds for all inputs that its
+abstract inputs describe.
+
+The record count is a *symbolic* dimension (``jax.export.symbolic_shape``): the program is
+traced once for every number of records, and the axes whose size is that symbol are the
+record axes (see :mod:`bayesdp.analysis.tracing`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+CALL_BODIES = {"jit": "jaxpr", "pjit": "jaxpr", "closed_call": "call_jaxpr", "core_call": "call_jaxpr",
+               "remat": "jaxpr", "remat2": "jaxpr", "checkpoint": "jaxpr", "custom_jvp_call": "call_jaxpr",
+               "custom_vjp_call": "call_jaxpr", "custom_vjp_call_jaxpr": "fun_jaxpr"}
+
+LOOP_ROUNDS = 8          # fixed-point rounds before widening
+
+
+# ---------------------------------------------------------------------------
+# shapes with a symbolic record count
+
+
+def is_const_dim(d) -> bool:
+    return isinstance(d, (int, np.integer))
+
+
+def conc(shape, m: int = 1) -> tuple[int, ...]:
+    """The shape with every symbolic dimension (a record axis, or an expression in the record
+    count) replaced by one slot (``m=1``) or evaluated at ``m``."""
+    out = []
+    for d in shape:
+        if is_const_dim(d):
+            out.append(int(d))
+        elif m == 1:
+            out.append(1)
+        else:
+            out.append(int(d._evaluate({"m": m})))
+    return tuple(out)
+
+
+def symbolic_axes(shape) -> tuple[int, ...]:
+    return tuple(i for i, d in enumerate(shape) if not is_const_dim(d))
+
+
+# ---------------------------------------------------------------------------
+# where an equation comes from (for messages)
+
+def _internal_dirs() -> tuple[str, ...]:
+    import numpyro
+
+    import bayesdp
+    return (os.path.dirname(numpyro.__file__), os.path.dirname(bayesdp.__file__))
+
+
+def where(eqn) -> str:
+    """``primitive at file.py:LINE (function)`` for the user's line that produced ``eqn``."""
+    from jax._src import source_info_util as siu
+
+    name = eqn.primitive.name
+    try:
+        internal = _internal_dirs()
+        frames = list(siu.user_frames(eqn.source_info.traceback))
+        user = [f for f in frames if not f.file_name.startswith(internal)]
+        f = (user or frames)[0] if (user or frames) else None
+    except Exception:
+        f = None
+    if f is None:
+        return name
+    return f"{name} at {os.path.basename(f.file_name)}:{f.start_line} ({f.function_name})"
+
+
+# ---------------------------------------------------------------------------
+# the interpreter interface
+
+
+class Interpreter:
+    """An abstract domain.  Subclasses set ``rules`` (primitive name -> rule) and the hooks."""
+
+    name = "abstract"
+    rules: dict[str, Callable] = {}
+
+    def literal(self, value, aval):
+        raise NotImplementedError
+
+    def constant(self, value, aval):
+        return self.literal(value, aval)
+
+    def unknown(self, run: "Run", eqn, ins: list) -> list:
+        raise NotImplementedError
+
+    def join(self, a, b):
+        raise NotImplementedError
+
+    def same(self, a, b) -> bool:
+        return a == b
+
+    def widen(self, run: "Run", value, aval):
+        return value
+
+    def control(self, run: "Run", eqn, outs: list, decider) -> list:
+        """Outputs of a branch/loop whose path is chosen by ``decider`` (the cond index or the
+        while predicate)."""
+        return outs
+
+    def scan_slice(self, run: "Run", value, aval_full, aval_slice):
+        return value
+
+    def scan_stack(self, run: "Run", value, aval_slice, aval_full):
+        return value
+
+
+@dataclass
+class Run:
+    """One interpretation: the interpreter and anything its rules need (``context``)."""
+
+    interp: Interpreter
+    context: dict = field(default_factory=dict)
+
+    # -- entry points -----------------------------------------------------------
+    def program(self, closed, inputs: list) -> list:
+        jaxpr, consts = _open(closed)
+        return self._jaxpr(jaxpr, consts, inputs)
+
+    def call(self, body, inputs: list) -> list:
+        jaxpr, consts = _open(body)
+        return self._jaxpr(jaxpr, consts, inputs)
+
+    # -- the walk -------------------------------------------------------------------
+    def _jaxpr(self, jaxpr, consts, inputs) -> list:
+        from jax.extend import core as jcore
+
+        interp = self.interp
+        env: dict = {}
+
+        def read(v):
+            if isinstance(v, jcore.Literal):
+                return interp.literal(v.val, v.aval)
+            return env[v]
+
+        for v, c in zip(jaxpr.constvars, consts):
+            env[v] = interp.constant(c, v.aval)
+        if len(inputs) != len(jaxpr.invars):
+            raise ValueError(f"{interp.name}: {len(inputs)} inputs for {len(jaxpr.invars)} program inputs")
+        for v, x in zip(jaxpr.invars, inputs):
+            env[v] = x
+        for eqn in jaxpr.eqns:
+            ins = [read(v) for v in eqn.invars]
+            outs = self.equation(eqn, ins)
+            for v, o in zip(eqn.outvars, outs):
+                if not isinstance(v, jcore.DropVar):
+                    env[v] = o
+        return [read(v) for v in jaxpr.outvars]
+
+    def equation(self, eqn, ins: list) -> list:
+        interp = self.interp
+        name = eqn.primitive.name
+        rule = interp.rules.get(name)
+        if rule is not None:
+            return rule(self, eqn, ins)
+        if name in CALL_BODIES and CALL_BODIES[name] in eqn.params:
+            return self.call(eqn.params[CALL_BODIES[name]], ins)
+        if name == "cond":
+            return self._cond(eqn, ins)
+        if name == "while":
+            return self._while(eqn, ins)
+        if name == "scan":
+            return self._scan(eqn, ins)
+        return interp.unknown(self, eqn, ins)
+
+    # -- control flow ---------------------------------------------------------------
+    def _join_all(self, lists: list[list]) -> list:
+        out = list(lists[0])
+        for other in lists[1:]:
+            out = [self.interp.join(a, b) for a, b in zip(out, other)]
+        return out
+
+    def _cond(self, eqn, ins):
+        index, ops = ins[0], ins[1:]
+        results = [self.call(br, ops) for br in self.branches(eqn, index)]
+        return self.interp.control(self, eqn, self._join_all(results), index)
+
+    def branches(self, eqn, index):
+        """The branches of a ``cond`` that the index can select (an interpreter that knows the
+        index's range may narrow this: :meth:`Interpreter.cond_branches`)."""
+        narrow = getattr(self.interp, "cond_branches", None)
+        brs = list(eqn.params["branches"])
+        return narrow(self, brs, index) if narrow is not None else brs
+
+    def _fixpoint(self, step, carry, avals):
+        interp = self.interp
+        for k in range(4 * LOOP_ROUNDS):
+            new = [interp.join(a, b) for a, b in zip(carry, step(carry))]
+            if all(interp.same(a, b) for a, b in zip(new, carry)):
+                return new
+            carry = new
+            if k >= LOOP_ROUNDS:
+                carry = [interp.widen(self, c, av) for c, av in zip(carry, avals)]
+        raise RuntimeError(f"{interp.name}: loop did not reach a fixed point")
+
+    def _while(self, eqn, ins):
+        p = eqn.params
+        nc, nb = p["cond_nconsts"], p["body_nconsts"]
+        cconsts, bconsts, init = ins[:nc], ins[nc:nc + nb], ins[nc + nb:]
+        cond_j, body_j = p["cond_jaxpr"], p["body_jaxpr"]
+        avals = [v.aval for v in eqn.outvars]
+
+        def step(carry):
+            pred = self.call(cond_j, list(cconsts) + list(carry))[0]
+            new = self.call(body_j, list(bconsts) + list(carry))
+            return self.interp.control(self, eqn, new, pred)
+
+        carry = self._fixpoint(step, list(init), avals)
+        pred = self.call(cond_j, list(cconsts) + list(carry))[0]
+        return self.interp.control(self, eqn, carry, pred)
+
+    def _scan(self, eqn, ins):
+        p = eqn.params
+        nconst, ncarry = p["num_consts"], p["num_carry"]
+        consts, init, xs = ins[:nconst], ins[nconst:nconst + ncarry], ins[nconst + ncarry:]
+        body = p["jaxpr"]
+        bj, _ = _open(body)
+        x_in_avals = [v.aval for v in bj.invars[nconst + ncarry:]]
+        x_full_avals = [v.aval for v in eqn.invars[nconst + ncarry:]]
+        slices = [self.interp.scan_slice(self, x, af, asl) for x, af, asl in zip(xs, x_full_avals, x_in_avals)]
+        carry_avals = [v.aval for v in eqn.outvars[:ncarry]]
+        ys_slices: list = []
+
+        def step(carry):
+            out = self.call(body, list(consts) + list(carry) + slices)
+            ys_slices[:] = [out[ncarry:]] if not ys_slices else [
+                [self.interp.join(a, b) for a, b in zip(ys_slices[0], out[ncarry:])]]
+            return out[:ncarry]
+
+        carry = self._fixpoint(step, list(init), carry_avals)
+        out = self.call(body, list(consts) + list(carry) + slices)
+        ys = out[ncarry:] if not ys_slices else [self.interp.join(a, b) for a, b in zip(ys_slices[0], out[ncarry:])]
+        y_slice_avals = [v.aval for v in bj.outvars[ncarry:]]
+        y_full_avals = [v.aval for v in eqn.outvars[ncarry:]]
+        ys = [self.interp.scan_stack(self, y, asl, af) for y, asl, af in zip(ys, y_slice_avals, y_full_avals)]
+        return list(carry) + ys
+
+
+def _open(body):
+    """(jaxpr, consts) of a ClosedJaxpr or an open Jaxpr."""
+    if hasattr(body, "jaxpr") and hasattr(body, "consts"):
+        return body.jaxpr, list(body.consts)
+    return body, []
+
+
+def live_outputs(jaxpr, wanted: list[int]):
+    """The equations of ``jaxpr`` (top level) that ``outvars[wanted]`` depend on."""
+    from jax.extend import core as jcore
+
+    live = {jaxpr.outvars[i] for i in wanted if not isinstance(jaxpr.outvars[i], jcore.Literal)}
+    keep = []
+    for eqn in reversed(jaxpr.eqns):
+        if any(v in live for v in eqn.outvars):
+            keep.append(eqn)
+            live.update(v for v in eqn.invars if not isinstance(v, jcore.Literal))
+    keep.reverse()
+    return keep
+

@@ -1,0 +1,225 @@
+"""The interpreters applied to a traced model (:class:`bayesdp.analysis.tracing.Program`).
+
+:func:`prove` runs the dependence and affinity interpreters once over the whole program (every
+site's log-density, parameters and values).  :func:`bound_outputs` and :func:`jacobian_bounds`
+run the bound interpreter at one record with the data arguments ranging over the declared
+domain and theta over all of R^d; :func:`operator_norm_bound` turns the bounds of a Jacobian
+into a bound on its operator norm (rows combined by the tightest rule that holds).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .affinity import Aff, Affinity
+from .affinity import A as AFFINE_IN
+from .affinity import C as CONST_IN
+from .bounds import Bound, Bounds, data_input
+from .dependence import Dep, Dependence
+from .dependence import data_input as dep_data
+from .dependence import theta_input
+from .. import rounding as rd
+from .interpreter import Run, where
+
+
+@dataclass
+class ProgramFacts:
+    """Dependence and affinity of every output of the program (indexed like ``program.outputs``)."""
+
+    dep: list
+    aff: list
+
+    def of(self, program, site: str, what: str) -> tuple[Dep, Aff]:
+        i = program.output(site, what)
+        return self.dep[i], self.aff[i]
+
+
+def prove(program) -> ProgramFacts:
+    dep_in = [theta_input(n) if kind == "theta" else dep_data(n) for kind, n in program.inputs]
+    aff_in = [AFFINE_IN if kind == "theta" else CONST_IN for kind, n in program.inputs]
+    deps = Run(Dependence()).program(program.jaxpr, dep_in)
+    affs = Run(Affinity()).program(program.jaxpr, aff_in)
+    return ProgramFacts(deps, affs)
+
+
+def how(eqn) -> str:
+    """`primitive at file.py:LINE (function)` for messages (or a plain description)."""
+    if eqn is None:
+        return "an operation of the model"
+    if isinstance(eqn, str):
+        return eqn
+    return f"`{where(eqn)}`"
+
+
+# ---------------------------------------------------------------------------
+# the domain as abstract inputs
+
+
+def domain_box(domain, arg: str, shape: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """Per-entry box of one record of ``arg`` from every declared bound (unbounded if none)."""
+    lo = np.full(shape, -np.inf)
+    hi = np.full(shape, np.inf)
+    dom = domain.get(arg) if domain is not None else None
+    if dom is None:
+        return lo, hi
+    if dom.norm is not None:
+        lo, hi = np.maximum(lo, -dom.norm), np.minimum(hi, dom.norm)
+    if dom.lo is not None:
+        lo, hi = np.maximum(lo, dom.lo), np.minimum(hi, dom.hi)
+    if dom.values is not None:
+        lo, hi = np.maximum(lo, min(dom.values)), np.minimum(hi, max(dom.values))
+    return lo, hi
+
+
+def domain_inputs(program, domain) -> list[Bound]:
+    out = []
+    for kind, n in program.inputs:
+        if kind == "theta":
+            out.append(Bound.top(program.sites[n].unconstrained_shape))
+        else:
+            shape = (1,) + tuple(program.data_shapes[n])
+            lo, hi = domain_box(domain, n, shape)
+            out.append(data_input(shape, n, lo, hi))
+    return out
+
+
+def bound_outputs(program, domain, m: int, wanted: list[int]) -> list[Bound]:
+    """Bounds of ``program`` outputs ``wanted`` at one record over the domain (theta anywhere)."""
+    outs = Run(Bounds(), {"m": m}).program(program.jaxpr, domain_inputs(program, domain))
+    return [outs[i] for i in wanted]
+
+
+def jacobian_bounds(program, domain, m: int, wanted: list[tuple[str, str]]) -> dict:
+    """Bounds of ``d param / d theta`` at one record for each (site, param) in ``wanted``:
+    (site, param, latent site) -> :class:`Bound` of shape param shape + latent shape."""
+    closed, outputs = program.jacobian(wanted)
+    outs = Run(Bounds(), {"m": m}).program(closed, domain_inputs(program, domain))
+    return {k: outs[i] for k, i in outputs.items()}
+
+
+# ---------------------------------------------------------------------------
+# norms of a Jacobian over the domain
+
+
+def _domain_radii(domain, arg: str, p: int):
+    """(R, v): sup of the record norm of ``arg`` (None if not declared) and the per-entry sup |x_j|."""
+    lo, hi = domain_box(domain, arg, (p,))
+    v = np.maximum(np.abs(lo), np.abs(hi))
+    dom = domain.get(arg) if domain is not None else None
+    R = dom.row_norm_bound(p) if dom is not None else None
+    return R, v
+
+
+def _source_bounds(row_c: tuple, row_A: dict, domain) -> list[tuple[float, np.ndarray, str]]:
+    """(bound, support over coordinates, name) of each source of one row: c, and every argument."""
+    clo, chi = row_c
+    cm = np.maximum(np.abs(clo), np.abs(chi))
+    out = []
+    if np.any(cm):
+        out.append((rd.norm_up(cm), cm > 0, "constant part"))
+    for arg, (alo, ahi) in row_A.items():
+        am = np.maximum(np.abs(alo), np.abs(ahi))            # (D, p)
+        if not np.any(am):
+            continue
+        R, v = _domain_radii(domain, arg, am.shape[-1])
+        cands = []
+        if R is not None and math.isfinite(R):
+            cands.append(rd.mul_up(rd.spectral_up(am), R))
+        if np.isfinite(v).all():
+            cands.append(rd.norm_up(_matvec_up(am, v)))
+        out.append((min(cands) if cands else math.inf, np.any(am > 0, axis=-1), arg))
+    return out
+
+
+def _matvec_up(a: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Upper bound of a @ v for nonnegative a, v (float64 with a rigorous relative error bound)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = a @ v
+    n = a.shape[-1]
+    return np.nextafter(out * (1 + (n + 2) * 2.3e-16), np.inf)
+
+
+def _group(sources) -> float:
+    """Sources on overlapping coordinates add (triangle inequality); groups on disjoint coordinates
+    combine by Pythagoras."""
+    n = len(sources)
+    parent = list(range(n))
+
+    def find(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+    for i in range(n):
+        for j in range(i + 1, n):
+            if np.any(sources[i][1] & sources[j][1]):
+                parent[find(i)] = find(j)
+    groups: dict = {}
+    for i, (b, _, _) in enumerate(sources):
+        groups[find(i)] = rd.add_up(groups.get(find(i), 0.0), b)
+    return rd.hypot_up(list(groups.values()))
+
+
+def operator_norm_bound(blocks: list[Bound], domain) -> tuple[float, str]:
+    """sup over the domain (and theta) of ``||J||_op`` for ``J = [blocks...]`` concatenated along the
+    columns (one block per latent site, disjoint coordinates).  Each block has shape
+    (rows..., cols...) with the rows first: pass them reshaped to (U, D_s)."""
+    U = blocks[0].shape[0]
+    lo = np.concatenate([b.lo for b in blocks], axis=1)
+    hi = np.concatenate([b.hi for b in blocks], axis=1)
+    box_rows = [rd.norm_up(np.maximum(np.abs(lo[u]), np.abs(hi[u]))) for u in range(lo.shape[0])]
+    forms = [b.as_lin() for b in blocks]
+    args = set().union(*(f.A for f in forms))
+    row_bounds, rules = [], []
+    for u in range(U):
+        c = (np.concatenate([np.broadcast_to(f.clo, b.shape)[u] for f, b in zip(forms, blocks)]),
+             np.concatenate([np.broadcast_to(f.chi, b.shape)[u] for f, b in zip(forms, blocks)]))
+        A = {}
+        for a in args:
+            p = next(f.A[a][0].shape[-1] for f in forms if a in f.A)
+            parts_lo, parts_hi = [], []
+            for f, b in zip(forms, blocks):
+                if a in f.A:
+                    parts_lo.append(f.A[a][0][u])
+                    parts_hi.append(f.A[a][1][u])
+                else:
+                    parts_lo.append(np.zeros((b.shape[1], p)))
+                    parts_hi.append(np.zeros((b.shape[1], p)))
+            A[a] = (np.concatenate(parts_lo), np.concatenate(parts_hi))
+        sources = _source_bounds(c, A, domain)
+        lin_b = _group(sources) if sources else 0.0
+        best = min(lin_b, float(box_rows[u]))
+        row_bounds.append(best)
+        rules.append("linear form" if lin_b <= box_rows[u] else "box")
+    supports = [(np.maximum(np.abs(lo[u]), np.abs(hi[u])) > 0) for u in range(U)]
+    disjoint = all(not np.any(supports[i] & supports[j]) for i in range(U) for j in range(i + 1, U))
+    if U == 1 or disjoint:
+        op = max(row_bounds) if row_bounds else 0.0
+        how_rows = "rows on disjoint coordinates: max of row norms" if U > 1 else "one row"
+    else:
+        op = rd.hypot_up(row_bounds)
+        how_rows = "Frobenius over rows"
+    return op, f"{how_rows}; row bounds from the {', '.join(sorted(set(rules)))}"
+
+
+def rows_of(bound: Bound, n_lead: int) -> Bound:
+    """Reshape a Jacobian block (param dims..., latent dims...) to (rows, cols), ``n_lead`` param dims."""
+    rows = int(np.prod(bound.shape[:n_lead])) if n_lead else 1
+    cols = int(np.prod(bound.shape[n_lead:])) if bound.lo.ndim > n_lead else 1
+    lin = None
+    if bound.lin is not None:
+        f = bound.lin
+        lin = type(f)(f.clo.reshape(rows, cols), f.chi.reshape(rows, cols),
+                      {k: (a.reshape(rows, cols, a.shape[-1]), b.reshape(rows, cols, b.shape[-1]))
+                       for k, (a, b) in f.A.items()})
+    return Bound(bound.lo.reshape(rows, cols), bound.hi.reshape(rows, cols), lin, bound.why)
+
+
+def record_axis(shape) -> int | None:
+    """The axis of ``shape`` that is the record count (None if none, or if several)."""
+    axes = [i for i, d in enumerate(shape) if not isinstance(d, (int, np.integer))]
+    return axes[0] if len(axes) == 1 else None
+

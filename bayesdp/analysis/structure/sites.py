@@ -1,0 +1,156 @@
+"""Structural facts about every site, proven from the dependence facts (never probed).
+
+* a latent site's prior (its parameters and its log-density) reads no data argument and no random
+  number; whether it reads other latent sites (a hierarchical prior) is reported to the rules;
+* every observed site lies in the plate over records (the plate whose size is the symbolic record
+  count), and its log-likelihood, predictor, parameters and value carry their records on that
+  plate's axis: element i depends on record i only (per-record separability);
+* sites that no rule can cover (``numpyro.factor``, scaled sites) are refused here.
+
+Refusals raise :class:`~bayesdp.errors.ModelError` with one line naming the site, the operation
+(primitive and line of the model) that defeats the proof, and what to do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ...errors import ModelError
+from .dependence import COUPLED
+from .program import how, record_axis
+
+
+@dataclass
+class SiteStructure:
+    record_plate: tuple | None                    # (name, dim) of the plate over records
+    size_dependent: list = field(default_factory=list)   # sites whose terms depend on the number of records
+    hierarchical: dict = field(default_factory=dict)     # latent site -> (other latent sites, via)
+
+
+def _args(dep) -> str:
+    return ", ".join(sorted(dep.data))
+
+
+def check_sites(program, facts) -> SiteStructure:
+    sites = program.sites
+    observed = [n for n, s in sites.items() if s.observed]
+    latent = [n for n, s in sites.items() if not s.observed]
+    for n, s in sites.items():
+        if s.scaled:
+            raise ModelError(f"site '{n}' is scaled (numpyro.handlers.scale, or a plate with subsample_size): no rule "
+                             "covers a scaled log-density, and the sampler would apply the scale; remove the scale "
+                             "(tempering is --inverse-temperature; minibatches are drawn by SGLD)")
+    if not observed:
+        raise ModelError(f"model {program.model_name} has no observed site: pass the responses as a data argument "
+                         "(obs=...) inside a plate over records")
+    if not latent:
+        raise ModelError(f"model {program.model_name} has no latent site: there is nothing to sample")
+    out = SiteStructure(None)
+
+    # -- priors: public (no data), no randomness ---------------------------------------
+    for n in latent:
+        s = sites[n]
+        if s.family == "ImproperUniform":
+            raise ModelError(f"latent site '{n}' has an improper prior (ImproperUniform): the posterior may not "
+                             "exist; give it a proper prior such as Normal")
+        for what in ["logp"] + [f"param:{k}" for k in s.params]:
+            d = facts.dep[program.output(n, what)]
+            label = "log-density" if what == "logp" else f"parameter {what[6:]}"
+            if d.data:
+                raise ModelError(f"latent site '{n}' has a data-dependent prior: its {label} depends on data "
+                                 f"argument {_args(d)} through {how(d.via_data)}; priors must be public: use "
+                                 "constants or model_kwargs hyperparameters")
+            if d.random:
+                raise ModelError(f"latent site '{n}': its prior {label} depends on a random number drawn inside the "
+                                 f"model ({how(d.via_random)}); make it a constant")
+            others = set(d.theta) - {n}
+            if others and what != "logp":
+                prev = out.hierarchical.get(n, (set(), None))
+                out.hierarchical[n] = (prev[0] | others, prev[1] or d.via_theta)
+            if d.size:
+                out.size_dependent.append((n, d.via_size))
+
+    # -- likelihoods: in the record plate, one term per record ---------------------------
+    for n in observed:
+        s = sites[n]
+        if s.family == "Unit":
+            raise ModelError(f"site '{n}' is a numpyro.factor: no rule covers a free-form log-density term; write the "
+                             "likelihood as numpyro.sample(..., obs=...)")
+        recs = s.record_plates
+        if not recs:
+            raise ModelError(f"observed site '{n}' is not inside a plate over records (missing plate): wrap the "
+                             "likelihood in numpyro.plate('data', N) with N the number of records")
+        plate = (recs[0][0], recs[0][1])
+        if out.record_plate is not None and plate[0] != out.record_plate[0]:
+            raise ModelError(f"observed sites use different record plates ('{out.record_plate[0]}' and '{plate[0]}'); "
+                             "use one plate over records")
+        out.record_plate = plate
+        for what in ["logp", "value"] + [f"param:{k}" for k in s.params]:
+            i = program.output(n, what)
+            d = facts.dep[i]
+            label = {"logp": "log-likelihood", "value": "observed value"}.get(what, f"parameter {what[6:]}")
+            if d.random:
+                raise ModelError(f"observed site '{n}': its {label} depends on a random number drawn inside the model "
+                                 f"({how(d.via_random)}); make it a function of the data and the latent sites only")
+            if not d.data:
+                continue
+            axis = record_axis(program.jaxpr.out_avals[i].shape)
+            if d.record == COUPLED or axis is None or d.record != axis:
+                raise ModelError(f"observed site '{n}': the {label} of a record depends on other records "
+                                 f"({how(d.via_coupled)} mixes records, e.g. features centred or scaled with the data's "
+                                 "own statistics); each record's term must depend on its own record only: do such "
+                                 "preprocessing with public constants outside the model")
+            if d.size:
+                out.size_dependent.append((n, d.via_size))
+        d = facts.dep[program.output(n, "logp")]
+        if not d.data:
+            raise ModelError(f"observed site '{n}': its log-likelihood does not depend on any data argument; pass the "
+                             "observations as a data argument (obs=y)")
+    return out
+
+
+def _violation(constraint, lo: float, hi: float) -> str | None:
+    """The condition a box [lo, hi] may violate for a NumPyro constraint (None: proven satisfied)."""
+    name = type(constraint).__name__.lstrip("_")
+    lb = getattr(constraint, "lower_bound", None)
+    ub = getattr(constraint, "upper_bound", None)
+    if name in ("GreaterThan", "Positive") and lb is not None and not lo > lb:
+        return f"must be > {float(lb):g}"
+    if name in ("GreaterThanEq", "Nonnegative") and lb is not None and not lo >= lb:
+        return f"must be >= {float(lb):g}"
+    if name in ("Interval", "UnitInterval") and lb is not None and not (lo >= lb and hi <= ub):
+        return f"must lie in [{float(lb):g}, {float(ub):g}]"
+    if name == "OpenInterval" and lb is not None and not (lo > lb and hi < ub):
+        return f"must lie in ({float(lb):g}, {float(ub):g})"
+    if name == "LessThan" and ub is not None and not hi < ub:
+        return f"must be < {float(ub):g}"
+    return None
+
+
+def check_parameters(program, facts, domain, m: int) -> None:
+    """Every theta-free parameter of an observed site satisfies its distribution's constraint for EVERY
+    record of the declared domain (interval arithmetic), so no record can make the model invalid."""
+    from .affinity import CONST
+    from .program import bound_outputs
+
+    wanted = []
+    for n, s in program.sites.items():
+        if not s.observed:
+            continue
+        for k in s.params:
+            i = program.output(n, f"param:{k}")
+            if facts.aff[i].kind == CONST and facts.dep[i].data:
+                c = s.dist_type.arg_constraints.get(k)
+                if c is not None:
+                    wanted.append((n, k, i, c))
+    if not wanted:
+        return
+    bounds = bound_outputs(program, domain, m, [i for _, _, i, _ in wanted])
+    for (n, k, _, c), b in zip(wanted, bounds):
+        lo, hi = float(b.lo.min()), float(b.hi.max())
+        bad = _violation(c, lo, hi)
+        if bad is not None:
+            raise ModelError(f"observed site '{n}': its {k} can be {lo if 'must be >' in bad else hi:g} over the "
+                             f"declared domain of {_args(facts.dep[program.output(n, 'param:' + k)])} ({k} lies in "
+                             f"[{lo:g}, {hi:g}]) but {bad}; compute it so that it is valid for every record of the "
+                             "domain, or narrow the domain")

@@ -1,0 +1,391 @@
+"""Tracing: a NumPyro model -> its program (a jaxpr) and its sites.
+
+The model is traced ONCE, abstractly, with a **symbolic number of records** ``m``
+(``jax.export.symbolic_shape``): every data argument is an abstract array of shape
+``(m, *record_shape)``, so the program is valid for every number of records, the record axes
+are exactly the axes of size ``m``, and the analysis never touches the data nor grows with it.
+Latent sites are program inputs in the **unconstrained space the samplers use**
+(``theta_s = T_s^-1(value_s)``, ``T_s = biject_to(support)``).  The program's outputs are, for
+every sample site:
+
+* ``logp``: its log-density term (latent sites: summed, with the Jacobian ``log|det J_T|``;
+  observed sites: one entry per element of the batch, not summed over records);
+* ``param:NAME``: each parameter of its (unwrapped) distribution, broadcast to the site's batch
+  shape (plus the parameter's own trailing axes, e.g. the classes of Categorical logits);
+* ``value`` (observed sites): the observed value.
+
+The Jacobian program ``d param / d theta`` of the predictors is traced on request
+(:meth:`Program.jacobian`).  Static facts about each site (family, wrappers, plates, support,
+scale, mask, shapes) are recorded while tracing (:class:`Site`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from ..errors import BayesDPError, ModelError
+
+RECORDS = "m"
+
+
+@dataclass(frozen=True)
+class Site:
+    name: str
+    observed: bool
+    family: str                     # class name of the unwrapped distribution
+    dist_type: Any                  # the unwrapped distribution class
+    wrappers: tuple                 # class names of the wrappers (Independent, ExpandedDistribution, ...)
+    value_shape: tuple              # may contain the symbolic record count
+    batch_shape: tuple
+    event_shape: tuple
+    support: str
+    discrete: bool
+    plates: tuple                   # (name, dim, size) of the enclosing plates
+    scaled: bool
+    masked: bool
+    params: tuple                   # parameter names of the unwrapped distribution
+    unconstrained_shape: tuple = ()
+    transform: str = "identity"
+    constraint: Any = field(default=None, compare=False, repr=False)   # the support (numpyro constraint)
+
+    @property
+    def record_plates(self) -> list:
+        return [p for p in self.plates if not _is_const(p[2])]
+
+
+def _is_const(d) -> bool:
+    return isinstance(d, (int, np.integer))
+
+
+def support_name(constraint) -> str:
+    """``positive``, ``unit_interval``, ``real``... (the constraint's class, snake case)."""
+    from numpyro.distributions import constraints
+
+    c = constraint
+    while isinstance(c, constraints.independent):
+        c = c.base_constraint
+    name = type(c).__name__.lstrip("_")
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower() if name else "none"
+
+
+def _unwrap(fn):
+    import numpyro.distributions as dist
+
+    wrappers = []
+    d = fn
+    while True:
+        if isinstance(d, (dist.ExpandedDistribution, dist.Independent)):
+            wrappers.append(type(d).__name__)
+            d = d.base_dist
+        elif type(d).__name__ == "MaskedDistribution":
+            wrappers.append("MaskedDistribution")
+            d = d.base_dist
+        else:
+            return d, tuple(wrappers)
+
+
+def _broadcast_param(fn, base, p):
+    """Parameter ``p`` of ``base`` broadcast to the site's batch(+event) shape plus its own trailing axes."""
+    import jax.numpy as jnp
+
+    full = tuple(fn.batch_shape) + tuple(fn.event_shape)
+    pre = full[:len(full) - len(base.event_shape)]
+    k = max(0, jnp.ndim(p) - len(base.batch_shape))
+    extra = tuple(jnp.shape(p)[jnp.ndim(p) - k:]) if k else ()
+    return jnp.broadcast_to(p, pre + extra)
+
+
+@dataclass
+class Program:
+    """The traced model: ``jaxpr`` (closed, symbolic record count), its inputs and named outputs."""
+
+    model: Callable
+    model_name: str
+    jaxpr: Any
+    inputs: list            # ("theta", site) or ("data", arg) per program input, in order
+    outputs: dict           # (site, field) -> output index; field in {"logp", "value", "param:NAME"}
+    sites: dict             # name -> Site (sample sites, in model order)
+    deterministic: list
+    data_shapes: dict       # arg -> per-record shape
+    data_dtypes: dict
+    latent: list            # latent site names (program input order)
+    record_dim: Any         # the symbolic record count
+    model_kwargs: dict
+    _jac: dict = field(default_factory=dict)
+
+    @property
+    def observed(self) -> list:
+        return [n for n, s in self.sites.items() if s.observed]
+
+    def output(self, site: str, what: str) -> int | None:
+        return self.outputs.get((site, what))
+
+    def input_index(self) -> dict:
+        return {k: i for i, k in enumerate(self.inputs)}
+
+    def abstract_inputs(self) -> tuple:
+        import jax
+
+        theta = {n: jax.ShapeDtypeStruct(self.sites[n].unconstrained_shape, _float())
+                 for n in self.latent}
+        data = {a: jax.ShapeDtypeStruct((self.record_dim,) + tuple(s), self.data_dtypes[a])
+                for a, s in self.data_shapes.items()}
+        return theta, data
+
+    def jacobian(self, wanted: list[tuple[str, str]]):
+        """(closed jaxpr, outputs) of ``d param / d theta`` for each (site, param) in ``wanted``:
+        outputs map (site, param, latent site) -> output index (shape: param's shape + latent shape)."""
+        key = tuple(wanted)
+        if key in self._jac:
+            return self._jac[key]
+        import jax
+
+        def predictors(theta, data):
+            tr = _trace_sites(self.model, theta, data, self.model_kwargs, self.latent, self.sites)
+            out = {}
+            for site, attr in wanted:
+                fn = tr[site]["fn"]
+                base, _ = _unwrap(fn)
+                out[f"{site}\x00{attr}"] = _broadcast_param(fn, base, getattr(base, attr))
+            return out
+
+        theta, data = self.abstract_inputs()
+
+        def jac(theta, data):
+            return jax.jacfwd(predictors, argnums=0)(theta, data)
+        try:
+            closed, shape = jax.make_jaxpr(jac, return_shape=True)(theta, data)
+        except BayesDPError:
+            raise
+        except Exception as exc:
+            raise _JacobianError(_first_line(exc)) from None
+        flat, tree = jax.tree_util.tree_flatten(shape)
+        paths = [p for p, _ in jax.tree_util.tree_flatten_with_path(shape)[0]]
+        outputs = {}
+        for i, path in enumerate(paths):
+            key_pred = path[0].key
+            lat = path[1].key
+            site, attr = key_pred.split("\x00")
+            outputs[(site, attr, lat)] = i
+        del flat, tree
+        self._jac[key] = (closed, outputs)
+        return closed, outputs
+
+
+class _JacobianError(Exception):
+    pass
+
+
+def _float():
+    import jax.numpy as jnp
+
+    return jnp.float32
+
+
+def _first_line(exc) -> str:
+    return f"{type(exc).__name__}: " + ((str(exc).strip().splitlines() or [""])[0][:240])
+
+
+def _default(site):
+    """A latent site's placeholder value for the discovery trace (T(0); integers for discrete sites)."""
+    import jax.numpy as jnp
+    from numpyro.distributions.transforms import biject_to
+
+    fn = site["fn"]
+    shape = tuple(site["kwargs"].get("sample_shape", ())) + tuple(fn.batch_shape) + tuple(fn.event_shape)
+    if getattr(fn, "is_discrete", False) or (fn.support is not None and fn.support.is_discrete):
+        return jnp.zeros(shape, dtype=jnp.int32)
+    try:
+        t = biject_to(fn.support)
+        return t(jnp.zeros(t.inverse_shape(shape)))
+    except Exception:
+        return jnp.zeros(shape)
+
+
+def _trace_sites(model, theta: Mapping | None, data, kw, latent, sites):
+    """The numpyro trace of ``model`` with latent sites set to T(theta) (or placeholders)."""
+    from numpyro import handlers
+    from numpyro.distributions.transforms import biject_to
+
+    m = handlers.seed(model, rng_seed=0)
+    if theta is None:
+        def sub(site):
+            if site.get("is_observed") or site.get("type") != "sample":
+                return None
+            return _default(site)
+        m = handlers.substitute(m, substitute_fn=sub)
+    else:
+        values = {}
+        for n in latent:
+            values[n] = biject_to(sites[n].constraint)(theta[n])
+        m = handlers.substitute(m, data=values)
+    return handlers.trace(m).get_trace(**data, **kw)
+
+
+def _site_record(name, s) -> Site:
+    from numpyro.distributions.transforms import biject_to
+
+    fn = s["fn"]
+    base, wrappers = _unwrap(fn)
+    discrete = bool(getattr(fn, "is_discrete", False) or (fn.support is not None and fn.support.is_discrete))
+    value_shape = tuple(np.shape(s["value"])) if not hasattr(s["value"], "shape") else tuple(s["value"].shape)
+    un_shape, tname = value_shape, "identity"
+    if not s.get("is_observed") and not discrete:
+        try:
+            t = biject_to(fn.support)
+            un_shape = tuple(t.inverse_shape(value_shape))
+            tname = type(t).__name__
+        except Exception:
+            tname = "none"
+    params = tuple(k for k in type(base).arg_constraints if _has_attr(base, k))
+    rec = Site(name=name, observed=bool(s.get("is_observed")), family=type(base).__name__, dist_type=type(base),
+               wrappers=wrappers, value_shape=value_shape, batch_shape=tuple(fn.batch_shape),
+               event_shape=tuple(fn.event_shape), support=support_name(fn.support) if fn.support is not None else
+               "none", discrete=discrete,
+               plates=tuple((f.name, f.dim, f.size) for f in s.get("cond_indep_stack", ())),
+               scaled=s.get("scale") is not None, masked="MaskedDistribution" in wrappers or s.get("mask") is not None,
+               params=params, unconstrained_shape=un_shape, transform=tname, constraint=fn.support)
+    return rec
+
+
+def _has_attr(d, k) -> bool:
+    try:
+        return getattr(d, k) is not None
+    except Exception:
+        return False
+
+
+def _model_name(model) -> str:
+    return getattr(model, "__name__", None) or type(model).__name__
+
+
+def trace_program(model: Callable, data_shapes: Mapping[str, tuple], data_dtypes: Mapping[str, Any],
+                  model_kwargs: Mapping[str, Any] | None = None, model_name: str | None = None) -> Program:
+    """Trace ``model`` with abstract data (``data_shapes``: per-record shapes) and a symbolic record count."""
+    import jax
+    from jax import export
+
+    name = model_name or _model_name(model)
+    kw = dict(model_kwargs or {})
+    (M,) = export.symbolic_shape(RECORDS)
+    data = {a: jax.ShapeDtypeStruct((M,) + tuple(s), data_dtypes[a]) for a, s in data_shapes.items()}
+
+    # 1. discovery: sites, shapes, plates (latent sites at placeholder values)
+    found: dict = {}
+
+    def discover(data):
+        tr = _trace_sites(model, None, data, kw, [], {})
+        found["trace"] = tr
+        return [s["value"] for s in tr.values() if s["type"] in ("sample", "deterministic")
+                and hasattr(s["value"], "shape")]
+    try:
+        _guard(lambda: jax.make_jaxpr(discover)(data), name, "tracing the model with a symbolic number of records")
+    except ModelError as exc:
+        _diagnose(model, data_shapes, data_dtypes, kw, exc)
+        raise
+    tr = found["trace"]
+    sites: dict[str, Site] = {}
+    determ = []
+    for sname, s in tr.items():
+        if s["type"] == "deterministic":
+            determ.append(sname)
+        if s["type"] == "sample":
+            sites[sname] = _site_record(sname, s)
+    latent = [n for n, s in sites.items() if not s.observed]
+
+    # 2. the program: theta (unconstrained) and data -> logp, parameters, values
+    bad = _check_latents(sites, latent)
+    if bad is not None:
+        raise ModelError(bad)
+    outputs: dict = {}
+
+    def program(theta, data):
+        from numpyro.distributions.transforms import biject_to
+
+        tr = _trace_sites(model, theta, data, kw, latent, sites)
+        outs = []
+
+        def put(key, v):
+            outputs[key] = len(outs)
+            outs.append(v)
+        for sname, rec in sites.items():
+            s = tr[sname]
+            fn = s["fn"]
+            base, _ = _unwrap(fn)
+            if rec.observed:
+                put((sname, "logp"), fn.log_prob(s["value"]))
+                put((sname, "value"), s["value"])
+            else:
+                t = biject_to(fn.support)
+                lp = fn.log_prob(s["value"]).sum() + t.log_abs_det_jacobian(theta[sname], s["value"]).sum()
+                put((sname, "logp"), lp)
+            for k in rec.params:
+                put((sname, f"param:{k}"), _broadcast_param(fn, base, getattr(base, k)))
+        return outs
+
+    theta = {n: jax.ShapeDtypeStruct(sites[n].unconstrained_shape, _float()) for n in latent}
+    closed = _guard(lambda: jax.make_jaxpr(program)(theta, data), name, "tracing its log-density")
+    # the jaxpr's inputs follow the pytree order of (theta dict, data dict): sorted keys
+    inputs = [("theta", n) for n in sorted(latent)] + [("data", a) for a in sorted(data_shapes)]
+    return Program(model=model, model_name=name, jaxpr=closed, inputs=inputs, outputs=outputs, sites=sites,
+                   deterministic=determ, data_shapes={a: tuple(s) for a, s in data_shapes.items()},
+                   data_dtypes=dict(data_dtypes), latent=sorted(latent), record_dim=M, model_kwargs=kw)
+
+
+def _check_latents(sites, latent) -> str | None:
+    for n in latent:
+        s = sites[n]
+        if s.discrete:
+            return (f"discrete latent site '{n}': Langevin samplers need continuous latent sites and '{n}' is "
+                    f"discrete ({s.family}); enumerate it out or marginalise it")
+        if s.record_plates or any(not _is_const(d) for d in s.value_shape):
+            return (f"latent site '{n}' is inside the record plate (one latent value per record): per-record latent "
+                    "variables are not covered; make it global or marginalise it")
+    return None
+
+
+def _guard(fn, name, what):
+    try:
+        return fn()
+    except BayesDPError:
+        raise
+    except Exception as exc:
+        text = _first_line(exc)
+        low = text.lower()
+        hint = "check the data shapes and the model arguments"
+        if "tracerarrayconversion" in low or "numpy.ndarray conversion" in low:
+            hint = ("the model converts a traced value to NumPy (np.asarray, float(), .item()): the analysis cannot "
+                    "follow the data or the latent sites through NumPy; use jax.numpy")
+        elif "concretization" in low or "bool(" in low or "tracerbool" in low:
+            hint = ("the model uses Python control flow (if/while) on a traced value; use jnp.where or "
+                    "jax.lax.cond so that the analysis can follow both branches")
+        elif "_dimexpr" in low or "symbolic" in low or "inconclusive" in low:
+            hint = ("the model uses the number of records as a Python number; use it only as a shape (e.g. "
+                    "numpyro.plate('data', X.shape[0]))")
+        raise ModelError(f"model {name} raised {text} while {what}; {hint}") from None
+
+
+def _diagnose(model, data_shapes, data_dtypes, kw, exc) -> None:
+    """The symbolic trace failed: trace once at a concrete number of records, ONLY to name a clearer
+    cause (a scaled or subsampled site); nothing is analysed from this trace."""
+    import jax
+
+    data = {a: jax.ShapeDtypeStruct((1009,) + tuple(s), data_dtypes[a]) for a, s in data_shapes.items()}
+    found: dict = {}
+
+    def discover(data):
+        found["trace"] = _trace_sites(model, None, data, kw, [], {})
+        return []
+    try:
+        jax.make_jaxpr(discover)(data)
+    except Exception:
+        return
+    for sname, s in found["trace"].items():
+        if s["type"] == "sample" and s.get("scale") is not None:
+            raise ModelError(f"site '{sname}' is scaled (numpyro.handlers.scale, or a plate with subsample_size): no "
+                             "rule covers a scaled log-density, and the sampler would apply the scale; remove the "
+                             "scale (tempering is --inverse-temperature; minibatches are drawn by SGLD)") from None
