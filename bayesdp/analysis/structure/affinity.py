@@ -160,14 +160,14 @@ def identity(run, eqn, ins):
     return list(ins[:len(eqn.outvars)])
 
 
-LINEAR = ("neg reshape broadcast_in_dim transpose squeeze rev slice pad concatenate reduce_sum cumsum copy copy_p "
+LINEAR = ("neg reshape broadcast_in_dim transpose squeeze rev slice pad concatenate reduce_sum cumsum copy "
           "reduce_precision add sub add_any split sharding_constraint mesh_cast reshard real").split()
 
 RULES = {name: linear for name in LINEAR}
 RULES.update({
     "mul": bilinear, "dot_general": bilinear, "div": div, "select_n": select_n, "gather": gather,
     "dynamic_slice": _theta_free_then_linear(1), "dynamic_update_slice": _theta_free_then_linear(2),
-    "scatter-add": scatter_add, "scatter_add": scatter_add, "scatter": scatter_add,
+    "scatter-add": scatter_add, "scatter": scatter_add,
     "convert_element_type": convert, "optimization_barrier": identity,
     # a custom derivative: the derivative the sampler differentiates with is not the primal's
     "custom_jvp_call": custom_derivative, "custom_vjp_call": custom_derivative,

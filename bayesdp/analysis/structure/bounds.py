@@ -748,9 +748,10 @@ def reduce_sum(run, eqn, ins):
     n = max(1, int(np.prod([b.lo.shape[a] for a in axes])) if axes else 1)
     with np.errstate(invalid="ignore", over="ignore"):
         lo, hi = b.lo.sum(axis=axes), b.hi.sum(axis=axes)
-        err = n * 2.3e-16 * np.maximum(np.abs(b.lo), np.abs(b.hi)).sum(axis=axes)
-    err = np.where(np.isfinite(err), err, 0.0)
-    lo, hi = np.where(err == 0, lo, _dn(lo - err)), np.where(err == 0, hi, _up(hi + err))   # err = 0: all terms 0
+        # float64 summation error <= n u sum |terms| (separately for each end; 0 when the terms are 0)
+        elo, ehi = ((n - 1) * _U * np.abs(b.lo).sum(axis=axes) * 2, (n - 1) * _U * np.abs(b.hi).sum(axis=axes) * 2)
+    elo, ehi = np.where(np.isfinite(elo), elo, 0.0), np.where(np.isfinite(ehi), ehi, 0.0)
+    lo, hi = np.where(elo == 0, lo, _dn(lo - elo)), np.where(ehi == 0, hi, _up(hi + ehi))
     if n_sym > 1:
         lo, hi = iv_mul(lo, hi, np.float64(n_sym), np.float64(n_sym))
     lin = None
@@ -808,9 +809,11 @@ def cumulative(run, eqn, ins):
         return np.flip(out, axis) if rev else out
     if name == "cumsum":
         n = b.lo.shape[axis]
-        err = n * 2.3e-16 * scan(np.maximum(np.abs(b.lo), np.abs(b.hi)), np.cumsum)
-        err = np.where(np.isfinite(err), err, 0.0)
-        lo, hi = _dn(scan(b.lo, np.cumsum) - err), _up(scan(b.hi, np.cumsum) + err)
+        elo = (n - 1) * _U * 2 * scan(np.abs(b.lo), np.cumsum)
+        ehi = (n - 1) * _U * 2 * scan(np.abs(b.hi), np.cumsum)
+        elo, ehi = np.where(np.isfinite(elo), elo, 0.0), np.where(np.isfinite(ehi), ehi, 0.0)
+        slo, shi = scan(b.lo, np.cumsum), scan(b.hi, np.cumsum)
+        lo, hi = np.where(elo == 0, slo, _dn(slo - elo)), np.where(ehi == 0, shi, _up(shi + ehi))
         lin = b.lin.struct(lambda a, extra: scan(a, np.cumsum)) if b.lin is not None else None
         return [_finish(eqn, ins, lo, hi, lin)]
     if name == "cummax":
@@ -1207,7 +1210,7 @@ except Exception:  # pragma: no cover
 RULES = {
     "add": add, "add_any": add, "sub": sub, "neg": neg, "mul": mul, "div": div, "max": max_, "min": min_,
     "clamp": clamp, "abs": abs_, "sign": sign, "integer_pow": integer_pow, "square": square, "pow": pow_,
-    "select_n": select_n, "convert_element_type": convert, "copy": identity, "copy_p": identity,
+    "select_n": select_n, "convert_element_type": convert, "copy": identity,
     "optimization_barrier": identity, "sharding_constraint": identity, "mesh_cast": identity, "reshard": identity,
     "stop_gradient": identity, "real": identity, "reduce_precision": reduce_precision,
     "exp": _monotone(np.exp), "exp2": _monotone(np.exp2), "log": _monotone(np.log, domain=(0, INF)),
@@ -1231,7 +1234,7 @@ RULES = {
     "argmax": arg_extreme, "argmin": arg_extreme, "cumsum": cumulative, "cummax": cumulative, "cummin": cumulative,
     "cumlogsumexp": cumulative, "cumprod": cumulative, "sort": sort, "top_k": top_k, "gather": gather,
     "dynamic_slice": dynamic_slice, "dynamic_update_slice": dynamic_update_slice, "scatter-add": scatter_add,
-    "scatter_add": scatter_add, "scatter": scatter, "dot_general": dot_general,
+    "scatter": scatter, "dot_general": dot_general,
     **{name: random_rule for name in ("random_seed", "random_bits", "random_split", "random_fold_in", "random_wrap",
                                       "random_unwrap", "threefry2x32", "rng_uniform", "rng_bit_generator")},
 }

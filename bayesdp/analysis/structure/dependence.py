@@ -328,10 +328,10 @@ def identity(run, eqn, ins):
 
 ELEMENTWISE = (
     "neg sign floor ceil round is_finite exp exp2 log log1p expm1 tanh logistic sin cos tan asin acos atan sinh "
-    "cosh asinh acosh atanh sqrt rsqrt cbrt abs lgamma digamma igamma igammac igamma_grad_a random_gamma_grad "
+    "cosh asinh acosh atanh sqrt rsqrt cbrt abs lgamma digamma igamma igammac igamma_grad_a "
     "bessel_i0e bessel_i1e erf erfc erf_inv integer_pow pow square add sub mul div rem max min atan2 nextafter eq "
     "ne lt le gt ge and or not xor shift_left shift_right_arithmetic shift_right_logical population_count clz "
-    "select_n clamp convert_element_type add_any copy copy_p reduce_precision real imag conj complex polygamma "
+    "select_n clamp convert_element_type add_any copy reduce_precision real imag conj complex polygamma "
     "zeta regularized_incomplete_beta sharding_constraint mesh_cast reshard stop_gradient"
 ).split()
 
@@ -340,8 +340,7 @@ RULES.update({
     "broadcast_in_dim": broadcast_in_dim, "transpose": transpose, "squeeze": squeeze, "reshape": reshape,
     "rev": rev, "slice": slice_, "dynamic_slice": dynamic_slice, "pad": pad, "concatenate": concatenate,
     "split": split, "dot_general": dot_general, "gather": gather, "scatter": scatter, "scatter-add": scatter,
-    "scatter_add": scatter, "scatter-mul": scatter, "scatter_mul": scatter, "scatter-min": scatter,
-    "scatter-max": scatter, "scatter_min": scatter, "scatter_max": scatter,
+    "scatter-mul": scatter, "scatter-min": scatter, "scatter-max": scatter,
     "dynamic_update_slice": dynamic_update_slice, "iota": iota, "dim_as_value": dim_as_value,
     "reduce_sum": _reduce(lambda e: e.params["axes"]), "reduce_max": _reduce(lambda e: e.params["axes"]),
     "reduce_min": _reduce(lambda e: e.params["axes"]), "reduce_prod": _reduce(lambda e: e.params["axes"]),
