@@ -57,11 +57,14 @@ def run(args) -> dict:
         cmd = [sys.executable, "-m", "bayesdp.cli", "certify", "logistic", "--data", path, "--domain", "X.norm=1",
                "--domain", "y.values=0,1", "--step-size", "1e-4", "--num-steps", "1000", "--batch-size", "100",
                "--json"]
+        nodata = [sys.executable, "-m", "bayesdp.cli", "certify", "logistic", "--no-data", "--data-size",
+                  str(args.records), "--dim", str(args.features), "--domain", "X.norm=1", "--domain", "y.values=0,1",
+                  "--step-size", "1e-4", "--num-steps", "1000", "--batch-size", "100", "--json"]
         ref = [sys.executable, "-c", "import numpy as np, jax, numpyro; "
                f"f = np.load({path!r}); X = f['X']; (np.einsum('ij,ij->i', X, X) <= 1).all()"]
         base_env = {k: v for k, v in os.environ.items() if k != "JAX_COMPILATION_CACHE_DIR"}
         warm_dir = os.path.join(tmp, "cache-warm")
-        cold, warm, ref_times = [], [], []
+        cold, warm, ref_times, cold_nodata = [], [], [], []
         for i in range(args.repeats):
             env = {**base_env, "BAYESDP_JAX_CACHE": os.path.join(tmp, f"cache-cold-{i}")}
             t, r = _timed(cmd, env)
@@ -74,19 +77,29 @@ def run(args) -> dict:
                 _timed(cmd, env)   # fills the warm cache
             t, r = _timed(cmd, env)
             warm.append(t)
+            env = {**base_env, "BAYESDP_JAX_CACHE": os.path.join(tmp, f"cache-nodata-{i}")}
+            t, r = _timed(nodata, env)
+            if r.returncode != 0:
+                out["error"] = r.stderr.strip()
+                break
+            cold_nodata.append(t)
             ref_times.append(_timed(ref)[0])
         med = (lambda xs: float(np.median(xs)) if xs else None)
         out["cli_seconds_median"] = med(cold)
         out["cli_seconds"] = [round(t, 3) for t in cold]
         out["cli_warm_cache_seconds_median"] = med(warm)
+        out["cli_no_data_seconds_median"] = med(cold_nodata)
+        out["cli_no_data_seconds"] = [round(t, 3) for t in cold_nodata]
         out["reference_import_and_read_seconds_median"] = med(ref_times)
-        out["meets_target"] = bool(cold) and "error" not in out and out["cli_seconds_median"] < TARGET_SECONDS
-        out["target"] = {"what": f"bayesdp certify logistic on {args.records} x {args.features}, cold "
-                                 "(fresh process, empty compilation cache), median wall time",
-                         "seconds": TARGET_SECONDS, "measured_seconds": out["cli_seconds_median"],
+        out["meets_target"] = (bool(cold) and "error" not in out and out["cli_seconds_median"] < TARGET_SECONDS
+                               and out["cli_no_data_seconds_median"] < TARGET_SECONDS)
+        out["target"] = {"what": f"bayesdp certify logistic on {args.records} x {args.features} (with the data, "
+                                 "and --no-data), cold (fresh process, empty compilation cache), median wall time",
+                         "seconds": TARGET_SECONDS,
+                         "measured_seconds": max(out["cli_seconds_median"] or 0, out["cli_no_data_seconds_median"] or 0),
                          "met": out["meets_target"]}
-    # scaling of the analysis alone (in process, after warm-up: the compiled functions are reused, so this
-    # is the O(records) work: reading, the domain check and the data validation)
+    # scaling of the analysis alone (in process, after a warm-up): the analysis works on one record's shapes,
+    # so what grows with the records is reading the data and the domain check
     model = builtin_models()["logistic"]
     dom = Domain.parse(["X.norm=1", "y.values=0,1"])
     rng = np.random.default_rng(1)
@@ -110,7 +123,8 @@ def format_table(result: dict) -> str:
     nan = float("nan")
     lines = [f"certify logistic {result['records']} x {result['features']}: median cold "
              f"{result.get('cli_seconds_median') or nan:.2f} s (target < {TARGET_SECONDS:g} s: "
-             f"{'met' if result.get('meets_target') else 'NOT met'}), warm cache "
+             f"{'met' if result.get('meets_target') else 'NOT met'}), --no-data "
+             f"{result.get('cli_no_data_seconds_median') or nan:.2f} s, warm cache "
              f"{result.get('cli_warm_cache_seconds_median') or nan:.2f} s, reference import+read "
              f"{result.get('reference_import_and_read_seconds_median') or nan:.2f} s"]
     if result.get("error"):
