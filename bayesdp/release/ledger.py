@@ -217,8 +217,10 @@ def laplace_event(sensitivity: float, grid_rounding: float, noise_epsilon: float
     return {"type": "laplace", "l1_sensitivity": s, "grid_rounding": g, "noise_scale": scale, "delta": float(delta)}
 
 
-def _event_epsilon_delta(ev: dict) -> tuple[Fraction, Fraction]:
-    """(epsilon, delta) a DP event costs, exactly (raises KeyError/TypeError/ValueError if malformed)."""
+def _event_cost(ev: dict) -> tuple[Decimal, Decimal, Decimal | None]:
+    """(epsilon numerator, delta, epsilon denominator or None) a DP event costs, exactly: its epsilon
+    is ``num / den`` (Laplace: ``(l1_sensitivity + grid_rounding) / noise_scale``).  Raises
+    KeyError/TypeError/ValueError if malformed."""
     t = ev["type"]
     if t == "laplace":
         s, g, b, d = (ev[k] for k in ("l1_sensitivity", "grid_rounding", "noise_scale", "delta"))
@@ -227,10 +229,18 @@ def _event_epsilon_delta(ev: dict) -> tuple[Fraction, Fraction]:
                 raise ValueError("non-finite laplace parameter")
         if not (s > 0 and g >= 0 and b > 0 and 0 <= d <= 1):
             raise ValueError("laplace parameters out of range")
-        return (Fraction(s) + Fraction(g)) / Fraction(b), Fraction(d)
+        return _CTX.add(Decimal(s), Decimal(g)), Decimal(d), Decimal(b)
     if t == "epsilon_delta":
-        return Fraction(Decimal(ev["epsilon"])), Fraction(Decimal(ev["delta"]))
+        e, d = Decimal(ev["epsilon"]), Decimal(ev["delta"])
+        if not (e.is_finite() and d.is_finite()):
+            raise ValueError("non-finite epsilon_delta")
+        return e, d, None
     raise ValueError(f"unknown dp_event type {t!r}")
+
+
+def _exceeds(num: Decimal, den: Decimal | None, eps: Decimal) -> bool:
+    """num / den > eps, exactly."""
+    return num > eps if den is None else num > _CTX.multiply(eps, den)
 
 
 def _finite(x: Any) -> bool:
@@ -240,43 +250,44 @@ def _finite(x: Any) -> bool:
 def _consistency_problem(eps: Decimal, delta: Decimal, curve: dict | None, dp_event: dict | None,
                          released: dict | None = None) -> str | None:
     """Why an entry charged (eps, delta) contradicts its own curve, DP event or released noise scale
-    (None when consistent).  The charge must be at least what each of them says."""
-    fe, fd = Fraction(eps), Fraction(delta)
+    (None when consistent).  The charge must be at least what each of them says (exact comparisons)."""
     if dp_event is not None:
         try:
-            ee, ed = _event_epsilon_delta(dp_event)
-        except (KeyError, TypeError, ValueError, decimal.InvalidOperation, ZeroDivisionError):
+            num, ed, den = _event_cost(dp_event)
+        except (KeyError, TypeError, ValueError, decimal.InvalidOperation):
             return "its dp_event is malformed"
-        if ee > fe:
-            return (f"its noise gives epsilon {float(ee):.17g} (sensitivity / noise scale) but it is charged "
-                    f"{_dstr(eps)}")
-        if ed > fd:
+        if _exceeds(num, den, eps):
+            return (f"its noise gives epsilon {float(num) / float(den or 1):.17g} (sensitivity / noise scale) but it "
+                    f"is charged {_dstr(eps)}")
+        if ed > delta:
             return f"its dp_event has delta {float(ed):.6g} but it is charged {_dstr(delta)}"
-        if released and dp_event.get("type") == "laplace" and "noise_scale" in released:
+        if released and den is not None and "noise_scale" in released:
             b = released["noise_scale"]
             if not _finite(b) or b <= 0:
                 return "its released noise_scale is not a positive number"
-            used = (Fraction(dp_event["l1_sensitivity"]) + Fraction(dp_event["grid_rounding"])) / Fraction(b)
-            if used > fe:
-                return (f"its released noise scale {b!r} gives epsilon {float(used):.17g} but it is charged "
+            if _exceeds(num, Decimal(b), eps):
+                return (f"its released noise scale {b!r} gives epsilon {float(num) / b:.17g} but it is charged "
                         f"{_dstr(eps)}")
     if curve is not None:
+        kind = curve.get("kind") if isinstance(curve, dict) else None
         try:
+            if kind == "approx":
+                ce, cd = float(curve["epsilon"]), float(curve["delta"])
+                if not (math.isfinite(ce) and math.isfinite(cd)):
+                    return "its curve is malformed"
+                # the curve holds the user's double; its shortest decimal is what is charged
+                if Decimal(repr(ce)) > eps or Decimal(repr(cd)) > delta:
+                    return f"its curve says ({ce!r}, {cd!r})-DP but it is charged ({_dstr(eps)}, {_dstr(delta)})"
+                return None
             c = curve_from_json(curve)
         except (ValueError, KeyError, TypeError, BayesDPError):
             return "its curve is malformed"
-        if isinstance(c, ApproxDP):
-            # the curve holds the user's double; its shortest decimal is what is charged
-            if Decimal(repr(c.eps0)) > eps or Decimal(repr(c.delta0)) > delta:
-                return (f"its curve says ({c.eps0!r}, {c.delta0!r})-DP but it is charged ({_dstr(eps)}, "
-                        f"{_dstr(delta)})")
-        else:
-            try:
-                ce = c.epsilon(float(delta)) if delta > 0 else math.inf
-            except AssumptionError:
-                ce = math.inf
-            if not ce <= float(eps) * (1 + 1e-9):   # numerical conversion of the curve, checked loosely
-                return f"its curve gives epsilon {ce:.6g} at delta {_dstr(delta)} but it is charged {_dstr(eps)}"
+        try:
+            ce = c.epsilon(float(delta)) if delta > 0 else math.inf
+        except AssumptionError:
+            ce = math.inf
+        if not ce <= float(eps) * (1 + 1e-9):   # numerical conversion of the curve, checked loosely
+            return f"its curve gives epsilon {ce:.6g} at delta {_dstr(delta)} but it is charged {_dstr(eps)}"
     return None
 
 
@@ -304,8 +315,9 @@ def _state0() -> dict:
             "pure": "0", "mu2": "0", "kappa": "0"}
 
 
-def _curve_terms(curve: dict | None) -> tuple[bool, bool, Decimal, Decimal, Decimal]:
-    """(has an RDP curve, is GDP, pure epsilon, mu^2, kappa) of one entry's curve, exactly."""
+def _curve_terms(curve: dict | None, eps: Decimal) -> tuple[bool, bool, Decimal, Decimal, Decimal]:
+    """(has an RDP curve, is GDP, pure epsilon, mu^2, kappa) of one entry's curve, exactly.  A pure-DP
+    entry counts with its charged epsilon (at least its curve's and its noise's)."""
     if curve is None:
         return False, False, _D0, _D0, _D0
     kind = curve.get("kind")
@@ -315,14 +327,14 @@ def _curve_terms(curve: dict | None) -> tuple[bool, bool, Decimal, Decimal, Deci
     if kind == "rdp_linear":
         return True, False, _D0, _D0, Decimal(float(curve["kappa"]))
     if kind == "approx" and float(curve["delta"]) == 0.0:
-        return True, False, Decimal(float(curve["epsilon"])), _D0, _D0
+        return True, False, eps, _D0, _D0
     return False, False, _D0, _D0, _D0
 
 
 def _charge(state: dict, eps: Decimal, delta: Decimal, curve: dict | None, sign: int = 1,
             new_id: int | None = None) -> dict:
     """State after adding (sign=1) or removing (sign=-1) one entry's charge."""
-    has_rdp, is_gdp, pure, mu2, kappa = _curve_terms(curve)
+    has_rdp, is_gdp, pure, mu2, kappa = _curve_terms(curve, eps)
     op = _CTX.add if sign > 0 else _CTX.subtract
     s = dict(state)
     s["charged"] = state["charged"] + sign
@@ -549,8 +561,9 @@ class _Replay:
 
     def _expect_state(self, obj: dict, state: dict) -> None:
         if obj.get("state") != state:
-            raise self._t(f"{obj.get('event')} line's running totals {obj.get('state')} do not follow from the "
-                          f"lines before it (expected {state})")
+            bad = sorted(k for k in state if not isinstance(obj.get("state"), dict) or obj["state"].get(k) != state[k])
+            raise self._t(f"the running totals of this {obj.get('event')} line ({', '.join(bad)}) do not follow from "
+                          "the lines before it")
 
     def _track_reserve(self, obj: dict) -> dict:
         entry = {"id": obj["id"], "status": "pending", "time": obj.get("time"), "mechanism": obj.get("mechanism"),
@@ -1122,7 +1135,8 @@ class Ledger:
 
     # -- locking -----------------------------------------------------------
     @contextlib.contextmanager
-    def _locked(self, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
+    def _locked(self, timeout: float | None = None) -> Iterator[None]:
+        timeout = LOCK_TIMEOUT_S if timeout is None else timeout
         lock_path = self.path.with_name(self.path.name + ".lock")
         lock = filelock.FileLock(str(lock_path), timeout=timeout)
         try:
