@@ -310,6 +310,9 @@ def _tamper(path: Path, what: str) -> BudgetError:
 # ---------------------------------------------------------------------------
 
 
+_DECIMAL_KEYS = ("epsilon", "delta", "pure", "mu2", "kappa")
+
+
 def _state0() -> dict:
     return {"last_id": 0, "charged": 0, "epsilon": "0", "delta": "0", "no_rdp": 0, "non_gdp": 0,
             "pure": "0", "mu2": "0", "kappa": "0"}
@@ -560,8 +563,24 @@ class _Replay:
                 raise _tamper(self.path, f"state.{k} is negative")
 
     def _expect_state(self, obj: dict, state: dict) -> None:
-        if obj.get("state") != state:
-            bad = sorted(k for k in state if not isinstance(obj.get("state"), dict) or obj["state"].get(k) != state[k])
+        """The line's running totals must equal ``state`` (counts exactly, decimals by value)."""
+        got = obj.get("state")
+        if got == state:
+            return
+        if not isinstance(got, dict) or set(got) != set(state):
+            raise self._t(f"the {obj.get('event')} line has malformed running totals")
+        bad = []
+        for k, v in state.items():
+            if k in _DECIMAL_KEYS:
+                try:
+                    same = isinstance(got[k], str) and Decimal(got[k]) == Decimal(v)
+                except decimal.InvalidOperation:
+                    same = False
+            else:
+                same = type(got[k]) is int and got[k] == v
+            if not same:
+                bad.append(k)
+        if bad:
             raise self._t(f"the running totals of this {obj.get('event')} line ({', '.join(bad)}) do not follow from "
                           "the lines before it")
 
