@@ -1118,6 +1118,11 @@ def _tail_replay(path: Path) -> tuple[_Replay, bool]:
         if not first.endswith(b"\n"):
             raise _tamper(path, "line 0 (header) is incomplete")
         hp.feed(first[:-1])
+        second = f.readline()
+        if second.endswith(b"\n"):
+            body = decode_line(second[:-1])
+            if body is not None and body.get("prev") != hp.header["sum"]:
+                raise _tamper(path, "line 1: its prev hash does not match the header (the header was edited)")
         size = os.fstat(f.fileno()).st_size
         window = TAIL_BYTES
         while True:
@@ -1378,6 +1383,8 @@ class Ledger:
                             chosen.append(i)
                 for i in chosen:
                     w.append({"event": "resolve", "id": i, "time": _now(), "note": str(note)})
+                if not chosen and w.repair is not None:
+                    w._open()           # acknowledge an incomplete last line even when nothing is pending
             finally:
                 w.close()
         return {"resolved": chosen, "summary": self.summary()}

@@ -470,3 +470,27 @@ def test_100000_entry_journal_show_and_constant_cost_append(tmp_path, monkeypatc
     assert Fraction(Decimal(res.summary["exact"]["spent_basic"]["epsilon"])) == Fraction(n, 10 ** 6) + Fraction(1, 2)
     monkeypatch.undo()
     assert Ledger(p).verify()["num_releases"] == n + 1
+
+
+def test_release_path_checks_header_and_tail_of_a_long_journal(tmp_path, monkeypatch, capsys):
+    # a release reads the header, the line after it and the last TAIL_BYTES only (docs/ledger.md §3)
+    monkeypatch.setattr(ledger_mod, "TAIL_BYTES", 2000)
+    p = tmp_path / "l.jsonl"
+    led = Ledger.open(p, budget_epsilon=1.0)
+    for _ in range(20):
+        spend(led, 0.01)
+    lines = lines_of(p)
+    assert len(b"\n".join(lines)) > 4 * 2000
+    led.check(0.01)
+    # budget raised and the header's checksum recomputed
+    write_lines(p, [rehash(lines[0], budget={"epsilon": "10", "delta": "0"})] + lines[1:])
+    with pytest.raises(BudgetError, match="header"):
+        led.check(0.01)
+    # the last line's running totals lowered and its checksum recomputed
+    st = json.loads(lines[-1])["state"]
+    write_lines(p, lines[:-1] + [rehash(lines[-1], state={**st, "epsilon": "0.1", "pure": "0.1"})])
+    with pytest.raises(BudgetError, match="running totals"):
+        led.check(0.01)
+    write_lines(p, lines)
+    spend(led, 0.01)
+    assert Ledger(p).verify()["num_releases"] == 21
