@@ -524,6 +524,16 @@ class _Replay:
             raise self._t(f"seq = {obj.get('seq')!r}, expected {self.last['seq'] + 1} (lines deleted or reordered)")
         self._apply(obj)
 
+    def feed_all(self, lines: list[bytes], frag: bytes) -> None:
+        """Feed complete lines and the unterminated end ``frag``; check how the run ends."""
+        for ln in lines:
+            self.feed(ln)
+        if self.last is None:
+            raise _tamper(self.path, "no valid line (empty, or the header is damaged)")
+        if frag:
+            self.fragments.append(frag)
+        self.check_end(bool(frag))
+
     def _first(self, obj: dict) -> None:
         if self.full:
             if obj.get("seq") != 0 or obj.get("event") != "header" or obj.get("prev") != ZERO_HASH:
@@ -832,9 +842,11 @@ def _sum_of(line: bytes) -> str:
 # ---------------------------------------------------------------------------
 
 
-def _read_bytes(path: Path) -> bytes:
+def _read_bytes(path: Path, limit: int = -1) -> bytes:
+    """The file's bytes (the first ``limit`` when given), or a one-line :class:`BudgetError`."""
     try:
-        return path.read_bytes()
+        with open(path, "rb") as f:
+            return f.read(limit)
     except FileNotFoundError:
         raise BudgetError(f"ledger {path} does not exist; pass --budget to create it") from None
     except IsADirectoryError:
@@ -898,13 +910,7 @@ def _replay_full(path: Path, data: bytes | None = None) -> _Full:
         raw = b"\n".join(_legacy_lines(legacy, raw)) + b"\n"
     lines, frag = _split(raw)
     rp = _Replay(path, full=True)
-    for ln in lines:
-        rp.feed(ln)
-    if rp.header is None:
-        raise _bad(path, "empty journal")
-    if frag:
-        rp.fragments.append(frag)
-    rp.check_end(bool(frag))
+    rp.feed_all(lines, frag)
     return _Full(header=rp.header, replay=rp, legacy=legacy, fragment=frag)
 
 
@@ -1092,15 +1098,7 @@ class _Writer:
 
 
 def _read_start(path: Path) -> bytes:
-    try:
-        with open(path, "rb") as f:
-            return f.read(64)
-    except FileNotFoundError:
-        raise BudgetError(f"ledger {path} does not exist; pass --budget to create it") from None
-    except IsADirectoryError:
-        raise BudgetError(f"ledger {path} is a directory; pass a ledger file") from None
-    except OSError as e:
-        raise BudgetError(f"ledger {path}: cannot read ({e.strerror})") from None
+    return _read_bytes(path, 64)
 
 
 def _tail_replay(path: Path) -> tuple[_Replay, bool]:
@@ -1141,13 +1139,7 @@ def _tail_replay(path: Path) -> tuple[_Replay, bool]:
     else:
         rp = _Replay(path, full=False)
         rp.header = hp.header
-    for ln in lines:
-        rp.feed(ln)
-    if rp.last is None:
-        raise _tamper(path, "no valid line in the last part of the journal")
-    if frag:
-        rp.fragments.append(frag)
-    rp.check_end(bool(frag))
+    rp.feed_all(lines, frag)
     return rp, bool(frag)
 
 

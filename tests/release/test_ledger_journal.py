@@ -454,10 +454,16 @@ def test_100000_entry_journal_show_and_constant_cost_append(tmp_path, monkeypatc
     before = p.read_bytes()
 
     def no_full_read(*a, **k):
-        raise AssertionError("a release must not read the whole journal")
+        raise AssertionError("a release must not replay the whole journal")
+
+    real_read = ledger_mod._read_bytes
+
+    def read_bytes(path, limit=-1):
+        assert 0 <= limit <= 64, "a release must not read the whole journal"
+        return real_read(path, limit)
 
     monkeypatch.setattr(ledger_mod, "_replay_full", no_full_read)
-    monkeypatch.setattr(ledger_mod, "_read_bytes", no_full_read)
+    monkeypatch.setattr(ledger_mod, "_read_bytes", read_bytes)
     led = Ledger.open(p)
     with led.reserve("0.5", 0.0, "test", "unit") as res:
         grown = p.read_bytes()
