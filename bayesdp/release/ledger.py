@@ -512,6 +512,14 @@ class _Replay:
                 raise _tamper(self.path, "line 0 (header) fails its checksum")
             self.fragments.append(raw)
             return
+        try:
+            self._feed_valid(obj)
+        except BudgetError:
+            raise
+        except (KeyError, TypeError, AttributeError, ValueError, ArithmeticError) as exc:
+            raise self._t(f"malformed {obj.get('event')!r} line ({type(exc).__name__})") from None
+
+    def _feed_valid(self, obj: dict) -> None:
         if self.last is None:
             self._first(obj)
             return

@@ -500,3 +500,12 @@ def test_release_path_checks_header_and_tail_of_a_long_journal(tmp_path, monkeyp
     write_lines(p, lines)
     spend(led, 0.01)
     assert Ledger(p).verify()["num_releases"] == 21
+
+
+@pytest.mark.parametrize("change", [dict(curve="not a curve"), dict(epsilon=1.5), dict(dp_event=None, id="7"),
+                                    dict(state=[1, 2]), dict(curve={"kind": "gdp"})])
+def test_malformed_lines_with_valid_checksums_refused_in_one_line(tmp_path, capsys, change):
+    p = _two_laplace_releases(tmp_path)
+    lines = lines_of(p)
+    write_lines(p, lines[:3] + [rehash(lines[3], **change)])   # the last line: its checksum and chain hold
+    refused_everywhere(p, capsys, match="tamper check failed")
