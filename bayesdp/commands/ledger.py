@@ -1,42 +1,101 @@
-"""``bayesdp ledger show FILE [--json]`` and ``bayesdp ledger create FILE --budget E [--delta D]``."""
+"""``bayesdp ledger show|create|resolve|verify FILE``: inspect, create, resolve and check a budget ledger.
+
+* ``show FILE [--json] [--all]``: budget, spent, remaining, pending entries and the last entries
+  (every entry with ``--all`` or ``--json``); the whole journal is checked first.
+* ``create FILE --budget E [--delta D] [--dataset NAME]``: a new ledger (decimal budget).
+* ``resolve FILE [--id N ...] [--note TEXT]``: mark pending entries left by a crash as spent.
+* ``verify FILE [--head SHA]``: check the whole journal, and that an anchored line is still in it.
+"""
 
 from __future__ import annotations
 
 from ..cli import ARG_TYPES, OneLineParser, emit_json
 
+SHOW_LAST = 20
+
+
+def _decimal(text: str) -> str:
+    """A budget as the user wrote it (kept exact: ``0.1`` stays 0.1)."""
+    import argparse
+    from decimal import Decimal, InvalidOperation
+
+    try:
+        d = Decimal(text.strip())
+    except InvalidOperation:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not d.is_finite():
+        raise argparse.ArgumentTypeError(f"{text!r} must be finite")
+    return text.strip()
+
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("ledger", help="privacy budget ledger: show spending, create a ledger",
-                       description="Inspect or create a privacy budget ledger (one JSON file per dataset).")
+    p = sub.add_parser("ledger", help="privacy budget ledger: show spending, create, resolve, verify",
+                       description="Inspect, create, resolve or verify a privacy budget ledger (an append-only, "
+                                   "hash-chained journal per dataset; docs/ledger.md).")
     lsub = p.add_subparsers(dest="ledger_command", metavar="ACTION", parser_class=OneLineParser)
     lsub.required = True
-    s = lsub.add_parser("show", help="budget, spent, remaining and every release")
+    s = lsub.add_parser("show", help="budget, spent, remaining, pending entries and the last releases")
     s.add_argument("file", metavar="FILE")
-    s.add_argument("--json", action="store_true", help="print one JSON object")
+    s.add_argument("--json", action="store_true", help="print one JSON object (every entry)")
+    s.add_argument("--all", action="store_true", help=f"list every entry (default: pending ones and the last "
+                                                      f"{SHOW_LAST})")
     s.set_defaults(func=run_show)
     c = lsub.add_parser("create", help="create a new ledger with a total budget")
     c.add_argument("file", metavar="FILE")
-    c.add_argument("--budget", type=ARG_TYPES[float], required=True, help="total epsilon of the ledger")
-    c.add_argument("--delta", type=ARG_TYPES[float], default=0.0, help="total delta of the ledger (default 0)")
+    c.add_argument("--budget", type=_decimal, required=True, help="total epsilon of the ledger (a decimal)")
+    c.add_argument("--delta", type=_decimal, default="0", help="total delta of the ledger (default 0)")
     c.add_argument("--dataset", default=None, help="label of the dataset this ledger accounts for")
     c.add_argument("--json", action="store_true", help="print one JSON object")
     c.set_defaults(func=run_create)
+    r = lsub.add_parser("resolve", help="mark pending entries left by a crash as spent (they stay charged)")
+    r.add_argument("file", metavar="FILE")
+    r.add_argument("--id", type=ARG_TYPES[int], action="append", dest="ids", metavar="N",
+                   help="resolve only entry N (repeatable; default: every pending entry)")
+    r.add_argument("--note", default="", help="why (recorded in the journal)")
+    r.add_argument("--json", action="store_true", help="print one JSON object")
+    r.set_defaults(func=run_resolve)
+    v = lsub.add_parser("verify", help="check the whole journal (checksums, chain, totals, entries)")
+    v.add_argument("file", metavar="FILE")
+    v.add_argument("--head", metavar="SHA", default=None,
+                   help="a line's sha256 printed earlier (release JSON 'ledger_head', `show`): it must still be "
+                        "in the journal")
+    v.add_argument("--json", action="store_true", help="print one JSON object")
+    v.set_defaults(func=run_verify)
 
 
-def _table(s: dict) -> str:
+def _row(r: dict) -> str:
+    time = r["time"] or "?"
+    return (f"{r['id']:>6}  {r['status']:<9}  {time:<25}  {r['epsilon']:>9.4g}  {r['delta']:>9.3g}  "
+            f"{r['source']} / {r.get('what', '')}")
+
+
+def _table(s: dict, show_all: bool = True) -> str:
     b, sp, rem = s["budget"], s["spent"], s["remaining_budget"]
-    lines = [f"ledger    {s['ledger']}", f"dataset   {s['dataset']}",
-             f"budget    epsilon {b['epsilon']:.6g}   delta {b['delta']:.3g}",
-             f"spent     epsilon {sp['epsilon']:.6g}   ({sp['rule']}; basic: epsilon {sp['basic']['epsilon']:.6g}, "
-             f"delta {sp['basic']['delta']:.3g})",
+    ex = s.get("exact", {})
+    lines = [f"ledger    {s['ledger']}", f"format    {s.get('format', '')}", f"dataset   {s['dataset']}",
+             f"budget    epsilon {ex.get('budget', {}).get('epsilon', b['epsilon'])}   delta {b['delta']:.3g}",
+             f"spent     epsilon {sp['epsilon']:.6g}   ({sp['rule']}; basic: epsilon "
+             f"{ex.get('spent_basic', {}).get('epsilon', sp['basic']['epsilon'])}, delta {sp['basic']['delta']:.3g})",
              f"remaining epsilon {rem['epsilon']:.6g}   delta {rem['delta']:.3g}",
-             f"releases  {s['num_releases']}"]
-    if s["releases"]:
+             f"releases  {s['num_releases']} charged ({len(s.get('pending', []))} pending), "
+             f"{s.get('cancelled', 0)} cancelled before drawing"]
+    if s.get("head"):
+        lines.append(f"head      line {s['head']['seq']}  sha256 {s['head']['sha256']}")
+    for w in s.get("warnings", []):
+        lines.append(f"warning   {w}")
+    rel = s.get("releases", [])
+    if rel:
+        shown = rel if show_all else rel[-SHOW_LAST:]
+        shown_ids = {r["id"] for r in shown}
+        pend = [r for r in rel if r["status"] == "pending" and r["id"] not in shown_ids]
         lines.append("")
-        lines.append(f"{'id':>4}  {'status':<9}  {'time':<25}  {'epsilon':>9}  {'delta':>9}  source / what")
-        for r in s["releases"]:
-            lines.append(f"{r['id']:>4}  {r['status']:<9}  {r['time']:<25}  {r['epsilon']:>9.4g}  {r['delta']:>9.3g}  "
-                         f"{r['source']} / {r.get('what', '')}")
+        lines.append(f"{'id':>6}  {'status':<9}  {'time':<25}  {'epsilon':>9}  {'delta':>9}  source / what")
+        if pend:
+            lines += [_row(r) for r in pend]
+            lines.append(f"{'':>6}  ...")
+        elif len(shown) < len(rel):
+            lines.append(f"{'':>6}  ... {len(rel) - len(shown)} earlier entries (--all lists them)")
+        lines += [_row(r) for r in shown]
     return "\n".join(lines)
 
 
@@ -47,7 +106,7 @@ def run_show(args) -> int:
     if args.json:
         emit_json(s)
     else:
-        print(_table(s))
+        print(_table(s, show_all=args.all))
     return 0
 
 
@@ -64,4 +123,34 @@ def run_create(args) -> int:
         emit_json(s)
     else:
         print(_table(s))
+    return 0
+
+
+def run_resolve(args) -> int:
+    from ..release.ledger import Ledger
+
+    out = Ledger(args.file).resolve(ids=args.ids, note=args.note)
+    if args.json:
+        emit_json(out)
+    else:
+        ids = out["resolved"]
+        print(f"resolved {len(ids)} pending entr{'y' if len(ids) == 1 else 'ies'}"
+              f"{': ' + ', '.join(map(str, ids)) if ids else ' (none was pending)'}; they stay charged")
+        print(_table(out["summary"], show_all=False))
+    return 0
+
+
+def run_verify(args) -> int:
+    from ..release.ledger import Ledger
+
+    s = Ledger(args.file).verify(head=args.head)
+    if args.json:
+        emit_json({"ok": True, "ledger": s["ledger"], "head": s["head"], "num_releases": s["num_releases"],
+                   "pending": s["pending"], "warnings": s["warnings"], "anchored": args.head is not None})
+    else:
+        print(f"ok: {s['ledger']}: {s['head']['seq'] + 1} lines, checksums, chain, running totals and every entry "
+              f"consistent{'; the anchored head is in the journal' if args.head else ''}; head sha256 "
+              f"{s['head']['sha256']}")
+        for w in s["warnings"]:
+            print(f"warning: {w}")
     return 0

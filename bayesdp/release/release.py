@@ -17,7 +17,7 @@ import numpy as np
 
 from ..certificate import Certificate
 from ..errors import AssumptionError, positive
-from .ledger import Ledger
+from .ledger import Ledger, laplace_event, noise_epsilon
 from .noise import laplace_release
 from .sensitivity import CouplingBound, SensitivityRoute, choose_route, concentration_route, coupling_route
 from .statistics import ReleasedValue, Statistic, describe_values
@@ -40,6 +40,7 @@ class ReleaseResult:
     remaining_budget: Mapping[str, float]
     ledger: str
     routes: tuple[Mapping[str, Any], ...] = field(default_factory=tuple)
+    ledger_head: Mapping[str, Any] | None = None   # the journal line recording this release (docs/ledger.md)
 
     def to_dict(self) -> dict:
         return {
@@ -61,6 +62,7 @@ class ReleaseResult:
                              "(Laplace noise only; Monte Carlo error not included)",
             "certificate": self.certificate.to_dict(epsilon=self.epsilon),
             "routes": [dict(r) for r in self.routes],
+            "ledger_head": None if self.ledger_head is None else dict(self.ledger_head),
         }
 
 
@@ -101,13 +103,16 @@ def release_statistic(draws: np.ndarray, statistic: Statistic, epsilon: float, l
     # before reserving so that the ledger entry carries the exact curve.
     from .noise import granularity
 
-    r = granularity(route.sensitivity / eps)
-    prelim_scale = (route.sensitivity + k * r) / eps
-    cert = route.certificate(eps, prelim_scale * (1 + 1e-15), k, mechanism)
+    # the noise is calibrated to the largest double not above the epsilon the ledger charges (a decimal)
+    eps_noise = noise_epsilon(eps)
+    r = granularity(route.sensitivity / eps_noise)
+    event = laplace_event(route.sensitivity, k * r, eps_noise, route.coupling_delta)
+    cert = route.certificate(eps, event["noise_scale"], k, mechanism)
     what = f"{statistic.description} ({k} value{'s' if k > 1 else ''})"
-    with led.reserve(eps, route.coupling_delta, mechanism, route.source, curve=cert.curve, what=what) as res:
+    with led.reserve(eps, route.coupling_delta, mechanism, route.source, curve=cert.curve, what=what,
+                     event=event) as res:
         res.mark_drawn()
-        noisy = laplace_release(value, route.sensitivity, eps)
+        noisy = laplace_release(value, route.sensitivity, res.noise_epsilon)
         # consistency: the certificate is re-built at the scale actually used
         cert = route.certificate(eps, noisy.noise_scale, k, mechanism)
         items = describe_values(statistic.names, noisy.values, noisy.noise_scale, noisy.noise_variance, level)
@@ -121,7 +126,8 @@ def release_statistic(draws: np.ndarray, statistic: Statistic, epsilon: float, l
                          delta=route.coupling_delta, source=route.source, certificate=cert, items=tuple(items),
                          remaining_budget=summary["remaining_budget"], ledger=str(led.path),
                          routes=tuple({"source": rt.source, "sensitivity": rt.sensitivity, "delta": rt.coupling_delta,
-                                       "chosen": rt is route} for rt in routes))
+                                       "chosen": rt is route} for rt in routes),
+                         ledger_head=res.head)
 
 
 def release_from_constants(draws: np.ndarray, statistic: Statistic, epsilon: float, ledger: str | os.PathLike,

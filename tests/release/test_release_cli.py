@@ -88,7 +88,9 @@ def test_json_keys_and_scale_equals_sensitivity_over_eps(data_file, tmp_path, ca
         lo, hi = it["interval"]
         assert lo < it["value"] < hi
     assert counters["noise"] == DIM and counters["chain"] == 1
-    doc = json.loads(ledger.read_text())
+    from bayesdp.release.ledger import Ledger
+
+    doc = Ledger(ledger).read()  # the ledger is a JSON-lines journal (docs/ledger.md), read through its API
     assert [r["status"] for r in doc["releases"]] == ["committed"]
     assert doc["releases"][0]["epsilon"] == 0.7
     assert doc["dataset"] == "d.npz"
