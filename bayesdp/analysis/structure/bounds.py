@@ -229,10 +229,15 @@ class Lin:
 
 @dataclass(eq=False)
 class Bound:
+    """``nrm`` (optional): axis k -> N (the value's shape with axis k of size 1), an upper bound of the
+    Euclidean norm along axis k of the value's *constant part* (the value itself when it has no linear
+    form), e.g. a row gathered from the identity has norm <= 1 although its box is [0, 1]^n."""
+
     lo: np.ndarray
     hi: np.ndarray
     lin: Lin | None = None
     why: object = field(default=None)
+    nrm: dict | None = None
 
     @property
     def shape(self):
@@ -277,6 +282,34 @@ def _finish(eqn, ins, lo, hi, lin=None) -> Bound:
     if why is None and not (np.isfinite(lo).all() and np.isfinite(hi).all()):
         why = eqn
     return Bound(lo, hi, lin if (lin is not None and lin.A) else None, why)
+
+
+def _norm_keep(arr, k):
+    """Upper bound of the 2-norm of a finite float64 array along axis k (keepdims)."""
+    a = np.asarray(arr, dtype=np.float64)
+    n = a.shape[k]
+    with np.errstate(over="ignore"):
+        sq = np.sum(a * a, axis=k, keepdims=True) * (1 + (n + 2) * _U)
+    return _up(np.sqrt(_up(sq)))
+
+
+def c_norm(b: "Bound", k: int, shape=None):
+    """Norm bound along axis k of the constant part of ``b`` (broadcast to ``shape``), or None."""
+    shape = tuple(shape) if shape is not None else b.shape
+    if b.nrm and k in b.nrm and tuple(b.shape) == shape:
+        return b.nrm[k]
+    if b.lin is None:
+        lo, hi = b.lo, b.hi
+    else:
+        lo, hi = b.lin.clo, b.lin.chi
+    if not (np.array_equal(lo, hi) and np.isfinite(lo).all()):
+        return None
+    return _norm_keep(np.broadcast_to(lo, shape), k)
+
+
+def _with_nrm(out: "Bound", nrm: dict | None) -> "Bound":
+    out.nrm = {k: v for k, v in (nrm or {}).items() if v is not None} or None
+    return out
 
 
 def _zeros_like_A(shape, p):
@@ -417,18 +450,26 @@ def add(run, eqn, ins):
     lo, hi = iv_add(np.broadcast_to(a.lo, shape), np.broadcast_to(a.hi, shape),
                     np.broadcast_to(b.lo, shape), np.broadcast_to(b.hi, shape))
     lin = lin_add(a.as_lin(), b.as_lin(), shape) if (a.lin is not None or b.lin is not None) else None
-    return [_finish(eqn, ins, lo, hi, lin)]
+    out = _finish(eqn, ins, lo, hi, lin)
+    if a.nrm or b.nrm:                         # |c_a + c_b| <= |c_a| + |c_b| along each tracked axis
+        nrm = {}
+        for k in set(a.nrm or {}) | set(b.nrm or {}):
+            na, nb = c_norm(a, k, shape), c_norm(b, k, shape)
+            if na is not None and nb is not None:
+                nrm[k] = _up(na + nb)
+        _with_nrm(out, nrm)
+    return [out]
 
 
 def sub(run, eqn, ins):
     a, b = ins
-    nb = Bound(-b.hi, -b.lo, lin_neg(b.lin) if b.lin is not None else None, b.why)
+    nb = Bound(-b.hi, -b.lo, lin_neg(b.lin) if b.lin is not None else None, b.why, b.nrm)
     return add(run, eqn, [a, nb])
 
 
 def neg(run, eqn, ins):
     b = ins[0]
-    return [Bound(-b.hi, -b.lo, lin_neg(b.lin) if b.lin is not None else None, b.why)]
+    return [Bound(-b.hi, -b.lo, lin_neg(b.lin) if b.lin is not None else None, b.why, b.nrm)]
 
 
 def mul(run, eqn, ins):
@@ -441,7 +482,14 @@ def mul(run, eqn, ins):
         lin = lin_scale(a.lo, a.hi, b.lin, shape)
     elif b.lin is None and a.lin is not None:
         lin = lin_scale(b.lo, b.hi, a.lin, shape)
-    return [_finish(eqn, ins, lo, hi, lin)]
+    out = _finish(eqn, ins, lo, hi, lin)
+    nrm = {}
+    for v, s_ in ((a, b), (b, a)):              # |s * c| <= max|s| |c| along the axis, s a box
+        if v.nrm and s_.lin is None and tuple(v.shape) == tuple(shape):
+            smax = np.broadcast_to(_absmax(s_.lo, s_.hi), shape)
+            for k, n in v.nrm.items():
+                nrm[k] = _up(n * smax.max(axis=k, keepdims=True))
+    return [_with_nrm(out, nrm)]
 
 
 def div(run, eqn, ins):
@@ -637,7 +685,7 @@ def convert(run, eqn, ins):
         lo, hi = np.trunc(b.lo), np.trunc(b.hi)
         ok = (lo >= info.min) & (hi <= info.max)
         return [_finish(eqn, ins, np.where(ok, lo, -INF), np.where(ok, hi, INF))]
-    return [Bound(b.lo, b.hi, b.lin, b.why)]
+    return [Bound(b.lo, b.hi, b.lin, b.why, b.nrm)]
 
 
 def identity(run, eqn, ins):
@@ -663,8 +711,44 @@ def _structural(op):
         lin = None
         if b.lin is not None and keeps(eqn):
             lin = b.lin.struct(lambda a, extra: fn(eqn, a, extra))
-        return [Bound(np.asarray(lo), np.asarray(hi), lin, b.why)]
+        out = Bound(np.asarray(lo), np.asarray(hi), lin, b.why)
+        if b.nrm and (b.lin is None or lin is not None):
+            _with_nrm(out, _move_nrm(eqn, b.nrm, out.shape))
+        return [out]
     return rule
+
+
+def _move_nrm(eqn, nrm: dict, out_shape) -> dict:
+    """Norm facts through a structural op (keepdims arrays: the norm axis has size 1)."""
+    name = eqn.primitive.name
+    out = {}
+    for k, n in nrm.items():
+        if name == "transpose":
+            perm = tuple(eqn.params["permutation"])
+            out[perm.index(k)] = np.transpose(n, perm)
+        elif name == "broadcast_in_dim":
+            dims = eqn.params["broadcast_dimensions"]
+            target = list(out_shape)
+            target[dims[k]] = 1
+            out[dims[k]] = _bcast(n, tuple(target), dims, 0)
+        elif name == "squeeze":
+            dims = sorted(int(d) % n.ndim for d in eqn.params["dimensions"])
+            if k in dims:
+                continue
+            out[k - sum(1 for d in dims if d < k)] = np.squeeze(n, axis=tuple(dims))
+        elif name == "rev":
+            dims = tuple(d for d in eqn.params["dimensions"] if d != k)
+            out[k] = np.flip(n, axis=dims) if dims else n
+        elif name == "slice":
+            p = eqn.params
+            strides = p.get("strides") or (1,) * n.ndim
+            src = _ishape(eqn.invars[0])
+            idx = [slice(None) if (a == k or not is_const_dim(src[a])) else
+                   slice(int(p["start_indices"][a]), int(p["limit_indices"][a]), int(strides[a]))
+                   for a in range(n.ndim)]
+            out[k] = n[tuple(idx)]                 # a sub-vector along k has a smaller norm
+    return out
+
 
 
 def _always(eqn):
@@ -708,7 +792,18 @@ def reshape(run, eqn, ins):
         dst = _ishape(eqn.outvars[0])
         if len(_sym(src)) == len(_sym(dst)):
             lin = b.lin.struct(lambda a, extra: a.reshape(shape + a.shape[a.ndim - extra:]))
-    return [Bound(lo, hi, lin, b.why)]
+    out = Bound(lo, hi, lin, b.why)
+    if b.nrm and (b.lin is None or lin is not None):
+        cs = b.lo.shape
+        nrm = {}
+        for k, n in b.nrm.items():
+            before, after = int(np.prod(cs[:k])), int(np.prod(cs[k + 1:]))
+            for j, d in enumerate(shape):
+                if d == cs[k] and int(np.prod(shape[:j])) == before and int(np.prod(shape[j + 1:])) == after:
+                    nrm[j] = n.reshape(shape[:j] + (1,) + shape[j + 1:])
+                    break
+        _with_nrm(out, nrm)
+    return [out]
 
 
 def _slice_op(eqn, arr, extra):
@@ -889,7 +984,10 @@ def split(run, eqn, ins):
         lin = None
         if b.lin is not None:
             lin = b.lin.struct(lambda a, extra, i=i: np.split(a, cuts, axis=axis)[i])
-        outs.append(Bound(lo, hi, lin, b.why))
+        out = Bound(lo, hi, lin, b.why)
+        if b.nrm:
+            _with_nrm(out, {k: (n if k == axis else np.split(n, cuts, axis=axis)[i]) for k, n in b.nrm.items()})
+        outs.append(out)
     return outs
 
 
@@ -1036,7 +1134,19 @@ def gather(run, eqn, ins):
             A = {k: (alo.reshape(-1, alo.shape[-1])[s], ahi.reshape(-1, ahi.shape[-1])[s]) for k, (alo, ahi) in f.A.items()}
             forms.append((mask, Lin(f.clo.reshape(-1)[s], f.chi.reshape(-1)[s], A)))
         lin = _masked_hull(forms, shape)
-    return [_finish(eqn, ins, lo, hi, lin)]
+    out = _finish(eqn, ins, lo, hi, lin)
+    if op.lin is None and op.is_point() and not filled.any() and not never.any() and src_list:
+        # rows of a constant table (e.g. of the identity: one-hot rows): the norm along each axis taken
+        # from the operand is at most the largest norm of a row that can be gathered
+        nrm = {}
+        for k in dn.offset_dims:
+            best = None
+            for mask, s_, _ok in src_list:
+                n = _norm_keep(np.where(mask, flo[s_], 0.0), k)
+                best = n if best is None else np.maximum(best, n)
+            nrm[int(k)] = best
+        _with_nrm(out, nrm)
+    return [out]
 
 
 def _out_mask(eqn, within_idx, out_shape):

@@ -17,7 +17,7 @@ import numpy as np
 from .affinity import Aff, Affinity
 from .affinity import A as AFFINE_IN
 from .affinity import C as CONST_IN
-from .bounds import Bound, Bounds, data_input
+from .bounds import Bound, Bounds, c_norm, data_input
 from .dependence import Dep, Dependence
 from .dependence import data_input as dep_data
 from .dependence import theta_input
@@ -113,13 +113,17 @@ def _domain_radii(domain, arg: str, p: int):
     return R, v
 
 
-def _source_bounds(row_c: tuple, row_A: dict, domain) -> list[tuple[float, np.ndarray, str]]:
-    """(bound, support over coordinates, name) of each source of one row: c, and every argument."""
+def _source_bounds(row_c: tuple, c_norm_bound, row_A: dict, domain) -> list[tuple[float, np.ndarray, str]]:
+    """(bound, support over coordinates, name) of each source of one row of one block: its constant part
+    (the smaller of the norm of its box and its tracked norm) and every argument's term."""
     clo, chi = row_c
     cm = np.maximum(np.abs(clo), np.abs(chi))
     out = []
     if np.any(cm):
-        out.append((rd.norm_up(cm), cm > 0, "constant part"))
+        b = rd.norm_up(cm)
+        if c_norm_bound is not None:
+            b = min(b, float(c_norm_bound))
+        out.append((b, cm > 0, "constant part"))
     for arg, (alo, ahi) in row_A.items():
         am = np.maximum(np.abs(alo), np.abs(ahi))            # (D, p)
         if not np.any(am):
@@ -165,44 +169,36 @@ def _group(sources) -> float:
 
 def operator_norm_bound(blocks: list[Bound], domain) -> tuple[float, str]:
     """sup over the domain (and theta) of ``||J||_op`` for ``J = [blocks...]`` concatenated along the
-    columns (one block per latent site, disjoint coordinates).  Each block has shape
-    (rows..., cols...) with the rows first: pass them reshaped to (U, D_s)."""
+    columns (one block per latent site: disjoint coordinates, so a row's squared norm is the sum over
+    blocks).  Each block is (rows, cols) (:func:`rows_of`)."""
     U = blocks[0].shape[0]
-    lo = np.concatenate([b.lo for b in blocks], axis=1)
-    hi = np.concatenate([b.hi for b in blocks], axis=1)
-    box_rows = [rd.norm_up(np.maximum(np.abs(lo[u]), np.abs(hi[u]))) for u in range(lo.shape[0])]
-    forms = [b.as_lin() for b in blocks]
-    args = set().union(*(f.A for f in forms))
-    row_bounds, rules = [], []
+    row_bounds, rules = [], set()
+    supports = [[] for _ in range(U)]
     for u in range(U):
-        c = (np.concatenate([np.broadcast_to(f.clo, b.shape)[u] for f, b in zip(forms, blocks)]),
-             np.concatenate([np.broadcast_to(f.chi, b.shape)[u] for f, b in zip(forms, blocks)]))
-        A = {}
-        for a in args:
-            p = next(f.A[a][0].shape[-1] for f in forms if a in f.A)
-            parts_lo, parts_hi = [], []
-            for f, b in zip(forms, blocks):
-                if a in f.A:
-                    parts_lo.append(f.A[a][0][u])
-                    parts_hi.append(f.A[a][1][u])
-                else:
-                    parts_lo.append(np.zeros((b.shape[1], p)))
-                    parts_hi.append(np.zeros((b.shape[1], p)))
-            A[a] = (np.concatenate(parts_lo), np.concatenate(parts_hi))
-        sources = _source_bounds(c, A, domain)
-        lin_b = _group(sources) if sources else 0.0
-        best = min(lin_b, float(box_rows[u]))
-        row_bounds.append(best)
-        rules.append("linear form" if lin_b <= box_rows[u] else "box")
-    supports = [(np.maximum(np.abs(lo[u]), np.abs(hi[u])) > 0) for u in range(U)]
-    disjoint = all(not np.any(supports[i] & supports[j]) for i in range(U) for j in range(i + 1, U))
+        per_block = []
+        for b in blocks:
+            f = b.as_lin()
+            clo, chi = np.broadcast_to(f.clo, b.shape)[u], np.broadcast_to(f.chi, b.shape)[u]
+            cn = c_norm(b, 1)
+            cn_u = None if cn is None else cn[u, 0]
+            box = rd.norm_up(np.maximum(np.abs(b.lo[u]), np.abs(b.hi[u])))
+            if b.lin is None and cn_u is not None:
+                box = min(box, float(cn_u))
+            sources = _source_bounds((clo, chi), cn_u, {a: (lo[u], hi[u]) for a, (lo, hi) in f.A.items()}, domain)
+            lin_b = _group(sources) if sources else 0.0
+            per_block.append(min(box, lin_b))
+            rules.add("linear form" if lin_b <= box else "box")
+            supports[u].append(np.maximum(np.abs(b.lo[u]), np.abs(b.hi[u])) > 0)
+        row_bounds.append(rd.hypot_up(per_block))
+    rows_support = [np.concatenate(s_) for s_ in supports]
+    disjoint = all(not np.any(rows_support[i] & rows_support[j]) for i in range(U) for j in range(i + 1, U))
     if U == 1 or disjoint:
         op = max(row_bounds) if row_bounds else 0.0
         how_rows = "rows on disjoint coordinates: max of row norms" if U > 1 else "one row"
     else:
         op = rd.hypot_up(row_bounds)
         how_rows = "Frobenius over rows"
-    return op, f"{how_rows}; row bounds from the {', '.join(sorted(set(rules)))}"
+    return op, f"{how_rows}; latent sites combined by Pythagoras; row bounds from the {', '.join(sorted(rules))}"
 
 
 def rows_of(bound: Bound, n_lead: int) -> Bound:
@@ -215,7 +211,10 @@ def rows_of(bound: Bound, n_lead: int) -> Bound:
         lin = type(f)(f.clo.reshape(rows, cols), f.chi.reshape(rows, cols),
                       {k: (a.reshape(rows, cols, a.shape[-1]), b.reshape(rows, cols, b.shape[-1]))
                        for k, (a, b) in f.A.items()})
-    return Bound(bound.lo.reshape(rows, cols), bound.hi.reshape(rows, cols), lin, bound.why)
+    out = Bound(bound.lo.reshape(rows, cols), bound.hi.reshape(rows, cols), lin, bound.why)
+    if bound.nrm and bound.lo.ndim == n_lead + 1 and n_lead in bound.nrm:   # one latent axis: its norm
+        out.nrm = {1: bound.nrm[n_lead].reshape(rows, 1)}
+    return out
 
 
 def record_axis(shape) -> int | None:
