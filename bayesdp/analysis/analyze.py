@@ -97,7 +97,7 @@ def analyze(model: Callable, data: Mapping[str, Any] | None = None, domain: Doma
     priors = {n: prior_site(program, facts, structure, n, inp.m) for n in latent}
     liks = [] if inp.clip_norm is not None else [
         likelihood_site(program, facts, n, inp.domain, inp.m, inp.arrays) for n in observed]
-    constants, site_facts, unproven = combine(priors, liks, inp.clip_norm, observed, inp.m, inp.arrays is not None,
+    constants, site_facts, unproven = combine(program, priors, liks, inp.clip_norm, observed, inp.m, inp.arrays is not None,
                                               structure.size_dependent, inp.notes)
     return Analysis(
         model_name=inp.name,

@@ -18,7 +18,8 @@ import numpy as np
 from ..errors import DomainError
 from . import rounding as r
 from .facts import Constants, Fact, Unproven
-from .families import LIKELIHOOD_RULES, PRIOR_RULES, PriorFacts, Unsupported
+from .families import (GAUSSIAN_RULES, LIKELIHOOD_RULES, PRIOR_RULES, UNBOUNDED_POSITIVE, GaussianTerm,
+                       Unsupported)
 from .structure import program as sp
 from .structure.affinity import AFFINE, CONST
 from .structure.evaluate import evaluate_constants
@@ -39,29 +40,124 @@ class LikelihoodFacts:
 # priors
 
 
-def prior_site(program, facts, structure, name: str, m: int) -> PriorFacts | Unproven:
+@dataclass
+class GaussianSite:
+    """A Gaussian prior term of one site: residual r = u_s - loc(theta), -log p = r^T P r / 2 + const, with
+    ``B = d loc / d theta`` (n_s x D, all latent coordinates) when loc depends on other latent sites."""
+
+    site: str
+    term: GaussianTerm
+    B: np.ndarray | None
+
+
+def _zero_inputs(program) -> list:
+    import jax.numpy as jnp
+
+    out = []
+    for kind, n in program.inputs:
+        if kind == "theta":
+            out.append(jnp.zeros(program.sites[n].unconstrained_shape, jnp.float32))
+        else:
+            out.append(jnp.zeros((1,) + tuple(program.data_shapes[n]), program.data_dtypes[n]))
+    return out
+
+
+def _loc_jacobian(program, name: str) -> np.ndarray:
+    """d loc / d theta of a site whose loc is proven affine in theta and data-free: a constant, evaluated once."""
+    closed, outputs = program.jacobian([(name, "loc")])
+    keys = [(name, "loc", lat) for lat in program.latent]
+    vals = evaluate_constants(closed, [outputs[k] for k in keys], 1, _zero_inputs(program))
+    n_s = int(np.prod(program.sites[name].unconstrained_shape)) or 1
+    return np.concatenate([np.asarray(v, np.float64).reshape(n_s, -1) for v in vals], axis=1)
+
+
+def prior_site(program, facts, structure, name: str, m: int):
+    """A latent site's prior through its family rule: :class:`GaussianSite`, PriorFacts (a V term) or Unproven."""
     s = program.sites[name]
-    if name in structure.hierarchical:
-        others, via = structure.hierarchical[name]
-        return Unproven(name, "prior decomposition",
-                        f"its prior parameters depend on the latent site(s) {', '.join(sorted(others))} "
-                        f"(through {sp.how(via)}): a hierarchical prior; no rule covers it")
-    if s.support != "real" or s.transform not in ("IdentityTransform", "IndependentTransform", "identity"):
-        return Unproven(name, "prior decomposition",
-                        f"support is {s.support}: the unconstrained potential includes the Jacobian term "
-                        "-log|det J_T|, which no rule covers; use a real-supported prior or fix the parameter as a "
-                        "hyperparameter")
-    rule = PRIOR_RULES.get(s.dist_type)
+    what = "prior decomposition"
+    rule = PRIOR_RULES.get((s.dist_type, s.transform))
     if rule is None:
-        return Unproven(name, "prior decomposition", f"no rule for a {s.family} prior")
-    wanted = {k: program.output(name, f"param:{k}") for k in s.params}
+        if s.family in UNBOUNDED_POSITIVE and s.transform == "ExpTransform":
+            return Unproven(name, what, f"a {s.family} prior on a {s.support} parameter has, in the unconstrained "
+                            "coordinate the samplers use (u = log of the parameter), a potential whose gradient is "
+                            f"unbounded ({UNBOUNDED_POSITIVE[s.family] or 'grows like e^u'}); use a LogNormal prior (a "
+                            "Gaussian in log-space) or a HalfCauchy prior, or fix the parameter as a model argument; "
+                            "path certificates (ula-path, sgld-path) need only the likelihood and stay available")
+        if s.support != "real":
+            return Unproven(name, what, f"no rule for a {s.family} prior on a {s.support} parameter (its "
+                            "unconstrained potential includes the Jacobian term -log|det J_T|); use a Normal, "
+                            "LogNormal or HalfCauchy prior, or fix the parameter as a model argument")
+        return Unproven(name, what, f"no rule for a {s.family} prior")
+    deps = {k: facts.dep[program.output(name, f"param:{k}")] for k in s.params}
+    theta_params = {k: d for k, d in deps.items() if d.theta}
+    gaussian = rule in (GAUSSIAN_RULES.values())
+    blocking = [k for k in theta_params if not (gaussian and k == "loc")]
+    if blocking:
+        d = theta_params[blocking[0]]
+        fix = ("write the non-centred form (e.g. numpyro.infer.reparam.LocScaleReparam) and clip per-record "
+               "gradients, or fix it as a model argument" if gaussian else "no rule covers a hierarchical "
+               f"{s.family} prior; use a Normal prior whose loc is affine in the other sites, or fix it")
+        return Unproven(name, what, f"its {blocking[0]} depends on the latent site(s) "
+                        f"{', '.join(sorted(d.theta))} (through {sp.how(d.via_theta)}); {fix}")
+    wanted = {k: program.output(name, f"param:{k}") for k in s.params if k not in theta_params}
     size_dep = any(facts.dep[i].size for i in wanted.values())
     values = evaluate_constants(program.jaxpr, list(wanted.values()), m if size_dep else 1)
     params = {k: np.broadcast_to(np.asarray(v, dtype=np.float64), np.shape(v)) for k, v in zip(wanted, values)}
     try:
-        return rule(params)
+        res = rule(params)
     except Unsupported as exc:
-        return Unproven(name, "prior decomposition", str(exc))
+        return Unproven(name, what, str(exc))
+    if not isinstance(res, GaussianTerm):
+        return res
+    B = None
+    if "loc" in theta_params:
+        a = facts.aff[program.output(name, "param:loc")]
+        if a.kind != AFFINE:
+            return Unproven(name, what, f"its loc depends on the latent sites but is not affine in them "
+                            f"({sp.how(a.why)}); a Gaussian prior's loc must be affine in the other sites")
+        B = _loc_jacobian(program, name)
+    return GaussianSite(name, res, B)
+
+
+def gaussian_k(program, gauss: list, others: list) -> tuple:
+    """(mu, L, provenance) of K = the sum of the Gaussian terms, a quadratic form over every latent
+    coordinate: mu = lambda_min(Q), L = lambda_max(Q) for Q = sum_s M_s^T P_s M_s, M_s = E_s - B_s.
+    Without hierarchy and with diagonal precisions, Q is diagonal and the bounds are exact."""
+    names = ", ".join(g.site for g in gauss)
+    rules = sorted({g.term.rule for g in gauss})
+    if not any(g.B is not None for g in gauss):
+        lo = min(g.term.bounds[0] for g in gauss)
+        hi = max(g.term.bounds[1] for g in gauss)
+        lsite = max(gauss, key=lambda g: g.term.bounds[1])
+        msite = min(gauss, key=lambda g: g.term.bounds[0])
+        prov_L = f"{lsite.term.rule} @ {lsite.site} (max over blocks)"
+        if others:
+            return None, hi, (f"unproven: site '{others[0][0]}' ({others[0][1]}) has no strongly convex part, so K is "
+                              "not strongly convex in its coordinates"), prov_L
+        return lo, hi, f"{msite.term.rule} @ {msite.site} (min over blocks)", prov_L
+    offsets, D = {}, 0
+    for lat in program.latent:
+        n = int(np.prod(program.sites[lat].unconstrained_shape)) or 1
+        offsets[lat] = (D, n)
+        D += n
+    Q = np.zeros((D, D))
+    for g in gauss:
+        o, n = offsets[g.site]
+        M = np.zeros((n, D))
+        M[:, o:o + n] = np.eye(n)
+        if g.B is not None:
+            M -= g.B
+        P = np.diag(g.term.precision) if g.term.diagonal else g.term.precision
+        Q += M.T @ P @ M
+    Q = 0.5 * (Q + Q.T)
+    ev = np.linalg.eigvalsh(Q)
+    err = 16 * D * np.finfo(float).eps * float(np.linalg.norm(Q))
+    lo, hi = float(ev.min()) - err, float(ev.max()) + err
+    what = f"joint Gaussian prior of {names} ({', '.join(rules)}; eigenvalues of the joint precision, float64, widened)"
+    if lo <= 0:
+        return None, r.up(hi), (f"unproven: the joint Gaussian prior of {names} is not strongly convex in every "
+                                f"coordinate (smallest eigenvalue of its precision <= {lo + err:.3g})"), what
+    return r.down(lo), r.up(hi), what, what
 
 
 # ---------------------------------------------------------------------------
@@ -190,25 +286,26 @@ def likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likeli
 # combination
 
 
-def combine(priors: dict, liks: list, clip_norm: float | None, observed: list, m: int, data_given: bool,
+def combine(program, priors: dict, liks: list, clip_norm: float | None, observed: list, m: int, data_given: bool,
             size_dependent: list, notes: list) -> tuple[Constants, list, list]:
     """The constants of ``U_D = K + V_D`` from the per-site results; returns (constants, facts, unproven)."""
     facts: list[Fact] = []
     unproven: list[Unproven] = []
     prov: dict[str, str] = {}
-    k_mu, k_L, v_grads, v_smooth = [], [], [], []
-    v_convex_prior, no_k_sites = True, []
+    v_grads, v_smooth, gauss, no_k_sites = [], [], [], []
+    v_convex_prior = True
     for ln, pf in priors.items():
         if isinstance(pf, Unproven):
             unproven.append(pf)
             continue
-        if pf.k_strong_convexity is not None:
-            k_mu.append((pf.k_strong_convexity, ln, pf.rule))
-            k_L.append((pf.k_smoothness, ln, pf.rule))
-            facts.append(Fact(ln, "K strong_convexity", pf.k_strong_convexity, pf.rule, pf.detail))
-            facts.append(Fact(ln, "K smoothness", pf.k_smoothness, pf.rule, pf.detail))
-        else:
-            no_k_sites.append((ln, pf.rule.split(" prior")[0]))
+        if isinstance(pf, GaussianSite):
+            gauss.append(pf)
+            t = pf.term
+            facts.append(Fact(ln, "K precision eigenvalue bounds", list(t.bounds), t.rule,
+                              t.detail + ("; loc affine in other latent sites (joint precision)" if pf.B is not None
+                                          else "")))
+            continue
+        no_k_sites.append((ln, pf.rule.split(" ->")[0]))
         if pf.v_grad_bound > 0 or pf.v_smoothness != 0.0:
             v_grads.append((pf.v_grad_bound, ln, pf.rule))
             v_smooth.append((pf.v_smoothness, ln, pf.rule))
@@ -237,23 +334,13 @@ def combine(priors: dict, liks: list, clip_norm: float | None, observed: list, m
         u = next(x for x in unproven if x.what == "prior decomposition")
         mu = L = None
         prov["strong_convexity"] = prov["smoothness"] = "unproven: " + u.message()
-    elif not k_mu:
+    elif not gauss:
         mu = L = None
         prov["strong_convexity"] = prov["smoothness"] = (
             f"unproven: no latent site has a strongly convex prior part (site '{no_k_sites[0][0]}' has a "
-            f"{no_k_sites[0][1]} prior)")
+            f"{no_k_sites[0][1]})")
     else:
-        L = max(x[0] for x in k_L)
-        lsite = max(k_L, key=lambda x: x[0])
-        prov["smoothness"] = f"{lsite[2]} @ {lsite[1]} (max over blocks)"
-        if no_k_sites:
-            mu = None
-            prov["strong_convexity"] = (f"unproven: site '{no_k_sites[0][0]}' ({no_k_sites[0][1]} prior) has no "
-                                        "strongly convex part, so K is not strongly convex in its coordinates")
-        else:
-            mu = min(x[0] for x in k_mu)
-            msite = min(k_mu, key=lambda x: x[0])
-            prov["strong_convexity"] = f"{msite[2]} @ {msite[1]} (min over blocks)"
+        mu, L, prov["strong_convexity"], prov["smoothness"] = gaussian_k(program, gauss, no_k_sites)
     c.strong_convexity, c.smoothness = mu, L
 
     if prior_unproven:

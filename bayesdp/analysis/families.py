@@ -34,6 +34,14 @@ class Unsupported(Exception):
 
 # ---------------------------------------------------------------------------
 # prior rules
+#
+# A prior rule sees the site's parameters (float64, broadcast to the site's shape) and knows the transform
+# T = biject_to(support) of the site: the potential it describes is the site's term in the UNCONSTRAINED
+# space, -log p(T(u)) - log|det J_T(u)|.  Two kinds:
+#   * Gaussian rules: the term is exactly (u - loc)^T P (u - loc)/2 + const, with `loc` possibly affine in
+#     other latent sites (a hierarchical Gaussian); these terms are assembled into ONE quadratic K over
+#     every coordinate (bayesdp.analysis.constants);
+#   * V rules: a bounded-gradient term (no K part).
 
 
 @dataclass(frozen=True)
@@ -47,13 +55,28 @@ class PriorFacts:
     detail: str = ""
 
 
-PRIOR_RULES: dict[type, Callable] = {}
+@dataclass(frozen=True)
+class GaussianTerm:
+    """-log p = (u - loc)^T precision (u - loc)/2 + const in the site's unconstrained coordinates u.
+    ``diagonal``: the precision is diagonal (then ``precision`` holds the diagonal); ``exact``: its entries
+    are the exact float values (1/scale^2 rounded both ways in ``bounds``)."""
+
+    rule: str
+    precision: np.ndarray
+    diagonal: bool
+    bounds: tuple          # (min, max) eigenvalue bounds of the precision alone (rounded outward)
+    detail: str = ""
 
 
-def prior_rule(*families: type):
+PRIOR_RULES: dict[tuple, Callable] = {}
+IDENTITY, EXP = "IdentityTransform", "ExpTransform"
+
+
+def prior_rule(*keys):
+    """Register a prior rule for (family, transform name) keys (a bare family means the identity)."""
     def deco(fn):
-        for f in families:
-            PRIOR_RULES[f] = fn
+        for k in keys:
+            PRIOR_RULES[k if isinstance(k, tuple) else (k, IDENTITY)] = fn
         return fn
     return deco
 
@@ -65,34 +88,44 @@ def _positive(name: str, a: np.ndarray, site_hint: str = "") -> np.ndarray:
     return a
 
 
-@prior_rule(dist.Normal)
-def normal_prior(p: dict) -> PriorFacts:
-    """Normal(m, s) on each coordinate: K = sum (theta_j - m_j)^2 / (2 s_j^2), Hessian diag(1/s_j^2):
-    strong convexity min 1/s_j^2, smoothness max 1/s_j^2 (exact)."""
-    s = _positive("scale", p["scale"])
+def _diag_term(rule: str, scale: np.ndarray, detail: str) -> GaussianTerm:
+    s = _positive("scale", scale).reshape(-1)
     smin, smax = float(s.min()), float(s.max())
-    return PriorFacts("Normal prior -> quadratic K", r.div_down(1, Fraction(smax) ** 2), r.div_up(1, Fraction(smin) ** 2),
-                      0.0, 0.0, True, f"K = |theta - loc|^2/(2 scale^2), scale in [{smin:.6g}, {smax:.6g}]")
+    return GaussianTerm(rule, 1.0 / (s * s), True, (r.div_down(1, Fraction(smax) ** 2), r.div_up(1, Fraction(smin) ** 2)),
+                        f"{detail}, scale in [{smin:.6g}, {smax:.6g}]")
+
+
+@prior_rule(dist.Normal)
+def normal_prior(p: dict) -> GaussianTerm:
+    """Normal(m, s) per coordinate: (theta_j - m_j)^2 / (2 s_j^2): precision diag(1/s_j^2) (exact)."""
+    return _diag_term("Normal prior -> quadratic K", p["scale"], "K = |theta - loc|^2/(2 scale^2)")
+
+
+@prior_rule((dist.LogNormal, EXP))
+def lognormal_prior(p: dict) -> GaussianTerm:
+    """LogNormal(m, s) of a positive parameter sigma, in u = log sigma (the samplers' coordinate):
+    -log p(e^u) - u = (u - m)^2/(2 s^2) + const (the Jacobian term u cancels the -log sigma of the
+    density): a Gaussian in u, precision diag(1/s^2) (docs/analysis.md)."""
+    return _diag_term("LogNormal prior -> quadratic K in log-space", p["scale"],
+                      "K = |log sigma - loc|^2/(2 scale^2) (Jacobian included)")
 
 
 @prior_rule(dist.MultivariateNormal)
-def mvn_prior(p: dict) -> PriorFacts:
-    """MultivariateNormal(m, Sigma): K = (theta - m)^T Sigma^-1 (theta - m)/2; strong convexity
-    1/lambda_max(Sigma), smoothness 1/lambda_min(Sigma), Sigma = L L^T from the Cholesky factor in float64."""
+def mvn_prior(p: dict) -> GaussianTerm:
+    """MultivariateNormal(m, Sigma): (theta - m)^T Sigma^-1 (theta - m)/2, Sigma = L L^T from the Cholesky
+    factor in float64; eigenvalues of Sigma^-1 are 1/eigenvalues of Sigma, widened by their error bound."""
     L = np.asarray(p["scale_tril"], dtype=np.float64)
     if L.ndim != 2:
         raise Unsupported("a batch of MultivariateNormal priors is not covered")
     sigma = L @ L.T
     ev = np.linalg.eigvalsh(0.5 * (sigma + sigma.T))
-    if not ev.min() > 0:
-        raise Unsupported("its covariance matrix is not positive definite")
-    # eigvalsh is backward stable: |error| <= ~ d eps ||Sigma||; widen accordingly
-    err = 8 * sigma.shape[0] * np.finfo(float).eps * float(ev.max())
+    err = 8 * sigma.shape[0] * np.finfo(float).eps * float(np.linalg.norm(sigma))
     lo, hi = float(ev.min()) - err, float(ev.max()) + err
     if not lo > 0:
-        raise Unsupported("its covariance matrix is too ill-conditioned to bound its eigenvalues")
-    return PriorFacts("MultivariateNormal prior -> quadratic K", r.div_down(1, hi), r.div_up(1, lo), 0.0, 0.0, True,
-                      "eigenvalues of the covariance (float64, widened by their error bound)")
+        raise Unsupported("its covariance matrix is not (provably) positive definite")
+    precision = np.linalg.inv(sigma)
+    return GaussianTerm("MultivariateNormal prior -> quadratic K", 0.5 * (precision + precision.T), False,
+                        (r.div_down(1, hi), r.div_up(1, lo)), "eigenvalues of the covariance (float64, widened)")
 
 
 @prior_rule(dist.Laplace)
@@ -120,10 +153,32 @@ def studentt_prior(p: dict) -> PriorFacts:
                       r.sqrt_up(g2), h, False, "score (nu+1) r/(nu s^2 + r^2)")
 
 
+@prior_rule((dist.HalfCauchy, EXP))
+def halfcauchy_prior(p: dict) -> PriorFacts:
+    """HalfCauchy(s) of a positive parameter sigma, in u = log sigma: V(u) = log(1 + e^{2u}/s^2) - u + const
+    (Jacobian included).  V'(u) = 2e^{2u}/(s^2 + e^{2u}) - 1 lies in (-1, 1); V''(u) = 4 s^2 e^{2u}/(s^2 +
+    e^{2u})^2 lies in (0, 1] (maximum 1 at e^{2u} = s^2): per coordinate |grad| <= 1, smoothness 1, convex,
+    whatever the scale (docs/analysis.md)."""
+    s = _positive("scale", p["scale"])
+    n = int(np.asarray(s).size)
+    return PriorFacts("HalfCauchy prior -> bounded-gradient smooth convex V in log-space", None, None,
+                      r.sqrt_up(n), 1.0, True, "V(u) = log(1 + e^(2u)/s^2) - u, u = log sigma")
+
+
 def student_score_sq(nu: float, s: float) -> Fraction:
-    """An upper bound of ((nu+1)/(2 s sqrt(nu)))^2 = (nu+1)^2/(4 s^2 nu), exact."""
+    """((nu+1)/(2 s sqrt(nu)))^2 = (nu+1)^2/(4 s^2 nu), exact."""
     nu_q, s_q = Fraction(nu), Fraction(s)
     return (nu_q + 1) ** 2 / (4 * s_q * s_q * nu_q)
+
+
+GAUSSIAN_RULES = {k: v for k, v in PRIOR_RULES.items() if v in (normal_prior, lognormal_prior, mvn_prior)}
+
+#: positive-support priors whose unconstrained potential has an unbounded gradient (refused, with a fix)
+UNBOUNDED_POSITIVE = {
+    "HalfNormal": "e^(2u)/(2 s^2) - u", "Exponential": "rate e^u - u", "Gamma": "rate e^u - concentration u",
+    "InverseGamma": "rate e^-u + concentration u", "Weibull": "(e^u/scale)^k - k u",
+    "Chi2": "e^u/2 - (df/2) u", "HalfNormalLogits": "",
+}
 
 
 # ---------------------------------------------------------------------------

@@ -238,6 +238,8 @@ def _site_record(name, s) -> Site:
         try:
             t = biject_to(fn.support)
             un_shape = tuple(t.inverse_shape(value_shape))
+            while type(t).__name__ == "IndependentTransform":
+                t = t.base_transform
             tname = type(t).__name__
         except Exception:
             tname = "none"

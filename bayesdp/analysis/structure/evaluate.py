@@ -67,14 +67,21 @@ def _run(eqns, constvars, consts, invars, args, outvars, m: int):
     return [read(v) for v in outvars]
 
 
-def evaluate_constants(closed, wanted: list[int], m: int) -> list[np.ndarray]:
-    """Values of ``closed.jaxpr.outvars[wanted]`` (which must read no program input) at ``m`` records."""
+def evaluate_constants(closed, wanted: list[int], m: int, inputs: list | None = None) -> list[np.ndarray]:
+    """Values of ``closed.jaxpr.outvars[wanted]`` at ``m`` records.  Without ``inputs`` they must read no
+    program input; with ``inputs`` (one array per program input, at ``m`` records), the caller has proven
+    that the wanted values do not depend on them (e.g. the Jacobian of an affine, data-free value), so
+    any inputs give the same values."""
     import jax
 
     jaxpr, consts = _open(closed)
     outvars = [jaxpr.outvars[i] for i in wanted]
     _, need = _needed(jaxpr.eqns, outvars)
-    if any(v in need for v in jaxpr.invars):
-        raise ValueError("evaluate_constants: these values read program inputs (not proven constant)")
-    outs = jax.jit(lambda: _run(jaxpr.eqns, jaxpr.constvars, consts, [], [], outvars, m))()
+    if inputs is None:
+        if any(v in need for v in jaxpr.invars):
+            raise ValueError("evaluate_constants: these values read program inputs (not proven constant)")
+        outs = jax.jit(lambda: _run(jaxpr.eqns, jaxpr.constvars, consts, [], [], outvars, m))()
+    else:
+        outs = jax.jit(lambda *a: _run(jaxpr.eqns, jaxpr.constvars, consts, jaxpr.invars, list(a), outvars, m))(
+            *inputs)
     return [np.asarray(o) for o in outs]
