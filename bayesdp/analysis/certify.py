@@ -11,11 +11,11 @@ before issue #6 lands).  A mechanism that cannot be certified carries an
 
 from __future__ import annotations
 
-import math
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
-from ..certificate import BoundReport
+from ..certificate import BoundReport, Certificate
 from ..errors import AssumptionError, BayesDPError, probability_open
 from .analyze import Analysis, analyze
 
@@ -83,6 +83,10 @@ class CertifyReport:
             v = self.mechanisms.get(k)
             if isinstance(v, BoundReport) and v.best is not None:
                 lines.append(f"  {k:<11} epsilon = {v.value():<12.6g} best route {v.best.source}")
+                if k.endswith("-final") and "post-processing of the path" in v.best.source:
+                    why = [c.reason for c in v.certificates if not c.valid and c.reason][:2]
+                    if why:
+                        lines.append(f"  {'':<11} (no final-draw route applied: {'; '.join(why)})")
             else:
                 lines.append(f"  {k:<11} not certified: {v}")
         for note in an.notes + self.warnings:
@@ -100,7 +104,44 @@ def _call_bound(mech: str, delta: float, params: Mapping[str, Any]):
     try:
         return bound(mech, delta=delta, **args)
     except BayesDPError as exc:
-        return str(exc)
+        return in_model_terms(str(exc))
+
+
+# options of `bayesdp bound` that `certify` does not have: the analysis proves (or not) these constants
+_CONSTANT_OPTIONS = ("v-convex", "v-smoothness", "strong-convexity", "smoothness", "grad-bound", "grad-diff",
+                     "linear-v", "total-strong-convexity", "total-smoothness")
+
+
+def in_model_terms(msg: str) -> str:
+    """A core message re-worded for a model: advice to declare a constant (an option of `bayesdp bound`)
+    becomes what the analysis did not prove."""
+    msg = msg.replace("declare --v-convex and/or --v-smoothness L_V (0 for linear V)",
+                      "the analysis proved V neither convex nor smooth for this model (see v_convex and "
+                      "v_smoothness in the constants' provenance)")
+    msg = msg.replace("declare --v-smoothness L_V", "v_smoothness is not proven for this model (see its provenance)")
+    for opt in _CONSTANT_OPTIONS:
+        msg = re.sub(rf"--{opt}\b", opt.replace("-", "_"), msg)
+    return msg
+
+
+def _post_processing(final_mech: str, final, path):
+    """The last draw is a function of the path, so the path's certificate holds for it (post-processing):
+    a final-draw report never worse than the path's, saying which route it used and why a final-draw route
+    did not apply."""
+    if not isinstance(path, BoundReport) or path.best is None:
+        return final
+    via = " (path certificate: the last draw is post-processing of the path)"
+    have = {c.source for c in final.certificates} if isinstance(final, BoundReport) else set()
+    extra = [replace(c, mechanism=final_mech, source=c.source + via) for c in path.certificates
+             if c.valid and c.source not in have and c.source + via not in have]
+    if isinstance(final, BoundReport):
+        if final.best is not None and final.value() <= path.value():
+            return final
+        return BoundReport(final.mechanism, final.parameters, list(final.certificates) + extra, delta=final.delta)
+    reason = str(final)
+    return BoundReport(final_mech, path.parameters,
+                       [Certificate.invalid(final_mech, "final-draw theorems (004 Theorems 5.2/5.4, last draw)",
+                                            reason)] + extra, delta=path.delta)
 
 
 def certify(model: Callable, data: Mapping[str, Any] | None = None, domain=None, step_size: float | None = None,
@@ -170,6 +211,10 @@ def certify(model: Callable, data: Mapping[str, Any] | None = None, domain=None,
     else:
         mechs["sgld-final"] = mechs["sgld-path"] = f"not requested (sampler = {sampler})"
 
+    for fin, pth in (("ula-final", "ula-path"), ("sgld-final", "sgld-path")):
+        if not str(mechs.get(fin, "")).startswith("not requested"):
+            mechs[fin] = _post_processing(fin, mechs[fin], mechs.get(pth))
+
     warnings = []
     if an.clipped:
         warnings.append(f"gradients clipped at {an.clip_norm:g} per record: the sampler does not target the exact "
@@ -179,9 +224,8 @@ def certify(model: Callable, data: Mapping[str, Any] | None = None, domain=None,
                         sampler={"step_size": step_size, "num_steps": num_steps, "batch_size": batch_size,
                                  "inverse_temperature": beta, "clip_norm": an.clip_norm, "sampler": sampler})
     if require_any and not any(isinstance(v, BoundReport) for v in mechs.values()):
-        order = [an.first_unproven("per-record gradient bound"), an.first_unproven()]
-        msg = next((o for o in order if o), None)
-        if msg is None:
-            msg = next(str(mechs[k]) for k in MECHANISM_KEYS if k in mechs and not str(mechs[k]).startswith("not "))
-        raise AssumptionError(f"no mechanism can be certified: {msg}")
+        msgs = [u.message() for u in an.unproven]          # every blocking site at once
+        if not msgs:
+            msgs = [str(mechs[k]) for k in MECHANISM_KEYS if k in mechs and not str(mechs[k]).startswith("not ")][:1]
+        raise AssumptionError("no mechanism can be certified: " + "; ".join(msgs))
     return rep

@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import numpyro.distributions as dist
 
 from ..errors import DomainError
 from . import rounding as r
@@ -24,6 +25,9 @@ from .structure import program as sp
 from .structure.affinity import AFFINE, CONST
 from .structure.evaluate import evaluate_constants
 from .structure.interpreter import conc
+
+#: families parametrised by probabilities whose rule is the logit family's when probs = sigmoid(logits)
+PROBS_AS_LOGITS = {dist.BernoulliProbs: dist.BernoulliLogits, dist.BinomialProbs: dist.BinomialLogits}
 
 
 @dataclass
@@ -182,17 +186,32 @@ def likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likeli
     s = program.sites[name]
     what = "per-record gradient bound"
     rule = LIKELIHOOD_RULES.get(s.dist_type)
+    pred_var = None
+    if s.dist_type in PROBS_AS_LOGITS:
+        # probs = sigmoid(eta): the family in its natural parameter eta (logistic / binomial-logit rule)
+        rule = LIKELIHOOD_RULES[PROBS_AS_LOGITS[s.dist_type]]
+        pred_var = sp.sigmoid_input(program, program.jaxpr.jaxpr.outvars[program.output(name, "param:probs")])
+        if pred_var is None:
+            return Unproven(name, what, f"its probs is not jax.nn.sigmoid of a predictor; write "
+                            f"{s.family.replace('Probs', '')}(logits=eta) with eta the predictor, or pass --clip-norm G")
     if rule is None:
-        return Unproven(name, what, f"no rule for a {s.family} likelihood; pass --clip-norm G to clip per-record "
-                        "gradients")
+        hint = (f"write {s.family.replace('Probs', '')}(logits=eta) (the rule needs the logits), or pass --clip-norm "
+                "G to clip per-record gradients" if s.family.endswith("Probs") else
+                "pass --clip-norm G to clip per-record gradients")
+        return Unproven(name, what, f"no rule for a {s.family} likelihood; {hint}")
     if rule.refuse:
         return Unproven(name, what, f"{rule.refuse}; pass --clip-norm G to clip per-record gradients (the sampler "
                         "then no longer targets the exact posterior)")
-    extra = [w for w in s.wrappers if w not in ("Independent", "ExpandedDistribution")]
+    extra = [w for w in s.wrappers if w not in ("Independent", "ExpandedDistribution", "MaskedDistribution")]
     if extra:
         return Unproven(name, what, f"no rule for a {extra[0]} around a {s.family} likelihood")
-    pred_i = program.output(name, f"param:{rule.predictor}")
-    pd, pa = facts.dep[pred_i], facts.aff[pred_i]
+    if pred_var is None:
+        pred_i = program.output(name, f"param:{rule.predictor}")
+        pd, pa = facts.dep[pred_i], facts.aff[pred_i]
+        pred_aval = program.jaxpr.out_avals[pred_i]
+    else:
+        ext = sp.prove(program, program.with_outputs([pred_var]))
+        pd, pa, pred_aval = ext.dep[-1], ext.aff[-1], pred_var.aval
 
     # fixed parameters: theta-free, bounded over the domain
     fixed_i = {}
@@ -207,7 +226,7 @@ def likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likeli
     bounds = sp.bound_outputs(program, domain, m, list(fixed_i.values()) + [value_i])
     fixed = {attr: _interval(b) for attr, b in zip(fixed_i, bounds)}
     resp = _interval(bounds[-1])
-    pred_shape = conc(program.jaxpr.out_avals[pred_i].shape)
+    pred_shape = conc(pred_aval.shape)
     try:
         lo_s, hi_s, integer = rule.support(fixed, pred_shape) if rule.support is not None else (-math.inf, math.inf,
                                                                                                   False)
@@ -245,13 +264,17 @@ def likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likeli
                         f"({sp.how(pa.why_grad)}: stop_gradient or a custom derivative): the gradient the sampler "
                         "uses is not proven to be the gradient of the density")
     try:
-        blocks = sp.jacobian_bounds(program, domain, m, [(name, rule.predictor)])
+        if pred_var is None:
+            blocks = sp.jacobian_bounds(program, domain, m, [(name, rule.predictor)])
+            blocks = {lat: blocks[(name, rule.predictor, lat)] for lat in program.latent
+                      if (name, rule.predictor, lat) in blocks}
+        else:
+            blocks = sp.var_jacobian_bounds(program, domain, m, pred_var)
     except Exception as exc:  # e.g. forward-mode differentiation not defined (custom_vjp)
         return Unproven(name, what, f"its {rule.predictor} could not be differentiated in theta "
                         f"({type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''})")
     n_lead = len(pred_shape)
-    rows = [sp.rows_of(blocks[(name, rule.predictor, lat)], n_lead) for lat in program.latent
-            if (name, rule.predictor, lat) in blocks]
+    rows = [sp.rows_of(blocks[lat], n_lead) for lat in program.latent if lat in blocks]
     jop, how_rows = sp.operator_norm_bound(rows, domain)
     if not math.isfinite(jop):
         why = next((b.why for b in rows if b.why is not None), None)
@@ -279,6 +302,8 @@ def likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likeli
               f"(proven on the program), sup|psi| = {math.sqrt(units) * unit_score:.6g} ({units} unit(s)), "
               f"sup|d psi/d eta| = {unit_hess:.6g}")
     src = rule.rule if affine else f"{rule.family} likelihood, {rule.predictor} Lipschitz in theta"
+    if pred_var is not None:
+        src += f" (probs = sigmoid({rule.predictor}))"
     return LikelihoodFacts(name, src, b, h, convex, detail)
 
 

@@ -81,8 +81,8 @@ def check_inputs(model, data, domain, model_kwargs, clip_norm, data_size, dim, c
         arrays = {k: (v if k not in clipping else v.astype(arrays[k].dtype if
                       np.issubdtype(arrays[k].dtype, np.floating) else np.float64)) for k, v in checked.items()}
         shapes = {k: tuple(np.shape(v)[1:]) for k, v in arrays.items()}
-        dtypes = {k: (jnp.int32 if np.issubdtype(v.dtype, np.integer) or v.dtype == bool else jnp.float32)
-                  for k, v in arrays.items()}
+        dtypes = {k: (jnp.bool_ if v.dtype == bool else jnp.int32 if np.issubdtype(v.dtype, np.integer) else
+                      jnp.float32) for k, v in arrays.items()}
     else:
         if data_size is None:
             raise AssumptionError("data_size is required without data; pass --data-size M (the number of records)")

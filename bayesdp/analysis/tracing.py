@@ -176,6 +176,43 @@ class Program:
         return closed, outputs
 
 
+    # -- values inside the program -------------------------------------------------
+    def producer(self, var):
+        """The top-level equation that produces ``var`` (None for an input, a constant or a literal)."""
+        for e in self.jaxpr.jaxpr.eqns:
+            if var in e.outvars:
+                return e
+        return None
+
+    def with_outputs(self, extra: list):
+        """The program with ``extra`` (variables of its top level) appended to its outputs."""
+        from jax.extend import core as jcore
+
+        j = self.jaxpr.jaxpr
+        return jcore.ClosedJaxpr(j.replace(outvars=list(j.outvars) + list(extra)), self.jaxpr.consts)
+
+    def var_jacobian(self, var):
+        """(closed jaxpr, {latent site: output index}) of ``d var / d theta`` (shape var shape + latent shape)."""
+        key = ("var", id(var))
+        if key in self._jac:
+            return self._jac[key]
+        import jax
+        from jax.extend import core as jcore
+
+        j = self.jaxpr.jaxpr
+        sub = jcore.jaxpr_as_fun(jcore.ClosedJaxpr(j.replace(outvars=[var]), self.jaxpr.consts))
+        latent, args = sorted(self.latent), sorted(self.data_shapes)
+
+        def value(theta, data):
+            return sub(*([theta[n] for n in latent] + [data[a] for a in args]))[0]
+        theta, data = self.abstract_inputs()
+        closed, shape = jax.make_jaxpr(lambda t, d: jax.jacfwd(value)(t, d), return_shape=True)(theta, data)
+        paths = [p for p, _ in jax.tree_util.tree_flatten_with_path(shape)[0]]
+        out = (closed, {path[0].key: i for i, path in enumerate(paths)})
+        self._jac[key] = out
+        return out
+
+
 class _JacobianError(Exception):
     pass
 
@@ -300,9 +337,9 @@ def trace_program(model: Callable, data_shapes: Mapping[str, tuple], data_dtypes
     latent = [n for n, s in sites.items() if not s.observed]
 
     # 2. the program: theta (unconstrained) and data -> logp, parameters, values
-    bad = _check_latents(sites, latent)
-    if bad is not None:
-        raise ModelError(bad)
+    from .structure.sites import raise_all
+
+    raise_all(_check_latents(sites, latent))
     outputs: dict = {}
 
     def program(theta, data):
@@ -327,6 +364,8 @@ def trace_program(model: Callable, data_shapes: Mapping[str, tuple], data_dtypes
                 put((sname, "logp"), lp)
             for k in rec.params:
                 put((sname, f"param:{k}"), _broadcast_param(fn, base, getattr(base, k)))
+            if rec.masked:
+                put((sname, "mask"), _mask_of(fn))
         return outs
 
     theta = {n: jax.ShapeDtypeStruct(sites[n].unconstrained_shape, _float()) for n in latent}
@@ -338,16 +377,39 @@ def trace_program(model: Callable, data_shapes: Mapping[str, tuple], data_dtypes
                    data_dtypes=dict(data_dtypes), latent=sorted(latent), record_dim=M, model_kwargs=kw)
 
 
-def _check_latents(sites, latent) -> str | None:
+def _mask_of(fn):
+    """The mask of a (possibly nested) MaskedDistribution, broadcast to the site's batch shape, as 0/1 floats."""
+    import jax.numpy as jnp
+
+    mask = True
+    d = fn
+    while True:
+        if type(d).__name__ == "MaskedDistribution":
+            mask = jnp.logical_and(mask, d._mask)
+        if not hasattr(d, "base_dist"):
+            break
+        d = d.base_dist
+    return jnp.broadcast_to(jnp.asarray(mask, dtype=jnp.float32), tuple(fn.batch_shape))
+
+
+def _check_latents(sites, latent) -> list[str]:
+    """Latent sites no certificate covers: discrete, per-record, imputed by obs_mask (every one of them)."""
+    problems = []
     for n in latent:
         s = sites[n]
-        if s.discrete:
-            return (f"discrete latent site '{n}': Langevin samplers need continuous latent sites and '{n}' is "
-                    f"discrete ({s.family}); enumerate it out or marginalise it")
-        if s.record_plates or any(not _is_const(d) for d in s.value_shape):
-            return (f"latent site '{n}' is inside the record plate (one latent value per record): per-record latent "
-                    "variables are not covered; make it global or marginalise it")
-    return None
+        base = n[:-len("_unobserved")] if n.endswith("_unobserved") else None
+        if base is not None and "MaskedDistribution" in s.wrappers and sites.get(base + "_observed") is not None:
+            problems.append(f"observed site '{base}' uses obs_mask=: NumPyro then imputes the masked records with a "
+                            f"per-record latent site '{n}', which no certificate covers; drop the masked records "
+                            "with numpyro.handlers.mask(mask=...) around the likelihood instead (masked records "
+                            "contribute nothing and nothing is imputed)")
+        elif s.discrete:
+            problems.append(f"discrete latent site '{n}': Langevin samplers need continuous latent sites and '{n}' is "
+                            f"discrete ({s.family}); enumerate it out or marginalise it")
+        elif s.record_plates or any(not _is_const(d) for d in s.value_shape):
+            problems.append(f"latent site '{n}' is inside the record plate (one latent value per record): "
+                            "per-record latent variables are not covered; make it global or marginalise it")
+    return problems
 
 
 def _guard(fn, name, what):

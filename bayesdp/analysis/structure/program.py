@@ -37,11 +37,14 @@ class ProgramFacts:
         return self.dep[i], self.aff[i]
 
 
-def prove(program) -> ProgramFacts:
+def prove(program, closed=None) -> ProgramFacts:
+    """Dependence and affinity of every output of the program (or of ``closed``, the same program with
+    other outputs, e.g. :meth:`Program.with_outputs`)."""
+    closed = program.jaxpr if closed is None else closed
     dep_in = [theta_input(n) if kind == "theta" else dep_data(n) for kind, n in program.inputs]
     aff_in = [AFFINE_IN if kind == "theta" else CONST_IN for kind, n in program.inputs]
-    deps = Run(Dependence()).program(program.jaxpr, dep_in)
-    affs = Run(Affinity()).program(program.jaxpr, aff_in)
+    deps = Run(Dependence()).program(closed, dep_in)
+    affs = Run(Affinity()).program(closed, aff_in)
     return ProgramFacts(deps, affs)
 
 
@@ -98,6 +101,45 @@ def jacobian_bounds(program, domain, m: int, wanted: list[tuple[str, str]]) -> d
     closed, outputs = program.jacobian(wanted)
     outs = Run(Bounds(), {"m": m}).program(closed, domain_inputs(program, domain))
     return {k: outs[i] for k, i in outputs.items()}
+
+
+def var_jacobian_bounds(program, domain, m: int, var) -> dict:
+    """Bounds of ``d var / d theta`` at one record for a variable of the program: latent site -> Bound."""
+    closed, outputs = program.var_jacobian(var)
+    outs = Run(Bounds(), {"m": m}).program(closed, domain_inputs(program, domain))
+    return {k: outs[i] for k, i in outputs.items()}
+
+
+_SHAPE_KEEPING = ("broadcast_in_dim", "reshape", "convert_element_type", "copy", "squeeze")
+
+
+def sigmoid_input(program, var):
+    """If ``var`` is ``logistic(z)`` (through ops that keep its elements: broadcasts that add no element,
+    reshapes, conversions), the variable z; else None."""
+    from .interpreter import CALL_BODIES, conc
+
+    def count(v):
+        return int(np.prod(conc(v.aval.shape))), sum(1 for d in v.aval.shape if not isinstance(d, (int, np.integer)))
+    v = var
+    for _ in range(16):
+        e = program.producer(v)
+        if e is None:
+            return None
+        name = e.primitive.name
+        if name == "logistic":
+            return e.invars[0] if not hasattr(e.invars[0], "val") else None
+        if name in CALL_BODIES and CALL_BODIES[name] in e.params:
+            body = e.params[CALL_BODIES[name]]
+            body = getattr(body, "jaxpr", body)
+            if len(body.eqns) == 1 and body.eqns[0].primitive.name == "logistic" and \
+                    body.eqns[0].invars[0] is body.invars[0] and len(e.invars) == 1:
+                return e.invars[0]
+            return None
+        if name in _SHAPE_KEEPING and count(e.invars[0]) == count(v):
+            v = e.invars[0]
+            continue
+        return None
+    return None
 
 
 # ---------------------------------------------------------------------------

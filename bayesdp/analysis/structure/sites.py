@@ -33,11 +33,12 @@ def _args(dep) -> str:
 
 def check_sites(program, facts) -> SiteStructure:
     sites = program.sites
+    problems: list[str] = []            # every blocking site is reported at once
     observed = [n for n, s in sites.items() if s.observed]
     latent = [n for n, s in sites.items() if not s.observed]
     for n, s in sites.items():
         if s.scaled:
-            raise ModelError(f"site '{n}' is scaled (numpyro.handlers.scale, or a plate with subsample_size): no rule "
+            problems.append(f"site '{n}' is scaled (numpyro.handlers.scale, or a plate with subsample_size): no rule "
                              "covers a scaled log-density, and the sampler would apply the scale; remove the scale "
                              "(tempering is --inverse-temperature; minibatches are drawn by SGLD)")
     if not observed:
@@ -51,18 +52,21 @@ def check_sites(program, facts) -> SiteStructure:
     for n in latent:
         s = sites[n]
         if s.family == "ImproperUniform":
-            raise ModelError(f"latent site '{n}' has an improper prior (ImproperUniform): the posterior may not "
-                             "exist; give it a proper prior such as Normal")
+            problems.append(f"latent site '{n}' has an improper prior (ImproperUniform): the posterior may not "
+                            "exist; give it a proper prior such as Normal")
+            continue
         for what in ["logp"] + [f"param:{k}" for k in s.params]:
             d = facts.dep[program.output(n, what)]
             label = "log-density" if what == "logp" else f"parameter {what[6:]}"
             if d.data:
-                raise ModelError(f"latent site '{n}' has a data-dependent prior: its {label} depends on data "
-                                 f"argument {_args(d)} through {how(d.via_data)}; priors must be public: use "
-                                 "constants or model_kwargs hyperparameters")
+                problems.append(f"latent site '{n}' has a data-dependent prior: its {label} depends on data "
+                                f"argument {_args(d)} through {how(d.via_data)}; priors must be public: use "
+                                "constants or model_kwargs hyperparameters")
+                break
             if d.random:
-                raise ModelError(f"latent site '{n}': its prior {label} depends on a random number drawn inside the "
-                                 f"model ({how(d.via_random)}); make it a constant")
+                problems.append(f"latent site '{n}': its prior {label} depends on a random number drawn inside the "
+                                f"model ({how(d.via_random)}); make it a constant")
+                break
             others = set(d.theta) - {n}
             if others and what != "logp":
                 prev = out.hierarchical.get(n, (set(), None))
@@ -74,39 +78,60 @@ def check_sites(program, facts) -> SiteStructure:
     for n in observed:
         s = sites[n]
         if s.family == "Unit":
-            raise ModelError(f"site '{n}' is a numpyro.factor: no rule covers a free-form log-density term; write the "
-                             "likelihood as numpyro.sample(..., obs=...)")
+            problems.append(f"site '{n}' is a numpyro.factor: no rule covers a free-form log-density term; write "
+                            "the likelihood as numpyro.sample(name, dist.Family(...), obs=y)")
+            continue
         recs = s.record_plates
         if not recs:
-            raise ModelError(f"observed site '{n}' is not inside a plate over records (missing plate): wrap the "
-                             "likelihood in numpyro.plate('data', N) with N the number of records")
+            problems.append(f"observed site '{n}' is not inside a plate over records (missing plate): wrap the "
+                            "likelihood in numpyro.plate('data', N) with N the number of records")
+            continue
         plate = (recs[0][0], recs[0][1])
         if out.record_plate is not None and plate[0] != out.record_plate[0]:
-            raise ModelError(f"observed sites use different record plates ('{out.record_plate[0]}' and '{plate[0]}'); "
-                             "use one plate over records")
+            problems.append(f"observed sites use different record plates ('{out.record_plate[0]}' and "
+                            f"'{plate[0]}'); use one plate over records")
+            continue
         out.record_plate = plate
-        for what in ["logp", "value"] + [f"param:{k}" for k in s.params]:
+        for what in ["logp", "value"] + [f"param:{k}" for k in s.params] + (["mask"] if s.masked else []):
             i = program.output(n, what)
             d = facts.dep[i]
-            label = {"logp": "log-likelihood", "value": "observed value"}.get(what, f"parameter {what[6:]}")
+            label = {"logp": "log-likelihood", "value": "observed value", "mask": "mask"}.get(
+                what, f"parameter {what[6:]}")
+            if what == "mask" and d.theta:
+                problems.append(f"observed site '{n}': its mask depends on the latent site(s) "
+                                f"{', '.join(sorted(d.theta))} (through {how(d.via_theta)}); a mask must be a function "
+                                "of the data only")
+                break
             if d.random:
-                raise ModelError(f"observed site '{n}': its {label} depends on a random number drawn inside the model "
-                                 f"({how(d.via_random)}); make it a function of the data and the latent sites only")
+                problems.append(f"observed site '{n}': its {label} depends on a random number drawn inside the model "
+                                f"({how(d.via_random)}); make it a function of the data and the latent sites only")
+                break
             if not d.data:
                 continue
             axis = record_axis(program.jaxpr.out_avals[i].shape)
             if d.record == COUPLED or axis is None or d.record != axis:
-                raise ModelError(f"observed site '{n}': the {label} of a record depends on other records "
-                                 f"({how(d.via_coupled)} mixes records, e.g. features centred or scaled with the data's "
-                                 "own statistics); each record's term must depend on its own record only: do such "
-                                 "preprocessing with public constants outside the model")
+                problems.append(f"observed site '{n}': the {label} of a record depends on other records "
+                                f"({how(d.via_coupled)} mixes records, e.g. features centred or scaled with the "
+                                "data's own statistics); each record's term must depend on its own record only: do "
+                                "such preprocessing with public constants outside the model")
+                break
             if d.size:
                 out.size_dependent.append((n, d.via_size))
-        d = facts.dep[program.output(n, "logp")]
-        if not d.data:
-            raise ModelError(f"observed site '{n}': its log-likelihood does not depend on any data argument; pass the "
-                             "observations as a data argument (obs=y)")
+        else:
+            d = facts.dep[program.output(n, "logp")]
+            if not d.data:
+                problems.append(f"observed site '{n}': its log-likelihood does not depend on any data argument; "
+                                "pass the observations as a data argument (obs=y)")
+    raise_all(problems)
     return out
+
+
+def raise_all(problems: list[str]) -> None:
+    """One line listing every blocking site (the first problem alone when there is one)."""
+    if len(problems) == 1:
+        raise ModelError(problems[0])
+    if problems:
+        raise ModelError(f"{len(problems)} problems block the analysis: " + "; ".join(problems))
 
 
 def _violation(constraint, lo: float, hi: float) -> str | None:
