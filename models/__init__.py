@@ -22,6 +22,15 @@ def _data(**ndims):
     return deco
 
 
+def _counts(**from_domain):
+    """Hyperparameters that default to the number of declared values of a data argument (e.g. num_classes from
+    ``y.values``): ``bayesdp.analysis.inputs.counts_from_domain`` reads this."""
+    def deco(fn):
+        fn.bayesdp_counts = dict(from_domain)
+        return fn
+    return deco
+
+
 @_data(X=1, y=0)
 def logistic(X, y=None, prior_scale=1.0):
     """Bayesian logistic regression: w ~ N(0, prior_scale^2 I), y_i ~ Bernoulli(logits = x_i . w)."""
@@ -32,6 +41,7 @@ def logistic(X, y=None, prior_scale=1.0):
         numpyro.sample("obs", dist.Bernoulli(logits=logits), obs=y)
 
 
+@_counts(num_classes="y")
 @_data(X=1, y=0)
 def softmax(X, y=None, num_classes=2, prior_scale=1.0):
     """Softmax regression: W ~ N(0, prior_scale^2) (features x classes), y_i ~ Categorical(logits = x_i W)."""
@@ -68,10 +78,50 @@ def poisson(X, y=None, prior_scale=1.0):
         numpyro.sample("obs", dist.Poisson(jnp.exp(jnp.dot(X, w))), obs=y)
 
 
+@_counts(num_groups="g")
+@_data(X=1, g=0, y=0)
+def hierarchical_logistic(X, g, y=None, num_groups=2, prior_scale=1.0, group_scale=1.0, mean_scale=1.0):
+    """Hierarchical logistic regression with group intercepts (centred form):
+    mu ~ N(0, mean_scale^2), alpha_k ~ N(mu, group_scale^2) for k < num_groups, w ~ N(0, prior_scale^2 I),
+    y_i ~ Bernoulli(logits = x_i . w + alpha[g_i]) with g_i an integer group index."""
+    m, d = X.shape
+    mu = numpyro.sample("mu", dist.Normal(0.0, mean_scale))
+    with numpyro.plate("groups", int(num_groups)):
+        alpha = numpyro.sample("alpha", dist.Normal(mu, group_scale))
+    w = numpyro.sample("w", dist.Normal(0.0, prior_scale).expand([d]).to_event(1))
+    with numpyro.plate("data", m):
+        numpyro.sample("obs", dist.Bernoulli(logits=jnp.dot(X, w) + alpha[g]), obs=y)
+
+
+@_data(X=1, y=0)
+def linear(X, y=None, prior_scale=1.0, noise_loc=0.0, noise_scale=1.0):
+    """Linear regression with an unknown noise scale: w ~ N(0, prior_scale^2 I), sigma ~ LogNormal(noise_loc,
+    noise_scale), y_i ~ Normal(x_i . w, sigma).  The Normal likelihood has no bounded gradient: certified with
+    per-record gradient clipping (--clip-norm G); sigma's LogNormal prior is a Gaussian in log sigma."""
+    m, d = X.shape
+    w = numpyro.sample("w", dist.Normal(0.0, prior_scale).expand([d]).to_event(1))
+    sigma = numpyro.sample("sigma", dist.LogNormal(noise_loc, noise_scale))
+    with numpyro.plate("data", m):
+        numpyro.sample("obs", dist.Normal(jnp.dot(X, w), sigma), obs=y)
+
+
+@_data(X=1, y=0, observed=0)
+def masked_logistic(X, y=None, observed=None, prior_scale=1.0):
+    """Logistic regression where records with observed = 0 are dropped (numpyro.handlers.mask): their label
+    may be anything in the domain, their term is 0."""
+    m, d = X.shape
+    w = numpyro.sample("w", dist.Normal(0.0, prior_scale).expand([d]).to_event(1))
+    with numpyro.plate("data", m), numpyro.handlers.mask(mask=observed > 0):
+        numpyro.sample("obs", dist.Bernoulli(logits=jnp.dot(X, w)), obs=y)
+
+
 BUILTIN = {
     "logistic": logistic,
     "softmax": softmax,
     "robust": robust,
     "sparse_logistic": sparse_logistic,
     "poisson": poisson,
+    "hierarchical_logistic": hierarchical_logistic,
+    "linear": linear,
+    "masked_logistic": masked_logistic,
 }

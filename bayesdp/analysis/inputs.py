@@ -143,3 +143,17 @@ def check_data(data: Mapping[str, Any]) -> tuple[dict[str, np.ndarray], int]:
     if m is None or m < 1:
         raise DomainError("data has no records; pass at least one record, or use --no-data --data-size M")
     return arrays, int(m)
+
+
+def counts_from_domain(model, domain: Domain, model_kwargs: Mapping[str, Any] | None) -> dict:
+    """Model hyperparameters that count the values of a data argument (the model's ``bayesdp_counts``, e.g.
+    ``num_classes`` from ``y.values``, ``num_groups`` from ``g.values``), filled from the PUBLIC domain when
+    not given: max(values) + 1.  Returns the completed model_kwargs."""
+    kw = dict(model_kwargs or {})
+    for name, arg in (getattr(model, "bayesdp_counts", None) or {}).items():
+        if name in kw:
+            continue
+        dom = domain.get(arg) if domain is not None else None
+        if dom is not None and dom.values is not None and all(float(v).is_integer() and v >= 0 for v in dom.values):
+            kw[name] = int(max(dom.values)) + 1
+    return kw

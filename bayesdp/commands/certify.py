@@ -124,10 +124,9 @@ def run(args) -> int:
             raise AssumptionError("--data-size is required with --no-data: the number of records")
     else:
         data = load_data(args.data, args.x_columns, args.y_column)
-    if name == "softmax" and "num_classes" not in kw:
-        yd = domain.get("y")
-        if yd is not None and yd.values is not None:
-            kw["num_classes"] = int(max(yd.values)) + 1
+    from ..analysis.inputs import counts_from_domain
+
+    kw = counts_from_domain(model, domain, kw)      # e.g. num_classes from y.values (public), if not given
     rep = certify(model, data=data, domain=domain, step_size=args.step_size, num_steps=args.num_steps,
                   batch_size=args.batch_size, inverse_temperature=args.inverse_temperature,
                   clip_norm=args.clip_norm, delta=args.delta, model_kwargs=kw,

@@ -129,7 +129,10 @@ def run(args) -> int:
     conc = _concentration(args)
     model, name = load_model(args.model)
     data = load_data(args.data, args.x_columns, args.y_column)
-    kw = _model_kwargs(args)
+    from ..analysis import Domain
+    from ..analysis.inputs import counts_from_domain
+
+    kw = counts_from_domain(model, Domain.parse(args.domain), _model_kwargs(args))   # e.g. num_classes
     res = pipeline.run(model, data, domain=args.domain, statistic=stat, epsilon=args.epsilon, ledger=args.ledger,
                        budget_epsilon=args.budget, budget_delta=args.budget_delta,
                        dataset=args.dataset or os.path.basename(args.data), sampler=args.sampler,

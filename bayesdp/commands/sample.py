@@ -80,8 +80,11 @@ def run(args) -> int:
     model, name = load_model(args.model)
     data = load_data(args.data, args.x_columns, args.y_column)
     kw = _model_kwargs(args)
-    if name == "softmax" and "num_classes" not in kw and "y" in data:
-        kw["num_classes"] = int(max(data["y"])) + 1 if len(data["y"]) else 2
+    if args.domain:                 # counts such as num_classes come from the PUBLIC domain, never the data
+        from ..analysis import Domain
+        from ..analysis.inputs import counts_from_domain
+
+        kw = counts_from_domain(model, Domain.parse(args.domain), kw)
     sampler = Sampler(model, data, sampler=args.sampler, step_size=args.step_size, num_steps=args.num_steps,
                       inverse_temperature=args.inverse_temperature, batch_size=args.batch_size,
                       clip_norm=args.clip_norm, num_chains=args.num_chains, chain_method=args.chain_method,
