@@ -219,8 +219,12 @@ def likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likeli
         i = program.output(name, f"param:{attr}")
         d, a = facts.dep[i], facts.aff[i]
         if d.theta or a.kind != CONST:
-            return Unproven(name, what, f"its {attr} depends on the latent sites (through {sp.how(d.via_theta)}); "
-                            f"{rule.family} needs a fixed {attr}")
+            how_ = f"through {sp.how(d.via_theta)}" + (f", then {sp.how(a.why)}" if a.why is not None else "")
+            if not a.grad_ok and a.why_grad is not None and a.why_grad is not a.why:
+                how_ += f"; hidden from the gradient by {sp.how(a.why_grad)}"
+            return Unproven(name, what, f"its {attr} depends on the latent sites ({how_}); {rule.family} needs a "
+                            f"fixed {attr}; fix it as a model argument, compute it from the data only, or clip "
+                            "per-record gradients (--clip-norm G)")
         fixed_i[attr] = i
     value_i = program.output(name, "value")
     bounds = sp.bound_outputs(program, domain, m, list(fixed_i.values()) + [value_i])
@@ -260,9 +264,11 @@ def likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likeli
     # the predictor's Jacobian in theta, bounded over the domain (and over theta when not affine)
     affine = pa.kind in (AFFINE, CONST)
     if not affine and not pa.grad_ok:
-        return Unproven(name, what, f"its {rule.predictor} is differentiated by a rule that is not its derivative "
-                        f"({sp.how(pa.why_grad)}: stop_gradient or a custom derivative): the gradient the sampler "
-                        "uses is not proven to be the gradient of the density")
+        return Unproven(name, what, f"its {rule.predictor} is not proven continuous in theta with JAX's derivative "
+                        f"as its derivative ({sp.how(pa.why_grad)}: a jump such as sign/floor or a branch chosen by "
+                        "theta, an unknown primitive, stop_gradient (jax.lax.cond under jax.vmap inserts one: use "
+                        "jnp.where) or a custom derivative); write an affine or Lipschitz predictor, or clip "
+                        "per-record gradients (--clip-norm G)")
     try:
         if pred_var is None:
             blocks = sp.jacobian_bounds(program, domain, m, [(name, rule.predictor)])

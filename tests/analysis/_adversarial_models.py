@@ -764,7 +764,8 @@ def _coupled(index=1, x_new=(0.9, -0.6), data=DATA_NORM):
 _COUPLED_CASES = [
     Case("coupled-centering", "records coupled", coupled_centering, NORM, DATA_NORM, ("obs",),
          ("reduce_sum", "dot_general", "sub", "div"), True, witnesses=_coupled()),
-    Case("coupled-reverse", "records coupled", coupled_reverse, NORM, DATA_NORM, ("obs",), ("rev",), True,
+    # with a symbolic number of records, X[::-1] is traced as a gather (with a concrete one, as rev)
+    Case("coupled-reverse", "records coupled", coupled_reverse, NORM, DATA_NORM, ("obs",), ("rev", "gather"), True,
          witnesses=_coupled()),
     Case("coupled-roll", "records coupled", coupled_roll, NORM, DATA_NORM, ("obs",),
          ("slice", "concatenate", "gather", "dynamic_slice"), True, witnesses=_coupled()),
@@ -921,7 +922,7 @@ _SWITCH_CASES = [
          ("obs",), ("select_n", "gt", "lt", "sqrt"), truth=_glm_truth(4.0),
          witnesses=glm_witnesses(lambda x: 5 * x, e(0, _SH), rot(PHI, _SH))),
     Case("lax-cond-on-data-region", "lax.cond on data values", cond_region, ("X.norm=1", "y.values=0,1"),
-         DATA_NORM1, ("obs",), ("cond", "select_n", "gt", "lt"), truth=_glm_truth(3.0),
+         DATA_NORM1, ("obs",), ("cond", "select_n", "gt", "lt", "stop_gradient"), truth=_glm_truth(3.0),
          witnesses=glm_witnesses(lambda x: 3 * x, _CR_X,
                                  np.array([[math.cos(PHI), -math.sin(PHI)], [math.sin(PHI), math.cos(PHI)]]) @ _CR_X)),
 ]

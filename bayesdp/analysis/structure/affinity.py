@@ -30,9 +30,11 @@ _NAMES = {CONST: "constant", AFFINE: "affine", OTHER: "not affine"}
 
 @dataclass(frozen=True)
 class Aff:
-    """``kind``: CONST / AFFINE / OTHER.  ``grad_ok``: JAX's derivative of this value in theta is its
-    true derivative (False after ``stop_gradient`` of a theta-dependent value, or a custom derivative
-    defined outside JAX/NumPyro); ``why``/``why_grad``: the equation responsible."""
+    """``kind``: CONST / AFFINE / OTHER.  ``grad_ok``: the value is a continuous function of theta and
+    JAX's derivative of it is its (almost-everywhere) derivative -- False after a jump (``sign``,
+    ``floor``, a select or an index chosen by theta...), a primitive not known to be continuous,
+    ``stop_gradient`` of a theta-dependent value, or a custom derivative defined outside JAX/NumPyro;
+    ``why``/``why_grad``: the equation responsible."""
 
     kind: int
     grad_ok: bool = True
@@ -83,7 +85,7 @@ def _theta_free_then_linear(n_linear: int):
 def select_n(run, eqn, ins):
     pred, cases = ins[0], ins[1:]
     if pred.kind != CONST:
-        return [_other(eqn, ins)]
+        return [_other(eqn, ins, grad_ok=False)]        # a branch chosen by theta: possibly a jump
     return linear(run, eqn, cases)
 
 
@@ -104,14 +106,14 @@ def div(run, eqn, ins):
 def gather(run, eqn, ins):
     op, idx = ins
     if idx.kind != CONST:
-        return [_other(eqn, ins)]
+        return [_other(eqn, ins, grad_ok=False)]
     return linear(run, eqn, [op])
 
 
 def scatter_add(run, eqn, ins):
     op, idx, upd = ins[0], ins[1], ins[2]
     if idx.kind != CONST:
-        return [_other(eqn, ins)]
+        return [_other(eqn, ins, grad_ok=False)]
     return linear(run, eqn, [op, upd])
 
 
@@ -120,14 +122,22 @@ def convert(run, eqn, ins):
 
     dt = np.dtype(eqn.params["new_dtype"])
     if ins[0].kind != CONST and not np.issubdtype(dt, np.inexact):
-        return [_other(eqn, ins)]
+        return [_other(eqn, ins, grad_ok=False)]       # rounding to an integer or a boolean: a step
     return linear(run, eqn, ins)
+
+
+#: primitives continuous (and differentiated exactly by JAX almost everywhere) in their operands
+CONTINUOUS = set(("exp exp2 log log1p expm1 tanh logistic sin cos tan atan asin acos asinh acosh atanh sinh cosh "
+                  "sqrt rsqrt cbrt abs max min clamp integer_pow pow square erf erfc erf_inv lgamma digamma mul "
+                  "dot_general reduce_max reduce_min reduce_prod cumprod cummax cummin cumlogsumexp atan2 "
+                  "logaddexp").split())
 
 
 def nonlinear(run, eqn, ins):
     if all(a.kind == CONST for a in ins):
         return [C] * len(eqn.outvars)
-    return [_other(eqn, ins)] * len(eqn.outvars)
+    continuous = eqn.primitive.name in CONTINUOUS
+    return [_other(eqn, ins, grad_ok=None if continuous else False)] * len(eqn.outvars)
 
 
 def stop_gradient(run, eqn, ins):
@@ -198,4 +208,4 @@ class Affinity(Interpreter):
         if decider.kind == CONST:
             return outs
         # the path is chosen by a theta-dependent value: a step function of theta
-        return [_other(eqn, [o, decider]) for o in outs]
+        return [_other(eqn, [o, decider], grad_ok=False) for o in outs]
