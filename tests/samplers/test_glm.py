@@ -81,7 +81,7 @@ def test_affine_bernoulli_models_detected(model):
 
 
 @pytest.mark.parametrize("model, reason", [
-    (squared, "integer_pow"), (scaled_by_latent, "two theta-dependent"), (positive_scale, "exp"),
+    (squared, "integer_pow"), (scaled_by_latent, "`mul at test_glm.py"), (positive_scale, "exp"),
     (probs, "BernoulliProbs"), (masked, "MaskedDistribution"), (two_sites, "2 likelihood sites"),
     (piecewise, "max"),
 ])
