@@ -221,22 +221,27 @@ class ModelPotential:
 
     # -- potentials -------------------------------------------------------------
     def _log_parts(self, theta, data):
-        """(log prior + log|det J|, sum of observed log-likelihoods) at ``theta`` with ``data``."""
-        tr = _trace(self.model, data, self.model_kwargs, params=self._reparam(theta))
-        log_dets = {f"_{s.name}_log_det" for s in self.sites}
-        prior = 0.0
-        lik = 0.0
-        for name, site in tr.items():
-            if site["type"] != "sample":
-                continue
-            fast = self._fast.get(type(site["fn"])) if site["is_observed"] else None
-            lp = fast(site["fn"], site["value"]) if fast is not None else site["fn"].log_prob(site["value"])
-            if site.get("scale") is not None:
-                lp = site["scale"] * lp
-            if site["is_observed"] and name not in log_dets:
-                lik = lik + jnp.sum(lp)
-            else:  # latent sites and the log-det factors (observed "_x_log_det" factor sites)
-                prior = prior + jnp.sum(lp)
+        """(log prior + log|det J|, sum of observed log-likelihoods) at ``theta`` with ``data``.
+
+        The model is traced at HIGHEST matmul precision: every product in the potential and its
+        gradient is a full float32 product on every backend (JAX's GPU default is TF32, whose 10-bit
+        mantissa made gradient checks and the GLM/general agreement depend on the device)."""
+        with jax.default_matmul_precision("highest"):
+            tr = _trace(self.model, data, self.model_kwargs, params=self._reparam(theta))
+            log_dets = {f"_{s.name}_log_det" for s in self.sites}
+            prior = 0.0
+            lik = 0.0
+            for name, site in tr.items():
+                if site["type"] != "sample":
+                    continue
+                fast = self._fast.get(type(site["fn"])) if site["is_observed"] else None
+                lp = fast(site["fn"], site["value"]) if fast is not None else site["fn"].log_prob(site["value"])
+                if site.get("scale") is not None:
+                    lp = site["scale"] * lp
+                if site["is_observed"] and name not in log_dets:
+                    lik = lik + jnp.sum(lp)
+                else:  # latent sites and the log-det factors (observed "_x_log_det" factor sites)
+                    prior = prior + jnp.sum(lp)
         return prior, lik
 
     def prior_potential(self, theta):
