@@ -82,6 +82,8 @@ def check_output_file(path: str, option: str, overwrite: bool = False, overwrite
         raise AssumptionError(f"{option} {path} is a folder; pass a file name inside it")
     folder = os.path.dirname(p)
     if not os.path.isdir(folder):
+        if os.path.exists(folder):
+            raise AssumptionError(f"{option} {path}: {folder} is a file, not a folder; choose another path")
         raise AssumptionError(f"{option} {path}: the folder {folder} does not exist; create it first or choose "
                               "another path")
     if not os.access(folder, os.W_OK | os.X_OK):
@@ -125,6 +127,19 @@ def check_state_file(path: str, option: str) -> None:
         return
     folder = os.path.dirname(p)
     if not os.path.isdir(folder):
+        if os.path.exists(folder):
+            raise AssumptionError(f"{option} {path}: {folder} is a file, not a folder; choose another path")
         raise AssumptionError(f"{option} {path}: the folder {folder} does not exist; create it first")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise AssumptionError(f"{option} {path}: the folder {folder} is not writable; choose another path")
+
+
+def check_input_file(path: str, option: str) -> None:
+    """``path`` is an existing, readable file."""
+    p = os.path.abspath(os.fspath(path))
+    if os.path.isdir(p):
+        raise AssumptionError(f"{option} {path} is a folder; pass a file")
+    if not os.path.exists(p):
+        raise AssumptionError(f"{option} {path} does not exist; check the path")
+    if not os.access(p, os.R_OK):
+        raise AssumptionError(f"{option} {path} is not readable; fix its permissions")

@@ -80,6 +80,15 @@ def sampler_opts(args, sgld_needs_batch: bool = True) -> None:
         raise AssumptionError("--sampler sgld needs --batch-size s (minibatch size, 1 <= s <= number of records)")
 
 
+def data_file_opt(args, dest: str = "data") -> None:
+    """The data file exists and is readable (checked by the command, whose options the message names)."""
+    v = getattr(args, dest, None)
+    if v is not None:
+        from ..resources import check_input_file
+
+        check_input_file(v, _flag(dest))
+
+
 def csv_opts(args) -> None:
     """--x-columns / --y-column only make sense with a CSV file."""
     data = getattr(args, "data", None)

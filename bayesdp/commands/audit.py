@@ -66,6 +66,10 @@ def _run_model(args):
 
     if args.data is None:
         raise AssumptionError("--data is required with --model (the dataset D)")
+    from ._common import data_file_opt
+
+    data_file_opt(args)
+    data_file_opt(args, "data_prime")
     if args.step_size is None or args.num_steps is None:
         raise AssumptionError(f"--step-size and --num-steps are required for {args.mechanism}")
     from ..analysis.records import validate_records
@@ -107,8 +111,8 @@ def _check_options(args) -> None:
         given = [f"--{k.replace('_', '-')}" for k in model_only if getattr(args, k) is not None] + \
             (["--domain"] if args.domain else []) + (["--model-arg"] if args.model_arg else [])
         if given:
-            raise AssumptionError(f"{', '.join(given)} apply to a model audit (--model NAME); drop them or pass "
-                                  "--model")
+            raise AssumptionError(f"{', '.join(given)}: only for a model audit (--model NAME); drop "
+                                  f"{'it' if len(given) == 1 else 'them'} or pass --model")
 
 
 def run(args) -> int:

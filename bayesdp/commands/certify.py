@@ -68,8 +68,9 @@ def add_parser(sub) -> None:
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--data", metavar="FILE", help="NPZ (arrays named like the model arguments) or CSV")
     g.add_argument("--no-data", action="store_true", help="certify before sampling (needs --data-size)")
-    p.add_argument("--domain", action="append", default=[], metavar="ARG.KEY=VALUE",
-                   help="public bound on one record: X.norm=R, X.min=A, X.max=B, y.values=0,1 (repeat)")
+    p.add_argument("--domain", action="extend", nargs="+", default=[], metavar="ARG.KEY=VALUE",
+                   help="public bound on one record: X.norm=R, X.min=A, X.max=B, y.values=0,1 (several, or "
+                        "repeat the flag; as for sample and release)")
     p.add_argument("--clip-to-domain", action="store_true",
                    help="clip data to the declared domain instead of refusing (recorded in the report)")
     p.add_argument("--x-columns", help="CSV: comma-separated feature columns (argument X)")
@@ -109,6 +110,7 @@ def _check_options(args) -> None:
     c.count_opt(args, "data_size")
     c.count_opt(args, "dim")
     c.csv_opts(args)
+    c.data_file_opt(args)
     if not args.no_data and (args.data_size is not None or args.dim is not None):
         raise AssumptionError("--data-size / --dim describe the data with --no-data; with --data FILE they come "
                               "from the file: drop them")

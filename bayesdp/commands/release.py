@@ -137,6 +137,7 @@ def _check_options(args) -> None:
     c.nonnegative_opt(args, "burn_in")
     c.seed_opt(args)
     c.csv_opts(args)
+    c.data_file_opt(args)
     if args.burn_in is not None and args.burn_in >= args.num_steps // args.thinning:
         raise AssumptionError(f"--burn-in {args.burn_in} must be < the {args.num_steps // args.thinning} draws kept "
                               "per chain (--num-steps / --thinning); lower --burn-in")

@@ -74,6 +74,7 @@ def _check_options(args) -> None:
     c.seed_opt(args)
     c.seed_opt(args, "init_seed")
     c.csv_opts(args)
+    c.data_file_opt(args)
     if args.release != "thinned" and args.thinning != 1:
         raise AssumptionError(f"--thinning {args.thinning} applies to --release thinned; pass --release thinned or "
                               "drop --thinning")
