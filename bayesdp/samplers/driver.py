@@ -323,8 +323,8 @@ def check_run_memory(**config) -> None:
     from ..resources import require_memory
 
     need = run_memory_bytes(**config)
-    require_memory(need, f"{config['num_chains']} chain(s) releasing the {config['release']} draws "
-                         f"({config['num_steps']} steps, dimension {config['dim']})",
+    require_memory(need, f"a run of {config['num_chains']} chain(s) ({config['release']} release, "
+                         f"{config['num_steps']} steps, dimension {config['dim']})",
                    "use fewer chains, release only the final draw or thin the path, or use a machine with more "
                    "memory")
 
