@@ -38,20 +38,22 @@ class Certificate:
                            certified=certified)
 
     # -- queries ---------------------------------------------------------
+    # A query whose arithmetic leaves the float range (overflow in a conversion at extreme constants)
+    # answers the trivial bound (epsilon = inf, delta = 1): always true, never a traceback.
     def epsilon(self, delta: float) -> float:
         if not self.valid or self.curve is None:
             return math.inf
-        return self.curve.epsilon(delta)
+        return _guarded(self.curve.epsilon, delta, math.inf)
 
     def delta(self, epsilon: float) -> float:
         if not self.valid or self.curve is None:
             return 1.0
-        return self.curve.delta(epsilon)
+        return _guarded(self.curve.delta, epsilon, 1.0)
 
     def rdp(self, alpha: float) -> float:
         if not self.valid or self.curve is None:
             return math.inf
-        return self.curve.rdp(alpha)
+        return _guarded(self.curve.rdp, alpha, math.inf)
 
     @property
     def gdp_mu(self) -> float | None:
@@ -73,11 +75,12 @@ class Certificate:
         if self.valid and self.curve is not None:
             if delta is not None:
                 out["delta"] = float(delta)
-                out["epsilon"] = _json_float(self.curve.epsilon(delta))
+                out["epsilon"] = _json_float(self.epsilon(delta))
             elif epsilon is not None:
                 out["epsilon"] = float(epsilon)
-                out["delta"] = _json_float(self.curve.delta(epsilon))
-            out["rdp"] = self.curve.rdp_list(REPORT_ALPHAS)
+                out["delta"] = _json_float(self.delta(epsilon))
+            out["rdp"] = ([[float(a), _json_float(self.rdp(a))] for a in REPORT_ALPHAS]
+                          if self.curve.has_rdp else None)
             out["gdp_mu"] = self.curve.gdp_mu
             out["curve"] = self.curve.describe()
         out["constants"] = {k: _jsonable(v) for k, v in self.constants.items()}
@@ -85,6 +88,25 @@ class Certificate:
         if self.notes:
             out["notes"] = self.notes
         return out
+
+
+def numerical_failure(exc: BaseException) -> str:
+    """One line for an arithmetic failure (overflow, division by an underflowed constant)."""
+    first = (str(exc).strip().splitlines() or [""])[0][:120]
+    return (f"not computable in double precision for these constants ({type(exc).__name__}: {first}); "
+            "the constants are outside the float range")
+
+
+def _guarded(query, arg: float, trivial: float) -> float:
+    """``query(arg)``; the trivial bound when its float arithmetic fails (BayesDPError propagates)."""
+    from .errors import BayesDPError
+
+    try:
+        return query(arg)
+    except BayesDPError:
+        raise
+    except (ArithmeticError, ValueError):
+        return trivial
 
 
 def _jsonable(v: Any) -> Any:

@@ -38,6 +38,7 @@ import numpy as np
 from scipy import optimize, special
 
 from .errors import AssumptionError, check_finite, nonnegative, probability_open
+from .exact import round_up
 
 #: Renyi orders listed in every certificate's JSON.
 REPORT_ALPHAS: tuple[float, ...] = (1.5, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
@@ -92,6 +93,15 @@ class PrivacyCurve:
     def to_dict(self) -> dict:
         return {"kind": self.kind, "description": self.describe(), "gdp_mu": self.gdp_mu,
                 "rdp": self.rdp_list()}
+
+
+def _exp_up(log_x: float) -> float:
+    """An upper bound of exp(log_x): rounded outward, and the smallest positive float instead of an
+    underflow to 0 (a delta of 1e-400 is reported as 5e-324, never as 0)."""
+    if log_x == -math.inf:
+        return 0.0
+    v = math.exp(log_x)
+    return round_up(v) if v > 0.0 else math.nextafter(0.0, 1.0)
 
 
 def _json_float(x: float) -> float | None:
@@ -173,6 +183,8 @@ class RDP(PrivacyCurve):
 
     # -- conversions -----------------------------------------------------
     def _eps_at(self, alpha: float, log1_delta: float, method: str) -> float:
+        if not alpha > 1.0:   # 1 + tiny rounds to 1 for huge curves: no bound at that order
+            return math.inf
         tau = self.rdp(alpha)
         if not math.isfinite(tau):
             return math.inf
@@ -195,18 +207,26 @@ class RDP(PrivacyCurve):
             mironov = k + 2.0 * math.sqrt(k * log1_delta)
             if method == "mironov":
                 return mironov
-            if d >= math.sqrt(-math.expm1(-k)):  # Bretagnolle–Huber: delta(0) <= sqrt(1 - e^-KL)
+            if d >= round_up(math.sqrt(-math.expm1(-k))):  # Bretagnolle–Huber: delta(0) <= sqrt(1 - e^-KL)
                 return 0.0
             a_star = 1.0 + math.sqrt(log1_delta / k)
             best = min(mironov, self._eps_at(a_star, log1_delta, "cks"))
             f = lambda t: self._eps_at(1.0 + math.exp(t), log1_delta, "cks")  # noqa: E731
-            t0 = math.log(a_star - 1.0)
+            t0 = 0.5 * (math.log(log1_delta) - math.log(k))   # log(a_star - 1) without rounding a_star to 1
             res = optimize.minimize_scalar(f, bounds=(t0 - 6.0, t0 + 6.0), method="bounded",
                                            options={"xatol": 1e-10})
             if res.success and math.isfinite(res.fun):
                 best = min(best, float(res.fun))
-            return max(0.0, best)
-        return max(0.0, self._minimise(lambda a: self._eps_at(a, log1_delta, method)))
+            return max(0.0, self._outward(best, log1_delta))
+        return max(0.0, self._outward(self._minimise(lambda a: self._eps_at(a, log1_delta, method)), log1_delta))
+
+    @staticmethod
+    def _outward(eps: float, log1_delta: float) -> float:
+        """eps computed as a sum of a few terms of size <= max(eps, log(1/delta)), each within a few
+        ulps: pushed up relatively and by 8 ulps of the largest term (cancellation)."""
+        if not math.isfinite(eps):
+            return eps
+        return round_up(eps) + 8.0 * math.ulp(max(1.0, log1_delta))
 
     @staticmethod
     def _minimise(objective: Callable[[float], float]) -> float:
@@ -229,6 +249,8 @@ class RDP(PrivacyCurve):
         return best
 
     def _log_delta_at(self, alpha: float, eps: float) -> float:
+        if not alpha > 1.0:
+            return math.inf
         tau = self.rdp(alpha)
         if not math.isfinite(tau):
             return math.inf
@@ -248,13 +270,14 @@ class RDP(PrivacyCurve):
                 best = min(best, self._log_delta_at(max(a_star, 1.0 + 1e-12), e))
                 f = lambda t: self._log_delta_at(1.0 + math.exp(t), e)  # noqa: E731
                 t0 = math.log(max(a_star - 1.0, 1e-12))
-                res = optimize.minimize_scalar(f, bounds=(t0 - 6.0, t0 + 6.0), method="bounded",
-                                               options={"xatol": 1e-10})
-                if res.success and math.isfinite(res.fun):
-                    best = min(best, float(res.fun))
-            return min(1.0, math.exp(best))
+                if math.isfinite(t0):   # a_star overflows for eps >> kappa: the closed form above suffices
+                    res = optimize.minimize_scalar(f, bounds=(t0 - 6.0, t0 + 6.0), method="bounded",
+                                                   options={"xatol": 1e-10})
+                    if res.success and math.isfinite(res.fun):
+                        best = min(best, float(res.fun))
+            return min(1.0, _exp_up(best))
         log_d = self._minimise(lambda a: self._log_delta_at(a, e))
-        return min(1.0, math.exp(log_d)) if math.isfinite(log_d) else 1.0
+        return min(1.0, _exp_up(log_d)) if math.isfinite(log_d) else 1.0
 
 
 # ---------------------------------------------------------------------------
@@ -273,7 +296,9 @@ def gdp_log_delta(mu: float, eps: float) -> float:
 
 
 #: Below this mu the two terms of delta(eps) cancel to many digits in double precision (the relative
-#: error of the float formula grows like 1e-16/mu); epsilon is then checked in 60-digit arithmetic.
+#: error of the float formula grows like 1e-16/mu).  Every reported delta(eps) and every epsilon(delta)
+#: of a GDP curve is checked in 60-digit arithmetic (the float formula alone overshot delta by relative
+#: errors up to 1e-9 for mu in [1e-3, 1e2], issue #13); this constant is kept for callers.
 _GDP_SMALL_MU = 1e-2
 
 
@@ -284,13 +309,37 @@ def _gdp_delta_mp(mu: float, eps: float):
     with mpmath.workdps(60):
         m, e = mpmath.mpf(mu), mpmath.mpf(eps)
         val = mpmath.ncdf(-e / m + m / 2) - mpmath.exp(e) * mpmath.ncdf(-e / m - m / 2)
+        if val <= 0:
+            return 0.0
+        if val < mpmath.mpf("1e-300"):   # below the normal float range: any tiny upper bound will do
+            return 1e-300
         return float(val * (1 + mpmath.mpf(2) ** -50))
 
 
-def _verify_gdp_epsilon(mu: float, eps: float, delta: float) -> float:
-    """Step eps up until the 60-digit delta(eps) is <= delta (review finding: float cancellation)."""
-    step = max(eps * 1e-9, 1e-300)
+def _gdp_epsilon_mp(mu: float, delta: float) -> float:
+    """epsilon(delta) of mu-GDP by bisection on the 60-digit delta(eps) (fallback when the float root
+    finder cannot bracket the root); returns a point whose delta is <= the requested one."""
+    lo, hi = 0.0, mu * mu / 2.0 + mu * math.sqrt(2.0 * math.log(1.0 / delta)) + 1.0
+    while _gdp_delta_mp(mu, hi) > delta:
+        lo, hi = hi, 2.0 * hi
+        if not math.isfinite(hi):
+            return math.inf
     for _ in range(200):
+        if hi - lo <= 1e-13 * hi:
+            break
+        mid = 0.5 * (lo + hi)
+        if _gdp_delta_mp(mu, mid) <= delta:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def _verify_gdp_epsilon(mu: float, eps: float, delta: float) -> float:
+    """Step eps up until the 60-digit delta(eps) (rounded up) is <= delta: the float root of
+    :func:`gdp_log_delta` can sit on either side of the true one (cancellation, log_ndtr's ulps)."""
+    step = max(eps * 2.0 ** -44, 1e-300)
+    for _ in range(400):
         if _gdp_delta_mp(mu, eps) <= delta:
             return eps
         eps += step
@@ -332,9 +381,8 @@ class GDP(PrivacyCurve):
         e = _check_epsilon(epsilon)
         if self.mu == 0.0:
             return 0.0
-        if self.mu < _GDP_SMALL_MU:
-            return min(1.0, max(0.0, float(_gdp_delta_mp(self.mu, e))))
-        return min(1.0, max(0.0, math.exp(gdp_log_delta(self.mu, e))))
+        # 60-digit arithmetic, rounded up: the float formula under-reports delta by up to 1e-9 (relative)
+        return min(1.0, max(0.0, float(_gdp_delta_mp(self.mu, e))))
 
     def epsilon(self, delta: float) -> float:
         d = _check_delta(delta)
@@ -344,10 +392,14 @@ class GDP(PrivacyCurve):
         target = math.log(d)
         # Upper bracket: GDP => (mu^2/2)-zCDP => eps <= mu^2/2 + mu*sqrt(2 log(1/delta)).
         hi = mu * mu / 2.0 + mu * math.sqrt(2.0 * -target) + 1.0
-        while gdp_log_delta(mu, hi) > target:
+        while math.isfinite(hi) and gdp_log_delta(mu, hi) > target:
             hi *= 2.0
+        if not math.isfinite(hi):
+            return math.inf
         lo = 0.0
         g = lambda e: gdp_log_delta(mu, e) - target  # noqa: E731
+        if not g(lo) > 0.0:   # the float formula and the 60-digit one disagree at 0: bisect in 60 digits
+            return _gdp_epsilon_mp(mu, d)
         root = optimize.brentq(g, lo, hi, xtol=1e-14, rtol=4 * np.finfo(float).eps, maxiter=500)
         # Return a point whose delta is <= the requested one (an upper bound on eps).
         eps = root
@@ -357,9 +409,7 @@ class GDP(PrivacyCurve):
             eps = eps + max(abs(eps) * 1e-12, 1e-15)
         else:
             eps = hi
-        if mu < _GDP_SMALL_MU:
-            eps = _verify_gdp_epsilon(mu, eps, d)
-        return eps
+        return _verify_gdp_epsilon(mu, eps, d)   # every mu: the float root may be below the true one
 
 
 # ---------------------------------------------------------------------------
@@ -410,7 +460,7 @@ class ApproxDP(PrivacyCurve):
             return self.delta0
         # (e^eps0 - e^eps)/(1 + e^eps0) = (1 - e^(eps-eps0)) / (1 + e^-eps0)
         frac = -math.expm1(e - self.eps0) / (1.0 + math.exp(-self.eps0))
-        return min(1.0, self.delta0 + (1.0 - self.delta0) * frac)
+        return min(1.0, round_up(self.delta0 + (1.0 - self.delta0) * frac))
 
     def epsilon(self, delta: float) -> float:
         d = _check_delta(delta)
@@ -420,10 +470,12 @@ class ApproxDP(PrivacyCurve):
             return 0.0
         # invert delta(eps) above
         frac = (d - self.delta0) / (1.0 - self.delta0)
-        inner = 1.0 - frac * (1.0 + math.exp(-self.eps0))
-        if inner <= 0.0:
+        t = frac * (1.0 + math.exp(-self.eps0))
+        if t >= 1.0:
             return 0.0
-        return max(0.0, self.eps0 + math.log(inner))
+        # eps0 + log(1 - t) with log1p (no cancellation inside the log), rounded outward (also by 4 ulps
+        # of eps0 for the cancellation of the sum)
+        return min(self.eps0, max(0.0, round_up(self.eps0 + math.log1p(-t)) + 4.0 * math.ulp(self.eps0)))
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,8 @@ given, the condition that fails and what the user can do.  The CLI turns any
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 from typing import Any
 
@@ -91,3 +93,21 @@ def probability_open(name: str, value: Any, fix: str = "") -> float:
     x = check_finite(name, value)
     require(0 < x < 1, name, x, "must be in (0, 1)", fix)
     return x
+
+
+#: the end of a "data outside the declared domain" message: how to clip, in the vocabulary of the caller
+#: (the Python API by default; ``bayesdp certify`` names its --clip-to-domain flag, commands without a
+#: clipping option name none: advice only names options the command has).  Set with :func:`clip_advice`.
+CLIP_ADVICE: contextvars.ContextVar[str] = contextvars.ContextVar(
+    "bayesdp_clip_advice", default=", or clip to the domain (clip_to_domain=True, recorded in the report)")
+
+
+@contextlib.contextmanager
+def clip_advice(text: str):
+    """Within this block, domain errors end with ``text`` (e.g. ``", or clip with --clip-to-domain"``,
+    or ``""`` for a command without a clipping option)."""
+    token = CLIP_ADVICE.set(text)
+    try:
+        yield
+    finally:
+        CLIP_ADVICE.reset(token)

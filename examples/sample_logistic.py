@@ -8,7 +8,6 @@ Same from the shell:
 
 import json
 
-import jax
 import numpy as np
 
 from bayesdp.analysis.loading import load_model
@@ -32,7 +31,7 @@ for config in (dict(sampler="ula"),  # full batch: the last-draw certificate is 
     cert = sampler.certificate
     print(f"{cert['mechanism']}: epsilon = {cert['epsilon']:.4g} at delta = {cert['delta']:g} for "
           f"{cert['configuration']['num_chains']} released chains ({', '.join(cert['sources'])})")
-    sampler.run(jax.random.key(0))
+    sampler.run()  # keys from the OS CSPRNG: the released draws cannot be recomputed by anyone
     print(f"compile {sampler.timing['compile_s']:.2f} s, {sampler.timing['steps_per_s']:.0f} steps/s")
     print({k: v.mean(axis=0).round(2) for k, v in sampler.get_samples().items()})
     idata = sampler.to_inference_data()  # only the released draws; certificate in posterior.attrs

@@ -11,6 +11,24 @@ The analyzer never reads a bound off the private data.  Data outside the
 declared domain is an error (:class:`bayesdp.errors.DomainError`) before
 anything is computed, unless the user asks for clipping to the domain
 (``clip=True``), which is recorded (how many records were changed).
+
+Floating-point data at the declared norm
+----------------------------------------
+Rows normalised to the declared norm in floating point (``X / norm(X, axis=1) * R`` in float32 is what
+users do) come out a few units in the last place above ``R``.  :meth:`Domain.check` accepts a row of a
+floating-point array whose norm (computed in float64 from the stored values) is at most
+``R (1 + NORM_RTOL)``, ``NORM_RTOL = 8 * 2^-24 ~ 4.8e-7`` (8 float32 unit roundoffs, i.e. 4 ulps of 1;
+measured: rows normalised in float32 exceed R by at most 3.5 unit roundoffs for 1 <= d <= 10^4).
+Integer arrays and the per-entry bounds (``min``/``max``/``values``) are checked exactly.
+
+A certificate must hold for the data actually used, which includes those rows and the samplers' cast
+of float64 data to float32 (each entry moves by a relative 2^-24 at most, so a row's norm and its
+largest entry grow by that factor at most).  The bounds a certificate may use are therefore the
+*inflated* ones: :meth:`ArgDomain.row_norm_bound` (every candidate bound times ``1 + NORM_RTOL``,
+rounded up) and :meth:`ArgDomain.certified_norm`.  The declared numbers (``ArgDomain.norm``, ``lo``,
+``hi``) are what the user wrote and are reported as such; no constant may be computed from them
+directly.  (:meth:`ArgDomain.value_range`, the range of a response, is the declared one: responses
+are checked exactly and class labels / 0-1 values are exact in float32.)
 """
 
 from __future__ import annotations
@@ -21,9 +39,18 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from ..errors import DomainError
+from ..errors import CLIP_ADVICE, DomainError, clip_advice  # noqa: F401 - clip_advice re-exported
 
 KEYS = ("norm", "min", "max", "values")
+
+#: relative tolerance of a declared norm for floating-point rows, and the inflation of every bound a
+#: certificate uses: 8 float32 unit roundoffs (module docstring)
+NORM_RTOL = 8 * 2.0 ** -24
+
+
+def _inflate(x: float) -> float:
+    """``x (1 + NORM_RTOL)`` rounded up (x >= 0)."""
+    return math.nextafter(x * (1.0 + NORM_RTOL), math.inf)
 
 
 @dataclass(frozen=True)
@@ -38,7 +65,9 @@ class ArgDomain:
 
     # -- derived bounds ------------------------------------------------------
     def row_norm_bound(self, size: int) -> float | None:
-        """sup |x| over one record with ``size`` entries, from every declared bound (the smallest)."""
+        """sup |x| over one record with ``size`` entries, from every declared bound (the smallest),
+        INFLATED by ``1 + NORM_RTOL`` (rounded up): the bound a certificate may use, true for every record
+        :meth:`Domain.check` accepts, also after the samplers' cast to float32 (module docstring)."""
         cands = []
         if self.norm is not None:
             cands.append(self.norm)
@@ -46,7 +75,13 @@ class ArgDomain:
             cands.append(math.sqrt(size) * max(abs(self.lo), abs(self.hi)))
         if self.values is not None:
             cands.append(math.sqrt(size) * max(abs(v) for v in self.values))
-        return min(cands) if cands else None
+        return _inflate(min(cands)) if cands else None
+
+    @property
+    def certified_norm(self) -> float | None:
+        """The declared norm inflated by ``1 + NORM_RTOL`` (rounded up), or None: the norm bound a
+        certificate must use for the rows :meth:`Domain.check` accepts."""
+        return None if self.norm is None else _inflate(self.norm)
 
     def value_range(self) -> tuple[float, float] | None:
         """(inf, sup) of one entry, when entries are bounded."""
@@ -215,6 +250,7 @@ class Domain:
         for name, dom in self._args.items():  # type: ignore[attr-defined]
             if name not in data:
                 continue
+            floating = np.issubdtype(np.asarray(data[name]).dtype, np.floating)
             a = np.asarray(data[name], dtype=np.float64)
             m = a.shape[0]
             flat = a.reshape(m, -1)
@@ -235,19 +271,22 @@ class Domain:
                         i = int(np.argmax(rows))
                         v = flat[i][bad[i]][0]
                         raise DomainError(f"data {name}[{i}] has entry {v:g} outside the declared [{name}.min, "
-                                          f"{name}.max] = [{dom.lo:g}, {dom.hi:g}]; fix the data, widen the "
-                                          "public bounds, or clip to the domain (--clip-to-domain)")
+                                          f"{name}.max] = [{dom.lo:g}, {dom.hi:g}]; fix the data or widen the "
+                                          "public bounds" + CLIP_ADVICE.get())
                     flat = np.clip(flat, dom.lo, dom.hi)
                     changed |= rows
             if dom.norm is not None:
                 sq = np.einsum("ij,ij->i", flat, flat)
-                rows = sq > dom.norm * dom.norm
+                # floating rows normalised to the bound are accepted up to R (1 + NORM_RTOL) (docstring)
+                limit = dom.norm * (1.0 + NORM_RTOL) if floating else dom.norm
+                rows = sq > limit * limit
                 if rows.any():
                     if not clip:
                         i = int(np.argmax(rows))
-                        raise DomainError(f"data {name}[{i}] has norm {math.sqrt(sq[i]):.6g} > declared "
-                                          f"{name}.norm = {dom.norm:g}; fix the data, declare a larger public "
-                                          "bound, or clip to the domain (--clip-to-domain)")
+                        raise DomainError(f"data {name}[{i}] has norm {math.sqrt(sq[i]):.9g} > declared "
+                                          f"{name}.norm = {dom.norm:g} (tolerance {NORM_RTOL:.2g} relative for "
+                                          "floating-point rows); fix the data or declare a larger public bound"
+                                          + CLIP_ADVICE.get())
                     scale = np.ones(m)
                     scale[rows] = dom.norm / np.sqrt(sq[rows])
                     flat = flat * scale[:, None]

@@ -57,7 +57,9 @@ def check_inputs(model, data, domain, model_kwargs, clip_norm, data_size, dim, c
     clipping: dict = {}
     notes: list[str] = []
     if data is not None:
-        arrays, m = check_data(data)
+        from .records import validate_records
+
+        arrays, m = validate_records(data)                # shapes, numeric and finite values
         if data_size is not None and positive_int("data_size", data_size) != m:
             raise DomainError(f"data_size = {data_size} but the data has {m} records; omit data_size or pass "
                               "matching data")
@@ -80,6 +82,7 @@ def check_inputs(model, data, domain, model_kwargs, clip_norm, data_size, dim, c
                          + ", ".join(f"{k}: {v}" for k, v in clipping.items()) + ")")
         arrays = {k: (v if k not in clipping else v.astype(arrays[k].dtype if
                       np.issubdtype(arrays[k].dtype, np.floating) else np.float64)) for k, v in checked.items()}
+        arrays, m = validate_records(arrays, model, kw)   # labels within the model's supports (after the domain)
         shapes = {k: tuple(np.shape(v)[1:]) for k, v in arrays.items()}
         dtypes = {k: (jnp.bool_ if v.dtype == bool else jnp.int32 if np.issubdtype(v.dtype, np.integer) else
                       jnp.float32) for k, v in arrays.items()}

@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..errors import AssumptionError, probability_open
+from ..errors import AssumptionError, positive_int, probability_open
 from ..mechanisms import bound
 from .lq import MECHANISMS, LQConfig, bound_options, exact_mu, run_scores
 from .stats import AuditBounds, audit_scores
@@ -98,7 +98,9 @@ def audit(mechanism: str, *, runs: int, strong_convexity: float, grad_bound: flo
                    dim, epsilon, burn_in).validated(mechanism)
     params = {k: v for k, v in cfg.__dict__.items() if v is not None}
     if mechanism == "release":
-        from .lq import exact_release_epsilon, release_sensitivity
+        from .lq import check_runs_memory, exact_release_epsilon, release_sensitivity
+
+        check_runs_memory(mechanism, cfg, positive_int("runs", runs))
 
         sens = release_sensitivity(cfg)
         s1, s0 = run_scores(mechanism, cfg, runs, seed)
@@ -108,6 +110,9 @@ def audit(mechanism: str, *, runs: int, strong_convexity: float, grad_bound: flo
         return AuditReport(mechanism=mechanism, bounds=bounds, delta=delta, certified_epsilon=float(epsilon),
                            certified_mu=None, source=f"004 Proposition 3.7 + {sens.source}", exact_mu=None,
                            parameters=params)
+    from .lq import check_runs_memory
+
+    check_runs_memory(mechanism, cfg, positive_int("runs", runs))   # before anything runs
     opts = bound_options(mechanism, cfg)
     report = bound(mechanism, delta=delta, **opts)  # refuses before any sampling if not certifiable
     best = report.best

@@ -120,6 +120,22 @@ def exact_release_epsilon(cfg: LQConfig) -> float:
     return cfg.epsilon * shift / release_sensitivity(cfg).distance
 
 
+def runs_memory_bytes(mechanism: str, cfg: LQConfig, runs: int) -> float:
+    """An estimate (from below) of the memory of :func:`run_scores`: per run the per-step keys of the
+    vmapped scan (``num_steps`` keys of 8 bytes), the state and the minibatch, and the scores."""
+    n = 0 if mechanism == "posterior" else int(cfg.num_steps or 0)
+    per_run = 8.0 * n + 4.0 * 8 * int(cfg.dim) + 4.0 * int(cfg.batch_size or 0) + 16.0
+    return float(runs) * per_run
+
+
+def check_runs_memory(mechanism: str, cfg: LQConfig, runs: int) -> None:
+    """Refuse in one line, before anything runs, more runs than the memory holds."""
+    from ..resources import require_memory
+
+    require_memory(runs_memory_bytes(mechanism, cfg, runs), f"--runs {runs} of the {mechanism} benchmark",
+                   "use fewer runs")
+
+
 def run_scores(mechanism: str, cfg: LQConfig, runs: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Scores of `runs` independent outputs on D and on D' (vmapped; one XLA program per dataset)."""
     import jax
@@ -129,6 +145,7 @@ def run_scores(mechanism: str, cfg: LQConfig, runs: int, seed: int = 0) -> tuple
 
     cfg = cfg.validated(mechanism)
     runs = positive_int("runs", runs)
+    check_runs_memory(mechanism, cfg, runs)
     key = jax.random.PRNGKey(seed)
     k1, k0 = jax.random.split(key)
     out = []

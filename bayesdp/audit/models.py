@@ -74,7 +74,7 @@ def _outputs(model, data, *, mechanism, runs, seed, domain, **cfg) -> np.ndarray
     release = "path" if mechanism.endswith("path") else "final"
     s = Sampler(model, data, sampler=sampler, num_chains=runs, release=release, uncertified=True, domain=domain,
                 **cfg)
-    s.run(jax.random.PRNGKey(seed))
+    s.run(jax.random.PRNGKey(seed))   # an internal experiment: the audit's chains are never released
     return s.get_unconstrained_samples(group_by_chain=True)  # (runs, draws, dim)
 
 
@@ -91,6 +91,12 @@ def audit_model(mechanism: str, model: Callable, data: Mapping[str, Any], *, dom
         raise AssumptionError(f"mechanism {mechanism!r} cannot be audited on a model; choose one of "
                               f"{', '.join(MODEL_MECHANISMS)} (posterior and release: built-in benchmark)")
     runs = positive_int("runs", runs)
+    from ..resources import require_memory
+
+    # a lower bound of the sampler's memory (2 scores of 8 bytes per run and per kept draw), before the
+    # analysis runs; the sampler refines the check once the dimension is known
+    kept = positive_int("num_steps", num_steps) if mechanism.endswith("path") else 1
+    require_memory(16.0 * runs * kept, f"--runs {runs}", "use fewer runs")
     if data_prime is None:
         d1, d0 = worst_case_neighbours(data, domain)
         neighbours = "record 0 replaced by extreme records of the domain"

@@ -51,7 +51,9 @@ def add_parser(sub) -> None:
     p.add_argument("--runs", type=i, required=True, help="runs per dataset")
     p.add_argument("--delta", type=f, default=1e-5, help="delta of the certificate (default 1e-5)")
     p.add_argument("--confidence", type=f, default=0.95, help="confidence level (default 0.95)")
-    p.add_argument("--seed", type=i, default=0, help="seed of the sampler noise (the chains are not released)")
+    p.add_argument("--seed", type=i, default=0,
+                   help="seed of the sampler noise (default 0: an audit is an internal, reproducible experiment; "
+                        "its chains are never released, only the lower bounds)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
@@ -64,21 +66,59 @@ def _run_model(args):
 
     if args.data is None:
         raise AssumptionError("--data is required with --model (the dataset D)")
+    from ._common import data_file_opt
+
+    data_file_opt(args)
+    data_file_opt(args, "data_prime")
     if args.step_size is None or args.num_steps is None:
         raise AssumptionError(f"--step-size and --num-steps are required for {args.mechanism}")
+    from ..analysis.records import validate_records
+
+    kw = _model_kwargs(args)
     model, name = load_model(args.model)
-    data = load_data(args.data, args.x_columns, args.y_column)
-    data_prime = load_data(args.data_prime, args.x_columns, args.y_column) if args.data_prime else None
+    data, _ = validate_records(load_data(args.data, args.x_columns, args.y_column), model, kw)
+    data_prime = (validate_records(load_data(args.data_prime, args.x_columns, args.y_column), model, kw)[0]
+                  if args.data_prime else None)
     return audit_model(args.mechanism, model, data, domain=args.domain, runs=args.runs, step_size=args.step_size,
                        num_steps=args.num_steps, data_prime=data_prime, batch_size=args.batch_size,
                        inverse_temperature=args.inverse_temperature, clip_norm=args.clip_norm,
-                       model_kwargs=_model_kwargs(args), delta=args.delta, confidence=args.confidence,
+                       model_kwargs=kw, delta=args.delta, confidence=args.confidence,
                        seed=args.seed, model_name=name)
+
+
+def _check_options(args) -> None:
+    from ..errors import AssumptionError
+    from . import _common as c
+
+    c.count_opt(args, "runs")
+    c.open_unit_opt(args, "delta", "1e-5")
+    c.open_unit_opt(args, "confidence", "0.95")
+    c.positive_opt(args, "strong_convexity")
+    c.nonnegative_opt(args, "grad_bound")
+    c.count_opt(args, "data_size")
+    c.count_opt(args, "dim")
+    c.positive_opt(args, "epsilon")
+    c.nonnegative_opt(args, "burn_in")
+    c.positive_opt(args, "step_size", "pass a positive step size")
+    c.count_opt(args, "num_steps")
+    c.count_opt(args, "batch_size")
+    c.positive_opt(args, "inverse_temperature")
+    c.positive_opt(args, "clip_norm", "pass a positive clipping norm, or omit it")
+    c.seed_opt(args)
+    c.csv_opts(args)
+    model_only = ("data", "data_prime", "x_columns", "y_column", "prior_scale", "clip_norm")
+    if args.model is None:
+        given = [f"--{k.replace('_', '-')}" for k in model_only if getattr(args, k) is not None] + \
+            (["--domain"] if args.domain else []) + (["--model-arg"] if args.model_arg else [])
+        if given:
+            raise AssumptionError(f"{', '.join(given)}: only for a model audit (--model NAME); drop "
+                                  f"{'it' if len(given) == 1 else 'them'} or pass --model")
 
 
 def run(args) -> int:
     from ..errors import AssumptionError
 
+    _check_options(args)
     if args.model is not None:
         rep = _run_model(args)
     else:

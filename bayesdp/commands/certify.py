@@ -68,8 +68,9 @@ def add_parser(sub) -> None:
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--data", metavar="FILE", help="NPZ (arrays named like the model arguments) or CSV")
     g.add_argument("--no-data", action="store_true", help="certify before sampling (needs --data-size)")
-    p.add_argument("--domain", action="append", default=[], metavar="ARG.KEY=VALUE",
-                   help="public bound on one record: X.norm=R, X.min=A, X.max=B, y.values=0,1 (repeat)")
+    p.add_argument("--domain", action="extend", nargs="+", default=[], metavar="ARG.KEY=VALUE",
+                   help="public bound on one record: X.norm=R, X.min=A, X.max=B, y.values=0,1 (several, or "
+                        "repeat the flag; as for sample and release)")
     p.add_argument("--clip-to-domain", action="store_true",
                    help="clip data to the declared domain instead of refusing (recorded in the report)")
     p.add_argument("--x-columns", help="CSV: comma-separated feature columns (argument X)")
@@ -92,46 +93,62 @@ def add_parser(sub) -> None:
 
 
 def _model_kwargs(args) -> dict:
-    from ..errors import AssumptionError
+    """Kept for callers: :func:`bayesdp.commands._common.model_kwargs`."""
+    from ._common import model_kwargs
 
-    kw = {}
-    if args.prior_scale is not None:
-        kw["prior_scale"] = args.prior_scale
-    for item in args.model_arg:
-        if "=" not in item:
-            raise AssumptionError(f"--model-arg {item!r} is not NAME=VALUE; e.g. --model-arg num_classes=3")
-        k, v = item.split("=", 1)
-        try:
-            num = float(v)
-        except ValueError:
-            raise AssumptionError(f"--model-arg {k} = {v!r} is not a number; pass a number") from None
-        kw[k.strip()] = int(num) if num.is_integer() and "." not in v else num
-    return kw
+    return model_kwargs(args)
+
+
+def _check_options(args) -> None:
+    """Every option, by flag name, before any file is read (issue #13: certify used to exit 0 with a
+    negative step size, 0 steps or a batch larger than the data, the error only inside its table)."""
+    from ..errors import AssumptionError
+    from . import _common as c
+
+    c.sampler_opts(args, sgld_needs_batch=False)
+    c.open_unit_opt(args, "delta", "1e-5")
+    c.count_opt(args, "data_size")
+    c.count_opt(args, "dim")
+    c.csv_opts(args)
+    c.data_file_opt(args)
+    if not args.no_data and (args.data_size is not None or args.dim is not None):
+        raise AssumptionError("--data-size / --dim describe the data with --no-data; with --data FILE they come "
+                              "from the file: drop them")
+    if args.no_data and args.clip_to_domain:
+        raise AssumptionError("--clip-to-domain clips data read with --data; it has no effect with --no-data: "
+                              "drop it")
 
 
 def run(args) -> int:
+    from ..errors import AssumptionError
+
+    _check_options(args)
+    if args.no_data and args.data_size is None:
+        raise AssumptionError("--data-size is required with --no-data: the number of records")
+    kw = _model_kwargs(args)
     prepare_jax()
     from ..analysis import Domain, certify
+    from ..errors import clip_advice
     from ..analysis.loading import load_data, load_model
-    from ..errors import AssumptionError
+    from ..analysis.records import validate_records
+    from ..analysis.inputs import counts_from_domain
 
     model, name = load_model(args.model)
     domain = Domain.parse(args.domain)
-    kw = _model_kwargs(args)
-    if args.no_data:
-        data = None
-        if args.data_size is None:
-            raise AssumptionError("--data-size is required with --no-data: the number of records")
-    else:
-        data = load_data(args.data, args.x_columns, args.y_column)
-    from ..analysis.inputs import counts_from_domain
-
     kw = counts_from_domain(model, domain, kw)      # e.g. num_classes from y.values (public), if not given
-    rep = certify(model, data=data, domain=domain, step_size=args.step_size, num_steps=args.num_steps,
-                  batch_size=args.batch_size, inverse_temperature=args.inverse_temperature,
-                  clip_norm=args.clip_norm, delta=args.delta, model_kwargs=kw,
-                  data_size=args.data_size if args.no_data else None, dim=args.dim,
-                  clip_to_domain=args.clip_to_domain, sampler=args.sampler, model_name=name)
+    if args.no_data:
+        data, m = None, args.data_size
+    else:
+        data, m = validate_records(load_data(args.data, args.x_columns, args.y_column), model, kw)
+    if args.batch_size is not None and args.batch_size > m:
+        raise AssumptionError(f"--batch-size {args.batch_size} exceeds the {m} records; batches are drawn without "
+                              f"replacement: pass 1 <= --batch-size <= {m}")
+    with clip_advice(", or clip to the domain with --clip-to-domain (recorded in the report)"):
+        rep = certify(model, data=data, domain=domain, step_size=args.step_size, num_steps=args.num_steps,
+                      batch_size=args.batch_size, inverse_temperature=args.inverse_temperature,
+                      clip_norm=args.clip_norm, delta=args.delta, model_kwargs=kw,
+                      data_size=args.data_size if args.no_data else None, dim=args.dim,
+                      clip_to_domain=args.clip_to_domain, sampler=args.sampler, model_name=name)
     if args.json:
         emit_json(rep.to_dict())
     else:

@@ -36,8 +36,30 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
+def _check_options(args) -> None:
+    from ..errors import AssumptionError
+    from ..resources import check_output_dir, check_state_file
+    from . import _common as c
+
+    c.positive_opt(args, "epsilon", "pass a positive epsilon")
+    c.positive_opt(args, "budget", "pass a positive total epsilon")
+    c.positive_opt(args, "prior_scale", "the prior's scale must be positive")
+    c.count_opt(args, "num_steps")
+    c.seed_opt(args)
+    if args.no_plots and args.out_dir is not None:
+        raise AssumptionError("--out-dir is where the plots go; drop it or drop --no-plots")
+    if not args.no_plots:
+        from ..release.demo import DEFAULT_OUT_DIR
+
+        check_output_dir(args.out_dir or DEFAULT_OUT_DIR, "--out-dir")
+    if args.ledger is not None:
+        check_state_file(args.ledger, "--ledger")
+
+
 def run(args) -> int:
     from .certify import prepare_jax
+
+    _check_options(args)
 
     prepare_jax()
     from ..release.demo import format_demo, run_demo

@@ -59,7 +59,8 @@ def add_parser(sub) -> None:
     p.add_argument("--model-arg", action="append", default=[], metavar="NAME=VALUE",
                    help="other numeric model hyperparameter, e.g. num_classes=3 (repeat)")
     p.add_argument("--seed", type=ARG_TYPES[int],
-                   help="PRNG seed of the (unpublished) chain; default: random. The privacy noise is never seeded")
+                   help="PRNG seed of the (unpublished) chain; default: OS CSPRNG keys. Never recorded; the privacy "
+                        "noise is never seeded")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
@@ -110,29 +111,70 @@ def format_release(out: dict) -> str:
     rb = out["remaining_budget"]
     lines += ["", f"ledger {out['ledger']}: remaining epsilon {rb['epsilon']:.6g}, delta {rb['delta']:.3g}",
               "the chain itself was not published (only the values above)"]
+    keys = out.get("chain", {}).get("chain_keys")
+    if keys:
+        lines.append(f"chain keys: {keys}")
     return "\n".join(lines)
 
 
-def run(args) -> int:
-    from .certify import _model_kwargs, prepare_jax
+def _check_options(args) -> None:
+    """Every option, the ledger path and the statistic's file, before anything is read or run: a bad
+    argument must never cost budget (issue #13: --level 1.5 was checked after the noise was drawn)."""
+    from ..errors import AssumptionError
+    from ..resources import check_state_file
+    from . import _common as c
 
-    prepare_jax()
-    from ..analysis.loading import load_data, load_model
-    from ..errors import AssumptionError, positive
-    from ..release import pipeline
-
-    positive("--epsilon", args.epsilon, "pass a positive epsilon")
+    c.positive_opt(args, "epsilon", "pass a positive epsilon")
+    c.open_unit_opt(args, "level", "0.95")
+    c.positive_opt(args, "budget", "pass a positive total epsilon")
+    c.half_open_unit_opt(args, "budget_delta")
+    c.half_open_unit_opt(args, "max_delta")
+    c.positive_opt(args, "lipschitz", "declare a positive Lipschitz constant")
+    c.positive_opt(args, "concentration")
+    c.open_unit_opt(args, "concentration_delta", "1e-6")
+    c.positive_opt(args, "posterior_sensitivity")
+    c.sampler_opts(args)
+    c.nonnegative_opt(args, "burn_in")
+    c.seed_opt(args)
+    c.csv_opts(args)
+    c.data_file_opt(args)
+    if args.burn_in is not None and args.burn_in >= args.num_steps // args.thinning:
+        raise AssumptionError(f"--burn-in {args.burn_in} must be < the {args.num_steps // args.thinning} draws kept "
+                              "per chain (--num-steps / --thinning); lower --burn-in")
+    if args.thinning > 1 and args.num_steps % args.thinning:
+        raise AssumptionError(f"--thinning {args.thinning} does not divide --num-steps {args.num_steps}; pick "
+                              "--num-steps a multiple of --thinning")
     if not args.domain:
         raise AssumptionError("--domain is required: public bounds on one record, e.g. --domain X.norm=1 "
                               "y.values=0,1")
+    check_state_file(args.ledger, "--ledger")
+
+
+def run(args) -> int:
+    from ._common import model_kwargs
+
+    _check_options(args)
+    kw = model_kwargs(args)
     stat = _statistic(args)
     conc = _concentration(args)
+    from .certify import prepare_jax
+
+    prepare_jax()
+    from ..analysis.loading import load_data, load_model
+    from ..analysis.records import validate_records
+    from ..release import pipeline
+
     model, name = load_model(args.model)
-    data = load_data(args.data, args.x_columns, args.y_column)
+    data, m = validate_records(load_data(args.data, args.x_columns, args.y_column))
     from ..analysis import Domain
     from ..analysis.inputs import counts_from_domain
 
-    kw = counts_from_domain(model, Domain.parse(args.domain), _model_kwargs(args))   # e.g. num_classes
+    kw = counts_from_domain(model, Domain.parse(args.domain), kw)   # e.g. num_classes from y.values (public)
+    if args.batch_size is not None and args.batch_size > m:
+        from ..errors import AssumptionError
+
+        raise AssumptionError(f"--batch-size {args.batch_size} exceeds the {m} records; batches are drawn without "
+                              f"replacement: pass 1 <= --batch-size <= {m}")
     res = pipeline.run(model, data, domain=args.domain, statistic=stat, epsilon=args.epsilon, ledger=args.ledger,
                        budget_epsilon=args.budget, budget_delta=args.budget_delta,
                        dataset=args.dataset or os.path.basename(args.data), sampler=args.sampler,

@@ -42,8 +42,13 @@ def add_parser(sub) -> None:
     p.add_argument("--thinning", type=ARG_TYPES[int], default=1, help="keep every k-th draw (with --release thinned)")
     p.add_argument("--init", choices=("zeros", "prior"), default="zeros",
                    help="data-independent initialisation: zeros (unconstrained space) or a prior draw")
-    p.add_argument("--seed", type=ARG_TYPES[int], default=0, help="PRNG seed of the chains")
-    p.add_argument("--init-seed", type=ARG_TYPES[int], default=1, help="PRNG seed of the prior draw (--init prior)")
+    p.add_argument("--seed", type=ARG_TYPES[int], default=None,
+                   help="PRNG seed of the chains (default: keys from the OS CSPRNG). A seed makes the released "
+                        "draws reproducible by anyone who knows it: outputs then say 'reproducible seed: not "
+                        "private'")
+    p.add_argument("--init-seed", type=ARG_TYPES[int], default=None,
+                   help="PRNG seed of the prior draw (--init prior; default 1: the initial point is data "
+                        "independent, so a public seed costs no privacy)")
     p.add_argument("--delta", type=ARG_TYPES[float], default=1e-5, help="report epsilon at this delta")
     p.add_argument("--uncertified", action="store_true",
                    help="run even if no certificate covers the configuration (outputs marked certified: false)")
@@ -51,14 +56,72 @@ def add_parser(sub) -> None:
     p.add_argument("--model-arg", action="append", default=[], metavar="NAME=VALUE",
                    help="other numeric model hyperparameter, e.g. num_classes=3 (repeat)")
     p.add_argument("--progress-bar", action="store_true", help="show a progress bar")
-    p.add_argument("--out", metavar="FILE.nc", help="write ArviZ InferenceData (NetCDF) here")
+    p.add_argument("--out", metavar="FILE.nc", help="write ArviZ InferenceData (NetCDF) here (checked before "
+                                                    "sampling: the folder must exist and the file must not)")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
     p.add_argument("--json", action="store_true", help="print the certificate and timing as JSON")
     p.set_defaults(func=run)
 
 
-def run(args) -> int:
-    from .certify import _model_kwargs
+def _check_options(args) -> None:
+    """Every option and the output path, before anything is read, traced or run."""
+    from ..errors import AssumptionError
+    from ..resources import check_output_file
+    from . import _common as c
 
+    c.sampler_opts(args)
+    c.open_unit_opt(args, "delta", "1e-5")
+    c.seed_opt(args)
+    c.seed_opt(args, "init_seed")
+    c.csv_opts(args)
+    c.data_file_opt(args)
+    if args.release != "thinned" and args.thinning != 1:
+        raise AssumptionError(f"--thinning {args.thinning} applies to --release thinned; pass --release thinned or "
+                              "drop --thinning")
+    if args.release == "thinned" and args.num_steps % args.thinning:
+        raise AssumptionError(f"--thinning {args.thinning} does not divide --num-steps {args.num_steps}; pick "
+                              "--num-steps a multiple of --thinning")
+    if args.init != "prior" and args.init_seed is not None:
+        raise AssumptionError("--init-seed applies to --init prior; drop it or pass --init prior")
+    if not args.uncertified and not args.domain:
+        raise AssumptionError("--domain is required for a certified run: public bounds on one record, e.g. "
+                              "--domain X.norm=1 y.values=0,1 (or pass --uncertified to run without a guarantee)")
+    if args.overwrite and not args.out:
+        raise AssumptionError("--overwrite applies to --out FILE.nc; drop it or pass --out")
+    if args.out:
+        check_output_file(args.out, "--out", overwrite=args.overwrite, overwrite_flag="--overwrite")
+        try:
+            import h5py  # noqa: F401 - ArviZ writes NetCDF4 through h5netcdf -> h5py
+        except ImportError:
+            raise AssumptionError(f"--out {args.out}: writing NetCDF needs the h5py package, which is not "
+                                  f"installed; pip install h5py, or drop --out") from None
+
+
+def _write_netcdf(sampler, path: str) -> None:
+    """Write to a temporary file in the same folder, then rename: a failure (disk full ...) never leaves
+    a partial file at ``path``."""
+    import os
+
+    from ..errors import AssumptionError
+
+    tmp = f"{path}.tmp-{os.getpid()}"
+    try:
+        sampler.to_inference_data().to_netcdf(tmp)
+        os.replace(tmp, path)
+    except OSError as exc:   # the path itself was checked before sampling
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        raise AssumptionError(f"--out {path}: writing failed ({type(exc).__name__}: "
+                              f"{(str(exc).splitlines() or [''])[0][:160]}); nothing was written") from None
+
+
+def run(args) -> int:
+    from ._common import infer_num_classes, model_kwargs
+
+    _check_options(args)
+    kw = model_kwargs(args)
     try:
         from .certify import prepare_jax
     except ImportError:  # pragma: no cover - the certify command is optional
@@ -68,35 +131,37 @@ def run(args) -> int:
     import jax
 
     from ..analysis.loading import load_data, load_model
+    from ..analysis.records import validate_records
     from ..errors import AssumptionError
     from ..samplers import Sampler
 
-    if args.out:
-        try:
-            import h5py  # noqa: F401 - ArviZ writes NetCDF4 through h5netcdf -> h5py
-        except ImportError:
-            raise AssumptionError(f"--out {args.out}: writing NetCDF needs the h5py package, which is not "
-                                  f"installed; pip install h5py, or drop --out") from None
     model, name = load_model(args.model)
-    data = load_data(args.data, args.x_columns, args.y_column)
-    kw = _model_kwargs(args)
-    if args.domain:                 # counts such as num_classes come from the PUBLIC domain, never the data
+    data, m = validate_records(load_data(args.data, args.x_columns, args.y_column))   # structure, finite
+    if args.domain:        # counts such as num_classes come from the PUBLIC domain
         from ..analysis import Domain
         from ..analysis.inputs import counts_from_domain
 
         kw = counts_from_domain(model, Domain.parse(args.domain), kw)
+    else:                  # --uncertified without a domain: nothing is certified, the labels may say
+        infer_num_classes(name, kw, data)
+    data, m = validate_records(data, model, kw)                                        # labels
+    if args.batch_size is not None and args.batch_size > m:
+        raise AssumptionError(f"--batch-size {args.batch_size} exceeds the {m} records; batches are drawn without "
+                              f"replacement: pass 1 <= --batch-size <= {m}")
     sampler = Sampler(model, data, sampler=args.sampler, step_size=args.step_size, num_steps=args.num_steps,
                       inverse_temperature=args.inverse_temperature, batch_size=args.batch_size,
                       clip_norm=args.clip_norm, num_chains=args.num_chains, chain_method=args.chain_method,
                       release=args.release, thinning=args.thinning, init=args.init,
-                      init_key=jax.random.key(args.init_seed) if args.init == "prior" else None,
+                      init_key=jax.random.key(1 if args.init_seed is None else args.init_seed)
+                      if args.init == "prior" else None,
                       domain=args.domain or None, delta=args.delta, uncertified=args.uncertified,
                       model_kwargs=kw, progress_bar=args.progress_bar, shard_data=args.shard_data)
-    sampler.run(jax.random.key(args.seed))
+    sampler.run(args.seed)   # None: OS CSPRNG keys; a seed: reproducible, marked in every output
     if args.out:
-        sampler.to_inference_data().to_netcdf(args.out)
+        _write_netcdf(sampler, args.out)
     if args.json:
-        emit_json({"certificate": sampler.certificate, "timing": sampler.timing, "out": args.out,
+        emit_json({"certificate": sampler.certificate, "chain_keys": sampler.key_source, "timing": sampler.timing,
+                   "out": args.out,
                    "samples_shape": {k: list(v.shape) for k, v in sampler.get_samples(group_by_chain=True).items()}})
     else:
         sampler.print_summary()

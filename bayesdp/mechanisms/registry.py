@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from ..certificate import BoundReport, Certificate
+from ..certificate import BoundReport, Certificate, numerical_failure
 from ..errors import AssumptionError, BayesDPError
 
 
@@ -88,6 +88,13 @@ def evaluate(mech_name: str, routes: Sequence[Route]) -> list[Certificate]:
             cert = Certificate.invalid(mech_name, r.source, str(exc), certified=r.certified)
             if r.primary:
                 primary_errors.append(str(exc))
+        except (ArithmeticError, ValueError) as exc:
+            # a route whose arithmetic leaves the float range (overflow, division by an underflowed
+            # constant) certifies nothing: an invalid route with a one-line reason, never a traceback
+            why = numerical_failure(exc)
+            cert = Certificate.invalid(mech_name, r.source, why, certified=r.certified)
+            if r.primary:
+                primary_errors.append(why)
         else:
             if r.primary and cert.valid and cert.certified:
                 any_primary_valid = True

@@ -170,12 +170,24 @@ def run_demo(epsilon: float = DEFAULT_EPSILON, *, out_dir: str | None = None, le
     from ..analysis.loading import load_model
     from . import pipeline
 
+    from ..errors import positive_int
+    from ..resources import check_output_dir, check_state_file
+
     t0 = time.perf_counter()
     eps = positive("epsilon", epsilon, "pass a positive epsilon")
     if statistic not in STATISTICS:
         raise AssumptionError(f"statistic = {statistic!r} must be one of {', '.join(STATISTICS)}")
-    steps = num_steps if num_steps is not None else (QUICK_NUM_STEPS if quick else DEFAULT_NUM_STEPS)
+    positive("budget", budget, "pass a positive total epsilon")
+    positive("prior_scale", prior_scale, "the prior's scale must be positive")
+    steps = positive_int("num_steps", num_steps if num_steps is not None else
+                         (QUICK_NUM_STEPS if quick else DEFAULT_NUM_STEPS))
+    positive_int("num_chains", num_chains)
     out_dir = os.path.abspath(out_dir or DEFAULT_OUT_DIR)
+    # every path is checked before anything runs: a bad --out-dir used to fail after the whole run
+    if plots:
+        check_output_dir(out_dir, "out_dir")
+    if ledger is not None:
+        check_state_file(ledger, "ledger")
     X, y, _ = load_breast_cancer()
     data = {"X": scale_to_unit_ball(X).astype(np.float32), "y": y.astype(np.float32)}
     model, name = load_model("logistic")
@@ -200,7 +212,11 @@ def run_demo(epsilon: float = DEFAULT_EPSILON, *, out_dir: str | None = None, le
     files: dict[str, str] = {}
     t_plot = time.perf_counter()
     if plots:
-        os.makedirs(out_dir, exist_ok=True)
+        try:
+            os.makedirs(out_dir, exist_ok=True)
+        except OSError as exc:   # checked above; a race or a full disk
+            raise AssumptionError(f"out_dir {out_dir} cannot be created ({type(exc).__name__}); the release is "
+                                  "recorded in the ledger, only the plots are missing") from None
         files["privacy_curve"] = os.path.join(out_dir, "privacy_curve.png")
         files["released_vs_nonprivate"] = os.path.join(out_dir, "released_vs_nonprivate.png")
         _privacy_curve_plot(files["privacy_curve"], res.prepared.report, res.result.certificate, eps)
@@ -237,6 +253,7 @@ def format_demo(d: DemoResult) -> str:
              f"   chain: {chain['sampler']}, step size {chain['step_size']:.6g} ({chain['step_size_rule']}),",
              f"          {chain['num_chains']} chains x {chain['num_steps']} steps, burn-in {chain['burn_in']} per "
              "chain; not published",
+             f"          chain keys: {chain['chain_keys']}",
              f"   statistic: {prep.statistic.description}",
              f"   Lipschitz constant {prep.statistic.lipschitz:.6g} ({prep.statistic.lipschitz_source})",
              f"   coupling distance sup_k |X_k - X'_k| <= {prep.coupling.distance:.6g} "

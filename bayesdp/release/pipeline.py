@@ -25,7 +25,6 @@ comes from the coupling sensitivity, not from the chain's certificate.
 from __future__ import annotations
 
 import math
-import secrets
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
@@ -188,7 +187,8 @@ class PipelineResult:
     nonprivate: np.ndarray           # the non-private Monte Carlo estimate: NEVER publish
     prepared: Prepared
     timing: dict = field(default_factory=dict)
-    seed: int | None = None
+    #: where the chain keys came from (a label only: no key or seed is ever recorded)
+    chain_keys: str | None = None
 
     def chain_info(self) -> dict:
         s = self.prepared.sampler
@@ -197,7 +197,7 @@ class PipelineResult:
                 "step_size_rule": self.prepared.step_size_rule, "num_steps": c.num_steps,
                 "burn_in": self.prepared.burn_in, "num_chains": c.num_chains, "batch_size": c.batch_size,
                 "inverse_temperature": c.inverse_temperature, "thinning": c.thinning, "init": c.init,
-                "seed": self.seed,
+                "chain_keys": _keys_note(self.chain_keys),
                 "note": ("the chain is not published; it runs with uncertified=True and the release's privacy "
                          "comes from the coupling sensitivity (004 Proposition 3.7), not from the chain's "
                          "own certificate")}
@@ -242,11 +242,17 @@ def prepare(model: Callable, data: Mapping[str, Any], *, domain, statistic: Stat
     from .release import sensitivity_routes
     from .sensitivity import best_coupling, choose_route
 
+    from ..analysis.records import validate_records
+    from ..resources import check_state_file
+
     eps = positive("epsilon", epsilon, "pass a positive epsilon")
     if sampler not in ("ula", "sgld"):
         raise AssumptionError(f"sampler = {sampler!r} must be 'ula' or 'sgld'")
     num_steps = positive_int("num_steps", num_steps)
     thinning = positive_int("thinning", thinning)
+    level = check_level(level)
+    check_state_file(ledger, "ledger")
+    data, _ = validate_records(data, model, model_kwargs)    # shapes, finiteness, labels: before any work
     dom = Domain.parse(list(domain)) if isinstance(domain, (list, tuple)) else domain
     an = analyze(model, data=data, domain=dom, model_kwargs=model_kwargs, clip_norm=clip_norm, model_name=model_name)
     consts = an.constants.to_dict()
@@ -281,6 +287,7 @@ def prepare(model: Callable, data: Mapping[str, Any], *, domain, statistic: Stat
         stat = statistic(smp, an)
     else:
         raise AssumptionError(f"statistic = {statistic!r} must be 'mean', a Statistic or a builder")
+    stat.check(smp.potential.dim)   # a statistic that raises or has the wrong shape: refused before the chain
     constants = _sampler_constants(consts, sampler, step_size, batch_size, clip_norm)
     coupling, failed = best_coupling(**{k: v for k, v in constants.items() if v is not None})
     if coupling is None and concentration is None:
@@ -298,6 +305,17 @@ def prepare(model: Callable, data: Mapping[str, Any], *, domain, statistic: Stat
                     coupling_failed=failed, step_size_rule=rule, max_delta=max_delta, level=level)
 
 
+def check_level(level: float) -> float:
+    """The interval level, in (0, 1): checked before anything is drawn (a bad level used to be refused
+    after the noise, leaving the epsilon charged)."""
+    from ..errors import check_finite
+
+    x = check_finite("level", level)
+    if not 0.0 < x < 1.0:
+        raise AssumptionError(f"level = {level!r} must be in (0, 1); pass e.g. 0.95")
+    return x
+
+
 def unconstrained_draws(sampler) -> np.ndarray:
     """(chains, draws, dim) draws of a run sampler in its UNCONSTRAINED space (site order)."""
     arr = np.asarray(sampler.get_unconstrained_samples(group_by_chain=True))
@@ -306,16 +324,24 @@ def unconstrained_draws(sampler) -> np.ndarray:
     return arr
 
 
-def run_chain(prep: Prepared, seed: int | None = None) -> tuple[np.ndarray, int, dict]:
-    """Run the (unpublished) chain; return the kept draws after burn-in as (n, dim), the seed, timing."""
-    import jax
+def _keys_note(label: str | None) -> str | None:
+    from ..samplers.keys import REPRODUCIBLE
 
-    seed = secrets.randbits(31) if seed is None else int(seed)
+    if label == REPRODUCIBLE:
+        return (f"{REPRODUCIBLE} for the chain (a seed was given explicitly); the release stays eps-DP: the "
+                "coupling bound holds for every realisation of the chain and the noise comes from the OS CSPRNG")
+    return label
+
+
+def run_chain(prep: Prepared, seed: int | None = None) -> tuple[np.ndarray, str, dict]:
+    """Run the (unpublished) chain; return the kept draws after burn-in as (n, dim), the label of its
+    keys (:mod:`bayesdp.samplers.keys`: OS CSPRNG without ``seed``) and the timing.  The seed itself is
+    never returned nor recorded."""
     t0 = time.perf_counter()
-    prep.sampler.run(jax.random.key(seed))
+    prep.sampler.run(seed)
     draws = unconstrained_draws(prep.sampler)[:, prep.burn_in:, :]
     timing = {"chain_s": time.perf_counter() - t0, **{f"chain_{k}": v for k, v in prep.sampler.timing.items()}}
-    return draws.reshape(-1, draws.shape[-1]).astype(np.float64), seed, timing
+    return draws.reshape(-1, draws.shape[-1]).astype(np.float64), prep.sampler.key_source, timing
 
 
 def release_draws(prep: Prepared, draws: np.ndarray, *, ledger: str | None = None, epsilon: float | None = None):
@@ -334,9 +360,9 @@ def run(model: Callable, data: Mapping[str, Any], *, seed: int | None = None, **
     t0 = time.perf_counter()
     prep = prepare(model, data, **kwargs)
     t1 = time.perf_counter()
-    draws, seed, timing = run_chain(prep, seed)
+    draws, keys, timing = run_chain(prep, seed)
     nonprivate = prep.statistic.evaluate(draws)
     t2 = time.perf_counter()
     result = release_draws(prep, draws)
     timing.update(analyze_s=t1 - t0, release_s=time.perf_counter() - t2, total_s=time.perf_counter() - t0)
-    return PipelineResult(result=result, nonprivate=nonprivate, prepared=prep, timing=timing, seed=seed)
+    return PipelineResult(result=result, nonprivate=nonprivate, prepared=prep, timing=timing, chain_keys=keys)

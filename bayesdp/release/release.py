@@ -94,6 +94,8 @@ def release_statistic(draws: np.ndarray, statistic: Statistic, epsilon: float, l
     reserve (epsilon, delta) under the lock — refused if over budget; draw the secure noise; commit.
     """
     eps = positive("epsilon", epsilon, "pass a positive epsilon")
+    if not (isinstance(level, (int, float)) and 0.0 < float(level) < 1.0):   # before the reservation
+        raise AssumptionError(f"level = {level!r} must be in (0, 1); pass e.g. 0.95")
     routes = sensitivity_routes(statistic, coupling, concentration)
     route = choose_route(routes, max_delta)
     value = statistic.evaluate(draws)

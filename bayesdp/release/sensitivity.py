@@ -34,7 +34,8 @@ from typing import Any, Mapping
 from ..certificate import Certificate
 from ..curves import ApproxDP
 from ..errors import AssumptionError, nonnegative, positive, positive_int, require
-from ..theorems.gradient_step import contraction_factor, coupling_bound
+from ..theorems.gradient_step import contraction_factor, contraction_gap, coupling_bound
+from ..exact import down, exact, round_up, up
 from ..theorems.transfer import proposition_3_7, proposition_3_10
 
 SOURCE_STRONGLY_CONVEX = "coupling (LITERATURE §7.1)"
@@ -59,17 +60,19 @@ class CouplingBound:
                 "assumptions": dict(self.assumptions)}
 
 
-def _rho(step_size: float, strong_convexity: float, smoothness: float, what: str) -> float:
+def _rho(step_size: float, strong_convexity: float, smoothness: float, what: str) -> tuple[float, float]:
+    """(rho, 1 - rho): the exact contraction factor (rounded up) and its gap (exact, rounded down)."""
     m = positive(f"{what}strong_convexity", strong_convexity,
                  "the coupling bound needs a strongly convex (part of the) potential")
     L = positive(f"{what}smoothness", smoothness)
     require(L >= m, f"{what}smoothness", L, f"must be >= {what}strong_convexity = {m:.6g}")
     g = positive("step_size", step_size)
     rho = contraction_factor(g, m, L)
-    require(rho < 1.0, "step_size", g,
+    gap = contraction_gap(g, m, L)
+    require(gap > 0.0, "step_size", g,
             f"must be < 2/{what}smoothness = {2.0 / L:.6g}: the gradient step does not contract "
             f"(rho = {rho:.6g}) and no coupling bound is proven", "lower the step size")
-    return rho
+    return rho, gap
 
 
 def coupling_strongly_convex(step_size: float, total_strong_convexity: float, total_smoothness: float,
@@ -79,9 +82,9 @@ def coupling_strongly_convex(step_size: float, total_strong_convexity: float, to
 
     ``grad_diff = sup_x |grad U_D(x) - grad U_D'(x)|`` over replace-one neighbours.
     """
-    rho = _rho(step_size, total_strong_convexity, total_smoothness, "total_")
+    rho, gap = _rho(step_size, total_strong_convexity, total_smoothness, "total_")
     d = nonnegative("grad_diff", grad_diff)
-    dist = coupling_bound(step_size, d, rho)
+    dist = coupling_bound(step_size, d, gap=gap)
     return CouplingBound(distance=dist, source=SOURCE_STRONGLY_CONVEX, contraction=rho, step_size=float(step_size),
                          drift_step_diff=d,
                          assumptions={"sampler": "ULA", "total_strong_convexity": float(total_strong_convexity),
@@ -112,12 +115,14 @@ def coupling_strongly_convex_sgld(step_size: float, strong_convexity: float, smo
     m = positive_int("data_size", data_size)
     s = positive_int("batch_size", batch_size)
     require(s <= m, "batch_size", s, f"must be <= data_size = {m}")
-    mu_batch = positive("strong_convexity", strong_convexity) + m * mu_rec
-    L_batch = positive("smoothness", smoothness) + m * L_rec + nonnegative("prior_v_smoothness", prior_v_smoothness)
-    rho = _rho(step_size, mu_batch, L_batch, "minibatch_")
+    # exact sums, rounded conservatively (strong convexity down, smoothness up)
+    mu_batch = down(exact(positive("strong_convexity", strong_convexity)) + m * exact(mu_rec))
+    L_batch = up(exact(positive("smoothness", smoothness)) + m * exact(L_rec)
+                 + exact(nonnegative("prior_v_smoothness", prior_v_smoothness)))
+    rho, gap = _rho(step_size, mu_batch, L_batch, "minibatch_")
     drec = nonnegative("record_grad_diff", record_grad_diff)
-    per_step = (m / s) * drec
-    dist = coupling_bound(step_size, per_step, rho)
+    per_step = round_up((m / s) * drec)
+    dist = coupling_bound(step_size, per_step, gap=gap)
     return CouplingBound(distance=dist, source=SOURCE_SGLD, contraction=rho, step_size=float(step_size),
                          drift_step_diff=per_step,
                          assumptions={"sampler": "SGLD", "strong_convexity": float(strong_convexity),
@@ -139,9 +144,9 @@ def coupling_k_plus_v(step_size: float, strong_convexity: float, smoothness: flo
     For SGLD, ``grad_bound`` must bound the minibatch estimate ``(m/s) sum_{i in A} grad v_i``
     (e.g. data_size * per-record bound); the caller passes that value.
     """
-    rho = _rho(step_size, strong_convexity, smoothness, "")
+    rho, gap = _rho(step_size, strong_convexity, smoothness, "")
     c = nonnegative("grad_bound", grad_bound)
-    dist = coupling_bound(step_size, 2.0 * c, rho)
+    dist = coupling_bound(step_size, 2.0 * c, gap=gap)
     return CouplingBound(distance=dist, source=SOURCE_K_PLUS_V, contraction=rho, step_size=float(step_size),
                          drift_step_diff=2.0 * c,
                          assumptions={"sampler": sampler, "strong_convexity": float(strong_convexity),

@@ -59,6 +59,34 @@ class Statistic:
     def num_coords(self) -> int:
         return len(self.names)
 
+    def _apply(self, z: np.ndarray) -> np.ndarray:
+        """``fn(z)`` as float64; any exception of the function becomes one line naming the statistic."""
+        try:
+            return np.asarray(self.fn(z), dtype=np.float64)
+        except AssumptionError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the user's function, reported in one line
+            first = (str(exc).strip().splitlines() or [""])[0][:160]
+            raise AssumptionError(f"statistic {self.description!r} raised {type(exc).__name__}: {first} (on draws "
+                                  f"of shape {tuple(z.shape)}); fix the function") from None
+
+    def check(self, dim: int) -> None:
+        """Run the statistic on a public test input (zeros and a fixed pseudo-random point, shape (2, dim))
+        and check it returns finite values of shape (2, k) or (2,) for k = 1: refuses, before any chain
+        runs, a function that raises, has the wrong number of outputs or is not finite."""
+        z = np.stack([np.zeros(dim), np.random.default_rng(0).standard_normal(dim)])
+        vals = self._apply(z)
+        if vals.ndim == 1:
+            vals = vals[:, None]
+        if vals.shape != (2, self.num_coords):
+            raise AssumptionError(f"statistic {self.description!r} returns shape {tuple(vals.shape)} on test draws "
+                                  f"of shape (2, {dim}); it must return (n, {self.num_coords}) for its "
+                                  f"{self.num_coords} name(s) {', '.join(self.names[:4])}"
+                                  f"{' ...' if self.num_coords > 4 else ''}")
+        if not np.all(np.isfinite(vals)):
+            raise AssumptionError(f"statistic {self.description!r} is not finite on test draws of shape (2, {dim}); "
+                                  "it must be finite everywhere")
+
     def evaluate(self, draws: np.ndarray) -> np.ndarray:
         """Average of ``fn`` over all draws (the non-private Monte Carlo estimate; never publish it)."""
         z = np.asarray(draws, dtype=np.float64)
@@ -67,7 +95,7 @@ class Statistic:
         require(z.ndim == 2 and z.shape[0] >= 1, "draws.shape", z.shape, "must be (num_draws, dim) with num_draws >= 1")
         if not np.all(np.isfinite(z)):
             raise AssumptionError("draws contain NaN or inf; the chain diverged (lower the step size)")
-        vals = np.asarray(self.fn(z), dtype=np.float64)
+        vals = self._apply(z)
         if vals.ndim == 1:
             vals = vals[:, None]
         require(vals.shape == (z.shape[0], self.num_coords), "statistic output shape", vals.shape,

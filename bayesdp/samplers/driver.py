@@ -6,7 +6,7 @@ Vocabulary follows NumPyro's ``MCMC``::
                 batch_size=100, clip_norm=1.0, num_chains=4, release="final",
                 domain=["X.norm=1.0", "y.values=0,1"], delta=1e-5)
     s.certificate            # dict, computed before anything is compiled; refuses uncovered configurations
-    s.run(jax.random.key(0))
+    s.run()                  # chain keys from the OS CSPRNG; s.run(jax.random.key(0)) is reproducible
     s.get_samples(group_by_chain=True)    # only the released draws, constrained site values
     s.print_summary()
     idata = s.to_inference_data()        # posterior.attrs["bayesdp_certificate"] = JSON string
@@ -49,6 +49,7 @@ from ..errors import AssumptionError, check_finite, positive, positive_int
 from . import certify as _cert
 from . import glm as _glm
 from . import gradients
+from .keys import REPRODUCIBLE, resolve_key
 from .kernels import LangevinState, build_kernel, langevin_update
 from .potential import ModelPotential
 
@@ -294,6 +295,40 @@ def _validate(sampler, step_size, num_steps, inverse_temperature, batch_size, cl
     return step_size, num_steps, inverse_temperature, batch_size, clip_norm, num_chains, thinning
 
 
+def run_memory_bytes(*, sampler, num_steps, num_chains, release, thinning, dim, data_size, batch_size, clipped,
+                     data_bytes=0, itemsize=None) -> float:
+    """An estimate (from below: buffers XLA may add are not counted) of the memory one run needs: per
+    chain the released draws (device buffer, host copy and constrained values: 3 copies), the position
+    and gradient, ULA's block of Gaussian noise, the per-record gradients of a clipped estimator and the
+    per-record intermediates of the likelihood; plus the data."""
+    if itemsize is None:
+        itemsize = 8 if jax.config.read("jax_enable_x64") else 4
+    draws = {"final": 1, "path": num_steps, "thinned": num_steps // max(1, thinning)}[release]
+    record_every = thinning if release == "thinned" else 1
+    block = _block_length(sampler, num_steps, record_every, dim, itemsize)
+    records = batch_size if (sampler == "sgld" and batch_size) else data_size
+    per_chain = (3.0 * draws * dim + 4.0 * dim + records * 4.0) * itemsize
+    if sampler == "ula":
+        per_chain += block * dim * itemsize
+    else:
+        per_chain += block * 8.0          # the block's keys
+    if clipped:
+        per_chain += records * dim * itemsize
+    return float(num_chains) * per_chain + float(data_bytes)
+
+
+def check_run_memory(**config) -> None:
+    """Refuse, in one line and before anything is allocated or compiled, a run whose estimated memory
+    (:func:`run_memory_bytes`) exceeds the available memory (:func:`bayesdp.resources.available_memory_bytes`)."""
+    from ..resources import require_memory
+
+    need = run_memory_bytes(**config)
+    require_memory(need, f"a run of {config['num_chains']} chain(s) ({config['release']} release, "
+                         f"{config['num_steps']} steps, dimension {config['dim']})",
+                   "use fewer chains, release only the final draw or thin the path, or use a machine with more "
+                   "memory")
+
+
 # ---------------------------------------------------------------------------
 # the driver
 # ---------------------------------------------------------------------------
@@ -349,6 +384,10 @@ class Sampler:
             if num_chains % ndev:
                 raise AssumptionError(f"num_chains = {num_chains} is not a multiple of the {ndev} devices; "
                                       f"chain_method='parallel' shards chains evenly, pass a multiple of {ndev}")
+        check_run_memory(sampler=sampler, num_steps=num_steps, num_chains=num_chains, release=release,
+                          thinning=thinning, dim=self.potential.dim, data_size=m, batch_size=batch_size,
+                          clipped=clip_norm is not None, data_bytes=sum(int(v.nbytes) for v in
+                                                                        self.potential.data.values()))
         self.potential.check_decomposition()
         self._init_positions, init_label = self._initial_positions(init, init_key, num_chains)
         self.config = RunConfig(sampler, step_size, num_steps, inverse_temperature, batch_size, clip_norm,
@@ -378,6 +417,8 @@ class Sampler:
         self._programs: dict[int, tuple] = {}
         #: why the batched GLM gradient is or is not used (set at the first run)
         self.gradient_path: str | None = None
+        #: where the chain keys of the last run came from (keys.SECURE or keys.REPRODUCIBLE)
+        self.key_source: str | None = None
 
     # -- initialisation -----------------------------------------------------
     def _initial_positions(self, init, init_key, num_chains):
@@ -417,10 +458,16 @@ class Sampler:
                 data = sharding.shard_records(data)
         return keys, positions, data
 
-    def run(self, rng_key) -> "Sampler":
-        """Run the chains; raise :class:`DivergenceError` (no output kept) if a chain diverges."""
+    def run(self, rng_key=None) -> "Sampler":
+        """Run the chains; raise :class:`DivergenceError` (no output kept) if a chain diverges.
+
+        ``rng_key=None`` (the default) draws the key from the OS CSPRNG (:mod:`bayesdp.samplers.keys`);
+        an explicit key (or int seed) makes the run reproducible and every output says
+        "reproducible seed: not private".  The key itself is never written into an output."""
         c = self.config
         self._released = None
+        rng_key, self.key_source = resolve_key(rng_key)
+        self.certificate["chain_keys"] = self.key_source
         keys = _chain_keys(rng_key, c.num_chains)  # split(rng_key, K); the key itself of chain 0 when K = 1
         t_prep = time.perf_counter()
         prog = self._get_program(1 if c.chain_method == "sequential" else c.num_chains)
@@ -583,7 +630,8 @@ class Sampler:
 
         samples = self.get_samples(group_by_chain=True)
         attrs = {"bayesdp_certificate": self.certificate_json(), "bayesdp_certified": int(self.certified),
-                 "bayesdp_release": self.config.release, "bayesdp_sampler": self.config.sampler}
+                 "bayesdp_release": self.config.release, "bayesdp_sampler": self.config.sampler,
+                 "bayesdp_chain_keys": self.key_source}
         with _quiet_arviz():
             idata = az.from_dict(posterior=samples)
         idata.posterior.attrs.update(attrs)
@@ -604,6 +652,10 @@ class Sampler:
                      f"({', '.join(self.certificate['sources'])})")
         else:
             head += "NOT CERTIFIED: " + str(self.certificate.get("reason"))
+        if self.key_source == REPRODUCIBLE:
+            head += f"\nchain keys: {REPRODUCIBLE} (a seed was given explicitly; omit it for OS CSPRNG keys)"
+        else:
+            head += f"\nchain keys: {self.key_source}"
         if self._released.shape[1] < 4:
             head += "\n(ESS and R-hat need a path release with several draws per chain)"
         text = head + "\n" + table.to_string()

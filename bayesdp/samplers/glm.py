@@ -147,7 +147,10 @@ def arrays(glm: BernoulliGLM, data, dim: int, dtype, with_rows: bool, cache_key=
     theta0 = jnp.zeros(dim, dtype)
 
     def make(d):
-        J = jax.jacfwd(glm.predictor)(theta0, d)  # (m, dim): eta is affine, so this is its Jacobian everywhere
+        # (m, dim): eta is affine, so this is its Jacobian everywhere; computed at HIGHEST precision (a
+        # TF32 product with the identity would round the features themselves on a GPU)
+        with jax.default_matmul_precision("highest"):
+            J = jax.jacfwd(glm.predictor)(theta0, d)
         out = {"JT": jnp.transpose(J).astype(dtype), "c": glm.predictor(theta0, d).astype(dtype),
                "y": glm.response(d).astype(dtype)}
         if with_rows:
@@ -160,14 +163,23 @@ def arrays(glm: BernoulliGLM, data, dim: int, dtype, with_rows: bool, cache_key=
     return jax.block_until_ready(f(data))
 
 
+#: every product of the GLM path runs at full float32 precision on every backend (no TF32 on GPUs):
+#: the path must equal the general one (NumPyro's gradient, also traced at HIGHEST, potential.py)
+HIGHEST = jax.lax.Precision.HIGHEST
+
+
+def _mm(a, b):
+    return jnp.matmul(a, b, precision=HIGHEST)
+
+
 def _lik_grad_single(form):
     sig = jax.nn.sigmoid
     if form == "JT":
-        return lambda th, a: a["JT"] @ (sig(th @ a["JT"] + a["c"]) - a["y"])
+        return lambda th, a: _mm(a["JT"], sig(_mm(th, a["JT"]) + a["c"]) - a["y"])
     if form == "J":
-        return lambda th, a: (sig(a["J"] @ th + a["c"]) - a["y"]) @ a["J"]
+        return lambda th, a: _mm(sig(_mm(a["J"], th) + a["c"]) - a["y"], a["J"])
     if form == "J_JT":
-        return lambda th, a: a["JT"] @ (sig(a["J"] @ th + a["c"]) - a["y"])
+        return lambda th, a: _mm(a["JT"], sig(_mm(a["J"], th) + a["c"]) - a["y"])
     raise ValueError(form)
 
 
@@ -175,19 +187,20 @@ def _lik_grad_chains(form):
     """(K, dim) positions -> (K, dim) likelihood gradients."""
     sig = jax.nn.sigmoid
     if form == "JT":  # chain-major: (K, m) residuals, both products against the feature-major JT
-        return lambda th, a: jnp.einsum("km,dm->kd", sig(th @ a["JT"] + a["c"]) - a["y"], a["JT"])
+        return lambda th, a: jnp.einsum("km,dm->kd", sig(_mm(th, a["JT"]) + a["c"]) - a["y"], a["JT"],
+                                        precision=HIGHEST)
     if form == "JT_J":
-        return lambda th, a: (sig(th @ a["JT"] + a["c"]) - a["y"]) @ a["J"]
+        return lambda th, a: _mm(sig(_mm(th, a["JT"]) + a["c"]) - a["y"], a["J"])
     if form == "J_JT":  # feature-major: (m, K) residuals, X Theta then X^T R
         def j_jt(th, a):
-            g = a["JT"] @ (sig(a["J"] @ th.T + a["c"][:, None]) - a["y"][:, None])  # (dim, K)
+            g = _mm(a["JT"], sig(_mm(a["J"], th.T) + a["c"][:, None]) - a["y"][:, None])  # (dim, K)
             # the barrier keeps X^T R a plain (dim, m) x (m, K) product: without it XLA folds the
             # transpose into the dot (R^T X, contracting dimension 0 of R), which XLA:CPU leaves to
             # its slower generic dot instead of the YNNPACK fusion (measured 88 vs 131 steps/s)
             return jnp.transpose(jax.lax.optimization_barrier(g))
         return j_jt
     if form == "J":
-        return lambda th, a: (sig(th @ a["J"].T + a["c"]) - a["y"]) @ a["J"]
+        return lambda th, a: _mm(sig(_mm(th, a["J"].T) + a["c"]) - a["y"], a["J"])
     raise ValueError(form)
 
 

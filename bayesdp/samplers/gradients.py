@@ -47,10 +47,23 @@ def sample_without_replacement(key, data_size: int, batch_size: int) -> jax.Arra
     return lax.fori_loop(0, s, body, jnp.full((s,), -1, dtype=jnp.int32))
 
 
+def clip_margin(dim: int, dtype) -> float:
+    """``1 - (dim + 4) u`` (u the unit roundoff of ``dtype``): the computed norm of a row of ``dim``
+    entries is within a relative ``(dim + 2) u / 2`` of its exact norm (sum of squares, worst-case
+    recursive summation, then sqrt), and the scaling adds one rounding per entry; a row whose computed
+    norm is at most ``G * clip_margin`` therefore has exact norm <= G, and so has a row scaled to that."""
+    u = float(jnp.finfo(dtype).eps) / 2.0
+    return max(0.5, 1.0 - (int(dim) + 4) * u)
+
+
 def clip_rows(grads: jax.Array, clip_norm) -> jax.Array:
-    """Rows of ``grads`` (n, dim) scaled to Euclidean norm <= clip_norm: g * min(1, G/|g|)."""
+    """Rows of ``grads`` (n, dim) scaled to Euclidean norm <= clip_norm: ``g * min(1, G'/|g|)`` with
+    ``G' = G * clip_margin(dim)`` a few roundoffs below G, so that the norm of every returned row, in
+    exact arithmetic on the returned values, is <= clip_norm (a plain ``G/|g|`` returned 3.0000017 for
+    G = 3 in float32).  Rows already below ``G'`` are returned unchanged."""
+    target = clip_norm * clip_margin(grads.shape[-1], grads.dtype)
     norms = jnp.sqrt(jnp.sum(grads * grads, axis=-1, keepdims=True))
-    factor = jnp.where(norms > clip_norm, clip_norm / jnp.where(norms > 0, norms, 1.0), 1.0)
+    factor = jnp.where(norms > target, target / jnp.where(norms > 0, norms, 1.0), 1.0)
     return grads * factor
 
 

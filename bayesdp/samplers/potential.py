@@ -31,51 +31,32 @@ import numpy as np
 from ..errors import AssumptionError, DomainError, ModelError
 
 
-def validate_data(data: Mapping[str, Any]) -> tuple[dict[str, np.ndarray], int]:
-    """Check the data dict (shape, dtype, finiteness) and return NumPy arrays and ``m``.
+def validate_data(data: Mapping[str, Any], model: Callable | None = None,
+                  model_kwargs: Mapping[str, Any] | None = None) -> tuple[dict[str, np.ndarray], int]:
+    """Check the data dict and return NumPy arrays and ``m``: the shared record validation
+    (:func:`bayesdp.analysis.records.validate_records`: shape, dtype, finiteness and, given the model,
+    integer labels within the support of discrete observed sites), then the samplers' dtypes.
 
-    Floating arrays are kept in float32 unless JAX runs in 64-bit mode.  Raised before any
-    compilation: wrong type, mismatched leading dimensions, non-numeric dtypes, NaN/inf.
+    Floating arrays are kept in float32 unless JAX runs in 64-bit mode (the analyzer's certificate
+    covers that cast: :mod:`bayesdp.analysis.domain`).  Raised before any compilation.
     """
-    if not isinstance(data, Mapping) or not data:
-        raise AssumptionError(f"data = {type(data).__name__} must be a non-empty dict of record arrays "
-                              f"(e.g. {{'X': X, 'y': y}}); pass the model's data keyword arguments")
+    from ..analysis.records import validate_records
+
+    host, m = validate_records(data, model, model_kwargs)
     out: dict[str, np.ndarray] = {}
-    m = None
     x64 = bool(jax.config.read("jax_enable_x64"))
-    for name, value in data.items():
-        arr = np.asarray(value)
-        if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
-            raise AssumptionError(f"data['{name}'] has dtype {arr.dtype} which is not numeric; "
-                                  f"pass a float, integer or boolean array")
-        if np.issubdtype(arr.dtype, np.complexfloating):
-            raise AssumptionError(f"data['{name}'] has complex dtype {arr.dtype}; pass a real array")
-        if arr.ndim == 0:
-            raise AssumptionError(f"data['{name}'] has shape () but needs a leading record axis; "
-                                  f"pass an array of shape (m, ...) or move it to model_kwargs")
-        if m is None:
-            m = arr.shape[0]
-        elif arr.shape[0] != m:
-            raise AssumptionError(f"data['{name}'] has {arr.shape[0]} records (shape {arr.shape}) but the "
-                                  f"other data arrays have {m}; every data array needs the same leading dimension")
+    for name, arr in host.items():
         if np.issubdtype(arr.dtype, np.floating):
-            # chunked: no temporary of the data's size (memory target: SGLD at m = 10^6 under 2x the data)
-            step = max(1, (1 << 22) // max(1, int(np.prod(arr.shape[1:], dtype=np.int64))))
-            for start in range(0, arr.shape[0], step):
-                chunk = arr[start:start + step]
-                if not np.isfinite(chunk).all():
-                    idx = np.argwhere(~np.isfinite(chunk))[0]
-                    value = chunk[tuple(idx)]
-                    idx = (int(idx[0]) + start,) + tuple(int(i) for i in idx[1:])
-                    raise DomainError(f"data['{name}'] has a non-finite value {value} at index {idx}; "
-                                      f"remove or impute records with NaN/inf before sampling")
             if not x64 and arr.dtype == np.float64:
                 arr = arr.astype(np.float32)
         elif np.issubdtype(arr.dtype, np.integer) and not x64 and arr.dtype.itemsize > 4:
+            info = np.iinfo(np.int32)
+            if arr.size and (arr.min() < info.min or arr.max() > info.max):
+                raise DomainError(f"data['{name}'] has integers beyond the int32 range the samplers use "
+                                  f"(max |value| {max(abs(int(arr.min())), abs(int(arr.max())))}); rescale "
+                                  "them or enable JAX's 64-bit mode")
             arr = arr.astype(np.int32)
         out[name] = arr
-    if m is None or m < 1:
-        raise AssumptionError(f"data has {m} records; pass at least one record")
     return out, int(m)
 
 
@@ -141,7 +122,7 @@ class ModelPotential:
         self.model = model
         self._fast = _fast_log_probs()
         self.model_kwargs = dict(model_kwargs or {})
-        host, self.data_size = validate_data(data)
+        host, self.data_size = validate_data(data, model, self.model_kwargs)
         one = {k: v[:1] for k, v in host.items()}
         two = {k: v[np.arange(2) % self.data_size] for k, v in host.items()}
         # device arrays; a 64-byte-aligned host array is used in place (no copy: may_alias), otherwise copied
@@ -240,22 +221,27 @@ class ModelPotential:
 
     # -- potentials -------------------------------------------------------------
     def _log_parts(self, theta, data):
-        """(log prior + log|det J|, sum of observed log-likelihoods) at ``theta`` with ``data``."""
-        tr = _trace(self.model, data, self.model_kwargs, params=self._reparam(theta))
-        log_dets = {f"_{s.name}_log_det" for s in self.sites}
-        prior = 0.0
-        lik = 0.0
-        for name, site in tr.items():
-            if site["type"] != "sample":
-                continue
-            fast = self._fast.get(type(site["fn"])) if site["is_observed"] else None
-            lp = fast(site["fn"], site["value"]) if fast is not None else site["fn"].log_prob(site["value"])
-            if site.get("scale") is not None:
-                lp = site["scale"] * lp
-            if site["is_observed"] and name not in log_dets:
-                lik = lik + jnp.sum(lp)
-            else:  # latent sites and the log-det factors (observed "_x_log_det" factor sites)
-                prior = prior + jnp.sum(lp)
+        """(log prior + log|det J|, sum of observed log-likelihoods) at ``theta`` with ``data``.
+
+        The model is traced at HIGHEST matmul precision: every product in the potential and its
+        gradient is a full float32 product on every backend (JAX's GPU default is TF32, whose 10-bit
+        mantissa made gradient checks and the GLM/general agreement depend on the device)."""
+        with jax.default_matmul_precision("highest"):
+            tr = _trace(self.model, data, self.model_kwargs, params=self._reparam(theta))
+            log_dets = {f"_{s.name}_log_det" for s in self.sites}
+            prior = 0.0
+            lik = 0.0
+            for name, site in tr.items():
+                if site["type"] != "sample":
+                    continue
+                fast = self._fast.get(type(site["fn"])) if site["is_observed"] else None
+                lp = fast(site["fn"], site["value"]) if fast is not None else site["fn"].log_prob(site["value"])
+                if site.get("scale") is not None:
+                    lp = site["scale"] * lp
+                if site["is_observed"] and name not in log_dets:
+                    lik = lik + jnp.sum(lp)
+                else:  # latent sites and the log-det factors (observed "_x_log_det" factor sites)
+                    prior = prior + jnp.sum(lp)
         return prior, lik
 
     def prior_potential(self, theta):

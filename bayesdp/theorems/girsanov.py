@@ -23,7 +23,9 @@ from __future__ import annotations
 
 from ..certificate import Certificate
 from ..curves import RDP
-from ..errors import nonnegative, positive, positive_int, require
+from ..errors import AssumptionError, nonnegative, positive, positive_int, require
+from ..exact import down, exact, round_up, up
+from .gradient_step import paper_margin_exact
 
 # ---------------------------------------------------------------------------
 # validation helpers shared by the theorems of this module
@@ -42,15 +44,27 @@ def check_strongly_convex_part(strong_convexity: float, smoothness: float) -> tu
 def check_final_step_size(step_size: float, mu: float, L: float, source: str) -> float:
     """004 Theorems 5.2/5.6/5.7: gamma in (0, 2 mu / L^2), strictly."""
     g = positive("step_size", step_size)
-    hi = 2.0 * mu / (L * L)
-    require(g < hi, "step_size", g, f"must be in (0, 2*mu/L^2) = (0, {hi:.6g}) for {source}",
-            "choose a smaller step size, or release the path (ula-path / sgld-path)")
+    hi = up(2 * exact(mu) / (exact(L) * exact(L)))
+    # the condition decided exactly (a float 2*mu/L^2 can round either way)
+    require(paper_margin_exact(g, mu, L) > 0, "step_size", g, f"must be in (0, 2*mu/L^2) = (0, {hi:.6g}) for "
+            f"{source}", "choose a smaller step size, or release the path (ula-path / sgld-path)")
+    require(contraction_margin(mu, L, g) > 0, "step_size", g, f"is within rounding of 2*mu/L^2 = {hi:.6g} "
+            f"(mu - gamma L^2/2 underflows) for {source}", "choose a smaller step size")
     return g
 
 
 def contraction_margin(mu: float, L: float, step_size: float) -> float:
-    """``a = mu - gamma L^2 / 2`` of 004 (112)-(116); > 0 under the step condition."""
-    return mu - step_size * L * L / 2.0
+    """``a = mu - gamma L^2 / 2`` of 004 (112)-(116), exact then rounded DOWN (every bound divides by
+    it); > 0 under the step condition."""
+    return down(paper_margin_exact(step_size, mu, L))
+
+
+def _over(num: float, den: float) -> float:
+    """``num / den`` (both >= 0, den > 0) exactly, rounded up; a one-line refusal when it overflows."""
+    out = up(exact(num) / exact(den))
+    if not out < float("inf"):
+        raise AssumptionError(f"{num:.6g} / {den:.6g} overflows: the constants are outside the float range")
+    return out
 
 
 def _linear(C: float) -> RDP:
@@ -113,11 +127,17 @@ def proposition_4_6(drift_lipschitz: float, drift_offset: float, coupling_bound:
 # ---------------------------------------------------------------------------
 
 
-def final_constant(c_off: float, coupling: float, L: float, beta: float, T: float) -> tuple[float, str]:
-    """Prop 4.6 with the T < 1 branch: returns (C, note)."""
-    if T < 1.0:
-        return beta * c_off * c_off * T, "T = n*gamma < 1: Proposition 4.5 branch (B.6), C = beta*c_off^2*T"
-    return beta * (coupling * (L + 1.0) + c_off) ** 2, ""
+def final_constant(c_off: float, coupling: float, L: float, beta: float, T: float,
+                   num_steps: int | None = None, step_size: float | None = None) -> tuple[float, str]:
+    """Prop 4.6 with the T < 1 branch: returns (C, note), C rounded up.  With ``num_steps`` and
+    ``step_size`` the branch is decided on the exact ``T = n * gamma`` (a float product can round
+    a T just below 1 up to 1.0, where Prop 4.6 is not proved)."""
+    below_one = T < 1.0 if num_steps is None else exact(num_steps) * exact(step_size) < 1
+    if below_one:
+        return (round_up(beta * c_off * c_off * T),
+                "T = n*gamma < 1: Proposition 4.5 branch (B.6), C = beta*c_off^2*T")
+    t = coupling * (L + 1.0) + c_off   # products overflow to inf (refused by RDP), never raise
+    return round_up(beta * t * t), ""
 
 
 def theorem_5_2(strong_convexity: float, smoothness: float, grad_bound: float, step_size: float,
@@ -139,8 +159,8 @@ def theorem_5_2(strong_convexity: float, smoothness: float, grad_bound: float, s
     gamma = check_final_step_size(step_size, mu, L, source)
     n = positive_int("num_steps", num_steps)
     a = contraction_margin(mu, L, gamma)
-    coupling = 2.0 * c / a                         # sup_n |e_n| <= 2c/a  (C.1, (116))
-    C, note = final_constant(2.0 * c, coupling, L, beta, n * gamma)
+    coupling = _over(2.0 * c, a)                   # sup_n |e_n| <= 2c/a  (C.1, (116))
+    C, note = final_constant(2.0 * c, coupling, L, beta, n * gamma, n, gamma)
     if beta != 1.0:
         note = ("full-batch ULA with inverse temperature beta is SGLD with batch size = data size; "
                 + note).rstrip("; ")
@@ -201,14 +221,14 @@ def theorem_5_6(strong_convexity: float, smoothness: float, grad_bound: float, s
     beta = positive("inverse_temperature", inverse_temperature)
     a = contraction_margin(mu, L, gamma)
     if linear_v:
-        offset = 2.0 * c / s                       # (129): only the replaced index differs
-        coupling = 2.0 * c / (s * a)               # (131) with the sign corrected
+        offset = up(2 * exact(c) / s)              # (129): only the replaced index differs
+        coupling = up(2 * exact(c) / (s * exact(a)))   # (131) with the sign corrected
         name = "C7*"
     else:
         offset = 2.0 * c
-        coupling = 2.0 * c / a
+        coupling = _over(2.0 * c, a)
         name = "C6*"
-    C, note = final_constant(offset, coupling, L, beta, n * gamma)
+    C, note = final_constant(offset, coupling, L, beta, n * gamma, n, gamma)
     return Certificate(
         mechanism=mechanism, source=source, curve=_linear(C),
         assumptions={"strong_convexity": mu, "smoothness": L, "grad_bound": c, "step_size": gamma,
@@ -255,7 +275,8 @@ def posterior_limit_estimate(strong_convexity: float, smoothness: float, grad_bo
     mu, L = check_strongly_convex_part(strong_convexity, smoothness)
     c = nonnegative("grad_bound", grad_bound)
     beta = positive("inverse_temperature", inverse_temperature)
-    C4 = beta * 4.0 * c * c * ((L + 1.0) / mu + 1.0) ** 2
+    t = (L + 1.0) / mu + 1.0
+    C4 = beta * 4.0 * c * c * t * t
     return Certificate(
         mechanism=mechanism, source="004 posterior limit (C4, estimate)", curve=_linear(C4),
         assumptions={"strong_convexity": mu, "smoothness": L, "grad_bound": c, "inverse_temperature": beta},

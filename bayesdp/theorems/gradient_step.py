@@ -14,9 +14,8 @@
 
 from __future__ import annotations
 
-import math
-
-from ..errors import nonnegative, positive, require
+from ..errors import AssumptionError, nonnegative, positive, require
+from ..exact import contraction_gap_exact, down, exact, one_minus_power, round_up, up
 
 
 def contraction_factor(step_size: float, strong_convexity: float, smoothness: float) -> float:
@@ -25,7 +24,18 @@ def contraction_factor(step_size: float, strong_convexity: float, smoothness: fl
     m = nonnegative("strong_convexity", strong_convexity)
     L = positive("smoothness", smoothness)
     require(L >= m, "smoothness", L, f"must be >= strong_convexity = {m:.6g}")
-    return max(abs(1.0 - g * m), abs(1.0 - g * L))
+    return up(1 - contraction_gap_exact(g, m, L))   # exact max(|1 - gm|, |1 - gL|), rounded up
+
+
+def contraction_gap(step_size: float, strong_convexity: float, smoothness: float) -> float:
+    """``1 - rho = min(gamma m, 2 - gamma L)`` (rho the exact factor of :func:`contraction_factor`),
+    computed in exact rational arithmetic and rounded DOWN: no cancellation when gamma m ~ 1e-15
+    (``1.0 - rho`` in floats loses every digit there).  ``<= 0`` when the step does not contract."""
+    g = positive("step_size", step_size)
+    m = nonnegative("strong_convexity", strong_convexity)
+    L = positive("smoothness", smoothness)
+    require(L >= m, "smoothness", L, f"must be >= strong_convexity = {m:.6g}")
+    return down(contraction_gap_exact(g, m, L))
 
 
 def paper_contraction_factor(step_size: float, strong_convexity: float, smoothness: float) -> float:
@@ -33,21 +43,42 @@ def paper_contraction_factor(step_size: float, strong_convexity: float, smoothne
     g = positive("step_size", step_size)
     m = positive("strong_convexity", strong_convexity)
     L = positive("smoothness", smoothness)
-    require(g < 2 * m / (L * L), "step_size", g, f"must be < 2*mu/L^2 = {2 * m / (L * L):.6g} "
-            "for 004's contraction factor")
-    return 1.0 - g * (m - g * L * L / 2.0)
+    a = paper_margin_exact(g, m, L)
+    require(a > 0, "step_size", g, f"must be < 2*mu/L^2 = {2 * m / (L * L):.6g} for 004's contraction factor")
+    return up(1 - exact(g) * a)
 
 
-def coupling_bound(step_size: float, drift_diff: float, rho: float, num_steps: int | None = None) -> float:
+def paper_margin_exact(step_size: float, strong_convexity: float, smoothness: float):
+    """004's ``a = mu - gamma L^2/2`` as an exact rational (no cancellation near gamma = 2 mu/L^2)."""
+    g, m, L = exact(step_size), exact(strong_convexity), exact(smoothness)
+    return m - g * L * L / 2
+
+
+def coupling_bound(step_size: float, drift_diff: float, rho: float | None = None, num_steps: int | None = None,
+                   *, gap: float | None = None) -> float:
     """``sup_k |X_k^D - X_k^D'| <= gamma * drift_diff * (1 - rho^k) / (1 - rho)`` for rho < 1.
 
-    ``num_steps=None`` gives the bound uniform in k: ``gamma * drift_diff / (1 - rho)``.
+    ``num_steps=None`` gives the bound uniform in k: ``gamma * drift_diff / (1 - rho)``.  Pass
+    ``gap = 1 - rho`` (e.g. :func:`contraction_gap`) rather than ``rho`` when rho is close to 1: the
+    float ``rho`` itself has lost the digits of ``1 - rho``.  The result is rounded up.
     """
     g = positive("step_size", step_size)
     d = nonnegative("drift_diff", drift_diff)
-    r = nonnegative("rho (contraction factor)", rho)
-    require(r < 1.0, "rho (contraction factor)", r, "must be < 1: the gradient step does not contract",
+    if gap is None:
+        if rho is None:
+            raise TypeError("coupling_bound needs rho or gap")
+        r = nonnegative("rho (contraction factor)", rho)
+        require(r < 1.0, "rho (contraction factor)", r, "must be < 1: the gradient step does not contract",
+                "use a step size below 2/L, or a strongly convex potential")
+        gap = 1.0 - r  # exact for r >= 1/2 (Sterbenz); a relative error <= 2^-53 below
+    require(gap > 0.0, "1 - rho (contraction gap)", gap, "must be > 0: the gradient step does not contract",
             "use a step size below 2/L, or a strongly convex potential")
-    if num_steps is None:
-        return g * d / (1.0 - r)
-    return g * d * (-math.expm1(num_steps * math.log(r)) if r > 0 else 1.0) / (1.0 - r)
+    gap = min(float(gap), 1.0)
+    frac = 1.0 if num_steps is None else one_minus_power(gap, num_steps)
+    # exact product and quotient (no underflow to 0 for tiny gamma * drift_diff), then outward rounding
+    # for the few-ulp error of one_minus_power
+    out = round_up(up(exact(g) * exact(d) * exact(frac) / exact(gap))) if d > 0 else 0.0
+    if not out < float("inf"):
+        raise AssumptionError(f"coupling bound gamma * drift_diff / (1 - rho) = {g:.6g} * {d:.6g} / {gap:.6g} "
+                              "overflows; the constants are outside the float range")
+    return out

@@ -30,6 +30,7 @@ from scipy import special
 from ..certificate import Certificate
 from ..curves import DeltaProfile
 from ..errors import AssumptionError, nonnegative, positive, positive_int, require
+from ..exact import exact, round_up, sqrt_up, up
 
 # ---------------------------------------------------------------------------
 # Lemma 1 and Lemma 2 / Definition 1: hockey-stick divergences
@@ -138,12 +139,15 @@ def sc_step_lipschitz(step_size: float, smoothness: float, strong_convexity: flo
                 "choose a smaller step size")
         return 1.0
     hi = 2.0 / (beta + rho)
-    require(eta < hi, "step_size", eta, f"must be < 2/(smoothness + strong_convexity) = {hi:.6g} "
-            "(003 Lemma 4; the condition 003 Theorems 3-5 omit, SEEDS §6 row 20)", "choose a smaller step size")
-    m2 = 1.0 - 2.0 * eta * beta * rho / (beta + rho)
-    if m2 < 0.0:  # only reachable with allow_infeasible
-        raise AssumptionError(f"1 - 2 eta beta rho/(beta+rho) = {m2:.6g} is negative; the constants are infeasible")
-    return math.sqrt(m2)
+    require(exact(eta) * (exact(beta) + exact(rho)) < 2, "step_size", eta, f"must be < 2/(smoothness + "
+            f"strong_convexity) = {hi:.6g} (003 Lemma 4; the condition 003 Theorems 3-5 omit, SEEDS §6 row 20)",
+            "choose a smaller step size")
+    # 1 - 2 eta beta rho/(beta + rho) exactly, rounded up (M is a Lipschitz constant: an upper bound)
+    q = 1 - 2 * exact(eta) * exact(beta) * exact(rho) / (exact(beta) + exact(rho))
+    if q < 0:  # only reachable with allow_infeasible
+        raise AssumptionError(f"1 - 2 eta beta rho/(beta+rho) = {float(q):.6g} is negative; the constants are "
+                              "infeasible")
+    return min(1.0, sqrt_up(up(q)))
 
 
 def _check_index(data_size: int, index: int | None) -> tuple[int, int]:
@@ -286,13 +290,16 @@ def pnsgd_random_stop_delta(eps: float, lipschitz: float, noise_scale: float, co
     lt1 = log_theta(2.0 * lipschitz / noise_scale, eps)
     if lt1 == -math.inf:
         return 0.0
-    th = theta_gamma(contraction * diameter / (step_size * noise_scale), eps)
+    lt = log_theta(contraction * diameter / (step_size * noise_scale), eps)   # log th
     n = data_size
-    if tight:
-        geom = (-math.expm1(n * math.log(th)) / (1.0 - th)) if th > 0 else 1.0
+    den = -math.expm1(lt)                        # 1 - th without cancellation (0 when th rounds to 1)
+    if lt == -math.inf:
+        geom = 1.0
+    elif tight:   # (1 - th^n)/(1 - th) = sum_{j<n} th^j <= n
+        geom = min(float(n), -math.expm1(n * lt) / den) if den > 0 else float(n)
     else:
-        geom = 1.0 / (1.0 - th)
-    return math.exp(lt1 - math.log(n)) * geom
+        geom = 1.0 / den if den > 0 else math.inf
+    return min(1.0, round_up(math.exp(lt1 - math.log(n)) * geom))
 
 
 def theorem_5(lipschitz: float, smoothness: float, strong_convexity: float, step_size: float,

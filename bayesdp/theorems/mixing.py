@@ -23,6 +23,7 @@ import numpy as np
 
 from ..certificate import Certificate
 from ..curves import RDP, ApproxDP
+from ..exact import round_up
 from ..errors import AssumptionError, nonnegative, positive, positive_int, require
 
 CONDITIONS = ("dobrushin", "dobrushin-eps", "doeblin", "ultra-mixing")
@@ -268,12 +269,16 @@ def pabi_contractive_rdp(alpha: float, w_inf: float, lipschitz: float, num_kerne
     s = positive("noise_std", noise_std)
     d = nonnegative("W_inf", w_inf)
     if not tight:
-        return alpha * d * d * L ** (r + 1) / (2.0 * r * s * s)
+        return round_up(alpha * d * d * L ** (r + 1) / (2.0 * r * s * s))
     if L == 1.0:
-        return alpha * d * d / (2.0 * r * s * s)
+        return round_up(alpha * d * d / (2.0 * r * s * s))
     if L == 0.0:
         return 0.0
-    return alpha * r * d * d * L ** (2 * r) * (1.0 - L) ** 2 / (2.0 * s * s * (1.0 - L ** r) ** 2)
+    # r L^{2r} (1-L)^2/(1-L^r)^2 is increasing in L; 1 - L is exact for L >= 1/2 (Sterbenz) and
+    # 1 - L^r = -expm1(r log L) has no cancellation when L is close to 1
+    one_minus_lr = -math.expm1(r * math.log(L))
+    return round_up(alpha * r * d * d * math.exp(2 * r * math.log(L)) * ((1.0 - L) / one_minus_lr) ** 2
+                    / (2.0 * s * s))
 
 
 def noisy_proj_sgd_index_kappa(lipschitz: float, noise_scale: float, contraction: float, data_size: int,

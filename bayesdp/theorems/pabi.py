@@ -27,6 +27,7 @@ import numpy as np
 
 from ..certificate import Certificate
 from ..curves import RDP
+from ..exact import exact, round_up, up
 from ..errors import AssumptionError, nonnegative, positive, positive_int, require
 
 CASES = ("convex-lipschitz", "convex-weakly-smooth", "strongly-convex-smooth", "convex-smooth",
@@ -82,7 +83,9 @@ def modulus_params(case: str, step_size: float, lipschitz: float | None = None, 
     if c == "nonconvex-smooth":
         return (1.0 + eta * beta) ** 2, 0.0
     kappa = positive("strong_convexity", req("strong_convexity", strong_convexity, "kappa > 0"))
-    cc = 1.0 - 2.0 * eta * kappa + eta * eta * beta * beta
+    # 1 - 2 eta kappa + eta^2 beta^2 exactly, rounded up (the bounds increase with c)
+    cq = 1 - 2 * exact(eta) * exact(kappa) + exact(eta) ** 2 * exact(beta) ** 2
+    cc = up(cq)
     if c == "strongly-convex-smooth":
         require(kappa <= beta, "strong_convexity", kappa, f"must be <= smoothness = {beta:.6g}",
                 "a beta-smooth kappa-strongly convex function has kappa <= beta")
@@ -210,7 +213,7 @@ def constant_coefficient(c: float, h: float, sigma2: float, D: float, T: int) ->
                 hsum = float(np.sum((1.0 - 1.0 / c) / (-np.expm1(-(s + 1.0) * lc))))
                 if T > K:
                     hsum += (T - K) * (1.0 - 1.0 / c) / (-math.expm1(-(K + 1.0) * lc))
-    return (dterm + h * hsum) / (2.0 * s2)
+    return round_up((dterm + h * hsum) / (2.0 * s2))   # positive terms, a few ulps each: rounded outward
 
 
 def pabi(case: str, noise_scale: float, diameter: float, num_steps: int, step_size: float,
@@ -272,10 +275,11 @@ def pnsgd_pabi(lipschitz: float, smoothness: float, strong_convexity: float, ste
     delta0 = 2.0 * eta * L
     if diameter is not None:
         delta0 = min(delta0, positive("diameter", diameter))
-    cands = [1.0 - 2.0 * eta * rho + eta * eta * beta * beta]
-    if (rho > 0 and eta < 2.0 / (beta + rho)) or (rho == 0 and eta <= 2.0 / beta):
-        cands.append(1.0 - 2.0 * eta * beta * rho / (beta + rho))
-    c = max(0.0, min(cands))
+    e_, b_, r_ = exact(eta), exact(beta), exact(rho)
+    cands = [1 - 2 * e_ * r_ + e_ * e_ * b_ * b_]          # exact rationals; c is rounded up below
+    if (rho > 0 and e_ * (b_ + r_) < 2) or (rho == 0 and e_ * b_ <= 2):
+        cands.append(1 - 2 * e_ * b_ * r_ / (b_ + r_))
+    c = max(0.0, up(min(cands)))
     s2 = (eta * s) ** 2
 
     def kappa_at(r: int) -> float:

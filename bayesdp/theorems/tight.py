@@ -27,7 +27,8 @@ from ..certificate import Certificate
 from ..curves import GDP, RDP
 from ..errors import AssumptionError, nonnegative, positive, positive_int, require
 from .girsanov import final_constant
-from .gradient_step import contraction_factor
+from ..exact import exact as _q, mul_up, one_minus_power, power_of_contraction, round_up, sqrt_up, up
+from .gradient_step import contraction_factor, contraction_gap, coupling_bound, paper_margin_exact
 
 POSTERIOR_SOURCE = "Gopi-Lee-Liu 2022 (posterior GDP)"
 LAST_DRAW_SOURCE = "Bok-Su-Altschuler 2024 (last-draw GDP)"
@@ -77,7 +78,7 @@ def posterior_gdp(total_strong_convexity: float, grad_diff: float, inverse_tempe
                  "the posterior route needs a strongly convex potential U_D")
     d = nonnegative("grad_diff", grad_diff)
     beta = positive("inverse_temperature", inverse_temperature)
-    mu = d * math.sqrt(beta / m)
+    mu = mul_up(d, sqrt_up(up(_q(beta) / _q(m))))
     return Certificate(mechanism=mechanism, source=POSTERIOR_SOURCE, curve=GDP(mu),
                        assumptions={"total_strong_convexity": m, "grad_diff": d, "inverse_temperature": beta,
                                     "sampler": "exact draw from pi_D (not ULA/SGLD)"},
@@ -96,11 +97,11 @@ def path_gdp(step_drift_diff: float, step_size: float, num_steps: int, inverse_t
     g = positive("step_size", step_size)
     n = positive_int("num_steps", num_steps)
     beta = positive("inverse_temperature", inverse_temperature)
-    mu = d * math.sqrt(beta * n * g / 2.0)
+    mu = mul_up(d, sqrt_up(mul_up(beta, n, g, 0.5)))
     return Certificate(mechanism=mechanism, source=PATH_GDP_SOURCE, curve=GDP(mu),
                        assumptions={"step_drift_diff": d, "step_size": g, "num_steps": n,
                                     "inverse_temperature": beta, "x0": "common, data-independent"},
-                       constants={"gdp_mu": mu, "step_gdp_mu": d * math.sqrt(g * beta / 2.0)}, notes=note)
+                       constants={"gdp_mu": mu, "step_gdp_mu": mul_up(d, sqrt_up(mul_up(g, beta, 0.5)))}, notes=note)
 
 
 def last_draw_gdp(total_strong_convexity: float, total_smoothness: float, grad_diff: float, step_size: float,
@@ -119,13 +120,17 @@ def last_draw_gdp(total_strong_convexity: float, total_smoothness: float, grad_d
     n = positive_int("num_steps", num_steps)
     beta = positive("inverse_temperature", inverse_temperature)
     rho = contraction_factor(g, m, L)
-    step_mu = d * math.sqrt(g * beta / 2.0)
-    if rho == 0.0:
-        factor = 1.0
-    else:
-        rn = rho ** n
-        factor = (1.0 + rho) / (1.0 - rho) * (1.0 - rn) / (1.0 + rn)
-    mu = step_mu * math.sqrt(factor)
+    gap = contraction_gap(g, m, L)   # 1 - rho, exact then rounded down (no cancellation at gamma m ~ 1e-15)
+    require(gap > 0.0, "step_size", g, f"gives 1 - rho = {gap:.3g}: the gradient step of U_D does not contract",
+            "choose a step size in (0, 2/L_total)")
+    step_mu = mul_up(d, sqrt_up(mul_up(g, beta, 0.5)))
+    # (1 + rho)/(1 - rho) * (1 - rho^n)/(1 + rho^n) with 1 - rho = gap and rho^n = exp(n log1p(-gap)),
+    # each factor accurate to a few ulps; mu is then rounded outward (theorems/exact.py)
+    factor = (2.0 - gap) * one_minus_power(gap, n) / (gap * (1.0 + power_of_contraction(gap, n)))
+    mu = round_up(mul_up(step_mu, sqrt_up(factor)))
+    if not math.isfinite(mu):
+        raise AssumptionError(f"last-draw GDP parameter overflows (Delta = {d:.6g}, step_size = {g:.6g}); the "
+                              "constants are outside the float range")
     return Certificate(mechanism=mechanism, source=LAST_DRAW_SOURCE, curve=GDP(mu),
                        assumptions={"total_strong_convexity": m, "total_smoothness": L, "grad_diff": d,
                                     "step_size": g, "num_steps": n, "inverse_temperature": beta,
@@ -147,11 +152,15 @@ def kv_coupling_bound(strong_convexity: float, smoothness: float, drift_offset: 
     if exact:
         require(g < 2.0 / L, "step_size", g, f"must be in (0, 2/L) = (0, {2.0 / L:.6g}) for the gradient "
                 "step of K to contract", "choose a smaller step size, or release the path")
-        rho = contraction_factor(g, mu, L)
-        return g * off / (1.0 - rho)
+        return coupling_bound(g, off, gap=contraction_gap(g, mu, L))
     hi = 2.0 * mu / (L * L)
-    require(g < hi, "step_size", g, f"must be in (0, 2*mu/L^2) = (0, {hi:.6g}) for 004's contraction factor")
-    return off / (mu - g * L * L / 2.0)
+    a = paper_margin_exact(g, mu, L)       # mu - gamma L^2/2, exact
+    require(a > 0, "step_size", g, f"must be in (0, 2*mu/L^2) = (0, {hi:.6g}) for 004's contraction factor")
+    out = up(_q(off) / a)
+    if not math.isfinite(out):
+        raise AssumptionError(f"coupling bound drift_offset / (mu - gamma L^2/2) overflows (step_size = {g:.6g} "
+                              f"is within rounding of 2*mu/L^2 = {hi:.6g}); choose a smaller step size")
+    return out
 
 
 def theorem_5_2_exact_contraction(strong_convexity: float, smoothness: float, grad_bound: float,
@@ -172,7 +181,7 @@ def theorem_5_2_exact_contraction(strong_convexity: float, smoothness: float, gr
     s = positive_int("batch_size", batch_size)
     offset = 2.0 * c / s if linear_v else 2.0 * c
     C = kv_coupling_bound(mu, L, offset, step_size, exact=True)
-    K, note = final_constant(offset, C, L, beta, n * step_size)   # Prop 4.6, T < 1 -> Prop 4.5 branch
+    K, note = final_constant(offset, C, L, beta, n * step_size, n, step_size)   # Prop 4.6, T < 1 -> Prop 4.5 branch
     return Certificate(mechanism=mechanism, source=EXACT_CONTRACTION_SOURCE, curve=RDP.linear(K / 4.0),
                        assumptions={"strong_convexity": mu, "smoothness": L, "grad_bound": c, "step_size": step_size,
                                     "num_steps": n, "inverse_temperature": beta, "batch_size": s,
@@ -208,7 +217,7 @@ def window_gdp(drift_lipschitz: float, drift_offset: float, coupling_bound: floa
     else:
         cands = {n}
     k_best = min(cands, key=mu_of)
-    mu = mu_of(k_best)
+    mu = round_up(mu_of(k_best))   # a handful of correctly rounded operations: pushed outward
     if not math.isfinite(mu):
         raise AssumptionError("window bound is not finite; check the constants")
     return Certificate(mechanism=mechanism, source=WINDOW_SOURCE, curve=GDP(mu),

@@ -35,7 +35,8 @@ def proposition_a_2(epsilon: float, delta: float, tv_bound: float, mechanism: st
     e = _eps("epsilon_in", epsilon)
     d = _delta01("delta_in", delta, closed_right=True)
     b = _delta01("tv_bound", tv_bound, closed_right=True)
-    out = d + b * (math.exp(e) + 1.0)
+    # b (e^eps + 1) without overflow: once b e^eps > e the delta is capped at 1 anyway
+    out = d + b + (math.exp(min(e + math.log(b), 1.0)) if b > 0 else 0.0)
     return Certificate(mechanism=mechanism, source=source, curve=ApproxDP(e, min(1.0, out)),
                        assumptions={"epsilon_in": e, "delta_in": d, "tv_bound": b},
                        constants={"delta_out": out})

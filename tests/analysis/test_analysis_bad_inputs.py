@@ -161,9 +161,9 @@ CASES = [
      r"X\[\d+\].*outside"),
     ("value not allowed", lambda: analyze(LOGISTIC, {"X": X, "y": Y + 2}, Domain.parse(DOM)), r"y\[0\].*values"),
     ("NaN in X", lambda: analyze(LOGISTIC, {"X": np.where(np.arange(12).reshape(6, 2) == 5, np.nan, X), "y": Y},
-                                 Domain.parse(DOM)), r"X\[2\].*NaN"),
+                                 Domain.parse(DOM)), r"X.\] has a non-finite value nan at index \(2, 1\)"),
     ("inf in y", lambda: analyze(LOGISTIC, {"X": X, "y": np.where(np.arange(6) == 3, np.inf, Y)},
-                                 Domain.parse(DOM)), r"y\[3\].*inf"),
+                                 Domain.parse(DOM)), r"y.\] has a non-finite value inf at index \(3,?\)"),
     ("y outside Bernoulli support", lambda: analyze(LOGISTIC, {"X": X, "y": Y * 2}, Domain.parse(["X.norm=1"])),
      r"y\[1\].*support"),
     ("y domain outside support", lambda: analyze(LOGISTIC, {"X": X, "y": Y}, Domain.parse(["X.norm=1",
@@ -183,13 +183,13 @@ CASES = [
     ("domain names unknown arg", lambda: analyze(LOGISTIC, {"X": X, "y": Y}, Domain.parse(DOM + ["Z.norm=1"])),
      r"argument Z"),
     ("record counts differ", lambda: analyze(LOGISTIC, {"X": X, "y": Y[:4]}, Domain.parse(DOM)),
-     r"y has 4 records but X has 6"),
+     r"y.\] has 4 records .*other data arrays have 6"),
     ("X not 2-D", lambda: analyze(LOGISTIC, {"X": X[:, 0], "y": Y}, Domain.parse(DOM)), r"X.*2-D"),
     ("wrong feature count for model", lambda: analyze(LOGISTIC, {"X": X[:, :, None], "y": Y},
                                                       Domain.parse(["X.min=-1", "X.max=1", "y.values=0,1"])),
      r"logistic raised"),
     ("non-numeric data", lambda: analyze(LOGISTIC, {"X": np.array([["a", "b"]] * 6), "y": Y}, Domain.parse(DOM)),
-     r"X has dtype"),
+     r"X.\] has dtype"),
     ("data_size mismatch", lambda: analyze(LOGISTIC, {"X": X, "y": Y}, Domain.parse(DOM), data_size=7),
      r"data_size = 7"),
     ("no data, no data_size", lambda: analyze(LOGISTIC, None, Domain.parse(DOM)), r"data_size is required"),
@@ -264,5 +264,6 @@ def test_feature_map_not_affine_in_data_is_bounded_over_the_domain():
     # true value over the whole domain, not the value at a few probe records (issue #12).
     an = analyze(m_square_features, {"X": X, "y": Y}, Domain.parse(DOM))
     b = an.constants.record_grad_bound
-    assert b is not None and 1.0 <= b <= np.sqrt(2) * (1 + 1e-12)
+    # (the domain's bounds are inflated by 1 + NORM_RTOL for float data at the bound: bayesdp/analysis/domain.py)
+    assert b is not None and 1.0 <= b <= np.sqrt(2) * (1 + 1e-6)
     assert an.constants.v_convex is True          # still a Bernoulli GLM in theta (affine predictor)

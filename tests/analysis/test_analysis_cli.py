@@ -1,5 +1,7 @@
 import json
 
+import pytest
+
 import numpy as np
 
 from bayesdp.cli import main
@@ -20,7 +22,10 @@ def test_cli_json_shape(tmp_path, capsys):
     assert rc == 0
     d = json.loads(capsys.readouterr().out)
     assert set(d["mechanisms"]) == {"posterior", "ula-final", "ula-path", "sgld-final", "sgld-path"}
-    assert d["constants"]["grad_bound"] == 12.0 and d["constants"]["grad_diff"] == 2.0
+    # the certificate uses the declared norm inflated by 1 + 8 * 2^-24 (float32 rows at the bound, domain.py)
+    infl = 1 + 8 * 2.0 ** -24
+    assert d["constants"]["grad_bound"] == pytest.approx(12.0 * infl, rel=1e-15)
+    assert d["constants"]["grad_diff"] == pytest.approx(2.0 * infl, rel=1e-15)
     assert d["model"]["name"] == "logistic" and "provenance" in d["constants"]
 
 
@@ -40,5 +45,7 @@ def test_cli_csv_and_no_data(tmp_path, capsys):
     assert rc == 0 and json.loads(capsys.readouterr().out)["constants"]["data_size"] == 3
     rc = main(["certify", "logistic", "--no-data", "--data-size", "50", "--dim", "2", "--domain", "X.norm=1",
                "--step-size", "1e-3", "--num-steps", "10", "--json"])
-    assert rc == 0 and json.loads(capsys.readouterr().out)["constants"]["grad_bound"] == 50.0
+    assert rc == 0
+    assert json.loads(capsys.readouterr().out)["constants"]["grad_bound"] == pytest.approx(50.0 * (1 + 8 * 2.0 ** -24),
+                                                                                            rel=1e-15)
     assert main(["certify", "nosuchmodel", "--no-data", "--data-size", "5", "--domain", "X.norm=1"]) == 2

@@ -25,6 +25,8 @@ X /= np.linalg.norm(X, axis=1, keepdims=True) * 1.01
 Y = (np.arange(m) % 2).astype(float)
 GRP = np.arange(m) % G
 RUN = dict(step_size=1e-3, num_steps=50, batch_size=5)
+# a declared norm R is used as R (1 + NORM_RTOL), rounded up (float data at the bound: bayesdp/analysis/domain.py)
+R1 = Domain.parse(["X.norm=1"]).get("X").certified_norm
 
 
 def _two_by_two(a, b, dd):
@@ -39,9 +41,10 @@ def test_hierarchical_logistic_constants():
     # alpha_k ~ N(mu, tau^2): precision over (alpha, mu): alpha block I/tau^2, cross -1/tau^2, mu: 1/s_mu^2 + G/tau^2.
     # Vectors of alpha orthogonal to 1 (mu = 0): eigenvalue 1/tau^2; on span(1/sqrt(G) 1, e_mu) the 2x2 matrix
     # [[1/tau^2, -sqrt(G)/tau^2], [-sqrt(G)/tau^2, 1/s_mu^2 + G/tau^2]]; w: 1/s_w^2.
-    R, tau, s_mu, s_w = 1.0, 0.5, 2.0, 1.5
+    tau, s_mu, s_w = 0.5, 2.0, 1.5
+    R = R1
     an = analyze(M["hierarchical_logistic"], {"X": X, "g": GRP, "y": Y},
-                 Domain.parse([f"X.norm={R}", "g.values=0,1,2,3", "y.values=0,1"]),
+                 Domain.parse(["X.norm=1", "g.values=0,1,2,3", "y.values=0,1"]),
                  model_kwargs={"num_groups": G, "group_scale": tau, "mean_scale": s_mu, "prior_scale": s_w})
     c = an.constants
     lo2, hi2 = _two_by_two(1 / tau ** 2, math.sqrt(G) / tau ** 2, 1 / s_mu ** 2 + G / tau ** 2)
@@ -138,7 +141,8 @@ def test_masked_logistic_constants():
     an = analyze(M["masked_logistic"], {"X": X, "y": Y, "observed": obs},
                  Domain.parse(["X.norm=1", "y.values=0,1", "observed.values=0,1"]))
     c = an.constants
-    assert (c.record_grad_bound, c.record_grad_diff, c.record_smoothness, c.v_convex) == (1.0, 2.0, 0.25, True)
+    assert c.record_grad_bound == R1 and c.record_grad_diff == 2 * R1 and c.v_convex is True
+    assert c.record_smoothness == pytest.approx(R1 * R1 / 4, rel=1e-15) and c.record_smoothness >= R1 * R1 / 4
 
 
 def test_mask_depending_on_theta_is_refused():
@@ -166,7 +170,8 @@ def test_probs_written_as_sigmoid_is_the_logistic_rule():
         with numpyro.plate("data", X.shape[0]):
             numpyro.sample("obs", dist.Bernoulli(probs=jax.nn.sigmoid(X @ w)), obs=y)
     c = analyze(model, {"X": X, "y": Y}, Domain.parse(["X.norm=1", "y.values=0,1"])).constants
-    assert (c.record_grad_bound, c.record_smoothness, c.v_convex) == (1.0, 0.25, True)
+    assert c.record_grad_bound == R1 and c.v_convex is True
+    assert c.record_smoothness == pytest.approx(R1 * R1 / 4, rel=1e-15) and c.record_smoothness >= R1 * R1 / 4
 
     def other(X, y=None):
         W = numpyro.sample("W", dist.Normal(0, 1).expand([X.shape[1], 3]).to_event(2))

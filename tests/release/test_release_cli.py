@@ -3,8 +3,9 @@ every refusal (exit 2, one line, nothing drawn, ledger bytes unchanged, chain no
 
 Independent values: for ``logistic`` with ``X.norm=1`` and prior ``N(0, s^2 I)`` the potential is
 ``1/s^2``-strongly convex for every dataset and two records' likelihood gradients differ by at most
-``|(y - sigmoid) x| + |(y' - sigmoid) x'| <= 2``; at the default step ``1/L <= 2/(m + L)`` the
-coupling distance is ``2 / (1/s^2) = 2 s^2`` (docs/release.md §1.2), and ``k`` coordinate means have
+``|(y - sigmoid) x| + |(y' - sigmoid) x'| <= 2`` (times the certified norm ``1 + 8 * 2^-24``); at the
+default step ``1/L <= 2/(m + L)`` the coupling distance is ``2 / (1/s^2) = 2 s^2`` (docs/release.md §1.2),
+and ``k`` coordinate means have
 L1 Lipschitz constant ``sqrt(k)``.
 """
 
@@ -20,6 +21,8 @@ from bayesdp.cli import main
 
 PRIOR_SCALE = 0.5
 DIM = 3
+#: the certificate uses the declared norm R = 1 inflated by 1 + 8 * 2^-24 (float32 rows at the bound, domain.py)
+R_CERT = 1 + 8 * 2.0 ** -24
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +74,7 @@ def test_json_keys_and_scale_equals_sensitivity_over_eps(data_file, tmp_path, ca
     for key in ("values", "noise_scale", "sensitivity", "epsilon", "delta", "source", "remaining_budget"):
         assert key in out
     assert len(out["values"]) == DIM and out["names"] == [f"w[{i}]" for i in range(DIM)]
-    proven = math.sqrt(DIM) * 2.0 * PRIOR_SCALE ** 2
+    proven = math.sqrt(DIM) * 2.0 * R_CERT * PRIOR_SCALE ** 2
     assert out["proven_sensitivity"] == pytest.approx(proven, rel=1e-12)
     assert out["sensitivity_norm"] == "L1"
     # the only slack is the documented grid rounding k * r, r <= proven/eps * 2^-39
@@ -82,7 +85,7 @@ def test_json_keys_and_scale_equals_sensitivity_over_eps(data_file, tmp_path, ca
     assert out["source"].startswith("004 Proposition 3.7 + coupling")
     assert out["remaining_budget"]["epsilon"] == pytest.approx(3 - 0.7, abs=1e-15)
     assert out["chain"]["published"] is False
-    assert out["coupling"]["distance"] == pytest.approx(2.0 * PRIOR_SCALE ** 2, rel=1e-12)
+    assert out["coupling"]["distance"] == pytest.approx(2.0 * R_CERT * PRIOR_SCALE ** 2, rel=1e-12)
     for it in out["items"]:  # variance 2 scale^2 at most (discretised Laplace), interval around the value
         assert it["noise_variance"] <= 2 * it["noise_scale"] ** 2 * (1 + 1e-12)
         lo, hi = it["interval"]
@@ -110,10 +113,10 @@ def test_user_statistic_and_coords(data_file, tmp_path, capsys):
     out = _run_json(capsys, _args(data_file, tmp_path / "l.json", "--budget", "5", "--stat", f"{f}:first",
                                   "--lipschitz", "1", "--stat-names", "w0"))
     assert out["names"] == ["w0"] and out["sensitivity_norm"] == "absolute value"
-    assert out["proven_sensitivity"] == pytest.approx(2.0 * PRIOR_SCALE ** 2, rel=1e-12)
+    assert out["proven_sensitivity"] == pytest.approx(2.0 * R_CERT * PRIOR_SCALE ** 2, rel=1e-12)
     out = _run_json(capsys, _args(data_file, tmp_path / "l.json", "--coords", "w[0],w[2]"))
     assert out["names"] == ["w[0]", "w[2]"]
-    assert out["proven_sensitivity"] == pytest.approx(math.sqrt(2) * 2.0 * PRIOR_SCALE ** 2, rel=1e-12)
+    assert out["proven_sensitivity"] == pytest.approx(math.sqrt(2) * 2.0 * R_CERT * PRIOR_SCALE ** 2, rel=1e-12)
 
 
 def test_proposition_3_10_route_when_tighter(data_file, tmp_path, capsys):

@@ -68,13 +68,24 @@ def domain_box(domain, arg: str, shape: tuple) -> tuple[np.ndarray, np.ndarray]:
     dom = domain.get(arg) if domain is not None else None
     if dom is None:
         return lo, hi
+    # the bounds a certificate may use are the declared ones inflated by 1 + NORM_RTOL (float data at the
+    # bound, and the samplers' cast to float32: bayesdp/analysis/domain.py); listed values are exact
     if dom.norm is not None:
-        lo, hi = np.maximum(lo, -dom.norm), np.minimum(hi, dom.norm)
+        R = dom.certified_norm
+        lo, hi = np.maximum(lo, -R), np.minimum(hi, R)
     if dom.lo is not None:
-        lo, hi = np.maximum(lo, dom.lo), np.minimum(hi, dom.hi)
+        lo, hi = np.maximum(lo, _inflate_out(dom.lo, -1)), np.minimum(hi, _inflate_out(dom.hi, 1))
     if dom.values is not None:
         lo, hi = np.maximum(lo, min(dom.values)), np.minimum(hi, max(dom.values))
     return lo, hi
+
+
+def _inflate_out(x: float, direction: int) -> float:
+    """``x`` moved outward (down for direction -1, up for +1) by the relative NORM_RTOL, rounded outward."""
+    from ..domain import NORM_RTOL
+
+    y = x + direction * abs(x) * NORM_RTOL
+    return math.nextafter(y, direction * math.inf) if y != x else x
 
 
 def domain_inputs(program, domain) -> list[Bound]:

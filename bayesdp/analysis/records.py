@@ -1,0 +1,190 @@
+"""One validation of the data records, shared by the commands, the samplers, the release and the analyzer.
+
+:func:`validate_records` is the single entry point.  Contract::
+
+    arrays, m = validate_records(data, model=None, model_kwargs=None)
+
+* ``data``: a non-empty mapping of record arrays sharing their leading (record) dimension ``m >= 1``.
+  Refused in one line (:class:`~bayesdp.errors.AssumptionError` for the structure,
+  :class:`~bayesdp.errors.DomainError` for the values) naming the array and, for values, the first
+  offending record: not a mapping / empty, a non-numeric or complex dtype, a 0-d array, mismatched
+  leading dimensions, NaN or inf.
+* ``model`` (optional, with ``model_kwargs``): the model is traced once on the first record
+  (NumPyro's ``seed``/``trace`` handlers, Python only, nothing compiled).  Every *observed* site whose
+  value is one of the data arrays (passed directly as ``obs=``) and whose distribution has a discrete
+  support (Categorical, Bernoulli, Poisson, Binomial, ...) is checked on ALL records:
+
+  - any non-integer value is refused, naming the array, the record, the value and the site; for a
+    distribution that indexes by the value (Categorical and its subclasses) a floating array whose values
+    are all integers is converted to ``int32`` (labels read from a CSV or saved with ``np.savez`` of
+    floats), other arrays keep their dtype (a Bernoulli's 0./1. stay floats);
+  - values outside the support (e.g. a class label ``>= num_classes`` of a Categorical, a negative
+    count, a Bernoulli outcome not in {0, 1}) are refused likewise, with the support's bounds.
+
+  A model that fails when traced on one record is left to the caller's own error (the samplers and the
+  analyzer report it with their context); a support whose bounds vary per record is only checked for
+  integrality.
+* Returns ``(arrays, m)``: NumPy arrays (converted labels as int32, everything else as given) and the
+  number of records.  Nothing is clipped or rounded: a value is either accepted exactly or refused.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from ..errors import AssumptionError, DomainError
+
+#: rows checked per chunk for NaN/inf (no temporary of the data's size)
+_CHUNK_ELEMENTS = 1 << 22
+
+
+def _check_structure(data: Mapping[str, Any]) -> tuple[dict[str, np.ndarray], int]:
+    if not isinstance(data, Mapping) or not data:
+        raise AssumptionError(f"data = {type(data).__name__} must be a non-empty dict of record arrays "
+                              f"(e.g. {{'X': X, 'y': y}}); pass the model's data keyword arguments")
+    out: dict[str, np.ndarray] = {}
+    m = None
+    for name, value in data.items():
+        try:
+            arr = np.asarray(value)
+        except Exception:  # noqa: BLE001 - ragged lists and the like
+            raise AssumptionError(f"data['{name}'] is not an array (ragged or mixed values); pass a numeric "
+                                  "array with one row per record") from None
+        if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
+            raise AssumptionError(f"data['{name}'] has dtype {arr.dtype} which is not numeric; "
+                                  f"pass a float, integer or boolean array")
+        if np.issubdtype(arr.dtype, np.complexfloating):
+            raise AssumptionError(f"data['{name}'] has complex dtype {arr.dtype}; pass a real array")
+        if arr.ndim == 0:
+            raise AssumptionError(f"data['{name}'] has shape () but needs a leading record axis; "
+                                  f"pass an array of shape (m, ...) or move it to model_kwargs")
+        if m is None:
+            m = arr.shape[0]
+        elif arr.shape[0] != m:
+            raise AssumptionError(f"data['{name}'] has {arr.shape[0]} records (shape {arr.shape}) but the "
+                                  f"other data arrays have {m}; every data array needs the same leading dimension")
+        if np.issubdtype(arr.dtype, np.floating):
+            step = max(1, _CHUNK_ELEMENTS // max(1, int(np.prod(arr.shape[1:], dtype=np.int64))))
+            for start in range(0, arr.shape[0], step):
+                chunk = arr[start:start + step]
+                if not np.isfinite(chunk).all():
+                    idx = np.argwhere(~np.isfinite(chunk))[0]
+                    bad = chunk[tuple(idx)]
+                    idx = (int(idx[0]) + start,) + tuple(int(i) for i in idx[1:])
+                    raise DomainError(f"data['{name}'] has a non-finite value {bad} at index {idx}; "
+                                      f"remove or impute records with NaN/inf")
+        out[str(name)] = arr
+    if m is None or m < 1:
+        raise AssumptionError(f"data has {m} records; pass at least one record")
+    return out, int(m)
+
+
+def _scalar(x) -> float | None:
+    """A Python float of a scalar bound, None for an array bound (varies per record) or no bound."""
+    if x is None:
+        return None
+    a = np.asarray(x)
+    if a.size != 1:
+        return None
+    return float(a.reshape(()))
+
+
+def _support_bounds(support) -> tuple[float | None, float | None, bool]:
+    """(lower, upper, known) of a discrete NumPyro constraint; ``known`` is False when the bounds
+    cannot be read as scalars (checked for integrality only)."""
+    from numpyro.distributions import constraints as C
+
+    if support is C.boolean:
+        return 0.0, 1.0, True
+    if isinstance(support, C._IntegerInterval):
+        lo, hi = _scalar(support.lower_bound), _scalar(support.upper_bound)
+        return lo, hi, lo is not None and hi is not None
+    if isinstance(support, C._IntegerGreaterThan):
+        lo = _scalar(support.lower_bound)
+        return lo, None, lo is not None
+    if support is C.nonnegative_integer:
+        return 0.0, None, True
+    if support is C.positive_integer:
+        return 1.0, None, True
+    return None, None, False
+
+
+def _observed_discrete_sites(model: Callable, one: Mapping[str, np.ndarray], model_kwargs: Mapping[str, Any]):
+    """[(site name, data argument, support)] for observed sites with a discrete support whose value is a
+    data array (identity); [] when the model cannot be traced on one record."""
+    from numpyro import handlers
+
+    try:
+        tr = handlers.trace(handlers.seed(model, rng_seed=0)).get_trace(**one, **dict(model_kwargs or {}))
+    except Exception:  # noqa: BLE001 - the caller reports a model that fails, with its own context
+        return []
+    by_id = {id(v): k for k, v in one.items()}
+    out = []
+    for name, site in tr.items():
+        if site.get("type") != "sample" or not site.get("is_observed"):
+            continue
+        arg = by_id.get(id(site.get("value")))
+        if arg is None:
+            continue
+        support = getattr(site["fn"], "support", None)
+        if support is None or not getattr(support, "is_discrete", False):
+            continue
+        out.append((name, arg, support, type(site["fn"]).__name__, _indexes_by_value(site["fn"])))
+    return out
+
+
+def _indexes_by_value(fn) -> bool:
+    """True for distributions whose log-density indexes an array by the observed value (Categorical and
+    its subclasses, e.g. OrderedLogistic): they need an integer dtype, floats fail inside JAX."""
+    import numpyro.distributions as dist
+
+    base = getattr(fn, "base_dist", fn)
+    return isinstance(base, (dist.CategoricalProbs, dist.CategoricalLogits))
+
+
+def _check_labels(arr: np.ndarray, name: str, site: str, support, family: str, to_int: bool) -> np.ndarray:
+    flat = arr.reshape(arr.shape[0], -1) if arr.ndim > 1 else arr.reshape(-1, 1)
+    if np.issubdtype(arr.dtype, np.floating):
+        frac = flat != np.floor(flat)
+        if frac.any():
+            i, j = (int(t) for t in np.argwhere(frac)[0])
+            where = f"{name}[{i}]" if arr.ndim == 1 else f"{name}[{i}, {j}]"
+            raise DomainError(f"data {where} = {flat[i, j]:g} is not an integer, but observed site '{site}' "
+                              f"({family}) takes integer values; pass integer labels/counts (integers stored "
+                              "as floats are accepted)")
+    lo, hi, known = _support_bounds(support)
+    if known:
+        bad = np.zeros(flat.shape, dtype=bool)
+        if lo is not None:
+            bad |= flat < lo
+        if hi is not None:
+            bad |= flat > hi
+        if bad.any():
+            i, j = (int(t) for t in np.argwhere(bad)[0])
+            where = f"{name}[{i}]" if arr.ndim == 1 else f"{name}[{i}, {j}]"
+            rng = f"{lo:g}..{hi:g}" if hi is not None else f">= {lo:g}"
+            extra = (" (class labels 0..num_classes-1; set the number of classes of the model to cover them)"
+                     if family.startswith("Categorical") else "")
+            raise DomainError(f"data {where} = {flat[i, j]:g} is outside the support {rng} of observed site "
+                              f"'{site}' ({family}){extra}; fix the data or the model")
+    if to_int and (np.issubdtype(arr.dtype, np.floating) or arr.dtype == np.bool_):
+        lo_v, hi_v = (float(flat.min()), float(flat.max())) if flat.size else (0.0, 0.0)
+        if lo_v < np.iinfo(np.int32).min or hi_v > np.iinfo(np.int32).max:
+            raise DomainError(f"data {name} has integer values up to {max(abs(lo_v), abs(hi_v)):g}, beyond "
+                              f"int32, for observed site '{site}' ({family}); rescale the data")
+        return arr.astype(np.int32)
+    return arr
+
+
+def validate_records(data: Mapping[str, Any], model: Callable | None = None,
+                     model_kwargs: Mapping[str, Any] | None = None) -> tuple[dict[str, np.ndarray], int]:
+    """Check the record arrays (and, given a model, its discrete observed values); see the module
+    docstring for the contract.  Returns ``(arrays, m)``."""
+    arrays, m = _check_structure(data)
+    if model is not None:
+        one = {k: v[:1] for k, v in arrays.items()}
+        for site, arg, support, family, to_int in _observed_discrete_sites(model, one, model_kwargs or {}):
+            arrays[arg] = _check_labels(arrays[arg], arg, site, support, family, to_int)
+    return arrays, m

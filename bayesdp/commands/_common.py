@@ -1,0 +1,137 @@
+"""Up-front validation shared by the commands: every option is checked, with its flag name, before a
+file is read, a model traced, a chain run or a ledger touched (issue #13, item 4)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import AssumptionError, check_finite
+
+
+def _flag(dest: str) -> str:
+    return "--" + dest.replace("_", "-")
+
+
+def positive_opt(args, dest: str, fix: str = "") -> None:
+    v = getattr(args, dest, None)
+    if v is None:
+        return
+    x = check_finite(_flag(dest), v)
+    if not x > 0:
+        raise AssumptionError(f"{_flag(dest)} = {v:g} must be > 0" + (f"; {fix}" if fix else ""))
+
+
+def nonnegative_opt(args, dest: str) -> None:
+    v = getattr(args, dest, None)
+    if v is not None and not check_finite(_flag(dest), v) >= 0:
+        raise AssumptionError(f"{_flag(dest)} = {v:g} must be >= 0")
+
+
+def count_opt(args, dest: str, minimum: int = 1) -> None:
+    v = getattr(args, dest, None)
+    if v is not None and v < minimum:
+        raise AssumptionError(f"{_flag(dest)} = {v} must be an integer >= {minimum}")
+
+
+def open_unit_opt(args, dest: str, example: str) -> None:
+    """A value in (0, 1) (delta, level, confidence)."""
+    v = getattr(args, dest, None)
+    if v is None:
+        return
+    x = check_finite(_flag(dest), v)
+    if not 0.0 < x < 1.0:
+        raise AssumptionError(f"{_flag(dest)} = {v:g} must be in (0, 1); pass e.g. {example}")
+
+
+def half_open_unit_opt(args, dest: str) -> None:
+    """A value in [0, 1) (a delta budget or cap)."""
+    v = getattr(args, dest, None)
+    if v is None:
+        return
+    x = check_finite(_flag(dest), v)
+    if not 0.0 <= x < 1.0:
+        raise AssumptionError(f"{_flag(dest)} = {v:g} must be in [0, 1)")
+
+
+def seed_opt(args, dest: str = "seed") -> None:
+    v = getattr(args, dest, None)
+    if v is None:
+        return
+    from ..samplers.keys import MAX_SEED
+
+    if not 0 <= v <= MAX_SEED:
+        raise AssumptionError(f"{_flag(dest)} = {v} must be an integer in [0, {MAX_SEED}]; or omit it for keys "
+                              "from the OS CSPRNG")
+
+
+def sampler_opts(args, sgld_needs_batch: bool = True) -> None:
+    """The sampler settings every sampling command shares."""
+    positive_opt(args, "step_size", "pass a positive step size")
+    count_opt(args, "num_steps")
+    count_opt(args, "batch_size")
+    positive_opt(args, "inverse_temperature")
+    positive_opt(args, "clip_norm", "pass a positive clipping norm, or omit it")
+    count_opt(args, "num_chains")
+    count_opt(args, "thinning")
+    if getattr(args, "batch_size", None) is not None and getattr(args, "sampler", None) == "ula":
+        raise AssumptionError(f"--batch-size {args.batch_size} applies to --sampler sgld; ULA uses the full batch "
+                              "(drop --batch-size or pass --sampler sgld)")
+    if sgld_needs_batch and getattr(args, "sampler", None) == "sgld" and getattr(args, "batch_size", None) is None:
+        raise AssumptionError("--sampler sgld needs --batch-size s (minibatch size, 1 <= s <= number of records)")
+
+
+def data_file_opt(args, dest: str = "data") -> None:
+    """The data file exists and is readable (checked by the command, whose options the message names)."""
+    v = getattr(args, dest, None)
+    if v is not None:
+        from ..resources import check_input_file
+
+        check_input_file(v, _flag(dest))
+
+
+def csv_opts(args) -> None:
+    """--x-columns / --y-column only make sense with a CSV file."""
+    data = getattr(args, "data", None)
+    if (getattr(args, "x_columns", None) or getattr(args, "y_column", None)) and data is not None \
+            and not str(data).endswith(".csv"):
+        raise AssumptionError(f"--x-columns / --y-column apply to CSV data, but --data {data} is not a .csv file; "
+                              "drop them (an NPZ file names its arrays)")
+
+
+def model_kwargs(args) -> dict:
+    """Model hyperparameters from --prior-scale and --model-arg NAME=VALUE, each checked by name."""
+    kw: dict[str, Any] = {}
+    if getattr(args, "prior_scale", None) is not None:
+        positive_opt(args, "prior_scale", "the prior's scale must be positive")
+        kw["prior_scale"] = args.prior_scale
+    for item in getattr(args, "model_arg", None) or []:
+        if "=" not in item:
+            raise AssumptionError(f"--model-arg {item!r} is not NAME=VALUE; e.g. --model-arg num_classes=3")
+        k, v = item.split("=", 1)
+        k = k.strip()
+        if not k.isidentifier():
+            raise AssumptionError(f"--model-arg {item!r}: {k!r} is not an argument name; e.g. --model-arg "
+                                  "num_classes=3")
+        try:
+            num = float(v)
+        except ValueError:
+            raise AssumptionError(f"--model-arg {k} = {v!r} is not a number; pass a number") from None
+        check_finite(f"--model-arg {k}", num)
+        if k in kw:
+            raise AssumptionError(f"--model-arg {k} is given twice (or also as --prior-scale); give it once")
+        kw[k] = int(num) if num.is_integer() and "." not in v else num
+    return kw
+
+
+def infer_num_classes(name: str, kw: dict, data: dict | None, domain_values=None) -> None:
+    """The built-in ``softmax``: num_classes from the declared y.values or, for a sampler, the labels."""
+    if name != "softmax" or "num_classes" in kw:
+        return
+    import numpy as np
+
+    if domain_values is not None:
+        kw["num_classes"] = int(max(domain_values)) + 1
+    elif data is not None and "y" in data and len(data["y"]):
+        y = np.asarray(data["y"])
+        if np.issubdtype(y.dtype, np.number) and np.all(np.isfinite(y)):
+            kw["num_classes"] = int(np.max(y)) + 1

@@ -1,0 +1,226 @@
+"""Safe defaults of issue #13 that are not refusals: secure chain keys, float32 data at the declared
+bound, labels stored as floats, clip_rows, outputs written only where checked."""
+
+import json
+import math
+import os
+
+import arviz as az
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from bayesdp.analysis import Domain
+from bayesdp.analysis.domain import NORM_RTOL
+from bayesdp.analysis.loading import builtin_models
+from bayesdp.analysis.records import validate_records
+from bayesdp.cli import main
+from bayesdp.errors import DomainError
+from bayesdp.samplers import Sampler, clip_rows
+from bayesdp.samplers.gradients import clip_margin
+from bayesdp.samplers.keys import REPRODUCIBLE, SECURE, resolve_key, secure_key
+
+MODELS = builtin_models()
+
+
+def _rows(m, d, norm=1.0, seed=0, dtype=np.float32):
+    """Rows normalised to ``norm`` in ``dtype`` arithmetic, as users do."""
+    X = np.random.default_rng(seed).normal(size=(m, d)).astype(dtype)
+    return X / np.linalg.norm(X, axis=1, keepdims=True) * dtype(norm)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("safe")
+    X = _rows(60, 3)
+    y = (X[:, 0] > 0).astype(np.float32)
+    np.savez(root / "f32.npz", X=X, y=y)
+    labels = (np.arange(60) % 3).astype(np.float64)
+    np.savez(root / "soft.npz", X=X.astype(np.float64), y=labels)
+    (root / "soft.csv").write_text("a,b,c,label\n" + "\n".join(
+        ",".join(repr(float(v)) for v in row) + f",{int(t)}" for row, t in zip(X, labels)) + "\n")
+    return root
+
+
+# -- item 3: float32 rows at the declared norm ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 10, 30, 100, 1000])
+@pytest.mark.parametrize("norm", [1.0, 3.0, 0.1])
+def test_float32_rows_normalised_to_the_bound_are_accepted(d, norm):
+    X = _rows(2000 if d < 1000 else 200, d, norm, seed=d)
+    assert (np.linalg.norm(X.astype(np.float64), axis=1) > norm).any() or d == 1  # the issue's situation
+    Domain.parse([f"X.norm={norm}"]).check({"X": X})
+
+
+def test_tolerance_is_a_few_float32_roundoffs_and_no_more():
+    assert NORM_RTOL == 8 * 2.0 ** -24
+    dom = Domain.parse(["X.norm=1"])
+    ok = np.array([[1.0 + 7 * 2.0 ** -24, 0.0]])           # within 8 roundoffs: accepted
+    dom.check({"X": ok})
+    with pytest.raises(DomainError, match=r"X\[0\] has norm"):
+        dom.check({"X": np.array([[1.0 + 1e-6, 0.0]])})     # 1e-6 > 4.8e-7: refused
+    with pytest.raises(DomainError):
+        dom.check({"X": np.array([[2, 0]], dtype=np.int64)})   # integers: exact
+
+
+def test_certificate_uses_the_inflated_bound():
+    a = Domain.parse(["X.norm=2", "Z.min=-1", "Z.max=3"])
+    assert a.get("X").certified_norm == pytest.approx(2 * (1 + NORM_RTOL), rel=1e-15)
+    assert a.get("X").certified_norm >= 2 * (1 + NORM_RTOL)
+    assert a.get("X").row_norm_bound(5) == a.get("X").certified_norm
+    # min/max: sqrt(size) max(|min|, |max|), inflated by the same factor (the float32 cast of the data)
+    assert a.get("Z").row_norm_bound(4) == pytest.approx(2 * 3 * (1 + NORM_RTOL), rel=1e-15)
+    # every accepted float32 row, cast as the samplers cast it, has norm <= the certified bound
+    X = _rows(5000, 7, 2.0, seed=3)
+    Domain.parse(["X.norm=2"]).check({"X": X})
+    assert np.linalg.norm(X.astype(np.float64), axis=1).max() <= a.get("X").certified_norm
+
+
+def test_float32_normalised_data_certified_end_to_end(files, capsys):
+    rc = main(["certify", "logistic", "--data", str(files / "f32.npz"), "--domain", "X.norm=1", "y.values=0,1",
+               "--step-size", "0.01", "--num-steps", "10", "--json"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    # logistic: two records' gradients differ by <= 2 R with the certified R
+    assert json.loads(out)["constants"]["grad_diff"] == pytest.approx(2 * (1 + NORM_RTOL), rel=1e-12)
+
+
+# -- clip_rows never above the clip -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 10, 30, 300, 3000])
+@pytest.mark.parametrize("G", [3.0, 1.0, 0.1, 1e-3])
+def test_clip_rows_never_returns_a_norm_above_the_clip(d, G):
+    rng = np.random.default_rng(d)
+    g = (rng.standard_normal((2000, d)) * rng.uniform(0.1, 100, (2000, 1))).astype(np.float32)
+    out = np.asarray(clip_rows(jnp.asarray(g), jnp.float32(G)))
+    norms = np.linalg.norm(out.astype(np.float64), axis=1)          # exact norms of the returned values
+    assert norms.max() <= float(np.float32(G))
+    small = np.linalg.norm(g.astype(np.float64), axis=1) < G * 0.99   # rows well inside are untouched
+    np.testing.assert_array_equal(out[small], g[small])
+    big = np.linalg.norm(g.astype(np.float64), axis=1) > G           # rows above the clip land just below it
+    assert (norms[big] >= G * clip_margin(d, np.float32) * (1 - 1e-6)).all()
+
+
+# -- labels stored as floats ----------------------------------------------------------------------------------
+
+
+def test_integer_labels_stored_as_floats_are_converted(files):
+    d = dict(np.load(files / "soft.npz"))
+    arrays, m = validate_records(d, MODELS["softmax"], {"num_classes": 3})
+    assert m == 60 and arrays["y"].dtype == np.int32
+    np.testing.assert_array_equal(arrays["y"], np.arange(60) % 3)
+    # a Bernoulli response keeps its float dtype (only index-based families need integers)
+    arrays, _ = validate_records({"X": d["X"], "y": (d["y"] > 0).astype(np.float64)}, MODELS["logistic"])
+    assert arrays["y"].dtype == np.float64
+
+
+@pytest.mark.parametrize("name", ["soft.npz", "soft.csv"])
+def test_softmax_with_float_labels_samples(files, name, capsys):
+    extra = ["--x-columns", "a,b,c", "--y-column", "label"] if name.endswith(".csv") else []
+    rc = main(["sample", "softmax", "--data", str(files / name), *extra, "--domain", "X.norm=1", "y.values=0,1,2",
+               "--sampler", "ula", "--step-size", "1e-3", "--num-steps", "20", "--json"])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    assert json.loads(out)["samples_shape"]["W"] == [1, 1, 3, 3]
+
+
+# -- item 1: chain keys ------------------------------------------------------------------------------------------
+
+
+def _sampler():
+    X = _rows(30, 2, seed=5)
+    y = (X[:, 0] > 0).astype(np.float32)
+    return Sampler(MODELS["logistic"], {"X": X, "y": y}, step_size=0.05, num_steps=5, uncertified=True)
+
+
+def test_keys_from_the_os_csprng_by_default():
+    k1, k2 = secure_key(), secure_key()
+    assert not np.array_equal(jax.random.key_data(k1), jax.random.key_data(k2))
+    assert resolve_key(None)[1] == SECURE and resolve_key(7)[1] == REPRODUCIBLE
+    s = _sampler()
+    a = s.run().get_unconstrained_samples().copy()
+    assert s.key_source == SECURE and s.certificate["chain_keys"] == SECURE
+    b = s.run().get_unconstrained_samples()
+    assert not np.array_equal(a, b)                       # fresh keys each run
+    c = s.run(jax.random.key(3)).get_unconstrained_samples().copy()
+    assert s.key_source == REPRODUCIBLE == "reproducible seed: not private"
+    np.testing.assert_array_equal(c, s.run(3).get_unconstrained_samples())   # an int seed = jax.random.key(seed)
+    attrs = s.to_inference_data().posterior.attrs
+    assert attrs["bayesdp_chain_keys"] == REPRODUCIBLE
+    assert REPRODUCIBLE in s.print_summary()
+
+
+def test_sample_cli_marks_a_seed_everywhere(files, tmp_path, capsys):
+    base = ["sample", "logistic", "--data", str(files / "f32.npz"), "--domain", "X.norm=1", "y.values=0,1",
+            "--sampler", "ula", "--step-size", "1e-3", "--num-steps", "10"]
+    out_nc = tmp_path / "seeded.nc"
+    assert main(base + ["--seed", "4", "--out", str(out_nc)]) == 0
+    printed = capsys.readouterr().out
+    assert "reproducible seed: not private" in printed
+    assert az.from_netcdf(str(out_nc)).posterior.attrs["bayesdp_chain_keys"] == REPRODUCIBLE
+    assert main(base + ["--seed", "4", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["chain_keys"] == REPRODUCIBLE and doc["certificate"]["chain_keys"] == REPRODUCIBLE
+    assert main(base + ["--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["chain_keys"] == SECURE
+    # an existing --out is refused before sampling, replaced with --overwrite
+    before = out_nc.read_bytes()
+    assert main(base + ["--out", str(out_nc)]) == 2
+    assert out_nc.read_bytes() == before and "already exists" in capsys.readouterr().err
+    assert main(base + ["--out", str(out_nc), "--overwrite"]) == 0
+    assert [p.name for p in tmp_path.iterdir()] == ["seeded.nc"]   # no temporary file left behind
+
+
+def _keys(obj, path=""):
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield f"{path}.{k}"
+            yield from _keys(v, f"{path}.{k}")
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            yield from _keys(v, f"{path}[{i}]")
+
+
+def test_no_seed_or_key_in_release_records(files, tmp_path, capsys):
+    ledger = tmp_path / "l.json"
+    argv = ["release", "logistic", "--data", str(files / "f32.npz"), "--domain", "X.norm=1", "y.values=0,1",
+            "--epsilon", "0.5", "--ledger", str(ledger), "--budget", "2", "--num-steps", "60", "--json"]
+    assert main(argv + ["--seed", "12345"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for doc in (out, json.loads(ledger.read_text())):
+        assert not [k for k in _keys(doc) if k.rsplit(".", 1)[-1] in ("seed", "key", "rng_key", "chain_key")]
+    assert "12345" not in ledger.read_text() and "12345" not in json.dumps(out)
+    assert out["chain"]["chain_keys"].startswith(REPRODUCIBLE)
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["chain"]["chain_keys"] == SECURE
+
+
+def test_level_refused_before_any_charge(files, tmp_path, capsys):
+    ledger = tmp_path / "l.json"
+    assert main(["ledger", "create", str(ledger), "--budget", "1"]) == 0
+    capsys.readouterr()
+    before = ledger.read_bytes()
+    rc = main(["release", "logistic", "--data", str(files / "f32.npz"), "--domain", "X.norm=1", "y.values=0,1",
+               "--epsilon", "0.5", "--ledger", str(ledger), "--level", "1.5"])
+    assert rc == 2 and "--level" in capsys.readouterr().err
+    assert ledger.read_bytes() == before
+    assert not [p for p in os.listdir(tmp_path) if not p.startswith("l.json")]
+
+
+def test_release_statistic_checked_in_the_python_api(files, tmp_path):
+    from bayesdp.errors import AssumptionError
+    from bayesdp.release import pipeline
+    from bayesdp.release.statistics import function_mean
+
+    d = dict(np.load(files / "f32.npz"))
+    bad = function_mean(lambda z: 1 / 0, 1.0, ["x"], description="divides by zero")
+    with pytest.raises(AssumptionError, match="statistic 'divides by zero' raised ZeroDivisionError"):
+        pipeline.prepare(MODELS["logistic"], d, domain=["X.norm=1", "y.values=0,1"], statistic=bad, epsilon=0.5,
+                         ledger=str(tmp_path / "l.json"), budget_epsilon=1.0, num_steps=20)
+    assert not (tmp_path / "l.json").exists()
+    with pytest.raises(AssumptionError, match="level"):
+        pipeline.prepare(MODELS["logistic"], d, domain=["X.norm=1", "y.values=0,1"], epsilon=0.5,
+                         ledger=str(tmp_path / "l.json"), budget_epsilon=1.0, num_steps=20, level=math.nan)
