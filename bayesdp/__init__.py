@@ -9,15 +9,15 @@ Quick start::
     '004 Theorem 5.2'
 """
 
+from . import _source_tree
+from ._version import __version__
 from .certificate import BoundReport, Certificate
 from .curves import GDP, RDP, ApproxDP, DeltaProfile, PrivacyCurve, compose
 from .errors import AssumptionError, BayesDPError, BudgetError, DomainError, ModelError
 from .mechanisms import MECHANISMS, bound
 
-__version__ = "0.1.0"
-
 __all__ = [
     "ApproxDP", "AssumptionError", "BayesDPError", "BoundReport", "BudgetError", "Certificate",
     "DeltaProfile", "DomainError", "GDP", "MECHANISMS", "ModelError", "PrivacyCurve", "RDP",
-    "bound", "compose",
+    "bound", "compose", "__version__",
 ]

@@ -61,7 +61,7 @@ def run(args) -> list[dict]:
         d["seconds"] = time.perf_counter() - t0
         d["mu_lb_over_exact"] = (rep.bounds.mu_lower_bound / rep.exact_mu) if rep.exact_mu else None
         rows.append(d)
-    from models import BUILTIN
+    from bayesdp.models import BUILTIN
 
     from ..audit import audit_model
 
