@@ -1,6 +1,6 @@
 """Loading models (built-in names or ``path/to/file.py:function``) and data files (NPZ, CSV, Parquet).
 
-CSV and Parquet files are read with `pyarrow <https://arrow.apache.org/docs/python/>`_ straight into
+CSV and Parquet files are read with [pyarrow](https://arrow.apache.org/docs/python/) straight into
 NumPy ``float64`` arrays, the in-memory form every other part of bayesdp uses: CSV record batches
 (Parquet columns) are converted one at a time into the preallocated result, so the peak memory stays
 close to the size of the arrays themselves (``bayesdp bench load`` measures time and peak memory

@@ -34,6 +34,11 @@ HELP = "ULA/SGLD steps per second vs hand-written JAX and BlackJAX (same run)"
 
 
 def add_arguments(parser) -> None:
+    """Add this benchmark's options to its ``bayesdp bench samplers`` sub-parser.
+
+    Args:
+        parser: the argparse sub-parser.
+    """
     parser.add_argument("--quick", action="store_true", help="small sizes only (m = 1,000, d = 10)")
     parser.add_argument("--repeats", type=int, default=5, help="timed runs per measurement (median)")
     parser.add_argument("--memory", action="store_true", help="also measure SGLD peak memory at m = 10^6, d = 100")
@@ -88,6 +93,8 @@ _MODEL = None
 
 
 def model():
+    """The benchmark's NumPyro logistic model (built once, cached).
+    """
     global _MODEL
     if _MODEL is None:
         _MODEL = _model()
@@ -248,6 +255,14 @@ def _steps_for(m, d, chains):
 
 
 def run(args) -> list:
+    """Run the benchmark (``bayesdp bench samplers``).
+
+    Args:
+        args: the parsed options.
+
+    Returns:
+        JSON-ready results, printed by ``--json`` (medians, targets and the reference measured in the same run).
+    """
     import jax
     import jax.numpy as jnp
 
@@ -335,6 +350,11 @@ print(json.dumps({"sampler": "sgld-clipped (s=100) memory", "data_size": m, "dim
 
 
 def memory_row() -> dict:
+    """Peak memory of SGLD on the benchmark, measured in a fresh process.
+
+    Returns:
+        a result row (``{"sampler": "sgld memory", ...}``), or one with ``"error"``.
+    """
     out = subprocess.run([sys.executable, "-c", _MEMORY_SCRIPT], capture_output=True, text=True, timeout=1200)
     if out.returncode:
         return {"sampler": "sgld memory", "error": out.stderr.strip().splitlines()[-1:]}
@@ -342,6 +362,14 @@ def memory_row() -> dict:
 
 
 def format_table(rows) -> str:
+    """The readable table printed without ``--json``.
+
+    Args:
+        rows: what :func:`run` returned.
+
+    Returns:
+        the table as text.
+    """
     lines = [f"{'sampler':<24} {'m':>8} {'d':>4} {'K':>2} {'steps/s':>10} {'ref steps/s':>12} {'ratio':>6}  reference"]
     for r in rows:
         if "error" in r:
