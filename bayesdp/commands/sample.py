@@ -15,7 +15,7 @@ from ..cli import ARG_TYPES, emit_json
 def add_model_data_arguments(p) -> None:
     """MODEL, --data, CSV column options and --domain, shared by `sample` and `release`."""
     p.add_argument("model", metavar="MODEL", help="built-in model name (models/) or path/to/file.py:function")
-    p.add_argument("--data", metavar="FILE", required=True, 
+    p.add_argument("--data", metavar="FILE", required=True,
                    help="NPZ (arrays named like the model arguments), CSV or Parquet")
     p.add_argument("--x-columns", help="CSV/Parquet: comma-separated feature columns (argument X)")
     p.add_argument("--y-column", help="CSV/Parquet: response column (argument y)")
