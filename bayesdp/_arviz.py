@@ -1,7 +1,8 @@
 """The ArviZ calls bayesdp makes, working with ArviZ 0.x (``InferenceData``) and 1.x (``xarray.DataTree``).
 
 ArviZ 1.0 changed three signatures bayesdp uses (the rest, ``from_netcdf``, ``data[group].attrs``,
-``data.posterior[var]``, is common to both):
+``data.posterior[var]``, is common to both; ``groups`` is a method of ``InferenceData`` but a property
+of ``DataTree`` holding paths, hence :func:`group_names`):
 
 * ``from_dict``: 0.x takes one keyword per group (``from_dict(posterior=...)``), 1.x one dict of groups
   (``from_dict({"posterior": ...})``);
@@ -51,6 +52,13 @@ def summary(data, prob: float = 0.9):
     if major_version() >= 1:
         return az.summary(data, ci_prob=prob, ci_kind="hdi")
     return az.summary(data, hdi_prob=prob)
+
+
+def group_names(data) -> list[str]:
+    """The groups of ArviZ data (``InferenceData.groups()`` in 0.x; the DataTree's children in 1.x)."""
+    if major_version() >= 1:
+        return list(data.children)
+    return list(data.groups())
 
 
 def to_netcdf(data, path: str) -> None:

@@ -17,12 +17,12 @@ def _draws(chains=2, draws=200, seed=0):
 def test_from_dict_attrs_and_netcdf_roundtrip(tmp_path):
     draws = _draws()
     data = _arviz.from_dict({"posterior": draws}, attrs={"posterior": {"bayesdp_certified": 1, "note": "x"}})
-    assert data.posterior.attrs["bayesdp_certified"] == 1
+    assert data.posterior.attrs["bayesdp_certified"] == 1 and _arviz.group_names(data) == ["posterior"]
     assert data.posterior["w"].shape == (2, 200, 3) and sorted(data.posterior.data_vars) == ["b", "w"]
     path = tmp_path / "run.nc"
     _arviz.to_netcdf(data, path)
     back = _arviz.from_netcdf(path)
-    assert back.posterior.attrs["note"] == "x" and int(back.posterior.attrs["bayesdp_certified"]) == 1
+    assert _arviz.group_names(back) == ["posterior"] and back.posterior.attrs["note"] == "x" and int(back.posterior.attrs["bayesdp_certified"]) == 1
     np.testing.assert_array_equal(back.posterior["w"].values, draws["w"])
 
 
