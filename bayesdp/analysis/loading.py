@@ -437,7 +437,8 @@ def _csv_problem(path: str, header: list[str], names: list[str], exc: Exception,
                         return (f"data file {path}, column {n.strip()!r}, {where}: the value is missing; "
                                 "fill in every value of the record (nothing is imputed)")
                     if not _NUMBER.fullmatch(v):
-                        return f"data file {path}, column {n.strip()!r}, {where}: value {v[:40]!r} is not a number; fix the file"
+                        return (f"data file {path}, column {n.strip()!r}, {where}: value {v[:40]!r} is not a "
+                                "number; fix the file")
     except (UnicodeDecodeError, csv.Error) as exc2:
         return f"data file {path} is not readable CSV text ({type(exc2).__name__}: {str(exc2)[:100]}); fix the file"
     first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]

@@ -48,24 +48,13 @@ def _model_data(name, m=40, d=3, seed=0):
 
 
 def add_arguments(p) -> None:
-    """Add this benchmark's options to its ``bayesdp bench audit`` sub-parser.
-
-    Args:
-        p: the argparse sub-parser.
-    """
+    """Add the options of ``bayesdp bench audit`` to the argparse sub-parser ``p``."""
     p.add_argument("--runs", type=int, default=100_000, help="runs per dataset (default 100000)")
     p.add_argument("--model-runs", type=int, default=20_000, help="runs per dataset for the models (default 20000)")
 
 
 def run(args) -> list[dict]:
-    """Run the benchmark (``bayesdp bench audit``).
-
-    Args:
-        args: the parsed options.
-
-    Returns:
-        JSON-ready results, printed by ``--json``.
-    """
+    """Run ``bayesdp bench audit`` with the parsed options ``args``: JSON-ready results."""
     rows = []
     for mech, kw in CONFIGS:
         t0 = time.perf_counter()
@@ -91,14 +80,7 @@ def run(args) -> list[dict]:
 
 
 def format_table(rows) -> str:
-    """The readable table printed without ``--json``.
-
-    Args:
-        rows: what :func:`run` returned.
-
-    Returns:
-        the table as text.
-    """
+    """``rows`` (what :func:`run` returned) as the readable table printed without ``--json``."""
     out = [f"{'benchmark':<28} {'mechanism':<11} {'cert eps':>9} {'CP eps LB':>9} {'mu LB':>8} {'cert mu':>8} {'exact mu':>8} "
            f"{'passed':>6} {'s':>6}"]
     for r in rows:

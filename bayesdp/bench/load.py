@@ -63,17 +63,14 @@ seconds = time.perf_counter() - t
 cpu_seconds = cpu() - c
 peak = status("VmHWM") - base
 h = hashlib.sha256(np.ascontiguousarray(X).tobytes() + np.ascontiguousarray(y).tobytes()).hexdigest()
-print(json.dumps({"seconds": seconds, "cpu_seconds": cpu_seconds, "peak_bytes": peak, "array_bytes": X.nbytes + y.nbytes,
+print(json.dumps({"seconds": seconds, "cpu_seconds": cpu_seconds, "peak_bytes": peak,
+                  "array_bytes": X.nbytes + y.nbytes,
                   "shape": [list(X.shape), list(y.shape)], "sha256": h}))
 """
 
 
 def add_arguments(parser) -> None:
-    """Add this benchmark's options to its ``bayesdp bench load`` sub-parser.
-
-    Args:
-        parser: the argparse sub-parser.
-    """
+    """Add the options of ``bayesdp bench load`` to the argparse sub-parser ``parser``."""
     from ..cli import ARG_TYPES
 
     parser.add_argument("--rows", type=ARG_TYPES[int], default=500_000, help="records in the file")
@@ -132,14 +129,8 @@ def _measure(path: str, fmt: str, loader: str, xcols: str) -> dict:
 
 
 def run(args) -> dict:
-    """Run the benchmark (``bayesdp bench load``).
-
-    Args:
-        args: the parsed options.
-
-    Returns:
-        JSON-ready results, printed by ``--json`` (medians, targets and the reference measured in the same run).
-    """
+    """Run ``bayesdp bench load`` with the parsed options ``args``: JSON-ready
+    results (medians, targets and the reference measured in the same run)."""
     from ..errors import AssumptionError
 
     formats = [f.strip() for f in args.formats.split(",") if f.strip()]
@@ -182,14 +173,7 @@ def run(args) -> dict:
 
 
 def format_table(result: dict) -> str:
-    """The readable table printed without ``--json``.
-
-    Args:
-        result: what :func:`run` returned.
-
-    Returns:
-        the table as text.
-    """
+    """``result`` (what :func:`run` returned) as the readable table printed without ``--json``."""
     lines = [f"load_data on {result['rows']:,} x {result['columns']} (median of {result['repeats']} fresh "
              f"processes; targets <= {TARGET_SECONDS:g} s and peak <= {TARGET_PEAK_RATIO:g}x the arrays)",
              f"  {'format':8} {'loader':8} {'seconds':>8} {'peak MB':>8} {'peak/array':>10}"]

@@ -34,11 +34,7 @@ HELP = "ULA/SGLD steps per second vs hand-written JAX and BlackJAX (same run)"
 
 
 def add_arguments(parser) -> None:
-    """Add this benchmark's options to its ``bayesdp bench samplers`` sub-parser.
-
-    Args:
-        parser: the argparse sub-parser.
-    """
+    """Add the options of ``bayesdp bench samplers`` to the argparse sub-parser ``parser``."""
     parser.add_argument("--quick", action="store_true", help="small sizes only (m = 1,000, d = 10)")
     parser.add_argument("--repeats", type=int, default=5, help="timed runs per measurement (median)")
     parser.add_argument("--memory", action="store_true", help="also measure SGLD peak memory at m = 10^6, d = 100")
@@ -255,14 +251,8 @@ def _steps_for(m, d, chains):
 
 
 def run(args) -> list:
-    """Run the benchmark (``bayesdp bench samplers``).
-
-    Args:
-        args: the parsed options.
-
-    Returns:
-        JSON-ready results, printed by ``--json`` (medians, targets and the reference measured in the same run).
-    """
+    """Run ``bayesdp bench samplers`` with the parsed options ``args``: JSON-ready
+    results (medians, targets and the reference measured in the same run)."""
     import jax
     import jax.numpy as jnp
 
@@ -362,14 +352,7 @@ def memory_row() -> dict:
 
 
 def format_table(rows) -> str:
-    """The readable table printed without ``--json``.
-
-    Args:
-        rows: what :func:`run` returned.
-
-    Returns:
-        the table as text.
-    """
+    """``rows`` (what :func:`run` returned) as the readable table printed without ``--json``."""
     lines = [f"{'sampler':<24} {'m':>8} {'d':>4} {'K':>2} {'steps/s':>10} {'ref steps/s':>12} {'ratio':>6}  reference"]
     for r in rows:
         if "error" in r:

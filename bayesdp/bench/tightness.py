@@ -33,11 +33,7 @@ DELTA = 1e-5
 
 
 def add_arguments(p) -> None:
-    """Add this benchmark's options to its ``bayesdp bench tightness`` sub-parser.
-
-    Args:
-        p: the argparse sub-parser.
-    """
+    """Add the options of ``bayesdp bench tightness`` to the argparse sub-parser ``p``."""
     p.add_argument("--random-draws", type=int, default=10_000,
                    help="random parameter draws for the soundness check (default 10000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the parameter draws")
@@ -175,14 +171,7 @@ def _soundness(draws: int, seed: int) -> dict:
 
 
 def run(args) -> dict:
-    """Run the benchmark (``bayesdp bench tightness``).
-
-    Args:
-        args: the parsed options.
-
-    Returns:
-        JSON-ready results, printed by ``--json``.
-    """
+    """Run ``bayesdp bench tightness`` with the parsed options ``args``: JSON-ready results."""
     rows = [_row(mu, c, f, n) for mu in MUS for c in CS for f in STEP_FRACTIONS for n in NUM_STEPS]
     fr = [r["final_ratio"] for r in rows if r["final_ratio"] is not None]
     pr = [r["path_ratio"] for r in rows if r["path_ratio"] is not None]
@@ -201,14 +190,7 @@ def run(args) -> dict:
 
 
 def format_table(result: dict) -> str:
-    """The readable table printed without ``--json``.
-
-    Args:
-        result: what :func:`run` returned.
-
-    Returns:
-        the table as text.
-    """
+    """``result`` (what :func:`run` returned) as the readable table printed without ``--json``."""
     lines = [f"{'mu':>7} {'c':>4} {'gamma':>8} {'n':>7} | {'final exact':>11} {'best':>9} {'ratio':>7} "
              f"{'004 5.2*':>9} | {'nonconvex':>9} {'/5.2*':>6} | {'path exact':>10} {'best':>9} {'ratio':>7}"]
     for r in result["rows"]:

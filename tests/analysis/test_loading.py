@@ -85,7 +85,8 @@ def test_csv_line_ends_blank_lines_and_quotes(tmp_path, mode):
         np.testing.assert_array_equal(d["X"], X)
         np.testing.assert_array_equal(d["y"], y)
     # blank lines are skipped; a quoted text column with a line break inside stays one record
-    lines = ["f0,note,label"] + [f"{float(X[i, 0])!r},\"a\nb\",{float(y[i])!r}" + ("\n" if i % 50 else "\n\n") for i in range(300)]
+    lines = ["f0,note,label"] + [f"{float(X[i, 0])!r},\"a\nb\",{float(y[i])!r}" + ("\n" if i % 50 else "\n\n")
+                                 for i in range(300)]
     (tmp_path / "q.csv").write_text(lines[0] + "\n" + "".join(lines[1:]))
     d = load_data(str(tmp_path / "q.csv"), x_columns="f0", y_column="label")
     np.testing.assert_array_equal(d["X"][:, 0], X[:, 0])
