@@ -213,6 +213,7 @@ class RDP(PrivacyCurve):
 
     @property
     def has_rdp(self) -> bool:
+        """Always ``True``."""
         return True
 
     def rdp(self, alpha: float) -> float:
@@ -240,6 +241,7 @@ class RDP(PrivacyCurve):
         return RDP(kappa=self.kappa + other.kappa, terms=self.terms + other.terms)
 
     def describe(self) -> str:
+        """``'RDP eps(alpha) = ...'`` with the linear coefficient and the terms' labels."""
         parts = []
         if self.kappa or not self.terms:
             parts.append(f"{self.kappa:.6g}*alpha")
@@ -440,13 +442,20 @@ class GDP(PrivacyCurve):
 
     @property
     def gdp_mu(self) -> float:
+        """mu."""
         return self.mu
 
     @property
     def has_rdp(self) -> bool:
+        """Always ``True``: mu-GDP implies the RDP curve ``alpha * mu^2 / 2``."""
         return True
 
     def rdp(self, alpha: float) -> float:
+        """``alpha * mu^2 / 2``.
+
+        Raises:
+            AssumptionError: alpha <= 1.
+        """
         a = float(alpha)
         if not a > 1:
             raise AssumptionError(f"alpha = {a:.6g} must be > 1 (Renyi order); pass alpha > 1")
@@ -457,6 +466,7 @@ class GDP(PrivacyCurve):
         return RDP.linear(self.mu ** 2 / 2.0)
 
     def describe(self) -> str:
+        """``'<mu>-GDP'``."""
         return f"{self.mu:.6g}-GDP"
 
     def delta(self, epsilon: float) -> float:
@@ -550,13 +560,16 @@ class ApproxDP(PrivacyCurve):
 
     @property
     def has_rdp(self) -> bool:
+        """``True`` for pure DP (its RDP curve is eps0 at every order), else ``False``."""
         return self.is_pure
 
     def rdp(self, alpha: float) -> float:
         # D_alpha <= D_infinity = eps0 for pure DP; nothing for delta0 > 0.
+        """eps0 for pure DP (``D_alpha <= D_inf``), ``math.inf`` when delta0 > 0."""
         return self.eps0 if self.is_pure else math.inf
 
     def describe(self) -> str:
+        """``'pure <eps0>-DP'`` or ``'(<eps0>, <delta0>)-DP'``."""
         if self.is_pure:
             return f"pure {self.eps0:.6g}-DP"
         return f"({self.eps0:.6g}, {self.delta0:.6g})-DP"
@@ -616,6 +629,7 @@ class DeltaProfile(PrivacyCurve):
     kind: str = field(default="delta_profile", init=False)
 
     def describe(self) -> str:
+        """The profile's label."""
         return self.label
 
     def delta(self, epsilon: float) -> float:
