@@ -33,7 +33,7 @@ class Certificate:
         reason: why the route is not valid.
         notes: free text for readers.
 
-    Example:
+    Examples:
         >>> from bayesdp.certificate import Certificate
         >>> from bayesdp.curves import GDP
         >>> c = Certificate("gaussian", "Dong-Roth-Su Cor. 2.13", GDP(1.0), constants={"mu": 1.0})
@@ -171,7 +171,7 @@ class BoundReport:
     Raises:
         AssumptionError: both or neither of delta and epsilon, delta not in (0, 1) or epsilon <= 0.
 
-    Example:
+    Examples:
         >>> import bayesdp
         >>> report = bayesdp.bound("ula-path", grad_diff=1.0, step_size=0.01, num_steps=1000, delta=1e-5)
         >>> report.best.source, round(report.value(), 4)

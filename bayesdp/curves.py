@@ -64,7 +64,7 @@ class PrivacyCurve:
     Every query returns an upper bound: ``epsilon(delta)`` is an epsilon at least the true one of the
     curve, ``delta(epsilon)`` a delta at least the true one.
 
-    Example:
+    Examples:
         >>> from bayesdp.curves import GDP
         >>> curve = GDP(1.0)
         >>> round(curve.epsilon(1e-5), 4), curve.gdp_mu, curve.has_rdp
@@ -165,7 +165,7 @@ class RDP(PrivacyCurve):
     Raises:
         AssumptionError: kappa is negative or not finite.
 
-    Example:
+    Examples:
         >>> from bayesdp.curves import RDP
         >>> curve = RDP.linear(0.5)            # e.g. 1-GDP: kappa = mu^2 / 2
         >>> curve.rdp(2.0), curve.kl()
@@ -186,7 +186,7 @@ class RDP(PrivacyCurve):
     def linear(kappa: float) -> "RDP":
         """``eps(alpha) = kappa * alpha`` for every alpha > 1.
 
-        Example:
+        Examples:
             >>> RDP.linear(0.25).rdp(4.0)
             1.0
         """
@@ -200,7 +200,7 @@ class RDP(PrivacyCurve):
             fn: alpha -> eps(alpha); ``math.inf`` where no bound is known.
             label: shown by :meth:`describe`.
 
-        Example:
+        Examples:
             >>> RDP.from_function(lambda a: 0.1 * a * a, "0.1 alpha^2").rdp(2.0)
             0.4
         """
@@ -273,7 +273,7 @@ class RDP(PrivacyCurve):
         Raises:
             AssumptionError: delta not in (0, 1), or an unknown method.
 
-        Example:
+        Examples:
             >>> round(RDP.linear(0.5).epsilon(1e-5, method="mironov"), 4)
             5.2985
         """
@@ -335,7 +335,7 @@ class RDP(PrivacyCurve):
         Raises:
             AssumptionError: epsilon negative or not finite.
 
-        Example:
+        Examples:
             >>> round(RDP.linear(0.5).delta(4.0), 6)
             0.000196
         """
@@ -375,7 +375,7 @@ def gdp_log_delta(mu: float, eps: float) -> float:
     Returns:
         ``log(Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2))``; ``-inf`` where delta underflows.
 
-    Example:
+    Examples:
         >>> import math
         >>> round(math.exp(gdp_log_delta(1.0, 0.0)), 6)   # TV distance of N(0,1) and N(1,1)
         0.382925
@@ -425,7 +425,7 @@ class GDP(PrivacyCurve):
     Raises:
         AssumptionError: mu negative or not finite.
 
-    Example:
+    Examples:
         >>> from bayesdp.curves import GDP
         >>> g = GDP(1.0)
         >>> round(g.epsilon(1e-5), 4), round(g.delta(1.0), 5)
@@ -533,7 +533,7 @@ class ApproxDP(PrivacyCurve):
     Raises:
         AssumptionError: eps0 negative or either value not finite, or delta0 outside [0, 1].
 
-    Example:
+    Examples:
         >>> from bayesdp.curves import ApproxDP
         >>> p = ApproxDP(1.0)                  # pure 1-DP
         >>> p.is_pure, p.delta(1.0), round(p.delta(0.0), 4)
@@ -616,7 +616,7 @@ class DeltaProfile(PrivacyCurve):
         fn: epsilon -> delta, non-increasing, a valid delta at every epsilon >= 0.
         label: shown by :meth:`describe`.
 
-    Example:
+    Examples:
         >>> import math
         >>> from bayesdp.curves import DeltaProfile
         >>> p = DeltaProfile(lambda e: math.exp(-e), "e^-eps")
@@ -691,7 +691,7 @@ def compose(curves: Iterable[PrivacyCurve]) -> PrivacyCurve:
     Raises:
         AssumptionError: no curve given, or a mix no rule covers (e.g. a :class:`DeltaProfile`).
 
-    Example:
+    Examples:
         >>> from bayesdp.curves import GDP, ApproxDP, compose
         >>> compose([GDP(3.0), GDP(4.0)]).mu
         5.0
@@ -740,7 +740,7 @@ def linear_rdp_to_dp(kappa: float, delta: float) -> float:
     Raises:
         AssumptionError: kappa negative or delta not in (0, 1).
 
-    Example:
+    Examples:
         >>> round(linear_rdp_to_dp(0.5, 1e-5), 4)
         5.2985
     """
@@ -761,7 +761,7 @@ def eps_from_C(C: float, delta: float | None = None, alpha: float | None = None)
     Raises:
         AssumptionError: both or neither of delta and alpha, or a value out of range.
 
-    Example:
+    Examples:
         >>> eps_from_C(4.0, alpha=2.0)
         2.0
         >>> round(eps_from_C(1.0, delta=1e-5), 4)

@@ -17,7 +17,7 @@ class BayesDPError(ValueError):
     Its message is one line: parameter or site, value, violated condition, what to do.  The CLI
     prints it and exits with status 2.
 
-    Example:
+    Examples:
         >>> import bayesdp
         >>> try:
         ...     bayesdp.bound("ula-path", grad_diff=1.0, step_size=-0.1, num_steps=10, delta=1e-5)
@@ -62,7 +62,7 @@ def require(condition: bool, name: str, value: Any, needs: str, fix: str = "") -
     Raises:
         AssumptionError: ``"{name} = {value} {needs}; {fix}"`` when ``condition`` is false.
 
-    Example:
+    Examples:
         >>> require(0.7 < 0.5, "step_size", 0.7, "must be < 0.5", "pass a smaller step size")
         Traceback (most recent call last):
         ...
@@ -81,7 +81,7 @@ def check_finite(name: str, value: Any) -> float:
     Raises:
         AssumptionError: not a number, or infinite / NaN.
 
-    Example:
+    Examples:
         >>> check_finite("delta", "1e-5")
         1e-05
     """
@@ -97,7 +97,7 @@ def check_finite(name: str, value: Any) -> float:
 def positive(name: str, value: Any, fix: str = "") -> float:
     """``value`` as a float > 0; otherwise :class:`AssumptionError` naming ``name`` (``fix`` appended).
 
-    Example:
+    Examples:
         >>> positive("step_size", 0.01)
         0.01
     """
@@ -109,7 +109,7 @@ def positive(name: str, value: Any, fix: str = "") -> float:
 def nonnegative(name: str, value: Any, fix: str = "") -> float:
     """``value`` as a float >= 0; otherwise :class:`AssumptionError` naming ``name`` (``fix`` appended).
 
-    Example:
+    Examples:
         >>> nonnegative("grad_bound", 0)
         0.0
     """
@@ -124,7 +124,7 @@ def positive_int(name: str, value: Any, fix: str = "") -> int:
     Raises:
         AssumptionError: not an integer >= 1.
 
-    Example:
+    Examples:
         >>> positive_int("num_steps", 1e3)
         1000
     """
@@ -147,7 +147,7 @@ def probability_open(name: str, value: Any, fix: str = "") -> float:
     Raises:
         AssumptionError: not a finite number in (0, 1).
 
-    Example:
+    Examples:
         >>> probability_open("delta", 1e-5)
         1e-05
     """

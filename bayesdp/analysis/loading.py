@@ -40,7 +40,7 @@ def builtin_models() -> dict[str, Callable]:
     Raises:
         ModelError: ``bayesdp.models`` cannot be imported (a broken installation).
 
-    Example:
+    Examples:
         >>> from bayesdp.analysis.loading import builtin_models
         >>> sorted(builtin_models())
         ['logistic', 'poisson', 'robust', 'softmax', 'sparse_logistic']
@@ -66,7 +66,7 @@ def load_model(spec: str) -> tuple[Callable, str]:
         ModelError: the file does not exist, fails to import or has no such function, or the name
             is not a built-in model.
 
-    Example:
+    Examples:
         >>> from bayesdp.analysis.loading import load_model
         >>> model, name = load_model("logistic")
         >>> name
@@ -104,7 +104,7 @@ def data_format(path: str) -> str:
     Raises:
         DomainError: the name ends in none of them.
 
-    Example:
+    Examples:
         >>> data_format("records.parquet")
         'parquet'
     """
@@ -140,7 +140,7 @@ def load_data(path: str, x_columns: str | None = None, y_column: str | None = No
         DomainError: the file is missing, unreadable or malformed, a column is missing, or a value
             is missing, not a number or not finite; the message names the file, column and row.
 
-    Example:
+    Examples:
         >>> import pathlib, tempfile
         >>> p = pathlib.Path(tempfile.mkdtemp()) / "d.csv"
         >>> _ = p.write_text("a,b,label\\n0.1,0.2,1\\n-0.3,0.1,0\\n")

@@ -141,7 +141,7 @@ def audit(mechanism: str, *, runs: int, strong_convexity: float, grad_bound: flo
         AssumptionError: unknown mechanism, a missing or invalid constant, too few runs, or no
             certificate for the configuration (refused before any sampling).
 
-    Example:
+    Examples:
         >>> rep = audit("posterior", strong_convexity=1.0, grad_bound=0.5, runs=5_000)
         >>> rep.passed, rep.exact_mu                       # exact: 2 c sqrt(beta / mu) = 1
         (True, 1.0)
@@ -186,7 +186,7 @@ def check_neighbours(data: Mapping[str, Any], data_prime: Mapping[str, Any], rel
     Raises:
         AssumptionError: the datasets are not neighbours under ``relation`` (the message says how).
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> X = np.zeros((3, 2)); Xp = X.copy(); Xp[1, 0] = 1.0
         >>> check_neighbours({"X": X}, {"X": Xp})

@@ -40,7 +40,7 @@ class LQConfig:
         epsilon: ``release``: the Laplace noise's epsilon.
         burn_in: ``release``: steps discarded before averaging.
 
-    Example:
+    Examples:
         >>> exact_mu("posterior", LQConfig(strong_convexity=4.0, grad_bound=1.0))   # 2 c sqrt(beta / mu)
         1.0
     """

@@ -45,7 +45,7 @@ def worst_case_neighbours(data: Mapping[str, Any], domain, record: int = 0) -> t
     Raises:
         AssumptionError: record out of range, or the domain bounds no per-record argument.
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> d1, d0 = worst_case_neighbours({"X": np.zeros((3, 2))}, ["X.norm=1"])
         >>> d1["X"][0].tolist(), d0["X"][0].tolist(), d1["X"][1:].tolist() == d0["X"][1:].tolist()

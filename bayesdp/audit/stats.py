@@ -45,7 +45,7 @@ def clopper_pearson_upper(k: int, n: int, alpha: float) -> float:
     Raises:
         AssumptionError: n < 1.
 
-    Example:
+    Examples:
         >>> round(clopper_pearson_upper(0, 100, 0.05), 6)   # k = 0: 1 - alpha^(1/n)
         0.029513
     """
@@ -94,7 +94,7 @@ def min_runs(confidence: float, thresholds: int) -> int:
     Returns:
         the number of runs.
 
-    Example:
+    Examples:
         >>> min_runs(0.95, 64)                               # ceil(log2(2 * 64 / 0.05))
         12
     """
@@ -121,7 +121,7 @@ def audit_scores(scores_d: np.ndarray, scores_d_prime: np.ndarray, delta: float,
     Raises:
         AssumptionError: a parameter out of range, non-finite or constant scores, or too few runs.
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> rng = np.random.default_rng(0)
         >>> b = audit_scores(rng.normal(1.0, 1.0, 20_000), rng.normal(0.0, 1.0, 20_000), delta=1e-5)

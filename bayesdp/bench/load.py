@@ -92,7 +92,7 @@ def write_files(directory: str, rows: int, columns: int, formats=("csv", "parque
     Returns:
         ``{format: path}``.
 
-    Example:
+    Examples:
         >>> import tempfile
         >>> paths = write_files(tempfile.mkdtemp(), rows=10, columns=3, formats=("csv",))
         >>> open(paths["csv"]).readline().strip()

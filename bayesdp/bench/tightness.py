@@ -51,7 +51,7 @@ def exact_epsilon(mu: float, delta: float) -> float:
     """Exact epsilon(delta) of mu-GDP, by root finding on Dong-Roth-Su Cor. 2.13 in plain float
     arithmetic (an independent check of :meth:`bayesdp.curves.GDP.epsilon`).
 
-    Example:
+    Examples:
         >>> round(exact_epsilon(1.0, 1e-5), 4)
         4.3772
     """
@@ -73,7 +73,7 @@ def exact_final_mu(mu: float, c: float, gamma: float, n: int, beta: float = 1.0)
         n: number of steps.
         beta: inverse temperature.
 
-    Example:
+    Examples:
         >>> round(exact_final_mu(1.0, 0.5, 0.01, 10_000), 4)
         0.9975
     """
@@ -86,7 +86,7 @@ def exact_final_mu(mu: float, c: float, gamma: float, n: int, beta: float = 1.0)
 def exact_path_mu(c: float, gamma: float, n: int, beta: float = 1.0) -> float:
     """Exact GDP mu of ULA's whole path on the benchmark: ``2c sqrt(beta n gamma / 2)``.
 
-    Example:
+    Examples:
         >>> exact_path_mu(0.5, 0.02, 100)
         1.0
     """

@@ -30,7 +30,7 @@ class Option:
         is_flag: a switch without a value.
         choices: allowed values.
 
-    Example:
+    Examples:
         >>> Option("--step-size", "eta").dest
         'step_size'
     """
@@ -95,7 +95,7 @@ def get_mechanism(name: str) -> Mechanism:
     Raises:
         AssumptionError: no such mechanism (the message lists the known ones).
 
-    Example:
+    Examples:
         >>> get_mechanism("ula-final").name
         'ula-final'
     """
@@ -111,7 +111,7 @@ def need(params: Mapping[str, Any], dest: str, what: str = "") -> Any:
     Raises:
         AssumptionError: ``params[dest]`` is missing or ``None``.
 
-    Example:
+    Examples:
         >>> need({"step_size": 0.1}, "step_size")
         0.1
     """
@@ -171,7 +171,7 @@ def bound(mechanism: str, *, delta: float | None = None, epsilon: float | None =
         AssumptionError: unknown mechanism or option, a required constant missing, or no primary
             route's hypotheses hold (the message names the parameter and the condition).
 
-    Example:
+    Examples:
         >>> from bayesdp import bound
         >>> r = bound("ula-path", grad_diff=1.0, step_size=0.01, num_steps=100, delta=1e-5)
         >>> r.best.source

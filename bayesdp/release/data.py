@@ -45,7 +45,7 @@ def load_breast_cancer() -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
     Raises:
         DomainError: the bundled file is damaged (reinstall).
 
-    Example:
+    Examples:
         >>> X, y, names = load_breast_cancer()
         >>> X.shape, int(y.sum()), names[0]
         ((569, 30), 212, 'mean_radius')
@@ -77,7 +77,7 @@ def scale_to_unit_ball(X: np.ndarray, upper: tuple[float, ...] = PUBLIC_UPPER_BO
     Raises:
         DomainError: X is not (n, len(upper)), or a value is outside [0, upper] or not finite.
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> Z = scale_to_unit_ball(np.zeros((1, 2)), upper=(1.0, 4.0))      # (2 * 0 / u - 1) / sqrt(2)
         >>> np.round(Z, 6).tolist()

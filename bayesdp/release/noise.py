@@ -76,7 +76,7 @@ def sample_discrete_laplace(scale: Fraction | int) -> int:
     Raises:
         AssumptionError: scale <= 0.
 
-    Example:
+    Examples:
         >>> from fractions import Fraction
         >>> isinstance(sample_discrete_laplace(Fraction(3, 2)), int)
         True
@@ -109,7 +109,7 @@ def discrete_laplace_pmf(y: np.ndarray | int, scale: float) -> np.ndarray:
     Returns:
         the probabilities, an array shaped like ``y``.
 
-    Example:
+    Examples:
         >>> round(float(discrete_laplace_pmf(0, 1.0)), 6)   # (1 - e^-1) / (1 + e^-1) = tanh(1/2)
         0.462117
     """
@@ -137,7 +137,7 @@ def granularity(nominal_scale: float) -> float:
     Raises:
         AssumptionError: nominal_scale not a positive finite number.
 
-    Example:
+    Examples:
         >>> granularity(1.0) == 2.0 ** -40
         True
     """
@@ -202,7 +202,7 @@ def laplace_release(values: Sequence[float] | np.ndarray, sensitivity: float, ep
         AssumptionError: no values, a non-finite value, sensitivity or epsilon not > 0, or a value too
             large for the grid.
 
-    Example:
+    Examples:
         >>> r = laplace_release([0.25, -1.5], sensitivity=0.1, epsilon=1.0)
         >>> r.num_coords, r.grid == 2.0 ** -43, r.noise_scale == 0.1 + 2 * r.grid   # r = 2^ceil(log2(0.1 / 2^40))
         (2, True, True)
@@ -256,7 +256,7 @@ def laplace_interval_halfwidth(noise_scale: float, level: float = 0.95) -> float
     Raises:
         AssumptionError: noise_scale not > 0 or level not in (0, 1).
 
-    Example:
+    Examples:
         >>> round(laplace_interval_halfwidth(1.0, 0.95), 6)    # log(20)
         2.995732
     """

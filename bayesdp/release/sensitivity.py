@@ -102,7 +102,7 @@ def coupling_strongly_convex(step_size: float, total_strong_convexity: float, to
     Raises:
         AssumptionError: a constant out of range, or the step does not contract (gamma >= 2/L).
 
-    Example:
+    Examples:
         >>> b = coupling_strongly_convex(0.1, total_strong_convexity=1.0, total_smoothness=1.0, grad_diff=1.0)
         >>> round(b.contraction, 12), round(b.distance, 12)      # rho = 0.9; 0.1 * 1 / (1 - 0.9) = 1 / m
         (0.9, 1.0)
@@ -149,7 +149,7 @@ def coupling_strongly_convex_sgld(step_size: float, strong_convexity: float, smo
         AssumptionError: record terms not declared convex, a constant out of range, or the minibatch
             step does not contract.
 
-    Example:
+    Examples:
         >>> b = coupling_strongly_convex_sgld(0.01, 1.0, 1.0, record_strong_convexity=0.0, record_smoothness=0.25,
         ...                                   record_grad_diff=2.0, data_size=100, batch_size=10)
         >>> round(b.contraction, 12), round(b.distance, 9)   # rho = 1 - 0.01; (100/10) * 2 * 0.01 / 0.01
@@ -204,7 +204,7 @@ def coupling_k_plus_v(step_size: float, strong_convexity: float, smoothness: flo
     Raises:
         AssumptionError: a constant out of range, or gamma >= 2 / smoothness.
 
-    Example:
+    Examples:
         >>> round(coupling_k_plus_v(0.1, 1.0, 1.0, grad_bound=0.5).distance, 12)   # 2 * 0.1 * 0.5 / (1 - 0.9)
         1.0
     """
@@ -231,7 +231,7 @@ def best_coupling(**constants: Any) -> tuple[CouplingBound | None, list[tuple[st
     Returns:
         ``(bound or None, [(route source, reason it failed), ...])``.
 
-    Example:
+    Examples:
         >>> b, failed = best_coupling(step_size=0.1, sampler="ULA", total_strong_convexity=1.0,
         ...                           total_smoothness=1.0, grad_diff=1.0)
         >>> round(b.distance, 12), b.source == SOURCE_STRONGLY_CONVEX
@@ -317,7 +317,7 @@ class SensitivityRoute:
         coupling_delta: the delta the route adds (0 for the coupling route).
         assumptions: the hypotheses with their values.
 
-    Example:
+    Examples:
         >>> route = coupling_route(coupling_k_plus_v(0.1, 1.0, 1.0, grad_bound=0.5), lipschitz=2.0)
         >>> round(route.sensitivity, 12), route.coupling_delta
         (2.0, 0.0)
@@ -408,7 +408,7 @@ def concentration_route(concentration: float, concentration_delta: float, poster
     Raises:
         AssumptionError: a constant out of range.
 
-    Example:
+    Examples:
         >>> r = concentration_route(0.1, 1e-6, 0.05)
         >>> round(r.sensitivity, 12), r.coupling_delta == 2e-6 - 1e-12        # 2 C + gamma_f
         (0.25, True)
@@ -434,7 +434,7 @@ def choose_route(routes: list[SensitivityRoute], max_delta: float | None = None)
     Raises:
         AssumptionError: no route, or none within ``max_delta``.
 
-    Example:
+    Examples:
         >>> a, b = concentration_route(0.1, 1e-6, 0.05), coupling_route(coupling_k_plus_v(0.1, 1.0, 1.0, 0.5), 1.0)
         >>> choose_route([a, b]).source == b.source, choose_route([a, b], max_delta=0.0).coupling_delta
         (False, 0.0)

@@ -39,7 +39,7 @@ class SiteSpec:
     ``z = T^{-1}(theta)``.  ``transform`` maps unconstrained values to constrained ones
     coordinate-wise; ``transform_lipschitz`` is its declared Lipschitz constant per coordinate.
 
-    Example:
+    Examples:
         >>> SiteSpec("w", size=3).constrained
         False
     """
@@ -64,7 +64,7 @@ class Statistic:
         description: one line for reports.
         lipschitz_source: where the constant comes from.
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> stat = coordinate_means([SiteSpec("w", size=2)])
         >>> stat.names, round(stat.lipschitz, 6), stat.evaluate(np.array([[1.0, 2.0], [3.0, 4.0]])).tolist()
@@ -129,7 +129,7 @@ def coordinate_means(sites: Sequence[SiteSpec], select: Sequence[str] | None = N
         ModelError: no sites, a site listed twice, an unknown site selected, or a constrained site
             without a declared transform Lipschitz constant.
 
-    Example:
+    Examples:
         >>> import math
         >>> stat = coordinate_means([SiteSpec("w", size=3), SiteSpec("b")], select=["w"])
         >>> stat.names, stat.lipschitz == math.sqrt(3)
@@ -199,7 +199,7 @@ def function_mean(fn: Callable[[np.ndarray], np.ndarray], lipschitz: float | Non
     Raises:
         AssumptionError: no Lipschitz constant or not > 0, or no names.
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> stat = function_mean(lambda z: np.tanh(z[:, :1]), 1.0, ["tanh(w0)"])
         >>> stat.lipschitz, stat.num_coords
@@ -252,7 +252,7 @@ def describe_values(names: Sequence[str], values: np.ndarray, noise_scale: float
     Raises:
         AssumptionError: noise_scale not > 0 or level not in (0, 1).
 
-    Example:
+    Examples:
         >>> v = describe_values(["w"], [0.5], noise_scale=1.0, noise_variance=2.0)[0]
         >>> round(v.interval[1] - v.value, 6)                  # log(1 / 0.05) + one grid step
         2.995732
