@@ -20,6 +20,30 @@ from .errors import AssumptionError, check_finite, probability_open
 
 @dataclass(frozen=True)
 class Certificate:
+    """One route: a theorem applied to named constants, and the privacy curve it proves.
+
+    Args:
+        mechanism: what ran, e.g. ``"ula-final"``.
+        source: the theorem, exactly as in the seed papers' list, e.g. ``"004 Theorem 5.2"``.
+        curve: the proven curve (``None`` for an invalid route).
+        assumptions: the hypotheses with their values (JSON-ready).
+        constants: the constants the bound used.
+        certified: ``False`` for estimates that are not proven bounds (shown, never chosen as best).
+        valid: ``False`` when a hypothesis fails; ``reason`` then says which.
+        reason: why the route is not valid.
+        notes: free text for readers.
+
+    Examples:
+        >>> from bayesdp.certificate import Certificate
+        >>> from bayesdp.curves import GDP
+        >>> c = Certificate("gaussian", "Dong-Roth-Su Cor. 2.13", GDP(1.0), constants={"mu": 1.0})
+        >>> round(c.epsilon(1e-5), 4), c.gdp_mu
+        (4.3772, 1.0)
+        >>> bad = Certificate.invalid("gaussian", "some theorem", "step_size = 2 must be < 1")
+        >>> bad.valid, bad.epsilon(1e-5)
+        (False, inf)
+    """
+
     mechanism: str
     source: str
     curve: PrivacyCurve | None
@@ -33,6 +57,7 @@ class Certificate:
     @staticmethod
     def invalid(mechanism: str, source: str, reason: str, assumptions: Mapping[str, Any] | None = None,
                 certified: bool = True) -> "Certificate":
+        """A route whose hypotheses fail: kept in reports with its ``reason``, never chosen as best."""
         return Certificate(mechanism=mechanism, source=source, curve=None,
                            assumptions=dict(assumptions or {}), valid=False, reason=reason,
                            certified=certified)
@@ -41,26 +66,47 @@ class Certificate:
     # A query whose arithmetic leaves the float range (overflow in a conversion at extreme constants)
     # answers the trivial bound (epsilon = inf, delta = 1): always true, never a traceback.
     def epsilon(self, delta: float) -> float:
+        """epsilon at ``delta`` (``math.inf`` for an invalid route).
+
+        Raises:
+            AssumptionError: delta not in (0, 1).
+        """
         if not self.valid or self.curve is None:
             return math.inf
         return _guarded(self.curve.epsilon, delta, math.inf)
 
     def delta(self, epsilon: float) -> float:
+        """delta at ``epsilon`` (1 for an invalid route).
+
+        Raises:
+            AssumptionError: epsilon negative or not finite.
+        """
         if not self.valid or self.curve is None:
             return 1.0
         return _guarded(self.curve.delta, epsilon, 1.0)
 
     def rdp(self, alpha: float) -> float:
+        """The Renyi-DP value at order ``alpha`` (``math.inf`` if unknown or invalid)."""
         if not self.valid or self.curve is None:
             return math.inf
         return _guarded(self.curve.rdp, alpha, math.inf)
 
     @property
     def gdp_mu(self) -> float | None:
+        """mu when the curve is mu-GDP, else ``None``."""
         return None if self.curve is None else self.curve.gdp_mu
 
     def to_dict(self, *, delta: float | None = None, epsilon: float | None = None) -> dict:
-        """JSON shape shared by ``bayesdp bound``, ``certify`` and the samplers."""
+        """JSON shape shared by ``bayesdp bound``, ``certify`` and the samplers.
+
+        Args:
+            delta: query the curve at this delta (fills ``epsilon``) ...
+            epsilon: ... or at this epsilon (fills ``delta``); neither: no query.
+
+        Returns:
+            a dict with mechanism, source, valid, certified, epsilon, delta, rdp, gdp_mu, reason,
+            constants and assumptions (non-finite numbers as ``None``).
+        """
         out: dict[str, Any] = {
             "mechanism": self.mechanism,
             "source": self.source,
@@ -134,7 +180,25 @@ def _score(cert: Certificate, delta: float | None, epsilon: float | None) -> flo
 
 @dataclass(frozen=True)
 class BoundReport:
-    """All routes considered for one mechanism, queried at one point."""
+    """All routes considered for one mechanism, queried at one point (exactly one of ``delta`` and
+    ``epsilon``); ``best`` is the smallest valid certified bound there.
+
+    Args:
+        mechanism: the mechanism's name.
+        parameters: the constants it was asked about.
+        certificates: every route, valid or not.
+        delta: query epsilon at this delta ...
+        epsilon: ... or delta at this epsilon.
+
+    Raises:
+        AssumptionError: both or neither of delta and epsilon, delta not in (0, 1) or epsilon <= 0.
+
+    Examples:
+        >>> import bayesdp
+        >>> report = bayesdp.bound("ula-path", grad_diff=1.0, step_size=0.01, num_steps=1000, delta=1e-5)
+        >>> report.best.source, round(report.value(), 4)
+        ('GDP composition of the path (Dong-Roth-Su Cor. 3.3)', 11.48)
+    """
 
     mechanism: str
     parameters: Mapping[str, Any]
@@ -156,22 +220,26 @@ class BoundReport:
 
     @property
     def valid_certificates(self) -> list[Certificate]:
+        """The routes that are valid and certified (estimates excluded)."""
         return [c for c in self.certificates if c.valid and c.certified]
 
     @property
     def best(self) -> Certificate | None:
+        """The valid certified route with the smallest epsilon (or delta) at the query; ``None`` if none."""
         cands = self.valid_certificates
         if not cands:
             return None
         return min(cands, key=lambda c: _score(c, self.delta, self.epsilon))
 
     def value(self) -> float:
+        """The best route's epsilon at ``delta`` (or delta at ``epsilon``); inf (or 1) without one."""
         b = self.best
         if b is None:
             return math.inf if self.delta is not None else 1.0
         return _score(b, self.delta, self.epsilon)
 
     def to_dict(self) -> dict:
+        """The JSON of ``bayesdp bound --json``: parameters, the query, ``best`` and every route."""
         best = self.best
         q = {"delta": self.delta} if self.delta is not None else {"epsilon": self.epsilon}
         out = {

@@ -59,15 +59,48 @@ def _check_epsilon(epsilon: float) -> float:
 
 
 class PrivacyCurve:
-    """Interface shared by all curves.  Subclasses are immutable."""
+    """Interface shared by all curves (:class:`RDP`, :class:`GDP`, :class:`ApproxDP`,
+    :class:`DeltaProfile`).  Subclasses are immutable.
+
+    Every query returns an upper bound: ``epsilon(delta)`` is an epsilon at least the true one of the
+    curve, ``delta(epsilon)`` a delta at least the true one.
+
+    Examples:
+        >>> from bayesdp.curves import GDP
+        >>> curve = GDP(1.0)
+        >>> round(curve.epsilon(1e-5), 4), curve.gdp_mu, curve.has_rdp
+        (4.3772, 1.0, True)
+    """
 
     kind: str = "curve"
 
     # -- queries ---------------------------------------------------------
     def epsilon(self, delta: float) -> float:  # pragma: no cover - interface
+        """An epsilon such that the curve implies (epsilon, delta)-DP.
+
+        Args:
+            delta: in (0, 1).
+
+        Returns:
+            epsilon >= 0 (``math.inf`` when the curve gives no finite epsilon at this delta).
+
+        Raises:
+            AssumptionError: delta is not in (0, 1).
+        """
         raise NotImplementedError
 
     def delta(self, epsilon: float) -> float:  # pragma: no cover - interface
+        """A delta such that the curve implies (epsilon, delta)-DP.
+
+        Args:
+            epsilon: >= 0.
+
+        Returns:
+            delta in [0, 1].
+
+        Raises:
+            AssumptionError: epsilon is negative or not finite.
+        """
         raise NotImplementedError
 
     def rdp(self, alpha: float) -> float:
@@ -76,21 +109,27 @@ class PrivacyCurve:
 
     @property
     def gdp_mu(self) -> float | None:
+        """mu of a mu-GDP guarantee, ``None`` for curves that are not GDP."""
         return None
 
     @property
     def has_rdp(self) -> bool:
+        """Whether :meth:`rdp` gives finite values (a Renyi-DP curve is known)."""
         return False
 
     def rdp_list(self, alphas: Sequence[float] = REPORT_ALPHAS) -> list[list[float]] | None:
+        """``[[alpha, eps(alpha)], ...]`` at ``alphas`` (``None`` in place of infinity), or ``None``
+        without an RDP curve: the form certificates' JSON uses."""
         if not self.has_rdp:
             return None
         return [[float(a), _json_float(self.rdp(a))] for a in alphas]
 
     def describe(self) -> str:  # pragma: no cover - overridden
+        """One line naming the curve, e.g. ``'1-GDP'``."""
         return self.kind
 
     def to_dict(self) -> dict:
+        """JSON-ready summary: kind, description, GDP mu and the RDP list."""
         return {"kind": self.kind, "description": self.describe(), "gdp_mu": self.gdp_mu,
                 "rdp": self.rdp_list()}
 
@@ -128,6 +167,21 @@ class RDP(PrivacyCurve):
     ``alpha * C / 4``; a mu-GDP mechanism has ``kappa = mu**2 / 2``).  Arbitrary
     curves are given as callables ``f(alpha)`` that must be valid RDP bounds for
     every alpha > 1 (return ``math.inf`` where no bound is known).
+
+    Args:
+        kappa: the linear coefficient, >= 0.
+        terms: further terms (use :meth:`from_function`).
+
+    Raises:
+        AssumptionError: kappa is negative or not finite.
+
+    Examples:
+        >>> from bayesdp.curves import RDP
+        >>> curve = RDP.linear(0.5)            # e.g. 1-GDP: kappa = mu^2 / 2
+        >>> curve.rdp(2.0), curve.kl()
+        (1.0, 0.5)
+        >>> round(curve.epsilon(1e-5), 4)
+        4.7284
     """
 
     kappa: float = 0.0
@@ -140,22 +194,44 @@ class RDP(PrivacyCurve):
 
     @staticmethod
     def linear(kappa: float) -> "RDP":
-        """``eps(alpha) = kappa * alpha`` for every alpha > 1."""
+        """``eps(alpha) = kappa * alpha`` for every alpha > 1.
+
+        Examples:
+            >>> RDP.linear(0.25).rdp(4.0)
+            1.0
+        """
         return RDP(kappa=kappa)
 
     @staticmethod
     def from_function(fn: Callable[[float], float], label: str = "custom") -> "RDP":
+        """A curve from a callable ``fn(alpha)``, which must be a valid RDP bound at every alpha > 1.
+
+        Args:
+            fn: alpha -> eps(alpha); ``math.inf`` where no bound is known.
+            label: shown by :meth:`describe`.
+
+        Examples:
+            >>> RDP.from_function(lambda a: 0.1 * a * a, "0.1 alpha^2").rdp(2.0)
+            0.4
+        """
         return RDP(kappa=0.0, terms=(_FnTerm(fn, label),))
 
     @property
     def is_linear(self) -> bool:
+        """Whether the curve is ``kappa * alpha`` only (closed-form conversions apply)."""
         return not self.terms
 
     @property
     def has_rdp(self) -> bool:
+        """Always ``True``."""
         return True
 
     def rdp(self, alpha: float) -> float:
+        """eps(alpha).
+
+        Raises:
+            AssumptionError: alpha <= 1, or a term returned NaN.
+        """
         a = float(alpha)
         if not a > 1:
             raise AssumptionError(f"alpha = {a:.6g} must be > 1 (Renyi order); pass alpha > 1")
@@ -175,6 +251,7 @@ class RDP(PrivacyCurve):
         return RDP(kappa=self.kappa + other.kappa, terms=self.terms + other.terms)
 
     def describe(self) -> str:
+        """``'RDP eps(alpha) = ...'`` with the linear coefficient and the terms' labels."""
         parts = []
         if self.kappa or not self.terms:
             parts.append(f"{self.kappa:.6g}*alpha")
@@ -195,7 +272,23 @@ class RDP(PrivacyCurve):
         return tau + math.log1p(-1.0 / alpha) + (log1_delta - math.log(alpha)) / am1
 
     def epsilon(self, delta: float, method: str = "cks") -> float:
-        """Smallest eps (over alpha) such that the curve implies (eps, delta)-DP."""
+        """Smallest eps (over alpha) such that the curve implies (eps, delta)-DP.
+
+        Args:
+            delta: in (0, 1).
+            method: ``"cks"`` (Canonne-Kamath-Steinke 2020 Prop. 12, the default; for linear curves
+                also the Bretagnolle-Huber bound) or ``"mironov"`` (Mironov 2017 Prop. 3).
+
+        Returns:
+            epsilon >= 0, an upper bound.
+
+        Raises:
+            AssumptionError: delta not in (0, 1), or an unknown method.
+
+        Examples:
+            >>> round(RDP.linear(0.5).epsilon(1e-5, method="mironov"), 4)
+            5.2985
+        """
         d = _check_delta(delta)
         if method not in ("cks", "mironov"):
             raise AssumptionError(f"method = {method!r} must be 'cks' or 'mironov'")
@@ -258,6 +351,16 @@ class RDP(PrivacyCurve):
         return (alpha - 1.0) * (tau - eps + math.log1p(-1.0 / alpha)) - math.log(alpha)
 
     def delta(self, epsilon: float) -> float:
+        """Smallest delta (over alpha, CKS20 Prop. 12; Bretagnolle-Huber for linear curves) such that
+        the curve implies (epsilon, delta)-DP.
+
+        Raises:
+            AssumptionError: epsilon negative or not finite.
+
+        Examples:
+            >>> round(RDP.linear(0.5).delta(4.0), 6)
+            0.000196
+        """
         e = _check_epsilon(epsilon)
         if self.is_linear:
             k = self.kappa
@@ -286,7 +389,20 @@ class RDP(PrivacyCurve):
 
 
 def gdp_log_delta(mu: float, eps: float) -> float:
-    """log of the exact delta(eps) of mu-GDP (Dong–Roth–Su Cor. 2.13)."""
+    """log of the exact delta(eps) of mu-GDP (Dong–Roth–Su Cor. 2.13), computed in log space.
+
+    Args:
+        mu: > 0.
+        eps: >= 0.
+
+    Returns:
+        ``log(Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2))``; ``-inf`` where delta underflows.
+
+    Examples:
+        >>> import math
+        >>> round(math.exp(gdp_log_delta(1.0, 0.0)), 6)   # TV distance of N(0,1) and N(1,1)
+        0.382925
+    """
     a = special.log_ndtr(-eps / mu + mu / 2.0)
     b = eps + special.log_ndtr(-eps / mu - mu / 2.0)
     diff = b - a
@@ -349,7 +465,23 @@ def _verify_gdp_epsilon(mu: float, eps: float, delta: float) -> float:
 
 @dataclass(frozen=True)
 class GDP(PrivacyCurve):
-    """mu-Gaussian differential privacy."""
+    """mu-Gaussian differential privacy (Dong, Roth, Su 2022): the mechanism is no easier to
+    distinguish on neighbouring data than N(0, 1) from N(mu, 1).
+
+    Args:
+        mu: >= 0.
+
+    Raises:
+        AssumptionError: mu negative or not finite.
+
+    Examples:
+        >>> from bayesdp.curves import GDP
+        >>> g = GDP(1.0)
+        >>> round(g.epsilon(1e-5), 4), round(g.delta(1.0), 5)
+        (4.3772, 0.12694)
+        >>> g.rdp(2.0)
+        1.0
+    """
 
     mu: float
     kind: str = field(default="gdp", init=False)
@@ -359,25 +491,39 @@ class GDP(PrivacyCurve):
 
     @property
     def gdp_mu(self) -> float:
+        """mu."""
         return self.mu
 
     @property
     def has_rdp(self) -> bool:
+        """Always ``True``: mu-GDP implies the RDP curve ``alpha * mu^2 / 2``."""
         return True
 
     def rdp(self, alpha: float) -> float:
+        """``alpha * mu^2 / 2``.
+
+        Raises:
+            AssumptionError: alpha <= 1.
+        """
         a = float(alpha)
         if not a > 1:
             raise AssumptionError(f"alpha = {a:.6g} must be > 1 (Renyi order); pass alpha > 1")
         return a * self.mu ** 2 / 2.0
 
     def as_rdp(self) -> RDP:
+        """The RDP curve ``alpha * mu^2 / 2`` implied by mu-GDP (for composing with RDP curves)."""
         return RDP.linear(self.mu ** 2 / 2.0)
 
     def describe(self) -> str:
+        """``'<mu>-GDP'``."""
         return f"{self.mu:.6g}-GDP"
 
     def delta(self, epsilon: float) -> float:
+        """Exact delta(epsilon) of mu-GDP (Dong-Roth-Su Cor. 2.13); 60-digit arithmetic for mu < 0.01.
+
+        Raises:
+            AssumptionError: epsilon negative or not finite.
+        """
         e = _check_epsilon(epsilon)
         if self.mu == 0.0:
             return 0.0
@@ -385,6 +531,11 @@ class GDP(PrivacyCurve):
         return min(1.0, max(0.0, float(_gdp_delta_mp(self.mu, e))))
 
     def epsilon(self, delta: float) -> float:
+        """The exact epsilon(delta) of mu-GDP, rounded up (its delta is <= the one asked for).
+
+        Raises:
+            AssumptionError: delta not in (0, 1).
+        """
         d = _check_delta(delta)
         mu = self.mu
         if mu == 0.0 or self.delta(0.0) <= d:
@@ -424,6 +575,21 @@ class ApproxDP(PrivacyCurve):
     Queries below eps0 use the extreme points of the (eps0, delta0) privacy
     region (randomised response, Kairouz–Oh–Viswanath 2015; derivation in
     docs/curves.md): ``delta(eps) = delta0 + (1 - delta0)(e^eps0 - e^eps)/(1 + e^eps0)``.
+
+    Args:
+        eps0: >= 0.
+        delta0: in [0, 1].
+
+    Raises:
+        AssumptionError: eps0 negative or either value not finite, or delta0 outside [0, 1].
+
+    Examples:
+        >>> from bayesdp.curves import ApproxDP
+        >>> p = ApproxDP(1.0)                  # pure 1-DP
+        >>> p.is_pure, p.delta(1.0), round(p.delta(0.0), 4)
+        (True, 0.0, 0.4621)
+        >>> ApproxDP(1.0, 1e-5).epsilon(1e-5)
+        1.0
     """
 
     eps0: float
@@ -439,22 +605,31 @@ class ApproxDP(PrivacyCurve):
 
     @property
     def is_pure(self) -> bool:
+        """Whether delta0 = 0 (pure epsilon-DP, which has the RDP curve eps(alpha) <= eps0)."""
         return self.delta0 == 0.0
 
     @property
     def has_rdp(self) -> bool:
+        """``True`` for pure DP (its RDP curve is eps0 at every order), else ``False``."""
         return self.is_pure
 
     def rdp(self, alpha: float) -> float:
         # D_alpha <= D_infinity = eps0 for pure DP; nothing for delta0 > 0.
+        """eps0 for pure DP (``D_alpha <= D_inf``), ``math.inf`` when delta0 > 0."""
         return self.eps0 if self.is_pure else math.inf
 
     def describe(self) -> str:
+        """``'pure <eps0>-DP'`` or ``'(<eps0>, <delta0>)-DP'``."""
         if self.is_pure:
             return f"pure {self.eps0:.6g}-DP"
         return f"({self.eps0:.6g}, {self.delta0:.6g})-DP"
 
     def delta(self, epsilon: float) -> float:
+        """delta0 at epsilon >= eps0; below eps0 the randomised-response region (class docstring).
+
+        Raises:
+            AssumptionError: epsilon negative or not finite.
+        """
         e = _check_epsilon(epsilon)
         if e >= self.eps0:
             return self.delta0
@@ -463,6 +638,11 @@ class ApproxDP(PrivacyCurve):
         return min(1.0, round_up(self.delta0 + (1.0 - self.delta0) * frac))
 
     def epsilon(self, delta: float) -> float:
+        """The inverse of :meth:`delta`; ``math.inf`` for delta < delta0.
+
+        Raises:
+            AssumptionError: delta not in (0, 1).
+        """
         d = _check_delta(delta)
         if d < self.delta0:
             return math.inf
@@ -480,16 +660,36 @@ class ApproxDP(PrivacyCurve):
 
 @dataclass(frozen=True)
 class DeltaProfile(PrivacyCurve):
-    """A non-increasing function eps -> delta(eps), valid for every eps >= 0."""
+    """A non-increasing function eps -> delta(eps), valid for every eps >= 0 (e.g. 003's
+    hockey-stick bounds).  Values are clipped to [0, 1]; epsilon(delta) is found by bisection and
+    rounded up.
+
+    Args:
+        fn: epsilon -> delta, non-increasing, a valid delta at every epsilon >= 0.
+        label: shown by :meth:`describe`.
+
+    Examples:
+        >>> import math
+        >>> from bayesdp.curves import DeltaProfile
+        >>> p = DeltaProfile(lambda e: math.exp(-e), "e^-eps")
+        >>> p.delta(0.0), round(p.epsilon(1e-3), 6)
+        (1.0, 6.907755)
+    """
 
     fn: Callable[[float], float]
     label: str = "delta profile"
     kind: str = field(default="delta_profile", init=False)
 
     def describe(self) -> str:
+        """The profile's label."""
         return self.label
 
     def delta(self, epsilon: float) -> float:
+        """``fn(epsilon)`` clipped to [0, 1].
+
+        Raises:
+            AssumptionError: epsilon negative or not finite, or ``fn`` returned NaN.
+        """
         e = _check_epsilon(epsilon)
         v = float(self.fn(e))
         if math.isnan(v):
@@ -497,6 +697,11 @@ class DeltaProfile(PrivacyCurve):
         return min(1.0, max(0.0, v))
 
     def epsilon(self, delta: float) -> float:
+        """Smallest epsilon (bisection, rounded up) with delta(epsilon) <= delta; ``math.inf`` past 1e9.
+
+        Raises:
+            AssumptionError: delta not in (0, 1).
+        """
         d = _check_delta(delta)
         if self.delta(0.0) <= d:
             return 0.0
@@ -528,6 +733,22 @@ def compose(curves: Iterable[PrivacyCurve]) -> PrivacyCurve:
     * all GDP: mu's add in quadrature (Dong–Roth–Su Cor. 3.3);
     * all with an RDP curve (RDP, GDP, pure DP): RDP curves add (Mironov 2017 Prop. 1);
     * all (eps, delta) points: basic composition (eps's and delta's add).
+
+    Args:
+        curves: the mechanisms' curves, at least one.
+
+    Returns:
+        :class:`GDP`, :class:`RDP` or :class:`ApproxDP`, by the first rule above that applies.
+
+    Raises:
+        AssumptionError: no curve given, or a mix no rule covers (e.g. a :class:`DeltaProfile`).
+
+    Examples:
+        >>> from bayesdp.curves import GDP, ApproxDP, compose
+        >>> compose([GDP(3.0), GDP(4.0)]).mu
+        5.0
+        >>> compose([ApproxDP(1.0, 1e-6), ApproxDP(0.5, 1e-6)]).describe()
+        '(1.5, 2e-06)-DP'
     """
     cs = list(curves)
     if not cs:
@@ -559,12 +780,45 @@ def compose(curves: Iterable[PrivacyCurve]) -> PrivacyCurve:
 
 
 def linear_rdp_to_dp(kappa: float, delta: float) -> float:
-    """Mironov's optimum for a linear curve: ``kappa + 2*sqrt(kappa*log(1/delta))`` (SEEDS §0)."""
+    """Mironov's optimum for a linear curve: ``kappa + 2*sqrt(kappa*log(1/delta))`` (SEEDS §0).
+
+    Args:
+        kappa: the curve ``eps(alpha) = kappa * alpha``, kappa >= 0.
+        delta: in (0, 1).
+
+    Returns:
+        epsilon.
+
+    Raises:
+        AssumptionError: kappa negative or delta not in (0, 1).
+
+    Examples:
+        >>> round(linear_rdp_to_dp(0.5, 1e-5), 4)
+        5.2985
+    """
     return RDP.linear(kappa).epsilon(delta, method="mironov")
 
 
 def eps_from_C(C: float, delta: float | None = None, alpha: float | None = None) -> float:
-    """004's form: ``C/4 + sqrt(C log(1/delta))`` or ``alpha*C/4`` (SEEDS §7.0)."""
+    """004's form: ``C/4 + sqrt(C log(1/delta))`` or ``alpha*C/4`` (SEEDS §7.0).
+
+    Args:
+        C: the constant of 004's bounds (RDP ``alpha * C / 4``), >= 0.
+        delta: give either delta in (0, 1) (an (eps, delta) bound) ...
+        alpha: ... or the Renyi order alpha >= 1 (the RDP value).
+
+    Returns:
+        epsilon.
+
+    Raises:
+        AssumptionError: both or neither of delta and alpha, or a value out of range.
+
+    Examples:
+        >>> eps_from_C(4.0, alpha=2.0)
+        2.0
+        >>> round(eps_from_C(1.0, delta=1e-5), 4)
+        3.6431
+    """
     if (delta is None) == (alpha is None):
         raise AssumptionError("eps_from_C needs exactly one of delta and alpha")
     C = nonnegative("C", C)

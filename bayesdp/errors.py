@@ -14,7 +14,19 @@ from typing import Any
 
 
 class BayesDPError(ValueError):
-    """Base class of every error bayesdp raises on bad input."""
+    """Base class of every error bayesdp raises on bad input.
+
+    Its message is one line: parameter or site, value, violated condition, what to do.  The CLI
+    prints it and exits with status 2.
+
+    Examples:
+        >>> import bayesdp
+        >>> try:
+        ...     bayesdp.bound("ula-path", grad_diff=1.0, step_size=-0.1, num_steps=10, delta=1e-5)
+        ... except bayesdp.BayesDPError as e:
+        ...     print(type(e).__name__)
+        AssumptionError
+    """
 
 
 class AssumptionError(BayesDPError):
@@ -42,8 +54,21 @@ def _fmt(value: Any) -> str:
 def require(condition: bool, name: str, value: Any, needs: str, fix: str = "") -> None:
     """Raise :class:`AssumptionError` unless ``condition`` holds.
 
-    ``name`` is the parameter (e.g. ``"step_size"``), ``needs`` the condition in
-    words (e.g. ``"must be in (0, 2*mu/L^2) = (0, 0.5)"``), ``fix`` what to do.
+    Args:
+        condition: what must hold.
+        name: the parameter, e.g. ``"step_size"``.
+        value: its value (shown in the message).
+        needs: the condition in words, e.g. ``"must be in (0, 2*mu/L^2) = (0, 0.5)"``.
+        fix: what to do, appended after ``;``.
+
+    Raises:
+        AssumptionError: ``"{name} = {value} {needs}; {fix}"`` when ``condition`` is false.
+
+    Examples:
+        >>> require(0.7 < 0.5, "step_size", 0.7, "must be < 0.5", "pass a smaller step size")
+        Traceback (most recent call last):
+        ...
+        bayesdp.errors.AssumptionError: step_size = 0.7 must be < 0.5; pass a smaller step size
     """
     if not condition:
         msg = f"{name} = {_fmt(value)} {needs}"
@@ -53,6 +78,15 @@ def require(condition: bool, name: str, value: Any, needs: str, fix: str = "") -
 
 
 def check_finite(name: str, value: Any) -> float:
+    """``value`` as a finite float.
+
+    Raises:
+        AssumptionError: not a number, or infinite / NaN.
+
+    Examples:
+        >>> check_finite("delta", "1e-5")
+        1e-05
+    """
     try:
         x = float(value)
     except (TypeError, ValueError):
@@ -63,18 +97,39 @@ def check_finite(name: str, value: Any) -> float:
 
 
 def positive(name: str, value: Any, fix: str = "") -> float:
+    """``value`` as a float > 0; otherwise :class:`AssumptionError` naming ``name`` (``fix`` appended).
+
+    Examples:
+        >>> positive("step_size", 0.01)
+        0.01
+    """
     x = check_finite(name, value)
     require(x > 0, name, x, "must be > 0", fix)
     return x
 
 
 def nonnegative(name: str, value: Any, fix: str = "") -> float:
+    """``value`` as a float >= 0; otherwise :class:`AssumptionError` naming ``name`` (``fix`` appended).
+
+    Examples:
+        >>> nonnegative("grad_bound", 0)
+        0.0
+    """
     x = check_finite(name, value)
     require(x >= 0, name, x, "must be >= 0", fix)
     return x
 
 
 def positive_int(name: str, value: Any, fix: str = "") -> int:
+    """``value`` as an int >= 1 (``10.0`` is accepted, ``10.5`` and ``True`` are not).
+
+    Raises:
+        AssumptionError: not an integer >= 1.
+
+    Examples:
+        >>> positive_int("num_steps", 1e3)
+        1000
+    """
     if isinstance(value, bool):
         raise AssumptionError(f"{name} = {value!r} must be an integer >= 1")
     try:
@@ -89,7 +144,15 @@ def positive_int(name: str, value: Any, fix: str = "") -> int:
 
 
 def probability_open(name: str, value: Any, fix: str = "") -> float:
-    """A value in the open interval (0, 1), e.g. delta."""
+    """A value in the open interval (0, 1), e.g. delta.
+
+    Raises:
+        AssumptionError: not a finite number in (0, 1).
+
+    Examples:
+        >>> probability_open("delta", 1e-5)
+        1e-05
+    """
     x = check_finite(name, value)
     require(0 < x < 1, name, x, "must be in (0, 1)", fix)
     return x

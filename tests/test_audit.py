@@ -121,7 +121,7 @@ MODEL_CASES = [
 @pytest.mark.parametrize("name,mechanism,kw", MODEL_CASES, ids=[f"{a}-{b}" for a, b, _ in MODEL_CASES])
 def test_reference_model_audits_stay_below_certificates(name, mechanism, kw):
     from bayesdp.audit import audit_model
-    from models import BUILTIN
+    from bayesdp.models import BUILTIN
 
     data, domain, mkw = _model_data(name)
     rep = audit_model(mechanism, BUILTIN[name], data, domain=domain, runs=1500, step_size=0.05, num_steps=100,
@@ -136,7 +136,7 @@ def test_model_audit_detects_the_difference():
     """The path of logistic regression with extreme neighbours is clearly distinguishable: the audit is not
     vacuous (mu_LB well above 0) while staying below the certificate."""
     from bayesdp.audit import audit_model
-    from models import BUILTIN
+    from bayesdp.models import BUILTIN
 
     data, domain, _ = _model_data("logistic")
     rep = audit_model("ula-path", BUILTIN["logistic"], data, domain=domain, runs=3000, step_size=0.05, num_steps=200)
@@ -154,7 +154,7 @@ def test_release_audit_is_tight():
 
 def test_model_audit_bad_input():
     from bayesdp.audit import audit_model
-    from models import BUILTIN
+    from bayesdp.models import BUILTIN
 
     data, domain, _ = _model_data("logistic")
     other = {k: v.copy() for k, v in data.items()}

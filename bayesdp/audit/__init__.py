@@ -25,6 +25,19 @@ __all__ = ["AuditReport", "audit", "audit_model", "audit_scores", "check_neighbo
 
 @dataclass(frozen=True)
 class AuditReport:
+    """Result of :func:`audit` or :func:`audit_model`: empirical lower bounds next to the certificate.
+
+    Attributes:
+        mechanism: what was audited.
+        bounds: the lower bounds (:class:`~bayesdp.audit.stats.AuditBounds`).
+        delta: the delta of the comparison.
+        certified_epsilon: the certificate's epsilon at ``delta``.
+        certified_mu: the certificate's GDP mu, if it is GDP.
+        source: the certificate's source.
+        exact_mu: the benchmark's exact mu where known.
+        parameters: the configuration.
+        benchmark: what ran (the linear-quadratic benchmark or the model).
+    """
     mechanism: str
     bounds: AuditBounds
     delta: float
@@ -37,6 +50,8 @@ class AuditReport:
 
     @property
     def violations(self) -> list[str]:
+        """Lower bounds that exceed the certificate (each one a bug in the math or the sampler).
+        """
         out = []
         if self.bounds.epsilon_lower_bound > self.certified_epsilon * (1 + 1e-9):
             out.append(f"Clopper-Pearson epsilon lower bound {self.bounds.epsilon_lower_bound:.6g} exceeds the "
@@ -48,9 +63,13 @@ class AuditReport:
 
     @property
     def passed(self) -> bool:
+        """``True`` when no lower bound exceeds the certificate.
+        """
         return not self.violations
 
     def to_dict(self) -> dict:
+        """JSON form of ``bayesdp audit --json``.
+        """
         b = self.bounds
         return {
             "mechanism": self.mechanism, "benchmark": self.benchmark, "parameters": dict(self.parameters),
@@ -64,6 +83,8 @@ class AuditReport:
         }
 
     def table(self) -> str:
+        """The readable report of ``bayesdp audit``.
+        """
         b = self.bounds
         lines = [
             f"audit of {self.mechanism} on the {self.benchmark} ({b.runs} runs per dataset, "
@@ -92,7 +113,39 @@ def audit(mechanism: str, *, runs: int, strong_convexity: float, grad_bound: flo
     """Audit `mechanism` on the built-in linear–quadratic benchmark with worst-case neighbours.
 
     ``release`` audits the Laplace-noised Monte Carlo average (secure noise, pure ``epsilon``-DP by
-    the coupling sensitivity); its certificate is ``epsilon`` itself."""
+    the coupling sensitivity); its certificate is ``epsilon`` itself.
+
+    Args:
+        mechanism: one of ``posterior``, ``ula-final``, ``ula-path``, ``sgld-final``, ``sgld-path``,
+            ``release``.
+        runs: independent runs per dataset (the confidence needs a minimum, see
+            :func:`~bayesdp.audit.stats.min_runs`).
+        strong_convexity: mu of the benchmark potential ``mu |x|^2 / 2 - <d, x>``.
+        grad_bound: c, the bound on ``|d|`` (the worst-case records are +-c).
+        step_size: gamma (samplers).
+        num_steps: chain length (samplers).
+        inverse_temperature: beta.
+        batch_size: SGLD batch size.
+        data_size: SGLD number of records.
+        dim: dimension of x.
+        delta: the delta of the comparison.
+        confidence: of the Clopper-Pearson lower bounds.
+        seed: of the benchmark chains (audits publish nothing).
+        epsilon: ``release``: the epsilon of the Laplace noise.
+        burn_in: ``release``: steps dropped before averaging.
+
+    Returns:
+        an :class:`AuditReport`.
+
+    Raises:
+        AssumptionError: unknown mechanism, a missing or invalid constant, too few runs, or no
+            certificate for the configuration (refused before any sampling).
+
+    Examples:
+        >>> rep = audit("posterior", strong_convexity=1.0, grad_bound=0.5, runs=5_000)
+        >>> rep.passed, rep.exact_mu                       # exact: 2 c sqrt(beta / mu) = 1
+        (True, 1.0)
+    """
     delta = probability_open("delta", delta, "pass a delta strictly between 0 and 1")
     cfg = LQConfig(strong_convexity, grad_bound, step_size, num_steps, inverse_temperature, batch_size, data_size,
                    dim, epsilon, burn_in).validated(mechanism)
@@ -125,7 +178,25 @@ def audit(mechanism: str, *, runs: int, strong_convexity: float, grad_bound: flo
 
 def check_neighbours(data: Mapping[str, Any], data_prime: Mapping[str, Any], relation: str = "replace-one") -> int:
     """Validate that two datasets are neighbours; returns the index of the differing record
-    (replace-one) or of the removed record (add-remove, `data_prime` is the smaller)."""
+    (replace-one) or of the removed record (add-remove, `data_prime` is the smaller).
+
+    Args:
+        data: the dataset D, ``{argument: array}`` with records along axis 0.
+        data_prime: the dataset D'.
+        relation: ``"replace-one"`` or ``"add-remove"``.
+
+    Returns:
+        the index of the differing (or removed) record.
+
+    Raises:
+        AssumptionError: the datasets are not neighbours under ``relation`` (the message says how).
+
+    Examples:
+        >>> import numpy as np
+        >>> X = np.zeros((3, 2)); Xp = X.copy(); Xp[1, 0] = 1.0
+        >>> check_neighbours({"X": X}, {"X": Xp})
+        1
+    """
     if set(data) != set(data_prime):
         raise AssumptionError(f"the datasets have different arguments: {sorted(data)} vs {sorted(data_prime)}")
     if relation not in ("replace-one", "add-remove"):
@@ -161,13 +232,24 @@ def check_neighbours(data: Mapping[str, Any], data_prime: Mapping[str, Any], rel
 
 
 def audit_model(*args, **kwargs):
-    """Audit a NumPyro model with the real samplers; see :func:`bayesdp.audit.models.audit_model`."""
+    """Audit a NumPyro model with the real samplers; see :func:`bayesdp.audit.models.audit_model`.
+
+    Args:
+        *args: as :func:`bayesdp.audit.models.audit_model`.
+        **kwargs: as :func:`bayesdp.audit.models.audit_model`.
+
+    Returns:
+        an :class:`AuditReport`.
+    """
     from .models import audit_model as _audit_model
 
     return _audit_model(*args, **kwargs)
 
 
 def worst_case_neighbours(*args, **kwargs):
+    """Two datasets differing in one record set to extreme records of the domain; see
+    :func:`bayesdp.audit.models.worst_case_neighbours`.
+    """
     from .models import worst_case_neighbours as _wcn
 
     return _wcn(*args, **kwargs)

@@ -37,6 +37,21 @@ def _lq_grad(mu: float, data_size: int | None, batch_size: int | None):
 
 
 def lq_chain_scores(mechanism, cfg, record, runs: int, key):
+    """Scores of ``runs`` independent outputs of ``mechanism`` on the linear-quadratic benchmark
+    with differing record ``record`` (one jitted, vmapped program): the output's first coordinate for
+    final draws, the sufficient statistic of the Gaussian path for paths, the Monte Carlo average for
+    ``release``.
+
+    Args:
+        mechanism: one of :data:`bayesdp.audit.lq.MECHANISMS`.
+        cfg: a validated :class:`~bayesdp.audit.lq.LQConfig`.
+        record: the differing record (dim,).
+        runs: number of runs.
+        key: JAX PRNG key.
+
+    Returns:
+        a JAX array of ``runs`` scores.
+    """
     mu, beta = cfg.strong_convexity, cfg.inverse_temperature
     dim = record.shape[0]
     if mechanism == "posterior":

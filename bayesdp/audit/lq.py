@@ -25,6 +25,25 @@ MECHANISMS = ("posterior", "ula-final", "ula-path", "sgld-final", "sgld-path", "
 
 @dataclass(frozen=True)
 class LQConfig:
+    """The linear-quadratic benchmark: potential ``U_D(x) = mu |x|^2 / 2 - <d, x>`` with the
+    differing record ``d = +-grad_bound e_1``, where every output is Gaussian (exact mu known).
+
+    Attributes:
+        strong_convexity: mu (also the smoothness).
+        grad_bound: c.
+        step_size: gamma (samplers).
+        num_steps: chain length (samplers).
+        inverse_temperature: beta.
+        batch_size: SGLD batch size.
+        data_size: SGLD number of records.
+        dim: dimension.
+        epsilon: ``release``: the Laplace noise's epsilon.
+        burn_in: ``release``: steps discarded before averaging.
+
+    Examples:
+        >>> exact_mu("posterior", LQConfig(strong_convexity=4.0, grad_bound=1.0))   # 2 c sqrt(beta / mu)
+        1.0
+    """
     strong_convexity: float
     grad_bound: float
     step_size: float | None = None
@@ -37,6 +56,11 @@ class LQConfig:
     burn_in: int = 0                   # release: steps discarded before averaging
 
     def validated(self, mechanism: str) -> "LQConfig":
+        """``self`` after checking the constants ``mechanism`` needs.
+
+        Raises:
+            AssumptionError: unknown mechanism or a missing / invalid constant.
+        """
         if mechanism not in MECHANISMS:
             raise AssumptionError(f"mechanism {mechanism!r} has no built-in benchmark; choose one of "
                                   f"{', '.join(MECHANISMS)}")
@@ -67,7 +91,15 @@ class LQConfig:
 
 
 def bound_options(mechanism: str, cfg: LQConfig) -> dict:
-    """The constants the certificate core needs for this benchmark (all proven by construction)."""
+    """The constants the certificate core needs for this benchmark (all proven by construction).
+
+    Args:
+        mechanism: one of :data:`MECHANISMS`.
+        cfg: the benchmark.
+
+    Returns:
+        keyword constants for :func:`bayesdp.bound`.
+    """
     base = dict(inverse_temperature=cfg.inverse_temperature)
     if mechanism == "posterior":
         return dict(base, strong_convexity=cfg.strong_convexity, smoothness=cfg.strong_convexity,
@@ -88,7 +120,15 @@ def bound_options(mechanism: str, cfg: LQConfig) -> dict:
 
 
 def exact_mu(mechanism: str, cfg: LQConfig) -> float | None:
-    """Exact GDP parameter where the output is a Gaussian mechanism (None for SGLD)."""
+    """Exact GDP parameter where the output is a Gaussian mechanism (None for SGLD).
+
+    Args:
+        mechanism: one of :data:`MECHANISMS`.
+        cfg: the benchmark.
+
+    Returns:
+        mu, or ``None`` where the output is not Gaussian (SGLD).
+    """
     mu, c, beta = cfg.strong_convexity, cfg.grad_bound, cfg.inverse_temperature
     if mechanism == "posterior":
         return 2 * c * math.sqrt(beta / mu)
@@ -104,7 +144,14 @@ def exact_mu(mechanism: str, cfg: LQConfig) -> float | None:
 
 def release_sensitivity(cfg: LQConfig):
     """Coupling sensitivity of the ULA average of x[0] (L_f = 1): the benchmark's U_D is mu-strongly
-    convex and mu-smooth with |grad U_D - grad U_D'| <= 2c (LITERATURE §7.1, bayesdp.release)."""
+    convex and mu-smooth with |grad U_D - grad U_D'| <= 2c (LITERATURE §7.1, bayesdp.release).
+
+    Args:
+        cfg: the benchmark (step_size required).
+
+    Returns:
+        the :class:`~bayesdp.release.sensitivity.CouplingBound`.
+    """
     from ..release.sensitivity import coupling_strongly_convex
 
     return coupling_strongly_convex(cfg.step_size, cfg.strong_convexity, cfg.strong_convexity, 2 * cfg.grad_bound)
@@ -112,7 +159,14 @@ def release_sensitivity(cfg: LQConfig):
 
 def exact_release_epsilon(cfg: LQConfig) -> float:
     """Exact epsilon of the benchmark's release: the averages on D and D' differ by a deterministic
-    shift (the chain is linear), so the Laplace mechanism's privacy loss is epsilon * shift / C."""
+    shift (the chain is linear), so the Laplace mechanism's privacy loss is epsilon * shift / C.
+
+    Args:
+        cfg: the benchmark (step_size, num_steps, epsilon and burn_in set).
+
+    Returns:
+        the exact epsilon (at most ``cfg.epsilon``).
+    """
     mu, g, n, b = cfg.strong_convexity, cfg.step_size, cfg.num_steps, cfg.burn_in
     rho = 1 - g * mu
     ks = np.arange(b + 1, n + 1)
@@ -137,7 +191,20 @@ def check_runs_memory(mechanism: str, cfg: LQConfig, runs: int) -> None:
 
 
 def run_scores(mechanism: str, cfg: LQConfig, runs: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Scores of `runs` independent outputs on D and on D' (vmapped; one XLA program per dataset)."""
+    """Scores of `runs` independent outputs on D and on D' (vmapped; one XLA program per dataset).
+
+    Args:
+        mechanism: one of :data:`MECHANISMS`.
+        cfg: the benchmark.
+        runs: runs per dataset.
+        seed: of the benchmark chains.
+
+    Returns:
+        ``(scores on D, scores on D')``, each of length ``runs``.
+
+    Raises:
+        AssumptionError: invalid configuration or runs.
+    """
     import jax
     import jax.numpy as jnp
 

@@ -29,7 +29,28 @@ PILOT_FRACTION = 0.2
 
 
 def worst_case_neighbours(data: Mapping[str, Any], domain, record: int = 0) -> tuple[dict, dict]:
-    """Two datasets that differ in record ``record`` only, set to extreme records of the domain."""
+    """Two datasets that differ in record ``record`` only, set to extreme records of the domain.
+
+    Only the first argument bounded by the domain takes opposite extremes (``+-norm e_1`` or the
+    range's ends); other bounded arguments take the same extreme on both sides.
+
+    Args:
+        data: ``{argument: array}``, records along axis 0.
+        domain: a :class:`~bayesdp.analysis.Domain` or its strings (``["X.norm=1", "y.values=0,1"]``).
+        record: the index of the record to replace.
+
+    Returns:
+        ``(D, D')``: copies of ``data``.
+
+    Raises:
+        AssumptionError: record out of range, or the domain bounds no per-record argument.
+
+    Examples:
+        >>> import numpy as np
+        >>> d1, d0 = worst_case_neighbours({"X": np.zeros((3, 2))}, ["X.norm=1"])
+        >>> d1["X"][0].tolist(), d0["X"][0].tolist(), d1["X"][1:].tolist() == d0["X"][1:].tolist()
+        ([1.0, 0.0], [-1.0, -0.0], True)
+    """
     from ..analysis import Domain
 
     dom = domain if isinstance(domain, Domain) else Domain.parse(list(domain))
@@ -83,7 +104,39 @@ def audit_model(mechanism: str, model: Callable, data: Mapping[str, Any], *, dom
                 inverse_temperature: float = 1.0, clip_norm: float | None = None,
                 model_kwargs: Mapping[str, Any] | None = None, statistic: Callable | None = None,
                 delta: float = 1e-5, confidence: float = 0.95, seed: int = 0, model_name: str | None = None):
-    """Audit `mechanism` of `model` on neighbouring datasets; returns an :class:`AuditReport`."""
+    """Audit `mechanism` of `model` on neighbouring datasets; returns an :class:`AuditReport`.
+
+    The real samplers (:class:`bayesdp.samplers.Sampler`, ``uncertified=True``) run ``runs`` chains on
+    each dataset; the score is a linear statistic of the output chosen on a pilot split (or
+    ``statistic``); the lower bounds are compared with the analyzer's certificate.
+
+    Args:
+        mechanism: ``ula-final``, ``ula-path``, ``sgld-final`` or ``sgld-path``.
+        model: the NumPyro model function.
+        data: the dataset D.
+        domain: the public bounds (as for :func:`worst_case_neighbours`).
+        runs: chains per dataset.
+        step_size: gamma.
+        num_steps: chain length.
+        data_prime: D' (default: :func:`worst_case_neighbours`).
+        batch_size: SGLD batch size.
+        inverse_temperature: beta.
+        clip_norm: SGLD gradient clipping.
+        model_kwargs: keyword arguments of the model.
+        statistic: maps outputs (runs, ...) to scores; larger must point towards D.
+        delta: of the comparison.
+        confidence: of the lower bounds.
+        seed: of the chains (audits publish nothing).
+        model_name: shown in the report.
+
+    Returns:
+        an :class:`~bayesdp.audit.AuditReport`.
+
+    Raises:
+        AssumptionError: mechanism not auditable on a model, invalid constants or neighbours, or no
+            certificate for the configuration.
+        ModelError: the analyzer refuses the model.
+    """
     from ..analysis import certify
     from . import AuditReport, check_neighbours
 

@@ -32,7 +32,23 @@ PILOT_FRACTION = 0.1
 
 
 def clopper_pearson_upper(k: int, n: int, alpha: float) -> float:
-    """One-sided (1 - alpha) upper confidence bound on a binomial proportion k/n."""
+    """One-sided (1 - alpha) upper confidence bound on a binomial proportion k/n.
+
+    Args:
+        k: observed count, 0 <= k <= n.
+        n: trials, >= 1.
+        alpha: one-sided error level in (0, 1).
+
+    Returns:
+        the upper bound (1 when k = n).
+
+    Raises:
+        AssumptionError: n < 1.
+
+    Examples:
+        >>> round(clopper_pearson_upper(0, 100, 0.05), 6)   # k = 0: 1 - alpha^(1/n)
+        0.029513
+    """
     if n <= 0:
         raise AssumptionError(f"runs = {n} must be >= 1")
     if k >= n:
@@ -42,6 +58,20 @@ def clopper_pearson_upper(k: int, n: int, alpha: float) -> float:
 
 @dataclass(frozen=True)
 class AuditBounds:
+    """Lower bounds of one audit, from a threshold test on the scores.
+
+    Attributes:
+        epsilon_lower_bound: largest epsilon refuted at ``confidence`` (Clopper-Pearson, Bonferroni over
+            the thresholds).
+        mu_lower_bound: largest GDP mu refuted, ``Phi^-1(1 - FPR) - Phi^-1(FNR)`` at the upper bounds.
+        epsilon_from_mu: epsilon at delta of ``mu_lower_bound``-GDP.
+        threshold: the threshold giving ``mu_lower_bound``.
+        fpr_upper: its false-positive rate upper bound.
+        fnr_upper: its false-negative rate upper bound.
+        confidence: of the bounds.
+        runs: runs per dataset.
+        thresholds_scanned: size of the threshold grid.
+    """
     epsilon_lower_bound: float
     mu_lower_bound: float
     epsilon_from_mu: float
@@ -55,7 +85,19 @@ class AuditBounds:
 
 def min_runs(confidence: float, thresholds: int) -> int:
     """Smallest number of runs per dataset for which a perfect test gives a non-trivial bound:
-    with k = 0 errors the CP upper bound is 1 - (alpha')^(1/n); we need it < 1/2."""
+    with k = 0 errors the CP upper bound is 1 - (alpha')^(1/n); we need it < 1/2.
+
+    Args:
+        confidence: of the bounds, in (0, 1).
+        thresholds: number of thresholds (Bonferroni).
+
+    Returns:
+        the number of runs.
+
+    Examples:
+        >>> min_runs(0.95, 64)                               # ceil(log2(2 * 64 / 0.05))
+        12
+    """
     alpha = (1.0 - confidence) / (2 * thresholds)
     return int(math.ceil(math.log(alpha) / math.log(0.5)))
 
@@ -65,6 +107,26 @@ def audit_scores(scores_d: np.ndarray, scores_d_prime: np.ndarray, delta: float,
     """Lower bounds from scores of the mechanism's output on D (positives) and D' (negatives).
 
     The test guesses "D" when the score exceeds a threshold; a larger score must point towards D.
+
+    Args:
+        scores_d: the score of each run on D.
+        scores_d_prime: the score of each run on D'.
+        delta: of the epsilon lower bound, in [0, 1).
+        confidence: in (0, 1).
+        thresholds: size of the threshold grid (chosen on a pilot split of 10 % of the runs).
+
+    Returns:
+        :class:`AuditBounds`.
+
+    Raises:
+        AssumptionError: a parameter out of range, non-finite or constant scores, or too few runs.
+
+    Examples:
+        >>> import numpy as np
+        >>> rng = np.random.default_rng(0)
+        >>> b = audit_scores(rng.normal(1.0, 1.0, 20_000), rng.normal(0.0, 1.0, 20_000), delta=1e-5)
+        >>> 0.8 < b.mu_lower_bound < 1.0                     # true mu = 1: a lower bound just below it
+        True
     """
     s1 = np.asarray(scores_d, dtype=float).ravel()
     s0 = np.asarray(scores_d_prime, dtype=float).ravel()

@@ -46,11 +46,13 @@ def _model_data(name, m=40, d=3, seed=0):
 
 
 def add_arguments(p) -> None:
+    """Add the options of ``bayesdp bench audit`` to the argparse sub-parser ``p``."""
     p.add_argument("--runs", type=int, default=100_000, help="runs per dataset (default 100000)")
     p.add_argument("--model-runs", type=int, default=20_000, help="runs per dataset for the models (default 20000)")
 
 
 def run(args) -> list[dict]:
+    """Run ``bayesdp bench audit`` with the parsed options ``args``: JSON-ready results."""
     from ..audit import audit   # scipy.stats: imported only when the bench runs
 
     rows = []
@@ -61,7 +63,7 @@ def run(args) -> list[dict]:
         d["seconds"] = time.perf_counter() - t0
         d["mu_lb_over_exact"] = (rep.bounds.mu_lower_bound / rep.exact_mu) if rep.exact_mu else None
         rows.append(d)
-    from models import BUILTIN
+    from bayesdp.models import BUILTIN
 
     from ..audit import audit_model
 
@@ -78,6 +80,7 @@ def run(args) -> list[dict]:
 
 
 def format_table(rows) -> str:
+    """``rows`` (what :func:`run` returned) as the readable table printed without ``--json``."""
     out = [f"{'benchmark':<28} {'mechanism':<11} {'cert eps':>9} {'CP eps LB':>9} {'mu LB':>8} {'cert mu':>8} {'exact mu':>8} "
            f"{'passed':>6} {'s':>6}"]
     for r in rows:

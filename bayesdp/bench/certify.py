@@ -21,6 +21,7 @@ TARGET_SECONDS = 5.0
 
 
 def add_arguments(parser) -> None:
+    """Add the options of ``bayesdp bench certify`` to the argparse sub-parser ``parser``."""
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--features", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=5)
@@ -44,6 +45,8 @@ def _timed(cmd, env=None) -> tuple[float, subprocess.CompletedProcess]:
 
 
 def run(args) -> dict:
+    """Run ``bayesdp bench certify`` with the parsed options ``args``: JSON-ready
+    results (medians, targets and the reference measured in the same run)."""
     import numpy as np
 
     from ..analysis import Domain, analyze
@@ -120,6 +123,7 @@ def run(args) -> dict:
 
 
 def format_table(result: dict) -> str:
+    """``result`` (what :func:`run` returned) as the readable table printed without ``--json``."""
     nan = float("nan")
     lines = [f"certify logistic {result['records']} x {result['features']}: median cold "
              f"{result.get('cli_seconds_median') or nan:.2f} s (target < {TARGET_SECONDS:g} s: "

@@ -27,6 +27,7 @@ EPSILONS = (0.1, 1.0, 10.0)
 
 
 def add_arguments(parser) -> None:
+    """Add the options of ``bayesdp bench release`` to the argparse sub-parser ``parser``."""
     from ..cli import ARG_TYPES
 
     parser.add_argument("--repeats", type=ARG_TYPES[int], default=200, help="releases per (statistic, eps)")
@@ -36,6 +37,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> dict:
+    """Run ``bayesdp bench release`` with the parsed options ``args``: JSON-ready results."""
     import numpy as np
 
     from ..analysis.loading import load_model
@@ -88,6 +90,7 @@ def run(args) -> dict:
 
 
 def format_table(res: dict) -> str:
+    """``res`` (what :func:`run` returned) as the readable table printed without ``--json``."""
     lines = [f"demo model (logistic, prior scale {res['prior_scale']:g}), {res['num_chains']} chains x "
              f"{res['num_steps']} steps, {res['repeats']} releases per row; errors vs the non-private estimate",
              f"{'statistic':<13} {'eps':>5} {'k':>3} {'sensitivity':>12} {'scale':>10} {'MAE':>10} {'RMSE':>10} "

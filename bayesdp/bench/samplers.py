@@ -34,6 +34,7 @@ HELP = "ULA/SGLD steps per second vs hand-written JAX and BlackJAX (same run)"
 
 
 def add_arguments(parser) -> None:
+    """Add the options of ``bayesdp bench samplers`` to the argparse sub-parser ``parser``."""
     parser.add_argument("--quick", action="store_true", help="small sizes only (m = 1,000, d = 10)")
     parser.add_argument("--repeats", type=int, default=5, help="timed runs per measurement (median)")
     parser.add_argument("--memory", action="store_true", help="also measure SGLD peak memory at m = 10^6, d = 100")
@@ -88,6 +89,8 @@ _MODEL = None
 
 
 def model():
+    """The benchmark's NumPyro logistic model (built once, cached).
+    """
     global _MODEL
     if _MODEL is None:
         _MODEL = _model()
@@ -248,6 +251,8 @@ def _steps_for(m, d, chains):
 
 
 def run(args) -> list:
+    """Run ``bayesdp bench samplers`` with the parsed options ``args``: JSON-ready
+    results (medians, targets and the reference measured in the same run)."""
     import jax
     import jax.numpy as jnp
 
@@ -335,6 +340,11 @@ print(json.dumps({"sampler": "sgld-clipped (s=100) memory", "data_size": m, "dim
 
 
 def memory_row() -> dict:
+    """Peak memory of SGLD on the benchmark, measured in a fresh process.
+
+    Returns:
+        a result row (``{"sampler": "sgld memory", ...}``), or one with ``"error"``.
+    """
     out = subprocess.run([sys.executable, "-c", _MEMORY_SCRIPT], capture_output=True, text=True, timeout=1200)
     if out.returncode:
         return {"sampler": "sgld memory", "error": out.stderr.strip().splitlines()[-1:]}
@@ -342,6 +352,7 @@ def memory_row() -> dict:
 
 
 def format_table(rows) -> str:
+    """``rows`` (what :func:`run` returned) as the readable table printed without ``--json``."""
     lines = [f"{'sampler':<24} {'m':>8} {'d':>4} {'K':>2} {'steps/s':>10} {'ref steps/s':>12} {'ratio':>6}  reference"]
     for r in rows:
         if "error" in r:

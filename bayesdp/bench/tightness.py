@@ -30,6 +30,7 @@ DELTA = 1e-5
 
 
 def add_arguments(p) -> None:
+    """Add the options of ``bayesdp bench tightness`` to the argparse sub-parser ``p``."""
     p.add_argument("--random-draws", type=int, default=10_000,
                    help="random parameter draws for the soundness check (default 10000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the parameter draws")
@@ -46,6 +47,13 @@ def _gdp_delta_plain(mu: float, eps: float) -> float:
 
 
 def exact_epsilon(mu: float, delta: float) -> float:
+    """Exact epsilon(delta) of mu-GDP, by root finding on Dong-Roth-Su Cor. 2.13 in plain float
+    arithmetic (an independent check of :meth:`bayesdp.curves.GDP.epsilon`).
+
+    Examples:
+        >>> round(exact_epsilon(1.0, 1e-5), 4)
+        4.3772
+    """
     if _gdp_delta_plain(mu, 0.0) <= delta:
         return 0.0
     hi = mu * mu / 2 + mu * math.sqrt(2 * math.log(1 / delta)) + 1
@@ -56,6 +64,20 @@ def exact_epsilon(mu: float, delta: float) -> float:
 
 
 def exact_final_mu(mu: float, c: float, gamma: float, n: int, beta: float = 1.0) -> float:
+    """Exact GDP mu of ULA's final draw on the linear-quadratic benchmark (Gaussian output:
+    mean shift ``2c (1 - rho^n) / mu`` over the standard deviation, ``rho = 1 - gamma mu``).
+
+    Args:
+        mu: strong convexity = smoothness.
+        c: gradient bound (records +-c).
+        gamma: step size.
+        n: number of steps.
+        beta: inverse temperature.
+
+    Examples:
+        >>> round(exact_final_mu(1.0, 0.5, 0.01, 10_000), 4)
+        0.9975
+    """
     rho = 1 - gamma * mu
     mean = 2 * c * (1 - rho ** n) / mu
     var = (2 * gamma / beta) * (1 - rho ** (2 * n)) / (1 - rho ** 2)
@@ -63,6 +85,12 @@ def exact_final_mu(mu: float, c: float, gamma: float, n: int, beta: float = 1.0)
 
 
 def exact_path_mu(c: float, gamma: float, n: int, beta: float = 1.0) -> float:
+    """Exact GDP mu of ULA's whole path on the benchmark: ``2c sqrt(beta n gamma / 2)``.
+
+    Examples:
+        >>> exact_path_mu(0.5, 0.02, 100)
+        1.0
+    """
     return 2 * c * math.sqrt(beta * n * gamma / 2)
 
 
@@ -144,6 +172,7 @@ def _soundness(draws: int, seed: int) -> dict:
 
 
 def run(args) -> dict:
+    """Run ``bayesdp bench tightness`` with the parsed options ``args``: JSON-ready results."""
     rows = [_row(mu, c, f, n) for mu in MUS for c in CS for f in STEP_FRACTIONS for n in NUM_STEPS]
     fr = [r["final_ratio"] for r in rows if r["final_ratio"] is not None]
     pr = [r["path_ratio"] for r in rows if r["path_ratio"] is not None]
@@ -162,6 +191,7 @@ def run(args) -> dict:
 
 
 def format_table(result: dict) -> str:
+    """``result`` (what :func:`run` returned) as the readable table printed without ``--json``."""
     lines = [f"{'mu':>7} {'c':>4} {'gamma':>8} {'n':>7} | {'final exact':>11} {'best':>9} {'ratio':>7} "
              f"{'004 5.2*':>9} | {'nonconvex':>9} {'/5.2*':>6} | {'path exact':>10} {'best':>9} {'ratio':>7}"]
     for r in result["rows"]:

@@ -33,13 +33,13 @@ def add_parser(sub) -> None:
     b.add_argument("--burn-in", type=i, default=0, help="release: steps discarded before averaging")
     m = p.add_argument_group("model (real samplers on a NumPyro model)")
     m.add_argument("--model", help="built-in model name or path/to/file.py:function")
-    m.add_argument("--data", metavar="FILE", help="NPZ or CSV with the dataset D")
+    m.add_argument("--data", metavar="FILE", help="NPZ, CSV or Parquet with the dataset D")
     m.add_argument("--data-prime", metavar="FILE", help="the neighbouring dataset D' (default: worst case from "
                                                          "the domain)")
     m.add_argument("--domain", action="extend", nargs="+", default=[], metavar="ARG.KEY=VALUE",
                    help="public bounds on one record (as for certify)")
-    m.add_argument("--x-columns", help="CSV: feature columns")
-    m.add_argument("--y-column", help="CSV: response column")
+    m.add_argument("--x-columns", help="CSV/Parquet: feature columns")
+    m.add_argument("--y-column", help="CSV/Parquet: response column")
     m.add_argument("--prior-scale", type=f, help="prior scale of a built-in model")
     m.add_argument("--model-arg", action="append", default=[], metavar="NAME=VALUE", help="model hyperparameter")
     m.add_argument("--clip-norm", type=f, help="per-record gradient clipping norm")

@@ -2,7 +2,7 @@
 
 MODEL is a built-in name (models/: logistic, softmax, robust, sparse_logistic, poisson) or
 ``path/to/file.py:function``.  FILE is NPZ (each array is the model argument of the same
-name) or CSV (``--x-columns a,b,c --y-column label``).  ``--no-data --data-size M [--dim D]``
+name), CSV or Parquet (``--x-columns a,b,c --y-column label``).  ``--no-data --data-size M [--dim D]``
 certifies before sampling.  Exit status 2 with one line when nothing can be certified.
 """
 
@@ -66,15 +66,15 @@ def add_parser(sub) -> None:
                                    "then certify the posterior, ULA and SGLD final draw and path.")
     p.add_argument("model", metavar="MODEL", help="built-in model name or path/to/file.py:function")
     g = p.add_mutually_exclusive_group(required=True)
-    g.add_argument("--data", metavar="FILE", help="NPZ (arrays named like the model arguments) or CSV")
+    g.add_argument("--data", metavar="FILE", help="NPZ (arrays named like the model arguments), CSV or Parquet")
     g.add_argument("--no-data", action="store_true", help="certify before sampling (needs --data-size)")
     p.add_argument("--domain", action="extend", nargs="+", default=[], metavar="ARG.KEY=VALUE",
                    help="public bound on one record: X.norm=R, X.min=A, X.max=B, y.values=0,1 (several, or "
                         "repeat the flag; as for sample and release)")
     p.add_argument("--clip-to-domain", action="store_true",
                    help="clip data to the declared domain instead of refusing (recorded in the report)")
-    p.add_argument("--x-columns", help="CSV: comma-separated feature columns (argument X)")
-    p.add_argument("--y-column", help="CSV: response column (argument y)")
+    p.add_argument("--x-columns", help="CSV/Parquet: comma-separated feature columns (argument X)")
+    p.add_argument("--y-column", help="CSV/Parquet: response column (argument y)")
     p.add_argument("--data-size", type=ARG_TYPES[int], help="number of records (with --no-data)")
     p.add_argument("--dim", type=ARG_TYPES[int], help="features per record (with --no-data)")
     p.add_argument("--sampler", choices=("ula", "sgld"), help="price only this sampler (default: both)")

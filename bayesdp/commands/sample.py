@@ -15,9 +15,10 @@ from ..cli import ARG_TYPES, emit_json
 def add_model_data_arguments(p) -> None:
     """MODEL, --data, CSV column options and --domain, shared by `sample` and `release`."""
     p.add_argument("model", metavar="MODEL", help="built-in model name (models/) or path/to/file.py:function")
-    p.add_argument("--data", metavar="FILE", required=True, help="NPZ (arrays named like the model arguments) or CSV")
-    p.add_argument("--x-columns", help="CSV: comma-separated feature columns (argument X)")
-    p.add_argument("--y-column", help="CSV: response column (argument y)")
+    p.add_argument("--data", metavar="FILE", required=True,
+                   help="NPZ (arrays named like the model arguments), CSV or Parquet")
+    p.add_argument("--x-columns", help="CSV/Parquet: comma-separated feature columns (argument X)")
+    p.add_argument("--y-column", help="CSV/Parquet: response column (argument y)")
     p.add_argument("--domain", action="extend", nargs="+", default=[], metavar="ARG.KEY=VALUE",
                    help="public bound on one record: X.norm=R, y.values=0,1 ... (several, or repeat the flag)")
 

@@ -20,6 +20,21 @@ from ..errors import AssumptionError, BayesDPError
 
 @dataclass(frozen=True)
 class Option:
+    """One command-line option of a mechanism (also a keyword of :func:`bound`).
+
+    Args:
+        flag: e.g. ``"--step-size"``; the keyword is :attr:`dest` (``step_size``).
+        help: one line for ``--help``.
+        type: parses the command-line text.
+        default: used when the option is not given.
+        is_flag: a switch without a value.
+        choices: allowed values.
+
+    Examples:
+        >>> Option("--step-size", "eta").dest
+        'step_size'
+    """
+
     flag: str
     help: str
     type: Callable[[str], Any] = float
@@ -29,11 +44,16 @@ class Option:
 
     @property
     def dest(self) -> str:
+        """The keyword name: the flag without dashes, ``-`` -> ``_``."""
         return self.flag.lstrip("-").replace("-", "_")
 
 
 @dataclass(frozen=True)
 class Route:
+    """One theorem for a mechanism: ``build()`` returns its :class:`Certificate` or raises
+    :class:`BayesDPError` when a hypothesis fails.  Only *primary* routes can make a configuration
+    acceptable (see the module docstring); ``certified=False`` marks estimates."""
+
     source: str
     build: Callable[[], Certificate]
     primary: bool = True
@@ -42,6 +62,9 @@ class Route:
 
 @dataclass(frozen=True)
 class Mechanism:
+    """A mechanism of ``bayesdp bound``: its name, options and a function from the option values to
+    its routes (registered with :func:`register`, listed in :data:`MECHANISMS`)."""
+
     name: str
     summary: str
     options: tuple[Option, ...]
@@ -55,6 +78,11 @@ MECHANISMS: dict[str, Mechanism] = {}
 
 
 def register(mech: Mechanism) -> Mechanism:
+    """Add ``mech`` to :data:`MECHANISMS` (a name may be registered once) and return it.
+
+    Raises:
+        RuntimeError: the name is taken.
+    """
     if mech.name in MECHANISMS:
         raise RuntimeError(f"mechanism {mech.name!r} registered twice")
     MECHANISMS[mech.name] = mech
@@ -62,6 +90,15 @@ def register(mech: Mechanism) -> Mechanism:
 
 
 def get_mechanism(name: str) -> Mechanism:
+    """The registered mechanism called ``name``.
+
+    Raises:
+        AssumptionError: no such mechanism (the message lists the known ones).
+
+    Examples:
+        >>> get_mechanism("ula-final").name
+        'ula-final'
+    """
     if name not in MECHANISMS:
         known = ", ".join(sorted(MECHANISMS))
         raise AssumptionError(f"mechanism {name!r} is unknown; choose one of: {known}")
@@ -69,7 +106,15 @@ def get_mechanism(name: str) -> Mechanism:
 
 
 def need(params: Mapping[str, Any], dest: str, what: str = "") -> Any:
-    """A required option: raise a one-line error naming its flag when missing."""
+    """A required option: raise a one-line error naming its flag when missing.
+
+    Raises:
+        AssumptionError: ``params[dest]`` is missing or ``None``.
+
+    Examples:
+        >>> need({"step_size": 0.1}, "step_size")
+        0.1
+    """
     v = params.get(dest)
     if v is None:
         flag = "--" + dest.replace("_", "-")
@@ -78,6 +123,14 @@ def need(params: Mapping[str, Any], dest: str, what: str = "") -> Any:
 
 
 def evaluate(mech_name: str, routes: Sequence[Route]) -> list[Certificate]:
+    """Build every route's certificate; a route that raises becomes an invalid certificate.
+
+    Returns:
+        one certificate per route, in order.
+
+    Raises:
+        AssumptionError: no primary route is valid and certified (the first primary route's reason).
+    """
     certs: list[Certificate] = []
     primary_errors: list[str] = []
     any_primary_valid = False
@@ -107,12 +160,31 @@ def evaluate(mech_name: str, routes: Sequence[Route]) -> list[Certificate]:
 
 def bound(mechanism: str, *, delta: float | None = None, epsilon: float | None = None,
           **params: Any) -> BoundReport:
-    """Every route of ``mechanism`` for the named constants, queried at delta or epsilon.
+    """Every route of ``mechanism`` for the named constants, queried at delta or epsilon: the Python
+    form of ``bayesdp bound MECHANISM ...``.
 
-    >>> from bayesdp import bound
-    >>> r = bound("ula-path", grad_diff=1.0, step_size=0.01, num_steps=100, delta=1e-5)
-    >>> r.best.source
-    '004 Theorem 5.4'
+    Args:
+        mechanism: a name in :data:`MECHANISMS` (``bayesdp bound --help`` lists them), e.g.
+            ``"ula-final"``, ``"ula-path"``, ``"sgld-final"``.
+        delta: query epsilon at this delta in (0, 1) ...
+        epsilon: ... or delta at this epsilon > 0 (exactly one of the two).
+        **params: the mechanism's constants by keyword (the flags without dashes, ``-`` -> ``_``:
+            ``step_size``, ``num_steps``, ``strong_convexity``, ``grad_bound`` ...).
+
+    Returns:
+        a :class:`~bayesdp.certificate.BoundReport`: every route with its source, and ``best``.
+
+    Raises:
+        AssumptionError: unknown mechanism or option, a required constant missing, or no primary
+            route's hypotheses hold (the message names the parameter and the condition).
+
+    Examples:
+        >>> from bayesdp import bound
+        >>> r = bound("ula-path", grad_diff=1.0, step_size=0.01, num_steps=100, delta=1e-5)
+        >>> r.best.source
+        'GDP composition of the path (Dong-Roth-Su Cor. 3.3)'
+        >>> round(r.value(), 4)      # mu = grad_diff * sqrt(step_size * num_steps / 2) = sqrt(0.5)
+        2.9432
     """
     mech = get_mechanism(mechanism)
     known = {o.dest for o in mech.options}

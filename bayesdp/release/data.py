@@ -37,7 +37,19 @@ PUBLIC_UPPER_BOUNDS: tuple[float, ...] = (
 
 
 def load_breast_cancer() -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
-    """``(X, y, feature_names)``: X (569, 30) float64 raw features, y (569,) int 0/1 (1 = malignant)."""
+    """``(X, y, feature_names)``: X (569, 30) float64 raw features, y (569,) int 0/1 (1 = malignant).
+
+    Returns:
+        ``(X, y, feature_names)``.
+
+    Raises:
+        DomainError: the bundled file is damaged (reinstall).
+
+    Examples:
+        >>> X, y, names = load_breast_cancer()
+        >>> X.shape, int(y.sum()), names[0]
+        ((569, 30), 212, 'mean_radius')
+    """
     ref = resources.files("bayesdp").joinpath("data", DATA_FILE)
     with ref.open("r", newline="") as f:
         rows = list(csv.reader(f))
@@ -54,6 +66,22 @@ def scale_to_unit_ball(X: np.ndarray, upper: tuple[float, ...] = PUBLIC_UPPER_BO
     """Fixed public map ``(2 x / upper - 1) / sqrt(d)``: rows land in the closed unit ball.
 
     A value outside [0, upper] is refused (never clamped): the bound would not be public-valid.
+
+    Args:
+        X: (n, d) raw features.
+        upper: the public upper bound of each feature (lower bounds are 0).
+
+    Returns:
+        (n, d) float64 rows of Euclidean norm <= 1.
+
+    Raises:
+        DomainError: X is not (n, len(upper)), or a value is outside [0, upper] or not finite.
+
+    Examples:
+        >>> import numpy as np
+        >>> Z = scale_to_unit_ball(np.zeros((1, 2)), upper=(1.0, 4.0))      # (2 * 0 / u - 1) / sqrt(2)
+        >>> np.round(Z, 6).tolist()
+        [[-0.707107, -0.707107]]
     """
     X = np.asarray(X, dtype=np.float64)
     ub = np.asarray(upper, dtype=np.float64)

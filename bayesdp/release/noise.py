@@ -66,6 +66,20 @@ def sample_discrete_laplace(scale: Fraction | int) -> int:
     CKS20 Algorithm 2 with ``scale = t/s`` (exact rational): draw ``U ~ Unif{0..t-1}`` until
     ``Bernoulli(exp(-U/t))`` succeeds, ``V ~ Geometric(1 - e^-1)``, ``X = (U + tV) // s``, a
     uniform sign, and reject (negative sign, X = 0).  Randomness from :mod:`secrets` only.
+
+    Args:
+        scale: the scale ``b > 0`` as an exact ``Fraction`` or ``int``.
+
+    Returns:
+        one integer draw.
+
+    Raises:
+        AssumptionError: scale <= 0.
+
+    Examples:
+        >>> from fractions import Fraction
+        >>> isinstance(sample_discrete_laplace(Fraction(3, 2)), int)
+        True
     """
     sc = Fraction(scale)
     if not sc > 0:
@@ -86,7 +100,19 @@ def sample_discrete_laplace(scale: Fraction | int) -> int:
 
 
 def discrete_laplace_pmf(y: np.ndarray | int, scale: float) -> np.ndarray:
-    """``P(Y = y) = (1 - q)/(1 + q) q^|y|`` with ``q = exp(-1/scale)`` (for tests and docs)."""
+    """``P(Y = y) = (1 - q)/(1 + q) q^|y|`` with ``q = exp(-1/scale)`` (for tests and docs).
+
+    Args:
+        y: integer(s).
+        scale: b > 0.
+
+    Returns:
+        the probabilities, an array shaped like ``y``.
+
+    Examples:
+        >>> round(float(discrete_laplace_pmf(0, 1.0)), 6)   # (1 - e^-1) / (1 + e^-1) = tanh(1/2)
+        0.462117
+    """
     q = math.exp(-1.0 / scale)
     return (1.0 - q) / (1.0 + q) * np.power(q, np.abs(np.asarray(y, dtype=float)))
 
@@ -101,6 +127,19 @@ def granularity(nominal_scale: float) -> float:
 
     About 2^40 grid points per noise scale: rounding to the grid costs a relative
     ``2^-40`` of sensitivity.  Computed exactly with ``frexp`` (no float log).
+
+    Args:
+        nominal_scale: the Laplace scale sensitivity / epsilon, > 0.
+
+    Returns:
+        the grid step r, a power of two.
+
+    Raises:
+        AssumptionError: nominal_scale not a positive finite number.
+
+    Examples:
+        >>> granularity(1.0) == 2.0 ** -40
+        True
     """
     b = positive("noise_scale", nominal_scale)
     mant, exp = math.frexp(b)  # b = mant * 2^exp, mant in [0.5, 1)
@@ -111,7 +150,17 @@ def granularity(nominal_scale: float) -> float:
 
 @dataclass(frozen=True)
 class NoisyRelease:
-    """Result of :func:`laplace_release`.  ``values`` are the only numbers meant for publication."""
+    """Result of :func:`laplace_release`.  ``values`` are the only numbers meant for publication.
+
+    Attributes:
+        values: the released numbers (multiples of ``grid``).
+        sensitivity: L1 sensitivity of the statistic as proven (before rounding).
+        effective_sensitivity: ``sensitivity + num_coords * grid`` (the rounding is charged).
+        noise_scale: Laplace scale per coordinate, ``effective_sensitivity / epsilon``.
+        epsilon: the pure-DP epsilon.
+        grid: the grid step r.
+        num_coords: number of released coordinates.
+    """
 
     values: np.ndarray           # released numbers (multiples of ``grid``)
     sensitivity: float           # L1 sensitivity of the statistic as proven (before rounding)
@@ -140,6 +189,25 @@ def laplace_release(values: Sequence[float] | np.ndarray, sensitivity: float, ep
     Proof: docs/release.md §3 (the discrete Laplace law is ``epsilon``-DP for integer inputs at L1
     distance ``(sensitivity + k r)/r``; rounding to the nearest grid point is 1/2-Lipschitz per
     coordinate up to ties, bounded by ``r`` per coordinate here).
+
+    Args:
+        values: the non-private numbers (finite), one release of ``len(values)`` coordinates.
+        sensitivity: their proven L1 sensitivity, > 0.
+        epsilon: > 0.
+
+    Returns:
+        a :class:`NoisyRelease`; only its ``values`` are meant for publication.
+
+    Raises:
+        AssumptionError: no values, a non-finite value, sensitivity or epsilon not > 0, or a value too
+            large for the grid.
+
+    Examples:
+        >>> r = laplace_release([0.25, -1.5], sensitivity=0.1, epsilon=1.0)
+        >>> r.num_coords, r.grid == 2.0 ** -43, r.noise_scale == 0.1 + 2 * r.grid   # r = 2^ceil(log2(0.1 / 2^40))
+        (2, True, True)
+        >>> all(float(v / r.grid).is_integer() for v in r.values)   # noise is random; values on the grid
+        True
     """
     x = np.asarray(values, dtype=np.float64).reshape(-1)
     if x.size == 0:
@@ -177,6 +245,20 @@ def laplace_interval_halfwidth(noise_scale: float, level: float = 0.95) -> float
     For the discrete Laplace on the grid, ``P(|r G| > t) <= P(|G| >= ceil(t/r))`` is
     ``2q^n/(1+q)`` with ``n = ceil(t/r)``, ``q = e^{-r/b}``, which is <= ``e^{-t/b}`` up to a
     relative 2^-40 (docs/release.md §4); the interval is widened by one grid step to cover it.
+
+    Args:
+        noise_scale: the Laplace scale b > 0.
+        level: coverage in (0, 1).
+
+    Returns:
+        the half-width ``b log(1/(1 - level))`` plus one grid step.
+
+    Raises:
+        AssumptionError: noise_scale not > 0 or level not in (0, 1).
+
+    Examples:
+        >>> round(laplace_interval_halfwidth(1.0, 0.95), 6)    # log(20)
+        2.995732
     """
     b = positive("noise_scale", noise_scale)
     if not 0.0 < level < 1.0:

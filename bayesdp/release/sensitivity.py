@@ -45,7 +45,16 @@ SOURCE_K_PLUS_V = "coupling, K + V (004 Theorem 5.2 proof (112)-(116); docs/rele
 
 @dataclass(frozen=True)
 class CouplingBound:
-    """``sup_k |X_k - X'_k| <= distance`` (Euclidean, unconstrained space) for every realisation."""
+    """``sup_k |X_k - X'_k| <= distance`` (Euclidean, unconstrained space) for every realisation.
+
+    Attributes:
+        distance: the bound on ``sup_k |X_k - X'_k|``.
+        source: the route's label (theorem and derivation).
+        contraction: the per-step contraction factor rho < 1.
+        step_size: gamma.
+        drift_step_diff: bound on ``|Phi_D(x) - Phi_D'(x)| / step_size``.
+        assumptions: the hypotheses with their values.
+    """
 
     distance: float
     source: str
@@ -55,6 +64,8 @@ class CouplingBound:
     assumptions: Mapping[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
+        """JSON-ready form.
+        """
         return {"distance": self.distance, "source": self.source, "contraction": self.contraction,
                 "step_size": self.step_size, "drift_step_diff": self.drift_step_diff,
                 "assumptions": dict(self.assumptions)}
@@ -81,6 +92,23 @@ def coupling_strongly_convex(step_size: float, total_strong_convexity: float, to
     ``rho = max(|1 - gamma m|, |1 - gamma L|)``; equals ``grad_diff / m`` when gamma <= 2/(m + L).
 
     ``grad_diff = sup_x |grad U_D(x) - grad U_D'(x)|`` over replace-one neighbours.
+
+    Args:
+        step_size: gamma > 0, below 2 / total_smoothness.
+        total_strong_convexity: m > 0 of U_D for every D.
+        total_smoothness: L >= m.
+        grad_diff: the sup above, >= 0.
+
+    Returns:
+        a :class:`CouplingBound`.
+
+    Raises:
+        AssumptionError: a constant out of range, or the step does not contract (gamma >= 2/L).
+
+    Examples:
+        >>> b = coupling_strongly_convex(0.1, total_strong_convexity=1.0, total_smoothness=1.0, grad_diff=1.0)
+        >>> round(b.contraction, 12), round(b.distance, 12)      # rho = 0.9; 0.1 * 1 / (1 - 0.9) = 1 / m
+        (0.9, 1.0)
     """
     rho, gap = _rho(step_size, total_strong_convexity, total_smoothness, "total_")
     d = nonnegative("grad_diff", grad_diff)
@@ -105,6 +133,30 @@ def coupling_strongly_convex_sgld(step_size: float, strong_convexity: float, smo
     at the same point and batch the estimates differ by ``<= (m/s) record_grad_diff``.
     ``record_strong_convexity=None`` (record terms not known to be convex) is refused.
     A convex prior term outside K (not subsampled) adds ``prior_v_smoothness`` to the smoothness.
+
+    Args:
+        step_size: gamma > 0.
+        strong_convexity: of K, > 0.
+        smoothness: of K.
+        record_strong_convexity: of every record term, >= 0 (``None`` is refused).
+        record_smoothness: of every record term.
+        record_grad_diff: ``sup_x |grad l(x; r) - grad l(x; r')|`` over records r, r'.
+        data_size: m.
+        batch_size: s <= m.
+        prior_v_smoothness: smoothness of a convex prior term outside K.
+
+    Returns:
+        a :class:`CouplingBound`.
+
+    Raises:
+        AssumptionError: record terms not declared convex, a constant out of range, or the minibatch
+            step does not contract.
+
+    Examples:
+        >>> b = coupling_strongly_convex_sgld(0.01, 1.0, 1.0, record_strong_convexity=0.0, record_smoothness=0.25,
+        ...                                   record_grad_diff=2.0, data_size=100, batch_size=10)
+        >>> round(b.contraction, 12), round(b.distance, 9)   # rho = 1 - 0.01; (100/10) * 2 * 0.01 / 0.01
+        (0.99, 20.0)
     """
     if record_strong_convexity is None:
         raise AssumptionError("record_strong_convexity = None: the SGLD coupling bound needs every likelihood "
@@ -143,6 +195,23 @@ def coupling_k_plus_v(step_size: float, strong_convexity: float, smoothness: flo
     gamma < 2/L_K (004 uses ``1 - gamma (mu - gamma L^2/2)`` >= rho_K, needing gamma < 2 mu/L^2).
     For SGLD, ``grad_bound`` must bound the minibatch estimate ``(m/s) sum_{i in A} grad v_i``
     (e.g. data_size * per-record bound); the caller passes that value.
+
+    Args:
+        step_size: gamma > 0, below 2 / smoothness.
+        strong_convexity: of K, > 0.
+        smoothness: of K.
+        grad_bound: c, the bound on ``|grad V_D|``.
+        sampler: ``"ULA"`` or ``"SGLD"`` (recorded in the assumptions).
+
+    Returns:
+        a :class:`CouplingBound`.
+
+    Raises:
+        AssumptionError: a constant out of range, or gamma >= 2 / smoothness.
+
+    Examples:
+        >>> round(coupling_k_plus_v(0.1, 1.0, 1.0, grad_bound=0.5).distance, 12)   # 2 * 0.1 * 0.5 / (1 - 0.9)
+        1.0
     """
     rho, gap = _rho(step_size, strong_convexity, smoothness, "")
     c = nonnegative("grad_bound", grad_bound)
@@ -163,6 +232,15 @@ def best_coupling(**constants: Any) -> tuple[CouplingBound | None, list[tuple[st
     record_smoothness, record_grad_diff, record_grad_bound, prior_v_grad_bound, prior_v_smoothness, prior_v_convex,
     data_size, batch_size, clip_norm (any value refuses every coupling route).  ``record_strong_convexity`` (>= 0: every likelihood term convex) is not an
     analyzer constant: pass 0.0 only when per-record convexity is established, else leave it out.
+
+    Returns:
+        ``(bound or None, [(route source, reason it failed), ...])``.
+
+    Examples:
+        >>> b, failed = best_coupling(step_size=0.1, sampler="ULA", total_strong_convexity=1.0,
+        ...                           total_smoothness=1.0, grad_diff=1.0)
+        >>> round(b.distance, 12), b.source == SOURCE_STRONGLY_CONVEX
+        (1.0, True)
     """
     sampler = str(constants.get("sampler", "ULA")).upper()
     got = lambda *ks: all(constants.get(k) is not None for k in ks)  # noqa: E731
@@ -236,7 +314,19 @@ def best_coupling(**constants: Any) -> tuple[CouplingBound | None, list[tuple[st
 
 @dataclass(frozen=True)
 class SensitivityRoute:
-    """One way to calibrate the Laplace noise: a window (L1 sensitivity) and the extra delta."""
+    """One way to calibrate the Laplace noise: a window (L1 sensitivity) and the extra delta.
+
+    Attributes:
+        source: the certificate label, e.g. ``"004 Proposition 3.7 + ..."``.
+        sensitivity: the L1 window eta (before grid rounding).
+        coupling_delta: the delta the route adds (0 for the coupling route).
+        assumptions: the hypotheses with their values.
+
+    Examples:
+        >>> route = coupling_route(coupling_k_plus_v(0.1, 1.0, 1.0, grad_bound=0.5), lipschitz=2.0)
+        >>> round(route.sensitivity, 12), route.coupling_delta
+        (2.0, 0.0)
+    """
 
     source: str                 # certificate label, e.g. "004 Proposition 3.7 + coupling (LITERATURE §7.1)"
     sensitivity: float          # L1 window eta (before grid rounding)
@@ -246,7 +336,20 @@ class SensitivityRoute:
     def certificate(self, epsilon: float, noise_scale: float, num_coords: int, mechanism: str = "mc-estimate"
                     ) -> Certificate:
         """Certificate of ``average + Laplace(noise_scale)`` per coordinate at the route's window
-        (``noise_scale`` must already include the grid rounding; see noise.laplace_release)."""
+        (``noise_scale`` must already include the grid rounding; see noise.laplace_release).
+
+        Args:
+            epsilon: the release's epsilon.
+            noise_scale: the Laplace scale used (grid rounding included).
+            num_coords: released coordinates.
+            mechanism: the certificate's mechanism name.
+
+        Returns:
+            a :class:`~bayesdp.certificate.Certificate` with curve ``ApproxDP(epsilon, coupling_delta)``.
+
+        Raises:
+            AssumptionError: epsilon not > 0, or noise_scale too small for epsilon at this window.
+        """
         eps = positive("epsilon", epsilon)
         base = proposition_3_7(self.sensitivity, self.coupling_delta, noise_scale=noise_scale, mechanism=mechanism)
         eps_noise = base.constants["laplace_epsilon"]
@@ -261,6 +364,8 @@ class SensitivityRoute:
                               "to the sensitivity)"))
 
     def delta_at(self) -> float:
+        """The delta this route adds to the release (``coupling_delta``).
+        """
         return self.coupling_delta
 
 
@@ -269,6 +374,16 @@ def coupling_route(coupling: CouplingBound, lipschitz: float) -> SensitivityRout
 
     ``lipschitz`` is the Lipschitz constant of the statistic from (R^d, Euclidean) to (R^k, L1) in
     the sampler's unconstrained space (sqrt(k) for k coordinate means; docs/release.md §2).
+
+    Args:
+        coupling: a proven :class:`CouplingBound`.
+        lipschitz: of the statistic, > 0.
+
+    Returns:
+        a :class:`SensitivityRoute` with delta 0.
+
+    Raises:
+        AssumptionError: lipschitz not > 0.
     """
     Lf = positive("lipschitz", lipschitz, "declare the statistic's Lipschitz constant")
     eta = Lf * coupling.distance
@@ -286,6 +401,22 @@ def concentration_route(concentration: float, concentration_delta: float, poster
     in the L1 norm for vectors) and Assumption 3.9 (``|pi_D(f) - pi_D'(f)| <= gamma_f``); the
     vector form is the same proof with the L1 norm (docs/release.md §2.3).  Chains on D and D'
     need not be coupled.
+
+    Args:
+        concentration: C of Assumption 3.8.
+        concentration_delta: delta~ of Assumption 3.8, in [0, 1).
+        posterior_sensitivity: gamma_f of Assumption 3.9.
+
+    Returns:
+        a :class:`SensitivityRoute`.
+
+    Raises:
+        AssumptionError: a constant out of range.
+
+    Examples:
+        >>> r = concentration_route(0.1, 1e-6, 0.05)
+        >>> round(r.sensitivity, 12), r.coupling_delta == 2e-6 - 1e-12        # 2 C + gamma_f
+        (0.25, True)
     """
     probe = proposition_3_10(concentration, concentration_delta, posterior_sensitivity, epsilon=1.0)
     return SensitivityRoute(source="004 Proposition 3.10", sensitivity=probe.constants["sensitivity"],
@@ -297,6 +428,21 @@ def choose_route(routes: list[SensitivityRoute], max_delta: float | None = None)
     """The route with the smallest window (hence the smallest noise at any epsilon); ties by delta.
 
     Routes whose delta exceeds ``max_delta`` are skipped (``None``: no limit).
+
+    Args:
+        routes: candidate routes.
+        max_delta: the largest delta a route may add.
+
+    Returns:
+        the chosen :class:`SensitivityRoute`.
+
+    Raises:
+        AssumptionError: no route, or none within ``max_delta``.
+
+    Examples:
+        >>> a, b = concentration_route(0.1, 1e-6, 0.05), coupling_route(coupling_k_plus_v(0.1, 1.0, 1.0, 0.5), 1.0)
+        >>> choose_route([a, b]).source == b.source, choose_route([a, b], max_delta=0.0).coupling_delta
+        (False, 0.0)
     """
     ok = [r for r in routes if max_delta is None or r.coupling_delta <= max_delta]
     if not ok:

@@ -38,6 +38,10 @@ class SiteSpec:
     ``constrained``: the site's support is not all of R^size, so the sampler works on
     ``z = T^{-1}(theta)``.  ``transform`` maps unconstrained values to constrained ones
     coordinate-wise; ``transform_lipschitz`` is its declared Lipschitz constant per coordinate.
+
+    Examples:
+        >>> SiteSpec("w", size=3).constrained
+        False
     """
 
     name: str
@@ -49,6 +53,23 @@ class SiteSpec:
 
 @dataclass(frozen=True)
 class Statistic:
+    """A statistic of the draws to release: ``fn`` maps draws (num_draws, dim) to values
+    (num_draws, k); its mean over the draws is released with Laplace noise calibrated by ``lipschitz``
+    (Euclidean in, L1 out: ``|f(z) - f(z')|_1 <= lipschitz * |z - z'|_2``).
+
+    Attributes:
+        names: one name per output coordinate.
+        fn: the function of the unconstrained draws.
+        lipschitz: its Lipschitz constant (Euclidean -> L1).
+        description: one line for reports.
+        lipschitz_source: where the constant comes from.
+
+    Examples:
+        >>> import numpy as np
+        >>> stat = coordinate_means([SiteSpec("w", size=2)])
+        >>> stat.names, round(stat.lipschitz, 6), stat.evaluate(np.array([[1.0, 2.0], [3.0, 4.0]])).tolist()
+        (('w[0]', 'w[1]'), 1.414214, [2.0, 3.0])
+    """
     names: tuple[str, ...]
     fn: Callable[[np.ndarray], np.ndarray]
     lipschitz: float
@@ -57,6 +78,8 @@ class Statistic:
 
     @property
     def num_coords(self) -> int:
+        """Number of released coordinates (``len(names)``).
+        """
         return len(self.names)
 
     def _apply(self, z: np.ndarray) -> np.ndarray:
@@ -88,7 +111,17 @@ class Statistic:
                                   "it must be finite everywhere")
 
     def evaluate(self, draws: np.ndarray) -> np.ndarray:
-        """Average of ``fn`` over all draws (the non-private Monte Carlo estimate; never publish it)."""
+        """Average of ``fn`` over all draws (the non-private Monte Carlo estimate; never publish it).
+
+        Args:
+            draws: (num_draws, dim) unconstrained draws (a 1-D array is one coordinate).
+
+        Returns:
+            the k means.
+
+        Raises:
+            AssumptionError: draws empty or not finite, ``fn`` returns the wrong shape, or a non-finite mean.
+        """
         z = np.asarray(draws, dtype=np.float64)
         if z.ndim == 1:
             z = z[:, None]
@@ -112,6 +145,23 @@ def coordinate_means(sites: Sequence[SiteSpec], select: Sequence[str] | None = N
     Draws are the concatenation of the sites' unconstrained coordinates, in ``sites`` order.
     Lipschitz constant (Euclidean -> L1): ``sqrt(sum_s L_s^2 k_s)`` with ``L_s = 1`` for real-support
     sites and the declared ``transform_lipschitz`` for constrained ones (docs/release.md §2.1).
+
+    Args:
+        sites: the model's latent sites, in the order of the draws' coordinates.
+        select: names of the sites to release (default: all).
+
+    Returns:
+        a :class:`Statistic` with one coordinate per selected scalar.
+
+    Raises:
+        ModelError: no sites, a site listed twice, an unknown site selected, or a constrained site
+            without a declared transform Lipschitz constant.
+
+    Examples:
+        >>> import math
+        >>> stat = coordinate_means([SiteSpec("w", size=3), SiteSpec("b")], select=["w"])
+        >>> stat.names, stat.lipschitz == math.sqrt(3)
+        (('w[0]', 'w[1]', 'w[2]'), True)
     """
     if not sites:
         raise ModelError("sites is empty: the model has no latent site to release")
@@ -163,7 +213,26 @@ def coordinate_means(sites: Sequence[SiteSpec], select: Sequence[str] | None = N
 def function_mean(fn: Callable[[np.ndarray], np.ndarray], lipschitz: float | None, names: Sequence[str],
                   description: str = "user function") -> Statistic:
     """Posterior mean of a user function of the unconstrained draws with a DECLARED Lipschitz constant
-    (Euclidean in, L1 out).  ``lipschitz=None`` is refused: the noise cannot be calibrated."""
+    (Euclidean in, L1 out).  ``lipschitz=None`` is refused: the noise cannot be calibrated.
+
+    Args:
+        fn: draws (num_draws, dim) -> values (num_draws, k).
+        lipschitz: the declared constant L with ``|f(z) - f(z')|_1 <= L |z - z'|_2``.
+        names: one name per output coordinate.
+        description: one line for reports.
+
+    Returns:
+        a :class:`Statistic`.
+
+    Raises:
+        AssumptionError: no Lipschitz constant or not > 0, or no names.
+
+    Examples:
+        >>> import numpy as np
+        >>> stat = function_mean(lambda z: np.tanh(z[:, :1]), 1.0, ["tanh(w0)"])
+        >>> stat.lipschitz, stat.num_coords
+        (1.0, 1)
+    """
     if lipschitz is None:
         raise AssumptionError(f"statistic {description!r} has no declared Lipschitz constant; declare one "
                               "(|f(z) - f(z')|_1 <= L |z - z'|_2 on the unconstrained space)")
@@ -176,6 +245,9 @@ def function_mean(fn: Callable[[np.ndarray], np.ndarray], lipschitz: float | Non
 
 @dataclass(frozen=True)
 class ReleasedValue:
+    """One released coordinate: the noisy value, its noise scale and variance, and the interval that
+    holds the non-private estimate with probability >= ``level`` (from :func:`describe_values`).
+    """
     name: str
     value: float
     noise_scale: float
@@ -184,6 +256,8 @@ class ReleasedValue:
     level: float
 
     def to_dict(self) -> dict:
+        """JSON-ready form (the interval as a list).
+        """
         return {"name": self.name, "value": self.value, "noise_scale": self.noise_scale,
                 "noise_variance": self.noise_variance, "interval": list(self.interval), "level": self.level}
 
@@ -191,7 +265,26 @@ class ReleasedValue:
 def describe_values(names: Sequence[str], values: np.ndarray, noise_scale: float, noise_variance: float,
                     level: float = 0.95) -> list[ReleasedValue]:
     """Per-coordinate report: value, scale, variance and the interval ``value ± b log(1/(1-level)) + r``
-    that contains the non-private estimate with probability >= level (noise only, per coordinate)."""
+    that contains the non-private estimate with probability >= level (noise only, per coordinate).
+
+    Args:
+        names: one per value.
+        values: the released values.
+        noise_scale: the Laplace scale b.
+        noise_variance: the noise variance per coordinate.
+        level: coverage of the interval, in (0, 1).
+
+    Returns:
+        one :class:`ReleasedValue` per coordinate.
+
+    Raises:
+        AssumptionError: noise_scale not > 0 or level not in (0, 1).
+
+    Examples:
+        >>> v = describe_values(["w"], [0.5], noise_scale=1.0, noise_variance=2.0)[0]
+        >>> round(v.interval[1] - v.value, 6)                  # log(1 / 0.05) + one grid step
+        2.995732
+    """
     h = laplace_interval_halfwidth(noise_scale, level)
     return [ReleasedValue(name=n, value=float(v), noise_scale=float(noise_scale), noise_variance=float(noise_variance),
                           interval=(float(v) - h, float(v) + h), level=float(level))

@@ -121,7 +121,7 @@ def test_with_the_real_analyzer():
     pytest.importorskip("bayesdp.analysis")
     from bayesdp.analysis import Domain, certify
 
-    models = pytest.importorskip("models")
+    models = pytest.importorskip("bayesdp.models")
     model = models.BUILTIN["logistic"]
     dom = ["X.norm=1.0", "y.values=0,1"]
     s = Sampler(model, {"X": X, "y": Y}, step_size=1e-3, num_steps=100, num_chains=2, domain=dom, delta=1e-5)
