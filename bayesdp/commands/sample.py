@@ -91,11 +91,11 @@ def _check_options(args) -> None:
         raise AssumptionError("--overwrite applies to --out FILE.nc; drop it or pass --out")
     if args.out:
         check_output_file(args.out, "--out", overwrite=args.overwrite, overwrite_flag="--overwrite")
-        try:
-            import h5py  # noqa: F401 - ArviZ writes NetCDF4 through h5netcdf -> h5py
-        except ImportError:
-            raise AssumptionError(f"--out {args.out}: writing NetCDF needs the h5py package, which is not "
-                                  f"installed; pip install h5py, or drop --out") from None
+        import importlib.util
+
+        if importlib.util.find_spec("h5netcdf") is None:   # the NetCDF engine bayesdp writes with
+            raise AssumptionError(f"--out {args.out}: writing NetCDF needs the h5netcdf package, which is not "
+                                  f"installed; pip install h5netcdf, or drop --out")
 
 
 def _write_netcdf(sampler, path: str) -> None:
@@ -107,7 +107,9 @@ def _write_netcdf(sampler, path: str) -> None:
 
     tmp = f"{path}.tmp-{os.getpid()}"
     try:
-        sampler.to_inference_data().to_netcdf(tmp)
+        from .. import _arviz
+
+        _arviz.to_netcdf(sampler.to_inference_data(), tmp)
         os.replace(tmp, path)
     except OSError as exc:   # the path itself was checked before sampling
         try:

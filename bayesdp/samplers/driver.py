@@ -626,25 +626,23 @@ class Sampler:
 
     def to_inference_data(self):
         """ArviZ InferenceData with only the released draws; certificate in ``posterior.attrs``."""
-        import arviz as az
+        from .. import _arviz
 
         samples = self.get_samples(group_by_chain=True)
         attrs = {"bayesdp_certificate": self.certificate_json(), "bayesdp_certified": int(self.certified),
                  "bayesdp_release": self.config.release, "bayesdp_sampler": self.config.sampler,
                  "bayesdp_chain_keys": self.key_source}
         with _quiet_arviz():
-            idata = az.from_dict(posterior=samples)
-        idata.posterior.attrs.update(attrs)
-        return idata
+            return _arviz.from_dict({"posterior": samples}, attrs={"posterior": attrs})
 
     def print_summary(self, prob: float = 0.9) -> str:
         """ArviZ summary (mean, sd, HDI, ESS, R-hat) of the released draws; also returned as text."""
-        import arviz as az
+        from .. import _arviz
 
         self._require_run()
         idata = self.to_inference_data()
         with _quiet_arviz():
-            table = az.summary(idata, hdi_prob=prob)
+            table = _arviz.summary(idata, prob)
         head = (f"{self.config.sampler.upper()} {self.config.release} release, {self.config.num_chains} chain(s), "
                 f"{self._released.shape[1]} draw(s) per chain; ")
         if self.certified:

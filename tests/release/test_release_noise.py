@@ -12,14 +12,20 @@ from bayesdp.release import noise
 
 
 def _chi2_against_dlap(draws, scale, tail=12):
-    """Chi-square of integer draws against P(Y=y) = (1-q)/(1+q) q^|y| (q = e^{-1/scale})."""
+    """Chi-square of integer draws against P(Y=y) = (1-q)/(1+q) q^|y| (q = e^{-1/scale}).  The two tail bins
+    Y <= -t and Y >= t (t <= tail) are chosen so that every bin expects at least 5 draws (the chi-square
+    approximation; bins expecting ~0.01 draws made the test fail by chance)."""
     draws = np.asarray(draws)
+    n = len(draws)
     q = math.exp(-1.0 / scale)
-    ys = np.arange(-tail, tail + 1)
+    t = tail
+    while t > 1 and q ** t / (1 + q) * n < 5:      # P(Y >= t) = q^t / (1 + q)
+        t -= 1
+    ys = np.arange(-t + 1, t)
     pmf = (1 - q) / (1 + q) * q ** np.abs(ys)
-    p_tail = q ** (tail + 1) / (1 + q)  # P(Y > tail) = P(Y < -tail)
-    obs = [np.sum(draws < -tail)] + [np.sum(draws == y) for y in ys] + [np.sum(draws > tail)]
-    exp = np.concatenate([[p_tail], pmf, [p_tail]]) * len(draws)
+    p_tail = q ** t / (1 + q)
+    obs = [np.sum(draws <= -t)] + [np.sum(draws == y) for y in ys] + [np.sum(draws >= t)]
+    exp = np.concatenate([[p_tail], pmf, [p_tail]]) * n
     assert abs(exp.sum() - len(draws)) < 1e-6 * len(draws)
     return stats.chisquare(obs, exp).pvalue
 
