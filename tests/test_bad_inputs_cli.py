@@ -164,7 +164,7 @@ CASES = [
     ("certify-clip-norm-zero", CERT + ["--clip-norm", "0"], "--clip-norm"),
     ("certify-delta", CERT + ["--delta", "2"], "--delta"),
     ("certify-missing-file", ["certify", "logistic", "--data", "{missing}.npz", *LR], "does not exist"),
-    ("certify-txt-file", ["certify", "logistic", "--data", "{txt}", *LR], ".npz or .csv"),
+    ("certify-txt-file", ["certify", "logistic", "--data", "{txt}", *LR], ".npz, .csv or .parquet"),
     ("certify-garbage-npz", ["certify", "logistic", "--data", "{garbage}", *LR], "NPZ"),
     ("certify-nan", ["certify", "logistic", "--data", "{nan}", *LR], "data['X']"),
     ("certify-mismatched-records", ["certify", "logistic", "--data", "{short}", *LR], "data['y']"),

@@ -43,7 +43,7 @@ def builtin_models() -> dict[str, Callable]:
     Examples:
         >>> from bayesdp.analysis.loading import builtin_models
         >>> sorted(builtin_models())
-        ['logistic', 'poisson', 'robust', 'softmax', 'sparse_logistic']
+        ['hierarchical_logistic', 'linear', 'logistic', 'masked_logistic', 'poisson', 'robust', 'softmax', 'sparse_logistic']
     """
     try:
         from .. import models

@@ -90,12 +90,12 @@ def data_file_opt(args, dest: str = "data") -> None:
 
 
 def csv_opts(args) -> None:
-    """--x-columns / --y-column only make sense with a CSV file."""
+    """--x-columns / --y-column only make sense with a table (CSV or Parquet)."""
     data = getattr(args, "data", None)
     if (getattr(args, "x_columns", None) or getattr(args, "y_column", None)) and data is not None \
-            and not str(data).endswith(".csv"):
-        raise AssumptionError(f"--x-columns / --y-column apply to CSV data, but --data {data} is not a .csv file; "
-                              "drop them (an NPZ file names its arrays)")
+            and not str(data).endswith((".csv", ".parquet", ".pq")):
+        raise AssumptionError(f"--x-columns / --y-column apply to CSV or Parquet data, but --data {data} is "
+                              "neither; drop them (an NPZ file names its arrays)")
 
 
 def model_kwargs(args) -> dict:

@@ -214,7 +214,8 @@ def test_builtin_models_are_bayesdp_models():
     import bayesdp.models
 
     assert builtin_models() is bayesdp.models.BUILTIN
-    assert sorted(builtin_models()) == ["logistic", "poisson", "robust", "softmax", "sparse_logistic"]
+    assert sorted(builtin_models()) == ["hierarchical_logistic", "linear", "logistic", "masked_logistic", "poisson",
+                                        "robust", "softmax", "sparse_logistic"]
     assert load_model("logistic") == (bayesdp.models.logistic, "logistic")
     with pytest.raises(ModelError, match="is not a built-in model"):
         load_model("nosuch")
