@@ -11,15 +11,41 @@ Quick start::
     9.997
 """
 
-from . import _source_tree
+from . import _source_tree  # noqa: F401  (bayesdp.models in a source checkout)
 from ._version import __version__
 from .certificate import BoundReport, Certificate
 from .curves import GDP, RDP, ApproxDP, DeltaProfile, PrivacyCurve, compose
 from .errors import AssumptionError, BayesDPError, BudgetError, DomainError, ModelError
 from .mechanisms import MECHANISMS, bound
 
+_LAZY = {
+    # the model-to-release surface (imports JAX and NumPyro on first use)
+    "Domain": ("analysis.domain", "Domain"), "norm_bound": ("analysis.domain", "norm_bound"),
+    "box": ("analysis.domain", "box"), "values": ("analysis.domain", "values"),
+    "ULA": ("api", "ULA"), "SGLD": ("api", "SGLD"), "Plan": ("api", "Plan"), "certify": ("api", "certify"),
+    "PrivateMCMC": ("api", "PrivateMCMC"), "calibrate": ("calibration", "calibrate"),
+    "PrivacyAccountant": ("release.accountant", "PrivacyAccountant"), "Ledger": ("release.ledger", "Ledger"),
+}
+
+
+def __getattr__(name: str):
+    if name in ("release", "datasets"):   # bayesdp.release (a package callable as api.release), bundled data
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    if name in _LAZY:
+        import importlib
+
+        mod, attr = _LAZY[name]
+        value = getattr(importlib.import_module(f"{__name__}.{mod}"), attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'bayesdp' has no attribute {name!r}")
+
+
 __all__ = [
     "ApproxDP", "AssumptionError", "BayesDPError", "BoundReport", "BudgetError", "Certificate",
-    "DeltaProfile", "DomainError", "GDP", "MECHANISMS", "ModelError", "PrivacyCurve", "RDP",
-    "bound", "compose", "__version__",
+    "DeltaProfile", "DomainError", "GDP", "Ledger", "MECHANISMS", "ModelError", "Plan", "PrivacyAccountant",
+    "PrivacyCurve", "PrivateMCMC", "RDP", "SGLD", "ULA", "Domain", "bound", "box", "calibrate", "certify",
+    "compose", "datasets", "norm_bound", "release", "values", "__version__",
 ]

@@ -96,6 +96,27 @@ class Certificate:
         """mu when the curve is mu-GDP, else ``None``."""
         return None if self.curve is None else self.curve.gdp_mu
 
+    def to_dp_event(self):
+        """This certificate as a dp-accounting ``DpEvent``, for composing with other mechanisms there.
+
+        A mu-GDP curve is exactly the Gaussian mechanism of sensitivity 1 and noise multiplier 1/mu
+        (Dong, Roth & Su 2022, Definition 2.7): ``GaussianDpEvent(1/mu)``.  A pure epsilon-DP curve is
+        dominated by binary randomised response (Kairouz, Oh & Viswanath 2015):
+        ``RandomizedResponseDpEvent(2 / (1 + e^epsilon), 2)``, which dp-accounting composes under
+        ``NeighboringRelation.REPLACE_ONE`` (the seeds' neighbouring relation).  Any other curve has no exact
+        event and gives ``UnsupportedDpEvent``; compose it with :class:`bayesdp.PrivacyAccountant`.
+
+        Raises:
+            AssumptionError: the route is invalid (nothing is proven).
+
+        Examples:
+            >>> from bayesdp.curves import GDP
+            >>> Certificate("gaussian", "Dong-Roth-Su Cor. 2.13", GDP(0.5)).to_dp_event()
+            GaussianDpEvent(noise_multiplier=2.0)
+        """
+        return curve_dp_event(self.curve, what=f"certificate {self.mechanism!r} ({self.source})",
+                              reason=None if self.valid else self.reason)
+
     def to_dict(self, *, delta: float | None = None, epsilon: float | None = None) -> dict:
         """JSON shape shared by ``bayesdp bound``, ``certify`` and the samplers.
 
@@ -134,6 +155,22 @@ class Certificate:
         if self.notes:
             out["notes"] = self.notes
         return out
+
+
+def curve_dp_event(curve: PrivacyCurve | None, what: str = "curve", reason: str | None = None):
+    """The dp-accounting ``DpEvent`` of a privacy curve (see :meth:`Certificate.to_dp_event`)."""
+    from dp_accounting import dp_event
+
+    from .curves import GDP, ApproxDP
+
+    if curve is None or reason is not None:
+        raise AssumptionError(f"{what} is not valid ({reason or 'no curve'}); it proves nothing to compose")
+    if isinstance(curve, GDP):
+        return dp_event.GaussianDpEvent(noise_multiplier=1.0 / float(curve.mu))
+    if isinstance(curve, ApproxDP) and curve.delta0 == 0:
+        return dp_event.RandomizedResponseDpEvent(noise_parameter=2.0 / (1.0 + math.exp(float(curve.eps0))),
+                                                  num_buckets=2)
+    return dp_event.UnsupportedDpEvent()
 
 
 def numerical_failure(exc: BaseException) -> str:

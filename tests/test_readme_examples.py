@@ -31,3 +31,24 @@ def test_privacy_calculator_example(capsys):
     runpy.run_path(os.path.join(ROOT, "examples", "privacy_calculator.py"), run_name="__main__")
     out = capsys.readouterr().out
     assert "four chains: mu = 1.9950" in out
+
+
+@pytest.mark.parametrize("script,expect", [
+    ("sample_logistic.py", ["ula-final: epsilon =", "sgld-final: epsilon ="]),
+    ("release_logistic.py", ["004 Proposition 3.7", "remaining budget: epsilon 2 in"]),
+])
+def test_public_api_example_scripts_run(capsys, monkeypatch, script, expect):
+    """The Python-API examples (public names only) run and print their certificate / release."""
+    monkeypatch.setattr("sys.argv", [script])            # no command-line arguments (pytest's are not theirs)
+    runpy.run_path(os.path.join(ROOT, "examples", script), run_name="__main__")
+    out = capsys.readouterr().out
+    for text in expect:
+        assert text in out, out
+
+
+def test_examples_use_only_the_public_api():
+    """examples/ import bayesdp's top level, bayesdp.models and public submodules, never internals."""
+    internal = re.compile(r"from bayesdp\.(analysis|release|samplers)\b|import bayesdp\.(analysis|release|samplers)\b")
+    for name in ("sample_logistic.py", "release_logistic.py"):
+        text = open(os.path.join(ROOT, "examples", name)).read()
+        assert not internal.search(text), name

@@ -77,17 +77,19 @@ class Analysis:
 def analyze(model: Callable, data: Mapping[str, Any] | None = None, domain: Domain | None = None,
             model_kwargs: Mapping[str, Any] | None = None, clip_norm: float | None = None,
             data_size: int | None = None, dim: int | None = None, clip_to_domain: bool = False,
-            model_name: str | None = None) -> Analysis:
+            model_name: str | None = None, record_shapes: Mapping[str, Any] | None = None) -> Analysis:
     """Prove the structure of ``model`` from its program and derive every constant with its provenance.
 
     ``data``: per-record model arguments (each array's leading axis is the record); ``data=None``
-    with ``data_size`` (and ``dim`` where shapes are needed) certifies before sampling.  ``domain``:
+    with ``data_size`` (and ``dim`` or ``record_shapes`` where shapes are needed: the shape of one record of
+    each data argument) certifies before sampling.  ``domain``:
     public bounds on one record (required; never read off the data).  ``clip_norm``: per-record
     gradient clipping at this norm (the sampler then no longer targets the exact posterior).
     Raises a one-line :class:`~bayesdp.errors.BayesDPError` on invalid input or a structural
     refusal; constants the rules cannot prove are ``None`` and listed in ``unproven``.
     """
-    inp = check_inputs(model, data, domain, model_kwargs, clip_norm, data_size, dim, clip_to_domain, model_name)
+    inp = check_inputs(model, data, domain, model_kwargs, clip_norm, data_size, dim, clip_to_domain, model_name,
+                       record_shapes)
     program = trace_program(inp.model, inp.shapes, inp.dtypes, inp.kwargs, inp.name)
     facts = prove(program)
     structure = check_sites(program, facts)

@@ -144,12 +144,56 @@ def _post_processing(final_mech: str, final, path):
                                             reason)] + extra, delta=path.delta)
 
 
+def price(c, mech: str, delta: float, *, step_size: float | None = None, num_steps: int | None = None,
+          batch_size: int | None = None):
+    """The certificate core's report for mechanism ``mech`` with the analysis constants ``c`` (at their
+    ``inverse_temperature``), or a string saying why it cannot be priced.  The final-draw mechanisms fall
+    back to the path's certificate (post-processing).  SGLD uses the 004 loss
+    ``l~ = K + data_size * l_d + V_prior`` (004 (31), (36))."""
+    beta = c.inverse_temperature
+    common = {"step_size": step_size, "num_steps": num_steps, "inverse_temperature": beta}
+
+    def missing(*names: str) -> str | None:
+        for n in names:
+            if getattr(c, n) is None:
+                return f"{n} not proven ({c.provenance.get(n, 'unproven')})"
+        return None
+    if mech == "posterior":
+        return missing("grad_diff") or _call_bound("posterior", delta, {
+            "strong_convexity": c.strong_convexity, "smoothness": c.smoothness, "grad_bound": c.grad_bound,
+            "grad_diff": c.grad_diff, "inverse_temperature": beta, "v_smoothness": c.v_smoothness,
+            "v_convex": c.v_convex, "total_strong_convexity": c.total_strong_convexity,
+            "total_smoothness": c.total_smoothness, "data_size": c.data_size})
+    if mech in ("ula-final", "ula-path"):
+        path = missing("grad_diff") or _call_bound("ula-path", delta, {**common, "grad_diff": c.grad_diff})
+        if mech == "ula-path":
+            return path
+        final = missing("strong_convexity", "smoothness", "grad_bound") or _call_bound("ula-final", delta, {
+            **common, "strong_convexity": c.strong_convexity, "smoothness": c.smoothness,
+            "grad_bound": c.grad_bound, "grad_diff": c.grad_diff, "v_smoothness": c.v_smoothness,
+            "v_convex": c.v_convex})
+        return _post_processing("ula-final", final, path)
+    if mech in ("sgld-final", "sgld-path"):
+        if batch_size is None:
+            return "batch_size is required for SGLD: pass --batch-size S (records per minibatch)"
+        sg = {**common, "batch_size": batch_size, "data_size": c.data_size}
+        path = missing("record_grad_diff") or _call_bound("sgld-path", delta, {**sg, "grad_diff": c.sgld_grad_diff})
+        if mech == "sgld-path":
+            return path
+        final = missing("strong_convexity", "smoothness", "grad_bound") or _call_bound("sgld-final", delta, {
+            **sg, "strong_convexity": c.strong_convexity, "smoothness": c.smoothness,
+            "grad_bound": c.sgld_grad_bound, "grad_diff": c.sgld_grad_diff, "v_smoothness": c.v_smoothness,
+            "v_convex": c.v_convex})
+        return _post_processing("sgld-final", final, path)
+    return f"mechanism {mech!r} is not one of {', '.join(MECHANISM_KEYS)}"
+
+
 def certify(model: Callable, data: Mapping[str, Any] | None = None, domain=None, step_size: float | None = None,
             num_steps: int | None = None, batch_size: int | None = None, inverse_temperature: float = 1.0,
             clip_norm: float | None = None, delta: float = 1e-5, model_kwargs: Mapping[str, Any] | None = None,
             data_size: int | None = None, dim: int | None = None, clip_to_domain: bool = False,
             sampler: str | None = None, analysis: Analysis | None = None, model_name: str | None = None,
-            require_any: bool = True) -> CertifyReport:
+            require_any: bool = True, record_shapes: Mapping[str, Any] | None = None) -> CertifyReport:
     """Analyse ``model`` and certify the posterior, ULA final draw/path and SGLD final draw/path.
 
     Each mechanism is certified independently (a step size invalid for ``ula-final`` does not
@@ -158,62 +202,23 @@ def certify(model: Callable, data: Mapping[str, Any] | None = None, domain=None,
     ``require_any``) if no mechanism at all can be certified.
     """
     d = probability_open("delta", delta, "pass a delta strictly between 0 and 1, e.g. 1e-5")
-    if sampler not in (None, "ula", "sgld", "all"):
-        raise AssumptionError(f"sampler = {sampler!r} must be one of ula, sgld")
+    if sampler not in (None, "ula", "sgld", "all", "none"):
+        raise AssumptionError(f"sampler = {sampler!r} must be one of ula, sgld (or none: the posterior only)")
     an = analysis if analysis is not None else analyze(
         model, data=data, domain=domain, model_kwargs=model_kwargs, clip_norm=clip_norm, data_size=data_size,
-        dim=dim, clip_to_domain=clip_to_domain, model_name=model_name)
+        dim=dim, clip_to_domain=clip_to_domain, model_name=model_name, record_shapes=record_shapes)
     from ..errors import positive
     beta = positive("inverse_temperature", inverse_temperature)
     c = replace(an.constants, inverse_temperature=beta, provenance=dict(an.constants.provenance))
     an.constants = c
 
-    def missing(*names: str) -> str | None:
-        for n in names:
-            if getattr(c, n) is None:
-                return f"{n} not proven ({c.provenance.get(n, 'unproven')})"
-        return None
-
-    common = {"step_size": step_size, "num_steps": num_steps, "inverse_temperature": beta}
-    mechs: dict[str, Any] = {}
-    # posterior (issue #6): exact certificate from total strong convexity when the core has it
-    err = missing("grad_diff")
-    mechs["posterior"] = err or _call_bound("posterior", d, {
-        "strong_convexity": c.strong_convexity, "smoothness": c.smoothness, "grad_bound": c.grad_bound,
-        "grad_diff": c.grad_diff, "inverse_temperature": beta, "v_smoothness": c.v_smoothness,
-        "v_convex": c.v_convex, "total_strong_convexity": c.total_strong_convexity,
-        "total_smoothness": c.total_smoothness, "data_size": c.data_size})
     want_ula = sampler in (None, "all", "ula")
     want_sgld = sampler in (None, "all", "sgld")
-    if want_ula:
-        err = missing("strong_convexity", "smoothness", "grad_bound")
-        mechs["ula-final"] = err or _call_bound("ula-final", d, {
-            **common, "strong_convexity": c.strong_convexity, "smoothness": c.smoothness,
-            "grad_bound": c.grad_bound, "grad_diff": c.grad_diff, "v_smoothness": c.v_smoothness,
-            "v_convex": c.v_convex})
-        err = missing("grad_diff")
-        mechs["ula-path"] = err or _call_bound("ula-path", d, {**common, "grad_diff": c.grad_diff})
-    else:
-        mechs["ula-final"] = mechs["ula-path"] = f"not requested (sampler = {sampler})"
-    if want_sgld:
-        sg = {**common, "batch_size": batch_size, "data_size": c.data_size}
-        if batch_size is None:
-            mechs["sgld-final"] = mechs["sgld-path"] = ("batch_size is required for SGLD: pass --batch-size S "
-                                                        "(records per minibatch)")
-        else:
-            err = missing("strong_convexity", "smoothness", "grad_bound")
-            mechs["sgld-final"] = err or _call_bound("sgld-final", d, {
-                **sg, "strong_convexity": c.strong_convexity, "smoothness": c.smoothness,
-                "grad_bound": c.sgld_grad_bound, "grad_diff": c.sgld_grad_diff, "v_smoothness": c.v_smoothness,
-                "v_convex": c.v_convex})
-            err = missing("record_grad_diff")
-            mechs["sgld-path"] = err or _call_bound("sgld-path", d, {**sg, "grad_diff": c.sgld_grad_diff})
-    else:
-        mechs["sgld-final"] = mechs["sgld-path"] = f"not requested (sampler = {sampler})"
-
-    for fin, pth in (("ula-final", "ula-path"), ("sgld-final", "sgld-path")):
-        if not str(mechs.get(fin, "")).startswith("not requested"):
-            mechs[fin] = _post_processing(fin, mechs[fin], mechs.get(pth))
+    mechs: dict[str, Any] = {"posterior": price(c, "posterior", d)}
+    for mech, wanted in (("ula-final", want_ula), ("ula-path", want_ula), ("sgld-final", want_sgld),
+                         ("sgld-path", want_sgld)):
+        mechs[mech] = (price(c, mech, d, step_size=step_size, num_steps=num_steps, batch_size=batch_size)
+                       if wanted else f"not requested (sampler = {sampler})")
 
     warnings = []
     if an.clipped:

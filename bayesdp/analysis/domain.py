@@ -174,11 +174,21 @@ def _make(name: str, spec: Mapping[str, Any]) -> ArgDomain:
 class Domain:
     """Public bounds on one record, per model argument.
 
-    ``Domain({"X": {"norm": 1.0}, "y": {"values": [0, 1]}})`` or
-    ``Domain.parse(["X.norm=1.0", "y.values=0,1"])``.
+    ``Domain(X=norm_bound(1.0), y=values(0, 1))`` (keyword per data argument), ``Domain({"X": {"norm":
+    1.0}, "y": {"values": [0, 1]}})`` or ``Domain.parse(["X.norm=1.0", "y.values=0,1"])``.
+
+    Examples:
+        >>> Domain(X=norm_bound(1.0), y=values(0, 1)).describe()
+        'X.norm=1 y.values=0,1'
+        >>> Domain(X=box(-1, 1)).get("X").row_norm_bound(4) > 2.0      # sqrt(4) * 1, inflated (float data)
+        True
     """
 
     spec: Mapping[str, Any] = field(default_factory=dict)
+
+    def __init__(self, spec: Mapping[str, Any] | None = None, /, **args: Any):
+        object.__setattr__(self, "spec", {**dict(spec or {}), **args})
+        self.__post_init__()
 
     def __post_init__(self):
         args: dict[str, ArgDomain] = {}
@@ -193,6 +203,12 @@ class Domain:
 
     @staticmethod
     def parse(entries: Iterable[str] | str | None) -> "Domain":
+        """A domain from the command line's words, e.g. ``["X.norm=1", "y.values=0,1"]``.
+
+        Examples:
+            >>> Domain.parse(["X.norm=1", "y.values=0,1"]).describe()
+            'X.norm=1 y.values=0,1'
+        """
         if entries is None:
             return Domain({})
         if isinstance(entries, str):
@@ -219,21 +235,25 @@ class Domain:
     # -- queries -------------------------------------------------------------
     @property
     def args(self) -> dict[str, ArgDomain]:
+        """The bounds of each data argument, by name."""
         return dict(self._args)  # type: ignore[attr-defined]
 
     def __contains__(self, name: str) -> bool:
         return name in self._args  # type: ignore[attr-defined]
 
     def get(self, name: str) -> ArgDomain | None:
+        """The bounds of data argument ``name`` (None when undeclared)."""
         return self._args.get(name)  # type: ignore[attr-defined]
 
     def __bool__(self) -> bool:
         return bool(self._args)  # type: ignore[attr-defined]
 
     def describe(self) -> str:
+        """The domain in the command line's words (``X.norm=1 y.values=0,1``)."""
         return " ".join(a.describe() for a in self._args.values())  # type: ignore[attr-defined]
 
     def to_dict(self) -> dict:
+        """``{argument: {"norm"|"min"|"max"|"values": ...}}``, JSON-ready (what a plan stores)."""
         return {k: a.to_dict() for k, a in self._args.items()}  # type: ignore[attr-defined]
 
     # -- data check ------------------------------------------------------------
@@ -302,3 +322,33 @@ class Domain:
                 out[name] = flat.reshape(a.shape)
                 record[name] = int(changed.sum())
         return out, record
+
+
+def norm_bound(radius: float) -> dict:
+    """Each record of the argument (a row) has Euclidean norm <= ``radius``: ``Domain(X=norm_bound(1.0))``.
+
+    Examples:
+        >>> Domain(X=norm_bound(1.0)).describe()
+        'X.norm=1'
+    """
+    return {"norm": radius}
+
+
+def box(low: float, high: float) -> dict:
+    """Every entry of each record lies in [``low``, ``high``]: ``Domain(X=box(-1, 1))``.
+
+    Examples:
+        >>> Domain(X=box(-1, 1)).describe()
+        'X.min=-1 X.max=1'
+    """
+    return {"min": low, "max": high}
+
+
+def values(*allowed: float) -> dict:
+    """Every entry is one of ``allowed``: ``Domain(y=values(0, 1))``.
+
+    Examples:
+        >>> Domain(y=values(0, 1)).to_dict()
+        {'y': {'values': [0.0, 1.0]}}
+    """
+    return {"values": list(allowed)}

@@ -35,7 +35,7 @@ def model_name(model: Callable) -> str:
 
 
 def check_inputs(model, data, domain, model_kwargs, clip_norm, data_size, dim, clip_to_domain,
-                 name: str | None) -> Inputs:
+                 name: str | None, record_shapes: Mapping[str, Any] | None = None) -> Inputs:
     import jax.numpy as jnp
 
     if not callable(model):
@@ -91,13 +91,30 @@ def check_inputs(model, data, domain, model_kwargs, clip_norm, data_size, dim, c
             raise AssumptionError("data_size is required without data; pass --data-size M (the number of records)")
         m = positive_int("data_size", data_size)
         arrays = None
-        shapes = declared_shapes(model, domain, dim)
+        shapes = _record_shapes(record_shapes) if record_shapes is not None else declared_shapes(model, domain, dim)
         dtypes = {}
         for n in shapes:
             dom = domain.get(n)
             ints = dom is not None and dom.values is not None and all(float(v).is_integer() for v in dom.values)
             dtypes[n] = jnp.int32 if ints else jnp.float32
     return Inputs(model, name, domain, kw, arrays, m, shapes, dtypes, G, clipping, notes)
+
+
+def _record_shapes(record_shapes: Mapping[str, Any]) -> dict[str, tuple]:
+    """Per-record shapes given explicitly, e.g. ``{"X": (3,), "y": ()}``, checked."""
+    out = {}
+    for name, shp in dict(record_shapes).items():
+        try:
+            t = tuple(int(d) for d in (shp if isinstance(shp, (list, tuple)) else (shp,)))
+        except (TypeError, ValueError):
+            raise AssumptionError(f"record_shapes[{name!r}] = {shp!r} is not a shape; pass a tuple of positive "
+                                  "integers, () for one number per record") from None
+        if any(d < 1 for d in t):
+            raise AssumptionError(f"record_shapes[{name!r}] = {shp!r} must have positive dimensions")
+        out[str(name)] = t
+    if not out:
+        raise AssumptionError("record_shapes is empty; give the shape of one record of every data argument")
+    return out
 
 
 def declared_shapes(model, domain: Domain, dim) -> dict[str, tuple]:

@@ -135,3 +135,51 @@ def infer_num_classes(name: str, kw: dict, data: dict | None, domain_values=None
         y = np.asarray(data["y"])
         if np.issubdtype(y.dtype, np.number) and np.all(np.isfinite(y)):
             kw["num_classes"] = int(np.max(y)) + 1
+
+
+def domain_entries(domain: dict) -> list[str]:
+    """``Domain.to_dict()`` back to ``ARG.KEY=VALUE`` entries."""
+    out = []
+    for arg, spec in domain.items():
+        for key, v in spec.items():
+            out.append(f"{arg}.{key}=" + (",".join(repr(float(x)) for x in v) if isinstance(v, list) else repr(v)))
+    return out
+
+
+def apply_plan(args, *, chain: bool = True):
+    """With ``--plan FILE``: the plan's model, domain and (``chain``) sampler settings become the options
+    (a flag that contradicts the plan is refused).  Returns the plan, or None without ``--plan``."""
+    path = getattr(args, "plan", None)
+    if not path:
+        return None
+    from ..api import Plan
+
+    plan = Plan.load(path, model=_plan_model(path))
+    given = getattr(args, "model", None)
+    if given and given != plan.model:
+        raise AssumptionError(f"MODEL {given} contradicts --plan {path} (model {plan.model}); drop MODEL")
+    args.model = plan.model
+    if getattr(args, "domain", None):
+        raise AssumptionError(f"--domain contradicts --plan {path}, which holds the domain; drop --domain")
+    args.domain = domain_entries(dict(plan.domain))
+    args.model_arg = [f"{k}={v}" for k, v in plan.model_kwargs.items()] + list(getattr(args, "model_arg", []) or [])
+    if chain:
+        if plan.sampler is None:
+            raise AssumptionError(f"--plan {path} is a {plan.mechanism} plan: it has no chain to run")
+        for dest in ("step_size", "num_steps", "batch_size", "clip_norm"):
+            if getattr(args, dest, None) is not None and getattr(args, dest) != getattr(plan, dest):
+                raise AssumptionError(f"{_flag(dest)} {getattr(args, dest)} contradicts --plan {path} "
+                                      f"({getattr(plan, dest)}); drop {_flag(dest)}")
+            setattr(args, dest, getattr(plan, dest))
+        args.sampler = plan.sampler
+        args.inverse_temperature = plan.inverse_temperature
+        args.num_chains = plan.num_chains
+        if hasattr(args, "release") and args.release is not None and plan.mechanism != "release":
+            args.release = plan.release
+        args.delta = plan.delta
+    return plan
+
+
+def _plan_model(path: str):
+    """None: the plan's model reference is resolved by Plan.load (built-in or file.py:function)."""
+    return None

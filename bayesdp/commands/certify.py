@@ -64,8 +64,10 @@ def add_parser(sub) -> None:
     p = sub.add_parser("certify", help="analyse a NumPyro model and certify posterior / ULA / SGLD releases",
                        description="Derive certified constants from a NumPyro model and a public data domain, "
                                    "then certify the posterior, ULA and SGLD final draw and path.")
-    p.add_argument("model", metavar="MODEL", help="built-in model name or path/to/file.py:function")
-    g = p.add_mutually_exclusive_group(required=True)
+    p.add_argument("model", metavar="MODEL", nargs="?", help="built-in model name or path/to/file.py:function")
+    p.add_argument("--plan", metavar="PLAN.json", help="certify this plan (from `bayesdp calibrate --out`): "
+                                                     "model, domain, size and sampler settings come from it")
+    g = p.add_mutually_exclusive_group(required=False)
     g.add_argument("--data", metavar="FILE", help="NPZ (arrays named like the model arguments), CSV or Parquet")
     g.add_argument("--no-data", action="store_true", help="certify before sampling (needs --data-size)")
     p.add_argument("--domain", action="extend", nargs="+", default=[], metavar="ARG.KEY=VALUE",
@@ -122,6 +124,12 @@ def _check_options(args) -> None:
 def run(args) -> int:
     from ..errors import AssumptionError
 
+    if args.plan:
+        return _run_plan(args)
+    if not args.model:
+        raise AssumptionError("MODEL is required (or --plan PLAN.json)")
+    if not args.data and not args.no_data:
+        raise AssumptionError("one of --data FILE or --no-data is required (or --plan PLAN.json)")
     _check_options(args)
     if args.no_data and args.data_size is None:
         raise AssumptionError("--data-size is required with --no-data: the number of records")
@@ -149,6 +157,26 @@ def run(args) -> int:
                       clip_norm=args.clip_norm, delta=args.delta, model_kwargs=kw,
                       data_size=args.data_size if args.no_data else None, dim=args.dim,
                       clip_to_domain=args.clip_to_domain, sampler=args.sampler, model_name=name)
+    if args.json:
+        emit_json(rep.to_dict())
+    else:
+        print(rep.table())
+    return 0
+
+
+def _run_plan(args) -> int:
+    """``certify --plan``: the Python API's :func:`bayesdp.certify` on the plan (identical certificates)."""
+    from ..errors import AssumptionError
+
+    extra = [f for f in ("model", "data", "no_data", "step_size", "num_steps", "batch_size", "clip_norm",
+                         "data_size", "dim") if getattr(args, f, None)]
+    if extra or args.domain:
+        raise AssumptionError(f"--plan holds the model, the domain and the sampler settings; drop "
+                              f"{', '.join('--' + f.replace('_', '-') for f in extra) or '--domain'}")
+    prepare_jax()
+    from ..api import Plan, certify
+
+    rep = certify(Plan.load(args.plan))
     if args.json:
         emit_json(rep.to_dict())
     else:

@@ -10,6 +10,7 @@ stderr, exit status 2, nothing drawn and the ledger unchanged.
 
 from __future__ import annotations
 
+import math
 import os
 
 from ..cli import ARG_TYPES, emit_json
@@ -23,9 +24,15 @@ def add_parser(sub) -> None:
                                    "recorded in a ledger.")
     add_model_data_arguments(p)
     # statistic
-    p.add_argument("--stat", default="mean", metavar="mean|FILE.py:FUNC",
-                   help="'mean': posterior mean of every coordinate (or of --coords); or a user function of the "
-                        "unconstrained draws (n, dim) -> (n, k) with --lipschitz")
+    p.add_argument("--stat", default="mean", metavar="mean|median|quantiles|probability|FILE.py:FUNC",
+                   help="'mean': posterior mean of every coordinate (or of --coords); 'median', 'quantiles' (with "
+                        "--q) or 'probability' (P(theta > --threshold), smoothed by a ramp of --width) of every "
+                        "real-support coordinate; or a user function of the unconstrained draws (n, dim) -> (n, k) "
+                        "with --lipschitz")
+    p.add_argument("--q", metavar="Q1,Q2,...", help="with --stat quantiles: levels in (0, 1), e.g. 0.05,0.5,0.95")
+    p.add_argument("--threshold", type=ARG_TYPES[float], help="with --stat probability: the threshold t")
+    p.add_argument("--width", type=ARG_TYPES[float],
+                   help="with --stat probability: width of the ramp that smooths the indicator (noise ~ 1/width)")
     p.add_argument("--coords", help="with --stat mean: only these coordinates, e.g. w[0],w[3] (L1 Lipschitz sqrt(k))")
     p.add_argument("--lipschitz", type=ARG_TYPES[float],
                    help="declared Lipschitz constant of a user statistic: |f(z)-f(z')|_1 <= L |z-z'|_2")
@@ -47,7 +54,7 @@ def add_parser(sub) -> None:
     p.add_argument("--sampler", choices=("ula", "sgld"), default="ula", help="ULA (default) or SGLD")
     p.add_argument("--step-size", type=ARG_TYPES[float],
                    help="step size gamma (default 1/total_smoothness from the domain's constants)")
-    p.add_argument("--num-steps", type=ARG_TYPES[int], default=2000, help="number of steps n (default 2000)")
+    p.add_argument("--num-steps", type=ARG_TYPES[int], default=None, help="number of steps n (default 2000)")
     p.add_argument("--burn-in", type=ARG_TYPES[int], help="kept draws dropped per chain (default: half)")
     p.add_argument("--thinning", type=ARG_TYPES[int], default=1, help="keep every k-th draw")
     p.add_argument("--num-chains", type=ARG_TYPES[int], default=1, help="chains averaged together")
@@ -82,6 +89,31 @@ def _statistic(args):
     from ..errors import AssumptionError
     from ..release.pipeline import coordinate_subset_means, load_user_statistic, site_specs
 
+    from ..release.statistics import coordinate_quantiles, exceedance_probabilities, quantile_levels
+
+    named = args.stat in ("mean", "median", "quantiles", "probability")
+    if (args.q is not None) != (args.stat == "quantiles"):
+        raise AssumptionError("--q goes with --stat quantiles (and --stat quantiles needs --q, e.g. --q 0.05,0.5,0.95)")
+    if ((args.threshold is not None or args.width is not None) != (args.stat == "probability")
+            or (args.stat == "probability" and (args.threshold is None or args.width is None))):
+        raise AssumptionError("--threshold and --width go together with --stat probability, e.g. --stat probability "
+                              "--threshold 0 --width 0.1")
+    if named and args.stat != "mean" and (args.lipschitz is not None or args.stat_names or args.coords):
+        raise AssumptionError(f"--lipschitz / --stat-names / --coords do not apply to --stat {args.stat} "
+                              "(its constant is derived; it covers every real-support coordinate)")
+    if args.stat in ("median", "quantiles"):
+        try:
+            levels = [0.5] if args.stat == "median" else [float(x) for x in args.q.split(",") if x.strip()]
+        except ValueError:
+            raise AssumptionError(f"--q {args.q!r} must be comma-separated numbers in (0, 1), e.g. "
+                                  "0.05,0.5,0.95") from None
+        levels = quantile_levels(levels)
+        return lambda smp, an: coordinate_quantiles(site_specs(smp, an), levels)
+    if args.stat == "probability":
+        c_positive = args.width is not None and args.width > 0 and math.isfinite(args.threshold)
+        if not c_positive:
+            raise AssumptionError(f"--width {args.width:g} must be > 0 and --threshold finite; pass e.g. --width 0.1")
+        return lambda smp, an: exceedance_probabilities(site_specs(smp, an), args.threshold, args.width)
     if args.stat == "mean":
         if args.lipschitz is not None or args.stat_names:
             raise AssumptionError("--lipschitz / --stat-names apply to a user statistic (--stat FILE.py:FUNC), "
@@ -151,8 +183,14 @@ def _check_options(args) -> None:
 
 
 def run(args) -> int:
-    from ._common import model_kwargs
+    from ..errors import AssumptionError
+    from ._common import apply_plan, model_kwargs
 
+    apply_plan(args)         # --plan: the chain whose mean is released is the plan's (model, domain, settings)
+    if not args.model:
+        raise AssumptionError("MODEL is required (or --plan PLAN.json)")
+    if args.num_steps is None:
+        args.num_steps = 2000
     _check_options(args)
     kw = model_kwargs(args)
     stat = _statistic(args)

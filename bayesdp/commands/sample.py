@@ -13,8 +13,11 @@ from ..cli import ARG_TYPES, emit_json
 
 
 def add_model_data_arguments(p) -> None:
-    """MODEL, --data, CSV column options and --domain, shared by `sample` and `release`."""
-    p.add_argument("model", metavar="MODEL", help="built-in model name (models/) or path/to/file.py:function")
+    """MODEL, --data, CSV column options, --domain and --plan, shared by `sample` and `release`."""
+    p.add_argument("model", metavar="MODEL", nargs="?",
+                   help="built-in model name (models/) or path/to/file.py:function (or --plan)")
+    p.add_argument("--plan", metavar="PLAN.json", help="a plan from `bayesdp calibrate --out`: model, domain and "
+                                                     "sampler settings come from it")
     p.add_argument("--data", metavar="FILE", required=True,
                    help="NPZ (arrays named like the model arguments), CSV or Parquet")
     p.add_argument("--x-columns", help="CSV/Parquet: comma-separated feature columns (argument X)")
@@ -28,9 +31,9 @@ def add_parser(sub) -> None:
                        description="Certify, then run ULA or SGLD on a NumPyro model; the released draws and "
                                    "the certificate are written to an ArviZ NetCDF file.")
     add_model_data_arguments(p)
-    p.add_argument("--sampler", choices=("ula", "sgld"), required=True, help="ULA (full batch) or SGLD (minibatches)")
-    p.add_argument("--step-size", type=ARG_TYPES[float], required=True, help="step size gamma")
-    p.add_argument("--num-steps", type=ARG_TYPES[int], required=True, help="number of steps n")
+    p.add_argument("--sampler", choices=("ula", "sgld"), help="ULA (full batch) or SGLD (minibatches)")
+    p.add_argument("--step-size", type=ARG_TYPES[float], help="step size gamma")
+    p.add_argument("--num-steps", type=ARG_TYPES[int], help="number of steps n")
     p.add_argument("--batch-size", type=ARG_TYPES[int], help="SGLD minibatch size s (without replacement)")
     p.add_argument("--inverse-temperature", type=ARG_TYPES[float], default=1.0, help="beta (default 1)")
     p.add_argument("--clip-norm", type=ARG_TYPES[float], help="clip each record's likelihood gradient at this norm")
@@ -121,8 +124,14 @@ def _write_netcdf(sampler, path: str) -> None:
 
 
 def run(args) -> int:
-    from ._common import infer_num_classes, model_kwargs
+    from ..errors import AssumptionError
+    from ._common import apply_plan, infer_num_classes, model_kwargs
 
+    plan = apply_plan(args)
+    missing = [f for f in ("model", "sampler", "step_size", "num_steps") if getattr(args, f, None) is None]
+    if missing:
+        raise AssumptionError(f"{'MODEL' if missing[0] == 'model' else '--' + missing[0].replace('_', '-')} is "
+                              "required (or --plan PLAN.json)")
     _check_options(args)
     kw = model_kwargs(args)
     try:
@@ -135,7 +144,6 @@ def run(args) -> int:
 
     from ..analysis.loading import load_data, load_model
     from ..analysis.records import validate_records
-    from ..errors import AssumptionError
     from ..samplers import Sampler
 
     model, name = load_model(args.model)
@@ -159,6 +167,12 @@ def run(args) -> int:
                       if args.init == "prior" else None,
                       domain=args.domain or None, delta=args.delta, uncertified=args.uncertified,
                       model_kwargs=kw, progress_bar=args.progress_bar, shard_data=args.shard_data)
+    if plan is not None:       # the run's own certificate (with the data) must not exceed the plan's
+        eps = sampler.certificate.get("epsilon")
+        if m != plan.data_size or eps is None or eps > plan.epsilon * (1 + 1e-9):
+            raise AssumptionError(f"--plan {args.plan} was certified at epsilon {plan.epsilon:.6g} for "
+                                  f"{plan.data_size} records; this run ({m} records) is certified at epsilon {eps}: "
+                                  "calibrate a plan for this data")
     sampler.run(args.seed)   # None: OS CSPRNG keys; a seed: reproducible, marked in every output
     if args.out:
         _write_netcdf(sampler, args.out)

@@ -203,7 +203,8 @@ def curve_from_json(d: dict | None) -> PrivacyCurve | None:
     raise ValueError(f"unknown curve kind {kind!r}")
 
 
-def laplace_event(sensitivity: float, grid_rounding: float, noise_epsilon: float, delta: float = 0.0) -> dict:
+def laplace_event(sensitivity: float, grid_rounding: float, noise_epsilon: float, delta: float = 0.0,
+                  coords: int | None = None, grid: float | None = None) -> dict:
     """DP event of :func:`bayesdp.release.noise.laplace_release`: Laplace noise of scale
     ``(sensitivity + grid_rounding) / noise_epsilon`` (rounded up to a double, as noise.py reports
     it) on a statistic of proven L1 sensitivity ``sensitivity``; ``grid_rounding`` (= k r) is the
@@ -214,7 +215,10 @@ def laplace_event(sensitivity: float, grid_rounding: float, noise_epsilon: float
         raise BudgetError(f"laplace event: sensitivity = {s!r}, grid rounding = {g!r}, epsilon = {e!r} must be "
                           "finite with sensitivity > 0, grid rounding >= 0 and epsilon > 0")
     scale = float_at_least((Fraction(s) + Fraction(g)) / Fraction(e))
-    return {"type": "laplace", "l1_sensitivity": s, "grid_rounding": g, "noise_scale": scale, "delta": float(delta)}
+    ev = {"type": "laplace", "l1_sensitivity": s, "grid_rounding": g, "noise_scale": scale, "delta": float(delta)}
+    if coords is not None and grid is not None:   # the discrete mechanism's own PLD (accountant.py) needs them
+        ev["coords"], ev["grid"] = int(coords), float(grid)
+    return ev
 
 
 def _event_cost(ev: dict) -> tuple[Decimal, Decimal, Decimal | None]:
@@ -251,6 +255,26 @@ def _consistency_problem(eps: Decimal, delta: Decimal, curve: dict | None, dp_ev
                          released: dict | None = None) -> str | None:
     """Why an entry charged (eps, delta) contradicts its own curve, DP event or released noise scale
     (None when consistent).  The charge must be at least what each of them says (exact comparisons)."""
+    if isinstance(dp_event, dict) and dp_event.get("type") in ("gdp", "gaussian", "laplace_continuous"):
+        # events charged through the accountant interface (Ledger.spend): their curve at the charged delta
+        try:
+            t = dp_event["type"]
+            if t == "laplace_continuous":
+                nm = float(dp_event["noise_multiplier"])
+                ce, cd = (1.0 / nm if nm > 0 else math.inf), 0.0
+            else:
+                mu = float(dp_event["mu"]) if t == "gdp" else (float(dp_event["l2_sensitivity"])
+                                                                / float(dp_event["sigma"]))
+                if not (math.isfinite(mu) and mu > 0):
+                    return "its dp_event is malformed"
+                from ..curves import GDP
+
+                ce, cd = (GDP(mu).epsilon(float(delta)) if delta > 0 else math.inf), 0.0
+        except (KeyError, TypeError, ValueError, ZeroDivisionError, BayesDPError):
+            return "its dp_event is malformed"
+        if not ce <= float(eps) * (1 + 1e-9):
+            return f"its dp_event gives epsilon {ce:.6g} at delta {_dstr(delta)} but it is charged {_dstr(eps)}"
+        dp_event = None
     if dp_event is not None:
         try:
             num, ed, den = _event_cost(dp_event)
@@ -984,6 +1008,22 @@ def _summary_full(full: _Full, path: Path) -> dict:
     s["pending"] = [e["id"] for e in entries if e["status"] == "pending"]
     s["cancelled"] = rp.cancelled
     s["head"] = _head(rp.last)
+    E, D = _budget(full.header)
+    if D > 0 and entries:
+        # the PLD composition (bayesdp.release.accountant): reported when it improves on the other rules
+        from .accountant import composed_epsilon
+
+        try:
+            ep = composed_epsilon([e.get("dp_event") or {"type": "epsilon_delta", "epsilon": e["epsilon_exact"],
+                                                         "delta": e["delta_exact"]} for e in entries], float(D))
+        except BudgetError:
+            ep = math.inf
+        s["spent"]["pld_epsilon_at_budget_delta"] = ep if math.isfinite(ep) else None
+        # like the curve rule: only a material improvement (it uses the whole budget delta)
+        if math.isfinite(ep) and ep < s["spent"]["epsilon"] * 0.999:
+            s["spent"]["epsilon"], s["spent"]["rule"] = ep, "PLD composition (dp-accounting)"
+            s["remaining_budget"] = {"epsilon": max(0.0, float(E) - ep), "delta": 0.0}
+            s["within_budget"] = s["within_budget"] or ep <= float(E)
     warnings = []
     if full.legacy is not None:
         s["format"] = f"{FORMAT} v{VERSION} (converted to a journal on the next write)"
@@ -1152,7 +1192,16 @@ def _tail_replay(path: Path) -> tuple[_Replay, bool]:
 
 
 class Ledger:
-    """A privacy budget ledger file.  Use :meth:`open`, then :meth:`reserve` for each release."""
+    """A privacy budget ledger file (docs/ledger.md).  Use :meth:`open`, then :meth:`reserve` for each release,
+    or the interface of :class:`bayesdp.PrivacyAccountant` (:meth:`spend`, :meth:`spent`, :meth:`remaining`).
+
+    Examples:
+        >>> import os, tempfile
+        >>> led = Ledger.open(os.path.join(tempfile.mkdtemp(), "ledger.json"), budget_epsilon=1.0, dataset="trial")
+        >>> _ = led.spend((0.25, 0.0), what="a count released elsewhere")
+        >>> led.remaining()
+        {'epsilon': 0.75, 'delta': 0.0}
+    """
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path).absolute()
@@ -1275,19 +1324,68 @@ class Ledger:
         return _summary_full(full, self.path)
 
     def pending(self) -> list[dict]:
+        """Entries left ``pending`` by a writer that died between its reservation and its commit."""
         return [e for e in _entries_list(_replay_full(self.path).replay) if e["status"] == "pending"]
 
+    # -- the accountant's interface (bayesdp.PrivacyAccountant) --------------------
+    def spend(self, item: Any, *, epsilon: Any = None, delta: Any = None, what: str = "") -> dict:
+        """Charge ``item`` (a certificate, a release result, a DP event or an (epsilon, delta) pair), as
+        :meth:`bayesdp.PrivacyAccountant.spend`: one reserve and commit, recorded in the journal.
+
+        Returns:
+            :meth:`summary` after the charge.
+
+        Raises:
+            BudgetError: over budget (nothing written), or an item that cannot be accounted for.
+        """
+        from .accountant import charge_of
+
+        _, D = _budget(self._header())
+        e, d, ev = charge_of(item, D, epsilon=epsilon, delta=delta)
+        with self.reserve(e, d, ev.get("type", "event"), type(item).__name__, what=what, event=ev) as res:
+            res.mark_drawn()
+            res.commit({"spent": what or type(item).__name__})
+        return self.summary()
+
+    def spent(self) -> dict:
+        """Spent budget: ``epsilon`` (by the rule that spends least), the sums, and the PLD composition's
+        epsilon at the budget's delta (keys of :meth:`bayesdp.PrivacyAccountant.spent`)."""
+        s = self.summary()
+        return {"epsilon": s["spent"]["epsilon"], "epsilon_sum": s["spent"]["basic"]["epsilon"],
+                "delta_sum": s["spent"]["basic"]["delta"],
+                "epsilon_pld": s["spent"].get("pld_epsilon_at_budget_delta")}
+
+    def remaining(self) -> dict:
+        """What is left: ``{"epsilon": ..., "delta": ...}``."""
+        return dict(self.summary()["remaining_budget"])
+
     # -- spending --------------------------------------------------------
-    def check(self, epsilon: Any, delta: Any = 0.0, curve: PrivacyCurve | None = None) -> dict:
+    def check(self, epsilon: Any, delta: Any = 0.0, curve: PrivacyCurve | None = None,
+              event: dict | None = None) -> dict:
         """Raise :class:`BudgetError` if a release of (epsilon, delta) would not fit now (no write)."""
         header, state, _ = self._fast()
-        self._admit(header, state, *_charges(epsilon, delta), curve_to_json(curve))
+        self._admit(header, state, *_charges(epsilon, delta), curve_to_json(curve), event)
         return {"budget": header["budget"], "state": state}
 
-    def _admit(self, header: dict, state: dict, e: Decimal, d: Decimal, curve: dict | None) -> dict:
+    def _pld_fits(self, e: Decimal, d: Decimal, event: dict | None, E: Decimal, D: Decimal) -> bool:
+        """The composition rule for (epsilon, delta) budgets (:mod:`bayesdp.release.accountant`): the privacy
+        loss distributions of every charged entry's DP event and the new one, composed by dp-accounting.
+        Only consulted when the running sums do not fit (it replays the whole journal)."""
+        from .accountant import fits
+
+        if D <= 0:
+            return False
+        entries = [{"epsilon": Decimal(en.get("epsilon_exact") or repr(en["epsilon"])),
+                    "delta": Decimal(en.get("delta_exact") or repr(en["delta"])), "dp_event": en.get("dp_event")}
+                   for en in _entries_list(_replay_full(self.path).replay) if en.get("status") != "cancelled"]
+        entries.append({"epsilon": e, "delta": d, "dp_event": event})
+        return fits(entries, E, D)[0]
+
+    def _admit(self, header: dict, state: dict, e: Decimal, d: Decimal, curve: dict | None,
+               event: dict | None = None) -> dict:
         new = _charge(state, e, d, curve, new_id=state["last_id"] + 1)
         E, D = _budget(header)
-        if not _account(new, E, D).fits:
+        if not _account(new, E, D).fits and not self._pld_fits(e, d, event, E, D):
             left = summarize_state(header, state)["remaining_budget"]
             raise BudgetError(
                 f"release of epsilon = {_dstr(e)}, delta = {float(d):.3g} exceeds the budget of ledger {self.path} "
@@ -1317,7 +1415,7 @@ class Ledger:
         with self._locked():
             w = _Writer(self.path)
             try:
-                new_state = self._admit(w.header, w.state, e, d, cj)
+                new_state = self._admit(w.header, w.state, e, d, cj, ev)
                 new_id = new_state["last_id"]
                 reserve_body = {"event": "reserve", "id": new_id, "epsilon": _dstr(e), "delta": _dstr(d),
                                 "time": _now(), "mechanism": str(mechanism), "source": str(source),

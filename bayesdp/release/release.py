@@ -41,6 +41,26 @@ class ReleaseResult:
     ledger: str
     routes: tuple[Mapping[str, Any], ...] = field(default_factory=tuple)
     ledger_head: Mapping[str, Any] | None = None   # the journal line recording this release (docs/ledger.md)
+    dp_event: Mapping[str, Any] | None = None      # what ran (bayesdp.release.accountant composes it)
+
+    def to_dp_event(self):
+        """The release as a dp-accounting ``DpEvent``: one coordinate is exactly a discrete Laplace mechanism
+        (``DiscreteLaplaceDpEvent``: parameter grid/noise_scale, integer sensitivity floor(s/grid) + 1);
+        several coordinates are pure epsilon-DP, dominated by binary randomised response
+        (``RandomizedResponseDpEvent``, composed by dp-accounting under ``NeighboringRelation.REPLACE_ONE``)."""
+        import math as _m
+
+        from dp_accounting import dp_event
+
+        ev = self.dp_event or {}
+        if ev.get("coords") == 1 and ev.get("grid") and self.delta == 0:
+            return dp_event.DiscreteLaplaceDpEvent(noise_parameter=float(ev["grid"]) / float(ev["noise_scale"]),
+                                                   sensitivity=int(_m.floor(float(ev["l1_sensitivity"]) /
+                                                                            float(ev["grid"])) + 1))
+        if self.delta == 0:
+            return dp_event.RandomizedResponseDpEvent(noise_parameter=2.0 / (1.0 + _m.exp(float(self.epsilon))),
+                                                      num_buckets=2)
+        return dp_event.UnsupportedDpEvent()
 
     def to_dict(self) -> dict:
         return {
@@ -75,6 +95,9 @@ def sensitivity_routes(statistic: Statistic, coupling: CouplingBound | None = No
     if coupling is not None:
         routes.append(coupling_route(coupling, statistic.lipschitz))
     if concentration is not None:
+        if statistic.kind != "mean":
+            raise AssumptionError(f"statistic {statistic.description!r} is not a Monte Carlo mean: 004 Proposition "
+                                  "3.10 does not apply to it; use the coupling route")
         routes.append(concentration_route(concentration["concentration"], concentration["concentration_delta"],
                                           concentration["posterior_sensitivity"]))
     return routes
@@ -99,7 +122,9 @@ def release_statistic(draws: np.ndarray, statistic: Statistic, epsilon: float, l
     routes = sensitivity_routes(statistic, coupling, concentration)
     route = choose_route(routes, max_delta)
     value = statistic.evaluate(draws)
-    led = Ledger.open(ledger, budget_epsilon=budget_epsilon, budget_delta=budget_delta, dataset=dataset)
+    # a ledger path, a Ledger, or any accountant with the ledger's interface (PrivacyAccountant)
+    led = ledger if hasattr(ledger, "reserve") else Ledger.open(ledger, budget_epsilon=budget_epsilon,
+                                                                budget_delta=budget_delta, dataset=dataset)
     k = statistic.num_coords
     # the certificate needs the final noise scale, which depends only on (window, eps, k): compute it
     # before reserving so that the ledger entry carries the exact curve.
@@ -108,7 +133,7 @@ def release_statistic(draws: np.ndarray, statistic: Statistic, epsilon: float, l
     # the noise is calibrated to the largest double not above the epsilon the ledger charges (a decimal)
     eps_noise = noise_epsilon(eps)
     r = granularity(route.sensitivity / eps_noise)
-    event = laplace_event(route.sensitivity, k * r, eps_noise, route.coupling_delta)
+    event = laplace_event(route.sensitivity, k * r, eps_noise, route.coupling_delta, coords=k, grid=r)
     cert = route.certificate(eps, event["noise_scale"], k, mechanism)
     what = f"{statistic.description} ({k} value{'s' if k > 1 else ''})"
     with led.reserve(eps, route.coupling_delta, mechanism, route.source, curve=cert.curve, what=what,
@@ -126,10 +151,11 @@ def release_statistic(draws: np.ndarray, statistic: Statistic, epsilon: float, l
                          noise_variance=noisy.noise_variance, sensitivity=noisy.effective_sensitivity,
                          proven_sensitivity=route.sensitivity, grid=noisy.grid, epsilon=eps,
                          delta=route.coupling_delta, source=route.source, certificate=cert, items=tuple(items),
-                         remaining_budget=summary["remaining_budget"], ledger=str(led.path),
+                         remaining_budget=summary["remaining_budget"],
+                         ledger=None if getattr(led, "path", None) is None else str(led.path),
                          routes=tuple({"source": rt.source, "sensitivity": rt.sensitivity, "delta": rt.coupling_delta,
                                        "chosen": rt is route} for rt in routes),
-                         ledger_head=res.head)
+                         ledger_head=res.head, dp_event=event)
 
 
 def release_from_constants(draws: np.ndarray, statistic: Statistic, epsilon: float, ledger: str | os.PathLike,

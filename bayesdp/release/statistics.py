@@ -75,6 +75,17 @@ class Statistic:
     lipschitz: float
     description: str
     lipschitz_source: str = ""
+    #: how the per-draw values become the released numbers: ``None`` is the average over draws (a Monte
+    #: Carlo mean); a function (num_draws, k') -> (num_coords,) otherwise.  ``lipschitz`` always bounds
+    #: ``|S(X) - S(X')|_1 <= lipschitz * sup_t |X_t - X'_t|_2`` for the whole estimator S, which for a mean is
+    #: implied by the per-draw constant (docs/release.md §2).
+    reduce: Callable[[np.ndarray], np.ndarray] | None = None
+
+    @property
+    def kind(self) -> str:
+        """``"mean"`` (an average over draws: every sensitivity route applies) or ``"other"`` (only the
+        coupling route of 004 Proposition 3.7 with the estimator's own constant)."""
+        return "mean" if self.reduce is None else "other"
 
     @property
     def num_coords(self) -> int:
@@ -101,6 +112,8 @@ class Statistic:
         vals = self._apply(z)
         if vals.ndim == 1:
             vals = vals[:, None]
+        if self.reduce is not None and vals.ndim == 2 and vals.shape[0] == 2:
+            vals = np.stack([np.asarray(self.reduce(vals), dtype=np.float64)] * 2)
         if vals.shape != (2, self.num_coords):
             raise AssumptionError(f"statistic {self.description!r} returns shape {tuple(vals.shape)} on test draws "
                                   f"of shape (2, {dim}); it must return (n, {self.num_coords}) for its "
@@ -131,9 +144,16 @@ class Statistic:
         vals = self._apply(z)
         if vals.ndim == 1:
             vals = vals[:, None]
-        require(vals.shape == (z.shape[0], self.num_coords), "statistic output shape", vals.shape,
-                f"must be (num_draws, {self.num_coords}) = ({z.shape[0]}, {self.num_coords})")
-        out = vals.mean(axis=0)
+        if self.reduce is not None:
+            require(vals.ndim == 2 and vals.shape[0] == z.shape[0], "statistic output shape", vals.shape,
+                    f"must be (num_draws, k) with num_draws = {z.shape[0]}")
+            out = np.asarray(self.reduce(vals), dtype=np.float64)
+            require(out.shape == (self.num_coords,), "statistic output shape", out.shape,
+                    f"must be ({self.num_coords},)")
+        else:
+            require(vals.shape == (z.shape[0], self.num_coords), "statistic output shape", vals.shape,
+                    f"must be (num_draws, {self.num_coords}) = ({z.shape[0]}, {self.num_coords})")
+            out = vals.mean(axis=0)
         if not np.all(np.isfinite(out)):
             raise AssumptionError(f"statistic {self.description!r} is not finite on the draws")
         return out
@@ -208,6 +228,133 @@ def coordinate_means(sites: Sequence[SiteSpec], select: Sequence[str] | None = N
            else "sqrt(sum_s L_s^2 k_s): declared transform constants")
     return Statistic(names=tuple(names), fn=fn, lipschitz=math.sqrt(sq),
                      description=f"posterior mean of {', '.join(chosen)}", lipschitz_source=src)
+
+
+def _real_columns(sites: Sequence[SiteSpec], select: Sequence[str] | None, what: str
+                  ) -> tuple[np.ndarray, list[str]]:
+    """Columns and coordinate names of the selected real-support sites (constrained ones refused)."""
+    if not sites:
+        raise ModelError("sites is empty: the model has no latent site to release")
+    offsets, pos = {}, 0
+    for s in sites:
+        offsets[s.name] = (pos, s)
+        pos += positive_int(f"site {s.name!r} size", s.size)
+    chosen = [s.name for s in sites if not s.constrained] if select is None else list(select)
+    cols: list[int] = []
+    names: list[str] = []
+    for name in chosen:
+        if name not in offsets:
+            raise ModelError(f"site {name!r} is not a latent site of the model; choose from {sorted(offsets)}")
+        start, s = offsets[name]
+        if s.constrained:
+            raise ModelError(f"site {name!r} is constrained: {what} are released for real-support sites only "
+                             "(pass sites=[...] naming real-support sites)")
+        cols += list(range(start, start + s.size))
+        names += [name] if s.size == 1 else [f"{name}[{i}]" for i in range(s.size)]
+    if not cols:
+        raise ModelError(f"no real-support latent site to release {what} of; pass sites=[...]")
+    return np.array(cols), names
+
+
+def quantile_levels(q: Sequence[float]) -> list[float]:
+    """``q`` as a list of distinct levels in (0, 1), or a one-line refusal naming the bad level."""
+    try:
+        levels = [float(x) for x in q]
+    except (TypeError, ValueError):
+        raise AssumptionError(f"q = {q!r} must be numbers in (0, 1), e.g. q=(0.05, 0.5, 0.95)") from None
+    if not levels:
+        raise AssumptionError("q is empty; pass quantile levels, e.g. q=(0.05, 0.5, 0.95)")
+    for x in levels:
+        if not (math.isfinite(x) and 0.0 < x < 1.0):
+            raise AssumptionError(f"quantile level = {x!r} must be in (0, 1); pass e.g. q=(0.05, 0.5, 0.95)")
+    if len(set(levels)) != len(levels):
+        raise AssumptionError(f"q = {levels} repeats a level; list each once")
+    return levels
+
+
+def coordinate_quantiles(sites: Sequence[SiteSpec], q: Sequence[float], select: Sequence[str] | None = None
+                         ) -> Statistic:
+    """Posterior quantiles (levels ``q``) of every coordinate of the selected real-support sites.
+
+    Sensitivity (docs/release.md §2.3): an empirical quantile (``numpy.quantile``, linear interpolation: a
+    fixed convex combination of two order statistics) is 1-Lipschitz for the sup-norm of a perturbation of
+    the sample, and ``|X_t,j - X'_t,j| <= |X_t - X'_t|_2``; so each of the ``k m`` released numbers (k
+    coordinates, m levels) moves by at most ``sup_t |X_t - X'_t|_2`` and ``lipschitz = k m`` (L1 over the
+    numbers).  It is not a mean: only the coupling route applies.
+
+    Args:
+        sites: the latent sites in the draws' order.
+        q: quantile levels in (0, 1), distinct.
+        select: the sites (default: every real-support site).
+
+    Returns:
+        a :class:`Statistic` with names ``"w[0] q0.5"``.
+
+    Raises:
+        AssumptionError: a level outside (0, 1) or repeated; ModelError: a constrained or unknown site.
+
+    Examples:
+        >>> import numpy as np
+        >>> stat = coordinate_quantiles([SiteSpec("w", size=2)], [0.5])
+        >>> stat.names, stat.lipschitz, stat.evaluate(np.array([[0., 5.], [1., 6.], [9., 7.]])).tolist()
+        (('w[0] q0.5', 'w[1] q0.5'), 2.0, [1.0, 6.0])
+    """
+    levels = quantile_levels(q)
+    cols, names = _real_columns(sites, select, "quantiles")
+    qs = np.array(levels)
+
+    def fn(z: np.ndarray) -> np.ndarray:
+        return np.asarray(z, dtype=np.float64)[:, cols]
+
+    def reduce(v: np.ndarray) -> np.ndarray:            # coordinate-major: w[0] at every level, then w[1] ...
+        return np.quantile(v, qs, axis=0).T.reshape(-1)
+
+    out_names = tuple(f"{n} q{x:g}" for n in names for x in levels)
+    return Statistic(names=out_names, fn=fn, lipschitz=float(len(out_names)),
+                     description=f"posterior quantiles {', '.join(f'{x:g}' for x in levels)} of "
+                                 f"{len(names)} coordinate{'s' if len(names) > 1 else ''}",
+                     lipschitz_source="k m: order statistics are 1-Lipschitz in sup-norm (docs/release.md §2.3)",
+                     reduce=reduce)
+
+
+def exceedance_probabilities(sites: Sequence[SiteSpec], threshold: float, width: float,
+                             select: Sequence[str] | None = None) -> Statistic:
+    """Smoothed posterior probabilities ``P(theta_j > threshold)`` of every coordinate of the selected
+    real-support sites: the posterior mean of the ramp ``clip((theta_j - threshold)/width + 1/2, 0, 1)``,
+    which differs from the indicator only within ``width/2`` of the threshold.
+
+    An indicator is not Lipschitz (one record can move a draw across the threshold), so no bounded-noise
+    release of the raw fraction exists from the coupling; the ramp is ``1/width``-Lipschitz per coordinate,
+    ``sqrt(k)/width`` from Euclidean to L1 for k coordinates (docs/release.md §2.4).
+
+    Args:
+        sites: the latent sites in the draws' order.
+        threshold: the threshold (finite).
+        width: the ramp's width, > 0 (smaller: closer to the raw probability, more noise).
+        select: the sites (default: every real-support site).
+
+    Returns:
+        a :class:`Statistic` with names ``"P(w[0] > 0)"``.
+
+    Examples:
+        >>> import numpy as np
+        >>> stat = exceedance_probabilities([SiteSpec("b")], threshold=0.0, width=0.5)
+        >>> stat.names, stat.lipschitz, stat.evaluate(np.array([[-1.0], [0.1], [2.0]])).round(4).tolist()
+        (('P(b > 0)',), 2.0, [0.5667])
+    """
+    t = float(threshold)
+    if not math.isfinite(t):
+        raise AssumptionError(f"threshold = {threshold!r} must be finite")
+    w = positive("width", width, "pass the ramp's width, e.g. width=0.1")
+    cols, names = _real_columns(sites, select, "probabilities")
+
+    def fn(z: np.ndarray) -> np.ndarray:
+        return np.clip((np.asarray(z, dtype=np.float64)[:, cols] - t) / w + 0.5, 0.0, 1.0)
+
+    return Statistic(names=tuple(f"P({n} > {t:g})" for n in names), fn=fn, lipschitz=math.sqrt(len(names)) / w,
+                     description=f"posterior probability above {t:g} (ramp of width {w:g}) of {len(names)} "
+                                 f"coordinate{'s' if len(names) > 1 else ''}",
+                     lipschitz_source="sqrt(k)/width: a ramp of slope 1/width (docs/release.md §2.4)")
 
 
 def function_mean(fn: Callable[[np.ndarray], np.ndarray], lipschitz: float | None, names: Sequence[str],

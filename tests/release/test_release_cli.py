@@ -119,6 +119,25 @@ def test_user_statistic_and_coords(data_file, tmp_path, capsys):
     assert out["proven_sensitivity"] == pytest.approx(math.sqrt(2) * 2.0 * R_CERT * PRIOR_SCALE ** 2, rel=1e-12)
 
 
+def test_named_statistics_quantiles_and_probability(data_file, tmp_path, capsys, counters):
+    D = 2.0 * R_CERT * PRIOR_SCALE ** 2                        # the coupling distance (module docstring)
+    out = _run_json(capsys, _args(data_file, tmp_path / "l.json", "--budget", "5", "--stat", "quantiles",
+                                  "--q", "0.1,0.9"))
+    assert out["names"] == ["w[0] q0.1", "w[0] q0.9", "w[1] q0.1", "w[1] q0.9", "w[2] q0.1", "w[2] q0.9"]
+    assert out["proven_sensitivity"] == pytest.approx(6 * D, rel=1e-12)          # k m (order statistics)
+    out = _run_json(capsys, _args(data_file, tmp_path / "l.json", "--stat", "probability", "--threshold", "0",
+                                  "--width", "0.25"))
+    assert out["names"][0] == "P(w[0] > 0)"
+    assert out["proven_sensitivity"] == pytest.approx(math.sqrt(3) / 0.25 * D, rel=1e-12)
+    ledger = tmp_path / "l.json"
+    counters.update(noise=0, chain=0)
+    for extra, match in [(["--stat", "quantiles"], "--q"), (["--stat", "quantiles", "--q", "0.5,1.5"], "(0, 1)"),
+                         (["--stat", "median", "--q", "0.5"], "--q"), (["--stat", "probability"], "--threshold"),
+                         (["--stat", "probability", "--threshold", "0", "--width", "0"], "--width"),
+                         (["--stat", "median", "--coords", "w[0]"], "do not apply")]:
+        _refused(capsys, counters, _args(data_file, ledger, *extra, eps="0.05"), ledger, match)
+
+
 def test_proposition_3_10_route_when_tighter(data_file, tmp_path, capsys):
     C, dt, gf = 0.01, 1e-6, 0.02
     out = _run_json(capsys, _args(data_file, tmp_path / "l.json", "--budget", "2", "--budget-delta", "1e-5",

@@ -10,7 +10,8 @@ from bayesdp.errors import AssumptionError, BudgetError, ModelError
 from bayesdp.release import sensitivity as S
 from bayesdp.release.ledger import Ledger
 from bayesdp.release.release import release_statistic
-from bayesdp.release.statistics import SiteSpec, coordinate_means, describe_values, function_mean
+from bayesdp.release.statistics import (SiteSpec, coordinate_means, coordinate_quantiles, describe_values,
+                                        exceedance_probabilities, function_mean)
 
 
 def test_coordinate_means_lipschitz_sqrt_k():
@@ -49,6 +50,74 @@ def test_function_mean_requires_lipschitz():
         function_mean(lambda z: z[:, 0], None, ["f"])
     st = function_mean(lambda z: np.abs(z[:, 0]), 1.0, ["abs0"])
     np.testing.assert_allclose(st.evaluate(np.array([[-1.0, 5.0], [3.0, 0.0]])), [2.0])
+
+
+def test_quantiles_constant_k_m_is_sound_and_attained():
+    """|q(X) - q(X')|_1 <= k m sup_t |X_t - X'_t|_2, and the constant k m (not sqrt(k m)) is needed: each
+    released number is an order statistic of a different draw, moved by D along its own coordinate."""
+    st = coordinate_quantiles([SiteSpec("w", 2), SiteSpec("s", 1, constrained=True)], [0.25, 0.75], select=["w"])
+    assert st.names == ("w[0] q0.25", "w[0] q0.75", "w[1] q0.25", "w[1] q0.75")
+    assert st.lipschitz == 4.0 and st.kind == "other"
+    # 5 draws: numpy's linear quantile at 0.25 / 0.75 of 5 values is exactly the 2nd / 4th order statistic
+    x = np.array([[0.0, 0.0, 9.0], [1.0, 10.0, 9.0], [2.0, 20.0, 9.0], [3.0, 30.0, 9.0], [4.0, 40.0, 9.0]])
+    np.testing.assert_allclose(st.evaluate(x), [1.0, 3.0, 10.0, 30.0])
+    D = 0.5
+    xp = x.copy()
+    xp[1, 0] += D          # w[0] q0.25 is draw 1
+    xp[3, 0] += D          # w[0] q0.75 is draw 3
+    xq = x.copy()
+    xq[1, 1] += D          # w[1] q0.25 is draw 1: a third direction on draw 1 is not possible with |.|_2 <= D,
+    # so move draw 1 along (1, 1)/sqrt 2 and draw 3 along (1, 1)/sqrt 2: each of the 4 numbers moves by D/sqrt 2
+    xr = x.copy()
+    xr[1, :2] += D / math.sqrt(2)
+    xr[3, :2] += D / math.sqrt(2)
+    for other in (xp, xq, xr):
+        sup = np.max(np.linalg.norm(other - x, axis=1))
+        assert sup <= D + 1e-12
+        assert np.abs(st.evaluate(other) - st.evaluate(x)).sum() <= st.lipschitz * sup + 1e-12
+    assert np.abs(st.evaluate(xp) - st.evaluate(x)).sum() == pytest.approx(2 * D)   # m D on one coordinate
+    # k m D attained: 4 quantile levels of one coordinate, each on its own draw, all moved by D
+    st4 = coordinate_quantiles([SiteSpec("b", 1)], [0.125, 0.375, 0.625, 0.875])
+    b = np.arange(9.0)[:, None]                     # levels land on draws 1, 3, 5, 7 exactly
+    np.testing.assert_allclose(st4.evaluate(b), [1.0, 3.0, 5.0, 7.0])
+    assert np.abs(st4.evaluate(b + D) - st4.evaluate(b)).sum() == pytest.approx(st4.lipschitz * D)
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        a = rng.normal(size=(7, 3))
+        dirs = rng.normal(size=(7, 3))
+        a2 = a + dirs / np.linalg.norm(dirs, axis=1, keepdims=True) * rng.uniform(0, 1, size=(7, 1))
+        sup = np.max(np.linalg.norm(a2 - a, axis=1))
+        assert np.abs(st.evaluate(a2) - st.evaluate(a)).sum() <= st.lipschitz * sup + 1e-12
+
+
+def test_quantiles_and_probabilities_refuse_bad_input():
+    sites = [SiteSpec("w", 2), SiteSpec("sigma", 1, constrained=True)]
+    for q in ([], [0.0], [1.0], [0.5, 0.5], [float("nan")]):
+        with pytest.raises(AssumptionError):
+            coordinate_quantiles(sites, q)
+    with pytest.raises(ModelError, match="sigma"):
+        coordinate_quantiles(sites, [0.5], select=["sigma"])
+    with pytest.raises(ModelError, match="sigma"):
+        exceedance_probabilities(sites, 0.0, 0.1, select=["sigma"])
+    with pytest.raises(AssumptionError, match="width"):
+        exceedance_probabilities(sites, 0.0, 0.0)
+    assert coordinate_quantiles(sites, [0.5]).names == ("w[0] q0.5", "w[1] q0.5")   # default: real sites
+
+
+def test_exceedance_probability_ramp_constant():
+    st = exceedance_probabilities([SiteSpec("w", 4)], threshold=1.0, width=0.2)
+    assert st.lipschitz == pytest.approx(2 / 0.2) and st.kind == "mean"
+    z = np.array([[0.0, 0.95, 1.05, 3.0]])
+    np.testing.assert_allclose(st.evaluate(z), [0.0, 0.25, 0.75, 1.0])
+    # attained inside the ramp: all 4 coordinates at the threshold, moved by (1,1,1,1) eps / 2
+    base = np.full((1, 4), 1.0)
+    eps = 1e-3
+    moved = base + eps / 2
+    assert np.abs(st.evaluate(moved) - st.evaluate(base)).sum() == pytest.approx(st.lipschitz * eps)
+    with pytest.raises(AssumptionError, match="Proposition 3.10"):
+        from bayesdp.release.release import sensitivity_routes
+        sensitivity_routes(coordinate_quantiles([SiteSpec("w", 1)], [0.5]), None,
+                           {"concentration": 0.1, "concentration_delta": 1e-6, "posterior_sensitivity": 0.1})
 
 
 def test_describe_values_interval():

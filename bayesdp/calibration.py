@@ -1,0 +1,347 @@
+"""Calibration to a target (epsilon, delta): the sampler configuration a certificate allows.
+
+``calibrate(model, domain=..., data_size=n, epsilon=1.0, delta=1e-5, mechanism="ula-final")`` returns a
+:class:`~bayesdp.api.Plan` whose certificate (re-computed by the certificate core, every route) is at most
+the target, chosen as follows (docs/calibration.md):
+
+* ``posterior``: the largest inverse temperature ``beta <= beta_max`` whose posterior certificate meets the
+  target (bisection on the continuous beta: within 1% of the target unless ``beta_max`` already meets it);
+* ``ula-final``, ``ula-path``, ``sgld-final``, ``sgld-path``: the step size ``h``, number of steps
+  ``n <= max_steps`` and inverse temperature ``beta`` that meet the target and minimise a stated bound on
+  the 2-Wasserstein distance of the last draw to the tempered posterior ``pi_beta ∝ exp(-beta U)``.  The
+  sampler runs ``theta - h grad U + sqrt(2 h / beta) xi``: ULA on ``beta U`` with step ``gamma = h / beta``.
+  When the potential is proven ``mu``-strongly convex and ``L``-smooth the bound is Dalalyan & Karagulyan
+  (2019, Theorem 1) with ``m = beta mu``, ``M = beta L``, valid for ``gamma <= 2/(m + M)`` (``h <= 2/(mu + L)``):
+
+      W2(law(theta_n), pi_beta) <= (1 - m gamma)^n W0 + 1.65 (M/m) sqrt(gamma d),
+
+  with ``W0 = |theta*| + sqrt(d/m)`` bounding ``W2(delta_0, pi_beta)`` and ``|theta*| <= G/mu`` (the mode of U
+  is within ``|grad V(0)|/mu`` of K's minimiser, assumed at the origin: centred priors; ``G`` = grad_bound).
+  The search: a grid over beta and h, the largest feasible n for each (binary search), the smallest bound;
+  then beta is increased continuously at that (h, n) (the bound only improves) until the certificate
+  reaches the target.  When no bound applies, or its minimum does not halve ``W0`` (a chain that does not
+  move achieves ``W0``: the bound is then uninformative, typical of ill-conditioned models), the *mixing
+  heuristic* is used and stated in the plan: the largest beta whose chain contracts by ``mu h n >= 5``
+  e-folds (it forgets its start) with ``h <= 1/L``, else the most e-folds; without strong convexity the
+  longest integration time ``n h`` with ``h <= 1/L``.  For SGLD the minibatch-noise term of the bound is
+  not included (its variance depends on the data: a heuristic, stated in the plan);
+* ``release``: the Laplace noise scale of a posterior-mean release at the target epsilon for the chain
+  configuration given in ``kernel`` (the coupling sensitivity of 004 Proposition 3.7).
+
+An unreachable target is refused with the smallest epsilon that can be reached and what to change.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any, Callable, Mapping
+
+from .errors import AssumptionError, positive, positive_int, probability_open
+
+_BETA_GRID = 10
+_H_GRID = 10
+
+
+def _epsilon(c, mech: str, delta: float, beta: float, h: float | None, n: int | None, batch: int | None,
+             chains: int) -> tuple[float, Any]:
+    """Certified epsilon (chains composed) of one configuration, and its best route (inf if none)."""
+    from .analysis.certify import price
+    from .certificate import BoundReport
+    from .curves import compose
+
+    cb = replace(c, inverse_temperature=beta)
+    rep = price(cb, mech, delta, step_size=h, num_steps=n, batch_size=batch)
+    if not isinstance(rep, BoundReport) or rep.best is None:
+        return math.inf, rep
+    curve = compose([rep.best.curve] * chains) if chains > 1 else rep.best.curve
+    try:
+        return float(curve.epsilon(delta)), rep
+    except Exception:
+        return math.inf, rep
+
+
+def _largest_n(f: Callable[[int], float], target: float, max_steps: int) -> int:
+    """The largest n in [1, max_steps] with f(n) <= target (f nondecreasing), 0 if none."""
+    if f(1) > target:
+        return 0
+    if f(max_steps) <= target:
+        return max_steps
+    lo, hi = 1, max_steps
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if f(mid) <= target:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _w2(c, beta, h, n, d) -> float | None:
+    """Dalalyan & Karagulyan (2019) Theorem 1 for the sampler's chain, or None without strong convexity.
+
+    The sampler runs ``theta - h grad U + sqrt(2 h / beta) xi`` (bayesdp/samplers/kernels.py): ULA on the
+    potential ``beta U`` with step ``gamma = h / beta``, so the theorem applies with ``m = beta mu``,
+    ``M = beta L`` and step gamma (valid for ``gamma <= 2/(m + M)``, i.e. ``h <= 2/(mu + L)``):
+    ``(1 - m gamma)^n W0 + 1.65 (M/m) sqrt(gamma d)``, ``W0 = |theta*| + sqrt(d/m)`` (LITERATURE §7.3).
+    """
+    mu, L = c.total_strong_convexity, c.total_smoothness
+    if mu is None or L is None or c.grad_bound is None:
+        return None
+    m, M, gamma = beta * mu, beta * L, h / beta
+    if gamma > 2.0 / (m + M):
+        return math.inf
+    r0 = c.grad_bound / mu + math.sqrt(d / m)
+    return (1.0 - m * gamma) ** n * r0 + 1.65 * (M / m) * math.sqrt(gamma * d)
+
+
+def calibrate(model: Callable | str | None, *, domain, epsilon: float, delta: float = 1e-5,
+              mechanism: str = "ula-final", data_size: int | None = None, data: Mapping[str, Any] | None = None, kernel=None,
+              num_steps: int | None = None, max_steps: int = 10_000, num_chains: int = 1, temper: bool = True,
+              record_shapes: Mapping[str, Any] | None = None, dim: int | None = None,
+              model_kwargs: Mapping[str, Any] | None = None, sites=None):
+    """The configuration that meets a privacy target: see the module docstring.
+
+    Args:
+        model: the NumPyro model or its reference (``"logistic"``, ``"file.py:function"``).
+        domain: the public domain of one record.
+        epsilon: the target epsilon.
+        delta: the target delta.
+        mechanism: ``posterior``, ``ula-final``, ``ula-path``, ``sgld-final``, ``sgld-path`` or ``release``.
+        data_size: the number of records (without ``data``).
+        data: the data (only their size and shapes are used: the plan never depends on their values).
+        record_shapes: the shape of one record of each data argument (without ``data``).
+        dim: features per record, for built-in models (without ``data``).
+        kernel: :class:`~bayesdp.api.ULA` / :class:`~bayesdp.api.SGLD`: its inverse temperature is the largest
+            allowed (``temper=False`` keeps it fixed), its clip norm and (SGLD) batch size are used; for
+            ``release`` its step size with ``num_steps`` is the chain whose mean is released.
+        num_steps: for ``release``: the chain's number of steps.
+        max_steps: the compute budget (largest number of steps).
+        num_chains: chains released together (their certificates compose).
+        temper: allow inverse temperatures below the kernel's (default True).
+        model_kwargs: the model's hyperparameters, e.g. ``{"prior_scale": 0.5}``.
+        sites: for ``release``: the latent sites whose means are released (default: all).
+
+    Returns:
+        a :class:`~bayesdp.api.Plan` (``release``: the plan of the chain, with the noise scale in its notes).
+
+    Raises:
+        AssumptionError: invalid input, or an unreachable target (the message gives the smallest reachable
+            epsilon and what to change).
+
+    Examples:
+        >>> import bayesdp
+        >>> from bayesdp.models import logistic
+        >>> dom = bayesdp.Domain(X=bayesdp.norm_bound(1.0), y=bayesdp.values(0, 1))
+        >>> plan = bayesdp.calibrate(logistic, domain=dom, data_size=1000, record_shapes={"X": (3,), "y": ()},
+        ...                          epsilon=1.0, delta=1e-5, mechanism="posterior")
+        >>> 0.99 <= plan.epsilon <= 1.0
+        True
+    """
+    from .analysis import analyze
+    from .api import ULA, SGLD, _domain, _plan_from_report, _shapes_from, certify, resolve_model
+    from .analysis.inputs import counts_from_domain
+
+    if model is None and kernel is not None:
+        model = kernel.model
+    if isinstance(model, str):
+        model = resolve_model(model)
+    if model is None:
+        raise AssumptionError("model = None: pass the NumPyro model (calibrate(model, ...))")
+
+    target = positive("epsilon", epsilon, "pass a positive target epsilon")
+    delta = probability_open("delta", delta, "pass a delta strictly between 0 and 1")
+    max_steps = positive_int("max_steps", max_steps)
+    num_chains = positive_int("num_chains", num_chains)
+    if mechanism not in ("posterior", "ula-final", "ula-path", "sgld-final", "sgld-path", "release"):
+        raise AssumptionError(f"mechanism = {mechanism!r} must be posterior, ula-final, ula-path, sgld-final, "
+                              "sgld-path or release")
+    sampler = "sgld" if mechanism.startswith("sgld") else "ula"
+    kernel = kernel or (SGLD() if sampler == "sgld" else ULA())
+    if sampler == "sgld" and kernel.batch_size is None:
+        raise AssumptionError("SGLD calibration needs the batch size: kernel=bayesdp.SGLD(batch_size=...)")
+    beta_max = positive("inverse_temperature", kernel.inverse_temperature)
+    dom = _domain(domain)
+    kw = counts_from_domain(model, dom, dict(model_kwargs or kernel.model_kwargs or {}))
+    shapes = None if data is not None else _shapes_from(None, record_shapes, model, dom, dim)
+    an = analyze(model, data=data, domain=dom, model_kwargs=kw, clip_norm=kernel.clip_norm, data_size=data_size,
+                 record_shapes=shapes)
+    c = an.constants
+    d = sum(int(math.prod(s)) if s else 1 for _, s, _ in an.latent_sites)
+    batch = kernel.batch_size
+
+    def plan_for(beta, h, n, bound=None, notes=(), mech=None, check=True):
+        k = replace(kernel, step_size=h, inverse_temperature=beta) if h is not None else \
+            replace(kernel, inverse_temperature=beta)
+        rep = certify(model, domain=dom, data=data, data_size=data_size, kernel=k, num_steps=n,
+                      num_chains=num_chains, delta=delta, model_kwargs=kw, record_shapes=shapes)
+        p = _plan_from_report(rep, model, dom, rep.analysis.data_size, _shapes_from(data, shapes, model, dom, dim),
+                              kw, k, n, num_chains, delta, mech or mechanism, distance_bound=bound, notes=notes)
+        if check and p.epsilon > target * (1 + 1e-9):   # re-verified by the certificate core on every route
+            raise AssumptionError(f"calibration found epsilon {p.epsilon:.6g} > target {target:g} on re-verification "
+                                  "(a bug: report it)")
+        return p
+
+    if mechanism == "posterior":
+        f = lambda b: _epsilon(c, "posterior", delta, b, None, None, None, 1)[0]   # noqa: E731
+        e_max = f(beta_max)
+        if e_max <= target:
+            return plan_for(beta_max, None, None, notes=(
+                f"the posterior at inverse temperature {beta_max:g} is already {e_max:.6g}-DP (<= the target): "
+                "nothing to temper",))
+        if not temper:
+            raise AssumptionError(f"the posterior at inverse temperature {beta_max:g} is {e_max:.6g}-DP at delta "
+                                  f"{delta:g} > target {target:g}; allow tempering (temper=True; on the command "
+                                  "line drop --no-temper) or raise epsilon")
+        beta = _bisect_beta(f, target, beta_max)
+        if beta is None:
+            raise AssumptionError(f"no inverse temperature in (0, {beta_max:g}] reaches epsilon {target:g}: the "
+                                  "posterior certificate needs the potential proven strongly convex; see certify")
+        return plan_for(beta, None, None, notes=(f"largest inverse temperature with epsilon <= {target:g} "
+                                                  "(bisection)",))
+
+    if mechanism == "release":
+        return _calibrate_release(model, dom, kernel, num_steps, target, delta, an, plan_for, sites)
+
+    return _calibrate_chain(c, mechanism, delta, target, beta_max, temper, max_steps, num_chains, batch, d,
+                            plan_for)
+
+
+def _bisect_beta(f: Callable[[float], float], target: float, beta_hi: float, lo_frac: float = 1e-8):
+    """The largest beta in (0, beta_hi] with f(beta) <= target, to within 1% of the target (f increasing)."""
+    lo = beta_hi
+    while f(lo) > target:
+        lo /= 10
+        if lo < beta_hi * lo_frac:
+            return None
+    hi = beta_hi
+    for _ in range(80):
+        if f(lo) >= 0.99 * target:
+            break
+        mid = math.sqrt(lo * hi) if hi / lo > 1.5 else (lo + hi) / 2
+        if f(mid) <= target:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+#: contraction e-folds (beta mu h n) a chain needs to have forgotten its start, for the mixing heuristic
+MIXING_EFOLDS = 5.0
+
+
+def _r0(c, beta, d) -> float | None:
+    """The bound on W2(delta_0, pi_beta) (what a chain that does not move achieves)."""
+    mu = c.total_strong_convexity
+    if mu is None or c.grad_bound is None:
+        return None
+    return c.grad_bound / mu + math.sqrt(d / (beta * mu))
+
+
+def _calibrate_chain(c, mech, delta, target, beta_max, temper, max_steps, chains, batch, d, plan_for):
+    # step sizes: below 2/(m + M) (the W2 bound's validity) when the potential is strongly convex, else below
+    # 1/L with the best smoothness proven (heuristic)
+    L = c.total_smoothness if c.total_smoothness is not None else c.smoothness
+    mu = c.total_strong_convexity
+    betas = [beta_max] if not temper else [beta_max * 10 ** (-3 * i / (_BETA_GRID - 1)) for i in range(_BETA_GRID)]
+    cands = []                                   # (beta, h, n, w2 bound or None, e-folds beta mu h n or None)
+    # the sampler's step h (theta - h grad U + sqrt(2h/beta) xi): contraction 1 - mu h, stable for h <= 2/(mu + L)
+    # whatever beta (see _w2)
+    if mu is not None and L is not None:
+        h_top = 2.0 / (mu + L)
+    elif L is not None:
+        h_top = 1.0 / L
+    else:
+        h_top = 1e-2
+    hs = [h_top * 10 ** (-4 * j / (_H_GRID - 1)) * (1 - 1e-9) for j in range(_H_GRID)]
+    if L is not None:
+        hs.append(1.0 / L * (1 - 1e-9))                       # the mixing heuristic's largest step
+    hs = sorted(set(hs), reverse=True)
+    for beta in betas:
+        for h in hs:
+            n = _largest_n(lambda k: _epsilon(c, mech, delta, beta, h, k, batch, chains)[0], target, max_steps)
+            if n:
+                cands.append((beta, h, n, _w2(c, beta, h, n, d), None if mu is None else mu * h * n))
+    if not cands:
+        e_min = _epsilon(c, mech, delta, betas[-1], h_top * 1e-4, 1, batch, chains)[0]
+        what = ("allow a lower inverse temperature (temper=True; on the command line drop --no-temper), "
+                if not temper else "") + "raise epsilon, raise delta, or release fewer chains"
+        raise AssumptionError(f"{mech}: epsilon {target:g} at delta {delta:g} cannot be reached (the smallest "
+                              f"certified epsilon found is {e_min:.6g}, one step at inverse temperature "
+                              f"{betas[-1]:.3g}); {what}")
+    with_w = [cd for cd in cands if cd[3] is not None]
+    best = min(with_w, key=lambda cd: cd[3]) if with_w else None
+    if best is not None and best[3] <= 0.5 * _r0(c, best[0], d):
+        rule = "w2"                              # the Wasserstein bound says something: minimise it
+        beta, h, n, w, _ = best
+    else:
+        # no informative bound (none applies, or its minimum does not halve r0, the bound of a chain that does
+        # not move): the mixing heuristic. The largest beta whose chain forgets its start (mu h n >=
+        # MIXING_EFOLDS e-folds of contraction) with h <= 1/L; if none does, the most e-folds; without strong
+        # convexity, the longest integration time h n with h <= 1/L.
+        ok = [cd for cd in cands if L is None or cd[1] * L <= 1.0] or cands
+        if mu is not None:
+            mixed = [cd for cd in ok if cd[4] >= MIXING_EFOLDS]
+            pick = max(mixed, key=lambda cd: (cd[0], cd[4])) if mixed else max(ok, key=lambda cd: (cd[4], cd[0]))
+        else:
+            pick = max(ok, key=lambda cd: (cd[1] * cd[2], cd[0]))
+        rule = "mixing"
+        beta, h, n, w, _ = pick
+    # raise beta continuously at (h, n): the step's validity, the contraction and the W2 bound's terms do not
+    # get worse, and the certificate reaches the target (within 1%)
+    if temper and beta < beta_max:
+        f = lambda b: _epsilon(c, mech, delta, b, h, n, batch, chains)[0]   # noqa: E731
+        b2 = _bisect_beta(f, target, beta_max)
+        if b2 is not None and b2 > beta:
+            beta = b2
+    w = _w2(c, beta, h, n, d)
+    if rule == "w2":
+        what = ("bound on W2(last draw, tempered posterior), Dalalyan & Karagulyan 2019 Thm 1, with |theta*| <= "
+                "grad_bound / mu (prior mode at the origin)")
+        if mech.startswith("sgld"):
+            what += "; minibatch noise term NOT included (it depends on the data): heuristic for SGLD"
+        bound = {"value": w, "what": what, "rule": rule}
+    elif mu is not None:
+        e = mu * h * n
+        bound = {"value": w, "rule": rule, "efolds": e,
+                 "what": f"heuristic: the Wasserstein bound (Dalalyan & Karagulyan 2019) is not informative here "
+                         f"(its minimum does not halve {_r0(c, beta, d):.4g}, the bound for a chain that does not "
+                         f"move); chose the largest inverse temperature whose chain contracts by mu h n = "
+                         f"{e:.3g} e-folds (>= {MIXING_EFOLDS:g} forgets the start) with h <= 1/L"}
+    else:
+        bound = {"value": None, "rule": rule,
+                 "what": "heuristic: the potential is not proven strongly convex (no Wasserstein bound applies); "
+                         f"maximised the integration time n h = {n * h:.4g} with h <= 1/L"}
+    notes = [f"searched inverse temperatures <= {beta_max:g}, step sizes, and n <= {max_steps} steps"]
+    if n == max_steps and (rule == "w2" or mu is None or mu * h * n < MIXING_EFOLDS):
+        notes.append("limited by max_steps: a larger compute budget may improve the plan")
+    return plan_for(beta, h, n, bound=bound, notes=tuple(notes))
+
+
+def _calibrate_release(model, dom, kernel, num_steps, target, delta, an, plan_for, sites):
+    from .release.noise import granularity
+    from .release.pipeline import _sampler_constants
+    from .release.release import sensitivity_routes
+    from .release.sensitivity import best_coupling
+    from .release.statistics import SiteSpec, coordinate_means
+
+    if kernel.step_size is None or num_steps is None:
+        raise AssumptionError("release calibration needs the chain: kernel=ULA(step_size=...) and num_steps=...")
+    consts = _sampler_constants(an.constants.to_dict(), kernel.sampler, kernel.step_size, kernel.batch_size,
+                                kernel.clip_norm)
+    coupling, failed = best_coupling(**{k: v for k, v in consts.items() if v is not None})
+    if coupling is None:
+        raise AssumptionError("no coupling bound is proven for this chain ("
+                              + "; ".join(f"{s}: {w}" for s, w in failed) + "); use a contracting step size")
+    specs = [SiteSpec(n, int(math.prod(s)) if s else 1, constrained=sup != "real") for n, s, sup in an.latent_sites]
+    stat = coordinate_means(specs, select=list(sites) if sites else None)
+    route = min(sensitivity_routes(stat, coupling, None), key=lambda r: r.sensitivity)
+    k = stat.num_coords
+    r = granularity(route.sensitivity / target)
+    scale = (route.sensitivity + k * r) / target
+    p = plan_for(kernel.inverse_temperature, kernel.step_size, num_steps, mech=f"{kernel.sampler}-path", check=False)
+    return replace(p, mechanism="release", epsilon=target, delta=0.0, source=route.source, notes=p.notes + (
+        f"Laplace noise scale {scale:.6g} per coordinate for the posterior means of "
+        f"{', '.join(sites) if sites else 'all sites'} ({k} value(s)): (sensitivity {route.sensitivity:.6g} + "
+        f"grid rounding {k * r:.3g}) / epsilon {target:g}; pure epsilon-DP, the chain itself is not published",),
+        distance_bound={"value": scale, "what": "Laplace noise scale of each released mean"})
