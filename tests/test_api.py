@@ -270,6 +270,18 @@ def test_calibration_falls_back_to_mixing_when_the_bound_says_nothing():
     assert bayesdp.certify(plan).mechanisms["ula-final"].value() <= 1.0      # one chain; 4 compose to plan.epsilon
 
 
+def test_calibration_never_depends_on_the_data_values():
+    """A plan made with the data equals the plan made from the size and shapes alone (a data-dependent
+    configuration would itself leak): two different data sets of the same size give the same plan."""
+    X, y = _data(n=200, seed=1)
+    X2, y2 = _data(n=200, seed=2)
+    kw = dict(domain=DOM, epsilon=1.0, mechanism="ula-path", max_steps=200)
+    a = bayesdp.calibrate(logistic, data={"X": X, "y": y}, **kw)
+    b = bayesdp.calibrate(logistic, data={"X": X2, "y": y2}, **kw)
+    c = bayesdp.calibrate(logistic, data_size=200, record_shapes=SHAPES, **kw)
+    assert a == b == c
+
+
 def test_unreachable_target_is_refused_with_the_smallest_epsilon():
     with pytest.raises(AssumptionError, match=r"posterior at inverse temperature 1 is [0-9.]+-DP.*allow tempering"):
         bayesdp.calibrate(logistic, domain=DOM, data_size=500, record_shapes=SHAPES, epsilon=0.01,
