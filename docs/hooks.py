@@ -34,10 +34,42 @@ def _first_line(name: str) -> str:
     return doc.splitlines()[0].rstrip(".").replace("|", "\\|") if doc else ""
 
 
+def public_names(name: str) -> list[str]:
+    """The public names of a module: its ``__all__`` when it has one (the module's declared interface;
+    everything else is internal and may change), else every name without a leading ``_`` defined in it."""
+    import inspect
+
+    mod = importlib.import_module(name)
+    declared = getattr(mod, "__all__", None)
+    if declared is not None:
+        return list(declared)
+    return [n for n, o in vars(mod).items() if not n.startswith("_") and (inspect.isfunction(o) or inspect.isclass(o))
+            and getattr(o, "__module__", None) == name]
+
+
 def _reference_page(name: str) -> str:
     # bayesdp.models is installed from models/ (package-dir), where a static scan of bayesdp/ cannot see it
     target = "models" if name == "bayesdp.models" else name
-    return f"# `{name}`\n\n::: {target}\n    options:\n      show_root_heading: false\n"
+    mod = importlib.import_module(name)
+    lazy = getattr(mod, "_LAZY", {})          # bayesdp's lazily imported names: rendered from where they live
+    members = ""
+    if getattr(mod, "__all__", None) is not None:
+        members = "\n      members:\n" + "".join(f"        - {n}\n" for n in mod.__all__ if n not in lazy)
+    page = f"# `{name}`\n\n::: {target}\n    options:\n      show_root_heading: false{members}\n"
+    if lazy:
+        rows = []
+        # bayesdp.release is the package bayesdp.release, callable as bayesdp.api.release
+        extra = {"release": ("api", "release")} if name == "bayesdp" else {}
+        for n, (sub, attr) in {**lazy, **extra}.items():
+            obj = getattr(importlib.import_module(f"{name}.{sub}"), attr)
+            first = (obj.__doc__ or "").strip().splitlines()[0].replace("|", "\\|") if obj.__doc__ else ""
+            rows.append(f"| `{name}.{n}` | [`{name}.{sub}.{attr}`]({name}.{sub}.md#{name}.{sub}.{attr}) | {first} |")
+        page += ("\n## The model-to-release API\n\nImported on first use (they load JAX and NumPyro); each is "
+                 "documented where it lives.\n\n| name | documented at | |\n| --- | --- | --- |\n"
+                 + "\n".join(rows) + "\n")
+        if name == "bayesdp":
+            page += "| `bayesdp.datasets` | [`bayesdp.datasets`](bayesdp.datasets.md) | Bundled data for examples |\n"
+    return page
 
 
 def _reference_index(names: list[str]) -> str:
