@@ -28,6 +28,9 @@ from .errors import AssumptionError, ModelError, positive
 
 MECHANISMS = ("posterior", "ula-final", "ula-path", "sgld-final", "sgld-path")
 
+__all__ = ["ULA", "SGLD", "Plan", "certify", "PrivateMCMC", "release", "model_reference", "resolve_model",
+           "MECHANISMS"]
+
 
 # ---------------------------------------------------------------------------
 # kernels
@@ -66,7 +69,12 @@ class ULA:
 
     @property
     def batch_size(self) -> int | None:
-        """Records per gradient (None: every record)."""
+        """Records per gradient (None: every record).
+
+        Examples:
+            >>> ULA(step_size=1e-3).batch_size is None
+            True
+        """
         return None
 
 
@@ -90,7 +98,20 @@ class SGLD(ULA):
 
 
 def model_reference(model: Callable) -> str:
-    """A name that :func:`resolve_model` turns back into ``model``: a built-in name, or ``module:qualname``."""
+    """A name that :func:`resolve_model` turns back into ``model``: a built-in name, or ``module:qualname``
+    (what a :class:`Plan` stores; a function defined in a script is ``__main__:name``).
+
+    Args:
+        model: the model function.
+
+    Returns:
+        the reference.
+
+    Examples:
+        >>> from bayesdp.models import logistic
+        >>> model_reference(logistic)
+        'logistic'
+    """
     from .analysis.loading import builtin_models
 
     for name, fn in builtin_models().items():
@@ -103,7 +124,25 @@ def model_reference(model: Callable) -> str:
 
 
 def resolve_model(reference: str) -> Callable:
-    """The model a reference names: a built-in model, ``path/to/file.py:function`` or ``module:qualname``."""
+    """The model a reference names: a built-in model, ``path/to/file.py:function`` or ``module:qualname``.
+
+    Args:
+        reference: the reference (:func:`model_reference`).
+
+    Returns:
+        the model function.
+
+    Raises:
+        ModelError: nothing importable by that name (pass the model function explicitly).
+
+    Examples:
+        >>> resolve_model("logistic").__name__
+        'logistic'
+        >>> resolve_model("no_such_model")
+        Traceback (most recent call last):
+        ...
+        bayesdp.errors.ModelError: model 'no_such_model' is neither a built-in model nor path/to/file.py:function nor module:function; pass the model function explicitly (model=...)
+    """
     import importlib
 
     from .analysis.loading import builtin_models, load_model

@@ -39,6 +39,8 @@ from typing import Any, Callable, Mapping
 
 from .errors import AssumptionError, positive, positive_int, probability_open
 
+__all__ = ["calibrate", "MIXING_EFOLDS"]
+
 _BETA_GRID = 10
 _H_GRID = 10
 
