@@ -228,7 +228,7 @@ def _bisect_beta(f: Callable[[float], float], target: float, beta_hi: float, lo_
     return lo
 
 
-#: contraction e-folds (beta mu h n) a chain needs to have forgotten its start, for the mixing heuristic
+#: contraction e-folds (mu h n) a chain needs to have forgotten its start, for the mixing heuristic
 MIXING_EFOLDS = 5.0
 
 
