@@ -19,7 +19,7 @@ import numpyro.distributions as dist
 from ..errors import DomainError
 from . import rounding as r
 from .facts import Constants, Fact, LikelihoodFacts, Unproven
-from .generic import _response_arg, generic_site
+from .generic import GENERIC, _response_arg, generic_site
 from .families import (GAUSSIAN_RULES, LIKELIHOOD_RULES, PRIOR_RULES, UNBOUNDED_POSITIVE, GaussianTerm,
                        Unsupported)
 from .structure import program as sp
@@ -394,8 +394,11 @@ def combine(program, priors: dict, liks: list, clip_norm: float | None, observed
         src = " + ".join(lik_terms)
         prov["record_grad_bound"] = src
         prov["record_grad_diff"] = src + " (2 * record_grad_bound: sup over two records)"
+        rough = [f"'{lf.site}' ({lf.rule})" for lf in liks if lf.smoothness is None]
         prov["record_smoothness"] = src if lik_smooth is not None else \
-            "unproven: a predictor is not affine in theta (" + src + ")"
+            "unproven: no smoothness is proven for site " + ", ".join(rough) + (
+                "; the generic rule bounds the gradient only" if any(GENERIC in x for x in rough) else
+                ": a predictor is not affine in theta")
 
     rgb, rgd = c.record_grad_bound, c.record_grad_diff
     if rgb is not None and pvg is not None:

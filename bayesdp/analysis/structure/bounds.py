@@ -1292,12 +1292,12 @@ def dot_general(run, eqn, ins):
 # intersection with its box rule's.  A rule that does not match changes nothing.
 
 
-_SAME_VALUE = ("broadcast_in_dim", "reshape", "copy", "convert_element_type")
+_SAME_VALUE = ("broadcast_in_dim", "reshape", "copy", "convert_element_type", "transpose", "squeeze")
 
 
 def _chain(run, v):
-    """(base variable, structural equations from the base to ``v``): ``v`` is the base's value moved by
-    value-preserving ops (broadcasts, reshapes, copies, float-to-float conversions)."""
+    """(base variable, structural equations from the base to ``v``): ``v`` is the base's entries moved by
+    value-preserving ops (broadcasts, reshapes, transposes, squeezes, copies, float-to-float conversions)."""
     steps = []
     for _ in range(16):
         e = run.producer(v)
@@ -1422,8 +1422,12 @@ def concave_product(run, eqn, shape):
     and at most its value at the vertex u = c/2 when inside, else at an end (JAX's derivative of the logistic
     function: s (1 - s) in [0, 1/4])."""
     for u, w in (eqn.invars, eqn.invars[::-1]):
-        we = run.producer(_chain(run, w)[0])
-        if we is None or we.primitive.name != "sub" or not _same_value(_chain(run, we.invars[1]), _chain(run, u)):
+        wb, wsteps = _chain(run, w)
+        we = run.producer(wb)
+        if we is None or we.primitive.name != "sub":
+            continue
+        ub, usteps = _chain(run, we.invars[1])
+        if not _same_value((ub, usteps + wsteps), _chain(run, u)):
             continue
         c = _const_point(run, we.invars[0])
         if c is None or not math.isfinite(c):
@@ -1442,8 +1446,35 @@ def concave_product(run, eqn, shape):
     return None
 
 
+def one_minus_square(run, eqn, shape):
+    """``(t + t u) * (1 - u)`` = t (1 - u^2), 1 - u^2 in [1 - max u^2, 1 - min u^2] (JAX's derivative of tanh:
+    t (1 + tanh)(1 - tanh) = t sech^2 in [0, 1] t, where boxes give [0, 4] t); the form of t is kept."""
+    for p, q in (eqn.invars, eqn.invars[::-1]):
+        pe = run.producer(p)
+        qb, qsteps = _chain(run, q)
+        qe = run.producer(qb)
+        if pe is None or qe is None or pe.primitive.name != "add" or qe.primitive.name != "sub" or \
+                _const_point(run, qe.invars[0]) != 1.0 or conc(p.aval.shape) != tuple(shape):
+            continue
+        ub, usteps = _chain(run, qe.invars[1])
+        for t1, m in (pe.invars, pe.invars[::-1]):
+            me = run.producer(m)
+            if me is None or me.primitive.name != "mul" or conc(m.aval.shape) != tuple(shape):
+                continue
+            for t2, u in (me.invars, me.invars[::-1]):
+                if not (_same_value(_chain(run, t1), _chain(run, t2)) and
+                        _same_value(_chain(run, u), (ub, usteps + qsteps))):
+                    continue
+                sq_lo, sq_hi = _ipow_box(2)(_box_of(run, u, shape))
+                klo, khi = iv_add(np.ones(shape), np.ones(shape), -sq_hi, -sq_lo)
+                tb = run.value(t1)
+                lo, hi = iv_mul(np.broadcast_to(tb.lo, shape), np.broadcast_to(tb.hi, shape), klo, khi)
+                return lo, hi, (lin_scale(klo, khi, tb.lin, shape) if tb.lin is not None else None)
+    return None
+
+
 #: relational rules by primitive: (run, eqn, output shape) -> (lo, hi[, form]) or None
-RELATIONS = {"sub": (logaddexp_gap,), "div": (ratio_of_sum,), "mul": (concave_product,)}
+RELATIONS = {"sub": (logaddexp_gap,), "div": (ratio_of_sum,), "mul": (concave_product, one_minus_square)}
 
 
 def related(run, eqn, outs):

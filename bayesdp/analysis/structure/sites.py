@@ -96,8 +96,8 @@ def check_sites(program, facts) -> SiteStructure:
         for what in ["logp", "value"] + [f"param:{k}" for k in s.params] + (["mask"] if s.masked else []):
             i = program.output(n, what)
             d = facts.dep[i]
-            label = {"logp": "log-likelihood", "value": "observed value", "mask": "mask"}.get(
-                what, f"parameter {what[6:]}")
+            label = {"logp": "log-factor" if s.family == "Unit" else "log-likelihood", "value": "observed value",
+                     "mask": "mask"}.get(what, f"parameter {what[6:]}")
             if what == "mask" and d.theta:
                 problems.append(f"observed site '{n}': its mask depends on the latent site(s) "
                                 f"{', '.join(sorted(d.theta))} (through {how(d.via_theta)}); a mask must be a function "
