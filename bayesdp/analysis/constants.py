@@ -173,7 +173,7 @@ def likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likeli
 
     def generic(context: str, hint: str = ""):
         # no family rule applies: the generic rule (bounded gradient only, no convexity or smoothness)
-        return generic_site(program, facts, name, domain, m, arrays, context, hint)
+        return generic_site(program, facts, name, domain, m, context, hint)
     if s.family == "Unit":
         return generic("a numpyro.factor (a free-form per-record log-density term: no family rule)")
     if s.dist_type in PROBS_AS_LOGITS:
