@@ -11,8 +11,9 @@ the model makes their gradient bounded.  What it proves, from the program only:
     records) is continuous in theta with JAX's derivative as its (almost-everywhere) derivative (affinity
     interpreter, ``grad_ok``): the gradient the samplers use is the gradient of the potential;
 (c) ``G >= sup |grad_theta l_i(theta)|_2`` over ALL theta in R^d and every record of the declared domain: the
-    Jacobian program ``d l_i / d theta`` (traced by ``jax.jacfwd``) bounded by the bound interpreter (boxes
-    and linear forms in the record, outward rounding), its row norm by :func:`operator_norm_bound`;
+    gradient program ``d l_i / d theta`` (forward mode, :meth:`Program.logp_jacobian`) bounded by the bound
+    interpreter (boxes and linear forms in the record, outward rounding; relational rules for JAX's derivatives
+    of softplus, log1p(exp), logistic, tanh), its row norm by :func:`operator_norm_bound`;
 (d) replace-one gradient difference ``sup |grad l(x) - grad l(x')| <= 2 G`` (triangle inequality).
 
 Nothing else is claimed: no convexity, no smoothness (the site's term goes to V as a bounded-gradient,
@@ -75,8 +76,8 @@ def generic_site(program, facts, name: str, domain, m: int, context: str,
         more = (f" (data argument {undeclared[0]} enters it without a declared domain: declare e.g. --domain "
                 f"{undeclared[0]}.min=A --domain {undeclared[0]}.max=B)") if undeclared else ""
         return Unproven(name, WHAT, f"{context}; the generic rule finds the gradient of the per-record {term} in "
-                        f"theta unbounded over the declared domain and all theta (its derivative is unbounded at {sp.how(why)}){more}; "
-                        f"{_fixes(s, hint)}")
+                        "theta unbounded over the declared domain and all theta (its derivative is unbounded at "
+                        f"{sp.how(why)}){more}; {_fixes(s, hint)}")
     detail = (f"sup over theta in R^d and the domain of |grad_theta {term}| <= {G:.6g} (Jacobian of the per-record "
               f"{term} bounded by interval and linear-form arithmetic; {how_rows}); replace-one difference <= 2 G "
               f"(triangle inequality); no convexity or smoothness claimed ({context})")

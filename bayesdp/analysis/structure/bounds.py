@@ -1287,7 +1287,8 @@ def dot_general(run, eqn, ins):
 # sigmoid(a - b) in [0, 1] (boxes: exp([-inf, inf]) = [0, inf]); log1p(exp(t)) and log(1 + exp(t)) to
 # t' exp(t) / (exp(t) + 1) = t' sigmoid(t); the logistic function to s (1 - s) in [0, 1/4].  Each rule
 # recognises its pattern from the producers of the equation's operands (``run.producer``; value-preserving
-# broadcasts, reshapes and float conversions are seen through when they are the same on both sides) and
+# broadcasts, reshapes, transposes and float conversions are seen through when they are the same on both sides,
+# and an operand broadcast implicitly by an equation of the pattern is not matched) and
 # returns a bound that holds for every input (real arithmetic, rounded outward); the equation's result is the
 # intersection with its box rule's.  A rule that does not match changes nothing.
 
@@ -1363,20 +1364,27 @@ def _box_of(run, v, shape):
     return np.broadcast_to(b.lo, shape), np.broadcast_to(b.hi, shape)
 
 
+def _whole(v, eqn) -> bool:
+    """Operand ``v`` of ``eqn`` is not broadcast by it (same shape as the output, or a scalar): its positions
+    are the output's, so a chain through ``eqn`` follows every entry."""
+    shape = tuple(v.aval.shape)
+    return not shape or shape == tuple(eqn.outvars[0].aval.shape)
+
+
 def logaddexp_gap(run, eqn, shape):
     """``a - logaddexp(a, b)`` (either operand through ``_replace_inf``) = -softplus(b - a) in
-    [-softplus(b_hi - a_lo), -softplus(b_lo - a_hi)] <= 0, for b bounded (JAX's derivative of softplus,
-    log_sigmoid and logaddexp: exp of it is sigmoid(a - b) in [0, 1])."""
+    [-softplus(b_hi - a_lo), -softplus(b_lo - a_hi)] <= 0, for b bounded (b's range over all its entries; JAX's
+    derivative of softplus, log_sigmoid and logaddexp: exp of it is sigmoid(a - b) in [0, 1])."""
     u, v = (_replaced_inf(run, x) for x in eqn.invars)
     c = run.producer(v)
     if not _jax_function(c, "logaddexp"):
         return None
     args = c.invars[c.params.get("num_consts", 0):]
-    if len(args) != 2 or not any(u is x for x in args):
+    if len(args) != 2 or not any(u is x for x in args) or tuple(u.aval.shape) != tuple(c.outvars[0].aval.shape):
         return None
-    other = args[1] if u is args[0] else args[0]
-    (alo, ahi), (blo, bhi) = _box_of(run, u, shape), _box_of(run, other, shape)
-    if not (np.isfinite(blo).all() and np.isfinite(bhi).all()):
+    other = run.value(args[1] if u is args[0] else args[0])
+    (alo, ahi), blo, bhi = _box_of(run, u, shape), float(np.min(other.lo)), float(np.max(other.hi))
+    if not (math.isfinite(blo) and math.isfinite(bhi)):
         return None
     with np.errstate(all="ignore"):
         lo, hi = -np.logaddexp(0.0, bhi - alo), -np.logaddexp(0.0, blo - ahi)
@@ -1397,6 +1405,8 @@ def ratio_of_sum(run, eqn, shape):
         return None
     for t, q in (ne.invars, ne.invars[::-1]):
         for e, c in (de.invars, de.invars[::-1]):
+            if not _whole(e, de):
+                continue
             eb, es = _chain(run, e)
             if not _same_value(_chain(run, q), (eb, es + dsteps)):
                 continue
@@ -1424,7 +1434,7 @@ def concave_product(run, eqn, shape):
     for u, w in (eqn.invars, eqn.invars[::-1]):
         wb, wsteps = _chain(run, w)
         we = run.producer(wb)
-        if we is None or we.primitive.name != "sub":
+        if we is None or we.primitive.name != "sub" or not _whole(we.invars[1], we):
             continue
         ub, usteps = _chain(run, we.invars[1])
         if not _same_value((ub, usteps + wsteps), _chain(run, u)):
@@ -1454,7 +1464,8 @@ def one_minus_square(run, eqn, shape):
         qb, qsteps = _chain(run, q)
         qe = run.producer(qb)
         if pe is None or qe is None or pe.primitive.name != "add" or qe.primitive.name != "sub" or \
-                _const_point(run, qe.invars[0]) != 1.0 or conc(p.aval.shape) != tuple(shape):
+                _const_point(run, qe.invars[0]) != 1.0 or conc(p.aval.shape) != tuple(shape) or \
+                not _whole(qe.invars[1], qe):
             continue
         ub, usteps = _chain(run, qe.invars[1])
         for t1, m in (pe.invars, pe.invars[::-1]):

@@ -187,9 +187,7 @@ class Run:
             raise ValueError(f"{interp.name}: {len(inputs)} inputs for {len(jaxpr.invars)} program inputs")
         for v, x in zip(jaxpr.invars, inputs):
             env[v] = x
-        record = self.context.get("record")       # var -> its last abstract value, and the equations in order
-        if record is not None:
-            record.values.update(zip(jaxpr.invars, inputs))
+        record = self.context.get("record")       # the equations in order, and where they are called from
         for eqn in jaxpr.eqns:
             ins = [read(v) for v in eqn.invars]
             outs = self.equation(eqn, ins)
@@ -198,7 +196,7 @@ class Run:
                     env[v] = o
                     self.producers[v] = eqn
             if record is not None:
-                record.add(eqn, outs)
+                record.add(eqn)
         return [read(v) for v in jaxpr.outvars]
 
     def equation(self, eqn, ins: list) -> list:
@@ -302,18 +300,16 @@ class Run:
 
 @dataclass
 class Record:
-    """What one interpretation computed, for explaining a result afterwards (``Run(interp, {"record":
-    Record()})``): the last abstract value of every variable (sub-programs included) and the equations in the
-    order they were first interpreted."""
+    """How one interpretation went, for explaining a result afterwards (``Run(interp, {"record": Record()})``;
+    the values of the variables are the run's :attr:`Run.values`): the equations in the order they were first
+    interpreted (sub-programs included) and the call equation each one was interpreted in."""
 
-    values: dict = field(default_factory=dict)
     order: list = field(default_factory=list)
     parent: dict = field(default_factory=dict)      # id(eqn) -> the call equation whose body holds it
     calls: list = field(default_factory=list)       # the equations being interpreted (innermost last)
     _seen: set = field(default_factory=set)
 
-    def add(self, eqn, outs) -> None:
-        self.values.update((v, o) for v, o in zip(eqn.outvars, outs))
+    def add(self, eqn) -> None:
         if id(eqn) not in self._seen:
             self._seen.add(id(eqn))
             self.order.append(eqn)
@@ -333,13 +329,6 @@ class Record:
                     f"{own} inside {w}"
             p = self.parent.get(id(p))
         return own
-
-    def value(self, v, interp: Interpreter):
-        from jax.extend import core as jcore
-
-        if isinstance(v, jcore.Literal):
-            return interp.literal(v.val, v.aval)
-        return self.values.get(v)
 
 
 def _open(body):
