@@ -86,7 +86,7 @@ def generic_site(program, facts, name: str, domain, m: int, context: str,
 
 def _check_support(program, name: str, domain, m: int) -> None:
     """The observed value lies in the family's support over the whole declared domain, like the family rules'
-    response check: a domain reaching outside the support is an invalid input, refused by name."""
+    response check: a declared domain reaching outside the support is an invalid input, refused by name."""
     from .structure.sites import _violation
 
     s = program.sites[name]
@@ -95,6 +95,8 @@ def _check_support(program, name: str, domain, m: int) -> None:
         return
     b = sp.bound_outputs(program, domain, m, [program.output(name, "value")])[0]
     lo, hi = float(np.min(b.lo)), float(np.max(b.hi))
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return      # no declared range: the gradient bound then holds for every real value (or is infinite)
     bad = _violation(c, lo, hi)
     if bad is not None:
         arg = _response_arg(program, name)

@@ -120,7 +120,11 @@ def check_sites(program, facts) -> SiteStructure:
                 out.size_dependent.append((n, d.via_size))
         else:
             d = facts.dep[program.output(n, "logp")]
-            if not d.data:
+            if not d.data and s.family == "Unit":
+                problems.append(f"site '{n}' is a numpyro.factor that reads no data argument (a term of the prior, "
+                                "repeated for every record): no rule covers a free-form prior term; write the prior "
+                                "as numpyro.sample(name, dist.Family(...))")
+            elif not d.data:
                 problems.append(f"observed site '{n}': its log-likelihood does not depend on any data argument; "
                                 "pass the observations as a data argument (obs=y)")
     raise_all(problems)
