@@ -18,7 +18,8 @@ import numpyro.distributions as dist
 
 from ..errors import DomainError
 from . import rounding as r
-from .facts import Constants, Fact, Unproven
+from .facts import Constants, Fact, LikelihoodFacts, Unproven
+from .generic import GENERIC, _response_arg, generic_site
 from .families import (GAUSSIAN_RULES, LIKELIHOOD_RULES, PRIOR_RULES, UNBOUNDED_POSITIVE, GaussianTerm,
                        Unsupported)
 from .structure import program as sp
@@ -28,16 +29,6 @@ from .structure.interpreter import conc
 
 #: families parametrised by probabilities whose rule is the logit family's when probs = sigmoid(logits)
 PROBS_AS_LOGITS = {dist.BernoulliProbs: dist.BernoulliLogits, dist.BinomialProbs: dist.BinomialLogits}
-
-
-@dataclass
-class LikelihoodFacts:
-    site: str
-    rule: str
-    grad_bound: float
-    smoothness: float | None
-    convex: bool
-    detail: str
 
 
 # ---------------------------------------------------------------------------
@@ -172,39 +163,34 @@ def _interval(b) -> tuple[float, float]:
     return float(np.min(b.lo)), float(np.max(b.hi))
 
 
-def _response_arg(program, name: str) -> str | None:
-    """The data argument the observed value IS (the same program input), if any."""
-    i = program.output(name, "value")
-    var = program.jaxpr.jaxpr.outvars[i]
-    for (kind, arg), v in zip(program.inputs, program.jaxpr.jaxpr.invars):
-        if kind == "data" and v is var:
-            return arg
-    return None
-
-
 def likelihood_site(program, facts, name: str, domain, m: int, arrays) -> LikelihoodFacts | Unproven:
     s = program.sites[name]
     what = "per-record gradient bound"
     rule = LIKELIHOOD_RULES.get(s.dist_type)
     pred_var = None
+    logits_hint = f"write {s.family.replace('Probs', '')}(logits=eta) with eta the predictor (the family's rule needs " \
+                  "the logits)"
+
+    def generic(context: str, hint: str = ""):
+        # no family rule applies: the generic rule (bounded gradient only, no convexity or smoothness)
+        return generic_site(program, facts, name, domain, m, context, hint)
+    if s.family == "Unit":
+        return generic("a numpyro.factor (a free-form per-record log-density term: no family rule)")
     if s.dist_type in PROBS_AS_LOGITS:
         # probs = sigmoid(eta): the family in its natural parameter eta (logistic / binomial-logit rule)
         rule = LIKELIHOOD_RULES[PROBS_AS_LOGITS[s.dist_type]]
         pred_var = sp.sigmoid_input(program, program.jaxpr.jaxpr.outvars[program.output(name, "param:probs")])
         if pred_var is None:
-            return Unproven(name, what, f"its probs is not jax.nn.sigmoid of a predictor; write "
-                            f"{s.family.replace('Probs', '')}(logits=eta) with eta the predictor, or pass --clip-norm G")
+            return generic("its probs is not jax.nn.sigmoid of a predictor (the logits rule does not apply)",
+                           logits_hint)
     if rule is None:
-        hint = (f"write {s.family.replace('Probs', '')}(logits=eta) (the rule needs the logits), or pass --clip-norm "
-                "G to clip per-record gradients" if s.family.endswith("Probs") else
-                "pass --clip-norm G to clip per-record gradients")
-        return Unproven(name, what, f"no rule for a {s.family} likelihood; {hint}")
+        return generic(f"no family rule for a {s.family} likelihood",
+                       logits_hint if s.family.endswith("Probs") else "")
     if rule.refuse:
-        return Unproven(name, what, f"{rule.refuse}; pass --clip-norm G to clip per-record gradients (the sampler "
-                        "then no longer targets the exact posterior)")
+        return generic(f"{rule.refuse} in general")
     extra = [w for w in s.wrappers if w not in ("Independent", "ExpandedDistribution", "MaskedDistribution")]
     if extra:
-        return Unproven(name, what, f"no rule for a {extra[0]} around a {s.family} likelihood")
+        return generic(f"no family rule for a {extra[0]} around a {s.family} likelihood")
     if pred_var is None:
         pred_i = program.output(name, f"param:{rule.predictor}")
         pd, pa = facts.dep[pred_i], facts.aff[pred_i]
@@ -408,8 +394,11 @@ def combine(program, priors: dict, liks: list, clip_norm: float | None, observed
         src = " + ".join(lik_terms)
         prov["record_grad_bound"] = src
         prov["record_grad_diff"] = src + " (2 * record_grad_bound: sup over two records)"
+        rough = [f"'{lf.site}' ({lf.rule})" for lf in liks if lf.smoothness is None]
         prov["record_smoothness"] = src if lik_smooth is not None else \
-            "unproven: a predictor is not affine in theta (" + src + ")"
+            "unproven: no smoothness is proven for site " + ", ".join(rough) + (
+                "; the generic rule bounds the gradient only" if any(GENERIC in x for x in rough) else
+                ": a predictor is not affine in theta")
 
     rgb, rgd = c.record_grad_bound, c.record_grad_diff
     if rgb is not None and pvg is not None:

@@ -45,6 +45,19 @@ class Unproven:
         return {"site": self.site, "what": self.what, "reason": self.reason}
 
 
+@dataclass(frozen=True)
+class LikelihoodFacts:
+    """What one observed site's rule proved: per-record gradient bound, smoothness (None: not proven) and
+    convexity in theta, with the rule and its detail."""
+
+    site: str
+    rule: str
+    grad_bound: float
+    smoothness: float | None
+    convex: bool
+    detail: str
+
+
 CONSTANT_NAMES = (
     "strong_convexity", "smoothness", "grad_bound", "grad_diff", "grad_diff_add_remove",
     "total_strong_convexity", "total_smoothness", "record_grad_bound", "record_grad_diff",

@@ -175,6 +175,45 @@ class Program:
         self._jac[key] = (closed, outputs)
         return closed, outputs
 
+    def logp_jacobian(self, site: str):
+        """(closed jaxpr, {latent site: output index}) of the gradient in theta of the site's per-record
+        log-density (:func:`record_logp`; shape: (records,) + latent shape).  Forward mode, as ``jax.jacfwd``,
+        but the tangent basis (the identity over all latent coordinates, in :attr:`latent` order) is the LAST
+        program input, so that an interpreter can tell derivative values (those that depend on it) from primal
+        ones."""
+        key = ("logp", site)
+        if key in self._jac:
+            return self._jac[key]
+        import jax
+        import jax.numpy as jnp
+
+        sizes = [int(np.prod(self.sites[n].unconstrained_shape)) for n in self.latent]
+        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+
+        def logp(flat, data):
+            theta = {n: flat[offsets[k]:offsets[k + 1]].reshape(self.sites[n].unconstrained_shape)
+                     for k, n in enumerate(self.latent)}
+            tr = _trace_sites(self.model, theta, data, self.model_kwargs, self.latent, self.sites)
+            return record_logp(tr[site]["fn"], tr[site]["value"])
+
+        def jac(theta, data, basis):
+            flat = jnp.concatenate([jnp.ravel(theta[n]) for n in self.latent]) if self.latent else jnp.zeros(0)
+            J = jax.vmap(lambda v: jax.jvp(lambda f: logp(f, data), (flat,), (v,))[1], out_axes=-1)(basis)
+            return {n: J[..., offsets[k]:offsets[k + 1]].reshape(J.shape[:-1] + self.sites[n].unconstrained_shape)
+                    for k, n in enumerate(self.latent)}
+        theta, data = self.abstract_inputs()
+        D = int(offsets[-1])
+        basis = jax.ShapeDtypeStruct((D, D), _float())
+        try:
+            closed, shape = jax.make_jaxpr(jac, return_shape=True)(theta, data, basis)
+        except BayesDPError:
+            raise
+        except Exception as exc:
+            raise _JacobianError(_first_line(exc)) from None
+        paths = [p for p, _ in jax.tree_util.tree_flatten_with_path(shape)[0]]
+        out = (closed, {path[0].key: i for i, path in enumerate(paths)})
+        self._jac[key] = out
+        return out
 
     # -- values inside the program -------------------------------------------------
     def producer(self, var):
@@ -211,6 +250,16 @@ class Program:
         out = (closed, {path[0].key: i for i, path in enumerate(paths)})
         self._jac[key] = out
         return out
+
+
+def record_logp(fn, value):
+    """The log-density of ``value`` under ``fn`` summed over every axis of constant size: one term per record
+    (the record axes, of symbolic size, are kept; the per-record gradient is the gradient of that term)."""
+    import jax.numpy as jnp
+
+    lp = fn.log_prob(value)
+    axes = tuple(i for i, d in enumerate(jnp.shape(lp)) if _is_const(d))
+    return jnp.sum(lp, axis=axes) if axes else lp
 
 
 class _JacobianError(Exception):

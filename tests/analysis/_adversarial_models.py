@@ -116,7 +116,8 @@ class Witness:
     approaches truth.record_grad_diff; ``grows``: |grad l| >= value (unbounded gradient); ``hidden``: the true
     gradient (finite differences) differs from JAX's by >= value; ``coupled``: changing record ``index`` of
     ``data`` to ``recs[0]`` changes the log-likelihood term of another record; ``prior``: the same change moves
-    the prior log-density at ``params``.  ``fd``: use central finite differences with step ``h`` (true
+    the prior log-density at ``params``; ``random``: the log-likelihood terms at ``params`` on ``data`` change
+    with the seed of the random numbers drawn inside the model.  ``fd``: use central finite differences with step ``h`` (true
     gradient) instead of JAX's derivative rules.  ``copies``: the record is repeated (models reading the number
     of records) and the per-record gradient is the total over the copies divided by their number."""
 
@@ -196,9 +197,10 @@ def record_loss(model, kwargs, params, record, copies=1):
     return tot / copies
 
 
-def record_terms(model, kwargs, params, data):
-    """Per-record log-likelihood terms (records on axis 0) of every observed site, summed over sites."""
-    tr = handlers.trace(handlers.substitute(handlers.seed(model, 0), data=params)).get_trace(**data, **kwargs)
+def record_terms(model, kwargs, params, data, seed=0):
+    """Per-record log-likelihood terms (records on axis 0) of every observed site, summed over sites (``seed``: of
+    the random numbers the model draws, if any)."""
+    tr = handlers.trace(handlers.substitute(handlers.seed(model, seed), data=params)).get_trace(**data, **kwargs)
     out = 0.0
     for s in tr.values():
         if s["type"] == "sample" and s["is_observed"]:
@@ -987,9 +989,217 @@ _OTHER_CASES = [
          witnesses=(Witness("grows", {"w": np.zeros(D)}, (rec(e(0, R), 0.0),), value=1e4, fd=True, h=1e-7),)),
 ]
 
+
+# ===========================================================================
+# M. per-record terms without a family rule (issue #14: the generic rule bounds the gradient of the per-record
+#    log-density over the domain and all theta; no convexity or smoothness is claimed).  Factors written with
+#    JAX's softplus / log_sigmoid / log1p(exp) (whose derivatives defeat plain interval arithmetic), likelihoods of
+#    families without a rule, and the generic rule's refusals.
+
+Y_PM = 2.0 * Y01 - 1.0                   # labels in {-1, 1}
+PM = (f"X.norm={R}", "y.values=-1,1")
+DATA_PM = {"X": DATA_NORM["X"], "y": Y_PM}
+Y_BOX = np.linspace(-2.0, 2.0, M)        # responses in [-2, 2]
+DATA_Y2 = {"X": DATA_NORM["X"], "y": Y_BOX}
+Y2 = (f"X.norm={R}", "y.min=-2", "y.max=2")
+LAP_B, LOGIS_S = 0.5, 0.5
+
+
+def _plate_factor(X, term, name="f"):
+    with numpyro.plate("data", X.shape[0]):
+        numpyro.factor(name, term)
+
+
+def factor_log_sigmoid(X, y=None):
+    _plate_factor(X, jax.nn.log_sigmoid(y * (X @ _w())))
+
+
+def factor_log1p_exp(X, y=None):
+    _plate_factor(X, -jnp.log1p(jnp.exp(-y * (X @ _w()))))
+
+
+def factor_logcosh(X, y=None):
+    # a smoothed absolute loss -|x.w - y|: softplus(r) + softplus(-r) = |r| + 2 log(1 + e^-|r|)
+    r = X @ _w() - y
+    _plate_factor(X, -(jax.nn.softplus(r) + jax.nn.softplus(-r)))
+
+
+def laplace_likelihood(X, y=None):
+    w = _w()
+    with numpyro.plate("data", X.shape[0]):
+        numpyro.sample("obs", dist.Laplace(X @ w, LAP_B), obs=y)
+
+
+def logistic_likelihood(X, y=None):
+    w = _w()
+    with numpyro.plate("data", X.shape[0]):
+        numpyro.sample("obs", dist.Logistic(X @ w, LOGIS_S), obs=y)
+
+
+def contaminated_bernoulli(X, y=None):
+    # a robust ("contaminated") logistic regression: probs = 0.1 + 0.8 sigmoid(x.w), not a sigmoid of a predictor
+    w = _w()
+    with numpyro.plate("data", X.shape[0]):
+        numpyro.sample("obs", dist.Bernoulli(probs=0.1 + 0.8 * jax.nn.sigmoid(X @ w)), obs=y)
+
+
+def normal_tanh_loc(X, y=None):
+    # the Normal family has no bounded rule in general; a bounded mean 3 tanh(x.w) with bounded responses does
+    w = _w()
+    with numpyro.plate("data", X.shape[0]):
+        numpyro.sample("obs", dist.Normal(3.0 * jnp.tanh(X @ w), 1.0), obs=y)
+
+
+def factor_scalar_sum(X, y=None):
+    numpyro.factor("f", jnp.sum(jax.nn.log_sigmoid(y * (X @ _w()))))
+
+
+def factor_quadratic(X, y=None):
+    _plate_factor(X, -(X @ _w() - y) ** 2)
+
+
+def gamma_log_link(X, y=None):
+    w = _w()
+    with numpyro.plate("data", X.shape[0]):
+        numpyro.sample("obs", dist.Gamma(2.0, jnp.exp(X @ w)), obs=y)
+
+
+def factor_other_record(X, y=None):
+    _plate_factor(X, jax.nn.log_sigmoid(y * (X[::-1] @ _w())))
+
+
+def factor_data_mean(X, y=None):
+    _plate_factor(X, jax.nn.log_sigmoid(y * ((X - jnp.mean(X, axis=0)) @ _w())))
+
+
+def factor_random_draw(X, y=None):
+    w = _w()
+    noise = jax.random.normal(numpyro.prng_key(), (X.shape[0],))
+    _plate_factor(X, jax.nn.log_sigmoid(y * (X @ w) + 0.5 * noise))
+
+
+def factor_sign_jump(X, y=None):
+    z = X @ _w()
+    _plate_factor(X, jax.nn.log_sigmoid(y * (z + 0.5 * jnp.sign(z))))
+
+
+def factor_stop_gradient(X, y=None):
+    w = _w()
+    _plate_factor(X, jax.nn.log_sigmoid(y * (X @ w)) + jax.lax.stop_gradient(1e-6 * jnp.sum(w ** 3)))
+
+
+# -log_sigmoid(y x.w) = softplus(-y x.w): grad = -sigmoid(-y x.w) y x, |.| < R (y x.w -> -inf); two records with
+# y x.w -> -inf (y = 1) and y' x'.w -> -inf (y' = -1, x'.w -> +inf), x' -> x: grad - grad' -> -(x + x'), 2R.
+# Hessian sigmoid' |x|^2 <= R^2/4; convex in theta.  log1p(exp(-y x.w)) is the same function.
+_LOGSIG_W = glm_witnesses(lambda x: x, e(0, R), rot(PHI, R), y=(1.0, -1.0), eta=[-40.0, 40.0])
+# logcosh: l = softplus(r) + softplus(-r), r = x.w - y: grad = (sigmoid(r) - sigmoid(-r)) x = tanh(r/2) x: sup R
+# (r -> inf), diff 2R (r -> inf at x, r' -> -inf at x' -> x); l'' = sech^2(r/2)/2 <= 1/2: R^2/2; convex.
+_LOGCOSH_W = glm_witnesses(lambda x: x, e(0, R), rot(PHI, R), y=(0.0, 0.0), eta=[40.0, -40.0])
+# Laplace(x.w, b): l = |y - x.w|/b: grad = -sign(y - x.w) x/b: sup R/b at any y != x.w, diff 2R/b (same x, y above
+# and below x.w); not differentiable at y = x.w (not smooth); convex.
+_LAP_W = (Witness("bound", {"w": np.zeros(D)}, (rec(e(0, R), 1.0),)),
+          Witness("diff", {"w": np.zeros(D)}, (rec(e(0, R), 1.0), rec(e(0, R), -1.0))))
+# Logistic(x.w, s): l = z + 2 softplus(-z) + log s, z = (y - x.w)/s: dl/dloc = -tanh(z/2)/s: sup R/s (|z| -> inf),
+# diff 2R/s (z -> inf and z' -> -inf at the same x); d2l/dloc2 = sech^2(z/2)/(2 s^2) <= 1/(2 s^2); convex.
+_LOGIS_W = (Witness("bound", {"w": np.zeros(D)}, (rec(e(0, R), 40.0 * LOGIS_S),)),
+            Witness("diff", {"w": np.zeros(D)}, (rec(e(0, R), 40.0 * LOGIS_S), rec(e(0, R), -40.0 * LOGIS_S))))
+
+
+def _contaminated_consts(a=0.1, b=0.8):
+    """y = 1: l = -log(a + b s), dl/deta = -b s (1-s)/(a + b s); y = 0: l = -log(1 - a - b s), dl/deta =
+    b s (1-s)/(1 - a - b s) (s = sigmoid(eta)); a = 1 - a - b, so the two are mirror images (s -> 1 - s).  Sups on
+    a fine grid of eta (with its argmax), the second derivative by differences, and its minimum (non-convex)."""
+    eta = np.linspace(-30, 30, 2_400_001)
+    sg = 1 / (1 + np.exp(-eta))
+    g1 = b * sg * (1 - sg) / (a + b * sg)
+    i = int(np.argmax(g1))
+    h1 = np.gradient(-g1, eta)                       # d2l/deta2 for y = 1 (y = 0 mirrored)
+    return float(g1[i]), float(eta[i]), float(np.max(np.abs(h1))), float(np.min(h1))
+
+
+CONT_G, CONT_ETA, CONT_H, CONT_HMIN = _contaminated_consts()
+# grad = (dl/deta) x: sup CONT_G R (y = 1 at eta*); diff: y = 1 at eta* (score -CONT_G) and y' = 0 at -eta* (score
+# +CONT_G), x' -> x: 2 CONT_G R.
+_cont_p = {"w": theta_for([e(0, R), rot(PHI, R)], [CONT_ETA, -CONT_ETA])}
+
+
+def _normal_tanh_consts():
+    """l = (y - 3t)^2/2, t = tanh z: dl/dz = -3 (y - 3t)(1 - t^2), largest for y = -2 (t > 0) or y = 2 (mirror):
+    f(t) = 3 (2 + 3t)(1 - t^2), f' = 0 at 9t^2 + 4t - 3 = 0: t* = (sqrt(124) - 4)/18.  d2l/dz2 = 9 (1-t^2)^2 +
+    6 t (y - 3t)(1 - t^2) on a grid (t, y = +-2: linear in y)."""
+    ts = (math.sqrt(124.0) - 4.0) / 18.0
+    f = 3.0 * (2.0 + 3.0 * ts) * (1.0 - ts * ts)
+    t = np.linspace(-1, 1, 400_001)
+    h = [9 * (1 - t * t) ** 2 + 6 * t * (yv - 3 * t) * (1 - t * t) for yv in (-2.0, 2.0)]
+    return f, float(np.arctanh(ts)), max(float(np.max(np.abs(x))) for x in h), min(float(np.min(x)) for x in h)
+
+
+NT_G, NT_Z, NT_H, NT_HMIN = _normal_tanh_consts()
+_nt_p = {"w": theta_for([e(0, R), rot(PHI, R)], [NT_Z, -NT_Z])}
+
+
+def _tsc(hmin):
+    """True total strong convexity of |w|^2/2 + sum of M terms with curvature >= hmin R^2 (None if <= 0)."""
+    v = 1 + M * R * R * hmin
+    return None if v <= 0 else v
+
+
+_GENERIC_CASES = [
+    Case("factor-log-sigmoid", "numpyro.factor without a family rule", factor_log_sigmoid, PM, DATA_PM, ("f",),
+         ("mul", "exp", "custom_jvp_call"), truth=Truth(R, 2 * R, R * R / 4, True, 1.0), witnesses=_LOGSIG_W),
+    Case("factor-log1p-exp", "numpyro.factor without a family rule", factor_log1p_exp, PM, DATA_PM, ("f",),
+         ("mul", "exp", "div"), truth=Truth(R, 2 * R, R * R / 4, True, 1.0), witnesses=_LOGSIG_W),
+    Case("factor-smoothed-abs", "numpyro.factor without a family rule", factor_logcosh, Y2, DATA_Y2, ("f",),
+         ("mul", "exp", "custom_jvp_call"), truth=Truth(R, 2 * R, R * R / 2, True, 1.0), witnesses=_LOGCOSH_W),
+    Case("laplace-likelihood", "likelihood family without a rule", laplace_likelihood, (f"X.norm={R}",),
+         {"X": DATA_NORM["X"], "y": Y_REAL}, ("obs",), ("sign", "select_n", "abs"),
+         truth=Truth(R / LAP_B, 2 * R / LAP_B, None, True, 1.0), witnesses=_LAP_W),
+    Case("logistic-likelihood", "likelihood family without a rule", logistic_likelihood, (f"X.norm={R}",),
+         {"X": DATA_NORM["X"], "y": Y_REAL}, ("obs",), ("mul", "exp", "custom_jvp_call"),
+         truth=Truth(R / LOGIS_S, 2 * R / LOGIS_S, R * R / (2 * LOGIS_S ** 2), True, 1.0), witnesses=_LOGIS_W),
+    Case("contaminated-bernoulli-probs", "probs not a sigmoid of a predictor", contaminated_bernoulli, NORM,
+         DATA_NORM, ("obs",), ("div", "log", "mul"),
+         truth=Truth(CONT_G * R, 2 * CONT_G * R, CONT_H * R * R, False, _tsc(CONT_HMIN)),
+         witnesses=(Witness("bound", _cont_p, (rec(e(0, R), 1.0),)),
+                    Witness("diff", _cont_p, (rec(e(0, R), 1.0), rec(rot(PHI, R), 0.0))))),
+    Case("normal-bounded-mean", "family refused in general, bounded here", normal_tanh_loc, Y2, DATA_Y2, ("obs",),
+         ("mul", "tanh"), truth=Truth(NT_G * R, 2 * NT_G * R, NT_H * R * R, False, _tsc(NT_HMIN)),
+         witnesses=(Witness("bound", _nt_p, (rec(e(0, R), -2.0),)),
+                    Witness("diff", _nt_p, (rec(e(0, R), -2.0), rec(rot(PHI, R), 2.0))))),
+    # one factor for all records (the sum of the per-record terms): the same function as factor-log-sigmoid, refused
+    # (the records' terms cannot be told apart) or certified as that
+    Case("factor-scalar-sum", "numpyro.factor summed over records", factor_scalar_sum, PM, DATA_PM, ("f",), None,
+         truth=Truth(R, 2 * R, R * R / 4, True, 1.0), witnesses=_LOGSIG_W),
+    # -(x.w - y)^2: gradient -2 (x.w - y) x, unbounded (x = R e0, y = 0, w = 1e3 e0: 2 * 1500 * 1.5 = 4500)
+    Case("factor-quadratic", "numpyro.factor with unbounded gradient", factor_quadratic, Y2, DATA_Y2, ("f",),
+         ("mul", "integer_pow"), True,
+         witnesses=(Witness("grows", {"w": e(0, 1e3)}, (rec(e(0, R), 0.0),), value=1e3),)),
+    # Gamma(2, rate = e^{x.w}): dl/dz = y e^z - 2, unbounded (y = 0.5, z = 15: 1.6e6 * R)
+    Case("gamma-log-link", "likelihood family without a rule, unbounded gradient", gamma_log_link,
+         (f"X.norm={R}", "y.min=0.5", "y.max=2"), {"X": DATA_NORM["X"], "y": np.linspace(0.5, 2.0, M)}, ("obs",),
+         ("mul", "exp"), True, witnesses=(Witness("grows", {"w": e(0, 10.0)}, (rec(e(0, R), 0.5),), value=1e3),)),
+    Case("factor-other-record", "records coupled (numpyro.factor)", factor_other_record, PM, DATA_PM, ("f",),
+         ("rev", "gather"), True, witnesses=_coupled(data=DATA_PM)),
+    Case("factor-data-mean", "records coupled (numpyro.factor)", factor_data_mean, PM, DATA_PM, ("f",),
+         ("reduce_sum", "div"), True, witnesses=_coupled(data=DATA_PM)),
+    # the factor reads a random draw: the target is not a function of (theta, data); only refusal is sound
+    Case("factor-random-draw", "numpyro.factor reads a random number", factor_random_draw, PM, DATA_PM, ("f",),
+         ("random_bits", "random_split", "random_wrap", "random_unwrap", "random_fold_in", "threefry2x32"), True,
+         witnesses=(Witness("random", {"w": np.array([0.7, -0.4])}, data=DATA_PM),)),
+    # a jump of log_sigmoid(+-R * 0.5) across x.w = 0: discontinuous in theta (JAX's derivative of sign is 0)
+    Case("factor-sign-jump", "discontinuous in theta (numpyro.factor)", factor_sign_jump, PM, DATA_PM, ("f",),
+         ("sign",), True,
+         witnesses=(Witness("grows", {"w": np.zeros(D)}, (rec(e(0, R), 1.0),), value=1e4, fd=True, h=1e-7),)),
+    # true gradient includes 3e-6 w_0^2 (unbounded), JAX's does not
+    Case("factor-stop-gradient", "stop_gradient on a latent value (numpyro.factor)", factor_stop_gradient, PM,
+         DATA_PM, ("f",), ("stop_gradient",), True,
+         witnesses=(Witness("grows", {"w": e(0, 1e4)}, (rec(np.zeros(D), 1.0),), value=100.0, fd=True),
+                    Witness("hidden", {"w": e(0, 1e4)}, (rec(np.zeros(D), 1.0),), value=100.0, fd=True))),
+]
+
 CASES: list[Case] = (_PRIOR_CASES + _KINK_CASES + _HIGHER_CASES + _FEATURE_CASES + _SCALE_CASES + _FACTOR_CASES
                      + _COUPLED_CASES + _RECORD_COUNT_CASES + _LEAK_CASES + _SWITCH_CASES + _REPARAM_CASES
-                     + _OTHER_CASES)
+                     + _OTHER_CASES + _GENERIC_CASES)
 
 
 # ===========================================================================

@@ -209,6 +209,10 @@ def check_witness(case, w: A.Witness) -> None:
         b = A.record_terms(case.model, case.kwargs, params, _replace(w.data, w.index, w.recs[0]))
         others = np.delete(np.abs(a - b), w.index)
         assert np.max(others) > 1e-6, f"replacing record {w.index} changes no other record's term"
+    elif w.kind == "random":
+        a = A.record_terms(case.model, case.kwargs, params, w.data, seed=0)
+        b = A.record_terms(case.model, case.kwargs, params, w.data, seed=1)
+        assert np.max(np.abs(a - b)) > 1e-6, "the terms do not depend on the random numbers"
     elif w.kind == "prior":
         a = A.prior_logdensity(case.model, case.kwargs, params, w.data)
         b = A.prior_logdensity(case.model, case.kwargs, params, _replace(w.data, w.index, w.recs[0]))
@@ -232,7 +236,7 @@ def test_every_case_is_witnessed_or_structural():
     for c in A.CASES:
         kinds = {w.kind for w in c.witnesses}
         if c.refuse_only:
-            assert kinds & {"grows", "hidden", "coupled", "prior"}, c.id
+            assert kinds & {"grows", "hidden", "coupled", "prior", "random"}, c.id
         else:
             assert {"bound", "diff"} <= kinds, c.id
 

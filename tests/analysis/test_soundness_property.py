@@ -1,5 +1,6 @@
 """Soundness from below (issue #12), as property tests: for random honest models from a small grammar (affine
-predictors, GLM-type families, priors) and random public domains, the certified per-record gradient bound and
+predictors, GLM-type families with a rule, and per-record terms that only the generic rule covers: a
+log-sigmoid ``numpyro.factor``, Laplace and Logistic likelihoods; priors) and random public domains, the certified per-record gradient bound and
 gradient difference are at least the largest values that a numerical search finds over the domain (random
 points, then projected gradient ascent on |grad_theta l| in theta in a wide box, the records in the domain and
 the responses in their value set).  Any violation is an unsound certificate.
@@ -59,7 +60,8 @@ class ArgDom:
 class Spec:
     d: int
     predictor: str                 # "xw", "xw+b", "affine", "matrix", "two-args", "sum-args"
-    family: str                    # "bernoulli", "categorical", "studentt", "binomial"
+    family: str                    # "bernoulli", "categorical", "studentt", "binomial" (family rules);
+                                   # "logsig-factor", "laplace", "logistic" (the generic rule)
     prior: str                     # "normal", "laplace", "studentt"
     prior_scale: float
     x_dom: ArgDom
@@ -127,6 +129,12 @@ def build_model(spec: Spec):
                 numpyro.sample("obs", dist.Binomial(total_count=spec.total_count, logits=eta), obs=y)
             elif spec.family == "categorical":
                 numpyro.sample("obs", dist.Categorical(logits=eta), obs=y)
+            elif spec.family == "logsig-factor":          # a numpyro.factor, y in {-1, 1}
+                numpyro.factor("obs", jax.nn.log_sigmoid(y * eta))
+            elif spec.family == "laplace":
+                numpyro.sample("obs", dist.Laplace(eta, spec.scale), obs=y)
+            elif spec.family == "logistic":
+                numpyro.sample("obs", dist.Logistic(eta, spec.scale), obs=y)
             else:
                 numpyro.sample("obs", dist.StudentT(spec.df, eta, spec.scale), obs=y)
     return model
@@ -322,7 +330,8 @@ def arg_domains(draw, allow_values=True):
 @st.composite
 def specs(draw):
     d = draw(st.integers(1, 3))
-    family = draw(st.sampled_from(["bernoulli", "categorical", "studentt", "binomial"]))
+    family = draw(st.sampled_from(["bernoulli", "categorical", "studentt", "binomial", "logsig-factor", "laplace",
+                                   "logistic"]))
     predictor = draw(st.sampled_from(["xw", "xw+b", "affine", "matrix", "two-args", "sum-args"]))
     kw = {}
     if predictor == "affine":
@@ -342,6 +351,11 @@ def specs(draw):
         K = draw(st.integers(2, 4))
         kw["classes"] = K
         y_values = tuple(float(i) for i in range(K))
+    elif family == "logsig-factor":
+        y_values = tuple(sorted(draw(st.sets(st.sampled_from([-1.0, 1.0]), min_size=1))))
+    elif family in ("laplace", "logistic"):
+        kw["scale"] = draw(_num(0.2, 3.0))
+        y_values = None
     else:
         kw["df"] = draw(_num(0.5, 10.0))
         kw["scale"] = draw(_num(0.2, 3.0))
@@ -401,3 +415,16 @@ def test_search_reaches_known_sups():
     sup = (nu + 1) / (2 * s * math.sqrt(nu)) * 2 * math.sqrt(2)
     assert fb == pytest.approx(sup, rel=1e-3) and fd == pytest.approx(2 * sup, rel=2e-2)
     assert c.record_grad_bound == pytest.approx(sup, rel=1e-6)
+    # the generic rule: a log-sigmoid factor (sup R, diff 2R as for logistic regression) and a Laplace likelihood
+    # (|grad| = |x|/b exactly wherever y != x.w: sup R/b, diff 2R/b with y on either side of x.w)
+    spec = Spec(d=2, predictor="xw", family="logsig-factor", prior="normal", prior_scale=1.0,
+                x_dom=ArgDom("norm", R), z_dom=None, y_values=(-1.0, 1.0))
+    c, fb, fd = check_sound(spec)
+    assert fb == pytest.approx(R, rel=1e-2) and fd == pytest.approx(2 * R, rel=2e-2)
+    assert c.record_grad_bound == pytest.approx(R, rel=1e-6)
+    b = 0.7
+    spec = Spec(d=2, predictor="xw", family="laplace", prior="normal", prior_scale=1.0, x_dom=ArgDom("norm", R),
+                z_dom=None, y_values=None, scale=b)
+    c, fb, fd = check_sound(spec)
+    assert fb == pytest.approx(R / b, rel=1e-3) and fd == pytest.approx(2 * R / b, rel=2e-2)
+    assert c.record_grad_bound == pytest.approx(R / b, rel=1e-6)

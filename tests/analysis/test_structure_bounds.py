@@ -214,3 +214,77 @@ def test_record_axis_is_one_slot_standing_for_every_record():
     assert (size.lo, size.hi) == (1000.0, 1000.0)
 
 
+
+
+# ---------------------------------------------------------------------------
+# relational rules (bounds.RELATIONS): JAX's derivatives of softplus / log1p(exp) / sigmoid, where boxes of the
+# operands lose that they are computed from one value.  Each case: (program of inputs, input ranges, the exact
+# range of the output over all inputs in the ranges, a near-miss program the rule must NOT match); the near miss
+# has a wider true range, so a misfiring rule fails the soundness check on random points.
+
+UNB = (-60.0, 60.0)        # drawn boxes; the exact-range claim is checked with a fully unbounded input below
+RELATION_CASES = {
+    # d softplus(a) = exp(a - logaddexp(a, 0)) t = sigmoid(a) t: in [0, 1] t for every real a
+    "logaddexp_gap": (lambda a, t: jax.jvp(jax.nn.softplus, (a,), (t,))[1], (0.0, 1.0),
+                      lambda a, b, t: jnp.exp(a - jnp.logaddexp(b, 0.0)) * t),
+    # d log1p(exp(a)) = t exp(a) / (exp(a) + 1): in [0, 1] t
+    "ratio_of_sum": (lambda a, t: jax.jvp(lambda x: jnp.log1p(jnp.exp(x)), (a,), (t,))[1], (0.0, 1.0),
+                     lambda a, b, t: t * jnp.exp(a) / (jnp.exp(b) + 1.0)),
+    # d sigmoid(a) = t s (1 - s): in [0, 1/4] t
+    "concave_product": (lambda a, t: jax.jvp(jax.nn.sigmoid, (a,), (t,))[1], (0.0, 0.25),
+                        lambda a, b, t: jax.nn.sigmoid(a) * (1.0 - jax.nn.sigmoid(b)) * t),
+    # d tanh(a) = (t + t tanh(a)) (1 - tanh(a)) = t sech^2(a): in [0, 1] t
+    "one_minus_square": (lambda a, t: jax.jvp(jnp.tanh, (a,), (t,))[1], (0.0, 1.0),
+                         lambda a, b, t: (t + t * jnp.tanh(a)) * (1.0 - jnp.tanh(b))),
+}
+
+
+def test_every_relation_has_a_case():
+    from bayesdp.analysis.structure.bounds import RELATIONS
+
+    names = {r.__name__ for rules in RELATIONS.values() for r in rules}
+    assert names == set(RELATION_CASES), names ^ set(RELATION_CASES)
+
+
+def _interpret(fn, boxes):
+    closed = jax.make_jaxpr(fn)(*[jax.ShapeDtypeStruct(lo.shape, F32) for lo, _ in boxes])
+    return Run(Bounds(), {"m": 1}).program(closed, [Bound.box(lo, hi) for lo, hi in boxes])[0]
+
+
+@pytest.mark.parametrize("name", sorted(RELATION_CASES))
+def test_relation_is_tight_for_every_real_input(name):
+    fn, (lo, hi), _ = RELATION_CASES[name]
+    # a over all of R, tangent t = 1: the exact range of the derivative (the box rules alone give [0, inf])
+    out = _interpret(fn, [(np.full(3, -np.inf), np.full(3, np.inf)), (np.ones(3), np.ones(3))])
+    assert np.all(out.lo <= lo) and np.all(out.lo >= lo - 1e-12), (out.lo, lo)
+    assert np.all(out.hi >= hi) and np.all(out.hi <= hi + 1e-12), (out.hi, hi)
+
+
+@pytest.mark.parametrize("name", sorted(RELATION_CASES))
+def test_relation_is_sound_on_random_boxes_and_near_misses(name):
+    fn, _, near_miss = RELATION_CASES[name]
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    for prog, n_in in ((fn, 2), (near_miss, 3)):
+        f = jax.jit(prog)
+        for _ in range(8):
+            boxes = _boxes(rng, [((4,), F32, *UNB)] * (n_in - 1) + [((4,), F32, -2.0, 2.0)])
+            out = _interpret(prog, boxes)
+            for pt in _points(rng, boxes, 80):
+                with np.errstate(all="ignore"):
+                    v = np.asarray(f(*[jnp.asarray(x, F32) for x in pt]), dtype=np.float64)
+                tol = 1e-5 * np.maximum(1.0, np.abs(v))
+                ok = (v >= out.lo - tol) & (v <= out.hi + tol) | ~np.isfinite(v)
+                assert ok.all(), (name, prog is near_miss, pt, v, out.lo, out.hi)
+
+
+def test_relation_keeps_the_linear_form_of_the_tangent():
+    # d softplus(x . w) / dw = sigmoid(x . w) x (one record x in [-1, 1]^3, w anywhere): the form of x survives,
+    # scaled by [0, 1] (so |grad| <= |x|, where a box would give sqrt(3))
+    def prog(x, w):
+        return jax.jacfwd(lambda v: jax.nn.softplus(x @ v))(w)
+    closed = jax.make_jaxpr(prog)(jax.ShapeDtypeStruct((1, 3), F32), jax.ShapeDtypeStruct((3,), F32))
+    out = Run(Bounds(), {"m": 1}).program(closed, [data_input((1, 3), "X", -1.0, 1.0), Bound.top((3,))])[0]
+    assert out.lin is not None
+    lo, hi = out.lin.A["X"]
+    np.testing.assert_array_equal(lo[0], np.zeros((3, 3)))
+    assert np.all(hi[0] >= np.eye(3)) and np.all(hi[0] <= np.eye(3) * (1 + 1e-15))     # [0, 1], rounded outward

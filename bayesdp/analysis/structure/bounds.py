@@ -431,8 +431,9 @@ def _elementwise_box(fn):
     return rule
 
 
-def _monotone(f, increasing=True, domain=(-INF, INF), ulps=2):
-    """Monotone f on ``domain`` (closed); inputs outside the domain give an unbounded result."""
+def _monotone(f, increasing=True, domain=(-INF, INF), ulps=2, image=(-INF, INF)):
+    """Monotone f on ``domain`` (closed); inputs outside the domain give an unbounded result.  ``image``: a
+    closed interval containing every value of f (e.g. [0, inf] for exp): the outward rounding never leaves it."""
     def box(a):
         lo, hi = a
         inside = (lo >= domain[0]) & (hi <= domain[1])
@@ -440,6 +441,7 @@ def _monotone(f, increasing=True, domain=(-INF, INF), ulps=2):
             flo, fhi = (f(lo), f(hi)) if increasing else (f(hi), f(lo))
         for _ in range(ulps):
             flo, fhi = _dn(flo), _up(fhi)
+        flo, fhi = np.clip(flo, *image), np.clip(fhi, *image)
         return np.where(inside, flo, -INF), np.where(inside, fhi, INF)
     return _elementwise_box(box)
 
@@ -464,7 +466,7 @@ def add(run, eqn, ins):
 def sub(run, eqn, ins):
     a, b = ins
     nb = Bound(-b.hi, -b.lo, lin_neg(b.lin) if b.lin is not None else None, b.why, b.nrm)
-    return add(run, eqn, [a, nb])
+    return related(run, eqn, add(run, eqn, [a, nb]))
 
 
 def neg(run, eqn, ins):
@@ -478,10 +480,10 @@ def mul(run, eqn, ins):
     lo, hi = iv_mul(np.broadcast_to(a.lo, shape), np.broadcast_to(a.hi, shape),
                     np.broadcast_to(b.lo, shape), np.broadcast_to(b.hi, shape))
     lin = None
-    if a.lin is None and b.lin is not None:
+    if a.lin is not None and (b.lin is None or _form_size(b.lin) <= _form_size(a.lin)):
+        lin = lin_scale(b.lo, b.hi, a.lin, shape)        # b in its box times a's form (b may have one too)
+    elif b.lin is not None:
         lin = lin_scale(a.lo, a.hi, b.lin, shape)
-    elif b.lin is None and a.lin is not None:
-        lin = lin_scale(b.lo, b.hi, a.lin, shape)
     out = _finish(eqn, ins, lo, hi, lin)
     nrm = {}
     for v, s_ in ((a, b), (b, a)):              # |s * c| <= max|s| |c| along the axis, s a box
@@ -489,7 +491,13 @@ def mul(run, eqn, ins):
             smax = np.broadcast_to(_absmax(s_.lo, s_.hi), shape)
             for k, n in v.nrm.items():
                 nrm[k] = _up(n * smax.max(axis=k, keepdims=True))
-    return [_with_nrm(out, nrm)]
+    return related(run, eqn, [_with_nrm(out, nrm)])
+
+
+def _form_size(f: Lin) -> int:
+    """How many record coordinates a form reads (the product of two forms keeps the larger one, the other
+    operand entering by its box: ``y * x`` with y in [-1, 1] keeps the form of the feature vector x)."""
+    return sum(int(lo.shape[-1]) for lo, _ in f.A.values())
 
 
 def div(run, eqn, ins):
@@ -502,7 +510,7 @@ def div(run, eqn, ins):
         return [_finish(eqn, ins, -np.floor(m), np.floor(m))]
     lo, hi = iv_mul(np.broadcast_to(a.lo, shape), np.broadcast_to(a.hi, shape), rlo, rhi)
     lin = lin_scale(rlo, rhi, a.lin, shape) if (a.lin is not None and b.lin is None) else None
-    return [_finish(eqn, ins, lo, hi, lin)]
+    return related(run, eqn, [_finish(eqn, ins, lo, hi, lin)])
 
 
 def _scalar_or(shape, b):
@@ -1272,6 +1280,235 @@ def dot_general(run, eqn, ins):
     return [_finish(eqn, ins, lo, hi, lin)]
 
 
+# ---------------------------------------------------------------------------
+# relational rules: the operands of an equation computed from the SAME value, a relation that boxes of the
+# operands lose (the dependency problem of interval arithmetic).  JAX's derivatives of common log-densities
+# are such expressions: softplus / log_sigmoid / logaddexp differentiate to exp(a - logaddexp(a, b)) =
+# sigmoid(a - b) in [0, 1] (boxes: exp([-inf, inf]) = [0, inf]); log1p(exp(t)) and log(1 + exp(t)) to
+# t' exp(t) / (exp(t) + 1) = t' sigmoid(t); the logistic function to s (1 - s) in [0, 1/4].  Each rule
+# recognises its pattern from the producers of the equation's operands (``run.producer``; value-preserving
+# broadcasts, reshapes, transposes and float conversions are seen through when they are the same on both sides,
+# and an operand broadcast implicitly by an equation of the pattern is not matched) and
+# returns a bound that holds for every input (real arithmetic, rounded outward); the equation's result is the
+# intersection with its box rule's.  A rule that does not match changes nothing.
+
+
+_SAME_VALUE = ("broadcast_in_dim", "reshape", "copy", "convert_element_type", "transpose", "squeeze")
+
+
+def _chain(run, v):
+    """(base variable, structural equations from the base to ``v``): ``v`` is the base's entries moved by
+    value-preserving ops (broadcasts, reshapes, transposes, squeezes, copies, float-to-float conversions)."""
+    steps = []
+    for _ in range(16):
+        e = run.producer(v)
+        if e is None or e.primitive.name not in _SAME_VALUE:
+            break
+        if e.primitive.name == "convert_element_type" and not (
+                np.issubdtype(np.dtype(e.invars[0].aval.dtype), np.floating)
+                and np.issubdtype(np.dtype(e.outvars[0].aval.dtype), np.floating)):
+            break
+        if e.primitive.name == "reshape" and e.params.get("dimensions") is not None:
+            break
+        steps.append(e)
+        v = e.invars[0]
+    return v, steps[::-1]
+
+
+def _same_value(x, y) -> bool:
+    """Two chains (base, steps) give the same value at every position: the same base moved by the same ops,
+    or a scalar base (every position holds the one value)."""
+    (bx, sx), (by, sy) = x, y
+    if bx is not by or hasattr(bx, "val"):
+        return False
+    if not tuple(getattr(bx.aval, "shape", ())):
+        return True
+    return len(sx) == len(sy) and all(a.primitive is b.primitive and a.params == b.params and
+                                      a.outvars[0].aval.shape == b.outvars[0].aval.shape for a, b in zip(sx, sy))
+
+
+def _const_point(run, v):
+    """The value of ``v`` when it is one known number (a literal or a broadcast of one), else None."""
+    b = run.value(_chain(run, v)[0])
+    if b is None or not b.is_point() or b.lo.size == 0:
+        return None
+    vals = np.unique(b.lo)
+    return float(vals[0]) if vals.size == 1 else None
+
+
+def _jax_function(eqn, name: str) -> bool:
+    """``eqn`` calls JAX's own ``name`` through a custom derivative (its value and rule are JAX's)."""
+    if eqn is None or eqn.primitive.name != "custom_jvp_call":
+        return False
+    body = eqn.params.get("call_jaxpr")
+    info = str(getattr(getattr(getattr(body, "jaxpr", body), "debug_info", None), "func_src_info", "") or "")
+    return info.startswith(name + " ") and "/jax/" in info.replace("\\", "/")
+
+
+def _replaced_inf(run, v):
+    """x when ``v`` is JAX's ``_replace_inf(x)`` = select_n(x == +inf, x, 0) (equal to x for every real x),
+    else ``v``."""
+    e = run.producer(v)
+    if e is None or e.primitive.name != "select_n" or len(e.invars) != 3:
+        return v
+    pred, x, z = e.invars
+    pe = run.producer(pred)
+    if pe is not None and pe.primitive.name == "eq" and pe.invars[0] is x and \
+            _const_point(run, pe.invars[1]) == INF and _const_point(run, z) == 0.0:
+        return x
+    return v
+
+
+def _box_of(run, v, shape):
+    b = run.value(v)
+    return np.broadcast_to(b.lo, shape), np.broadcast_to(b.hi, shape)
+
+
+def _whole(v, eqn) -> bool:
+    """Operand ``v`` of ``eqn`` is not broadcast by it (same shape as the output, or a scalar): its positions
+    are the output's, so a chain through ``eqn`` follows every entry."""
+    shape = tuple(v.aval.shape)
+    return not shape or shape == tuple(eqn.outvars[0].aval.shape)
+
+
+def logaddexp_gap(run, eqn, shape):
+    """``a - logaddexp(a, b)`` (either operand through ``_replace_inf``) = -softplus(b - a) in
+    [-softplus(b_hi - a_lo), -softplus(b_lo - a_hi)] <= 0, for b bounded (b's range over all its entries; JAX's
+    derivative of softplus, log_sigmoid and logaddexp: exp of it is sigmoid(a - b) in [0, 1])."""
+    u, v = (_replaced_inf(run, x) for x in eqn.invars)
+    c = run.producer(v)
+    if not _jax_function(c, "logaddexp"):
+        return None
+    args = c.invars[c.params.get("num_consts", 0):]
+    if len(args) != 2 or not any(u is x for x in args) or tuple(u.aval.shape) != tuple(c.outvars[0].aval.shape):
+        return None
+    other = run.value(args[1] if u is args[0] else args[0])
+    (alo, ahi), blo, bhi = _box_of(run, u, shape), float(np.min(other.lo)), float(np.max(other.hi))
+    if not (math.isfinite(blo) and math.isfinite(bhi)):
+        return None
+    with np.errstate(all="ignore"):
+        lo, hi = -np.logaddexp(0.0, bhi - alo), -np.logaddexp(0.0, blo - ahi)
+    for _ in range(4):
+        lo, hi = _dn(lo), _up(hi)
+    return lo, np.minimum(hi, 0.0)
+
+
+def ratio_of_sum(run, eqn, shape):
+    """``(t * e) / (e + c)`` with e >= 0, c >= 0, e + c > 0: t * r, r = e / (e + c) in [e_lo/(e_lo + c_hi),
+    e_hi/(e_hi + c_lo)] in [0, 1] (increasing in e, decreasing in c); the form of t is kept (JAX's derivative of
+    log1p(exp(t)) and log(1 + exp(t)))."""
+    n, d = eqn.invars
+    ne = run.producer(n)
+    dbase, dsteps = _chain(run, d)
+    de = run.producer(dbase)
+    if ne is None or de is None or ne.primitive.name != "mul" or de.primitive.name != "add":
+        return None
+    for t, q in (ne.invars, ne.invars[::-1]):
+        for e, c in (de.invars, de.invars[::-1]):
+            if not _whole(e, de):
+                continue
+            eb, es = _chain(run, e)
+            if not _same_value(_chain(run, q), (eb, es + dsteps)):
+                continue
+            elo, ehi = _box_of(run, q, shape)
+            cb = run.value(c)
+            clo, chi = float(np.min(cb.lo)), float(np.max(cb.hi))
+            if not (np.all(elo >= 0) and clo >= 0 and (clo > 0 or np.all(elo > 0))):
+                continue
+            with np.errstate(all="ignore"):
+                rlo = np.where(elo == 0, 0.0, elo / (elo + chi))
+                rhi = np.where(np.isinf(ehi), 1.0, ehi / (ehi + clo))
+            rlo = np.clip(_dn(_dn(np.where(np.isnan(rlo), 0.0, rlo))), 0.0, 1.0)
+            rhi = np.clip(_up(_up(np.where(np.isnan(rhi), 1.0, rhi))), 0.0, 1.0)
+            tb = run.value(t)
+            lo, hi = iv_mul(np.broadcast_to(tb.lo, shape), np.broadcast_to(tb.hi, shape), rlo, rhi)
+            lin = lin_scale(rlo, rhi, tb.lin, shape) if tb.lin is not None else None
+            return lo, hi, lin
+    return None
+
+
+def concave_product(run, eqn, shape):
+    """``u * (c - u)`` for a number c: a concave parabola in u, over u in [lo, hi] at least its smaller end value
+    and at most its value at the vertex u = c/2 when inside, else at an end (JAX's derivative of the logistic
+    function: s (1 - s) in [0, 1/4])."""
+    for u, w in (eqn.invars, eqn.invars[::-1]):
+        wb, wsteps = _chain(run, w)
+        we = run.producer(wb)
+        if we is None or we.primitive.name != "sub" or not _whole(we.invars[1], we):
+            continue
+        ub, usteps = _chain(run, we.invars[1])
+        if not _same_value((ub, usteps + wsteps), _chain(run, u)):
+            continue
+        c = _const_point(run, we.invars[0])
+        if c is None or not math.isfinite(c):
+            continue
+        lo, hi = _box_of(run, u, shape)
+        ends = [iv_mul(x, x, *iv_add(np.full(shape, c), np.full(shape, c), -x, -x)) for x in (lo, hi)]
+        with np.errstate(invalid="ignore"):
+            ends = [(np.where(np.isinf(x), -INF, elo), np.where(np.isinf(x), -INF, ehi))
+                    for x, (elo, ehi) in zip((lo, hi), ends)]
+        flo = np.minimum(ends[0][0], ends[1][0])
+        fhi = np.maximum(ends[0][1], ends[1][1])
+        v = c / 2
+        peak = iv_mul(np.float64(v), np.float64(v), np.float64(v), np.float64(v))[1]
+        fhi = np.where((lo <= v) & (v <= hi), peak, fhi)
+        return flo, fhi
+    return None
+
+
+def one_minus_square(run, eqn, shape):
+    """``(t + t u) * (1 - u)`` = t (1 - u^2), 1 - u^2 in [1 - max u^2, 1 - min u^2] (JAX's derivative of tanh:
+    t (1 + tanh)(1 - tanh) = t sech^2 in [0, 1] t, where boxes give [0, 4] t); the form of t is kept."""
+    for p, q in (eqn.invars, eqn.invars[::-1]):
+        pe = run.producer(p)
+        qb, qsteps = _chain(run, q)
+        qe = run.producer(qb)
+        if pe is None or qe is None or pe.primitive.name != "add" or qe.primitive.name != "sub" or \
+                _const_point(run, qe.invars[0]) != 1.0 or conc(p.aval.shape) != tuple(shape) or \
+                not _whole(qe.invars[1], qe):
+            continue
+        ub, usteps = _chain(run, qe.invars[1])
+        for t1, m in (pe.invars, pe.invars[::-1]):
+            me = run.producer(m)
+            if me is None or me.primitive.name != "mul" or conc(m.aval.shape) != tuple(shape):
+                continue
+            for t2, u in (me.invars, me.invars[::-1]):
+                if not (_same_value(_chain(run, t1), _chain(run, t2)) and
+                        _same_value(_chain(run, u), (ub, usteps + qsteps))):
+                    continue
+                sq_lo, sq_hi = _ipow_box(2)(_box_of(run, u, shape))
+                klo, khi = iv_add(np.ones(shape), np.ones(shape), -sq_hi, -sq_lo)
+                tb = run.value(t1)
+                lo, hi = iv_mul(np.broadcast_to(tb.lo, shape), np.broadcast_to(tb.hi, shape), klo, khi)
+                return lo, hi, (lin_scale(klo, khi, tb.lin, shape) if tb.lin is not None else None)
+    return None
+
+
+#: relational rules by primitive: (run, eqn, output shape) -> (lo, hi[, form]) or None
+RELATIONS = {"sub": (logaddexp_gap,), "div": (ratio_of_sum,), "mul": (concave_product, one_minus_square)}
+
+
+def related(run, eqn, outs):
+    """The box rule's result ``outs`` intersected with every relational rule that matches ``eqn``."""
+    rules = RELATIONS.get(eqn.primitive.name, ())
+    if not rules or run.producer(eqn.invars[0]) is None and run.producer(eqn.invars[1]) is None:
+        return outs
+    out = outs[0]
+    shape = out.shape
+    for rule in rules:
+        try:
+            got = rule(run, eqn, shape)
+        except (TypeError, ValueError, AttributeError):   # shapes the pattern does not expect: no claim
+            got = None
+        if got is None:
+            continue
+        lo, hi = np.maximum(out.lo, got[0]), np.minimum(out.hi, got[1])
+        lin = got[2] if len(got) > 2 and got[2] is not None else out.lin
+        out = Bound(lo, hi, lin if (lin is not None and lin.A) else None, out.why if not np.isfinite(
+            np.concatenate([lo.ravel(), hi.ravel()])).all() else None, out.nrm)
+    return [out]
+
+
 def random_rule(run, eqn, ins):
     return [Bound.top(_oshape(eqn, i), eqn) for i in range(len(eqn.outvars))]
 
@@ -1323,10 +1560,11 @@ RULES = {
     "select_n": select_n, "convert_element_type": convert, "copy": identity,
     "optimization_barrier": identity, "sharding_constraint": identity, "mesh_cast": identity, "reshard": identity,
     "stop_gradient": identity, "real": identity, "reduce_precision": reduce_precision,
-    "exp": _monotone(np.exp), "exp2": _monotone(np.exp2), "log": _monotone(np.log, domain=(0, INF)),
-    "log1p": _monotone(np.log1p, domain=(-1, INF)), "expm1": _monotone(np.expm1), "tanh": _monotone(np.tanh),
-    "logistic": _monotone(lambda x: 1 / (1 + np.exp(-x)), ulps=4), "sqrt": _monotone(np.sqrt, domain=(0, INF)),
-    "rsqrt": _monotone(lambda x: 1 / np.sqrt(x), increasing=False, domain=(0, INF), ulps=4),
+    "exp": _monotone(np.exp, image=(0, INF)), "exp2": _monotone(np.exp2, image=(0, INF)), "log": _monotone(np.log, domain=(0, INF)),
+    "log1p": _monotone(np.log1p, domain=(-1, INF)), "expm1": _monotone(np.expm1, image=(-1, INF)), "tanh": _monotone(np.tanh, image=(-1, 1)),
+    "logistic": _monotone(lambda x: 1 / (1 + np.exp(-x)), ulps=4, image=(0, 1)),
+    "sqrt": _monotone(np.sqrt, domain=(0, INF), image=(0, INF)),
+    "rsqrt": _monotone(lambda x: 1 / np.sqrt(x), increasing=False, domain=(0, INF), ulps=4, image=(0, INF)),
     "cbrt": _monotone(np.cbrt), "atan": _monotone(np.arctan), "asinh": _monotone(np.arcsinh),
     "sinh": _monotone(np.sinh), "asin": _monotone(np.arcsin, domain=(-1, 1)),
     "acos": _monotone(np.arccos, increasing=False, domain=(-1, 1)),

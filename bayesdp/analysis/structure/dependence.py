@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from .interpreter import Interpreter, Run, is_const_dim
+from .interpreter import Interpreter, Run, is_const_dim, where
 
 COUPLED = -1
 
@@ -318,6 +318,8 @@ def dim_as_value(run, eqn, ins):
 
 def random(run, eqn, ins):
     out = _flags(eqn, ins, COUPLED if _records(ins) else None, random_here=True)
+    if out.via_random is not eqn and " at " in where(eqn, user_only=True):
+        out = replace(out, via_random=eqn)     # name the model's own (latest) draw, not the seed handler's key
     return [out] * len(eqn.outvars)
 
 

@@ -77,8 +77,9 @@ def _internal_dirs() -> tuple[str, ...]:
     return (os.path.dirname(numpyro.__file__), os.path.dirname(bayesdp.__file__))
 
 
-def where(eqn) -> str:
-    """``primitive at file.py:LINE (function)`` for the user's line that produced ``eqn``."""
+def where(eqn, user_only: bool = False) -> str:
+    """``primitive at file.py:LINE (function)`` for the user's line that produced ``eqn`` (``user_only``: no
+    location unless it is in the model's own code, outside NumPyro and bayesdp)."""
     from jax._src import source_info_util as siu
 
     name = eqn.primitive.name
@@ -86,7 +87,7 @@ def where(eqn) -> str:
         internal = _internal_dirs()
         frames = list(siu.user_frames(eqn.source_info.traceback))
         user = [f for f in frames if not f.file_name.startswith(internal)]
-        f = (user or frames)[0] if (user or frames) else None
+        f = user[0] if user else (None if user_only or not frames else frames[0])
     except Exception:
         f = None
     if f is None:
@@ -140,6 +141,24 @@ class Run:
 
     interp: Interpreter
     context: dict = field(default_factory=dict)
+    #: the equation that produced each variable and its current abstract value (sub-programs included; a
+    #: body interpreted again overwrites them): what a rule relating an equation's operands reads
+    producers: dict = field(default_factory=dict, repr=False)
+    values: dict = field(default_factory=dict, repr=False)
+
+    def producer(self, v):
+        """The equation that produced variable ``v`` (None for a literal or a program input)."""
+        from jax.extend import core as jcore
+
+        return None if isinstance(v, jcore.Literal) else self.producers.get(v)
+
+    def value(self, v):
+        """The current abstract value of variable or literal ``v``."""
+        from jax.extend import core as jcore
+
+        if isinstance(v, jcore.Literal):
+            return self.interp.literal(v.val, v.aval)
+        return self.values.get(v)
 
     # -- entry points -----------------------------------------------------------
     def program(self, closed, inputs: list) -> list:
@@ -155,7 +174,7 @@ class Run:
         from jax.extend import core as jcore
 
         interp = self.interp
-        env: dict = {}
+        env = self.values
 
         def read(v):
             if isinstance(v, jcore.Literal):
@@ -168,15 +187,29 @@ class Run:
             raise ValueError(f"{interp.name}: {len(inputs)} inputs for {len(jaxpr.invars)} program inputs")
         for v, x in zip(jaxpr.invars, inputs):
             env[v] = x
+        record = self.context.get("record")       # the equations in order, and where they are called from
         for eqn in jaxpr.eqns:
             ins = [read(v) for v in eqn.invars]
             outs = self.equation(eqn, ins)
             for v, o in zip(eqn.outvars, outs):
                 if not isinstance(v, jcore.DropVar):
                     env[v] = o
+                    self.producers[v] = eqn
+            if record is not None:
+                record.add(eqn)
         return [read(v) for v in jaxpr.outvars]
 
     def equation(self, eqn, ins: list) -> list:
+        record = self.context.get("record")
+        if record is None:
+            return self._equation(eqn, ins)
+        record.calls.append(eqn)
+        try:
+            return self._equation(eqn, ins)
+        finally:
+            record.calls.pop()
+
+    def _equation(self, eqn, ins: list) -> list:
         interp = self.interp
         name = eqn.primitive.name
         rule = interp.rules.get(name)
@@ -263,6 +296,39 @@ class Run:
         y_full_avals = [v.aval for v in eqn.outvars[ncarry:]]
         ys = [self.interp.scan_stack(self, y, asl, af) for y, asl, af in zip(ys, y_slice_avals, y_full_avals)]
         return list(carry) + ys
+
+
+@dataclass
+class Record:
+    """How one interpretation went, for explaining a result afterwards (``Run(interp, {"record": Record()})``;
+    the values of the variables are the run's :attr:`Run.values`): the equations in the order they were first
+    interpreted (sub-programs included) and the call equation each one was interpreted in."""
+
+    order: list = field(default_factory=list)
+    parent: dict = field(default_factory=dict)      # id(eqn) -> the call equation whose body holds it
+    calls: list = field(default_factory=list)       # the equations being interpreted (innermost last)
+    _seen: set = field(default_factory=set)
+
+    def add(self, eqn) -> None:
+        if id(eqn) not in self._seen:
+            self._seen.add(id(eqn))
+            self.order.append(eqn)
+            if self.calls:
+                self.parent[id(eqn)] = self.calls[-1]
+
+    def where(self, eqn) -> str:
+        """:func:`where` of ``eqn``; for an equation with no line of the model (e.g. inside JAX's own
+        derivative rules), also the nearest enclosing call that has one."""
+        own = where(eqn, user_only=True)
+        p = self.parent.get(id(eqn))
+        while " at " not in own and p is not None:
+            w = where(p, user_only=True)
+            if " at " in w:
+                name = p.params.get("name") if isinstance(p.params.get("name"), str) else None
+                return f"{own} inside {p.primitive.name}({name}) at {w.split(' at ', 1)[1]}" if name else \
+                    f"{own} inside {w}"
+            p = self.parent.get(id(p))
+        return own
 
 
 def _open(body):

@@ -22,7 +22,7 @@ from .dependence import Dep, Dependence
 from .dependence import data_input as dep_data
 from .dependence import theta_input
 from .. import rounding as rd
-from .interpreter import Run, where
+from .interpreter import Record, Run, conc, where
 
 
 @dataclass
@@ -119,6 +119,49 @@ def var_jacobian_bounds(program, domain, m: int, var) -> dict:
     closed, outputs = program.var_jacobian(var)
     outs = Run(Bounds(), {"m": m}).program(closed, domain_inputs(program, domain))
     return {k: outs[i] for k, i in outputs.items()}
+
+
+_TANGENT = "\x00tangent"      # the pseudo-site of the tangent basis (dependence interpreter)
+
+
+def logp_jacobian_bounds(program, domain, m: int, site: str) -> tuple[dict, object]:
+    """Bounds of the gradient in theta of ``site``'s per-record log-density at one record over the domain (theta
+    anywhere): latent site -> :class:`Bound` of shape (1,) + latent shape; and, when a bound is infinite, the
+    equation of the derivative program that made it so (:func:`derivative_culprit`, described), else None."""
+    closed, outputs = program.logp_jacobian(site)
+    D = int(conc(closed.in_avals[-1].shape)[0])
+    run = Run(Bounds(), {"m": m, "record": Record()})
+    outs = run.program(closed, domain_inputs(program, domain) + [Bound.point(np.eye(D))])
+    blocks = {k: outs[i] for k, i in outputs.items()}
+    culprit = None
+    if not all(b.bounded() for b in blocks.values()):
+        culprit = derivative_culprit(program, closed, run)
+    return blocks, culprit
+
+
+def derivative_culprit(program, closed, bounds: Run):
+    """The first equation of a derivative program (inputs: theta, data, tangent basis) whose output is a
+    derivative value (it depends on the tangent basis) with an infinite bound although every derivative value
+    it reads is bounded: the operation that made the derivative unbounded (e.g. the ``mul`` of a bounded tangent
+    by an unbounded primal value, from the derivative of ``x ** 2`` or ``exp``), described for a message.
+    ``bounds``: the bound interpreter's run over ``closed``, with a :class:`Record`."""
+    deps = Run(Dependence())
+    dep_in = [theta_input(n) if kind == "theta" else dep_data(n) for kind, n in program.inputs]
+    deps.program(closed, dep_in + [theta_input(_TANGENT)])
+
+    def tangent(v) -> bool:
+        d = deps.value(v)
+        return d is not None and _TANGENT in d.theta
+
+    def bounded(v) -> bool:
+        b = bounds.value(v)
+        return b is not None and b.bounded()
+    record = bounds.context["record"]
+    for eqn in record.order:
+        if any(tangent(v) and not bounded(v) for v in eqn.outvars) and \
+                all(bounded(v) for v in eqn.invars if tangent(v)):
+            return f"`{record.where(eqn)}`"
+    return None
 
 
 _SHAPE_KEEPING = ("broadcast_in_dim", "reshape", "convert_element_type", "copy", "squeeze")

@@ -5,7 +5,9 @@
 * every observed site lies in the plate over records (the plate whose size is the symbolic record
   count), and its log-likelihood, predictor, parameters and value carry their records on that
   plate's axis: element i depends on record i only (per-record separability);
-* sites that no rule can cover (``numpyro.factor``, scaled sites) are refused here.
+* sites that no rule can cover (a ``numpyro.factor`` outside the plate over records, scaled sites) are
+  refused here; a factor inside the plate is an observed site like any other (its rule:
+  :mod:`bayesdp.analysis.generic`).
 
 Refusals raise :class:`~bayesdp.errors.ModelError` with one line naming the site, the operation
 (primitive and line of the model) that defeats the proof, and what to do.
@@ -77,11 +79,10 @@ def check_sites(program, facts) -> SiteStructure:
     # -- likelihoods: in the record plate, one term per record ---------------------------
     for n in observed:
         s = sites[n]
-        if s.family == "Unit":
-            problems.append(f"site '{n}' is a numpyro.factor: no rule covers a free-form log-density term; write "
-                            "the likelihood as numpyro.sample(name, dist.Family(...), obs=y)")
-            continue
         recs = s.record_plates
+        if not recs and s.family == "Unit":
+            problems.append(_factor_outside_plate(program, facts, n))
+            continue
         if not recs:
             problems.append(f"observed site '{n}' is not inside a plate over records (missing plate): wrap the "
                             "likelihood in numpyro.plate('data', N) with N the number of records")
@@ -95,8 +96,8 @@ def check_sites(program, facts) -> SiteStructure:
         for what in ["logp", "value"] + [f"param:{k}" for k in s.params] + (["mask"] if s.masked else []):
             i = program.output(n, what)
             d = facts.dep[i]
-            label = {"logp": "log-likelihood", "value": "observed value", "mask": "mask"}.get(
-                what, f"parameter {what[6:]}")
+            label = {"logp": "log-factor" if s.family == "Unit" else "log-likelihood", "value": "observed value",
+                     "mask": "mask"}.get(what, f"parameter {what[6:]}")
             if what == "mask" and d.theta:
                 problems.append(f"observed site '{n}': its mask depends on the latent site(s) "
                                 f"{', '.join(sorted(d.theta))} (through {how(d.via_theta)}); a mask must be a function "
@@ -119,11 +120,28 @@ def check_sites(program, facts) -> SiteStructure:
                 out.size_dependent.append((n, d.via_size))
         else:
             d = facts.dep[program.output(n, "logp")]
-            if not d.data:
+            if not d.data and s.family == "Unit":
+                problems.append(f"site '{n}' is a numpyro.factor that reads no data argument (a term of the prior, "
+                                "repeated for every record): no rule covers a free-form prior term; write the prior "
+                                "as numpyro.sample(name, dist.Family(...))")
+            elif not d.data:
                 problems.append(f"observed site '{n}': its log-likelihood does not depend on any data argument; "
                                 "pass the observations as a data argument (obs=y)")
     raise_all(problems)
     return out
+
+
+def _factor_outside_plate(program, facts, n: str) -> str:
+    """A numpyro.factor outside the plate over records: one term for all records (e.g. summed over them), or a
+    free-form prior term; only a factor with one entry per record, inside the plate, has a rule."""
+    d = facts.dep[program.output(n, "logp")]
+    if d.data:
+        return (f"site '{n}' is a numpyro.factor outside the plate over records: its log-factor reads data argument "
+                f"{_args(d)} but is not one term per record (e.g. a sum over the records), so the records' "
+                "contributions cannot be separated; put it inside the plate over records with one entry per record "
+                f"(with numpyro.plate('data', N): numpyro.factor('{n}', per_record_terms))")
+    return (f"site '{n}' is a numpyro.factor that reads no data argument (a term of the prior): no rule covers a "
+            "free-form prior term; write the prior as numpyro.sample(name, dist.Family(...))")
 
 
 def raise_all(problems: list[str]) -> None:
@@ -139,6 +157,12 @@ def _violation(constraint, lo: float, hi: float) -> str | None:
     name = type(constraint).__name__.lstrip("_")
     lb = getattr(constraint, "lower_bound", None)
     ub = getattr(constraint, "upper_bound", None)
+    if name in ("IntegerGreaterThan", "IntegerNonnegative", "IntegerPositive") and lb is not None and not lo >= lb:
+        return f"must be >= {float(lb):g}"
+    if name == "IntegerInterval" and lb is not None and not (lo >= lb and hi <= ub):
+        return f"must lie in [{float(lb):g}, {float(ub):g}]"
+    if name == "Boolean" and not (lo >= 0 and hi <= 1):
+        return "must lie in [0, 1]"
     if name in ("GreaterThan", "Positive") and lb is not None and not lo > lb:
         return f"must be > {float(lb):g}"
     if name in ("GreaterThanEq", "Nonnegative") and lb is not None and not lo >= lb:
