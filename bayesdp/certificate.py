@@ -17,6 +17,8 @@ from typing import Any, Mapping, Sequence
 from .curves import REPORT_ALPHAS, PrivacyCurve, _json_float
 from .errors import AssumptionError, check_finite, probability_open
 
+__all__ = ["Certificate", "BoundReport", "curve_dp_event"]
+
 
 @dataclass(frozen=True)
 class Certificate:
@@ -158,7 +160,28 @@ class Certificate:
 
 
 def curve_dp_event(curve: PrivacyCurve | None, what: str = "curve", reason: str | None = None):
-    """The dp-accounting ``DpEvent`` of a privacy curve (see :meth:`Certificate.to_dp_event`)."""
+    """The dp-accounting ``DpEvent`` of a privacy curve (see :meth:`Certificate.to_dp_event`).
+
+    Args:
+        curve: the curve; :class:`~bayesdp.curves.GDP` and pure :class:`~bayesdp.curves.ApproxDP` have
+            exact events, any other curve gives ``UnsupportedDpEvent``.
+        what: names the curve in the error message.
+        reason: why the curve is not valid (an invalid route); ``None`` for a valid one.
+
+    Returns:
+        ``GaussianDpEvent(1/mu)``, ``RandomizedResponseDpEvent(2/(1 + e^eps), 2)`` or
+        ``UnsupportedDpEvent()``.
+
+    Raises:
+        AssumptionError: ``curve`` is ``None`` or ``reason`` is given (nothing is proven).
+
+    Examples:
+        >>> from bayesdp.curves import GDP, ApproxDP
+        >>> curve_dp_event(GDP(2.0))
+        GaussianDpEvent(noise_multiplier=0.5)
+        >>> curve_dp_event(ApproxDP(1.0))          # noise parameter 2 / (1 + e)
+        RandomizedResponseDpEvent(noise_parameter=0.5378828427399902, num_buckets=2)
+    """
     from dp_accounting import dp_event
 
     from .curves import GDP, ApproxDP
@@ -174,7 +197,18 @@ def curve_dp_event(curve: PrivacyCurve | None, what: str = "curve", reason: str 
 
 
 def numerical_failure(exc: BaseException) -> str:
-    """One line for an arithmetic failure (overflow, division by an underflowed constant)."""
+    """One line for an arithmetic failure (overflow, division by an underflowed constant).
+
+    Args:
+        exc: the exception a route's arithmetic raised.
+
+    Returns:
+        the reason recorded in the invalid certificate.
+
+    Examples:
+        >>> numerical_failure(OverflowError("math range error"))[:53]
+        'not computable in double precision for these constant'
+    """
     first = (str(exc).strip().splitlines() or [""])[0][:120]
     return (f"not computable in double precision for these constants ({type(exc).__name__}: {first}); "
             "the constants are outside the float range")

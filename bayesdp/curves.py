@@ -40,6 +40,9 @@ from scipy import optimize, special
 from .errors import AssumptionError, check_finite, nonnegative, probability_open
 from .exact import round_up
 
+__all__ = ["PrivacyCurve", "RDP", "GDP", "ApproxDP", "DeltaProfile", "compose", "linear_rdp_to_dp", "eps_from_C",
+           "gdp_log_delta", "REPORT_ALPHAS"]
+
 #: Renyi orders listed in every certificate's JSON.
 REPORT_ALPHAS: tuple[float, ...] = (1.5, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 
