@@ -37,6 +37,15 @@ class AuditReport:
         exact_mu: the benchmark's exact mu where known.
         parameters: the configuration.
         benchmark: what ran (the linear-quadratic benchmark or the model).
+
+    Examples:
+        >>> rep = audit("posterior", strong_convexity=1.0, grad_bound=0.5, runs=5_000)
+        >>> rep.passed, rep.violations, rep.source
+        (True, [], 'Gopi-Lee-Liu 2022 (posterior GDP)')
+        >>> rep.bounds.mu_lower_bound <= rep.exact_mu <= rep.certified_mu     # lower bound <= exact <= certified
+        True
+        >>> print(rep.table().splitlines()[-1])
+          PASSED: lower bounds stay below the certificate
     """
     mechanism: str
     bounds: AuditBounds
@@ -240,6 +249,22 @@ def audit_model(*args, **kwargs):
 
     Returns:
         an :class:`AuditReport`.
+
+    Raises:
+        AssumptionError: as :func:`bayesdp.audit.models.audit_model`.
+        ModelError: the analyzer refuses the model.
+
+    Examples:
+        A full audit compiles the sampler (a few seconds; docs/audit.md runs one).  The posterior and the
+        release are audited on the built-in benchmark instead (:func:`audit`):
+
+        >>> import numpy as np
+        >>> from bayesdp.models import logistic
+        >>> audit_model("posterior", logistic, {"X": np.zeros((3, 2)), "y": np.zeros(3)},
+        ...             domain=["X.norm=1", "y.values=0,1"], runs=100, step_size=0.1, num_steps=20)
+        Traceback (most recent call last):
+        ...
+        bayesdp.errors.AssumptionError: mechanism 'posterior' cannot be audited on a model; choose one of ula-final, ula-path, sgld-final, sgld-path (posterior and release: built-in benchmark)
     """
     from .models import audit_model as _audit_model
 
@@ -249,6 +274,24 @@ def audit_model(*args, **kwargs):
 def worst_case_neighbours(*args, **kwargs):
     """Two datasets differing in one record set to extreme records of the domain; see
     :func:`bayesdp.audit.models.worst_case_neighbours`.
+
+    Args:
+        *args: as :func:`bayesdp.audit.models.worst_case_neighbours`.
+        **kwargs: as :func:`bayesdp.audit.models.worst_case_neighbours`.
+
+    Returns:
+        ``(D, D')``.
+
+    Raises:
+        AssumptionError: as :func:`bayesdp.audit.models.worst_case_neighbours`.
+
+    Examples:
+        >>> import numpy as np
+        >>> d1, d0 = worst_case_neighbours({"X": np.zeros((2, 2)), "y": np.zeros(2)}, ["X.norm=1", "y.values=0,1"])
+        >>> d1["X"][0].tolist(), d0["X"][0].tolist()      # the first bounded argument: opposite extremes
+        ([1.0, 0.0], [-1.0, -0.0])
+        >>> d1["y"].tolist(), d0["y"].tolist()            # the others: the same extreme on both sides
+        ([1.0, 0.0], [1.0, 0.0])
     """
     from .models import worst_case_neighbours as _wcn
 

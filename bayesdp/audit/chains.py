@@ -18,6 +18,9 @@ from ..samplers.gradients import sample_without_replacement
 from ..samplers.kernels import LangevinState, build_kernel
 
 
+__all__ = ["lq_chain_scores"]
+
+
 def _lq_grad(mu: float, data_size: int | None, batch_size: int | None):
     if batch_size is None:
         def grad(key, x, record, clip_norm):
@@ -38,9 +41,10 @@ def _lq_grad(mu: float, data_size: int | None, batch_size: int | None):
 
 def lq_chain_scores(mechanism, cfg, record, runs: int, key):
     """Scores of ``runs`` independent outputs of ``mechanism`` on the linear-quadratic benchmark
-    with differing record ``record`` (one jitted, vmapped program): the output's first coordinate for
-    final draws, the sufficient statistic of the Gaussian path for paths, the Monte Carlo average for
-    ``release``.
+    with differing record ``record`` (one jitted, vmapped program).
+
+    The score is the output's first coordinate for final draws, the sufficient statistic of the
+    Gaussian path for paths, the Monte Carlo average for ``release``.
 
     Args:
         mechanism: one of :data:`bayesdp.audit.lq.MECHANISMS`.
@@ -51,6 +55,13 @@ def lq_chain_scores(mechanism, cfg, record, runs: int, key):
 
     Returns:
         a JAX array of ``runs`` scores.
+
+    Examples:
+        >>> import jax, jax.numpy as jnp
+        >>> from bayesdp.audit.lq import LQConfig
+        >>> cfg = LQConfig(strong_convexity=1.0, grad_bound=0.5)
+        >>> lq_chain_scores("posterior", cfg, jnp.array([0.5]), runs=4, key=jax.random.PRNGKey(0)).shape
+        (4,)
     """
     mu, beta = cfg.strong_convexity, cfg.inverse_temperature
     dim = record.shape[0]

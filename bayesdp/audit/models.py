@@ -24,6 +24,9 @@ import numpy as np
 from ..errors import AssumptionError, positive_int
 from .stats import audit_scores
 
+__all__ = ["MODEL_MECHANISMS", "worst_case_neighbours", "audit_model"]
+
+#: the mechanisms :func:`audit_model` audits with the real samplers
 MODEL_MECHANISMS = ("ula-final", "ula-path", "sgld-final", "sgld-path")
 PILOT_FRACTION = 0.2
 
@@ -136,6 +139,19 @@ def audit_model(mechanism: str, model: Callable, data: Mapping[str, Any], *, dom
         AssumptionError: mechanism not auditable on a model, invalid constants or neighbours, or no
             certificate for the configuration.
         ModelError: the analyzer refuses the model.
+
+    Examples:
+        A run compiles the sampler (a few seconds; docs/audit.md shows one); neighbours that are not
+        neighbours are refused before anything runs:
+
+        >>> import numpy as np
+        >>> from bayesdp.models import logistic
+        >>> X = np.zeros((3, 2)); y = np.zeros(3)
+        >>> audit_model("ula-final", logistic, {"X": X, "y": y}, data_prime={"X": X + 0.1, "y": y},
+        ...             domain=["X.norm=1", "y.values=0,1"], runs=100, step_size=0.1, num_steps=20)
+        Traceback (most recent call last):
+        ...
+        bayesdp.errors.AssumptionError: the datasets differ in 3 records; replace-one neighbours differ in exactly one
     """
     from ..analysis import certify
     from . import AuditReport, check_neighbours

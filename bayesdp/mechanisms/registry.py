@@ -17,6 +17,8 @@ from typing import Any, Callable, Mapping, Sequence
 from ..certificate import BoundReport, Certificate, numerical_failure
 from ..errors import AssumptionError, BayesDPError
 
+__all__ = ["Option", "Route", "Mechanism", "MECHANISMS", "register", "get_mechanism", "need", "evaluate", "bound"]
+
 
 @dataclass(frozen=True)
 class Option:
@@ -51,8 +53,23 @@ class Option:
 @dataclass(frozen=True)
 class Route:
     """One theorem for a mechanism: ``build()`` returns its :class:`Certificate` or raises
-    :class:`BayesDPError` when a hypothesis fails.  Only *primary* routes can make a configuration
-    acceptable (see the module docstring); ``certified=False`` marks estimates."""
+    :class:`BayesDPError` when a hypothesis fails.
+
+    Only *primary* routes can make a configuration acceptable (see the module docstring);
+    ``certified=False`` marks estimates.
+
+    Args:
+        source: the theorem's label, shown for an invalid route too.
+        build: a function of no arguments returning the certificate.
+        primary: whether a valid certificate of this route makes the configuration acceptable.
+        certified: ``False`` for estimates (never chosen as best).
+
+    Examples:
+        >>> from bayesdp.theorems.girsanov import theorem_5_4
+        >>> route = Route("004 Theorem 5.4", lambda: theorem_5_4(grad_diff=1.0, step_size=0.01, num_steps=100))
+        >>> route.build().constants                                   # C5 = 1 * 100 * 0.01
+        {'C5': 1.0}
+    """
 
     source: str
     build: Callable[[], Certificate]
@@ -63,7 +80,22 @@ class Route:
 @dataclass(frozen=True)
 class Mechanism:
     """A mechanism of ``bayesdp bound``: its name, options and a function from the option values to
-    its routes (registered with :func:`register`, listed in :data:`MECHANISMS`)."""
+    its routes (registered with :func:`register`, listed in :data:`MECHANISMS`).
+
+    Args:
+        name: the sub-command of ``bayesdp bound`` and the first argument of :func:`bound`.
+        summary: one line for ``--help``.
+        options: the command-line options (their ``dest`` are the keywords of :func:`bound`).
+        routes: maps ``{dest: value}`` (defaults filled in) to the list of :class:`Route`.
+        description: the help text of the sub-command.
+        epilog: text printed after the options in ``--help``.
+        extra: flags read by :func:`bound` (``epsilon_calibrates_noise``).
+
+    Examples:
+        >>> m = get_mechanism("ula-path")
+        >>> m.summary, [o.dest for o in m.options][:3]
+        ('ULA whole path (004 Theorem 5.4)', ['grad_bound', 'grad_diff', 'step_size'])
+    """
 
     name: str
     summary: str
@@ -74,14 +106,33 @@ class Mechanism:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
+#: every registered mechanism by name (filled when :mod:`bayesdp.mechanisms` is imported)
 MECHANISMS: dict[str, Mechanism] = {}
 
 
 def register(mech: Mechanism) -> Mechanism:
     """Add ``mech`` to :data:`MECHANISMS` (a name may be registered once) and return it.
 
+    Args:
+        mech: the mechanism.
+
+    Returns:
+        ``mech`` (so that ``register`` can wrap a definition).
+
     Raises:
         RuntimeError: the name is taken.
+
+    Examples:
+        >>> from bayesdp.theorems.girsanov import theorem_5_4
+        >>> toy = Mechanism("toy-path", "a path bound", (Option("--grad-diff", "Delta"),),
+        ...                 routes=lambda p: [Route("004 Theorem 5.4", lambda: theorem_5_4(p["grad_diff"], 0.01, 100))])
+        >>> register(toy) is toy, round(bound("toy-path", grad_diff=1.0, delta=1e-5).best.rdp(2.0), 6)
+        (True, 0.5)
+        >>> register(toy)
+        Traceback (most recent call last):
+        ...
+        RuntimeError: mechanism 'toy-path' registered twice
+        >>> del MECHANISMS["toy-path"]                                 # leave the registry as it was
     """
     if mech.name in MECHANISMS:
         raise RuntimeError(f"mechanism {mech.name!r} registered twice")
@@ -125,11 +176,22 @@ def need(params: Mapping[str, Any], dest: str, what: str = "") -> Any:
 def evaluate(mech_name: str, routes: Sequence[Route]) -> list[Certificate]:
     """Build every route's certificate; a route that raises becomes an invalid certificate.
 
+    Args:
+        mech_name: the mechanism's name (recorded in invalid certificates).
+        routes: the routes to build.
+
     Returns:
         one certificate per route, in order.
 
     Raises:
         AssumptionError: no primary route is valid and certified (the first primary route's reason).
+
+    Examples:
+        >>> from bayesdp.theorems.girsanov import theorem_5_4
+        >>> routes = [Route("004 Theorem 5.4", lambda: theorem_5_4(1.0, 0.01, 100)),
+        ...           Route("004 Theorem 5.4", lambda: theorem_5_4(1.0, -0.01, 100), primary=False)]
+        >>> [(c.valid, c.reason) for c in evaluate("toy", routes)]
+        [(True, None), (False, 'step_size = -0.01 must be > 0')]
     """
     certs: list[Certificate] = []
     primary_errors: list[str] = []
