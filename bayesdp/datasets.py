@@ -13,8 +13,25 @@ from typing import NamedTuple
 import numpy as np
 
 
+__all__ = ["Dataset", "breast_cancer"]
+
+
 class Dataset(NamedTuple):
-    """A data set ready for a model: ``data`` (model arguments), its public ``domain`` and feature names."""
+    """A data set ready for a model: ``data`` (model arguments), its public ``domain`` and feature names.
+
+    Attributes:
+        data: ``{argument: array}``, records along axis 0.
+        domain: the public :class:`~bayesdp.analysis.domain.Domain` of one record.
+        feature_names: the names of the columns of ``X``.
+
+    Examples:
+        >>> import numpy as np
+        >>> import bayesdp
+        >>> ds = Dataset(data={"X": np.zeros((2, 1))}, domain=bayesdp.Domain(X=bayesdp.norm_bound(1.0)),
+        ...              feature_names=("x0",))
+        >>> ds.data["X"].shape, ds.feature_names
+        ((2, 1), ('x0',))
+    """
 
     data: dict
     domain: object
