@@ -125,7 +125,7 @@ def check_output_file(path: str, option: str, overwrite: bool = False, overwrite
         >>> check_output_file(path, "--out", overwrite_flag="--overwrite")   # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        bayesdp.errors.AssumptionError: --out .../out.json already exists; choose another path or pass --overwrite to replace it
+        bayesdp.errors.AssumptionError: --out .../out.json already exists; choose another path or pass --overwrite ...
     """
     p = os.path.abspath(os.fspath(path))
     if os.path.isdir(p):

@@ -47,7 +47,7 @@ def logistic(X, y=None, prior_scale=1.0):
         >>> import jax.numpy as jnp
         >>> from numpyro.infer.util import log_likelihood
         >>> X = jnp.array([[1.0, 0.0], [0.0, 1.0]])
-        >>> ll = log_likelihood(logistic, {"w": jnp.zeros((1, 2))}, X=X, y=jnp.array([1.0, 0.0]))["obs"]
+        >>> ll = log_likelihood(logistic, {"w": jnp.zeros(2)}, X=X, y=jnp.array([1.0, 0.0]), batch_ndims=0)["obs"]
         >>> round(float(ll.sum()), 4)                     # w = 0: each label has probability 1/2, 2 log(1/2)
         -1.3863
     """
@@ -75,7 +75,8 @@ def softmax(X, y=None, num_classes=2, prior_scale=1.0):
         >>> import jax.numpy as jnp
         >>> from numpyro.infer.util import log_likelihood
         >>> X = jnp.array([[1.0, 0.0], [0.0, 1.0]])
-        >>> ll = log_likelihood(softmax, {"W": jnp.zeros((1, 2, 3))}, X=X, y=jnp.array([0, 2]), num_classes=3)["obs"]
+        >>> ll = log_likelihood(softmax, {"W": jnp.zeros((2, 3))}, X=X, y=jnp.array([0, 2]), num_classes=3,
+        ...                     batch_ndims=0)["obs"]
         >>> round(float(ll.sum()), 4)                     # W = 0: each class has probability 1/3, 2 log(1/3)
         -2.1972
     """
@@ -100,7 +101,7 @@ def robust(X, y=None, prior_scale=1.0, df=4.0, noise_scale=1.0):
         >>> import jax.numpy as jnp
         >>> from numpyro.infer.util import log_likelihood
         >>> X = jnp.array([[1.0, 0.0], [0.0, 1.0]])
-        >>> ll = log_likelihood(robust, {"w": jnp.zeros((1, 2))}, X=X, y=jnp.zeros(2))["obs"]
+        >>> ll = log_likelihood(robust, {"w": jnp.zeros(2)}, X=X, y=jnp.zeros(2), batch_ndims=0)["obs"]
         >>> round(float(ll.sum()), 4)                     # 2 log t_4(0) = 2 log(3/8)
         -1.9617
     """
@@ -123,7 +124,8 @@ def sparse_logistic(X, y=None, prior_scale=1.0):
         >>> import jax.numpy as jnp
         >>> from numpyro.infer.util import log_likelihood
         >>> X = jnp.array([[1.0, 0.0], [0.0, 1.0]])
-        >>> ll = log_likelihood(sparse_logistic, {"w": jnp.zeros((1, 2))}, X=X, y=jnp.array([1.0, 0.0]))["obs"]
+        >>> ll = log_likelihood(sparse_logistic, {"w": jnp.zeros(2)}, X=X, y=jnp.array([1.0, 0.0]),
+        ...                     batch_ndims=0)["obs"]
         >>> round(float(ll.sum()), 4)                     # 2 log(1/2)
         -1.3863
     """
@@ -146,7 +148,7 @@ def poisson(X, y=None, prior_scale=1.0):
         >>> import jax.numpy as jnp
         >>> from numpyro.infer.util import log_likelihood
         >>> X = jnp.array([[1.0, 0.0], [0.0, 1.0]])
-        >>> ll = log_likelihood(poisson, {"w": jnp.zeros((1, 2))}, X=X, y=jnp.zeros(2))["obs"]
+        >>> ll = log_likelihood(poisson, {"w": jnp.zeros(2)}, X=X, y=jnp.zeros(2), batch_ndims=0)["obs"]
         >>> round(float(ll.sum()), 4)                     # rate e^0 = 1: 2 log P(0 | 1) = -2
         -2.0
     """
@@ -177,8 +179,9 @@ def hierarchical_logistic(X, g, y=None, num_groups=2, prior_scale=1.0, group_sca
         >>> import jax.numpy as jnp
         >>> from numpyro.infer.util import log_likelihood
         >>> X = jnp.array([[1.0, 0.0], [0.0, 1.0]])
-        >>> params = {"w": jnp.zeros((1, 2)), "mu": jnp.zeros(1), "alpha": jnp.zeros((1, 2))}
-        >>> ll = log_likelihood(hierarchical_logistic, params, X=X, g=jnp.array([0, 1]), y=jnp.array([1.0, 0.0]))
+        >>> params = {"w": jnp.zeros(2), "mu": 0.0, "alpha": jnp.zeros(2)}
+        >>> ll = log_likelihood(hierarchical_logistic, params, X=X, g=jnp.array([0, 1]), y=jnp.array([1.0, 0.0]),
+        ...                     batch_ndims=0)
         >>> round(float(ll["obs"].sum()), 4)              # all logits 0: 2 log(1/2)
         -1.3863
     """
@@ -210,7 +213,7 @@ def linear(X, y=None, prior_scale=1.0, noise_loc=0.0, noise_scale=1.0):
         >>> import jax.numpy as jnp
         >>> from numpyro.infer.util import log_likelihood
         >>> X = jnp.array([[1.0, 0.0], [0.0, 1.0]])
-        >>> ll = log_likelihood(linear, {"w": jnp.zeros((1, 2)), "sigma": jnp.ones(1)}, X=X, y=jnp.zeros(2))["obs"]
+        >>> ll = log_likelihood(linear, {"w": jnp.zeros(2), "sigma": 1.0}, X=X, y=jnp.zeros(2), batch_ndims=0)["obs"]
         >>> round(float(ll.sum()), 4)                     # 2 log N(0 | 0, 1) = -log(2 pi)
         -1.8379
     """
@@ -236,8 +239,8 @@ def masked_logistic(X, y=None, observed=None, prior_scale=1.0):
         >>> import jax.numpy as jnp
         >>> from numpyro.infer.util import log_likelihood
         >>> X = jnp.array([[1.0, 0.0], [0.0, 1.0]])
-        >>> ll = log_likelihood(masked_logistic, {"w": jnp.zeros((1, 2))}, X=X, y=jnp.array([1.0, 0.0]),
-        ...                     observed=jnp.array([1.0, 0.0]))["obs"]
+        >>> ll = log_likelihood(masked_logistic, {"w": jnp.zeros(2)}, X=X, y=jnp.array([1.0, 0.0]),
+        ...                     observed=jnp.array([1.0, 0.0]), batch_ndims=0)["obs"]
         >>> round(float(ll.sum()), 4)                     # only the first record counts: log(1/2)
         -0.6931
     """

@@ -133,8 +133,8 @@ def format_table(res: dict) -> str:
 
     Examples:
         >>> res = {"prior_scale": 0.5, "num_chains": 4, "num_steps": 4000, "repeats": 200, "rows": []}
-        >>> print(format_table(res).splitlines()[0])
-        demo model (logistic, prior scale 0.5), 4 chains x 4000 steps, 200 releases per row; errors vs the non-private estimate
+        >>> print(format_table(res).splitlines()[0][:67])
+        demo model (logistic, prior scale 0.5), 4 chains x 4000 steps, 200
     """
     lines = [f"demo model (logistic, prior scale {res['prior_scale']:g}), {res['num_chains']} chains x "
              f"{res['num_steps']} steps, {res['repeats']} releases per row; errors vs the non-private estimate",
