@@ -1,9 +1,9 @@
 """Certificates: immutable values carrying a privacy curve and where it came from.
 
-A :class:`Certificate` is one *route*: one theorem applied to one set of named
+A [`Certificate`][bayesdp.certificate.Certificate] is one *route*: one theorem applied to one set of named
 constants.  Invalid routes are certificates too (``valid=False`` with a
 ``reason``), so that a report never silently drops a route.  A
-:class:`BoundReport` gathers the routes of one mechanism and picks ``best``: the
+[`BoundReport`][bayesdp.certificate.BoundReport] gathers the routes of one mechanism and picks ``best``: the
 smallest valid, certified bound at the query point (the minimum of valid upper
 bounds is a valid upper bound).
 """
@@ -106,7 +106,7 @@ class Certificate:
         dominated by binary randomised response (Kairouz, Oh & Viswanath 2015):
         ``RandomizedResponseDpEvent(2 / (1 + e^epsilon), 2)``, which dp-accounting composes under
         ``NeighboringRelation.REPLACE_ONE`` (the seeds' neighbouring relation).  Any other curve has no exact
-        event and gives ``UnsupportedDpEvent``; compose it with :class:`bayesdp.PrivacyAccountant`.
+        event and gives ``UnsupportedDpEvent``; compose it with ``bayesdp.PrivacyAccountant``.
 
         Raises:
             AssumptionError: the route is invalid (nothing is proven).
@@ -128,7 +128,7 @@ class Certificate:
 
         Returns:
             a dict with mechanism, source, valid, certified, epsilon, delta, rdp, gdp_mu, reason,
-            constants and assumptions (non-finite numbers as ``None``).
+                constants and assumptions (non-finite numbers as ``None``).
         """
         out: dict[str, Any] = {
             "mechanism": self.mechanism,
@@ -160,17 +160,18 @@ class Certificate:
 
 
 def curve_dp_event(curve: PrivacyCurve | None, what: str = "curve", reason: str | None = None):
-    """The dp-accounting ``DpEvent`` of a privacy curve (see :meth:`Certificate.to_dp_event`).
+    """The dp-accounting ``DpEvent`` of a privacy curve (see
+    [`Certificate.to_dp_event`][bayesdp.certificate.Certificate.to_dp_event]).
 
     Args:
-        curve: the curve; :class:`~bayesdp.curves.GDP` and pure :class:`~bayesdp.curves.ApproxDP` have
+        curve: the curve; [`GDP`][bayesdp.curves.GDP] and pure [`ApproxDP`][bayesdp.curves.ApproxDP] have
             exact events, any other curve gives ``UnsupportedDpEvent``.
         what: names the curve in the error message.
         reason: why the curve is not valid (an invalid route); ``None`` for a valid one.
 
     Returns:
         ``GaussianDpEvent(1/mu)``, ``RandomizedResponseDpEvent(2/(1 + e^eps), 2)`` or
-        ``UnsupportedDpEvent()``.
+            ``UnsupportedDpEvent()``.
 
     Raises:
         AssumptionError: ``curve`` is ``None`` or ``reason`` is given (nothing is proven).

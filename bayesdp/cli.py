@@ -1,6 +1,6 @@
 """Command-line interface: a thin layer over the library.
 
-Every command turns a :class:`bayesdp.errors.BayesDPError` (and argparse's own
+Every command turns a [`bayesdp.errors.BayesDPError`][bayesdp.errors.BayesDPError] (and argparse's own
 errors) into one line on stderr and exit status 2; it never prints a traceback
 or a partial certificate on bad input.
 """
@@ -19,7 +19,7 @@ __all__ = ["main", "build_parser", "OneLineParser", "UsageError", "command_modul
 
 
 def command_modules() -> list[str]:
-    """Every module of :mod:`bayesdp.commands`: each has ``add_parser(subparsers)`` setting ``func``.
+    """Every module of ``bayesdp.commands``: each has ``add_parser(subparsers)`` setting ``func``.
 
     Returns:
         the dotted module names, sorted.
@@ -40,7 +40,7 @@ def command_modules() -> list[str]:
 class UsageError(Exception):
     """Raised by the parser instead of printing usage and exiting.
 
-    :func:`main` prints it as one line and returns 2.
+    [`main`][bayesdp.cli.main] prints it as one line and returns 2.
 
     Examples:
         >>> try:
@@ -64,7 +64,8 @@ class OneLineParser(argparse.ArgumentParser):
     """
 
     def error(self, message: str):  # noqa: D401 - argparse API
-        """Raise :class:`UsageError` with ``"{prog}: {message}"`` (argparse calls this on bad arguments).
+        """Raise [`UsageError`][bayesdp.cli.UsageError] with ``"{prog}: {message}"`` (argparse calls this on bad
+        arguments).
 
         Args:
             message: argparse's message.
@@ -100,10 +101,11 @@ ARG_TYPES: dict[type, Callable[[str], object]] = {float: _float, int: _int}
 
 
 def build_parser() -> OneLineParser:
-    """The ``bayesdp`` argument parser with every sub-command of :func:`command_modules`.
+    """The ``bayesdp`` argument parser with every sub-command of [`command_modules`][bayesdp.cli.command_modules].
 
     Returns:
-        a :class:`OneLineParser`; ``parse_args`` gives a namespace whose ``func(args)`` runs the command.
+        a [`OneLineParser`][bayesdp.cli.OneLineParser]; ``parse_args`` gives a namespace whose ``func(args)`` runs
+            the command.
 
     Examples:
         >>> args = build_parser().parse_args(["bound", "ula-path", "--grad-diff", "1", "--step-size", "0.01",
@@ -142,7 +144,7 @@ def emit_json(obj) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``bayesdp`` with the arguments ``argv``; the console script's entry point.
 
-    Bad input (a :class:`~bayesdp.errors.BayesDPError` or a usage error) prints one line
+    Bad input (a [`BayesDPError`][bayesdp.errors.BayesDPError] or a usage error) prints one line
     ``error: ...`` on stderr and returns 2: never a traceback, never a partial certificate.
 
     Args:

@@ -8,11 +8,11 @@ affects tightness only, never soundness.
 
 Types
 -----
-:class:`RDP`        a Renyi-DP curve eps(alpha), alpha > 1: a sum of linear
+[`RDP`][bayesdp.curves.RDP]        a Renyi-DP curve eps(alpha), alpha > 1: a sum of linear
                     terms ``kappa * alpha`` and arbitrary callables.
-:class:`GDP`        mu-Gaussian DP (Dong, Roth, Su 2022).
-:class:`ApproxDP`   a single (eps, delta) pair; ``ApproxDP(eps, 0)`` is pure DP.
-:class:`DeltaProfile`  an arbitrary non-increasing delta(eps) (e.g. 003's
+[`GDP`][bayesdp.curves.GDP]        mu-Gaussian DP (Dong, Roth, Su 2022).
+[`ApproxDP`][bayesdp.curves.ApproxDP]   a single (eps, delta) pair; ``ApproxDP(eps, 0)`` is pure DP.
+[`DeltaProfile`][bayesdp.curves.DeltaProfile]  an arbitrary non-increasing delta(eps) (e.g. 003's
                     hockey-stick bounds).
 
 Conversions (see docs/curves.md for the derivations and citations)
@@ -62,8 +62,9 @@ def _check_epsilon(epsilon: float) -> float:
 
 
 class PrivacyCurve:
-    """Interface shared by all curves (:class:`RDP`, :class:`GDP`, :class:`ApproxDP`,
-    :class:`DeltaProfile`).  Subclasses are immutable.
+    """Interface shared by all curves ([`RDP`][bayesdp.curves.RDP], [`GDP`][bayesdp.curves.GDP],
+    [`ApproxDP`][bayesdp.curves.ApproxDP], [`DeltaProfile`][bayesdp.curves.DeltaProfile]).  Subclasses are
+    immutable.
 
     Every query returns an upper bound: ``epsilon(delta)`` is an epsilon at least the true one of the
     curve, ``delta(epsilon)`` a delta at least the true one.
@@ -117,7 +118,7 @@ class PrivacyCurve:
 
     @property
     def has_rdp(self) -> bool:
-        """Whether :meth:`rdp` gives finite values (a Renyi-DP curve is known)."""
+        """Whether [`rdp`][bayesdp.curves.PrivacyCurve.rdp] gives finite values (a Renyi-DP curve is known)."""
         return False
 
     def rdp_list(self, alphas: Sequence[float] = REPORT_ALPHAS) -> list[list[float]] | None:
@@ -173,7 +174,7 @@ class RDP(PrivacyCurve):
 
     Args:
         kappa: the linear coefficient, >= 0.
-        terms: further terms (use :meth:`from_function`).
+        terms: further terms (use [`from_function`][bayesdp.curves.RDP.from_function]).
 
     Raises:
         AssumptionError: kappa is negative or not finite.
@@ -211,7 +212,7 @@ class RDP(PrivacyCurve):
 
         Args:
             fn: alpha -> eps(alpha); ``math.inf`` where no bound is known.
-            label: shown by :meth:`describe`.
+            label: shown by [`describe`][bayesdp.curves.RDP.describe].
 
         Examples:
             >>> RDP.from_function(lambda a: 0.1 * a * a, "0.1 alpha^2").rdp(2.0)
@@ -456,7 +457,8 @@ def _gdp_epsilon_mp(mu: float, delta: float) -> float:
 
 def _verify_gdp_epsilon(mu: float, eps: float, delta: float) -> float:
     """Step eps up until the 60-digit delta(eps) (rounded up) is <= delta: the float root of
-    :func:`gdp_log_delta` can sit on either side of the true one (cancellation, log_ndtr's ulps)."""
+    [`gdp_log_delta`][bayesdp.curves.gdp_log_delta] can sit on either side of the true one (cancellation,
+    log_ndtr's ulps)."""
     step = max(eps * 2.0 ** -44, 1e-300)
     for _ in range(400):
         if _gdp_delta_mp(mu, eps) <= delta:
@@ -641,7 +643,7 @@ class ApproxDP(PrivacyCurve):
         return min(1.0, round_up(self.delta0 + (1.0 - self.delta0) * frac))
 
     def epsilon(self, delta: float) -> float:
-        """The inverse of :meth:`delta`; ``math.inf`` for delta < delta0.
+        """The inverse of [`delta`][bayesdp.curves.ApproxDP.delta]; ``math.inf`` for delta < delta0.
 
         Raises:
             AssumptionError: delta not in (0, 1).
@@ -669,7 +671,7 @@ class DeltaProfile(PrivacyCurve):
 
     Args:
         fn: epsilon -> delta, non-increasing, a valid delta at every epsilon >= 0.
-        label: shown by :meth:`describe`.
+        label: shown by [`describe`][bayesdp.curves.DeltaProfile.describe].
 
     Examples:
         >>> import math
@@ -741,10 +743,11 @@ def compose(curves: Iterable[PrivacyCurve]) -> PrivacyCurve:
         curves: the mechanisms' curves, at least one.
 
     Returns:
-        :class:`GDP`, :class:`RDP` or :class:`ApproxDP`, by the first rule above that applies.
+        [`GDP`][bayesdp.curves.GDP], [`RDP`][bayesdp.curves.RDP] or [`ApproxDP`][bayesdp.curves.ApproxDP], by the
+            first rule above that applies.
 
     Raises:
-        AssumptionError: no curve given, or a mix no rule covers (e.g. a :class:`DeltaProfile`).
+        AssumptionError: no curve given, or a mix no rule covers (e.g. a [`DeltaProfile`][bayesdp.curves.DeltaProfile]).
 
     Examples:
         >>> from bayesdp.curves import GDP, ApproxDP, compose

@@ -2,7 +2,7 @@
 
 Every message is one line that names the parameter or model site, the value
 given, the condition that fails and what the user can do.  The CLI turns any
-:class:`BayesDPError` into that line on stderr and exit status 2.
+[`BayesDPError`][bayesdp.errors.BayesDPError] into that line on stderr and exit status 2.
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def _fmt(value: Any) -> str:
 
 
 def require(condition: bool, name: str, value: Any, needs: str, fix: str = "") -> None:
-    """Raise :class:`AssumptionError` unless ``condition`` holds.
+    """Raise [`AssumptionError`][bayesdp.errors.AssumptionError] unless ``condition`` holds.
 
     Args:
         condition: what must hold.
@@ -153,7 +153,8 @@ def check_finite(name: str, value: Any) -> float:
 
 
 def positive(name: str, value: Any, fix: str = "") -> float:
-    """``value`` as a float > 0; otherwise :class:`AssumptionError` naming ``name`` (``fix`` appended).
+    """``value`` as a float > 0; otherwise [`AssumptionError`][bayesdp.errors.AssumptionError] naming ``name``
+    (``fix`` appended).
 
     Args:
         name: the parameter, shown in the message.
@@ -176,7 +177,8 @@ def positive(name: str, value: Any, fix: str = "") -> float:
 
 
 def nonnegative(name: str, value: Any, fix: str = "") -> float:
-    """``value`` as a float >= 0; otherwise :class:`AssumptionError` naming ``name`` (``fix`` appended).
+    """``value`` as a float >= 0; otherwise [`AssumptionError`][bayesdp.errors.AssumptionError] naming ``name``
+    (``fix`` appended).
 
     Args:
         name: the parameter, shown in the message.
@@ -265,7 +267,7 @@ def clip_advice(text: str):
     or ``""`` for a command without a clipping option).
 
     Args:
-        text: the advice, read by the domain check through :data:`CLIP_ADVICE`.
+        text: the advice, read by the domain check through [`CLIP_ADVICE`][bayesdp.errors.CLIP_ADVICE].
 
     Returns:
         a context manager; the previous advice is restored on exit.

@@ -3,9 +3,9 @@
 A certificate's constants must be upper bounds of the true ones, so wherever a formula contains a
 difference of nearly equal numbers (``1 - rho`` with ``rho = 1 - gamma m``, ``mu - gamma L^2/2`` near
 the step-size limit, ``1 - exp(-x)`` ...) it is computed here either exactly (in rational arithmetic on
-the binary values of the inputs, :class:`fractions.Fraction`) and then rounded in the conservative
+the binary values of the inputs, ``fractions.Fraction``) and then rounded in the conservative
 direction, or with ``expm1`` / ``log1p``, whose results are accurate to a few units in the last place
-(ulps) and are then pushed outward by :func:`round_up`.
+(ulps) and are then pushed outward by [`round_up`][bayesdp.exact.round_up].
 
 Nothing here is a bound by itself: every function computes one well-defined real number and rounds it
 in the direction named in its docstring.
@@ -32,7 +32,7 @@ def exact(x: float) -> Fraction:
         x: a finite float (or anything ``float()`` accepts).
 
     Returns:
-        the :class:`~fractions.Fraction` equal to the binary value of ``x``.
+        the ``Fraction`` equal to the binary value of ``x``.
 
     Raises:
         AssumptionError: ``x`` is infinite or NaN.
@@ -107,7 +107,7 @@ def round_up(x: float, rel: float = OUTWARD) -> float:
 
     Args:
         x: a computed value, >= 0 (0, negative and non-finite values are returned unchanged).
-        rel: the relative error to cover (default :data:`OUTWARD` = 2^-46).
+        rel: the relative error to cover (default [`OUTWARD`][bayesdp.exact.OUTWARD] = 2^-46).
 
     Returns:
         ``x * (1 + rel)`` rounded up to the next float.
@@ -128,7 +128,7 @@ def round_down(x: float, rel: float = OUTWARD) -> float:
 
     Args:
         x: a computed value, >= 0 (0, negative and non-finite values are returned unchanged).
-        rel: the relative error to cover (default :data:`OUTWARD` = 2^-46).
+        rel: the relative error to cover (default [`OUTWARD`][bayesdp.exact.OUTWARD] = 2^-46).
 
     Returns:
         ``x * (1 - rel)`` rounded down to the next float.
@@ -151,7 +151,7 @@ def contraction_gap_exact(step_size: float, strong_convexity: float, smoothness:
         step_size: gamma.
         strong_convexity: m.
         smoothness: L (>= m; not checked here, see
-            :func:`bayesdp.theorems.gradient_step.contraction_gap`).
+            [`bayesdp.theorems.gradient_step.contraction_gap`][bayesdp.theorems.gradient_step.contraction_gap]).
 
     Returns:
         the exact rational ``min(gamma m, 2 - gamma L)`` (<= 0 when the step does not contract).

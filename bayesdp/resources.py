@@ -3,7 +3,7 @@
 Every command checks what it will write and what it will allocate BEFORE any sampling, analysis or
 ledger charge, so that a run never dies after the work (an h5py traceback at the end of a long run, an
 out-of-memory abort half-way through) and never leaves a charged ledger behind.  Each check raises a
-one-line :class:`~bayesdp.errors.AssumptionError` naming the option, the value and what to do.
+one-line [`AssumptionError`][bayesdp.errors.AssumptionError] naming the option, the value and what to do.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def require_memory(needed_bytes: float, what: str, fix: str) -> None:
 
     Raises:
         AssumptionError: ``"{what} needs about X GiB of memory but Y GiB are available; {fix}"`` (no check
-            where :func:`available_memory_bytes` is unknown).
+            where [`available_memory_bytes`][bayesdp.resources.available_memory_bytes] is unknown).
 
     Examples:
         >>> require_memory(1024.0, "a 1 KiB buffer", "use less") is None

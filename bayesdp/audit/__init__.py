@@ -25,11 +25,12 @@ __all__ = ["AuditReport", "audit", "audit_model", "audit_scores", "check_neighbo
 
 @dataclass(frozen=True)
 class AuditReport:
-    """Result of :func:`audit` or :func:`audit_model`: empirical lower bounds next to the certificate.
+    """Result of [`audit`][bayesdp.audit.audit] or [`audit_model`][bayesdp.audit.audit_model]: empirical lower
+    bounds next to the certificate.
 
     Attributes:
         mechanism: what was audited.
-        bounds: the lower bounds (:class:`~bayesdp.audit.stats.AuditBounds`).
+        bounds: the lower bounds ([`AuditBounds`][bayesdp.audit.stats.AuditBounds]).
         delta: the delta of the comparison.
         certified_epsilon: the certificate's epsilon at ``delta``.
         certified_mu: the certificate's GDP mu, if it is GDP.
@@ -128,7 +129,7 @@ def audit(mechanism: str, *, runs: int, strong_convexity: float, grad_bound: flo
         mechanism: one of ``posterior``, ``ula-final``, ``ula-path``, ``sgld-final``, ``sgld-path``,
             ``release``.
         runs: independent runs per dataset (the confidence needs a minimum, see
-            :func:`~bayesdp.audit.stats.min_runs`).
+            [`min_runs`][bayesdp.audit.stats.min_runs]).
         strong_convexity: mu of the benchmark potential ``mu |x|^2 / 2 - <d, x>``.
         grad_bound: c, the bound on ``|d|`` (the worst-case records are +-c).
         step_size: gamma (samplers).
@@ -144,7 +145,7 @@ def audit(mechanism: str, *, runs: int, strong_convexity: float, grad_bound: flo
         burn_in: ``release``: steps dropped before averaging.
 
     Returns:
-        an :class:`AuditReport`.
+        an [`AuditReport`][bayesdp.audit.AuditReport].
 
     Raises:
         AssumptionError: unknown mechanism, a missing or invalid constant, too few runs, or no
@@ -241,22 +242,23 @@ def check_neighbours(data: Mapping[str, Any], data_prime: Mapping[str, Any], rel
 
 
 def audit_model(*args, **kwargs):
-    """Audit a NumPyro model with the real samplers; see :func:`bayesdp.audit.models.audit_model`.
+    """Audit a NumPyro model with the real samplers; see
+    [`bayesdp.audit.models.audit_model`][bayesdp.audit.models.audit_model].
 
     Args:
-        *args: as :func:`bayesdp.audit.models.audit_model`.
-        **kwargs: as :func:`bayesdp.audit.models.audit_model`.
+        *args: as [`bayesdp.audit.models.audit_model`][bayesdp.audit.models.audit_model].
+        **kwargs: as [`bayesdp.audit.models.audit_model`][bayesdp.audit.models.audit_model].
 
     Returns:
-        an :class:`AuditReport`.
+        an [`AuditReport`][bayesdp.audit.AuditReport].
 
     Raises:
-        AssumptionError: as :func:`bayesdp.audit.models.audit_model`.
+        AssumptionError: as [`bayesdp.audit.models.audit_model`][bayesdp.audit.models.audit_model].
         ModelError: the analyzer refuses the model.
 
     Examples:
         A full audit compiles the sampler (a few seconds; docs/audit.md runs one).  The posterior and the
-        release are audited on the built-in benchmark instead (:func:`audit`):
+        release are audited on the built-in benchmark instead ([`audit`][bayesdp.audit.audit]):
 
         >>> import numpy as np
         >>> from bayesdp.models import logistic
@@ -273,17 +275,17 @@ def audit_model(*args, **kwargs):
 
 def worst_case_neighbours(*args, **kwargs):
     """Two datasets differing in one record set to extreme records of the domain; see
-    :func:`bayesdp.audit.models.worst_case_neighbours`.
+    [`bayesdp.audit.models.worst_case_neighbours`][bayesdp.audit.models.worst_case_neighbours].
 
     Args:
-        *args: as :func:`bayesdp.audit.models.worst_case_neighbours`.
-        **kwargs: as :func:`bayesdp.audit.models.worst_case_neighbours`.
+        *args: as [`bayesdp.audit.models.worst_case_neighbours`][bayesdp.audit.models.worst_case_neighbours].
+        **kwargs: as [`bayesdp.audit.models.worst_case_neighbours`][bayesdp.audit.models.worst_case_neighbours].
 
     Returns:
         ``(D, D')``.
 
     Raises:
-        AssumptionError: as :func:`bayesdp.audit.models.worst_case_neighbours`.
+        AssumptionError: as [`bayesdp.audit.models.worst_case_neighbours`][bayesdp.audit.models.worst_case_neighbours].
 
     Examples:
         >>> import numpy as np

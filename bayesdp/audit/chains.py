@@ -1,6 +1,6 @@
 """Vmapped chains of the linear–quadratic benchmark, run with bayesdp's own Langevin kernel
-(:func:`bayesdp.samplers.kernels.build_kernel`) and its minibatch sampler
-(:func:`bayesdp.samplers.gradients.sample_without_replacement`), one XLA program for all runs.
+(``bayesdp.samplers.kernels.build_kernel``) and its minibatch sampler
+(``bayesdp.samplers.gradients.sample_without_replacement``), one XLA program for all runs.
 
 ULA:  grad U_D(x) = mu x - b.
 SGLD: records d_0..d_{m-1} with d_0 = b and the others 0; the gradient estimate is
@@ -47,8 +47,8 @@ def lq_chain_scores(mechanism, cfg, record, runs: int, key):
     Gaussian path for paths, the Monte Carlo average for ``release``.
 
     Args:
-        mechanism: one of :data:`bayesdp.audit.lq.MECHANISMS`.
-        cfg: a validated :class:`~bayesdp.audit.lq.LQConfig`.
+        mechanism: one of [`bayesdp.audit.lq.MECHANISMS`][bayesdp.audit.lq.MECHANISMS].
+        cfg: a validated [`LQConfig`][bayesdp.audit.lq.LQConfig].
         record: the differing record (dim,).
         runs: number of runs.
         key: JAX PRNG key.

@@ -8,7 +8,7 @@ declared domain: d_1 = c e_1 on D and d_1 = -c e_1 on D' (the extreme gradient),
 Scores are likelihood-ratio projections: the final draw's first coordinate (the two final laws are
 Gaussians with equal covariance and means apart along e_1), and for paths the sum of the first
 coordinates of the innovations x_k - (1 - gamma mu) x_{k-1} (sufficient for the path's Gaussian
-likelihood ratio under ULA).  The chains run in JAX, vmapped over runs (:mod:`bayesdp.audit.chains`).
+likelihood ratio under ULA).  The chains run in JAX, vmapped over runs ([`bayesdp.audit.chains`][bayesdp.audit.chains]).
 """
 
 from __future__ import annotations
@@ -98,11 +98,11 @@ def bound_options(mechanism: str, cfg: LQConfig) -> dict:
     """The constants the certificate core needs for this benchmark (all proven by construction).
 
     Args:
-        mechanism: one of :data:`MECHANISMS`.
+        mechanism: one of [`MECHANISMS`][bayesdp.audit.lq.MECHANISMS].
         cfg: the benchmark.
 
     Returns:
-        keyword constants for :func:`bayesdp.bound`.
+        keyword constants for [`bayesdp.bound`][bayesdp.mechanisms.registry.bound].
 
     Examples:
         >>> bound_options("ula-path", LQConfig(strong_convexity=1.0, grad_bound=0.5, step_size=0.01, num_steps=100))
@@ -131,7 +131,7 @@ def exact_mu(mechanism: str, cfg: LQConfig) -> float | None:
     """Exact GDP parameter where the output is a Gaussian mechanism (None for SGLD).
 
     Args:
-        mechanism: one of :data:`MECHANISMS`.
+        mechanism: one of [`MECHANISMS`][bayesdp.audit.lq.MECHANISMS].
         cfg: the benchmark.
 
     Returns:
@@ -162,7 +162,7 @@ def release_sensitivity(cfg: LQConfig):
         cfg: the benchmark (step_size required).
 
     Returns:
-        the :class:`~bayesdp.release.sensitivity.CouplingBound`.
+        the ``CouplingBound``.
 
     Examples:
         >>> round(release_sensitivity(LQConfig(1.0, 0.5, step_size=0.1, num_steps=200)).distance, 6)   # 2c / mu
@@ -196,11 +196,11 @@ def exact_release_epsilon(cfg: LQConfig) -> float:
 
 
 def runs_memory_bytes(mechanism: str, cfg: LQConfig, runs: int) -> float:
-    """An estimate (from below) of the memory of :func:`run_scores`: per run the per-step keys of the
-    vmapped scan (``num_steps`` keys of 8 bytes), the state and the minibatch, and the scores.
+    """An estimate (from below) of the memory of [`run_scores`][bayesdp.audit.lq.run_scores]: per run the per-step
+    keys of the vmapped scan (``num_steps`` keys of 8 bytes), the state and the minibatch, and the scores.
 
     Args:
-        mechanism: one of :data:`MECHANISMS`.
+        mechanism: one of [`MECHANISMS`][bayesdp.audit.lq.MECHANISMS].
         cfg: the benchmark.
         runs: runs per dataset.
 
@@ -220,13 +220,14 @@ def check_runs_memory(mechanism: str, cfg: LQConfig, runs: int) -> None:
     """Refuse in one line, before anything runs, more runs than the memory holds.
 
     Args:
-        mechanism: one of :data:`MECHANISMS`.
+        mechanism: one of [`MECHANISMS`][bayesdp.audit.lq.MECHANISMS].
         cfg: the benchmark.
         runs: runs per dataset.
 
     Raises:
-        AssumptionError: :func:`runs_memory_bytes` exceeds the available memory
-            (:func:`bayesdp.resources.available_memory_bytes`; no check where it is unknown).
+        AssumptionError: [`runs_memory_bytes`][bayesdp.audit.lq.runs_memory_bytes] exceeds the available memory
+            ([`bayesdp.resources.available_memory_bytes`][bayesdp.resources.available_memory_bytes]; no check where
+            it is unknown).
 
     Examples:
         >>> check_runs_memory("ula-final", LQConfig(1.0, 0.5, step_size=0.1, num_steps=100), runs=1000)  # < 1 MB
@@ -241,7 +242,7 @@ def run_scores(mechanism: str, cfg: LQConfig, runs: int, seed: int = 0) -> tuple
     """Scores of `runs` independent outputs on D and on D' (vmapped; one XLA program per dataset).
 
     Args:
-        mechanism: one of :data:`MECHANISMS`.
+        mechanism: one of [`MECHANISMS`][bayesdp.audit.lq.MECHANISMS].
         cfg: the benchmark.
         runs: runs per dataset.
         seed: of the benchmark chains.

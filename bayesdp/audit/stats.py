@@ -125,7 +125,7 @@ def audit_scores(scores_d: np.ndarray, scores_d_prime: np.ndarray, delta: float,
         thresholds: size of the threshold grid (chosen on a pilot split of 10 % of the runs).
 
     Returns:
-        :class:`AuditBounds`.
+        [`AuditBounds`][bayesdp.audit.stats.AuditBounds].
 
     Raises:
         AssumptionError: a parameter out of range, non-finite or constant scores, or too few runs.

@@ -67,16 +67,16 @@ def add_arguments(p) -> None:
 def run(args) -> list[dict]:
     """Run ``bayesdp bench audit`` with the parsed options ``args``: JSON-ready results.
 
-    Every configuration of :data:`CONFIGS` is audited on the linear-quadratic benchmark with
-    ``args.runs`` runs per dataset, and every case of :data:`MODEL_CASES` on a reference model with the
-    real samplers (``args.model_runs`` runs); the defaults take minutes.
+    Every configuration of [`CONFIGS`][bayesdp.bench.audit.CONFIGS] is audited on the linear-quadratic benchmark with
+    ``args.runs`` runs per dataset, and every case of [`MODEL_CASES`][bayesdp.bench.audit.MODEL_CASES] on a
+    reference model with the real samplers (``args.model_runs`` runs); the defaults take minutes.
 
     Args:
-        args: the namespace of :func:`add_arguments`' options.
+        args: the namespace of [`add_arguments`][bayesdp.bench.audit.add_arguments]' options.
 
     Returns:
-        one dict per audit (:meth:`bayesdp.audit.AuditReport.to_dict`, plus ``seconds`` and
-        ``mu_lb_over_exact``).
+        one dict per audit ([`bayesdp.audit.AuditReport.to_dict`][bayesdp.audit.AuditReport.to_dict], plus
+            ``seconds`` and ``mu_lb_over_exact``).
 
     Raises:
         AssumptionError: invalid options (refused before anything runs).
@@ -115,10 +115,10 @@ def run(args) -> list[dict]:
 
 
 def format_table(rows) -> str:
-    """``rows`` (what :func:`run` returned) as the readable table printed without ``--json``.
+    """``rows`` (what [`run`][bayesdp.bench.audit.run] returned) as the readable table printed without ``--json``.
 
     Args:
-        rows: the result of :func:`run`.
+        rows: the result of [`run`][bayesdp.bench.audit.run].
 
     Returns:
         the table.

@@ -66,7 +66,7 @@ def run(args) -> dict:
     1,000, 10,000 and 100,000 records.  The defaults take a few minutes.
 
     Args:
-        args: the namespace of :func:`add_arguments`' options.
+        args: the namespace of [`add_arguments`][bayesdp.bench.certify.add_arguments]' options.
 
     Returns:
         a dict: the medians, ``meets_target``, ``target`` and ``scaling``.
@@ -155,10 +155,10 @@ def run(args) -> dict:
 
 
 def format_table(result: dict) -> str:
-    """``result`` (what :func:`run` returned) as the readable table printed without ``--json``.
+    """``result`` (what [`run`][bayesdp.bench.certify.run] returned) as the readable table printed without ``--json``.
 
     Args:
-        result: the result of :func:`run`.
+        result: the result of [`run`][bayesdp.bench.certify.run].
 
     Returns:
         the table.

@@ -1,4 +1,4 @@
-"""``bayesdp bench load``: time and peak memory of :func:`bayesdp.analysis.loading.load_data` on a
+"""``bayesdp bench load``: time and peak memory of ``bayesdp.analysis.loading.load_data`` on a
 500,000 x 30 CSV and Parquet file (targets, issue #16: at most 1.5 s and a peak of at most twice the
 final arrays), with pandas reading the same file into the same arrays as the reference, measured in the
 same run.
@@ -150,7 +150,7 @@ def run(args) -> dict:
     the defaults take about a minute.
 
     Args:
-        args: the namespace of :func:`add_arguments`' options.
+        args: the namespace of [`add_arguments`][bayesdp.bench.load.add_arguments]' options.
 
     Returns:
         a dict with one row per format (times, peak memory, ``meets_target``) and ``meets_target``.
@@ -207,10 +207,10 @@ def run(args) -> dict:
 
 
 def format_table(result: dict) -> str:
-    """``result`` (what :func:`run` returned) as the readable table printed without ``--json``.
+    """``result`` (what [`run`][bayesdp.bench.load.run] returned) as the readable table printed without ``--json``.
 
     Args:
-        result: the result of :func:`run`.
+        result: the result of [`run`][bayesdp.bench.load.run].
 
     Returns:
         the table.

@@ -56,7 +56,7 @@ def run(args) -> dict:
     module docstring); the defaults take a few minutes.
 
     Args:
-        args: the namespace of :func:`add_arguments`' options.
+        args: the namespace of [`add_arguments`][bayesdp.bench.release.add_arguments]' options.
 
     Returns:
         a dict with the configuration, the chain's time and one row per (statistic, epsilon).
@@ -123,10 +123,10 @@ def run(args) -> dict:
 
 
 def format_table(res: dict) -> str:
-    """``res`` (what :func:`run` returned) as the readable table printed without ``--json``.
+    """``res`` (what [`run`][bayesdp.bench.release.run] returned) as the readable table printed without ``--json``.
 
     Args:
-        res: the result of :func:`run`.
+        res: the result of [`run`][bayesdp.bench.release.run].
 
     Returns:
         the table.

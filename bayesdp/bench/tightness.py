@@ -62,7 +62,7 @@ def _gdp_delta_plain(mu: float, eps: float) -> float:
 
 def exact_epsilon(mu: float, delta: float) -> float:
     """Exact epsilon(delta) of mu-GDP, by root finding on Dong-Roth-Su Cor. 2.13 in plain float
-    arithmetic (an independent check of :meth:`bayesdp.curves.GDP.epsilon`).
+    arithmetic (an independent check of [`bayesdp.curves.GDP.epsilon`][bayesdp.curves.GDP.epsilon]).
 
     Args:
         mu: the GDP parameter >= 0.
@@ -207,12 +207,13 @@ def _soundness(draws: int, seed: int) -> dict:
 def run(args) -> dict:
     """Run ``bayesdp bench tightness`` with the parsed options ``args``: JSON-ready results.
 
-    Every configuration of the grid :data:`MUS` x :data:`CS` x :data:`STEP_FRACTIONS` x :data:`NUM_STEPS`
-    is certified and compared with the exact epsilon, then ``args.random_draws`` random configurations
-    check soundness (no certified epsilon below the exact one).
+    Every configuration of the grid [`MUS`][bayesdp.bench.tightness.MUS] x [`CS`][bayesdp.bench.tightness.CS] x
+    [`STEP_FRACTIONS`][bayesdp.bench.tightness.STEP_FRACTIONS] x [`NUM_STEPS`][bayesdp.bench.tightness.NUM_STEPS] is
+    certified and compared with the exact epsilon, then ``args.random_draws`` random configurations check soundness
+    (no certified epsilon below the exact one).
 
     Args:
-        args: the namespace of :func:`add_arguments`' options.
+        args: the namespace of [`add_arguments`][bayesdp.bench.tightness.add_arguments]' options.
 
     Returns:
         ``{"summary": ..., "rows": [...]}``.
@@ -243,10 +244,10 @@ def run(args) -> dict:
 
 
 def format_table(result: dict) -> str:
-    """``result`` (what :func:`run` returned) as the readable table printed without ``--json``.
+    """``result`` (what [`run`][bayesdp.bench.tightness.run] returned) as the readable table printed without ``--json``.
 
     Args:
-        result: the result of :func:`run`.
+        result: the result of [`run`][bayesdp.bench.tightness.run].
 
     Returns:
         the table: one line per grid row, then the summary.

@@ -1,8 +1,8 @@
-"""Registry of the mechanisms answered by ``bayesdp bound`` and :func:`bayesdp.bound`.
+"""Registry of the mechanisms answered by ``bayesdp bound`` and [`bayesdp.bound`][bayesdp.mechanisms.registry.bound].
 
 A mechanism is a name, a list of options (flag names are fixed: other tools
 rely on them) and a function that turns the options into *routes*.  A route
-is one theorem applied to the options; it yields a :class:`Certificate`, or an
+is one theorem applied to the options; it yields a [`Certificate`][bayesdp.certificate.Certificate], or an
 invalid certificate carrying the reason when a hypothesis fails.  A mechanism
 refuses (raises) only when none of its *primary* routes is valid: secondary
 routes (e.g. a path bound used for a final draw by data processing) are listed
@@ -22,10 +22,10 @@ __all__ = ["Option", "Route", "Mechanism", "MECHANISMS", "register", "get_mechan
 
 @dataclass(frozen=True)
 class Option:
-    """One command-line option of a mechanism (also a keyword of :func:`bound`).
+    """One command-line option of a mechanism (also a keyword of [`bound`][bayesdp.mechanisms.registry.bound]).
 
     Args:
-        flag: e.g. ``"--step-size"``; the keyword is :attr:`dest` (``step_size``).
+        flag: e.g. ``"--step-size"``; the keyword is [`dest`][bayesdp.mechanisms.registry.Option.dest] (``step_size``).
         help: one line for ``--help``.
         type: parses the command-line text.
         default: used when the option is not given.
@@ -52,8 +52,8 @@ class Option:
 
 @dataclass(frozen=True)
 class Route:
-    """One theorem for a mechanism: ``build()`` returns its :class:`Certificate` or raises
-    :class:`BayesDPError` when a hypothesis fails.
+    """One theorem for a mechanism: ``build()`` returns its [`Certificate`][bayesdp.certificate.Certificate] or raises
+    [`BayesDPError`][bayesdp.errors.BayesDPError] when a hypothesis fails.
 
     Only *primary* routes can make a configuration acceptable (see the module docstring);
     ``certified=False`` marks estimates.
@@ -80,16 +80,19 @@ class Route:
 @dataclass(frozen=True)
 class Mechanism:
     """A mechanism of ``bayesdp bound``: its name, options and a function from the option values to
-    its routes (registered with :func:`register`, listed in :data:`MECHANISMS`).
+    its routes (registered with [`register`][bayesdp.mechanisms.registry.register], listed in
+    [`MECHANISMS`][bayesdp.mechanisms.registry.MECHANISMS]).
 
     Args:
-        name: the sub-command of ``bayesdp bound`` and the first argument of :func:`bound`.
+        name: the sub-command of ``bayesdp bound`` and the first argument of
+            [`bound`][bayesdp.mechanisms.registry.bound].
         summary: one line for ``--help``.
-        options: the command-line options (their ``dest`` are the keywords of :func:`bound`).
-        routes: maps ``{dest: value}`` (defaults filled in) to the list of :class:`Route`.
+        options: the command-line options (their ``dest`` are the keywords of
+            [`bound`][bayesdp.mechanisms.registry.bound]).
+        routes: maps ``{dest: value}`` (defaults filled in) to the list of [`Route`][bayesdp.mechanisms.registry.Route].
         description: the help text of the sub-command.
         epilog: text printed after the options in ``--help``.
-        extra: flags read by :func:`bound` (``epsilon_calibrates_noise``).
+        extra: flags read by [`bound`][bayesdp.mechanisms.registry.bound] (``epsilon_calibrates_noise``).
 
     Examples:
         >>> m = get_mechanism("ula-path")
@@ -111,7 +114,8 @@ MECHANISMS: dict[str, Mechanism] = {}
 
 
 def register(mech: Mechanism) -> Mechanism:
-    """Add ``mech`` to :data:`MECHANISMS` (a name may be registered once) and return it.
+    """Add ``mech`` to [`MECHANISMS`][bayesdp.mechanisms.registry.MECHANISMS] (a name may be registered once) and
+    return it.
 
     Args:
         mech: the mechanism.
@@ -226,15 +230,15 @@ def bound(mechanism: str, *, delta: float | None = None, epsilon: float | None =
     form of ``bayesdp bound MECHANISM ...``.
 
     Args:
-        mechanism: a name in :data:`MECHANISMS` (``bayesdp bound --help`` lists them), e.g.
-            ``"ula-final"``, ``"ula-path"``, ``"sgld-final"``.
+        mechanism: a name in [`MECHANISMS`][bayesdp.mechanisms.registry.MECHANISMS] (``bayesdp bound --help`` lists
+            them), e.g. ``"ula-final"``, ``"ula-path"``, ``"sgld-final"``.
         delta: query epsilon at this delta in (0, 1) ...
         epsilon: ... or delta at this epsilon > 0 (exactly one of the two).
         **params: the mechanism's constants by keyword (the flags without dashes, ``-`` -> ``_``:
             ``step_size``, ``num_steps``, ``strong_convexity``, ``grad_bound`` ...).
 
     Returns:
-        a :class:`~bayesdp.certificate.BoundReport`: every route with its source, and ``best``.
+        a [`BoundReport`][bayesdp.certificate.BoundReport]: every route with its source, and ``best``.
 
     Raises:
         AssumptionError: unknown mechanism or option, a required constant missing, or no primary

@@ -1,9 +1,9 @@
 """004 (Bertazzi, Johnston, Roberts, Durmus), Sections 4 and 5: Girsanov bounds.
 
-Every function is one theorem: named constants in, :class:`Certificate` out.
+Every function is one theorem: named constants in, [`Certificate`][bayesdp.certificate.Certificate] out.
 All 004 bounds are linear RDP curves ``eps(alpha) = alpha * C / 4`` (their
 ``eps_delta = C/4 + sqrt(C log(1/delta))`` is Mironov's conversion of that
-curve, which :class:`bayesdp.curves.RDP` reproduces with ``method="mironov"``
+curve, which [`bayesdp.curves.RDP`][bayesdp.curves.RDP] reproduces with ``method="mironov"``
 and improves with the CKS conversion).
 
 Constants are the ones the proofs support (../shared/math/SEEDS.md §4.16 and
@@ -15,7 +15,7 @@ Constants are the ones the proofs support (../shared/math/SEEDS.md §4.16 and
 * Proposition 4.6 is proved for ``T >= 1``; for ``T < 1`` it falls back to
   Proposition 4.5 with ``c = c_off`` (B.6), which is also tighter there.
 
-The printed constants live in :mod:`bayesdp.theorems.paper_constants` for
+The printed constants live in [`bayesdp.theorems.paper_constants`][bayesdp.theorems.paper_constants] for
 regression tests only.
 """
 
@@ -95,7 +95,7 @@ def proposition_4_5(drift_diff: float, inverse_temperature: float, time: float,
         mechanism: the mechanism name recorded in the certificate.
 
     Returns:
-        a :class:`~bayesdp.certificate.Certificate` with the linear RDP curve ``alpha * C1 / 4``.
+        a [`Certificate`][bayesdp.certificate.Certificate] with the linear RDP curve ``alpha * C1 / 4``.
 
     Raises:
         AssumptionError: c < 0, beta <= 0 or T <= 0 (or not finite).
@@ -140,8 +140,8 @@ def proposition_4_6(drift_lipschitz: float, drift_offset: float, coupling_bound:
         mechanism: the mechanism name recorded in the certificate.
 
     Returns:
-        a :class:`~bayesdp.certificate.Certificate` with the linear RDP curve ``alpha * C / 4``
-        (``constants["C2"]``, or ``constants["C"]`` on the T < 1 branch).
+        a [`Certificate`][bayesdp.certificate.Certificate] with the linear RDP curve ``alpha * C / 4``
+            (``constants["C2"]``, or ``constants["C"]`` on the T < 1 branch).
 
     Raises:
         AssumptionError: a constant negative, beta or T not positive.
@@ -217,8 +217,8 @@ def theorem_5_2(strong_convexity: float, smoothness: float, grad_bound: float, s
         mechanism: the mechanism name recorded in the certificate.
 
     Returns:
-        a :class:`~bayesdp.certificate.Certificate` (source ``"004 Theorem 5.2"``, or ``"004 Theorem 5.6"``
-        when beta != 1) with the linear RDP curve ``alpha * C3* / 4``.
+        a [`Certificate`][bayesdp.certificate.Certificate] (source ``"004 Theorem 5.2"``, or ``"004 Theorem 5.6"``
+            when beta != 1) with the linear RDP curve ``alpha * C3* / 4``.
 
     Raises:
         AssumptionError: mu <= 0, L < mu, c < 0, gamma outside (0, 2 mu/L^2), n not an integer >= 1,
@@ -271,7 +271,7 @@ def theorem_5_4(grad_diff: float, step_size: float, num_steps: int, inverse_temp
         mechanism: the mechanism name recorded in the certificate.
 
     Returns:
-        a :class:`~bayesdp.certificate.Certificate` with the linear RDP curve ``alpha * C5 / 4``.
+        a [`Certificate`][bayesdp.certificate.Certificate] with the linear RDP curve ``alpha * C5 / 4``.
 
     Raises:
         AssumptionError: c < 0, gamma <= 0, n not an integer >= 1, beta <= 0.
@@ -327,8 +327,8 @@ def theorem_5_6(strong_convexity: float, smoothness: float, grad_bound: float, s
         mechanism: the mechanism name recorded in the certificate.
 
     Returns:
-        a :class:`~bayesdp.certificate.Certificate` (source ``"004 Theorem 5.6"`` or ``"004 Theorem 5.7"``)
-        with the linear RDP curve ``alpha * C / 4``.
+        a [`Certificate`][bayesdp.certificate.Certificate] (source ``"004 Theorem 5.6"`` or ``"004 Theorem 5.7"``)
+            with the linear RDP curve ``alpha * C / 4``.
 
     Raises:
         AssumptionError: a constant out of range, gamma outside (0, 2 mu/L^2), or s > m.
@@ -390,7 +390,7 @@ def theorem_5_8(grad_diff: float, step_size: float, num_steps: int, batch_size: 
         mechanism: the mechanism name recorded in the certificate.
 
     Returns:
-        a :class:`~bayesdp.certificate.Certificate` with the linear RDP curve ``alpha * C8 / 4``.
+        a [`Certificate`][bayesdp.certificate.Certificate] with the linear RDP curve ``alpha * C8 / 4``.
 
     Raises:
         AssumptionError: a constant out of range or s > m.
@@ -434,7 +434,7 @@ def posterior_limit_estimate(strong_convexity: float, smoothness: float, grad_bo
         mechanism: the mechanism name recorded in the certificate.
 
     Returns:
-        an uncertified :class:`~bayesdp.certificate.Certificate` with the curve ``alpha * C4* / 4``.
+        an uncertified [`Certificate`][bayesdp.certificate.Certificate] with the curve ``alpha * C4* / 4``.
 
     Raises:
         AssumptionError: mu <= 0, L < mu, c < 0 or beta <= 0.

@@ -1,15 +1,15 @@
 """Contraction of a gradient step and the synchronous-coupling distance of two chains.
 
-* :func:`contraction_factor`: for f m-strongly convex and L-smooth,
+* [`contraction_factor`][bayesdp.theorems.gradient_step.contraction_factor]: for f m-strongly convex and L-smooth,
   ``x -> x - gamma grad f(x)`` is ``max(|1 - gamma m|, |1 - gamma L|)``-Lipschitz, for every
   gamma > 0; tight on quadratics (LITERATURE.md §4; PEPit's tight guarantee).
   It contracts iff ``0 < gamma < 2/L``.
-* :func:`paper_contraction_factor`: 004's factor ``1 - gamma a``, ``a = mu - gamma L^2/2``
-  (from ``sqrt(1 - 2 gamma mu + gamma^2 L^2) <= 1 - gamma a``, 004 (112)-(116)); needs
+* [`paper_contraction_factor`][bayesdp.theorems.gradient_step.paper_contraction_factor]: 004's factor ``1 - gamma
+  a``, ``a = mu - gamma L^2/2`` (from ``sqrt(1 - 2 gamma mu + gamma^2 L^2) <= 1 - gamma a``, 004 (112)-(116)); needs
   ``gamma < 2 mu / L^2``.
-* :func:`coupling_bound`: two chains ``X_{k+1} = Phi_D(X_k) + noise`` driven by the same noise
-  with ``|Phi_D(x) - Phi_D'(x)| <= gamma * drift_diff`` and ``Phi_D`` rho-Lipschitz stay within
-  ``gamma * drift_diff * (1 - rho^k)/(1 - rho) <= gamma * drift_diff/(1 - rho)`` (LITERATURE §7.1).
+* [`coupling_bound`][bayesdp.theorems.gradient_step.coupling_bound]: two chains ``X_{k+1} = Phi_D(X_k) + noise``
+  driven by the same noise with ``|Phi_D(x) - Phi_D'(x)| <= gamma * drift_diff`` and ``Phi_D`` rho-Lipschitz stay
+  within ``gamma * drift_diff * (1 - rho^k)/(1 - rho) <= gamma * drift_diff/(1 - rho)`` (LITERATURE §7.1).
 """
 
 from __future__ import annotations
@@ -52,7 +52,8 @@ def contraction_factor(step_size: float, strong_convexity: float, smoothness: fl
 
 
 def contraction_gap(step_size: float, strong_convexity: float, smoothness: float) -> float:
-    """``1 - rho = min(gamma m, 2 - gamma L)`` (rho the exact factor of :func:`contraction_factor`).
+    """``1 - rho = min(gamma m, 2 - gamma L)`` (rho the exact factor of
+    [`contraction_factor`][bayesdp.theorems.gradient_step.contraction_factor]).
 
     Computed in exact rational arithmetic and rounded DOWN: no cancellation when gamma m ~ 1e-15
     (``1.0 - rho`` in floats loses every digit there).  ``<= 0`` when the step does not contract.
@@ -83,7 +84,8 @@ def paper_contraction_factor(step_size: float, strong_convexity: float, smoothne
     """004's ``1 - gamma (mu - gamma L^2/2)``; requires ``gamma < 2 mu / L^2``.
 
     From ``sqrt(1 - 2 gamma mu + gamma^2 L^2) <= 1 - gamma a`` with ``a = mu - gamma L^2/2``
-    (004 (112)-(116)); never smaller than :func:`contraction_factor`'s exact factor.
+    (004 (112)-(116)); never smaller than
+    [`contraction_factor`][bayesdp.theorems.gradient_step.contraction_factor]'s exact factor.
 
     Args:
         step_size: gamma > 0.
@@ -121,8 +123,8 @@ def coupling_bound(step_size: float, drift_diff: float, rho: float | None = None
     Two chains ``X_{k+1} = Phi_D(X_k) + noise`` driven by the same noise, with
     ``|Phi_D(x) - Phi_D'(x)| <= gamma * drift_diff`` and ``Phi_D`` rho-Lipschitz (LITERATURE §7.1).
     ``num_steps=None`` gives the bound uniform in k: ``gamma * drift_diff / (1 - rho)``.  Pass
-    ``gap = 1 - rho`` (e.g. :func:`contraction_gap`) rather than ``rho`` when rho is close to 1: the
-    float ``rho`` itself has lost the digits of ``1 - rho``.  The result is rounded up.
+    ``gap = 1 - rho`` (e.g. [`contraction_gap`][bayesdp.theorems.gradient_step.contraction_gap]) rather than ``rho``
+    when rho is close to 1: the float ``rho`` itself has lost the digits of ``1 - rho``.  The result is rounded up.
 
     Args:
         step_size: gamma > 0.

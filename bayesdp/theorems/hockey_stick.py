@@ -1,7 +1,7 @@
 """003 (Asoodeh, Diaz, Calmon): E_gamma (hockey-stick) contraction of projected noisy SGD.
 
 Every result cites its number as ../shared/math/SEEDS.md §2 names it.  All
-delta(eps) bounds are :class:`~bayesdp.curves.DeltaProfile` curves; products of
+delta(eps) bounds are [`DeltaProfile`][bayesdp.curves.DeltaProfile] curves; products of
 many hockey-stick factors are computed in log space (underflow to 0 is fine).
 
 Corrections of SEEDS.md §6 applied here:
@@ -300,7 +300,7 @@ def pnsgd_laplace_delta(eps: float, lipschitz: float, noise_scale: float, contra
                         step_size: float, diameter: float, data_size: int, index: int) -> float:
     """003 Theorem 3 value: ``[1 - e^{eps/2 - L/v}]_+ ([1 - e^{eps/2 - M(b-a)/(2 eta v)}]_+)^{n-i}``.
 
-    Unvalidated formula (used by :func:`theorem_3`, which checks the hypotheses).
+    Unvalidated formula (used by [`theorem_3`][bayesdp.theorems.hockey_stick.theorem_3], which checks the hypotheses).
     """
     e = nonnegative("epsilon", eps)
     L, v = lipschitz, noise_scale
@@ -351,9 +351,9 @@ def theorem_3(lipschitz: float, smoothness: float, strong_convexity: float, step
         mechanism: the mechanism name recorded in the certificate.
 
     Returns:
-        a :class:`~bayesdp.certificate.Certificate` whose curve is the
-        :class:`~bayesdp.curves.DeltaProfile` above; ``constants["zero_delta_epsilon"]`` is the
-        smallest eps with delta = 0 (corrected rule, SEEDS §6 row 19).
+        a [`Certificate`][bayesdp.certificate.Certificate] whose curve is the
+            [`DeltaProfile`][bayesdp.curves.DeltaProfile] above; ``constants["zero_delta_epsilon"]`` is the
+            smallest eps with delta = 0 (corrected rule, SEEDS §6 row 19).
 
     Raises:
         AssumptionError: a constant out of range, the step-size condition fails, or i not in 1..n.
@@ -407,7 +407,7 @@ def pnsgd_gauss_log_delta(eps: float, lipschitz: float, noise_scale: float, cont
 
 def pnsgd_gauss_delta(eps: float, lipschitz: float, noise_scale: float, contraction: float, step_size: float,
                       diameter: float, data_size: int, index: int) -> float:
-    """003 Theorem 4 delta at eps (see :func:`pnsgd_gauss_log_delta`; unvalidated formula)."""
+    """003 Theorem 4 delta at eps (see ``pnsgd_gauss_log_delta``; unvalidated formula)."""
     ld = pnsgd_gauss_log_delta(eps, lipschitz, noise_scale, contraction, step_size, diameter, data_size, index)
     return 0.0 if ld == -math.inf else math.exp(ld)
 
@@ -442,7 +442,8 @@ def theorem_4(lipschitz: float, smoothness: float, strong_convexity: float, step
         mechanism: the mechanism name recorded in the certificate.
 
     Returns:
-        a :class:`~bayesdp.certificate.Certificate` whose curve is a :class:`~bayesdp.curves.DeltaProfile`.
+        a [`Certificate`][bayesdp.certificate.Certificate] whose curve is a
+            [`DeltaProfile`][bayesdp.curves.DeltaProfile].
 
     Raises:
         AssumptionError: a constant out of range, the step-size condition fails, or i not in 1..n.
@@ -520,7 +521,8 @@ def theorem_5(lipschitz: float, smoothness: float, strong_convexity: float, step
         mechanism: the mechanism name recorded in the certificate.
 
     Returns:
-        a :class:`~bayesdp.certificate.Certificate` whose curve is a :class:`~bayesdp.curves.DeltaProfile`.
+        a [`Certificate`][bayesdp.certificate.Certificate] whose curve is a
+            [`DeltaProfile`][bayesdp.curves.DeltaProfile].
 
     Raises:
         AssumptionError: a constant out of range or the step-size condition fails.
@@ -581,8 +583,8 @@ def proposition_1(lipschitz: float, smoothness: float, strong_convexity: float, 
 
     ``delta(eps) = exp(-(eps - kappa)^2/(4 kappa))`` for eps > kappa (1 otherwise), with
     ``kappa = 2L^2/((n-i) sigma^2) M^{n-i+1}`` for i < n and ``2L^2/sigma^2`` for i = n (SEEDS §2.8).
-    The same RDP curve is certified as ``002 Theorem 5`` (see :mod:`bayesdp.theorems.mixing`), whose
-    CKS conversion is never worse.
+    The same RDP curve is certified as ``002 Theorem 5`` (see [`bayesdp.theorems.mixing`][bayesdp.theorems.mixing]),
+    whose CKS conversion is never worse.
 
     Args:
         lipschitz: L > 0.
@@ -596,8 +598,8 @@ def proposition_1(lipschitz: float, smoothness: float, strong_convexity: float, 
         mechanism: the mechanism name recorded in the certificate.
 
     Returns:
-        a :class:`~bayesdp.certificate.Certificate` whose curve is a :class:`~bayesdp.curves.DeltaProfile`
-        (``constants["kappa"]``).
+        a [`Certificate`][bayesdp.certificate.Certificate] whose curve is a
+            [`DeltaProfile`][bayesdp.curves.DeltaProfile] (``constants["kappa"]``).
 
     Raises:
         AssumptionError: a constant out of range, the step-size condition fails, or i not in 1..n.

@@ -8,7 +8,7 @@ Every result cites its number as ../shared/math/SEEDS.md §1 names it
 * row 24: the OU SDE is printed with ``sqrt(2 rho) dW``; the stated semigroup
   ``P_t(x) = N(e^{-theta t} x, (rho^2/theta)(1 - e^{-2 theta t}) I)`` is used.
 * row 26: 000 Lemma 9 states ``(gamma, eps)-Dobrushin => gamma-Dobrushin``; only the
-  reverse holds.  :func:`implied_conditions` encodes the correct direction.
+  reverse holds.  [`implied_conditions`][bayesdp.theorems.mixing.implied_conditions] encodes the correct direction.
 
 Example 2's certificate over all adjacent pairs takes the minimum over the
 interpolation point theta (derivation in docs/seed_systems.md, SEEDS §1.6).
@@ -51,7 +51,7 @@ def implied_conditions(condition: str) -> tuple[str, ...]:
     converse of the last step is false (SEEDS §6 row 26): (gamma, eps)-Dobrushin implies nothing.
 
     Args:
-        condition: one of :data:`CONDITIONS` (``_`` may replace ``-``).
+        condition: one of [`CONDITIONS`][bayesdp.theorems.mixing.CONDITIONS] (``_`` may replace ``-``).
 
     Returns:
         ``condition`` followed by the conditions it implies.
@@ -133,16 +133,16 @@ def doeblin_amplifies_delta(eps: float, delta: float, gamma: float) -> bool:
 def amplify_by_mixing(eps: float, delta: float, gamma: float, condition: str) -> tuple[float, float]:
     """002 Theorem 1 (1)-(4): the (eps', delta') of ``K o M`` for an (eps, delta)-DP M.
 
-    (1) gamma-Dobrushin, (2) (gamma, eps~)-Dobrushin with eps~ = :func:`required_dobrushin_eps`:
-    ``(eps, gamma delta)``; (3) gamma-Doeblin: ``eps' = log(1 + gamma (e^eps - 1))``,
-    ``delta' = gamma (1 - e^{eps' - eps}(1 - delta))``; (4) gamma-ultra-mixing: same eps',
-    ``delta' = gamma delta e^{eps' - eps}``.
+    (1) gamma-Dobrushin, (2) (gamma, eps~)-Dobrushin with eps~ =
+    [`required_dobrushin_eps`][bayesdp.theorems.mixing.required_dobrushin_eps]: ``(eps, gamma delta)``; (3)
+    gamma-Doeblin: ``eps' = log(1 + gamma (e^eps - 1))``, ``delta' = gamma (1 - e^{eps' - eps}(1 - delta))``; (4)
+    gamma-ultra-mixing: same eps', ``delta' = gamma delta e^{eps' - eps}``.
 
     Args:
         eps: epsilon >= 0 of M.
         delta: delta in [0, 1] of M.
         gamma: the mixing coefficient of the kernel K, in [0, 1].
-        condition: one of :data:`CONDITIONS`.
+        condition: one of [`CONDITIONS`][bayesdp.theorems.mixing.CONDITIONS].
 
     Returns:
         ``(eps', delta')``.
@@ -182,13 +182,14 @@ def theorem_1(epsilon_in: float, delta_in: float, gamma: float, condition: str,
         epsilon_in: epsilon >= 0 of the mechanism M.
         delta_in: delta in [0, 1] of M.
         gamma: the mixing coefficient of the kernel K, in [0, 1].
-        condition: the kernel's mixing condition, one of :data:`CONDITIONS` (``"dobrushin-eps"``: the
-            kernel must be (gamma, eps~)-Dobrushin with eps~ = :func:`required_dobrushin_eps`).
+        condition: the kernel's mixing condition, one of [`CONDITIONS`][bayesdp.theorems.mixing.CONDITIONS]
+            (``"dobrushin-eps"``: the kernel must be (gamma, eps~)-Dobrushin with eps~ =
+            [`required_dobrushin_eps`][bayesdp.theorems.mixing.required_dobrushin_eps]).
         mechanism: the mechanism name recorded in the certificate.
 
     Returns:
-        a :class:`~bayesdp.certificate.Certificate` (source ``"002 Theorem 1(k)"``) with an
-        :class:`~bayesdp.curves.ApproxDP` curve.
+        a [`Certificate`][bayesdp.certificate.Certificate] (source ``"002 Theorem 1(k)"``) with an
+            [`ApproxDP`][bayesdp.curves.ApproxDP] curve.
 
     Raises:
         AssumptionError: an input out of range or an unknown condition.
@@ -230,7 +231,7 @@ def iterated_gaussian_rdp(alpha: float, sensitivity: float, s1: float, s2: float
         s2: the standard deviation of the kernel ``N(x, s2^2 I)``.
 
     Returns:
-        the RDP value at alpha (unvalidated formula; :func:`example_1` validates).
+        the RDP value at alpha (unvalidated formula; [`example_1`][bayesdp.theorems.mixing.example_1] validates).
 
     Examples:
         >>> iterated_gaussian_rdp(2.0, sensitivity=1.0, s1=1.0, s2=1.0)   # 2 * 1 / (2 * 2)
@@ -251,7 +252,7 @@ def example_1(sensitivity: float, s1: float, s2: float, mechanism: str = "iterat
         mechanism: the mechanism name recorded in the certificate.
 
     Returns:
-        a :class:`~bayesdp.certificate.Certificate` with the curve ``alpha * kappa``.
+        a [`Certificate`][bayesdp.certificate.Certificate] with the curve ``alpha * kappa``.
 
     Raises:
         AssumptionError: a constant out of range.
@@ -311,7 +312,7 @@ def example_3(sensitivity: float, s1: float, s2: float, lipschitz: float,
         mechanism: the mechanism name recorded in the certificate.
 
     Returns:
-        a :class:`~bayesdp.certificate.Certificate` with the curve ``alpha * kappa``.
+        a [`Certificate`][bayesdp.certificate.Certificate] with the curve ``alpha * kappa``.
 
     Raises:
         AssumptionError: a constant out of range.
@@ -478,8 +479,8 @@ def example_2(sensitivity: float, lam1: float, lam2: float, mechanism: str = "it
         mechanism: the mechanism name recorded in the certificates.
 
     Returns:
-        two :class:`~bayesdp.certificate.Certificate` objects: the RDP curve (capped by Lemma 3's
-        epsilon) and the pure-DP point.
+        two [`Certificate`][bayesdp.certificate.Certificate] objects: the RDP curve (capped by Lemma 3's
+            epsilon) and the pure-DP point.
 
     Raises:
         AssumptionError: a constant out of range.
@@ -606,9 +607,10 @@ def theorem_5(lipschitz: float, smoothness: float, strong_convexity: float, step
     """002 Theorem 5 (NoisyProjSGD, one pass, release x_n): ``(alpha, alpha eps_i)``-RDP at index i.
 
     Loss C-Lipschitz, beta-smooth, rho-strongly convex; ``eta <= 2/(beta + rho)``
-    (checked by :func:`bayesdp.theorems.hockey_stick.sc_step_lipschitz`, strict as in 003).
-    ``eps_n = 2 C^2/sigma^2``; ``eps_i = 2 C^2/((n-i) sigma^2) L^{n-i+1}`` for i < n with
-    ``L = sqrt(1 - 2 eta beta rho/(beta+rho))`` (SEEDS §1.10).
+    (checked by
+    [`bayesdp.theorems.hockey_stick.sc_step_lipschitz`][bayesdp.theorems.hockey_stick.sc_step_lipschitz], strict as
+    in 003). ``eps_n = 2 C^2/sigma^2``; ``eps_i = 2 C^2/((n-i) sigma^2) L^{n-i+1}`` for i < n with ``L = sqrt(1 - 2
+    eta beta rho/(beta+rho))`` (SEEDS §1.10).
 
     Args:
         lipschitz: C > 0.
@@ -623,7 +625,7 @@ def theorem_5(lipschitz: float, smoothness: float, strong_convexity: float, step
         mechanism: the mechanism name recorded in the certificate.
 
     Returns:
-        a :class:`~bayesdp.certificate.Certificate` with the curve ``alpha * eps_i``.
+        a [`Certificate`][bayesdp.certificate.Certificate] with the curve ``alpha * eps_i``.
 
     Raises:
         AssumptionError: a constant out of range, the step-size condition fails, or i not in 1..n.
@@ -857,7 +859,7 @@ def corollary_7(theta: float, rho: float, time: float, sensitivity: float, dimen
         mechanism: the mechanism name recorded in the certificate.
 
     Returns:
-        a :class:`~bayesdp.certificate.Certificate` with the curve ``alpha * Lambda(t)``.
+        a [`Certificate`][bayesdp.certificate.Certificate] with the curve ``alpha * Lambda(t)``.
 
     Raises:
         AssumptionError: a constant out of range, ``f_norm > radius``, or ``f_norm``/``radius`` without

@@ -14,7 +14,7 @@ Corrections of SEEDS.md §6 applied:
 * row 17: the printed lower estimate of Corollary 3.9 is false for c > 1 and is not used.
 
 RDP results whose validity is restricted to ``alpha <= alpha*`` are
-:meth:`RDP.from_function` curves returning ``inf`` outside the valid range, so every
+[`RDP.from_function`][bayesdp.curves.RDP.from_function] curves returning ``inf`` outside the valid range, so every
 conversion only uses valid orders.
 """
 
@@ -67,7 +67,7 @@ def modulus_params(case: str, step_size: float, lipschitz: float | None = None, 
     (6) ``strongly-dissipative`` c as (3), h = 2 eta lambda.
 
     Args:
-        case: one of :data:`CASES` (``_`` may replace ``-``).
+        case: one of [`CASES`][bayesdp.theorems.pabi.CASES] (``_`` may replace ``-``).
         step_size: eta > 0.
         lipschitz: L (row 1).
         smoothness: beta (rows 3-6).
@@ -331,7 +331,7 @@ def pabi(case: str, noise_scale: float, diameter: float, num_steps: int, step_si
     ``noise_scale`` is the per-coordinate standard deviation s of xi_t.
 
     Args:
-        case: the Table 1 row, one of :data:`CASES`.
+        case: the Table 1 row, one of [`CASES`][bayesdp.theorems.pabi.CASES].
         noise_scale: s > 0.
         diameter: D > 0.
         num_steps: T >= 1.
@@ -345,10 +345,10 @@ def pabi(case: str, noise_scale: float, diameter: float, num_steps: int, step_si
         mechanism: the mechanism name recorded in the certificate.
 
     Returns:
-        a :class:`~bayesdp.certificate.Certificate` with the curve ``alpha * kappa``.
+        a [`Certificate`][bayesdp.certificate.Certificate] with the curve ``alpha * kappa``.
 
     Raises:
-        AssumptionError: as :func:`modulus_params`, or s, D, T out of range.
+        AssumptionError: as [`modulus_params`][bayesdp.theorems.pabi.modulus_params], or s, D, T out of range.
 
     Examples:
         Corollary 3.7 with c = 1, h = (2 * 0.1 * 1)^2, D = 1, T = 2, s = 1:
@@ -407,7 +407,7 @@ def pnsgd_pabi(lipschitz: float, smoothness: float, strong_convexity: float, ste
         mechanism: the mechanism name recorded in the certificate.
 
     Returns:
-        a :class:`~bayesdp.certificate.Certificate` with the curve ``alpha * kappa``.
+        a [`Certificate`][bayesdp.certificate.Certificate] with the curve ``alpha * kappa``.
 
     Raises:
         AssumptionError: a constant out of range or i not in 1..n.
@@ -528,7 +528,7 @@ def pla_mixing_time(diameter: float, step_size: float, eps_tv: float, holder_con
 
     Args:
         diameter: D > 0.
-        step_size: eta > 0 with ``1/eta >= Theta`` (:func:`pla_step_threshold`).
+        step_size: eta > 0 with ``1/eta >= Theta`` ([`pla_step_threshold`][bayesdp.theorems.pabi.pla_step_threshold]).
         eps_tv: the target total variation in (0, 1).
         holder_constant: M > 0.
         holder_exponent: p in [0, 1].
@@ -667,8 +667,8 @@ def theorem_5_2(lipschitz: float, holder_exponent: float, holder_constant: float
         mechanism: the mechanism name recorded in the certificate.
 
     Returns:
-        a :class:`~bayesdp.certificate.Certificate`; its RDP curve is ``alpha * kappa`` where Lemma
-        A.18 holds, ``inf`` elsewhere.
+        a [`Certificate`][bayesdp.certificate.Certificate]; its RDP curve is ``alpha * kappa`` where Lemma
+            A.18 holds, ``inf`` elsewhere.
 
     Raises:
         AssumptionError: a constant out of range, b/n >= 1/5, sigma below ``8 sqrt(2) L/b``, an unknown
@@ -788,8 +788,8 @@ def theorem_5_4(lipschitz: float, smoothness: float, diameter: float, step_size:
         mechanism: the mechanism name recorded in the certificate.
 
     Returns:
-        a :class:`~bayesdp.certificate.Certificate`; its RDP curve is ``alpha * kappa`` for
-        alpha <= alpha*, ``inf`` beyond.
+        a [`Certificate`][bayesdp.certificate.Certificate]; its RDP curve is ``alpha * kappa`` for
+            alpha <= alpha*, ``inf`` beyond.
 
     Raises:
         AssumptionError: a constant out of range, b > n/10 or sigma too small.
@@ -860,8 +860,8 @@ def noisy_sgd_dp_nonconvex(delta: float, lipschitz: float, smoothness: float, di
 
     Returns:
         a dict with ``epsilon``, the ``alpha`` used, ``alpha_opt``, ``alpha_star``, ``A``, ``Tbar``,
-        ``closed_form_valid`` (whether the paper's ``A/sigma^2 + (2/sigma) sqrt(ln(1/delta) A)`` holds)
-        and ``paper_shortcut_condition`` (the paper's condition (23), which is wrong).
+            ``closed_form_valid`` (whether the paper's ``A/sigma^2 + (2/sigma) sqrt(ln(1/delta) A)`` holds)
+            and ``paper_shortcut_condition`` (the paper's condition (23), which is wrong).
 
     Raises:
         AssumptionError: a constant out of range or T <= Tbar.

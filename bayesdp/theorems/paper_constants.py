@@ -1,7 +1,7 @@
 """004's constants *as printed*, kept for regression tests and the tightness benchmark only.
 
 Never used to certify anything: SEEDS.md §6 rows 1–7 show that the proofs do not
-support them (they understate epsilon).  See :mod:`bayesdp.theorems.girsanov`.
+support them (they understate epsilon).  See [`bayesdp.theorems.girsanov`][bayesdp.theorems.girsanov].
 """
 
 from __future__ import annotations

@@ -1,22 +1,22 @@
 """Routes tighter than the seed papers (issue #6); derivations in docs/tight.md.
 
-* :func:`total_potential_constants`: strong convexity / smoothness of ``U_D = K + V_D`` from K's
-  constants and V's (``v_smoothness`` L_V, ``v_convex``).
-* :func:`path_gdp`: a ULA/SGLD path whose per-step drift difference is bounded for every history is
-  an adaptive composition of Gaussian mechanisms: ``mu = Delta_step sqrt(beta n gamma / 2)``
+* [`total_potential_constants`][bayesdp.theorems.tight.total_potential_constants]: strong convexity / smoothness of
+  ``U_D = K + V_D`` from K's constants and V's (``v_smoothness`` L_V, ``v_convex``).
+* [`path_gdp`][bayesdp.theorems.tight.path_gdp]: a ULA/SGLD path whose per-step drift difference is bounded for
+  every history is an adaptive composition of Gaussian mechanisms: ``mu = Delta_step sqrt(beta n gamma / 2)``
   (Dong–Roth–Su 2022 Cor. 3.3; LITERATURE.md §3.3).
-* :func:`last_draw_gdp`: Bok, Su, Altschuler 2024 (shifted interpolation) for a strongly convex,
-  smooth total potential: ``mu_n = Delta sqrt(gamma beta/2) sqrt((1+rho)/(1-rho) (1-rho^n)/(1+rho^n))``,
-  ``rho = max(|1 - gamma m|, |1 - gamma L|)`` (LITERATURE.md §2.1, §4); exact on quadratics.
-* :func:`posterior_gdp`: Gopi, Lee, Liu 2022: ``U_D`` m-strongly convex and
+* [`last_draw_gdp`][bayesdp.theorems.tight.last_draw_gdp]: Bok, Su, Altschuler 2024 (shifted interpolation) for a
+  strongly convex, smooth total potential: ``mu_n = Delta sqrt(gamma beta/2) sqrt((1+rho)/(1-rho)
+  (1-rho^n)/(1+rho^n))``, ``rho = max(|1 - gamma m|, |1 - gamma L|)`` (LITERATURE.md §2.1, §4); exact on quadratics.
+* [`posterior_gdp`][bayesdp.theorems.tight.posterior_gdp]: Gopi, Lee, Liu 2022: ``U_D`` m-strongly convex and
   ``|grad U_D - grad U_D'| <= Delta`` give ``Delta sqrt(beta/m)``-GDP for one exact posterior draw
   (LITERATURE.md §1(e)); exact on quadratics.
-* :func:`window_gdp`: 004 Proposition 4.6's perturbation argument on the discrete chain with a
-  window of k steps instead of time 1, as an adaptive Gaussian composition, minimised over k
-  (SEEDS.md §4.16(j); proof in docs/tight.md).
-* :func:`kv_coupling_bound`: ``sup_k |X_k - X'_k|`` for ``U = K + V`` with ``|grad V| <= c``:
-  004's ``2c/a`` (paper factor) and ``2 gamma c/(1 - rho_K)`` with the exact factor
-  ``rho_K = max(|1 - gamma mu|, |1 - gamma L|)`` (valid for every gamma < 2/L).
+* [`window_gdp`][bayesdp.theorems.tight.window_gdp]: 004 Proposition 4.6's perturbation argument on the discrete
+  chain with a window of k steps instead of time 1, as an adaptive Gaussian composition, minimised over k (SEEDS.md
+  §4.16(j); proof in docs/tight.md).
+* [`kv_coupling_bound`][bayesdp.theorems.tight.kv_coupling_bound]: ``sup_k |X_k - X'_k|`` for ``U = K + V`` with
+  ``|grad V| <= c``: 004's ``2c/a`` (paper factor) and ``2 gamma c/(1 - rho_K)`` with the exact factor ``rho_K =
+  max(|1 - gamma mu|, |1 - gamma L|)`` (valid for every gamma < 2/L).
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def total_potential_constants(strong_convexity: float, smoothness: float, v_smoo
 
     Returns:
         ``(m, L, how)``: the total strong convexity (``None`` if not shown > 0), the total smoothness
-        (``None`` without L_V) and one line saying how they were obtained.
+            (``None`` without L_V) and one line saying how they were obtained.
 
     Raises:
         AssumptionError: mu <= 0, L_K < mu or L_V < 0.
@@ -104,7 +104,7 @@ def posterior_gdp(total_strong_convexity: float, grad_diff: float, inverse_tempe
         mechanism: the mechanism name recorded in the certificate.
 
     Returns:
-        a :class:`~bayesdp.certificate.Certificate` with a :class:`~bayesdp.curves.GDP` curve.
+        a [`Certificate`][bayesdp.certificate.Certificate] with a [`GDP`][bayesdp.curves.GDP] curve.
 
     Raises:
         AssumptionError: m <= 0, Delta < 0 or beta <= 0.
@@ -146,7 +146,7 @@ def path_gdp(step_drift_diff: float, step_size: float, num_steps: int, inverse_t
         note: free text recorded in the certificate.
 
     Returns:
-        a :class:`~bayesdp.certificate.Certificate` with a :class:`~bayesdp.curves.GDP` curve.
+        a [`Certificate`][bayesdp.certificate.Certificate] with a [`GDP`][bayesdp.curves.GDP] curve.
 
     Raises:
         AssumptionError: a constant out of range.
@@ -186,14 +186,14 @@ def last_draw_gdp(total_strong_convexity: float, total_smoothness: float, grad_d
         mechanism: the mechanism name recorded in the certificate.
 
     Returns:
-        a :class:`~bayesdp.certificate.Certificate` with a :class:`~bayesdp.curves.GDP` curve.
+        a [`Certificate`][bayesdp.certificate.Certificate] with a [`GDP`][bayesdp.curves.GDP] curve.
 
     Raises:
         AssumptionError: a constant out of range, gamma >= 2/L, or mu_n overflows.
 
     Examples:
         On the linear-quadratic benchmark (m = L = 1, Delta = 2c = 1) the bound equals the exact mu of
-        the final draw, :func:`bayesdp.bench.tightness.exact_final_mu` (0.9975):
+        the final draw, [`bayesdp.bench.tightness.exact_final_mu`][bayesdp.bench.tightness.exact_final_mu] (0.9975):
 
         >>> cert = last_draw_gdp(total_strong_convexity=1.0, total_smoothness=1.0, grad_diff=1.0, step_size=0.01,
         ...                      num_steps=10_000)
@@ -298,7 +298,7 @@ def theorem_5_2_exact_contraction(strong_convexity: float, smoothness: float, gr
         mechanism: the mechanism name recorded in the certificate.
 
     Returns:
-        a :class:`~bayesdp.certificate.Certificate` with the linear RDP curve ``alpha * C / 4``.
+        a [`Certificate`][bayesdp.certificate.Certificate] with the linear RDP curve ``alpha * C / 4``.
 
     Raises:
         AssumptionError: a constant out of range or gamma >= 2/L.
@@ -350,8 +350,8 @@ def window_gdp(drift_lipschitz: float, drift_offset: float, coupling_bound: floa
         note: free text recorded in the certificate.
 
     Returns:
-        a :class:`~bayesdp.certificate.Certificate` with a :class:`~bayesdp.curves.GDP` curve
-        (``constants["window_steps"]`` is the best k).
+        a [`Certificate`][bayesdp.certificate.Certificate] with a [`GDP`][bayesdp.curves.GDP] curve
+            (``constants["window_steps"]`` is the best k).
 
     Raises:
         AssumptionError: a constant out of range, or the bound is not finite.

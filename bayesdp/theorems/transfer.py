@@ -45,8 +45,8 @@ def proposition_a_2(epsilon: float, delta: float, tv_bound: float, mechanism: st
         source: the source label (Proposition 3.2 reuses this function).
 
     Returns:
-        a :class:`~bayesdp.certificate.Certificate` with an :class:`~bayesdp.curves.ApproxDP` point
-        (delta capped at 1).
+        a [`Certificate`][bayesdp.certificate.Certificate] with an [`ApproxDP`][bayesdp.curves.ApproxDP] point
+            (delta capped at 1).
 
     Raises:
         AssumptionError: an input out of range.
@@ -78,7 +78,7 @@ def proposition_3_2_i(epsilon: float, delta_posterior: float, zeta: float, rate:
         mechanism: the mechanism name recorded in the certificate.
 
     Returns:
-        a :class:`~bayesdp.certificate.Certificate` with an :class:`~bayesdp.curves.ApproxDP` point.
+        a [`Certificate`][bayesdp.certificate.Certificate] with an [`ApproxDP`][bayesdp.curves.ApproxDP] point.
 
     Raises:
         AssumptionError: an input out of range or ``zeta * rate > 1``.
@@ -112,7 +112,7 @@ def proposition_3_2_ii(epsilon: float, delta_chain: float, zeta: float, rate_lim
         mechanism: the mechanism name recorded in the certificate.
 
     Returns:
-        a :class:`~bayesdp.certificate.Certificate` with an :class:`~bayesdp.curves.ApproxDP` point.
+        a [`Certificate`][bayesdp.certificate.Certificate] with an [`ApproxDP`][bayesdp.curves.ApproxDP] point.
 
     Raises:
         AssumptionError: an input out of range or ``zeta * rate_limit > 1``.
@@ -259,7 +259,7 @@ def proposition_3_7(coupling_window: float, coupling_delta: float, epsilon: floa
         mechanism: the mechanism name recorded in the certificate.
 
     Returns:
-        a :class:`~bayesdp.certificate.Certificate` with a :class:`~bayesdp.curves.DeltaProfile` curve.
+        a [`Certificate`][bayesdp.certificate.Certificate] with a [`DeltaProfile`][bayesdp.curves.DeltaProfile] curve.
 
     Raises:
         AssumptionError: an input out of range, or both or neither of ``epsilon`` and ``noise_scale``.
@@ -298,7 +298,7 @@ def proposition_3_10(concentration: float, concentration_delta: float, posterior
         mechanism: the mechanism name recorded in the certificate.
 
     Returns:
-        a :class:`~bayesdp.certificate.Certificate` with a :class:`~bayesdp.curves.DeltaProfile` curve.
+        a [`Certificate`][bayesdp.certificate.Certificate] with a [`DeltaProfile`][bayesdp.curves.DeltaProfile] curve.
 
     Raises:
         AssumptionError: an input out of range, 2C + gamma_f = 0, or both or neither of ``epsilon`` and
