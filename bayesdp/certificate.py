@@ -59,7 +59,23 @@ class Certificate:
     @staticmethod
     def invalid(mechanism: str, source: str, reason: str, assumptions: Mapping[str, Any] | None = None,
                 certified: bool = True) -> "Certificate":
-        """A route whose hypotheses fail: kept in reports with its ``reason``, never chosen as best."""
+        """A route whose hypotheses fail: kept in reports with its ``reason``, never chosen as best.
+
+        Args:
+            mechanism: what ran.
+            source: the theorem that does not apply.
+            reason: why (one line).
+            assumptions: the hypotheses with their values.
+            certified: ``False`` for an estimate.
+
+        Returns:
+            a certificate with ``valid=False`` and no curve.
+
+        Examples:
+            >>> bad = Certificate.invalid("ula-final", "004 Theorem 5.2", "step_size = 0.7 must be < 0.5")
+            >>> bad.valid, bad.reason, bad.epsilon(1e-5)
+            (False, 'step_size = 0.7 must be < 0.5', inf)
+        """
         return Certificate(mechanism=mechanism, source=source, curve=None,
                            assumptions=dict(assumptions or {}), valid=False, reason=reason,
                            certified=certified)
@@ -70,8 +86,22 @@ class Certificate:
     def epsilon(self, delta: float) -> float:
         """epsilon at ``delta`` (``math.inf`` for an invalid route).
 
+        A query whose arithmetic leaves the float range answers the trivial bound ``math.inf``.
+
+        Args:
+            delta: in (0, 1).
+
+        Returns:
+            an upper bound of epsilon.
+
         Raises:
             AssumptionError: delta not in (0, 1).
+
+        Examples:
+            >>> from bayesdp.curves import GDP
+            >>> cert = Certificate("gaussian", "Dong-Roth-Su Cor. 2.13", GDP(1.0))
+            >>> round(cert.epsilon(1e-5), 4)
+            4.3772
         """
         if not self.valid or self.curve is None:
             return math.inf
@@ -80,22 +110,57 @@ class Certificate:
     def delta(self, epsilon: float) -> float:
         """delta at ``epsilon`` (1 for an invalid route).
 
+        Args:
+            epsilon: >= 0.
+
+        Returns:
+            an upper bound of delta.
+
         Raises:
             AssumptionError: epsilon negative or not finite.
+
+        Examples:
+            >>> from bayesdp.curves import GDP
+            >>> cert = Certificate("gaussian", "Dong-Roth-Su Cor. 2.13", GDP(1.0))
+            >>> round(cert.delta(1.0), 5)
+            0.12694
         """
         if not self.valid or self.curve is None:
             return 1.0
         return _guarded(self.curve.delta, epsilon, 1.0)
 
     def rdp(self, alpha: float) -> float:
-        """The Renyi-DP value at order ``alpha`` (``math.inf`` if unknown or invalid)."""
+        """The Renyi-DP value at order ``alpha`` (``math.inf`` if unknown or invalid).
+
+        Args:
+            alpha: the Renyi order > 1.
+
+        Returns:
+            eps(alpha).
+
+        Raises:
+            AssumptionError: alpha <= 1.
+
+        Examples:
+            >>> from bayesdp.curves import GDP
+            >>> cert = Certificate("gaussian", "Dong-Roth-Su Cor. 2.13", GDP(1.0))
+            >>> cert.rdp(2.0)                                  # alpha mu^2 / 2
+            1.0
+        """
         if not self.valid or self.curve is None:
             return math.inf
         return _guarded(self.curve.rdp, alpha, math.inf)
 
     @property
     def gdp_mu(self) -> float | None:
-        """mu when the curve is mu-GDP, else ``None``."""
+        """mu when the curve is mu-GDP, else ``None``.
+
+        Examples:
+            >>> from bayesdp.curves import GDP
+            >>> cert = Certificate("gaussian", "Dong-Roth-Su Cor. 2.13", GDP(1.0))
+            >>> cert.gdp_mu, Certificate.invalid("gaussian", "x", "no").gdp_mu
+            (1.0, None)
+        """
         return None if self.curve is None else self.curve.gdp_mu
 
     def to_dp_event(self):
@@ -129,6 +194,16 @@ class Certificate:
         Returns:
             a dict with mechanism, source, valid, certified, epsilon, delta, rdp, gdp_mu, reason,
                 constants and assumptions (non-finite numbers as ``None``).
+
+        Raises:
+            AssumptionError: the query is out of range.
+
+        Examples:
+            >>> from bayesdp.curves import GDP
+            >>> cert = Certificate("gaussian", "Dong-Roth-Su Cor. 2.13", GDP(1.0))
+            >>> d = cert.to_dict(delta=1e-5)
+            >>> d["source"], round(d["epsilon"], 4), d["rdp"][1]
+            ('Dong-Roth-Su Cor. 2.13', 4.3772, [2.0, 1.0])
         """
         out: dict[str, Any] = {
             "mechanism": self.mechanism,
@@ -292,26 +367,61 @@ class BoundReport:
 
     @property
     def valid_certificates(self) -> list[Certificate]:
-        """The routes that are valid and certified (estimates excluded)."""
+        """The routes that are valid and certified (estimates excluded).
+
+        Examples:
+            >>> import bayesdp
+            >>> report = bayesdp.bound("ula-path", grad_diff=1.0, step_size=0.01, num_steps=100, delta=1e-5)
+            >>> [c.source for c in report.valid_certificates]
+            ['004 Theorem 5.4', 'GDP composition of the path (Dong-Roth-Su Cor. 3.3)']
+        """
         return [c for c in self.certificates if c.valid and c.certified]
 
     @property
     def best(self) -> Certificate | None:
-        """The valid certified route with the smallest epsilon (or delta) at the query; ``None`` if none."""
+        """The valid certified route with the smallest epsilon (or delta) at the query; ``None`` if none.
+
+        Examples:
+            >>> import bayesdp
+            >>> report = bayesdp.bound("ula-path", grad_diff=1.0, step_size=0.01, num_steps=100, delta=1e-5)
+            >>> report.best.source, round(report.best.gdp_mu, 6)      # sqrt(100 * 0.01 / 2)
+            ('GDP composition of the path (Dong-Roth-Su Cor. 3.3)', 0.707107)
+        """
         cands = self.valid_certificates
         if not cands:
             return None
         return min(cands, key=lambda c: _score(c, self.delta, self.epsilon))
 
     def value(self) -> float:
-        """The best route's epsilon at ``delta`` (or delta at ``epsilon``); inf (or 1) without one."""
+        """The best route's epsilon at ``delta`` (or delta at ``epsilon``); inf (or 1) without one.
+
+        Returns:
+            the reported epsilon (or delta).
+
+        Examples:
+            >>> import bayesdp
+            >>> report = bayesdp.bound("ula-path", grad_diff=1.0, step_size=0.01, num_steps=100, delta=1e-5)
+            >>> round(report.value(), 4)
+            2.9432
+        """
         b = self.best
         if b is None:
             return math.inf if self.delta is not None else 1.0
         return _score(b, self.delta, self.epsilon)
 
     def to_dict(self) -> dict:
-        """The JSON of ``bayesdp bound --json``: parameters, the query, ``best`` and every route."""
+        """The JSON of ``bayesdp bound --json``: parameters, the query, ``best`` and every route.
+
+        Returns:
+            ``{"mechanism", "parameters", "delta", "epsilon", "best", "certificates"}``.
+
+        Examples:
+            >>> import bayesdp
+            >>> report = bayesdp.bound("ula-path", grad_diff=1.0, step_size=0.01, num_steps=100, delta=1e-5)
+            >>> d = report.to_dict()
+            >>> d["parameters"]["num_steps"], round(d["epsilon"], 4), len(d["certificates"])
+            (100, 2.9432, 2)
+        """
         best = self.best
         q = {"delta": self.delta} if self.delta is not None else {"epsilon": self.epsilon}
         out = {
@@ -329,7 +439,17 @@ class BoundReport:
         return out
 
     def table(self) -> str:
-        """A readable table of every route, best first-marked."""
+        """A readable table of every route, best first-marked.
+
+        Returns:
+            the table printed by ``bayesdp bound``.
+
+        Examples:
+            >>> import bayesdp
+            >>> report = bayesdp.bound("ula-path", grad_diff=1.0, step_size=0.01, num_steps=100, delta=1e-5)
+            >>> print(report.table().splitlines()[-1])
+            best (GDP composition of the path (Dong-Roth-Su Cor. 3.3)): epsilon = 2.94323   (* marks the best route)
+        """
         best = self.best
         query = f"delta = {self.delta:.3g}" if self.delta is not None else f"epsilon = {self.epsilon:.6g}"
         col = "epsilon" if self.delta is not None else "delta"

@@ -72,6 +72,12 @@ class OneLineParser(argparse.ArgumentParser):
 
         Raises:
             UsageError: always.
+
+        Examples:
+            >>> OneLineParser(prog="demo").error("bad")
+            Traceback (most recent call last):
+            ...
+            bayesdp.cli.UsageError: demo: bad
         """
         raise UsageError(f"{self.prog}: {message}")
 

@@ -61,6 +61,11 @@ class AuditReport:
     @property
     def violations(self) -> list[str]:
         """Lower bounds that exceed the certificate (each one a bug in the math or the sampler).
+
+        Examples:
+            >>> rep = audit("posterior", strong_convexity=1.0, grad_bound=0.5, runs=5_000)
+            >>> rep.violations
+            []
         """
         out = []
         if self.bounds.epsilon_lower_bound > self.certified_epsilon * (1 + 1e-9):
@@ -74,11 +79,25 @@ class AuditReport:
     @property
     def passed(self) -> bool:
         """``True`` when no lower bound exceeds the certificate.
+
+        Examples:
+            >>> rep = audit("posterior", strong_convexity=1.0, grad_bound=0.5, runs=5_000)
+            >>> rep.passed
+            True
         """
         return not self.violations
 
     def to_dict(self) -> dict:
         """JSON form of ``bayesdp audit --json``.
+
+        Returns:
+            the configuration, the certificate, the lower bounds, ``passed`` and ``violations``.
+
+        Examples:
+            >>> rep = audit("posterior", strong_convexity=1.0, grad_bound=0.5, runs=5_000)
+            >>> d = rep.to_dict()
+            >>> d["certificate_source"], d["passed"], d["runs"]
+            ('Gopi-Lee-Liu 2022 (posterior GDP)', True, 5000)
         """
         b = self.bounds
         return {
@@ -94,6 +113,14 @@ class AuditReport:
 
     def table(self) -> str:
         """The readable report of ``bayesdp audit``.
+
+        Returns:
+            the report, one line per bound.
+
+        Examples:
+            >>> rep = audit("posterior", strong_convexity=1.0, grad_bound=0.5, runs=5_000)
+            >>> print(rep.table().splitlines()[0])
+            audit of posterior on the linear-quadratic benchmark (5000 runs per dataset, confidence 0.95)
         """
         b = self.bounds
         lines = [

@@ -62,8 +62,20 @@ class LQConfig:
     def validated(self, mechanism: str) -> "LQConfig":
         """``self`` after checking the constants ``mechanism`` needs.
 
+        Args:
+            mechanism: one of [`MECHANISMS`][bayesdp.audit.lq.MECHANISMS].
+
+        Returns:
+            ``self``.
+
         Raises:
             AssumptionError: unknown mechanism or a missing / invalid constant.
+
+        Examples:
+            >>> LQConfig(strong_convexity=1.0, grad_bound=0.5).validated("ula-final")
+            Traceback (most recent call last):
+            ...
+            bayesdp.errors.AssumptionError: --step-size and --num-steps are required for ula-final
         """
         if mechanism not in MECHANISMS:
             raise AssumptionError(f"mechanism {mechanism!r} has no built-in benchmark; choose one of "

@@ -46,7 +46,12 @@ class Option:
 
     @property
     def dest(self) -> str:
-        """The keyword name: the flag without dashes, ``-`` -> ``_``."""
+        """The keyword name: the flag without dashes, ``-`` -> ``_``.
+
+        Examples:
+            >>> Option("--inverse-temperature", "beta").dest
+            'inverse_temperature'
+        """
         return self.flag.lstrip("-").replace("-", "_")
 
 
