@@ -54,6 +54,8 @@ class UsageError(Exception):
 class OneLineParser(argparse.ArgumentParser):
     """argparse parser whose errors are one line (no usage dump), exit status 2.
 
+    Takes the arguments of ``argparse.ArgumentParser``.
+
     Examples:
         >>> p = OneLineParser(prog="demo")
         >>> _ = p.add_argument("--n", type=int)

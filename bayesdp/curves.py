@@ -257,6 +257,15 @@ class RDP(PrivacyCurve):
     def linear(kappa: float) -> "RDP":
         """``eps(alpha) = kappa * alpha`` for every alpha > 1.
 
+        Args:
+            kappa: the slope, >= 0 (a mu-GDP mechanism has kappa = mu^2 / 2; 004's bounds kappa = C / 4).
+
+        Returns:
+            the linear curve.
+
+        Raises:
+            AssumptionError: kappa negative or not finite.
+
         Examples:
             >>> RDP.linear(0.25).rdp(4.0)
             1.0
@@ -270,6 +279,9 @@ class RDP(PrivacyCurve):
         Args:
             fn: alpha -> eps(alpha); ``math.inf`` where no bound is known.
             label: shown by [`describe`][bayesdp.curves.RDP.describe].
+
+        Returns:
+            the curve (conversions optimise over alpha numerically).
 
         Examples:
             >>> RDP.from_function(lambda a: 0.1 * a * a, "0.1 alpha^2").rdp(2.0)

@@ -152,6 +152,12 @@ def register(mech: Mechanism) -> Mechanism:
 def get_mechanism(name: str) -> Mechanism:
     """The registered mechanism called ``name``.
 
+    Args:
+        name: a key of [`MECHANISMS`][bayesdp.mechanisms.registry.MECHANISMS] (``bayesdp bound --help`` lists them).
+
+    Returns:
+        the [`Mechanism`][bayesdp.mechanisms.registry.Mechanism].
+
     Raises:
         AssumptionError: no such mechanism (the message lists the known ones).
 
@@ -168,12 +174,24 @@ def get_mechanism(name: str) -> Mechanism:
 def need(params: Mapping[str, Any], dest: str, what: str = "") -> Any:
     """A required option: raise a one-line error naming its flag when missing.
 
+    Args:
+        params: the option values by keyword.
+        dest: the keyword (``step_size`` for ``--step-size``).
+        what: what the option is, appended to the message.
+
+    Returns:
+        ``params[dest]``.
+
     Raises:
         AssumptionError: ``params[dest]`` is missing or ``None``.
 
     Examples:
         >>> need({"step_size": 0.1}, "step_size")
         0.1
+        >>> need({}, "step_size", "gamma of the chain")
+        Traceback (most recent call last):
+        ...
+        bayesdp.errors.AssumptionError: --step-size is required: gamma of the chain
     """
     v = params.get(dest)
     if v is None:
