@@ -66,10 +66,12 @@ def run(args) -> dict:
 
     Examples:
         >>> import argparse
-        >>> run(argparse.Namespace(repeats=1, num_steps=0, prior_scale=0.5, seed=0))
-        Traceback (most recent call last):
-        ...
-        bayesdp.errors.AssumptionError: num_steps = 0 must be an integer >= 1
+        >>> from bayesdp.errors import BayesDPError
+        >>> try:
+        ...     run(argparse.Namespace(repeats=1, num_steps=0, prior_scale=0.5, seed=0))
+        ... except BayesDPError as e:
+        ...     print("refused:", type(e).__name__)
+        refused: AssumptionError
     """
     import numpy as np
 
@@ -133,7 +135,7 @@ def format_table(res: dict) -> str:
 
     Examples:
         >>> res = {"prior_scale": 0.5, "num_chains": 4, "num_steps": 4000, "repeats": 200, "rows": []}
-        >>> print(format_table(res).splitlines()[0][:67])
+        >>> print(format_table(res).splitlines()[0][:66])
         demo model (logistic, prior scale 0.5), 4 chains x 4000 steps, 200
     """
     lines = [f"demo model (logistic, prior scale {res['prior_scale']:g}), {res['num_chains']} chains x "

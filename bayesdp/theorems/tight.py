@@ -111,7 +111,7 @@ def posterior_gdp(total_strong_convexity: float, grad_diff: float, inverse_tempe
 
     Examples:
         The Gaussian location family ``U_D(x) = m x^2/2 - b_D x`` with ``|b_D - b_D'| = 2`` and m = 4 has
-        posteriors N(b_D/4, 1/4): exactly ``2 / (1/2) / 4 = 1``-GDP.
+        posteriors N(b_D/4, 1/4): exactly ``(2/4) / (1/2) = 1``-GDP.
 
         >>> round(posterior_gdp(total_strong_convexity=4.0, grad_diff=2.0).gdp_mu, 6)
         1.0
