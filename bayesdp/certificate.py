@@ -1,9 +1,9 @@
 """Certificates: immutable values carrying a privacy curve and where it came from.
 
-A :class:`Certificate` is one *route*: one theorem applied to one set of named
+A [`Certificate`][bayesdp.certificate.Certificate] is one *route*: one theorem applied to one set of named
 constants.  Invalid routes are certificates too (``valid=False`` with a
 ``reason``), so that a report never silently drops a route.  A
-:class:`BoundReport` gathers the routes of one mechanism and picks ``best``: the
+[`BoundReport`][bayesdp.certificate.BoundReport] gathers the routes of one mechanism and picks ``best``: the
 smallest valid, certified bound at the query point (the minimum of valid upper
 bounds is a valid upper bound).
 """
@@ -16,6 +16,8 @@ from typing import Any, Mapping, Sequence
 
 from .curves import REPORT_ALPHAS, PrivacyCurve, _json_float
 from .errors import AssumptionError, check_finite, probability_open
+
+__all__ = ["Certificate", "BoundReport", "curve_dp_event"]
 
 
 @dataclass(frozen=True)
@@ -57,7 +59,23 @@ class Certificate:
     @staticmethod
     def invalid(mechanism: str, source: str, reason: str, assumptions: Mapping[str, Any] | None = None,
                 certified: bool = True) -> "Certificate":
-        """A route whose hypotheses fail: kept in reports with its ``reason``, never chosen as best."""
+        """A route whose hypotheses fail: kept in reports with its ``reason``, never chosen as best.
+
+        Args:
+            mechanism: what ran.
+            source: the theorem that does not apply.
+            reason: why (one line).
+            assumptions: the hypotheses with their values.
+            certified: ``False`` for an estimate.
+
+        Returns:
+            a certificate with ``valid=False`` and no curve.
+
+        Examples:
+            >>> bad = Certificate.invalid("ula-final", "004 Theorem 5.2", "step_size = 0.7 must be < 0.5")
+            >>> bad.valid, bad.reason, bad.epsilon(1e-5)
+            (False, 'step_size = 0.7 must be < 0.5', inf)
+        """
         return Certificate(mechanism=mechanism, source=source, curve=None,
                            assumptions=dict(assumptions or {}), valid=False, reason=reason,
                            certified=certified)
@@ -68,8 +86,22 @@ class Certificate:
     def epsilon(self, delta: float) -> float:
         """epsilon at ``delta`` (``math.inf`` for an invalid route).
 
+        A query whose arithmetic leaves the float range answers the trivial bound ``math.inf``.
+
+        Args:
+            delta: in (0, 1).
+
+        Returns:
+            an upper bound of epsilon.
+
         Raises:
             AssumptionError: delta not in (0, 1).
+
+        Examples:
+            >>> from bayesdp.curves import GDP
+            >>> cert = Certificate("gaussian", "Dong-Roth-Su Cor. 2.13", GDP(1.0))
+            >>> round(cert.epsilon(1e-5), 4)
+            4.3772
         """
         if not self.valid or self.curve is None:
             return math.inf
@@ -78,22 +110,57 @@ class Certificate:
     def delta(self, epsilon: float) -> float:
         """delta at ``epsilon`` (1 for an invalid route).
 
+        Args:
+            epsilon: >= 0.
+
+        Returns:
+            an upper bound of delta.
+
         Raises:
             AssumptionError: epsilon negative or not finite.
+
+        Examples:
+            >>> from bayesdp.curves import GDP
+            >>> cert = Certificate("gaussian", "Dong-Roth-Su Cor. 2.13", GDP(1.0))
+            >>> round(cert.delta(1.0), 5)
+            0.12694
         """
         if not self.valid or self.curve is None:
             return 1.0
         return _guarded(self.curve.delta, epsilon, 1.0)
 
     def rdp(self, alpha: float) -> float:
-        """The Renyi-DP value at order ``alpha`` (``math.inf`` if unknown or invalid)."""
+        """The Renyi-DP value at order ``alpha`` (``math.inf`` if unknown or invalid).
+
+        Args:
+            alpha: the Renyi order > 1.
+
+        Returns:
+            eps(alpha).
+
+        Raises:
+            AssumptionError: alpha <= 1.
+
+        Examples:
+            >>> from bayesdp.curves import GDP
+            >>> cert = Certificate("gaussian", "Dong-Roth-Su Cor. 2.13", GDP(1.0))
+            >>> cert.rdp(2.0)                                  # alpha mu^2 / 2
+            1.0
+        """
         if not self.valid or self.curve is None:
             return math.inf
         return _guarded(self.curve.rdp, alpha, math.inf)
 
     @property
     def gdp_mu(self) -> float | None:
-        """mu when the curve is mu-GDP, else ``None``."""
+        """mu when the curve is mu-GDP, else ``None``.
+
+        Examples:
+            >>> from bayesdp.curves import GDP
+            >>> cert = Certificate("gaussian", "Dong-Roth-Su Cor. 2.13", GDP(1.0))
+            >>> cert.gdp_mu, Certificate.invalid("gaussian", "x", "no").gdp_mu
+            (1.0, None)
+        """
         return None if self.curve is None else self.curve.gdp_mu
 
     def to_dp_event(self):
@@ -104,7 +171,7 @@ class Certificate:
         dominated by binary randomised response (Kairouz, Oh & Viswanath 2015):
         ``RandomizedResponseDpEvent(2 / (1 + e^epsilon), 2)``, which dp-accounting composes under
         ``NeighboringRelation.REPLACE_ONE`` (the seeds' neighbouring relation).  Any other curve has no exact
-        event and gives ``UnsupportedDpEvent``; compose it with :class:`bayesdp.PrivacyAccountant`.
+        event and gives ``UnsupportedDpEvent``; compose it with ``bayesdp.PrivacyAccountant``.
 
         Raises:
             AssumptionError: the route is invalid (nothing is proven).
@@ -126,7 +193,17 @@ class Certificate:
 
         Returns:
             a dict with mechanism, source, valid, certified, epsilon, delta, rdp, gdp_mu, reason,
-            constants and assumptions (non-finite numbers as ``None``).
+                constants and assumptions (non-finite numbers as ``None``).
+
+        Raises:
+            AssumptionError: the query is out of range.
+
+        Examples:
+            >>> from bayesdp.curves import GDP
+            >>> cert = Certificate("gaussian", "Dong-Roth-Su Cor. 2.13", GDP(1.0))
+            >>> d = cert.to_dict(delta=1e-5)
+            >>> d["source"], round(d["epsilon"], 4), d["rdp"][1]
+            ('Dong-Roth-Su Cor. 2.13', 4.3772, [2.0, 1.0])
         """
         out: dict[str, Any] = {
             "mechanism": self.mechanism,
@@ -158,7 +235,29 @@ class Certificate:
 
 
 def curve_dp_event(curve: PrivacyCurve | None, what: str = "curve", reason: str | None = None):
-    """The dp-accounting ``DpEvent`` of a privacy curve (see :meth:`Certificate.to_dp_event`)."""
+    """The dp-accounting ``DpEvent`` of a privacy curve (see
+    [`Certificate.to_dp_event`][bayesdp.certificate.Certificate.to_dp_event]).
+
+    Args:
+        curve: the curve; [`GDP`][bayesdp.curves.GDP] and pure [`ApproxDP`][bayesdp.curves.ApproxDP] have
+            exact events, any other curve gives ``UnsupportedDpEvent``.
+        what: names the curve in the error message.
+        reason: why the curve is not valid (an invalid route); ``None`` for a valid one.
+
+    Returns:
+        ``GaussianDpEvent(1/mu)``, ``RandomizedResponseDpEvent(2/(1 + e^eps), 2)`` or
+            ``UnsupportedDpEvent()``.
+
+    Raises:
+        AssumptionError: ``curve`` is ``None`` or ``reason`` is given (nothing is proven).
+
+    Examples:
+        >>> from bayesdp.curves import GDP, ApproxDP
+        >>> curve_dp_event(GDP(2.0))
+        GaussianDpEvent(noise_multiplier=0.5)
+        >>> curve_dp_event(ApproxDP(1.0))          # noise parameter 2 / (1 + e)
+        RandomizedResponseDpEvent(noise_parameter=0.5378828427399902, num_buckets=2)
+    """
     from dp_accounting import dp_event
 
     from .curves import GDP, ApproxDP
@@ -174,7 +273,18 @@ def curve_dp_event(curve: PrivacyCurve | None, what: str = "curve", reason: str 
 
 
 def numerical_failure(exc: BaseException) -> str:
-    """One line for an arithmetic failure (overflow, division by an underflowed constant)."""
+    """One line for an arithmetic failure (overflow, division by an underflowed constant).
+
+    Args:
+        exc: the exception a route's arithmetic raised.
+
+    Returns:
+        the reason recorded in the invalid certificate.
+
+    Examples:
+        >>> numerical_failure(OverflowError("math range error"))[:53]
+        'not computable in double precision for these constant'
+    """
     first = (str(exc).strip().splitlines() or [""])[0][:120]
     return (f"not computable in double precision for these constants ({type(exc).__name__}: {first}); "
             "the constants are outside the float range")
@@ -257,26 +367,61 @@ class BoundReport:
 
     @property
     def valid_certificates(self) -> list[Certificate]:
-        """The routes that are valid and certified (estimates excluded)."""
+        """The routes that are valid and certified (estimates excluded).
+
+        Examples:
+            >>> import bayesdp
+            >>> report = bayesdp.bound("ula-path", grad_diff=1.0, step_size=0.01, num_steps=100, delta=1e-5)
+            >>> [c.source for c in report.valid_certificates]
+            ['004 Theorem 5.4', 'GDP composition of the path (Dong-Roth-Su Cor. 3.3)']
+        """
         return [c for c in self.certificates if c.valid and c.certified]
 
     @property
     def best(self) -> Certificate | None:
-        """The valid certified route with the smallest epsilon (or delta) at the query; ``None`` if none."""
+        """The valid certified route with the smallest epsilon (or delta) at the query; ``None`` if none.
+
+        Examples:
+            >>> import bayesdp
+            >>> report = bayesdp.bound("ula-path", grad_diff=1.0, step_size=0.01, num_steps=100, delta=1e-5)
+            >>> report.best.source, round(report.best.gdp_mu, 6)      # sqrt(100 * 0.01 / 2)
+            ('GDP composition of the path (Dong-Roth-Su Cor. 3.3)', 0.707107)
+        """
         cands = self.valid_certificates
         if not cands:
             return None
         return min(cands, key=lambda c: _score(c, self.delta, self.epsilon))
 
     def value(self) -> float:
-        """The best route's epsilon at ``delta`` (or delta at ``epsilon``); inf (or 1) without one."""
+        """The best route's epsilon at ``delta`` (or delta at ``epsilon``); inf (or 1) without one.
+
+        Returns:
+            the reported epsilon (or delta).
+
+        Examples:
+            >>> import bayesdp
+            >>> report = bayesdp.bound("ula-path", grad_diff=1.0, step_size=0.01, num_steps=100, delta=1e-5)
+            >>> round(report.value(), 4)
+            2.9432
+        """
         b = self.best
         if b is None:
             return math.inf if self.delta is not None else 1.0
         return _score(b, self.delta, self.epsilon)
 
     def to_dict(self) -> dict:
-        """The JSON of ``bayesdp bound --json``: parameters, the query, ``best`` and every route."""
+        """The JSON of ``bayesdp bound --json``: parameters, the query, ``best`` and every route.
+
+        Returns:
+            ``{"mechanism", "parameters", "delta", "epsilon", "best", "certificates"}``.
+
+        Examples:
+            >>> import bayesdp
+            >>> report = bayesdp.bound("ula-path", grad_diff=1.0, step_size=0.01, num_steps=100, delta=1e-5)
+            >>> d = report.to_dict()
+            >>> d["parameters"]["num_steps"], round(d["epsilon"], 4), len(d["certificates"])
+            (100, 2.9432, 2)
+        """
         best = self.best
         q = {"delta": self.delta} if self.delta is not None else {"epsilon": self.epsilon}
         out = {
@@ -294,7 +439,17 @@ class BoundReport:
         return out
 
     def table(self) -> str:
-        """A readable table of every route, best first-marked."""
+        """A readable table of every route, best first-marked.
+
+        Returns:
+            the table printed by ``bayesdp bound``.
+
+        Examples:
+            >>> import bayesdp
+            >>> report = bayesdp.bound("ula-path", grad_diff=1.0, step_size=0.01, num_steps=100, delta=1e-5)
+            >>> print(report.table().splitlines()[-1])
+            best (GDP composition of the path (Dong-Roth-Su Cor. 3.3)): epsilon = 2.94323   (* marks the best route)
+        """
         best = self.best
         query = f"delta = {self.delta:.3g}" if self.delta is not None else f"epsilon = {self.epsilon:.6g}"
         col = "epsilon" if self.delta is not None else "delta"

@@ -1,6 +1,6 @@
 """Command-line interface: a thin layer over the library.
 
-Every command turns a :class:`bayesdp.errors.BayesDPError` (and argparse's own
+Every command turns a [`bayesdp.errors.BayesDPError`][bayesdp.errors.BayesDPError] (and argparse's own
 errors) into one line on stderr and exit status 2; it never prints a traceback
 or a partial certificate on bad input.
 """
@@ -15,9 +15,19 @@ from typing import Callable, Sequence
 
 from .errors import BayesDPError, clip_advice
 
+__all__ = ["main", "build_parser", "OneLineParser", "UsageError", "command_modules"]
+
 
 def command_modules() -> list[str]:
-    """Every module of :mod:`bayesdp.commands`: each has ``add_parser(subparsers)`` setting ``func``."""
+    """Every module of ``bayesdp.commands``: each has ``add_parser(subparsers)`` setting ``func``.
+
+    Returns:
+        the dotted module names, sorted.
+
+    Examples:
+        >>> "bayesdp.commands.bound" in command_modules()
+        True
+    """
     import pkgutil
 
     from . import commands
@@ -28,13 +38,49 @@ def command_modules() -> list[str]:
 
 
 class UsageError(Exception):
-    """Raised by the parser instead of printing usage and exiting."""
+    """Raised by the parser instead of printing usage and exiting.
+
+    [`main`][bayesdp.cli.main] prints it as one line and returns 2.
+
+    Examples:
+        >>> try:
+        ...     build_parser().parse_args(["bound", "ula-path", "--grad-diff", "1"])
+        ... except UsageError as e:
+        ...     print(e)
+        bayesdp bound ula-path: one of the arguments --delta --epsilon is required
+    """
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """argparse parser whose errors are one line (no usage dump), exit status 2."""
+    """argparse parser whose errors are one line (no usage dump), exit status 2.
+
+    Takes the arguments of ``argparse.ArgumentParser``.
+
+    Examples:
+        >>> p = OneLineParser(prog="demo")
+        >>> _ = p.add_argument("--n", type=int)
+        >>> p.parse_args(["--n", "x"])
+        Traceback (most recent call last):
+        ...
+        bayesdp.cli.UsageError: demo: argument --n: invalid int value: 'x'
+    """
 
     def error(self, message: str):  # noqa: D401 - argparse API
+        """Raise [`UsageError`][bayesdp.cli.UsageError] with ``"{prog}: {message}"`` (argparse calls this on bad
+        arguments).
+
+        Args:
+            message: argparse's message.
+
+        Raises:
+            UsageError: always.
+
+        Examples:
+            >>> OneLineParser(prog="demo").error("bad")
+            Traceback (most recent call last):
+            ...
+            bayesdp.cli.UsageError: demo: bad
+        """
         raise UsageError(f"{self.prog}: {message}")
 
 
@@ -58,10 +104,23 @@ def _int(text: str) -> int:
     return int(x)
 
 
+#: argparse ``type=`` converters whose errors are one line (NaN and non-integers refused)
 ARG_TYPES: dict[type, Callable[[str], object]] = {float: _float, int: _int}
 
 
 def build_parser() -> OneLineParser:
+    """The ``bayesdp`` argument parser with every sub-command of [`command_modules`][bayesdp.cli.command_modules].
+
+    Returns:
+        a [`OneLineParser`][bayesdp.cli.OneLineParser]; ``parse_args`` gives a namespace whose ``func(args)`` runs
+            the command.
+
+    Examples:
+        >>> args = build_parser().parse_args(["bound", "ula-path", "--grad-diff", "1", "--step-size", "0.01",
+        ...                                   "--num-steps", "100", "--delta", "1e-5"])
+        >>> args.command, args.mechanism, args.step_size
+        ('bound', 'ula-path', 0.01)
+    """
     import importlib
 
     parser = OneLineParser(prog="bayesdp", description="Private Bayesian inference with certified DP.")
@@ -76,10 +135,43 @@ def build_parser() -> OneLineParser:
 
 
 def emit_json(obj) -> None:
+    """Print ``obj`` as indented JSON (non-finite numbers refused; unknown objects as ``str``).
+
+    Args:
+        obj: a JSON-ready object.
+
+    Examples:
+        >>> emit_json({"epsilon": 1.5})
+        {
+          "epsilon": 1.5
+        }
+    """
     print(json.dumps(obj, indent=2, allow_nan=False, default=str))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``bayesdp`` with the arguments ``argv``; the console script's entry point.
+
+    Bad input (a [`BayesDPError`][bayesdp.errors.BayesDPError] or a usage error) prints one line
+    ``error: ...`` on stderr and returns 2: never a traceback, never a partial certificate.
+
+    Args:
+        argv: the arguments after ``bayesdp`` (default ``sys.argv[1:]``).
+
+    Returns:
+        the exit status: 0 on success, 2 on bad input, 130 when interrupted.
+
+    Examples:
+        >>> main(["bound", "ula-path", "--grad-diff", "1", "--step-size", "0.01", "--num-steps", "100",
+        ...       "--delta", "1e-5"])   # doctest: +ELLIPSIS
+        ula-path: privacy at delta = 1e-05
+        ...
+        best (GDP composition of the path (Dong-Roth-Su Cor. 3.3)): epsilon = 2.94323   (* marks the best route)
+        0
+        >>> main(["bound", "ula-path", "--grad-diff", "1", "--step-size", "-0.01", "--num-steps", "100",
+        ...       "--delta", "1e-5"])   # stderr: error: step_size = -0.01 must be > 0
+        2
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         parser = build_parser()

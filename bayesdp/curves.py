@@ -8,11 +8,11 @@ affects tightness only, never soundness.
 
 Types
 -----
-:class:`RDP`        a Renyi-DP curve eps(alpha), alpha > 1: a sum of linear
+[`RDP`][bayesdp.curves.RDP]        a Renyi-DP curve eps(alpha), alpha > 1: a sum of linear
                     terms ``kappa * alpha`` and arbitrary callables.
-:class:`GDP`        mu-Gaussian DP (Dong, Roth, Su 2022).
-:class:`ApproxDP`   a single (eps, delta) pair; ``ApproxDP(eps, 0)`` is pure DP.
-:class:`DeltaProfile`  an arbitrary non-increasing delta(eps) (e.g. 003's
+[`GDP`][bayesdp.curves.GDP]        mu-Gaussian DP (Dong, Roth, Su 2022).
+[`ApproxDP`][bayesdp.curves.ApproxDP]   a single (eps, delta) pair; ``ApproxDP(eps, 0)`` is pure DP.
+[`DeltaProfile`][bayesdp.curves.DeltaProfile]  an arbitrary non-increasing delta(eps) (e.g. 003's
                     hockey-stick bounds).
 
 Conversions (see docs/curves.md for the derivations and citations)
@@ -40,6 +40,9 @@ from scipy import optimize, special
 from .errors import AssumptionError, check_finite, nonnegative, probability_open
 from .exact import round_up
 
+__all__ = ["PrivacyCurve", "RDP", "GDP", "ApproxDP", "DeltaProfile", "compose", "linear_rdp_to_dp", "eps_from_C",
+           "gdp_log_delta", "REPORT_ALPHAS"]
+
 #: Renyi orders listed in every certificate's JSON.
 REPORT_ALPHAS: tuple[float, ...] = (1.5, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 
@@ -59,8 +62,9 @@ def _check_epsilon(epsilon: float) -> float:
 
 
 class PrivacyCurve:
-    """Interface shared by all curves (:class:`RDP`, :class:`GDP`, :class:`ApproxDP`,
-    :class:`DeltaProfile`).  Subclasses are immutable.
+    """Interface shared by all curves ([`RDP`][bayesdp.curves.RDP], [`GDP`][bayesdp.curves.GDP],
+    [`ApproxDP`][bayesdp.curves.ApproxDP], [`DeltaProfile`][bayesdp.curves.DeltaProfile]).  Subclasses are
+    immutable.
 
     Every query returns an upper bound: ``epsilon(delta)`` is an epsilon at least the true one of the
     curve, ``delta(epsilon)`` a delta at least the true one.
@@ -86,6 +90,10 @@ class PrivacyCurve:
 
         Raises:
             AssumptionError: delta is not in (0, 1).
+
+        Examples:
+            >>> round(GDP(1.0).epsilon(1e-5), 4)
+            4.3772
         """
         raise NotImplementedError
 
@@ -100,36 +108,89 @@ class PrivacyCurve:
 
         Raises:
             AssumptionError: epsilon is negative or not finite.
+
+        Examples:
+            >>> round(GDP(1.0).delta(0.0), 6)        # TV(N(0, 1), N(1, 1)) = 2 Phi(1/2) - 1
+            0.382925
         """
         raise NotImplementedError
 
     def rdp(self, alpha: float) -> float:
-        """Renyi-DP value at order ``alpha`` (``math.inf`` when not available)."""
+        """Renyi-DP value at order ``alpha`` (``math.inf`` when not available).
+
+        Args:
+            alpha: the Renyi order > 1.
+
+        Returns:
+            eps(alpha), or ``math.inf``.
+
+        Examples:
+            >>> GDP(1.0).rdp(2.0), ApproxDP(1.0, 1e-5).rdp(2.0)
+            (1.0, inf)
+        """
         return math.inf
 
     @property
     def gdp_mu(self) -> float | None:
-        """mu of a mu-GDP guarantee, ``None`` for curves that are not GDP."""
+        """mu of a mu-GDP guarantee, ``None`` for curves that are not GDP.
+
+        Examples:
+            >>> GDP(0.5).gdp_mu, RDP.linear(0.5).gdp_mu
+            (0.5, None)
+        """
         return None
 
     @property
     def has_rdp(self) -> bool:
-        """Whether :meth:`rdp` gives finite values (a Renyi-DP curve is known)."""
+        """Whether [`rdp`][bayesdp.curves.PrivacyCurve.rdp] gives finite values (a Renyi-DP curve is known).
+
+        Examples:
+            >>> GDP(1.0).has_rdp, ApproxDP(1.0).has_rdp, ApproxDP(1.0, 1e-5).has_rdp
+            (True, True, False)
+        """
         return False
 
     def rdp_list(self, alphas: Sequence[float] = REPORT_ALPHAS) -> list[list[float]] | None:
         """``[[alpha, eps(alpha)], ...]`` at ``alphas`` (``None`` in place of infinity), or ``None``
-        without an RDP curve: the form certificates' JSON uses."""
+        without an RDP curve: the form certificates' JSON uses.
+
+        Args:
+            alphas: the Renyi orders (default [`REPORT_ALPHAS`][bayesdp.curves.REPORT_ALPHAS]).
+
+        Returns:
+            the list, or ``None``.
+
+        Examples:
+            >>> GDP(1.0).rdp_list([2.0, 4.0])
+            [[2.0, 1.0], [4.0, 2.0]]
+        """
         if not self.has_rdp:
             return None
         return [[float(a), _json_float(self.rdp(a))] for a in alphas]
 
     def describe(self) -> str:  # pragma: no cover - overridden
-        """One line naming the curve, e.g. ``'1-GDP'``."""
+        """One line naming the curve, e.g. ``'1-GDP'``.
+
+        Returns:
+            the description.
+
+        Examples:
+            >>> GDP(1.0).describe(), ApproxDP(1.0, 1e-5).describe()
+            ('1-GDP', '(1, 1e-05)-DP')
+        """
         return self.kind
 
     def to_dict(self) -> dict:
-        """JSON-ready summary: kind, description, GDP mu and the RDP list."""
+        """JSON-ready summary: kind, description, GDP mu and the RDP list.
+
+        Returns:
+            ``{"kind", "description", "gdp_mu", "rdp"}``.
+
+        Examples:
+            >>> d = GDP(0.5).to_dict()
+            >>> d["kind"], d["description"], d["rdp"][1]           # alpha = 2: 2 * 0.5^2 / 2
+            ('gdp', '0.5-GDP', [2.0, 0.25])
+        """
         return {"kind": self.kind, "description": self.describe(), "gdp_mu": self.gdp_mu,
                 "rdp": self.rdp_list()}
 
@@ -170,7 +231,7 @@ class RDP(PrivacyCurve):
 
     Args:
         kappa: the linear coefficient, >= 0.
-        terms: further terms (use :meth:`from_function`).
+        terms: further terms (use [`from_function`][bayesdp.curves.RDP.from_function]).
 
     Raises:
         AssumptionError: kappa is negative or not finite.
@@ -196,6 +257,15 @@ class RDP(PrivacyCurve):
     def linear(kappa: float) -> "RDP":
         """``eps(alpha) = kappa * alpha`` for every alpha > 1.
 
+        Args:
+            kappa: the slope, >= 0 (a mu-GDP mechanism has kappa = mu^2 / 2; 004's bounds kappa = C / 4).
+
+        Returns:
+            the linear curve.
+
+        Raises:
+            AssumptionError: kappa negative or not finite.
+
         Examples:
             >>> RDP.linear(0.25).rdp(4.0)
             1.0
@@ -208,7 +278,10 @@ class RDP(PrivacyCurve):
 
         Args:
             fn: alpha -> eps(alpha); ``math.inf`` where no bound is known.
-            label: shown by :meth:`describe`.
+            label: shown by [`describe`][bayesdp.curves.RDP.describe].
+
+        Returns:
+            the curve (conversions optimise over alpha numerically).
 
         Examples:
             >>> RDP.from_function(lambda a: 0.1 * a * a, "0.1 alpha^2").rdp(2.0)
@@ -218,19 +291,39 @@ class RDP(PrivacyCurve):
 
     @property
     def is_linear(self) -> bool:
-        """Whether the curve is ``kappa * alpha`` only (closed-form conversions apply)."""
+        """Whether the curve is ``kappa * alpha`` only (closed-form conversions apply).
+
+        Examples:
+            >>> RDP.linear(0.5).is_linear, RDP.from_function(lambda a: 0.1 * a * a).is_linear
+            (True, False)
+        """
         return not self.terms
 
     @property
     def has_rdp(self) -> bool:
-        """Always ``True``."""
+        """Always ``True``.
+
+        Examples:
+            >>> RDP.linear(0.5).has_rdp
+            True
+        """
         return True
 
     def rdp(self, alpha: float) -> float:
         """eps(alpha).
 
+        Args:
+            alpha: the Renyi order > 1.
+
+        Returns:
+            ``kappa * alpha`` plus every term at alpha.
+
         Raises:
             AssumptionError: alpha <= 1, or a term returned NaN.
+
+        Examples:
+            >>> (RDP.linear(0.5) + RDP.from_function(lambda a: 1.0, "1")).rdp(2.0)
+            2.0
         """
         a = float(alpha)
         if not a > 1:
@@ -244,14 +337,30 @@ class RDP(PrivacyCurve):
         return total
 
     def kl(self) -> float:
-        """KL bound (the alpha -> 1 limit); only for linear curves."""
+        """KL bound (the alpha -> 1 limit); only for linear curves.
+
+        Returns:
+            kappa for a linear curve, ``math.inf`` otherwise.
+
+        Examples:
+            >>> RDP.linear(0.5).kl(), RDP.from_function(lambda a: 0.1 * a * a).kl()
+            (0.5, inf)
+        """
         return self.kappa if self.is_linear else math.inf
 
     def __add__(self, other: "RDP") -> "RDP":
         return RDP(kappa=self.kappa + other.kappa, terms=self.terms + other.terms)
 
     def describe(self) -> str:
-        """``'RDP eps(alpha) = ...'`` with the linear coefficient and the terms' labels."""
+        """``'RDP eps(alpha) = ...'`` with the linear coefficient and the terms' labels.
+
+        Returns:
+            the description.
+
+        Examples:
+            >>> (RDP.linear(0.5) + RDP.from_function(lambda a: 1.0, "1")).describe()
+            'RDP eps(alpha) = 0.5*alpha + 1'
+        """
         parts = []
         if self.kappa or not self.terms:
             parts.append(f"{self.kappa:.6g}*alpha")
@@ -354,6 +463,12 @@ class RDP(PrivacyCurve):
         """Smallest delta (over alpha, CKS20 Prop. 12; Bretagnolle-Huber for linear curves) such that
         the curve implies (epsilon, delta)-DP.
 
+        Args:
+            epsilon: >= 0.
+
+        Returns:
+            delta in [0, 1], rounded up.
+
         Raises:
             AssumptionError: epsilon negative or not finite.
 
@@ -453,7 +568,8 @@ def _gdp_epsilon_mp(mu: float, delta: float) -> float:
 
 def _verify_gdp_epsilon(mu: float, eps: float, delta: float) -> float:
     """Step eps up until the 60-digit delta(eps) (rounded up) is <= delta: the float root of
-    :func:`gdp_log_delta` can sit on either side of the true one (cancellation, log_ndtr's ulps)."""
+    [`gdp_log_delta`][bayesdp.curves.gdp_log_delta] can sit on either side of the true one (cancellation,
+    log_ndtr's ulps)."""
     step = max(eps * 2.0 ** -44, 1e-300)
     for _ in range(400):
         if _gdp_delta_mp(mu, eps) <= delta:
@@ -491,19 +607,39 @@ class GDP(PrivacyCurve):
 
     @property
     def gdp_mu(self) -> float:
-        """mu."""
+        """mu.
+
+        Examples:
+            >>> GDP(0.5).gdp_mu
+            0.5
+        """
         return self.mu
 
     @property
     def has_rdp(self) -> bool:
-        """Always ``True``: mu-GDP implies the RDP curve ``alpha * mu^2 / 2``."""
+        """Always ``True``: mu-GDP implies the RDP curve ``alpha * mu^2 / 2``.
+
+        Examples:
+            >>> GDP(1.0).has_rdp
+            True
+        """
         return True
 
     def rdp(self, alpha: float) -> float:
         """``alpha * mu^2 / 2``.
 
+        Args:
+            alpha: the Renyi order > 1.
+
+        Returns:
+            eps(alpha).
+
         Raises:
             AssumptionError: alpha <= 1.
+
+        Examples:
+            >>> GDP(2.0).rdp(3.0)
+            6.0
         """
         a = float(alpha)
         if not a > 1:
@@ -511,18 +647,44 @@ class GDP(PrivacyCurve):
         return a * self.mu ** 2 / 2.0
 
     def as_rdp(self) -> RDP:
-        """The RDP curve ``alpha * mu^2 / 2`` implied by mu-GDP (for composing with RDP curves)."""
+        """The RDP curve ``alpha * mu^2 / 2`` implied by mu-GDP (for composing with RDP curves).
+
+        Returns:
+            a linear [`RDP`][bayesdp.curves.RDP] curve.
+
+        Examples:
+            >>> GDP(1.0).as_rdp().describe()
+            'RDP eps(alpha) = 0.5*alpha'
+        """
         return RDP.linear(self.mu ** 2 / 2.0)
 
     def describe(self) -> str:
-        """``'<mu>-GDP'``."""
+        """``'<mu>-GDP'``.
+
+        Returns:
+            the description.
+
+        Examples:
+            >>> GDP(0.5).describe()
+            '0.5-GDP'
+        """
         return f"{self.mu:.6g}-GDP"
 
     def delta(self, epsilon: float) -> float:
-        """Exact delta(epsilon) of mu-GDP (Dong-Roth-Su Cor. 2.13); 60-digit arithmetic for mu < 0.01.
+        """Exact delta(epsilon) of mu-GDP (Dong-Roth-Su Cor. 2.13), in 60-digit arithmetic, rounded up.
+
+        Args:
+            epsilon: >= 0.
+
+        Returns:
+            ``Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)``.
 
         Raises:
             AssumptionError: epsilon negative or not finite.
+
+        Examples:
+            >>> round(GDP(1.0).delta(1.0), 5)
+            0.12694
         """
         e = _check_epsilon(epsilon)
         if self.mu == 0.0:
@@ -533,8 +695,19 @@ class GDP(PrivacyCurve):
     def epsilon(self, delta: float) -> float:
         """The exact epsilon(delta) of mu-GDP, rounded up (its delta is <= the one asked for).
 
+        Args:
+            delta: in (0, 1).
+
+        Returns:
+            epsilon >= 0 (0 when delta >= delta(0)).
+
         Raises:
             AssumptionError: delta not in (0, 1).
+
+        Examples:
+            >>> g = GDP(1.0)
+            >>> round(g.epsilon(0.1), 6), g.delta(g.epsilon(0.1)) <= 0.1
+            (1.160334, True)
         """
         d = _check_delta(delta)
         mu = self.mu
@@ -605,21 +778,50 @@ class ApproxDP(PrivacyCurve):
 
     @property
     def is_pure(self) -> bool:
-        """Whether delta0 = 0 (pure epsilon-DP, which has the RDP curve eps(alpha) <= eps0)."""
+        """Whether delta0 = 0 (pure epsilon-DP, which has the RDP curve eps(alpha) <= eps0).
+
+        Examples:
+            >>> ApproxDP(1.0).is_pure, ApproxDP(1.0, 1e-5).is_pure
+            (True, False)
+        """
         return self.delta0 == 0.0
 
     @property
     def has_rdp(self) -> bool:
-        """``True`` for pure DP (its RDP curve is eps0 at every order), else ``False``."""
+        """``True`` for pure DP (its RDP curve is eps0 at every order), else ``False``.
+
+        Examples:
+            >>> ApproxDP(1.0).has_rdp, ApproxDP(1.0, 1e-5).has_rdp
+            (True, False)
+        """
         return self.is_pure
 
     def rdp(self, alpha: float) -> float:
         # D_alpha <= D_infinity = eps0 for pure DP; nothing for delta0 > 0.
-        """eps0 for pure DP (``D_alpha <= D_inf``), ``math.inf`` when delta0 > 0."""
+        """eps0 for pure DP (``D_alpha <= D_inf``), ``math.inf`` when delta0 > 0.
+
+        Args:
+            alpha: the Renyi order (any).
+
+        Returns:
+            eps0 or ``math.inf``.
+
+        Examples:
+            >>> ApproxDP(1.0).rdp(2.0), ApproxDP(1.0, 1e-5).rdp(2.0)
+            (1.0, inf)
+        """
         return self.eps0 if self.is_pure else math.inf
 
     def describe(self) -> str:
-        """``'pure <eps0>-DP'`` or ``'(<eps0>, <delta0>)-DP'``."""
+        """``'pure <eps0>-DP'`` or ``'(<eps0>, <delta0>)-DP'``.
+
+        Returns:
+            the description.
+
+        Examples:
+            >>> ApproxDP(1.0).describe(), ApproxDP(1.0, 1e-5).describe()
+            ('pure 1-DP', '(1, 1e-05)-DP')
+        """
         if self.is_pure:
             return f"pure {self.eps0:.6g}-DP"
         return f"({self.eps0:.6g}, {self.delta0:.6g})-DP"
@@ -627,8 +829,19 @@ class ApproxDP(PrivacyCurve):
     def delta(self, epsilon: float) -> float:
         """delta0 at epsilon >= eps0; below eps0 the randomised-response region (class docstring).
 
+        Args:
+            epsilon: >= 0.
+
+        Returns:
+            delta in [0, 1], rounded up.
+
         Raises:
             AssumptionError: epsilon negative or not finite.
+
+        Examples:
+            >>> p = ApproxDP(1.0, 1e-5)
+            >>> p.delta(2.0), round(p.delta(0.5), 6)        # 1e-5 + (1 - 1e-5)(e - e^0.5)/(1 + e)
+            (1e-05, 0.287656)
         """
         e = _check_epsilon(epsilon)
         if e >= self.eps0:
@@ -638,10 +851,21 @@ class ApproxDP(PrivacyCurve):
         return min(1.0, round_up(self.delta0 + (1.0 - self.delta0) * frac))
 
     def epsilon(self, delta: float) -> float:
-        """The inverse of :meth:`delta`; ``math.inf`` for delta < delta0.
+        """The inverse of [`delta`][bayesdp.curves.ApproxDP.delta]; ``math.inf`` for delta < delta0.
+
+        Args:
+            delta: in (0, 1).
+
+        Returns:
+            epsilon in [0, eps0], rounded up.
 
         Raises:
             AssumptionError: delta not in (0, 1).
+
+        Examples:
+            >>> p = ApproxDP(1.0, 1e-5)
+            >>> round(p.epsilon(0.1), 6), p.epsilon(1e-6)
+            (0.852919, inf)
         """
         d = _check_delta(delta)
         if d < self.delta0:
@@ -666,7 +890,7 @@ class DeltaProfile(PrivacyCurve):
 
     Args:
         fn: epsilon -> delta, non-increasing, a valid delta at every epsilon >= 0.
-        label: shown by :meth:`describe`.
+        label: shown by [`describe`][bayesdp.curves.DeltaProfile.describe].
 
     Examples:
         >>> import math
@@ -681,14 +905,33 @@ class DeltaProfile(PrivacyCurve):
     kind: str = field(default="delta_profile", init=False)
 
     def describe(self) -> str:
-        """The profile's label."""
+        """The profile's label.
+
+        Returns:
+            the label.
+
+        Examples:
+            >>> DeltaProfile(lambda e: 0.0, "zero").describe()
+            'zero'
+        """
         return self.label
 
     def delta(self, epsilon: float) -> float:
         """``fn(epsilon)`` clipped to [0, 1].
 
+        Args:
+            epsilon: >= 0.
+
+        Returns:
+            delta in [0, 1].
+
         Raises:
             AssumptionError: epsilon negative or not finite, or ``fn`` returned NaN.
+
+        Examples:
+            >>> import math
+            >>> round(DeltaProfile(lambda e: math.exp(-e)).delta(1.0), 6)
+            0.367879
         """
         e = _check_epsilon(epsilon)
         v = float(self.fn(e))
@@ -699,8 +942,19 @@ class DeltaProfile(PrivacyCurve):
     def epsilon(self, delta: float) -> float:
         """Smallest epsilon (bisection, rounded up) with delta(epsilon) <= delta; ``math.inf`` past 1e9.
 
+        Args:
+            delta: in (0, 1).
+
+        Returns:
+            epsilon >= 0.
+
         Raises:
             AssumptionError: delta not in (0, 1).
+
+        Examples:
+            >>> import math
+            >>> round(DeltaProfile(lambda e: math.exp(-e)).epsilon(0.01), 6)    # log(100)
+            4.60517
         """
         d = _check_delta(delta)
         if self.delta(0.0) <= d:
@@ -738,10 +992,11 @@ def compose(curves: Iterable[PrivacyCurve]) -> PrivacyCurve:
         curves: the mechanisms' curves, at least one.
 
     Returns:
-        :class:`GDP`, :class:`RDP` or :class:`ApproxDP`, by the first rule above that applies.
+        [`GDP`][bayesdp.curves.GDP], [`RDP`][bayesdp.curves.RDP] or [`ApproxDP`][bayesdp.curves.ApproxDP], by the
+            first rule above that applies.
 
     Raises:
-        AssumptionError: no curve given, or a mix no rule covers (e.g. a :class:`DeltaProfile`).
+        AssumptionError: no curve given, or a mix no rule covers (e.g. a [`DeltaProfile`][bayesdp.curves.DeltaProfile]).
 
     Examples:
         >>> from bayesdp.curves import GDP, ApproxDP, compose

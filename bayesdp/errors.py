@@ -2,7 +2,7 @@
 
 Every message is one line that names the parameter or model site, the value
 given, the condition that fails and what the user can do.  The CLI turns any
-:class:`BayesDPError` into that line on stderr and exit status 2.
+[`BayesDPError`][bayesdp.errors.BayesDPError] into that line on stderr and exit status 2.
 """
 
 from __future__ import annotations
@@ -11,6 +11,9 @@ import contextlib
 import contextvars
 import math
 from typing import Any
+
+__all__ = ["BayesDPError", "AssumptionError", "DomainError", "ModelError", "BudgetError", "require", "check_finite",
+           "positive", "nonnegative", "positive_int", "probability_open", "clip_advice", "CLIP_ADVICE"]
 
 
 class BayesDPError(ValueError):
@@ -30,19 +33,65 @@ class BayesDPError(ValueError):
 
 
 class AssumptionError(BayesDPError):
-    """A hypothesis of a theorem (or of the library) does not hold."""
+    """A hypothesis of a theorem (or of the library) does not hold.
+
+    Raised by every theorem, curve and mechanism on a constant out of range: the message names the
+    parameter, its value, the condition and the fix.
+
+    Examples:
+        >>> from bayesdp.theorems.girsanov import theorem_5_4
+        >>> theorem_5_4(grad_diff=1.0, step_size=0.1, num_steps=0)
+        Traceback (most recent call last):
+        ...
+        bayesdp.errors.AssumptionError: num_steps = 0 must be an integer >= 1
+    """
 
 
 class DomainError(BayesDPError):
-    """Data lie outside the declared public domain, or the domain is invalid."""
+    """Data lie outside the declared public domain, or the domain is invalid.
+
+    Examples:
+        >>> import numpy as np
+        >>> import bayesdp
+        >>> domain = bayesdp.Domain(X=bayesdp.norm_bound(1.0))
+        >>> try:
+        ...     domain.check({"X": np.array([[3.0, 4.0]])})     # a row of norm 5 > 1
+        ... except bayesdp.BayesDPError as e:
+        ...     print(type(e).__name__)
+        DomainError
+    """
 
 
 class ModelError(BayesDPError):
-    """The NumPyro model cannot be analysed (unsupported or unproven site)."""
+    """The NumPyro model cannot be analysed (unsupported or unproven site).
+
+    Examples:
+        >>> import numpyro, numpyro.distributions as dist
+        >>> import bayesdp
+        >>> def prior_only(X):                                   # no likelihood: nothing to certify
+        ...     numpyro.sample("w", dist.Normal(0.0, 1.0))
+        >>> try:
+        ...     bayesdp.certify(prior_only, domain=bayesdp.Domain(X=bayesdp.norm_bound(1.0)), data_size=10,
+        ...                     record_shapes={"X": (2,)})
+        ... except bayesdp.BayesDPError as e:
+        ...     print(type(e).__name__)
+        ModelError
+    """
 
 
 class BudgetError(BayesDPError):
-    """A release would exceed the privacy budget, or the ledger is invalid."""
+    """A release would exceed the privacy budget, or the ledger is invalid.
+
+    Examples:
+        >>> import bayesdp
+        >>> acct = bayesdp.PrivacyAccountant(epsilon=1.0)
+        >>> _ = acct.spend((0.6, 0.0))
+        >>> try:
+        ...     acct.spend((0.6, 0.0))                              # 0.6 + 0.6 > 1: nothing is charged
+        ... except bayesdp.BudgetError as e:
+        ...     print(type(e).__name__)
+        BudgetError
+    """
 
 
 def _fmt(value: Any) -> str:
@@ -52,7 +101,7 @@ def _fmt(value: Any) -> str:
 
 
 def require(condition: bool, name: str, value: Any, needs: str, fix: str = "") -> None:
-    """Raise :class:`AssumptionError` unless ``condition`` holds.
+    """Raise [`AssumptionError`][bayesdp.errors.AssumptionError] unless ``condition`` holds.
 
     Args:
         condition: what must hold.
@@ -80,6 +129,13 @@ def require(condition: bool, name: str, value: Any, needs: str, fix: str = "") -
 def check_finite(name: str, value: Any) -> float:
     """``value`` as a finite float.
 
+    Args:
+        name: the parameter, shown in the message.
+        value: anything ``float()`` accepts (a number or a numeric string).
+
+    Returns:
+        ``float(value)``.
+
     Raises:
         AssumptionError: not a number, or infinite / NaN.
 
@@ -97,7 +153,19 @@ def check_finite(name: str, value: Any) -> float:
 
 
 def positive(name: str, value: Any, fix: str = "") -> float:
-    """``value`` as a float > 0; otherwise :class:`AssumptionError` naming ``name`` (``fix`` appended).
+    """``value`` as a float > 0; otherwise [`AssumptionError`][bayesdp.errors.AssumptionError] naming ``name``
+    (``fix`` appended).
+
+    Args:
+        name: the parameter, shown in the message.
+        value: the value to check.
+        fix: what to do, appended to the message.
+
+    Returns:
+        ``float(value)``.
+
+    Raises:
+        AssumptionError: not a finite number > 0.
 
     Examples:
         >>> positive("step_size", 0.01)
@@ -109,7 +177,19 @@ def positive(name: str, value: Any, fix: str = "") -> float:
 
 
 def nonnegative(name: str, value: Any, fix: str = "") -> float:
-    """``value`` as a float >= 0; otherwise :class:`AssumptionError` naming ``name`` (``fix`` appended).
+    """``value`` as a float >= 0; otherwise [`AssumptionError`][bayesdp.errors.AssumptionError] naming ``name``
+    (``fix`` appended).
+
+    Args:
+        name: the parameter, shown in the message.
+        value: the value to check.
+        fix: what to do, appended to the message.
+
+    Returns:
+        ``float(value)``.
+
+    Raises:
+        AssumptionError: not a finite number >= 0.
 
     Examples:
         >>> nonnegative("grad_bound", 0)
@@ -122,6 +202,14 @@ def nonnegative(name: str, value: Any, fix: str = "") -> float:
 
 def positive_int(name: str, value: Any, fix: str = "") -> int:
     """``value`` as an int >= 1 (``10.0`` is accepted, ``10.5`` and ``True`` are not).
+
+    Args:
+        name: the parameter, shown in the message.
+        value: the value to check.
+        fix: what to do, appended to the message.
+
+    Returns:
+        ``int(value)``.
 
     Raises:
         AssumptionError: not an integer >= 1.
@@ -146,6 +234,14 @@ def positive_int(name: str, value: Any, fix: str = "") -> int:
 def probability_open(name: str, value: Any, fix: str = "") -> float:
     """A value in the open interval (0, 1), e.g. delta.
 
+    Args:
+        name: the parameter, shown in the message.
+        value: the value to check.
+        fix: what to do, appended to the message.
+
+    Returns:
+        ``float(value)``.
+
     Raises:
         AssumptionError: not a finite number in (0, 1).
 
@@ -168,7 +264,21 @@ CLIP_ADVICE: contextvars.ContextVar[str] = contextvars.ContextVar(
 @contextlib.contextmanager
 def clip_advice(text: str):
     """Within this block, domain errors end with ``text`` (e.g. ``", or clip with --clip-to-domain"``,
-    or ``""`` for a command without a clipping option)."""
+    or ``""`` for a command without a clipping option).
+
+    Args:
+        text: the advice, read by the domain check through [`CLIP_ADVICE`][bayesdp.errors.CLIP_ADVICE].
+
+    Returns:
+        a context manager; the previous advice is restored on exit.
+
+    Examples:
+        >>> with clip_advice(", or clip with --clip-to-domain"):
+        ...     CLIP_ADVICE.get()
+        ', or clip with --clip-to-domain'
+        >>> CLIP_ADVICE.get()[:15]
+        ', or clip to th'
+    """
     token = CLIP_ADVICE.set(text)
     try:
         yield

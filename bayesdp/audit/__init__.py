@@ -25,11 +25,12 @@ __all__ = ["AuditReport", "audit", "audit_model", "audit_scores", "check_neighbo
 
 @dataclass(frozen=True)
 class AuditReport:
-    """Result of :func:`audit` or :func:`audit_model`: empirical lower bounds next to the certificate.
+    """Result of [`audit`][bayesdp.audit.audit] or [`audit_model`][bayesdp.audit.audit_model]: empirical lower
+    bounds next to the certificate.
 
     Attributes:
         mechanism: what was audited.
-        bounds: the lower bounds (:class:`~bayesdp.audit.stats.AuditBounds`).
+        bounds: the lower bounds ([`AuditBounds`][bayesdp.audit.stats.AuditBounds]).
         delta: the delta of the comparison.
         certified_epsilon: the certificate's epsilon at ``delta``.
         certified_mu: the certificate's GDP mu, if it is GDP.
@@ -37,6 +38,15 @@ class AuditReport:
         exact_mu: the benchmark's exact mu where known.
         parameters: the configuration.
         benchmark: what ran (the linear-quadratic benchmark or the model).
+
+    Examples:
+        >>> rep = audit("posterior", strong_convexity=1.0, grad_bound=0.5, runs=5_000)
+        >>> rep.passed, rep.violations, rep.source
+        (True, [], 'Gopi-Lee-Liu 2022 (posterior GDP)')
+        >>> rep.bounds.mu_lower_bound <= rep.exact_mu <= rep.certified_mu     # lower bound <= exact <= certified
+        True
+        >>> print(rep.table().splitlines()[-1])
+          PASSED: lower bounds stay below the certificate
     """
     mechanism: str
     bounds: AuditBounds
@@ -51,6 +61,11 @@ class AuditReport:
     @property
     def violations(self) -> list[str]:
         """Lower bounds that exceed the certificate (each one a bug in the math or the sampler).
+
+        Examples:
+            >>> rep = audit("posterior", strong_convexity=1.0, grad_bound=0.5, runs=5_000)
+            >>> rep.violations
+            []
         """
         out = []
         if self.bounds.epsilon_lower_bound > self.certified_epsilon * (1 + 1e-9):
@@ -64,11 +79,25 @@ class AuditReport:
     @property
     def passed(self) -> bool:
         """``True`` when no lower bound exceeds the certificate.
+
+        Examples:
+            >>> rep = audit("posterior", strong_convexity=1.0, grad_bound=0.5, runs=5_000)
+            >>> rep.passed
+            True
         """
         return not self.violations
 
     def to_dict(self) -> dict:
         """JSON form of ``bayesdp audit --json``.
+
+        Returns:
+            the configuration, the certificate, the lower bounds, ``passed`` and ``violations``.
+
+        Examples:
+            >>> rep = audit("posterior", strong_convexity=1.0, grad_bound=0.5, runs=5_000)
+            >>> d = rep.to_dict()
+            >>> d["certificate_source"], d["passed"], d["runs"]
+            ('Gopi-Lee-Liu 2022 (posterior GDP)', True, 5000)
         """
         b = self.bounds
         return {
@@ -84,6 +113,14 @@ class AuditReport:
 
     def table(self) -> str:
         """The readable report of ``bayesdp audit``.
+
+        Returns:
+            the report, one line per bound.
+
+        Examples:
+            >>> rep = audit("posterior", strong_convexity=1.0, grad_bound=0.5, runs=5_000)
+            >>> print(rep.table().splitlines()[0])
+            audit of posterior on the linear-quadratic benchmark (5000 runs per dataset, confidence 0.95)
         """
         b = self.bounds
         lines = [
@@ -119,7 +156,7 @@ def audit(mechanism: str, *, runs: int, strong_convexity: float, grad_bound: flo
         mechanism: one of ``posterior``, ``ula-final``, ``ula-path``, ``sgld-final``, ``sgld-path``,
             ``release``.
         runs: independent runs per dataset (the confidence needs a minimum, see
-            :func:`~bayesdp.audit.stats.min_runs`).
+            [`min_runs`][bayesdp.audit.stats.min_runs]).
         strong_convexity: mu of the benchmark potential ``mu |x|^2 / 2 - <d, x>``.
         grad_bound: c, the bound on ``|d|`` (the worst-case records are +-c).
         step_size: gamma (samplers).
@@ -135,7 +172,7 @@ def audit(mechanism: str, *, runs: int, strong_convexity: float, grad_bound: flo
         burn_in: ``release``: steps dropped before averaging.
 
     Returns:
-        an :class:`AuditReport`.
+        an [`AuditReport`][bayesdp.audit.AuditReport].
 
     Raises:
         AssumptionError: unknown mechanism, a missing or invalid constant, too few runs, or no
@@ -232,14 +269,31 @@ def check_neighbours(data: Mapping[str, Any], data_prime: Mapping[str, Any], rel
 
 
 def audit_model(*args, **kwargs):
-    """Audit a NumPyro model with the real samplers; see :func:`bayesdp.audit.models.audit_model`.
+    """Audit a NumPyro model with the real samplers; see
+    [`bayesdp.audit.models.audit_model`][bayesdp.audit.models.audit_model].
 
     Args:
-        *args: as :func:`bayesdp.audit.models.audit_model`.
-        **kwargs: as :func:`bayesdp.audit.models.audit_model`.
+        *args: as [`bayesdp.audit.models.audit_model`][bayesdp.audit.models.audit_model].
+        **kwargs: as [`bayesdp.audit.models.audit_model`][bayesdp.audit.models.audit_model].
 
     Returns:
-        an :class:`AuditReport`.
+        an [`AuditReport`][bayesdp.audit.AuditReport].
+
+    Raises:
+        AssumptionError: as [`bayesdp.audit.models.audit_model`][bayesdp.audit.models.audit_model].
+        ModelError: the analyzer refuses the model.
+
+    Examples:
+        A full audit compiles the sampler (a few seconds; docs/audit.md runs one).  The posterior and the
+        release are audited on the built-in benchmark instead ([`audit`][bayesdp.audit.audit]):
+
+        >>> import numpy as np
+        >>> from bayesdp.models import logistic
+        >>> audit_model("posterior", logistic, {"X": np.zeros((3, 2)), "y": np.zeros(3)},
+        ...             domain=["X.norm=1", "y.values=0,1"], runs=100, step_size=0.1, num_steps=20)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        bayesdp.errors.AssumptionError: mechanism 'posterior' cannot be audited on a model; choose one of ula-final, ...
     """
     from .models import audit_model as _audit_model
 
@@ -248,7 +302,25 @@ def audit_model(*args, **kwargs):
 
 def worst_case_neighbours(*args, **kwargs):
     """Two datasets differing in one record set to extreme records of the domain; see
-    :func:`bayesdp.audit.models.worst_case_neighbours`.
+    [`bayesdp.audit.models.worst_case_neighbours`][bayesdp.audit.models.worst_case_neighbours].
+
+    Args:
+        *args: as [`bayesdp.audit.models.worst_case_neighbours`][bayesdp.audit.models.worst_case_neighbours].
+        **kwargs: as [`bayesdp.audit.models.worst_case_neighbours`][bayesdp.audit.models.worst_case_neighbours].
+
+    Returns:
+        ``(D, D')``.
+
+    Raises:
+        AssumptionError: as [`bayesdp.audit.models.worst_case_neighbours`][bayesdp.audit.models.worst_case_neighbours].
+
+    Examples:
+        >>> import numpy as np
+        >>> d1, d0 = worst_case_neighbours({"X": np.zeros((2, 2)), "y": np.zeros(2)}, ["X.norm=1", "y.values=0,1"])
+        >>> d1["X"][0].tolist(), d0["X"][0].tolist()      # the first bounded argument: opposite extremes
+        ([1.0, 0.0], [-1.0, -0.0])
+        >>> d1["y"].tolist(), d0["y"].tolist()            # the others: the same extreme on both sides
+        ([1.0, 0.0], [1.0, 0.0])
     """
     from .models import worst_case_neighbours as _wcn
 

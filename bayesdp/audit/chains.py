@@ -1,6 +1,6 @@
 """Vmapped chains of the linear–quadratic benchmark, run with bayesdp's own Langevin kernel
-(:func:`bayesdp.samplers.kernels.build_kernel`) and its minibatch sampler
-(:func:`bayesdp.samplers.gradients.sample_without_replacement`), one XLA program for all runs.
+(``bayesdp.samplers.kernels.build_kernel``) and its minibatch sampler
+(``bayesdp.samplers.gradients.sample_without_replacement``), one XLA program for all runs.
 
 ULA:  grad U_D(x) = mu x - b.
 SGLD: records d_0..d_{m-1} with d_0 = b and the others 0; the gradient estimate is
@@ -16,6 +16,9 @@ import jax.numpy as jnp
 
 from ..samplers.gradients import sample_without_replacement
 from ..samplers.kernels import LangevinState, build_kernel
+
+
+__all__ = ["lq_chain_scores"]
 
 
 def _lq_grad(mu: float, data_size: int | None, batch_size: int | None):
@@ -38,19 +41,27 @@ def _lq_grad(mu: float, data_size: int | None, batch_size: int | None):
 
 def lq_chain_scores(mechanism, cfg, record, runs: int, key):
     """Scores of ``runs`` independent outputs of ``mechanism`` on the linear-quadratic benchmark
-    with differing record ``record`` (one jitted, vmapped program): the output's first coordinate for
-    final draws, the sufficient statistic of the Gaussian path for paths, the Monte Carlo average for
-    ``release``.
+    with differing record ``record`` (one jitted, vmapped program).
+
+    The score is the output's first coordinate for final draws, the sufficient statistic of the
+    Gaussian path for paths, the Monte Carlo average for ``release``.
 
     Args:
-        mechanism: one of :data:`bayesdp.audit.lq.MECHANISMS`.
-        cfg: a validated :class:`~bayesdp.audit.lq.LQConfig`.
+        mechanism: one of [`bayesdp.audit.lq.MECHANISMS`][bayesdp.audit.lq.MECHANISMS].
+        cfg: a validated [`LQConfig`][bayesdp.audit.lq.LQConfig].
         record: the differing record (dim,).
         runs: number of runs.
         key: JAX PRNG key.
 
     Returns:
         a JAX array of ``runs`` scores.
+
+    Examples:
+        >>> import jax, jax.numpy as jnp
+        >>> from bayesdp.audit.lq import LQConfig
+        >>> cfg = LQConfig(strong_convexity=1.0, grad_bound=0.5)
+        >>> lq_chain_scores("posterior", cfg, jnp.array([0.5]), runs=4, key=jax.random.PRNGKey(0)).shape
+        (4,)
     """
     mu, beta = cfg.strong_convexity, cfg.inverse_temperature
     dim = record.shape[0]

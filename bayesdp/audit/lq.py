@@ -8,7 +8,7 @@ declared domain: d_1 = c e_1 on D and d_1 = -c e_1 on D' (the extreme gradient),
 Scores are likelihood-ratio projections: the final draw's first coordinate (the two final laws are
 Gaussians with equal covariance and means apart along e_1), and for paths the sum of the first
 coordinates of the innovations x_k - (1 - gamma mu) x_{k-1} (sufficient for the path's Gaussian
-likelihood ratio under ULA).  The chains run in JAX, vmapped over runs (:mod:`bayesdp.audit.chains`).
+likelihood ratio under ULA).  The chains run in JAX, vmapped over runs ([`bayesdp.audit.chains`][bayesdp.audit.chains]).
 """
 
 from __future__ import annotations
@@ -20,6 +20,10 @@ import numpy as np
 
 from ..errors import AssumptionError, nonnegative, positive, positive_int, require
 
+__all__ = ["MECHANISMS", "LQConfig", "bound_options", "exact_mu", "release_sensitivity", "exact_release_epsilon",
+           "runs_memory_bytes", "check_runs_memory", "run_scores"]
+
+#: the mechanisms with a built-in benchmark
 MECHANISMS = ("posterior", "ula-final", "ula-path", "sgld-final", "sgld-path", "release")
 
 
@@ -58,8 +62,20 @@ class LQConfig:
     def validated(self, mechanism: str) -> "LQConfig":
         """``self`` after checking the constants ``mechanism`` needs.
 
+        Args:
+            mechanism: one of [`MECHANISMS`][bayesdp.audit.lq.MECHANISMS].
+
+        Returns:
+            ``self``.
+
         Raises:
             AssumptionError: unknown mechanism or a missing / invalid constant.
+
+        Examples:
+            >>> LQConfig(strong_convexity=1.0, grad_bound=0.5).validated("ula-final")
+            Traceback (most recent call last):
+            ...
+            bayesdp.errors.AssumptionError: --step-size and --num-steps are required for ula-final
         """
         if mechanism not in MECHANISMS:
             raise AssumptionError(f"mechanism {mechanism!r} has no built-in benchmark; choose one of "
@@ -94,11 +110,15 @@ def bound_options(mechanism: str, cfg: LQConfig) -> dict:
     """The constants the certificate core needs for this benchmark (all proven by construction).
 
     Args:
-        mechanism: one of :data:`MECHANISMS`.
+        mechanism: one of [`MECHANISMS`][bayesdp.audit.lq.MECHANISMS].
         cfg: the benchmark.
 
     Returns:
-        keyword constants for :func:`bayesdp.bound`.
+        keyword constants for [`bayesdp.bound`][bayesdp.mechanisms.registry.bound].
+
+    Examples:
+        >>> bound_options("ula-path", LQConfig(strong_convexity=1.0, grad_bound=0.5, step_size=0.01, num_steps=100))
+        {'inverse_temperature': 1.0, 'step_size': 0.01, 'num_steps': 100, 'grad_diff': 1.0}
     """
     base = dict(inverse_temperature=cfg.inverse_temperature)
     if mechanism == "posterior":
@@ -123,11 +143,15 @@ def exact_mu(mechanism: str, cfg: LQConfig) -> float | None:
     """Exact GDP parameter where the output is a Gaussian mechanism (None for SGLD).
 
     Args:
-        mechanism: one of :data:`MECHANISMS`.
+        mechanism: one of [`MECHANISMS`][bayesdp.audit.lq.MECHANISMS].
         cfg: the benchmark.
 
     Returns:
         mu, or ``None`` where the output is not Gaussian (SGLD).
+
+    Examples:
+        >>> exact_mu("ula-path", LQConfig(1.0, 0.5, step_size=0.02, num_steps=100))   # 2c sqrt(beta n gamma / 2)
+        1.0
     """
     mu, c, beta = cfg.strong_convexity, cfg.grad_bound, cfg.inverse_temperature
     if mechanism == "posterior":
@@ -150,7 +174,11 @@ def release_sensitivity(cfg: LQConfig):
         cfg: the benchmark (step_size required).
 
     Returns:
-        the :class:`~bayesdp.release.sensitivity.CouplingBound`.
+        the ``CouplingBound``.
+
+    Examples:
+        >>> round(release_sensitivity(LQConfig(1.0, 0.5, step_size=0.1, num_steps=200)).distance, 6)   # 2c / mu
+        1.0
     """
     from ..release.sensitivity import coupling_strongly_convex
 
@@ -166,6 +194,11 @@ def exact_release_epsilon(cfg: LQConfig) -> float:
 
     Returns:
         the exact epsilon (at most ``cfg.epsilon``).
+
+    Examples:
+        >>> cfg = LQConfig(1.0, 0.5, step_size=0.1, num_steps=200, epsilon=1.0, burn_in=50)
+        >>> round(float(exact_release_epsilon(cfg)), 6)        # mean of 1 - 0.9^k over k = 51..200
+        0.999691
     """
     mu, g, n, b = cfg.strong_convexity, cfg.step_size, cfg.num_steps, cfg.burn_in
     rho = 1 - g * mu
@@ -175,15 +208,42 @@ def exact_release_epsilon(cfg: LQConfig) -> float:
 
 
 def runs_memory_bytes(mechanism: str, cfg: LQConfig, runs: int) -> float:
-    """An estimate (from below) of the memory of :func:`run_scores`: per run the per-step keys of the
-    vmapped scan (``num_steps`` keys of 8 bytes), the state and the minibatch, and the scores."""
+    """An estimate (from below) of the memory of [`run_scores`][bayesdp.audit.lq.run_scores]: per run the per-step
+    keys of the vmapped scan (``num_steps`` keys of 8 bytes), the state and the minibatch, and the scores.
+
+    Args:
+        mechanism: one of [`MECHANISMS`][bayesdp.audit.lq.MECHANISMS].
+        cfg: the benchmark.
+        runs: runs per dataset.
+
+    Returns:
+        bytes.
+
+    Examples:
+        >>> runs_memory_bytes("ula-final", LQConfig(1.0, 0.5, step_size=0.1, num_steps=100), runs=1000)
+        848000.0
+    """
     n = 0 if mechanism == "posterior" else int(cfg.num_steps or 0)
     per_run = 8.0 * n + 4.0 * 8 * int(cfg.dim) + 4.0 * int(cfg.batch_size or 0) + 16.0
     return float(runs) * per_run
 
 
 def check_runs_memory(mechanism: str, cfg: LQConfig, runs: int) -> None:
-    """Refuse in one line, before anything runs, more runs than the memory holds."""
+    """Refuse in one line, before anything runs, more runs than the memory holds.
+
+    Args:
+        mechanism: one of [`MECHANISMS`][bayesdp.audit.lq.MECHANISMS].
+        cfg: the benchmark.
+        runs: runs per dataset.
+
+    Raises:
+        AssumptionError: [`runs_memory_bytes`][bayesdp.audit.lq.runs_memory_bytes] exceeds the available memory
+            ([`bayesdp.resources.available_memory_bytes`][bayesdp.resources.available_memory_bytes]; no check where
+            it is unknown).
+
+    Examples:
+        >>> check_runs_memory("ula-final", LQConfig(1.0, 0.5, step_size=0.1, num_steps=100), runs=1000)  # < 1 MB
+    """
     from ..resources import require_memory
 
     require_memory(runs_memory_bytes(mechanism, cfg, runs), f"--runs {runs} of the {mechanism} benchmark",
@@ -194,7 +254,7 @@ def run_scores(mechanism: str, cfg: LQConfig, runs: int, seed: int = 0) -> tuple
     """Scores of `runs` independent outputs on D and on D' (vmapped; one XLA program per dataset).
 
     Args:
-        mechanism: one of :data:`MECHANISMS`.
+        mechanism: one of [`MECHANISMS`][bayesdp.audit.lq.MECHANISMS].
         cfg: the benchmark.
         runs: runs per dataset.
         seed: of the benchmark chains.
@@ -204,6 +264,13 @@ def run_scores(mechanism: str, cfg: LQConfig, runs: int, seed: int = 0) -> tuple
 
     Raises:
         AssumptionError: invalid configuration or runs.
+
+    Examples:
+        The exact posterior draws are N(+-c/mu, 1/mu): the two samples are centred at +-0.5.
+
+        >>> s1, s0 = run_scores("posterior", LQConfig(strong_convexity=1.0, grad_bound=0.5), runs=1000)
+        >>> s1.shape, bool(s1.mean() > 0.3 > -0.3 > s0.mean())
+        ((1000,), True)
     """
     import jax
     import jax.numpy as jnp

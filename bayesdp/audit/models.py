@@ -1,15 +1,14 @@
 """Audits of a NumPyro model with the real samplers (issue #8).
 
-* Neighbours: given by the user (checked by :func:`bayesdp.audit.check_neighbours`) or, by default,
-  a replacement of record 0 by two extreme records of the declared domain: the first bounded
-  argument takes opposite extremes (for a norm bound R the rows ``+R e_1`` and ``-R e_1``; for a box
-  the corners ``max`` and ``min``; for a finite set its largest and smallest value) and every other
-  bounded argument its largest value on both sides.  (Any pair of neighbours gives a valid lower bound; extreme records
-  make it larger.)
-* Runs: ``runs`` independent chains of :class:`bayesdp.samplers.Sampler` on each dataset, from the
+* Neighbours: given by the user (checked by [`bayesdp.audit.check_neighbours`][bayesdp.audit.check_neighbours]) or,
+  by default, a replacement of record 0 by two extreme records of the declared domain: the first bounded argument
+  takes opposite extremes (for a norm bound R the rows ``+R e_1`` and ``-R e_1``; for a box the corners ``max`` and
+  ``min``; for a finite set its largest and smallest value) and every other bounded argument its largest value on
+  both sides.  (Any pair of neighbours gives a valid lower bound; extreme records make it larger.)
+* Runs: ``runs`` independent chains of ``bayesdp.samplers.Sampler`` on each dataset, from the
   same data-independent start, vectorised (one XLA program per dataset).  The chains are not
   published; the certificate compared against is the one of a single run, from
-  :func:`bayesdp.analysis.certify` with the same configuration.
+  ``bayesdp.analysis.certify`` with the same configuration.
 * Score: a user statistic of the released output, or by default a linear projection
   ``<w, output>`` with ``w`` the difference of the mean outputs on D and D' estimated on a separate
   pilot split of the runs (so that the threshold test on the remaining runs is still valid).
@@ -24,6 +23,9 @@ import numpy as np
 from ..errors import AssumptionError, positive_int
 from .stats import audit_scores
 
+__all__ = ["MODEL_MECHANISMS", "worst_case_neighbours", "audit_model"]
+
+#: the mechanisms :func:`audit_model` audits with the real samplers
 MODEL_MECHANISMS = ("ula-final", "ula-path", "sgld-final", "sgld-path")
 PILOT_FRACTION = 0.2
 
@@ -36,7 +38,7 @@ def worst_case_neighbours(data: Mapping[str, Any], domain, record: int = 0) -> t
 
     Args:
         data: ``{argument: array}``, records along axis 0.
-        domain: a :class:`~bayesdp.analysis.Domain` or its strings (``["X.norm=1", "y.values=0,1"]``).
+        domain: a ``Domain`` or its strings (``["X.norm=1", "y.values=0,1"]``).
         record: the index of the record to replace.
 
     Returns:
@@ -104,9 +106,9 @@ def audit_model(mechanism: str, model: Callable, data: Mapping[str, Any], *, dom
                 inverse_temperature: float = 1.0, clip_norm: float | None = None,
                 model_kwargs: Mapping[str, Any] | None = None, statistic: Callable | None = None,
                 delta: float = 1e-5, confidence: float = 0.95, seed: int = 0, model_name: str | None = None):
-    """Audit `mechanism` of `model` on neighbouring datasets; returns an :class:`AuditReport`.
+    """Audit `mechanism` of `model` on neighbouring datasets; returns an [`AuditReport`][bayesdp.audit.AuditReport].
 
-    The real samplers (:class:`bayesdp.samplers.Sampler`, ``uncertified=True``) run ``runs`` chains on
+    The real samplers (``bayesdp.samplers.Sampler``, ``uncertified=True``) run ``runs`` chains on
     each dataset; the score is a linear statistic of the output chosen on a pilot split (or
     ``statistic``); the lower bounds are compared with the analyzer's certificate.
 
@@ -114,11 +116,11 @@ def audit_model(mechanism: str, model: Callable, data: Mapping[str, Any], *, dom
         mechanism: ``ula-final``, ``ula-path``, ``sgld-final`` or ``sgld-path``.
         model: the NumPyro model function.
         data: the dataset D.
-        domain: the public bounds (as for :func:`worst_case_neighbours`).
+        domain: the public bounds (as for [`worst_case_neighbours`][bayesdp.audit.models.worst_case_neighbours]).
         runs: chains per dataset.
         step_size: gamma.
         num_steps: chain length.
-        data_prime: D' (default: :func:`worst_case_neighbours`).
+        data_prime: D' (default: [`worst_case_neighbours`][bayesdp.audit.models.worst_case_neighbours]).
         batch_size: SGLD batch size.
         inverse_temperature: beta.
         clip_norm: SGLD gradient clipping.
@@ -130,12 +132,25 @@ def audit_model(mechanism: str, model: Callable, data: Mapping[str, Any], *, dom
         model_name: shown in the report.
 
     Returns:
-        an :class:`~bayesdp.audit.AuditReport`.
+        an [`AuditReport`][bayesdp.audit.AuditReport].
 
     Raises:
         AssumptionError: mechanism not auditable on a model, invalid constants or neighbours, or no
             certificate for the configuration.
         ModelError: the analyzer refuses the model.
+
+    Examples:
+        A run compiles the sampler (a few seconds; docs/audit.md shows one); neighbours that are not
+        neighbours are refused before anything runs:
+
+        >>> import numpy as np
+        >>> from bayesdp.models import logistic
+        >>> X = np.zeros((3, 2)); y = np.zeros(3)
+        >>> audit_model("ula-final", logistic, {"X": X, "y": y}, data_prime={"X": X + 0.1, "y": y},
+        ...             domain=["X.norm=1", "y.values=0,1"], runs=100, step_size=0.1, num_steps=20)
+        Traceback (most recent call last):
+        ...
+        bayesdp.errors.AssumptionError: the datasets differ in 3 records; replace-one neighbours differ in exactly one
     """
     from ..analysis import certify
     from . import AuditReport, check_neighbours

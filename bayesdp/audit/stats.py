@@ -27,6 +27,8 @@ from ..curves import GDP
 from ..errors import AssumptionError
 
 
+__all__ = ["clopper_pearson_upper", "AuditBounds", "min_runs", "audit_scores", "PILOT_FRACTION"]
+
 #: fraction of each side's runs used only to choose the threshold grid
 PILOT_FRACTION = 0.1
 
@@ -71,6 +73,13 @@ class AuditBounds:
         confidence: of the bounds.
         runs: runs per dataset.
         thresholds_scanned: size of the threshold grid.
+
+    Examples:
+        >>> import numpy as np
+        >>> rng = np.random.default_rng(0)
+        >>> b = audit_scores(rng.normal(2.0, 1.0, 5_000), rng.normal(0.0, 1.0, 5_000), delta=1e-5)
+        >>> b.runs, bool(0 < b.mu_lower_bound < 2.0)      # true mu = 2: a lower bound below it
+        (5000, True)
     """
     epsilon_lower_bound: float
     mu_lower_bound: float
@@ -116,7 +125,7 @@ def audit_scores(scores_d: np.ndarray, scores_d_prime: np.ndarray, delta: float,
         thresholds: size of the threshold grid (chosen on a pilot split of 10 % of the runs).
 
     Returns:
-        :class:`AuditBounds`.
+        [`AuditBounds`][bayesdp.audit.stats.AuditBounds].
 
     Raises:
         AssumptionError: a parameter out of range, non-finite or constant scores, or too few runs.

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+__all__ = ["NAME", "HELP", "CONFIGS", "MODEL_CASES", "add_arguments", "run", "format_table"]
+
 NAME = "audit"
 HELP = "empirical lower bounds vs certificates: linear-quadratic benchmark (10^5 runs) and reference models"
 
@@ -46,13 +48,46 @@ def _model_data(name, m=40, d=3, seed=0):
 
 
 def add_arguments(p) -> None:
-    """Add the options of ``bayesdp bench audit`` to the argparse sub-parser ``p``."""
+    """Add the options of ``bayesdp bench audit`` to the argparse sub-parser ``p``.
+
+    Args:
+        p: the sub-parser.
+
+    Examples:
+        >>> import argparse
+        >>> p = argparse.ArgumentParser(prog="bayesdp bench audit")
+        >>> add_arguments(p)
+        >>> vars(p.parse_args([]))
+        {'runs': 100000, 'model_runs': 20000}
+    """
     p.add_argument("--runs", type=int, default=100_000, help="runs per dataset (default 100000)")
     p.add_argument("--model-runs", type=int, default=20_000, help="runs per dataset for the models (default 20000)")
 
 
 def run(args) -> list[dict]:
-    """Run ``bayesdp bench audit`` with the parsed options ``args``: JSON-ready results."""
+    """Run ``bayesdp bench audit`` with the parsed options ``args``: JSON-ready results.
+
+    Every configuration of [`CONFIGS`][bayesdp.bench.audit.CONFIGS] is audited on the linear-quadratic benchmark with
+    ``args.runs`` runs per dataset, and every case of [`MODEL_CASES`][bayesdp.bench.audit.MODEL_CASES] on a
+    reference model with the real samplers (``args.model_runs`` runs); the defaults take minutes.
+
+    Args:
+        args: the namespace of [`add_arguments`][bayesdp.bench.audit.add_arguments]' options.
+
+    Returns:
+        one dict per audit ([`bayesdp.audit.AuditReport.to_dict`][bayesdp.audit.AuditReport.to_dict], plus
+            ``seconds`` and ``mu_lb_over_exact``).
+
+    Raises:
+        AssumptionError: invalid options (refused before anything runs).
+
+    Examples:
+        >>> import argparse
+        >>> run(argparse.Namespace(runs=0, model_runs=0))
+        Traceback (most recent call last):
+        ...
+        bayesdp.errors.AssumptionError: runs = 0 must be an integer >= 1
+    """
     from ..audit import audit   # scipy.stats: imported only when the bench runs
 
     rows = []
@@ -80,7 +115,21 @@ def run(args) -> list[dict]:
 
 
 def format_table(rows) -> str:
-    """``rows`` (what :func:`run` returned) as the readable table printed without ``--json``."""
+    """``rows`` (what [`run`][bayesdp.bench.audit.run] returned) as the readable table printed without ``--json``.
+
+    Args:
+        rows: the result of [`run`][bayesdp.bench.audit.run].
+
+    Returns:
+        the table.
+
+    Examples:
+        >>> row = {"benchmark": "linear-quadratic benchmark", "mechanism": "posterior", "certified_epsilon": 4.377,
+        ...        "epsilon_lower_bound": 1.57, "mu_lower_bound": 0.87, "certified_mu": 1.0, "exact_mu": 1.0,
+        ...        "passed": True, "seconds": 0.5}
+        >>> print(format_table([row]).splitlines()[1])
+        linear-quadratic benchmark   posterior       4.377      1.57     0.87        1        1   True    0.5
+    """
     out = [f"{'benchmark':<28} {'mechanism':<11} {'cert eps':>9} {'CP eps LB':>9} {'mu LB':>8} {'cert mu':>8} {'exact mu':>8} "
            f"{'passed':>6} {'s':>6}"]
     for r in rows:

@@ -1,4 +1,4 @@
-"""``bayesdp bench load``: time and peak memory of :func:`bayesdp.analysis.loading.load_data` on a
+"""``bayesdp bench load``: time and peak memory of ``bayesdp.analysis.loading.load_data`` on a
 500,000 x 30 CSV and Parquet file (targets, issue #16: at most 1.5 s and a peak of at most twice the
 final arrays), with pandas reading the same file into the same arrays as the reference, measured in the
 same run.
@@ -22,6 +22,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+
+__all__ = ["NAME", "HELP", "TARGET_SECONDS", "TARGET_PEAK_RATIO", "add_arguments", "write_files", "run",
+           "format_table"]
 
 NAME = "load"
 HELP = "load_data on a 500,000 x 30 CSV/Parquet file: time and peak memory vs pandas (targets 1.5 s, 2x)"
@@ -70,7 +73,18 @@ print(json.dumps({"seconds": seconds, "cpu_seconds": cpu_seconds, "peak_bytes": 
 
 
 def add_arguments(parser) -> None:
-    """Add the options of ``bayesdp bench load`` to the argparse sub-parser ``parser``."""
+    """Add the options of ``bayesdp bench load`` to the argparse sub-parser ``parser``.
+
+    Args:
+        parser: the sub-parser.
+
+    Examples:
+        >>> import argparse
+        >>> p = argparse.ArgumentParser(prog="bayesdp bench load")
+        >>> add_arguments(p)
+        >>> vars(p.parse_args([]))
+        {'rows': 500000, 'columns': 30, 'repeats': 3, 'formats': 'csv,parquet'}
+    """
     from ..cli import ARG_TYPES
 
     parser.add_argument("--rows", type=ARG_TYPES[int], default=500_000, help="records in the file")
@@ -130,7 +144,27 @@ def _measure(path: str, fmt: str, loader: str, xcols: str) -> dict:
 
 def run(args) -> dict:
     """Run ``bayesdp bench load`` with the parsed options ``args``: JSON-ready
-    results (medians, targets and the reference measured in the same run)."""
+    results (medians, targets and the reference measured in the same run).
+
+    Each loader runs ``args.repeats`` times per format in fresh processes (see the module docstring);
+    the defaults take about a minute.
+
+    Args:
+        args: the namespace of [`add_arguments`][bayesdp.bench.load.add_arguments]' options.
+
+    Returns:
+        a dict with one row per format (times, peak memory, ``meets_target``) and ``meets_target``.
+
+    Raises:
+        AssumptionError: an unknown format, rows < 1, columns < 2, repeats < 1, or no Linux /proc.
+
+    Examples:
+        >>> import argparse
+        >>> run(argparse.Namespace(rows=10, columns=3, repeats=1, formats="csv,xml"))
+        Traceback (most recent call last):
+        ...
+        bayesdp.errors.AssumptionError: --formats 'csv,xml': 'xml' is not csv or parquet; pass csv,parquet
+    """
     from ..errors import AssumptionError
 
     formats = [f.strip() for f in args.formats.split(",") if f.strip()]
@@ -173,7 +207,22 @@ def run(args) -> dict:
 
 
 def format_table(result: dict) -> str:
-    """``result`` (what :func:`run` returned) as the readable table printed without ``--json``."""
+    """``result`` (what [`run`][bayesdp.bench.load.run] returned) as the readable table printed without ``--json``.
+
+    Args:
+        result: the result of [`run`][bayesdp.bench.load.run].
+
+    Returns:
+        the table.
+
+    Examples:
+        >>> m = {"seconds_median": 0.9, "peak_bytes_median": 180e6, "peak_over_array": 1.5}
+        >>> res = {"rows": 500000, "columns": 30, "repeats": 3,
+        ...        "formats": [{"format": "csv", "bayesdp": m, "pandas": m, "array_bytes": 120e6,
+        ...                     "same_values_as_reference": True, "meets_target": True}]}
+        >>> print(format_table(res).splitlines()[-1])
+          csv: arrays 120.0 MB, same values as pandas: True, target met
+    """
     lines = [f"load_data on {result['rows']:,} x {result['columns']} (median of {result['repeats']} fresh "
              f"processes; targets <= {TARGET_SECONDS:g} s and peak <= {TARGET_PEAK_RATIO:g}x the arrays)",
              f"  {'format':8} {'loader':8} {'seconds':>8} {'peak MB':>8} {'peak/array':>10}"]

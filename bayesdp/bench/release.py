@@ -21,13 +21,26 @@ import os
 import tempfile
 import time
 
+__all__ = ["NAME", "HELP", "EPSILONS", "add_arguments", "run", "format_table"]
+
 NAME = "release"
 HELP = "released error vs the non-private estimate for the demo model at eps in {0.1, 1, 10}"
 EPSILONS = (0.1, 1.0, 10.0)
 
 
 def add_arguments(parser) -> None:
-    """Add the options of ``bayesdp bench release`` to the argparse sub-parser ``parser``."""
+    """Add the options of ``bayesdp bench release`` to the argparse sub-parser ``parser``.
+
+    Args:
+        parser: the sub-parser.
+
+    Examples:
+        >>> import argparse
+        >>> p = argparse.ArgumentParser(prog="bayesdp bench release")
+        >>> add_arguments(p)
+        >>> vars(p.parse_args([]))
+        {'repeats': 200, 'num_steps': 4000, 'prior_scale': 0.5, 'seed': 0}
+    """
     from ..cli import ARG_TYPES
 
     parser.add_argument("--repeats", type=ARG_TYPES[int], default=200, help="releases per (statistic, eps)")
@@ -37,7 +50,29 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> dict:
-    """Run ``bayesdp bench release`` with the parsed options ``args``: JSON-ready results."""
+    """Run ``bayesdp bench release`` with the parsed options ``args``: JSON-ready results.
+
+    One chain of the demo model, then ``args.repeats`` releases per statistic and epsilon (see the
+    module docstring); the defaults take a few minutes.
+
+    Args:
+        args: the namespace of [`add_arguments`][bayesdp.bench.release.add_arguments]' options.
+
+    Returns:
+        a dict with the configuration, the chain's time and one row per (statistic, epsilon).
+
+    Raises:
+        BayesDPError: invalid options (e.g. ``num_steps`` < 1), refused before the chain runs.
+
+    Examples:
+        >>> import argparse
+        >>> from bayesdp.errors import BayesDPError
+        >>> try:
+        ...     run(argparse.Namespace(repeats=1, num_steps=0, prior_scale=0.5, seed=0))
+        ... except BayesDPError as e:
+        ...     print("refused:", type(e).__name__)
+        refused: AssumptionError
+    """
     import numpy as np
 
     from ..analysis.loading import load_model
@@ -90,7 +125,19 @@ def run(args) -> dict:
 
 
 def format_table(res: dict) -> str:
-    """``res`` (what :func:`run` returned) as the readable table printed without ``--json``."""
+    """``res`` (what [`run`][bayesdp.bench.release.run] returned) as the readable table printed without ``--json``.
+
+    Args:
+        res: the result of [`run`][bayesdp.bench.release.run].
+
+    Returns:
+        the table.
+
+    Examples:
+        >>> res = {"prior_scale": 0.5, "num_chains": 4, "num_steps": 4000, "repeats": 200, "rows": []}
+        >>> print(format_table(res).splitlines()[0][:66])
+        demo model (logistic, prior scale 0.5), 4 chains x 4000 steps, 200
+    """
     lines = [f"demo model (logistic, prior scale {res['prior_scale']:g}), {res['num_chains']} chains x "
              f"{res['num_steps']} steps, {res['repeats']} releases per row; errors vs the non-private estimate",
              f"{'statistic':<13} {'eps':>5} {'k':>3} {'sensitivity':>12} {'scale':>10} {'MAE':>10} {'RMSE':>10} "

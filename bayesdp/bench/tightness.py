@@ -19,6 +19,9 @@ from ..errors import BayesDPError
 from ..mechanisms import bound
 from ..theorems.paper_constants import C3_as_printed, eps_delta_C4_form
 
+__all__ = ["NAME", "HELP", "MUS", "CS", "STEP_FRACTIONS", "NUM_STEPS", "DELTA", "add_arguments",
+           "exact_epsilon", "exact_final_mu", "exact_path_mu", "run", "format_table"]
+
 NAME = "tightness"
 HELP = "best certificate vs exact privacy on the linear-quadratic benchmark (and vs the seed routes)"
 
@@ -30,7 +33,18 @@ DELTA = 1e-5
 
 
 def add_arguments(p) -> None:
-    """Add the options of ``bayesdp bench tightness`` to the argparse sub-parser ``p``."""
+    """Add the options of ``bayesdp bench tightness`` to the argparse sub-parser ``p``.
+
+    Args:
+        p: the sub-parser.
+
+    Examples:
+        >>> import argparse
+        >>> p = argparse.ArgumentParser(prog="bayesdp bench tightness")
+        >>> add_arguments(p)
+        >>> vars(p.parse_args([]))
+        {'random_draws': 10000, 'seed': 0}
+    """
     p.add_argument("--random-draws", type=int, default=10_000,
                    help="random parameter draws for the soundness check (default 10000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the parameter draws")
@@ -48,7 +62,14 @@ def _gdp_delta_plain(mu: float, eps: float) -> float:
 
 def exact_epsilon(mu: float, delta: float) -> float:
     """Exact epsilon(delta) of mu-GDP, by root finding on Dong-Roth-Su Cor. 2.13 in plain float
-    arithmetic (an independent check of :meth:`bayesdp.curves.GDP.epsilon`).
+    arithmetic (an independent check of [`bayesdp.curves.GDP.epsilon`][bayesdp.curves.GDP.epsilon]).
+
+    Args:
+        mu: the GDP parameter >= 0.
+        delta: in (0, 1).
+
+    Returns:
+        epsilon (0 when mu-GDP already gives delta at epsilon = 0).
 
     Examples:
         >>> round(exact_epsilon(1.0, 1e-5), 4)
@@ -74,6 +95,9 @@ def exact_final_mu(mu: float, c: float, gamma: float, n: int, beta: float = 1.0)
         n: number of steps.
         beta: inverse temperature.
 
+    Returns:
+        the exact mu.
+
     Examples:
         >>> round(exact_final_mu(1.0, 0.5, 0.01, 10_000), 4)
         0.9975
@@ -86,6 +110,15 @@ def exact_final_mu(mu: float, c: float, gamma: float, n: int, beta: float = 1.0)
 
 def exact_path_mu(c: float, gamma: float, n: int, beta: float = 1.0) -> float:
     """Exact GDP mu of ULA's whole path on the benchmark: ``2c sqrt(beta n gamma / 2)``.
+
+    Args:
+        c: gradient bound (records +-c).
+        gamma: step size.
+        n: number of steps.
+        beta: inverse temperature.
+
+    Returns:
+        the exact mu.
 
     Examples:
         >>> exact_path_mu(0.5, 0.02, 100)
@@ -172,7 +205,27 @@ def _soundness(draws: int, seed: int) -> dict:
 
 
 def run(args) -> dict:
-    """Run ``bayesdp bench tightness`` with the parsed options ``args``: JSON-ready results."""
+    """Run ``bayesdp bench tightness`` with the parsed options ``args``: JSON-ready results.
+
+    Every configuration of the grid [`MUS`][bayesdp.bench.tightness.MUS] x [`CS`][bayesdp.bench.tightness.CS] x
+    [`STEP_FRACTIONS`][bayesdp.bench.tightness.STEP_FRACTIONS] x [`NUM_STEPS`][bayesdp.bench.tightness.NUM_STEPS] is
+    certified and compared with the exact epsilon, then ``args.random_draws`` random configurations check soundness
+    (no certified epsilon below the exact one).
+
+    Args:
+        args: the namespace of [`add_arguments`][bayesdp.bench.tightness.add_arguments]' options.
+
+    Returns:
+        ``{"summary": ..., "rows": [...]}``.
+
+    Examples:
+        The grid alone (no random draws; a few seconds):
+
+        >>> import argparse
+        >>> res = run(argparse.Namespace(random_draws=0, seed=0))
+        >>> len(res["rows"]), res["summary"]["final_ok"], res["summary"]["path_ok"]
+        (90, True, True)
+    """
     rows = [_row(mu, c, f, n) for mu in MUS for c in CS for f in STEP_FRACTIONS for n in NUM_STEPS]
     fr = [r["final_ratio"] for r in rows if r["final_ratio"] is not None]
     pr = [r["path_ratio"] for r in rows if r["path_ratio"] is not None]
@@ -191,7 +244,18 @@ def run(args) -> dict:
 
 
 def format_table(result: dict) -> str:
-    """``result`` (what :func:`run` returned) as the readable table printed without ``--json``."""
+    """``result`` (what [`run`][bayesdp.bench.tightness.run] returned) as the readable table printed without ``--json``.
+
+    Args:
+        result: the result of [`run`][bayesdp.bench.tightness.run].
+
+    Returns:
+        the table: one line per grid row, then the summary.
+
+    Examples:
+        >>> print(format_table({"rows": [], "summary": {"final_ok": True}}).splitlines()[-1])
+        final_ok: True
+    """
     lines = [f"{'mu':>7} {'c':>4} {'gamma':>8} {'n':>7} | {'final exact':>11} {'best':>9} {'ratio':>7} "
              f"{'004 5.2*':>9} | {'nonconvex':>9} {'/5.2*':>6} | {'path exact':>10} {'best':>9} {'ratio':>7}"]
     for r in result["rows"]:

@@ -1,7 +1,7 @@
 """Mechanisms answered by ``bayesdp bound``.
 
 Importing this package imports every module in it; each module registers its
-mechanisms with :func:`register` (one module per family of results).
+mechanisms with [`register`][bayesdp.mechanisms.register] (one module per family of results).
 """
 
 import importlib as _importlib

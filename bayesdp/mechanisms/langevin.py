@@ -19,6 +19,8 @@ from ..theorems import tight as TT
 from ..theorems import transfer as T
 from .registry import Mechanism, Option, Route, need, register
 
+__all__: list[str] = []   # registers its mechanisms with bayesdp.bound; nothing to call here
+
 # -- shared options -----------------------------------------------------------
 
 MU = Option("--strong-convexity", "mu: strong convexity of the data-independent part K (004 Assumption 5.1)")

@@ -1,8 +1,8 @@
-"""Registry of the mechanisms answered by ``bayesdp bound`` and :func:`bayesdp.bound`.
+"""Registry of the mechanisms answered by ``bayesdp bound`` and [`bayesdp.bound`][bayesdp.mechanisms.registry.bound].
 
 A mechanism is a name, a list of options (flag names are fixed: other tools
 rely on them) and a function that turns the options into *routes*.  A route
-is one theorem applied to the options; it yields a :class:`Certificate`, or an
+is one theorem applied to the options; it yields a [`Certificate`][bayesdp.certificate.Certificate], or an
 invalid certificate carrying the reason when a hypothesis fails.  A mechanism
 refuses (raises) only when none of its *primary* routes is valid: secondary
 routes (e.g. a path bound used for a final draw by data processing) are listed
@@ -17,13 +17,15 @@ from typing import Any, Callable, Mapping, Sequence
 from ..certificate import BoundReport, Certificate, numerical_failure
 from ..errors import AssumptionError, BayesDPError
 
+__all__ = ["Option", "Route", "Mechanism", "MECHANISMS", "register", "get_mechanism", "need", "evaluate", "bound"]
+
 
 @dataclass(frozen=True)
 class Option:
-    """One command-line option of a mechanism (also a keyword of :func:`bound`).
+    """One command-line option of a mechanism (also a keyword of [`bound`][bayesdp.mechanisms.registry.bound]).
 
     Args:
-        flag: e.g. ``"--step-size"``; the keyword is :attr:`dest` (``step_size``).
+        flag: e.g. ``"--step-size"``; the keyword is [`dest`][bayesdp.mechanisms.registry.Option.dest] (``step_size``).
         help: one line for ``--help``.
         type: parses the command-line text.
         default: used when the option is not given.
@@ -44,15 +46,35 @@ class Option:
 
     @property
     def dest(self) -> str:
-        """The keyword name: the flag without dashes, ``-`` -> ``_``."""
+        """The keyword name: the flag without dashes, ``-`` -> ``_``.
+
+        Examples:
+            >>> Option("--inverse-temperature", "beta").dest
+            'inverse_temperature'
+        """
         return self.flag.lstrip("-").replace("-", "_")
 
 
 @dataclass(frozen=True)
 class Route:
-    """One theorem for a mechanism: ``build()`` returns its :class:`Certificate` or raises
-    :class:`BayesDPError` when a hypothesis fails.  Only *primary* routes can make a configuration
-    acceptable (see the module docstring); ``certified=False`` marks estimates."""
+    """One theorem for a mechanism: ``build()`` returns its [`Certificate`][bayesdp.certificate.Certificate] or raises
+    [`BayesDPError`][bayesdp.errors.BayesDPError] when a hypothesis fails.
+
+    Only *primary* routes can make a configuration acceptable (see the module docstring);
+    ``certified=False`` marks estimates.
+
+    Args:
+        source: the theorem's label, shown for an invalid route too.
+        build: a function of no arguments returning the certificate.
+        primary: whether a valid certificate of this route makes the configuration acceptable.
+        certified: ``False`` for estimates (never chosen as best).
+
+    Examples:
+        >>> from bayesdp.theorems.girsanov import theorem_5_4
+        >>> route = Route("004 Theorem 5.4", lambda: theorem_5_4(grad_diff=1.0, step_size=0.01, num_steps=100))
+        >>> route.build().constants                                   # C5 = 1 * 100 * 0.01
+        {'C5': 1.0}
+    """
 
     source: str
     build: Callable[[], Certificate]
@@ -63,7 +85,25 @@ class Route:
 @dataclass(frozen=True)
 class Mechanism:
     """A mechanism of ``bayesdp bound``: its name, options and a function from the option values to
-    its routes (registered with :func:`register`, listed in :data:`MECHANISMS`)."""
+    its routes (registered with [`register`][bayesdp.mechanisms.registry.register], listed in
+    [`MECHANISMS`][bayesdp.mechanisms.registry.MECHANISMS]).
+
+    Args:
+        name: the sub-command of ``bayesdp bound`` and the first argument of
+            [`bound`][bayesdp.mechanisms.registry.bound].
+        summary: one line for ``--help``.
+        options: the command-line options (their ``dest`` are the keywords of
+            [`bound`][bayesdp.mechanisms.registry.bound]).
+        routes: maps ``{dest: value}`` (defaults filled in) to the list of [`Route`][bayesdp.mechanisms.registry.Route].
+        description: the help text of the sub-command.
+        epilog: text printed after the options in ``--help``.
+        extra: flags read by [`bound`][bayesdp.mechanisms.registry.bound] (``epsilon_calibrates_noise``).
+
+    Examples:
+        >>> m = get_mechanism("ula-path")
+        >>> m.summary, [o.dest for o in m.options][:3]
+        ('ULA whole path (004 Theorem 5.4)', ['grad_bound', 'grad_diff', 'step_size'])
+    """
 
     name: str
     summary: str
@@ -74,14 +114,34 @@ class Mechanism:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
+#: every registered mechanism by name (filled when :mod:`bayesdp.mechanisms` is imported)
 MECHANISMS: dict[str, Mechanism] = {}
 
 
 def register(mech: Mechanism) -> Mechanism:
-    """Add ``mech`` to :data:`MECHANISMS` (a name may be registered once) and return it.
+    """Add ``mech`` to [`MECHANISMS`][bayesdp.mechanisms.registry.MECHANISMS] (a name may be registered once) and
+    return it.
+
+    Args:
+        mech: the mechanism.
+
+    Returns:
+        ``mech`` (so that ``register`` can wrap a definition).
 
     Raises:
         RuntimeError: the name is taken.
+
+    Examples:
+        >>> from bayesdp.theorems.girsanov import theorem_5_4
+        >>> toy = Mechanism("toy-path", "a path bound", (Option("--grad-diff", "Delta"),),
+        ...                 routes=lambda p: [Route("004 Theorem 5.4", lambda: theorem_5_4(p["grad_diff"], 0.01, 100))])
+        >>> register(toy) is toy, round(bound("toy-path", grad_diff=1.0, delta=1e-5).best.rdp(2.0), 6)
+        (True, 0.5)
+        >>> register(toy)
+        Traceback (most recent call last):
+        ...
+        RuntimeError: mechanism 'toy-path' registered twice
+        >>> del MECHANISMS["toy-path"]                                 # leave the registry as it was
     """
     if mech.name in MECHANISMS:
         raise RuntimeError(f"mechanism {mech.name!r} registered twice")
@@ -91,6 +151,12 @@ def register(mech: Mechanism) -> Mechanism:
 
 def get_mechanism(name: str) -> Mechanism:
     """The registered mechanism called ``name``.
+
+    Args:
+        name: a key of [`MECHANISMS`][bayesdp.mechanisms.registry.MECHANISMS] (``bayesdp bound --help`` lists them).
+
+    Returns:
+        the [`Mechanism`][bayesdp.mechanisms.registry.Mechanism].
 
     Raises:
         AssumptionError: no such mechanism (the message lists the known ones).
@@ -108,12 +174,24 @@ def get_mechanism(name: str) -> Mechanism:
 def need(params: Mapping[str, Any], dest: str, what: str = "") -> Any:
     """A required option: raise a one-line error naming its flag when missing.
 
+    Args:
+        params: the option values by keyword.
+        dest: the keyword (``step_size`` for ``--step-size``).
+        what: what the option is, appended to the message.
+
+    Returns:
+        ``params[dest]``.
+
     Raises:
         AssumptionError: ``params[dest]`` is missing or ``None``.
 
     Examples:
         >>> need({"step_size": 0.1}, "step_size")
         0.1
+        >>> need({}, "step_size", "gamma of the chain")
+        Traceback (most recent call last):
+        ...
+        bayesdp.errors.AssumptionError: --step-size is required: gamma of the chain
     """
     v = params.get(dest)
     if v is None:
@@ -125,11 +203,22 @@ def need(params: Mapping[str, Any], dest: str, what: str = "") -> Any:
 def evaluate(mech_name: str, routes: Sequence[Route]) -> list[Certificate]:
     """Build every route's certificate; a route that raises becomes an invalid certificate.
 
+    Args:
+        mech_name: the mechanism's name (recorded in invalid certificates).
+        routes: the routes to build.
+
     Returns:
         one certificate per route, in order.
 
     Raises:
         AssumptionError: no primary route is valid and certified (the first primary route's reason).
+
+    Examples:
+        >>> from bayesdp.theorems.girsanov import theorem_5_4
+        >>> routes = [Route("004 Theorem 5.4", lambda: theorem_5_4(1.0, 0.01, 100)),
+        ...           Route("004 Theorem 5.4", lambda: theorem_5_4(1.0, -0.01, 100), primary=False)]
+        >>> [(c.valid, c.reason) for c in evaluate("toy", routes)]
+        [(True, None), (False, 'step_size = -0.01 must be > 0')]
     """
     certs: list[Certificate] = []
     primary_errors: list[str] = []
@@ -164,15 +253,15 @@ def bound(mechanism: str, *, delta: float | None = None, epsilon: float | None =
     form of ``bayesdp bound MECHANISM ...``.
 
     Args:
-        mechanism: a name in :data:`MECHANISMS` (``bayesdp bound --help`` lists them), e.g.
-            ``"ula-final"``, ``"ula-path"``, ``"sgld-final"``.
+        mechanism: a name in [`MECHANISMS`][bayesdp.mechanisms.registry.MECHANISMS] (``bayesdp bound --help`` lists
+            them), e.g. ``"ula-final"``, ``"ula-path"``, ``"sgld-final"``.
         delta: query epsilon at this delta in (0, 1) ...
         epsilon: ... or delta at this epsilon > 0 (exactly one of the two).
         **params: the mechanism's constants by keyword (the flags without dashes, ``-`` -> ``_``:
             ``step_size``, ``num_steps``, ``strong_convexity``, ``grad_bound`` ...).
 
     Returns:
-        a :class:`~bayesdp.certificate.BoundReport`: every route with its source, and ``best``.
+        a [`BoundReport`][bayesdp.certificate.BoundReport]: every route with its source, and ``best``.
 
     Raises:
         AssumptionError: unknown mechanism or option, a required constant missing, or no primary

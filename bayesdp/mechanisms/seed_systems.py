@@ -21,6 +21,8 @@ from ..theorems import mixing as X
 from ..theorems import pabi as P
 from .registry import Mechanism, Option, Route, need, register
 
+__all__: list[str] = []   # registers its mechanisms with bayesdp.bound; nothing to call here
+
 # -- mixing (002 Theorem 1) -------------------------------------------------------------
 
 

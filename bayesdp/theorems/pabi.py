@@ -14,7 +14,7 @@ Corrections of SEEDS.md §6 applied:
 * row 17: the printed lower estimate of Corollary 3.9 is false for c > 1 and is not used.
 
 RDP results whose validity is restricted to ``alpha <= alpha*`` are
-:meth:`RDP.from_function` curves returning ``inf`` outside the valid range, so every
+[`RDP.from_function`][bayesdp.curves.RDP.from_function] curves returning ``inf`` outside the valid range, so every
 conversion only uses valid orders.
 """
 
@@ -30,6 +30,11 @@ from ..curves import RDP
 from ..exact import exact, round_up, up
 from ..errors import AssumptionError, nonnegative, positive, positive_int, require
 
+__all__ = ["CASES", "modulus_params", "theorem_3_4_coefficient", "lemma_3_5_shifts", "shift_objective",
+           "constant_coefficient", "pabi", "pnsgd_pabi", "pla_kl_bound", "pla_step_threshold", "pla_mixing_time",
+           "sgm_bound_applies", "remark_5_3_factor", "theorem_5_2", "theorem_5_4", "noisy_sgd_dp_nonconvex"]
+
+#: the rows of 001 Table 1 accepted by :func:`modulus_params` and :func:`pabi`
 CASES = ("convex-lipschitz", "convex-weakly-smooth", "strongly-convex-smooth", "convex-smooth",
          "nonconvex-smooth", "strongly-dissipative")
 
@@ -54,7 +59,37 @@ def _holder_h(step_size: float, holder_exponent: float, holder_constant: float) 
 def modulus_params(case: str, step_size: float, lipschitz: float | None = None, smoothness: float | None = None,
                    strong_convexity: float | None = None, holder_exponent: float | None = None,
                    holder_constant: float | None = None, dissipativity: float | None = None) -> tuple[float, float]:
-    """001 §2 / Table 1: ``(c, h)`` with ``||Phi(x) - Phi(y)|| <= sqrt(c ||x - y||^2 + h)``, Phi = x - eta grad f."""
+    """001 §2 / Table 1: ``(c, h)`` with ``||Phi(x) - Phi(y)|| <= sqrt(c ||x - y||^2 + h)``, Phi = x - eta grad f.
+
+    Rows (SEEDS §3.1): (1) ``convex-lipschitz`` c = 1, h = (2 eta L)^2; (2) ``convex-weakly-smooth``
+    c = 1, h of the Hölder bound; (3) ``strongly-convex-smooth`` c = 1 - 2 eta kappa + eta^2 beta^2;
+    (4) ``convex-smooth`` c = 1 (eta <= 2/beta); (5) ``nonconvex-smooth`` c = (1 + eta beta)^2;
+    (6) ``strongly-dissipative`` c as (3), h = 2 eta lambda.
+
+    Args:
+        case: one of [`CASES`][bayesdp.theorems.pabi.CASES] (``_`` may replace ``-``).
+        step_size: eta > 0.
+        lipschitz: L (row 1).
+        smoothness: beta (rows 3-6).
+        strong_convexity: kappa (rows 3, 6).
+        holder_exponent: p in [0, 1) (row 2).
+        holder_constant: M (row 2).
+        dissipativity: lambda (row 6).
+
+    Returns:
+        ``(c, h)``, c rounded up where it is computed.
+
+    Raises:
+        AssumptionError: an unknown case, a constant the case needs missing or out of range, or the
+            step condition of row (4).
+
+    Examples:
+        >>> modulus_params("convex-lipschitz", step_size=0.1, lipschitz=1.0)           # (1, (2 * 0.1 * 1)^2)
+        (1.0, 0.04000000000000001)
+        >>> c, h = modulus_params("strongly-convex-smooth", 0.1, smoothness=2.0, strong_convexity=1.0)
+        >>> round(c, 6), h                                                             # 1 - 0.2 + 0.04
+        (0.84, 0.0)
+    """
     c = str(case).replace("_", "-")
     if c not in CASES:
         raise AssumptionError(f"case = {case!r} must be one of {', '.join(CASES)}")
@@ -116,6 +151,25 @@ def theorem_3_4_coefficient(c: Sequence[float], h: Sequence[float], sigma2: Sequ
 
     ``kappa = (1/2) [P(0,T-1) D^2/S(0) + sum_t h_t P(t+1,T-1)/S(t)]``,
     ``P(a,b) = prod_{l=a}^b c_l``, ``S(t) = sum_{j=t}^{T-1} sigma_j^2 P(j+1,T-1)``; log space.
+
+    Args:
+        c: the moduli's c_t > 0, t = 0..T-1.
+        h: the moduli's h_t >= 0.
+        sigma2: the noise variances sigma_t^2 > 0.
+        D: the diameter of the domain, >= 0.
+
+    Returns:
+        kappa.
+
+    Raises:
+        AssumptionError: lengths differ, a value non-finite or out of range.
+
+    Examples:
+        SEEDS §3.3 test vector (001 App. B Fig. 2: D = 5, c = 1, h = 4, sigma = (1, 0.01, 0.4)):
+        E(u*) = 74.9822297728862, so kappa = E(u*)/2.
+
+        >>> round(theorem_3_4_coefficient([1, 1, 1], [4, 4, 4], [1, 1e-4, 0.16], D=5.0), 9)
+        37.491114886
     """
     cs = _seq("c", c)
     T = cs.size
@@ -142,7 +196,24 @@ def theorem_3_4_coefficient(c: Sequence[float], h: Sequence[float], sigma2: Sequ
 
 def lemma_3_5_shifts(c: Sequence[float], h: Sequence[float], sigma2: Sequence[float], D: float) -> np.ndarray:
     """001 Lemma 3.5: optimal ``u*_0 = D, ..., u*_T = 0``,
-    ``u*_t = [sum_{k>=t} P(k+1,T-1) sigma_k^2]/[sum_{j>=t-1} P(j+1,T-1) sigma_j^2] phi_{t-1}(u*_{t-1})``."""
+    ``u*_t = [sum_{k>=t} P(k+1,T-1) sigma_k^2]/[sum_{j>=t-1} P(j+1,T-1) sigma_j^2] phi_{t-1}(u*_{t-1})``.
+
+    Args:
+        c: the moduli's c_t > 0.
+        h: the moduli's h_t >= 0.
+        sigma2: the noise variances > 0.
+        D: the diameter.
+
+    Returns:
+        the array ``u*_0, ..., u*_T``.
+
+    Raises:
+        AssumptionError: lengths differ or a value is not finite.
+
+    Examples:
+        >>> lemma_3_5_shifts([1, 1, 1], [4, 4, 4], [1, 1e-4, 0.16], D=5.0).round(8).tolist()   # SEEDS §3.3
+        [5.0, 0.74318152, 2.13228368, 0.0]
+    """
     cs = _seq("c", c)
     T = cs.size
     hs, s2 = _seq("h", h, T), _seq("sigma2", sigma2, T)
@@ -162,6 +233,20 @@ def shift_objective(u_inner: Sequence[float], c: Sequence[float], h: Sequence[fl
     """Problem (P) of 001 §3: ``E(u) = sum_t (phi_{t-1}(u_{t-1}) - u_t)^2/sigma_{t-1}^2`` with u_0 = D, u_T = 0.
 
     Feasible iff ``0 <= u_t <= phi_{t-1}(u_{t-1})``; returns ``inf`` otherwise.
+
+    Args:
+        u_inner: u_1, ..., u_{T-1}.
+        c: the moduli's c_t.
+        h: the moduli's h_t.
+        sigma2: the noise variances.
+        D: the diameter (u_0).
+
+    Returns:
+        E(u), or ``inf`` for infeasible shifts.
+
+    Examples:
+        >>> round(float(shift_objective([0.74318152, 2.13228368], [1, 1, 1], [4, 4, 4], [1, 1e-4, 0.16], 5.0)), 6)
+        74.98223
     """
     cs, hs, s2 = np.asarray(c, float), np.asarray(h, float), np.asarray(sigma2, float)
     u = np.concatenate([[float(D)], np.asarray(u_inner, float), [0.0]])
@@ -182,6 +267,25 @@ def constant_coefficient(c: float, h: float, sigma2: float, D: float, T: int) ->
 
     ``kappa = 1/(2 sigma^2) [D^2 c^T (1-c)/(1-c^T) + h sum_{s=0}^{T-1} c^s/sum_{j<=s} c^j]``,
     with the c = 1 limits ``D^2/T`` and ``h H_T``.  Stable for c > 1 and large T.
+
+    Args:
+        c: > 0.
+        h: >= 0.
+        sigma2: the noise variance > 0.
+        D: the diameter >= 0.
+        T: the number of steps >= 1.
+
+    Returns:
+        kappa, rounded up.
+
+    Raises:
+        AssumptionError: a constant out of range.
+
+    Examples:
+        >>> round(constant_coefficient(c=1.0, h=0.0, sigma2=1.0, D=1.0, T=4), 6)   # D^2 / (2 T sigma^2)
+        0.125
+        >>> round(constant_coefficient(0.5, 0.0, 1.0, 1.0, 4), 6)                  # 0.5^4 * 0.5 / (1 - 0.5^4) / 2
+        0.016667
     """
     c = positive("c", c)
     h = nonnegative("h", h)
@@ -225,6 +329,34 @@ def pabi(case: str, noise_scale: float, diameter: float, num_steps: int, step_si
     Privacy setting: the two datasets lead to initial points in X (diameter D) and the same
     maps afterwards (e.g. the differing record is used only before step 0); released: X_T.
     ``noise_scale`` is the per-coordinate standard deviation s of xi_t.
+
+    Args:
+        case: the Table 1 row, one of [`CASES`][bayesdp.theorems.pabi.CASES].
+        noise_scale: s > 0.
+        diameter: D > 0.
+        num_steps: T >= 1.
+        step_size: eta > 0.
+        lipschitz: L (row 1).
+        smoothness: beta (rows 3-6).
+        strong_convexity: kappa (rows 3, 6).
+        holder_exponent: p (row 2).
+        holder_constant: M (row 2).
+        dissipativity: lambda (row 6).
+        mechanism: the mechanism name recorded in the certificate.
+
+    Returns:
+        a [`Certificate`][bayesdp.certificate.Certificate] with the curve ``alpha * kappa``.
+
+    Raises:
+        AssumptionError: as [`modulus_params`][bayesdp.theorems.pabi.modulus_params], or s, D, T out of range.
+
+    Examples:
+        Corollary 3.7 with c = 1, h = (2 * 0.1 * 1)^2, D = 1, T = 2, s = 1:
+        ``kappa = (D^2/T + h (1 + 1/2))/2 = 0.28``.
+
+        >>> cert = pabi("convex-lipschitz", noise_scale=1.0, diameter=1.0, num_steps=2, step_size=0.1, lipschitz=1.0)
+        >>> round(cert.constants["kappa"], 6)
+        0.28
     """
     c, h = modulus_params(case, step_size, lipschitz, smoothness, strong_convexity, holder_exponent,
                           holder_constant, dissipativity)
@@ -262,6 +394,32 @@ def pnsgd_pabi(lipschitz: float, smoothness: float, strong_convexity: float, ste
     noise variance ``eta^2 sigma^2``.  Corollary 3.8:
     ``kappa = Delta^2 c^r (1-c)/(2 eta^2 sigma^2 (1-c^r))`` (``Delta^2/(2 r eta^2 sigma^2)`` at c = 1);
     i = n: the Gaussian mechanism, ``kappa = Delta^2/(2 eta^2 sigma^2)``.
+
+    Args:
+        lipschitz: L > 0.
+        smoothness: beta > 0.
+        strong_convexity: rho in [0, beta].
+        step_size: eta > 0.
+        noise_scale: sigma > 0.
+        data_size: n >= 1.
+        index: i in 1..n, or ``None`` for every index (the maximum over i).
+        diameter: D_K (caps the initial W_inf when given).
+        mechanism: the mechanism name recorded in the certificate.
+
+    Returns:
+        a [`Certificate`][bayesdp.certificate.Certificate] with the curve ``alpha * kappa``.
+
+    Raises:
+        AssumptionError: a constant out of range or i not in 1..n.
+
+    Examples:
+        SEEDS §1.10's setting (C = 1, sigma = 1, eta = 0.5, beta = 1, rho = 0.5, n = 100): the same as
+        002 Theorem 5 at i = n (2) and i = n - 1 (4/3), smaller at i = n - 2 (0.5333 < 0.5443):
+
+        >>> kw = dict(lipschitz=1.0, smoothness=1.0, strong_convexity=0.5, step_size=0.5, noise_scale=1.0,
+        ...           data_size=100)
+        >>> [round(pnsgd_pabi(**kw, index=i).constants["kappa"], 4) for i in (100, 99, 98)]
+        [2.0, 1.3333, 0.5333]
     """
     from .hockey_stick import _check_index
 
@@ -313,14 +471,47 @@ def pnsgd_pabi(lipschitz: float, smoothness: float, strong_convexity: float, ste
 
 
 def pla_kl_bound(diameter: float, step_size: float, num_steps: int, h: float) -> float:
-    """001 eq. (9): ``KL(X_T || X'_T) <= D^2/(4 eta T) + h ln(T e)/(4 eta)`` (Cor 3.7 at alpha = 1, sigma^2 = 2 eta)."""
+    """001 eq. (9): ``KL(X_T || X'_T) <= D^2/(4 eta T) + h ln(T e)/(4 eta)`` (Cor 3.7 at alpha = 1, sigma^2 = 2 eta).
+
+    Args:
+        diameter: D >= 0.
+        step_size: eta > 0.
+        num_steps: T >= 1.
+        h: the modulus's h >= 0.
+
+    Returns:
+        the KL bound.
+
+    Raises:
+        AssumptionError: a constant out of range.
+
+    Examples:
+        >>> pla_kl_bound(diameter=1.0, step_size=0.25, num_steps=4, h=0.0)     # 1 / (4 * 0.25 * 4)
+        0.25
+    """
     D, eta, T = nonnegative("diameter", diameter), positive("step_size", step_size), positive_int("num_steps", num_steps)
     return D * D / (4 * eta * T) + nonnegative("h", h) * (math.log(T) + 1.0) / (4 * eta)
 
 
 def pla_step_threshold(diameter: float, holder_constant: float, holder_exponent: float) -> float:
     """001 Lemma 4.1 Theta: ``(M/2)^{2/(1+p)} [((1-p)/(1+p)) max{16 ln(D (M/2)^{1/(1+p)} e), 27}]^{(1-p)/(1+p)}``;
-    p = 1: ``M/2``."""
+    p = 1: ``M/2``.
+
+    Args:
+        diameter: D > 0.
+        holder_constant: M > 0.
+        holder_exponent: p in [0, 1].
+
+    Returns:
+        Theta (the lemma needs ``1/eta >= Theta``).
+
+    Raises:
+        AssumptionError: a constant out of range.
+
+    Examples:
+        >>> pla_step_threshold(diameter=1.0, holder_constant=2.0, holder_exponent=1.0)   # M / 2
+        1.0
+    """
     D = positive("diameter", diameter)
     M = positive("holder_constant", holder_constant)
     p = nonnegative("holder_exponent", holder_exponent)
@@ -333,7 +524,25 @@ def pla_step_threshold(diameter: float, holder_constant: float, holder_exponent:
 
 def pla_mixing_time(diameter: float, step_size: float, eps_tv: float, holder_constant: float,
                     holder_exponent: float) -> int:
-    """001 Theorem 4.2 / eq. (12): ``T_mix,TV(eps) <= ceil(D^2/eta) ceil(log2(1/eps))``, needs 1/eta >= Theta."""
+    """001 Theorem 4.2 / eq. (12): ``T_mix,TV(eps) <= ceil(D^2/eta) ceil(log2(1/eps))``, needs 1/eta >= Theta.
+
+    Args:
+        diameter: D > 0.
+        step_size: eta > 0 with ``1/eta >= Theta`` ([`pla_step_threshold`][bayesdp.theorems.pabi.pla_step_threshold]).
+        eps_tv: the target total variation in (0, 1).
+        holder_constant: M > 0.
+        holder_exponent: p in [0, 1].
+
+    Returns:
+        the number of steps.
+
+    Raises:
+        AssumptionError: a constant out of range or the step-size condition fails.
+
+    Examples:
+        >>> pla_mixing_time(diameter=1.0, step_size=0.5, eps_tv=0.25, holder_constant=2.0, holder_exponent=1.0)
+        4
+    """
     eta = positive("step_size", step_size)
     th = pla_step_threshold(diameter, holder_constant, holder_exponent)
     require(1.0 / eta >= th, "step_size", eta, f"must satisfy 1/step_size >= Theta = {th:.6g} (001 Lemma 4.1)",
@@ -352,7 +561,20 @@ def sgm_bound_applies(alpha: float, q: float, sigma: float) -> bool:
     """001 Lemma A.18 (Mironov et al. 2019 Thm 11) hypotheses at ``alpha``: q in (0, 1/5), sigma >= 4,
     ``alpha <= M sigma^2/2 - log(sigma^2)`` and
     ``alpha <= (M^2 sigma^2/2 - log(5 sigma^2))/(M + log(q alpha) + 1/(2 sigma^2))``,
-    ``M = log(1 + 1/(q (alpha - 1)))``; a non-positive denominator counts as failure."""
+    ``M = log(1 + 1/(q (alpha - 1)))``; a non-positive denominator counts as failure.
+
+    Args:
+        alpha: the Renyi order.
+        q: the sampling rate.
+        sigma: the noise multiplier.
+
+    Returns:
+        whether ``S_alpha(q, sigma) <= 2 alpha q^2/sigma^2`` is established at alpha.
+
+    Examples:
+        >>> sgm_bound_applies(2.0, q=0.01, sigma=10.0), sgm_bound_applies(2.0, q=0.3, sigma=10.0)   # q >= 1/5
+        (True, False)
+    """
     a, q, s = float(alpha), float(q), float(sigma)
     if not (a > 1 and 0 < q < 0.2 and s >= 4):
         return False
@@ -375,14 +597,37 @@ def _R_candidates(T: int, centre: float) -> np.ndarray:
 
 
 def theorem_5_2_tbar(diameter: float, data_size: int, step_size: float, lipschitz: float) -> int:
-    """001 Theorem 5.2: ``Tbar = ceil(D n/(4 eta L))``."""
+    """001 Theorem 5.2: ``Tbar = ceil(D n/(4 eta L))`` (no validation)."""
     return math.ceil(diameter * data_size / (4.0 * step_size * lipschitz))
 
 
 def remark_5_3_factor(step_size: float, data_size: int, lipschitz: float, holder_constant: float,
                       holder_exponent: float, diameter: float) -> tuple[int, float]:
     """001 Remark 5.3 / Figure 1: ``(Tbar, 2 Tbar + V)``,
-    ``V = ((2 Tbar/D)(eta M/2)^{1/(1-p)})^2 ((1-p)/(1+p)) ln(Tbar e)``; p = 1 is the limit V = 0 (needs eta M/2 < 1)."""
+    ``V = ((2 Tbar/D)(eta M/2)^{1/(1-p)})^2 ((1-p)/(1+p)) ln(Tbar e)``; p = 1 is the limit V = 0 (needs eta M/2 < 1).
+
+    Args:
+        step_size: eta > 0.
+        data_size: n >= 1.
+        lipschitz: L > 0.
+        holder_constant: M > 0.
+        holder_exponent: p in [0, 1].
+        diameter: D > 0.
+
+    Returns:
+        ``(Tbar, 2 Tbar + V)``.
+
+    Raises:
+        AssumptionError: a constant out of range.
+
+    Examples:
+        SEEDS §3.6, Figure 1 (n = 1000, L = 1, M = 2, D = 1, eta = 1e-3, p = 0.2): Tbar = 250000, 2 Tbar + V = 570778.
+
+        >>> tbar, factor = remark_5_3_factor(1e-3, 1000, lipschitz=1.0, holder_constant=2.0, holder_exponent=0.2,
+        ...                                  diameter=1.0)
+        >>> tbar, round(factor)
+        (250000, 570778)
+    """
     eta, n = positive("step_size", step_size), positive_int("data_size", data_size)
     L, M = positive("lipschitz", lipschitz), positive("holder_constant", holder_constant)
     p, D = nonnegative("holder_exponent", holder_exponent), positive("diameter", diameter)
@@ -406,6 +651,36 @@ def theorem_5_2(lipschitz: float, holder_exponent: float, holder_constant: float
     min_{R in 1..T} [16 L^2 R/(n^2 sigma^2) + D^2/(eta^2 sigma^2 R) + hbar ln(R e)/sigma^2])`` (SEEDS §3.6),
     ``hbar = h(eta_eff)/eta^2`` with h of Table 1 row (2).  Checks b/n < 1/5 (row 13),
     ``sigma >= 8 sqrt(2) L/b``, and batch sizes bounded by b (row 14).
+
+    Args:
+        lipschitz: L > 0.
+        holder_exponent: p in [0, 1).
+        holder_constant: M >= 0.
+        diameter: D > 0.
+        step_size: eta > 0.
+        noise_scale: sigma > 0 (added noise has standard deviation ``eta sigma``).
+        data_size: n >= 1.
+        batch_size: b with b/n < 1/5.
+        num_steps: T >= 1.
+        batching: ``"fixed"`` (size-b batches) or ``"poisson"`` (then h uses ``eta * max_batch / b``).
+        max_batch: the largest Poisson batch (default n, the worst case).
+        mechanism: the mechanism name recorded in the certificate.
+
+    Returns:
+        a [`Certificate`][bayesdp.certificate.Certificate]; its RDP curve is ``alpha * kappa`` where Lemma
+            A.18 holds, ``inf`` elsewhere.
+
+    Raises:
+        AssumptionError: a constant out of range, b/n >= 1/5, sigma below ``8 sqrt(2) L/b``, an unknown
+            batching, or no alpha satisfying Lemma A.18.
+
+    Examples:
+        With T = 100 < Tbar the composition branch wins: ``kappa = T * 16 L^2/(n^2 sigma^2) = 0.0016``.
+
+        >>> cert = theorem_5_2(lipschitz=1.0, holder_exponent=0.5, holder_constant=1.0, diameter=1.0, step_size=0.01,
+        ...                    noise_scale=1.0, data_size=1000, batch_size=20, num_steps=100)
+        >>> round(cert.constants["kappa"], 6), round(cert.rdp(2.0), 6)
+        (0.0016, 0.0032)
     """
     L = positive("lipschitz", lipschitz)
     p = nonnegative("holder_exponent", holder_exponent)
@@ -472,7 +747,7 @@ def _alpha_max(ok) -> float:
 
 
 def theorem_5_4_tbar(step_size: float, smoothness: float) -> int:
-    """001 Theorem 5.4: ``Tbar = ceil(ln 2/(2 ln(1 + eta beta)))``."""
+    """001 Theorem 5.4: ``Tbar = ceil(ln 2/(2 ln(1 + eta beta)))`` (no validation)."""
     return math.ceil(math.log(2.0) / (2.0 * math.log1p(step_size * smoothness)))
 
 
@@ -500,6 +775,34 @@ def theorem_5_4(lipschitz: float, smoothness: float, diameter: float, step_size:
     ``eps(alpha) = alpha min_{R in 1..T} [52 L^2 R/(n^2 sigma^2) + D^2 c^R (c-1)/(eta^2 sigma^2 (c^R - 1))]``,
     ``c = (1 + eta beta)^2``, for ``1 < alpha <= alpha* = (b^2 sigma^2/(16 L^2)) ln(n/b)``; b <= n/10,
     ``sigma >= 2 sqrt(10) L/b`` (SEEDS §3.7).
+
+    Args:
+        lipschitz: L > 0, the bound on every per-record gradient (e.g. by clipping).
+        smoothness: beta > 0.
+        diameter: D > 0.
+        step_size: eta > 0.
+        noise_scale: sigma >= 2 sqrt(10) L/b.
+        data_size: n >= 10 b.
+        batch_size: b >= 1.
+        num_steps: T >= 1.
+        mechanism: the mechanism name recorded in the certificate.
+
+    Returns:
+        a [`Certificate`][bayesdp.certificate.Certificate]; its RDP curve is ``alpha * kappa`` for
+            alpha <= alpha*, ``inf`` beyond.
+
+    Raises:
+        AssumptionError: a constant out of range, b > n/10 or sigma too small.
+
+    Examples:
+        SEEDS §3.7's parameters (L = 1, b = 2, n = 1000, sigma = sqrt(10), D = beta = eta = 0.05):
+        Tbar = 139, alpha* = 15.5365.
+
+        >>> import math
+        >>> cert = theorem_5_4(lipschitz=1.0, smoothness=0.05, diameter=0.05, step_size=0.05,
+        ...                    noise_scale=math.sqrt(10), data_size=1000, batch_size=2, num_steps=1000)
+        >>> cert.constants["Tbar"], round(cert.constants["alpha_star"], 4), cert.rdp(20.0)
+        (139, 15.5365, inf)
     """
     L, beta, D, eta, sigma, n, b, alpha_star = _check_5_4(lipschitz, smoothness, diameter, step_size, noise_scale,
                                                           data_size, batch_size)
@@ -530,7 +833,7 @@ def theorem_5_4(lipschitz: float, smoothness: float, diameter: float, step_size:
 
 
 def theorem_5_4_A(lipschitz: float, smoothness: float, diameter: float, step_size: float, data_size: int) -> float:
-    """001 eq. (22): ``A = 52 L^2 Tbar/n^2 + 4 D^2 beta/eta + 2 D^2 beta^2``."""
+    """001 eq. (22): ``A = 52 L^2 Tbar/n^2 + 4 D^2 beta/eta + 2 D^2 beta^2`` (no validation)."""
     tbar = theorem_5_4_tbar(step_size, smoothness)
     return (52.0 * lipschitz ** 2 * tbar / data_size ** 2 + 4.0 * diameter ** 2 * smoothness / step_size
             + 2.0 * diameter ** 2 * smoothness ** 2)
@@ -542,8 +845,36 @@ def noisy_sgd_dp_nonconvex(delta: float, lipschitz: float, smoothness: float, di
 
     ``eps'(alpha) = alpha A/sigma^2 + ln(1/delta)/(alpha - 1)`` at ``alpha = min(alpha_opt, alpha*)``,
     ``alpha_opt = 1 + sigma sqrt(ln(1/delta)/A)``.  Requires T > Tbar (the closed form A is the
-    bound at R = Tbar).  Returns a dict with eps, alpha used, alpha_opt, alpha* and whether
-    the paper's closed form ``A/sigma^2 + (2/sigma) sqrt(ln(1/delta) A)`` is valid.
+    bound at R = Tbar).
+
+    Args:
+        delta: in (0, 1).
+        lipschitz: L > 0.
+        smoothness: beta > 0.
+        diameter: D > 0.
+        step_size: eta > 0.
+        noise_scale: sigma >= 2 sqrt(10) L/b.
+        data_size: n >= 10 b.
+        batch_size: b >= 1.
+        num_steps: T > Tbar.
+
+    Returns:
+        a dict with ``epsilon``, the ``alpha`` used, ``alpha_opt``, ``alpha_star``, ``A``, ``Tbar``,
+            ``closed_form_valid`` (whether the paper's ``A/sigma^2 + (2/sigma) sqrt(ln(1/delta) A)`` holds)
+            and ``paper_shortcut_condition`` (the paper's condition (23), which is wrong).
+
+    Raises:
+        AssumptionError: a constant out of range or T <= Tbar.
+
+    Examples:
+        SEEDS §3.7's counterexample: delta = 0.0156 meets the paper's shortcut (23) but
+        alpha_opt = 50.1 > alpha* = 15.5365, so alpha* is used.
+
+        >>> import math
+        >>> r = noisy_sgd_dp_nonconvex(0.0156, lipschitz=1.0, smoothness=0.05, diameter=0.05, step_size=0.05,
+        ...                            noise_scale=math.sqrt(10), data_size=1000, batch_size=2, num_steps=1000)
+        >>> round(r["alpha_opt"], 1), round(r["alpha"], 4), r["closed_form_valid"], r["paper_shortcut_condition"]
+        (50.1, 15.5365, False, True)
     """
     from ..errors import probability_open
 

@@ -1,22 +1,22 @@
 """Routes tighter than the seed papers (issue #6); derivations in docs/tight.md.
 
-* :func:`total_potential_constants`: strong convexity / smoothness of ``U_D = K + V_D`` from K's
-  constants and V's (``v_smoothness`` L_V, ``v_convex``).
-* :func:`path_gdp`: a ULA/SGLD path whose per-step drift difference is bounded for every history is
-  an adaptive composition of Gaussian mechanisms: ``mu = Delta_step sqrt(beta n gamma / 2)``
+* [`total_potential_constants`][bayesdp.theorems.tight.total_potential_constants]: strong convexity / smoothness of
+  ``U_D = K + V_D`` from K's constants and V's (``v_smoothness`` L_V, ``v_convex``).
+* [`path_gdp`][bayesdp.theorems.tight.path_gdp]: a ULA/SGLD path whose per-step drift difference is bounded for
+  every history is an adaptive composition of Gaussian mechanisms: ``mu = Delta_step sqrt(beta n gamma / 2)``
   (Dong–Roth–Su 2022 Cor. 3.3; LITERATURE.md §3.3).
-* :func:`last_draw_gdp`: Bok, Su, Altschuler 2024 (shifted interpolation) for a strongly convex,
-  smooth total potential: ``mu_n = Delta sqrt(gamma beta/2) sqrt((1+rho)/(1-rho) (1-rho^n)/(1+rho^n))``,
-  ``rho = max(|1 - gamma m|, |1 - gamma L|)`` (LITERATURE.md §2.1, §4); exact on quadratics.
-* :func:`posterior_gdp`: Gopi, Lee, Liu 2022: ``U_D`` m-strongly convex and
+* [`last_draw_gdp`][bayesdp.theorems.tight.last_draw_gdp]: Bok, Su, Altschuler 2024 (shifted interpolation) for a
+  strongly convex, smooth total potential: ``mu_n = Delta sqrt(gamma beta/2) sqrt((1+rho)/(1-rho)
+  (1-rho^n)/(1+rho^n))``, ``rho = max(|1 - gamma m|, |1 - gamma L|)`` (LITERATURE.md §2.1, §4); exact on quadratics.
+* [`posterior_gdp`][bayesdp.theorems.tight.posterior_gdp]: Gopi, Lee, Liu 2022: ``U_D`` m-strongly convex and
   ``|grad U_D - grad U_D'| <= Delta`` give ``Delta sqrt(beta/m)``-GDP for one exact posterior draw
   (LITERATURE.md §1(e)); exact on quadratics.
-* :func:`window_gdp`: 004 Proposition 4.6's perturbation argument on the discrete chain with a
-  window of k steps instead of time 1, as an adaptive Gaussian composition, minimised over k
-  (SEEDS.md §4.16(j); proof in docs/tight.md).
-* :func:`kv_coupling_bound`: ``sup_k |X_k - X'_k|`` for ``U = K + V`` with ``|grad V| <= c``:
-  004's ``2c/a`` (paper factor) and ``2 gamma c/(1 - rho_K)`` with the exact factor
-  ``rho_K = max(|1 - gamma mu|, |1 - gamma L|)`` (valid for every gamma < 2/L).
+* [`window_gdp`][bayesdp.theorems.tight.window_gdp]: 004 Proposition 4.6's perturbation argument on the discrete
+  chain with a window of k steps instead of time 1, as an adaptive Gaussian composition, minimised over k (SEEDS.md
+  §4.16(j); proof in docs/tight.md).
+* [`kv_coupling_bound`][bayesdp.theorems.tight.kv_coupling_bound]: ``sup_k |X_k - X'_k|`` for ``U = K + V`` with
+  ``|grad V| <= c``: 004's ``2c/a`` (paper factor) and ``2 gamma c/(1 - rho_K)`` with the exact factor ``rho_K =
+  max(|1 - gamma mu|, |1 - gamma L|)`` (valid for every gamma < 2/L).
 """
 
 from __future__ import annotations
@@ -29,6 +29,9 @@ from ..errors import AssumptionError, nonnegative, positive, positive_int, requi
 from .girsanov import final_constant
 from ..exact import exact as _q, mul_up, one_minus_power, power_of_contraction, round_up, sqrt_up, up
 from .gradient_step import contraction_factor, contraction_gap, coupling_bound, paper_margin_exact
+
+__all__ = ["total_potential_constants", "posterior_gdp", "path_gdp", "last_draw_gdp", "kv_coupling_bound",
+           "theorem_5_2_exact_contraction", "window_gdp"]
 
 POSTERIOR_SOURCE = "Gopi-Lee-Liu 2022 (posterior GDP)"
 LAST_DRAW_SOURCE = "Bok-Su-Altschuler 2024 (last-draw GDP)"
@@ -43,6 +46,25 @@ def total_potential_constants(strong_convexity: float, smoothness: float, v_smoo
 
     m = mu + 0 if V convex, else mu - L_V (needs L_V declared); L = L_K + L_V (needs L_V).
     Returns None where a constant is not established.
+
+    Args:
+        strong_convexity: mu > 0 of K.
+        smoothness: L_K >= mu.
+        v_smoothness: L_V >= 0 of V, or ``None`` when not declared.
+        v_convex: V is declared convex.
+
+    Returns:
+        ``(m, L, how)``: the total strong convexity (``None`` if not shown > 0), the total smoothness
+            (``None`` without L_V) and one line saying how they were obtained.
+
+    Raises:
+        AssumptionError: mu <= 0, L_K < mu or L_V < 0.
+
+    Examples:
+        >>> total_potential_constants(1.0, 2.0, v_smoothness=0.5, v_convex=False)[:2]   # (1 - 0.5, 2 + 0.5)
+        (0.5, 2.5)
+        >>> total_potential_constants(1.0, 2.0, v_smoothness=None, v_convex=False)[:2]
+        (None, None)
     """
     mu = positive("strong_convexity", strong_convexity)
     L = positive("smoothness", smoothness)
@@ -72,7 +94,27 @@ def posterior_gdp(total_strong_convexity: float, grad_diff: float, inverse_tempe
     => one exact posterior draw is Delta*sqrt(beta/m)-GDP.  No smoothness needed.
 
     (F = beta U_D is beta*m-strongly convex and F - F' is beta*Delta-Lipschitz, so the exponential
-    mechanism is (beta Delta / sqrt(beta m))-GDP.)  Tight for Gaussian location families.
+    mechanism is (beta Delta / sqrt(beta m))-GDP.)  Tight for Gaussian location families
+    (LITERATURE.md §1(e)).
+
+    Args:
+        total_strong_convexity: m > 0 of U_D (for every dataset).
+        grad_diff: Delta >= 0, ``sup_x |grad U_D(x) - grad U_D'(x)|``.
+        inverse_temperature: beta > 0 (default 1).
+        mechanism: the mechanism name recorded in the certificate.
+
+    Returns:
+        a [`Certificate`][bayesdp.certificate.Certificate] with a [`GDP`][bayesdp.curves.GDP] curve.
+
+    Raises:
+        AssumptionError: m <= 0, Delta < 0 or beta <= 0.
+
+    Examples:
+        The Gaussian location family ``U_D(x) = m x^2/2 - b_D x`` with ``|b_D - b_D'| = 2`` and m = 4 has
+        posteriors N(b_D/4, 1/4): exactly ``(2/4) / (1/2) = 1``-GDP.
+
+        >>> round(posterior_gdp(total_strong_convexity=4.0, grad_diff=2.0).gdp_mu, 6)
+        1.0
     """
     m = positive("total_strong_convexity", total_strong_convexity,
                  "the posterior route needs a strongly convex potential U_D")
@@ -88,10 +130,30 @@ def posterior_gdp(total_strong_convexity: float, grad_diff: float, inverse_tempe
 def path_gdp(step_drift_diff: float, step_size: float, num_steps: int, inverse_temperature: float = 1.0,
              mechanism: str = "ula-path", note: str = "") -> Certificate:
     """Path of x <- x + gamma f_D(x, A) + sqrt(2 gamma/beta) z with |f_D(x, A) - f_D'(x, A)| <= Delta_step
-    for every x and every (data-independent) minibatch A: each step is, given the history, a Gaussian
-    mechanism with sensitivity gamma*Delta_step and sd sqrt(2 gamma/beta), i.e.
-    Delta_step*sqrt(gamma beta/2)-GDP; adaptive composition (DRS Cor. 3.3) gives
-    ``mu = Delta_step sqrt(beta n gamma/2)``.  Its RDP curve is exactly 004 Theorem 5.4/5.8's.
+    for every x and every (data-independent) minibatch A.
+
+    Each step is, given the history, a Gaussian mechanism with sensitivity gamma*Delta_step and sd
+    sqrt(2 gamma/beta), i.e. Delta_step*sqrt(gamma beta/2)-GDP; adaptive composition (Dong-Roth-Su
+    Cor. 3.3) gives ``mu = Delta_step sqrt(beta n gamma/2)``.  Its RDP curve is exactly 004 Theorem
+    5.4/5.8's.
+
+    Args:
+        step_drift_diff: Delta_step >= 0.
+        step_size: gamma > 0.
+        num_steps: n >= 1.
+        inverse_temperature: beta > 0 (default 1).
+        mechanism: the mechanism name recorded in the certificate.
+        note: free text recorded in the certificate.
+
+    Returns:
+        a [`Certificate`][bayesdp.certificate.Certificate] with a [`GDP`][bayesdp.curves.GDP] curve.
+
+    Raises:
+        AssumptionError: a constant out of range.
+
+    Examples:
+        >>> round(path_gdp(step_drift_diff=1.0, step_size=0.01, num_steps=100).gdp_mu, 6)   # sqrt(100 * 0.01 / 2)
+        0.707107
     """
     d = nonnegative("grad_diff", step_drift_diff)
     g = positive("step_size", step_size)
@@ -108,8 +170,36 @@ def last_draw_gdp(total_strong_convexity: float, total_smoothness: float, grad_d
                   num_steps: int, inverse_temperature: float = 1.0, mechanism: str = "ula-final") -> Certificate:
     """Bok–Su–Altschuler 2024: ULA on an m-strongly convex, L-smooth U_D (both datasets) with
     |grad U_D - grad U_D'| <= Delta, from a common data-independent start, releases a final draw that is
-    mu_n-GDP, ``mu_n = Delta sqrt(gamma beta/2) sqrt((1+rho)/(1-rho) * (1-rho^n)/(1+rho^n))`` with the
-    exact contraction factor ``rho = max(|1 - gamma m|, |1 - gamma L|) < 1`` (needs gamma < 2/L)."""
+    mu_n-GDP.
+
+    ``mu_n = Delta sqrt(gamma beta/2) sqrt((1+rho)/(1-rho) * (1-rho^n)/(1+rho^n))`` with the
+    exact contraction factor ``rho = max(|1 - gamma m|, |1 - gamma L|) < 1`` (needs gamma < 2/L);
+    exact on quadratics (LITERATURE.md §2.1, §4).
+
+    Args:
+        total_strong_convexity: m > 0 of U_D.
+        total_smoothness: L >= m of U_D.
+        grad_diff: Delta >= 0.
+        step_size: gamma in (0, 2/L).
+        num_steps: n >= 1.
+        inverse_temperature: beta > 0 (default 1).
+        mechanism: the mechanism name recorded in the certificate.
+
+    Returns:
+        a [`Certificate`][bayesdp.certificate.Certificate] with a [`GDP`][bayesdp.curves.GDP] curve.
+
+    Raises:
+        AssumptionError: a constant out of range, gamma >= 2/L, or mu_n overflows.
+
+    Examples:
+        On the linear-quadratic benchmark (m = L = 1, Delta = 2c = 1) the bound equals the exact mu of
+        the final draw, [`bayesdp.bench.tightness.exact_final_mu`][bayesdp.bench.tightness.exact_final_mu] (0.9975):
+
+        >>> cert = last_draw_gdp(total_strong_convexity=1.0, total_smoothness=1.0, grad_diff=1.0, step_size=0.01,
+        ...                      num_steps=10_000)
+        >>> round(cert.gdp_mu, 4)
+        0.9975
+    """
     m = positive("total_strong_convexity", total_strong_convexity)
     L = positive("total_smoothness", total_smoothness)
     require(L >= m, "total_smoothness", L, f"must be >= total_strong_convexity = {m:.6g}")
@@ -144,6 +234,28 @@ def kv_coupling_bound(strong_convexity: float, smoothness: float, drift_offset: 
 
     exact=False: 004's recursion e <- (1 - gamma a) e + gamma*offset, a = mu - gamma L^2/2 (gamma < 2mu/L^2).
     exact=True:  e <- rho_K e + gamma*offset with rho_K = max(|1-gamma mu|, |1-gamma L|) (gamma < 2/L).
+
+    Args:
+        strong_convexity: mu > 0 of K.
+        smoothness: L > 0 of K.
+        drift_offset: the offset >= 0 (2c under 004 Assumption 5.1).
+        step_size: gamma > 0, in the range of the chosen factor.
+        exact: use the exact contraction factor of grad K instead of 004's.
+
+    Returns:
+        the coupling bound, rounded up.
+
+    Raises:
+        AssumptionError: a constant out of range, or gamma outside the factor's range.
+
+    Examples:
+        SEEDS §4.11's constants (mu = 1, L = 2, c = 1, gamma = 0.1): 004's 2c/a = 2.5; the exact
+        factor 0.9 gives 0.1 * 2 / 0.1 = 2.
+
+        >>> round(kv_coupling_bound(1.0, 2.0, drift_offset=2.0, step_size=0.1, exact=False), 6)
+        2.5
+        >>> round(kv_coupling_bound(1.0, 2.0, drift_offset=2.0, step_size=0.1, exact=True), 6)
+        2.0
     """
     mu = positive("strong_convexity", strong_convexity)
     L = positive("smoothness", smoothness)
@@ -171,7 +283,32 @@ def theorem_5_2_exact_contraction(strong_convexity: float, smoothness: float, gr
 
     Coupling: e_{k+1} <= rho_K e_k + gamma * offset, offset = 2c (2c/s with linear v), so
     C = gamma*offset/(1 - rho_K) for every gamma < 2/L; then Proposition 4.6 (T >= 1) with the same
-    offset: ``C2 = beta (C (L+1) + offset)^2``; T < 1: Proposition 4.5 branch ``beta offset^2 T``.
+    offset: ``C2 = beta (C (L+1) + offset)^2``; T < 1: Proposition 4.5 branch ``beta offset^2 T``
+    (derivation in docs/tight.md).
+
+    Args:
+        strong_convexity: mu > 0 of K.
+        smoothness: L > 0 of K.
+        grad_bound: c >= 0.
+        step_size: gamma in (0, 2/L).
+        num_steps: n >= 1.
+        inverse_temperature: beta > 0 (default 1).
+        batch_size: s >= 1 (used with ``linear_v``).
+        linear_v: grad_x v(x, d) does not depend on x (offset 2c/s).
+        mechanism: the mechanism name recorded in the certificate.
+
+    Returns:
+        a [`Certificate`][bayesdp.certificate.Certificate] with the linear RDP curve ``alpha * C / 4``.
+
+    Raises:
+        AssumptionError: a constant out of range or gamma >= 2/L.
+
+    Examples:
+        SEEDS §4.11's constants: C = 2 (instead of 2.5), so ``C2 = (2 * 3 + 2)^2 = 64`` (instead of 90.25).
+
+        >>> cert = theorem_5_2_exact_contraction(1.0, 2.0, grad_bound=1.0, step_size=0.1, num_steps=100)
+        >>> round(cert.constants["C"], 6)
+        64.0
     """
     mu = positive("strong_convexity", strong_convexity)
     L = positive("smoothness", smoothness)
@@ -193,11 +330,39 @@ def theorem_5_2_exact_contraction(strong_convexity: float, smoothness: float, gr
 def window_gdp(drift_lipschitz: float, drift_offset: float, coupling_bound: float, step_size: float,
                num_steps: int, inverse_temperature: float = 1.0, mechanism: str = "ula-final",
                note: str = "") -> Certificate:
-    """Final draw of a chain x <- x + gamma f_D(x) + sqrt(2 gamma/beta) z (f_D may depend on a
-    data-independent minibatch) with (20) |f_D(x) - f_D'(y)| <= L|x - y| + c_off and (21)
-    sup_k |X_k - X'_k| <= C under the synchronous coupling.  For a window of the last k steps the
-    perturbed-chain argument (docs/tight.md) gives mu(k) = sqrt(k) gamma (L C + c_off + C/(k gamma)) / s,
-    s = sqrt(2 gamma/beta); minimised over k in {1, ..., n}.
+    """Final draw of a chain x <- x + gamma f_D(x) + sqrt(2 gamma/beta) z, by 004 Proposition 4.6's
+    argument on a window of the last k steps, as an adaptive Gaussian composition.
+
+    f_D may depend on a data-independent minibatch; (20) |f_D(x) - f_D'(y)| <= L|x - y| + c_off and
+    (21) sup_k |X_k - X'_k| <= C under the synchronous coupling.  For a window of the last k steps the
+    perturbed-chain argument (docs/tight.md, SEEDS §4.16(j)) gives
+    ``mu(k) = sqrt(k) gamma (L C + c_off + C/(k gamma)) / s``, s = sqrt(2 gamma/beta); minimised over
+    k in {1, ..., n}.
+
+    Args:
+        drift_lipschitz: L >= 0 of (20).
+        drift_offset: c_off >= 0 of (20).
+        coupling_bound: C >= 0 of (21).
+        step_size: gamma > 0.
+        num_steps: n >= 1.
+        inverse_temperature: beta > 0 (default 1).
+        mechanism: the mechanism name recorded in the certificate.
+        note: free text recorded in the certificate.
+
+    Returns:
+        a [`Certificate`][bayesdp.certificate.Certificate] with a [`GDP`][bayesdp.curves.GDP] curve
+            (``constants["window_steps"]`` is the best k).
+
+    Raises:
+        AssumptionError: a constant out of range, or the bound is not finite.
+
+    Examples:
+        SEEDS §4.16(j) (c = 1, L = 2, mu = 1, gamma = 0.1: C = 2.5, c_off = 2): the continuous optimum
+        ``C2 = 4 beta C (L C + c_off) = 70``, i.e. mu = sqrt(70/2) = 5.916; on the grid of steps k = 4:
+
+        >>> cert = window_gdp(drift_lipschitz=2.0, drift_offset=2.0, coupling_bound=2.5, step_size=0.1, num_steps=100)
+        >>> cert.constants["window_steps"], round(cert.gdp_mu, 4)
+        (4, 5.9256)
     """
     L = nonnegative("drift_lipschitz", drift_lipschitz)
     off = nonnegative("drift_offset", drift_offset)

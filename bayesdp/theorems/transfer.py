@@ -17,6 +17,10 @@ from ..curves import ApproxDP, DeltaProfile
 from ..errors import AssumptionError, check_finite, nonnegative, positive, require
 
 
+__all__ = ["proposition_a_2", "proposition_3_2_i", "proposition_3_2_ii", "corollary_3_3_threshold",
+           "proposition_3_4", "laplace_delta", "laplace_noise_variance", "proposition_3_7", "proposition_3_10"]
+
+
 def _eps(name: str, value: float) -> float:
     return nonnegative(name, value)
 
@@ -30,8 +34,27 @@ def _delta01(name: str, value: float, closed_right: bool = False) -> float:
 
 def proposition_a_2(epsilon: float, delta: float, tv_bound: float, mechanism: str = "tv-transfer",
                     source: str = "004 Proposition A.2") -> Certificate:
-    """If {mu_D} is (eps, delta)-DP and TV(mu_D, nu_D) <= b for every D, {nu_D} is
-    (eps, delta + b (e^eps + 1))-DP."""
+    """004 Proposition A.2: if {mu_D} is (eps, delta)-DP and TV(mu_D, nu_D) <= b for every D, {nu_D} is
+    (eps, delta + b (e^eps + 1))-DP.
+
+    Args:
+        epsilon: eps >= 0 of {mu_D}.
+        delta: delta in [0, 1] of {mu_D}.
+        tv_bound: b in [0, 1].
+        mechanism: the mechanism name recorded in the certificate.
+        source: the source label (Proposition 3.2 reuses this function).
+
+    Returns:
+        a [`Certificate`][bayesdp.certificate.Certificate] with an [`ApproxDP`][bayesdp.curves.ApproxDP] point
+            (delta capped at 1).
+
+    Raises:
+        AssumptionError: an input out of range.
+
+    Examples:
+        >>> proposition_a_2(epsilon=1.0, delta=1e-6, tv_bound=2e-4).curve.describe()   # 1e-6 + 2e-4 (e + 1)
+        '(1, 0.000744656)-DP'
+    """
     e = _eps("epsilon_in", epsilon)
     d = _delta01("delta_in", delta, closed_right=True)
     b = _delta01("tv_bound", tv_bound, closed_right=True)
@@ -44,8 +67,28 @@ def proposition_a_2(epsilon: float, delta: float, tv_bound: float, mechanism: st
 
 def proposition_3_2_i(epsilon: float, delta_posterior: float, zeta: float, rate: float,
                       mechanism: str = "tv-transfer") -> Certificate:
-    """Posterior (eps, delta)-DP and TV(nu P^n, pi_D) <= zeta R(n) (Assumption 3.1, data-uniform)
-    => X_n is (eps, delta + zeta (e^eps + 1) R(n))-DP."""
+    """004 Proposition 3.2(i): posterior (eps, delta)-DP and TV(nu P^n, pi_D) <= zeta R(n)
+    (Assumption 3.1, data-uniform) => X_n is (eps, delta + zeta (e^eps + 1) R(n))-DP.
+
+    Args:
+        epsilon: eps >= 0 of the posterior.
+        delta_posterior: delta in [0, 1] of the posterior.
+        zeta: zeta >= 0 of Assumption 3.1 (data-independent).
+        rate: R(n) >= 0 with ``zeta * R(n) <= 1``.
+        mechanism: the mechanism name recorded in the certificate.
+
+    Returns:
+        a [`Certificate`][bayesdp.certificate.Certificate] with an [`ApproxDP`][bayesdp.curves.ApproxDP] point.
+
+    Raises:
+        AssumptionError: an input out of range or ``zeta * rate > 1``.
+
+    Examples:
+        SEEDS §4.3 (eps = 1, delta = 1e-6, zeta = 2, R(n) = 1e-4): delta_out = 7.44656e-4.
+
+        >>> proposition_3_2_i(1.0, delta_posterior=1e-6, zeta=2.0, rate=1e-4).curve.describe()
+        '(1, 0.000744656)-DP'
+    """
     z = nonnegative("zeta", zeta)
     r = nonnegative("rate", rate)
     require(z * r <= 1.0, "zeta*rate", z * r, "must be <= 1 (it bounds a total variation distance)")
@@ -58,7 +101,26 @@ def proposition_3_2_i(epsilon: float, delta_posterior: float, zeta: float, rate:
 
 def proposition_3_2_ii(epsilon: float, delta_chain: float, zeta: float, rate_limit: float,
                        mechanism: str = "tv-transfer") -> Certificate:
-    """X_n (eps, delta)-DP for every n and R(n) -> r => posterior is (eps, delta + (1 + e^eps) zeta r)-DP."""
+    """004 Proposition 3.2(ii): X_n (eps, delta)-DP for every n and R(n) -> r => the posterior is
+    (eps, delta + (1 + e^eps) zeta r)-DP.
+
+    Args:
+        epsilon: eps >= 0 of the chain.
+        delta_chain: delta in [0, 1] of every X_n.
+        zeta: zeta >= 0 of Assumption 3.1.
+        rate_limit: r = lim R(n) >= 0 with ``zeta * r <= 1``.
+        mechanism: the mechanism name recorded in the certificate.
+
+    Returns:
+        a [`Certificate`][bayesdp.certificate.Certificate] with an [`ApproxDP`][bayesdp.curves.ApproxDP] point.
+
+    Raises:
+        AssumptionError: an input out of range or ``zeta * rate_limit > 1``.
+
+    Examples:
+        >>> proposition_3_2_ii(1.0, delta_chain=1e-6, zeta=2.0, rate_limit=1e-4).constants
+        {'delta_out': 0.0007446563656918087}
+    """
     z = nonnegative("zeta", zeta)
     r = nonnegative("rate_limit", rate_limit)
     require(z * r <= 1.0, "zeta*rate_limit", z * r, "must be <= 1 (it bounds a total variation distance)")
@@ -70,7 +132,24 @@ def proposition_3_2_ii(epsilon: float, delta_chain: float, zeta: float, rate_lim
 
 def corollary_3_3_threshold(epsilon: float, delta: float, zeta: float, rate_limit: float) -> float:
     """004 Corollary 3.3: if the posterior is not (eps, delta')-DP with the returned delta',
-    some X_n is not (eps, delta)-DP (asymptotically exact chains cannot beat the posterior)."""
+    some X_n is not (eps, delta)-DP (asymptotically exact chains cannot beat the posterior).
+
+    Args:
+        epsilon: eps >= 0.
+        delta: delta in [0, 1].
+        zeta: zeta >= 0 of Assumption 3.1.
+        rate_limit: r = lim R(n) >= 0.
+
+    Returns:
+        ``delta' = delta + (1 + e^eps) zeta r``.
+
+    Raises:
+        AssumptionError: an input out of range.
+
+    Examples:
+        >>> round(corollary_3_3_threshold(1.0, 1e-6, zeta=2.0, rate_limit=1e-4), 9)
+        0.000744656
+    """
     e = _eps("epsilon", epsilon)
     d = _delta01("delta", delta, closed_right=True)
     z = nonnegative("zeta", zeta)
@@ -80,7 +159,23 @@ def corollary_3_3_threshold(epsilon: float, delta: float, zeta: float, rate_limi
 
 def proposition_3_4(epsilon: float, delta_posterior_violated: float, delta_chain: float) -> float:
     """004 Proposition 3.4 / A.3: if X_n is (eps, delta_n)-DP but the posterior is not (eps, delta)-DP
-    with delta > delta_n, some dataset has ``TV(nu_D P^n, pi_D) > (delta - delta_n)/(1 + e^eps)``."""
+    with delta > delta_n, some dataset has ``TV(nu_D P^n, pi_D) > (delta - delta_n)/(1 + e^eps)``.
+
+    Args:
+        epsilon: eps >= 0.
+        delta_posterior_violated: the delta the posterior violates, in [0, 1].
+        delta_chain: delta_n in [0, 1] of the chain, < delta_posterior_violated.
+
+    Returns:
+        the lower bound on the total variation distance.
+
+    Raises:
+        AssumptionError: an input out of range, or delta_posterior_violated <= delta_chain.
+
+    Examples:
+        >>> proposition_3_4(epsilon=0.0, delta_posterior_violated=0.5, delta_chain=0.1)   # 0.4 / 2
+        0.2
+    """
     e = _eps("epsilon", epsilon)
     d = _delta01("delta_posterior", delta_posterior_violated, closed_right=True)
     dn = _delta01("delta_chain", delta_chain, closed_right=True)
@@ -96,12 +191,39 @@ def proposition_3_4(epsilon: float, delta_posterior_violated: float, delta_chain
 
 def laplace_delta(epsilon: float, sensitivity: float, scale: float) -> float:
     """Exact hockey-stick E_{e^eps} of two Laplace laws of scale b at distance eta
-    (003 Lemma 1): ``max(0, 1 - exp((eps - eta/b)/2))``."""
+    (003 Lemma 1): ``max(0, 1 - exp((eps - eta/b)/2))``.
+
+    Args:
+        epsilon: eps.
+        sensitivity: eta, the distance of the two means.
+        scale: b > 0.
+
+    Returns:
+        the delta of the Laplace mechanism at eps (unvalidated formula).
+
+    Examples:
+        >>> round(laplace_delta(0.0, sensitivity=1.0, scale=1.0), 6)    # TV: 1 - e^{-1/2}
+        0.393469
+    """
     return max(0.0, -math.expm1((epsilon - sensitivity / scale) / 2.0))
 
 
 def laplace_noise_variance(scale: float) -> float:
-    """Variance of Laplace(scale): ``2 scale^2`` (not 004 §3.2's eta/eps; SEEDS §6 row 10)."""
+    """Variance of Laplace(scale): ``2 scale^2`` (not 004 §3.2's eta/eps; SEEDS §6 row 10).
+
+    Args:
+        scale: b > 0.
+
+    Returns:
+        ``2 b^2``.
+
+    Raises:
+        AssumptionError: scale <= 0.
+
+    Examples:
+        >>> laplace_noise_variance(2.0)
+        8.0
+    """
     return 2.0 * positive("noise_scale", scale) ** 2
 
 
@@ -125,7 +247,28 @@ def proposition_3_7(coupling_window: float, coupling_delta: float, epsilon: floa
                     noise_scale: float | None = None, mechanism: str = "mc-estimate") -> Certificate:
     """004 Proposition 3.7 / A.5: if some coupling has ``P(|g_D - g_D'| <= eta) >= 1 - delta~``
     (Assumption 3.6) and L satisfies Assumption 3.5 for eta, ``g_D + L`` is (eps, delta + delta~)-DP.
-    Laplace noise of scale eta/eps satisfies Assumption 3.5 with (eps, 0)."""
+
+    Laplace noise of scale eta/eps satisfies Assumption 3.5 with (eps, 0); the certificate's curve is
+    the exact Laplace profile plus delta~.
+
+    Args:
+        coupling_window: eta > 0.
+        coupling_delta: delta~ in [0, 1).
+        epsilon: calibrate the Laplace scale to eta/epsilon (give this or ``noise_scale``).
+        noise_scale: the Laplace scale b (then eps = eta/b).
+        mechanism: the mechanism name recorded in the certificate.
+
+    Returns:
+        a [`Certificate`][bayesdp.certificate.Certificate] with a [`DeltaProfile`][bayesdp.curves.DeltaProfile] curve.
+
+    Raises:
+        AssumptionError: an input out of range, or both or neither of ``epsilon`` and ``noise_scale``.
+
+    Examples:
+        >>> cert = proposition_3_7(coupling_window=1.0, coupling_delta=0.01, epsilon=1.0)
+        >>> cert.constants["noise_scale"], cert.delta(1.0)                 # (eps, 0 + delta~)
+        (1.0, 0.01)
+    """
     eta = positive("coupling_window", coupling_window)
     dt = _delta01("coupling_delta", coupling_delta)
     scale, eps_t, curve = _laplace_route(eta, dt, epsilon, noise_scale, "004 Proposition 3.7")
@@ -145,6 +288,28 @@ def proposition_3_10(concentration: float, concentration_delta: float, posterior
     Assumption 3.8: ``P(|avg_D - pi_D(f)| <= C) >= 1 - delta~`` for every D (C, delta~ data-independent);
     Assumption 3.9: ``|pi_D(f) - pi_D'(f)| <= gamma_f``.  Laplace of scale ``(2C + gamma_f)/eps``
     gives ``(eps, 2 delta~ - delta~^2)``-DP.  The caller certifies both assumptions.
+
+    Args:
+        concentration: C >= 0 of Assumption 3.8.
+        concentration_delta: delta~ in [0, 1).
+        posterior_sensitivity: gamma_f >= 0 of Assumption 3.9.
+        epsilon: calibrate the Laplace scale to ``(2C + gamma_f)/epsilon`` (give this or ``noise_scale``).
+        noise_scale: the Laplace scale (then eps = (2C + gamma_f)/scale).
+        mechanism: the mechanism name recorded in the certificate.
+
+    Returns:
+        a [`Certificate`][bayesdp.certificate.Certificate] with a [`DeltaProfile`][bayesdp.curves.DeltaProfile] curve.
+
+    Raises:
+        AssumptionError: an input out of range, 2C + gamma_f = 0, or both or neither of ``epsilon`` and
+            ``noise_scale``.
+
+    Examples:
+        SEEDS §4.6: delta~ = 0.01 gives delta_out = 2 * 0.01 - 0.01^2 = 0.0199.
+
+        >>> cert = proposition_3_10(concentration=0.1, concentration_delta=0.01, posterior_sensitivity=0.3, epsilon=1.0)
+        >>> cert.constants["noise_scale"], round(cert.delta(1.0), 6)
+        (0.5, 0.0199)
     """
     C = nonnegative("concentration", concentration, "declare C of 004 Assumption 3.8")
     dt = _delta01("concentration_delta", concentration_delta)
