@@ -116,7 +116,8 @@ class ModelPotential:
     ``param`` sites and latent sites inside the record plate raise :class:`ModelError`.
     """
 
-    def __init__(self, model: Callable, data: Mapping[str, Any], model_kwargs: Mapping[str, Any] | None = None):
+    def __init__(self, model: Callable, data: Mapping[str, Any], model_kwargs: Mapping[str, Any] | None = None,
+                 on_device: bool = True):
         from numpyro.distributions.transforms import biject_to
 
         self.model = model
@@ -127,7 +128,8 @@ class ModelPotential:
         two = {k: v[np.arange(2) % self.data_size] for k, v in host.items()}
         # device arrays; a 64-byte-aligned host array is used in place (no copy: may_alias), otherwise copied
         # once.  Do not modify the data arrays after building a sampler: they may be shared with the device.
-        self.data = {k: jax.device_put(v, may_alias=True) for k, v in host.items()}
+        # on_device=False keeps NumPy arrays (records that will be split over several devices).
+        self.data = {k: jax.device_put(v, may_alias=True) for k, v in host.items()} if on_device else host
         del host
         try:
             tr1 = _trace(model, one, self.model_kwargs)

@@ -136,7 +136,7 @@ def test_glm_gradient_at_logits_zero_is_half_minus_y():
     pot = ModelPotential(logistic, {"X": X, "y": y})
     structure, _ = glm.detect(pot)
     a = glm.arrays(structure, pot.data, pot.dim, jnp.float32, with_rows=False)
-    got = np.asarray(glm.build_gradient(structure, "JT", 1)(jnp.zeros(3), pot.data, a))
+    got = np.asarray(glm.build_gradient(structure, glm.FEATURES, 1)(jnp.zeros(3), pot.data, a))
     expected = X.astype(np.float64).T @ (0.5 - y.astype(np.float64))
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(np.asarray(gradients.full_batch(pot)(None, jnp.zeros(3), pot.data)), expected,
@@ -144,10 +144,13 @@ def test_glm_gradient_at_logits_zero_is_half_minus_y():
 
 
 def test_choose_form_returns_a_form_and_is_cached():
-    f = glm.choose_form(100, 3, 4, jnp.float32, steps=4, repeats=1)
+    pot = _pot(logistic, m=100, d=3)
+    structure, _ = glm.detect(pot)
+    f = glm.choose_form(structure, pot.data, 3, 4, jnp.float32, cache_key="t", steps=4, repeats=1)
     assert f in glm.FORMS_CHAINS
-    assert glm.choose_form(100, 3, 4, jnp.float32) == f
-    assert glm.choose_form(100, 3, 1, jnp.float32, steps=4, repeats=1) in glm.FORMS_SINGLE
+    assert glm.choose_form(structure, pot.data, 3, 4, jnp.float32, cache_key="t") == f
+    assert glm.choose_form(structure, pot.data, 3, 1, jnp.float32, steps=4, repeats=1) in glm.FORMS_SINGLE
+    assert glm.choose_form(structure, pot.data, 3, 4, jnp.float32, forms=(glm.ROWS,)) == glm.ROWS
 
 
 def _general_only(monkeypatch):
