@@ -34,7 +34,6 @@ import functools
 import contextlib
 import json
 import logging
-import math
 import time
 import warnings
 from dataclasses import dataclass
@@ -46,12 +45,12 @@ import numpy as np
 from jax import lax
 from jax.sharding import PartitionSpec as P
 
-from ..errors import AssumptionError, check_finite, positive, positive_int
+from ..errors import AssumptionError, positive, positive_int
 from . import certify as _cert
 from . import glm as _glm
 from . import gradients
 from .keys import REPRODUCIBLE, resolve_key
-from .kernels import LangevinState, build_kernel, langevin_update
+from .kernels import langevin_update
 from .potential import ModelPotential
 
 SAMPLERS = ("ula", "sgld")

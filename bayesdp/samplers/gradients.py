@@ -25,7 +25,7 @@ from typing import Callable
 import jax
 import jax.numpy as jnp
 
-from .minibatch import batch_indices, sample_without_replacement  # noqa: F401 - re-exported (audit, kernels)
+from .minibatch import sample_without_replacement  # noqa: F401 - also re-exported (audit, kernels)
 
 
 def clip_margin(dim: int, dtype) -> float:
