@@ -367,9 +367,10 @@ def choose_form(structure: BernoulliGLM, data, dim: int, num_chains: int, dtype,
                 steps: int = 64, repeats: int = 7) -> str:
     """The fastest of ``forms`` for this model and shape, by a quick measurement: a ``lax.scan`` of up to
     ``steps`` gradient evaluations per layout (about 10 ms each), the minimum of ``repeats`` interleaved
-    timings.  The data measured on are the first record repeated (at most :data:`MAX_COPY_BYTES` of rows):
-    the same shapes and model, no values of the other records, no large temporary.  The choice only affects
-    speed: every layout computes the same gradient up to float rounding."""
+    timings, on the data themselves (no proxy array: nothing of the data's size is allocated unless a
+    layout with a copy is a candidate, which :func:`backend_forms` allows only for copies of at most
+    ``max_copy_bytes``).  The choice only affects speed: every layout computes the same gradient up to
+    float rounding, and the time of these affine float operations does not depend on the values."""
     forms = tuple(forms or (FORMS_SINGLE if num_chains == 1 else FORMS_CHAINS))
     if len(forms) == 1:
         return forms[0]
@@ -377,13 +378,9 @@ def choose_form(structure: BernoulliGLM, data, dim: int, num_chains: int, dtype,
     key = None if cache_key is None else (cache_key, dim, num_chains, str(jnp.dtype(dtype)), forms)
     if key is not None and key in _CHOICE:
         return _CHOICE[key]
-    row_bytes = sum(int(np.prod(v.shape[1:], dtype=np.int64)) * v.dtype.itemsize for v in data.values())
-    rows = max(1, min(m, MAX_COPY_BYTES // max(1, row_bytes, dim * jnp.dtype(dtype).itemsize)))
-    proxy = {k: jnp.broadcast_to(jnp.asarray(v[:1]), (rows,) + v.shape[1:]) + jnp.zeros((), v.dtype)
-             for k, v in data.items()}
-    a = arrays(structure, proxy, dim, dtype, features=any(f in NEEDS_COPY for f in forms))
+    a = arrays(structure, data, dim, dtype, features=any(f in NEEDS_COPY for f in forms))
     shape = (dim,) if num_chains == 1 else (num_chains, dim)
-    steps = max(2, min(steps, int(1e7 / max(1, rows * dim * max(1, num_chains // 4)))))
+    steps = max(2, min(steps, int(1e7 / max(1, m * dim * max(1, num_chains // 4)))))
     fns = []
     for form in forms:
         g = likelihood_gradient(structure, form, num_chains)
@@ -393,8 +390,8 @@ def choose_form(structure: BernoulliGLM, data, dim: int, num_chains: int, dtype,
 
         f = jax.jit(run)
         x0 = jnp.zeros(shape, dtype)
-        jax.block_until_ready(f(x0, proxy, a))
-        fns.append(lambda f=f, x0=x0: jax.block_until_ready(f(x0, proxy, a)))
+        jax.block_until_ready(f(x0, data, a))
+        fns.append(lambda f=f, x0=x0: jax.block_until_ready(f(x0, data, a)))
     ts = [[] for _ in fns]
     for _ in range(repeats):
         for i, f in enumerate(fns):

@@ -60,6 +60,29 @@ def validate_data(data: Mapping[str, Any], model: Callable | None = None,
     return out, int(m)
 
 
+#: XLA:CPU uses a host array in place only at this alignment (bytes); otherwise JAX copies it once
+ALIGNMENT = 64
+
+
+def aligned_empty(shape, dtype=np.float32, alignment: int = ALIGNMENT) -> np.ndarray:
+    """An uninitialised NumPy array whose data start at a multiple of ``alignment`` bytes.
+
+    On a CPU, JAX uses a float32 array in place (no copy) only when it is 64-byte aligned; NumPy's own large
+    arrays usually start at 16 bytes past a page boundary, and a sampler built on them holds the data twice
+    (the caller's array and JAX's copy).  Fill an array from this function (e.g. in chunks while reading a
+    file) to hold the data once::
+
+        X = aligned_empty((m, d), np.float32)
+        X[:] = ...
+    """
+    shape = tuple(int(n) for n in np.atleast_1d(shape))
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    buf = np.empty(nbytes + alignment, np.uint8)
+    offset = (-buf.ctypes.data) % alignment
+    return buf[offset:offset + nbytes].view(dtype).reshape(shape)
+
+
 @jax.custom_jvp
 def bernoulli_logits_log_prob(logits, value):
     """log Bernoulli(value | sigmoid(logits)) = value * logits - log(1 + e^logits), with the exact derivative
