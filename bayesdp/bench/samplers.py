@@ -22,7 +22,9 @@ reported separately):
   several timings); a full-batch step reads the design twice (X theta, then X^T r), so the roofline is
   ``bandwidth / (2 x design bytes)`` steps per second and ``roofline_fraction`` is the measured steps per
   second over it (for bayesdp and for the reference).  Several chains share the reads.  A layout that
-  reads the data once per step (``row_blocks``) can exceed 1.  SGLD reads s rows per step: no roofline.
+  reads the data once per step (``row_blocks``) can exceed 1, and so can any layout on a machine where
+  writes cost more than reads (write-allocate caches count a copy's bytes at least 1.5x).  SGLD reads s
+  rows per step: no roofline.
 * Memory (``memory``; skipped with ``--no-memory``): peak resident memory of ULA (GLM path, one chain)
   and clipped SGLD (s = 100) at ``--memory-size`` records (default 2,000,000; 200,000 with ``--quick``),
   d = 100, float32, each in a fresh subprocess.  ``peak_over_data`` = (peak RSS - RSS after a warm-up
@@ -305,8 +307,8 @@ def copy_bandwidth(nbytes: int, repeats: int = 9) -> dict:
     f = jax.jit(lambda a: jax.lax.scan(lambda c, _: (c + 1.0, None), a, None, length=passes)[0])
     t = _median_time(lambda: jax.block_until_ready(f(x)), repeats)
     return {"bytes_per_s": 2.0 * 4 * n * passes / t, "array_bytes": 4 * n, "passes": passes,
-            "method": "x <- x + 1 on a float32 array of the data's size, repeated in one lax.scan (read + write "
-                      "per pass), median of timings in this run"}
+            "method": "copy kernel: x <- x + 1 on a float32 array of the data's size, repeated in one lax.scan "
+                      "(read + write per pass: 2 x size bytes), median of timings in this run"}
 
 
 def _roofline(steps_per_s, design_bytes, bandwidth):

@@ -147,8 +147,6 @@ NOISE_BLOCK_BYTES = 1 << 20
 def _block_length(sampler, num_steps, record_every, dim, itemsize, batch_size=None):
     per_step = dim * itemsize + (4 * int(batch_size) if sampler == "sgld" and batch_size else 0)
     cap = max(1, min(BLOCK_STEPS, NOISE_BLOCK_BYTES // max(1, per_step)))
-    if sampler != "ula" and not batch_size:
-        cap = BLOCK_STEPS
     block = max(1, cap // record_every) * record_every
     return min(block, num_steps)
 
@@ -667,6 +665,10 @@ class Sampler:
                     local = {k: v[:rows] for k, v in local.items()}
                 form = _glm.choose_form(structure, local, c.dim, num_chains, dtype, forms=forms,
                                         cache_key=_model_key(self.potential))
+                if place.kind is not None:  # every process must compile the same program: process 0's choice
+                    from . import sharding
+
+                    form = forms[int(sharding.agree(np.asarray(forms.index(form), np.int32)))]
                 if place.kind == "records":
                     aux = self._sharded_glm_arrays(structure, dtype, form in _glm.NEEDS_COPY)
                 else:

@@ -8,23 +8,25 @@ When the only likelihood site of the model is ``Bernoulli(logits=eta)`` (NumPyro
 
 which is exactly the derivative the general path differentiates (``potential.bernoulli_logits_log_prob``
 has the custom derivative ``y - sigmoid(eta)``, including ``1/2 - y`` at ``eta = 0``).  For K chains
-this is two matrix products over the data instead of a ``vmap`` of the per-chain NumPyro gradient,
-and the Jacobian can be stored in the layout that is fastest for the shape (chosen by a quick
-measurement, :func:`choose_form`).
+this is two matrix products over the data instead of a ``vmap`` of the per-chain NumPyro gradient.
+The products read the data in a layout allowed per backend (:func:`backend_forms`: on accelerators the
+caller's row-major array only; on a CPU also a feature-major copy while it is small) and chosen among
+those by a quick measurement (:func:`choose_form`); every product at ``Precision.HIGHEST``.
 
 Affinity is **proved structurally, never assumed**: :func:`affine_in_first_argument` runs the analyzer's
 affinity interpreter (:mod:`bayesdp.analysis.structure.affinity`) on the jaxpr of ``eta(theta, data)``
 (traced with the model, at the data's shapes): every operation that touches ``theta`` must be linear in
 it (sums, multiplication or division by a theta-free operand, a dot product with a theta-free operand,
 reshapes, broadcasts, slices and gathers with theta-free indices, selects with a theta-free predicate,
-...).  Such a program is affine in ``theta`` for every value of the data, so ``J`` (computed once per
-dataset by ``jacfwd`` at ``theta = 0``) and ``c = eta(0)`` give ``eta(theta) = J theta + c`` exactly (up to
-float rounding).  Anything else (a transform such as ``exp`` of a positive site, a hierarchical scale
+...).  Such a program is affine in ``theta`` for every value of the data, so ``eta`` itself, its transpose
+(``jax.vjp``), or ``J`` (computed once per dataset by ``jvp`` along the basis at ``theta = 0``) and
+``c = eta(0)`` give ``eta(theta) = J theta + c`` exactly (up to float rounding).  Anything else (a transform such as ``exp`` of a positive site, a hierarchical scale
 multiplying ``theta``, another observed site, a masked or scaled site) falls back to the general path.
 
 The prior/Jacobian part ``K`` keeps NumPyro's gradient (per chain, traced with the same data as the
-general path); only the likelihood part is replaced.  Used by full-batch ULA without clipping on one
-device (the clipped and minibatch estimators and sharded runs keep the general path).
+general path); only the likelihood part is replaced.  Used by full-batch ULA without clipping, on one
+device or sharded (records split over devices: per-device partial sums, padded rows masked; chains split:
+each device's chains), the clipped and minibatch estimators keep the general path.
 """
 
 from __future__ import annotations
