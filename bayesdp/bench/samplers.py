@@ -1,8 +1,11 @@
 """``bayesdp bench samplers``: bayesdp's ULA/SGLD against hand-written JAX and BlackJAX, side by side.
 
-Every row times bayesdp's :class:`~bayesdp.samplers.Sampler` (NumPyro logistic regression, generic
-potential) and a reference on the same data in the same process, medians of ``--repeats`` runs
-after compilation (compile time reported separately):
+One JSON object per run (``--json``): ``device`` (platform, device kind and count, processor, JAX version),
+``bandwidth`` (the memory bandwidth of this device, measured in the same run), ``rows`` (speed) and
+``memory`` (peak memory over the data size).  Every speed row times bayesdp's
+:class:`~bayesdp.samplers.Sampler` (NumPyro logistic regression, generic potential) and a reference on the
+same data in the same process, medians of ``--repeats`` interleaved runs after compilation (compile time
+reported separately):
 
 * ULA reference: hand-written ``jax.numpy`` ULA for logistic regression,
   grad = X^T (sigmoid(X theta) - y) + theta / prior_scale^2, under ``jit`` + ``lax.scan``
@@ -10,15 +13,27 @@ after compilation (compile time reported separately):
   (``ULA_FORMS``: row-major data, a feature-major copy made once outside the timed call, or both;
   positions (K, d) or (d, K)) measured in the same run.
 * SGLD reference: BlackJAX ``sgld`` (no clipping) driven by ``lax.scan``, its minibatches drawn
-  inside the scan by the same without-replacement sampler as bayesdp (Floyd), when BlackJAX
-  imports; otherwise a hand-written ``jnp`` SGLD (said in the ``reference`` field).
-* Roofline rows: achieved GFLOP/s of the 8-chain full-batch ULA (4 m d K flops per step) against a
-  ``jnp`` matrix multiply of the same skinny shape, and bytes of data read per step / time per step
-  of the 1-chain ULA against a streaming read (``jnp.sum`` over the data).
-* Memory row (``--memory``): peak resident memory of SGLD at m = 1,000,000, d = 100 (float32), in a
-  subprocess, as a multiple of the data size (the data themselves included: the increase of peak RSS
-  over the RSS before the data were created).  The arrays are 64-byte aligned, which lets JAX use
-  them in place; an unaligned array is copied once into device memory (about 2x + runtime).
+  by the same exact without-replacement sampler as bayesdp (:func:`bayesdp.samplers.minibatch.batch_indices`,
+  the batches of all steps drawn at once before the scan, as bayesdp draws those of a block), when BlackJAX
+  imports (``pip install blackjax``, the ``bench`` extra); otherwise a hand-written ``jnp`` SGLD (said
+  in the ``reference`` field).
+* Roofline (ULA rows): ``bandwidth`` is measured with a copy kernel on an array of the data's size
+  (``x <- x + 1`` repeated in one ``lax.scan``: read and write, 2 x size bytes per pass; the median of
+  several timings); a full-batch step reads the design twice (X theta, then X^T r), so the roofline is
+  ``bandwidth / (2 x design bytes)`` steps per second and ``roofline_fraction`` is the measured steps per
+  second over it (for bayesdp and for the reference).  Several chains share the reads.  A layout that
+  reads the data once per step (``row_blocks``) can exceed 1, and so can any layout on a machine where
+  writes cost more than reads (write-allocate caches count a copy's bytes at least 1.5x).  SGLD reads s
+  rows per step: no roofline.
+* Memory (``memory``; skipped with ``--no-memory``): peak resident memory of ULA (GLM path, one chain)
+  and clipped SGLD (s = 100) at ``--memory-size`` records (default 2,000,000; 200,000 with ``--quick``),
+  d = 100, float32, each in a fresh subprocess.  ``peak_over_data`` = (peak RSS - RSS after a warm-up
+  run of the same configuration on 1,000 records) / data bytes: the memory that grows with the data
+  (the data themselves included).  ``peak_over_data_cold`` counts from before the warm-up (the JAX
+  runtime's fixed cost, ``fixed_overhead_bytes``, included).  The arrays are allocated 64-byte aligned
+  (:func:`bayesdp.samplers.aligned_empty`), which lets JAX use them in place on a CPU; ``numpy_default``
+  repeats the measurement with ordinary NumPy arrays (16 bytes mod 64: JAX copies them once).  On a GPU
+  the device's ``peak_bytes_in_use`` over the data size is reported as well.
 """
 
 from __future__ import annotations
@@ -37,7 +52,10 @@ def add_arguments(parser) -> None:
     """Add the options of ``bayesdp bench samplers`` to the argparse sub-parser ``parser``."""
     parser.add_argument("--quick", action="store_true", help="small sizes only (m = 1,000, d = 10)")
     parser.add_argument("--repeats", type=int, default=5, help="timed runs per measurement (median)")
-    parser.add_argument("--memory", action="store_true", help="also measure SGLD peak memory at m = 10^6, d = 100")
+    parser.add_argument("--memory", action="store_true", help="measure memory (the default; kept for old scripts)")
+    parser.add_argument("--no-memory", action="store_true", help="skip the memory measurements")
+    parser.add_argument("--memory-size", type=int, default=None,
+                        help="records of the memory measurements (default 2,000,000; 200,000 with --quick)")
 
 
 def _median_time(fn, repeats):
@@ -175,11 +193,12 @@ def reference_ula(X, y, step_size, num_steps, num_chains, prior_scale=1.0, data_
 
 
 def reference_sgld(X, y, step_size, num_steps, batch_size, prior_scale=1.0):
-    """BlackJAX sgld (no clipping) in lax.scan with in-scan minibatches; hand-written jnp SGLD if absent."""
+    """BlackJAX sgld (no clipping) in lax.scan, the batches of all steps drawn at once by bayesdp's exact sampler;
+    hand-written jnp SGLD if BlackJAX is absent."""
     import jax
     import jax.numpy as jnp
 
-    from ..samplers.gradients import sample_without_replacement
+    from ..samplers.minibatch import batch_indices
 
     Xj, yj = jnp.asarray(X), jnp.asarray(y)
     m, d = X.shape
@@ -199,7 +218,8 @@ def reference_sgld(X, y, step_size, num_steps, batch_size, prior_scale=1.0):
             lambda th, b: b[1] * jnp.dot(b[0], th) - jnp.logaddexp(0.0, jnp.dot(b[0], th)),
             m)
         sgld = blackjax.sgld(grad_estimator)
-        label = f"blackjax {blackjax.__version__} sgld (no clipping), minibatches by the same in-scan sampler"
+        label = (f"blackjax {blackjax.__version__} sgld (no clipping), minibatches by the same exact sampler "
+                 "(all steps' batches drawn at once)")
 
         def step(key, x, batch):
             return sgld.step(key, x, batch, step_size)
@@ -212,11 +232,15 @@ def reference_sgld(X, y, step_size, num_steps, batch_size, prior_scale=1.0):
 
     @jax.jit
     def run(key, Xa, ya):
-        def body(x, k):
-            kb, ks = jax.random.split(k)
-            idx = sample_without_replacement(kb, m, batch_size)
-            return step(ks, x, (Xa[idx], ya[idx])), None
-        x, _ = jax.lax.scan(body, jnp.zeros(d), jax.random.split(key, num_steps))
+        # the batches of all steps drawn at once, vectorised, by the same exact sampler as bayesdp's (a
+        # per-step call would add its fixed cost to every step); the noise keys split at once likewise
+        k_batch, k_noise = jax.random.split(key)
+        batches = batch_indices(k_batch, m, batch_size, num_steps)
+
+        def body(x, inputs):
+            k, idx = inputs
+            return step(k, x, (Xa[idx], ya[idx])), None
+        x, _ = jax.lax.scan(body, jnp.zeros(d), (jax.random.split(k_noise, num_steps), batches))
         return x
 
     return (lambda: jax.block_until_ready(run(jax.random.key(1), Xj, yj))), label + ", data as jit arguments"
@@ -250,16 +274,58 @@ def _steps_for(m, d, chains):
     return max(20, min(5000, int(2e8 / work)))
 
 
-def run(args) -> list:
-    """Run ``bayesdp bench samplers`` with the parsed options ``args``: JSON-ready
-    results (medians, targets and the reference measured in the same run)."""
+def device_info() -> dict:
+    """The device the bench ran on: JAX's platform, device kind and count, the processor and JAX's version."""
+    import platform
+
+    import jax
+
+    dev = jax.devices()[0]
+    info = {"platform": dev.platform, "device_kind": dev.device_kind, "device_count": jax.device_count(),
+            "process_count": jax.process_count(), "jax": jax.__version__, "processor": platform.processor() or None}
+    try:
+        with open("/proc/cpuinfo") as f:
+            names = [ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")]
+        info["processor"] = names[0] if names else info["processor"]
+        info["cpu_cores"] = len(names) or None
+    except OSError:
+        pass
+    return info
+
+
+def copy_bandwidth(nbytes: int, repeats: int = 9) -> dict:
+    """Memory bandwidth in bytes per second from a copy kernel on a float32 array of ``nbytes``: ``x <- x + 1``
+    repeated ``passes`` times in one ``lax.scan`` (each pass reads and writes the array: 2 x nbytes), the
+    median of ``repeats`` timings after compilation.  Small arrays measure the cache they fit in, which is
+    the roofline of a problem of that size."""
     import jax
     import jax.numpy as jnp
 
+    n = max(16, int(nbytes) // 4)
+    passes = int(max(2, min(1000, 2e9 // max(1, 2 * 4 * n))))
+    x = jnp.zeros(n, jnp.float32)
+    f = jax.jit(lambda a: jax.lax.scan(lambda c, _: (c + 1.0, None), a, None, length=passes)[0])
+    t = _median_time(lambda: jax.block_until_ready(f(x)), repeats)
+    return {"bytes_per_s": 2.0 * 4 * n * passes / t, "array_bytes": 4 * n, "passes": passes,
+            "method": "copy kernel: x <- x + 1 on a float32 array of the data's size, repeated in one lax.scan "
+                      "(read + write per pass: 2 x size bytes), median of timings in this run"}
+
+
+def _roofline(steps_per_s, design_bytes, bandwidth):
+    """Full-batch ULA reads the design twice per step: roofline = bandwidth / (2 x design bytes) steps/s."""
+    roof = bandwidth / (2.0 * design_bytes)
+    return roof, steps_per_s / roof
+
+
+def run(args) -> dict:
+    """Run ``bayesdp bench samplers`` with the parsed options ``args``: one JSON-ready dict (device, bandwidth,
+    speed rows with the reference measured in the same run, memory)."""
     sizes = [(1000, 10)] if args.quick else [(1000, 10), (100_000, 100)]
-    rows = []
+    rows, bandwidth = [], []
     for m, d in sizes:
         X, y = _data(m, d)
+        bw = copy_bandwidth(X.nbytes)
+        bandwidth.append({"data_size": m, "dim": d, **bw})
         for chains in (1, 8):
             steps = _steps_for(m, d, chains)
             step_size = 1e-4 if m > 10_000 else 1e-3
@@ -270,101 +336,131 @@ def run(args) -> list:
             t_ours, *t_refs, t_const = _interleaved([ours, *refs, ref_const], args.repeats)
             best = min(range(len(forms)), key=lambda i: t_refs[i])
             t_ref = t_refs[best]
+            roof, frac = _roofline(steps / t_ours, X.nbytes, bw["bytes_per_s"])
             extra = {**_ours.last, "reference_form": forms[best],
                      "reference_forms_steps_per_s": {f: steps / t for f, t in zip(forms, t_refs)},
-                     "reference_data_as_constants_steps_per_s": steps / t_const}
-            if m == 100_000:
-                if chains == 8:
-                    flops = 4.0 * m * d * chains
-                    Xj = jnp.asarray(X)
-                    W = jnp.ones((d, chains), jnp.float32)
-                    mm = jax.jit(lambda a, b: a @ b)
-                    t_mm = _median_time(lambda: jax.block_until_ready(mm(Xj, W)), 10)
-                    extra.update({"gflops": flops / (t_ours / steps) / 1e9,
-                                  "matmul_gflops": 2.0 * m * d * chains / t_mm / 1e9})
-                    extra["gflops_ratio"] = extra["gflops"] / extra["matmul_gflops"]
-                else:
-                    Xj = jnp.asarray(X)
-                    sm = jax.jit(lambda a: jnp.sum(a))
-                    t_rd = _median_time(lambda: jax.block_until_ready(sm(Xj)), 10)
-                    nbytes = X.nbytes
-                    extra.update({"data_gb_per_s": nbytes / (t_ours / steps) / 1e9,
-                                  "stream_read_gb_per_s": nbytes / t_rd / 1e9})
-                    extra["bandwidth_ratio"] = extra["data_gb_per_s"] / extra["stream_read_gb_per_s"]
-            rows.append(_row("ula", m, d, chains, t_ours, t_ref, steps, "fastest hand-written jnp ULA (jit + lax.scan, data as jit arguments)",
-                             compile_s, **extra))
-        steps = 2000
-        ours, compile_s = _ours(X, y, sampler="sgld", step_size=1e-4, num_steps=steps, batch_size=100,
-                                clip_norm=1.0)
-        ref, label = reference_sgld(X, y, 1e-4, steps, 100)
-        t_ours, t_ref = _interleaved([ours, ref], args.repeats)
-        rows.append(_row("sgld-clipped (s=100)", m, d, 1, t_ours, t_ref, steps, label, compile_s))
-    if args.memory:
-        rows.append(memory_row())
-    return rows
+                     "reference_data_as_constants_steps_per_s": steps / t_const,
+                     "roofline_steps_per_s": roof, "roofline_fraction": frac,
+                     "reference_roofline_fraction": _roofline(steps / t_ref, X.nbytes, bw["bytes_per_s"])[1]}
+            rows.append(_row("ula", m, d, chains, t_ours, t_ref, steps,
+                             "fastest hand-written jnp ULA (jit + lax.scan, data as jit arguments)", compile_s, **extra))
+        rows.append(_sgld_row(X, y, m, d, args.repeats))
+    if not args.quick:
+        X, y = _data(1_000_000, 100)
+        rows.append(_sgld_row(X, y, 1_000_000, 100, args.repeats))
+        del X, y
+    out = {"bench": "samplers", "device": device_info(), "bandwidth": bandwidth, "rows": rows,
+           "targets": {"cpu": "ULA and SGLD rows: no regression against the previous code (ratios to the same-run "
+                              "reference); SGLD m = 10^6: ratio >= 0.8 (BlackJAX sgld, same minibatch scheme); "
+                              "memory at m = 2e6, d = 100: ULA peak_over_data <= 2, SGLD <= 1.2",
+                       "gpu": "ULA m = 10^5, d = 100: ratio >= 1.0 and roofline_fraction >= 0.5; clipped SGLD "
+                              "m = 10^6, d = 100, s = 100: >= 50,000 steps/s"}}
+    if not args.no_memory:
+        size = args.memory_size or (200_000 if args.quick else 2_000_000)
+        out["memory"] = [memory_row(kind, size, aligned) for kind in ("ula", "sgld") for aligned in (True, False)]
+    return out
+
+
+def _sgld_row(X, y, m, d, repeats):
+    steps = 2000
+    ours, compile_s = _ours(X, y, sampler="sgld", step_size=1e-4, num_steps=steps, batch_size=100, clip_norm=1.0)
+    ref, label = reference_sgld(X, y, 1e-4, steps, 100)
+    t_ours, t_ref = _interleaved([ours, ref], repeats)
+    return _row("sgld-clipped (s=100)", m, d, 1, t_ours, t_ref, steps, label, compile_s,
+                roofline_fraction=None, roofline="none: a step reads s = 100 rows (latency, not bandwidth)")
 
 
 _MEMORY_SCRIPT = r"""
 import json, sys
-import numpy as np, jax
-from bayesdp.bench.samplers import model
-from bayesdp.samplers import Sampler
+kind, m, aligned = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
 def status(key):  # /proc/self/status in bytes; VmHWM (peak RSS) is per address space, not inherited like ru_maxrss
     for line in open("/proc/self/status"):
         if line.startswith(key + ":"):
             return int(line.split()[1]) * 1024
+def reset_peak():  # VmHWM := VmRSS (Linux >= 4.0); otherwise the peak includes what came before
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
+import numpy as np, jax, jax.numpy as jnp, numpyro
+from bayesdp.bench.samplers import model
+from bayesdp.samplers import Sampler, aligned_empty
+jnp.zeros(1).block_until_ready()
+cold = status("VmRSS")
+d = 100
+kw = (dict(sampler="ula", step_size=1e-6, num_steps=20) if kind == "ula" else
+      dict(sampler="sgld", step_size=1e-6, num_steps=200, batch_size=100, clip_norm=1.0))
+def make(m, aligned):
+    rng = np.random.default_rng(0)
+    X = aligned_empty((m, d), np.float32) if aligned else np.empty((m, d), np.float32)
+    for i in range(0, m, 100_000):
+        k = min(100_000, m - i)
+        X[i:i + k] = rng.standard_normal((k, d), dtype=np.float32) / 10
+    y = aligned_empty((m,), np.float32) if aligned else np.empty(m, np.float32)
+    y[:] = rng.uniform(size=m) < 0.5
+    return X, y
+X, y = make(1000, aligned)   # warm-up: imports, JAX's compilation caches, the runtime's fixed cost
+Sampler(model(), {"X": X, "y": y}, uncertified=True, **kw).run(jax.random.key(0))
+del X, y
+dev = jax.devices()[0]
+stats0 = dev.memory_stats() or {}
 base = status("VmRSS")
-m, d = 1_000_000, 100
-rng = np.random.default_rng(0)
-def aligned_empty(shape, dtype, align=64):  # 64-byte aligned: JAX uses it in place (device_put may_alias)
-    n = int(np.prod(shape)) * np.dtype(dtype).itemsize
-    buf = np.empty(n + align, np.uint8)
-    off = (-buf.ctypes.data) % align
-    return buf[off:off + n].view(dtype).reshape(shape)
-X = aligned_empty((m, d), np.float32)
-for i in range(0, m, 100_000):
-    X[i:i+100_000] = rng.standard_normal((100_000, d), dtype=np.float32) / 10
-y = aligned_empty((m,), np.float32)
-y[:] = rng.uniform(size=m) < 0.5
-s = Sampler(model(), {"X": X, "y": y}, sampler="sgld", step_size=1e-6, num_steps=200, batch_size=100,
-            clip_norm=1.0, uncertified=True)
+reset_peak()
+X, y = make(m, aligned)
+s = Sampler(model(), {"X": X, "y": y}, uncertified=True, **kw)
 s.run(jax.random.key(0))
 peak = status("VmHWM")
 nbytes = X.nbytes + y.nbytes
-print(json.dumps({"sampler": "sgld-clipped (s=100) memory", "data_size": m, "dim": d, "chains": 1,
-                  "data_bytes": nbytes, "peak_rss_increase_bytes": peak - base,
-                  "peak_over_data": (peak - base) / nbytes, "steps_per_s": s.timing["steps_per_s"],
-                  "reference": "data size (the target is peak_over_data < 2)", "reference_steps_per_s": None,
-                  "ratio": None}))
+stats = dev.memory_stats() or {}
+row = {"sampler": kind, "data_size": m, "dim": d, "chains": 1, "aligned": aligned, "data_bytes": nbytes,
+       "peak_over_data": (peak - base) / nbytes, "peak_over_data_cold": (peak - cold) / nbytes,
+       "fixed_overhead_bytes": base - cold, "gradient_path": s.gradient_path, "steps_per_s": s.timing["steps_per_s"]}
+if "peak_bytes_in_use" in stats:
+    row["device_peak_over_data"] = stats["peak_bytes_in_use"] / nbytes
+print(json.dumps(row))
 """
 
 
-def memory_row() -> dict:
-    """Peak memory of SGLD on the benchmark, measured in a fresh process.
+def memory_row(kind: str = "sgld", data_size: int = 2_000_000, aligned: bool = True) -> dict:
+    """Peak memory of one run (``kind`` "ula" or "sgld") on ``data_size`` records, d = 100, in a fresh process.
 
     Returns:
-        a result row (``{"sampler": "sgld memory", ...}``), or one with ``"error"``.
+        a result row (``peak_over_data`` and the rest, see the module docstring), or one with ``"error"``.
     """
-    out = subprocess.run([sys.executable, "-c", _MEMORY_SCRIPT], capture_output=True, text=True, timeout=1200)
+    out = subprocess.run([sys.executable, "-c", _MEMORY_SCRIPT, kind, str(int(data_size)), "1" if aligned else "0"],
+                         capture_output=True, text=True, timeout=1200)
     if out.returncode:
-        return {"sampler": "sgld memory", "error": out.stderr.strip().splitlines()[-1:]}
-    return json.loads(out.stdout.strip().splitlines()[-1])
+        return {"sampler": kind, "data_size": data_size, "aligned": aligned,
+                "error": (out.stderr.strip().splitlines() or ["no output"])[-1]}
+    row = json.loads(out.stdout.strip().splitlines()[-1])
+    row["target"] = "<= 2 (ULA), <= 1.2 (SGLD) with aligned arrays" if aligned else \
+        "informative: an unaligned NumPy array is copied once into JAX's memory"
+    return row
 
 
-def format_table(rows) -> str:
-    """``rows`` (what :func:`run` returned) as the readable table printed without ``--json``."""
-    lines = [f"{'sampler':<24} {'m':>8} {'d':>4} {'K':>2} {'steps/s':>10} {'ref steps/s':>12} {'ratio':>6}  reference"]
-    for r in rows:
+def format_table(result) -> str:
+    """``result`` (what :func:`run` returned) as the readable table printed without ``--json``."""
+    dev = result["device"]
+    lines = [f"device: {dev['platform']} ({dev['device_kind']}, {dev['device_count']} device(s)), "
+             f"{dev.get('processor')}, jax {dev['jax']}"]
+    for b in result["bandwidth"]:
+        lines.append(f"bandwidth (copy kernel, {b['array_bytes'] / 2**20:.1f} MiB): {b['bytes_per_s'] / 1e9:.1f} GB/s")
+    lines.append(f"{'sampler':<24} {'m':>8} {'d':>4} {'K':>2} {'steps/s':>10} {'ref steps/s':>12} {'ratio':>6} "
+                 f"{'roofline':>8}  reference")
+    for r in result["rows"]:
         if "error" in r:
             lines.append(f"{r['sampler']}: error {r['error']}")
             continue
-        rs = r.get("reference_steps_per_s")
-        ratio = r.get("ratio")
+        frac = r.get("roofline_fraction")
         lines.append(f"{r['sampler']:<24} {r['data_size']:>8} {r['dim']:>4} {r['chains']:>2} "
-                     f"{r['steps_per_s']:>10.1f} {rs if rs is None else f'{rs:.1f}':>12} "
-                     f"{'-' if ratio is None else f'{ratio:.2f}':>6}  {r['reference']}")
-        for k in ("gflops", "matmul_gflops", "gflops_ratio", "data_gb_per_s", "stream_read_gb_per_s",
-                  "bandwidth_ratio", "peak_over_data"):
-            if k in r:
-                lines.append(f"    {k} = {r[k]:.3g}")
+                     f"{r['steps_per_s']:>10.1f} {r['reference_steps_per_s']:>12.1f} {r['ratio']:>6.2f} "
+                     f"{'-' if frac is None else f'{frac:.2f}':>8}  {r['reference']}")
+    for r in result.get("memory", []):
+        if "error" in r:
+            lines.append(f"memory {r['sampler']} (aligned={r['aligned']}): error {r['error']}")
+            continue
+        lines.append(f"memory {r['sampler']:<5} m={r['data_size']} aligned={r['aligned']}: peak/data "
+                     f"{r['peak_over_data']:.3f} (cold {r['peak_over_data_cold']:.3f}; fixed overhead "
+                     f"{r['fixed_overhead_bytes'] / 2**20:.0f} MiB)")
     return "\n".join(lines)

@@ -40,7 +40,17 @@ def add_parser(sub) -> None:
     p.add_argument("--num-chains", type=ARG_TYPES[int], default=1, help="chains (released chains compose)")
     p.add_argument("--chain-method", choices=("vectorized", "parallel", "sequential"), default="vectorized",
                    help="vectorized (vmap), parallel (sharded over devices) or sequential")
-    p.add_argument("--shard-data", action="store_true", help="shard the records over devices (full-batch gradient)")
+    p.add_argument("--shard-data", action="store_true",
+                   help="split the records over the devices (any record count: padded rows are masked out); with "
+                        "several processes each process passes only its own records in --data")
+    p.add_argument("--coordinator-address", metavar="HOST:PORT",
+                   help="join a run over several processes (jax.distributed, docs/distributed.md): the address of "
+                        "process 0; needs --num-processes and --process-id")
+    p.add_argument("--num-processes", type=ARG_TYPES[int], help="number of processes of the run (with "
+                                                                 "--coordinator-address)")
+    p.add_argument("--process-id", type=ARG_TYPES[int], help="this process's index, 0 .. --num-processes - 1")
+    p.add_argument("--max-copy-bytes", type=ARG_TYPES[int], default=None,
+                   help="largest copy of the design the ULA GLM path may make (default 64 MiB; 0: never copy)")
     p.add_argument("--release", choices=("final", "path", "thinned"), default="final",
                    help="what is released: final draw of each chain, the whole path, or a thinned path")
     p.add_argument("--thinning", type=ARG_TYPES[int], default=1, help="keep every k-th draw (with --release thinned)")
@@ -90,6 +100,9 @@ def _check_options(args) -> None:
     if not args.uncertified and not args.domain:
         raise AssumptionError("--domain is required for a certified run: public bounds on one record, e.g. "
                               "--domain X.norm=1 y.values=0,1 (or pass --uncertified to run without a guarantee)")
+    _check_processes(args)
+    if args.max_copy_bytes is not None and args.max_copy_bytes < 0:
+        raise AssumptionError(f"--max-copy-bytes {args.max_copy_bytes} must be >= 0 (0: never copy the design)")
     if args.overwrite and not args.out:
         raise AssumptionError("--overwrite applies to --out FILE.nc; drop it or pass --out")
     if args.out:
@@ -99,6 +112,47 @@ def _check_options(args) -> None:
         if importlib.util.find_spec("h5netcdf") is None:   # the NetCDF engine bayesdp writes with
             raise AssumptionError(f"--out {args.out}: writing NetCDF needs the h5netcdf package, which is not "
                                   f"installed; pip install h5netcdf, or drop --out")
+
+
+def _check_processes(args) -> None:
+    """--coordinator-address, --num-processes and --process-id: all three or none, consistent."""
+    from ..errors import AssumptionError
+
+    given = [f for f in ("coordinator_address", "num_processes", "process_id") if getattr(args, f) is not None]
+    if not given:
+        return
+    if len(given) != 3:
+        missing = [f"--{f.replace('_', '-')}" for f in ("coordinator_address", "num_processes", "process_id")
+                   if f not in given]
+        raise AssumptionError(f"--{given[0].replace('_', '-')} needs {' and '.join(missing)} (a run over several "
+                              "processes names the coordinator, the number of processes and this process's index)")
+    host, _, port = str(args.coordinator_address).rpartition(":")
+    if not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise AssumptionError(f"--coordinator-address {args.coordinator_address} is not HOST:PORT with a port in "
+                              "1..65535; pass e.g. --coordinator-address 10.0.0.1:1234")
+    if args.num_processes < 1:
+        raise AssumptionError(f"--num-processes {args.num_processes} must be >= 1")
+    if not 0 <= args.process_id < args.num_processes:
+        raise AssumptionError(f"--process-id {args.process_id} must be in 0 .. {args.num_processes - 1} "
+                              f"(--num-processes {args.num_processes})")
+
+
+def _join_processes(args) -> None:
+    """jax.distributed.initialize, before JAX does anything else in this process."""
+    if args.coordinator_address is None:
+        return
+    import jax
+
+    from ..errors import AssumptionError
+
+    try:
+        jax.distributed.initialize(args.coordinator_address, num_processes=args.num_processes,
+                                   process_id=args.process_id)
+    except Exception as exc:  # noqa: BLE001 - the runtime's own error, in one line
+        raise AssumptionError(f"--coordinator-address {args.coordinator_address}: joining {args.num_processes} "
+                              f"processes as process {args.process_id} failed ({type(exc).__name__}: "
+                              f"{(str(exc).splitlines() or [''])[0][:200]}); start every process with the same "
+                              "address and --num-processes") from None
 
 
 def _write_netcdf(sampler, path: str) -> None:
@@ -138,6 +192,7 @@ def run(args) -> int:
         from .certify import prepare_jax
     except ImportError:  # pragma: no cover - the certify command is optional
         prepare_jax = None
+    _join_processes(args)
     if prepare_jax is not None:
         prepare_jax()
     import jax
@@ -156,7 +211,7 @@ def run(args) -> int:
     else:                  # --uncertified without a domain: nothing is certified, the labels may say
         infer_num_classes(name, kw, data)
     data, m = validate_records(data, model, kw)                                        # labels
-    if args.batch_size is not None and args.batch_size > m:
+    if args.batch_size is not None and args.batch_size > m and not (args.shard_data and jax.process_count() > 1):
         raise AssumptionError(f"--batch-size {args.batch_size} exceeds the {m} records; batches are drawn without "
                               f"replacement: pass 1 <= --batch-size <= {m}")
     sampler = Sampler(model, data, sampler=args.sampler, step_size=args.step_size, num_steps=args.num_steps,
@@ -166,7 +221,8 @@ def run(args) -> int:
                       init_key=jax.random.key(1 if args.init_seed is None else args.init_seed)
                       if args.init == "prior" else None,
                       domain=args.domain or None, delta=args.delta, uncertified=args.uncertified,
-                      model_kwargs=kw, progress_bar=args.progress_bar, shard_data=args.shard_data)
+                      model_kwargs=kw, progress_bar=args.progress_bar, shard_data=args.shard_data,
+                      max_copy_bytes=args.max_copy_bytes)
     if plan is not None:       # the run's own certificate (with the data) must not exceed the plan's
         eps = sampler.certificate.get("epsilon")
         if m != plan.data_size or eps is None or eps > plan.epsilon * (1 + 1e-9):
@@ -174,6 +230,8 @@ def run(args) -> int:
                                   f"{plan.data_size} records; this run ({m} records) is certified at epsilon {eps}: "
                                   "calibrate a plan for this data")
     sampler.run(args.seed)   # None: OS CSPRNG keys; a seed: reproducible, marked in every output
+    if jax.process_index() != 0:   # several processes: every one holds the same draws; process 0 reports
+        return 0
     if args.out:
         _write_netcdf(sampler, args.out)
     if args.json:

@@ -39,13 +39,36 @@ def _parse_domain(domain):
     return Domain.parse([domain] if isinstance(domain, str) else list(domain))
 
 
+def _record_dim(record_shapes: Mapping[str, tuple] | None) -> int | None:
+    """The per-record vector length the analyzer needs without data (``dim``), or a one-line refusal."""
+    dims = {s[0] for s in (record_shapes or {}).values() if len(s) == 1}
+    if any(len(s) > 1 for s in (record_shapes or {}).values()) or len(dims) > 1:
+        raise AssumptionError(f"records of shapes {dict(record_shapes or {})}: a certificate for records split over "
+                              "several processes is computed from the record count and one vector length; pass "
+                              "records whose arrays are scalars or vectors of one length, or run in one process")
+    return dims.pop() if dims else None
+
+
+def check_local_records(model, data, domain, model_kwargs=None) -> None:
+    """This process's records against the domain and the model's supports (the checks the analyzer makes on
+    the data when it sees all of it); used when each process holds only its own records."""
+    from ..analysis.records import validate_records
+
+    dom = _parse_domain(domain) if isinstance(domain, (list, tuple, str)) else domain
+    checked, _ = dom.check(data, clip=False)
+    validate_records(checked, model, dict(model_kwargs or {}))
+
+
 def certify_run(*, model, data, domain, config: Mapping[str, Any], delta: float, model_kwargs=None,
-                uncertified: bool = False, certifier: Callable | None = None) -> dict:
+                uncertified: bool = False, certifier: Callable | None = None,
+                record_shapes: Mapping[str, tuple] | None = None) -> dict:
     """Certificate dict of a run with configuration ``config`` (see :class:`~bayesdp.samplers.driver.Sampler`).
 
     Raises :class:`AssumptionError` (one line) when no certificate covers the configuration and
     ``uncertified`` is false.  With ``uncertified=True`` the analyzer is not consulted and the
-    dict says ``"certified": false``.
+    dict says ``"certified": false``.  ``data=None`` (records split over processes: each process holds
+    its own) prices the run from ``config["data_size"]`` and the per-record shapes ``record_shapes``;
+    the records themselves are checked by each process (:func:`check_local_records`).
     """
     mech = mechanism_name(config["sampler"], config["release"])
     out: dict[str, Any] = {
@@ -67,10 +90,11 @@ def certify_run(*, model, data, domain, config: Mapping[str, Any], delta: float,
         raise AssumptionError("domain = None: a certificate needs public bounds on one record (e.g. "
                               "['X.norm=1.0', 'y.values=0,1']); pass domain=..., or uncertified=True to run without one")
     certify = certifier or _default_certifier()
+    size = {} if data is not None else {"data_size": config["data_size"], "dim": _record_dim(record_shapes)}
     rep = certify(model, data=data, domain=_parse_domain(domain) if certifier is None else domain,
                   step_size=config["step_size"], num_steps=config["num_steps"], batch_size=config["batch_size"],
                   inverse_temperature=config["inverse_temperature"], clip_norm=config["clip_norm"],
-                  delta=delta, model_kwargs=model_kwargs, sampler=config["sampler"])
+                  delta=delta, model_kwargs=model_kwargs, sampler=config["sampler"], **size)
     entry = rep.mechanisms.get(mech) if hasattr(rep.mechanisms, "get") else rep.mechanisms[mech]
     if entry is None or isinstance(entry, str):
         why = entry or f"the analyzer returned no '{mech}' mechanism"

@@ -34,7 +34,6 @@ import functools
 import contextlib
 import json
 import logging
-import math
 import time
 import warnings
 from dataclasses import dataclass
@@ -44,13 +43,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
+from jax.sharding import PartitionSpec as P
 
-from ..errors import AssumptionError, check_finite, positive, positive_int
+from ..errors import AssumptionError, positive, positive_int
 from . import certify as _cert
 from . import glm as _glm
 from . import gradients
 from .keys import REPRODUCIBLE, resolve_key
-from .kernels import LangevinState, build_kernel, langevin_update
+from .kernels import langevin_update
 from .potential import ModelPotential
 
 SAMPLERS = ("ula", "sgld")
@@ -101,83 +101,132 @@ def _model_key(potential):
     return model_key, shapes
 
 
+@dataclass(frozen=True)
+class Placement:
+    """Where a run's arrays live (static, part of the compiled program's identity).
+
+    ``kind`` None: one device, nothing sharded.  ``"chains"``: the chain axis split over every device of
+    every process, the data replicated.  ``"records"``: the records split over the devices with padding
+    (``layout``), the chains replicated."""
+
+    kind: str | None = None
+    num_devices: int = 1
+    layout: Any = None          # sharding.RecordLayout for kind == "records"
+
+
 def _program(potential: ModelPotential, *, sampler: str, num_steps: int, batch_size: int | None, clipped: bool,
              num_chains: int, release: str, thinning: int, progress_every: int,
-             glm: tuple | None = None) -> Callable:
+             glm: tuple | None = None, placement: Placement = Placement(), key_impl: Any = None) -> Callable:
     """jitted ``run(keys, positions, data, step_size, beta, clip, aux) -> (released, first_bad)``.
 
-    ``glm = (structure, form)`` selects the batched Bernoulli-GLM gradient (:mod:`bayesdp.samplers.glm`)
-    for full-batch unclipped ULA; ``aux`` then holds its arrays (``None`` otherwise)."""
+    ``keys`` are the raw key data of the chains (``jax.random.key_data``), ``glm = (structure, form)``
+    selects the batched Bernoulli-GLM gradient (:mod:`bayesdp.samplers.glm`) for full-batch unclipped
+    ULA (``aux`` then holds its arrays, ``None`` otherwise); ``placement`` says how the arrays are split
+    over devices (:class:`Placement`)."""
     model_key, shapes = _model_key(potential)
     key = (model_key, shapes, sampler, num_steps, batch_size, clipped, num_chains, release, thinning, progress_every,
-           None if glm is None else glm[1])
+           None if glm is None else glm[1], placement, str(key_impl))
     fn = _COMPILED.get(key)
     if fn is None:
         fn = _build_program(potential, sampler=sampler, num_steps=num_steps, batch_size=batch_size, clipped=clipped,
                             num_chains=num_chains, release=release, thinning=thinning, progress_every=progress_every,
-                            glm=glm)
+                            glm=glm, placement=placement, key_impl=key_impl)
         _COMPILED[key] = fn
     return fn
 
 
-#: steps per block: the per-step keys of a block are split at once (vectorised threefry), which
-#: costs far less than a fold_in + split at every step (measured 3-8 us per step at d = 10).
+#: steps per block: the per-step random numbers of a block (ULA's noise; SGLD's batches and noise) are drawn
+#: at once, vectorised, instead of a fold_in + split at every step (measured 3-8 us per step at d = 10).
 BLOCK_STEPS = 512
-#: ULA draws the Gaussian noise of a whole block of steps at once, per chain
-#: ``z[t] = normal(fold_in(chain_key, block), (block, dim))[t]``; the block is shortened so that this
-#: buffer stays under NOISE_BLOCK_BYTES per chain (the block length depends on the dimension only, so a
-#: chain's draws do not depend on the number of chains or on chain_method).
+#: the random numbers of a block stay under NOISE_BLOCK_BYTES per chain: the block is shortened for a large
+#: dimension or batch (the block length depends on the dimension and batch size only, so a chain's draws do
+#: not depend on the number of chains, on chain_method or on sharding).
 NOISE_BLOCK_BYTES = 1 << 20
 
 
-def _block_length(sampler, num_steps, record_every, dim, itemsize):
-    cap = BLOCK_STEPS
-    if sampler == "ula":
-        cap = max(1, min(BLOCK_STEPS, NOISE_BLOCK_BYTES // max(1, dim * itemsize)))
+def _block_length(sampler, num_steps, record_every, dim, itemsize, batch_size=None):
+    per_step = dim * itemsize + (4 * int(batch_size) if sampler == "sgld" and batch_size else 0)
+    cap = max(1, min(BLOCK_STEPS, NOISE_BLOCK_BYTES // max(1, per_step)))
     block = max(1, cap // record_every) * record_every
     return min(block, num_steps)
 
 
 def _build_program(potential, *, sampler, num_steps, batch_size, clipped, num_chains, release, thinning,
-                   progress_every, glm=None):
-    grad_fn = gradients.build(potential, batch_size=batch_size if sampler == "sgld" else None, clipped=clipped)
-    kernel = build_kernel(grad_fn)
-    vectorised = num_chains > 1
+                   progress_every, glm=None, placement=Placement(), key_impl=None):
+    from . import minibatch as _mb
+    from . import sharding as _sh
+
     ula = sampler == "ula"
     record_every = thinning if release == "thinned" else 1
     keep_path = release != "final"
     dtype = jnp.float64 if jax.config.read("jax_enable_x64") else jnp.float32
-    block = _block_length(sampler, num_steps, record_every, potential.dim, jnp.dtype(dtype).itemsize)
+    dim = potential.dim
+    block = _block_length(sampler, num_steps, record_every, dim, jnp.dtype(dtype).itemsize, batch_size)
     num_blocks, remainder = divmod(num_steps, block)
+    by_records = placement.kind == "records"
+    layout = placement.layout
+    # chains each device runs (the chain axis is split over the devices with chain_method="parallel")
+    local_chains = num_chains // placement.num_devices if placement.kind == "chains" else num_chains
+    vectorised = local_chains > 1
+    m = layout.data_size if by_records else potential.data_size
 
-    if glm is not None:
-        assert ula and not clipped, "the GLM gradient is for full-batch unclipped ULA only"
-        glm_grad = _glm.build_gradient(glm[0], glm[1], num_chains)
+    def over_chains(f, in_axes):
+        return jax.vmap(f, in_axes=in_axes) if vectorised else f
+
+    # -- the gradient of one step, for all (local) chains at once -----------------------------------------
+    if ula and glm is not None:
+        assert not clipped, "the GLM gradient is for full-batch unclipped ULA only"
+        glm_lik = _glm.likelihood_gradient(glm[0], glm[1], local_chains)
+        glm_prior = _glm.prior_gradient(glm[0], local_chains)
+
+        def gradient(x, data, clip, aux, batch_rows=None):
+            if not by_records:
+                return glm_prior(x, data) + glm_lik(x, data, aux)
+            return glm_prior(x, data) + jax.lax.psum(glm_lik(x, data, aux, layout.local_valid()), _sh.RECORDS)
+    elif ula and not by_records:
+        full = gradients.build(potential, batch_size=None, clipped=clipped)
+        one = over_chains(lambda x, data, clip: full(None, x, data, clip), (0, None, None))
+
+        def gradient(x, data, clip, aux, batch_rows=None):
+            return one(x, data, clip)
+    elif ula:  # records over devices: per-device partial sums of the (clipped) per-record gradients, then psum
+        prior = over_chains(jax.grad(potential.prior_potential), 0)
+        lik = over_chains(gradients.masked_likelihood(potential, clipped), (0, None, None, None))
+
+        def gradient(x, data, clip, aux, batch_rows=None):
+            return prior(x) + jax.lax.psum(lik(x, data, layout.local_valid(), clip), _sh.RECORDS)
+    else:  # SGLD: the batch's rows (taken, or fetched from the devices that own them), then the batch estimator
+        on_batch = over_chains(gradients.from_indices(potential, m, batch_size, clipped), (0, 0, None))
+
+        def gradient(x, data, clip, aux, batch_rows=None):
+            if by_records:
+                batch = _sh.gather_rows(data, layout.rows(batch_rows), layout)
+            else:
+                batch = {k: jnp.take(v, batch_rows, axis=0) for k, v in data.items()}
+            return on_batch(x, batch, clip)
+
+    # -- random numbers of a block of steps, per chain ----------------------------------------------------
+    def block_draws(key, block_index, length):
+        """ULA: z (length, dim) = normal(fold_in(key, b)).  SGLD: fold_in(key, b) split into a batch key and a
+        noise key: batches (length, s) = minibatch.batch_indices(batch key), z (length, dim) = normal(noise key)."""
+        kb = jax.random.fold_in(key, block_index)
+        if ula:
+            return jax.random.normal(kb, (length, dim), dtype), None
+        k_idx, k_noise = jax.random.split(kb)
+        return (jax.random.normal(k_noise, (length, dim), dtype),
+                _mb.batch_indices(k_idx, m, batch_size, length))
 
     def run(keys, positions, data, step_size, beta, clip, aux):
         TRACE_COUNT["n"] += 1  # runs at trace time only
+        keys = jax.random.wrap_key_data(keys, impl=key_impl) if key_impl is not None else keys
+        if placement.kind == "chains" and not vectorised:  # one chain per device: the unvectorised program
+            keys, positions = keys[0], positions[0]
+        scale = jnp.sqrt(2.0 * step_size / beta).astype(positions.dtype)
 
-        def one_step(key, x):
-            return kernel(key, LangevinState(x), data, step_size, beta, clip).position
-
-        if ula:  # the kernel's update (kernels.langevin_update) with the block's noise; all chains at once
-            scale = jnp.sqrt(2.0 * step_size / beta).astype(positions.dtype)
-            if glm is not None:
-                def grad_all(x):
-                    return glm_grad(x, data, aux)
-            else:
-                def grad_one(x):
-                    return grad_fn(None, x, data, clip)
-                grad_all = jax.vmap(grad_one) if vectorised else grad_one
-
-            def step_all(z, x):
-                return langevin_update(x, grad_all(x), z, step_size, scale)
-        else:  # SGLD: each step's key is split into a batch key and a noise key inside the kernel
-            step_all = jax.vmap(one_step) if vectorised else one_step
-
-        def body(carry, key):
+        def body(carry, inputs):
             x, first_bad, t = carry
-            x = step_all(key, x)
+            z, rows = inputs
+            x = langevin_update(x, gradient(x, data, clip, aux, rows), z, step_size, scale)
             t = t + 1
             ok = jnp.all(jnp.isfinite(x), axis=-1)
             first_bad = jnp.where((first_bad < 0) & ~ok, t, first_bad)
@@ -187,20 +236,13 @@ def _build_program(potential, *, sampler, num_steps, batch_size, clipped, num_ch
             return (x, first_bad, t), (x if keep_path else None)
 
         def run_block(carry, block_index, length):
-            if ula:  # (length, [chains,] dim) standard normal draws of this block
-                dim = positions.shape[-1]
-                if vectorised:
-                    bkeys = jax.vmap(lambda k: jax.random.normal(jax.random.fold_in(k, block_index), (length, dim),
-                                                                 positions.dtype))(keys)
-                    bkeys = jnp.swapaxes(bkeys, 0, 1)
-                else:
-                    bkeys = jax.random.normal(jax.random.fold_in(keys, block_index), (length, dim), positions.dtype)
-            elif vectorised:
-                bkeys = jax.vmap(lambda k: jax.random.split(jax.random.fold_in(k, block_index), length))(keys)
-                bkeys = jnp.swapaxes(bkeys, 0, 1)  # (length, chains)
+            if vectorised:  # (length, chains, ...) per step
+                z, rows = jax.vmap(lambda k: block_draws(k, block_index, length))(keys)
+                z = jnp.swapaxes(z, 0, 1)
+                rows = None if rows is None else jnp.swapaxes(rows, 0, 1)
             else:
-                bkeys = jax.random.split(jax.random.fold_in(keys, block_index), length)
-            carry, path = lax.scan(body, carry, bkeys)
+                z, rows = block_draws(keys, block_index, length)
+            carry, path = lax.scan(body, carry, (z, rows))
             if keep_path and record_every > 1:
                 path = path[record_every - 1::record_every]
             return carry, path
@@ -222,9 +264,30 @@ def _build_program(potential, *, sampler, num_steps, batch_size, clipped, num_ch
             released = jnp.moveaxis(path, 0, -2)  # (chains, draws, dim) or (draws, dim)
         else:
             released = x[..., None, :]  # (chains, 1, dim) or (1, dim)
+        if placement.kind == "chains" and not vectorised:
+            released, first_bad = released[None], first_bad[None]
         return released, first_bad
 
-    return jax.jit(run)
+    if placement.kind is None:
+        return jax.jit(run)
+    if placement.kind == "chains":
+        axis = _sh.CHAINS
+        fn = jax.shard_map(run, mesh=_sh.mesh(axis), in_specs=(P(axis), P(axis), P(), P(), P(), P(), P()),
+                           out_specs=(P(axis), P(axis)), check_vma=False)
+        return jax.jit(fn)
+    axis = _sh.RECORDS
+
+    def record_spec(tree):
+        return jax.tree_util.tree_map(lambda v: P(axis, *([None] * (jnp.ndim(v) - 1))), tree)
+
+    def sharded(keys, positions, data, step_size, beta, clip, aux):
+        aux_spec = None if aux is None else {k: (P(None, axis) if k == "JT" else P(axis)) for k in aux}
+        fn = jax.shard_map(run, mesh=_sh.mesh(axis),
+                           in_specs=(P(), P(), record_spec(data), P(), P(), P(), aux_spec),
+                           out_specs=(P(), P()), check_vma=False)
+        return fn(keys, positions, data, step_size, beta, clip, aux)
+
+    return jax.jit(sharded)
 
 
 @functools.partial(jax.jit, static_argnums=1)
@@ -299,19 +362,18 @@ def run_memory_bytes(*, sampler, num_steps, num_chains, release, thinning, dim, 
                      data_bytes=0, itemsize=None) -> float:
     """An estimate (from below: buffers XLA may add are not counted) of the memory one run needs: per
     chain the released draws (device buffer, host copy and constrained values: 3 copies), the position
-    and gradient, ULA's block of Gaussian noise, the per-record gradients of a clipped estimator and the
-    per-record intermediates of the likelihood; plus the data."""
+    and gradient, the block of Gaussian noise (and of SGLD batch indices), the per-record gradients of a
+    clipped estimator and the per-record intermediates of the likelihood; plus the data."""
     if itemsize is None:
         itemsize = 8 if jax.config.read("jax_enable_x64") else 4
     draws = {"final": 1, "path": num_steps, "thinned": num_steps // max(1, thinning)}[release]
     record_every = thinning if release == "thinned" else 1
-    block = _block_length(sampler, num_steps, record_every, dim, itemsize)
+    block = _block_length(sampler, num_steps, record_every, dim, itemsize, batch_size)
     records = batch_size if (sampler == "sgld" and batch_size) else data_size
     per_chain = (3.0 * draws * dim + 4.0 * dim + records * 4.0) * itemsize
-    if sampler == "ula":
-        per_chain += block * dim * itemsize
-    else:
-        per_chain += block * 8.0          # the block's keys
+    per_chain += block * dim * itemsize   # the block's Gaussian noise
+    if sampler == "sgld" and batch_size:
+        per_chain += block * batch_size * 4.0 * 3   # the block's batch indices (and two sort buffers)
     if clipped:
         per_chain += records * dim * itemsize
     return float(num_chains) * per_chain + float(data_bytes)
@@ -373,21 +435,32 @@ class Sampler:
                  release: str = "final", thinning: int = 1, init: Any = "zeros", init_key=None,
                  domain=None, delta: float = 1e-5, uncertified: bool = False, model_kwargs=None,
                  progress_bar: bool = False, progress_every: int | None = None, shard_data: bool = False,
-                 certifier: Callable | None = None):
-        self.potential = ModelPotential(model, data, model_kwargs)
-        m = self.potential.data_size
+                 certifier: Callable | None = None, max_copy_bytes: int | None = None):
+        from . import sharding
+
+        self.shard_data = bool(shard_data)
+        # sharded records stay on the host until they are split over the devices (never whole on device 0)
+        self.potential = ModelPotential(model, data, model_kwargs, on_device=not self.shard_data)
+        local_m = self.potential.data_size
+        self._layout = sharding.record_layout(local_m) if self.shard_data else None
+        m = self._layout.data_size if self._layout is not None else local_m
+        if not self.shard_data:  # every process must pass the same data (checked on shapes)
+            sharding.all_equal([local_m] + [s for v in self.potential.data.values() for s in v.shape],
+                               "the data shapes")
         (step_size, num_steps, inverse_temperature, batch_size, clip_norm, num_chains,
          thinning) = _validate(sampler, step_size, num_steps, inverse_temperature, batch_size, clip_norm,
                                num_chains, release, thinning, chain_method, m)
+        if max_copy_bytes is not None and (isinstance(max_copy_bytes, bool) or not float(max_copy_bytes) >= 0):
+            raise AssumptionError(f"max_copy_bytes = {max_copy_bytes!r} must be a number of bytes >= 0 (or None for "
+                                  f"the default {_glm.MAX_COPY_BYTES})")
+        self.max_copy_bytes = max_copy_bytes
         if chain_method == "parallel":
-            ndev = jax.device_count()
-            if num_chains % ndev:
-                raise AssumptionError(f"num_chains = {num_chains} is not a multiple of the {ndev} devices; "
-                                      f"chain_method='parallel' shards chains evenly, pass a multiple of {ndev}")
+            sharding.check_chains(num_chains)
+        sharding.all_equal([num_chains, num_steps, batch_size or 0], "num_chains, num_steps, batch_size")
         check_run_memory(sampler=sampler, num_steps=num_steps, num_chains=num_chains, release=release,
-                          thinning=thinning, dim=self.potential.dim, data_size=m, batch_size=batch_size,
-                          clipped=clip_norm is not None, data_bytes=sum(int(v.nbytes) for v in
-                                                                        self.potential.data.values()))
+                         thinning=thinning, dim=self.potential.dim, data_size=local_m, batch_size=batch_size,
+                         clipped=clip_norm is not None, data_bytes=sum(int(v.nbytes) for v in
+                                                                       self.potential.data.values()))
         self.potential.check_decomposition()
         self._init_positions, init_label = self._initial_positions(init, init_key, num_chains)
         self.config = RunConfig(sampler, step_size, num_steps, inverse_temperature, batch_size, clip_norm,
@@ -395,18 +468,32 @@ class Sampler:
         self.delta = float(delta)
         self.progress_bar = bool(progress_bar)
         self.progress_every = int(progress_every or max(1, num_steps // 100)) if progress_bar else 0
-        self.shard_data = bool(shard_data)
-        self.certificate = _cert.certify_run(model=model, data=self.potential.data, domain=domain,
+        if self.shard_data and sharding.multi_process():
+            # each process holds its own records: the certificate is priced for the global record count,
+            # and each process checks its own records against the domain
+            cert_data = None
+            if not uncertified and domain is not None:
+                _cert.check_local_records(model, self.potential.data, domain, model_kwargs)
+        else:
+            cert_data = self.potential.data
+        self.certificate = _cert.certify_run(model=model, data=cert_data, domain=domain,
                                              config=self.config.to_dict(), delta=self.delta,
-                                             model_kwargs=model_kwargs, uncertified=uncertified, certifier=certifier)
+                                             model_kwargs=model_kwargs, uncertified=uncertified, certifier=certifier,
+                                             record_shapes={k: tuple(v.shape[1:]) for k, v in
+                                                            self.potential.data.items()})
         self.certificate["assumptions"] = {
             "initialisation": init_label,
             "initialisation is data independent": True,
             "minibatch indices": ("drawn inside the sampler, uniformly without replacement, independently at each "
-                                  "step (Floyd's algorithm)") if sampler == "sgld" else "full batch",
+                                  "step (Floyd's algorithm resolved in parallel, exact uniform integers by "
+                                  "rejection: bayesdp.samplers.minibatch)") if sampler == "sgld" else "full batch",
             "clipping": (f"each record's likelihood gradient clipped to norm <= {clip_norm}" if clip_norm is not None
                          else "none"),
+            "arithmetic": (f"{'float64' if jax.config.read('jax_enable_x64') else 'float32'}; every matrix product "
+                           "at jax.lax.Precision.HIGHEST (no TF32 or bfloat16 passes on any backend)"),
         }
+        if self.shard_data or chain_method == "parallel":
+            self.certificate["assumptions"]["placement"] = self._placement_label()
         self._released = None
         self.timing: dict[str, float] = {}
         self._glm_cache: dict[int, tuple] = {}
@@ -415,10 +502,34 @@ class Sampler:
         self._init_single = self._init_positions[0] if num_chains == 1 else None
         self._init_host = None
         self._programs: dict[int, tuple] = {}
-        #: why the batched GLM gradient is or is not used (set at the first run)
+        self._placed_data = None
+        #: why the batched GLM gradient is or is not used, and its layout (set at the first run)
         self.gradient_path: str | None = None
         #: where the chain keys of the last run came from (keys.SECURE or keys.REPRODUCIBLE)
         self.key_source: str | None = None
+
+    def _placement_label(self) -> str:
+        from . import sharding
+
+        n, procs = len(sharding.devices()), jax.process_count()
+        where = f"{n} device(s) in {procs} process(es)"
+        if self.shard_data:
+            lay = self._layout
+            return (f"records split over {where}: {lay.shard_size} rows per device, "
+                    f"{lay.padded_size - lay.data_size} padded row(s) masked out of every sum and never in a batch; "
+                    "chains replicated")
+        return f"chains split over {where}; data replicated"
+
+    @property
+    def placement(self) -> Placement:
+        """How this sampler's arrays are split over devices (:class:`Placement`)."""
+        from . import sharding
+
+        if self.shard_data:
+            return Placement("records", len(sharding.devices()), self._layout)
+        if self.config.chain_method == "parallel" and self.config.num_chains > 1:
+            return Placement("chains", len(sharding.devices()))
+        return Placement()
 
     # -- initialisation -----------------------------------------------------
     def _initial_positions(self, init, init_key, num_chains):
@@ -447,30 +558,39 @@ class Sampler:
 
     # -- running ------------------------------------------------------------
     def _device_args(self, keys, positions):
-        data = dict(self.potential.data)  # device arrays already (ModelPotential)
-        c = self.config
-        if c.chain_method == "parallel" or self.shard_data:
-            from . import sharding
+        """Keys (raw key data), positions and data, placed as the sampler's :attr:`placement` says."""
+        from . import sharding
 
-            if c.chain_method == "parallel" and c.num_chains > 1:
-                keys, positions = sharding.shard_chains(keys, positions)
-            if self.shard_data:
-                data = sharding.shard_records(data)
-        return keys, positions, data
+        place = self.placement
+        if sharding.multi_process():  # every process runs process 0's chains
+            keys, positions = sharding.agree(np.asarray(keys)), sharding.agree(np.asarray(positions))
+        if place.kind is None:
+            return keys, positions, self.potential.data
+        if place.kind == "chains":
+            if self._placed_data is None:
+                self._placed_data = sharding.replicate_data(self.potential.data, sharding.CHAINS)
+            return (sharding.place(keys, sharding.CHAINS, sharding.CHAINS),
+                    sharding.place(positions, sharding.CHAINS, sharding.CHAINS), self._placed_data)
+        if self._placed_data is None:
+            self._placed_data = sharding.place_records(self.potential.data, self._layout)
+        return (sharding.place(keys, None, sharding.RECORDS), sharding.place(positions, None, sharding.RECORDS),
+                self._placed_data)
 
     def run(self, rng_key=None) -> "Sampler":
         """Run the chains; raise :class:`DivergenceError` (no output kept) if a chain diverges.
 
         ``rng_key=None`` (the default) draws the key from the OS CSPRNG (:mod:`bayesdp.samplers.keys`);
         an explicit key (or int seed) makes the run reproducible and every output says
-        "reproducible seed: not private".  The key itself is never written into an output."""
+        "reproducible seed: not private".  The key itself is never written into an output.  With several
+        processes every process calls ``run`` and process 0's key is used by all."""
         c = self.config
         self._released = None
         rng_key, self.key_source = resolve_key(rng_key)
         self.certificate["chain_keys"] = self.key_source
-        keys = _chain_keys(rng_key, c.num_chains)  # split(rng_key, K); the key itself of chain 0 when K = 1
+        impl = jax.random.key_impl(rng_key)
+        keys = jax.random.key_data(_chain_keys(rng_key, c.num_chains))  # split(rng_key, K); chain 0's key if K = 1
         t_prep = time.perf_counter()
-        prog = self._get_program(1 if c.chain_method == "sequential" else c.num_chains)
+        prog = self._get_program(1 if c.chain_method == "sequential" else c.num_chains, impl)
         t0 = time.perf_counter()
         prepare_s = t0 - t_prep
         if c.chain_method == "sequential" and c.num_chains > 1:
@@ -516,51 +636,97 @@ class Sampler:
     def _glm(self, num_chains):
         """``((structure, form), arrays)`` for the batched GLM gradient, or ``(None, None)`` (general path).
 
-        Full-batch unclipped ULA on one device only; the structure is proved by :func:`glm.detect`, the
-        layout chosen by :func:`glm.choose_form`, and the arrays (the predictor's Jacobian in that layout)
-        computed once per sampler.  Time spent here is reported as ``timing["prepare_s"]``."""
+        Full-batch unclipped ULA (on one device or with the records sharded); the structure is proved by
+        :func:`glm.detect`, the layout allowed per backend (:func:`glm.backend_forms`) and chosen among those
+        by :func:`glm.choose_form`, and the arrays (the predictor's Jacobian in that layout) computed once
+        per sampler.  Time spent here is reported as ``timing["prepare_s"]``."""
         if num_chains in self._glm_cache:
             return self._glm_cache[num_chains]
+        cache_as = num_chains
         c = self.config
         out = (None, None)
+        place = self.placement
         if c.sampler != "ula" or c.clip_norm is not None:
             self.gradient_path = "general (NumPyro gradient; the GLM path is for full-batch unclipped ULA)"
-        elif c.chain_method == "parallel" or self.shard_data:
-            self.gradient_path = "general (NumPyro gradient; the GLM path is not sharded)"
         else:
             structure, why = _glm.detect(self.potential)
             if structure is None:
                 self.gradient_path = f"general (NumPyro gradient): {why}"
             else:
                 dtype = self._init_positions.dtype
-                form = _glm.choose_form(c.data_size, c.dim, num_chains, dtype)
-                aux = _glm.arrays(structure, self.potential.data, c.dim, dtype, form in _glm.NEEDS_ROWS,
-                                  cache_key=_model_key(self.potential))
-                if form not in _glm.NEEDS_ROWS:
-                    aux = {k: v for k, v in aux.items() if k != "J"}
+                backend = _glm.backend()
+                if place.kind == "chains":  # each device runs its share of the chains on the whole data
+                    num_chains = num_chains // place.num_devices
+                rows = self._layout.shard_size if place.kind == "records" else c.data_size
+                copy_bytes = c.dim * rows * jnp.dtype(dtype).itemsize
+                forms, policy = _glm.backend_forms(backend, num_chains, copy_bytes, self.max_copy_bytes)
+                local = self.potential.data
+                if place.kind == "records":  # measure on one device's share of the rows
+                    local = {k: v[:rows] for k, v in local.items()}
+                form = _glm.choose_form(structure, local, c.dim, num_chains, dtype, forms=forms,
+                                        cache_key=_model_key(self.potential))
+                if place.kind is not None:  # every process must compile the same program: process 0's choice
+                    from . import sharding
+
+                    form = forms[int(sharding.agree(np.asarray(forms.index(form), np.int32)))]
+                if place.kind == "records":
+                    aux = self._sharded_glm_arrays(structure, dtype, form in _glm.NEEDS_COPY)
+                else:
+                    aux = _glm.arrays(structure, self.potential.data, c.dim, dtype,
+                                      features=form in _glm.NEEDS_COPY, cache_key=_model_key(self.potential))
+                    if place.kind == "chains":  # replicated on every device
+                        from . import sharding
+
+                        aux = {k: sharding.place(np.asarray(v), None, sharding.CHAINS) for k, v in aux.items()}
                 out = ((structure, form), aux)
-                self.gradient_path = f"batched GLM gradient, layout {form!r}: {why}"
-        self._glm_cache[num_chains] = out
+                self.gradient_path = f"batched GLM gradient, layout {form!r} ({policy}): {why}"
+        self._glm_cache[cache_as] = out
         return out
 
-    def _get_program(self, num_chains):
+    def _sharded_glm_arrays(self, structure, dtype, features):
+        """The GLM arrays of every device's rows (padded rows included: they are masked in the gradient)."""
+        from . import sharding
+
+        if self._placed_data is None:
+            self._placed_data = sharding.place_records(self.potential.data, self._layout)
+        data = self._placed_data
+        dim = self.config.dim
+        axis = sharding.RECORDS
+        spec = {k: P(axis, *([None] * (v.ndim - 1))) for k, v in data.items()}
+        out_spec = {"y": P(axis)}
+        if features:
+            out_spec.update({"JT": P(None, axis), "c": P(axis)})
+
+        fn = jax.jit(jax.shard_map(_glm.arrays_fn(structure, dim, dtype, features), mesh=sharding.mesh(axis),
+                                   in_specs=(spec,), out_specs=out_spec, check_vma=False))
+        return jax.block_until_ready(fn(data))
+
+    def _get_program(self, num_chains, key_impl=None):
         if num_chains in self._programs:
             return self._programs[num_chains]
         c = self.config
         glm, aux = self._glm(num_chains)
+        place = self.placement
         prog = _program(self.potential, sampler=c.sampler, num_steps=c.num_steps, batch_size=c.batch_size,
                         clipped=c.clip_norm is not None, num_chains=num_chains, release=c.release,
-                        thinning=c.thinning, progress_every=self.progress_every, glm=glm)
+                        thinning=c.thinning, progress_every=self.progress_every, glm=glm, placement=place,
+                        key_impl=key_impl)
         self._programs[num_chains] = (prog, aux)
         return prog, aux
 
     def _call(self, prog, keys, positions, data):
+        from . import sharding
+
         c = self.config
         prog, aux = prog
         dtype = positions.dtype
         if self._scalars is None:  # device scalars made once (host-to-device transfers cost ~20 us each)
-            self._scalars = (jnp.asarray(c.step_size, dtype), jnp.asarray(c.inverse_temperature, dtype),
-                             jnp.asarray(c.clip_norm if c.clip_norm is not None else 0.0, dtype))
+            scalars = (c.step_size, c.inverse_temperature, c.clip_norm if c.clip_norm is not None else 0.0)
+            if self.placement.kind is None:
+                self._scalars = tuple(jnp.asarray(v, dtype) for v in scalars)
+            else:
+                axis = sharding.RECORDS if self.shard_data else sharding.CHAINS
+                self._scalars = tuple(sharding.place(np.asarray(v, dtype), None, axis) for v in scalars)
         args = (keys, positions, data, *self._scalars, aux)
         t0 = time.perf_counter()
         # the shapes, dtypes and shardings of the arguments are fixed for a sampler and a program
@@ -588,7 +754,7 @@ class Sampler:
             if bar is not None:
                 bar.close()
                 _PROGRESS.update(bar=None, last=0)
-        return np.asarray(released), np.asarray(first_bad), compile_s
+        return sharding.to_host(released), sharding.to_host(first_bad), compile_s
 
     # -- outputs ------------------------------------------------------------
     @property

@@ -8,23 +8,25 @@ When the only likelihood site of the model is ``Bernoulli(logits=eta)`` (NumPyro
 
 which is exactly the derivative the general path differentiates (``potential.bernoulli_logits_log_prob``
 has the custom derivative ``y - sigmoid(eta)``, including ``1/2 - y`` at ``eta = 0``).  For K chains
-this is two matrix products over the data instead of a ``vmap`` of the per-chain NumPyro gradient,
-and the Jacobian can be stored in the layout that is fastest for the shape (chosen by a quick
-measurement, :func:`choose_form`).
+this is two matrix products over the data instead of a ``vmap`` of the per-chain NumPyro gradient.
+The products read the data in a layout allowed per backend (:func:`backend_forms`: on accelerators the
+caller's row-major array only; on a CPU also a feature-major copy while it is small) and chosen among
+those by a quick measurement (:func:`choose_form`); every product at ``Precision.HIGHEST``.
 
 Affinity is **proved structurally, never assumed**: :func:`affine_in_first_argument` runs the analyzer's
 affinity interpreter (:mod:`bayesdp.analysis.structure.affinity`) on the jaxpr of ``eta(theta, data)``
 (traced with the model, at the data's shapes): every operation that touches ``theta`` must be linear in
 it (sums, multiplication or division by a theta-free operand, a dot product with a theta-free operand,
 reshapes, broadcasts, slices and gathers with theta-free indices, selects with a theta-free predicate,
-...).  Such a program is affine in ``theta`` for every value of the data, so ``J`` (computed once per
-dataset by ``jacfwd`` at ``theta = 0``) and ``c = eta(0)`` give ``eta(theta) = J theta + c`` exactly (up to
-float rounding).  Anything else (a transform such as ``exp`` of a positive site, a hierarchical scale
+...).  Such a program is affine in ``theta`` for every value of the data, so ``eta`` itself, its transpose
+(``jax.vjp``), or ``J`` (computed once per dataset by ``jvp`` along the basis at ``theta = 0``) and
+``c = eta(0)`` give ``eta(theta) = J theta + c`` exactly (up to float rounding).  Anything else (a transform such as ``exp`` of a positive site, a hierarchical scale
 multiplying ``theta``, another observed site, a masked or scaled site) falls back to the general path.
 
 The prior/Jacobian part ``K`` keeps NumPyro's gradient (per chain, traced with the same data as the
-general path); only the likelihood part is replaced.  Used by full-batch ULA without clipping on one
-device (the clipped and minibatch estimators and sharded runs keep the general path).
+general path); only the likelihood part is replaced.  Used by full-batch ULA without clipping, on one
+device or sharded (records split over devices: per-device partial sums, padded rows masked; chains split:
+each device's chains), the clipped and minibatch estimators keep the general path.
 """
 
 from __future__ import annotations
@@ -129,121 +131,269 @@ def detect(potential) -> tuple[BernoulliGLM | None, str]:
 
 
 # ---------------------------------------------------------------------------
-# the arrays (once per dataset) and the gradient layouts
+# the arrays (once per dataset), the gradient layouts and the choice per backend
 # ---------------------------------------------------------------------------
 
-
-_ARRAYS_JIT: dict[Any, Callable] = {}
-
-
-def arrays(glm: BernoulliGLM, data, dim: int, dtype, with_rows: bool, cache_key=None) -> dict[str, jax.Array]:
-    """``JT`` (dim, m) feature-major Jacobian, ``c = eta(0)``, ``y``; and ``J`` (m, dim) if ``with_rows``.
-
-    Computed once per sampler (the data are an argument of the compiled function, cached under
-    ``cache_key`` -- the model and the data shapes -- so a new dataset does not recompile it)."""
-    full_key = None if cache_key is None else (cache_key, dim, str(jnp.dtype(dtype)), with_rows)
-    if full_key is not None and full_key in _ARRAYS_JIT:
-        return jax.block_until_ready(_ARRAYS_JIT[full_key](data))
-    theta0 = jnp.zeros(dim, dtype)
-
-    def make(d):
-        # (m, dim): eta is affine, so this is its Jacobian everywhere; computed at HIGHEST precision (a
-        # TF32 product with the identity would round the features themselves on a GPU)
-        with jax.default_matmul_precision("highest"):
-            J = jax.jacfwd(glm.predictor)(theta0, d)
-        out = {"JT": jnp.transpose(J).astype(dtype), "c": glm.predictor(theta0, d).astype(dtype),
-               "y": glm.response(d).astype(dtype)}
-        if with_rows:
-            out["J"] = J.astype(dtype)
-        return out
-
-    f = jax.jit(make)
-    if full_key is not None:
-        _ARRAYS_JIT[full_key] = f
-    return jax.block_until_ready(f(data))
-
-
-#: every product of the GLM path runs at full float32 precision on every backend (no TF32 on GPUs):
-#: the path must equal the general one (NumPyro's gradient, also traced at HIGHEST, potential.py)
+#: every product of the GLM path runs at full float32 precision on every backend (no TF32 on GPUs): the
+#: path must equal the general one (NumPyro's gradient, also traced at HIGHEST, potential.py) and the
+#: update the certificate describes; on a CPU HIGHEST is what XLA does anyway
 HIGHEST = jax.lax.Precision.HIGHEST
+
+#: the layouts.  "rows": the predictor evaluated on the caller's data (row-major, no copy) and its transpose
+#: (``jax.vjp``) for J^T r; "features": a feature-major copy JT (dim, m) of the Jacobian for both products;
+#: "rows_features" / "features_rows": one product each way (one copy)
+#: "row_blocks": "rows" one block of rows at a time, both products on a block while it is in cache (the
+#: data are read once per step instead of twice; no copy)
+ROWS, FEATURES, ROWS_FEATURES, FEATURES_ROWS = "rows", "features", "rows_features", "features_rows"
+ROW_BLOCKS = "row_blocks"
+FORMS_SINGLE = (ROWS, ROW_BLOCKS, FEATURES, ROWS_FEATURES)
+FORMS_CHAINS = (ROWS, ROW_BLOCKS, FEATURES, ROWS_FEATURES, FEATURES_ROWS)
+#: rows per block of the "row_blocks" layout (a few hundred KiB at d = 100: stays in a core's L2 cache)
+BLOCK_ROWS = 512
+NEEDS_COPY = {FEATURES, ROWS_FEATURES, FEATURES_ROWS}
+NEEDS_ROWS = frozenset()  # no layout needs a row-major copy J any more (kept for callers of ``arrays``)
+
+#: largest feature-major copy JT (bytes per device) the CPU layouts may make.  Below it a copy costs
+#: little memory and the feature-major products run about 1.7-3.8x faster on XLA:CPU (measured at
+#: m = 10^5, d = 100 and m = 1,000, d = 10); above it the path works on the caller's array in place, so
+#: ULA holds the data once (the memory target of issue #18: at most 2x the data).  Sampler(max_copy_bytes=...)
+#: overrides it.
+MAX_COPY_BYTES = 64 << 20
+#: bytes of the feature blocks in which JT is computed (the only temporary of the copy)
+BLOCK_BYTES = 16 << 20
+
+
+def _sig(z):
+    return jax.nn.sigmoid(z)
 
 
 def _mm(a, b):
     return jnp.matmul(a, b, precision=HIGHEST)
 
 
-def _lik_grad_single(form):
-    sig = jax.nn.sigmoid
-    if form == "JT":
-        return lambda th, a: _mm(a["JT"], sig(_mm(th, a["JT"]) + a["c"]) - a["y"])
-    if form == "J":
-        return lambda th, a: _mm(sig(_mm(a["J"], th) + a["c"]) - a["y"], a["J"])
-    if form == "J_JT":
-        return lambda th, a: _mm(a["JT"], sig(_mm(a["J"], th) + a["c"]) - a["y"])
-    raise ValueError(form)
+def arrays(glm: BernoulliGLM, data, dim: int, dtype, with_rows: bool = False, cache_key=None,
+           features: bool = True) -> dict[str, jax.Array]:
+    """``y`` (the responses) and, with ``features``, the feature-major Jacobian ``JT`` (dim, m) and ``c = eta(0)``;
+    ``J`` (m, dim) too if ``with_rows`` (for checks: no layout uses it).  See :func:`arrays_fn`.
+
+    The compiled function is cached under ``cache_key`` (the model and the data shapes): a new dataset of
+    the same shapes does not recompile it."""
+    m = int(jax.tree_util.tree_leaves(data)[0].shape[0])
+    key = None if cache_key is None else (cache_key, dim, m, str(jnp.dtype(dtype)), with_rows, features)
+    fn = _ARRAYS_JIT.get(key) if key is not None else None
+    if fn is None:
+        fn = jax.jit(arrays_fn(glm, dim, dtype, features, with_rows))
+        if key is not None:
+            _ARRAYS_JIT[key] = fn
+    return jax.block_until_ready(fn(data))
 
 
-def _lik_grad_chains(form):
-    """(K, dim) positions -> (K, dim) likelihood gradients."""
-    sig = jax.nn.sigmoid
-    if form == "JT":  # chain-major: (K, m) residuals, both products against the feature-major JT
-        return lambda th, a: jnp.einsum("km,dm->kd", sig(_mm(th, a["JT"]) + a["c"]) - a["y"], a["JT"],
-                                        precision=HIGHEST)
-    if form == "JT_J":
-        return lambda th, a: _mm(sig(_mm(th, a["JT"]) + a["c"]) - a["y"], a["J"])
-    if form == "J_JT":  # feature-major: (m, K) residuals, X Theta then X^T R
-        def j_jt(th, a):
-            g = _mm(a["JT"], sig(_mm(a["J"], th.T) + a["c"][:, None]) - a["y"][:, None])  # (dim, K)
-            # the barrier keeps X^T R a plain (dim, m) x (m, K) product: without it XLA folds the
-            # transpose into the dot (R^T X, contracting dimension 0 of R), which XLA:CPU leaves to
-            # its slower generic dot instead of the YNNPACK fusion (measured 88 vs 131 steps/s)
-            return jnp.transpose(jax.lax.optimization_barrier(g))
-        return j_jt
-    if form == "J":
-        return lambda th, a: _mm(sig(_mm(th, a["J"].T) + a["c"]) - a["y"], a["J"])
-    raise ValueError(form)
+_ARRAYS_JIT: dict[Any, Callable] = {}
 
 
-def likelihood_gradient(form: str, num_chains: int) -> Callable:
-    """``(theta, arrays) -> sum_i grad l_i(theta)``; theta of shape (dim,) or (num_chains, dim)."""
-    return _lik_grad_single(form) if num_chains == 1 else _lik_grad_chains(form)
+def arrays_fn(glm: BernoulliGLM, dim: int, dtype, features: bool = True, with_rows: bool = False) -> Callable:
+    """The traceable ``data -> arrays`` of :func:`arrays` (also run per device on sharded records).
+
+    ``JT`` is computed in blocks of its rows: row k is ``d eta / d theta_k``, the predictor's ``jvp`` along
+    the basis vector e_k at HIGHEST precision (exact: eta is affine, and a product with 0 or 1 rounds
+    nothing), written into one buffer by a loop over blocks, so the only temporary is one block of
+    :data:`BLOCK_BYTES` (no (m, dim) Jacobian next to its transpose, no float64 copy)."""
+    dtype = jnp.dtype(dtype)
+    theta0 = jnp.zeros(dim, dtype)
+
+    def fn(d):
+        m = int(jax.tree_util.tree_leaves(d)[0].shape[0])
+        out = {"y": glm.response(d).astype(dtype)}
+        if not (features or with_rows):
+            return out
+        block = max(1, min(dim, BLOCK_BYTES // max(1, m * dtype.itemsize)))
+
+        def fill(i, jt):
+            k0 = jnp.minimum(i * block, dim - block)
+            basis = (jnp.arange(block)[:, None] + k0 == jnp.arange(dim)[None, :]).astype(dtype)  # rows e_k
+            with jax.default_matmul_precision("highest"):  # a TF32 product with e_k would round the features
+                rows = jax.vmap(lambda e: jax.jvp(lambda th: glm.predictor(th, d), (theta0,), (e,))[1])(basis)
+            return jax.lax.dynamic_update_slice(jt, rows.astype(dtype), (k0, jnp.zeros((), k0.dtype)))
+
+        jt = jax.lax.fori_loop(0, -(-dim // block), fill, jnp.zeros((dim, m), dtype))
+        with jax.default_matmul_precision("highest"):
+            c = glm.predictor(theta0, d).astype(dtype)
+        if features:
+            out.update({"JT": jt, "c": c})
+        if with_rows:
+            out["J"] = jnp.transpose(jt)
+        return out
+
+    return fn
 
 
-FORMS_SINGLE = ("JT", "J", "J_JT")
-FORMS_CHAINS = ("JT", "JT_J", "J_JT", "J")
-NEEDS_ROWS = {"J", "J_JT", "JT_J"}
+def likelihood_gradient(glm: BernoulliGLM, form: str, num_chains: int) -> Callable:
+    """``lik(theta, data, a, valid=None) -> sum_i [valid_i] grad l_i(theta)`` for theta (dim,) or (num_chains, dim).
 
-#: measured layout per (m, dim, chains, dtype): the measurement runs once per process and shape
+    ``sum_i grad l_i = J^T r`` with the residual ``r = sigmoid(eta) - y``, ``eta = J theta + c``; ``valid``
+    (bool per row, records sharded with padding) replaces a padded row's residual by 0 before the product.
+    Every form computes the same numbers up to float rounding; they differ in the layout they read."""
+    if form not in FORMS_CHAINS:
+        raise ValueError(f"unknown GLM layout {form!r}")
+    chains = num_chains > 1
+
+    def eta_rows(th, d):
+        return jax.vmap(glm.predictor, in_axes=(0, None))(th, d) if chains else glm.predictor(th, d)
+
+    def eta_features(th, a):
+        return _mm(th, a["JT"]) + a["c"]
+
+    def back_rows(th, d, r):
+        return jax.vjp(lambda t: eta_rows(t, d), th)[1](r.astype(th.dtype))[0]
+
+    def back_features(r, a):
+        if chains:
+            return jnp.einsum("km,dm->kd", r, a["JT"], precision=HIGHEST)
+        return _mm(a["JT"], r)
+
+    def lik_record_major(th, d, a, valid=None):
+        """Chains, ``rows_features``: (m, K) predictors X Theta^T and residuals, then JT R (dim, K).  The barrier
+        keeps JT R a plain (dim, m) x (m, K) product: without it XLA folds the final transpose into the dot
+        (R^T X, contracting dimension 0 of R), which XLA:CPU leaves to its slower generic dot instead of the
+        YNNPACK fusion (measured 88 vs 131 steps/s at m = 10^5, d = 100, 8 chains)."""
+        with jax.default_matmul_precision("highest"):
+            eta = jax.vmap(glm.predictor, in_axes=(0, None), out_axes=1)(th, d)       # (m, K)
+            r = _sig(eta) - a["y"][:, None]
+            if valid is not None:
+                r = jnp.where(valid[:, None], r, 0.0)
+            return jnp.transpose(jax.lax.optimization_barrier(_mm(a["JT"], r)))
+
+    if chains and form == ROWS_FEATURES:
+        return lik_record_major
+    if form == ROW_BLOCKS:
+        return _row_blocks(glm, chains)
+
+    def lik(th, d, a, valid=None):
+        with jax.default_matmul_precision("highest"):
+            eta = eta_rows(th, d) if form in (ROWS, ROWS_FEATURES) else eta_features(th, a)
+            r = _sig(eta) - a["y"]
+            if valid is not None:
+                r = jnp.where(valid, r, 0.0)
+            if form in (ROWS, FEATURES_ROWS):
+                return back_rows(th, d, r)
+            return back_features(r, a)
+
+    return lik
+
+
+def _row_blocks(glm: BernoulliGLM, chains: bool) -> Callable:
+    """``rows`` computed over blocks of :data:`BLOCK_ROWS` rows: per block, the predictors, the residuals and
+    the block's part of J^T r, while the block is in cache.  The last block is shifted back to end at the
+    last row and its rows already summed are masked (a block never runs past the data, and nothing is
+    copied).  The predictor is evaluated on a block of records: each record's predictor depends on its own
+    record only (the per-record decomposition every sampler relies on, ``ModelPotential.check_decomposition``)."""
+
+    def lik(th, d, a, valid=None):
+        m = int(a["y"].shape[0])
+        block = min(m, BLOCK_ROWS)
+
+        def eta_of(t, db):
+            return jax.vmap(glm.predictor, in_axes=(0, None))(t, db) if chains else glm.predictor(t, db)
+
+        def body(i, acc):
+            start = jnp.minimum(i * block, m - block)
+            db = {k: jax.lax.dynamic_slice_in_dim(v, start, block, 0) for k, v in d.items()}
+            keep = jnp.arange(block) + start >= i * block          # rows not summed by the previous block
+            if valid is not None:
+                keep = keep & jax.lax.dynamic_slice_in_dim(valid, start, block, 0)
+            eta, back = jax.vjp(lambda t: eta_of(t, db), th)
+            r = jnp.where(keep, _sig(eta) - jax.lax.dynamic_slice_in_dim(a["y"], start, block, 0), 0.0)
+            return acc + back(r.astype(th.dtype))[0]
+
+        with jax.default_matmul_precision("highest"):
+            return jax.lax.fori_loop(0, -(-m // block), body, jnp.zeros_like(th))
+
+    return lik
+
+
+def build_gradient(structure: BernoulliGLM, form: str, num_chains: int) -> Callable:
+    """``grad_fn(theta, data, arrays) -> grad U_D(theta)`` for all chains at once (theta (dim,) or (K, dim)):
+    NumPyro's gradient of the prior/Jacobian part ``K`` (per chain) plus J^T (sigmoid(J theta + c) - y)."""
+    lik = likelihood_gradient(structure, form, num_chains)
+    grad_k = prior_gradient(structure, num_chains)
+
+    def grad_fn(theta, data, a):
+        return grad_k(theta, data) + lik(theta, data, a)
+
+    return grad_fn
+
+
+def prior_gradient(structure: BernoulliGLM, num_chains: int) -> Callable:
+    """``(theta, data) -> grad K(theta)`` (NumPyro's gradient of the prior/Jacobian part, per chain)."""
+    grad_k = jax.grad(lambda th, d: -structure.prior_part(th, d))
+    return jax.vmap(grad_k, in_axes=(0, None)) if num_chains > 1 else grad_k
+
+
+#: the platform the layout is chosen for; None: ``jax.default_backend()``.  Tests set it to check the
+#: choice another backend would make (every layout computes the same gradient on any backend).
+FORCE_BACKEND: str | None = None
+
+
+def backend() -> str:
+    """``"cpu"``, ``"gpu"``, ``"tpu"``, ...: the platform whose layout rules apply (:func:`backend_forms`)."""
+    return FORCE_BACKEND or jax.default_backend()
+
+
+def backend_forms(backend: str, num_chains: int, copy_bytes: int, max_copy_bytes: int | None = None
+                  ) -> tuple[tuple[str, ...], str]:
+    """The layouts allowed on ``backend`` and why.
+
+    * GPU and other accelerators: ``rows`` only.  Both products read the caller's row-major array (no copy:
+      accelerator memory is the scarce resource, and a row-major matrix-vector product reads rows of d
+      contiguous floats, coalesced, at memory bandwidth in either direction); products at HIGHEST precision
+      (full float32, no TF32: see docs/samplers.md).
+    * CPU: every layout when the feature-major copy is at most ``max_copy_bytes`` (default
+      :data:`MAX_COPY_BYTES`), measured on the spot (:func:`choose_form`); above it the layouts without a
+      copy (``rows``, ``row_blocks``), measured likewise."""
+    limit = MAX_COPY_BYTES if max_copy_bytes is None else max_copy_bytes
+    if backend != "cpu":
+        return (ROWS,), f"{backend}: row-major products on the caller's array (no copy)"
+    if copy_bytes > limit:
+        return (ROWS, ROW_BLOCKS), (f"cpu: a feature-major copy ({copy_bytes / 2**20:.0f} MiB) exceeds "
+                                    f"max_copy_bytes ({limit / 2**20:.0f} MiB): row-major products on the "
+                                    "caller's array (no copy), the faster of whole and blocked")
+    forms = FORMS_SINGLE if num_chains == 1 else FORMS_CHAINS
+    return forms, "cpu: fastest measured layout"
+
+
+#: measured layout per (model and data shapes, chains, dtype, candidates): once per process and shape
 _CHOICE: dict[Any, str] = {}
 
 
-def choose_form(m: int, dim: int, num_chains: int, dtype, steps: int = 64, repeats: int = 7) -> str:
-    """The fastest layout for this shape, by a quick measurement on random data of the same shape
-    (a ``lax.scan`` of up to ``steps`` gradient evaluations per layout, about 10 ms each; the minimum of
-    ``repeats`` interleaved timings, the statistic least affected by other load on the machine).
-    The choice only affects speed: every layout computes the same J^T (sigmoid(J theta + c) - y)."""
-    key = (m, dim, num_chains, str(jnp.dtype(dtype)))
-    if key in _CHOICE:
+def choose_form(structure: BernoulliGLM, data, dim: int, num_chains: int, dtype, forms=None, cache_key=None,
+                steps: int = 64, repeats: int = 7) -> str:
+    """The fastest of ``forms`` for this model and shape, by a quick measurement: a ``lax.scan`` of up to
+    ``steps`` gradient evaluations per layout (about 10 ms each), the minimum of ``repeats`` interleaved
+    timings, on the data themselves (no proxy array: nothing of the data's size is allocated unless a
+    layout with a copy is a candidate, which :func:`backend_forms` allows only for copies of at most
+    ``max_copy_bytes``).  The choice only affects speed: every layout computes the same gradient up to
+    float rounding, and the time of these affine float operations does not depend on the values."""
+    forms = tuple(forms or (FORMS_SINGLE if num_chains == 1 else FORMS_CHAINS))
+    if len(forms) == 1:
+        return forms[0]
+    m = int(jax.tree_util.tree_leaves(data)[0].shape[0])
+    key = None if cache_key is None else (cache_key, dim, num_chains, str(jnp.dtype(dtype)), forms)
+    if key is not None and key in _CHOICE:
         return _CHOICE[key]
-    forms = FORMS_SINGLE if num_chains == 1 else FORMS_CHAINS
-    rng = np.random.default_rng(0)
-    J = (rng.standard_normal((m, dim)) / np.sqrt(dim)).astype(dtype)
-    a = {"J": jnp.asarray(J), "JT": jnp.asarray(np.ascontiguousarray(J.T)),
-         "c": jnp.zeros(m, dtype), "y": jnp.asarray((rng.uniform(size=m) < 0.5).astype(dtype))}
+    a = arrays(structure, data, dim, dtype, features=any(f in NEEDS_COPY for f in forms))
     shape = (dim,) if num_chains == 1 else (num_chains, dim)
-    # scale the step count so that one measurement is short at every size
     steps = max(2, min(steps, int(1e7 / max(1, m * dim * max(1, num_chains // 4)))))
     fns = []
     for form in forms:
-        g = likelihood_gradient(form, num_chains)
+        g = likelihood_gradient(structure, form, num_chains)
 
-        def run(x0, a, g=g):
-            return jax.lax.scan(lambda x, _: (x - 1e-4 * g(x, a), None), x0, None, length=steps)[0]
+        def run(x0, d, a, g=g):
+            return jax.lax.scan(lambda x, _: (x - 1e-4 * g(x, d, a), None), x0, None, length=steps)[0]
 
         f = jax.jit(run)
         x0 = jnp.zeros(shape, dtype)
-        jax.block_until_ready(f(x0, a))
-        fns.append(lambda f=f, x0=x0: jax.block_until_ready(f(x0, a)))
+        jax.block_until_ready(f(x0, data, a))
+        fns.append(lambda f=f, x0=x0: jax.block_until_ready(f(x0, data, a)))
     ts = [[] for _ in fns]
     for _ in range(repeats):
         for i, f in enumerate(fns):
@@ -251,19 +401,6 @@ def choose_form(m: int, dim: int, num_chains: int, dtype, steps: int = 64, repea
             f()
             ts[i].append(time.perf_counter() - t)
     best = forms[int(np.argmin([min(t) for t in ts]))]
-    _CHOICE[key] = best
+    if key is not None:
+        _CHOICE[key] = best
     return best
-
-
-def build_gradient(structure: BernoulliGLM, form: str, num_chains: int) -> Callable:
-    """``grad_fn(theta, data, arrays) -> grad U_D(theta)`` for all chains at once (theta (dim,) or (K, dim)):
-    NumPyro's gradient of the prior/Jacobian part ``K`` (per chain) plus J^T (sigmoid(J theta + c) - y)."""
-    lik = likelihood_gradient(form, num_chains)
-    grad_k = jax.grad(lambda th, d: -structure.prior_part(th, d))
-    if num_chains > 1:
-        grad_k = jax.vmap(grad_k, in_axes=(0, None))
-
-    def grad_fn(theta, data, a):
-        return grad_k(theta, data) + lik(theta, a)
-
-    return grad_fn

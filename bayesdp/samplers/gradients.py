@@ -7,6 +7,10 @@ full-batch ones), built from a :class:`~bayesdp.samplers.potential.ModelPotentia
 * :func:`full_batch_clipped`  grad K + sum_i clip_G(grad l_i)   (per-record clipping of the likelihood part).
 * :func:`minibatch`           grad K + (m/s) sum_{i in A} grad l_i, A uniform of size s without replacement (004 (31)).
 * :func:`minibatch_clipped`   grad K + (m/s) sum_{i in A} clip_G(grad l_i).
+* :func:`from_indices`        the minibatch estimators on given batch indices (the driver draws the batches
+                              of a block of steps at once, :func:`bayesdp.samplers.minibatch.batch_indices`).
+* :func:`masked_likelihood`   sum_i [valid_i] [clip_G](grad l_i) over a shard of records with padding
+                              (records sharded over devices, :mod:`bayesdp.samplers.sharding`).
 
 ``clip_G(g) = g * min(1, G/|g|)`` (Euclidean norm over all unconstrained coordinates).  The
 prior/Jacobian part ``K`` is never clipped.  004 (31) writes the SGLD step as
@@ -20,31 +24,8 @@ from typing import Callable
 
 import jax
 import jax.numpy as jnp
-from jax import lax
 
-
-def sample_without_replacement(key, data_size: int, batch_size: int) -> jax.Array:
-    """``batch_size`` distinct indices drawn uniformly from {0..data_size-1} (Floyd's algorithm).
-
-    Robert Floyd's algorithm (Bentley & Floyd, "Programming pearls: a sample of brilliance",
-    CACM 30(9), 1987): for J = m-s, ..., m-1 draw t uniform on {0..J}; add t unless already
-    chosen, else add J.  Every s-subset has probability 1/binom(m, s) (proof by induction on J).
-    Cost O(s^2) comparisons and O(s) random numbers, independent of m (``jax.random.choice``
-    with ``replace=False`` sorts all m keys: 140 us per draw at m = 1,000, 0.7 s at m = 10^6 on
-    this machine; this takes about 10 us).  The returned order is not uniform; only the set is
-    used (sums over the batch).
-    """
-    m, s = int(data_size), int(batch_size)
-    if s == m:
-        return jnp.arange(m, dtype=jnp.int32)
-    tops = jnp.arange(m - s, m, dtype=jnp.int32)
-    draws = jax.random.randint(key, (s,), 0, tops + 1, dtype=jnp.int32)
-
-    def body(j, chosen):
-        t = draws[j]
-        return chosen.at[j].set(jnp.where(jnp.any(chosen == t), tops[j], t))
-
-    return lax.fori_loop(0, s, body, jnp.full((s,), -1, dtype=jnp.int32))
+from .minibatch import sample_without_replacement  # noqa: F401 - also re-exported (audit, kernels)
 
 
 def clip_margin(dim: int, dtype) -> float:
@@ -100,29 +81,73 @@ def full_batch_clipped(potential) -> Callable:
     return grad_fn
 
 
-def minibatch(potential, data_size: int, batch_size: int) -> Callable:
+def from_indices(potential, data_size: int, batch_size: int, clipped: bool) -> Callable:
+    """``grad_fn(theta, batch, clip)``: grad K + (m/s) sum over the records of ``batch`` (the batch's rows of
+    the data, already taken) of grad l_i, each clipped to ``clip`` when ``clipped``."""
     scale = data_size / batch_size
-    grad_u = jax.grad(lambda th, batch: potential.potential(th, batch, likelihood_scale=scale))
+    if not clipped:
+        grad_u = jax.grad(lambda th, batch: potential.potential(th, batch, likelihood_scale=scale))
+
+        def grad_fn(theta, batch, clip=None):
+            del clip
+            return grad_u(theta, batch)
+
+        return grad_fn
+    grad_k = jax.grad(potential.prior_potential)
+    per_record = _record_grads(potential)
+
+    def grad_fn(theta, batch, clip):
+        g = clip_rows(per_record(theta, batch), clip)
+        return grad_k(theta) + scale * jnp.sum(g, axis=0)
+
+    return grad_fn
+
+
+def minibatch(potential, data_size: int, batch_size: int) -> Callable:
+    on_batch = from_indices(potential, data_size, batch_size, clipped=False)
 
     def grad_fn(key, theta, data, clip=None):
-        del clip
         idx = sample_without_replacement(key, data_size, batch_size)
-        return grad_u(theta, take_batch(data, idx))
+        return on_batch(theta, take_batch(data, idx), clip)
 
     return grad_fn
 
 
 def minibatch_clipped(potential, data_size: int, batch_size: int) -> Callable:
-    scale = data_size / batch_size
-    grad_k = jax.grad(potential.prior_potential)
-    per_record = _record_grads(potential)
+    on_batch = from_indices(potential, data_size, batch_size, clipped=True)
 
     def grad_fn(key, theta, data, clip):
         idx = sample_without_replacement(key, data_size, batch_size)
-        g = clip_rows(per_record(theta, take_batch(data, idx)), clip)
-        return grad_k(theta) + scale * jnp.sum(g, axis=0)
+        return on_batch(theta, take_batch(data, idx), clip)
 
     return grad_fn
+
+
+def masked_likelihood(potential, clipped: bool) -> Callable:
+    """``lik_grad(theta, records, valid, clip)``: ``sum_i [valid_i] [clip](grad l_i(theta))`` over the rows
+    of ``records`` (a shard with padding).  A padded row's term is an exact zero: unclipped, its loss is
+    multiplied by 0 before differentiation (padded rows are copies of a valid record, so the derivative
+    being multiplied is finite); clipped, its clipped gradient row is replaced by 0 before the sum."""
+    if clipped:
+        per_record = _record_grads(potential)
+
+        def lik_grad(theta, records, valid, clip):
+            g = clip_rows(per_record(theta, records), clip)
+            return jnp.sum(jnp.where(valid[:, None], g, 0.0), axis=0)
+
+        return lik_grad
+    losses = jax.vmap(potential.record_loss, in_axes=(None, 0))
+
+    def total(theta, records, valid):
+        return jnp.sum(jnp.where(valid, losses(theta, records), 0.0))
+
+    grad = jax.grad(total)
+
+    def lik_grad(theta, records, valid, clip=None):
+        del clip
+        return grad(theta, records, valid)
+
+    return lik_grad
 
 
 def build(potential, *, batch_size: int | None, clipped: bool) -> Callable:

@@ -60,6 +60,29 @@ def validate_data(data: Mapping[str, Any], model: Callable | None = None,
     return out, int(m)
 
 
+#: XLA:CPU uses a host array in place only at this alignment (bytes); otherwise JAX copies it once
+ALIGNMENT = 64
+
+
+def aligned_empty(shape, dtype=np.float32, alignment: int = ALIGNMENT) -> np.ndarray:
+    """An uninitialised NumPy array whose data start at a multiple of ``alignment`` bytes.
+
+    On a CPU, JAX uses a float32 array in place (no copy) only when it is 64-byte aligned; NumPy's own large
+    arrays usually start at 16 bytes past a page boundary, and a sampler built on them holds the data twice
+    (the caller's array and JAX's copy).  Fill an array from this function (e.g. in chunks while reading a
+    file) to hold the data once::
+
+        X = aligned_empty((m, d), np.float32)
+        X[:] = ...
+    """
+    shape = tuple(int(n) for n in np.atleast_1d(shape))
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    buf = np.empty(nbytes + alignment, np.uint8)
+    offset = (-buf.ctypes.data) % alignment
+    return buf[offset:offset + nbytes].view(dtype).reshape(shape)
+
+
 @jax.custom_jvp
 def bernoulli_logits_log_prob(logits, value):
     """log Bernoulli(value | sigmoid(logits)) = value * logits - log(1 + e^logits), with the exact derivative
@@ -116,7 +139,8 @@ class ModelPotential:
     ``param`` sites and latent sites inside the record plate raise :class:`ModelError`.
     """
 
-    def __init__(self, model: Callable, data: Mapping[str, Any], model_kwargs: Mapping[str, Any] | None = None):
+    def __init__(self, model: Callable, data: Mapping[str, Any], model_kwargs: Mapping[str, Any] | None = None,
+                 on_device: bool = True):
         from numpyro.distributions.transforms import biject_to
 
         self.model = model
@@ -127,7 +151,8 @@ class ModelPotential:
         two = {k: v[np.arange(2) % self.data_size] for k, v in host.items()}
         # device arrays; a 64-byte-aligned host array is used in place (no copy: may_alias), otherwise copied
         # once.  Do not modify the data arrays after building a sampler: they may be shared with the device.
-        self.data = {k: jax.device_put(v, may_alias=True) for k, v in host.items()}
+        # on_device=False keeps NumPy arrays (records that will be split over several devices).
+        self.data = {k: jax.device_put(v, may_alias=True) for k, v in host.items()} if on_device else host
         del host
         try:
             tr1 = _trace(model, one, self.model_kwargs)

@@ -1,6 +1,5 @@
 """Driver: exact Gaussian laws of ULA/SGLD, release consistency, chains, recompilation, divergence, bad input."""
 
-import json
 import re
 import warnings
 
@@ -198,3 +197,29 @@ def test_summary_and_shapes():
     assert "r_hat" in text and "ess_bulk" in text and "NOT CERTIFIED" in text
     assert s.get_samples(group_by_chain=True)["theta"].shape == (2, 400)
     assert s.get_samples()["theta"].shape == (800,)
+
+
+@pytest.mark.parametrize("clip", [None, 0.4])
+def test_first_sgld_steps_are_the_documented_update(clip):
+    """x_{t+1} = x_t - gamma (x_t / tau^2 + (m/s) sum_{i in A_t} clip((x_t - y_i) / sigma^2)) + sqrt(2 gamma / beta) z_t
+    with chain c's stream: k_b = fold_in(split(key, K)[c], b), (k_idx, k_noise) = split(k_b),
+    A_t = minibatch.batch_indices(k_idx, m, s, L)[t], z_t = normal(k_noise, (L, dim))[t]."""
+    from bayesdp.samplers import minibatch
+
+    m, s, gamma, beta, n, K = len(Y), 4, 0.05, 2.0, 5, 2
+    smp = _gauss(sampler="sgld", batch_size=s, step_size=gamma, num_steps=n, num_chains=K, inverse_temperature=beta,
+                 release="path", clip_norm=clip, init=[0.3]).run(jax.random.key(8))
+    out = smp.get_unconstrained_samples()[..., 0]
+    keys = jax.random.split(jax.random.key(8), K)
+    y = Y.astype(np.float64)
+    for c in range(K):
+        k_idx, k_noise = jax.random.split(jax.random.fold_in(keys[c], 0))
+        batches = np.asarray(minibatch.batch_indices(k_idx, m, s, n))
+        z = np.asarray(jax.random.normal(k_noise, (n, 1), jnp.float32), np.float64)[:, 0]
+        x = 0.3
+        for t in range(n):
+            g_i = (x - y[batches[t]]) / SIGMA ** 2
+            if clip is not None:
+                g_i = np.clip(g_i, -clip, clip)
+            x = x - gamma * (x / TAU ** 2 + (m / s) * g_i.sum()) + np.sqrt(2 * gamma / beta) * z[t]
+            assert out[c, t] == pytest.approx(x, rel=1e-4, abs=1e-5)

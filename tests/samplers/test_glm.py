@@ -136,7 +136,7 @@ def test_glm_gradient_at_logits_zero_is_half_minus_y():
     pot = ModelPotential(logistic, {"X": X, "y": y})
     structure, _ = glm.detect(pot)
     a = glm.arrays(structure, pot.data, pot.dim, jnp.float32, with_rows=False)
-    got = np.asarray(glm.build_gradient(structure, "JT", 1)(jnp.zeros(3), pot.data, a))
+    got = np.asarray(glm.build_gradient(structure, glm.FEATURES, 1)(jnp.zeros(3), pot.data, a))
     expected = X.astype(np.float64).T @ (0.5 - y.astype(np.float64))
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(np.asarray(gradients.full_batch(pot)(None, jnp.zeros(3), pot.data)), expected,
@@ -144,10 +144,13 @@ def test_glm_gradient_at_logits_zero_is_half_minus_y():
 
 
 def test_choose_form_returns_a_form_and_is_cached():
-    f = glm.choose_form(100, 3, 4, jnp.float32, steps=4, repeats=1)
+    pot = _pot(logistic, m=100, d=3)
+    structure, _ = glm.detect(pot)
+    f = glm.choose_form(structure, pot.data, 3, 4, jnp.float32, cache_key="t", steps=4, repeats=1)
     assert f in glm.FORMS_CHAINS
-    assert glm.choose_form(100, 3, 4, jnp.float32) == f
-    assert glm.choose_form(100, 3, 1, jnp.float32, steps=4, repeats=1) in glm.FORMS_SINGLE
+    assert glm.choose_form(structure, pot.data, 3, 4, jnp.float32, cache_key="t") == f
+    assert glm.choose_form(structure, pot.data, 3, 1, jnp.float32, steps=4, repeats=1) in glm.FORMS_SINGLE
+    assert glm.choose_form(structure, pot.data, 3, 4, jnp.float32, forms=(glm.ROWS,)) == glm.ROWS
 
 
 def _general_only(monkeypatch):
@@ -219,3 +222,76 @@ def test_glm_path_does_not_recompile_between_runs():
     Sampler(logistic, {"X": X2, "y": y2}, step_size=1e-3, num_steps=7, num_chains=2, uncertified=True).run(
         jax.random.key(0))
     assert driver.TRACE_COUNT["n"] == n
+
+
+# -- layouts per backend, memory ------------------------------------------------------------------------------
+
+def test_backend_forms():
+    assert glm.backend_forms("gpu", 1, 10, None)[0] == (glm.ROWS,)
+    assert glm.backend_forms("tpu", 8, 10, None)[0] == (glm.ROWS,)
+    assert glm.backend_forms("cpu", 1, 10, None)[0] == glm.FORMS_SINGLE
+    assert glm.backend_forms("cpu", 8, 10, None)[0] == glm.FORMS_CHAINS
+    forms, why = glm.backend_forms("cpu", 1, glm.MAX_COPY_BYTES + 1, None)
+    assert forms == (glm.ROWS, glm.ROW_BLOCKS) and "exceeds max_copy_bytes" in why
+    assert glm.backend_forms("cpu", 1, 10, 0)[0] == (glm.ROWS, glm.ROW_BLOCKS)
+    assert not set(glm.backend_forms("cpu", 1, 10, 0)[0]) & glm.NEEDS_COPY
+
+
+@pytest.mark.parametrize("num_chains", [1, 3])
+def test_row_blocks_with_a_last_block_overlapping(monkeypatch, num_chains):
+    # 50 records in blocks of 16: the last block is rows 34..49, of which 34..47 were summed already (masked)
+    monkeypatch.setattr(glm, "BLOCK_ROWS", 16)
+    pot = _pot(intercept_features, m=50, d=4, seed=5)
+    structure, _ = glm.detect(pot)
+    a = glm.arrays(structure, pot.data, pot.dim, jnp.float32, features=False)
+    assert set(a) == {"y"}
+    rng = np.random.default_rng(1)
+    th = jnp.asarray(rng.normal(size=(num_chains, pot.dim)), jnp.float32)
+    general = jax.jit(lambda t: gradients.full_batch(pot)(None, t, pot.data))
+    expected = np.stack([np.asarray(general(t)) for t in th])
+    x = th[0] if num_chains == 1 else th
+    got = np.asarray(jax.jit(glm.build_gradient(structure, glm.ROW_BLOCKS, num_chains))(x, pot.data, a))
+    np.testing.assert_allclose(got.reshape(expected.shape), expected, rtol=1e-5, atol=1e-5)
+    valid = jnp.arange(50) < 37   # a mask (records sharded with padding): only rows 0..36 count
+    lik = jax.jit(glm.likelihood_gradient(structure, glm.ROW_BLOCKS, num_chains))
+    sub = {k: v[:37] for k, v in pot.data.items()}
+    ref = jax.jit(glm.likelihood_gradient(structure, glm.ROWS, num_chains))
+    np.testing.assert_allclose(np.asarray(lik(x, pot.data, a, valid)),
+                               np.asarray(ref(x, sub, {"y": a["y"][:37]})), rtol=1e-5, atol=1e-5)
+
+
+def test_feature_major_copy_in_blocks_is_exact(monkeypatch):
+    # blocks of 3 rows of JT for dim 7: blocks start at 0, 3 and 4 (the last one overlaps, recomputing rows)
+    X, y = logistic_data(40, 7, seed=2)
+    pot = ModelPotential(logistic, {"X": X, "y": y})
+    structure, _ = glm.detect(pot)
+    monkeypatch.setattr(glm, "BLOCK_BYTES", 3 * 40 * 4)
+    a = glm.arrays(structure, pot.data, pot.dim, jnp.float32, with_rows=True)
+    np.testing.assert_array_equal(np.asarray(a["JT"]), X.T)
+    np.testing.assert_array_equal(np.asarray(a["J"]), X)
+    np.testing.assert_array_equal(np.asarray(a["c"]), 0.0)
+    np.testing.assert_array_equal(np.asarray(a["y"]), y)
+
+
+def test_no_copy_above_max_copy_bytes_and_gpu_layout(monkeypatch):
+    X, y = logistic_data(80, 3, seed=4)
+    kw = dict(sampler="ula", step_size=1e-2, num_steps=30, num_chains=2, release="path", uncertified=True)
+    ref = Sampler(logistic, {"X": X, "y": y}, **kw).run(jax.random.key(1))
+    lean = Sampler(logistic, {"X": X, "y": y}, max_copy_bytes=0, **kw).run(jax.random.key(1))
+    assert "exceeds max_copy_bytes" in lean.gradient_path
+    aux = lean._programs[2][1]
+    assert set(aux) == {"y"}                       # no copy of the design
+    monkeypatch.setattr(glm, "FORCE_BACKEND", "gpu")
+    gpu = Sampler(logistic, {"X": X, "y": y}, **kw).run(jax.random.key(1))
+    assert "layout 'rows' (gpu:" in gpu.gradient_path
+    for s in (lean, gpu):
+        np.testing.assert_allclose(s.get_unconstrained_samples(), ref.get_unconstrained_samples(), rtol=1e-4,
+                                   atol=1e-5)
+    with pytest.raises(Exception, match="max_copy_bytes = -1"):
+        Sampler(logistic, {"X": X, "y": y}, max_copy_bytes=-1, **kw)
+
+
+def test_certificate_states_the_arithmetic():
+    X, y = logistic_data(20, 2)
+    s = Sampler(logistic, {"X": X, "y": y}, step_size=1e-3, num_steps=3, uncertified=True)
+    assert "Precision.HIGHEST" in s.certificate["assumptions"]["arithmetic"]

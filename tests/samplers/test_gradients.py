@@ -1,13 +1,8 @@
-"""Gradient estimators: hand-computed clipping, minibatch scaling, without-replacement uniformity."""
-
-import itertools
-import math
+"""Gradient estimators: hand-computed clipping, minibatch scaling (uniformity of the batches: test_minibatch.py)."""
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-import pytest
-from scipy import stats
 
 from bayesdp.samplers import ModelPotential, clip_rows, sample_without_replacement
 from bayesdp.samplers import gradients
@@ -70,37 +65,3 @@ def test_minibatch_of_full_size_is_full_gradient():
     full = jax.jit(gradients.build(pot, batch_size=None, clipped=False))(jax.random.key(0), theta, data, 0.0)
     mb = jax.jit(gradients.build(pot, batch_size=X.shape[0], clipped=False))(jax.random.key(3), theta, data, 0.0)
     np.testing.assert_allclose(np.asarray(mb), np.asarray(full), rtol=1e-5, atol=1e-5)
-
-
-def test_indices_distinct_and_in_range():
-    draw = jax.jit(jax.vmap(lambda k: sample_without_replacement(k, 1_000_000, 100)))
-    idx = np.asarray(draw(jax.random.split(jax.random.key(0), 200)))
-    assert idx.min() >= 0 and idx.max() < 1_000_000
-    assert all(len(set(row)) == 100 for row in idx)
-
-
-def test_subsets_uniform_chi_square():
-    # m = 6, s = 3: each of the 20 subsets has probability 1/20 under uniform sampling without replacement
-    m, s, n = 6, 3, 40_000
-    draw = jax.jit(jax.vmap(lambda k: sample_without_replacement(k, m, s)))
-    idx = np.sort(np.asarray(draw(jax.random.split(jax.random.key(1), n))), axis=1)
-    assert (np.diff(idx, axis=1) > 0).all()  # without replacement
-    subsets = {c: i for i, c in enumerate(itertools.combinations(range(m), s))}
-    counts = np.bincount([subsets[tuple(r)] for r in idx.tolist()], minlength=len(subsets))
-    chi2 = ((counts - n / 20) ** 2 / (n / 20)).sum()
-    assert chi2 < stats.chi2(df=19).ppf(1 - 1e-4)
-    # and the marginal of each index is s/m
-    np.testing.assert_allclose(np.bincount(idx.ravel(), minlength=m) / n, s / m, atol=5 * math.sqrt(0.25 / n))
-
-
-def test_independent_across_steps():
-    # pairs of consecutive batches (m = 4, s = 2): all 36 ordered pairs of subsets equally likely
-    m, s, n = 4, 2, 36_000
-    draw = jax.jit(jax.vmap(lambda k: sample_without_replacement(k, m, s)))
-    keys = jax.random.split(jax.random.key(2), 2 * n)
-    idx = np.sort(np.asarray(draw(keys)), axis=1).reshape(n, 2, s)
-    subsets = {c: i for i, c in enumerate(itertools.combinations(range(m), s))}
-    codes = [subsets[tuple(a)] * 6 + subsets[tuple(b)] for a, b in idx.tolist()]
-    counts = np.bincount(codes, minlength=36)
-    chi2 = ((counts - n / 36) ** 2 / (n / 36)).sum()
-    assert chi2 < stats.chi2(df=35).ppf(1 - 1e-4)

@@ -61,6 +61,12 @@ def test_uncertified_flag(npz, capsys):
     (["--sampler", "sgld", "--batch-size", "0"], "--batch-size = 0 must be an integer >= 1"),
     (["--sampler", "ula", "--step-size", "-1"], "--step-size = -1 must be > 0"),
     (["--sampler", "ula"], "--domain is required"),
+    (["--sampler", "ula", "--coordinator-address", "127.0.0.1:1234"], "needs --num-processes and --process-id"),
+    (["--sampler", "ula", "--coordinator-address", "localhost", "--num-processes", "2", "--process-id", "0"],
+     "is not HOST:PORT"),
+    (["--sampler", "ula", "--coordinator-address", "h:1", "--num-processes", "2", "--process-id", "2"],
+     "--process-id 2 must be in 0 .. 1"),
+    (["--sampler", "ula", "--max-copy-bytes", "-1"], "--max-copy-bytes -1 must be >= 0"),
 ])
 def test_bad_configuration_exit_2(npz, capsys, extra, pattern):
     args = ["sample", "logistic", "--data", npz, "--num-steps", "10"]
@@ -97,3 +103,11 @@ def test_divergence_exit_2_and_no_file(npz, tmp_path, capsys):
                "--uncertified", "--out", str(out)])
     assert "diverged" in _one_line_error(capsys, rc)
     assert not os.path.exists(out)
+
+
+def test_shard_data_and_no_copy_options(npz, capsys):
+    rc = main(["sample", "logistic", "--data", npz, "--sampler", "ula", "--step-size", "1e-3", "--num-steps", "10",
+               "--uncertified", "--shard-data", "--max-copy-bytes", "0", "--seed", "0", "--json"])
+    assert rc == 0
+    cert = json.loads(capsys.readouterr().out)["certificate"]
+    assert "records split over 1 device(s) in 1 process(es): 80 rows per device" in cert["assumptions"]["placement"]
