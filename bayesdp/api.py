@@ -520,7 +520,15 @@ class PrivateMCMC:
 STATISTICS = ("mean", "median", "quantiles", "probability")
 
 
-def _statistic(spec, sampler, analysis, sites, lipschitz, names, q=None, threshold=None, width=None):
+def _statistic(spec, sampler, analysis, sites, lipschitz, names, q=None, threshold=None, width=None,
+               l2_lipschitz=None, value_range=None):
+    """The :class:`~bayesdp.release.statistics.Statistic` a release asks for, with a declared range if given."""
+    stat = _named_statistic(spec, sampler, analysis, sites, lipschitz, names, q, threshold, width, l2_lipschitz)
+    return stat.with_range(value_range)
+
+
+def _named_statistic(spec, sampler, analysis, sites, lipschitz, names, q=None, threshold=None, width=None,
+                     l2_lipschitz=None):
     from .release.pipeline import site_specs
     from .release.statistics import (Statistic, coordinate_means, coordinate_quantiles, exceedance_probabilities,
                                      function_mean)
@@ -560,7 +568,8 @@ def _statistic(spec, sampler, analysis, sites, lipschitz, names, q=None, thresho
             return np.stack([one(row) for row in np.atleast_2d(z)])
         probe = one(np.zeros(pot.dim))
         return function_mean(fn, lipschitz, list(names) if names else [f"f[{i}]" for i in range(probe.size)],
-                             description="posterior mean of a user statistic of the samples")
+                             description="posterior mean of a user statistic of the samples",
+                             l2_lipschitz=l2_lipschitz)
     raise AssumptionError(f"statistic = {spec!r} must be one of {', '.join(STATISTICS)} or a callable over the "
                           "samples dict (with lipschitz=L)")
 
@@ -569,9 +578,11 @@ def release(source: Any, statistic: Any = "mean", *, epsilon: float, sites: Sequ
             accountant: Any = None, ledger: str | None = None, budget: float | None = None,
             lipschitz: float | None = None, names: Sequence[str] | None = None, burn_in: int | None = None,
             level: float = 0.95, data: Mapping[str, Any] | None = None, q: Sequence[float] | None = None,
-            threshold: float | None = None, width: float | None = None):
-    """Release a noisy posterior summary with pure epsilon-DP, charged to an accountant before the noise is
-    drawn (004 Proposition 3.7: the sensitivity of the chain's Monte Carlo estimate by a synchronous coupling).
+            threshold: float | None = None, width: float | None = None, noise: str = "auto", delta: float = 0.0,
+            l2_lipschitz: float | None = None, range: Sequence[float] | None = None):  # noqa: A002 - the issue's name
+    """Release a noisy posterior summary, charged to an accountant before the noise is drawn (004 Proposition
+    3.7: the sensitivity of the chain's Monte Carlo estimate by a synchronous coupling): pure epsilon-DP with
+    Laplace noise, or (epsilon, delta)-DP with Gaussian noise when ``delta > 0`` and it is the smaller error.
 
     Args:
         source: a run :class:`PrivateMCMC` (its draws and configuration), or a :class:`Plan` with ``data`` (an
@@ -586,6 +597,13 @@ def release(source: Any, statistic: Any = "mean", *, epsilon: float, sites: Sequ
             with ``budget`` to create it.
         burn_in: draws discarded per chain for a path release (default: half).
         level: the level of the noise intervals.
+        noise: ``"auto"`` (default: the noise with the smaller expected squared error at (epsilon, delta),
+            from the sensitivities only), ``"laplace"`` (pure epsilon-DP) or ``"gaussian"`` (needs delta > 0).
+        delta: the delta Gaussian noise may spend (default 0: Laplace only).
+        l2_lipschitz: with a callable statistic, its declared Euclidean -> Euclidean constant (Gaussian noise;
+            default: ``lipschitz``, always valid).
+        range: the public range ``(a, b)`` of every released value: values are clamped to it and intervals
+            clipped (post-processing; probabilities have ``(0, 1)`` already).
 
     Returns:
         the release (``.values``, ``.names``, ``.noise_scale``, ``.certificate``, ``.to_dict()``).
@@ -612,8 +630,11 @@ def release(source: Any, statistic: Any = "mean", *, epsilon: float, sites: Sequ
     from .release.release import release_statistic
     from .release.sensitivity import best_coupling
 
+    from .release.release import check_noise
+
     eps = positive("epsilon", epsilon, "pass a positive epsilon")
     check_level(level)
+    delta = check_noise(noise, delta)
     acct = accountant if accountant is not None else ledger
     if acct is None:
         raise AssumptionError("no accountant: pass accountant=bayesdp.PrivacyAccountant(epsilon=...) or "
@@ -638,8 +659,10 @@ def release(source: Any, statistic: Any = "mean", *, epsilon: float, sites: Sequ
     if coupling is None:
         raise AssumptionError("no coupling bound is proven for this chain's configuration ("
                               + "; ".join(f"{s}: {w}" for s, w in failed) + "); use a contracting step size")
-    stat = _statistic(statistic, smp, an, sites, lipschitz, names, q=q, threshold=threshold, width=width)
+    stat = _statistic(statistic, smp, an, sites, lipschitz, names, q=q, threshold=threshold, width=width,
+                      l2_lipschitz=l2_lipschitz, value_range=range)
     draws = unconstrained_draws(smp)
+    b = 0
     if source.release_kind != "final":
         b = draws.shape[1] // 2 if burn_in is None else int(burn_in)
         if not 0 <= b < draws.shape[1]:
@@ -650,5 +673,11 @@ def release(source: Any, statistic: Any = "mean", *, epsilon: float, sites: Sequ
         from .release.ledger import Ledger
 
         acct = Ledger.open(acct, budget_epsilon=budget)
-    return release_statistic(flat, stat, eps, acct, coupling=coupling, level=level)
+    # the kept draws, for the data-independent Monte Carlo bound: a final release keeps step n of each chain
+    design = {"inverse_temperature": c.inverse_temperature, "num_steps": c.num_steps, "burn_in": b,
+              "thinning": c.thinning if source.release_kind == "thinned" else 1, "num_chains": c.num_chains}
+    if source.release_kind == "final":
+        design.update(thinning=c.num_steps, burn_in=0)
+    return release_statistic(flat, stat, eps, acct, coupling=coupling, level=level, noise=noise, delta=delta,
+                             chain=design)
 

@@ -36,10 +36,21 @@ def add_parser(sub) -> None:
     p.add_argument("--coords", help="with --stat mean: only these coordinates, e.g. w[0],w[3] (L1 Lipschitz sqrt(k))")
     p.add_argument("--lipschitz", type=ARG_TYPES[float],
                    help="declared Lipschitz constant of a user statistic: |f(z)-f(z')|_1 <= L |z-z'|_2")
+    p.add_argument("--l2-lipschitz", type=ARG_TYPES[float],
+                   help="declared Euclidean constant of a user statistic: |f(z)-f(z')|_2 <= L2 |z-z'|_2 (Gaussian "
+                        "noise; default: --lipschitz)")
     p.add_argument("--stat-names", help="comma-separated names of the user statistic's outputs")
+    p.add_argument("--range", metavar="A,B",
+                   help="public range of every released value: values clamped to it, intervals clipped "
+                        "(post-processing; probabilities have 0,1 already)")
     p.add_argument("--level", type=ARG_TYPES[float], default=0.95, help="interval level (default 0.95)")
     # privacy
-    p.add_argument("--epsilon", type=ARG_TYPES[float], required=True, help="epsilon of this release (pure DP)")
+    p.add_argument("--epsilon", type=ARG_TYPES[float], required=True, help="epsilon of this release")
+    p.add_argument("--noise", choices=("auto", "laplace", "gaussian"), default="auto",
+                   help="auto (default): the noise with the smaller expected squared error at (--epsilon, --delta), "
+                        "from the sensitivities only; laplace: pure epsilon-DP; gaussian: needs --delta > 0")
+    p.add_argument("--delta", dest="noise_delta", type=ARG_TYPES[float], default=0.0,
+                   help="delta Gaussian noise may spend (default 0: Laplace only)")
     p.add_argument("--ledger", metavar="FILE", required=True, help="privacy budget ledger (JSON) of this dataset")
     p.add_argument("--budget", type=ARG_TYPES[float], help="total epsilon of the ledger when it does not exist yet")
     p.add_argument("--budget-delta", type=ARG_TYPES[float], help="total delta of a new ledger (default 0)")
@@ -98,9 +109,10 @@ def _statistic(args):
             or (args.stat == "probability" and (args.threshold is None or args.width is None))):
         raise AssumptionError("--threshold and --width go together with --stat probability, e.g. --stat probability "
                               "--threshold 0 --width 0.1")
-    if named and args.stat != "mean" and (args.lipschitz is not None or args.stat_names or args.coords):
-        raise AssumptionError(f"--lipschitz / --stat-names / --coords do not apply to --stat {args.stat} "
-                              "(its constant is derived; it covers every real-support coordinate)")
+    if named and args.stat != "mean" and (args.lipschitz is not None or args.stat_names or args.coords
+                                          or args.l2_lipschitz is not None):
+        raise AssumptionError(f"--lipschitz / --l2-lipschitz / --stat-names / --coords do not apply to --stat "
+                              f"{args.stat} (its constants are derived; it covers every real-support coordinate)")
     if args.stat in ("median", "quantiles"):
         try:
             levels = [0.5] if args.stat == "median" else [float(x) for x in args.q.split(",") if x.strip()]
@@ -115,31 +127,62 @@ def _statistic(args):
             raise AssumptionError(f"--width {args.width:g} must be > 0 and --threshold finite; pass e.g. --width 0.1")
         return lambda smp, an: exceedance_probabilities(site_specs(smp, an), args.threshold, args.width)
     if args.stat == "mean":
-        if args.lipschitz is not None or args.stat_names:
-            raise AssumptionError("--lipschitz / --stat-names apply to a user statistic (--stat FILE.py:FUNC), "
-                                  "not to --stat mean (its constant is derived)")
+        if args.lipschitz is not None or args.stat_names or args.l2_lipschitz is not None:
+            raise AssumptionError("--lipschitz / --l2-lipschitz / --stat-names apply to a user statistic (--stat "
+                                  "FILE.py:FUNC), not to --stat mean (its constants are derived)")
         if args.coords:
             return lambda smp, an: coordinate_subset_means(site_specs(smp, an), args.coords.split(","))
         return "mean"
     if args.coords:
         raise AssumptionError("--coords applies to --stat mean only")
     names = [n.strip() for n in args.stat_names.split(",")] if args.stat_names else None
-    return load_user_statistic(args.stat, args.lipschitz, names)
+    return load_user_statistic(args.stat, args.lipschitz, names, args.l2_lipschitz)
+
+
+def value_range(text: str | None, flag: str = "--range") -> tuple[float, float] | None:
+    """``A,B`` as a checked range (one line naming ``flag`` otherwise)."""
+    from ..errors import AssumptionError
+    from ..release.statistics import check_range
+
+    if text is None:
+        return None
+    parts = [t.strip() for t in text.split(",")]
+    try:
+        if len(parts) != 2:
+            raise ValueError
+        return check_range((float(parts[0]), float(parts[1])), flag)
+    except ValueError:
+        raise AssumptionError(f"{flag} {text!r} must be two numbers A,B with A < B, e.g. {flag} -3,3") from None
+    except AssumptionError as e:
+        raise AssumptionError(str(e).replace(f"{flag} = ", f"{flag} ")) from None
 
 
 def format_release(out: dict) -> str:
+    gaussian = out.get("noise_mechanism") == "gaussian"
+    noise = out.get("noise") or {}
+    how = "chosen by the user" if noise.get("chosen_by") == "user" else "smaller expected squared error"
     lines = [f"released (epsilon = {out['epsilon']:g}, delta = {out['delta']:g}; {out['source']})",
              f"statistic: {out['statistic']['description']}  (Lipschitz {out['statistic']['lipschitz']:.6g}: "
              f"{out['statistic']['lipschitz_source']})",
              f"{out['sensitivity_norm']} sensitivity {out['sensitivity']:.6g} (proven {out['proven_sensitivity']:.6g} "
-             f"+ grid rounding), Laplace scale {out['noise_scale']:.6g} per value, noise variance "
-             f"{out['noise_variance']:.6g}", ""]
+             f"+ grid rounding), {'Gaussian sigma' if gaussian else 'Laplace scale'} {out['noise_scale']:.6g} per "
+             f"value, noise variance {out['noise_variance']:.6g}",
+             f"noise: {out.get('noise_mechanism', 'laplace')} ({how})"]
+    if out.get("postprocessing", {}).get("clamp"):
+        a, b = out["postprocessing"]["clamp"]
+        lines.append(f"values clamped to [{a:g}, {b:g}] (post-processing)")
+    lines.append("")
     w = max(len(it["name"]) for it in out["items"])
+    total = any(it.get("total_interval") for it in out["items"])
     lines.append(f"  {'name':<{w}}  {'value':>12}  {'noise scale':>12}  interval ({out['items'][0]['level']:.0%}, "
-                 "noise only)")
+                 "noise only)" + ("   with Monte Carlo bound" if total else ""))
     for it in out["items"]:
         lo, hi = it["interval"]
-        lines.append(f"  {it['name']:<{w}}  {it['value']:>12.6g}  {it['noise_scale']:>12.6g}  [{lo:.6g}, {hi:.6g}]")
+        row = f"  {it['name']:<{w}}  {it['value']:>12.6g}  {it['noise_scale']:>12.6g}  [{lo:.6g}, {hi:.6g}]"
+        if it.get("total_interval"):
+            tlo, thi = it["total_interval"]
+            row += f"   [{tlo:.6g}, {thi:.6g}]"
+        lines.append(row)
     rb = out["remaining_budget"]
     lines += ["", f"ledger {out['ledger']}: remaining epsilon {rb['epsilon']:.6g}, delta {rb['delta']:.3g}",
               "the chain itself was not published (only the values above)"]
@@ -162,6 +205,14 @@ def _check_options(args) -> None:
     c.half_open_unit_opt(args, "budget_delta")
     c.half_open_unit_opt(args, "max_delta")
     c.positive_opt(args, "lipschitz", "declare a positive Lipschitz constant")
+    c.positive_opt(args, "l2_lipschitz", "declare a positive Lipschitz constant")
+    d = args.noise_delta
+    if not (isinstance(d, float) and math.isfinite(d) and 0.0 <= d < 1.0):
+        raise AssumptionError(f"--delta {d!r} must be in [0, 1); pass e.g. --delta 1e-6 (Gaussian noise) or 0")
+    if args.noise == "gaussian" and not args.noise_delta:
+        raise AssumptionError("--delta 0 with --noise gaussian: Gaussian noise is not pure epsilon-DP; pass --delta "
+                              "> 0 (e.g. --delta 1e-6) or use --noise laplace")
+    value_range(args.range)
     c.positive_opt(args, "concentration")
     c.open_unit_opt(args, "concentration_delta", "1e-6")
     c.positive_opt(args, "posterior_sensitivity")
@@ -220,7 +271,8 @@ def run(args) -> int:
                        batch_size=args.batch_size, inverse_temperature=args.inverse_temperature,
                        clip_norm=args.clip_norm, num_chains=args.num_chains, thinning=args.thinning,
                        model_kwargs=kw, model_name=name, concentration=conc, max_delta=args.max_delta,
-                       level=args.level, seed=args.seed)
+                       level=args.level, seed=args.seed, noise=args.noise, noise_delta=args.noise_delta,
+                       value_range=value_range(args.range))
     out = res.to_dict()
     if args.json:
         emit_json(out)
