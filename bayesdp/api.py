@@ -518,17 +518,21 @@ class PrivateMCMC:
 
 
 STATISTICS = ("mean", "median", "quantiles", "probability")
+#: release methods: the coupling release of an unpublished chain (004 Proposition 3.7) or sample-and-aggregate
+METHODS = ("coupling", "sample-aggregate")
 
 
 def _statistic(spec, sampler, analysis, sites, lipschitz, names, q=None, threshold=None, width=None,
-               l2_lipschitz=None, value_range=None):
-    """The :class:`~bayesdp.release.statistics.Statistic` a release asks for, with a declared range if given."""
-    stat = _named_statistic(spec, sampler, analysis, sites, lipschitz, names, q, threshold, width, l2_lipschitz)
+               l2_lipschitz=None, value_range=None, need_lipschitz=True):
+    """The :class:`~bayesdp.release.statistics.Statistic` a release asks for, with a declared range if given
+    (``need_lipschitz=False``: a callable may come without a Lipschitz constant; sample-and-aggregate needs none)."""
+    stat = _named_statistic(spec, sampler, analysis, sites, lipschitz, names, q, threshold, width, l2_lipschitz,
+                            need_lipschitz)
     return stat.with_range(value_range)
 
 
 def _named_statistic(spec, sampler, analysis, sites, lipschitz, names, q=None, threshold=None, width=None,
-                     l2_lipschitz=None):
+                     l2_lipschitz=None, need_lipschitz=True):
     from .release.pipeline import site_specs
     from .release.statistics import (Statistic, coordinate_means, coordinate_quantiles, exceedance_probabilities,
                                      function_mean)
@@ -548,7 +552,7 @@ def _named_statistic(spec, sampler, analysis, sites, lipschitz, names, q=None, t
                                   "smooths P(theta > t); see docs/release.md)")
         return exceedance_probabilities(site_specs(sampler, analysis), threshold, width, select)
     if callable(spec):
-        if lipschitz is None:
+        if lipschitz is None and need_lipschitz:
             raise AssumptionError("a callable statistic needs its declared Lipschitz constant: pass lipschitz=L "
                                   "(Euclidean norm of the samples -> L1 norm of the statistic)")
         support = {n: sup for n, _, sup in analysis.latent_sites}
@@ -567,8 +571,14 @@ def _named_statistic(spec, sampler, analysis, sites, lipschitz, names, q=None, t
         def fn(z: np.ndarray) -> np.ndarray:        # (num_draws, dim) -> (num_draws, k), one draw at a time
             return np.stack([one(row) for row in np.atleast_2d(z)])
         probe = one(np.zeros(pot.dim))
-        return function_mean(fn, lipschitz, list(names) if names else [f"f[{i}]" for i in range(probe.size)],
+        out_names = list(names) if names else [f"f[{i}]" for i in range(probe.size)]
+        if lipschitz is None:       # sample-and-aggregate: the chunk estimates are clamped, no constant is needed
+            import math
+
+            return Statistic(names=tuple(out_names), fn=fn, lipschitz=math.inf,
                              description="posterior mean of a user statistic of the samples",
+                             lipschitz_source="not declared (not needed by sample-and-aggregate)")
+        return function_mean(fn, lipschitz, out_names, description="posterior mean of a user statistic of the samples",
                              l2_lipschitz=l2_lipschitz)
     raise AssumptionError(f"statistic = {spec!r} must be one of {', '.join(STATISTICS)} or a callable over the "
                           "samples dict (with lipschitz=L)")
@@ -579,7 +589,8 @@ def release(source: Any, statistic: Any = "mean", *, epsilon: float, sites: Sequ
             lipschitz: float | None = None, names: Sequence[str] | None = None, burn_in: int | None = None,
             level: float = 0.95, data: Mapping[str, Any] | None = None, q: Sequence[float] | None = None,
             threshold: float | None = None, width: float | None = None, noise: str = "auto", delta: float = 0.0,
-            l2_lipschitz: float | None = None, range: Sequence[float] | None = None):  # noqa: A002 - the issue's name
+            l2_lipschitz: float | None = None, range: Sequence[float] | None = None,  # noqa: A002 - the issue's name
+            method: str = "coupling", chunks: int | None = None, seed: int | None = None):
     """Release a noisy posterior summary, charged to an accountant before the noise is drawn (004 Proposition
     3.7: the sensitivity of the chain's Monte Carlo estimate by a synchronous coupling): pure epsilon-DP with
     Laplace noise, or (epsilon, delta)-DP with Gaussian noise when ``delta > 0`` and it is the smaller error.
@@ -603,7 +614,14 @@ def release(source: Any, statistic: Any = "mean", *, epsilon: float, sites: Sequ
         l2_lipschitz: with a callable statistic, its declared Euclidean -> Euclidean constant (Gaussian noise;
             default: ``lipschitz``, always valid).
         range: the public range ``(a, b)`` of every released value: values are clamped to it and intervals
-            clipped (post-processing; probabilities have ``(0, 1)`` already).
+            clipped (post-processing; probabilities have ``(0, 1)`` already).  Required by sample-and-aggregate.
+        method: ``"coupling"`` (default: the Monte Carlo estimate of the unpublished chain, 004 Proposition 3.7)
+            or ``"sample-aggregate"`` (Nissim-Raskhodnikova-Smith 2007: the records split into ``chunks``
+            disjoint chunks, one chain per chunk with the kernel's model, domain and settings, each estimate
+            clamped to ``range``; docs/release.md §7).  The source may then be a kernel
+            (:class:`ULA`) with ``data``, and a callable statistic needs no Lipschitz constant.
+        chunks: sample-and-aggregate's number of chunks (default: the rule of docs/release.md §7.2).
+        seed: seed of sample-and-aggregate's chunk chains (never published; default: OS CSPRNG keys).
 
     Returns:
         the release (``.values``, ``.names``, ``.noise_scale``, ``.certificate``, ``.to_dict()``).
@@ -639,6 +657,15 @@ def release(source: Any, statistic: Any = "mean", *, epsilon: float, sites: Sequ
     if acct is None:
         raise AssumptionError("no accountant: pass accountant=bayesdp.PrivacyAccountant(epsilon=...) or "
                               "ledger='ledger.json' (with budget=... to create it)")
+    if method not in METHODS:
+        raise AssumptionError(f"method = {method!r} must be one of {', '.join(METHODS)}")
+    if method == "sample-aggregate":
+        return _sample_and_aggregate(source, statistic, eps, acct, data=data, sites=sites, lipschitz=lipschitz,
+                                     names=names, q=q, threshold=threshold, width=width, value_range=range,
+                                     noise=noise, delta=delta, level=level, chunks=chunks, burn_in=burn_in,
+                                     budget=budget, seed=seed)
+    if chunks is not None:
+        raise AssumptionError("chunks applies to method = 'sample-aggregate' only")
     if isinstance(source, Plan):
         if data is None:
             raise AssumptionError("release(plan, ...) runs an unpublished chain: pass data={...}")
@@ -681,3 +708,50 @@ def release(source: Any, statistic: Any = "mean", *, epsilon: float, sites: Sequ
     return release_statistic(flat, stat, eps, acct, coupling=coupling, level=level, noise=noise, delta=delta,
                              chain=design)
 
+
+
+def _sample_and_aggregate(source, statistic, eps, acct, *, data, sites, lipschitz, names, q, threshold, width,
+                          value_range, noise, delta, level, chunks, burn_in, budget, seed):
+    """``release(..., method="sample-aggregate")``: the kernel's model, domain, step size and number of steps run
+    one chain per chunk (bayesdp.release.aggregate)."""
+    from .release.aggregate import sample_and_aggregate
+
+    if isinstance(source, Plan):
+        kernel, num_steps = source.kernel(), source.num_steps
+    elif isinstance(source, PrivateMCMC):
+        kernel, num_steps = source.kernel, source.num_steps
+        if data is None and source._sampler is not None:
+            data = {k: np.asarray(v) for k, v in source._sampler.potential.data.items()}
+    elif isinstance(source, ULA):
+        kernel, num_steps = source, None
+    else:
+        raise AssumptionError(f"sample-and-aggregate needs a PrivateMCMC, a Plan or a kernel (ULA) with data, not "
+                              f"{type(source).__name__}")
+    if data is None:
+        raise AssumptionError("sample-and-aggregate runs one chain per chunk of the records: pass data={...}")
+    if value_range is None and not (hasattr(statistic, "range") and statistic.range is not None) \
+            and statistic != "probability":
+        raise AssumptionError("range = None: sample-and-aggregate clamps each chunk's estimate to the public range "
+                              "of the released values; pass range=(a, b)")
+    if kernel.sampler != "ula" or kernel.clip_norm is not None or kernel.inverse_temperature != 1.0:
+        raise AssumptionError("sample-and-aggregate runs full-batch ULA at inverse temperature 1 per chunk; use a "
+                              "ULA kernel without clipping")
+    from .analysis import Domain
+    from .analysis.inputs import counts_from_domain
+
+    dom = _domain(kernel.domain)
+    kw = counts_from_domain(kernel.model, dom if isinstance(dom, Domain) else None, dict(kernel.model_kwargs or {}))
+    if isinstance(acct, str) and budget is not None:
+        from .release.ledger import Ledger
+
+        acct = Ledger.open(acct, budget_epsilon=budget)
+
+    def build(sampler, analysis):
+        return _statistic(statistic, sampler, analysis, sites, lipschitz, names, q=q, threshold=threshold,
+                          width=width, value_range=value_range, need_lipschitz=False)
+
+    res, _ = sample_and_aggregate(kernel.model, data, statistic=build, value_range=value_range, epsilon=eps,
+                                  ledger=acct, domain=dom, delta=delta, noise=noise, chunks=chunks,
+                                  step_size=kernel.step_size, num_steps=num_steps or 2000, burn_in=burn_in,
+                                  model_kwargs=kw, level=level, seed=seed)
+    return res

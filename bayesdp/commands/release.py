@@ -40,9 +40,9 @@ def add_parser(sub) -> None:
                    help="declared Euclidean constant of a user statistic: |f(z)-f(z')|_2 <= L2 |z-z'|_2 (Gaussian "
                         "noise; default: --lipschitz)")
     p.add_argument("--stat-names", help="comma-separated names of the user statistic's outputs")
-    p.add_argument("--range", metavar="A,B",
-                   help="public range of every released value: values clamped to it, intervals clipped "
-                        "(post-processing; probabilities have 0,1 already)")
+    p.add_argument("--range", nargs=2, type=ARG_TYPES[float], metavar=("A", "B"),
+                   help="public range [A, B] of every released value: values clamped to it, intervals clipped "
+                        "(post-processing; probabilities have 0 1 already); required by sample-aggregate")
     p.add_argument("--level", type=ARG_TYPES[float], default=0.95, help="interval level (default 0.95)")
     # privacy
     p.add_argument("--epsilon", type=ARG_TYPES[float], required=True, help="epsilon of this release")
@@ -51,6 +51,16 @@ def add_parser(sub) -> None:
                         "from the sensitivities only; laplace: pure epsilon-DP; gaussian: needs --delta > 0")
     p.add_argument("--delta", dest="noise_delta", type=ARG_TYPES[float], default=0.0,
                    help="delta Gaussian noise may spend (default 0: Laplace only)")
+    p.add_argument("--method", choices=("coupling", "sample-aggregate"), default="coupling",
+                   help="coupling (default): the Monte Carlo estimate of one unpublished chain, sensitivity by "
+                        "synchronous coupling; sample-aggregate: one chain per disjoint chunk of the records, each "
+                        "estimate clamped to --range, the average released (needs --range; no Lipschitz constant)")
+    p.add_argument("--chunks", type=ARG_TYPES[int],
+                   help="with --method sample-aggregate: number of chunks k (default: chosen from the budget, "
+                        "docs/release.md §7.2)")
+    p.add_argument("--partition", choices=("random", "index"), default="random",
+                   help="with --method sample-aggregate: chunks by index after a CSPRNG permutation (default) or in "
+                        "index order")
     p.add_argument("--ledger", metavar="FILE", required=True, help="privacy budget ledger (JSON) of this dataset")
     p.add_argument("--budget", type=ARG_TYPES[float], help="total epsilon of the ledger when it does not exist yet")
     p.add_argument("--budget-delta", type=ARG_TYPES[float], help="total delta of a new ledger (default 0)")
@@ -136,34 +146,33 @@ def _statistic(args):
     if args.coords:
         raise AssumptionError("--coords applies to --stat mean only")
     names = [n.strip() for n in args.stat_names.split(",")] if args.stat_names else None
-    return load_user_statistic(args.stat, args.lipschitz, names, args.l2_lipschitz)
+    return load_user_statistic(args.stat, args.lipschitz, names, args.l2_lipschitz,
+                               require_lipschitz=args.method != "sample-aggregate")
 
 
-def value_range(text: str | None, flag: str = "--range") -> tuple[float, float] | None:
-    """``A,B`` as a checked range (one line naming ``flag`` otherwise)."""
+def value_range(pair, flag: str = "--range") -> tuple[float, float] | None:
+    """``[A, B]`` as a checked range (one line naming ``flag`` otherwise)."""
     from ..errors import AssumptionError
     from ..release.statistics import check_range
 
-    if text is None:
+    if pair is None:
         return None
-    parts = [t.strip() for t in text.split(",")]
     try:
-        if len(parts) != 2:
-            raise ValueError
-        return check_range((float(parts[0]), float(parts[1])), flag)
-    except ValueError:
-        raise AssumptionError(f"{flag} {text!r} must be two numbers A,B with A < B, e.g. {flag} -3,3") from None
-    except AssumptionError as e:
-        raise AssumptionError(str(e).replace(f"{flag} = ", f"{flag} ")) from None
+        return check_range(pair, flag)
+    except AssumptionError:
+        raise AssumptionError(f"{flag} {pair[0]:g} {pair[1]:g} must be finite with A < B; pass the public range of "
+                              f"the released values, e.g. {flag} -3 3") from None
 
 
 def format_release(out: dict) -> str:
     gaussian = out.get("noise_mechanism") == "gaussian"
     noise = out.get("noise") or {}
     how = "chosen by the user" if noise.get("chosen_by") == "user" else "smaller expected squared error"
+    st = out["statistic"]
+    lip = (f"Lipschitz {st['lipschitz']:.6g}: {st['lipschitz_source']}" if st.get("lipschitz") is not None
+           else st["lipschitz_source"])
     lines = [f"released (epsilon = {out['epsilon']:g}, delta = {out['delta']:g}; {out['source']})",
-             f"statistic: {out['statistic']['description']}  (Lipschitz {out['statistic']['lipschitz']:.6g}: "
-             f"{out['statistic']['lipschitz_source']})",
+             f"statistic: {st['description']}  ({lip})",
              f"{out['sensitivity_norm']} sensitivity {out['sensitivity']:.6g} (proven {out['proven_sensitivity']:.6g} "
              f"+ grid rounding), {'Gaussian sigma' if gaussian else 'Laplace scale'} {out['noise_scale']:.6g} per "
              f"value, noise variance {out['noise_variance']:.6g}",
@@ -185,7 +194,8 @@ def format_release(out: dict) -> str:
         lines.append(row)
     rb = out["remaining_budget"]
     lines += ["", f"ledger {out['ledger']}: remaining epsilon {rb['epsilon']:.6g}, delta {rb['delta']:.3g}",
-              "the chain itself was not published (only the values above)"]
+              "the chain" + ("s were" if out.get("sample_and_aggregate") else " itself was") +
+              " not published (only the values above)"]
     keys = out.get("chain", {}).get("chain_keys")
     if keys:
         lines.append(f"chain keys: {keys}")
@@ -221,6 +231,21 @@ def _check_options(args) -> None:
     c.seed_opt(args)
     c.csv_opts(args)
     c.data_file_opt(args)
+    c.count_opt(args, "chunks")
+    if args.method == "sample-aggregate":
+        if args.range is None and args.stat != "probability":
+            raise AssumptionError("--range is required by --method sample-aggregate: each chunk's estimate is clamped "
+                                  "to the public range of the released values; pass e.g. --range -3 3")
+        for dest, bad in (("concentration", args.concentration is not None), ("clip_norm", args.clip_norm is not None),
+                          ("batch_size", args.batch_size is not None), ("max_delta", args.max_delta is not None),
+                          ("thinning", args.thinning != 1), ("num_chains", args.num_chains != 1),
+                          ("inverse_temperature", args.inverse_temperature != 1.0),
+                          ("sampler", args.sampler != "ula")):
+            if bad:
+                raise AssumptionError(f"{c._flag(dest)} does not apply to --method sample-aggregate (one full-batch "
+                                      "ULA chain at inverse temperature 1 per chunk); drop it")
+    elif args.chunks is not None or args.partition != "random":
+        raise AssumptionError("--chunks / --partition apply to --method sample-aggregate only")
     if args.burn_in is not None and args.burn_in >= args.num_steps // args.thinning:
         raise AssumptionError(f"--burn-in {args.burn_in} must be < the {args.num_steps // args.thinning} draws kept "
                               "per chain (--num-steps / --thinning); lower --burn-in")
@@ -264,6 +289,8 @@ def run(args) -> int:
 
         raise AssumptionError(f"--batch-size {args.batch_size} exceeds the {m} records; batches are drawn without "
                               f"replacement: pass 1 <= --batch-size <= {m}")
+    if args.method == "sample-aggregate":
+        return _run_aggregate(args, model, name, data, m, kw, stat)
     res = pipeline.run(model, data, domain=args.domain, statistic=stat, epsilon=args.epsilon, ledger=args.ledger,
                        budget_epsilon=args.budget, budget_delta=args.budget_delta,
                        dataset=args.dataset or os.path.basename(args.data), sampler=args.sampler,
@@ -278,4 +305,37 @@ def run(args) -> int:
         emit_json(out)
     else:
         print(format_release(out))
+    return 0
+
+
+def _run_aggregate(args, model, name, data, m, kw, stat) -> int:
+    """``--method sample-aggregate``: checks (chunks against the records, the ledger) before any chain runs."""
+    import time
+
+    from ..release.aggregate import aggregate_info, check_chunks, sample_and_aggregate
+
+    if args.chunks is not None:
+        check_chunks(args.chunks, m, "--chunks")
+    t0 = time.perf_counter()
+    res, agg = sample_and_aggregate(
+        model, data, statistic=stat, value_range=value_range(args.range), epsilon=args.epsilon, ledger=args.ledger,
+        domain=args.domain, delta=args.noise_delta, noise=args.noise, chunks=args.chunks, step_size=args.step_size,
+        num_steps=args.num_steps, burn_in=args.burn_in, model_kwargs=kw, budget_epsilon=args.budget,
+        budget_delta=args.budget_delta, dataset=args.dataset or os.path.basename(args.data), level=args.level,
+        seed=args.seed, partition_rule=args.partition, model_name=name)
+    out = res.to_dict()
+    out["sample_and_aggregate"] = aggregate_info(agg)
+    a, b = res.postprocessing["clamp"]
+    out["statistic"] = {"description": f"{res.items[0].name if len(res.items) == 1 else 'the statistic'} on each of "
+                                       f"{agg.chunks} chunks' posteriors, clamped to [{a:g}, {b:g}], averaged",
+                        "lipschitz": None,
+                        "lipschitz_source": "no Lipschitz constant: the window is (b - a)/k per coordinate "
+                                            "(docs/release.md §7)"}
+    out["timing"] = {"total_s": time.perf_counter() - t0, **agg.timing}
+    if args.json:
+        emit_json(out)
+    else:
+        print(format_release(out))
+        print(f"sample-and-aggregate: {agg.chunks} chunks of {agg.chunk_size} records ({agg.rule}); the chunk "
+              "draws were not published")
     return 0

@@ -127,7 +127,7 @@ def probability_at_profiles(profiles: np.ndarray, names: Sequence[str], site_off
 
 
 def load_user_statistic(spec: str, lipschitz: float | None, names: Sequence[str] | None,
-                        l2_lipschitz: float | None = None) -> Statistic:
+                        l2_lipschitz: float | None = None, require_lipschitz: bool = True) -> Statistic:
     """``path/to/file.py:function`` mapping the unconstrained draws (n, dim) to (n,) or (n, k);
     ``lipschitz`` must be declared (``|f(z) - f(z')|_1 <= L |z - z'|_2``), else refused; ``l2_lipschitz``
     optionally (``|f(z) - f(z')|_2 <= L2 |z - z'|_2``, Gaussian noise)."""
@@ -136,7 +136,7 @@ def load_user_statistic(spec: str, lipschitz: float | None, names: Sequence[str]
 
     if ":" not in spec or not spec.rsplit(":", 1)[0].endswith(".py"):
         raise AssumptionError(f"--stat {spec!r} is not 'mean' nor path/to/file.py:function")
-    if lipschitz is None:
+    if lipschitz is None and require_lipschitz:
         raise AssumptionError(f"--stat {spec}: statistic has no declared Lipschitz constant; pass --lipschitz L "
                               "(|f(z) - f(z')|_1 <= L |z - z'|_2 on the unconstrained space)")
     path, func = spec.rsplit(":", 1)
@@ -153,6 +153,9 @@ def load_user_statistic(spec: str, lipschitz: float | None, names: Sequence[str]
     if not callable(fn):
         raise AssumptionError(f"--stat {spec}: no function {func!r} in {path}")
     names = tuple(names) if names else (func,)
+    if lipschitz is None:        # sample-and-aggregate clamps the chunk estimates: no constant is needed
+        return Statistic(names=names, fn=lambda z: np.asarray(fn(z), dtype=np.float64), lipschitz=math.inf,
+                         description=func, lipschitz_source="not declared (not needed by sample-and-aggregate)")
     return function_mean(lambda z: np.asarray(fn(z), dtype=np.float64), lipschitz, names, description=func,
                          l2_lipschitz=l2_lipschitz)
 

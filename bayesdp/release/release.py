@@ -24,6 +24,7 @@ import numpy as np
 from ..certificate import Certificate
 from ..errors import AssumptionError, positive
 from .ledger import Ledger, discrete_gaussian_event, laplace_event, noise_delta, noise_epsilon
+from .pipeline import check_level
 from .noise import gaussian_calibration, gaussian_interval_halfwidth, gaussian_release, granularity, \
     laplace_interval_halfwidth, laplace_release
 from .sensitivity import (CouplingBound, MonteCarloBound, SensitivityRoute, choose_route, concentration_route,
@@ -171,6 +172,7 @@ class ReleaseResult:
     raw_values: np.ndarray | None = None           # before clamping to the range (also private)
     postprocessing: Mapping[str, Any] = field(default_factory=dict)
     monte_carlo: Mapping[str, Any] | None = None   # the data-independent Monte Carlo bound (docs/release.md §4.2)
+    extra: Mapping[str, Any] = field(default_factory=dict)           # method-specific public facts (to_dict)
 
     @property
     def noise_mechanism(self) -> str:
@@ -224,6 +226,7 @@ class ReleaseResult:
             "certificate": self.certificate.to_dict(epsilon=self.epsilon),
             "routes": [dict(r) for r in self.routes],
             "ledger_head": None if self.ledger_head is None else dict(self.ledger_head),
+            **{k: v for k, v in self.extra.items()},
         }
 
 
@@ -287,8 +290,7 @@ def release_statistic(draws: np.ndarray, statistic: Statistic, epsilon: float, l
     enables the data-independent Monte Carlo bound of the total interval (ULA coupling route only).
     """
     eps = positive("epsilon", epsilon, "pass a positive epsilon")
-    if not (isinstance(level, (int, float)) and 0.0 < float(level) < 1.0):   # before the reservation
-        raise AssumptionError(f"level = {level!r} must be in (0, 1); pass e.g. 0.95")
+    check_level(level)
     check_noise(noise, delta)
     routes = sensitivity_routes(statistic, coupling, concentration)
     route = choose_route(routes, max_delta)
@@ -299,6 +301,22 @@ def release_statistic(draws: np.ndarray, statistic: Statistic, epsilon: float, l
                                num_steps=chain["num_steps"], burn_in=chain["burn_in"],
                                thinning=chain.get("thinning", 1), num_chains=chain.get("num_chains", 1))
     value = statistic.evaluate(draws)
+    return release_value(value, statistic, route, plan, eps, ledger, budget_epsilon=budget_epsilon,
+                         budget_delta=budget_delta, dataset=dataset, mechanism=mechanism, level=level, monte_carlo=mc,
+                         routes=routes)
+
+
+def release_value(value: np.ndarray, statistic: Statistic, route: SensitivityRoute, plan: NoisePlan, epsilon: float,
+                  ledger: Any, *, budget_epsilon: float | None = None, budget_delta: float | None = None,
+                  dataset: str | None = None, mechanism: str = "mc-estimate", level: float = 0.95,
+                  monte_carlo: MonteCarloBound | None = None, routes: list[SensitivityRoute] | None = None,
+                  committed: Mapping[str, Any] | None = None) -> ReleaseResult:
+    """The common tail of every release: the non-private ``value`` (a vector of ``statistic.num_coords`` numbers
+    with the windows of ``route``) -> ledger reservation (refused over budget: nothing drawn) -> the secure
+    noise of ``plan`` -> clamping to ``statistic.range`` and intervals (post-processing) -> commit.
+    ``committed`` adds fields to the ledger's commit line."""
+    eps = positive("epsilon", epsilon, "pass a positive epsilon")
+    level = check_level(level)
     # a ledger path, a Ledger, or any accountant with the ledger's interface (PrivacyAccountant)
     led = ledger if hasattr(ledger, "reserve") else Ledger.open(ledger, budget_epsilon=budget_epsilon,
                                                                 budget_delta=budget_delta, dataset=dataset)
@@ -322,7 +340,7 @@ def release_statistic(draws: np.ndarray, statistic: Statistic, epsilon: float, l
             noisy = laplace_release(value, route.sensitivity, res.noise_epsilon)
             # consistency: the certificate is re-built at the scale actually used
             cert = route.certificate(eps, noisy.noise_scale, k, mechanism)
-        h, h_total = _interval_half_widths(plan, noisy.noise_scale, noisy.grid, float(level), statistic, mc)
+        h, h_total = _interval_half_widths(plan, noisy.noise_scale, noisy.grid, level, statistic, monte_carlo)
         items = describe_values(statistic.names, noisy.values, noisy.noise_scale, noisy.noise_variance, level,
                                 half_width=h, value_range=statistic.range, total_half_width=h_total)
         published = np.array([it.value for it in items])
@@ -330,12 +348,14 @@ def release_statistic(draws: np.ndarray, statistic: Statistic, epsilon: float, l
                     "noise_mechanism": plan.mechanism, "noise_scale": noisy.noise_scale,
                     "sensitivity": noisy.effective_sensitivity, "lipschitz": statistic.lipschitz,
                     "l2_lipschitz": statistic.l2, "statistic": statistic.description,
-                    **({"raw_values": [float(v) for v in noisy.values]} if statistic.range is not None else {})})
+                    **({"raw_values": [float(v) for v in noisy.values]} if statistic.range is not None else {}),
+                    **dict(committed or {})})
     summary = res.summary or led.summary()
     post = {"clamp": None if statistic.range is None else list(statistic.range),
             "note": ("values clamped to the statistic's known range after the noise (post-processing: no privacy "
                      "cost; raw_values are the unclamped noisy values, also private)") if statistic.range is not None
             else "none (the statistic has no declared range)"}
+    routes = [route] if routes is None else routes
     return ReleaseResult(values=published, names=statistic.names, noise_scale=noisy.noise_scale,
                          noise_variance=noisy.noise_variance, sensitivity=noisy.effective_sensitivity,
                          proven_sensitivity=route.l2_sensitivity if plan.mechanism == "gaussian" else route.sensitivity,
@@ -346,7 +366,7 @@ def release_statistic(draws: np.ndarray, statistic: Statistic, epsilon: float, l
                                        "l2_sensitivity": rt.l2_sensitivity, "delta": rt.coupling_delta,
                                        "chosen": rt is route} for rt in routes),
                          ledger_head=res.head, dp_event=event, noise=plan.to_dict(), raw_values=np.asarray(noisy.values),
-                         postprocessing=post, monte_carlo=None if mc is None else mc.to_dict())
+                         postprocessing=post, monte_carlo=None if monte_carlo is None else monte_carlo.to_dict())
 
 
 def release_from_constants(draws: np.ndarray, statistic: Statistic, epsilon: float, ledger: str | os.PathLike,

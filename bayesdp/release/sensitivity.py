@@ -358,8 +358,9 @@ class SensitivityRoute:
                 f"is too small for epsilon = {eps:.6g} at sensitivity {self.sensitivity:.6g}")
         # The released noise is a discretised Laplace (noise.laplace_release): only the (eps, delta~) point
         # is claimed (pure eps-DP when delta~ = 0); smaller eps use the region of that point (curves.ApproxDP).
+        own = self.assumptions.get("route") == "sample-and-aggregate"    # no coupling: its own window only
         return replace(base, source=self.source, curve=ApproxDP(eps, self.coupling_delta),
-                       assumptions={**base.assumptions, **self.assumptions, "num_coords": num_coords},
+                       assumptions={**({} if own else base.assumptions), **self.assumptions, "num_coords": num_coords},
                        constants={**base.constants, "epsilon": eps},
                        notes=("L1 sensitivity; discretised Laplace noise per coordinate (grid rounding charged "
                               "to the sensitivity)"))

@@ -482,14 +482,14 @@ class ReleasedValue:
 
 
 def _clip_interval(v: float, h: float, value_range: tuple[float, float] | None) -> tuple[float, float]:
-    """``[v - h, v + h]`` intersected with the range (a point at the clamped value when they do not meet)."""
+    """``[v - h, v + h]`` intersected with the range; the whole range when they do not meet (the estimate lies in
+    the range, so either is a valid interval; an empty intersection says only that the noise was large)."""
     lo, hi = v - h, v + h
     if value_range is not None:
         a, b = value_range
         lo, hi = max(lo, a), min(hi, b)
         if lo > hi:
-            c = min(max(v, a), b)
-            lo = hi = c
+            lo, hi = a, b
     return float(lo), float(hi)
 
 
