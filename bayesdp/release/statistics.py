@@ -101,14 +101,21 @@ class Statistic:
         return float(min(self.l2_lipschitz, self.lipschitz))
 
     def with_range(self, value_range: Sequence[float] | None) -> "Statistic":
-        """This statistic with a declared range ``(a, b)`` of every released coordinate (``None``: unchanged).
+        """This statistic with a declared range ``(a, b)`` of every released coordinate (``None``: unchanged),
+        intersected with the range it has by construction (probabilities: [0, 1]).
 
         Raises:
-            AssumptionError: not two finite numbers with a < b.
+            AssumptionError: not two finite numbers with a < b, or no overlap with the statistic's own range.
         """
         if value_range is None:
             return self
-        return replace(self, range=check_range(value_range))
+        a, b = check_range(value_range)
+        if self.range is not None:
+            a, b = max(a, self.range[0]), min(b, self.range[1])
+            if not a < b:
+                raise AssumptionError(f"range = ({value_range[0]:g}, {value_range[1]:g}) does not overlap the range "
+                                      f"{tuple(self.range)} of {self.description!r}; declare a range inside it")
+        return replace(self, range=(a, b))
 
     @property
     def kind(self) -> str:
