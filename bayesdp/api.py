@@ -518,8 +518,40 @@ class PrivateMCMC:
 
 
 STATISTICS = ("mean", "median", "quantiles", "probability")
-#: release methods: the coupling release of an unpublished chain (004 Proposition 3.7) or sample-and-aggregate
-METHODS = ("coupling", "sample-aggregate")
+#: release methods: ``auto`` (path when delta > 0 and the noise is not forced, else coupling), the coupling release
+#: of an unpublished chain (004 Proposition 3.7), the path release (a private chain's estimate, Dong-Roth-Su) or
+#: sample-and-aggregate (Nissim-Raskhodnikova-Smith 2007)
+METHODS = ("auto", "coupling", "path", "sample-aggregate")
+
+
+def resolve_method(method: str, source: Any, delta: float, noise: str, data: Mapping[str, Any] | None = None
+                   ) -> tuple[str, str]:
+    """``(method, why)``: ``auto`` is the coupling release for a chain that already ran (its draws are what is
+    released); otherwise the public rule of :func:`bayesdp.release.path.choose_method` (path when delta > 0 and the
+    records can add enough curvature per parameter, docs/release.md §9)."""
+    if method not in METHODS:
+        raise AssumptionError(f"method = {method!r} must be one of {', '.join(METHODS)}")
+    if method != "auto":
+        return method, "user"
+    if isinstance(source, PrivateMCMC) and source._sampler is not None:
+        return "coupling", "auto: a chain that already ran: its draws are released with coupling noise"
+    if delta <= 0 or noise != "auto":
+        from .release.path import choose_method
+
+        return choose_method({}, 1, delta, noise)
+    from .analysis import Domain, analyze
+    from .analysis.inputs import counts_from_domain
+    from .analysis.records import validate_records
+    from .release.path import choose_method
+    from .samplers import ModelPotential
+
+    kernel, _, _, data = _chain_source(source, data, None)
+    dom = _domain(kernel.domain)
+    kw = counts_from_domain(kernel.model, dom if isinstance(dom, Domain) else None, dict(kernel.model_kwargs or {}))
+    data, _ = validate_records(data, kernel.model, kw)
+    consts = analyze(kernel.model, data=data, domain=dom, model_kwargs=kw).constants.to_dict()
+    return choose_method(consts, ModelPotential(kernel.model, data, kw).dim, delta, noise,
+                         "ula" if kernel.sampler == "ula" and kernel.clip_norm is None else "other")
 
 
 def _statistic(spec, sampler, analysis, sites, lipschitz, names, q=None, threshold=None, width=None,
@@ -590,7 +622,7 @@ def release(source: Any, statistic: Any = "mean", *, epsilon: float, sites: Sequ
             level: float = 0.95, data: Mapping[str, Any] | None = None, q: Sequence[float] | None = None,
             threshold: float | None = None, width: float | None = None, noise: str = "auto", delta: float = 0.0,
             l2_lipschitz: float | None = None, range: Sequence[float] | None = None,  # noqa: A002 - the issue's name
-            method: str = "coupling", chunks: int | None = None, seed: int | None = None):
+            method: str = "auto", chunks: int | None = None, seed: int | None = None, num_steps: int | None = None):
     """Release a noisy posterior summary, charged to an accountant before the noise is drawn (004 Proposition
     3.7: the sensitivity of the chain's Monte Carlo estimate by a synchronous coupling): pure epsilon-DP with
     Laplace noise, or (epsilon, delta)-DP with Gaussian noise when ``delta > 0`` and it is the smaller error.
@@ -615,13 +647,18 @@ def release(source: Any, statistic: Any = "mean", *, epsilon: float, sites: Sequ
             default: ``lipschitz``, always valid).
         range: the public range ``(a, b)`` of every released value: values are clamped to it and intervals
             clipped (post-processing; probabilities have ``(0, 1)`` already).  Required by sample-and-aggregate.
-        method: ``"coupling"`` (default: the Monte Carlo estimate of the unpublished chain, 004 Proposition 3.7)
-            or ``"sample-aggregate"`` (Nissim-Raskhodnikova-Smith 2007: the records split into ``chunks``
-            disjoint chunks, one chain per chunk with the kernel's model, domain and settings, each estimate
-            clamped to ``range``; docs/release.md §7).  The source may then be a kernel
-            (:class:`ULA`) with ``data``, and a callable statistic needs no Lipschitz constant.
+        method: ``"auto"`` (default: ``"path"`` when ``delta > 0``, ``noise="auto"`` and the source is a kernel
+            or a plan to run; otherwise ``"coupling"``), ``"coupling"`` (the Monte Carlo estimate of an
+            unpublished chain plus noise, 004 Proposition 3.7), ``"path"`` (the estimate of a chain whose whole
+            path is private at the largest inverse temperature meeting (epsilon, delta): no noise added,
+            docs/release.md §8) or ``"sample-aggregate"`` (Nissim-Raskhodnikova-Smith 2007: the records split
+            into ``chunks`` disjoint chunks, one chain per chunk, each estimate clamped to ``range``; §7).  The
+            source may be a kernel (:class:`ULA`) with ``data``; path and sample-and-aggregate need no Lipschitz
+            constant for a callable statistic.
         chunks: sample-and-aggregate's number of chunks (default: the rule of docs/release.md §7.2).
-        seed: seed of sample-and-aggregate's chunk chains (never published; default: OS CSPRNG keys).
+        seed: seed of the chains run here (path: the chain IS the privacy noise, so a seed makes the release
+            reproducible and not private, and the output says so; default: OS CSPRNG keys).
+        num_steps: steps of a chain run here from a kernel (default 2000).
 
     Returns:
         the release (``.values``, ``.names``, ``.noise_scale``, ``.certificate``, ``.to_dict()``).
@@ -657,15 +694,27 @@ def release(source: Any, statistic: Any = "mean", *, epsilon: float, sites: Sequ
     if acct is None:
         raise AssumptionError("no accountant: pass accountant=bayesdp.PrivacyAccountant(epsilon=...) or "
                               "ledger='ledger.json' (with budget=... to create it)")
-    if method not in METHODS:
-        raise AssumptionError(f"method = {method!r} must be one of {', '.join(METHODS)}")
+    method, why = resolve_method(method, source, delta, noise, data)
+    if method == "path":
+        return _path_release(source, statistic, eps, delta, acct, data=data, sites=sites, lipschitz=lipschitz,
+                             names=names, q=q, threshold=threshold, width=width, value_range=range, level=level,
+                             burn_in=burn_in, budget=budget, seed=seed, num_steps=num_steps, chosen_by=why)
     if method == "sample-aggregate":
         return _sample_and_aggregate(source, statistic, eps, acct, data=data, sites=sites, lipschitz=lipschitz,
                                      names=names, q=q, threshold=threshold, width=width, value_range=range,
                                      noise=noise, delta=delta, level=level, chunks=chunks, burn_in=burn_in,
-                                     budget=budget, seed=seed)
+                                     budget=budget, seed=seed, num_steps=num_steps)
     if chunks is not None:
         raise AssumptionError("chunks applies to method = 'sample-aggregate' only")
+    if isinstance(source, ULA):
+        if data is None:
+            raise AssumptionError("release(kernel, ...) runs an unpublished chain: pass data={...}")
+        source = PrivateMCMC(source, num_steps=2000 if num_steps is None else num_steps, release="path")
+    if isinstance(source, PrivateMCMC) and source._sampler is None:
+        if data is None:
+            raise AssumptionError("the PrivateMCMC has not run: pass data={...} (or run it first)")
+        source.release_kind = "path" if source.release_kind == "final" else source.release_kind
+        source.run(rng_key=seed, **data)
     if isinstance(source, Plan):
         if data is None:
             raise AssumptionError("release(plan, ...) runs an unpublished chain: pass data={...}")
@@ -711,24 +760,12 @@ def release(source: Any, statistic: Any = "mean", *, epsilon: float, sites: Sequ
 
 
 def _sample_and_aggregate(source, statistic, eps, acct, *, data, sites, lipschitz, names, q, threshold, width,
-                          value_range, noise, delta, level, chunks, burn_in, budget, seed):
+                          value_range, noise, delta, level, chunks, burn_in, budget, seed, num_steps=None):
     """``release(..., method="sample-aggregate")``: the kernel's model, domain, step size and number of steps run
     one chain per chunk (bayesdp.release.aggregate)."""
     from .release.aggregate import sample_and_aggregate
 
-    if isinstance(source, Plan):
-        kernel, num_steps = source.kernel(), source.num_steps
-    elif isinstance(source, PrivateMCMC):
-        kernel, num_steps = source.kernel, source.num_steps
-        if data is None and source._sampler is not None:
-            data = {k: np.asarray(v) for k, v in source._sampler.potential.data.items()}
-    elif isinstance(source, ULA):
-        kernel, num_steps = source, None
-    else:
-        raise AssumptionError(f"sample-and-aggregate needs a PrivateMCMC, a Plan or a kernel (ULA) with data, not "
-                              f"{type(source).__name__}")
-    if data is None:
-        raise AssumptionError("sample-and-aggregate runs one chain per chunk of the records: pass data={...}")
+    kernel, num_steps, _, data = _chain_source(source, data, num_steps)
     if value_range is None and not (hasattr(statistic, "range") and statistic.range is not None) \
             and statistic != "probability":
         raise AssumptionError("range = None: sample-and-aggregate clamps each chunk's estimate to the public range "
@@ -752,6 +789,52 @@ def _sample_and_aggregate(source, statistic, eps, acct, *, data, sites, lipschit
 
     res, _ = sample_and_aggregate(kernel.model, data, statistic=build, value_range=value_range, epsilon=eps,
                                   ledger=acct, domain=dom, delta=delta, noise=noise, chunks=chunks,
-                                  step_size=kernel.step_size, num_steps=num_steps or 2000, burn_in=burn_in,
+                                  step_size=kernel.step_size, num_steps=num_steps, burn_in=burn_in,
                                   model_kwargs=kw, level=level, seed=seed)
     return res
+
+
+def _chain_source(source, data, num_steps):
+    """(kernel, num_steps, num_chains, data) of a path or sample-and-aggregate release."""
+    if isinstance(source, Plan):
+        kernel, n, c = source.kernel(), source.num_steps, source.num_chains
+    elif isinstance(source, PrivateMCMC):
+        kernel, n, c = source.kernel, source.num_steps, source.num_chains
+        if data is None and source._sampler is not None:
+            data = {k: np.asarray(v) for k, v in source._sampler.potential.data.items()}
+    elif isinstance(source, ULA):
+        kernel, n, c = source, None, 1
+    else:
+        raise AssumptionError(f"release needs a PrivateMCMC, a Plan or a kernel (ULA) with data, not "
+                              f"{type(source).__name__}")
+    n = num_steps if num_steps is not None else (n or 2000)
+    if data is None:
+        raise AssumptionError("this release runs its own chain(s) on the records: pass data={...}")
+    return kernel, n, c, data
+
+
+def _path_release(source, statistic, eps, delta, acct, *, data, sites, lipschitz, names, q, threshold, width,
+                  value_range, level, burn_in, budget, seed, num_steps, chosen_by):
+    """``release(..., method="path")``: a full-batch ULA chain at the largest inverse temperature whose path
+    certificate meets (epsilon, delta); its Monte Carlo estimate is released (bayesdp.release.path)."""
+    from .analysis import Domain
+    from .analysis.inputs import counts_from_domain
+    from .release.path import release_path_model
+
+    kernel, n, c, data = _chain_source(source, data, num_steps)
+    if kernel.sampler != "ula" or kernel.clip_norm is not None:
+        raise AssumptionError("method = 'path' runs full-batch ULA without clipping; use a ULA kernel")
+    dom = _domain(kernel.domain)
+    kw = counts_from_domain(kernel.model, dom if isinstance(dom, Domain) else None, dict(kernel.model_kwargs or {}))
+    if isinstance(acct, str) and budget is not None:
+        from .release.ledger import Ledger
+
+        acct = Ledger.open(acct, budget_epsilon=budget)
+
+    def build(sampler, analysis):
+        return _statistic(statistic, sampler, analysis, sites, lipschitz, names, q=q, threshold=threshold,
+                          width=width, value_range=value_range, need_lipschitz=False)
+
+    return release_path_model(kernel.model, data, domain=dom, statistic=build, epsilon=eps, delta=delta, ledger=acct,
+                              step_size=kernel.step_size, num_steps=n, num_chains=c, burn_in=burn_in, model_kwargs=kw,
+                              level=level, seed=seed, chosen_by=chosen_by)

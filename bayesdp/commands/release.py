@@ -51,10 +51,12 @@ def add_parser(sub) -> None:
                         "from the sensitivities only; laplace: pure epsilon-DP; gaussian: needs --delta > 0")
     p.add_argument("--delta", dest="noise_delta", type=ARG_TYPES[float], default=0.0,
                    help="delta Gaussian noise may spend (default 0: Laplace only)")
-    p.add_argument("--method", choices=("coupling", "sample-aggregate"), default="coupling",
-                   help="coupling (default): the Monte Carlo estimate of one unpublished chain, sensitivity by "
-                        "synchronous coupling; sample-aggregate: one chain per disjoint chunk of the records, each "
-                        "estimate clamped to --range, the average released (needs --range; no Lipschitz constant)")
+    p.add_argument("--method", choices=("auto", "coupling", "path", "sample-aggregate"), default="auto",
+                   help="auto (default): path when --delta > 0 and the records can add enough curvature per "
+                        "parameter, else coupling (docs/release.md §9); coupling: the Monte Carlo estimate of one "
+                        "unpublished chain plus noise calibrated by synchronous coupling; path: the estimate of a chain "
+                        "whose whole path is private (no noise added; needs --delta > 0); sample-aggregate: one "
+                        "chain per disjoint chunk of the records, each estimate clamped to --range")
     p.add_argument("--chunks", type=ARG_TYPES[int],
                    help="with --method sample-aggregate: number of chunks k (default: chosen from the budget, "
                         "docs/release.md §7.2)")
@@ -246,6 +248,17 @@ def _check_options(args) -> None:
                                       "ULA chain at inverse temperature 1 per chunk); drop it")
     elif args.chunks is not None or args.partition != "random":
         raise AssumptionError("--chunks / --partition apply to --method sample-aggregate only")
+    if args.method == "path":
+        if not args.noise_delta:
+            raise AssumptionError("--delta 0 with --method path: the chain's Gaussian steps are not pure epsilon-DP; "
+                                  "pass --delta > 0 (e.g. --delta 1e-6) or use --method coupling")
+        for dest, bad in (("concentration", args.concentration is not None), ("clip_norm", args.clip_norm is not None),
+                          ("batch_size", args.batch_size is not None), ("max_delta", args.max_delta is not None),
+                          ("inverse_temperature", args.inverse_temperature != 1.0), ("sampler", args.sampler != "ula"),
+                          ("noise", args.noise != "auto")):
+            if bad:
+                raise AssumptionError(f"{c._flag(dest)} does not apply to --method path (full-batch ULA at the "
+                                      "inverse temperature the budget allows; no noise is added); drop it")
     if args.burn_in is not None and args.burn_in >= args.num_steps // args.thinning:
         raise AssumptionError(f"--burn-in {args.burn_in} must be < the {args.num_steps // args.thinning} draws kept "
                               "per chain (--num-steps / --thinning); lower --burn-in")
@@ -269,8 +282,13 @@ def run(args) -> int:
         args.num_steps = 2000
     _check_options(args)
     kw = model_kwargs(args)
-    stat = _statistic(args)
     conc = _concentration(args)
+    if args.method == "auto" and (not args.noise_delta or args.noise != "auto" or conc is not None
+                                  or args.sampler != "ula" or args.clip_norm is not None
+                                  or args.inverse_temperature != 1.0 or args.max_delta is not None):
+        args.method, args.method_why = "coupling", "auto: the options ask for a coupling release"
+    if args.method != "auto":
+        stat = _statistic(args)
     from .certify import prepare_jax
 
     prepare_jax()
@@ -289,8 +307,19 @@ def run(args) -> int:
 
         raise AssumptionError(f"--batch-size {args.batch_size} exceeds the {m} records; batches are drawn without "
                               f"replacement: pass 1 <= --batch-size <= {m}")
+    if args.method == "auto":
+        from ..analysis import analyze
+        from ..release.path import choose_method
+        from ..samplers import ModelPotential
+
+        an = analyze(model, data=data, domain=Domain.parse(args.domain), model_kwargs=kw, model_name=name)
+        args.method, args.method_why = choose_method(an.constants.to_dict(), ModelPotential(model, data, kw).dim,
+                                                     args.noise_delta, args.noise)
+        stat = _statistic(args)
     if args.method == "sample-aggregate":
         return _run_aggregate(args, model, name, data, m, kw, stat)
+    if args.method == "path":
+        return _run_path(args, model, name, data, kw, stat)
     res = pipeline.run(model, data, domain=args.domain, statistic=stat, epsilon=args.epsilon, ledger=args.ledger,
                        budget_epsilon=args.budget, budget_delta=args.budget_delta,
                        dataset=args.dataset or os.path.basename(args.data), sampler=args.sampler,
@@ -301,11 +330,58 @@ def run(args) -> int:
                        level=args.level, seed=args.seed, noise=args.noise, noise_delta=args.noise_delta,
                        value_range=value_range(args.range))
     out = res.to_dict()
+    out["method"] = {"method": "coupling", "chosen_by": getattr(args, "method_why", "user")}
     if args.json:
         emit_json(out)
     else:
         print(format_release(out))
     return 0
+
+
+def _run_path(args, model, name, data, kw, stat) -> int:
+    """``--method path``: the chain at the inverse temperature the budget allows; reserved before it runs."""
+    import time
+
+    from ..release.path import release_path_model
+
+    t0 = time.perf_counter()
+    res = release_path_model(model, data, domain=args.domain, statistic=stat, epsilon=args.epsilon,
+                             delta=args.noise_delta, ledger=args.ledger, step_size=args.step_size,
+                             num_steps=args.num_steps, num_chains=args.num_chains, burn_in=args.burn_in,
+                             model_kwargs=kw, value_range=value_range(args.range), level=args.level, seed=args.seed,
+                             budget_epsilon=args.budget, budget_delta=args.budget_delta,
+                             dataset=args.dataset or os.path.basename(args.data),
+                             chosen_by=getattr(args, "method_why", "user"), model_name=name)
+    out = res.to_dict()
+    out["method"] = {"method": "path", "chosen_by": getattr(args, "method_why", "user")}
+    desc = res.items and (f"{len(res.items)} value(s)")
+    out["statistic"] = {"description": f"statistic of the private path ({desc})", "lipschitz": None,
+                        "lipschitz_source": "no Lipschitz constant: the whole path is private (docs/release.md §8)"}
+    out["timing"] = {"total_s": time.perf_counter() - t0}
+    if args.json:
+        emit_json(out)
+    else:
+        print(format_path(out))
+    return 0
+
+
+def format_path(out: dict) -> str:
+    p = out["path"]
+    lines = [f"released (epsilon = {out['epsilon']:g}, delta = {out['delta']:g}; {out['source']})",
+             f"method: path ({out['method']['chosen_by']}): ULA, step size {p['step_size']:.6g}, {p['num_chains']} "
+             f"chain(s) x {p['num_steps']} steps, burn-in {p['burn_in']}, inverse temperature "
+             f"{p['inverse_temperature']:.6g} (the largest whose path is {p['gdp_mu']:.4g}-GDP); no noise added", ""]
+    w = max(len(it["name"]) for it in out["items"])
+    lines.append(f"  {'name':<{w}}  {'value':>12}  Monte Carlo interval ({out['items'][0]['level']:.0%}, chain's "
+                 "expectation)")
+    for it in out["items"]:
+        iv = it["interval"]
+        lines.append(f"  {it['name']:<{w}}  {it['value']:>12.6g}  " +
+                     ("n/a" if iv is None else f"[{iv[0]:.6g}, {iv[1]:.6g}]"))
+    rb = out["remaining_budget"]
+    lines += ["", f"ledger {out['ledger']}: remaining epsilon {rb['epsilon']:.6g}, delta {rb['delta']:.3g}",
+              "the chain was not published (only the values above)", f"chain keys: {p['chain_keys']}"]
+    return "\n".join(lines)
 
 
 def _run_aggregate(args, model, name, data, m, kw, stat) -> int:

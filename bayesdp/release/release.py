@@ -192,6 +192,8 @@ class ReleaseResult:
         ev = self.dp_event or {}
         if ev.get("type") == "discrete_gaussian":
             return dp_event.ZCDpEvent(rho=float(ev["rho"]))
+        if ev.get("type") == "gdp":          # a path release: mu-GDP, dominated by the Gaussian mechanism 1/mu
+            return dp_event.GaussianDpEvent(noise_multiplier=1.0 / float(ev["mu"]))
         if ev.get("coords") == 1 and ev.get("grid") and self.delta == 0:
             return dp_event.DiscreteLaplaceDpEvent(noise_parameter=float(ev["grid"]) / float(ev["noise_scale"]),
                                                    sensitivity=int(_m.floor(float(ev["l1_sensitivity"]) /

@@ -474,7 +474,7 @@ class ReleasedValue:
     value: float
     noise_scale: float
     noise_variance: float
-    interval: tuple[float, float]
+    interval: tuple[float, float] | None
     level: float
     raw_value: float | None = None
     total_interval: tuple[float, float] | None = None
@@ -483,7 +483,8 @@ class ReleasedValue:
         """JSON-ready form (the intervals as lists).
         """
         return {"name": self.name, "value": self.value, "noise_scale": self.noise_scale,
-                "noise_variance": self.noise_variance, "interval": list(self.interval), "level": self.level,
+                "noise_variance": self.noise_variance,
+                "interval": None if self.interval is None else list(self.interval), "level": self.level,
                 "raw_value": self.value if self.raw_value is None else self.raw_value,
                 "total_interval": None if self.total_interval is None else list(self.total_interval)}
 
