@@ -524,34 +524,37 @@ STATISTICS = ("mean", "median", "quantiles", "probability")
 METHODS = ("auto", "coupling", "path", "sample-aggregate")
 
 
-def resolve_method(method: str, source: Any, delta: float, noise: str, data: Mapping[str, Any] | None = None
-                   ) -> tuple[str, str]:
+def resolve_method(method: str, source: Any, delta: float, noise: str, data: Mapping[str, Any] | None = None,
+                   epsilon: float = 1.0, build: Callable | None = None) -> tuple[str, str]:
     """``(method, why)``: ``auto`` is the coupling release for a chain that already ran (its draws are what is
-    released); otherwise the public rule of :func:`bayesdp.release.path.choose_method` (path when delta > 0 and the
-    records can add enough curvature per parameter, docs/release.md §9)."""
+    released); otherwise the public rule of :func:`bayesdp.release.path.auto_method` (path when delta > 0 and its
+    predicted error is below the coupling release's noise, docs/release.md §9).  ``build(sampler, analysis)``
+    makes the statistic."""
     if method not in METHODS:
         raise AssumptionError(f"method = {method!r} must be one of {', '.join(METHODS)}")
     if method != "auto":
         return method, "user"
     if isinstance(source, PrivateMCMC) and source._sampler is not None:
         return "coupling", "auto: a chain that already ran: its draws are released with coupling noise"
-    if delta <= 0 or noise != "auto":
-        from .release.path import choose_method
+    from .release.path import auto_method, choose_method
 
-        return choose_method({}, 1, delta, noise)
+    if delta <= 0 or noise != "auto":
+        return choose_method({}, 1, epsilon, delta, None, noise)
     from .analysis import Domain, analyze
     from .analysis.inputs import counts_from_domain
     from .analysis.records import validate_records
-    from .release.path import choose_method
+    from .release.aggregate import _SitesOnly
     from .samplers import ModelPotential
 
     kernel, _, _, data = _chain_source(source, data, None)
     dom = _domain(kernel.domain)
     kw = counts_from_domain(kernel.model, dom if isinstance(dom, Domain) else None, dict(kernel.model_kwargs or {}))
     data, _ = validate_records(data, kernel.model, kw)
-    consts = analyze(kernel.model, data=data, domain=dom, model_kwargs=kw).constants.to_dict()
-    return choose_method(consts, ModelPotential(kernel.model, data, kw).dim, delta, noise,
-                         "ula" if kernel.sampler == "ula" and kernel.clip_norm is None else "other")
+    an = analyze(kernel.model, data=data, domain=dom, model_kwargs=kw)
+    pot = ModelPotential(kernel.model, data, kw)
+    stat = build(_SitesOnly(pot), an)
+    return auto_method(an.constants.to_dict(), pot.dim, stat, epsilon, delta, noise,
+                       "ula" if kernel.sampler == "ula" and kernel.clip_norm is None else "other", kernel.step_size)
 
 
 def _statistic(spec, sampler, analysis, sites, lipschitz, names, q=None, threshold=None, width=None,
@@ -694,7 +697,11 @@ def release(source: Any, statistic: Any = "mean", *, epsilon: float, sites: Sequ
     if acct is None:
         raise AssumptionError("no accountant: pass accountant=bayesdp.PrivacyAccountant(epsilon=...) or "
                               "ledger='ledger.json' (with budget=... to create it)")
-    method, why = resolve_method(method, source, delta, noise, data)
+    def build(sampler, analysis):
+        return _statistic(statistic, sampler, analysis, sites, lipschitz, names, q=q, threshold=threshold,
+                          width=width, l2_lipschitz=l2_lipschitz, value_range=range, need_lipschitz=False)
+
+    method, why = resolve_method(method, source, delta, noise, data, eps, build)
     if method == "path":
         return _path_release(source, statistic, eps, delta, acct, data=data, sites=sites, lipschitz=lipschitz,
                              names=names, q=q, threshold=threshold, width=width, value_range=range, level=level,

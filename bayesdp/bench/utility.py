@@ -11,6 +11,10 @@ the coordinates) of:
   coupling sensitivity (docs/release.md §1-3);
 * ``sample-aggregate``: bayesdp's sample-and-aggregate (docs/release.md §7), chunks by its rule, each estimate
   clamped to a declared range, noise chosen by the same rule as the release;
+* ``path``: bayesdp's path release (docs/release.md §8): a full-batch ULA chain (step ``1/total_smoothness``,
+  its default number of steps: ten relaxation times of the public curvature proxy) at the largest inverse
+  temperature whose path certificate (Dong-Roth-Su GDP composition) meets (epsilon, delta), its second-half
+  average released without added noise;
 * ``posterior-sample``: one draw of the tempered posterior ``exp(-beta U)`` ("one posterior sample", Wang,
   Fienberg, Smola 2015), beta from ``bayesdp.calibrate(..., mechanism="posterior")`` (Gopi-Lee-Liu GDP of the
   exact posterior; the draw is simulated by a long ULA chain at that temperature, i.e. approximately);
@@ -49,7 +53,9 @@ BUNDLED_PRIOR = 0.5
 #: declared public range of every coefficient for sample-and-aggregate (chunk estimates are clamped to it)
 SA_RANGE = {"synthetic": (-4.0, 4.0), "bundled": (-2.0, 2.0)}
 DOMAIN = ("X.norm=1", "y.values=0,1")
-METHODS = ("coupling+laplace", "coupling+gaussian", "sample-aggregate", "posterior-sample", "dp-sgld")
+METHODS = ("coupling+laplace", "coupling+gaussian", "sample-aggregate", "path", "posterior-sample", "dp-sgld")
+#: the methods bayesdp releases with (the others are baselines)
+BAYESDP_METHODS = ("coupling+laplace", "coupling+gaussian", "sample-aggregate", "path")
 TARGET_RATIO = 1.25
 
 
@@ -169,13 +175,20 @@ def dpsgld_inverse_temperature(epsilon: float, delta: float, step_size: float, n
 # the default pick
 
 
-def default_pick(epsilon: float, delta: float, expected: dict) -> str:
-    """What ``bayesdp.release`` does by default for a posterior mean: the coupling release with the noise of the
-    smaller expected squared error at (epsilon, delta) (``noise="auto"``; computed from the sensitivities only)."""
+def default_pick(constants: dict, dim: int, statistic, epsilon: float, delta: float, expected: dict
+                 ) -> tuple[str, str]:
+    """What ``bayesdp release`` / ``bayesdp.release`` (with a kernel) do by default for a posterior mean at
+    (epsilon, delta), from public quantities only: ``method="auto"`` (:func:`bayesdp.release.path.auto_method`)
+    and, for a coupling release, ``noise="auto"`` (the smaller expected squared error from the sensitivities)."""
+    from ..release.path import auto_method
+
+    method, why = auto_method(constants, dim, statistic, epsilon, delta)
+    if method == "path":
+        return "path", why
     lap, gau = expected.get("coupling+laplace"), expected.get("coupling+gaussian")
     if delta > 0 and gau is not None and gau < lap:
-        return "coupling+gaussian"
-    return "coupling+laplace"
+        return "coupling+gaussian", why
+    return "coupling+laplace", why
 
 
 # ---------------------------------------------------------------------------
@@ -248,6 +261,16 @@ def _setting(name: str, data: dict, prior_scale: float, epsilons, args, repeats:
         post = chain_draws(data, prior_scale, step, num_steps, beta_post, repeats, "final", seed + 2)[:, -1, :]
         row["mse"]["posterior-sample"] = sq_err(post)
         row["details"]["posterior-sample"] = {"inverse_temperature": beta_post, "certified_epsilon": plan.epsilon}
+        # bayesdp's path release (simulated): the temperature from bayesdp's own path certificate
+        from ..release.ledger import noise_delta, noise_epsilon
+        from ..release.path import path_inverse_temperature, path_num_steps
+
+        n_path = path_num_steps(consts, d, step)
+        beta_b, cert_b = path_inverse_temperature(noise_epsilon(eps), noise_delta(DELTA), grad_diff, step, n_path)
+        pb = chain_draws(data, prior_scale, step, n_path, beta_b, repeats, "path", seed + 4)
+        row["mse"]["path"] = sq_err(pb[:, n_path // 2:, :].mean(axis=1))
+        row["details"]["path"] = {"inverse_temperature": beta_b, "gdp_mu": float(cert_b.curve.mu),
+                                  "certified_epsilon": cert_b.epsilon(DELTA), "num_steps": n_path}
         # DP-SGLD: path average at the dp-accounting temperature (simulated)
         beta_path = dpsgld_inverse_temperature(eps, DELTA, step, num_steps, grad_diff)
         path = chain_draws(data, prior_scale, step, num_steps, beta_path, repeats, "path", seed + 3)
@@ -255,9 +278,10 @@ def _setting(name: str, data: dict, prior_scale: float, epsilons, args, repeats:
         row["details"]["dp-sgld"] = {"inverse_temperature": beta_path, "num_steps": num_steps,
                                      "accounting": "dp-accounting PLD, Gaussian per step"}
         best = min(row["mse"], key=row["mse"].get)
-        pick = default_pick(eps, DELTA, {"coupling+laplace": lap.expected_squared_error["laplace"],
-                                         "coupling+gaussian": gau.expected_squared_error["gaussian"]})
-        row.update(best=best, default=pick, default_over_best=row["mse"][pick] / row["mse"][best],
+        pick, why = default_pick(consts, d, stat, eps, DELTA,
+                                 {"coupling+laplace": lap.expected_squared_error["laplace"],
+                                  "coupling+gaussian": gau.expected_squared_error["gaussian"]})
+        row.update(best=best, default=pick, default_why=why, default_over_best=row["mse"][pick] / row["mse"][best],
                    reference_se=ref_se, seconds=time.perf_counter() - t1)
         rows.append(row)
     rows[0]["details"]["setup_seconds"] = t_ref
@@ -306,7 +330,8 @@ def plot(rows: list[dict], path: str) -> str:
         sel = sorted((r for r in rows if r["dataset"] == ds and r["m"] == m), key=lambda r: r["epsilon"])
         eps = [r["epsilon"] for r in sel]
         for j, meth in enumerate(METHODS):
-            ax.plot(eps, [r["mse"][meth] for r in sel], marker="os^vD"[j], label=meth)
+            ax.plot(eps, [r["mse"][meth] for r in sel], marker="os^vDx"[j], label=meth,
+                    ls="-" if meth in BAYESDP_METHODS else "--")
         ax.plot(eps, [r["mse"][r["default"]] for r in sel], "o", ms=12, mfc="none", mec="k", label="bayesdp default")
         ax.set_xscale("log")
         ax.set_yscale("log")

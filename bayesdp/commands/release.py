@@ -77,7 +77,9 @@ def add_parser(sub) -> None:
     p.add_argument("--sampler", choices=("ula", "sgld"), default="ula", help="ULA (default) or SGLD")
     p.add_argument("--step-size", type=ARG_TYPES[float],
                    help="step size gamma (default 1/total_smoothness from the domain's constants)")
-    p.add_argument("--num-steps", type=ARG_TYPES[int], default=None, help="number of steps n (default 2000)")
+    p.add_argument("--num-steps", type=ARG_TYPES[int], default=None,
+                   help="number of steps n (default 2000; --method path: ten relaxation times of the curvature "
+                        "proxy, docs/release.md §8.2)")
     p.add_argument("--burn-in", type=ARG_TYPES[int], help="kept draws dropped per chain (default: half)")
     p.add_argument("--thinning", type=ARG_TYPES[int], default=1, help="keep every k-th draw")
     p.add_argument("--num-chains", type=ARG_TYPES[int], default=1, help="chains averaged together")
@@ -278,6 +280,7 @@ def run(args) -> int:
     apply_plan(args)         # --plan: the chain whose mean is released is the plan's (model, domain, settings)
     if not args.model:
         raise AssumptionError("MODEL is required (or --plan PLAN.json)")
+    path_steps = args.num_steps             # None: the path release picks its own
     if args.num_steps is None:
         args.num_steps = 2000
     _check_options(args)
@@ -309,16 +312,25 @@ def run(args) -> int:
                               f"replacement: pass 1 <= --batch-size <= {m}")
     if args.method == "auto":
         from ..analysis import analyze
-        from ..release.path import choose_method
+        from ..release.aggregate import _SitesOnly
+        from ..release.path import auto_method
+        from ..release.pipeline import coordinate_means, site_specs
+        from ..release.statistics import Statistic
         from ..samplers import ModelPotential
 
+        args.method = "path"            # the statistic of a path release needs no Lipschitz constant
+        stat = _statistic(args)
         an = analyze(model, data=data, domain=Domain.parse(args.domain), model_kwargs=kw, model_name=name)
-        args.method, args.method_why = choose_method(an.constants.to_dict(), ModelPotential(model, data, kw).dim,
-                                                     args.noise_delta, args.noise)
+        pot = ModelPotential(model, data, kw)
+        st = (stat if isinstance(stat, Statistic) else coordinate_means(site_specs(_SitesOnly(pot), an))
+              if stat == "mean" else stat(_SitesOnly(pot), an)).with_range(value_range(args.range))
+        args.method, args.method_why = auto_method(an.constants.to_dict(), pot.dim, st, args.epsilon,
+                                                   args.noise_delta, args.noise, step_size=args.step_size)
         stat = _statistic(args)
     if args.method == "sample-aggregate":
         return _run_aggregate(args, model, name, data, m, kw, stat)
     if args.method == "path":
+        args.num_steps = path_steps
         return _run_path(args, model, name, data, kw, stat)
     res = pipeline.run(model, data, domain=args.domain, statistic=stat, epsilon=args.epsilon, ledger=args.ledger,
                        budget_epsilon=args.budget, budget_delta=args.budget_delta,

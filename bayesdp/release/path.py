@@ -200,32 +200,64 @@ def sampler_runner(model: Callable, data: Mapping[str, Any], *, step_size: float
     return run
 
 
-#: ``auto`` prefers the path release when the data's largest possible curvature per parameter is at least this
-#: multiple of the prior's (docs/release.md §9: a public proxy; chosen with the margin explained there)
-PATH_CURVATURE_RATIO = 4.0
+#: the path release's default number of steps: this many relaxation times of the curvature proxy
+PATH_RELAXATION_TIMES = 10.0
+PATH_MIN_STEPS, PATH_MAX_STEPS = 50, 20_000
 
 
-def curvature_ratio(constants: Mapping[str, Any], dim: int) -> float | None:
-    """The public proxy ``(total_smoothness - total_strong_convexity) / (dim * total_strong_convexity)``: the
-    largest curvature the records can add per parameter, over the curvature every dataset has (the prior's).
-    From the domain's constants only (never from the data); None when they are not proven."""
+def curvature_proxy(constants: Mapping[str, Any], dim: int) -> float | None:
+    """``lambda_p = m_K + (L - m_K) / (4 dim)``: the curvature every dataset has (``total_strong_convexity``
+    m_K, the prior's for a GLM) plus a quarter of the largest curvature the records can add
+    (``total_smoothness - total_strong_convexity``), spread evenly over the ``dim`` parameters.  A public proxy
+    (domain constants only, never the data) for the curvature of a typical posterior; it sets the path release's
+    number of steps and the ``auto`` choice (docs/release.md §9).  None when the constants are not proven."""
     L, mu = constants.get("total_smoothness"), constants.get("total_strong_convexity")
     if L is None or mu is None or not mu > 0:
         return None
-    return max(0.0, float(L) - float(mu)) / (positive_int("dim", dim) * float(mu))
+    return float(mu) + max(0.0, float(L) - float(mu)) / (4.0 * positive_int("dim", dim))
 
 
-def choose_method(constants: Mapping[str, Any], dim: int, delta: float, noise: str = "auto",
-                  sampler: str = "ula") -> tuple[str, str]:
+def path_num_steps(constants: Mapping[str, Any], dim: int, step_size: float | None = None) -> int:
+    """The default number of steps of a path release: ``ceil(10 / (step_size lambda_p))`` (ten relaxation times of
+    the proxy curvature, :func:`curvature_proxy`), clipped to [50, 20000]; ``step_size`` defaults to
+    ``1 / total_smoothness``.  With the privacy budget fixed, ``beta n`` is fixed: steps beyond convergence make
+    the chain hotter without averaging it better (docs/release.md §8.2)."""
+    lam = curvature_proxy(constants, dim)
+    L = constants.get("total_smoothness")
+    if lam is None or L is None:
+        return 2000
+    g = float(step_size) if step_size is not None else 1.0 / float(L)
+    n = math.ceil(PATH_RELAXATION_TIMES / (g * lam))
+    return int(min(max(n, PATH_MIN_STEPS), PATH_MAX_STEPS))
+
+
+def predicted_path_error(constants: Mapping[str, Any], dim: int, epsilon: float, delta: float, num_coords: int,
+                         l2_lipschitz: float) -> float | None:
+    """Predicted squared error of a path release of a statistic with ``num_coords`` values and Euclidean constant
+    ``l2_lipschitz``: ``min(k, dim) l2^2 * 2 grad_diff^2 / (mu^2 lambda_p^2)`` — the variance of the average of an
+    Ornstein-Uhlenbeck path of curvature ``lambda_p`` at the inverse temperature the budget allows (``beta T =
+    2 mu^2 / grad_diff^2``, ``mu`` the GDP parameter of (epsilon, delta)).  A public prediction for the ``auto``
+    rule, not a bound."""
+    lam = curvature_proxy(constants, dim)
+    gd = constants.get("grad_diff")
+    if lam is None or gd is None or not math.isfinite(l2_lipschitz):
+        return None
+    mu = gdp_mu(epsilon, delta)
+    return min(int(num_coords), int(dim)) * l2_lipschitz ** 2 * 2.0 * float(gd) ** 2 / (mu * mu * lam * lam)
+
+
+def choose_method(constants: Mapping[str, Any], dim: int, epsilon: float, delta: float, statistic=None,
+                  noise: str = "auto", sampler: str = "ula", coupling_error: float | None = None
+                  ) -> tuple[str, str]:
     """``(method, why)`` of ``method="auto"`` from public quantities only (docs/release.md §9): ``path`` when
-    delta > 0, the noise is not forced, the chain is full-batch ULA with a proven ``grad_diff`` and the curvature
-    ratio (:func:`curvature_ratio`) is at least :data:`PATH_CURVATURE_RATIO`; otherwise ``coupling`` (with the
-    noise of the smaller expected error).
+    delta > 0, the noise is not forced, the chain is full-batch ULA with a proven ``grad_diff``, and the path
+    release's predicted squared error (:func:`predicted_path_error`) is below the coupling release's noise error
+    ``coupling_error`` (exact: the noise variance; None or inf: no coupling release); otherwise ``coupling``.
 
     Examples:
         >>> consts = {"total_smoothness": 126.0, "total_strong_convexity": 1.0, "grad_diff": 2.0}
-        >>> choose_method(consts, 5, 1e-5)[0], choose_method(consts, 5, 0.0)[0], choose_method(consts, 60, 1e-5)[0]
-        ('path', 'coupling', 'coupling')
+        >>> choose_method(consts, 5, 1.0, 1e-5, coupling_error=200.0)[0], choose_method(consts, 5, 1.0, 0.0)[0]
+        ('path', 'coupling')
     """
     if delta <= 0:
         return "coupling", "auto: delta = 0 (pure epsilon-DP: the coupling release with Laplace noise)"
@@ -233,24 +265,27 @@ def choose_method(constants: Mapping[str, Any], dim: int, delta: float, noise: s
         return "coupling", f"auto: noise = {noise!r} was asked for (a coupling release)"
     if sampler != "ula" or constants.get("grad_diff") is None:
         return "coupling", "auto: no path certificate for this chain (full-batch ULA with a proven grad_diff)"
-    r = curvature_ratio(constants, dim)
-    if r is None:
-        return "coupling", "auto: the curvature ratio is not proven"
-    if r >= PATH_CURVATURE_RATIO:
-        return "path", (f"auto: delta > 0 and the records can add up to {r:.3g} x the prior's curvature per "
-                        f"parameter (>= {PATH_CURVATURE_RATIO:g}): the path release")
-    return "coupling", (f"auto: the records can add only {r:.3g} x the prior's curvature per parameter (< "
-                        f"{PATH_CURVATURE_RATIO:g}): the coupling release")
+    k = 1 if statistic is None else statistic.num_coords
+    l2 = 1.0 if statistic is None else statistic.l2
+    pred = predicted_path_error(constants, dim, epsilon, delta, k, l2 if statistic is not None else 1.0)
+    if pred is None:
+        return "coupling", "auto: the path release's error cannot be predicted (constants not proven)"
+    if coupling_error is None or not math.isfinite(coupling_error) or pred < coupling_error:
+        return "path", (f"auto: the path release's predicted squared error {pred:.3g} is below the coupling "
+                        f"release's noise {coupling_error if coupling_error is not None else math.inf:.3g}")
+    return "coupling", (f"auto: the coupling release's noise {coupling_error:.3g} is below the path release's "
+                        f"predicted squared error {pred:.3g}")
 
 
 def release_path_model(model: Callable, data: Mapping[str, Any], *, domain, statistic: Any = "mean",
                        epsilon: float, delta: float, ledger: Any, step_size: float | None = None,
-                       num_steps: int = 2000, num_chains: int = 1, burn_in: int | None = None,
+                       num_steps: int | None = None, num_chains: int = 1, burn_in: int | None = None,
                        model_kwargs: Mapping[str, Any] | None = None, value_range=None, level: float = 0.95,
                        seed: int | None = None, budget_epsilon=None, budget_delta=None, dataset: str | None = None,
                        chosen_by: str = "user", model_name: str | None = None, analysis=None):
     """Path release of ``statistic`` for a model and data: analysis (``grad_diff``, the default step size
-    ``1 / total_smoothness``, the ULA contraction of the Monte Carlo interval), the statistic (``"mean"``, a
+    ``1 / total_smoothness`` and number of steps :func:`path_num_steps`, the ULA contraction of the Monte Carlo
+    interval), the statistic (``"mean"``, a
     :class:`~bayesdp.release.statistics.Statistic` or a builder ``(sampler, analysis) -> Statistic``), then
     :func:`release_path`.  Every refusal happens before the chain runs."""
     from ..analysis import Domain, analyze
@@ -265,7 +300,6 @@ def release_path_model(model: Callable, data: Mapping[str, Any], *, domain, stat
         raise AssumptionError(f"delta = {delta!r} with method = 'path': the chain's Gaussian steps are not pure "
                               "epsilon-DP; pass delta in (0, 1), e.g. 1e-6, or use method 'coupling'")
     positive("epsilon", epsilon, "pass a positive epsilon")
-    n = positive_int("num_steps", num_steps)
     c = positive_int("num_chains", num_chains)
     data, _ = validate_records(data, model, model_kwargs)
     if analysis is None:
@@ -280,9 +314,10 @@ def release_path_model(model: Callable, data: Mapping[str, Any], *, domain, stat
                 "pass a step size (data independent)")
         step_size = 1.0 / float(L)
     step_size = positive("step_size", step_size)
+    pot = ModelPotential(model, data, model_kwargs)
+    n = path_num_steps(consts, pot.dim, step_size) if num_steps is None else positive_int("num_steps", num_steps)
     coupling, _ = best_coupling(**{k: v for k, v in _sampler_constants(consts, "ula", step_size, None, None).items()
                                    if v is not None})
-    pot = ModelPotential(model, data, model_kwargs)
     if isinstance(statistic, Statistic):
         stat = statistic
     elif statistic == "mean":
@@ -301,3 +336,25 @@ def release_path_model(model: Callable, data: Mapping[str, Any], *, domain, stat
                         step_size=step_size, num_steps=n, num_chains=c, burn_in=b, coupling=coupling, level=level,
                         budget_epsilon=budget_epsilon, budget_delta=budget_delta, dataset=dataset,
                         chosen_by=chosen_by)
+
+
+def auto_method(constants: Mapping[str, Any], dim: int, statistic, epsilon: float, delta: float,
+                noise: str = "auto", sampler: str = "ula", step_size: float | None = None) -> tuple[str, str]:
+    """:func:`choose_method` with the coupling release's exact noise error for ``statistic`` (the noise ``auto``
+    would pick, at the coupling bound of ``step_size``, default ``1 / total_smoothness``); no coupling release
+    (no bound, no Lipschitz constant) counts as an infinite error."""
+    from .pipeline import _sampler_constants
+    from .release import plan_noise
+    from .sensitivity import best_coupling, coupling_route
+
+    err = math.inf
+    L = constants.get("total_smoothness")
+    g = step_size if step_size is not None else (1.0 / float(L) if L else None)
+    if g is not None and math.isfinite(statistic.lipschitz):
+        coupling, _ = best_coupling(**{k: v for k, v in _sampler_constants(constants, sampler, g, None, None).items()
+                                       if v is not None})
+        if coupling is not None:
+            plan = plan_noise(statistic, coupling_route(coupling, statistic.lipschitz, statistic.l2), epsilon,
+                              delta if noise in ("auto", "gaussian") else 0.0, noise)
+            err = plan.expected_squared_error[plan.mechanism]
+    return choose_method(constants, dim, epsilon, delta, statistic, noise, sampler, err)
