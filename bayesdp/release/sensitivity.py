@@ -433,7 +433,7 @@ def concentration_route(concentration: float, concentration_delta: float, poster
 
     The caller certifies Assumption 3.8 (``P(|avg_D - pi_D(f)| <= C) >= 1 - delta~`` for every D,
     in the L1 norm for vectors) and Assumption 3.9 (``|pi_D(f) - pi_D'(f)| <= gamma_f``); the
-    vector form is the same proof with the L1 norm (docs/release.md §2.3).  Chains on D and D'
+    vector form is the same proof with the L1 norm (docs/release.md §2.6).  Chains on D and D'
     need not be coupled.
 
     Args:

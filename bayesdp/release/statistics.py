@@ -20,7 +20,7 @@ row 10, not 004's ``eta/eps``) and an interval that covers the NON-PRIVATE Monte
 with the stated probability (noise only), and, when a data-independent bound on the Monte Carlo
 fluctuation is proven, an interval that also covers the chain's expected estimate
 (docs/release.md §4).  A statistic with a known ``range`` (probabilities: [0, 1]) is clamped to it
-after the noise (post-processing, docs/release.md §6).
+after the noise (post-processing, docs/release.md §4.3).
 """
 
 from __future__ import annotations
