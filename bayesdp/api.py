@@ -557,9 +557,56 @@ class PrivateMCMC:
 
 
 STATISTICS = ("mean", "median", "quantiles", "probability")
+#: release methods: ``auto`` (path when delta > 0 and the noise is not forced, else coupling), the coupling release
+#: of an unpublished chain (004 Proposition 3.7), the path release (a private chain's estimate, Dong-Roth-Su) or
+#: sample-and-aggregate (Nissim-Raskhodnikova-Smith 2007)
+METHODS = ("auto", "coupling", "path", "sample-aggregate")
 
 
-def _statistic(spec, sampler, analysis, sites, lipschitz, names, q=None, threshold=None, width=None):
+def resolve_method(method: str, source: Any, delta: float, noise: str, data: Mapping[str, Any] | None = None,
+                   epsilon: float = 1.0, build: Callable | None = None) -> tuple[str, str]:
+    """``(method, why)``: ``auto`` is the coupling release for a chain that already ran (its draws are what is
+    released); otherwise the public rule of :func:`bayesdp.release.path.auto_method` (path when delta > 0 and its
+    predicted error is below the coupling release's noise, docs/release.md §9).  ``build(sampler, analysis)``
+    makes the statistic."""
+    if method not in METHODS:
+        raise AssumptionError(f"method = {method!r} must be one of {', '.join(METHODS)}")
+    if method != "auto":
+        return method, "user"
+    if isinstance(source, PrivateMCMC) and source._sampler is not None:
+        return "coupling", "auto: a chain that already ran: its draws are released with coupling noise"
+    from .release.path import auto_method, choose_method
+
+    if delta <= 0 or noise != "auto":
+        return choose_method({}, 1, epsilon, delta, None, noise)
+    from .analysis import Domain, analyze
+    from .analysis.inputs import counts_from_domain
+    from .analysis.records import validate_records
+    from .release.aggregate import _SitesOnly
+    from .samplers import ModelPotential
+
+    kernel, _, _, data = _chain_source(source, data, None)
+    dom = _domain(kernel.domain)
+    kw = counts_from_domain(kernel.model, dom if isinstance(dom, Domain) else None, dict(kernel.model_kwargs or {}))
+    data, _ = validate_records(data, kernel.model, kw)
+    an = analyze(kernel.model, data=data, domain=dom, model_kwargs=kw)
+    pot = ModelPotential(kernel.model, data, kw)
+    stat = build(_SitesOnly(pot), an)
+    return auto_method(an.constants.to_dict(), pot.dim, stat, epsilon, delta, noise,
+                       "ula" if kernel.sampler == "ula" and kernel.clip_norm is None else "other", kernel.step_size)
+
+
+def _statistic(spec, sampler, analysis, sites, lipschitz, names, q=None, threshold=None, width=None,
+               l2_lipschitz=None, value_range=None, need_lipschitz=True):
+    """The :class:`~bayesdp.release.statistics.Statistic` a release asks for, with a declared range if given
+    (``need_lipschitz=False``: a callable may come without a Lipschitz constant; sample-and-aggregate needs none)."""
+    stat = _named_statistic(spec, sampler, analysis, sites, lipschitz, names, q, threshold, width, l2_lipschitz,
+                            need_lipschitz)
+    return stat.with_range(value_range)
+
+
+def _named_statistic(spec, sampler, analysis, sites, lipschitz, names, q=None, threshold=None, width=None,
+                     l2_lipschitz=None, need_lipschitz=True):
     from .release.pipeline import site_specs
     from .release.statistics import (Statistic, coordinate_means, coordinate_quantiles, exceedance_probabilities,
                                      function_mean)
@@ -579,7 +626,7 @@ def _statistic(spec, sampler, analysis, sites, lipschitz, names, q=None, thresho
                                   "smooths P(theta > t); see docs/release.md)")
         return exceedance_probabilities(site_specs(sampler, analysis), threshold, width, select)
     if callable(spec):
-        if lipschitz is None:
+        if lipschitz is None and need_lipschitz:
             raise AssumptionError("a callable statistic needs its declared Lipschitz constant: pass lipschitz=L "
                                   "(Euclidean norm of the samples -> L1 norm of the statistic)")
         support = {n: sup for n, _, sup in analysis.latent_sites}
@@ -598,8 +645,15 @@ def _statistic(spec, sampler, analysis, sites, lipschitz, names, q=None, thresho
         def fn(z: np.ndarray) -> np.ndarray:        # (num_draws, dim) -> (num_draws, k), one draw at a time
             return np.stack([one(row) for row in np.atleast_2d(z)])
         probe = one(np.zeros(pot.dim))
-        return function_mean(fn, lipschitz, list(names) if names else [f"f[{i}]" for i in range(probe.size)],
-                             description="posterior mean of a user statistic of the samples")
+        out_names = list(names) if names else [f"f[{i}]" for i in range(probe.size)]
+        if lipschitz is None:       # sample-and-aggregate: the chunk estimates are clamped, no constant is needed
+            import math
+
+            return Statistic(names=tuple(out_names), fn=fn, lipschitz=math.inf,
+                             description="posterior mean of a user statistic of the samples",
+                             lipschitz_source="not declared (not needed by sample-and-aggregate)")
+        return function_mean(fn, lipschitz, out_names, description="posterior mean of a user statistic of the samples",
+                             l2_lipschitz=l2_lipschitz)
     raise AssumptionError(f"statistic = {spec!r} must be one of {', '.join(STATISTICS)} or a callable over the "
                           "samples dict (with lipschitz=L)")
 
@@ -608,9 +662,12 @@ def release(source: Any, statistic: Any = "mean", *, epsilon: float, sites: Sequ
             accountant: Any = None, ledger: str | None = None, budget: float | None = None,
             lipschitz: float | None = None, names: Sequence[str] | None = None, burn_in: int | None = None,
             level: float = 0.95, data: Mapping[str, Any] | None = None, q: Sequence[float] | None = None,
-            threshold: float | None = None, width: float | None = None):
-    """Release a noisy posterior summary with pure epsilon-DP, charged to an accountant before the noise is
-    drawn (004 Proposition 3.7: the sensitivity of the chain's Monte Carlo estimate by a synchronous coupling).
+            threshold: float | None = None, width: float | None = None, noise: str = "auto", delta: float = 0.0,
+            l2_lipschitz: float | None = None, range: Sequence[float] | None = None,  # noqa: A002 - the issue's name
+            method: str = "auto", chunks: int | None = None, seed: int | None = None, num_steps: int | None = None):
+    """Release a noisy posterior summary, charged to an accountant before the noise is drawn (004 Proposition
+    3.7: the sensitivity of the chain's Monte Carlo estimate by a synchronous coupling): pure epsilon-DP with
+    Laplace noise, or (epsilon, delta)-DP with Gaussian noise when ``delta > 0`` and it is the smaller error.
 
     Args:
         source: a run :class:`PrivateMCMC` (its draws and configuration), or a :class:`Plan` with ``data`` (an
@@ -625,6 +682,25 @@ def release(source: Any, statistic: Any = "mean", *, epsilon: float, sites: Sequ
             with ``budget`` to create it.
         burn_in: draws discarded per chain for a path release (default: half).
         level: the level of the noise intervals.
+        noise: ``"auto"`` (default: the noise with the smaller expected squared error at (epsilon, delta),
+            from the sensitivities only), ``"laplace"`` (pure epsilon-DP) or ``"gaussian"`` (needs delta > 0).
+        delta: the delta Gaussian noise may spend (default 0: Laplace only).
+        l2_lipschitz: with a callable statistic, its declared Euclidean -> Euclidean constant (Gaussian noise;
+            default: ``lipschitz``, always valid).
+        range: the public range ``(a, b)`` of every released value: values are clamped to it and intervals
+            clipped (post-processing; probabilities have ``(0, 1)`` already).  Required by sample-and-aggregate.
+        method: ``"auto"`` (default: ``"path"`` when ``delta > 0``, ``noise="auto"`` and the source is a kernel
+            or a plan to run; otherwise ``"coupling"``), ``"coupling"`` (the Monte Carlo estimate of an
+            unpublished chain plus noise, 004 Proposition 3.7), ``"path"`` (the estimate of a chain whose whole
+            path is private at the largest inverse temperature meeting (epsilon, delta): no noise added,
+            docs/release.md §8) or ``"sample-aggregate"`` (Nissim-Raskhodnikova-Smith 2007: the records split
+            into ``chunks`` disjoint chunks, one chain per chunk, each estimate clamped to ``range``; §7).  The
+            source may be a kernel (:class:`ULA`) with ``data``; path and sample-and-aggregate need no Lipschitz
+            constant for a callable statistic.
+        chunks: sample-and-aggregate's number of chunks (default: the rule of docs/release.md §7.2).
+        seed: seed of the chains run here (path: the chain IS the privacy noise, so a seed makes the release
+            reproducible and not private, and the output says so; default: OS CSPRNG keys).
+        num_steps: steps of a chain run here from a kernel (default 2000).
 
     Returns:
         the release (``.values``, ``.names``, ``.noise_scale``, ``.certificate``, ``.to_dict()``).
@@ -651,12 +727,40 @@ def release(source: Any, statistic: Any = "mean", *, epsilon: float, sites: Sequ
     from .release.release import release_statistic
     from .release.sensitivity import best_coupling
 
+    from .release.release import check_noise
+
     eps = positive("epsilon", epsilon, "pass a positive epsilon")
     check_level(level)
+    delta = check_noise(noise, delta)
     acct = accountant if accountant is not None else ledger
     if acct is None:
         raise AssumptionError("no accountant: pass accountant=bayesdp.PrivacyAccountant(epsilon=...) or "
                               "ledger='ledger.json' (with budget=... to create it)")
+    def build(sampler, analysis):
+        return _statistic(statistic, sampler, analysis, sites, lipschitz, names, q=q, threshold=threshold,
+                          width=width, l2_lipschitz=l2_lipschitz, value_range=range, need_lipschitz=False)
+
+    method, why = resolve_method(method, source, delta, noise, data, eps, build)
+    if method == "path":
+        return _path_release(source, statistic, eps, delta, acct, data=data, sites=sites, lipschitz=lipschitz,
+                             names=names, q=q, threshold=threshold, width=width, value_range=range, level=level,
+                             burn_in=burn_in, budget=budget, seed=seed, num_steps=num_steps, chosen_by=why)
+    if method == "sample-aggregate":
+        return _sample_and_aggregate(source, statistic, eps, acct, data=data, sites=sites, lipschitz=lipschitz,
+                                     names=names, q=q, threshold=threshold, width=width, value_range=range,
+                                     noise=noise, delta=delta, level=level, chunks=chunks, burn_in=burn_in,
+                                     budget=budget, seed=seed, num_steps=num_steps)
+    if chunks is not None:
+        raise AssumptionError("chunks applies to method = 'sample-aggregate' only")
+    if isinstance(source, ULA):
+        if data is None:
+            raise AssumptionError("release(kernel, ...) runs an unpublished chain: pass data={...}")
+        source = PrivateMCMC(source, num_steps=2000 if num_steps is None else num_steps, release="path")
+    if isinstance(source, PrivateMCMC) and source._sampler is None:
+        if data is None:
+            raise AssumptionError("the PrivateMCMC has not run: pass data={...} (or run it first)")
+        source.release_kind = "path" if source.release_kind == "final" else source.release_kind
+        source.run(rng_key=seed, **data)
     if isinstance(source, Plan):
         if data is None:
             raise AssumptionError("release(plan, ...) runs an unpublished chain: pass data={...}")
@@ -677,8 +781,10 @@ def release(source: Any, statistic: Any = "mean", *, epsilon: float, sites: Sequ
     if coupling is None:
         raise AssumptionError("no coupling bound is proven for this chain's configuration ("
                               + "; ".join(f"{s}: {w}" for s, w in failed) + "); use a contracting step size")
-    stat = _statistic(statistic, smp, an, sites, lipschitz, names, q=q, threshold=threshold, width=width)
+    stat = _statistic(statistic, smp, an, sites, lipschitz, names, q=q, threshold=threshold, width=width,
+                      l2_lipschitz=l2_lipschitz, value_range=range)
     draws = unconstrained_draws(smp)
+    b = 0
     if source.release_kind != "final":
         b = draws.shape[1] // 2 if burn_in is None else int(burn_in)
         if not 0 <= b < draws.shape[1]:
@@ -689,5 +795,92 @@ def release(source: Any, statistic: Any = "mean", *, epsilon: float, sites: Sequ
         from .release.ledger import Ledger
 
         acct = Ledger.open(acct, budget_epsilon=budget)
-    return release_statistic(flat, stat, eps, acct, coupling=coupling, level=level)
+    # the kept draws, for the data-independent Monte Carlo bound: a final release keeps step n of each chain
+    design = {"inverse_temperature": c.inverse_temperature, "num_steps": c.num_steps, "burn_in": b,
+              "thinning": c.thinning if source.release_kind == "thinned" else 1, "num_chains": c.num_chains}
+    if source.release_kind == "final":
+        design.update(thinning=c.num_steps, burn_in=0)
+    return release_statistic(flat, stat, eps, acct, coupling=coupling, level=level, noise=noise, delta=delta,
+                             chain=design)
 
+
+
+def _sample_and_aggregate(source, statistic, eps, acct, *, data, sites, lipschitz, names, q, threshold, width,
+                          value_range, noise, delta, level, chunks, burn_in, budget, seed, num_steps=None):
+    """``release(..., method="sample-aggregate")``: the kernel's model, domain, step size and number of steps run
+    one chain per chunk (bayesdp.release.aggregate)."""
+    from .release.aggregate import sample_and_aggregate
+
+    kernel, num_steps, _, data = _chain_source(source, data, num_steps)
+    if value_range is None and not (hasattr(statistic, "range") and statistic.range is not None) \
+            and statistic != "probability":
+        raise AssumptionError("range = None: sample-and-aggregate clamps each chunk's estimate to the public range "
+                              "of the released values; pass range=(a, b)")
+    if kernel.sampler != "ula" or kernel.clip_norm is not None or kernel.inverse_temperature != 1.0:
+        raise AssumptionError("sample-and-aggregate runs full-batch ULA at inverse temperature 1 per chunk; use a "
+                              "ULA kernel without clipping")
+    from .analysis import Domain
+    from .analysis.inputs import counts_from_domain
+
+    dom = _domain(kernel.domain)
+    kw = counts_from_domain(kernel.model, dom if isinstance(dom, Domain) else None, dict(kernel.model_kwargs or {}))
+    if isinstance(acct, str) and budget is not None:
+        from .release.ledger import Ledger
+
+        acct = Ledger.open(acct, budget_epsilon=budget)
+
+    def build(sampler, analysis):
+        return _statistic(statistic, sampler, analysis, sites, lipschitz, names, q=q, threshold=threshold,
+                          width=width, value_range=value_range, need_lipschitz=False)
+
+    res, _ = sample_and_aggregate(kernel.model, data, statistic=build, value_range=value_range, epsilon=eps,
+                                  ledger=acct, domain=dom, delta=delta, noise=noise, chunks=chunks,
+                                  step_size=kernel.step_size, num_steps=num_steps, burn_in=burn_in,
+                                  model_kwargs=kw, level=level, seed=seed)
+    return res
+
+
+def _chain_source(source, data, num_steps):
+    """(kernel, num_steps, num_chains, data) of a path or sample-and-aggregate release."""
+    if isinstance(source, Plan):
+        kernel, n, c = source.kernel(), source.num_steps, source.num_chains
+    elif isinstance(source, PrivateMCMC):
+        kernel, n, c = source.kernel, source.num_steps, source.num_chains
+        if data is None and source._sampler is not None:
+            data = {k: np.asarray(v) for k, v in source._sampler.potential.data.items()}
+    elif isinstance(source, ULA):
+        kernel, n, c = source, None, 1
+    else:
+        raise AssumptionError(f"release needs a PrivateMCMC, a Plan or a kernel (ULA) with data, not "
+                              f"{type(source).__name__}")
+    n = num_steps if num_steps is not None else (n or 2000)
+    if data is None:
+        raise AssumptionError("this release runs its own chain(s) on the records: pass data={...}")
+    return kernel, n, c, data
+
+
+def _path_release(source, statistic, eps, delta, acct, *, data, sites, lipschitz, names, q, threshold, width,
+                  value_range, level, burn_in, budget, seed, num_steps, chosen_by):
+    """``release(..., method="path")``: a full-batch ULA chain at the largest inverse temperature whose path
+    certificate meets (epsilon, delta); its Monte Carlo estimate is released (bayesdp.release.path)."""
+    from .analysis import Domain
+    from .analysis.inputs import counts_from_domain
+    from .release.path import release_path_model
+
+    kernel, n, c, data = _chain_source(source, data, num_steps)
+    if kernel.sampler != "ula" or kernel.clip_norm is not None:
+        raise AssumptionError("method = 'path' runs full-batch ULA without clipping; use a ULA kernel")
+    dom = _domain(kernel.domain)
+    kw = counts_from_domain(kernel.model, dom if isinstance(dom, Domain) else None, dict(kernel.model_kwargs or {}))
+    if isinstance(acct, str) and budget is not None:
+        from .release.ledger import Ledger
+
+        acct = Ledger.open(acct, budget_epsilon=budget)
+
+    def build(sampler, analysis):
+        return _statistic(statistic, sampler, analysis, sites, lipschitz, names, q=q, threshold=threshold,
+                          width=width, value_range=value_range, need_lipschitz=False)
+
+    return release_path_model(kernel.model, data, domain=dom, statistic=build, epsilon=eps, delta=delta, ledger=acct,
+                              step_size=kernel.step_size, num_steps=n, num_chains=c, burn_in=burn_in, model_kwargs=kw,
+                              level=level, seed=seed, chosen_by=chosen_by)

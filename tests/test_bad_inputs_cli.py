@@ -85,12 +85,21 @@ def _snapshot(root):
 
 @pytest.fixture
 def counters(monkeypatch):
+    import bayesdp.release.aggregate as aggregate_mod
+
     c = {"chain": 0, "noise": 0}
     real_run, real_noise = driver_mod.Sampler.run, noise_mod.sample_discrete_laplace
+    real_chunks = aggregate_mod.ula_chunk_draws
 
     def run(self, *a, **k):
         c["chain"] += 1
         return real_run(self, *a, **k)
+
+    def chunks(*a, **k):                      # sample-and-aggregate's chunk chains
+        c["chain"] += 1
+        return real_chunks(*a, **k)
+
+    monkeypatch.setattr(aggregate_mod, "ula_chunk_draws", chunks)
 
     def noise(*a, **k):
         c["noise"] += 1
@@ -286,6 +295,24 @@ CASES = [
      "y[4] = 1.5"),
     ("release-outside-domain-no-foreign-advice", ["release", "logistic", "--data", "{outside}", *LR,
                                                   "--epsilon", "0.1", "--ledger", "{ledger}"], "X[0]"),
+    # -- release: noise, methods, ranges (issue #17) -----------------------------------------------------------
+    ("release-gaussian-without-delta", REL + ["--noise", "gaussian"], "--delta"),
+    ("release-delta-one", REL + ["--delta", "1"], "--delta"),
+    ("release-delta-negative", REL + ["--delta", "-0.1"], "--delta"),
+    ("release-gaussian-over-delta-budget", REL + ["--noise", "gaussian", "--delta", "1e-6"], "exceeds"),
+    ("release-path-without-delta", REL + ["--method", "path"], "--delta"),
+    ("release-path-over-delta-budget", REL + ["--method", "path", "--delta", "1e-6"], "exceeds"),
+    ("release-path-with-noise", REL + ["--method", "path", "--delta", "1e-6", "--noise", "laplace"], "--noise"),
+    ("release-aggregate-without-range", REL + ["--method", "sample-aggregate"], "--range"),
+    ("release-aggregate-chunks-above-records", REL + ["--method", "sample-aggregate", "--range", "-3", "3",
+                                                      "--chunks", "41"], "--chunks"),
+    ("release-aggregate-chunks-zero", REL + ["--method", "sample-aggregate", "--range", "-3", "3", "--chunks", "0"],
+     "--chunks"),
+    ("release-aggregate-with-sgld", REL + ["--method", "sample-aggregate", "--range", "-3", "3", "--sampler", "sgld",
+                                           "--batch-size", "5"], "--batch-size"),
+    ("release-range-reversed", REL + ["--range", "3", "-3"], "--range"),
+    ("release-range-one-number", REL + ["--range", "3"], "--range"),
+    ("release-chunks-with-coupling", REL + ["--chunks", "5"], "--chunks"),
     # -- demo ------------------------------------------------------------------------------------------------
     ("demo-out-dir-is-a-file", ["demo", "--quick", "--out-dir", "{afile}"], "--out-dir"),
     ("demo-out-dir-under-a-file", ["demo", "--quick", "--out-dir", "{afile}/plots"], "--out-dir"),

@@ -24,8 +24,9 @@ def add_parser(sub) -> None:
     p.add_argument("--budget", type=ARG_TYPES[float], default=d.DEFAULT_BUDGET,
                    help=f"total epsilon of a new ledger (default {d.DEFAULT_BUDGET:g})")
     p.add_argument("--stat", choices=d.STATISTICS, default="profiles",
-                   help="profiles: P(malignant) at two public reference records (default); coefficients: the 30 "
-                        "coefficient means")
+                   help="profiles (default): P(malignant) at two public reference records, computed from the noisy "
+                        "posterior mean of their common direction; profile-means: the posterior means of the two "
+                        "probabilities; coefficients: the 30 coefficient means")
     p.add_argument("--prior-scale", type=ARG_TYPES[float], default=d.DEFAULT_PRIOR_SCALE,
                    help=f"prior scale s of w ~ N(0, s^2 I) (default {d.DEFAULT_PRIOR_SCALE:g})")
     p.add_argument("--num-steps", type=ARG_TYPES[int], help=f"ULA steps per chain (default {d.DEFAULT_NUM_STEPS})")

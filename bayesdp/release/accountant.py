@@ -27,7 +27,15 @@ The PLD of one event:
   it by definition of GDP);
 * ``gaussian`` (sigma, l2 sensitivity): the Gaussian mechanism;
 * ``laplace_continuous`` (noise multiplier b/s): the continuous Laplace mechanism (a dp-accounting
-  ``LaplaceDpEvent`` run elsewhere), composed exactly as dp-accounting composes it.
+  ``LaplaceDpEvent`` run elsewhere), composed exactly as dp-accounting composes it;
+* ``discrete_gaussian`` (the secure Gaussian release of :mod:`bayesdp.release.noise`, ``rho``-zCDP by CKS20
+  Theorem 14): the generic (epsilon, delta) pair it is charged at (``from_privacy_parameters``), which
+  dominates it.
+
+A third rule composes **Renyi curves** when every event has one (pure epsilon-DP: the constant curve
+``epsilon``; ``discrete_gaussian``: ``alpha rho``; ``gdp`` / ``gaussian``: ``alpha mu^2 / 2``): RDP curves add
+(Mironov 2017 Prop. 1) and the sum is converted at the budget's delta (CKS20 Prop. 12), as the ledger's
+curve rule does.  It is what makes many Gaussian releases cheap (zCDP composes by adding ``rho``).
 """
 
 from __future__ import annotations
@@ -38,7 +46,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Iterator
 
-from ..errors import BudgetError
+from ..errors import BayesDPError, BudgetError
 
 #: value discretisation of the privacy loss distributions (dp-accounting's default)
 PLD_INTERVAL = 1e-4
@@ -118,7 +126,67 @@ def event_pld(ev: dict):
     if t == "gaussian":
         return P.from_gaussian_mechanism(float(ev["sigma"]), sensitivity=float(ev["l2_sensitivity"]),
                                          value_discretization_interval=PLD_INTERVAL, use_connect_dots=True), own
+    if t == "discrete_gaussian":       # the (epsilon, delta) pair it is charged at dominates it
+        from ..curves import RDP
+
+        cd = float(ev["conversion_delta"])
+        e = RDP.linear(float(ev["rho"])).epsilon(cd)
+        return P.from_privacy_parameters(common.DifferentialPrivacyParameters(e * (1 + 1e-12), cd),
+                                         value_discretization_interval=PLD_INTERVAL), own
     raise BudgetError(f"cannot compose a DP event of type {t!r}")
+
+
+def event_rdp(ev: dict) -> tuple[float, float, float] | None:
+    """(kappa, pure epsilon, own delta) of an event's Renyi curve ``alpha kappa + pure`` (valid for every
+    alpha > 1), or None when the event has no RDP curve.  Pure epsilon-DP mechanisms take the constant curve
+    ``epsilon`` (as the ledger's curve rule); zCDP / GDP mechanisms the linear one."""
+    t = ev.get("type")
+    own = float(ev.get("delta", 0.0) or 0.0)
+    try:
+        if t == "laplace":
+            return 0.0, (float(ev["l1_sensitivity"]) + float(ev["grid_rounding"])) / float(ev["noise_scale"]) \
+                * (1 + 1e-12), own
+        if t == "discrete_gaussian":
+            return float(ev["rho"]), 0.0, own
+        if t == "gdp":
+            return float(ev["mu"]) ** 2 / 2 * (1 + 1e-12), 0.0, own
+        if t == "gaussian":
+            return (float(ev["l2_sensitivity"]) / float(ev["sigma"])) ** 2 / 2 * (1 + 1e-12), 0.0, own
+        if t == "laplace_continuous":
+            return 0.0, 1.0 / float(ev["noise_multiplier"]) * (1 + 1e-12), own
+        if t == "epsilon_delta" and Decimal(str(ev["delta"])) == 0:
+            return 0.0, float(Decimal(str(ev["epsilon"]))) * (1 + 1e-12), 0.0
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return None
+    return None
+
+
+def rdp_composed_epsilon(events: list[dict], delta: float) -> float:
+    """Epsilon at total ``delta`` of the composition of ``events`` by their Renyi curves (inf when an event has
+    none, or when their own deltas use up ``delta``)."""
+    from ..curves import RDP, ApproxDP, compose
+
+    if not events:
+        return 0.0
+    kappa = pure = own = 0.0
+    for ev in events:
+        c = event_rdp(ev)
+        if c is None:
+            return math.inf
+        kappa, pure, own = kappa + c[0], pure + c[1], own + c[2]
+    rest = delta - own
+    if rest <= 0:
+        return math.inf
+    parts = []
+    if kappa > 0:
+        parts.append(RDP.linear(kappa))
+    if pure > 0:
+        parts.append(ApproxDP(pure, 0.0))
+    if not parts:
+        return 0.0
+    if len(parts) == 1 and pure > 0:
+        return pure
+    return float(compose(parts).epsilon(rest))
 
 
 def _key(ev: dict) -> tuple:
@@ -195,6 +263,13 @@ def charge_of(item: Any, budget_delta: Decimal, *, epsilon: Any = None, delta: A
         d = Decimal(repr(float(ev.get("delta", 0.0))))
     elif ev.get("type") == "laplace_continuous":
         e, d = Decimal(repr(1.0 / float(ev["noise_multiplier"]))), Decimal(0)
+    elif ev.get("type") == "discrete_gaussian":
+        from ..curves import RDP
+        from .ledger import decimal_at_least
+
+        cd = float(ev["conversion_delta"])
+        e = decimal_at_least(RDP.linear(float(ev["rho"])).epsilon(cd))
+        d = Decimal(cd) + Decimal(float(ev.get("delta", 0.0)))
     else:       # gdp / gaussian: charge their (epsilon, delta) at the budget's delta for summation
         from ..curves import GDP
 
@@ -226,18 +301,27 @@ def fits(entries: list[dict], budget_epsilon: Decimal, budget_delta: Decimal) ->
     budget: summation, or (for delta budgets) the PLD composition.  Returns (fits, spent)."""
     se = sum((Decimal(e["epsilon"]) for e in entries), Decimal(0))
     sd = sum((Decimal(e["delta"]) for e in entries), Decimal(0))
-    spent = {"epsilon_sum": se, "delta_sum": sd, "epsilon_pld": None}
+    spent = {"epsilon_sum": se, "delta_sum": sd, "epsilon_pld": None, "epsilon_rdp": None}
     if se <= budget_epsilon and sd <= budget_delta:
         return True, spent
     if budget_delta > 0:
         evs = [e.get("dp_event") or {"type": "epsilon_delta", "epsilon": str(e["epsilon"]), "delta": str(e["delta"])}
                for e in entries]
+        from .ledger import float_at_most
+
         try:
-            ep = composed_epsilon(evs, float(budget_delta))
+            ep = composed_epsilon(evs, float_at_most(budget_delta))
         except BudgetError:
             ep = math.inf
         spent["epsilon_pld"] = ep
         if math.isfinite(ep) and Decimal(repr(ep)) <= budget_epsilon:
+            return True, spent
+        try:
+            er = rdp_composed_epsilon(evs, float_at_most(budget_delta))
+        except BayesDPError:
+            er = math.inf
+        spent["epsilon_rdp"] = er
+        if math.isfinite(er) and Decimal(repr(er)) <= budget_epsilon:
             return True, spent
     return False, spent
 
@@ -377,26 +461,36 @@ class PrivacyAccountant:
         return self.summary()
 
     def spent(self) -> dict:
-        """Spent budget: the sums, and the PLD composition's epsilon at the budget's delta."""
+        """Spent budget: the sums, and the epsilon at the budget's delta of the PLD composition and of the Renyi
+        composition (``epsilon``: the smallest of the rules)."""
+        from .ledger import float_at_most
+
         charged = self._charged()
         se = sum((Decimal(e["epsilon"]) for e in charged), Decimal(0))
         sd = sum((Decimal(e["delta"]) for e in charged), Decimal(0))
-        ep = None
+        ep = er = None
         if self.budget_delta > 0 and charged:
             evs = [e["dp_event"] for e in charged]
             try:
-                ep = composed_epsilon(evs, float(self.budget_delta))
+                ep = composed_epsilon(evs, float_at_most(self.budget_delta))
             except BudgetError:
                 ep = None
-        best = float(se) if ep is None or not (se > self.budget_epsilon or sd > self.budget_delta) else ep
-        if ep is not None and math.isfinite(ep) and ep < float(se) * 0.999:   # as the ledger reports it
-            best = ep
-        return {"epsilon": best, "epsilon_sum": float(se), "delta_sum": float(sd), "epsilon_pld": ep}
+            try:
+                er = rdp_composed_epsilon(evs, float_at_most(self.budget_delta))
+            except BayesDPError:
+                er = None
+            er = er if er is not None and math.isfinite(er) else None
+        composed = min((x for x in (ep, er) if x is not None and math.isfinite(x)), default=None)
+        best = float(se) if composed is None or not (se > self.budget_epsilon or sd > self.budget_delta) else composed
+        if composed is not None and composed < float(se) * 0.999:   # as the ledger reports it
+            best = composed
+        return {"epsilon": best, "epsilon_sum": float(se), "delta_sum": float(sd), "epsilon_pld": ep,
+                "epsilon_rdp": er}
 
     def remaining(self) -> dict:
         """What is left: ``{"epsilon": ..., "delta": ...}`` (by the rule that spends least)."""
         s = self.spent()
-        pld = s["epsilon_pld"] is not None and s["epsilon"] == s["epsilon_pld"] and s["epsilon"] < s["epsilon_sum"]
+        pld = s["epsilon"] in (s["epsilon_pld"], s["epsilon_rdp"]) and s["epsilon"] < s["epsilon_sum"]
         # the PLD rule prices the whole sequence at the budget's delta: no delta is left to spend separately
         return {"epsilon": max(0.0, float(self.budget_epsilon) - s["epsilon"]),
                 "delta": 0.0 if pld else max(0.0, float(self.budget_delta) - s["delta_sum"])}

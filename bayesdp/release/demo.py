@@ -7,10 +7,14 @@ Defaults (reasons in docs/demo.md):
   public map :func:`bayesdp.release.data.scale_to_unit_ball`; domain ``X.norm=1, y.values=0,1``;
 * ULA, step size ``1/total_smoothness``, 2 chains of 4000 steps, half dropped as burn-in; the chain
   is never published;
-* statistic ``profiles``: the posterior mean of the predicted probability of malignancy at two
-  PUBLIC reference records (every measurement at 25 % resp. 40 % of its public maximum), Lipschitz
-  ``sum_j |x_j| / 4``; ``coefficients`` releases the 30 coefficient means instead (L1 Lipschitz
-  ``sqrt(30)``; much noisier at eps = 1);
+* statistic ``profiles``: the predicted probability of malignancy at two PUBLIC reference records (every
+  measurement at 25 % resp. 40 % of its public maximum).  Both records lie on the line through the origin
+  spanned by ``x_dir = (1, ..., 1)/sqrt(30)`` (``x_p = (2p - 1) x_dir``), so their logits are ``(2p - 1) u``
+  with the single number ``u = x_dir . w``: the release is the noisy posterior mean of ``u`` (Lipschitz 1,
+  one value) and the two probabilities ``sigmoid((2p - 1) u)`` are computed from it (post-processing: in
+  [0, 1], intervals mapped through the monotone sigmoid).  ``profile-means`` releases the posterior means of
+  the two probabilities themselves (L1 Lipschitz ``sum_j |x_j| / 4``, clamped to [0, 1]);
+  ``coefficients`` the 30 coefficient means (L1 Lipschitz ``sqrt(30)``; much noisier at eps = 1);
 * epsilon 1 from a ledger with total budget 2 (a temporary ledger unless ``ledger`` is given).
 """
 
@@ -38,7 +42,7 @@ DEFAULT_OUT_DIR = "bayesdp-demo"
 #: reference profiles: every feature at this fraction of its public upper bound
 PROFILE_FRACTIONS = (0.25, 0.40)
 DOMAIN = ("X.norm=1", "y.values=0,1")
-STATISTICS = ("profiles", "coefficients")
+STATISTICS = ("profiles", "profile-means", "coefficients")
 DATASET_LABEL = "bayesdp bundled: Breast Cancer Wisconsin (Diagnostic), 569 records"
 
 
@@ -54,11 +58,49 @@ def reference_profiles(fractions: Sequence[float] = PROFILE_FRACTIONS) -> tuple[
     return scale_to_unit_ball(raw), names
 
 
+def profile_direction(dim: int = 30) -> np.ndarray:
+    """``x_dir = (1, ..., 1)/sqrt(dim)``: the direction of every reference profile (public)."""
+    return np.full(dim, 1.0 / math.sqrt(dim))
+
+
+def direction_mean(dim: int):
+    """The posterior mean of ``u = x_dir . w`` (one value).  ``|u(w) - u(w')| <= |x_dir|_2 |w - w'|_2`` with
+    ``|x_dir|_2 = 1`` (Cauchy-Schwarz, attained along x_dir): L1 = L2 Lipschitz constant 1 (rounded up)."""
+    from .statistics import Statistic
+
+    xd = profile_direction(dim)
+    L = float(np.linalg.norm(xd)) * (1.0 + 1e-12)
+
+    def fn(z: np.ndarray) -> np.ndarray:
+        return np.asarray(z, dtype=np.float64)[:, :dim] @ xd[:, None]
+
+    return Statistic(names=("u = x_dir . w",), fn=fn, lipschitz=L,
+                     description="posterior mean of u = x_dir . w, x_dir = (1, ..., 1)/sqrt(30) (the direction of "
+                                 "both reference records)",
+                     lipschitz_source="|x_dir|_2 = 1 (Cauchy-Schwarz; docs/demo.md §3)", l2_lipschitz=L,
+                     l2_lipschitz_source="|x_dir|_2 = 1")
+
+
+def derived_probabilities(u_value: float, u_interval, fractions=PROFILE_FRACTIONS) -> list[dict]:
+    """``sigmoid((2p - 1) u)`` at each reference profile, with the interval of ``u`` mapped through the monotone
+    map (post-processing of the released u)."""
+    _, names = reference_profiles(fractions)
+    out = []
+    for p, name in zip(fractions, names):
+        c = 2.0 * p - 1.0
+        sig = lambda t: 0.5 * (1.0 + math.tanh(0.5 * c * t))  # noqa: E731 - sigmoid(c t), overflow-free
+        lo, hi = sorted((sig(u_interval[0]), sig(u_interval[1])))
+        out.append({"name": name, "value": sig(u_value), "interval": [lo, hi], "logit_factor": c})
+    return out
+
+
 def demo_statistic(kind: str, dim: int):
     from .pipeline import probability_at_profiles
     from .statistics import SiteSpec, coordinate_means
 
     if kind == "profiles":
+        return direction_mean(dim)
+    if kind == "profile-means":
         P, names = reference_profiles()
         return probability_at_profiles(P, names)
     if kind == "coefficients":
@@ -85,8 +127,25 @@ class DemoResult:
     def nonprivate(self) -> np.ndarray:
         return self.pipeline.nonprivate
 
+    @property
+    def derived(self) -> list[dict]:
+        """The probabilities computed from the released u (``profiles`` only; post-processing), else []."""
+        if self.settings.get("statistic") != "profiles":
+            return []
+        it = self.release.items[0]
+        return derived_probabilities(it.value, it.interval)
+
+    @property
+    def derived_nonprivate(self) -> list[float]:
+        """NOT FOR RELEASE: the same probabilities from the non-private u."""
+        if self.settings.get("statistic") != "profiles":
+            return []
+        return [d["value"] for d in derived_probabilities(float(self.nonprivate[0]), (0.0, 0.0))]
+
     def to_dict(self) -> dict:
         out = {"settings": dict(self.settings), "release": self.pipeline.to_dict(),
+               "derived": {"note": "computed from the released values only (post-processing: no privacy cost)",
+                           "probabilities": self.derived},
                "not_for_release_nonprivate_estimate": {
                    "warning": "NOT FOR RELEASE (non-private): shown only to judge the noise",
                    "names": list(self.release.names), "values": [float(v) for v in self.nonprivate]},
@@ -220,8 +279,15 @@ def run_demo(epsilon: float = DEFAULT_EPSILON, *, out_dir: str | None = None, le
         files["privacy_curve"] = os.path.join(out_dir, "privacy_curve.png")
         files["released_vs_nonprivate"] = os.path.join(out_dir, "released_vs_nonprivate.png")
         _privacy_curve_plot(files["privacy_curve"], res.prepared.report, res.result.certificate, eps)
-        _values_plot(files["released_vs_nonprivate"], res.result.names, np.asarray(res.result.values),
-                     np.asarray(res.nonprivate), [it.interval for it in res.result.items], eps)
+        if statistic == "profiles":
+            it = res.result.items[0]
+            der = derived_probabilities(it.value, it.interval)
+            npv = [d["value"] for d in derived_probabilities(float(res.nonprivate[0]), (0.0, 0.0))]
+            _values_plot(files["released_vs_nonprivate"], [d["name"] for d in der], np.array([d["value"] for d in der]),
+                         np.array(npv), [d["interval"] for d in der], eps)
+        else:
+            _values_plot(files["released_vs_nonprivate"], res.result.names, np.asarray(res.result.values),
+                         np.asarray(res.nonprivate), [it.interval for it in res.result.items], eps)
     timing = dict(res.timing)
     timing.update(plots_s=time.perf_counter() - t_plot, demo_total_s=time.perf_counter() - t0)
     settings = {"model": "logistic", "prior_scale": float(prior_scale), "domain": list(DOMAIN),
@@ -263,16 +329,29 @@ def format_demo(d: DemoResult) -> str:
              f"   Laplace scale = sensitivity / epsilon = {r.noise_scale:.6g} per value; noise variance "
              f"{r.noise_variance:.6g}",
              f"   certificate: {r.source}", ""]
-    w = max(len(n) for n in r.names)
+    der = d.derived
+    w = max(len(n) for n in list(r.names) + [x["name"] for x in der])
     lines.append(f"   {'released value':<{w}}  {'value':>10}  {'noise scale':>11}  95% interval (noise only)")
     for it in r.items:
         lines.append(f"   {it.name:<{w}}  {it.value:>10.4f}  {it.noise_scale:>11.4g}  "
                      f"[{it.interval[0]:.4f}, {it.interval[1]:.4f}]")
+    if r.postprocessing.get("clamp"):
+        lines.append(f"   (values clamped to [{r.postprocessing['clamp'][0]:g}, {r.postprocessing['clamp'][1]:g}] and "
+                     "intervals clipped: post-processing)")
+    if der:
+        lines += ["", "   derived from u (post-processing, no privacy cost): P(malignant) = sigmoid((2p - 1) u), the",
+                  "   interval of u mapped through the same increasing/decreasing map", ""]
+        lines.append(f"   {'derived probability':<{w}}  {'value':>10}  {'':>11}  95% interval (noise only)")
+        for x in der:
+            lines.append(f"   {x['name']:<{w}}  {x['value']:>10.4f}  {'':>11}  "
+                         f"[{x['interval'][0]:.4f}, {x['interval'][1]:.4f}]")
     lines += ["", "3. NOT FOR RELEASE (non-private): the same Monte Carlo estimate before noise, for comparison only",
               ""]
     lines.append(f"   {'NOT FOR RELEASE':<{w}}  {'non-private':>10}  {'released - non-private':>22}")
     for n, v, rv in zip(r.names, d.nonprivate, r.values):
         lines.append(f"   {n:<{w}}  {v:>10.4f}  {rv - v:>22.4f}")
+    for x, v in zip(der, d.derived_nonprivate):
+        lines.append(f"   {x['name']:<{w}}  {v:>10.4f}  {x['value'] - v:>22.4f}")
     ls = d.ledger_summary
     rb = ls["remaining_budget"]
     lines += ["", "4. LEDGER", "",

@@ -155,6 +155,12 @@ def noise_epsilon(epsilon: Any) -> float:
     return float_at_most(to_decimal(epsilon))
 
 
+def noise_delta(delta: Any) -> float:
+    """The delta to calibrate Gaussian noise to for a release charged ``delta``: the largest double not above
+    its decimal (as :func:`noise_epsilon`), so that the conversion never uses more delta than is recorded."""
+    return float_at_most(to_decimal(delta, "delta"))
+
+
 def _dstr(d: Decimal) -> str:
     """Canonical string of an exact decimal (no exponent games: ``str`` of the normalised value)."""
     if d == 0:
@@ -221,6 +227,62 @@ def laplace_event(sensitivity: float, grid_rounding: float, noise_epsilon: float
     return ev
 
 
+def discrete_gaussian_event(l2_sensitivity: float, grid_rounding: float, sigma: float, rho: float,
+                            conversion_delta: float, delta: float = 0.0, coords: int | None = None,
+                            grid: float | None = None) -> dict:
+    """DP event of :func:`bayesdp.release.noise.gaussian_release`: the discrete Gaussian of scale ``sigma`` (value
+    units) on a statistic of proven L2 sensitivity ``l2_sensitivity``, with the charged grid rounding
+    ``grid_rounding >= sqrt(k) r``; it is ``rho``-zCDP with ``rho >= (l2_sensitivity + grid_rounding)^2 / (2
+    sigma^2)`` (CKS20 Theorem 14), and is charged ``RDP.linear(rho).epsilon(conversion_delta)`` at delta
+    ``conversion_delta + delta`` (``delta``: the sensitivity route's own delta, 0 for the coupling route)."""
+    s, g, sg, r, cd = (float(v) for v in (l2_sensitivity, grid_rounding, sigma, rho, conversion_delta))
+    if not (all(math.isfinite(v) for v in (s, g, sg, r, cd)) and s > 0 and g >= 0 and sg > 0 and r > 0
+            and 0 < cd < 1):
+        raise BudgetError(f"discrete Gaussian event: sensitivity = {s!r}, grid rounding = {g!r}, sigma = {sg!r}, "
+                          f"rho = {r!r}, delta = {cd!r} must be finite with sensitivity, sigma, rho > 0 and delta in "
+                          "(0, 1)")
+    if _dg_rho(s, g, sg) > Fraction(r):
+        raise BudgetError(f"discrete Gaussian event: rho = {r!r} is below (sensitivity + rounding)^2 / (2 sigma^2)")
+    ev = {"type": "discrete_gaussian", "l2_sensitivity": s, "grid_rounding": g, "sigma": sg, "rho": r,
+          "conversion_delta": cd, "delta": float(delta)}
+    if coords is not None and grid is not None:
+        ev["coords"], ev["grid"] = int(coords), float(grid)
+    return ev
+
+
+def _dg_rho(s: float, g: float, sigma: float) -> Fraction:
+    """``(s + g)^2 / (2 sigma^2)`` exactly."""
+    e = Fraction(s) + Fraction(g)
+    return e * e / (2 * Fraction(sigma) ** 2)
+
+
+def _dg_problem(eps: Decimal, delta: Decimal, ev: dict, released: dict | None) -> str | None:
+    """Why an entry charged (eps, delta) contradicts its discrete-Gaussian event (None when consistent): its
+    rho must cover its noise exactly, its epsilon at the conversion delta must not exceed the charge, and the
+    charged delta must cover the conversion delta plus the route's own delta (exact binary values)."""
+    try:
+        s, g, sg, r, cd, d = (ev[k] for k in ("l2_sensitivity", "grid_rounding", "sigma", "rho", "conversion_delta",
+                                              "delta"))
+        if not all(_finite(v) for v in (s, g, sg, r, cd, d)) or not (s > 0 and g >= 0 and sg > 0 and r > 0
+                                                                      and 0 < cd < 1 and 0 <= d <= 1):
+            return "its dp_event is malformed"
+        if _dg_rho(s, g, sg) > Fraction(r):
+            return f"its dp_event's rho {r!r} is below what its noise gives ((sensitivity + rounding)^2 / (2 sigma^2))"
+        if Decimal(cd) + Decimal(d) > delta:
+            return (f"its dp_event needs delta {float(Decimal(cd) + Decimal(d)):.6g} (conversion + route) but it is "
+                    f"charged {_dstr(delta)}")
+        ce = RDP.linear(r).epsilon(cd)
+    except (KeyError, TypeError, ValueError, BayesDPError):
+        return "its dp_event is malformed"
+    if not ce <= float(eps) * (1 + 1e-9):
+        return f"its dp_event gives epsilon {ce:.6g} at delta {cd:.6g} but it is charged {_dstr(eps)}"
+    if released and "noise_scale" in released:
+        b = released["noise_scale"]
+        if not _finite(b) or Fraction(b) < Fraction(sg):
+            return f"its released noise scale {b!r} is below its dp_event's sigma {sg!r}"
+    return None
+
+
 def _event_cost(ev: dict) -> tuple[Decimal, Decimal, Decimal | None]:
     """(epsilon numerator, delta, epsilon denominator or None) a DP event costs, exactly: its epsilon
     is ``num / den`` (Laplace: ``(l1_sensitivity + grid_rounding) / noise_scale``).  Raises
@@ -255,6 +317,11 @@ def _consistency_problem(eps: Decimal, delta: Decimal, curve: dict | None, dp_ev
                          released: dict | None = None) -> str | None:
     """Why an entry charged (eps, delta) contradicts its own curve, DP event or released noise scale
     (None when consistent).  The charge must be at least what each of them says (exact comparisons)."""
+    if isinstance(dp_event, dict) and dp_event.get("type") == "discrete_gaussian":
+        why = _dg_problem(eps, delta, dp_event, released)
+        if why:
+            return why
+        dp_event = None
     if isinstance(dp_event, dict) and dp_event.get("type") in ("gdp", "gaussian", "laplace_continuous"):
         # events charged through the accountant interface (Ledger.spend): their curve at the charged delta
         try:
@@ -1011,19 +1078,26 @@ def _summary_full(full: _Full, path: Path) -> dict:
     E, D = _budget(full.header)
     if D > 0 and entries:
         # the PLD composition (bayesdp.release.accountant): reported when it improves on the other rules
-        from .accountant import composed_epsilon
+        from .accountant import composed_epsilon, rdp_composed_epsilon
 
+        evs = [e.get("dp_event") or {"type": "epsilon_delta", "epsilon": e["epsilon_exact"], "delta": e["delta_exact"]}
+               for e in entries]
         try:
-            ep = composed_epsilon([e.get("dp_event") or {"type": "epsilon_delta", "epsilon": e["epsilon_exact"],
-                                                         "delta": e["delta_exact"]} for e in entries], float(D))
+            ep = composed_epsilon(evs, float_at_most(D))
         except BudgetError:
             ep = math.inf
+        try:
+            er = rdp_composed_epsilon(evs, float_at_most(D))
+        except BayesDPError:
+            er = math.inf
         s["spent"]["pld_epsilon_at_budget_delta"] = ep if math.isfinite(ep) else None
+        s["spent"]["rdp_epsilon_at_budget_delta"] = er if math.isfinite(er) else None
         # like the curve rule: only a material improvement (it uses the whole budget delta)
-        if math.isfinite(ep) and ep < s["spent"]["epsilon"] * 0.999:
-            s["spent"]["epsilon"], s["spent"]["rule"] = ep, "PLD composition (dp-accounting)"
-            s["remaining_budget"] = {"epsilon": max(0.0, float(E) - ep), "delta": 0.0}
-            s["within_budget"] = s["within_budget"] or ep <= float(E)
+        for value, rule in ((ep, "PLD composition (dp-accounting)"), (er, "Renyi composition of the DP events")):
+            if math.isfinite(value) and value < s["spent"]["epsilon"] * 0.999:
+                s["spent"]["epsilon"], s["spent"]["rule"] = value, rule
+                s["remaining_budget"] = {"epsilon": max(0.0, float(E) - value), "delta": 0.0}
+                s["within_budget"] = s["within_budget"] or value <= float(E)
     warnings = []
     if full.legacy is not None:
         s["format"] = f"{FORMAT} v{VERSION} (converted to a journal on the next write)"
@@ -1353,7 +1427,8 @@ class Ledger:
         s = self.summary()
         return {"epsilon": s["spent"]["epsilon"], "epsilon_sum": s["spent"]["basic"]["epsilon"],
                 "delta_sum": s["spent"]["basic"]["delta"],
-                "epsilon_pld": s["spent"].get("pld_epsilon_at_budget_delta")}
+                "epsilon_pld": s["spent"].get("pld_epsilon_at_budget_delta"),
+                "epsilon_rdp": s["spent"].get("rdp_epsilon_at_budget_delta")}
 
     def remaining(self) -> dict:
         """What is left: ``{"epsilon": ..., "delta": ...}``."""

@@ -1,4 +1,4 @@
-"""Secure Laplace noise for released numbers (safe against Mironov 2012's floating-point attack).
+"""Secure Laplace and Gaussian noise for released numbers (safe against Mironov 2012's floating-point attack).
 
 The released value is never ``x + float Laplace``.  Following Google's differential-privacy
 library and OpenDP (LITERATURE.md §5.3), each coordinate is
@@ -11,10 +11,17 @@ coordinate by at most ``r/2`` so the grid indices of two neighbouring values dif
 most ``sensitivity/r + k``: the grid rounding is charged to the sensitivity (docs/release.md §3).
 The output is then a function of integers drawn exactly; pure ``epsilon``-DP holds exactly.
 
+Gaussian noise (:func:`gaussian_release`) is the same construction with the discrete Gaussian
+``P(G = k) ∝ exp(-k^2 / (2 sigma_grid^2))`` (Canonne, Kamath, Steinke 2020, Algorithm 3, built on the
+discrete Laplace sampler): the grid indices of two neighbouring vectors differ, in L2, by at most
+``(l2_sensitivity + sqrt(k) r)/r`` and the multivariate discrete Gaussian with that shift is
+``rho``-zCDP with ``rho = shift^2 / (2 sigma_grid^2)`` (CKS20 Theorem 14; docs/release.md §3.2).
+
 Randomness: all bits come from :mod:`secrets` (the OS CSPRNG).  No function here accepts a seed,
-and neither NumPy's nor JAX's generator is ever used.  The integer sampler is Canonne, Kamath,
-Steinke (NeurIPS 2020), Algorithm 2 (discrete Laplace via an exact geometric), in exact integer /
-rational arithmetic (LITERATURE.md §5.2; OpenDP's ``cks20`` pseudocode).
+and neither NumPy's nor JAX's generator is ever used.  The integer samplers are Canonne, Kamath,
+Steinke (NeurIPS 2020), Algorithm 2 (discrete Laplace via an exact geometric) and Algorithm 3
+(discrete Gaussian by rejection from the discrete Laplace), in exact integer / rational arithmetic
+(LITERATURE.md §5.2; OpenDP's ``cks20`` pseudocode).
 """
 
 from __future__ import annotations
@@ -264,3 +271,265 @@ def laplace_interval_halfwidth(noise_scale: float, level: float = 0.95) -> float
     if not 0.0 < level < 1.0:
         raise AssumptionError(f"level = {level!r} must be in (0, 1); pass e.g. 0.95")
     return b * math.log(1.0 / (1.0 - level)) + granularity(b)
+
+
+# ---------------------------------------------------------------------------
+# Gaussian noise: the discrete Gaussian of CKS20 on the same kind of grid
+# ---------------------------------------------------------------------------
+
+
+def sample_discrete_gaussian(sigma2: Fraction | int) -> int:
+    """One draw of the discrete Gaussian ``P(Y = y) ∝ exp(-y^2 / (2 sigma2))`` on the integers.
+
+    CKS20 Algorithm 3, exact: ``t = floor(sigma) + 1``; repeat ``Y ~ discrete Laplace(scale t)``,
+    ``C ~ Bernoulli(exp(-(|Y| - sigma2/t)^2 / (2 sigma2)))`` until ``C``; return ``Y``.  ``sigma2`` is an exact
+    rational; ``floor(sqrt(p/q)) = isqrt(p // q)``.  Randomness from :mod:`secrets` only.
+
+    Args:
+        sigma2: the variance parameter ``sigma^2 > 0`` as an exact ``Fraction`` or ``int``.
+
+    Returns:
+        one integer draw.
+
+    Raises:
+        AssumptionError: sigma2 <= 0.
+
+    Examples:
+        >>> isinstance(sample_discrete_gaussian(Fraction(9, 4)), int)
+        True
+    """
+    s2 = Fraction(sigma2)
+    if not s2 > 0:
+        raise AssumptionError(f"discrete Gaussian sigma^2 = {float(s2):.6g} must be > 0")
+    t = math.isqrt(s2.numerator // s2.denominator) + 1
+    while True:
+        y = sample_discrete_laplace(t)
+        dev = abs(y) - s2 / t
+        x = dev * dev / (2 * s2)
+        if _bernoulli_exp(x.numerator, x.denominator):
+            return y
+
+
+def discrete_gaussian_pmf(y: np.ndarray | int, sigma: float, terms: int | None = None) -> np.ndarray:
+    """``P(Y = y) = exp(-y^2/(2 sigma^2)) / sum_k exp(-k^2/(2 sigma^2))`` (for tests and docs; the normaliser
+    summed over ``|k| <= terms``, default ``ceil(40 sigma) + 10``).
+
+    Examples:
+        >>> round(float(discrete_gaussian_pmf(0, 1.0)), 6)      # 1/sqrt(2 pi) (1 + 2 e^{-2 pi^2} + ...)^-1
+        0.398942
+    """
+    n = int(math.ceil(40 * sigma) + 10) if terms is None else int(terms)
+    k = np.arange(-n, n + 1, dtype=float)
+    z = float(np.sum(np.exp(-k * k / (2 * sigma * sigma))))
+    yy = np.asarray(y, dtype=float)
+    return np.exp(-yy * yy / (2 * sigma * sigma)) / z
+
+
+def zcdp_rho(epsilon: float, delta: float) -> float:
+    """The largest ``rho`` (to a relative 1e-12) whose zCDP curve gives at most ``epsilon`` at ``delta``:
+    ``RDP.linear(rho).epsilon(delta) <= epsilon`` (CKS20 Proposition 12 conversion, :mod:`bayesdp.curves`).
+
+    Args:
+        epsilon: > 0.
+        delta: in (0, 1).
+
+    Returns:
+        rho > 0.
+
+    Raises:
+        AssumptionError: epsilon not > 0 or delta not in (0, 1).
+
+    Examples:
+        >>> from bayesdp.curves import RDP
+        >>> rho = zcdp_rho(1.0, 1e-5)
+        >>> RDP.linear(rho).epsilon(1e-5) <= 1.0 < RDP.linear(rho * (1 + 1e-9)).epsilon(1e-5)
+        True
+    """
+    from ..curves import RDP
+
+    eps = positive("epsilon", epsilon, "pass a positive epsilon")
+    if not (isinstance(delta, (int, float)) and 0.0 < float(delta) < 1.0):
+        raise AssumptionError(f"delta = {delta!r} must be in (0, 1) for Gaussian noise (a zCDP release has no pure "
+                              "epsilon); pass e.g. delta=1e-6 or use Laplace noise")
+    d = float(delta)
+    f = lambda r: RDP.linear(r).epsilon(d)  # noqa: E731 - increasing in r
+    lo, hi = 0.0, eps
+    while f(hi) <= eps:
+        lo, hi = hi, 2.0 * hi
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi:
+            break
+        if f(mid) <= eps:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-12 * hi:
+            break
+    if not lo > 0:
+        raise AssumptionError(f"epsilon = {eps:.6g} is too small for Gaussian noise at delta = {d:.3g}")
+    return lo
+
+
+def _sqrt_up(k: int) -> Fraction:
+    """A rational upper bound on sqrt(k), exact when k is a perfect square (a double, pushed up)."""
+    r = math.isqrt(k)
+    if r * r == k:
+        return Fraction(r)
+    f = math.sqrt(k)
+    while Fraction(f) ** 2 < k:
+        f = math.nextafter(f, math.inf)
+    return Fraction(f)
+
+
+@dataclass(frozen=True)
+class GaussianNoisyRelease:
+    """Result of :func:`gaussian_release`.  ``values`` are the only numbers meant for publication.
+
+    Attributes:
+        values: the released numbers (multiples of ``grid``).
+        sensitivity: L2 sensitivity of the statistic as proven (before rounding).
+        effective_sensitivity: ``sensitivity + grid_rounding`` (the L2 rounding ``sqrt(k) r`` is charged).
+        grid_rounding: ``sqrt(k) r`` rounded up (a double).
+        noise_scale: sigma per coordinate in value units (``r * sigma_grid``, a double, exact).
+        rho: the zCDP parameter ``effective_sensitivity^2 / (2 sigma^2)`` (rounded up).
+        epsilon: the epsilon at ``delta`` the noise was calibrated to (``RDP.linear(rho).epsilon(delta)``).
+        delta: the conversion delta.
+        grid: the grid step r.
+        num_coords: number of released coordinates.
+    """
+
+    values: np.ndarray
+    sensitivity: float
+    effective_sensitivity: float
+    grid_rounding: float
+    noise_scale: float
+    rho: float
+    epsilon: float
+    delta: float
+    grid: float
+    num_coords: int
+
+    @property
+    def noise_variance(self) -> float:
+        """Variance per coordinate: ``<= sigma^2`` (the discrete Gaussian's variance is below the continuous
+        one's, CKS20; equal to it up to a relative ``e^{-2 pi^2 sigma_grid^2}``, negligible at sigma_grid ~ 2^40)."""
+        return self.noise_scale ** 2
+
+
+def gaussian_calibration(l2_sensitivity: float, epsilon: float, delta: float, num_coords: int) -> dict:
+    """Everything :func:`gaussian_release` draws with, computed before any noise (the ledger entry needs it):
+    ``rho`` (:func:`zcdp_rho`), the grid ``r = granularity(sensitivity / sqrt(2 rho))``, the charged rounding
+    ``g >= sqrt(k) r`` and the smallest double ``sigma`` with ``(sensitivity + g)^2 <= 2 rho sigma^2`` exactly.
+
+    Returns:
+        ``{"rho_target", "rho", "grid", "grid_rounding", "sigma", "sigma2_grid" (Fraction), "epsilon", "delta"}``.
+    """
+    sens = positive("l2_sensitivity", l2_sensitivity, "a zero sensitivity needs no noise; check the statistic")
+    k = int(num_coords)
+    rho_t = zcdp_rho(epsilon, delta)
+    r = granularity(sens / math.sqrt(2.0 * rho_t))
+    R = Fraction(r)
+    root_k = _sqrt_up(k)
+    g = float(root_k * R)
+    while Fraction(g) < root_k * R:
+        g = math.nextafter(g, math.inf)
+    eff = Fraction(sens) + Fraction(g)
+    rho_F = Fraction(rho_t)
+    sigma = float(eff) / math.sqrt(2.0 * rho_t)
+    while eff * eff > 2 * rho_F * Fraction(sigma) ** 2:
+        sigma = math.nextafter(sigma, math.inf)
+    rho_exact = eff * eff / (2 * Fraction(sigma) ** 2)          # <= rho_t
+    rho = float(rho_exact)
+    if Fraction(rho) < rho_exact:
+        rho = math.nextafter(rho, math.inf)
+    sigma_grid = Fraction(sigma) / R                             # exact: r is a power of two
+    eff_f = float(eff)
+    if Fraction(eff_f) < eff:
+        eff_f = math.nextafter(eff_f, math.inf)
+    return {"rho_target": rho_t, "rho": rho, "grid": r, "grid_rounding": g, "sigma": sigma,
+            "sigma2_grid": sigma_grid * sigma_grid, "effective_sensitivity": eff_f, "epsilon": float(epsilon),
+            "delta": float(delta)}
+
+
+def gaussian_release(values: Sequence[float] | np.ndarray, l2_sensitivity: float, epsilon: float,
+                     delta: float) -> GaussianNoisyRelease:
+    """Release ``values`` (a vector of L2 sensitivity ``l2_sensitivity``) with ``rho``-zCDP, hence
+    ``(epsilon, delta)``-DP, by the discrete Gaussian on a power-of-two grid.
+
+    Each coordinate becomes ``r (round(x/r) + G)``, ``G`` discrete Gaussian with ``sigma_grid = sigma / r``;
+    the grid indices of neighbouring vectors differ by at most ``(l2_sensitivity + sqrt(k) r)/r`` in L2
+    (``|round(u) - u| <= 1/2`` per coordinate on each side), so CKS20 Theorem 14 gives
+    ``rho = (l2_sensitivity + sqrt(k) r)^2 / (2 sigma^2)``-zCDP, with ``rho`` the largest whose CKS20
+    Proposition 12 conversion is at most ``epsilon`` at ``delta`` (docs/release.md §3.2).  Noise from
+    :mod:`secrets` only (no seed accepted).
+
+    Args:
+        values: the non-private numbers (finite).
+        l2_sensitivity: their proven L2 sensitivity, > 0.
+        epsilon: > 0.
+        delta: in (0, 1) (Gaussian noise has no pure epsilon).
+
+    Returns:
+        a :class:`GaussianNoisyRelease`; only its ``values`` are meant for publication.
+
+    Raises:
+        AssumptionError: no values, a non-finite value, a sensitivity or epsilon not > 0, delta not in (0, 1).
+
+    Examples:
+        >>> r = gaussian_release([0.25, -1.5], l2_sensitivity=0.1, epsilon=1.0, delta=1e-5)
+        >>> r.num_coords, all(float(v / r.grid).is_integer() for v in r.values)
+        (2, True)
+        >>> (0.1 + r.grid_rounding) ** 2 / (2 * r.noise_scale ** 2) <= r.rho
+        True
+    """
+    x = np.asarray(values, dtype=np.float64).reshape(-1)
+    if x.size == 0:
+        raise AssumptionError("values is empty; pass at least one number to release")
+    for i, v in enumerate(x):
+        check_finite(f"values[{i}]", v)
+    cal = gaussian_calibration(l2_sensitivity, epsilon, delta, x.size)
+    r = cal["grid"]
+    out = np.empty(x.size, dtype=np.float64)
+    for i, v in enumerate(x):
+        q = v / r
+        if not math.isfinite(q):
+            raise AssumptionError(f"values[{i}] = {v:.6g} overflows the noise grid {r:.3g}; rescale the statistic")
+        out[i] = r * float(int(np.rint(q)) + sample_discrete_gaussian(cal["sigma2_grid"]))
+    return GaussianNoisyRelease(values=out, sensitivity=float(l2_sensitivity),
+                                effective_sensitivity=cal["effective_sensitivity"], grid_rounding=cal["grid_rounding"],
+                                noise_scale=cal["sigma"], rho=cal["rho"], epsilon=float(epsilon), delta=float(delta),
+                                grid=r, num_coords=int(x.size))
+
+
+def gaussian_interval_halfwidth(sigma: float, grid: float, level: float = 0.95) -> float:
+    """Half-width h with ``P(|r G + (r round(x/r) - x)| > h) <= 1 - level`` for the grid noise of
+    :func:`gaussian_release` (G discrete Gaussian, ``sigma = r sigma_grid``): ``h = sigma z + 2 r`` with
+    ``2 c Phi_bar(z) = 1 - level`` and ``c = 1 / (1 - 1/(sqrt(2 pi) sigma_grid))`` (docs/release.md §4: the
+    discrete tail ``P(G >= m) <= c Phi_bar((m - 1)/sigma_grid)``).
+
+    Args:
+        sigma: the noise scale in value units, > 0.
+        grid: the grid step r, with ``sigma / r > 1``.
+        level: coverage in (0, 1).
+
+    Returns:
+        the half-width.
+
+    Raises:
+        AssumptionError: sigma or grid not > 0, ``sigma/grid <= 1``, or level not in (0, 1).
+
+    Examples:
+        >>> round(gaussian_interval_halfwidth(1.0, 2.0 ** -40, 0.95), 6)     # the normal quantile 1.959964
+        1.959964
+    """
+    from scipy.stats import norm
+
+    sg = positive("noise_scale", sigma) / positive("grid", grid)
+    if not sg > 1.0:
+        raise AssumptionError(f"noise_scale / grid = {sg:.6g} must be > 1 (the grid is far finer than the noise)")
+    if not 0.0 < level < 1.0:
+        raise AssumptionError(f"level = {level!r} must be in (0, 1); pass e.g. 0.95")
+    c = 1.0 / (1.0 - 1.0 / (math.sqrt(2.0 * math.pi) * sg))
+    z = float(norm.isf((1.0 - level) / (2.0 * c))) * (1.0 + 1e-12)
+    return sigma * z + 2.0 * grid

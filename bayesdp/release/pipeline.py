@@ -91,7 +91,8 @@ def coordinate_subset_means(sites: Sequence[SiteSpec], coords: Sequence[str]) ->
     k = len(chosen)
     return Statistic(names=tuple(chosen), fn=fn, lipschitz=math.sqrt(k),
                      description=f"posterior mean of {', '.join(chosen)}",
-                     lipschitz_source="sqrt(k): selection of k coordinates (docs/release.md §2.1)")
+                     lipschitz_source="sqrt(k): selection of k coordinates (docs/release.md §2.1)",
+                     l2_lipschitz=1.0, l2_lipschitz_source="1: a selection of coordinates (docs/release.md §2.5)")
 
 
 def probability_at_profiles(profiles: np.ndarray, names: Sequence[str], site_offset: int = 0) -> Statistic:
@@ -100,6 +101,8 @@ def probability_at_profiles(profiles: np.ndarray, names: Sequence[str], site_off
 
     Lipschitz constant (Euclidean -> L1): ``sum_j |x_j|_2 / 4``, since ``sigmoid' <= 1/4`` gives
     ``|sigmoid(x.w) - sigmoid(x.w')| <= |x.(w - w')|/4 <= |x|_2 |w - w'|_2 / 4`` (docs/demo.md §3).
+    Euclidean -> Euclidean: ``sqrt(sum_j |x_j|_2^2) / 4`` (the same per-coordinate bound, summed in squares:
+    ``|P (w - w')|_2 <= |P|_F |w - w'|_2``).  Range [0, 1].
     """
     P = np.asarray(profiles, dtype=np.float64)
     require(P.ndim == 2 and P.shape[0] >= 1, "profiles.shape", P.shape, "must be (num_profiles, num_features)")
@@ -109,6 +112,7 @@ def probability_at_profiles(profiles: np.ndarray, names: Sequence[str], site_off
     names = tuple(names)
     require(len(names) == P.shape[0], "len(names)", len(names), f"must equal the number of profiles {P.shape[0]}")
     L = float(np.sum(np.linalg.norm(P, axis=1))) / 4.0
+    L2 = float(np.linalg.norm(P)) / 4.0 * (1.0 + 1e-12)      # Frobenius norm, rounded up
 
     def fn(z: np.ndarray) -> np.ndarray:
         require(z.shape[1] >= site_offset + d, "draws dimension", z.shape[1], f"must be >= {site_offset + d}")
@@ -117,18 +121,22 @@ def probability_at_profiles(profiles: np.ndarray, names: Sequence[str], site_off
 
     return Statistic(names=names, fn=fn, lipschitz=L,
                      description="posterior mean of the predicted probability at public reference records",
-                     lipschitz_source="sum_j |x_j|_2 / 4 (sigmoid' <= 1/4; docs/demo.md §3)")
+                     lipschitz_source="sum_j |x_j|_2 / 4 (sigmoid' <= 1/4; docs/demo.md §3)",
+                     l2_lipschitz=L2, l2_lipschitz_source="|P|_F / 4 (sigmoid' <= 1/4; docs/release.md §2.5)",
+                     range=(0.0, 1.0))
 
 
-def load_user_statistic(spec: str, lipschitz: float | None, names: Sequence[str] | None) -> Statistic:
+def load_user_statistic(spec: str, lipschitz: float | None, names: Sequence[str] | None,
+                        l2_lipschitz: float | None = None, require_lipschitz: bool = True) -> Statistic:
     """``path/to/file.py:function`` mapping the unconstrained draws (n, dim) to (n,) or (n, k);
-    ``lipschitz`` must be declared (``|f(z) - f(z')|_1 <= L |z - z'|_2``), else refused."""
+    ``lipschitz`` must be declared (``|f(z) - f(z')|_1 <= L |z - z'|_2``), else refused; ``l2_lipschitz``
+    optionally (``|f(z) - f(z')|_2 <= L2 |z - z'|_2``, Gaussian noise)."""
     import importlib.util
     import os
 
     if ":" not in spec or not spec.rsplit(":", 1)[0].endswith(".py"):
         raise AssumptionError(f"--stat {spec!r} is not 'mean' nor path/to/file.py:function")
-    if lipschitz is None:
+    if lipschitz is None and require_lipschitz:
         raise AssumptionError(f"--stat {spec}: statistic has no declared Lipschitz constant; pass --lipschitz L "
                               "(|f(z) - f(z')|_1 <= L |z - z'|_2 on the unconstrained space)")
     path, func = spec.rsplit(":", 1)
@@ -145,7 +153,11 @@ def load_user_statistic(spec: str, lipschitz: float | None, names: Sequence[str]
     if not callable(fn):
         raise AssumptionError(f"--stat {spec}: no function {func!r} in {path}")
     names = tuple(names) if names else (func,)
-    return function_mean(lambda z: np.asarray(fn(z), dtype=np.float64), lipschitz, names, description=func)
+    if lipschitz is None:        # sample-and-aggregate clamps the chunk estimates: no constant is needed
+        return Statistic(names=names, fn=lambda z: np.asarray(fn(z), dtype=np.float64), lipschitz=math.inf,
+                         description=func, lipschitz_source="not declared (not needed by sample-and-aggregate)")
+    return function_mean(lambda z: np.asarray(fn(z), dtype=np.float64), lipschitz, names, description=func,
+                         l2_lipschitz=l2_lipschitz)
 
 
 # ---------------------------------------------------------------------------
@@ -179,6 +191,15 @@ class Prepared:
     step_size_rule: str
     max_delta: float | None = None
     level: float = 0.95
+    noise: str = "auto"              # "auto" | "laplace" | "gaussian"
+    noise_delta: float = 0.0         # the delta Gaussian noise may use (0: Laplace only)
+    noise_plan: Any = None           # bayesdp.release.release.NoisePlan, decided from the sensitivities
+
+    def chain_design(self) -> dict:
+        """What the data-independent Monte Carlo bound needs about the kept draws (docs/release.md §4.2)."""
+        c = self.sampler.config
+        return {"inverse_temperature": c.inverse_temperature, "num_steps": c.num_steps, "burn_in": self.burn_in,
+                "thinning": c.thinning, "num_chains": c.num_chains}
 
 
 @dataclass
@@ -232,10 +253,13 @@ def prepare(model: Callable, data: Mapping[str, Any], *, domain, statistic: Stat
             inverse_temperature: float = 1.0, clip_norm: float | None = None, num_chains: int = 1,
             thinning: int = 1, model_kwargs: Mapping[str, Any] | None = None, model_name: str | None = None,
             concentration: Mapping[str, float] | None = None, max_delta: float | None = None,
-            level: float = 0.95, delta: float = 1e-5) -> Prepared:
+            level: float = 0.95, delta: float = 1e-5, noise: str = "auto", noise_delta: float = 0.0,
+            value_range: Sequence[float] | None = None) -> Prepared:
     """Steps 1-5 of the module docstring; raises a one-line error (nothing run, nothing drawn,
     ledger untouched) on any refusal.  ``statistic``: a :class:`Statistic`, ``"mean"`` (all
-    coordinate means) or a callable ``(sampler, analysis) -> Statistic``."""
+    coordinate means) or a callable ``(sampler, analysis) -> Statistic``.  ``delta`` is the delta of the
+    analyzer's certificate table; ``noise_delta`` the delta Gaussian noise may use (``noise``: auto, laplace,
+    gaussian; docs/release.md §3); ``value_range`` a declared range of the statistic (clamping)."""
     from ..analysis import Domain, analyze, certify
     from ..release.ledger import Ledger
     from ..samplers import Sampler
@@ -245,7 +269,10 @@ def prepare(model: Callable, data: Mapping[str, Any], *, domain, statistic: Stat
     from ..analysis.records import validate_records
     from ..resources import check_state_file
 
+    from .release import check_noise, plan_noise
+
     eps = positive("epsilon", epsilon, "pass a positive epsilon")
+    noise_delta = check_noise(noise, noise_delta)
     if sampler not in ("ula", "sgld"):
         raise AssumptionError(f"sampler = {sampler!r} must be 'ula' or 'sgld'")
     num_steps = positive_int("num_steps", num_steps)
@@ -287,6 +314,7 @@ def prepare(model: Callable, data: Mapping[str, Any], *, domain, statistic: Stat
         stat = statistic(smp, an)
     else:
         raise AssumptionError(f"statistic = {statistic!r} must be 'mean', a Statistic or a builder")
+    stat = stat.with_range(value_range)
     stat.check(smp.potential.dim)   # a statistic that raises or has the wrong shape: refused before the chain
     constants = _sampler_constants(consts, sampler, step_size, batch_size, clip_norm)
     coupling, failed = best_coupling(**{k: v for k, v in constants.items() if v is not None})
@@ -296,13 +324,15 @@ def prepare(model: Callable, data: Mapping[str, Any], *, domain, statistic: Stat
                               "contracting step size or declare 004 Proposition 3.10 constants")
     routes = sensitivity_routes(stat, coupling, concentration)
     route = choose_route(routes, max_delta)
+    plan = plan_noise(stat, route, eps, noise_delta, noise)
     Ledger.open(ledger, budget_epsilon=budget_epsilon, budget_delta=budget_delta, dataset=dataset).check(
-        eps, route.coupling_delta)
+        eps, plan.charged_delta, curve=plan.curve, event=dict(plan.event))
     return Prepared(model=model, model_name=model_name or getattr(model, "__name__", "model"), data=data,
                     analysis=an, report=rep, constants=constants, sampler=smp, statistic=stat, epsilon=eps,
                     ledger=str(ledger), budget_epsilon=budget_epsilon, budget_delta=budget_delta, dataset=dataset,
                     burn_in=burn_in, concentration=concentration, route=route, routes=routes, coupling=coupling,
-                    coupling_failed=failed, step_size_rule=rule, max_delta=max_delta, level=level)
+                    coupling_failed=failed, step_size_rule=rule, max_delta=max_delta, level=level, noise=noise,
+                    noise_delta=noise_delta, noise_plan=plan)
 
 
 def check_level(level: float) -> float:
@@ -352,7 +382,7 @@ def release_draws(prep: Prepared, draws: np.ndarray, *, ledger: str | None = Non
                              prep.ledger if ledger is None else ledger, coupling=prep.coupling,
                              concentration=prep.concentration, budget_epsilon=prep.budget_epsilon,
                              budget_delta=prep.budget_delta, dataset=prep.dataset, max_delta=prep.max_delta,
-                             level=prep.level)
+                             level=prep.level, noise=prep.noise, delta=prep.noise_delta, chain=prep.chain_design())
 
 
 def run(model: Callable, data: Mapping[str, Any], *, seed: int | None = None, **kwargs: Any) -> PipelineResult:

@@ -332,6 +332,7 @@ class SensitivityRoute:
     sensitivity: float          # L1 window eta (before grid rounding)
     coupling_delta: float       # delta added by the route (0 for the coupling route)
     assumptions: Mapping[str, Any] = field(default_factory=dict)
+    l2_sensitivity: float | None = None   # L2 window (Gaussian noise; coupling route only)
 
     def certificate(self, epsilon: float, noise_scale: float, num_coords: int, mechanism: str = "mc-estimate"
                     ) -> Certificate:
@@ -357,11 +358,40 @@ class SensitivityRoute:
                 f"is too small for epsilon = {eps:.6g} at sensitivity {self.sensitivity:.6g}")
         # The released noise is a discretised Laplace (noise.laplace_release): only the (eps, delta~) point
         # is claimed (pure eps-DP when delta~ = 0); smaller eps use the region of that point (curves.ApproxDP).
+        own = self.assumptions.get("route") == "sample-and-aggregate"    # no coupling: its own window only
         return replace(base, source=self.source, curve=ApproxDP(eps, self.coupling_delta),
-                       assumptions={**base.assumptions, **self.assumptions, "num_coords": num_coords},
+                       assumptions={**({} if own else base.assumptions), **self.assumptions, "num_coords": num_coords},
                        constants={**base.constants, "epsilon": eps},
                        notes=("L1 sensitivity; discretised Laplace noise per coordinate (grid rounding charged "
                               "to the sensitivity)"))
+
+    def gaussian_certificate(self, epsilon: float, delta: float, rho: float, sigma: float, l2_window: float,
+                             num_coords: int, mechanism: str = "mc-estimate") -> Certificate:
+        """Certificate of ``average + discrete Gaussian(sigma)`` per coordinate on a grid (noise.gaussian_release):
+        ``rho``-zCDP (CKS20 Theorem 14 for every realisation of the coupled chains; the release is a mixture of
+        such mechanisms with data-independent weights, docs/release.md §3.2), converted to ``(epsilon, delta)``.
+        Only the coupling route (``coupling_delta = 0``) is supported.
+
+        Raises:
+            AssumptionError: a route with a positive delta (004 Proposition 3.10), or ``rho`` too large for
+                ``epsilon`` at ``delta``.
+        """
+        from ..curves import RDP
+
+        if self.coupling_delta != 0.0:
+            raise AssumptionError(f"Gaussian noise needs the coupling route (004 Proposition 3.7 with delta~ = 0); "
+                                  f"route {self.source!r} adds delta {self.coupling_delta:.3g}: use Laplace noise")
+        eps = positive("epsilon", epsilon)
+        curve = RDP.linear(positive("rho", rho))
+        require(curve.epsilon(delta) <= eps * (1 + 1e-9), "noise_scale", sigma,
+                f"is too small for epsilon = {eps:.6g} at delta = {delta:.3g} (rho = {rho:.6g})")
+        return Certificate(mechanism=mechanism, source=f"{self.source} + CKS20 Theorem 14", curve=curve,
+                           assumptions={**self.assumptions, "num_coords": num_coords, "l2_window": l2_window,
+                                        "coupling_delta": 0.0},
+                           constants={"noise_scale": sigma, "noise_variance": sigma * sigma, "rho": rho,
+                                      "sensitivity": l2_window, "epsilon": eps, "delta": float(delta)},
+                           notes=("L2 sensitivity; discretised Gaussian noise per coordinate (grid rounding sqrt(k) r "
+                                  "charged to the sensitivity); rho-zCDP, converted by CKS20 Proposition 12"))
 
     def delta_at(self) -> float:
         """The delta this route adds to the release (``coupling_delta``).
@@ -369,15 +399,17 @@ class SensitivityRoute:
         return self.coupling_delta
 
 
-def coupling_route(coupling: CouplingBound, lipschitz: float) -> SensitivityRoute:
+def coupling_route(coupling: CouplingBound, lipschitz: float, l2_lipschitz: float | None = None) -> SensitivityRoute:
     """004 Proposition 3.7 with ``delta~ = 0``: the window is ``lipschitz * coupling.distance``.
 
     ``lipschitz`` is the Lipschitz constant of the statistic from (R^d, Euclidean) to (R^k, L1) in
-    the sampler's unconstrained space (sqrt(k) for k coordinate means; docs/release.md §2).
+    the sampler's unconstrained space (sqrt(k) for k coordinate means; docs/release.md §2);
+    ``l2_lipschitz`` (Euclidean -> Euclidean, default: ``lipschitz``) gives the L2 window of Gaussian noise.
 
     Args:
         coupling: a proven :class:`CouplingBound`.
         lipschitz: of the statistic, > 0.
+        l2_lipschitz: its Euclidean -> Euclidean constant, > 0 (default: ``lipschitz``).
 
     Returns:
         a :class:`SensitivityRoute` with delta 0.
@@ -386,11 +418,13 @@ def coupling_route(coupling: CouplingBound, lipschitz: float) -> SensitivityRout
         AssumptionError: lipschitz not > 0.
     """
     Lf = positive("lipschitz", lipschitz, "declare the statistic's Lipschitz constant")
+    L2 = Lf if l2_lipschitz is None else positive("l2_lipschitz", l2_lipschitz)
     eta = Lf * coupling.distance
     return SensitivityRoute(source=f"004 Proposition 3.7 + {coupling.source}", sensitivity=eta,
                             coupling_delta=0.0,
-                            assumptions={"lipschitz": Lf, "coupling_distance": coupling.distance,
-                                         **{f"coupling_{k}": v for k, v in coupling.assumptions.items()}})
+                            assumptions={"lipschitz": Lf, "l2_lipschitz": L2, "coupling_distance": coupling.distance,
+                                         **{f"coupling_{k}": v for k, v in coupling.assumptions.items()}},
+                            l2_sensitivity=round_up(L2 * coupling.distance))
 
 
 def concentration_route(concentration: float, concentration_delta: float, posterior_sensitivity: float
@@ -399,7 +433,7 @@ def concentration_route(concentration: float, concentration_delta: float, poster
 
     The caller certifies Assumption 3.8 (``P(|avg_D - pi_D(f)| <= C) >= 1 - delta~`` for every D,
     in the L1 norm for vectors) and Assumption 3.9 (``|pi_D(f) - pi_D'(f)| <= gamma_f``); the
-    vector form is the same proof with the L1 norm (docs/release.md §2.3).  Chains on D and D'
+    vector form is the same proof with the L1 norm (docs/release.md §2.6).  Chains on D and D'
     need not be coupled.
 
     Args:
@@ -453,3 +487,105 @@ def choose_route(routes: list[SensitivityRoute], max_delta: float | None = None)
         raise AssumptionError("no sensitivity route: the sampler configuration has no proven coupling bound and "
                               "no concentration constants (004 Proposition 3.10) were given")
     return min(ok, key=lambda r: (r.sensitivity, r.coupling_delta))
+
+
+# ---------------------------------------------------------------------------
+# Monte Carlo fluctuation of the average, from the same contraction (data independent)
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MonteCarloBound:
+    """``P(|F - E F| >= t) <= 2 exp(-t^2 / (2 (L lipschitz_noise)^2))`` for the average F of an L-Lipschitz
+    function of the kept draws (docs/release.md §4.2).
+
+    Attributes:
+        lipschitz_noise: the Lipschitz constant of the average of a 1-Lipschitz function of the draws with
+            respect to the Euclidean norm of the chains' standard Gaussian innovations.
+        source: the derivation.
+        assumptions: the chain's design and the contraction it uses.
+    """
+
+    lipschitz_noise: float
+    source: str
+    assumptions: Mapping[str, Any] = field(default_factory=dict)
+
+    def half_width(self, lipschitz: float, alpha: float) -> float:
+        """``t`` with ``2 exp(-t^2 / (2 (lipschitz * lipschitz_noise)^2)) = alpha``, rounded up.
+
+        Examples:
+            >>> round(MonteCarloBound(0.1, "x").half_width(1.0, 0.05), 6)       # 0.1 sqrt(2 log 40)
+            0.27162
+        """
+        import math
+
+        a = float(alpha)
+        require(0.0 < a < 1.0, "alpha", a, "must be in (0, 1)")
+        return round_up(lipschitz * self.lipschitz_noise * math.sqrt(2.0 * math.log(2.0 / a)) * (1 + 1e-12))
+
+    def to_dict(self) -> dict:
+        return {"lipschitz_noise": self.lipschitz_noise, "source": self.source, "assumptions": dict(self.assumptions)}
+
+
+MC_SOURCE = ("Gaussian concentration of a Lipschitz function of the chain's Gaussian innovations (Tsirelson-"
+             "Ibragimov-Sudakov; docs/release.md §4.2), with the contraction of LITERATURE §7.1")
+
+
+def monte_carlo_bound(coupling: CouplingBound | None, *, inverse_temperature: float, num_steps: int, burn_in: int,
+                      thinning: int = 1, num_chains: int = 1) -> MonteCarloBound | None:
+    """A data-independent bound on the Monte Carlo fluctuation of the average of the kept draws of a full-batch
+    ULA chain whose gradient step contracts by ``rho`` for every dataset (the coupling route of LITERATURE §7.1);
+    None for any other route (SGLD: the minibatches are a second source of randomness; K + V: the step does not
+    contract).
+
+    Derivation (docs/release.md §4.2): the chains start at a fixed point and ``X_j = Phi(X_{j-1}) + s xi_j``,
+    ``s = sqrt(2 gamma / beta)``.  Changing the innovations by ``delta_j`` moves ``X_k`` by at most
+    ``s sum_{j <= k} rho^(k-j) |delta_j|``, so the average over the kept draws of an L-Lipschitz f moves by at
+    most ``(L s / (c N)) sum_j w_j |delta_j| <= (L s / (c N)) sqrt(c sum_j w_j^2) |delta|_2`` with
+    ``w_j = sum_{kept k >= j} rho^(k-j)`` (c chains, N kept draws each).  The Gaussian concentration inequality
+    for Lipschitz functions of a standard Gaussian vector then gives the tail bound of :class:`MonteCarloBound`.
+
+    Args:
+        coupling: the release's coupling bound (its ``contraction`` and ``step_size``).
+        inverse_temperature: beta of the chain.
+        num_steps: steps per chain n.
+        burn_in: kept draws dropped per chain.
+        thinning: every ``thinning``-th step is kept.
+        num_chains: chains averaged together.
+
+    Returns:
+        a :class:`MonteCarloBound`, or None when the route has no such bound.
+
+    Examples:
+        >>> b = coupling_strongly_convex(0.5, 1.0, 1.0, grad_diff=1.0)          # rho = 1/2, s = 1
+        >>> mc = monte_carlo_bound(b, inverse_temperature=1.0, num_steps=1, burn_in=0)
+        >>> round(mc.lipschitz_noise, 6)                     # one draw X_1 = s xi_1: L = s = 1 (rounded up)
+        1.0
+    """
+    import math
+
+    import numpy as np
+    from scipy.signal import lfilter
+
+    if coupling is None or coupling.source != SOURCE_STRONGLY_CONVEX:
+        return None
+    beta = positive("inverse_temperature", inverse_temperature)
+    n = positive_int("num_steps", num_steps)
+    t = positive_int("thinning", thinning)
+    c = positive_int("num_chains", num_chains)
+    b = int(nonnegative("burn_in", burn_in))
+    kept = np.arange((b + 1) * t, (n // t) * t + 1, t)          # kept steps X_t, X_2t, ... after the burn-in
+    require(kept.size >= 1, "burn_in", b, f"must leave at least one kept draw of the {n // t} per chain")
+    rho = float(coupling.contraction)
+    ind = np.zeros(int(kept[-1]))
+    ind[kept - 1] = 1.0                                           # step j = 1..last kept
+    # w_j = 1[j kept] + rho w_{j+1}: a first-order recursion run backwards
+    w = lfilter([1.0], [1.0, -rho], ind[::-1])[::-1]
+    s = math.sqrt(2.0 * float(coupling.step_size) / beta)
+    N = int(kept.size)
+    lip = round_up(s * math.sqrt(c * float(np.sum(w * w))) / (c * N) * (1 + 1e-12))
+    return MonteCarloBound(lipschitz_noise=lip, source=MC_SOURCE,
+                           assumptions={"contraction": rho, "step_size": float(coupling.step_size),
+                                        "inverse_temperature": beta, "num_steps": n, "burn_in": b, "thinning": t,
+                                        "num_chains": c, "kept_draws_per_chain": N,
+                                        "start": "a data-independent fixed point (the same for every chain)"})

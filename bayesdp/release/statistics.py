@@ -4,7 +4,9 @@ A :class:`Statistic` maps the sampler's draws, in its UNCONSTRAINED space (shape
 chains and draws flattened), to ``k`` numbers per draw; the released value is their average.
 It carries ``lipschitz``: a constant L with ``|f(z) - f(z')|_1 <= L |z - z'|_2`` (Euclidean in,
 L1 out, because vector releases use Laplace noise calibrated to the L1 sensitivity), so that the
-average moves by at most ``L * coupling distance`` (docs/release.md §2):
+average moves by at most ``L * coupling distance`` (docs/release.md §2), and ``l2_lipschitz``, the
+Euclidean -> Euclidean constant Gaussian noise is calibrated to (docs/release.md §2.5; when not
+declared the L1 constant is used, which is always valid since ``|v|_2 <= |v|_1``):
 
 * k coordinate means of real-support sites (identity transform): ``L = sqrt(k)``
   (``|v|_1 <= sqrt(k) |v|_2``, attained by v = (1, ..., 1)).
@@ -15,14 +17,16 @@ average moves by at most ``L * coupling distance`` (docs/release.md §2):
 
 Every released value is returned with its noise scale, noise variance (``2 scale^2``, SEEDS §6
 row 10, not 004's ``eta/eps``) and an interval that covers the NON-PRIVATE Monte Carlo estimate
-with the stated probability (noise only; the Monte Carlo error of the estimate itself is not
-included).
+with the stated probability (noise only), and, when a data-independent bound on the Monte Carlo
+fluctuation is proven, an interval that also covers the chain's expected estimate
+(docs/release.md §4).  A statistic with a known ``range`` (probabilities: [0, 1]) is clamped to it
+after the noise (post-processing, docs/release.md §4.3).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
 import numpy as np
@@ -80,6 +84,38 @@ class Statistic:
     #: ``|S(X) - S(X')|_1 <= lipschitz * sup_t |X_t - X'_t|_2`` for the whole estimator S, which for a mean is
     #: implied by the per-draw constant (docs/release.md §2).
     reduce: Callable[[np.ndarray], np.ndarray] | None = None
+    #: Euclidean -> Euclidean constant: ``|S(X) - S(X')|_2 <= l2_lipschitz * sup_t |X_t - X'_t|_2`` (Gaussian
+    #: noise); ``None``: not declared, :attr:`l2` falls back to ``lipschitz`` (valid: ``|v|_2 <= |v|_1``).
+    l2_lipschitz: float | None = None
+    l2_lipschitz_source: str = ""
+    #: known range ``(a, b)`` of every released coordinate (probabilities: ``(0, 1)``); ``None``: unknown.
+    #: The released values are clamped to it and the intervals clipped (post-processing).
+    range: tuple[float, float] | None = None
+
+    @property
+    def l2(self) -> float:
+        """The Euclidean -> Euclidean constant used for Gaussian noise: :attr:`l2_lipschitz`, or the L1
+        constant when none is declared (``|v|_2 <= |v|_1``, so an L1 bound is an L2 bound)."""
+        if self.l2_lipschitz is None:
+            return float(self.lipschitz)
+        return float(min(self.l2_lipschitz, self.lipschitz))
+
+    def with_range(self, value_range: Sequence[float] | None) -> "Statistic":
+        """This statistic with a declared range ``(a, b)`` of every released coordinate (``None``: unchanged),
+        intersected with the range it has by construction (probabilities: [0, 1]).
+
+        Raises:
+            AssumptionError: not two finite numbers with a < b, or no overlap with the statistic's own range.
+        """
+        if value_range is None:
+            return self
+        a, b = check_range(value_range)
+        if self.range is not None:
+            a, b = max(a, self.range[0]), min(b, self.range[1])
+            if not a < b:
+                raise AssumptionError(f"range = ({value_range[0]:g}, {value_range[1]:g}) does not overlap the range "
+                                      f"{tuple(self.range)} of {self.description!r}; declare a range inside it")
+        return replace(self, range=(a, b))
 
     @property
     def kind(self) -> str:
@@ -159,12 +195,30 @@ class Statistic:
         return out
 
 
+def check_range(value_range: Sequence[float], name: str = "range") -> tuple[float, float]:
+    """A declared range ``(a, b)``: two finite numbers with ``a < b``, or a one-line refusal naming ``name``.
+
+    Examples:
+        >>> check_range((0, 1))
+        (0.0, 1.0)
+    """
+    try:
+        a, b = (float(v) for v in value_range)
+    except (TypeError, ValueError):
+        raise AssumptionError(f"{name} = {value_range!r} must be two numbers (a, b) with a < b, e.g. (-3, 3)") from None
+    if not (math.isfinite(a) and math.isfinite(b) and a < b):
+        raise AssumptionError(f"{name} = ({a:g}, {b:g}) must be finite with a < b; declare the public range of "
+                              "the released values, e.g. (-3, 3)")
+    return a, b
+
+
 def coordinate_means(sites: Sequence[SiteSpec], select: Sequence[str] | None = None) -> Statistic:
     """Posterior mean of every coordinate of the selected sites (all sites by default).
 
     Draws are the concatenation of the sites' unconstrained coordinates, in ``sites`` order.
     Lipschitz constant (Euclidean -> L1): ``sqrt(sum_s L_s^2 k_s)`` with ``L_s = 1`` for real-support
-    sites and the declared ``transform_lipschitz`` for constrained ones (docs/release.md §2.1).
+    sites and the declared ``transform_lipschitz`` for constrained ones (docs/release.md §2.1);
+    Euclidean -> Euclidean: ``max_s L_s`` (1 for real-support sites; docs/release.md §2.5).
 
     Args:
         sites: the model's latent sites, in the order of the draws' coordinates.
@@ -200,6 +254,7 @@ def coordinate_means(sites: Sequence[SiteSpec], select: Sequence[str] | None = N
     pieces = []
     names: list[str] = []
     sq = 0.0
+    l2 = 0.0
     for name in chosen:
         start, s = offsets[name]
         if s.constrained:
@@ -212,6 +267,7 @@ def coordinate_means(sites: Sequence[SiteSpec], select: Sequence[str] | None = N
         else:
             Ls, tr = 1.0, None
         sq += Ls * Ls * s.size
+        l2 = max(l2, Ls)
         pieces.append((start, s.size, tr))
         names += [name] if s.size == 1 else [f"{name}[{i}]" for i in range(s.size)]
     total = pos
@@ -224,10 +280,13 @@ def coordinate_means(sites: Sequence[SiteSpec], select: Sequence[str] | None = N
             cols.append(block if tr is None else np.asarray(tr(block), dtype=np.float64).reshape(block.shape))
         return np.concatenate(cols, axis=1)
 
-    src = ("sqrt(k): identity on real-support sites" if all(p[2] is None for p in pieces)
+    identity = all(p[2] is None for p in pieces)
+    src = ("sqrt(k): identity on real-support sites" if identity
            else "sqrt(sum_s L_s^2 k_s): declared transform constants")
+    src2 = "1: identity on real-support sites" if identity else "max_s L_s: declared transform constants"
     return Statistic(names=tuple(names), fn=fn, lipschitz=math.sqrt(sq),
-                     description=f"posterior mean of {', '.join(chosen)}", lipschitz_source=src)
+                     description=f"posterior mean of {', '.join(chosen)}", lipschitz_source=src,
+                     l2_lipschitz=l2, l2_lipschitz_source=src2)
 
 
 def _real_columns(sites: Sequence[SiteSpec], select: Sequence[str] | None, what: str
@@ -280,7 +339,7 @@ def coordinate_quantiles(sites: Sequence[SiteSpec], q: Sequence[float], select: 
     fixed convex combination of two order statistics) is 1-Lipschitz for the sup-norm of a perturbation of
     the sample, and ``|X_t,j - X'_t,j| <= |X_t - X'_t|_2``; so each of the ``k m`` released numbers (k
     coordinates, m levels) moves by at most ``sup_t |X_t - X'_t|_2`` and ``lipschitz = k m`` (L1 over the
-    numbers).  It is not a mean: only the coupling route applies.
+    numbers), ``l2_lipschitz = sqrt(k m)`` (Euclidean).  It is not a mean: only the coupling route applies.
 
     Args:
         sites: the latent sites in the draws' order.
@@ -314,7 +373,9 @@ def coordinate_quantiles(sites: Sequence[SiteSpec], q: Sequence[float], select: 
                      description=f"posterior quantiles {', '.join(f'{x:g}' for x in levels)} of "
                                  f"{len(names)} coordinate{'s' if len(names) > 1 else ''}",
                      lipschitz_source="k m: order statistics are 1-Lipschitz in sup-norm (docs/release.md §2.3)",
-                     reduce=reduce)
+                     reduce=reduce, l2_lipschitz=math.sqrt(len(out_names)),
+                     l2_lipschitz_source="sqrt(k m): each number moves by at most the coupling distance (docs/release.md "
+                                         "§2.5)")
 
 
 def exceedance_probabilities(sites: Sequence[SiteSpec], threshold: float, width: float,
@@ -325,7 +386,8 @@ def exceedance_probabilities(sites: Sequence[SiteSpec], threshold: float, width:
 
     An indicator is not Lipschitz (one record can move a draw across the threshold), so no bounded-noise
     release of the raw fraction exists from the coupling; the ramp is ``1/width``-Lipschitz per coordinate,
-    ``sqrt(k)/width`` from Euclidean to L1 for k coordinates (docs/release.md §2.4).
+    ``sqrt(k)/width`` from Euclidean to L1 for k coordinates (docs/release.md §2.4) and ``1/width`` from
+    Euclidean to Euclidean (§2.5).  Its range is [0, 1]: released values are clamped to it.
 
     Args:
         sites: the latent sites in the draws' order.
@@ -354,11 +416,14 @@ def exceedance_probabilities(sites: Sequence[SiteSpec], threshold: float, width:
     return Statistic(names=tuple(f"P({n} > {t:g})" for n in names), fn=fn, lipschitz=math.sqrt(len(names)) / w,
                      description=f"posterior probability above {t:g} (ramp of width {w:g}) of {len(names)} "
                                  f"coordinate{'s' if len(names) > 1 else ''}",
-                     lipschitz_source="sqrt(k)/width: a ramp of slope 1/width (docs/release.md §2.4)")
+                     lipschitz_source="sqrt(k)/width: a ramp of slope 1/width (docs/release.md §2.4)",
+                     l2_lipschitz=1.0 / w, l2_lipschitz_source="1/width: a ramp of slope 1/width per coordinate "
+                                                                "(docs/release.md §2.5)", range=(0.0, 1.0))
 
 
 def function_mean(fn: Callable[[np.ndarray], np.ndarray], lipschitz: float | None, names: Sequence[str],
-                  description: str = "user function") -> Statistic:
+                  description: str = "user function", l2_lipschitz: float | None = None,
+                  value_range: Sequence[float] | None = None) -> Statistic:
     """Posterior mean of a user function of the unconstrained draws with a DECLARED Lipschitz constant
     (Euclidean in, L1 out).  ``lipschitz=None`` is refused: the noise cannot be calibrated.
 
@@ -367,6 +432,9 @@ def function_mean(fn: Callable[[np.ndarray], np.ndarray], lipschitz: float | Non
         lipschitz: the declared constant L with ``|f(z) - f(z')|_1 <= L |z - z'|_2``.
         names: one name per output coordinate.
         description: one line for reports.
+        l2_lipschitz: optionally, the declared ``L2`` with ``|f(z) - f(z')|_2 <= L2 |z - z'|_2`` (Gaussian
+            noise); without it the L1 constant is used for Gaussian noise too (valid, possibly larger).
+        value_range: optionally, the public range ``(a, b)`` of every output (values are clamped to it).
 
     Returns:
         a :class:`Statistic`.
@@ -384,42 +452,74 @@ def function_mean(fn: Callable[[np.ndarray], np.ndarray], lipschitz: float | Non
         raise AssumptionError(f"statistic {description!r} has no declared Lipschitz constant; declare one "
                               "(|f(z) - f(z')|_1 <= L |z - z'|_2 on the unconstrained space)")
     L = positive(f"lipschitz of statistic {description!r}", lipschitz)
+    L2 = None if l2_lipschitz is None else positive(f"l2_lipschitz of statistic {description!r}", l2_lipschitz)
     names = tuple(names)
     if not names:
         raise AssumptionError("names is empty; name each output coordinate of the statistic")
-    return Statistic(names=names, fn=fn, lipschitz=L, description=description, lipschitz_source="declared by user")
+    return Statistic(names=names, fn=fn, lipschitz=L, description=description, lipschitz_source="declared by user",
+                     l2_lipschitz=L2, l2_lipschitz_source="declared by user" if L2 is not None else
+                     "not declared: the L1 constant (|v|_2 <= |v|_1)",
+                     range=None if value_range is None else check_range(value_range))
 
 
 @dataclass(frozen=True)
 class ReleasedValue:
-    """One released coordinate: the noisy value, its noise scale and variance, and the interval that
-    holds the non-private estimate with probability >= ``level`` (from :func:`describe_values`).
+    """One released coordinate: the published value (clamped to the statistic's range, if any), its noise scale
+    and variance, the interval that holds the non-private estimate with probability >= ``level`` (noise only),
+    and, when a data-independent Monte Carlo bound is proven, the interval that holds the chain's expected
+    estimate with probability >= ``level`` (noise and Monte Carlo fluctuation); both clipped to the range
+    (from :func:`describe_values`).
     """
     name: str
     value: float
     noise_scale: float
     noise_variance: float
-    interval: tuple[float, float]
+    interval: tuple[float, float] | None
     level: float
+    raw_value: float | None = None
+    total_interval: tuple[float, float] | None = None
 
     def to_dict(self) -> dict:
-        """JSON-ready form (the interval as a list).
+        """JSON-ready form (the intervals as lists).
         """
         return {"name": self.name, "value": self.value, "noise_scale": self.noise_scale,
-                "noise_variance": self.noise_variance, "interval": list(self.interval), "level": self.level}
+                "noise_variance": self.noise_variance,
+                "interval": None if self.interval is None else list(self.interval), "level": self.level,
+                "raw_value": self.value if self.raw_value is None else self.raw_value,
+                "total_interval": None if self.total_interval is None else list(self.total_interval)}
+
+
+def _clip_interval(v: float, h: float, value_range: tuple[float, float] | None) -> tuple[float, float]:
+    """``[v - h, v + h]`` intersected with the range; the whole range when they do not meet (the estimate lies in
+    the range, so either is a valid interval; an empty intersection says only that the noise was large)."""
+    lo, hi = v - h, v + h
+    if value_range is not None:
+        a, b = value_range
+        lo, hi = max(lo, a), min(hi, b)
+        if lo > hi:
+            lo, hi = a, b
+    return float(lo), float(hi)
 
 
 def describe_values(names: Sequence[str], values: np.ndarray, noise_scale: float, noise_variance: float,
-                    level: float = 0.95) -> list[ReleasedValue]:
-    """Per-coordinate report: value, scale, variance and the interval ``value ± b log(1/(1-level)) + r``
-    that contains the non-private estimate with probability >= level (noise only, per coordinate).
+                    level: float = 0.95, *, half_width: float | None = None,
+                    value_range: tuple[float, float] | None = None,
+                    total_half_width: float | None = None) -> list[ReleasedValue]:
+    """Per-coordinate report: value, scale, variance and the interval ``value ± h`` that contains the
+    non-private estimate with probability >= level (noise only, per coordinate; Laplace by default:
+    ``h = b log(1/(1-level)) + r``), clipped to ``value_range`` (where the estimate lies anyway), and the value
+    itself clamped to the range (post-processing).  ``total_half_width`` adds the interval around the chain's
+    expected estimate (noise and Monte Carlo, docs/release.md §4).
 
     Args:
         names: one per value.
-        values: the released values.
-        noise_scale: the Laplace scale b.
+        values: the released values (before clamping).
+        noise_scale: the noise scale (Laplace b or Gaussian sigma).
         noise_variance: the noise variance per coordinate.
         level: coverage of the interval, in (0, 1).
+        half_width: the noise interval's half-width (default: the Laplace one for ``noise_scale``).
+        value_range: the statistic's known range ``(a, b)``, or None.
+        total_half_width: the half-width of the noise + Monte Carlo interval, or None (not available).
 
     Returns:
         one :class:`ReleasedValue` per coordinate.
@@ -431,8 +531,18 @@ def describe_values(names: Sequence[str], values: np.ndarray, noise_scale: float
         >>> v = describe_values(["w"], [0.5], noise_scale=1.0, noise_variance=2.0)[0]
         >>> round(v.interval[1] - v.value, 6)                  # log(1 / 0.05) + one grid step
         2.995732
+        >>> p = describe_values(["p"], [1.2], noise_scale=0.1, noise_variance=0.02, value_range=(0.0, 1.0))[0]
+        >>> p.value, p.raw_value, p.interval[1]                # clamped; the interval clipped to [0, 1]
+        (1.0, 1.2, 1.0)
     """
-    h = laplace_interval_halfwidth(noise_scale, level)
-    return [ReleasedValue(name=n, value=float(v), noise_scale=float(noise_scale), noise_variance=float(noise_variance),
-                          interval=(float(v) - h, float(v) + h), level=float(level))
-            for n, v in zip(names, values)]
+    h = laplace_interval_halfwidth(noise_scale, level) if half_width is None else float(half_width)
+    out = []
+    for n, v in zip(names, values):
+        v = float(v)
+        shown = v if value_range is None else min(max(v, value_range[0]), value_range[1])
+        out.append(ReleasedValue(name=n, value=shown, noise_scale=float(noise_scale),
+                                 noise_variance=float(noise_variance), interval=_clip_interval(v, h, value_range),
+                                 level=float(level), raw_value=v,
+                                 total_interval=None if total_half_width is None else
+                                 _clip_interval(v, total_half_width, value_range)))
+    return out

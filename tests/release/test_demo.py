@@ -2,9 +2,10 @@
 
 Independent values: the demo's potential (logistic, prior N(0, s^2 I), |x| <= 1) is 1/s^2-strongly
 convex with replace-one gradient difference <= 2, so the ULA coupling distance at the default step
-is 2 s^2; the reference records are ``(2p - 1)/sqrt(30) * (1, ..., 1)`` (norm |2p - 1|), and the
-predicted probability at x has Lipschitz constant |x|/4, so the L1 sensitivity of the two
-probabilities is ``(|2 p1 - 1| + |2 p2 - 1|)/4 * 2 s^2``.
+is 2 s^2; the reference records are ``(2p - 1)/sqrt(30) * (1, ..., 1)`` (norm |2p - 1|).  The default
+statistic releases ``u = x_dir . w`` (``x_dir`` the unit vector of both records, Lipschitz 1: sensitivity
+``2 s^2``) and derives ``sigmoid((2p - 1) u)``; ``profile-means`` releases the two posterior mean
+probabilities, whose L1 sensitivity is ``(|2 p1 - 1| + |2 p2 - 1|)/4 * 2 s^2`` (Lipschitz |x|/4 each).
 """
 
 import json
@@ -45,15 +46,52 @@ def test_quick_demo_numbers(quick):
     res, _ = quick
     r = res.release
     s = demo.DEFAULT_PRIOR_SCALE
-    p1, p2 = demo.PROFILE_FRACTIONS
-    # coupling distance 2 R s^2 with the certified norm R = 1 + 8 * 2^-24 (float32 rows at the bound, domain.py)
-    expected = (abs(2 * p1 - 1) + abs(2 * p2 - 1)) / 4 * 2 * s * s * (1 + 8 * 2.0 ** -24)
-    assert r.proven_sensitivity == pytest.approx(expected, rel=1e-12)
+    # coupling distance 2 R s^2 with the certified norm R = 1 + 8 * 2^-24 (float32 rows at the bound, domain.py),
+    # times the Lipschitz constant |x_dir| = 1 of u
+    expected = 2 * s * s * (1 + 8 * 2.0 ** -24)
+    assert r.names == ("u = x_dir . w",)
+    assert r.proven_sensitivity == pytest.approx(expected, rel=1e-11)
     assert r.noise_scale == pytest.approx(r.sensitivity / r.epsilon, rel=1e-15)
     assert r.sensitivity - r.proven_sensitivity <= 2 * r.proven_sensitivity * 2.0 ** -39
     assert r.epsilon == 1.0 and r.delta == 0.0
     assert r.source.startswith("004 Proposition 3.7 + coupling")
-    # the non-private estimates are probabilities, increasing with tumour size on this data
+    # the derived probabilities are sigmoid((2p - 1) u) of the released u, in [0, 1], intervals mapped
+    u, (lo, hi) = r.items[0].value, r.items[0].interval
+    for der, p in zip(res.derived, demo.PROFILE_FRACTIONS):
+        c = 2 * p - 1
+        assert der["value"] == pytest.approx(1 / (1 + math.exp(-c * u)), rel=1e-12)
+        assert 0.0 < der["interval"][0] <= der["value"] <= der["interval"][1] < 1.0
+        assert sorted(der["interval"]) == pytest.approx(sorted([1 / (1 + math.exp(-c * lo)),
+                                                                1 / (1 + math.exp(-c * hi))]), rel=1e-12)
+    # the non-private u is positive here (the reference records lie below the malignant ones: P < 1/2), and the
+    # probabilities derived from it increase with tumour size
+    npv = res.derived_nonprivate
+    assert res.nonprivate[0] > 0 and 0 < npv[0] < npv[1] < 0.5
+
+
+def test_noise_interval_of_the_probabilities_at_least_halved(quick):
+    """Issue #17's demo target: the released probabilities lie in [0, 1] and their noise interval at eps = 1 is at
+    most half of the previous release's (the posterior means of the two probabilities, Laplace scale
+    (|2p1 - 1| + |2p2 - 1|)/4 * 2 s^2 = 0.0875: a 95% interval of width 2 (0.0875 log 20 + r))."""
+    res, _ = quick
+    s = demo.DEFAULT_PRIOR_SCALE
+    p1, p2 = demo.PROFILE_FRACTIONS
+    old_width = 2 * (abs(2 * p1 - 1) + abs(2 * p2 - 1)) / 4 * 2 * s * s * math.log(20)
+    for der in res.derived:
+        assert 0.0 <= der["value"] <= 1.0
+        assert der["interval"][1] - der["interval"][0] <= old_width / 2
+
+
+def test_profile_means_are_clamped(tmp_path):
+    res = demo.run_demo(quick=True, statistic="profile-means", seed=0, plots=False)
+    r = res.release
+    s = demo.DEFAULT_PRIOR_SCALE
+    p1, p2 = demo.PROFILE_FRACTIONS
+    expected = (abs(2 * p1 - 1) + abs(2 * p2 - 1)) / 4 * 2 * s * s * (1 + 8 * 2.0 ** -24)
+    assert r.proven_sensitivity == pytest.approx(expected, rel=1e-12)
+    assert r.postprocessing["clamp"] == [0.0, 1.0]
+    for it in r.items:
+        assert 0.0 <= it.interval[0] <= it.value <= it.interval[1] <= 1.0
     npv = res.nonprivate
     assert np.all((0 < npv) & (npv < 1)) and npv[1] > npv[0]
     assert res.ledger_is_temporary
