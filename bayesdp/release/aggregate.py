@@ -45,8 +45,8 @@ def aggregate_route(num_coords: int, value_range: tuple[float, float], chunks: i
 
     Examples:
         >>> r = aggregate_route(4, (-1.0, 1.0), 8)
-        >>> r.sensitivity, r.l2_sensitivity, r.coupling_delta
-        (1.0, 0.5, 0.0)
+        >>> r.sensitivity, r.l2_sensitivity, r.coupling_delta     # L1 4 * 2/8 = 1, rounded up (outward)
+        (1.0000000000000144, 0.5, 0.0)
     """
     from ..exact import round_up
 

@@ -40,6 +40,10 @@ NORM = (f"X.norm={R}", "y.values=0,1")
 BOX = ("X.min=-1", "X.max=1", "y.values=0,1")
 FACTOR = jnp.array([1.0, 2.54, 0.5])
 
+# float64 for a block: ``jax.enable_x64`` in newer JAX, ``jax.experimental.enable_x64`` in 0.7.0
+# (bayesdp supports JAX 0.7.0; the experimental one is gone from later versions)
+enable_x64 = getattr(jax, "enable_x64", None) or __import__("jax.experimental", fromlist=["enable_x64"]).enable_x64
+
 
 def sigmoid(t: float) -> float:
     return 1.0 / (1.0 + math.exp(-t))

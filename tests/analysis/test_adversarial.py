@@ -226,7 +226,7 @@ WITNESSED = [c for c in A.CASES if c.witnesses]
 
 @pytest.mark.parametrize("case", WITNESSED, ids=lambda c: c.id)
 def test_hand_derivation_is_witnessed(case):
-    with jax.enable_x64(True):
+    with A.enable_x64(True):
         for w in case.witnesses:
             check_witness(case, w)
 

@@ -24,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from _adversarial_models import record_loss
+from _adversarial_models import enable_x64, record_loss
 from bayesdp.analysis import Domain, analyze
 
 M_RECORDS = 6
@@ -294,7 +294,7 @@ def search(spec: Spec, model, n_starts=128, n_steps=40, seed=0) -> tuple[float, 
         (s, best), _ = jax.lax.scan(lambda c, lr: step(c, lr, is_bound), (s, objective(s, is_bound)), lrs)
         return jnp.maximum(best, objective(s, is_bound))
 
-    with jax.enable_x64(True):
+    with enable_x64(True):
         args = (jax.tree_util.tree_map(jnp.asarray, state), jnp.asarray(bound))
         # compiled once per model with cheap XLA passes: compilation, not the search, is the cost here
         compiled = jax.jit(jax.vmap(one)).lower(*args).compile(FAST_COMPILE)

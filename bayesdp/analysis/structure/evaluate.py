@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .interpreter import CALL_BODIES, _open
+from .interpreter import CALL_BODIES, _open, is_dropvar
 
 
 def _subst(value, m: int):
@@ -31,7 +31,7 @@ def _needed(eqns, outvars) -> set:
     need = {v for v in outvars if not isinstance(v, jcore.Literal)}
     keep = set()
     for eqn in reversed(eqns):
-        if any(v in need for v in eqn.outvars if not isinstance(v, jcore.DropVar)):
+        if any(v in need for v in eqn.outvars if not is_dropvar(v)):
             keep.add(id(eqn))
             need.update(v for v in eqn.invars if not isinstance(v, jcore.Literal))
     return keep, need
@@ -62,7 +62,7 @@ def _run(eqns, constvars, consts, invars, args, outvars, m: int):
             res = eqn.primitive.bind(*ins, **{k: _subst(v, m) for k, v in eqn.params.items()})
             outs = list(res) if eqn.primitive.multiple_results else [res]
         for v, o in zip(eqn.outvars, outs):
-            if not isinstance(v, jcore.DropVar):
+            if not is_dropvar(v):
                 env[v] = o
     return [read(v) for v in outvars]
 

@@ -34,6 +34,22 @@ from typing import Callable
 
 import numpy as np
 
+
+def is_dropvar(v) -> bool:
+    """Whether ``v`` is an equation output the program discards (printed ``_`` in a jaxpr).
+
+    ``jax.extend.core.DropVar`` is missing from JAX 0.7.0 (which bayesdp supports), where the class
+    lives in ``jax._src.core`` alone.
+    """
+    from jax.extend import core as jcore
+
+    cls = getattr(jcore, "DropVar", None)
+    if cls is None:
+        from jax._src import core as src_core
+
+        cls = src_core.DropVar
+    return isinstance(v, cls)
+
 CALL_BODIES = {"jit": "jaxpr", "pjit": "jaxpr", "closed_call": "call_jaxpr", "core_call": "call_jaxpr",
                "remat": "jaxpr", "remat2": "jaxpr", "checkpoint": "jaxpr", "custom_jvp_call": "call_jaxpr",
                "custom_vjp_call": "call_jaxpr", "custom_vjp_call_jaxpr": "fun_jaxpr"}
@@ -192,7 +208,7 @@ class Run:
             ins = [read(v) for v in eqn.invars]
             outs = self.equation(eqn, ins)
             for v, o in zip(eqn.outvars, outs):
-                if not isinstance(v, jcore.DropVar):
+                if not is_dropvar(v):
                     env[v] = o
                     self.producers[v] = eqn
             if record is not None:
