@@ -16,7 +16,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-MODULES = [
+PART1 = [
     "bayesdp.audit", "bayesdp.audit.chains", "bayesdp.audit.lq", "bayesdp.audit.models", "bayesdp.audit.stats",
     "bayesdp.bench", "bayesdp.bench.audit", "bayesdp.bench.certify", "bayesdp.bench.load", "bayesdp.bench.release",
     "bayesdp.bench.tightness",
@@ -28,6 +28,17 @@ MODULES = [
     "bayesdp.theorems.hockey_stick", "bayesdp.theorems.mixing", "bayesdp.theorems.pabi",
     "bayesdp.theorems.paper_constants", "bayesdp.theorems.tight", "bayesdp.theorems.transfer",
 ]
+# part 2: each list is completed by whoever documents that package (see tests below: every reference module
+# must be in one of them)
+ANALYSIS: list[str] = [
+]
+RELEASE: list[str] = [
+    "bayesdp.release", "bayesdp.release.data",
+]
+SAMPLERS: list[str] = [
+]
+TOP: list[str] = ["bayesdp.api", "bayesdp.calibration"]
+MODULES = PART1 + ANALYSIS + RELEASE + SAMPLERS + TOP
 
 
 def _hooks():
