@@ -42,7 +42,10 @@ FACTOR = jnp.array([1.0, 2.54, 0.5])
 
 # float64 for a block: ``jax.enable_x64`` in newer JAX, ``jax.experimental.enable_x64`` in 0.7.0
 # (bayesdp supports JAX 0.7.0; the experimental one is gone from later versions)
-enable_x64 = getattr(jax, "enable_x64", None) or __import__("jax.experimental", fromlist=["enable_x64"]).enable_x64
+if hasattr(jax, "enable_x64"):
+    enable_x64 = jax.enable_x64
+else:
+    from jax.experimental import enable_x64
 
 
 def sigmoid(t: float) -> float:
