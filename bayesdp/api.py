@@ -819,6 +819,19 @@ def _sample_and_aggregate(source, statistic, eps, acct, *, data, sites, lipschit
     if kernel.sampler != "ula" or kernel.clip_norm is not None or kernel.inverse_temperature != 1.0:
         raise AssumptionError("sample-and-aggregate runs full-batch ULA at inverse temperature 1 per chunk; use a "
                               "ULA kernel without clipping")
+    dom, kw, acct, build = _chain_release_setup(kernel, acct, budget, statistic, sites, lipschitz, names, q=q,
+                                                threshold=threshold, width=width, value_range=value_range)
+    res, _ = sample_and_aggregate(kernel.model, data, statistic=build, value_range=value_range, epsilon=eps,
+                                  ledger=acct, domain=dom, delta=delta, noise=noise, chunks=chunks,
+                                  step_size=kernel.step_size, num_steps=num_steps, burn_in=burn_in,
+                                  model_kwargs=kw, level=level, seed=seed)
+    return res
+
+
+def _chain_release_setup(kernel, acct, budget, statistic, sites, lipschitz, names, *, q, threshold, width,
+                         value_range):
+    """(domain, model kwargs with the domain's counts, accountant, statistic builder) of a release that runs its
+    own chains (path, sample-and-aggregate)."""
     from .analysis import Domain
     from .analysis.inputs import counts_from_domain
 
@@ -833,11 +846,7 @@ def _sample_and_aggregate(source, statistic, eps, acct, *, data, sites, lipschit
         return _statistic(statistic, sampler, analysis, sites, lipschitz, names, q=q, threshold=threshold,
                           width=width, value_range=value_range, need_lipschitz=False)
 
-    res, _ = sample_and_aggregate(kernel.model, data, statistic=build, value_range=value_range, epsilon=eps,
-                                  ledger=acct, domain=dom, delta=delta, noise=noise, chunks=chunks,
-                                  step_size=kernel.step_size, num_steps=num_steps, burn_in=burn_in,
-                                  model_kwargs=kw, level=level, seed=seed)
-    return res
+    return dom, kw, acct, build
 
 
 def _chain_source(source, data, num_steps):
@@ -863,24 +872,13 @@ def _path_release(source, statistic, eps, delta, acct, *, data, sites, lipschitz
                   value_range, level, burn_in, budget, seed, num_steps, chosen_by):
     """``release(..., method="path")``: a full-batch ULA chain at the largest inverse temperature whose path
     certificate meets (epsilon, delta); its Monte Carlo estimate is released (bayesdp.release.path)."""
-    from .analysis import Domain
-    from .analysis.inputs import counts_from_domain
     from .release.path import release_path_model
 
     kernel, n, c, data = _chain_source(source, data, num_steps)
     if kernel.sampler != "ula" or kernel.clip_norm is not None:
         raise AssumptionError("method = 'path' runs full-batch ULA without clipping; use a ULA kernel")
-    dom = _domain(kernel.domain)
-    kw = counts_from_domain(kernel.model, dom if isinstance(dom, Domain) else None, dict(kernel.model_kwargs or {}))
-    if isinstance(acct, str) and budget is not None:
-        from .release.ledger import Ledger
-
-        acct = Ledger.open(acct, budget_epsilon=budget)
-
-    def build(sampler, analysis):
-        return _statistic(statistic, sampler, analysis, sites, lipschitz, names, q=q, threshold=threshold,
-                          width=width, value_range=value_range, need_lipschitz=False)
-
+    dom, kw, acct, build = _chain_release_setup(kernel, acct, budget, statistic, sites, lipschitz, names, q=q,
+                                                threshold=threshold, width=width, value_range=value_range)
     return release_path_model(kernel.model, data, domain=dom, statistic=build, epsilon=eps, delta=delta, ledger=acct,
                               step_size=kernel.step_size, num_steps=n, num_chains=c, burn_in=burn_in, model_kwargs=kw,
                               level=level, seed=seed, chosen_by=chosen_by)
