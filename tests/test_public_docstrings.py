@@ -36,8 +36,9 @@ RELEASE: list[str] = [
     "bayesdp.release", "bayesdp.release.data",
 ]
 SAMPLERS: list[str] = [
-    "bayesdp.samplers", "bayesdp.samplers.certify", "bayesdp.samplers.driver", "bayesdp.samplers.glm","bayesdp.samplers.gradients", "bayesdp.samplers.keys", "bayesdp.samplers.kernels", "bayesdp.samplers.minibatch", "bayesdp.samplers.potential",
-    "bayesdp.samplers.sharding",
+    "bayesdp.samplers", "bayesdp.samplers.certify", "bayesdp.samplers.driver", "bayesdp.samplers.glm",
+    "bayesdp.samplers.gradients", "bayesdp.samplers.kernels", "bayesdp.samplers.keys", "bayesdp.samplers.minibatch",
+    "bayesdp.samplers.potential", "bayesdp.samplers.sharding",
     "bayesdp.bench.samplers", "bayesdp.bench.utility",
 ]
 TOP: list[str] = ["bayesdp.api", "bayesdp.calibration"]
