@@ -9,7 +9,7 @@ full-batch ones), built from a :class:`~bayesdp.samplers.potential.ModelPotentia
 * :func:`minibatch_clipped`   grad K + (m/s) sum_{i in A} clip_G(grad l_i).
 * :func:`from_indices`        the minibatch estimators on given batch indices (the driver draws the batches
                               of a block of steps at once, :func:`bayesdp.samplers.minibatch.batch_indices`).
-* :func:`masked_likelihood`   sum_i [valid_i] [clip_G](grad l_i) over a shard of records with padding
+* :func:`masked_likelihood`   ``sum_i [valid_i] [clip_G](grad l_i)`` over a shard of records with padding
                               (records sharded over devices, :mod:`bayesdp.samplers.sharding`).
 
 ``clip_G(g) = g * min(1, G/|g|)`` (Euclidean norm over all unconstrained coordinates).  The
