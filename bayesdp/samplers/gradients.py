@@ -267,7 +267,7 @@ def minibatch(potential, data_size: int, batch_size: int) -> Callable:
 
 
 def minibatch_clipped(potential, data_size: int, batch_size: int) -> Callable:
-    """``grad_fn(key, theta, data, clip) = grad K + (m/s) sum_{i in A} clip_rows(grad l_i, clip)``, ``A`` drawn with ``key``.
+    """``grad_fn(key, theta, data, clip) = grad K + (m/s) sum_{i in A} clip_rows(grad l_i, clip)``, ``A`` from ``key``.
 
     The examples use the mean ``mu`` of a Normal with unit variance, prior N(0, 1), records y = 1, 2, 3:
     ``grad K(mu) = mu`` and ``grad l_i(mu) = mu - y_i``.

@@ -60,7 +60,7 @@ def init(position) -> LangevinState:
 
 
 def langevin_update(x, grad, noise, step_size, noise_scale):
-    """``x - step_size * grad + noise_scale * noise``: the one update of ULA and SGLD (used by the kernels and the driver).
+    """``x - step_size * grad + noise_scale * noise``: the one update of ULA and SGLD (kernels and driver).
 
     Args:
         x: the position.
@@ -82,7 +82,7 @@ def langevin_update(x, grad, noise, step_size, noise_scale):
 
 
 def build_kernel(grad_fn: Callable) -> Callable:
-    """``kernel(key, state, data, step_size, inverse_temperature, clip_norm) -> LangevinState`` from a gradient estimator.
+    """``kernel(key, state, data, step_size, inverse_temperature, clip_norm) -> LangevinState`` from an estimator.
 
     A ``grad_fn`` with ``needs_key = False`` (full batch) gets no key and the whole key drives the noise;
     otherwise each step splits its key into a batch key (passed to ``grad_fn``) and a noise key.

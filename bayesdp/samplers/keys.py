@@ -70,7 +70,7 @@ def check_seed(seed: Any, name: str = "seed") -> int:
         >>> check_seed(-1)
         Traceback (most recent call last):
         ...
-        bayesdp.errors.AssumptionError: seed = -1 must be an integer in [0, 4294967295]; pass a smaller seed, or none for OS CSPRNG keys
+        bayesdp.errors.AssumptionError: seed = -1 must be an integer in [0, 4294967295]; pass a smaller seed, ...
     """
     from ..errors import AssumptionError
 
