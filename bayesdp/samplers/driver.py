@@ -553,8 +553,8 @@ class Sampler:
         timing: ``compile_s``, ``prepare_s``, ``run_s``, ``steps_per_s`` of the last run.
 
     Raises:
-        AssumptionError: an invalid configuration (one line naming the parameter), a configuration no
-            certificate covers (unless ``uncertified``), or a run that does not fit in memory.
+        AssumptionError: an invalid configuration (one line naming the parameter), malformed data, a
+            configuration no certificate covers (unless ``uncertified``), or a run that does not fit in memory.
         ModelError: a model the samplers cannot run (see :class:`~bayesdp.samplers.potential.ModelPotential`).
         DomainError: invalid data, or records outside ``domain``.
 

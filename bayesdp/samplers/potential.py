@@ -52,8 +52,9 @@ def validate_data(data: Mapping[str, Any], model: Callable | None = None,
         ``(arrays, m)``: the data as NumPy arrays in the samplers' dtypes, and the number of records.
 
     Raises:
-        DomainError: records of different lengths, non-finite values, labels outside a discrete site's
-            support, or integers beyond int32 (without 64-bit mode).
+        AssumptionError: not a non-empty dict of numeric arrays with a leading record axis of one length.
+        DomainError: non-finite values, labels outside a discrete site's support, or integers beyond int32
+            (without 64-bit mode).
 
     Examples:
         >>> import numpy as np
@@ -189,7 +190,8 @@ class ModelPotential:
     Raises:
         ModelError: a discrete latent site, a ``param`` site, a latent site inside the record plate, no
             latent or no observed site, or a model that fails when traced with one record.
-        DomainError: invalid data (see :func:`validate_data`).
+        AssumptionError: malformed data (see :func:`validate_data`).
+        DomainError: invalid data values (see :func:`validate_data`).
 
     Examples:
         The mean of a Normal with unit variance and a N(0, 1) prior: ``K(mu) = mu^2/2 + log(2 pi)/2``,
