@@ -36,6 +36,10 @@ RELEASE: list[str] = [
     "bayesdp.release", "bayesdp.release.data",
 ]
 SAMPLERS: list[str] = [
+    "bayesdp.samplers", "bayesdp.samplers.certify", "bayesdp.samplers.driver", "bayesdp.samplers.glm",
+    "bayesdp.samplers.gradients", "bayesdp.samplers.kernels", "bayesdp.samplers.keys", "bayesdp.samplers.minibatch",
+    "bayesdp.samplers.potential", "bayesdp.samplers.sharding",
+    "bayesdp.bench.samplers", "bayesdp.bench.utility",
 ]
 TOP: list[str] = ["bayesdp.api", "bayesdp.calibration"]
 MODULES = PART1 + ANALYSIS + RELEASE + SAMPLERS + TOP

@@ -44,12 +44,26 @@ import subprocess
 import sys
 import time
 
+__all__ = ["NAME", "HELP", "ULA_FORMS", "add_arguments", "model", "reference_ula", "reference_sgld", "device_info",
+           "copy_bandwidth", "run", "memory_row", "format_table"]
+
 NAME = "samplers"
 HELP = "ULA/SGLD steps per second vs hand-written JAX and BlackJAX (same run)"
 
 
 def add_arguments(parser) -> None:
-    """Add the options of ``bayesdp bench samplers`` to the argparse sub-parser ``parser``."""
+    """Add the options of ``bayesdp bench samplers`` to the argparse sub-parser ``parser``.
+
+    Args:
+        parser: the sub-parser.
+
+    Examples:
+        >>> import argparse
+        >>> p = argparse.ArgumentParser(prog="bayesdp bench samplers")
+        >>> add_arguments(p)
+        >>> vars(p.parse_args([]))
+        {'quick': False, 'repeats': 5, 'memory': False, 'no_memory': False, 'memory_size': None}
+    """
     parser.add_argument("--quick", action="store_true", help="small sizes only (m = 1,000, d = 10)")
     parser.add_argument("--repeats", type=int, default=5, help="timed runs per measurement (median)")
     parser.add_argument("--memory", action="store_true", help="measure memory (the default; kept for old scripts)")
@@ -108,6 +122,16 @@ _MODEL = None
 
 def model():
     """The benchmark's NumPyro logistic model (built once, cached).
+
+    ``logistic(X, y=None, prior_scale=1.0)``: ``theta ~ N(0, prior_scale^2 I)``, ``y_i ~ Bernoulli(logits =
+    x_i . theta)`` in a plate over the records.
+
+    Returns:
+        the model function (the same object on every call).
+
+    Examples:
+        >>> model().__name__, model() is model()
+        ('logistic', True)
     """
     global _MODEL
     if _MODEL is None:
@@ -161,6 +185,25 @@ def reference_ula(X, y, step_size, num_steps, num_chains, prior_scale=1.0, data_
     recompilation for a new dataset of the same shape).  ``data_as_constants=True`` closes over
     them instead, letting XLA specialise the program to this dataset (e.g. constant-fold X^T):
     reported as extra information, not as the reference.
+
+    Args:
+        X: the features ``(m, d)``.
+        y: the 0/1 labels ``(m,)``.
+        step_size: the step size.
+        num_steps: the number of steps.
+        num_chains: the number of chains.
+        prior_scale: the prior's standard deviation.
+        data_as_constants: close over the data instead of passing them as arguments.
+        form: the layout of the gradient (a key of ``ULA_FORMS[1]`` or ``ULA_FORMS["K"]``).
+
+    Returns:
+        a callable running the chain(s) once and returning the final position(s).
+
+    Examples:
+        >>> import numpy as np
+        >>> X, y = np.eye(4, 2, dtype=np.float32), np.array([1.0, 0.0, 1.0, 0.0], np.float32)
+        >>> reference_ula(X, y, step_size=0.1, num_steps=3, num_chains=1)().shape
+        (2,)
     """
     import jax
     import jax.numpy as jnp
@@ -194,7 +237,26 @@ def reference_ula(X, y, step_size, num_steps, num_chains, prior_scale=1.0, data_
 
 def reference_sgld(X, y, step_size, num_steps, batch_size, prior_scale=1.0):
     """BlackJAX sgld (no clipping) in lax.scan, the batches of all steps drawn at once by bayesdp's exact sampler;
-    hand-written jnp SGLD if BlackJAX is absent."""
+    hand-written jnp SGLD if BlackJAX is absent.
+
+    Args:
+        X: the features ``(m, d)``.
+        y: the 0/1 labels ``(m,)``.
+        step_size: the step size.
+        num_steps: the number of steps.
+        batch_size: the batch size s.
+        prior_scale: the prior's standard deviation.
+
+    Returns:
+        ``(run, label)``: a callable running the chain once (returning the final position) and what it is.
+
+    Examples:
+        >>> import numpy as np
+        >>> X, y = np.eye(4, 2, dtype=np.float32), np.array([1.0, 0.0, 1.0, 0.0], np.float32)
+        >>> go, label = reference_sgld(X, y, step_size=0.1, num_steps=3, batch_size=2)
+        >>> label.endswith("data as jit arguments")
+        True
+    """
     import jax
     import jax.numpy as jnp
 
@@ -275,7 +337,18 @@ def _steps_for(m, d, chains):
 
 
 def device_info() -> dict:
-    """The device the bench ran on: JAX's platform, device kind and count, the processor and JAX's version."""
+    """The device the bench ran on: JAX's platform, device kind and count, the processor and JAX's version.
+
+    Returns:
+        a JSON-ready dict (``platform``, ``device_kind``, ``device_count``, ``process_count``, ``jax``,
+        ``processor`` and, on Linux, ``cpu_cores``).
+
+    Examples:
+        >>> import jax
+        >>> info = device_info()
+        >>> info["jax"] == jax.__version__, info["platform"] == jax.devices()[0].platform
+        (True, True)
+    """
     import platform
 
     import jax
@@ -297,7 +370,20 @@ def copy_bandwidth(nbytes: int, repeats: int = 9) -> dict:
     """Memory bandwidth in bytes per second from a copy kernel on a float32 array of ``nbytes``: ``x <- x + 1``
     repeated ``passes`` times in one ``lax.scan`` (each pass reads and writes the array: 2 x nbytes), the
     median of ``repeats`` timings after compilation.  Small arrays measure the cache they fit in, which is
-    the roofline of a problem of that size."""
+    the roofline of a problem of that size.
+
+    Args:
+        nbytes: the size of the array (at least 64 bytes are used).
+        repeats: the number of timings.
+
+    Returns:
+        ``bytes_per_s``, ``array_bytes``, ``passes`` and ``method``.
+
+    Examples:
+        >>> r = copy_bandwidth(4096, repeats=1)
+        >>> r["array_bytes"], r["passes"], r["bytes_per_s"] > 0
+        (4096, 1000, True)
+    """
     import jax
     import jax.numpy as jnp
 
@@ -319,7 +405,27 @@ def _roofline(steps_per_s, design_bytes, bandwidth):
 
 def run(args) -> dict:
     """Run ``bayesdp bench samplers`` with the parsed options ``args``: one JSON-ready dict (device, bandwidth,
-    speed rows with the reference measured in the same run, memory)."""
+    speed rows with the reference measured in the same run, memory).
+
+    ``--quick`` takes about a minute (the memory rows run in fresh processes); the full bench much longer.
+
+    Args:
+        args: the namespace of [`add_arguments`][bayesdp.bench.samplers.add_arguments]' options.
+
+    Returns:
+        a dict with ``device``, ``bandwidth``, ``rows``, ``targets`` and (unless ``--no-memory``) ``memory``.
+
+    Examples:
+        Not run here (it takes minutes):
+
+        >>> import argparse
+        >>> p = argparse.ArgumentParser()
+        >>> add_arguments(p)
+        >>> args = p.parse_args(["--quick", "--no-memory", "--repeats", "1"])
+        >>> res = run(args)                                     # doctest: +SKIP
+        >>> [row["sampler"] for row in res["rows"]]             # doctest: +SKIP
+        ['ula', 'ula', 'sgld-clipped (s=100)']
+    """
     sizes = [(1000, 10)] if args.quick else [(1000, 10), (100_000, 100)]
     rows, bandwidth = [], []
     for m, d in sizes:
@@ -425,8 +531,20 @@ print(json.dumps(row))
 def memory_row(kind: str = "sgld", data_size: int = 2_000_000, aligned: bool = True) -> dict:
     """Peak memory of one run (``kind`` "ula" or "sgld") on ``data_size`` records, d = 100, in a fresh process.
 
+    Args:
+        kind: ``"ula"`` (GLM path, one chain) or ``"sgld"`` (clipped, s = 100).
+        data_size: the number of records.
+        aligned: allocate the data 64-byte aligned (:func:`bayesdp.samplers.aligned_empty`).
+
     Returns:
         a result row (``peak_over_data`` and the rest, see the module docstring), or one with ``"error"``.
+
+    Examples:
+        Not run here (a fresh process compiles two runs: several seconds):
+
+        >>> row = memory_row("ula", 200_000)                    # doctest: +SKIP
+        >>> row["peak_over_data"] <= 2                          # doctest: +SKIP
+        True
     """
     out = subprocess.run([sys.executable, "-c", _MEMORY_SCRIPT, kind, str(int(data_size)), "1" if aligned else "0"],
                          capture_output=True, text=True, timeout=1200)
@@ -440,7 +558,27 @@ def memory_row(kind: str = "sgld", data_size: int = 2_000_000, aligned: bool = T
 
 
 def format_table(result) -> str:
-    """``result`` (what :func:`run` returned) as the readable table printed without ``--json``."""
+    """``result`` (what :func:`run` returned) as the readable table printed without ``--json``.
+
+    Args:
+        result: the dict :func:`run` returned.
+
+    Returns:
+        the table's text.
+
+    Examples:
+        >>> res = {"device": {"platform": "cpu", "device_kind": "cpu", "device_count": 1, "processor": "x86_64",
+        ...                   "jax": "0.10.0"},
+        ...        "bandwidth": [{"array_bytes": 2 ** 20, "bytes_per_s": 2e10}],
+        ...        "rows": [{"sampler": "ula", "data_size": 1000, "dim": 10, "chains": 1, "steps_per_s": 2000.0,
+        ...                  "reference_steps_per_s": 1000.0, "ratio": 2.0, "roofline_fraction": 0.5,
+        ...                  "reference": "hand-written jnp ULA"}]}
+        >>> print(format_table(res))
+        device: cpu (cpu, 1 device(s)), x86_64, jax 0.10.0
+        bandwidth (copy kernel, 1.0 MiB): 20.0 GB/s
+        sampler                         m    d  K    steps/s  ref steps/s  ratio roofline  reference
+        ula                          1000   10  1     2000.0       1000.0   2.00     0.50  hand-written jnp ULA
+    """
     dev = result["device"]
     lines = [f"device: {dev['platform']} ({dev['device_kind']}, {dev['device_count']} device(s)), "
              f"{dev.get('processor')}, jax {dev['jax']}"]

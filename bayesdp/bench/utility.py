@@ -42,6 +42,10 @@ import time
 
 import numpy as np
 
+__all__ = ["NAME", "HELP", "EPSILONS", "SIZES", "DELTA", "METHODS", "BAYESDP_METHODS", "TARGET_RATIO",
+           "add_arguments", "synthetic", "bundled", "posterior_mean", "chain_draws", "dpsgld_inverse_temperature",
+           "default_pick", "run", "plot", "format_table"]
+
 NAME = "utility"
 HELP = "MSE of released posterior means: coupling+Laplace/Gaussian, sample-and-aggregate, one posterior sample, DP-SGLD"
 EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0)
@@ -60,7 +64,19 @@ TARGET_RATIO = 1.25
 
 
 def add_arguments(parser) -> None:
-    """Add the options of ``bayesdp bench utility`` to the argparse sub-parser ``parser``."""
+    """Add the options of ``bayesdp bench utility`` to the argparse sub-parser ``parser``.
+
+    Args:
+        parser: the sub-parser.
+
+    Examples:
+        >>> import argparse
+        >>> p = argparse.ArgumentParser(prog="bayesdp bench utility")
+        >>> add_arguments(p)
+        >>> args = p.parse_args(["--quick"])
+        >>> args.quick, args.datasets, args.seed
+        (True, 'synthetic,bundled', 0)
+    """
     from ..cli import ARG_TYPES
 
     parser.add_argument("--quick", action="store_true",
@@ -83,7 +99,22 @@ def add_arguments(parser) -> None:
 
 def synthetic(m: int, seed: int = 0, theta=SYNTH_THETA) -> dict:
     """``m`` records: ``x ~ N(0, I/d)`` mapped into the unit ball (``x / max(1, |x|)``, a fixed public map) and
-    ``y ~ Bernoulli(sigmoid(x . theta))`` with the known ``theta``."""
+    ``y ~ Bernoulli(sigmoid(x . theta))`` with the known ``theta``.
+
+    Args:
+        m: the number of records.
+        seed: the seed of NumPy's generator (a benchmark: nothing is released).
+        theta: the true coefficients (their number is d).
+
+    Returns:
+        ``{"X": (m, d) float32, "y": (m,) float32}``.
+
+    Examples:
+        >>> import numpy as np
+        >>> data = synthetic(4)
+        >>> data["X"].shape, bool((np.linalg.norm(data["X"], axis=1) <= 1).all()), set(data["y"].tolist()) <= {0.0, 1.0}
+        ((4, 5), True, True)
+    """
     rng = np.random.default_rng(seed)
     th = np.asarray(theta, dtype=np.float64)
     X = rng.normal(size=(m, th.size)) / math.sqrt(th.size)
@@ -93,6 +124,16 @@ def synthetic(m: int, seed: int = 0, theta=SYNTH_THETA) -> dict:
 
 
 def bundled() -> dict:
+    """The bundled Breast Cancer data, features scaled into the unit ball (the demo's data).
+
+    Returns:
+        ``{"X": (569, 30) float32, "y": (569,) float32}``.
+
+    Examples:
+        >>> data = bundled()
+        >>> data["X"].shape, data["y"].shape
+        ((569, 30), (569,))
+    """
     from ..release.data import load_breast_cancer, scale_to_unit_ball
 
     X, y, _ = load_breast_cancer()
@@ -110,7 +151,24 @@ def _plain_logistic(X, y, prior_scale):
 
 def posterior_mean(data: dict, prior_scale: float, seed: int, num_samples: int) -> tuple[np.ndarray, float]:
     """NumPyro NUTS (the non-private reference): the posterior mean of ``w`` and its Monte Carlo standard error
-    (largest over coordinates, from the spread of 2 chains' means)."""
+    (largest over coordinates, from the spread of 2 chains' means).
+
+    Args:
+        data: ``{"X", "y"}``.
+        prior_scale: the prior's standard deviation.
+        seed: the seed of the NUTS chains.
+        num_samples: draws per chain (and half as many warm-up steps).
+
+    Returns:
+        ``(mean, standard_error)``.
+
+    Examples:
+        Not run here (NUTS compiles for several seconds):
+
+        >>> mean, se = posterior_mean(synthetic(500), 1.0, seed=0, num_samples=500)   # doctest: +SKIP
+        >>> mean.shape                                                                  # doctest: +SKIP
+        (5,)
+    """
     import jax
     from numpyro.infer import MCMC, NUTS
 
@@ -127,7 +185,27 @@ def posterior_mean(data: dict, prior_scale: float, seed: int, num_samples: int) 
 
 
 def chain_draws(data, prior_scale, step_size, num_steps, inverse_temperature, num_chains, release, seed):
-    """(chains, draws, dim) from bayesdp's Sampler (unconstrained = constrained for ``w``)."""
+    """(chains, draws, dim) from bayesdp's Sampler (unconstrained = constrained for ``w``).
+
+    Uncertified ULA on ``bayesdp.models.logistic`` (a benchmark: nothing is released).
+
+    Args:
+        data: ``{"X", "y"}``.
+        prior_scale: the prior's standard deviation.
+        step_size: the step size.
+        num_steps: the number of steps.
+        inverse_temperature: beta.
+        num_chains: the number of chains.
+        release: ``"final"`` or ``"path"``.
+        seed: the int seed of the chains.
+
+    Returns:
+        float64 ``(chains, draws, dim)``.
+
+    Examples:
+        >>> chain_draws(synthetic(20), 1.0, 0.01, 3, 1.0, 2, "path", seed=0).shape
+        (2, 3, 5)
+    """
     from ..models import logistic
     from ..samplers import Sampler
 
@@ -143,7 +221,30 @@ def dpsgld_inverse_temperature(epsilon: float, delta: float, step_size: float, n
     (epsilon, delta)-DP by dp-accounting's PLD accountant: each step is the Gaussian mechanism of sensitivity
     ``step_size * grad_diff`` (replacing one record moves the drift by at most that) and noise
     ``sqrt(2 step_size / beta)``, i.e. noise multiplier ``sqrt(2 / (step_size beta)) / grad_diff``, composed
-    ``num_steps`` times (adaptively)."""
+    ``num_steps`` times (adaptively).
+
+    Args:
+        epsilon: the target epsilon.
+        delta: the target delta.
+        step_size: the step size.
+        num_steps: the number of steps.
+        grad_diff: the bound on the change of the full gradient when one record is replaced.
+
+    Returns:
+        beta (bisection to a relative 1e-4; 0 when even beta near 0 does not meet the target).
+
+    Examples:
+        The composition of ``n`` Gaussian steps is ``mu``-GDP with ``mu = sqrt(n step beta / 2) grad_diff``;
+        the Gaussian mechanism's exact delta at epsilon = 1 is then the target 1e-5 (the accountant is
+        slightly pessimistic):
+
+        >>> import math
+        >>> from scipy.stats import norm
+        >>> beta = dpsgld_inverse_temperature(1.0, 1e-5, step_size=0.1, num_steps=10, grad_diff=1.0)
+        >>> mu = math.sqrt(10 * 0.1 * beta / 2)
+        >>> round(float(norm.cdf(-1 / mu + mu / 2) - math.e * norm.cdf(-1 / mu - mu / 2)) / 1e-5, 2)
+        1.0
+    """
     from dp_accounting import NeighboringRelation, dp_event
     from dp_accounting.pld import pld_privacy_accountant
 
@@ -179,7 +280,27 @@ def default_pick(constants: dict, dim: int, statistic, epsilon: float, delta: fl
                  ) -> tuple[str, str]:
     """What ``bayesdp release`` / ``bayesdp.release`` (with a kernel) do by default for a posterior mean at
     (epsilon, delta), from public quantities only: ``method="auto"`` (:func:`bayesdp.release.path.auto_method`)
-    and, for a coupling release, ``noise="auto"`` (the smaller expected squared error from the sensitivities)."""
+    and, for a coupling release, ``noise="auto"`` (the smaller expected squared error from the sensitivities).
+
+    Args:
+        constants: the analysis constants (``analyze(...).constants.to_dict()``).
+        dim: the dimension of the statistic's site.
+        statistic: the released statistic (e.g. ``coordinate_means``).
+        epsilon: the budget's epsilon.
+        delta: the budget's delta.
+        expected: the coupling releases' expected noise errors, keyed ``"coupling+laplace"`` and
+            ``"coupling+gaussian"``.
+
+    Returns:
+        ``(method, why)``: one of :data:`BAYESDP_METHODS` and the reason.
+
+    Examples:
+        >>> from bayesdp.release.statistics import SiteSpec, coordinate_means
+        >>> consts = {"total_smoothness": 126.0, "total_strong_convexity": 1.0, "grad_diff": 2.0}
+        >>> default_pick(consts, 5, coordinate_means([SiteSpec("w", 5)]), 1.0, 0.0,
+        ...              {"coupling+laplace": 1.0, "coupling+gaussian": 0.5})
+        ('coupling+laplace', 'auto: delta = 0 (pure epsilon-DP: the coupling release with Laplace noise)')
+    """
     from ..release.path import auto_method
 
     method, why = auto_method(constants, dim, statistic, epsilon, delta)
@@ -289,7 +410,26 @@ def _setting(name: str, data: dict, prior_scale: float, epsilons, args, repeats:
 
 
 def run(args) -> dict:
-    """Run ``bayesdp bench utility`` with the parsed options ``args``: JSON-ready results (and the PNG)."""
+    """Run ``bayesdp bench utility`` with the parsed options ``args``: JSON-ready results (and the PNG).
+
+    Args:
+        args: the namespace of [`add_arguments`][bayesdp.bench.utility.add_arguments]' options.
+
+    Returns:
+        a dict with one row per (dataset, m, epsilon) (``mse`` per method, ``best``, ``default``,
+        ``default_over_best``), ``target_met`` and ``worst_default_over_best``.
+
+    Examples:
+        Not run here (even ``--quick`` runs NUTS and many chains: minutes):
+
+        >>> import argparse
+        >>> p = argparse.ArgumentParser()
+        >>> add_arguments(p)
+        >>> args = p.parse_args(["--quick", "--out", ""])
+        >>> res = run(args)                                         # doctest: +SKIP
+        >>> [(r["dataset"], r["m"]) for r in res["rows"]]           # doctest: +SKIP
+        [('bundled', 569), ('synthetic', 500)]
+    """
     t0 = time.perf_counter()
     quick = bool(args.quick)
     repeats = args.repeats or (4 if quick else 16)
@@ -315,8 +455,22 @@ def run(args) -> dict:
 
 
 def plot(rows: list[dict], path: str) -> str:
-    """MSE against epsilon, one panel per (dataset, m), every method; the default pick circled.  Returns the path,
-    or a message when matplotlib is missing."""
+    """MSE against epsilon, one panel per (dataset, m), every method; the default pick circled.
+
+    Args:
+        rows: the rows of :func:`run`.
+        path: the PNG file to write.
+
+    Returns:
+        the absolute path written, or a message when matplotlib is missing.
+
+    Examples:
+        >>> mse = dict(zip(METHODS, [1.0, 0.5, 2.0, 0.25, 4.0, 8.0]))
+        >>> row = {"dataset": "synthetic", "m": 500, "epsilon": 1.0, "mse": mse, "default": "path"}
+        >>> out = plot([row], "utility.png")
+        >>> out.endswith("utility.png") or out.startswith("skipped")
+        True
+    """
     try:
         import matplotlib
 
@@ -348,7 +502,27 @@ def plot(rows: list[dict], path: str) -> str:
 
 
 def format_table(res: dict) -> str:
-    """``res`` as the readable table printed without ``--json``."""
+    """``res`` as the readable table printed without ``--json``.
+
+    Args:
+        res: the dict :func:`run` returned.
+
+    Returns:
+        the table's text.
+
+    Examples:
+        >>> mse = dict(zip(METHODS, [1.0, 0.5, 2.0, 0.25, 4.0, 8.0]))
+        >>> row = {"dataset": "synthetic", "m": 500, "epsilon": 1.0, "mse": mse, "best": "path", "default": "path",
+        ...        "default_over_best": 1.0}
+        >>> res = {"delta": 1e-5, "repeats": 4, "num_steps": 400, "rows": [row], "target_met": True,
+        ...        "target": "default within 1.25x of the best MSE at every (epsilon, m)",
+        ...        "worst_default_over_best": 1.0, "seconds": 12.0}
+        >>> print(format_table(res))
+        MSE of the released posterior mean vs the non-private one (sum over coordinates), delta = 1e-05, 4 repeats, 400 steps
+        dataset         m   eps  coupling+laplace coupling+gaussian  sample-aggregate              path  posterior-sample           dp-sgld           default  ratio
+        synthetic     500     1                1               0.5                 2              0.25*                4                 8               path      1
+        * best; target default within 1.25x of the best MSE at every (epsilon, m): met (worst ratio 1); 12 s
+    """
     head = f"{'dataset':<10} {'m':>6} {'eps':>5} " + " ".join(f"{m:>17}" for m in METHODS) + \
         f" {'default':>17} {'ratio':>6}"
     lines = [f"MSE of the released posterior mean vs the non-private one (sum over coordinates), delta = {res['delta']:g}"

@@ -15,10 +15,25 @@ from typing import Any, Callable, Mapping
 from ..curves import _json_float, compose
 from ..errors import AssumptionError
 
+__all__ = ["UNCERTIFIED_REASON", "mechanism_name", "check_local_records", "certify_run"]
+
 UNCERTIFIED_REASON = "uncertified run requested explicitly (uncertified=True): no privacy guarantee"
 
 
 def mechanism_name(sampler: str, release: str) -> str:
+    """The analyzer's name of the mechanism that releases ``release`` of a ``sampler`` chain.
+
+    Args:
+        sampler: ``"ula"`` or ``"sgld"``.
+        release: ``"final"``, ``"path"`` or ``"thinned"`` (a thinned path carries the path certificate).
+
+    Returns:
+        ``"<sampler>-final"`` or ``"<sampler>-path"``.
+
+    Examples:
+        >>> mechanism_name("sgld", "final"), mechanism_name("ula", "thinned")
+        ('sgld-final', 'ula-path')
+    """
     return f"{sampler}-{'final' if release == 'final' else 'path'}"
 
 
@@ -50,8 +65,31 @@ def _record_dim(record_shapes: Mapping[str, tuple] | None) -> int | None:
 
 
 def check_local_records(model, data, domain, model_kwargs=None) -> None:
-    """This process's records against the domain and the model's supports (the checks the analyzer makes on
-    the data when it sees all of it); used when each process holds only its own records."""
+    """Check this process's records against the domain and the model's supports.
+
+    These are the checks the analyzer makes on the data when it sees all of it; used when each process
+    holds only its own records.
+
+    Args:
+        model: the NumPyro model.
+        data: this process's record arrays.
+        domain: a ``bayesdp.analysis.Domain`` or a list of ``"site.bound=value"`` strings.
+        model_kwargs: the model's other keyword arguments.
+
+    Raises:
+        DomainError: a record outside the domain, or a label outside a discrete site's support.
+
+    Examples:
+        >>> import numpy as np
+        >>> from bayesdp.models import logistic
+        >>> check_local_records(logistic, {"X": np.array([[0.6, 0.8]]), "y": np.array([1.0])},
+        ...                     ["X.norm=1", "y.values=0,1"])
+        >>> check_local_records(logistic, {"X": np.array([[3.0, 4.0]]), "y": np.array([1.0])},
+        ...                     ["X.norm=1", "y.values=0,1"])
+        Traceback (most recent call last):
+        ...
+        bayesdp.errors.DomainError: data X[0] has norm 5 > declared X.norm = 1 ...
+    """
     from ..analysis.records import validate_records
 
     dom = _parse_domain(domain) if isinstance(domain, (list, tuple, str)) else domain
@@ -64,11 +102,49 @@ def certify_run(*, model, data, domain, config: Mapping[str, Any], delta: float,
                 record_shapes: Mapping[str, tuple] | None = None) -> dict:
     """Certificate dict of a run with configuration ``config`` (see :class:`~bayesdp.samplers.driver.Sampler`).
 
-    Raises :class:`AssumptionError` (one line) when no certificate covers the configuration and
-    ``uncertified`` is false.  With ``uncertified=True`` the analyzer is not consulted and the
-    dict says ``"certified": false``.  ``data=None`` (records split over processes: each process holds
-    its own) prices the run from ``config["data_size"]`` and the per-record shapes ``record_shapes``;
-    the records themselves are checked by each process (:func:`check_local_records`).
+    The analyzer's best certificate of one chain, composed over the ``config["num_chains"]`` released
+    chains.  With ``uncertified=True`` the analyzer is not consulted and the dict says
+    ``"certified": false``.  ``data=None`` (records split over processes: each process holds its own)
+    prices the run from ``config["data_size"]`` and the per-record shapes ``record_shapes``; the records
+    themselves are checked by each process (:func:`check_local_records`).
+
+    Args:
+        model: the NumPyro model.
+        data: the record arrays, or ``None`` (records split over processes).
+        domain: a ``bayesdp.analysis.Domain`` or a list of ``"site.bound=value"`` strings (public bounds on
+            one record); ``None`` only with ``uncertified=True``.
+        config: the run's configuration (``RunConfig.to_dict()``: sampler, step_size, num_steps,
+            inverse_temperature, batch_size, clip_norm, num_chains, release, ...).
+        delta: the delta at which epsilon is reported.
+        model_kwargs: the model's other keyword arguments.
+        uncertified: skip the analyzer; the dict then says why there is no guarantee.
+        certifier: the analyzer's ``certify`` (default ``bayesdp.analysis.certify``); ``domain`` is passed
+            to a given one unparsed.
+        record_shapes: per-record shapes of the data arrays (with ``data=None``).
+
+    Returns:
+        a JSON-ready dict: ``certified``, ``mechanism``, ``configuration``, ``delta``, ``epsilon``,
+        ``gdp_mu``, ``sources``, ``per_chain``, ``composition``, ``reason`` (and ``analysis_constants``).
+
+    Raises:
+        AssumptionError: no domain, no certificate covering the configuration, or records split over
+            processes with arrays of several shapes (and ``uncertified`` false).
+
+    Examples:
+        Two released chains compose: GDP mu grows by ``sqrt(2)``.
+
+        >>> import numpy as np
+        >>> from bayesdp.models import logistic
+        >>> config = dict(sampler="ula", step_size=0.1, num_steps=100, inverse_temperature=1.0,
+        ...               batch_size=None, clip_norm=None, num_chains=2, release="final")
+        >>> data = {"X": np.array([[0.6, 0.8], [0.0, 1.0]]), "y": np.array([1.0, 0.0])}
+        >>> cert = certify_run(model=logistic, data=data, domain=["X.norm=1", "y.values=0,1"], config=config,
+        ...                    delta=1e-5)
+        >>> cert["certified"], cert["mechanism"], round(cert["gdp_mu"] / cert["per_chain"]["gdp_mu"], 6)
+        (True, 'ula-final', 1.414214)
+        >>> certify_run(model=logistic, data=data, domain=None, config=config, delta=1e-5,
+        ...             uncertified=True)["certified"]
+        False
     """
     mech = mechanism_name(config["sampler"], config["release"])
     out: dict[str, Any] = {

@@ -53,13 +53,22 @@ from .keys import REPRODUCIBLE, resolve_key
 from .kernels import langevin_update
 from .potential import ModelPotential
 
+__all__ = ["SAMPLERS", "RELEASES", "CHAIN_METHODS", "DivergenceError", "Placement", "RunConfig", "run_memory_bytes",
+           "check_run_memory", "Sampler"]
+
 SAMPLERS = ("ula", "sgld")
 RELEASES = ("final", "path", "thinned")
 CHAIN_METHODS = ("vectorized", "parallel", "sequential")
 
 
 class DivergenceError(AssumptionError):
-    """A chain reached a non-finite position."""
+    """A chain reached a non-finite position (raised by :meth:`Sampler.run`, which then keeps no output).
+
+    Examples:
+        >>> from bayesdp.errors import AssumptionError
+        >>> issubclass(DivergenceError, AssumptionError)
+        True
+    """
 
 
 # ---------------------------------------------------------------------------
@@ -107,7 +116,19 @@ class Placement:
 
     ``kind`` None: one device, nothing sharded.  ``"chains"``: the chain axis split over every device of
     every process, the data replicated.  ``"records"``: the records split over the devices with padding
-    (``layout``), the chains replicated."""
+    (``layout``), the chains replicated.
+
+    Attributes:
+        kind: ``None``, ``"chains"`` or ``"records"``.
+        num_devices: the number of devices the arrays are split over.
+        layout: the :class:`~bayesdp.samplers.sharding.RecordLayout` of ``kind == "records"``.
+
+    Examples:
+        >>> Placement()
+        Placement(kind=None, num_devices=1, layout=None)
+        >>> Placement("chains", 4) == Placement("chains", 4)      # hashable, part of a compiled program's key
+        True
+    """
 
     kind: str | None = None
     num_devices: int = 1
@@ -304,6 +325,29 @@ def _chain_keys(rng_key, num_chains):
 
 @dataclass(frozen=True)
 class RunConfig:
+    """The validated configuration of a run: what the certificate prices and the program runs.
+
+    Attributes:
+        sampler: ``"ula"`` or ``"sgld"``.
+        step_size: the step size gamma.
+        num_steps: the number of steps n.
+        inverse_temperature: beta (the target is ``exp(-beta U_D)``).
+        batch_size: SGLD's batch size s (``None`` for ULA).
+        clip_norm: the per-record clipping norm of the likelihood gradients, or ``None``.
+        num_chains: the number of released chains K.
+        release: ``"final"``, ``"path"`` or ``"thinned"``.
+        thinning: keep every ``thinning``-th draw of a thinned path.
+        init: the description of the (data-independent) initialisation.
+        data_size: the number of records m (over every process).
+        dim: the length of the flat unconstrained position.
+        chain_method: ``"vectorized"``, ``"parallel"`` or ``"sequential"``.
+
+    Examples:
+        >>> c = RunConfig("ula", 0.1, 100, 1.0, None, None, 1, "final", 1, "zeros", 3, 1, "vectorized")
+        >>> c.to_dict()["num_steps"], c.release
+        (100, 'final')
+    """
+
     sampler: str
     step_size: float
     num_steps: int
@@ -319,6 +363,11 @@ class RunConfig:
     chain_method: str
 
     def to_dict(self) -> dict:
+        """The configuration as a plain dict (the certificate's ``configuration``).
+
+        Returns:
+            a new dict of field name to value.
+        """
         return dict(self.__dict__)
 
 
@@ -363,7 +412,32 @@ def run_memory_bytes(*, sampler, num_steps, num_chains, release, thinning, dim, 
     """An estimate (from below: buffers XLA may add are not counted) of the memory one run needs: per
     chain the released draws (device buffer, host copy and constrained values: 3 copies), the position
     and gradient, the block of Gaussian noise (and of SGLD batch indices), the per-record gradients of a
-    clipped estimator and the per-record intermediates of the likelihood; plus the data."""
+    clipped estimator and the per-record intermediates of the likelihood; plus the data.
+
+    Args:
+        sampler: ``"ula"`` or ``"sgld"``.
+        num_steps: the number of steps.
+        num_chains: the number of chains.
+        release: ``"final"``, ``"path"`` or ``"thinned"``.
+        thinning: the thinning of a thinned path.
+        dim: the length of the flat unconstrained position.
+        data_size: the number of records.
+        batch_size: SGLD's batch size (``None`` for the full batch).
+        clipped: whether the likelihood gradients are clipped per record.
+        data_bytes: the size of the data in bytes.
+        itemsize: bytes per float (default: 8 in JAX's 64-bit mode, else 4).
+
+    Returns:
+        the estimate in bytes.
+
+    Examples:
+        One ULA chain, final draw, d = 2, m = 100, 10 steps, float32: ``(3 * 1 * 2 + 4 * 2 + 100 * 4) * 4``
+        bytes per chain plus the block of noise ``10 * 2 * 4``:
+
+        >>> run_memory_bytes(sampler="ula", num_steps=10, num_chains=1, release="final", thinning=1, dim=2,
+        ...                  data_size=100, batch_size=None, clipped=False, itemsize=4)
+        1736.0
+    """
     if itemsize is None:
         itemsize = 8 if jax.config.read("jax_enable_x64") else 4
     draws = {"final": 1, "path": num_steps, "thinned": num_steps // max(1, thinning)}[release]
@@ -381,7 +455,23 @@ def run_memory_bytes(*, sampler, num_steps, num_chains, release, thinning, dim, 
 
 def check_run_memory(**config) -> None:
     """Refuse, in one line and before anything is allocated or compiled, a run whose estimated memory
-    (:func:`run_memory_bytes`) exceeds the available memory (:func:`bayesdp.resources.available_memory_bytes`)."""
+    (:func:`run_memory_bytes`) exceeds the available memory (:func:`bayesdp.resources.available_memory_bytes`).
+
+    Args:
+        **config: the keyword arguments of :func:`run_memory_bytes`.
+
+    Raises:
+        AssumptionError: the run needs more memory than is available.
+
+    Examples:
+        >>> config = dict(sampler="ula", num_steps=10, num_chains=1, release="final", thinning=1, dim=2,
+        ...               data_size=100, batch_size=None, clipped=False)
+        >>> check_run_memory(**config)
+        >>> check_run_memory(**{**config, "num_steps": 10 ** 6, "num_chains": 10 ** 6, "release": "path"})
+        Traceback (most recent call last):
+        ...
+        bayesdp.errors.AssumptionError: a run of 1000000 chain(s) (path release, 1000000 steps, dimension 2) needs ...
+    """
     from ..resources import require_memory
 
     need = run_memory_bytes(**config)
@@ -426,7 +516,72 @@ class Sampler:
 
     ``domain`` (a ``bayesdp.analysis.Domain`` or a list of "site.bound=value" strings) and
     ``delta`` are passed to ``bayesdp.analysis.certify``; with ``uncertified=True`` no
-    certificate is required and every output says ``"certified": false``.
+    certificate is required and every output says ``"certified": false``.  The certificate is
+    computed at construction, before anything is compiled.
+
+    Args:
+        model: the NumPyro model, called as ``model(**data, **model_kwargs)``.
+        data: record arrays by name, sharing their leading (record) dimension.
+        sampler: ``"ula"`` (full batch) or ``"sgld"`` (minibatches without replacement).
+        step_size: the step size gamma > 0.
+        num_steps: the number of steps n >= 1.
+        inverse_temperature: beta > 0; the target is ``exp(-beta U_D)``.
+        batch_size: SGLD's batch size s in ``[1, m]`` (``None`` for ULA).
+        clip_norm: clip each record's likelihood gradient to this norm (``None``: no clipping).
+        num_chains: the number of chains K, all released (their certificates compose).
+        chain_method: ``"vectorized"`` (vmap), ``"parallel"`` (chains over devices) or ``"sequential"``.
+        release: ``"final"`` (last draw), ``"path"`` (every draw) or ``"thinned"`` (every ``thinning``-th).
+        thinning: the thinning of ``release="thinned"``; must divide ``num_steps``.
+        init: ``"zeros"``, ``"prior"`` or a point ``(dim,)`` / ``(num_chains, dim)`` (unconstrained, data
+            independent).
+        init_key: the PRNG key of ``init="prior"`` (independent of the sampling key).
+        domain: public bounds on one record (``bayesdp.analysis.Domain`` or ``"site.bound=value"`` strings).
+        delta: the delta at which the certificate reports epsilon.
+        uncertified: run without a certificate (every output says so).
+        model_kwargs: the model's other keyword arguments.
+        progress_bar: show a tqdm progress bar.
+        progress_every: steps between progress updates (default: 1% of the steps).
+        shard_data: split the records over the devices (and processes).
+        certifier: the analyzer's ``certify`` (default ``bayesdp.analysis.certify``).
+        max_copy_bytes: largest feature-major copy of the data the batched GLM gradient may make on a CPU
+            (default ``bayesdp.samplers.glm.MAX_COPY_BYTES``).
+
+    Attributes:
+        certificate: the JSON-ready certificate dict (see :func:`bayesdp.samplers.certify.certify_run`).
+        config: the validated :class:`RunConfig`.
+        potential: the model's :class:`~bayesdp.samplers.potential.ModelPotential`.
+        timing: ``compile_s``, ``prepare_s``, ``run_s``, ``steps_per_s`` of the last run.
+
+    Raises:
+        AssumptionError: an invalid configuration (one line naming the parameter), malformed data, a
+            configuration no certificate covers (unless ``uncertified``), or a run that does not fit in memory.
+        ModelError: a model the samplers cannot run (see :class:`~bayesdp.samplers.potential.ModelPotential`).
+        DomainError: invalid data, or records outside ``domain``.
+
+    Examples:
+        The mean of a Normal with unit variance and a N(0, 1) prior, records 1, 2, 3: the posterior mean is
+        6/4 = 1.5 and ULA's drift is ``mu <- mu - 0.1 (4 mu - 6)``; at a very low temperature (noise scale
+        ``sqrt(2 * 0.1 / 1e12)``) three steps from 0 give 0.6, 0.96, 1.176:
+
+        >>> import numpy as np, jax
+        >>> import numpyro, numpyro.distributions as dist
+        >>> def normal_mean(y):
+        ...     mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
+        ...     with numpyro.plate("records", y.shape[0]):
+        ...         numpyro.sample("y", dist.Normal(mu, 1.0), obs=y)
+        >>> data = {"y": np.array([1.0, 2.0, 3.0])}
+        >>> s = Sampler(normal_mean, data, step_size=0.1, num_steps=3, inverse_temperature=1e12,
+        ...             release="path", uncertified=True)
+        >>> [round(v, 3) for v in s.run(jax.random.key(0)).get_samples()["mu"].tolist()]
+        [0.6, 0.96, 1.176]
+        >>> s.certified, s.key_source
+        (False, 'reproducible seed: not private')
+
+        Several chains: the released draws per chain.
+
+        >>> s = Sampler(normal_mean, data, step_size=0.1, num_steps=4, num_chains=2, uncertified=True)
+        >>> s.run(jax.random.key(0)).get_samples(group_by_chain=True)["mu"].shape
+        (2, 1)
     """
 
     def __init__(self, model: Callable, data: Mapping[str, Any], *, sampler: str = "ula", step_size: float,
@@ -522,7 +677,11 @@ class Sampler:
 
     @property
     def placement(self) -> Placement:
-        """How this sampler's arrays are split over devices (:class:`Placement`)."""
+        """How this sampler's arrays are split over devices (:class:`Placement`).
+
+        Returns:
+            the placement of its runs.
+        """
         from . import sharding
 
         if self.shard_data:
@@ -582,7 +741,18 @@ class Sampler:
         ``rng_key=None`` (the default) draws the key from the OS CSPRNG (:mod:`bayesdp.samplers.keys`);
         an explicit key (or int seed) makes the run reproducible and every output says
         "reproducible seed: not private".  The key itself is never written into an output.  With several
-        processes every process calls ``run`` and process 0's key is used by all."""
+        processes every process calls ``run`` and process 0's key is used by all.
+
+        Args:
+            rng_key: ``None`` (OS CSPRNG), a JAX PRNG key, or an int seed in ``[0, 2^32 - 1]``.
+
+        Returns:
+            the sampler itself (its released draws are then available).
+
+        Raises:
+            DivergenceError: a chain reached a non-finite position.
+            AssumptionError: an int seed out of range.
+        """
         c = self.config
         self._released = None
         rng_key, self.key_source = resolve_key(rng_key)
@@ -759,7 +929,11 @@ class Sampler:
     # -- outputs ------------------------------------------------------------
     @property
     def num_samples(self) -> int:
-        """Released draws per chain: 1 (final), num_steps (path) or num_steps // thinning (thinned)."""
+        """Released draws per chain: 1 (final), num_steps (path) or num_steps // thinning (thinned).
+
+        Returns:
+            the number of draws per chain.
+        """
         c = self.config
         return {"final": 1, "path": c.num_steps, "thinned": c.num_steps // c.thinning}[c.release]
 
@@ -768,7 +942,17 @@ class Sampler:
             raise AssumptionError("no released samples: call run(rng_key) first (a diverged run keeps no output)")
 
     def get_samples(self, group_by_chain: bool = False) -> dict[str, np.ndarray]:
-        """Released draws as constrained site values: (chains, draws, *shape) or (chains*draws, *shape)."""
+        """Released draws as constrained site values: (chains, draws, *shape) or (chains*draws, *shape).
+
+        Args:
+            group_by_chain: keep the chain axis.
+
+        Returns:
+            a dict of site name to NumPy array.
+
+        Raises:
+            AssumptionError: no run yet (or the last run diverged).
+        """
         self._require_run()
         vals = self.potential.unflatten(jnp.asarray(self._released))
         out = {k: np.asarray(v) for k, v in vals.items()}
@@ -777,21 +961,47 @@ class Sampler:
         return out
 
     def get_unconstrained_samples(self, group_by_chain: bool = True) -> np.ndarray:
-        """Released draws in the sampler's unconstrained space, flattened in the potential's site order:
-        (chains, draws, dim), or (chains*draws, dim) with ``group_by_chain=False``."""
+        """Released draws in the sampler's unconstrained space, flattened in the potential's site order.
+
+        Args:
+            group_by_chain: keep the chain axis.
+
+        Returns:
+            ``(chains, draws, dim)``, or ``(chains * draws, dim)`` with ``group_by_chain=False``.
+
+        Raises:
+            AssumptionError: no run yet (or the last run diverged).
+        """
         self._require_run()
         arr = np.asarray(self._released)
         return arr if group_by_chain else arr.reshape((-1, arr.shape[-1]))
 
     @property
     def certified(self) -> bool:
+        """Whether the run carries a privacy certificate (``False`` with ``uncertified=True``).
+
+        Returns:
+            the certificate's ``certified`` flag.
+        """
         return bool(self.certificate.get("certified"))
 
     def certificate_json(self) -> str:
+        """The certificate as a JSON string (strict JSON: no NaN or infinity).
+
+        Returns:
+            the JSON text written into every output.
+        """
         return json.dumps(self.certificate, allow_nan=False, default=str)
 
     def to_inference_data(self):
-        """ArviZ InferenceData with only the released draws; certificate in ``posterior.attrs``."""
+        """ArviZ InferenceData with only the released draws; certificate in ``posterior.attrs``.
+
+        Returns:
+            the InferenceData (``posterior.attrs["bayesdp_certificate"]`` is the JSON certificate).
+
+        Raises:
+            AssumptionError: no run yet (or the last run diverged).
+        """
         from .. import _arviz
 
         samples = self.get_samples(group_by_chain=True)
@@ -802,7 +1012,17 @@ class Sampler:
             return _arviz.from_dict({"posterior": samples}, attrs={"posterior": attrs})
 
     def print_summary(self, prob: float = 0.9) -> str:
-        """ArviZ summary (mean, sd, HDI, ESS, R-hat) of the released draws; also returned as text."""
+        """Print the ArviZ summary (mean, sd, HDI, ESS, R-hat) of the released draws, with the certificate.
+
+        Args:
+            prob: the probability mass of the HDI.
+
+        Returns:
+            the printed text.
+
+        Raises:
+            AssumptionError: no run yet (or the last run diverged).
+        """
         from .. import _arviz
 
         self._require_run()

@@ -39,16 +39,45 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+__all__ = ["NotAffine", "affine_in_first_argument", "BernoulliGLM", "detect", "arrays", "arrays_fn",
+           "likelihood_gradient", "build_gradient", "prior_gradient", "backend", "backend_forms", "choose_form",
+           "ROWS", "FEATURES", "ROWS_FEATURES", "FEATURES_ROWS", "ROW_BLOCKS", "MAX_COPY_BYTES"]
+
+
 class NotAffine(Exception):
-    """The predictor is not (provably) affine in theta."""
+    """The predictor is not (provably) affine in theta (raised by :func:`affine_in_first_argument`).
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> try:
+        ...     affine_in_first_argument(lambda th: jnp.exp(th), jnp.zeros(2))
+        ... except NotAffine as exc:
+        ...     print("not affine:", exc)
+        not affine: `exp at ...` is not linear in theta
+    """
 
 
 def affine_in_first_argument(fn: Callable, theta, *args) -> list[bool]:
     """Prove that every output of ``fn(theta, *args)`` is affine in ``theta`` (for all values of ``args``).
 
     The proof is the analyzer's affinity interpreter (:mod:`bayesdp.analysis.structure.affinity`) run on
-    the traced program.  Returns, per output, whether it depends on theta at all; raises
-    :class:`NotAffine` (naming the operation and the line) when an output is not proven affine.
+    the traced program.
+
+    Args:
+        fn: the function ``fn(theta, *args)``, traceable by JAX.
+        theta: a value of ``theta`` (its shape and dtype are traced).
+        *args: values of the other arguments (their shapes and dtypes are traced).
+
+    Returns:
+        per output of ``fn``, whether it depends on ``theta`` at all.
+
+    Raises:
+        NotAffine: an output is not proven affine (naming the operation and the line).
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> affine_in_first_argument(lambda th, x: (x @ th + 1.0, x.sum()), jnp.zeros(2), jnp.ones((3, 2)))
+        [True, False]
     """
     from ..analysis.structure import Affinity, Run, where
     from ..analysis.structure.affinity import A, C, CONST, OTHER
@@ -70,7 +99,24 @@ def affine_in_first_argument(fn: Callable, theta, *args) -> list[bool]:
 
 @dataclass(frozen=True)
 class BernoulliGLM:
-    """The structure found in a model: its single likelihood site and the functions of (theta, data)."""
+    """The structure found in a model: its single likelihood site and the functions of (theta, data).
+
+    Attributes:
+        site: the name of the likelihood site.
+        predictor: ``(theta, data) -> eta``, the logits ``(m,)``.
+        response: ``data -> y``, the observed values ``(m,)`` (theta-free).
+        prior_part: ``(theta, data) -> log prior + log|det J|`` (the non-likelihood part).
+
+    Examples:
+        >>> import numpy as np, jax.numpy as jnp
+        >>> from bayesdp.models import logistic
+        >>> from bayesdp.samplers import ModelPotential
+        >>> pot = ModelPotential(logistic, {"X": np.array([[0.6, 0.8], [1.0, 0.0]]), "y": np.array([1.0, 0.0])})
+        >>> structure, _ = detect(pot)
+        >>> eta = structure.predictor(jnp.array([1.0, 1.0]), pot.data)       # X w
+        >>> structure.site, [round(v, 4) for v in eta.tolist()]
+        ('obs', [1.4, 1.0])
+    """
 
     site: str
     predictor: Callable       # (theta, data) -> eta (m,)
@@ -79,7 +125,27 @@ class BernoulliGLM:
 
 
 def detect(potential) -> tuple[BernoulliGLM | None, str]:
-    """The Bernoulli GLM structure of ``potential``'s model, or ``(None, reason)``."""
+    """The Bernoulli GLM structure of ``potential``'s model, or ``(None, reason)``.
+
+    Traces the model (no compilation) and proves the predictor affine (:func:`affine_in_first_argument`).
+
+    Args:
+        potential: a :class:`~bayesdp.samplers.potential.ModelPotential`.
+
+    Returns:
+        ``(structure, why)``: the :class:`BernoulliGLM` and a description, or ``None`` and why the general
+        path is used.
+
+    Examples:
+        >>> import numpy as np
+        >>> from bayesdp.models import linear, logistic
+        >>> from bayesdp.samplers import ModelPotential
+        >>> data = {"X": np.array([[0.6, 0.8], [1.0, 0.0]]), "y": np.array([1.0, 0.0])}
+        >>> detect(ModelPotential(logistic, data))[1]
+        'Bernoulli GLM with a predictor affine in theta'
+        >>> detect(ModelPotential(linear, data))
+        (None, "likelihood site 'obs' is Normal, not BernoulliLogits")
+    """
     import numpyro.distributions as dist
 
     from .potential import _trace
@@ -177,7 +243,34 @@ def arrays(glm: BernoulliGLM, data, dim: int, dtype, with_rows: bool = False, ca
     ``J`` (m, dim) too if ``with_rows`` (for checks: no layout uses it).  See :func:`arrays_fn`.
 
     The compiled function is cached under ``cache_key`` (the model and the data shapes): a new dataset of
-    the same shapes does not recompile it."""
+    the same shapes does not recompile it.
+
+    The examples use ``bayesdp.models.logistic`` (prior N(0, I), predictor ``eta = X w``, so ``J = X`` and
+    ``c = 0``) on three records; at ``w = 0`` the likelihood gradient is ``X^T (1/2 - y)``.
+
+    Args:
+        glm: the structure (:func:`detect`).
+        data: the record arrays.
+        dim: the length of theta.
+        dtype: the floating dtype of the arrays.
+        with_rows: also return ``J`` (m, dim).
+        cache_key: the key of the compiled function's cache (``None``: not cached).
+        features: return ``JT`` and ``c``.
+
+    Returns:
+        a dict with ``y`` and, as asked, ``JT``, ``c`` and ``J``.
+
+    Examples:
+        >>> import numpy as np, jax.numpy as jnp
+        >>> from bayesdp.models import logistic
+        >>> from bayesdp.samplers import ModelPotential
+        >>> X, y = np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]]), np.array([1.0, 0.0, 1.0])
+        >>> pot = ModelPotential(logistic, {"X": X, "y": y})
+        >>> structure, _ = detect(pot)
+        >>> a = arrays(structure, pot.data, pot.dim, jnp.float32)
+        >>> np.allclose(a["JT"], X.T), a["c"].tolist(), a["y"].tolist()
+        (True, [0.0, 0.0, 0.0], [1.0, 0.0, 1.0])
+    """
     m = int(jax.tree_util.tree_leaves(data)[0].shape[0])
     key = None if cache_key is None else (cache_key, dim, m, str(jnp.dtype(dtype)), with_rows, features)
     fn = _ARRAYS_JIT.get(key) if key is not None else None
@@ -197,7 +290,28 @@ def arrays_fn(glm: BernoulliGLM, dim: int, dtype, features: bool = True, with_ro
     ``JT`` is computed in blocks of its rows: row k is ``d eta / d theta_k``, the predictor's ``jvp`` along
     the basis vector e_k at HIGHEST precision (exact: eta is affine, and a product with 0 or 1 rounds
     nothing), written into one buffer by a loop over blocks, so the only temporary is one block of
-    :data:`BLOCK_BYTES` (no (m, dim) Jacobian next to its transpose, no float64 copy)."""
+    :data:`BLOCK_BYTES` (no (m, dim) Jacobian next to its transpose, no float64 copy).
+
+    Args:
+        glm: the structure (:func:`detect`).
+        dim: the length of theta.
+        dtype: the floating dtype of the arrays.
+        features: compute ``JT`` and ``c``.
+        with_rows: compute ``J`` too.
+
+    Returns:
+        the function ``data -> dict`` of :func:`arrays`.
+
+    Examples:
+        >>> import numpy as np, jax.numpy as jnp
+        >>> from bayesdp.models import logistic
+        >>> from bayesdp.samplers import ModelPotential
+        >>> X, y = np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]]), np.array([1.0, 0.0, 1.0])
+        >>> pot = ModelPotential(logistic, {"X": X, "y": y})
+        >>> structure, _ = detect(pot)
+        >>> arrays_fn(structure, 2, jnp.float32, features=False)(pot.data)["y"].tolist()
+        [1.0, 0.0, 1.0]
+    """
     dtype = jnp.dtype(dtype)
     theta0 = jnp.zeros(dim, dtype)
 
@@ -232,7 +346,36 @@ def likelihood_gradient(glm: BernoulliGLM, form: str, num_chains: int) -> Callab
 
     ``sum_i grad l_i = J^T r`` with the residual ``r = sigmoid(eta) - y``, ``eta = J theta + c``; ``valid``
     (bool per row, records sharded with padding) replaces a padded row's residual by 0 before the product.
-    Every form computes the same numbers up to float rounding; they differ in the layout they read."""
+    Every form computes the same numbers up to float rounding; they differ in the layout they read.
+
+    The examples use ``bayesdp.models.logistic`` (prior N(0, I), predictor ``eta = X w``, so ``J = X`` and
+    ``c = 0``) on three records; at ``w = 0`` the likelihood gradient is ``X^T (1/2 - y)``.
+
+    Args:
+        glm: the structure (:func:`detect`).
+        form: the layout, one of :data:`FORMS_CHAINS`.
+        num_chains: the number of chains (theta ``(num_chains, dim)`` when > 1).
+
+    Returns:
+        the likelihood gradient ``lik(theta, data, arrays, valid=None)``.
+
+    Raises:
+        ValueError: an unknown layout.
+
+    Examples:
+        >>> import numpy as np, jax.numpy as jnp
+        >>> from bayesdp.models import logistic
+        >>> from bayesdp.samplers import ModelPotential
+        >>> X, y = np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]]), np.array([1.0, 0.0, 1.0])
+        >>> pot = ModelPotential(logistic, {"X": X, "y": y})
+        >>> structure, _ = detect(pot)
+        >>> a = arrays(structure, pot.data, pot.dim, jnp.float32)
+        >>> for form in ("rows", "features"):           # X^T (1/2 - y) = (-0.5 - 0.3, 0.5 - 0.4)
+        ...     g = likelihood_gradient(structure, form, 1)(jnp.zeros(2), pot.data, a)
+        ...     print(form, [round(v, 4) for v in g.tolist()])
+        rows [-0.8, 0.1]
+        features [-0.8, 0.1]
+    """
     if form not in FORMS_CHAINS:
         raise ValueError(f"unknown GLM layout {form!r}")
     chains = num_chains > 1
@@ -313,7 +456,31 @@ def _row_blocks(glm: BernoulliGLM, chains: bool) -> Callable:
 
 def build_gradient(structure: BernoulliGLM, form: str, num_chains: int) -> Callable:
     """``grad_fn(theta, data, arrays) -> grad U_D(theta)`` for all chains at once (theta (dim,) or (K, dim)):
-    NumPyro's gradient of the prior/Jacobian part ``K`` (per chain) plus J^T (sigmoid(J theta + c) - y)."""
+    NumPyro's gradient of the prior/Jacobian part ``K`` (per chain) plus J^T (sigmoid(J theta + c) - y).
+
+    The examples use ``bayesdp.models.logistic`` (prior N(0, I), predictor ``eta = X w``, so ``J = X`` and
+    ``c = 0``) on three records; at ``w = 0`` the likelihood gradient is ``X^T (1/2 - y)``.
+
+    Args:
+        structure: the structure (:func:`detect`).
+        form: the layout of the likelihood part (:func:`likelihood_gradient`).
+        num_chains: the number of chains.
+
+    Returns:
+        the gradient ``grad_fn(theta, data, arrays)``.
+
+    Examples:
+        >>> import numpy as np, jax.numpy as jnp
+        >>> from bayesdp.models import logistic
+        >>> from bayesdp.samplers import ModelPotential
+        >>> X, y = np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]]), np.array([1.0, 0.0, 1.0])
+        >>> pot = ModelPotential(logistic, {"X": X, "y": y})
+        >>> structure, _ = detect(pot)
+        >>> a = arrays(structure, pot.data, pot.dim, jnp.float32)
+        >>> g = build_gradient(structure, "rows", 1)(jnp.zeros(2), pot.data, a)      # grad K(0) = 0
+        >>> [round(v, 4) for v in g.tolist()]
+        [-0.8, 0.1]
+    """
     lik = likelihood_gradient(structure, form, num_chains)
     grad_k = prior_gradient(structure, num_chains)
 
@@ -324,7 +491,27 @@ def build_gradient(structure: BernoulliGLM, form: str, num_chains: int) -> Calla
 
 
 def prior_gradient(structure: BernoulliGLM, num_chains: int) -> Callable:
-    """``(theta, data) -> grad K(theta)`` (NumPyro's gradient of the prior/Jacobian part, per chain)."""
+    """``(theta, data) -> grad K(theta)`` (NumPyro's gradient of the prior/Jacobian part, per chain).
+
+    Args:
+        structure: the structure (:func:`detect`).
+        num_chains: the number of chains (theta ``(num_chains, dim)`` when > 1: vmapped).
+
+    Returns:
+        the prior gradient.
+
+    Examples:
+        The prior N(0, I) of ``bayesdp.models.logistic``: ``grad K(w) = w``.
+
+        >>> import numpy as np, jax.numpy as jnp
+        >>> from bayesdp.models import logistic
+        >>> from bayesdp.samplers import ModelPotential
+        >>> X, y = np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]]), np.array([1.0, 0.0, 1.0])
+        >>> pot = ModelPotential(logistic, {"X": X, "y": y})
+        >>> structure, _ = detect(pot)
+        >>> prior_gradient(structure, 2)(jnp.array([[1.0, 2.0], [3.0, 4.0]]), pot.data).tolist()
+        [[1.0, 2.0], [3.0, 4.0]]
+    """
     grad_k = jax.grad(lambda th, d: -structure.prior_part(th, d))
     return jax.vmap(grad_k, in_axes=(0, None)) if num_chains > 1 else grad_k
 
@@ -335,7 +522,16 @@ FORCE_BACKEND: str | None = None
 
 
 def backend() -> str:
-    """``"cpu"``, ``"gpu"``, ``"tpu"``, ...: the platform whose layout rules apply (:func:`backend_forms`)."""
+    """``"cpu"``, ``"gpu"``, ``"tpu"``, ...: the platform whose layout rules apply (:func:`backend_forms`).
+
+    Returns:
+        ``FORCE_BACKEND`` when set, else ``jax.default_backend()``.
+
+    Examples:
+        >>> import jax
+        >>> backend() == jax.default_backend()
+        True
+    """
     return FORCE_BACKEND or jax.default_backend()
 
 
@@ -349,7 +545,25 @@ def backend_forms(backend: str, num_chains: int, copy_bytes: int, max_copy_bytes
       (full float32, no TF32: see docs/samplers.md).
     * CPU: every layout when the feature-major copy is at most ``max_copy_bytes`` (default
       :data:`MAX_COPY_BYTES`), measured on the spot (:func:`choose_form`); above it the layouts without a
-      copy (``rows``, ``row_blocks``), measured likewise."""
+      copy (``rows``, ``row_blocks``), measured likewise.
+
+    Args:
+        backend: the platform (:func:`backend`).
+        num_chains: the number of chains.
+        copy_bytes: the size of a feature-major copy of the data.
+        max_copy_bytes: the largest copy allowed (default :data:`MAX_COPY_BYTES`).
+
+    Returns:
+        ``(forms, why)``: the allowed layouts and the rule that chose them.
+
+    Examples:
+        >>> backend_forms("gpu", 1, 10)[0]
+        ('rows',)
+        >>> backend_forms("cpu", 1, 10)[0]
+        ('rows', 'row_blocks', 'features', 'rows_features')
+        >>> backend_forms("cpu", 8, 2 ** 30)[0]        # 1 GiB copy > 64 MiB: no copy
+        ('rows', 'row_blocks')
+    """
     limit = MAX_COPY_BYTES if max_copy_bytes is None else max_copy_bytes
     if backend != "cpu":
         return (ROWS,), f"{backend}: row-major products on the caller's array (no copy)"
@@ -372,7 +586,32 @@ def choose_form(structure: BernoulliGLM, data, dim: int, num_chains: int, dtype,
     timings, on the data themselves (no proxy array: nothing of the data's size is allocated unless a
     layout with a copy is a candidate, which :func:`backend_forms` allows only for copies of at most
     ``max_copy_bytes``).  The choice only affects speed: every layout computes the same gradient up to
-    float rounding, and the time of these affine float operations does not depend on the values."""
+    float rounding, and the time of these affine float operations does not depend on the values.
+
+    Args:
+        structure: the structure (:func:`detect`).
+        data: the record arrays.
+        dim: the length of theta.
+        num_chains: the number of chains.
+        dtype: the floating dtype.
+        forms: the candidate layouts (default: every layout for this number of chains).
+        cache_key: the key under which the choice is remembered in this process (``None``: not remembered).
+        steps: gradient evaluations per timing.
+        repeats: interleaved timings per layout.
+
+    Returns:
+        the fastest layout (the only candidate when there is one, without measuring).
+
+    Examples:
+        >>> import numpy as np, jax.numpy as jnp
+        >>> from bayesdp.models import logistic
+        >>> from bayesdp.samplers import ModelPotential
+        >>> X, y = np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]]), np.array([1.0, 0.0, 1.0])
+        >>> pot = ModelPotential(logistic, {"X": X, "y": y})
+        >>> structure, _ = detect(pot)
+        >>> choose_form(structure, pot.data, 2, 1, jnp.float32, forms=("rows",))
+        'rows'
+    """
     forms = tuple(forms or (FORMS_SINGLE if num_chains == 1 else FORMS_CHAINS))
     if len(forms) == 1:
         return forms[0]

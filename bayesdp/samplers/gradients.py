@@ -9,7 +9,7 @@ full-batch ones), built from a :class:`~bayesdp.samplers.potential.ModelPotentia
 * :func:`minibatch_clipped`   grad K + (m/s) sum_{i in A} clip_G(grad l_i).
 * :func:`from_indices`        the minibatch estimators on given batch indices (the driver draws the batches
                               of a block of steps at once, :func:`bayesdp.samplers.minibatch.batch_indices`).
-* :func:`masked_likelihood`   sum_i [valid_i] [clip_G](grad l_i) over a shard of records with padding
+* :func:`masked_likelihood`   ``sum_i [valid_i] [clip_G](grad l_i)`` over a shard of records with padding
                               (records sharded over devices, :mod:`bayesdp.samplers.sharding`).
 
 ``clip_G(g) = g * min(1, G/|g|)`` (Euclidean norm over all unconstrained coordinates).  The
@@ -27,12 +27,28 @@ import jax.numpy as jnp
 
 from .minibatch import sample_without_replacement  # noqa: F401 - also re-exported (audit, kernels)
 
+__all__ = ["clip_margin", "clip_rows", "take_batch", "full_batch", "full_batch_clipped", "from_indices", "minibatch",
+           "minibatch_clipped", "masked_likelihood", "build"]
+
 
 def clip_margin(dim: int, dtype) -> float:
     """``1 - (dim + 4) u`` (u the unit roundoff of ``dtype``): the computed norm of a row of ``dim``
     entries is within a relative ``(dim + 2) u / 2`` of its exact norm (sum of squares, worst-case
     recursive summation, then sqrt), and the scaling adds one rounding per entry; a row whose computed
-    norm is at most ``G * clip_margin`` therefore has exact norm <= G, and so has a row scaled to that."""
+    norm is at most ``G * clip_margin`` therefore has exact norm <= G, and so has a row scaled to that.
+
+    Args:
+        dim: the number of entries of a row.
+        dtype: the floating dtype of the rows.
+
+    Returns:
+        the factor ``max(1/2, 1 - (dim + 4) u)``.
+
+    Examples:
+        >>> import numpy as np
+        >>> clip_margin(10, np.float32) == 1 - 14 * 2.0 ** -24
+        True
+    """
     u = float(jnp.finfo(dtype).eps) / 2.0
     return max(0.5, 1.0 - (int(dim) + 4) * u)
 
@@ -41,7 +57,23 @@ def clip_rows(grads: jax.Array, clip_norm) -> jax.Array:
     """Rows of ``grads`` (n, dim) scaled to Euclidean norm <= clip_norm: ``g * min(1, G'/|g|)`` with
     ``G' = G * clip_margin(dim)`` a few roundoffs below G, so that the norm of every returned row, in
     exact arithmetic on the returned values, is <= clip_norm (a plain ``G/|g|`` returned 3.0000017 for
-    G = 3 in float32).  Rows already below ``G'`` are returned unchanged."""
+    G = 3 in float32).  Rows already below ``G'`` are returned unchanged.
+
+    Args:
+        grads: the rows, ``(n, dim)``.
+        clip_norm: the bound ``G`` on each row's Euclidean norm.
+
+    Returns:
+        the clipped rows, ``(n, dim)``.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> g = clip_rows(jnp.array([[3.0, 4.0], [0.3, 0.4]]), 1.0)
+        >>> [[round(v, 4) for v in row] for row in g.tolist()]
+        [[0.6, 0.8], [0.3, 0.4]]
+        >>> bool(jnp.linalg.norm(g[0]) <= 1.0)
+        True
+    """
     target = clip_norm * clip_margin(grads.shape[-1], grads.dtype)
     norms = jnp.sqrt(jnp.sum(grads * grads, axis=-1, keepdims=True))
     factor = jnp.where(norms > target, target / jnp.where(norms > 0, norms, 1.0), 1.0)
@@ -49,6 +81,20 @@ def clip_rows(grads: jax.Array, clip_norm) -> jax.Array:
 
 
 def take_batch(data: dict, idx) -> dict:
+    """The records ``idx`` of every data array (rows taken along the leading axis).
+
+    Args:
+        data: record arrays by name.
+        idx: integer record indices.
+
+    Returns:
+        the batch: a dict of the same names.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> take_batch({"y": jnp.array([1.0, 2.0, 3.0])}, jnp.array([2, 0]))["y"].tolist()
+        [3.0, 1.0]
+    """
     return {k: jnp.take(v, idx, axis=0) for k, v in data.items()}
 
 
@@ -59,6 +105,30 @@ def _record_grads(potential) -> Callable:
 
 
 def full_batch(potential) -> Callable:
+    """``grad_fn(key, theta, data, clip=None) = grad U_D(theta) = grad K + sum_i grad l_i`` (``key``, ``clip`` unused).
+
+    The examples use the mean ``mu`` of a Normal with unit variance, prior N(0, 1), records y = 1, 2, 3:
+    ``grad K(mu) = mu`` and ``grad l_i(mu) = mu - y_i``.
+
+    Args:
+        potential: a :class:`~bayesdp.samplers.potential.ModelPotential`.
+
+    Returns:
+        the estimator, with ``needs_key = False``.
+
+    Examples:
+        >>> import numpy as np, jax.numpy as jnp
+        >>> import numpyro, numpyro.distributions as dist
+        >>> from bayesdp.samplers import ModelPotential
+        >>> def normal_mean(y):
+        ...     mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
+        ...     with numpyro.plate("records", y.shape[0]):
+        ...         numpyro.sample("y", dist.Normal(mu, 1.0), obs=y)
+        >>> pot = ModelPotential(normal_mean, {"y": np.array([1.0, 2.0, 3.0])})
+        >>> grad_fn = full_batch(pot)
+        >>> round(float(grad_fn(None, jnp.zeros(1), pot.data)[0]), 4)    # 0 + (0-1) + (0-2) + (0-3)
+        -6.0
+    """
     grad_u = jax.grad(lambda th, data: potential.potential(th, data))
 
     def grad_fn(key, theta, data, clip=None):
@@ -70,6 +140,30 @@ def full_batch(potential) -> Callable:
 
 
 def full_batch_clipped(potential) -> Callable:
+    """``grad_fn(key, theta, data, clip) = grad K + sum_i clip_rows(grad l_i, clip)`` (``key`` unused).
+
+    The examples use the mean ``mu`` of a Normal with unit variance, prior N(0, 1), records y = 1, 2, 3:
+    ``grad K(mu) = mu`` and ``grad l_i(mu) = mu - y_i``.
+
+    Args:
+        potential: a :class:`~bayesdp.samplers.potential.ModelPotential`.
+
+    Returns:
+        the estimator, with ``needs_key = False``.
+
+    Examples:
+        >>> import numpy as np, jax.numpy as jnp
+        >>> import numpyro, numpyro.distributions as dist
+        >>> from bayesdp.samplers import ModelPotential
+        >>> def normal_mean(y):
+        ...     mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
+        ...     with numpyro.plate("records", y.shape[0]):
+        ...         numpyro.sample("y", dist.Normal(mu, 1.0), obs=y)
+        >>> pot = ModelPotential(normal_mean, {"y": np.array([1.0, 2.0, 3.0])})
+        >>> grad_fn = full_batch_clipped(pot)
+        >>> round(float(grad_fn(None, jnp.zeros(1), pot.data, 1.5)[0]), 4)   # -1 - 1.5 - 1.5
+        -4.0
+    """
     grad_k = jax.grad(potential.prior_potential)
     per_record = _record_grads(potential)
 
@@ -83,7 +177,34 @@ def full_batch_clipped(potential) -> Callable:
 
 def from_indices(potential, data_size: int, batch_size: int, clipped: bool) -> Callable:
     """``grad_fn(theta, batch, clip)``: grad K + (m/s) sum over the records of ``batch`` (the batch's rows of
-    the data, already taken) of grad l_i, each clipped to ``clip`` when ``clipped``."""
+    the data, already taken) of grad l_i, each clipped to ``clip`` when ``clipped``.
+
+    The examples use the mean ``mu`` of a Normal with unit variance, prior N(0, 1), records y = 1, 2, 3:
+    ``grad K(mu) = mu`` and ``grad l_i(mu) = mu - y_i``.
+
+    Args:
+        potential: a :class:`~bayesdp.samplers.potential.ModelPotential`.
+        data_size: ``m``, the number of records.
+        batch_size: ``s``, the number of records of a batch.
+        clipped: clip every record's likelihood gradient.
+
+    Returns:
+        the estimator on a given batch.
+
+    Examples:
+        >>> import numpy as np, jax.numpy as jnp
+        >>> import numpyro, numpyro.distributions as dist
+        >>> from bayesdp.samplers import ModelPotential
+        >>> def normal_mean(y):
+        ...     mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
+        ...     with numpyro.plate("records", y.shape[0]):
+        ...         numpyro.sample("y", dist.Normal(mu, 1.0), obs=y)
+        >>> pot = ModelPotential(normal_mean, {"y": np.array([1.0, 2.0, 3.0])})
+        >>> grad_fn = from_indices(pot, 3, 2, clipped=False)
+        >>> batch = {"y": jnp.array([1.0, 3.0])}
+        >>> round(float(grad_fn(jnp.zeros(1), batch)[0]), 4)      # (3/2) ((0-1) + (0-3))
+        -6.0
+    """
     scale = data_size / batch_size
     if not clipped:
         grad_u = jax.grad(lambda th, batch: potential.potential(th, batch, likelihood_scale=scale))
@@ -104,6 +225,38 @@ def from_indices(potential, data_size: int, batch_size: int, clipped: bool) -> C
 
 
 def minibatch(potential, data_size: int, batch_size: int) -> Callable:
+    """``grad_fn(key, theta, data, clip=None) = grad K + (m/s) sum_{i in A} grad l_i``, ``A`` drawn with ``key``.
+
+    ``A`` is a uniform subset of ``s`` records without replacement
+    (:func:`bayesdp.samplers.minibatch.sample_without_replacement`).
+
+    The examples use the mean ``mu`` of a Normal with unit variance, prior N(0, 1), records y = 1, 2, 3:
+    ``grad K(mu) = mu`` and ``grad l_i(mu) = mu - y_i``.
+
+    Args:
+        potential: a :class:`~bayesdp.samplers.potential.ModelPotential`.
+        data_size: ``m``, the number of records.
+        batch_size: ``s``, the number of records of a batch.
+
+    Returns:
+        the estimator.
+
+    Examples:
+        With ``s = m`` the batch is every record and the estimate is the full gradient:
+
+        >>> import numpy as np, jax.numpy as jnp
+        >>> import numpyro, numpyro.distributions as dist
+        >>> from bayesdp.samplers import ModelPotential
+        >>> def normal_mean(y):
+        ...     mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
+        ...     with numpyro.plate("records", y.shape[0]):
+        ...         numpyro.sample("y", dist.Normal(mu, 1.0), obs=y)
+        >>> pot = ModelPotential(normal_mean, {"y": np.array([1.0, 2.0, 3.0])})
+        >>> import jax
+        >>> grad_fn = minibatch(pot, 3, 3)
+        >>> round(float(grad_fn(jax.random.key(0), jnp.zeros(1), pot.data)[0]), 4)
+        -6.0
+    """
     on_batch = from_indices(potential, data_size, batch_size, clipped=False)
 
     def grad_fn(key, theta, data, clip=None):
@@ -114,6 +267,35 @@ def minibatch(potential, data_size: int, batch_size: int) -> Callable:
 
 
 def minibatch_clipped(potential, data_size: int, batch_size: int) -> Callable:
+    """``grad_fn(key, theta, data, clip) = grad K + (m/s) sum_{i in A} clip_rows(grad l_i, clip)``, ``A`` from ``key``.
+
+    The examples use the mean ``mu`` of a Normal with unit variance, prior N(0, 1), records y = 1, 2, 3:
+    ``grad K(mu) = mu`` and ``grad l_i(mu) = mu - y_i``.
+
+    Args:
+        potential: a :class:`~bayesdp.samplers.potential.ModelPotential`.
+        data_size: ``m``, the number of records.
+        batch_size: ``s``, the number of records of a batch.
+
+    Returns:
+        the estimator.
+
+    Examples:
+        With ``s = m`` the batch is every record:
+
+        >>> import numpy as np, jax.numpy as jnp
+        >>> import numpyro, numpyro.distributions as dist
+        >>> from bayesdp.samplers import ModelPotential
+        >>> def normal_mean(y):
+        ...     mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
+        ...     with numpyro.plate("records", y.shape[0]):
+        ...         numpyro.sample("y", dist.Normal(mu, 1.0), obs=y)
+        >>> pot = ModelPotential(normal_mean, {"y": np.array([1.0, 2.0, 3.0])})
+        >>> import jax
+        >>> grad_fn = minibatch_clipped(pot, 3, 3)
+        >>> round(float(grad_fn(jax.random.key(0), jnp.zeros(1), pot.data, 1.5)[0]), 4)   # -1 - 1.5 - 1.5
+        -4.0
+    """
     on_batch = from_indices(potential, data_size, batch_size, clipped=True)
 
     def grad_fn(key, theta, data, clip):
@@ -127,7 +309,32 @@ def masked_likelihood(potential, clipped: bool) -> Callable:
     """``lik_grad(theta, records, valid, clip)``: ``sum_i [valid_i] [clip](grad l_i(theta))`` over the rows
     of ``records`` (a shard with padding).  A padded row's term is an exact zero: unclipped, its loss is
     multiplied by 0 before differentiation (padded rows are copies of a valid record, so the derivative
-    being multiplied is finite); clipped, its clipped gradient row is replaced by 0 before the sum."""
+    being multiplied is finite); clipped, its clipped gradient row is replaced by 0 before the sum.
+
+    The examples use the mean ``mu`` of a Normal with unit variance, prior N(0, 1), records y = 1, 2, 3:
+    ``grad K(mu) = mu`` and ``grad l_i(mu) = mu - y_i``.
+
+    Args:
+        potential: a :class:`~bayesdp.samplers.potential.ModelPotential`.
+        clipped: clip every record's likelihood gradient to ``clip``.
+
+    Returns:
+        the likelihood part of the gradient on a shard.
+
+    Examples:
+        >>> import numpy as np, jax.numpy as jnp
+        >>> import numpyro, numpyro.distributions as dist
+        >>> from bayesdp.samplers import ModelPotential
+        >>> def normal_mean(y):
+        ...     mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
+        ...     with numpyro.plate("records", y.shape[0]):
+        ...         numpyro.sample("y", dist.Normal(mu, 1.0), obs=y)
+        >>> pot = ModelPotential(normal_mean, {"y": np.array([1.0, 2.0, 3.0])})
+        >>> lik_grad = masked_likelihood(pot, clipped=False)
+        >>> valid = jnp.array([True, True, False])           # the third row is padding
+        >>> round(float(lik_grad(jnp.zeros(1), pot.data, valid)[0]), 4)    # (0-1) + (0-2)
+        -3.0
+    """
     if clipped:
         per_record = _record_grads(potential)
 
@@ -155,6 +362,30 @@ def build(potential, *, batch_size: int | None, clipped: bool) -> Callable:
 
     The clipping norm is an argument (not baked in) so that runs differing only in the norm
     share one compiled program.
+
+    The examples use the mean ``mu`` of a Normal with unit variance, prior N(0, 1), records y = 1, 2, 3:
+    ``grad K(mu) = mu`` and ``grad l_i(mu) = mu - y_i``.
+
+    Args:
+        potential: a :class:`~bayesdp.samplers.potential.ModelPotential`.
+        batch_size: ``s`` (SGLD), or ``None`` for the full batch (ULA).
+        clipped: clip every record's likelihood gradient.
+
+    Returns:
+        :func:`full_batch`, :func:`full_batch_clipped`, :func:`minibatch` or :func:`minibatch_clipped`.
+
+    Examples:
+        >>> import numpy as np, jax.numpy as jnp
+        >>> import numpyro, numpyro.distributions as dist
+        >>> from bayesdp.samplers import ModelPotential
+        >>> def normal_mean(y):
+        ...     mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
+        ...     with numpyro.plate("records", y.shape[0]):
+        ...         numpyro.sample("y", dist.Normal(mu, 1.0), obs=y)
+        >>> pot = ModelPotential(normal_mean, {"y": np.array([1.0, 2.0, 3.0])})
+        >>> grad_fn = build(pot, batch_size=None, clipped=True)
+        >>> round(float(grad_fn(None, jnp.zeros(1), pot.data, 2.5)[0]), 4)   # -1 - 2 - 2.5
+        -5.5
     """
     m = potential.data_size
     if batch_size is None:

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+__all__ = ["REPRODUCIBLE", "SECURE", "MAX_SEED", "secure_key", "check_seed", "resolve_key"]
+
 #: label of chains whose keys were given explicitly (a seed or a key)
 REPRODUCIBLE = "reproducible seed: not private"
 #: label of chains whose keys come from the OS CSPRNG
@@ -26,7 +28,17 @@ SECURE = "OS CSPRNG (secrets): not reproducible"
 
 
 def secure_key():
-    """A JAX PRNG key whose key data are random bytes from the OS CSPRNG (``secrets``)."""
+    """A JAX PRNG key whose key data are random bytes from the OS CSPRNG (``secrets``).
+
+    Returns:
+        a typed JAX key of the default implementation (unpredictable: never written into an output).
+
+    Examples:
+        >>> import jax
+        >>> key = secure_key()
+        >>> jax.random.key_data(key).shape == jax.random.key_data(jax.random.key(0)).shape
+        True
+    """
     import jax
 
     template = jax.random.key_data(jax.random.key(0))
@@ -40,7 +52,26 @@ MAX_SEED = 2 ** 32 - 1
 
 
 def check_seed(seed: Any, name: str = "seed") -> int:
-    """An int seed in [0, 2^32 - 1], or a one-line refusal."""
+    """An int seed in ``[0, 2^32 - 1]``, or a one-line refusal.
+
+    Args:
+        seed: the value to check.
+        name: the parameter's name in the refusal.
+
+    Returns:
+        the seed as a Python int.
+
+    Raises:
+        AssumptionError: not an integer (a bool is refused) or outside ``[0, MAX_SEED]``.
+
+    Examples:
+        >>> check_seed(7)
+        7
+        >>> check_seed(-1)
+        Traceback (most recent call last):
+        ...
+        bayesdp.errors.AssumptionError: seed = -1 must be an integer in [0, 4294967295]; pass a smaller seed, ...
+    """
     from ..errors import AssumptionError
 
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) <= MAX_SEED:
@@ -50,8 +81,27 @@ def check_seed(seed: Any, name: str = "seed") -> int:
 
 
 def resolve_key(rng_key: Any = None) -> tuple[Any, str]:
-    """``(key, label)``: a CSPRNG key and :data:`SECURE` for ``None``; otherwise the given key
-    (a JAX key, or an int seed turned into ``jax.random.key(seed)``) and :data:`REPRODUCIBLE`."""
+    """``(key, label)``: a CSPRNG key and :data:`SECURE` for ``None``; otherwise the given key and :data:`REPRODUCIBLE`.
+
+    Args:
+        rng_key: ``None`` (OS CSPRNG key), a JAX key, or an int seed (turned into ``jax.random.key(seed)``).
+
+    Returns:
+        the key and the label every output of the run carries.
+
+    Raises:
+        AssumptionError: an int seed outside ``[0, MAX_SEED]``.
+
+    Examples:
+        >>> import jax
+        >>> key, label = resolve_key(3)
+        >>> label
+        'reproducible seed: not private'
+        >>> bool((jax.random.key_data(key) == jax.random.key_data(jax.random.key(3))).all())
+        True
+        >>> resolve_key(None)[1]
+        'OS CSPRNG (secrets): not reproducible'
+    """
     import jax
 
     if rng_key is None:

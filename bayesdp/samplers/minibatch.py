@@ -31,6 +31,8 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+__all__ = ["CANDIDATES", "uniform_below", "floyd", "batch_indices", "sample_without_replacement", "floyd_sequential"]
+
 #: 32-bit words drawn per integer before the while loop takes over (rejections are rare)
 CANDIDATES = 2
 
@@ -38,10 +40,26 @@ CANDIDATES = 2
 def uniform_below(key, bounds, shape, candidates: int = CANDIDATES) -> jax.Array:
     """Integers uniform on ``{0, ..., bounds - 1}`` (exactly, elementwise, independent), int32, of ``shape``.
 
-    ``bounds`` (broadcast to ``shape``) must lie in ``[1, 2^31]``.  Rejection sampling on 32-bit words
-    (see the module docstring): round i of a while loop draws ``candidates`` words per entry from
-    ``fold_in(key, i)``; an entry takes its first accepted word; the loop stops once every entry has one
-    (after round 0 except with probability ``< (bounds / 2^32)^candidates`` per entry)."""
+    Rejection sampling on 32-bit words (see the module docstring): round i of a while loop draws
+    ``candidates`` words per entry from ``fold_in(key, i)``; an entry takes its first accepted word; the
+    loop stops once every entry has one (after round 0 except with probability
+    ``< (bounds / 2^32)^candidates`` per entry).  Traceable (no Python-side checks of ``bounds``).
+
+    Args:
+        key: a JAX PRNG key.
+        bounds: the exclusive upper bounds, broadcast to ``shape``; each in ``[1, 2^31]``.
+        shape: the shape of the result.
+        candidates: 32-bit words drawn per entry and round.
+
+    Returns:
+        an int32 array of ``shape``, entry k uniform on ``{0, ..., bounds[k] - 1}``.
+
+    Examples:
+        >>> import jax, jax.numpy as jnp
+        >>> v = uniform_below(jax.random.key(0), jnp.array([1, 2, 1000]), (3,))
+        >>> v.dtype, int(v[0]), bool(jnp.all((v >= 0) & (v < jnp.array([1, 2, 1000]))))
+        (dtype('int32'), 0, True)
+    """
     shape = tuple(shape)
     n = jnp.broadcast_to(jnp.asarray(bounds, jnp.uint32), shape)
     zero = jnp.uint32(0)
@@ -104,7 +122,25 @@ def floyd(t, data_size: int, batch_size: int) -> jax.Array:
     ``a_k = (t_k == J_k) or c_k``.  So ``a_j = (t_j == J_j) or dup_j or a_{link_j}`` along the strictly
     decreasing links ``link_j = t_j - (m - s)`` (when ``m - s <= t_j < J_j``), an OR along a chain of at
     most s links: at most ``ceil(log2(s))`` rounds of pointer jumping (a while loop that stops when no
-    link is left: usually after 0-2 rounds, since links need ``t_j >= m - s``).  Returns int32 of the shape of ``t``."""
+    link is left: usually after 0-2 rounds, since links need ``t_j >= m - s``).
+
+    Args:
+        t: draws of shape ``(..., s)``, ``t[..., j]`` in ``{0, ..., m - s + j}``.
+        data_size: ``m``, the number of records.
+        batch_size: ``s``, the size of the subset.
+
+    Returns:
+        int32 of the shape of ``t``: the elements Floyd's loop adds, in the order it adds them.
+
+    Examples:
+        ``m = 5, s = 3``: 0 is added, then 0 collides (``J_1 = 3`` is added), then 0 collides again (``J_2 = 4``):
+
+        >>> import jax.numpy as jnp
+        >>> floyd(jnp.array([0, 0, 0]), 5, 3).tolist()
+        [0, 3, 4]
+        >>> floyd(jnp.array([0, 0, 0]), 5, 3).tolist() == floyd_sequential([0, 0, 0], 5, 3)
+        True
+    """
     m, s = int(data_size), int(batch_size)
     t = jnp.asarray(t, jnp.int32)
     j = jnp.arange(s, dtype=jnp.int32)
@@ -130,7 +166,28 @@ def floyd(t, data_size: int, batch_size: int) -> jax.Array:
 def batch_indices(key, data_size: int, batch_size: int, num: int) -> jax.Array:
     """``num`` independent uniform subsets of size ``batch_size`` of ``{0..data_size-1}``: int32 ``(num, s)``.
 
-    Work ``O(num * s log s)`` and memory ``O(num * s)``, independent of ``data_size``."""
+    Work ``O(num * s log s)`` and memory ``O(num * s)``, independent of ``data_size``.
+
+    Args:
+        key: a JAX PRNG key.
+        data_size: ``m``, the number of records.
+        batch_size: ``s``, the size of each subset.
+        num: the number of subsets.
+
+    Returns:
+        int32 ``(num, s)``: row k holds the ``s`` distinct indices of subset k (their order is not uniform).
+
+    Raises:
+        ValueError: ``batch_size`` outside ``[1, data_size]``, or ``data_size`` beyond int32 indices.
+
+    Examples:
+        >>> import jax
+        >>> idx = batch_indices(jax.random.key(0), 10, 4, 3)
+        >>> idx.shape, [len(set(row)) for row in idx.tolist()], bool(((idx >= 0) & (idx < 10)).all())
+        ((3, 4), [4, 4, 4], True)
+        >>> batch_indices(jax.random.key(0), 3, 3, 2).tolist()         # s = m: every record
+        [[0, 1, 2], [0, 1, 2]]
+    """
     m, s, num = int(data_size), int(batch_size), int(num)
     if not 1 <= s <= m:
         raise ValueError(f"batch_size = {s} must be in [1, data_size = {m}]")
@@ -144,12 +201,43 @@ def batch_indices(key, data_size: int, batch_size: int, num: int) -> jax.Array:
 
 
 def sample_without_replacement(key, data_size: int, batch_size: int) -> jax.Array:
-    """``batch_size`` distinct indices forming a uniform subset of ``{0..data_size-1}`` (int32, order not uniform)."""
+    """``batch_size`` distinct indices forming a uniform subset of ``{0..data_size-1}`` (int32, order not uniform).
+
+    Args:
+        key: a JAX PRNG key.
+        data_size: ``m``, the number of records.
+        batch_size: ``s``, the size of the subset.
+
+    Returns:
+        int32 ``(s,)``: one row of :func:`batch_indices`.
+
+    Raises:
+        ValueError: ``batch_size`` outside ``[1, data_size]``.
+
+    Examples:
+        >>> import jax
+        >>> idx = sample_without_replacement(jax.random.key(1), 100, 5)
+        >>> idx.shape, len(set(idx.tolist()))
+        ((5,), 5)
+    """
     return batch_indices(key, data_size, batch_size, 1)[0]
 
 
 def floyd_sequential(t, data_size: int, batch_size: int) -> list[int]:
-    """Floyd's loop in plain Python on given draws ``t`` (the reference :func:`floyd` is tested against)."""
+    """Floyd's loop in plain Python on given draws ``t`` (the reference :func:`floyd` is tested against).
+
+    Args:
+        t: the draws, ``t[j]`` in ``{0, ..., m - s + j}``.
+        data_size: ``m``, the number of records.
+        batch_size: ``s``, the size of the subset.
+
+    Returns:
+        the ``s`` distinct elements in the order they are added.
+
+    Examples:
+        >>> floyd_sequential([2, 1, 2], 5, 3)       # J = 2, 3, 4: 2 added, 1 added, 2 collides so J_2 = 4
+        [2, 1, 4]
+    """
     m, s = int(data_size), int(batch_size)
     chosen: list[int] = []
     seen: set[int] = set()

@@ -30,15 +30,41 @@ import numpy as np
 
 from ..errors import AssumptionError, DomainError, ModelError
 
+__all__ = ["validate_data", "ALIGNMENT", "aligned_empty", "ModelPotential"]
+
 
 def validate_data(data: Mapping[str, Any], model: Callable | None = None,
                   model_kwargs: Mapping[str, Any] | None = None) -> tuple[dict[str, np.ndarray], int]:
-    """Check the data dict and return NumPy arrays and ``m``: the shared record validation
-    (:func:`bayesdp.analysis.records.validate_records`: shape, dtype, finiteness and, given the model,
-    integer labels within the support of discrete observed sites), then the samplers' dtypes.
+    """Check the data dict and return NumPy arrays and the record count ``m``.
 
-    Floating arrays are kept in float32 unless JAX runs in 64-bit mode (the analyzer's certificate
-    covers that cast: :mod:`bayesdp.analysis.domain`).  Raised before any compilation.
+    The shared record validation (:func:`bayesdp.analysis.records.validate_records`: shape, dtype,
+    finiteness and, given the model, integer labels within the support of discrete observed sites), then
+    the samplers' dtypes: floating arrays are kept in float32 unless JAX runs in 64-bit mode (the
+    analyzer's certificate covers that cast: :mod:`bayesdp.analysis.domain`), integers in int32.
+    Raised before any compilation.
+
+    Args:
+        data: record arrays by name, sharing their leading (record) dimension.
+        model: the NumPyro model (``None``: no check against its observed sites).
+        model_kwargs: the model's other keyword arguments.
+
+    Returns:
+        ``(arrays, m)``: the data as NumPy arrays in the samplers' dtypes, and the number of records.
+
+    Raises:
+        AssumptionError: not a non-empty dict of numeric arrays with a leading record axis of one length.
+        DomainError: non-finite values, labels outside a discrete site's support, or integers beyond int32
+            (without 64-bit mode).
+
+    Examples:
+        >>> import numpy as np
+        >>> arrays, m = validate_data({"X": np.ones((3, 2)), "y": np.array([0, 1, 1])})
+        >>> m, arrays["X"].dtype, arrays["y"].dtype
+        (3, dtype('float32'), dtype('int32'))
+        >>> validate_data({"y": np.array([1.0, np.nan])})
+        Traceback (most recent call last):
+        ...
+        bayesdp.errors.DomainError: ...
     """
     from ..analysis.records import validate_records
 
@@ -70,10 +96,22 @@ def aligned_empty(shape, dtype=np.float32, alignment: int = ALIGNMENT) -> np.nda
     On a CPU, JAX uses a float32 array in place (no copy) only when it is 64-byte aligned; NumPy's own large
     arrays usually start at 16 bytes past a page boundary, and a sampler built on them holds the data twice
     (the caller's array and JAX's copy).  Fill an array from this function (e.g. in chunks while reading a
-    file) to hold the data once::
+    file) to hold the data once.
 
-        X = aligned_empty((m, d), np.float32)
-        X[:] = ...
+    Args:
+        shape: the array's shape (an int or a tuple of ints).
+        dtype: its NumPy dtype.
+        alignment: the alignment of its first byte, in bytes.
+
+    Returns:
+        a writable, uninitialised array of ``shape`` and ``dtype`` (a view into a slightly larger buffer).
+
+    Examples:
+        >>> import numpy as np
+        >>> X = aligned_empty((1000, 3), np.float32)
+        >>> X[:] = 1.0
+        >>> X.shape, X.dtype, X.ctypes.data % 64
+        ((1000, 3), dtype('float32'), 0)
     """
     shape = tuple(int(n) for n in np.atleast_1d(shape))
     dtype = np.dtype(dtype)
@@ -135,8 +173,41 @@ class ModelPotential:
     """The potential of ``model`` with data ``data`` (dict of record arrays), split as above.
 
     Construction traces the model twice in Python (no compilation) to find the latent sites and
-    to check that their shapes do not depend on the number of records; discrete latent sites,
-    ``param`` sites and latent sites inside the record plate raise :class:`ModelError`.
+    to check that their shapes do not depend on the number of records.
+
+    Args:
+        model: the NumPyro model, called as ``model(**data, **model_kwargs)``.
+        data: record arrays by name, sharing their leading (record) dimension (see :func:`validate_data`).
+        model_kwargs: the model's other keyword arguments (not data).
+        on_device: put the data on the default device (``False``: keep NumPy arrays, for records that
+            will be split over several devices).
+
+    Attributes:
+        dim: the length of the flat unconstrained position.
+        data_size: the number of records ``m``.
+        data: the validated data (device arrays, or NumPy arrays with ``on_device=False``).
+
+    Raises:
+        ModelError: a discrete latent site, a ``param`` site, a latent site inside the record plate, no
+            latent or no observed site, or a model that fails when traced with one record.
+        AssumptionError: malformed data (see :func:`validate_data`).
+        DomainError: invalid data values (see :func:`validate_data`).
+
+    Examples:
+        The mean of a Normal with unit variance and a N(0, 1) prior: ``K(mu) = mu^2/2 + log(2 pi)/2``,
+        ``l_i(mu) = (y_i - mu)^2/2 + log(2 pi)/2``.
+
+        >>> import numpy as np, jax.numpy as jnp
+        >>> import numpyro, numpyro.distributions as dist
+        >>> def normal_mean(y):
+        ...     mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
+        ...     with numpyro.plate("records", y.shape[0]):
+        ...         numpyro.sample("y", dist.Normal(mu, 1.0), obs=y)
+        >>> pot = ModelPotential(normal_mean, {"y": np.array([1.0, 2.0, 3.0])})
+        >>> pot.dim, pot.data_size
+        (1, 3)
+        >>> round(float(pot.potential(jnp.zeros(1))), 4)       # 4 log(2 pi)/2 + (1 + 4 + 9)/2
+        10.6758
     """
 
     def __init__(self, model: Callable, data: Mapping[str, Any], model_kwargs: Mapping[str, Any] | None = None,
@@ -224,7 +295,14 @@ class ModelPotential:
         return fn
 
     def unflatten(self, theta) -> dict[str, jax.Array]:
-        """Constrained site values of a flat position (works on (..., dim) arrays)."""
+        """Constrained site values of a flat position (works on ``(..., dim)`` arrays).
+
+        Args:
+            theta: flat unconstrained positions, of shape ``(..., dim)``.
+
+        Returns:
+            a dict of site name to constrained values of shape ``(...) + site shape``.
+        """
         from numpyro.distributions.transforms import biject_to
 
         theta = jnp.asarray(theta)
@@ -270,23 +348,54 @@ class ModelPotential:
         return prior, lik
 
     def prior_potential(self, theta):
-        """K(theta) = -log prior(T theta) - log|det J_T(theta)| (data independent: uses a zero template record)."""
+        """``K(theta) = -log prior(T theta) - log|det J_T(theta)|`` (data independent: uses a zero template record).
+
+        Args:
+            theta: a flat unconstrained position ``(dim,)``.
+
+        Returns:
+            the scalar ``K(theta)``.
+        """
         prior, _ = self._log_parts(theta, self._template)
         return -prior
 
     def potential(self, theta, data=None, likelihood_scale=1.0):
-        """K(theta) + likelihood_scale * sum_{records in data} l_i(theta); full data by default."""
+        """``K(theta) + likelihood_scale * sum_{records in data} l_i(theta)``; the full data by default.
+
+        Args:
+            theta: a flat unconstrained position ``(dim,)``.
+            data: record arrays (a batch of records); ``None``: the potential's own data.
+            likelihood_scale: the factor of the likelihood part (``m / s`` for a minibatch of ``s`` records).
+
+        Returns:
+            the scalar potential.
+        """
         prior, lik = self._log_parts(theta, self.data if data is None else data)
         return -prior - likelihood_scale * lik
 
     def record_loss(self, theta, record):
-        """l_i(theta) = -log p(d_i | T theta) for one record (dict of arrays without the record axis)."""
+        """``l_i(theta) = -log p(d_i | T theta)`` for one record.
+
+        Args:
+            theta: a flat unconstrained position ``(dim,)``.
+            record: one record: a dict of arrays without the record axis.
+
+        Returns:
+            the scalar loss of the record.
+        """
         batch = {k: jnp.asarray(v)[None] for k, v in record.items()}
         _, lik = self._log_parts(theta, batch)
         return -lik
 
     def init_prior(self, key) -> jax.Array:
-        """A flat unconstrained draw from the prior (data independent)."""
+        """A flat unconstrained draw from the prior (data independent).
+
+        Args:
+            key: a JAX PRNG key (or an int seed), independent of any sampling key.
+
+        Returns:
+            a ``(dim,)`` position.
+        """
         from numpyro.distributions.transforms import biject_to
 
         tr = _trace(self.model, self._template, self.model_kwargs, key=key)
@@ -298,9 +407,18 @@ class ModelPotential:
         return jnp.concatenate(parts)
 
     def check_decomposition(self, theta=None, rtol: float = 1e-3) -> None:
-        """Check sum_i l_i == full-data likelihood (raises ModelError) on the first and the last (up to)
-        64 records, at theta = 0 and at two fixed pseudo-random thetas: at theta = 0 a GLM's logits vanish
-        and a coupling between records (e.g. features centred with the data's mean) would go unseen."""
+        """Check that ``sum_i l_i`` equals the full-data likelihood on the first and the last (up to) 64 records.
+
+        Checked at theta = 0 and at two fixed pseudo-random thetas: at theta = 0 a GLM's logits vanish
+        and a coupling between records (e.g. features centred with the data's mean) would go unseen.
+
+        Args:
+            theta: check at this position only (``None``: the three positions above).
+            rtol: relative tolerance of the comparison.
+
+        Raises:
+            ModelError: the likelihood is not the sum of the per-record likelihoods.
+        """
         k = min(self.data_size, 64)
         thetas = [jnp.zeros(self.dim)] if theta is None else [jnp.asarray(theta)]
         if theta is None:

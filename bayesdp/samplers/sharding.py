@@ -38,20 +38,56 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from ..errors import AssumptionError
 
+__all__ = ["CHAINS", "RECORDS", "devices", "mesh", "multi_process", "RecordLayout", "record_layout", "place_records",
+           "gather_rows", "check_chains", "place", "replicate_data", "to_host", "agree", "all_equal"]
+
+#: mesh axis name of the chains (``chain_method="parallel"``)
 CHAINS = "chains"
+#: mesh axis name of the records (``shard_data=True``)
 RECORDS = "records"
 
 
 def devices() -> list:
-    """Every device of every process, ordered by (process, id): each process owns a contiguous run."""
+    """Every device of every process, ordered by (process, id): each process owns a contiguous run.
+
+    Returns:
+        the list of JAX devices.
+
+    Examples:
+        >>> import jax
+        >>> len(devices()) == jax.device_count()
+        True
+    """
     return sorted(jax.devices(), key=lambda d: (d.process_index, d.id))
 
 
 def mesh(axis: str) -> Mesh:
+    """The 1-D mesh of :func:`devices` with the axis ``axis``.
+
+    Args:
+        axis: the axis name (:data:`CHAINS` or :data:`RECORDS`).
+
+    Returns:
+        a ``jax.sharding.Mesh``.
+
+    Examples:
+        >>> mesh(RECORDS).axis_names
+        ('records',)
+    """
     return Mesh(np.asarray(devices()), (axis,))
 
 
 def multi_process() -> bool:
+    """Whether JAX runs several processes (``jax.distributed``).
+
+    Returns:
+        ``jax.process_count() > 1``.
+
+    Examples:
+        >>> import jax
+        >>> multi_process() == (jax.process_count() > 1)
+        True
+    """
     return jax.process_count() > 1
 
 
@@ -67,7 +103,27 @@ class RecordLayout:
     Process p holds records ``[record_offsets[p], record_offsets[p] + process_records[p])`` of the global
     dataset (their order of concatenation) in rows ``[row_offsets[p], row_offsets[p] + process_records[p])``
     of the padded global array of ``padded_size = shard_size * num_devices`` rows; device j holds rows
-    ``[j L, (j+1) L)``, of which the first ``valid_rows[j]`` are records and the rest padding."""
+    ``[j L, (j+1) L)``, of which the first ``valid_rows[j]`` are records and the rest padding.
+
+    Attributes:
+        data_size: the number of records over every process.
+        shard_size: ``L``, rows per device.
+        num_devices: the number of devices.
+        valid_rows: records (not padding) per device.
+        record_offsets: the first global record index of each process.
+        row_offsets: the first padded row of each process.
+        process_records: the number of records of each process.
+
+    Examples:
+        Process 0 holds 5 records on 2 devices, process 1 holds 3 records on 1 device: ``L = 3`` rows per
+        device, process 0's last device holds 2 records and one padded row.
+
+        >>> lay = RecordLayout.build([5, 3], [2, 1])
+        >>> lay.shard_size, lay.valid_rows, lay.padded_size
+        (3, (3, 2, 3), 9)
+        >>> lay.rows([0, 4, 5, 7]).tolist()               # records 5..7 live in rows 6..8
+        [0, 4, 6, 8]
+    """
 
     data_size: int
     shard_size: int
@@ -79,11 +135,27 @@ class RecordLayout:
 
     @property
     def padded_size(self) -> int:
+        """Rows of the padded global array: ``shard_size * num_devices``.
+
+        Returns:
+            the number of rows.
+        """
         return self.shard_size * self.num_devices
 
     @staticmethod
     def build(process_records, process_devices) -> "RecordLayout":
-        """Layout for ``process_records[p]`` records on ``process_devices[p]`` devices of each process p."""
+        """Layout for ``process_records[p]`` records on ``process_devices[p]`` devices of each process p.
+
+        Args:
+            process_records: the number of records of each process.
+            process_devices: the number of devices of each process.
+
+        Returns:
+            the layout.
+
+        Raises:
+            AssumptionError: a process with no record.
+        """
         counts = [int(c) for c in process_records]
         ndev = [int(n) for n in process_devices]
         if any(c < 1 for c in counts):
@@ -102,7 +174,14 @@ class RecordLayout:
         return RecordLayout(rec, L, sum(ndev), tuple(valid), tuple(rec_off), tuple(row_off), tuple(counts))
 
     def rows(self, idx) -> jax.Array:
-        """Row of the padded array holding each global record index in ``idx`` (int32, any shape)."""
+        """Row of the padded array holding each global record index in ``idx`` (int32, any shape).
+
+        Args:
+            idx: global record indices.
+
+        Returns:
+            int32 rows of the shape of ``idx``.
+        """
         idx = jnp.asarray(idx, jnp.int32)
         if len(self.record_offsets) == 1:
             return idx  # one process: its padding is at the end
@@ -112,12 +191,28 @@ class RecordLayout:
         return idx + shift[proc]
 
     def local_valid(self, axis: str = RECORDS) -> jax.Array:
-        """Inside ``shard_map`` over ``axis``: which of this device's ``shard_size`` rows are records."""
+        """Inside ``shard_map`` over ``axis``: which of this device's ``shard_size`` rows are records.
+
+        Args:
+            axis: the mesh axis the records are split over.
+
+        Returns:
+            bool ``(shard_size,)``.
+        """
         count = jnp.asarray(self.valid_rows, jnp.int32)[jax.lax.axis_index(axis)]
         return jnp.arange(self.shard_size, dtype=jnp.int32) < count
 
     def host_rows(self, process: int, start: int, stop: int) -> tuple[int, int]:
-        """Local record range of ``process`` covered by global rows ``[start, stop)`` (clipped to its records)."""
+        """Local record range of ``process`` covered by global rows ``[start, stop)`` (clipped to its records).
+
+        Args:
+            process: the process index.
+            start: the first global row.
+            stop: the global row after the last.
+
+        Returns:
+            ``(lo, hi)``: the process's records ``[lo, hi)`` in those rows.
+        """
         base = self.row_offsets[process]
         lo = min(max(start - base, 0), self.process_records[process])
         hi = min(max(stop - base, 0), self.process_records[process])
@@ -125,7 +220,22 @@ class RecordLayout:
 
 
 def record_layout(local_size: int) -> RecordLayout:
-    """The layout of this run: the record counts of every process (all-gathered when there are several)."""
+    """The layout of this run: the record counts of every process (all-gathered when there are several).
+
+    Args:
+        local_size: the number of records this process passed.
+
+    Returns:
+        the :class:`RecordLayout` over :func:`devices`.
+
+    Raises:
+        AssumptionError: a process with no record.
+
+    Examples:
+        >>> lay = record_layout(3)
+        >>> lay.data_size, lay.num_devices == len(devices())
+        (3, True)
+    """
     devs = devices()
     per_process = [sum(1 for d in devs if d.process_index == p) for p in range(jax.process_count())]
     if multi_process():
@@ -141,7 +251,21 @@ def place_records(data: Mapping[str, np.ndarray], layout: RecordLayout) -> dict:
     """This process's records as global arrays of ``layout.padded_size`` rows split over the devices.
 
     Each device's rows are a slice of the host array (no copy of the whole data); a device whose rows
-    run past this process's records gets copies of the process's first record as padding."""
+    run past this process's records gets copies of the process's first record as padding.
+
+    Args:
+        data: this process's record arrays.
+        layout: the run's layout (:func:`record_layout`).
+
+    Returns:
+        a dict of global ``jax.Array`` of ``layout.padded_size`` rows, split over :data:`RECORDS`.
+
+    Examples:
+        >>> import numpy as np
+        >>> lay = record_layout(3)
+        >>> place_records({"y": np.array([10.0, 20.0, 30.0])}, lay)["y"].shape == (lay.padded_size,)
+        True
+    """
     msh = mesh(RECORDS)
     p = jax.process_index()
     out = {}
@@ -168,7 +292,27 @@ def gather_rows(local: Mapping[str, jax.Array], rows, layout: RecordLayout, axis
     """Inside ``shard_map``: the rows ``rows`` (global padded row numbers, any shape) of every data array,
     on every device.  Each device takes the requested rows it owns and zeros elsewhere, as raw bits (an
     integer view), and a ``psum`` adds them: exactly one device contributes each row, so the result is the
-    row bit for bit (no float addition, no sign-of-zero change)."""
+    row bit for bit (no float addition, no sign-of-zero change).
+
+    Args:
+        local: this device's rows of every data array (inside ``shard_map``).
+        rows: global padded row numbers.
+        layout: the run's layout.
+        axis: the mesh axis the records are split over.
+
+    Returns:
+        a dict of the requested rows of every array, identical on every device.
+
+    Examples:
+        >>> import numpy as np, jax, jax.numpy as jnp
+        >>> from jax.sharding import PartitionSpec as P
+        >>> lay = record_layout(3)
+        >>> data = place_records({"y": np.array([10.0, 20.0, 30.0])}, lay)
+        >>> fetch = jax.shard_map(lambda d: gather_rows(d, lay.rows(jnp.array([2, 0])), lay), mesh=mesh(RECORDS),
+        ...                       in_specs=(P(RECORDS),), out_specs=P(), check_vma=False)
+        >>> jax.jit(fetch)(data)["y"].tolist()
+        [30.0, 10.0]
+    """
     lo = jax.lax.axis_index(axis) * layout.shard_size
     mine = (rows >= lo) & (rows < lo + layout.shard_size)
     at = jnp.clip(rows - lo, 0, layout.shard_size - 1)
@@ -196,7 +340,21 @@ def gather_rows(local: Mapping[str, jax.Array], rows, layout: RecordLayout, axis
 
 
 def check_chains(num_chains: int) -> int:
-    """Chains per device for ``chain_method="parallel"`` (refuses a count the devices do not divide)."""
+    """Chains per device for ``chain_method="parallel"``.
+
+    Args:
+        num_chains: the number of chains.
+
+    Returns:
+        ``num_chains`` divided by the number of devices.
+
+    Raises:
+        AssumptionError: the devices do not divide ``num_chains``.
+
+    Examples:
+        >>> check_chains(2 * len(devices()))
+        2
+    """
     n = len(devices())
     if num_chains % n:
         raise AssumptionError(f"num_chains = {num_chains} is not a multiple of the {n} devices; "
@@ -206,7 +364,21 @@ def check_chains(num_chains: int) -> int:
 
 def place(host, spec_axis: str | None, axis_name: str):
     """A host array (every process holds the same value) as a global array: split along its first axis over
-    ``axis_name``'s mesh when ``spec_axis`` is set, replicated otherwise."""
+    ``axis_name``'s mesh when ``spec_axis`` is set, replicated otherwise.
+
+    Args:
+        host: the array (the same on every process).
+        spec_axis: the mesh axis to split the first axis over, or ``None`` (replicated).
+        axis_name: the mesh's axis name.
+
+    Returns:
+        a global ``jax.Array``.
+
+    Examples:
+        >>> import numpy as np
+        >>> place(np.arange(4.0), None, CHAINS).tolist()
+        [0.0, 1.0, 2.0, 3.0]
+    """
     host = np.asarray(host)
     spec = P(spec_axis, *([None] * (host.ndim - 1))) if spec_axis else P()
     sharding = NamedSharding(mesh(axis_name), spec)
@@ -214,12 +386,37 @@ def place(host, spec_axis: str | None, axis_name: str):
 
 
 def replicate_data(data: Mapping[str, np.ndarray], axis_name: str) -> dict:
-    """Every data array on every device (chains split over devices, records not)."""
+    """Every data array on every device (chains split over devices, records not).
+
+    Args:
+        data: record arrays by name.
+        axis_name: the mesh's axis name.
+
+    Returns:
+        a dict of replicated global arrays.
+
+    Examples:
+        >>> import numpy as np
+        >>> replicate_data({"y": np.arange(3.0)}, CHAINS)["y"].tolist()
+        [0.0, 1.0, 2.0]
+    """
     return {k: place(v, None, axis_name) for k, v in data.items()}
 
 
 def to_host(x) -> np.ndarray:
-    """A global output (replicated, or split over the processes) as one NumPy array on this process."""
+    """A global output (replicated, or split over the processes) as one NumPy array on this process.
+
+    Args:
+        x: a JAX array (or anything ``np.asarray`` takes).
+
+    Returns:
+        the whole array as NumPy.
+
+    Examples:
+        >>> import numpy as np
+        >>> to_host(place(np.arange(3.0), None, CHAINS)).tolist()
+        [0.0, 1.0, 2.0]
+    """
     if isinstance(x, jax.Array) and not x.is_fully_addressable:
         if x.sharding.is_fully_replicated:
             return np.asarray(x.addressable_data(0))
@@ -230,7 +427,19 @@ def to_host(x) -> np.ndarray:
 
 
 def agree(value: np.ndarray) -> np.ndarray:
-    """Process 0's ``value`` on every process (one broadcast); ``value`` itself with one process."""
+    """Process 0's ``value`` on every process (one broadcast); ``value`` itself with one process.
+
+    Args:
+        value: a NumPy array of the same shape and dtype on every process.
+
+    Returns:
+        process 0's value.
+
+    Examples:
+        >>> import numpy as np
+        >>> agree(np.array([1, 2])).tolist()              # one process: unchanged
+        [1, 2]
+    """
     if not multi_process():
         return value
     from jax.experimental import multihost_utils
@@ -239,7 +448,18 @@ def agree(value: np.ndarray) -> np.ndarray:
 
 
 def all_equal(value, what: str) -> None:
-    """Refuse (one line) when processes disagree on ``value`` (shapes, counts: what must be identical)."""
+    """Refuse (one line) when processes disagree on ``value`` (shapes, counts: what must be identical).
+
+    Args:
+        value: integers (a scalar or a sequence) that every process must pass identically.
+        what: what they are, for the refusal.
+
+    Raises:
+        AssumptionError: the processes passed different values.
+
+    Examples:
+        >>> all_equal([3, 2], "the data shapes")          # one process: nothing to compare
+    """
     if not multi_process():
         return
     from jax.experimental import multihost_utils
