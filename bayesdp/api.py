@@ -557,17 +557,18 @@ class PrivateMCMC:
 
 
 STATISTICS = ("mean", "median", "quantiles", "probability")
-#: release methods: ``auto`` (path when delta > 0 and the noise is not forced, else coupling), the coupling release
-#: of an unpublished chain (004 Proposition 3.7), the path release (a private chain's estimate, Dong-Roth-Su) or
-#: sample-and-aggregate (Nissim-Raskhodnikova-Smith 2007)
-METHODS = ("auto", "coupling", "path", "sample-aggregate")
+#: release methods: ``auto`` (by a public rule when delta > 0 and the noise is not forced, else coupling), the
+#: coupling release of an unpublished chain (004 Proposition 3.7), the path release (a private chain's estimate,
+#: Dong-Roth-Su), the last-draw release (a statistic of a private chain's final draw) or sample-and-aggregate
+#: (Nissim-Raskhodnikova-Smith 2007)
+METHODS = ("auto", "coupling", "path", "final", "sample-aggregate")
 
 
 def resolve_method(method: str, source: Any, delta: float, noise: str, data: Mapping[str, Any] | None = None,
                    epsilon: float = 1.0, build: Callable | None = None) -> tuple[str, str]:
     """``(method, why)``: ``auto`` is the coupling release for a chain that already ran (its draws are what is
-    released); otherwise the public rule of :func:`bayesdp.release.path.auto_method` (path when delta > 0 and its
-    predicted error is below the coupling release's noise, docs/release.md §9).  ``build(sampler, analysis)``
+    released); otherwise the public rule of :func:`bayesdp.release.path.auto_method` (the smallest predicted error of
+    the path, last-draw and coupling releases when delta > 0, docs/release.md §9-10).  ``build(sampler, analysis)``
     makes the statistic."""
     if method not in METHODS:
         raise AssumptionError(f"method = {method!r} must be one of {', '.join(METHODS)}")
@@ -592,8 +593,10 @@ def resolve_method(method: str, source: Any, delta: float, noise: str, data: Map
     an = analyze(kernel.model, data=data, domain=dom, model_kwargs=kw)
     pot = ModelPotential(kernel.model, data, kw)
     stat = build(_SitesOnly(pot), an)
+    # a Plan or a PrivateMCMC pins the chain; the last-draw release plans its own (from a bare kernel only)
     return auto_method(an.constants.to_dict(), pot.dim, stat, epsilon, delta, noise,
-                       "ula" if kernel.sampler == "ula" and kernel.clip_norm is None else "other", kernel.step_size)
+                       "ula" if kernel.sampler == "ula" and kernel.clip_norm is None else "other", kernel.step_size,
+                       allow_final=isinstance(source, ULA))
 
 
 def _statistic(spec, sampler, analysis, sites, lipschitz, names, q=None, threshold=None, width=None,
@@ -689,11 +692,13 @@ def release(source: Any, statistic: Any = "mean", *, epsilon: float, sites: Sequ
             default: ``lipschitz``, always valid).
         range: the public range ``(a, b)`` of every released value: values are clamped to it and intervals
             clipped (post-processing; probabilities have ``(0, 1)`` already).  Required by sample-and-aggregate.
-        method: ``"auto"`` (default: ``"path"`` when ``delta > 0``, ``noise="auto"`` and the source is a kernel
-            or a plan to run; otherwise ``"coupling"``), ``"coupling"`` (the Monte Carlo estimate of an
+        method: ``"auto"`` (default: when ``delta > 0``, ``noise="auto"`` and the source is a kernel or a plan to
+            run, the method with the smallest predicted error among path, final and coupling, docs/release.md
+            §9-10; otherwise ``"coupling"``), ``"coupling"`` (the Monte Carlo estimate of an
             unpublished chain plus noise, 004 Proposition 3.7), ``"path"`` (the estimate of a chain whose whole
             path is private at the largest inverse temperature meeting (epsilon, delta): no noise added,
-            docs/release.md §8) or ``"sample-aggregate"`` (Nissim-Raskhodnikova-Smith 2007: the records split
+            docs/release.md §8), ``"final"`` (a statistic of the final draw of a chain planned by
+            ``bayesdp.calibrate(mechanism="ula-final")``: no noise added, §10) or ``"sample-aggregate"`` (Nissim-Raskhodnikova-Smith 2007: the records split
             into ``chunks`` disjoint chunks, one chain per chunk, each estimate clamped to ``range``; §7).  The
             source may be a kernel (:class:`ULA`) with ``data``; path and sample-and-aggregate need no Lipschitz
             constant for a callable statistic.
@@ -745,6 +750,10 @@ def release(source: Any, statistic: Any = "mean", *, epsilon: float, sites: Sequ
         return _path_release(source, statistic, eps, delta, acct, data=data, sites=sites, lipschitz=lipschitz,
                              names=names, q=q, threshold=threshold, width=width, value_range=range, level=level,
                              burn_in=burn_in, budget=budget, seed=seed, num_steps=num_steps, chosen_by=why)
+    if method == "final":
+        return _final_release(source, statistic, eps, delta, acct, data=data, sites=sites, lipschitz=lipschitz,
+                              names=names, q=q, threshold=threshold, width=width, value_range=range, level=level,
+                              budget=budget, seed=seed, chosen_by=why)
     if method == "sample-aggregate":
         return _sample_and_aggregate(source, statistic, eps, acct, data=data, sites=sites, lipschitz=lipschitz,
                                      names=names, q=q, threshold=threshold, width=width, value_range=range,
@@ -847,6 +856,21 @@ def _chain_release_setup(kernel, acct, budget, statistic, sites, lipschitz, name
                           width=width, value_range=value_range, need_lipschitz=False)
 
     return dom, kw, acct, build
+
+
+def _final_release(source, statistic, eps, delta, acct, *, data, sites, lipschitz, names, q, threshold, width,
+                   value_range, level, budget, seed, chosen_by):
+    """``release(..., method="final")``: the chain ``calibrate(mechanism="ula-final")`` plans for the kernel's model
+    and domain; a statistic of its final draw is released (bayesdp.release.final)."""
+    from .release.final import release_final_model
+
+    kernel, _, _, data = _chain_source(source, data, None)
+    if kernel.sampler != "ula" or kernel.clip_norm is not None:
+        raise AssumptionError("method = 'final' runs full-batch ULA without clipping; use a ULA kernel")
+    dom, kw, acct, build = _chain_release_setup(kernel, acct, budget, statistic, sites, lipschitz, names, q=q,
+                                                threshold=threshold, width=width, value_range=value_range)
+    return release_final_model(kernel.model, data, domain=dom, statistic=build, epsilon=eps, delta=delta, ledger=acct,
+                               model_kwargs=kw, level=level, seed=seed, chosen_by=chosen_by)
 
 
 def _chain_source(source, data, num_steps):

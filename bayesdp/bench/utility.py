@@ -15,6 +15,9 @@ the coordinates) of:
   its default number of steps: ten relaxation times of the public curvature proxy) at the largest inverse
   temperature whose path certificate (Dong-Roth-Su GDP composition) meets (epsilon, delta), its second-half
   average released without added noise;
+* ``final``: bayesdp's last-draw release (docs/release.md §10): the final draw of the chain that
+  ``bayesdp.calibrate(..., mechanism="ula-final")`` plans at (epsilon, delta) (step size, steps and inverse
+  temperature from public quantities; the certificate of its last draw, e.g. Bok-Su-Altschuler GDP);
 * ``posterior-sample``: one draw of the tempered posterior ``exp(-beta U)`` ("one posterior sample", Wang,
   Fienberg, Smola 2015), beta from ``bayesdp.calibrate(..., mechanism="posterior")`` (Gopi-Lee-Liu GDP of the
   exact posterior; the draw is simulated by a long ULA chain at that temperature, i.e. approximately);
@@ -57,9 +60,9 @@ BUNDLED_PRIOR = 0.5
 #: declared public range of every coefficient for sample-and-aggregate (chunk estimates are clamped to it)
 SA_RANGE = {"synthetic": (-4.0, 4.0), "bundled": (-2.0, 2.0)}
 DOMAIN = ("X.norm=1", "y.values=0,1")
-METHODS = ("coupling+laplace", "coupling+gaussian", "sample-aggregate", "path", "posterior-sample", "dp-sgld")
+METHODS = ("coupling+laplace", "coupling+gaussian", "sample-aggregate", "path", "final", "posterior-sample", "dp-sgld")
 #: the methods bayesdp releases with (the others are baselines)
-BAYESDP_METHODS = ("coupling+laplace", "coupling+gaussian", "sample-aggregate", "path")
+BAYESDP_METHODS = ("coupling+laplace", "coupling+gaussian", "sample-aggregate", "path", "final")
 TARGET_RATIO = 1.25
 
 
@@ -304,8 +307,8 @@ def default_pick(constants: dict, dim: int, statistic, epsilon: float, delta: fl
     from ..release.path import auto_method
 
     method, why = auto_method(constants, dim, statistic, epsilon, delta)
-    if method == "path":
-        return "path", why
+    if method in ("path", "final"):
+        return method, why
     lap, gau = expected.get("coupling+laplace"), expected.get("coupling+gaussian")
     if delta > 0 and gau is not None and gau < lap:
         return "coupling+gaussian", why
@@ -384,6 +387,16 @@ def _setting(name: str, data: dict, prior_scale: float, epsilons, args, repeats:
         row["details"]["posterior-sample"] = {"inverse_temperature": beta_post, "certified_epsilon": plan.epsilon}
         # bayesdp's path release (simulated): the temperature from bayesdp's own path certificate
         from ..release.ledger import noise_delta, noise_epsilon
+
+        # bayesdp's last-draw release (simulated as release_final_model runs it: the ula-final plan's chain)
+        fplan = calibrate(logistic, domain=dom, data_size=m, record_shapes={"X": (d,), "y": ()},
+                          epsilon=noise_epsilon(eps), delta=noise_delta(DELTA), mechanism="ula-final", model_kwargs=kw)
+        fin = chain_draws(data, prior_scale, fplan.step_size, fplan.num_steps, fplan.inverse_temperature, repeats,
+                          "final", seed + 5)[:, -1, :]
+        row["mse"]["final"] = sq_err(fin)
+        row["details"]["final"] = {"inverse_temperature": float(fplan.inverse_temperature),
+                                   "step_size": float(fplan.step_size), "num_steps": int(fplan.num_steps),
+                                   "certified_epsilon": fplan.epsilon, "source": fplan.source}
         from ..release.path import path_inverse_temperature, path_num_steps
 
         n_path = path_num_steps(consts, d, step)
@@ -484,7 +497,7 @@ def plot(rows: list[dict], path: str) -> str:
         sel = sorted((r for r in rows if r["dataset"] == ds and r["m"] == m), key=lambda r: r["epsilon"])
         eps = [r["epsilon"] for r in sel]
         for j, meth in enumerate(METHODS):
-            ax.plot(eps, [r["mse"][meth] for r in sel], marker="os^vDx"[j], label=meth,
+            ax.plot(eps, [r["mse"][meth] for r in sel], marker="os^vPDx"[j], label=meth,
                     ls="-" if meth in BAYESDP_METHODS else "--")
         ax.plot(eps, [r["mse"][r["default"]] for r in sel], "o", ms=12, mfc="none", mec="k", label="bayesdp default")
         ax.set_xscale("log")

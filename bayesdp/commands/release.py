@@ -51,12 +51,14 @@ def add_parser(sub) -> None:
                         "from the sensitivities only; laplace: pure epsilon-DP; gaussian: needs --delta > 0")
     p.add_argument("--delta", dest="noise_delta", type=ARG_TYPES[float], default=0.0,
                    help="delta Gaussian noise may spend (default 0: Laplace only)")
-    p.add_argument("--method", choices=("auto", "coupling", "path", "sample-aggregate"), default="auto",
-                   help="auto (default): path when --delta > 0 and the records can add enough curvature per "
-                        "parameter, else coupling (docs/release.md §9); coupling: the Monte Carlo estimate of one "
-                        "unpublished chain plus noise calibrated by synchronous coupling; path: the estimate of a chain "
-                        "whose whole path is private (no noise added; needs --delta > 0); sample-aggregate: one "
-                        "chain per disjoint chunk of the records, each estimate clamped to --range")
+    p.add_argument("--method", choices=("auto", "coupling", "path", "final", "sample-aggregate"), default="auto",
+                   help="auto (default): with --delta > 0 the method of smallest predicted error among path, final "
+                        "and coupling, else coupling (docs/release.md §9-10); coupling: the Monte Carlo estimate of "
+                        "one unpublished chain plus noise calibrated by synchronous coupling; path: the estimate of a "
+                        "chain whose whole path is private (no noise added; needs --delta > 0); final: the final draw "
+                        "of a chain planned by bayesdp calibrate --mechanism ula-final (no noise added; needs --delta "
+                        "> 0); sample-aggregate: one chain per disjoint chunk of the records, each estimate clamped "
+                        "to --range")
     p.add_argument("--chunks", type=ARG_TYPES[int],
                    help="with --method sample-aggregate: number of chunks k (default: chosen from the budget, "
                         "docs/release.md §7.2)")
@@ -261,6 +263,19 @@ def _check_options(args) -> None:
             if bad:
                 raise AssumptionError(f"{c._flag(dest)} does not apply to --method path (full-batch ULA at the "
                                       "inverse temperature the budget allows; no noise is added); drop it")
+    if args.method == "final":
+        if not args.noise_delta:
+            raise AssumptionError("--delta 0 with --method final: a chain's last draw is not pure epsilon-DP; pass "
+                                  "--delta > 0 (e.g. --delta 1e-6) or use --method coupling")
+        for dest, bad in (("concentration", args.concentration is not None), ("clip_norm", args.clip_norm is not None),
+                          ("batch_size", args.batch_size is not None), ("max_delta", args.max_delta is not None),
+                          ("inverse_temperature", args.inverse_temperature != 1.0), ("sampler", args.sampler != "ula"),
+                          ("noise", args.noise != "auto"), ("step_size", args.step_size is not None),
+                          ("num_steps", getattr(args, "steps_given", False)), ("burn_in", args.burn_in is not None),
+                          ("thinning", args.thinning != 1), ("num_chains", args.num_chains != 1)):
+            if bad:
+                raise AssumptionError(f"{c._flag(dest)} does not apply to --method final (one full-batch ULA chain "
+                                      "planned by bayesdp calibrate --mechanism ula-final; no noise is added); drop it")
     if args.burn_in is not None and args.burn_in >= args.num_steps // args.thinning:
         raise AssumptionError(f"--burn-in {args.burn_in} must be < the {args.num_steps // args.thinning} draws kept "
                               "per chain (--num-steps / --thinning); lower --burn-in")
@@ -281,6 +296,7 @@ def run(args) -> int:
     if not args.model:
         raise AssumptionError("MODEL is required (or --plan PLAN.json)")
     path_steps = args.num_steps             # None: the path release picks its own
+    args.steps_given = args.num_steps is not None
     if args.num_steps is None:
         args.num_steps = 2000
     _check_options(args)
@@ -324,14 +340,19 @@ def run(args) -> int:
         pot = ModelPotential(model, data, kw)
         st = (stat if isinstance(stat, Statistic) else coordinate_means(site_specs(_SitesOnly(pot), an))
               if stat == "mean" else stat(_SitesOnly(pot), an)).with_range(value_range(args.range))
+        pinned = (args.step_size is not None or args.steps_given or args.burn_in is not None or args.thinning != 1
+                  or args.num_chains != 1)      # the chain is the user's: the last-draw release plans its own
         args.method, args.method_why = auto_method(an.constants.to_dict(), pot.dim, st, args.epsilon,
-                                                   args.noise_delta, args.noise, step_size=args.step_size)
+                                                   args.noise_delta, args.noise, step_size=args.step_size,
+                                                   allow_final=not pinned)
         stat = _statistic(args)
     if args.method == "sample-aggregate":
         return _run_aggregate(args, model, name, data, m, kw, stat)
     if args.method == "path":
         args.num_steps = path_steps
         return _run_path(args, model, name, data, kw, stat)
+    if args.method == "final":
+        return _run_final(args, model, name, data, kw, stat)
     res = pipeline.run(model, data, domain=args.domain, statistic=stat, epsilon=args.epsilon, ledger=args.ledger,
                        budget_epsilon=args.budget, budget_delta=args.budget_delta,
                        dataset=args.dataset or os.path.basename(args.data), sampler=args.sampler,
@@ -375,6 +396,50 @@ def _run_path(args, model, name, data, kw, stat) -> int:
     else:
         print(format_path(out))
     return 0
+
+
+def _run_final(args, model, name, data, kw, stat) -> int:
+    """``--method final``: the chain bayesdp calibrate plans for the final draw; reserved before it runs."""
+    import time
+
+    from ..release.final import release_final_model
+
+    t0 = time.perf_counter()
+    res = release_final_model(model, data, domain=args.domain, statistic=stat, epsilon=args.epsilon,
+                              delta=args.noise_delta, ledger=args.ledger, model_kwargs=kw,
+                              value_range=value_range(args.range), level=args.level, seed=args.seed,
+                              budget_epsilon=args.budget, budget_delta=args.budget_delta,
+                              dataset=args.dataset or os.path.basename(args.data),
+                              chosen_by=getattr(args, "method_why", "user"), model_name=name)
+    out = res.to_dict()
+    out["method"] = {"method": "final", "chosen_by": getattr(args, "method_why", "user")}
+    out["statistic"] = {"description": f"statistic of the final draw of a private chain ({len(res.items)} value(s))",
+                        "lipschitz": None,
+                        "lipschitz_source": "no Lipschitz constant: the final draw is private (docs/release.md §10)"}
+    out["timing"] = {"total_s": time.perf_counter() - t0}
+    if args.json:
+        emit_json(out)
+    else:
+        print(format_final(out))
+    return 0
+
+
+def format_final(out: dict) -> str:
+    """The readable form of a ``--method final`` release."""
+    f = out["final"]
+    lines = [f"released (epsilon = {out['epsilon']:g}, delta = {out['delta']:g}; {out['source']})",
+             f"method: final ({out['method']['chosen_by']}): ULA, step size {f['step_size']:.6g}, 1 chain x "
+             f"{f['num_steps']} steps, inverse temperature {f['inverse_temperature']:.6g} (planned by bayesdp "
+             f"calibrate --mechanism ula-final; the final draw is {f['gdp_mu']:.4g}-GDP); no noise added", ""]
+    w = max(len(it["name"]) for it in out["items"])
+    lines.append(f"  {'name':<{w}}  {'value':>12}")
+    for it in out["items"]:
+        lines.append(f"  {it['name']:<{w}}  {it['value']:>12.6g}")
+    rb = out["remaining_budget"]
+    lines += ["", f"ledger {out['ledger']}: remaining epsilon {rb['epsilon']:.6g}, delta {rb['delta']:.3g}",
+              "the chain was not published (only the values above, a statistic of its final draw)",
+              f"chain keys: {f['chain_keys']}"]
+    return "\n".join(lines)
 
 
 def format_path(out: dict) -> str:

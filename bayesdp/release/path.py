@@ -247,12 +247,14 @@ def predicted_path_error(constants: Mapping[str, Any], dim: int, epsilon: float,
 
 
 def choose_method(constants: Mapping[str, Any], dim: int, epsilon: float, delta: float, statistic=None,
-                  noise: str = "auto", sampler: str = "ula", coupling_error: float | None = None
-                  ) -> tuple[str, str]:
-    """``(method, why)`` of ``method="auto"`` from public quantities only (docs/release.md §9): ``path`` when
-    delta > 0, the noise is not forced, the chain is full-batch ULA with a proven ``grad_diff``, and the path
-    release's predicted squared error (:func:`predicted_path_error`) is below the coupling release's noise error
-    ``coupling_error`` (exact: the noise variance; None or inf: no coupling release); otherwise ``coupling``.
+                  noise: str = "auto", sampler: str = "ula", coupling_error: float | None = None,
+                  allow_final: bool = True) -> tuple[str, str]:
+    """``(method, why)`` of ``method="auto"`` from public quantities only (docs/release.md §9, §10): when delta > 0,
+    the noise is not forced and the chain is full-batch ULA with a proven ``grad_diff``, the smallest of the
+    last-draw release's predicted squared error (``final``, :func:`~bayesdp.release.final.predicted_final_error`,
+    when the strong convexity is proven), the path release's (:func:`predicted_path_error`) and the coupling
+    release's noise error ``coupling_error`` (exact: the noise variance; None or inf: no coupling release);
+    otherwise ``coupling``.
 
     Examples:
         >>> consts = {"total_smoothness": 126.0, "total_strong_convexity": 1.0, "grad_diff": 2.0}
@@ -270,10 +272,18 @@ def choose_method(constants: Mapping[str, Any], dim: int, epsilon: float, delta:
     pred = predicted_path_error(constants, dim, epsilon, delta, k, l2 if statistic is not None else 1.0)
     if pred is None:
         return "coupling", "auto: the path release's error cannot be predicted (constants not proven)"
-    if coupling_error is None or not math.isfinite(coupling_error) or pred < coupling_error:
+    from .final import predicted_final_error
+
+    fin = predicted_final_error(constants, dim, epsilon, delta, k, l2 if statistic is not None else 1.0) \
+        if allow_final else None
+    ce = coupling_error if coupling_error is not None and math.isfinite(coupling_error) else math.inf
+    if fin is not None and fin < pred and fin < ce:
+        return "final", (f"auto: the last-draw release's predicted squared error {fin:.3g} is below the path "
+                         f"release's {pred:.3g} and the coupling release's noise {ce:.3g} (docs/release.md §10)")
+    if pred < ce:
         return "path", (f"auto: the path release's predicted squared error {pred:.3g} is below the coupling "
-                        f"release's noise {coupling_error if coupling_error is not None else math.inf:.3g}")
-    return "coupling", (f"auto: the coupling release's noise {coupling_error:.3g} is below the path release's "
+                        f"release's noise {ce:.3g}")
+    return "coupling", (f"auto: the coupling release's noise {ce:.3g} is below the path release's "
                         f"predicted squared error {pred:.3g}")
 
 
@@ -339,7 +349,8 @@ def release_path_model(model: Callable, data: Mapping[str, Any], *, domain, stat
 
 
 def auto_method(constants: Mapping[str, Any], dim: int, statistic, epsilon: float, delta: float,
-                noise: str = "auto", sampler: str = "ula", step_size: float | None = None) -> tuple[str, str]:
+                noise: str = "auto", sampler: str = "ula", step_size: float | None = None,
+                allow_final: bool = True) -> tuple[str, str]:
     """:func:`choose_method` with the coupling release's exact noise error for ``statistic`` (the noise ``auto``
     would pick, at the coupling bound of ``step_size``, default ``1 / total_smoothness``); no coupling release
     (no bound, no Lipschitz constant) counts as an infinite error."""
@@ -357,4 +368,4 @@ def auto_method(constants: Mapping[str, Any], dim: int, statistic, epsilon: floa
             plan = plan_noise(statistic, coupling_route(coupling, statistic.lipschitz, statistic.l2), epsilon,
                               delta if noise in ("auto", "gaussian") else 0.0, noise)
             err = plan.expected_squared_error[plan.mechanism]
-    return choose_method(constants, dim, epsilon, delta, statistic, noise, sampler, err)
+    return choose_method(constants, dim, epsilon, delta, statistic, noise, sampler, err, allow_final)

@@ -337,7 +337,8 @@ def test_path_steps_and_auto_rule():
     assert auto_method(consts, 5, st, 1.0, 1e-5, noise="gaussian")[0] == "coupling"
     weak = {"total_smoothness": 146.25, "total_strong_convexity": 4.0, "grad_diff": 2.0}   # the demo's model
     st30 = coordinate_means([SiteSpec("w", 30)])
-    assert auto_method(weak, 30, st30, 1.0, 1e-5)[0] == "coupling"
+    assert auto_method(weak, 30, st30, 1.0, 1e-5)[0] == "final"                  # lambda_p < 2 m_K: §10
+    assert auto_method(weak, 30, st30, 1.0, 1e-5, allow_final=False)[0] == "coupling"
 
 
 def test_path_release_through_the_api(tmp_path, monkeypatch):

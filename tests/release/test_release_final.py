@@ -1,0 +1,158 @@
+"""The last-draw release (``method="final"``, bayesdp/release/final.py, docs/release.md §10): the public error
+predictions and the ``auto`` rule against hand-computed values, the plan's certificate and the ledger charge, the
+released values equal to the planned chain's final draw, data independence of the plan, and refusals before any
+charge (Python API and CLI)."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+import bayesdp
+from bayesdp.models import logistic
+from bayesdp.samplers import Sampler
+from bayesdp.cli import main
+from bayesdp.errors import AssumptionError
+from bayesdp.release.final import final_inverse_temperature_proxy, predicted_final_error, release_final_model
+from bayesdp.release.ledger import Ledger
+from bayesdp.release.path import auto_method, choose_method, gdp_mu, predicted_path_error
+from bayesdp.release.statistics import SiteSpec, coordinate_means
+
+DOMAIN = ["X.norm=1", "y.values=0,1"]
+# the demo's model (bundled data: m = 569, d = 30, prior scale 0.5) and a synthetic one (m = 500, d = 5, scale 1)
+WEAK = {"total_smoothness": 1 / 0.25 + 569 / 4, "total_strong_convexity": 4.0, "grad_diff": 2.0}
+STRONG = {"total_smoothness": 1.0 + 500 / 4, "total_strong_convexity": 1.0, "grad_diff": 2.0}
+
+
+def _data(m=150, d=2, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True) * 1.1
+    y = (rng.random(m) < 1 / (1 + np.exp(-2 * X[:, 0]))).astype(float)
+    return {"X": X, "y": y}
+
+
+def test_predictions_by_hand():
+    mu = gdp_mu(1.0, 1e-5)
+    # beta = mu^2 m_K / grad_diff^2
+    assert final_inverse_temperature_proxy(WEAK, 1.0, 1e-5) == pytest.approx(mu * mu * 4.0 / 4.0, rel=1e-12)
+    assert final_inverse_temperature_proxy(STRONG, 1.0, 1e-5) == pytest.approx(mu * mu / 4.0, rel=1e-12)
+    assert final_inverse_temperature_proxy({"grad_diff": 2.0}, 1.0, 1e-5) is None
+    lam_weak = 4.0 + (WEAK["total_smoothness"] - 4.0) / (4 * 30)          # 5.1854...
+    assert predicted_final_error(WEAK, 30, 1.0, 1e-5, 30, 1.0) == pytest.approx(30 / (mu * mu * lam_weak), rel=1e-12)
+    # final / path = lambda_p / (2 m_K)
+    ratio = predicted_final_error(WEAK, 30, 1.0, 1e-5, 30, 1.0) / predicted_path_error(WEAK, 30, 1.0, 1e-5, 30, 1.0)
+    assert ratio == pytest.approx(lam_weak / 8.0, rel=1e-12)
+    lam_strong = 1.0 + 125.0 / 20
+    ratio = predicted_final_error(STRONG, 5, 2.0, 1e-6, 5, 1.0) / predicted_path_error(STRONG, 5, 2.0, 1e-6, 5, 1.0)
+    assert ratio == pytest.approx(lam_strong / 2.0, rel=1e-12)
+
+
+def test_auto_rule_picks_the_last_draw_when_the_prior_dominates_the_curvature():
+    st30, st5 = coordinate_means([SiteSpec("w", 30)]), coordinate_means([SiteSpec("w", 5)])
+    for eps in (0.25, 1.0, 4.0):
+        assert auto_method(WEAK, 30, st30, eps, 1e-5)[0] == "final"          # lambda_p = 5.19 < 2 m_K = 8
+        assert auto_method(STRONG, 5, st5, eps, 1e-5)[0] == "path"           # lambda_p = 7.25 > 2 m_K = 2
+        assert auto_method(WEAK, 30, st30, eps, 1e-5, allow_final=False)[0] != "final"
+        assert auto_method(WEAK, 30, st30, eps, 0.0)[0] == "coupling"        # pure epsilon: no last draw
+    # the coupling release stays when its exact noise is below both predictions
+    assert choose_method(WEAK, 30, 1.0, 1e-5, st30, coupling_error=1e-9)[0] == "coupling"
+
+
+def test_release_is_the_planned_chains_final_draw():
+    data = _data()
+    acct = bayesdp.PrivacyAccountant(epsilon=2.0, delta=1e-5)
+    res = release_final_model(logistic, data, domain=DOMAIN, epsilon=1.0, delta=1e-6, ledger=acct,
+                              seed=7, max_steps=2000)
+    f = res.extra["final"]
+    # the certificate is GDP(mu) and meets the charge; the ledger was charged exactly (1, 1e-6) with that event
+    assert res.certificate.epsilon(1e-6) <= 1.0 and res.dp_event == {"type": "gdp", "mu": f["gdp_mu"]}
+    assert type(res.to_dp_event()).__name__ == "GaussianDpEvent"
+    assert acct.spent()["epsilon_sum"] == pytest.approx(1.0) and res.noise_scale == 0.0
+    assert f["run_epsilon"] <= f["plan_epsilon"] * (1 + 1e-9) and f["plan_epsilon"] <= 1.0
+    assert f["chain_keys"] != "" and "not private" in f["chain_keys"]          # a seed was given: said so
+    # the plan is bayesdp.calibrate's, from public quantities only
+    plan = bayesdp.calibrate(logistic, domain=DOMAIN, epsilon=1.0 * (1 - 1e-9), delta=1e-6,
+                             mechanism="ula-final", data_size=150, record_shapes={"X": (2,), "y": ()},
+                             max_steps=2000)
+    assert (f["step_size"], f["num_steps"]) == (plan.step_size, plan.num_steps)
+    assert f["inverse_temperature"] == pytest.approx(plan.inverse_temperature, rel=1e-6)
+    # the released values are the final draw of that chain with the same key
+    smp = Sampler(logistic, data, step_size=f["step_size"],
+                                   num_steps=f["num_steps"], inverse_temperature=f["inverse_temperature"],
+                                   num_chains=1, release="final", init="zeros", uncertified=True)
+    smp.run(7)
+    np.testing.assert_allclose(res.values, np.asarray(smp.get_samples()["w"])[-1], rtol=1e-6, atol=1e-7)
+
+
+def test_plan_does_not_depend_on_the_values():
+    a = bayesdp.PrivacyAccountant(epsilon=5.0, delta=1e-5)
+    r1 = release_final_model(logistic, _data(seed=1), domain=DOMAIN, epsilon=1.0, delta=1e-6,
+                             ledger=a, max_steps=1000)
+    r2 = release_final_model(logistic, _data(seed=2), domain=DOMAIN, epsilon=1.0, delta=1e-6,
+                             ledger=a, max_steps=1000)
+    k = ("inverse_temperature", "step_size", "num_steps", "gdp_mu")
+    assert [r1.extra["final"][x] for x in k] == [r2.extra["final"][x] for x in k]
+    assert r1.extra["final"]["chain_keys"].startswith("OS CSPRNG")
+
+
+def test_refusals_charge_nothing():
+    data = _data()
+    acct = bayesdp.PrivacyAccountant(epsilon=2.0, delta=1e-5)
+    for delta in (0.0, 1.0, -1e-6):
+        with pytest.raises(AssumptionError, match="delta"):
+            release_final_model(logistic, data, domain=DOMAIN, epsilon=1.0, delta=delta, ledger=acct)
+    with pytest.raises(AssumptionError, match="epsilon"):
+        release_final_model(logistic, data, domain=DOMAIN, epsilon=0.0, delta=1e-6, ledger=acct)
+    kern = bayesdp.ULA("logistic", domain=bayesdp.Domain.parse(DOMAIN), step_size=0.01, clip_norm=1.0)
+    with pytest.raises(AssumptionError, match="final"):
+        bayesdp.release(kern, "mean", epsilon=1.0, delta=1e-6, data=data, accountant=acct, method="final")
+    assert acct.spent()["epsilon_sum"] == 0
+
+
+def test_api_auto_picks_final_for_a_prior_dominated_model():
+    data = _data(m=60, d=8, seed=3)            # lambda_p = 4 + (4 + 15 - 4)/32 < 8 with prior scale 0.5
+    kern = bayesdp.ULA("logistic", domain=bayesdp.Domain.parse(DOMAIN), step_size=0.01,
+                       model_kwargs={"prior_scale": 0.5})
+    acct = bayesdp.PrivacyAccountant(epsilon=2.0, delta=1e-5)
+    res = bayesdp.release(kern, "mean", epsilon=1.0, delta=1e-6, data=data, accountant=acct)
+    assert res.extra["method"] == "final" and res.noise["chosen_by"].startswith("auto")
+    # a Plan pins the chain: auto never swaps it for the last-draw release's own
+    plan = bayesdp.calibrate("logistic", domain=bayesdp.Domain.parse(DOMAIN), epsilon=1.0, delta=1e-6,
+                             mechanism="ula-path", data_size=60, record_shapes={"X": (8,), "y": ()}, max_steps=500,
+                             model_kwargs={"prior_scale": 0.5})
+    res = bayesdp.release(plan, "mean", epsilon=1.0, delta=1e-6, data=data, accountant=acct)
+    assert res.extra.get("method") != "final"
+
+
+def _cli(capsys, *argv):
+    rc = main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_cli_final_release_and_bad_input(tmp_path, capsys):
+    d = _data()
+    path = tmp_path / "d.npz"
+    np.savez(path, **d)
+    base = ["release", "logistic", "--data", str(path), "--domain", *DOMAIN, "--epsilon", "1",
+            "--ledger", str(tmp_path / "l.jsonl"), "--budget", "2", "--budget-delta", "1e-5"]
+    for extra, flag in ((["--method", "final"], "--delta"),
+                        (["--method", "final", "--delta", "1e-6", "--step-size", "0.01"], "--step-size"),
+                        (["--method", "final", "--delta", "1e-6", "--num-steps", "100"], "--num-steps"),
+                        (["--method", "final", "--delta", "1e-6", "--num-chains", "2"], "--num-chains"),
+                        (["--method", "final", "--delta", "1e-6", "--noise", "laplace"], "--noise")):
+        rc, out, err = _cli(capsys, *base, *extra)
+        assert rc == 2 and flag in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+        assert not (tmp_path / "l.jsonl").exists()                       # nothing charged, no ledger made
+    rc, out, err = _cli(capsys, *base, "--method", "final", "--delta", "1e-6", "--json")
+    assert rc == 0, err
+    o = json.loads(out)
+    assert o["method"]["method"] == "final" and o["noise_scale"] == 0.0
+    assert bayesdp.GDP(o["final"]["gdp_mu"]).epsilon(1e-6) <= 1.0
+    led = Ledger(tmp_path / "l.jsonl").verify()
+    assert led["releases"][0]["dp_event"] == {"type": "gdp", "mu": o["final"]["gdp_mu"]}
+    rc, out, err = _cli(capsys, *base, "--method", "final", "--delta", "1e-6")
+    assert rc == 0 and "method: final (user)" in out and "no noise added" in out
+    assert math.isfinite(float(out.split("\n")[4].split()[-1]))         # the first released value
