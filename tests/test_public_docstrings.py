@@ -34,6 +34,7 @@ ANALYSIS: list[str] = [
 ]
 RELEASE: list[str] = [
     "bayesdp.release", "bayesdp.release.data",
+    "bayesdp.release.accountant",
 ]
 SAMPLERS: list[str] = [
 ]

@@ -48,6 +48,8 @@ from typing import Any, Iterator
 
 from ..errors import BayesDPError, BudgetError
 
+__all__ = ["PrivacyAccountant", "composed_epsilon", "rdp_composed_epsilon", "charge_of", "fits", "PLD_INTERVAL"]
+
 #: value discretisation of the privacy loss distributions (dp-accounting's default)
 PLD_INTERVAL = 1e-4
 
@@ -162,8 +164,24 @@ def event_rdp(ev: dict) -> tuple[float, float, float] | None:
 
 
 def rdp_composed_epsilon(events: list[dict], delta: float) -> float:
-    """Epsilon at total ``delta`` of the composition of ``events`` by their Renyi curves (inf when an event has
-    none, or when their own deltas use up ``delta``)."""
+    """Epsilon at total ``delta`` of the composition of ``events`` by their Renyi curves.
+
+    Args:
+        events: DP event dicts (the ledger's ``dp_event`` entries, see the module docstring).
+        delta: the total delta of the composition (the events' own deltas included).
+
+    Returns:
+        The composed epsilon; ``inf`` when an event has no Renyi curve, or when the events' own deltas use
+        up ``delta``; ``0.0`` for no events.  Pure epsilon-DP events alone compose to the sum of their
+        epsilons (times ``1 + 1e-12``, rounding up).
+
+    Examples:
+        >>> pure = {"type": "epsilon_delta", "epsilon": "0.5", "delta": "0"}
+        >>> round(rdp_composed_epsilon([pure, pure], 1e-6), 6)
+        1.0
+        >>> rdp_composed_epsilon([{"type": "epsilon_delta", "epsilon": "0.5", "delta": "1e-6"}], 1e-6)
+        inf
+    """
     from ..curves import RDP, ApproxDP, compose
 
     if not events:
@@ -194,8 +212,28 @@ def _key(ev: dict) -> tuple:
 
 
 def composed_epsilon(events: list[dict], delta: float) -> float:
-    """Epsilon of the composition of ``events`` at total ``delta`` (PLD, pessimistic); inf if the events'
-    own deltas exceed ``delta``."""
+    """Epsilon of the composition of ``events`` at total ``delta`` (dp-accounting's PLD, pessimistic).
+
+    Args:
+        events: DP event dicts (the ledger's ``dp_event`` entries, see the module docstring).
+        delta: the total delta of the composition (the events' own deltas included).
+
+    Returns:
+        The composed epsilon; ``inf`` if the events' own deltas use up ``delta``; ``0.0`` for no events.
+
+    Raises:
+        BudgetError: an event of a type that cannot be composed.
+
+    Examples:
+        Two pure 0.5-DP events compose to at most 1 (summation), slightly less at delta > 0:
+
+        >>> pure = {"type": "epsilon_delta", "epsilon": "0.5", "delta": "0"}
+        >>> eps = composed_epsilon([pure, pure], 1e-6)
+        >>> 0.99 < eps <= 1.0
+        True
+        >>> composed_epsilon([], 1e-6)
+        0.0
+    """
     if not events:
         return 0.0
     counts: dict[tuple, list] = {}
@@ -252,9 +290,29 @@ def dp_event_of(item: Any, delta: float | None = None) -> dict:
 
 def charge_of(item: Any, budget_delta: Decimal, *, epsilon: Any = None, delta: Any = None
               ) -> tuple[Decimal, Decimal, dict]:
-    """(epsilon, delta, event) to charge for ``item`` (see :meth:`PrivacyAccountant.spend`): the event's own
-    (epsilon, delta) for Laplace and (epsilon, delta) events; a GDP or Gaussian event at ``delta`` (default:
-    the budget's delta) for the summation rule, the PLD rule composing its exact curve."""
+    """(epsilon, delta, event) to charge for ``item`` (see :meth:`PrivacyAccountant.spend`).
+
+    The event's own (epsilon, delta) for Laplace and (epsilon, delta) events; a GDP or Gaussian event at
+    ``delta`` (default: the budget's delta) for the summation rule, the PLD rule composing its exact curve.
+
+    Args:
+        item: a certificate (Certificate, BoundReport, PrivacyCurve), a release result, a DP event dict, a
+            dp-accounting ``GaussianDpEvent`` / ``LaplaceDpEvent``, or an (epsilon, delta) pair.
+        budget_delta: the budget's delta (the default point at which a curve is charged).
+        epsilon: an epsilon to charge instead, when it is larger than the item's.
+        delta: the delta at which a curve is charged (default: ``budget_delta``).
+
+    Returns:
+        (epsilon, delta, event dict) as charged.
+
+    Raises:
+        BudgetError: an item that cannot be accounted for.
+
+    Examples:
+        >>> from decimal import Decimal
+        >>> charge_of((0.5, 1e-6), Decimal("1e-5"))
+        (Decimal('0.5'), Decimal('0.000001'), {'type': 'epsilon_delta', 'epsilon': '0.5', 'delta': '1e-06'})
+    """
     ev = dp_event_of(item, float(delta) if delta is not None else float(budget_delta) or None)
     if ev.get("type") == "epsilon_delta":
         e, d = Decimal(ev["epsilon"]), Decimal(ev["delta"])
@@ -297,8 +355,25 @@ def _dec(x: Any, name: str) -> Decimal:
 
 
 def fits(entries: list[dict], budget_epsilon: Decimal, budget_delta: Decimal) -> tuple[bool, dict]:
-    """Whether charged ``entries`` (dicts with decimal ``epsilon``, ``delta`` and a ``dp_event``) fit the
-    budget: summation, or (for delta budgets) the PLD composition.  Returns (fits, spent)."""
+    """Whether charged ``entries`` fit the budget: summation, or (for delta budgets) the PLD or Renyi composition.
+
+    Args:
+        entries: dicts with decimal ``epsilon`` and ``delta`` and (optionally) a ``dp_event``.
+        budget_epsilon: the budget's epsilon.
+        budget_delta: the budget's delta.
+
+    Returns:
+        (fits, spent): ``spent`` holds ``epsilon_sum``, ``delta_sum`` and the composed ``epsilon_pld`` /
+        ``epsilon_rdp`` (None when summation already fits or the budget is pure).
+
+    Examples:
+        >>> from decimal import Decimal
+        >>> half = {"epsilon": Decimal("0.5"), "delta": Decimal(0)}
+        >>> fits([half, half], Decimal(1), Decimal(0))[0]
+        True
+        >>> fits([half, half, half], Decimal(1), Decimal(0))
+        (False, {'epsilon_sum': Decimal('1.5'), 'delta_sum': Decimal('0'), 'epsilon_pld': None, 'epsilon_rdp': None})
+    """
     se = sum((Decimal(e["epsilon"]) for e in entries), Decimal(0))
     sd = sum((Decimal(e["delta"]) for e in entries), Decimal(0))
     spent = {"epsilon_sum": se, "delta_sum": sd, "epsilon_pld": None, "epsilon_rdp": None}
