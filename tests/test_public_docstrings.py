@@ -34,7 +34,7 @@ ANALYSIS: list[str] = [
 ]
 RELEASE: list[str] = [
     "bayesdp.release", "bayesdp.release.data",
-    "bayesdp.release.accountant",
+    "bayesdp.release.accountant", "bayesdp.release.aggregate",
 ]
 SAMPLERS: list[str] = [
 ]
