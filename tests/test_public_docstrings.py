@@ -34,7 +34,7 @@ ANALYSIS: list[str] = [
 ]
 RELEASE: list[str] = [
     "bayesdp.release", "bayesdp.release.data",
-    "bayesdp.release.accountant", "bayesdp.release.aggregate",
+    "bayesdp.release.accountant", "bayesdp.release.aggregate", "bayesdp.release.demo",
 ]
 SAMPLERS: list[str] = [
 ]
