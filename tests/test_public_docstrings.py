@@ -35,7 +35,7 @@ ANALYSIS: list[str] = [
 RELEASE: list[str] = [
     "bayesdp.release", "bayesdp.release.data",
     "bayesdp.release.accountant", "bayesdp.release.aggregate", "bayesdp.release.demo",
-    "bayesdp.release.ledger",
+    "bayesdp.release.ledger", "bayesdp.release.noise",
 ]
 SAMPLERS: list[str] = [
 ]
