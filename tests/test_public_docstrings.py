@@ -36,7 +36,7 @@ RELEASE: list[str] = [
     "bayesdp.release", "bayesdp.release.data",
     "bayesdp.release.accountant", "bayesdp.release.aggregate", "bayesdp.release.demo",
     "bayesdp.release.ledger", "bayesdp.release.noise",
-    "bayesdp.release.path",
+    "bayesdp.release.path", "bayesdp.release.pipeline",
 ]
 SAMPLERS: list[str] = [
 ]
