@@ -37,7 +37,7 @@ RELEASE: list[str] = [
     "bayesdp.release.accountant", "bayesdp.release.aggregate", "bayesdp.release.demo",
     "bayesdp.release.ledger", "bayesdp.release.noise",
     "bayesdp.release.path", "bayesdp.release.pipeline",
-    "bayesdp.release.release",
+    "bayesdp.release.release", "bayesdp.release.sensitivity",
 ]
 SAMPLERS: list[str] = [
 ]
