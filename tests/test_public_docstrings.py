@@ -38,6 +38,7 @@ RELEASE: list[str] = [
     "bayesdp.release.ledger", "bayesdp.release.noise",
     "bayesdp.release.path", "bayesdp.release.pipeline",
     "bayesdp.release.release", "bayesdp.release.sensitivity",
+    "bayesdp.release.statistics",
 ]
 SAMPLERS: list[str] = [
 ]

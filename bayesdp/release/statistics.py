@@ -34,6 +34,9 @@ import numpy as np
 from ..errors import AssumptionError, ModelError, positive, positive_int, require
 from .noise import laplace_interval_halfwidth
 
+__all__ = ["Statistic", "SiteSpec", "coordinate_means", "coordinate_quantiles", "exceedance_probabilities",
+           "function_mean", "check_range", "quantile_levels", "ReleasedValue", "describe_values"]
+
 
 @dataclass(frozen=True)
 class SiteSpec:
@@ -316,7 +319,25 @@ def _real_columns(sites: Sequence[SiteSpec], select: Sequence[str] | None, what:
 
 
 def quantile_levels(q: Sequence[float]) -> list[float]:
-    """``q`` as a list of distinct levels in (0, 1), or a one-line refusal naming the bad level."""
+    """``q`` as a list of distinct levels in (0, 1), or a one-line refusal naming the bad level.
+
+    Args:
+        q: the quantile levels.
+
+    Returns:
+        The levels as floats.
+
+    Raises:
+        AssumptionError: not numbers, empty, a level outside (0, 1), or a level repeated.
+
+    Examples:
+        >>> quantile_levels((0.5, 0.9))
+        [0.5, 0.9]
+        >>> quantile_levels([0.5, 1.0])
+        Traceback (most recent call last):
+        ...
+        bayesdp.errors.AssumptionError: quantile level = 1.0 must be in (0, 1); pass e.g. q=(0.05, 0.5, 0.95)
+    """
     try:
         levels = [float(x) for x in q]
     except (TypeError, ValueError):
@@ -469,6 +490,21 @@ class ReleasedValue:
     and, when a data-independent Monte Carlo bound is proven, the interval that holds the chain's expected
     estimate with probability >= ``level`` (noise and Monte Carlo fluctuation); both clipped to the range
     (from :func:`describe_values`).
+
+    Attributes:
+        name: the coordinate's name.
+        value: the published value.
+        noise_scale: the noise scale.
+        noise_variance: the noise variance.
+        interval: the interval of the non-private estimate (noise only), or None.
+        level: its coverage.
+        raw_value: the noisy value before clamping (also private).
+        total_interval: the interval of the chain's expected estimate (noise and Monte Carlo), or None.
+
+    Examples:
+        >>> item = describe_values(["mu"], [0.5], noise_scale=1.0, noise_variance=2.0, level=0.95, half_width=3.0)[0]
+        >>> item.interval, item.to_dict()["interval"]                  # 0.5 -/+ 3
+        ((-2.5, 3.5), [-2.5, 3.5])
     """
     name: str
     value: float
