@@ -461,6 +461,12 @@ class PrivacyAccountant:
     def check(self, epsilon: Any, delta: Any = 0.0, curve=None, event: dict | None = None) -> dict:
         """Whether a charge of (epsilon, delta) (described by ``event``) would fit; charges nothing.
 
+        Args:
+            epsilon: the charge's epsilon.
+            delta: its delta.
+            curve: its privacy curve (unused here: the ledger's interface).
+            event: the DP event (default: the (epsilon, delta) pair).
+
         Returns:
             the spent budget the charge would leave.
 
@@ -480,7 +486,25 @@ class PrivacyAccountant:
     @contextlib.contextmanager
     def reserve(self, epsilon: Any, delta: Any, mechanism: str, source: str, curve=None, what: str = "",
                 event: dict | None = None) -> Iterator[_Reservation]:
-        """Charge before the noise is drawn; refunded only if the block fails before ``mark_drawn``."""
+        """Charge before the noise is drawn; refunded only if the block fails before ``mark_drawn``.
+
+        A context manager, as :meth:`bayesdp.release.ledger.Ledger.reserve`.
+
+        Args:
+            epsilon: the charge's epsilon.
+            delta: its delta.
+            mechanism: the mechanism's label.
+            source: the certificate's source.
+            curve: its privacy curve.
+            what: what is released, in words.
+            event: the DP event (default: the (epsilon, delta) pair).
+
+        Returns:
+            The reservation (``mark_drawn()``, ``noise_epsilon``, ``commit(released)``).
+
+        Raises:
+            BudgetError: the charge does not fit (nothing charged).
+        """
         from .ledger import noise_epsilon
 
         self.check(epsilon, delta, curve, event)
@@ -507,7 +531,11 @@ class PrivacyAccountant:
         res.summary = self.summary()
 
     def summary(self) -> dict:
-        """Budget, spent, remaining and the entries, in the shape of :meth:`Ledger.summary`."""
+        """Budget, spent, remaining and the entries, in the shape of :meth:`Ledger.summary`.
+
+        Returns:
+            ``budget``, ``spent``, ``remaining_budget``, ``entries`` and ``path`` (None).
+        """
         rem = self.remaining()
         return {"budget": {"epsilon": float(self.budget_epsilon), "delta": float(self.budget_delta)},
                 "spent": self.spent(), "remaining_budget": rem, "entries": [dict(e) for e in self.entries],
@@ -521,6 +549,12 @@ class PrivacyAccountant:
         """Charge ``item``: a certificate (its curve), a release result, a DP event, or an (epsilon, delta)
         pair.  For a certificate, ``delta`` chooses the point at which a non-GDP curve is charged (default:
         the budget's delta); ``epsilon`` overrides the charged epsilon (it must be at least the item's).
+
+        Args:
+            item: what to charge.
+            epsilon: an epsilon to charge instead (at least the item's).
+            delta: the delta at which a curve is charged.
+            what: what was released, in words (recorded).
 
         Returns:
             :meth:`summary` after the charge.
@@ -537,7 +571,11 @@ class PrivacyAccountant:
 
     def spent(self) -> dict:
         """Spent budget: the sums, and the epsilon at the budget's delta of the PLD composition and of the Renyi
-        composition (``epsilon``: the smallest of the rules)."""
+        composition (``epsilon``: the smallest of the rules).
+
+        Returns:
+            ``epsilon``, ``epsilon_sum``, ``delta_sum``, ``epsilon_pld`` and ``epsilon_rdp``.
+        """
         from .ledger import float_at_most
 
         charged = self._charged()
@@ -563,7 +601,11 @@ class PrivacyAccountant:
                 "epsilon_rdp": er}
 
     def remaining(self) -> dict:
-        """What is left: ``{"epsilon": ..., "delta": ...}`` (by the rule that spends least)."""
+        """What is left: ``{"epsilon": ..., "delta": ...}`` (by the rule that spends least).
+
+        Returns:
+            The remaining epsilon and delta.
+        """
         s = self.spent()
         pld = s["epsilon"] in (s["epsilon_pld"], s["epsilon_rdp"]) and s["epsilon"] < s["epsilon_sum"]
         # the PLD rule prices the whole sequence at the budget's delta: no delta is left to spend separately

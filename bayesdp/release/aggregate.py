@@ -122,6 +122,17 @@ def choose_chunks(data_size: int, num_coords: int, dim: int, epsilon: float, del
     ``k / m``; ``nu^2/k^2 + k^2/m^2`` is smallest at ``k = sqrt(nu m)``.  Chunks keep at least
     ``max(20, 10 * dim)`` records (``dim`` = the number of parameters).
 
+    Args:
+        data_size: m, the number of records (public).
+        num_coords: d, the number of released coordinates.
+        dim: the number of parameters.
+        epsilon: the release's epsilon.
+        delta: the release's delta.
+        noise: ``"auto"``, ``"laplace"`` or ``"gaussian"``.
+
+    Raises:
+        AssumptionError: a parameter that is not a positive number.
+
     Returns:
         ``(k, the rule in words)``.
 

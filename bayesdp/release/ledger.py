@@ -1464,6 +1464,19 @@ class Ledger:
         different ``budget_epsilon`` (or ``budget_delta``, when given) is refused rather than
         silently dropped; ``budget_delta=None`` means 0 at creation.  ``dataset``, when given, must
         match the ledger's dataset label.  Opening never writes to an existing file.
+
+        Args:
+            path: the ledger file.
+            budget_epsilon: the budget's epsilon, to create the ledger (or to check an existing one's).
+            budget_delta: the budget's delta.
+            dataset: the dataset label (recorded at creation, checked after).
+
+        Returns:
+            The :class:`Ledger`.
+
+        Raises:
+            BudgetError: a bad budget, a missing directory, a missing file without a budget, a budget or
+                dataset that differs from the existing ledger's, or a damaged or tampered file.
         """
         led = cls(path)
         be = bd = None
@@ -1512,7 +1525,14 @@ class Ledger:
 
     # -- reading -------------------------------------------------------------
     def read(self) -> dict:
-        """Validated content (the whole journal replayed and checked; no lock needed)."""
+        """Validated content (the whole journal replayed and checked; no lock needed).
+
+        Returns:
+            The ledger's content as a dict.
+
+        Raises:
+            BudgetError: a damaged or tampered file.
+        """
         full = _replay_full(self.path)
         b = full.header["budget"]
         return {"format": JOURNAL_FORMAT, "version": JOURNAL_VERSION, "dataset": full.header.get("dataset"),
@@ -1522,13 +1542,30 @@ class Ledger:
                 "releases": _entries_list(full.replay), "head": _head(full.replay.last), "path": str(self.path)}
 
     def summary(self) -> dict:
-        """Budget, spent, remaining, every entry, pending entries and the head; the whole journal is checked."""
+        """Budget, spent, remaining, every entry, pending entries and the head; the whole journal is checked.
+
+        Returns:
+            The summary (``budget``, ``spent``, ``remaining_budget``, ``releases``, ``pending``, ``head``, ...).
+
+        Raises:
+            BudgetError: a damaged or tampered file.
+        """
         return _summary_full(_replay_full(self.path), self.path)
 
     def verify(self, head: str | None = None) -> dict:
         """Replay and check the whole journal; with ``head`` (a line's sha256 printed earlier by a
         release or ``show``), also require that line to still be in the journal (an external anchor:
-        detects rollback and consistent rewrites since it was printed).  Returns the summary."""
+        detects rollback and consistent rewrites since it was printed).  Returns the summary.
+
+        Args:
+            head: a sha256 printed earlier, or None.
+
+        Returns:
+            The summary (:meth:`summary`).
+
+        Raises:
+            BudgetError: a malformed head, a damaged or tampered file, or a head no longer in the journal.
+        """
         full = _replay_full(self.path)
         if head is not None:
             h = head.strip().lower()
@@ -1544,13 +1581,23 @@ class Ledger:
         return _summary_full(full, self.path)
 
     def pending(self) -> list[dict]:
-        """Entries left ``pending`` by a writer that died between its reservation and its commit."""
+        """Entries left ``pending`` by a writer that died between its reservation and its commit.
+
+        Returns:
+            The pending entries.
+        """
         return [e for e in _entries_list(_replay_full(self.path).replay) if e["status"] == "pending"]
 
     # -- the accountant's interface (bayesdp.PrivacyAccountant) --------------------
     def spend(self, item: Any, *, epsilon: Any = None, delta: Any = None, what: str = "") -> dict:
         """Charge ``item`` (a certificate, a release result, a DP event or an (epsilon, delta) pair), as
         :meth:`bayesdp.PrivacyAccountant.spend`: one reserve and commit, recorded in the journal.
+
+        Args:
+            item: what to charge.
+            epsilon: an epsilon to charge instead (at least the item's).
+            delta: the delta at which a curve is charged.
+            what: what was released, in words (recorded).
 
         Returns:
             :meth:`summary` after the charge.
@@ -1569,7 +1616,11 @@ class Ledger:
 
     def spent(self) -> dict:
         """Spent budget: ``epsilon`` (by the rule that spends least), the sums, and the PLD composition's
-        epsilon at the budget's delta (keys of :meth:`bayesdp.PrivacyAccountant.spent`)."""
+        epsilon at the budget's delta (keys of :meth:`bayesdp.PrivacyAccountant.spent`).
+
+        Returns:
+            ``epsilon``, ``epsilon_sum``, ``delta_sum``, ``epsilon_pld`` and ``epsilon_rdp``.
+        """
         s = self.summary()
         return {"epsilon": s["spent"]["epsilon"], "epsilon_sum": s["spent"]["basic"]["epsilon"],
                 "delta_sum": s["spent"]["basic"]["delta"],
@@ -1577,13 +1628,30 @@ class Ledger:
                 "epsilon_rdp": s["spent"].get("rdp_epsilon_at_budget_delta")}
 
     def remaining(self) -> dict:
-        """What is left: ``{"epsilon": ..., "delta": ...}``."""
+        """What is left: ``{"epsilon": ..., "delta": ...}``.
+
+        Returns:
+            The remaining epsilon and delta.
+        """
         return dict(self.summary()["remaining_budget"])
 
     # -- spending --------------------------------------------------------
     def check(self, epsilon: Any, delta: Any = 0.0, curve: PrivacyCurve | None = None,
               event: dict | None = None) -> dict:
-        """Raise :class:`BudgetError` if a release of (epsilon, delta) would not fit now (no write)."""
+        """Raise :class:`BudgetError` if a release of (epsilon, delta) would not fit now (no write).
+
+        Args:
+            epsilon: the charge's epsilon.
+            delta: its delta.
+            curve: its privacy curve.
+            event: its DP event.
+
+        Returns:
+            The budget and the current running state.
+
+        Raises:
+            BudgetError: it does not fit, or the file is damaged or tampered.
+        """
         header, state, _ = self._fast()
         self._admit(header, state, *_charges(epsilon, delta), curve_to_json(curve), event)
         return {"budget": header["budget"], "state": state}
@@ -1625,6 +1693,21 @@ class Ledger:
         drawn); after it, it stays charged as ``aborted``.  ``event`` describes the mechanism
         (:func:`laplace_event`, or ``{"type": "epsilon_delta", ...}`` by default); it must not cost
         more than the charge (refused before anything is written).
+
+        Args:
+            epsilon: the charge's epsilon (decimal; a float at its shortest decimal).
+            delta: its delta.
+            mechanism: the mechanism's label.
+            source: the certificate's source.
+            curve: its privacy curve.
+            what: what is released, in words.
+            event: the DP event (default: the (epsilon, delta) pair).
+
+        Returns:
+            A context manager yielding the :class:`Reservation`.
+
+        Raises:
+            BudgetError: over budget, an event that costs more than the charge, or a damaged file (nothing written).
         """
         e, d = _charges(epsilon, delta)
         cj = curve_to_json(curve)
@@ -1681,7 +1764,18 @@ class Ledger:
 
         A pending entry is one whose release was killed between its reservation and its commit:
         noise may have been drawn and values printed, so it is never refunded.  Also acknowledges an
-        incomplete last line.  Returns ``{"resolved": [ids], "summary": ...}``."""
+        incomplete last line.  Returns ``{"resolved": [ids], "summary": ...}``.
+
+        Args:
+            ids: the entries to resolve (default: every pending one).
+            note: a note recorded with them.
+
+        Returns:
+            ``{"resolved": [ids], "summary": ...}``.
+
+        Raises:
+            BudgetError: an id that is not pending, or a damaged file.
+        """
         with self._locked():
             w = _Writer(self.path, full=True)
             try:

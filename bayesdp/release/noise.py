@@ -323,6 +323,14 @@ def discrete_gaussian_pmf(y: np.ndarray | int, sigma: float, terms: int | None =
     """``P(Y = y) = exp(-y^2/(2 sigma^2)) / sum_k exp(-k^2/(2 sigma^2))`` (for tests and docs; the normaliser
     summed over ``|k| <= terms``, default ``ceil(40 sigma) + 10``).
 
+    Args:
+        y: integer point(s).
+        sigma: the scale.
+        terms: the normaliser's range.
+
+    Returns:
+        The probabilities.
+
     Examples:
         >>> round(float(discrete_gaussian_pmf(0, 1.0)), 6)      # 1/sqrt(2 pi) (1 + 2 e^{-2 pi^2} + ...)^-1
         0.398942

@@ -123,6 +123,20 @@ def path_inverse_temperature(epsilon: float, delta: float, grad_diff: float, ste
     ``beta = 2 mu^2 / (c grad_diff^2 gamma n)`` with ``mu = gdp_mu(epsilon, delta)``, re-verified through
     :func:`path_certificate`.
 
+    Args:
+        epsilon: > 0.
+        delta: in (0, 1).
+        grad_diff: the proven gradient difference between neighbouring datasets.
+        step_size: gamma.
+        num_steps: n, steps per chain.
+        num_chains: c, independent chains.
+
+    Returns:
+        ``(beta, the path certificate at beta)``.
+
+    Raises:
+        AssumptionError: a bad parameter.
+
     Examples:
         >>> beta, cert = path_inverse_temperature(1.0, 1e-5, grad_diff=2.0, step_size=0.01, num_steps=1000)
         >>> cert.epsilon(1e-5) <= 1.0 and abs(cert.curve.mu - gdp_mu(1.0, 1e-5)) < 1e-6

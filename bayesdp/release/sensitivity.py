@@ -242,6 +242,9 @@ def best_coupling(**constants: Any) -> tuple[CouplingBound | None, list[tuple[st
     data_size, batch_size, clip_norm (any value refuses every coupling route).  ``record_strong_convexity`` (>= 0: every likelihood term convex) is not an
     analyzer constant: pass 0.0 only when per-record convexity is established, else leave it out.
 
+    Args:
+        **constants: the constants and the sampler configuration (keys above; None or missing = unknown).
+
     Returns:
         ``(bound or None, [(route source, reason it failed), ...])``.
 
@@ -380,6 +383,18 @@ class SensitivityRoute:
         ``rho``-zCDP (CKS20 Theorem 14 for every realisation of the coupled chains; the release is a mixture of
         such mechanisms with data-independent weights, docs/release.md §3.2), converted to ``(epsilon, delta)``.
         Only the coupling route (``coupling_delta = 0``) is supported.
+
+        Args:
+            epsilon: the release's epsilon.
+            delta: the conversion delta.
+            rho: the zCDP parameter of the noise.
+            sigma: the noise scale.
+            l2_window: the L2 sensitivity (grid rounding included).
+            num_coords: released coordinates.
+            mechanism: the certificate's mechanism name.
+
+        Returns:
+            a :class:`~bayesdp.certificate.Certificate` with curve ``RDP.linear(rho)``.
 
         Raises:
             AssumptionError: a route with a positive delta (004 Proposition 3.10), or ``rho`` too large for
@@ -532,6 +547,16 @@ class MonteCarloBound:
 
     def half_width(self, lipschitz: float, alpha: float) -> float:
         """``t`` with ``2 exp(-t^2 / (2 (lipschitz * lipschitz_noise)^2)) = alpha``, rounded up.
+
+        Args:
+            lipschitz: the statistic's Euclidean constant.
+            alpha: the tail probability, in (0, 1).
+
+        Returns:
+            The half-width t.
+
+        Raises:
+            AssumptionError: alpha not in (0, 1).
 
         Examples:
             >>> round(MonteCarloBound(0.1, "x").half_width(1.0, 0.05), 6)       # 0.1 sqrt(2 log 40)

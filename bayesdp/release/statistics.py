@@ -107,6 +107,12 @@ class Statistic:
         """This statistic with a declared range ``(a, b)`` of every released coordinate (``None``: unchanged),
         intersected with the range it has by construction (probabilities: [0, 1]).
 
+        Args:
+            value_range: ``(a, b)`` or None.
+
+        Returns:
+            The statistic with its range.
+
         Raises:
             AssumptionError: not two finite numbers with a < b, or no overlap with the statistic's own range.
         """
@@ -146,7 +152,14 @@ class Statistic:
     def check(self, dim: int) -> None:
         """Run the statistic on a public test input (zeros and a fixed pseudo-random point, shape (2, dim))
         and check it returns finite values of shape (2, k) or (2,) for k = 1: refuses, before any chain
-        runs, a function that raises, has the wrong number of outputs or is not finite."""
+        runs, a function that raises, has the wrong number of outputs or is not finite.
+
+        Args:
+            dim: the dimension of the unconstrained draws.
+
+        Raises:
+            AssumptionError: the function raises, has the wrong shape or is not finite.
+        """
         z = np.stack([np.zeros(dim), np.random.default_rng(0).standard_normal(dim)])
         vals = self._apply(z)
         if vals.ndim == 1:
@@ -200,6 +213,16 @@ class Statistic:
 
 def check_range(value_range: Sequence[float], name: str = "range") -> tuple[float, float]:
     """A declared range ``(a, b)``: two finite numbers with ``a < b``, or a one-line refusal naming ``name``.
+
+    Args:
+        value_range: ``(a, b)``.
+        name: the parameter's name in a refusal.
+
+    Returns:
+        ``(a, b)`` as floats.
+
+    Raises:
+        AssumptionError: not two finite numbers with a < b.
 
     Examples:
         >>> check_range((0, 1))
