@@ -34,6 +34,11 @@ ANALYSIS: list[str] = [
 ]
 RELEASE: list[str] = [
     "bayesdp.release", "bayesdp.release.data",
+    "bayesdp.release.accountant", "bayesdp.release.aggregate", "bayesdp.release.demo",
+    "bayesdp.release.ledger", "bayesdp.release.noise",
+    "bayesdp.release.path", "bayesdp.release.pipeline",
+    "bayesdp.release.release", "bayesdp.release.sensitivity",
+    "bayesdp.release.statistics",
 ]
 SAMPLERS: list[str] = [
     "bayesdp.samplers", "bayesdp.samplers.certify", "bayesdp.samplers.driver", "bayesdp.samplers.glm",

@@ -48,6 +48,8 @@ from typing import Any, Iterator
 
 from ..errors import BayesDPError, BudgetError
 
+__all__ = ["PrivacyAccountant", "composed_epsilon", "rdp_composed_epsilon", "charge_of", "fits", "PLD_INTERVAL"]
+
 #: value discretisation of the privacy loss distributions (dp-accounting's default)
 PLD_INTERVAL = 1e-4
 
@@ -162,8 +164,24 @@ def event_rdp(ev: dict) -> tuple[float, float, float] | None:
 
 
 def rdp_composed_epsilon(events: list[dict], delta: float) -> float:
-    """Epsilon at total ``delta`` of the composition of ``events`` by their Renyi curves (inf when an event has
-    none, or when their own deltas use up ``delta``)."""
+    """Epsilon at total ``delta`` of the composition of ``events`` by their Renyi curves.
+
+    Args:
+        events: DP event dicts (the ledger's ``dp_event`` entries, see the module docstring).
+        delta: the total delta of the composition (the events' own deltas included).
+
+    Returns:
+        The composed epsilon; ``inf`` when an event has no Renyi curve, or when the events' own deltas use
+        up ``delta``; ``0.0`` for no events.  Pure epsilon-DP events alone compose to the sum of their
+        epsilons (times ``1 + 1e-12``, rounding up).
+
+    Examples:
+        >>> pure = {"type": "epsilon_delta", "epsilon": "0.5", "delta": "0"}
+        >>> round(rdp_composed_epsilon([pure, pure], 1e-6), 6)
+        1.0
+        >>> rdp_composed_epsilon([{"type": "epsilon_delta", "epsilon": "0.5", "delta": "1e-6"}], 1e-6)
+        inf
+    """
     from ..curves import RDP, ApproxDP, compose
 
     if not events:
@@ -194,8 +212,28 @@ def _key(ev: dict) -> tuple:
 
 
 def composed_epsilon(events: list[dict], delta: float) -> float:
-    """Epsilon of the composition of ``events`` at total ``delta`` (PLD, pessimistic); inf if the events'
-    own deltas exceed ``delta``."""
+    """Epsilon of the composition of ``events`` at total ``delta`` (dp-accounting's PLD, pessimistic).
+
+    Args:
+        events: DP event dicts (the ledger's ``dp_event`` entries, see the module docstring).
+        delta: the total delta of the composition (the events' own deltas included).
+
+    Returns:
+        The composed epsilon; ``inf`` if the events' own deltas use up ``delta``; ``0.0`` for no events.
+
+    Raises:
+        BudgetError: an event of a type that cannot be composed.
+
+    Examples:
+        Two pure 0.5-DP events compose to at most 1 (summation), slightly less at delta > 0:
+
+        >>> pure = {"type": "epsilon_delta", "epsilon": "0.5", "delta": "0"}
+        >>> eps = composed_epsilon([pure, pure], 1e-6)
+        >>> 0.99 < eps <= 1.0
+        True
+        >>> composed_epsilon([], 1e-6)
+        0.0
+    """
     if not events:
         return 0.0
     counts: dict[tuple, list] = {}
@@ -252,9 +290,29 @@ def dp_event_of(item: Any, delta: float | None = None) -> dict:
 
 def charge_of(item: Any, budget_delta: Decimal, *, epsilon: Any = None, delta: Any = None
               ) -> tuple[Decimal, Decimal, dict]:
-    """(epsilon, delta, event) to charge for ``item`` (see :meth:`PrivacyAccountant.spend`): the event's own
-    (epsilon, delta) for Laplace and (epsilon, delta) events; a GDP or Gaussian event at ``delta`` (default:
-    the budget's delta) for the summation rule, the PLD rule composing its exact curve."""
+    """(epsilon, delta, event) to charge for ``item`` (see :meth:`PrivacyAccountant.spend`).
+
+    The event's own (epsilon, delta) for Laplace and (epsilon, delta) events; a GDP or Gaussian event at
+    ``delta`` (default: the budget's delta) for the summation rule, the PLD rule composing its exact curve.
+
+    Args:
+        item: a certificate (Certificate, BoundReport, PrivacyCurve), a release result, a DP event dict, a
+            dp-accounting ``GaussianDpEvent`` / ``LaplaceDpEvent``, or an (epsilon, delta) pair.
+        budget_delta: the budget's delta (the default point at which a curve is charged).
+        epsilon: an epsilon to charge instead, when it is larger than the item's.
+        delta: the delta at which a curve is charged (default: ``budget_delta``).
+
+    Returns:
+        (epsilon, delta, event dict) as charged.
+
+    Raises:
+        BudgetError: an item that cannot be accounted for.
+
+    Examples:
+        >>> from decimal import Decimal
+        >>> charge_of((0.5, 1e-6), Decimal("1e-5"))
+        (Decimal('0.5'), Decimal('0.000001'), {'type': 'epsilon_delta', 'epsilon': '0.5', 'delta': '1e-06'})
+    """
     ev = dp_event_of(item, float(delta) if delta is not None else float(budget_delta) or None)
     if ev.get("type") == "epsilon_delta":
         e, d = Decimal(ev["epsilon"]), Decimal(ev["delta"])
@@ -297,8 +355,25 @@ def _dec(x: Any, name: str) -> Decimal:
 
 
 def fits(entries: list[dict], budget_epsilon: Decimal, budget_delta: Decimal) -> tuple[bool, dict]:
-    """Whether charged ``entries`` (dicts with decimal ``epsilon``, ``delta`` and a ``dp_event``) fit the
-    budget: summation, or (for delta budgets) the PLD composition.  Returns (fits, spent)."""
+    """Whether charged ``entries`` fit the budget: summation, or (for delta budgets) the PLD or Renyi composition.
+
+    Args:
+        entries: dicts with decimal ``epsilon`` and ``delta`` and (optionally) a ``dp_event``.
+        budget_epsilon: the budget's epsilon.
+        budget_delta: the budget's delta.
+
+    Returns:
+        (fits, spent): ``spent`` holds ``epsilon_sum``, ``delta_sum`` and the composed ``epsilon_pld`` /
+        ``epsilon_rdp`` (None when summation already fits or the budget is pure).
+
+    Examples:
+        >>> from decimal import Decimal
+        >>> half = {"epsilon": Decimal("0.5"), "delta": Decimal(0)}
+        >>> fits([half, half], Decimal(1), Decimal(0))[0]
+        True
+        >>> fits([half, half, half], Decimal(1), Decimal(0))
+        (False, {'epsilon_sum': Decimal('1.5'), 'delta_sum': Decimal('0'), 'epsilon_pld': None, 'epsilon_rdp': None})
+    """
     se = sum((Decimal(e["epsilon"]) for e in entries), Decimal(0))
     sd = sum((Decimal(e["delta"]) for e in entries), Decimal(0))
     spent = {"epsilon_sum": se, "delta_sum": sd, "epsilon_pld": None, "epsilon_rdp": None}
@@ -386,6 +461,12 @@ class PrivacyAccountant:
     def check(self, epsilon: Any, delta: Any = 0.0, curve=None, event: dict | None = None) -> dict:
         """Whether a charge of (epsilon, delta) (described by ``event``) would fit; charges nothing.
 
+        Args:
+            epsilon: the charge's epsilon.
+            delta: its delta.
+            curve: its privacy curve (unused here: the ledger's interface).
+            event: the DP event (default: the (epsilon, delta) pair).
+
         Returns:
             the spent budget the charge would leave.
 
@@ -405,7 +486,25 @@ class PrivacyAccountant:
     @contextlib.contextmanager
     def reserve(self, epsilon: Any, delta: Any, mechanism: str, source: str, curve=None, what: str = "",
                 event: dict | None = None) -> Iterator[_Reservation]:
-        """Charge before the noise is drawn; refunded only if the block fails before ``mark_drawn``."""
+        """Charge before the noise is drawn; refunded only if the block fails before ``mark_drawn``.
+
+        A context manager, as :meth:`bayesdp.release.ledger.Ledger.reserve`.
+
+        Args:
+            epsilon: the charge's epsilon.
+            delta: its delta.
+            mechanism: the mechanism's label.
+            source: the certificate's source.
+            curve: its privacy curve.
+            what: what is released, in words.
+            event: the DP event (default: the (epsilon, delta) pair).
+
+        Returns:
+            The reservation (``mark_drawn()``, ``noise_epsilon``, ``commit(released)``).
+
+        Raises:
+            BudgetError: the charge does not fit (nothing charged).
+        """
         from .ledger import noise_epsilon
 
         self.check(epsilon, delta, curve, event)
@@ -432,7 +531,11 @@ class PrivacyAccountant:
         res.summary = self.summary()
 
     def summary(self) -> dict:
-        """Budget, spent, remaining and the entries, in the shape of :meth:`Ledger.summary`."""
+        """Budget, spent, remaining and the entries, in the shape of :meth:`Ledger.summary`.
+
+        Returns:
+            ``budget``, ``spent``, ``remaining_budget``, ``entries`` and ``path`` (None).
+        """
         rem = self.remaining()
         return {"budget": {"epsilon": float(self.budget_epsilon), "delta": float(self.budget_delta)},
                 "spent": self.spent(), "remaining_budget": rem, "entries": [dict(e) for e in self.entries],
@@ -446,6 +549,12 @@ class PrivacyAccountant:
         """Charge ``item``: a certificate (its curve), a release result, a DP event, or an (epsilon, delta)
         pair.  For a certificate, ``delta`` chooses the point at which a non-GDP curve is charged (default:
         the budget's delta); ``epsilon`` overrides the charged epsilon (it must be at least the item's).
+
+        Args:
+            item: what to charge.
+            epsilon: an epsilon to charge instead (at least the item's).
+            delta: the delta at which a curve is charged.
+            what: what was released, in words (recorded).
 
         Returns:
             :meth:`summary` after the charge.
@@ -462,7 +571,11 @@ class PrivacyAccountant:
 
     def spent(self) -> dict:
         """Spent budget: the sums, and the epsilon at the budget's delta of the PLD composition and of the Renyi
-        composition (``epsilon``: the smallest of the rules)."""
+        composition (``epsilon``: the smallest of the rules).
+
+        Returns:
+            ``epsilon``, ``epsilon_sum``, ``delta_sum``, ``epsilon_pld`` and ``epsilon_rdp``.
+        """
         from .ledger import float_at_most
 
         charged = self._charged()
@@ -488,7 +601,11 @@ class PrivacyAccountant:
                 "epsilon_rdp": er}
 
     def remaining(self) -> dict:
-        """What is left: ``{"epsilon": ..., "delta": ...}`` (by the rule that spends least)."""
+        """What is left: ``{"epsilon": ..., "delta": ...}`` (by the rule that spends least).
+
+        Returns:
+            The remaining epsilon and delta.
+        """
         s = self.spent()
         pld = s["epsilon"] in (s["epsilon_pld"], s["epsilon_rdp"]) and s["epsilon"] < s["epsilon_sum"]
         # the PLD rule prices the whole sequence at the budget's delta: no delta is left to spend separately

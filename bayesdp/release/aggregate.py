@@ -32,6 +32,9 @@ from ..errors import AssumptionError, positive, positive_int, require
 from .sensitivity import SensitivityRoute
 from .statistics import Statistic
 
+__all__ = ["sample_and_aggregate", "aggregate_route", "noise_multiplier", "choose_chunks", "check_chunks", "partition",
+           "ula_chunk_draws", "AggregateEstimate", "aggregate_estimate", "release_aggregate", "aggregate_info"]
+
 SOURCE = "sample-and-aggregate (Nissim, Raskhodnikova, Smith 2007; docs/release.md §7)"
 #: smallest chunk the automatic rule allows: max(MIN_CHUNK, MIN_CHUNK_PER_DIM * dim) records
 MIN_CHUNK = 20
@@ -42,6 +45,17 @@ PARTITIONS = ("random", "index")
 def aggregate_route(num_coords: int, value_range: tuple[float, float], chunks: int) -> SensitivityRoute:
     """The windows of the average of ``chunks`` estimates clamped to ``value_range``: L1 ``d (b - a)/k``, L2
     ``sqrt(d) (b - a)/k`` (rounded up), no delta.
+
+    Args:
+        num_coords: d, the number of released coordinates.
+        value_range: the public range ``(a, b)`` every chunk estimate is clamped to.
+        chunks: k, the number of chunks.
+
+    Returns:
+        The sensitivity route (no coupling delta).
+
+    Raises:
+        AssumptionError: ``num_coords`` or ``chunks`` not a positive integer.
 
     Examples:
         >>> r = aggregate_route(4, (-1.0, 1.0), 8)
@@ -64,9 +78,28 @@ def aggregate_route(num_coords: int, value_range: tuple[float, float], chunks: i
 
 
 def noise_multiplier(num_coords: int, epsilon: float, delta: float = 0.0, noise: str = "auto") -> tuple[float, str]:
-    """(nu, noise): the noise standard deviation per coordinate in units of ``(b - a)/k`` for ``k`` chunks (from
-    the sensitivities only): Laplace ``sqrt(2) d / epsilon``; Gaussian ``sqrt(d) / sqrt(2 rho)`` (delta > 0);
-    ``auto`` keeps the smaller (the release itself re-plans with the exact calibration)."""
+    """(nu, noise): the noise standard deviation per coordinate in units of ``(b - a)/k`` for ``k`` chunks.
+
+    From the sensitivities only: Laplace ``sqrt(2) d / epsilon``; Gaussian ``sqrt(d) / sqrt(2 rho)``
+    (delta > 0); ``auto`` keeps the smaller (the release itself re-plans with the exact calibration).
+
+    Args:
+        num_coords: d, the number of released coordinates.
+        epsilon: the release's epsilon.
+        delta: the release's delta (0: Laplace only).
+        noise: ``"auto"``, ``"laplace"`` or ``"gaussian"``.
+
+    Returns:
+        ``(nu, "laplace" or "gaussian")``.
+
+    Raises:
+        AssumptionError: ``num_coords`` not a positive integer or ``epsilon`` not positive.
+
+    Examples:
+        >>> nu, kind = noise_multiplier(1, epsilon=1.0)        # Laplace: sqrt(2) * 1 / 1
+        >>> round(nu, 6), kind
+        (1.414214, 'laplace')
+    """
     from .noise import zcdp_rho
 
     d = positive_int("num_coords", num_coords)
@@ -88,6 +121,17 @@ def choose_chunks(data_size: int, num_coords: int, dim: int, epsilon: float, del
     (:func:`noise_multiplier`) and the error of an estimate from ``m / k`` records is taken to be of order
     ``k / m``; ``nu^2/k^2 + k^2/m^2`` is smallest at ``k = sqrt(nu m)``.  Chunks keep at least
     ``max(20, 10 * dim)`` records (``dim`` = the number of parameters).
+
+    Args:
+        data_size: m, the number of records (public).
+        num_coords: d, the number of released coordinates.
+        dim: the number of parameters.
+        epsilon: the release's epsilon.
+        delta: the release's delta.
+        noise: ``"auto"``, ``"laplace"`` or ``"gaussian"``.
+
+    Raises:
+        AssumptionError: a parameter that is not a positive number.
 
     Returns:
         ``(k, the rule in words)``.
@@ -111,7 +155,27 @@ def choose_chunks(data_size: int, num_coords: int, dim: int, epsilon: float, del
 
 
 def check_chunks(chunks: Any, data_size: int, flag: str = "chunks") -> int:
-    """``chunks`` as an int in [1, data_size], or a one-line refusal naming ``flag``."""
+    """``chunks`` as an int in [1, data_size], or a one-line refusal naming ``flag``.
+
+    Args:
+        chunks: the requested number of chunks.
+        data_size: the number of records.
+        flag: the parameter's name in the refusal (e.g. ``"--chunks"``).
+
+    Returns:
+        ``chunks`` as an int.
+
+    Raises:
+        AssumptionError: not a whole number, below 1, or above ``data_size``.
+
+    Examples:
+        >>> check_chunks(5, 100)
+        5
+        >>> check_chunks(200, 100)
+        Traceback (most recent call last):
+        ...
+        bayesdp.errors.AssumptionError: chunks = 200 exceeds the 100 records: each chunk needs at least one record; pass at most 100 (better: chunks of tens of records)
+    """
     if isinstance(chunks, bool) or not isinstance(chunks, (int, np.integer)):
         raise AssumptionError(f"{flag} = {chunks!r} must be a whole number of chunks, e.g. 10")
     k = int(chunks)
@@ -127,6 +191,17 @@ def partition(data_size: int, chunks: int, rule: str = "random") -> np.ndarray:
     """Indices ``(k, floor(m/k))`` of k disjoint chunks of equal size: consecutive indices after a uniformly random
     permutation from the OS CSPRNG (``rule="random"``) or in index order (``"index"``).  The ``m - k floor(m/k)``
     (< k) records left over are not used.  Never looks at the values.
+
+    Args:
+        data_size: m, the number of records.
+        chunks: k, the number of chunks.
+        rule: ``"random"`` (a CSPRNG permutation first) or ``"index"``.
+
+    Returns:
+        The ``(k, floor(m/k))`` array of record indices.
+
+    Raises:
+        AssumptionError: a bad ``data_size``, ``chunks`` (:func:`check_chunks`) or ``rule``.
 
     Examples:
         >>> partition(7, 3, "index").tolist()
@@ -167,6 +242,22 @@ def ula_chunk_draws(potential, data: Mapping[str, np.ndarray], index: np.ndarray
 
     Returns:
         ``(draws, key label)``.
+
+    Raises:
+        AssumptionError: ``burn_in`` not in [0, num_steps), or a chain diverged.
+
+    Examples:
+        A Gaussian potential (any object with ``dim`` and ``potential(theta, data, likelihood_scale)``):
+
+        >>> import jax.numpy as jnp
+        >>> class Potential:
+        ...     dim = 1
+        ...     def potential(self, theta, data, likelihood_scale):
+        ...         return 0.5 * jnp.sum(theta ** 2) + likelihood_scale * 0.5 * jnp.sum((data["x"][:, None] - theta) ** 2)
+        >>> draws, label = ula_chunk_draws(Potential(), {"x": np.zeros(6)}, partition(6, 2, "index"), step_size=0.1,
+        ...                                num_steps=50, burn_in=10, likelihood_scale=2.0, max_draws=20, rng_key=0)
+        >>> draws.shape, label
+        ((2, 20, 1), 'reproducible seed: not private')
     """
     import jax
     import jax.numpy as jnp
@@ -219,7 +310,28 @@ def ula_chunk_draws(potential, data: Mapping[str, np.ndarray], index: np.ndarray
 
 @dataclass
 class AggregateEstimate:
-    """The non-private aggregate (never publish ``value`` or ``estimates``) and how it was made."""
+    """The non-private aggregate (never publish ``value`` or ``estimates``) and how it was made.
+
+    Attributes:
+        value: the mean of the clamped chunk estimates, shape ``(d,)``.
+        estimates: the ``(k, d)`` clamped chunk estimates.
+        chunks: k.
+        chunk_size: records per chunk.
+        unused_records: records left over by the partition.
+        rule: how k was chosen (``"given"`` or :func:`choose_chunks`'s rule).
+        estimator: the estimator in words.
+        clamped: how many chunk estimates were clamped (NOT for release).
+        key_label: how the chunk chains' keys were made (ULA), else None.
+        timing: seconds spent.
+
+    Examples:
+        >>> from bayesdp.release.statistics import SiteSpec, coordinate_means
+        >>> stat = coordinate_means([SiteSpec("mu")]).with_range((0.0, 1.0))
+        >>> agg = aggregate_estimate(stat, {"x": np.linspace(0.0, 1.0, 100)}, 4,
+        ...                          estimator=lambda chunk: [chunk["x"].mean()], partition_rule="index")
+        >>> agg.chunks, agg.chunk_size, agg.unused_records, agg.clamped
+        (4, 25, 0, 0)
+    """
 
     value: np.ndarray                  # mean of the clamped chunk estimates
     estimates: np.ndarray              # (k, d) clamped chunk estimates
@@ -242,6 +354,37 @@ def aggregate_estimate(statistic: Statistic, data: Mapping[str, np.ndarray], chu
     ``estimator``: ``"ula"`` (:func:`ula_chunk_draws` with ``potential`` and ``step_size``; the statistic is
     evaluated on each chunk's draws) or a callable ``chunk_data -> estimate (d,)`` (any sampler, e.g. NumPyro
     NUTS, on the chunk's records; it must not look at other records).
+
+    Args:
+        statistic: the statistic; its ``range`` is required.
+        data: the records (the record axis first).
+        chunks: k.
+        estimator: ``"ula"`` or a callable ``chunk_data -> estimate (d,)``.
+        potential: the model's potential (``"ula"``).
+        step_size: the ULA step size (``"ula"``).
+        num_steps: ULA steps per chunk.
+        burn_in: ULA steps dropped (default: half).
+        partition_rule: ``"random"`` or ``"index"`` (:func:`partition`).
+        rng_key: key or seed of the chunk chains (never published; None: OS CSPRNG).
+        rule: how k was chosen, recorded in the result.
+        max_draws: draws kept per chunk chain.
+
+    Returns:
+        The :class:`AggregateEstimate` (non-private).
+
+    Raises:
+        AssumptionError: no range, a bad ``chunks``, an estimator that fails or returns a wrong shape or a
+            non-finite value.
+
+    Examples:
+        The 100 records in 4 chunks of 25, each estimating the chunk's mean:
+
+        >>> from bayesdp.release.statistics import SiteSpec, coordinate_means
+        >>> stat = coordinate_means([SiteSpec("mu")]).with_range((0.0, 1.0))
+        >>> agg = aggregate_estimate(stat, {"x": np.linspace(0.0, 1.0, 100)}, 4,
+        ...                          estimator=lambda chunk: [chunk["x"].mean()])
+        >>> round(float(agg.value[0]), 6)       # every record used: the mean of all of them
+        0.5
     """
     t0 = time.perf_counter()
     require(statistic.range is not None, "range", None, "is required by sample-and-aggregate (each chunk's estimate "
@@ -290,7 +433,36 @@ def aggregate_estimate(statistic: Statistic, data: Mapping[str, np.ndarray], chu
 def release_aggregate(agg: AggregateEstimate, statistic: Statistic, epsilon: float, ledger: Any, *,
                       noise: str = "auto", delta: float = 0.0, level: float = 0.95, budget_epsilon=None,
                       budget_delta=None, dataset: str | None = None):
-    """Noise the aggregate (:func:`bayesdp.release.release.release_value` with :func:`aggregate_route`)."""
+    """Noise the aggregate (:func:`bayesdp.release.release.release_value` with :func:`aggregate_route`).
+
+    Args:
+        agg: the aggregate (:func:`aggregate_estimate`).
+        statistic: the statistic it estimates (with its range).
+        epsilon: the release's epsilon.
+        ledger: a :class:`~bayesdp.release.ledger.Ledger` or :class:`~bayesdp.release.accountant.PrivacyAccountant`.
+        noise: ``"auto"``, ``"laplace"`` or ``"gaussian"``.
+        delta: the release's delta.
+        level: the coverage of the reported intervals.
+        budget_epsilon: the budget when the ledger is created.
+        budget_delta: its delta.
+        dataset: the dataset name recorded with a new ledger.
+
+    Returns:
+        The :class:`~bayesdp.release.release.ReleaseResult` (its ``extra`` holds :func:`aggregate_info`).
+
+    Raises:
+        BudgetError: the release does not fit the budget (nothing drawn).
+
+    Examples:
+        >>> from bayesdp.release.accountant import PrivacyAccountant
+        >>> from bayesdp.release.statistics import SiteSpec, coordinate_means
+        >>> stat = coordinate_means([SiteSpec("mu")]).with_range((0.0, 1.0))
+        >>> agg = aggregate_estimate(stat, {"x": np.linspace(0.0, 1.0, 100)}, 4,
+        ...                          estimator=lambda chunk: [chunk["x"].mean()])
+        >>> res = release_aggregate(agg, stat, 1.0, PrivacyAccountant(epsilon=1.0))
+        >>> round(res.sensitivity, 6), round(res.noise_scale, 6)      # (1 - 0)/4, at epsilon 1
+        (0.25, 0.25)
+    """
     from .release import plan_noise, release_value
 
     route = aggregate_route(statistic.num_coords, statistic.range, agg.chunks)
@@ -302,7 +474,23 @@ def release_aggregate(agg: AggregateEstimate, statistic: Statistic, epsilon: flo
 
 
 def aggregate_info(agg: AggregateEstimate) -> dict:
-    """What a sample-and-aggregate release records (public: chunk count and size, rules; never the estimates)."""
+    """What a sample-and-aggregate release records (public: chunk count and size, rules; never the estimates).
+
+    Args:
+        agg: the aggregate.
+
+    Returns:
+        A JSON-ready dict.
+
+    Examples:
+        >>> from bayesdp.release.statistics import SiteSpec, coordinate_means
+        >>> stat = coordinate_means([SiteSpec("mu")]).with_range((0.0, 1.0))
+        >>> agg = aggregate_estimate(stat, {"x": np.linspace(0.0, 1.0, 100)}, 4,
+        ...                          estimator=lambda chunk: [chunk["x"].mean()])
+        >>> info = aggregate_info(agg)
+        >>> info["chunks"], info["chunk_size"], info["chunk_draws_published"]
+        (4, 25, False)
+    """
     return {"chunks": agg.chunks, "chunk_size": agg.chunk_size, "unused_records": agg.unused_records,
             "chunks_rule": agg.rule, "estimator": agg.estimator, "chunk_keys": agg.key_label,
             "chunk_draws_published": False,
@@ -330,13 +518,43 @@ def sample_and_aggregate(model: Callable, data: Mapping[str, Any], *, statistic:
         epsilon: the release's epsilon.
         ledger: a ledger path, :class:`~bayesdp.release.ledger.Ledger` or accountant.
         domain: the public domain (for the default step size ``1 / total_smoothness``).
-        delta, noise: as :func:`bayesdp.release.release.plan_noise`.
+        delta: the release's delta (as :func:`bayesdp.release.release.plan_noise`).
+        noise: ``"auto"``, ``"laplace"`` or ``"gaussian"`` (as :func:`bayesdp.release.release.plan_noise`).
         chunks: k (default: :func:`choose_chunks`).
         estimator: ``"ula"`` or a callable ``chunk_data -> estimate``.
+        step_size: the ULA step size (default ``1 / total_smoothness`` of the analysis).
+        num_steps: ULA steps per chunk.
+        burn_in: ULA steps dropped (default: half).
+        model_kwargs: keyword arguments of the model.
+        budget_epsilon: the budget when the ledger is created.
+        budget_delta: its delta.
+        dataset: the dataset name recorded with a new ledger.
+        level: the coverage of the reported intervals.
         seed: seed of the chunk chains (never published; default: OS CSPRNG keys).
+        partition_rule: ``"random"`` or ``"index"`` (:func:`partition`).
+        model_name: the model's name in the analysis.
 
     Returns:
         ``(ReleaseResult, AggregateEstimate)`` — only the first is meant for publication.
+
+    Raises:
+        AssumptionError: a bad parameter, no range, no domain when one is needed.
+        BudgetError: the release does not fit the budget (nothing run or drawn).
+
+    Examples:
+        >>> import numpyro, numpyro.distributions as dist
+        >>> from bayesdp.release.accountant import PrivacyAccountant
+        >>> from bayesdp.release.statistics import SiteSpec, coordinate_means
+        >>> def model(x=None):
+        ...     mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
+        ...     with numpyro.plate("n", 100):
+        ...         numpyro.sample("x", dist.Normal(mu, 1.0), obs=x)
+        >>> res, agg = sample_and_aggregate(
+        ...     model, {"x": np.linspace(0.0, 1.0, 100)}, statistic=coordinate_means([SiteSpec("mu")]),
+        ...     value_range=(0.0, 1.0), epsilon=1.0, ledger=PrivacyAccountant(epsilon=1.0), chunks=4,
+        ...     estimator=lambda chunk: [chunk["x"].mean()], step_size=0.1)
+        >>> round(res.sensitivity, 6), agg.chunks
+        (0.25, 4)
     """
     from ..analysis.records import validate_records
     from ..samplers import ModelPotential

@@ -32,6 +32,9 @@ import numpy as np
 from ..errors import AssumptionError, positive
 from .data import PUBLIC_UPPER_BOUNDS, load_breast_cancer, scale_to_unit_ball
 
+__all__ = ["run_demo", "format_demo", "DemoResult", "demo_statistic", "reference_profiles", "profile_direction",
+           "direction_mean", "derived_probabilities"]
+
 DEFAULT_EPSILON = 1.0
 DEFAULT_BUDGET = 2.0
 DEFAULT_PRIOR_SCALE = 0.5
@@ -48,7 +51,22 @@ DATASET_LABEL = "bayesdp bundled: Breast Cancer Wisconsin (Diagnostic), 569 reco
 
 def reference_profiles(fractions: Sequence[float] = PROFILE_FRACTIONS) -> tuple[np.ndarray, tuple[str, ...]]:
     """Public reference records in the model's feature space: every raw measurement at ``p`` times its
-    public upper bound, mapped by the same public map as the data (no record is used)."""
+    public upper bound, mapped by the same public map as the data (no record is used).
+
+    Args:
+        fractions: the fractions ``p`` of the public upper bounds, each in [0, 1].
+
+    Returns:
+        ``(records (len(fractions), 30), names)``.
+
+    Raises:
+        AssumptionError: a fraction outside [0, 1].
+
+    Examples:
+        >>> P, names = reference_profiles()
+        >>> P.shape, names[0]
+        ((2, 30), 'P(malignant | all features at 25% of max)')
+    """
     ub = np.asarray(PUBLIC_UPPER_BOUNDS, dtype=np.float64)
     for p in fractions:
         if not 0.0 <= p <= 1.0:
@@ -59,13 +77,38 @@ def reference_profiles(fractions: Sequence[float] = PROFILE_FRACTIONS) -> tuple[
 
 
 def profile_direction(dim: int = 30) -> np.ndarray:
-    """``x_dir = (1, ..., 1)/sqrt(dim)``: the direction of every reference profile (public)."""
+    """``x_dir = (1, ..., 1)/sqrt(dim)``: the direction of every reference profile (public).
+
+    Args:
+        dim: the number of features.
+
+    Returns:
+        The unit vector ``(1, ..., 1)/sqrt(dim)``.
+
+    Examples:
+        >>> profile_direction(4).tolist()
+        [0.5, 0.5, 0.5, 0.5]
+    """
     return np.full(dim, 1.0 / math.sqrt(dim))
 
 
 def direction_mean(dim: int):
     """The posterior mean of ``u = x_dir . w`` (one value).  ``|u(w) - u(w')| <= |x_dir|_2 |w - w'|_2`` with
-    ``|x_dir|_2 = 1`` (Cauchy-Schwarz, attained along x_dir): L1 = L2 Lipschitz constant 1 (rounded up)."""
+    ``|x_dir|_2 = 1`` (Cauchy-Schwarz, attained along x_dir): L1 = L2 Lipschitz constant 1 (rounded up).
+
+    Args:
+        dim: the number of coefficients ``w`` (the first ``dim`` unconstrained coordinates).
+
+    Returns:
+        The one-value :class:`~bayesdp.release.statistics.Statistic`.
+
+    Examples:
+        >>> stat = direction_mean(4)
+        >>> stat.names, round(stat.lipschitz, 6)
+        (('u = x_dir . w',), 1.0)
+        >>> stat.evaluate(np.ones((3, 4))).tolist()          # x_dir . (1, 1, 1, 1) = 4 / 2
+        [2.0]
+    """
     from .statistics import Statistic
 
     xd = profile_direction(dim)
@@ -83,7 +126,21 @@ def direction_mean(dim: int):
 
 def derived_probabilities(u_value: float, u_interval, fractions=PROFILE_FRACTIONS) -> list[dict]:
     """``sigmoid((2p - 1) u)`` at each reference profile, with the interval of ``u`` mapped through the monotone
-    map (post-processing of the released u)."""
+    map (post-processing of the released u).
+
+    Args:
+        u_value: the released u.
+        u_interval: its interval ``(lo, hi)``.
+        fractions: the reference profiles' fractions (:func:`reference_profiles`).
+
+    Returns:
+        One dict per profile: ``name``, ``value``, ``interval`` and ``logit_factor`` ``2p - 1``.
+
+    Examples:
+        >>> d = derived_probabilities(0.0, (-1.0, 1.0))[0]          # p = 0.25: sigmoid(-0.5 u)
+        >>> d["value"], [round(x, 6) for x in d["interval"]]        # sigmoid(-0.5), sigmoid(0.5)
+        (0.5, [0.377541, 0.622459])
+    """
     _, names = reference_profiles(fractions)
     out = []
     for p, name in zip(fractions, names):
@@ -95,6 +152,24 @@ def derived_probabilities(u_value: float, u_interval, fractions=PROFILE_FRACTION
 
 
 def demo_statistic(kind: str, dim: int):
+    """The statistic the demo releases (docs/demo.md).
+
+    Args:
+        kind: ``"profiles"`` (:func:`direction_mean`), ``"profile-means"`` (the probabilities at
+            :func:`reference_profiles`) or ``"coefficients"`` (the ``dim`` coefficient means).
+        dim: the number of features.
+
+    Returns:
+        The :class:`~bayesdp.release.statistics.Statistic`.
+
+    Raises:
+        AssumptionError: an unknown ``kind``.
+
+    Examples:
+        >>> stat = demo_statistic("coefficients", 3)
+        >>> stat.names, round(stat.lipschitz, 6)                  # sqrt(3)
+        (('w[0]', 'w[1]', 'w[2]'), 1.732051)
+    """
     from .pipeline import probability_at_profiles
     from .statistics import SiteSpec, coordinate_means
 
@@ -110,6 +185,26 @@ def demo_statistic(kind: str, dim: int):
 
 @dataclass
 class DemoResult:
+    """What :func:`run_demo` returns: the release, the certificate table, the plots and the ledger's state.
+
+    Attributes:
+        pipeline: the :class:`~bayesdp.release.pipeline.PipelineResult`.
+        table: the analyzer's certificate table.
+        out_dir: where the plots are written.
+        plots: the written plot files by name.
+        ledger_summary: the ledger's summary after the release.
+        ledger_is_temporary: whether the ledger was a temporary one (deleted).
+        timing: seconds spent, by stage.
+        settings: the demo's settings.
+
+    Examples:
+        >>> d = run_demo(quick=True, num_steps=20, num_chains=1, plots=False)
+        >>> d.release.names, d.ledger_is_temporary, d.plots
+        (('u = x_dir . w',), True, {})
+        >>> sorted(d.to_dict())[:3]
+        ['certificate_table', 'derived', 'ledger']
+    """
+
     pipeline: Any                      # PipelineResult
     table: str                         # the analyzer's certificate table
     out_dir: str
@@ -121,10 +216,12 @@ class DemoResult:
 
     @property
     def release(self):
+        """The :class:`~bayesdp.release.release.ReleaseResult` (the published part)."""
         return self.pipeline.result
 
     @property
     def nonprivate(self) -> np.ndarray:
+        """NOT FOR RELEASE: the non-private Monte Carlo estimate before noise."""
         return self.pipeline.nonprivate
 
     @property
@@ -143,6 +240,11 @@ class DemoResult:
         return [d["value"] for d in derived_probabilities(float(self.nonprivate[0]), (0.0, 0.0))]
 
     def to_dict(self) -> dict:
+        """The JSON document ``bayesdp demo --json`` prints (the non-private estimate marked NOT FOR RELEASE).
+
+        Returns:
+            A JSON-ready dict.
+        """
         out = {"settings": dict(self.settings), "release": self.pipeline.to_dict(),
                "derived": {"note": "computed from the released values only (post-processing: no privacy cost)",
                            "probabilities": self.derived},
@@ -225,6 +327,35 @@ def run_demo(epsilon: float = DEFAULT_EPSILON, *, out_dir: str | None = None, le
 
     ``ledger=None`` uses a temporary ledger with total epsilon ``budget`` (deleted afterwards);
     a given ledger file is created with ``budget`` if missing and charged otherwise.
+
+    Args:
+        epsilon: the release's epsilon.
+        out_dir: where the plots are written.
+        ledger: a ledger file to charge (None: a temporary one).
+        budget: the total epsilon of a new ledger.
+        quick: fewer steps (``QUICK_NUM_STEPS``) unless ``num_steps`` is given.
+        statistic: ``"profiles"``, ``"profile-means"`` or ``"coefficients"`` (:func:`demo_statistic`).
+        prior_scale: the prior's scale of the coefficients.
+        num_steps: ULA steps per chain.
+        num_chains: the number of chains.
+        seed: a seed of the (unpublished) chains (None: OS CSPRNG keys).
+        plots: whether to write the plots.
+
+    Returns:
+        The :class:`DemoResult`.
+
+    Raises:
+        AssumptionError: a bad parameter or an unusable ``out_dir`` / ``ledger`` path (before anything runs).
+        BudgetError: the ledger has not enough budget left.
+
+    Examples:
+        >>> d = run_demo(epsilon=1.0, quick=True, num_steps=20, num_chains=1, plots=False)
+        >>> d.release.epsilon, d.settings["num_steps"]
+        (1.0, 20)
+        >>> run_demo(statistic="median")
+        Traceback (most recent call last):
+        ...
+        bayesdp.errors.AssumptionError: statistic = 'median' must be one of profiles, profile-means, coefficients
     """
     from ..analysis.loading import load_model
     from . import pipeline
@@ -300,7 +431,19 @@ def run_demo(epsilon: float = DEFAULT_EPSILON, *, out_dir: str | None = None, le
 
 
 def format_demo(d: DemoResult) -> str:
-    """The text ``bayesdp demo`` prints."""
+    """The text ``bayesdp demo`` prints.
+
+    Args:
+        d: the demo's result.
+
+    Returns:
+        The report, several lines.
+
+    Examples:
+        >>> text = format_demo(run_demo(quick=True, num_steps=20, num_chains=1, plots=False))
+        >>> text.splitlines()[1]
+        'bayesdp demo: private Bayesian logistic regression'
+    """
     r = d.release
     s = d.settings
     prep = d.pipeline.prepared

@@ -68,6 +68,9 @@ import filelock
 from ..curves import GDP, RDP, ApproxDP, PrivacyCurve, compose
 from ..errors import AssumptionError, BayesDPError, BudgetError
 
+__all__ = ["Ledger", "Reservation", "to_decimal", "decimal_at_least", "float_at_most", "noise_epsilon", "noise_delta",
+           "laplace_event", "discrete_gaussian_event"]
+
 FORMAT = "bayesdp-ledger"             # version 1: one JSON document (read, migrated on first write)
 VERSION = 1
 JOURNAL_FORMAT = "bayesdp-ledger-journal"
@@ -98,7 +101,26 @@ def _now() -> str:
 
 def to_decimal(value: Any, name: str = "epsilon") -> Decimal:
     """The decimal a user means by ``value``: a float's shortest round-trip decimal (``0.1 -> 0.1``),
-    an int, a decimal string or :class:`~decimal.Decimal` as written.  Refuses NaN, inf and bools."""
+    an int, a decimal string or :class:`~decimal.Decimal` as written.  Refuses NaN, inf and bools.
+
+    Args:
+        value: the number.
+        name: its name in a refusal.
+
+    Returns:
+        The exact decimal.
+
+    Raises:
+        BudgetError: not a finite number.
+
+    Examples:
+        >>> to_decimal(0.1), to_decimal("1e-5", "delta")
+        (Decimal('0.1'), Decimal('0.00001'))
+        >>> to_decimal(float("nan"))
+        Traceback (most recent call last):
+        ...
+        bayesdp.errors.BudgetError: epsilon = nan must be finite; pass a finite decimal number
+    """
     if isinstance(value, bool):
         raise BudgetError(f"{name} = {value!r} is not a number; pass a decimal number")
     if isinstance(value, Decimal):
@@ -124,7 +146,20 @@ def to_decimal(value: Any, name: str = "epsilon") -> Decimal:
 
 def decimal_at_least(x: float) -> Decimal:
     """The shortest decimal of the double ``x`` if it is >= ``x`` exactly, else the smallest
-    17-significant-digit decimal above it (for deltas computed in floating point)."""
+    17-significant-digit decimal above it (for deltas computed in floating point).
+
+    Args:
+        x: a double.
+
+    Returns:
+        A decimal ``>= x`` exactly.
+
+    Examples:
+        The double 0.1 is 0.1000000000000000055..., above the decimal 0.1:
+
+        >>> decimal_at_least(0.1), decimal_at_least(0.5)
+        (Decimal('0.10000000000000001'), Decimal('0.5'))
+    """
     d = Decimal(repr(float(x)))
     exact = Decimal(float(x))
     if d >= exact:
@@ -133,7 +168,19 @@ def decimal_at_least(x: float) -> Decimal:
 
 
 def float_at_most(d: Decimal) -> float:
-    """The largest double <= ``d`` (round toward zero for d >= 0)."""
+    """The largest double <= ``d`` (round toward zero for d >= 0).
+
+    Args:
+        d: an exact decimal.
+
+    Returns:
+        The largest double not above ``d``.
+
+    Examples:
+        >>> from decimal import Decimal
+        >>> float_at_most(Decimal("0.1")), float_at_most(Decimal("0.5"))
+        (0.09999999999999999, 0.5)
+    """
     f = float(d)
     if Fraction(f) > Fraction(d):
         f = math.nextafter(f, -math.inf)
@@ -151,13 +198,41 @@ def float_at_least(d: Decimal | Fraction) -> float:
 def noise_epsilon(epsilon: Any) -> float:
     """The epsilon to calibrate noise to for a release charged ``epsilon``: the largest double not
     above its decimal (``noise_epsilon(0.1) = 0.09999999999999999167``, since the double 0.1 is
-    0.1000000000000000055...).  The noise then never costs more than the ledger records."""
+    0.1000000000000000055...).  The noise then never costs more than the ledger records.
+
+    Args:
+        epsilon: the charged epsilon (a float is taken at its shortest decimal).
+
+    Returns:
+        The largest double not above the charge.
+
+    Raises:
+        BudgetError: not a finite number.
+
+    Examples:
+        >>> noise_epsilon(0.1), noise_epsilon("0.25")
+        (0.09999999999999999, 0.25)
+    """
     return float_at_most(to_decimal(epsilon))
 
 
 def noise_delta(delta: Any) -> float:
     """The delta to calibrate Gaussian noise to for a release charged ``delta``: the largest double not above
-    its decimal (as :func:`noise_epsilon`), so that the conversion never uses more delta than is recorded."""
+    its decimal (as :func:`noise_epsilon`), so that the conversion never uses more delta than is recorded.
+
+    Args:
+        delta: the charged delta.
+
+    Returns:
+        The largest double not above the charge.
+
+    Raises:
+        BudgetError: not a finite number.
+
+    Examples:
+        >>> noise_delta(1e-5), noise_delta(0)
+        (9.999999999999999e-06, 0.0)
+    """
     return float_at_most(to_decimal(delta, "delta"))
 
 
@@ -215,7 +290,27 @@ def laplace_event(sensitivity: float, grid_rounding: float, noise_epsilon: float
     ``(sensitivity + grid_rounding) / noise_epsilon`` (rounded up to a double, as noise.py reports
     it) on a statistic of proven L1 sensitivity ``sensitivity``; ``grid_rounding`` (= k r) is the
     charged grid rounding; ``delta`` the sensitivity route's delta (004 Proposition 3.10), 0 for
-    the coupling route.  Its epsilon is ``(sensitivity + grid_rounding) / noise_scale`` exactly."""
+    the coupling route.  Its epsilon is ``(sensitivity + grid_rounding) / noise_scale`` exactly.
+
+    Args:
+        sensitivity: the proven L1 sensitivity (> 0).
+        grid_rounding: the charged grid rounding (>= 0).
+        noise_epsilon: the epsilon the noise is calibrated to (> 0).
+        delta: the sensitivity route's delta.
+        coords: the number of released coordinates (with ``grid``: lets the accountant use the discrete
+            mechanism's exact PLD for one coordinate).
+        grid: the grid spacing r.
+
+    Returns:
+        The event dict.
+
+    Raises:
+        BudgetError: a non-finite or out-of-range parameter.
+
+    Examples:
+        >>> laplace_event(1.0, 0.0, 0.5)          # scale (1 + 0) / 0.5
+        {'type': 'laplace', 'l1_sensitivity': 1.0, 'grid_rounding': 0.0, 'noise_scale': 2.0, 'delta': 0.0}
+    """
     s, g, e = float(sensitivity), float(grid_rounding), float(noise_epsilon)
     if not (math.isfinite(s) and s > 0 and math.isfinite(g) and g >= 0 and math.isfinite(e) and e > 0):
         raise BudgetError(f"laplace event: sensitivity = {s!r}, grid rounding = {g!r}, epsilon = {e!r} must be "
@@ -234,7 +329,33 @@ def discrete_gaussian_event(l2_sensitivity: float, grid_rounding: float, sigma: 
     units) on a statistic of proven L2 sensitivity ``l2_sensitivity``, with the charged grid rounding
     ``grid_rounding >= sqrt(k) r``; it is ``rho``-zCDP with ``rho >= (l2_sensitivity + grid_rounding)^2 / (2
     sigma^2)`` (CKS20 Theorem 14), and is charged ``RDP.linear(rho).epsilon(conversion_delta)`` at delta
-    ``conversion_delta + delta`` (``delta``: the sensitivity route's own delta, 0 for the coupling route)."""
+    ``conversion_delta + delta`` (``delta``: the sensitivity route's own delta, 0 for the coupling route).
+
+    Args:
+        l2_sensitivity: the proven L2 sensitivity (> 0).
+        grid_rounding: the charged grid rounding (>= 0).
+        sigma: the noise scale in value units (> 0).
+        rho: the zCDP parameter charged, at least ``(l2_sensitivity + grid_rounding)^2 / (2 sigma^2)``.
+        conversion_delta: the delta of the conversion to (epsilon, delta), in (0, 1).
+        delta: the sensitivity route's own delta.
+        coords: the number of released coordinates.
+        grid: the grid spacing r.
+
+    Returns:
+        The event dict.
+
+    Raises:
+        BudgetError: a non-finite or out-of-range parameter, or ``rho`` below what the noise gives.
+
+    Examples:
+        >>> ev = discrete_gaussian_event(1.0, 0.0, 2.0, 0.125, 1e-6)     # rho = 1^2 / (2 * 2^2)
+        >>> ev["rho"], ev["conversion_delta"]
+        (0.125, 1e-06)
+        >>> discrete_gaussian_event(1.0, 0.0, 2.0, 0.1, 1e-6)
+        Traceback (most recent call last):
+        ...
+        bayesdp.errors.BudgetError: discrete Gaussian event: rho = 0.1 is below (sensitivity + rounding)^2 / (2 sigma^2)
+    """
     s, g, sg, r, cd = (float(v) for v in (l2_sensitivity, grid_rounding, sigma, rho, conversion_delta))
     if not (all(math.isfinite(v) for v in (s, g, sg, r, cd)) and s > 0 and g >= 0 and sg > 0 and r > 0
             and 0 < cd < 1):
@@ -454,6 +575,7 @@ class Spent:
 
     @property
     def fits(self) -> bool:
+        """Whether the charges fit the budget by basic or by curve composition."""
         return self.fits_basic or self.fits_curve
 
 
@@ -1124,7 +1246,27 @@ def summarize(doc: dict) -> dict:
 
 
 class Reservation:
-    """Handle of a pending ledger entry (see :meth:`Ledger.reserve`)."""
+    """Handle of a pending ledger entry (see :meth:`Ledger.reserve`).
+
+    Attributes:
+        ledger: the ledger.
+        entry_id: the entry's id.
+        epsilon: the charge (exact decimal).
+        delta: the charged delta (exact decimal).
+        noise_epsilon: the epsilon to calibrate noise to: the largest double not above the charge.
+        drawn: whether noise may have been drawn (the entry then stays charged).
+        released: what was released (set by :meth:`commit`).
+        summary: the ledger's summary once the reservation is closed.
+        head: the journal's head once the reservation is closed.
+
+    Examples:
+        >>> led = Ledger.open("ledger.jsonl", budget_epsilon=1.0)
+        >>> with led.reserve(0.1, 0, "laplace", "an example") as res:
+        ...     res.mark_drawn()                 # immediately before drawing noise at res.noise_epsilon
+        ...     res.commit({"value": 1.5})
+        >>> res.noise_epsilon, res.summary["remaining_budget"]["epsilon"]
+        (0.09999999999999999, 0.9)
+    """
 
     def __init__(self, ledger: "Ledger", entry_id: int, epsilon: Decimal, delta: Decimal):
         self.ledger = ledger
@@ -1143,7 +1285,11 @@ class Reservation:
         self.drawn = True
 
     def commit(self, released: dict) -> None:
-        """Record what was released (written when the reservation closes)."""
+        """Record what was released (written when the reservation closes).
+
+        Args:
+            released: the released values and what describes them (JSON-ready).
+        """
         self.drawn = True
         self.released = released
 
@@ -1318,6 +1464,19 @@ class Ledger:
         different ``budget_epsilon`` (or ``budget_delta``, when given) is refused rather than
         silently dropped; ``budget_delta=None`` means 0 at creation.  ``dataset``, when given, must
         match the ledger's dataset label.  Opening never writes to an existing file.
+
+        Args:
+            path: the ledger file.
+            budget_epsilon: the budget's epsilon, to create the ledger (or to check an existing one's).
+            budget_delta: the budget's delta.
+            dataset: the dataset label (recorded at creation, checked after).
+
+        Returns:
+            The :class:`Ledger`.
+
+        Raises:
+            BudgetError: a bad budget, a missing directory, a missing file without a budget, a budget or
+                dataset that differs from the existing ledger's, or a damaged or tampered file.
         """
         led = cls(path)
         be = bd = None
@@ -1366,7 +1525,14 @@ class Ledger:
 
     # -- reading -------------------------------------------------------------
     def read(self) -> dict:
-        """Validated content (the whole journal replayed and checked; no lock needed)."""
+        """Validated content (the whole journal replayed and checked; no lock needed).
+
+        Returns:
+            The ledger's content as a dict.
+
+        Raises:
+            BudgetError: a damaged or tampered file.
+        """
         full = _replay_full(self.path)
         b = full.header["budget"]
         return {"format": JOURNAL_FORMAT, "version": JOURNAL_VERSION, "dataset": full.header.get("dataset"),
@@ -1376,13 +1542,30 @@ class Ledger:
                 "releases": _entries_list(full.replay), "head": _head(full.replay.last), "path": str(self.path)}
 
     def summary(self) -> dict:
-        """Budget, spent, remaining, every entry, pending entries and the head; the whole journal is checked."""
+        """Budget, spent, remaining, every entry, pending entries and the head; the whole journal is checked.
+
+        Returns:
+            The summary (``budget``, ``spent``, ``remaining_budget``, ``releases``, ``pending``, ``head``, ...).
+
+        Raises:
+            BudgetError: a damaged or tampered file.
+        """
         return _summary_full(_replay_full(self.path), self.path)
 
     def verify(self, head: str | None = None) -> dict:
         """Replay and check the whole journal; with ``head`` (a line's sha256 printed earlier by a
         release or ``show``), also require that line to still be in the journal (an external anchor:
-        detects rollback and consistent rewrites since it was printed).  Returns the summary."""
+        detects rollback and consistent rewrites since it was printed).  Returns the summary.
+
+        Args:
+            head: a sha256 printed earlier, or None.
+
+        Returns:
+            The summary (:meth:`summary`).
+
+        Raises:
+            BudgetError: a malformed head, a damaged or tampered file, or a head no longer in the journal.
+        """
         full = _replay_full(self.path)
         if head is not None:
             h = head.strip().lower()
@@ -1398,13 +1581,23 @@ class Ledger:
         return _summary_full(full, self.path)
 
     def pending(self) -> list[dict]:
-        """Entries left ``pending`` by a writer that died between its reservation and its commit."""
+        """Entries left ``pending`` by a writer that died between its reservation and its commit.
+
+        Returns:
+            The pending entries.
+        """
         return [e for e in _entries_list(_replay_full(self.path).replay) if e["status"] == "pending"]
 
     # -- the accountant's interface (bayesdp.PrivacyAccountant) --------------------
     def spend(self, item: Any, *, epsilon: Any = None, delta: Any = None, what: str = "") -> dict:
         """Charge ``item`` (a certificate, a release result, a DP event or an (epsilon, delta) pair), as
         :meth:`bayesdp.PrivacyAccountant.spend`: one reserve and commit, recorded in the journal.
+
+        Args:
+            item: what to charge.
+            epsilon: an epsilon to charge instead (at least the item's).
+            delta: the delta at which a curve is charged.
+            what: what was released, in words (recorded).
 
         Returns:
             :meth:`summary` after the charge.
@@ -1423,7 +1616,11 @@ class Ledger:
 
     def spent(self) -> dict:
         """Spent budget: ``epsilon`` (by the rule that spends least), the sums, and the PLD composition's
-        epsilon at the budget's delta (keys of :meth:`bayesdp.PrivacyAccountant.spent`)."""
+        epsilon at the budget's delta (keys of :meth:`bayesdp.PrivacyAccountant.spent`).
+
+        Returns:
+            ``epsilon``, ``epsilon_sum``, ``delta_sum``, ``epsilon_pld`` and ``epsilon_rdp``.
+        """
         s = self.summary()
         return {"epsilon": s["spent"]["epsilon"], "epsilon_sum": s["spent"]["basic"]["epsilon"],
                 "delta_sum": s["spent"]["basic"]["delta"],
@@ -1431,13 +1628,30 @@ class Ledger:
                 "epsilon_rdp": s["spent"].get("rdp_epsilon_at_budget_delta")}
 
     def remaining(self) -> dict:
-        """What is left: ``{"epsilon": ..., "delta": ...}``."""
+        """What is left: ``{"epsilon": ..., "delta": ...}``.
+
+        Returns:
+            The remaining epsilon and delta.
+        """
         return dict(self.summary()["remaining_budget"])
 
     # -- spending --------------------------------------------------------
     def check(self, epsilon: Any, delta: Any = 0.0, curve: PrivacyCurve | None = None,
               event: dict | None = None) -> dict:
-        """Raise :class:`BudgetError` if a release of (epsilon, delta) would not fit now (no write)."""
+        """Raise :class:`BudgetError` if a release of (epsilon, delta) would not fit now (no write).
+
+        Args:
+            epsilon: the charge's epsilon.
+            delta: its delta.
+            curve: its privacy curve.
+            event: its DP event.
+
+        Returns:
+            The budget and the current running state.
+
+        Raises:
+            BudgetError: it does not fit, or the file is damaged or tampered.
+        """
         header, state, _ = self._fast()
         self._admit(header, state, *_charges(epsilon, delta), curve_to_json(curve), event)
         return {"budget": header["budget"], "state": state}
@@ -1479,6 +1693,21 @@ class Ledger:
         drawn); after it, it stays charged as ``aborted``.  ``event`` describes the mechanism
         (:func:`laplace_event`, or ``{"type": "epsilon_delta", ...}`` by default); it must not cost
         more than the charge (refused before anything is written).
+
+        Args:
+            epsilon: the charge's epsilon (decimal; a float at its shortest decimal).
+            delta: its delta.
+            mechanism: the mechanism's label.
+            source: the certificate's source.
+            curve: its privacy curve.
+            what: what is released, in words.
+            event: the DP event (default: the (epsilon, delta) pair).
+
+        Returns:
+            A context manager yielding the :class:`Reservation`.
+
+        Raises:
+            BudgetError: over budget, an event that costs more than the charge, or a damaged file (nothing written).
         """
         e, d = _charges(epsilon, delta)
         cj = curve_to_json(curve)
@@ -1535,7 +1764,18 @@ class Ledger:
 
         A pending entry is one whose release was killed between its reservation and its commit:
         noise may have been drawn and values printed, so it is never refunded.  Also acknowledges an
-        incomplete last line.  Returns ``{"resolved": [ids], "summary": ...}``."""
+        incomplete last line.  Returns ``{"resolved": [ids], "summary": ...}``.
+
+        Args:
+            ids: the entries to resolve (default: every pending one).
+            note: a note recorded with them.
+
+        Returns:
+            ``{"resolved": [ids], "summary": ...}``.
+
+        Raises:
+            BudgetError: an id that is not pending, or a damaged file.
+        """
         with self._locked():
             w = _Writer(self.path, full=True)
             try:

@@ -36,6 +36,10 @@ import numpy as np
 
 from ..errors import AssumptionError, check_finite, positive
 
+__all__ = ["laplace_release", "NoisyRelease", "laplace_interval_halfwidth", "gaussian_release", "GaussianNoisyRelease",
+           "gaussian_calibration", "gaussian_interval_halfwidth", "zcdp_rho", "granularity", "sample_discrete_laplace",
+           "discrete_laplace_pmf", "sample_discrete_gaussian", "discrete_gaussian_pmf", "GRANULARITY_PARAM_LOG2"]
+
 #: Google's granularity parameter: r = 2^ceil(log2(scale / 2^40)) (LITERATURE.md §5.3).
 GRANULARITY_PARAM_LOG2 = 40
 
@@ -167,6 +171,11 @@ class NoisyRelease:
         epsilon: the pure-DP epsilon.
         grid: the grid step r.
         num_coords: number of released coordinates.
+
+    Examples:
+        >>> r = laplace_release([0.5], sensitivity=1.0, epsilon=2.0)
+        >>> round(r.noise_scale, 6), round(r.noise_variance, 6)        # 1 / 2 and 2 * (1/2)^2
+        (0.5, 0.5)
     """
 
     values: np.ndarray           # released numbers (multiples of ``grid``)
@@ -314,6 +323,14 @@ def discrete_gaussian_pmf(y: np.ndarray | int, sigma: float, terms: int | None =
     """``P(Y = y) = exp(-y^2/(2 sigma^2)) / sum_k exp(-k^2/(2 sigma^2))`` (for tests and docs; the normaliser
     summed over ``|k| <= terms``, default ``ceil(40 sigma) + 10``).
 
+    Args:
+        y: integer point(s).
+        sigma: the scale.
+        terms: the normaliser's range.
+
+    Returns:
+        The probabilities.
+
     Examples:
         >>> round(float(discrete_gaussian_pmf(0, 1.0)), 6)      # 1/sqrt(2 pi) (1 + 2 e^{-2 pi^2} + ...)^-1
         0.398942
@@ -397,6 +414,11 @@ class GaussianNoisyRelease:
         delta: the conversion delta.
         grid: the grid step r.
         num_coords: number of released coordinates.
+
+    Examples:
+        >>> r = gaussian_release([0.5], l2_sensitivity=1.0, epsilon=1.0, delta=1e-5)
+        >>> r.rho <= zcdp_rho(1.0, 1e-5), round(r.noise_variance, 6) == round(r.noise_scale ** 2, 6)
+        (True, True)
     """
 
     values: np.ndarray
@@ -422,8 +444,27 @@ def gaussian_calibration(l2_sensitivity: float, epsilon: float, delta: float, nu
     ``rho`` (:func:`zcdp_rho`), the grid ``r = granularity(sensitivity / sqrt(2 rho))``, the charged rounding
     ``g >= sqrt(k) r`` and the smallest double ``sigma`` with ``(sensitivity + g)^2 <= 2 rho sigma^2`` exactly.
 
+    Args:
+        l2_sensitivity: the proven L2 sensitivity, > 0.
+        epsilon: > 0.
+        delta: in (0, 1).
+        num_coords: k, the number of released coordinates.
+
     Returns:
-        ``{"rho_target", "rho", "grid", "grid_rounding", "sigma", "sigma2_grid" (Fraction), "epsilon", "delta"}``.
+        ``{"rho_target", "rho", "grid", "grid_rounding", "sigma", "sigma2_grid" (Fraction),
+        "effective_sensitivity", "epsilon", "delta"}``.
+
+    Raises:
+        AssumptionError: a sensitivity or epsilon not > 0, delta not in (0, 1).
+
+    Examples:
+        >>> c = gaussian_calibration(1.0, 1.0, 1e-5, 1)
+        >>> c["rho_target"] == zcdp_rho(1.0, 1e-5), c["grid_rounding"] == c["grid"]      # sqrt(1) r
+        (True, True)
+        >>> round(c["sigma"], 4)                           # (1 + r) / sqrt(2 rho), rho = 0.0305566
+        4.0451
+        >>> (1.0 + c["grid_rounding"]) ** 2 / (2 * c["sigma"] ** 2) <= c["rho"] <= c["rho_target"]
+        True
     """
     sens = positive("l2_sensitivity", l2_sensitivity, "a zero sensitivity needs no noise; check the statistic")
     k = int(num_coords)

@@ -26,11 +26,24 @@ from ..certificate import Certificate
 from ..curves import GDP
 from ..errors import AssumptionError, positive, positive_int, require
 
+__all__ = ["release_path_model", "release_path", "path_certificate", "path_inverse_temperature", "gdp_mu",
+           "path_num_steps", "curvature_proxy", "predicted_path_error", "choose_method", "auto_method"]
+
 SOURCE = "GDP composition of the path (Dong-Roth-Su Cor. 3.3)"
 
 
 def gdp_mu(epsilon: float, delta: float) -> float:
     """The largest ``mu`` (to a relative 1e-12) with ``GDP(mu).epsilon(delta) <= epsilon``.
+
+    Args:
+        epsilon: > 0.
+        delta: in (0, 1).
+
+    Returns:
+        mu.
+
+    Raises:
+        AssumptionError: epsilon not > 0, delta not in (0, 1), or epsilon too small at delta.
 
     Examples:
         >>> mu = gdp_mu(1.0, 1e-5)
@@ -63,7 +76,29 @@ def gdp_mu(epsilon: float, delta: float) -> float:
 def path_certificate(grad_diff: float, step_size: float, num_steps: int, inverse_temperature: float,
                      num_chains: int = 1, mechanism: str = "path-average") -> Certificate:
     """The GDP certificate of ``num_chains`` independent full-batch ULA paths (``bayesdp.bound("ula-path")``'s GDP
-    route per chain, chains composed: ``mu = sqrt(c) mu_chain``)."""
+    route per chain, chains composed: ``mu = sqrt(c) mu_chain``).
+
+    Args:
+        grad_diff: the proven bound on the change of the potential's gradient between neighbouring datasets.
+        step_size: gamma.
+        num_steps: n, steps per chain.
+        inverse_temperature: beta.
+        num_chains: c, independent chains.
+        mechanism: the certificate's mechanism label.
+
+    Returns:
+        The GDP :class:`~bayesdp.certificate.Certificate`.
+
+    Raises:
+        AssumptionError: a bad parameter, or no GDP path certificate for it.
+
+    Examples:
+        >>> cert = path_certificate(2.0, step_size=0.01, num_steps=1000, inverse_temperature=1.0)
+        >>> round(cert.curve.mu, 6)                          # 2 sqrt(1 * 0.01 * 1000 / 2) = sqrt(20)
+        4.472136
+        >>> round(path_certificate(2.0, 0.01, 1000, 1.0, num_chains=4).curve.mu, 6)      # sqrt(4) sqrt(20)
+        8.944272
+    """
     from ..mechanisms.registry import bound
 
     c = positive_int("num_chains", num_chains)
@@ -87,6 +122,20 @@ def path_inverse_temperature(epsilon: float, delta: float, grad_diff: float, ste
     """The largest inverse temperature (to a relative 1e-9) whose path certificate meets (epsilon, delta):
     ``beta = 2 mu^2 / (c grad_diff^2 gamma n)`` with ``mu = gdp_mu(epsilon, delta)``, re-verified through
     :func:`path_certificate`.
+
+    Args:
+        epsilon: > 0.
+        delta: in (0, 1).
+        grad_diff: the proven gradient difference between neighbouring datasets.
+        step_size: gamma.
+        num_steps: n, steps per chain.
+        num_chains: c, independent chains.
+
+    Returns:
+        ``(beta, the path certificate at beta)``.
+
+    Raises:
+        AssumptionError: a bad parameter.
 
     Examples:
         >>> beta, cert = path_inverse_temperature(1.0, 1e-5, grad_diff=2.0, step_size=0.01, num_steps=1000)
@@ -116,6 +165,48 @@ def release_path(statistic, epsilon: float, delta: float, ledger: Any, *, run: C
 
     ``coupling`` (the ULA contraction of LITERATURE §7.1, if proven) gives the data-independent Monte Carlo
     interval (docs/release.md §4.2) at the chain's temperature; without it no interval is given.
+
+    Args:
+        statistic: the :class:`~bayesdp.release.statistics.Statistic` of the draws.
+        epsilon: > 0.
+        delta: in (0, 1).
+        ledger: a ledger path, :class:`~bayesdp.release.ledger.Ledger` or accountant.
+        run: ``run(beta) -> (kept draws (N, dim), key label)``: the full-batch ULA chain at inverse temperature
+            beta (its keys from the OS CSPRNG for a private release).
+        grad_diff: the proven gradient difference between neighbouring datasets.
+        step_size: gamma of the chain.
+        num_steps: steps per chain.
+        num_chains: independent chains.
+        burn_in: steps dropped per chain (for the Monte Carlo interval).
+        thinning: keep every ``thinning``-th draw (for the Monte Carlo interval).
+        coupling: the proven ULA contraction, or None.
+        level: the coverage of the Monte Carlo interval.
+        budget_epsilon: the budget when the ledger is created.
+        budget_delta: its delta.
+        dataset: the dataset name recorded with a new ledger.
+        chosen_by: how the path method was chosen (recorded).
+
+    Returns:
+        The :class:`~bayesdp.release.release.ReleaseResult` (``extra["path"]``: the temperature, mu, the chain).
+
+    Raises:
+        AssumptionError: a bad parameter.
+        BudgetError: over budget (the chain does not run).
+
+    Examples:
+        A stand-in chain (any ``run`` works; a real one is :func:`release_path_model`'s):
+
+        >>> from bayesdp.release.accountant import PrivacyAccountant
+        >>> from bayesdp.release.statistics import SiteSpec, coordinate_means
+        >>> acct = PrivacyAccountant(epsilon=1.0, delta=1e-5)
+        >>> res = release_path(coordinate_means([SiteSpec("mu")]), 1.0, 1e-5, acct,
+        ...                    run=lambda beta: (np.full((10, 1), 0.5), "fixed draws"),
+        ...                    grad_diff=2.0, step_size=0.01, num_steps=1000)
+        >>> res.values.tolist(), res.noise_scale                   # the chain's steps were the noise
+        ([0.5], 0.0)
+        >>> beta = res.extra["path"]["inverse_temperature"]        # 2 mu^2 / (grad_diff^2 gamma n)
+        >>> round(beta / (2 * gdp_mu(1.0, 1e-5) ** 2 / (4 * 0.01 * 1000)), 6)
+        1.0
     """
     from decimal import Decimal
 
@@ -210,7 +301,19 @@ def curvature_proxy(constants: Mapping[str, Any], dim: int) -> float | None:
     m_K, the prior's for a GLM) plus a quarter of the largest curvature the records can add
     (``total_smoothness - total_strong_convexity``), spread evenly over the ``dim`` parameters.  A public proxy
     (domain constants only, never the data) for the curvature of a typical posterior; it sets the path release's
-    number of steps and the ``auto`` choice (docs/release.md §9).  None when the constants are not proven."""
+    number of steps and the ``auto`` choice (docs/release.md §9).  None when the constants are not proven.
+
+    Args:
+        constants: the analysis's constants (``total_smoothness``, ``total_strong_convexity``).
+        dim: the number of parameters.
+
+    Returns:
+        lambda_p, or None.
+
+    Examples:
+        >>> curvature_proxy({"total_smoothness": 126.0, "total_strong_convexity": 1.0}, 5)    # 1 + 125 / 20
+        7.25
+    """
     L, mu = constants.get("total_smoothness"), constants.get("total_strong_convexity")
     if L is None or mu is None or not mu > 0:
         return None
@@ -221,7 +324,21 @@ def path_num_steps(constants: Mapping[str, Any], dim: int, step_size: float | No
     """The default number of steps of a path release: ``ceil(10 / (step_size lambda_p))`` (ten relaxation times of
     the proxy curvature, :func:`curvature_proxy`), clipped to [50, 20000]; ``step_size`` defaults to
     ``1 / total_smoothness``.  With the privacy budget fixed, ``beta n`` is fixed: steps beyond convergence make
-    the chain hotter without averaging it better (docs/release.md §8.2)."""
+    the chain hotter without averaging it better (docs/release.md §8.2).
+
+    Args:
+        constants: the analysis's constants.
+        dim: the number of parameters.
+        step_size: gamma (default ``1 / total_smoothness``).
+
+    Returns:
+        The number of steps (2000 when the constants are not proven).
+
+    Examples:
+        >>> consts = {"total_smoothness": 126.0, "total_strong_convexity": 1.0}
+        >>> path_num_steps(consts, 5)             # ceil(10 / (7.25 / 126)) = ceil(173.8)
+        174
+    """
     lam = curvature_proxy(constants, dim)
     L = constants.get("total_smoothness")
     if lam is None or L is None:
@@ -237,7 +354,25 @@ def predicted_path_error(constants: Mapping[str, Any], dim: int, epsilon: float,
     ``l2_lipschitz``: ``min(k, dim) l2^2 * 2 grad_diff^2 / (mu^2 lambda_p^2)`` — the variance of the average of an
     Ornstein-Uhlenbeck path of curvature ``lambda_p`` at the inverse temperature the budget allows (``beta T =
     2 mu^2 / grad_diff^2``, ``mu`` the GDP parameter of (epsilon, delta)).  A public prediction for the ``auto``
-    rule, not a bound."""
+    rule, not a bound.
+
+    Args:
+        constants: the analysis's constants (``grad_diff`` and those of :func:`curvature_proxy`).
+        dim: the number of parameters.
+        epsilon: > 0.
+        delta: in (0, 1).
+        num_coords: k, the statistic's number of values.
+        l2_lipschitz: the statistic's Euclidean constant.
+
+    Returns:
+        The predicted squared error, or None when the constants are not proven.
+
+    Examples:
+        >>> consts = {"total_smoothness": 126.0, "total_strong_convexity": 1.0, "grad_diff": 2.0}
+        >>> err = predicted_path_error(consts, 5, 1.0, 1e-5, num_coords=1, l2_lipschitz=1.0)
+        >>> round(err / (2 * 2.0 ** 2 / (gdp_mu(1.0, 1e-5) ** 2 * 7.25 ** 2)), 9)
+        1.0
+    """
     lam = curvature_proxy(constants, dim)
     gd = constants.get("grad_diff")
     if lam is None or gd is None or not math.isfinite(l2_lipschitz):
@@ -255,6 +390,19 @@ def choose_method(constants: Mapping[str, Any], dim: int, epsilon: float, delta:
     when the strong convexity is proven), the path release's (:func:`predicted_path_error`) and the coupling
     release's noise error ``coupling_error`` (exact: the noise variance; None or inf: no coupling release);
     otherwise ``coupling``.
+
+    Args:
+        constants: the analysis's constants.
+        dim: the number of parameters.
+        epsilon: > 0.
+        delta: >= 0.
+        statistic: the statistic (None: one value of Euclidean constant 1).
+        noise: the requested noise (``"auto"`` leaves the choice open).
+        sampler: ``"ula"`` or another sampler (no path certificate).
+        coupling_error: the coupling release's expected squared error.
+
+    Returns:
+        ``("path" or "coupling", the reason in words)``.
 
     Examples:
         >>> consts = {"total_smoothness": 126.0, "total_strong_convexity": 1.0, "grad_diff": 2.0}
@@ -297,7 +445,50 @@ def release_path_model(model: Callable, data: Mapping[str, Any], *, domain, stat
     ``1 / total_smoothness`` and number of steps :func:`path_num_steps`, the ULA contraction of the Monte Carlo
     interval), the statistic (``"mean"``, a
     :class:`~bayesdp.release.statistics.Statistic` or a builder ``(sampler, analysis) -> Statistic``), then
-    :func:`release_path`.  Every refusal happens before the chain runs."""
+    :func:`release_path`.  Every refusal happens before the chain runs.
+
+    Args:
+        model: the NumPyro model.
+        data: the records.
+        domain: the public domain (a :class:`~bayesdp.analysis.Domain` or its strings).
+        statistic: ``"mean"``, a Statistic, or a builder ``(sampler, analysis) -> Statistic``.
+        epsilon: > 0.
+        delta: in (0, 1).
+        ledger: a ledger path, :class:`~bayesdp.release.ledger.Ledger` or accountant.
+        step_size: gamma (default ``1 / total_smoothness``).
+        num_steps: steps per chain (default :func:`path_num_steps`).
+        num_chains: independent chains.
+        burn_in: steps dropped per chain (default: half).
+        model_kwargs: keyword arguments of the model.
+        value_range: a declared range of the released values (clamped to it).
+        level: the coverage of the Monte Carlo interval.
+        seed: a seed of the chain: reproducible, NOT private (default: OS CSPRNG keys).
+        budget_epsilon: the budget when the ledger is created.
+        budget_delta: its delta.
+        dataset: the dataset name recorded with a new ledger.
+        chosen_by: how the path method was chosen (recorded).
+        model_name: the model's name in the analysis.
+        analysis: an analysis already made for this model, data and domain.
+
+    Returns:
+        The :class:`~bayesdp.release.release.ReleaseResult`.
+
+    Raises:
+        AssumptionError: delta not in (0, 1), no proven ``grad_diff``, or another bad parameter.
+        BudgetError: over budget (the chain does not run).
+
+    Examples:
+        >>> from bayesdp.models import logistic
+        >>> from bayesdp.release.accountant import PrivacyAccountant
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.standard_normal((200, 3)); X /= np.linalg.norm(X, axis=1, keepdims=True)
+        >>> y = (rng.random(200) < 0.5).astype(float)
+        >>> acct = PrivacyAccountant(epsilon=1.0, delta=1e-5)
+        >>> res = release_path_model(logistic, {"X": X, "y": y}, domain=["X.norm=1", "y.values=0,1"],
+        ...                          epsilon=1.0, delta=1e-5, ledger=acct, num_steps=100)
+        >>> res.names, res.noise_scale, acct.remaining()["epsilon"]
+        (('w[0]', 'w[1]', 'w[2]'), 0.0, 0.0)
+    """
     from ..analysis import Domain, analyze
     from ..analysis.records import validate_records
     from ..samplers import ModelPotential
@@ -353,7 +544,28 @@ def auto_method(constants: Mapping[str, Any], dim: int, statistic, epsilon: floa
                 allow_final: bool = True) -> tuple[str, str]:
     """:func:`choose_method` with the coupling release's exact noise error for ``statistic`` (the noise ``auto``
     would pick, at the coupling bound of ``step_size``, default ``1 / total_smoothness``); no coupling release
-    (no bound, no Lipschitz constant) counts as an infinite error."""
+    (no bound, no Lipschitz constant) counts as an infinite error.
+
+    Args:
+        constants: the analysis's constants.
+        dim: the number of parameters.
+        statistic: the :class:`~bayesdp.release.statistics.Statistic` to release.
+        epsilon: > 0.
+        delta: >= 0.
+        noise: the requested noise.
+        sampler: the sampler.
+        step_size: gamma of the coupling release (default ``1 / total_smoothness``).
+
+    Returns:
+        ``(method, the reason in words)``.
+
+    Examples:
+        >>> from bayesdp.release.statistics import SiteSpec, coordinate_means
+        >>> consts = {"total_smoothness": 126.0, "total_strong_convexity": 1.0, "grad_diff": 2.0}
+        >>> stat = coordinate_means([SiteSpec("w", 5)])
+        >>> auto_method(consts, 5, stat, 1.0, 1e-5)[0], auto_method(consts, 5, stat, 1.0, 0.0)[0]
+        ('path', 'coupling')
+    """
     from .pipeline import _sampler_constants
     from .release import plan_noise
     from .sensitivity import best_coupling, coupling_route

@@ -34,6 +34,10 @@ import numpy as np
 from ..errors import AssumptionError, ModelError, nonnegative, positive, positive_int, require
 from .statistics import SiteSpec, Statistic, coordinate_means, function_mean
 
+__all__ = ["run", "prepare", "run_chain", "release_draws", "Prepared", "PipelineResult", "site_specs",
+           "coordinate_subset_means", "probability_at_profiles", "load_user_statistic", "check_level",
+           "unconstrained_draws"]
+
 REAL_SUPPORTS = ("real()", "real")
 
 
@@ -46,7 +50,25 @@ def site_specs(sampler, analysis) -> list[SiteSpec]:
     """The sampler's latent sites, in its flattening order, as :class:`SiteSpec` (unconstrained sizes).
 
     A site whose support (from the analyzer) is not the real line is ``constrained`` without a
-    declared transform, so coordinate means of it are refused by :func:`coordinate_means`."""
+    declared transform, so coordinate means of it are refused by :func:`coordinate_means`.
+
+    Args:
+        sampler: a :class:`~bayesdp.samplers.Sampler` (its ``potential.sites``).
+        analysis: the model's analysis (its ``latent_sites`` and their supports).
+
+    Returns:
+        One :class:`SiteSpec` per latent site.
+
+    Examples:
+        >>> from bayesdp.models import logistic
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.standard_normal((200, 3)); X /= np.linalg.norm(X, axis=1, keepdims=True)
+        >>> data = {"X": X, "y": (rng.random(200) < 0.5).astype(float)}
+        >>> prep = prepare(logistic, data, domain=["X.norm=1", "y.values=0,1"], epsilon=1.0, ledger="ledger1.json",
+        ...                budget_epsilon=2.0, num_steps=200)
+        >>> site_specs(prep.sampler, prep.analysis)
+        [SiteSpec(name='w', size=3, constrained=False, transform=None, transform_lipschitz=None)]
+    """
     support = {n: sup for n, _, sup in analysis.latent_sites}
     specs = []
     for s in sampler.potential.sites:
@@ -61,6 +83,22 @@ def coordinate_subset_means(sites: Sequence[SiteSpec], coords: Sequence[str]) ->
 
     Lipschitz constant (Euclidean -> L1) ``sqrt(k)`` for k selected coordinates: ``|P v|_1 <=
     sqrt(k) |P v|_2 <= sqrt(k) |v|_2`` (docs/release.md §2.1, the same bound as all coordinate means).
+
+    Args:
+        sites: the model's latent sites (:func:`site_specs`).
+        coords: the coordinates' names.
+
+    Returns:
+        The :class:`Statistic`.
+
+    Raises:
+        ModelError: no real-support site, or a name that is not a coordinate of one.
+        AssumptionError: no coordinate, or one listed twice.
+
+    Examples:
+        >>> stat = coordinate_subset_means([SiteSpec("w", 3)], ["w[0]", "w[2]"])
+        >>> stat.names, round(stat.lipschitz, 6), stat.evaluate(np.array([[1.0, 2.0, 3.0], [3.0, 4.0, 5.0]])).tolist()
+        (('w[0]', 'w[2]'), 1.414214, [2.0, 4.0])
     """
     if not any(not s.constrained for s in sites):
         raise ModelError("no real-support latent site: coordinate means need a site with support on the real line")
@@ -103,6 +141,24 @@ def probability_at_profiles(profiles: np.ndarray, names: Sequence[str], site_off
     ``|sigmoid(x.w) - sigmoid(x.w')| <= |x.(w - w')|/4 <= |x|_2 |w - w'|_2 / 4`` (docs/demo.md §3).
     Euclidean -> Euclidean: ``sqrt(sum_j |x_j|_2^2) / 4`` (the same per-coordinate bound, summed in squares:
     ``|P (w - w')|_2 <= |P|_F |w - w'|_2``).  Range [0, 1].
+
+    Args:
+        profiles: the public reference records, ``(num_profiles, num_features)``.
+        names: one name per profile.
+        site_offset: the first coordinate of ``w`` in the draws.
+
+    Returns:
+        The :class:`Statistic` (range (0, 1)).
+
+    Raises:
+        AssumptionError: a wrong shape, a non-finite profile, or a wrong number of names.
+
+    Examples:
+        >>> stat = probability_at_profiles(np.array([[0.0, 0.0], [3.0, 4.0]]), ["origin", "x"])
+        >>> stat.lipschitz, stat.range                      # (0 + 5) / 4
+        (1.25, (0.0, 1.0))
+        >>> stat.evaluate(np.zeros((2, 2))).tolist()        # sigmoid(0)
+        [0.5, 0.5]
     """
     P = np.asarray(profiles, dtype=np.float64)
     require(P.ndim == 2 and P.shape[0] >= 1, "profiles.shape", P.shape, "must be (num_profiles, num_features)")
@@ -130,7 +186,33 @@ def load_user_statistic(spec: str, lipschitz: float | None, names: Sequence[str]
                         l2_lipschitz: float | None = None, require_lipschitz: bool = True) -> Statistic:
     """``path/to/file.py:function`` mapping the unconstrained draws (n, dim) to (n,) or (n, k);
     ``lipschitz`` must be declared (``|f(z) - f(z')|_1 <= L |z - z'|_2``), else refused; ``l2_lipschitz``
-    optionally (``|f(z) - f(z')|_2 <= L2 |z - z'|_2``, Gaussian noise)."""
+    optionally (``|f(z) - f(z')|_2 <= L2 |z - z'|_2``, Gaussian noise).
+
+    Args:
+        spec: ``path/to/file.py:function``.
+        lipschitz: the declared Euclidean -> L1 constant.
+        names: one name per output value (default: the function's name).
+        l2_lipschitz: the declared Euclidean -> Euclidean constant.
+        require_lipschitz: refuse a statistic without ``lipschitz`` (sample-and-aggregate needs none).
+
+    Returns:
+        The :class:`Statistic`.
+
+    Raises:
+        AssumptionError: a malformed spec, a missing file or function, a file that fails to import, or no
+            declared constant.
+
+    Examples:
+        >>> with open("stat.py", "w") as f:
+        ...     _ = f.write("def first(z): return z[:, 0]")
+        >>> stat = load_user_statistic("stat.py:first", lipschitz=1.0, names=None)
+        >>> stat.names, stat.evaluate(np.array([[1.0, 5.0], [3.0, 7.0]])).tolist()
+        (('first',), [2.0])
+        >>> load_user_statistic("stat.py:first", lipschitz=None, names=None)
+        Traceback (most recent call last):
+        ...
+        bayesdp.errors.AssumptionError: --stat stat.py:first: statistic has no declared Lipschitz constant; pass --lipschitz L (|f(z) - f(z')|_1 <= L |z - z'|_2 on the unconstrained space)
+    """
     import importlib.util
     import os
 
@@ -167,7 +249,45 @@ def load_user_statistic(spec: str, lipschitz: float | None, names: Sequence[str]
 
 @dataclass
 class Prepared:
-    """Everything decided before the chain runs (see the module docstring)."""
+    """Everything decided before the chain runs (see the module docstring); made by :func:`prepare`.
+
+    Attributes:
+        model: the NumPyro model.
+        model_name: its name.
+        data: the validated records.
+        analysis: the model's analysis.
+        report: the analyzer's certificate table (a CertifyReport).
+        constants: the constants the coupling bounds read.
+        sampler: the :class:`~bayesdp.samplers.Sampler` (not run yet).
+        statistic: the statistic to release.
+        epsilon: the release's epsilon.
+        ledger: the ledger's path.
+        budget_epsilon: the budget when the ledger is created.
+        budget_delta: its delta.
+        dataset: the dataset name.
+        burn_in: kept draws dropped per chain.
+        concentration: user-certified 004 Proposition 3.10 constants, or None.
+        route: the sensitivity route that will be used.
+        routes: every proven route.
+        coupling: the coupling bound, or None.
+        coupling_failed: the coupling bounds that do not apply, with the reason.
+        step_size_rule: how the step size was chosen.
+        max_delta: the largest route delta accepted.
+        level: the coverage of the intervals.
+        noise: ``"auto"``, ``"laplace"`` or ``"gaussian"``.
+        noise_delta: the delta Gaussian noise may use (0: Laplace only).
+        noise_plan: the :class:`~bayesdp.release.release.NoisePlan`.
+
+    Examples:
+        >>> from bayesdp.models import logistic
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.standard_normal((200, 3)); X /= np.linalg.norm(X, axis=1, keepdims=True)
+        >>> data = {"X": X, "y": (rng.random(200) < 0.5).astype(float)}
+        >>> prep = prepare(logistic, data, domain=["X.norm=1", "y.values=0,1"], epsilon=1.0, ledger="ledger2.json",
+        ...                budget_epsilon=2.0, num_steps=200)
+        >>> prep.statistic.names, prep.burn_in
+        (('w[0]', 'w[1]', 'w[2]'), 100)
+    """
 
     model: Callable
     model_name: str
@@ -196,7 +316,11 @@ class Prepared:
     noise_plan: Any = None           # bayesdp.release.release.NoisePlan, decided from the sensitivities
 
     def chain_design(self) -> dict:
-        """What the data-independent Monte Carlo bound needs about the kept draws (docs/release.md §4.2)."""
+        """What the data-independent Monte Carlo bound needs about the kept draws (docs/release.md §4.2).
+
+        Returns:
+            ``inverse_temperature``, ``num_steps``, ``burn_in``, ``thinning`` and ``num_chains``.
+        """
         c = self.sampler.config
         return {"inverse_temperature": c.inverse_temperature, "num_steps": c.num_steps, "burn_in": self.burn_in,
                 "thinning": c.thinning, "num_chains": c.num_chains}
@@ -204,6 +328,28 @@ class Prepared:
 
 @dataclass
 class PipelineResult:
+    """What :func:`run` returns: the release and, NOT FOR RELEASE, the non-private estimate.
+
+    Attributes:
+        result: the :class:`~bayesdp.release.release.ReleaseResult` (what may be published).
+        nonprivate: the non-private Monte Carlo estimate: NEVER publish.
+        prepared: the :class:`Prepared` decisions.
+        timing: seconds spent, by stage.
+        chain_keys: where the chain keys came from (a label only: no key or seed is ever recorded).
+
+    Examples:
+        >>> from bayesdp.models import logistic
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.standard_normal((200, 3)); X /= np.linalg.norm(X, axis=1, keepdims=True)
+        >>> data = {"X": X, "y": (rng.random(200) < 0.5).astype(float)}
+        >>> res = run(logistic, data, domain=["X.norm=1", "y.values=0,1"], epsilon=1.0, ledger="ledger3.json",
+        ...           budget_epsilon=2.0, num_steps=200)
+        >>> res.result.remaining_budget, res.chain_info()["published"]
+        ({'epsilon': 1.0, 'delta': 0.0}, False)
+        >>> "nonprivate" in str(res.to_dict())
+        False
+    """
+
     result: Any                      # ReleaseResult (what may be published)
     nonprivate: np.ndarray           # the non-private Monte Carlo estimate: NEVER publish
     prepared: Prepared
@@ -212,6 +358,11 @@ class PipelineResult:
     chain_keys: str | None = None
 
     def chain_info(self) -> dict:
+        """The (unpublished) chain's configuration, as ``bayesdp release`` reports it.
+
+        Returns:
+            A JSON-ready dict (``published`` is always False; the keys' label, never a key).
+        """
         s = self.prepared.sampler
         c = s.config
         return {"published": False, "sampler": c.sampler.upper(), "step_size": c.step_size,
@@ -259,7 +410,57 @@ def prepare(model: Callable, data: Mapping[str, Any], *, domain, statistic: Stat
     ledger untouched) on any refusal.  ``statistic``: a :class:`Statistic`, ``"mean"`` (all
     coordinate means) or a callable ``(sampler, analysis) -> Statistic``.  ``delta`` is the delta of the
     analyzer's certificate table; ``noise_delta`` the delta Gaussian noise may use (``noise``: auto, laplace,
-    gaussian; docs/release.md §3); ``value_range`` a declared range of the statistic (clamping)."""
+    gaussian; docs/release.md §3); ``value_range`` a declared range of the statistic (clamping).
+
+    Args:
+        model: the NumPyro model.
+        data: the records.
+        domain: the public domain (a :class:`~bayesdp.analysis.Domain` or its strings).
+        statistic: a :class:`Statistic`, ``"mean"`` or a builder ``(sampler, analysis) -> Statistic``.
+        epsilon: > 0.
+        ledger: the ledger's path.
+        budget_epsilon: the budget when the ledger is created.
+        budget_delta: its delta.
+        dataset: the dataset name (checked against the ledger's).
+        sampler: ``"ula"`` or ``"sgld"``.
+        step_size: gamma (default ``1 / total_smoothness``).
+        num_steps: steps per chain.
+        burn_in: kept draws dropped per chain (default: half).
+        batch_size: SGLD's batch size.
+        inverse_temperature: beta of the chain.
+        clip_norm: a gradient clipping norm.
+        num_chains: independent chains.
+        thinning: keep every ``thinning``-th draw.
+        model_kwargs: keyword arguments of the model.
+        model_name: the model's name in the analysis.
+        concentration: user-certified 004 Proposition 3.10 constants.
+        max_delta: the largest route delta accepted.
+        level: the coverage of the intervals.
+        delta: the delta of the analyzer's certificate table.
+        noise: ``"auto"``, ``"laplace"`` or ``"gaussian"``.
+        noise_delta: the delta Gaussian noise may use.
+        value_range: a declared range of the statistic.
+
+    Returns:
+        The :class:`Prepared` decisions.
+
+    Raises:
+        AssumptionError: a bad parameter, no proven coupling bound, no step size.
+        ModelError: a statistic the model cannot support.
+        BudgetError: the release would not fit the ledger's budget (the ledger is untouched).
+
+    Examples:
+        >>> from bayesdp.models import logistic
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.standard_normal((200, 3)); X /= np.linalg.norm(X, axis=1, keepdims=True)
+        >>> data = {"X": X, "y": (rng.random(200) < 0.5).astype(float)}
+        >>> prep = prepare(logistic, data, domain=["X.norm=1", "y.values=0,1"], epsilon=1.0, ledger="ledger4.json",
+        ...                budget_epsilon=2.0, num_steps=200)
+        >>> prep.step_size_rule
+        "1 / total_smoothness (data independent: from the domain's constants)"
+        >>> prep.chain_design()["burn_in"]
+        100
+    """
     from ..analysis import Domain, analyze, certify
     from ..release.ledger import Ledger
     from ..samplers import Sampler
@@ -337,7 +538,25 @@ def prepare(model: Callable, data: Mapping[str, Any], *, domain, statistic: Stat
 
 def check_level(level: float) -> float:
     """The interval level, in (0, 1): checked before anything is drawn (a bad level used to be refused
-    after the noise, leaving the epsilon charged)."""
+    after the noise, leaving the epsilon charged).
+
+    Args:
+        level: the interval level.
+
+    Returns:
+        ``level`` as a float.
+
+    Raises:
+        AssumptionError: not a finite number in (0, 1).
+
+    Examples:
+        >>> check_level(0.9)
+        0.9
+        >>> check_level(95)
+        Traceback (most recent call last):
+        ...
+        bayesdp.errors.AssumptionError: level = 95 must be in (0, 1); pass e.g. 0.95
+    """
     from ..errors import check_finite
 
     x = check_finite("level", level)
@@ -347,7 +566,28 @@ def check_level(level: float) -> float:
 
 
 def unconstrained_draws(sampler) -> np.ndarray:
-    """(chains, draws, dim) draws of a run sampler in its UNCONSTRAINED space (site order)."""
+    """(chains, draws, dim) draws of a run sampler in its UNCONSTRAINED space (site order).
+
+    Args:
+        sampler: a :class:`~bayesdp.samplers.Sampler` that has run.
+
+    Returns:
+        The ``(chains, draws, dim)`` array.
+
+    Raises:
+        AssumptionError: draws of an unexpected shape.
+
+    Examples:
+        >>> from bayesdp.models import logistic
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.standard_normal((200, 3)); X /= np.linalg.norm(X, axis=1, keepdims=True)
+        >>> data = {"X": X, "y": (rng.random(200) < 0.5).astype(float)}
+        >>> prep = prepare(logistic, data, domain=["X.norm=1", "y.values=0,1"], epsilon=1.0, ledger="ledger5.json",
+        ...                budget_epsilon=2.0, num_steps=200)
+        >>> _ = run_chain(prep)
+        >>> unconstrained_draws(prep.sampler).shape
+        (1, 200, 3)
+    """
     arr = np.asarray(sampler.get_unconstrained_samples(group_by_chain=True))
     require(arr.ndim == 3 and arr.shape[-1] == sampler.potential.dim, "draws.shape", arr.shape,
             f"must be (chains, draws, {sampler.potential.dim})")
@@ -366,7 +606,26 @@ def _keys_note(label: str | None) -> str | None:
 def run_chain(prep: Prepared, seed: int | None = None) -> tuple[np.ndarray, str, dict]:
     """Run the (unpublished) chain; return the kept draws after burn-in as (n, dim), the label of its
     keys (:mod:`bayesdp.samplers.keys`: OS CSPRNG without ``seed``) and the timing.  The seed itself is
-    never returned nor recorded."""
+    never returned nor recorded.
+
+    Args:
+        prep: the decisions of :func:`prepare`.
+        seed: a seed of the chain (None: OS CSPRNG keys).
+
+    Returns:
+        ``(draws (n, dim), key label, timing)``.
+
+    Examples:
+        >>> from bayesdp.models import logistic
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.standard_normal((200, 3)); X /= np.linalg.norm(X, axis=1, keepdims=True)
+        >>> data = {"X": X, "y": (rng.random(200) < 0.5).astype(float)}
+        >>> prep = prepare(logistic, data, domain=["X.norm=1", "y.values=0,1"], epsilon=1.0, ledger="ledger6.json",
+        ...                budget_epsilon=2.0, num_steps=200)
+        >>> draws, keys, _ = run_chain(prep)
+        >>> draws.shape, keys                      # 200 steps, burn-in 100
+        ((100, 3), 'OS CSPRNG (secrets): not reproducible')
+    """
     t0 = time.perf_counter()
     prep.sampler.run(seed)
     draws = unconstrained_draws(prep.sampler)[:, prep.burn_in:, :]
@@ -375,7 +634,32 @@ def run_chain(prep: Prepared, seed: int | None = None) -> tuple[np.ndarray, str,
 
 
 def release_draws(prep: Prepared, draws: np.ndarray, *, ledger: str | None = None, epsilon: float | None = None):
-    """Step 7: reserve, draw the secure noise, commit (``release_statistic``)."""
+    """Step 7: reserve, draw the secure noise, commit (``release_statistic``).
+
+    Args:
+        prep: the decisions of :func:`prepare`.
+        draws: the kept draws ``(n, dim)`` (:func:`run_chain`).
+        ledger: another ledger to charge (default: ``prep.ledger``).
+        epsilon: another epsilon (default: ``prep.epsilon``).
+
+    Returns:
+        The :class:`~bayesdp.release.release.ReleaseResult`.
+
+    Raises:
+        BudgetError: over budget (nothing drawn).
+
+    Examples:
+        >>> from bayesdp.models import logistic
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.standard_normal((200, 3)); X /= np.linalg.norm(X, axis=1, keepdims=True)
+        >>> data = {"X": X, "y": (rng.random(200) < 0.5).astype(float)}
+        >>> prep = prepare(logistic, data, domain=["X.norm=1", "y.values=0,1"], epsilon=1.0, ledger="ledger7.json",
+        ...                budget_epsilon=2.0, num_steps=200)
+        >>> draws, _, _ = run_chain(prep)
+        >>> res = release_draws(prep, draws)
+        >>> res.names, res.remaining_budget
+        (('w[0]', 'w[1]', 'w[2]'), {'epsilon': 1.0, 'delta': 0.0})
+    """
     from .release import release_statistic
 
     return release_statistic(draws, prep.statistic, prep.epsilon if epsilon is None else epsilon,
@@ -386,7 +670,30 @@ def release_draws(prep: Prepared, draws: np.ndarray, *, ledger: str | None = Non
 
 
 def run(model: Callable, data: Mapping[str, Any], *, seed: int | None = None, **kwargs: Any) -> PipelineResult:
-    """prepare -> run the chain -> release.  Keyword arguments: those of :func:`prepare`."""
+    """prepare -> run the chain -> release.  Keyword arguments: those of :func:`prepare`.
+
+    Args:
+        model: the NumPyro model.
+        data: the records.
+        seed: a seed of the (unpublished) chain (None: OS CSPRNG keys).
+        **kwargs: the keyword arguments of :func:`prepare`.
+
+    Returns:
+        The :class:`PipelineResult`.
+
+    Raises:
+        BayesDPError: a refusal of :func:`prepare` (nothing run, nothing drawn) or over budget.
+
+    Examples:
+        >>> from bayesdp.models import logistic
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.standard_normal((200, 3)); X /= np.linalg.norm(X, axis=1, keepdims=True)
+        >>> data = {"X": X, "y": (rng.random(200) < 0.5).astype(float)}
+        >>> res = run(logistic, data, domain=["X.norm=1", "y.values=0,1"], epsilon=1.0, ledger="ledger8.json",
+        ...           budget_epsilon=2.0, num_steps=200)
+        >>> res.result.names, res.result.epsilon
+        (('w[0]', 'w[1]', 'w[2]'), 1.0)
+    """
     t0 = time.perf_counter()
     prep = prepare(model, data, **kwargs)
     t1 = time.perf_counter()

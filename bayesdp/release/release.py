@@ -31,6 +31,9 @@ from .sensitivity import (CouplingBound, MonteCarloBound, SensitivityRoute, choo
                           coupling_route, monte_carlo_bound)
 from .statistics import ReleasedValue, Statistic, describe_values
 
+__all__ = ["release_statistic", "release_value", "release_from_constants", "ReleaseResult", "plan_noise", "NoisePlan",
+           "check_noise", "sensitivity_routes"]
+
 NOISES = ("auto", "laplace", "gaussian")
 
 AUTO_RULE = ("auto: the noise with the smaller expected squared error sum_i E[noise_i^2] at the requested (epsilon, "
@@ -49,6 +52,19 @@ class NoisePlan:
         charged_delta: the delta charged (route delta, plus the conversion delta for Gaussian noise).
         gaussian: the Gaussian calibration (:func:`bayesdp.release.noise.gaussian_calibration`) or None.
         why_not_gaussian: why Gaussian noise was not available (None when it was).
+        epsilon: the release's epsilon.
+        route_delta: the sensitivity route's delta.
+
+    Examples:
+        >>> from bayesdp.release.accountant import PrivacyAccountant
+        >>> from bayesdp.release.sensitivity import coupling_strongly_convex, coupling_route
+        >>> from bayesdp.release.statistics import SiteSpec, coordinate_means
+        >>> coupling = coupling_strongly_convex(0.1, total_strong_convexity=1.0, total_smoothness=1.0, grad_diff=1.0)
+        >>> stat = coordinate_means([SiteSpec("mu")])
+        >>> route = coupling_route(coupling, stat.lipschitz, stat.l2)           # window L * distance = 1 * 1
+        >>> plan = plan_noise(stat, route, epsilon=1.0)
+        >>> plan.mechanism, round(plan.expected_squared_error["laplace"], 6)        # 2 b^2, b = 1 / 1
+        ('laplace', 2.0)
     """
 
     mechanism: str
@@ -71,6 +87,11 @@ class NoisePlan:
         return ApproxDP(self.epsilon, self.route_delta)
 
     def to_dict(self) -> dict:
+        """The plan as a release reports it (``noise`` of :meth:`ReleaseResult.to_dict`).
+
+        Returns:
+            ``mechanism``, ``chosen_by``, ``expected_squared_error`` and ``gaussian_unavailable``.
+        """
         return {"mechanism": self.mechanism, "chosen_by": self.chosen_by,
                 "expected_squared_error": dict(self.expected_squared_error),
                 "gaussian_unavailable": self.why_not_gaussian}
@@ -78,7 +99,26 @@ class NoisePlan:
 
 def check_noise(noise: str, delta: Any) -> float:
     """``noise`` in :data:`NOISES` and ``delta`` in [0, 1); Gaussian noise with ``delta = 0`` is refused (one line
-    naming the parameter: a zCDP release has no pure epsilon).  Returns delta as a float."""
+    naming the parameter: a zCDP release has no pure epsilon).  Returns delta as a float.
+
+    Args:
+        noise: ``"auto"``, ``"laplace"`` or ``"gaussian"``.
+        delta: the delta Gaussian noise may use.
+
+    Returns:
+        ``delta`` as a float.
+
+    Raises:
+        AssumptionError: an unknown noise, a delta outside [0, 1), or Gaussian noise with delta 0.
+
+    Examples:
+        >>> check_noise("auto", 1e-6)
+        1e-06
+        >>> check_noise("gaussian", 0)
+        Traceback (most recent call last):
+        ...
+        bayesdp.errors.AssumptionError: delta = 0 with noise = 'gaussian': Gaussian noise is not pure epsilon-DP; pass delta > 0 (e.g. --delta 1e-6) or use --noise laplace
+    """
     if noise not in NOISES:
         raise AssumptionError(f"noise = {noise!r} must be one of {', '.join(NOISES)}")
     try:
@@ -111,6 +151,20 @@ def plan_noise(statistic: Statistic, route: SensitivityRoute, epsilon: float, de
 
     Raises:
         AssumptionError: an unknown noise, a bad delta, or Gaussian noise that is not available.
+
+    Examples:
+        >>> from bayesdp.release.accountant import PrivacyAccountant
+        >>> from bayesdp.release.sensitivity import coupling_strongly_convex, coupling_route
+        >>> from bayesdp.release.statistics import SiteSpec, coordinate_means
+        >>> coupling = coupling_strongly_convex(0.1, total_strong_convexity=1.0, total_smoothness=1.0, grad_diff=1.0)
+        >>> stat = coordinate_means([SiteSpec("mu")])
+        >>> route = coupling_route(coupling, stat.lipschitz, stat.l2)           # window L * distance = 1 * 1
+        >>> plan_noise(stat, route, 1.0, delta=1e-5).mechanism       # one value: Laplace is better
+        'laplace'
+        >>> many = coordinate_means([SiteSpec("w", 100)])            # 100 values, L1 constant 10, L2 constant 1
+        >>> plan = plan_noise(many, coupling_route(coupling, many.lipschitz, 1.0), 1.0, delta=1e-5)
+        >>> plan.mechanism, plan.charged_delta
+        ('gaussian', Decimal('0.00001'))
     """
     from decimal import Decimal
 
@@ -151,6 +205,46 @@ def plan_noise(statistic: Statistic, route: SensitivityRoute, epsilon: float, de
 
 @dataclass(frozen=True)
 class ReleaseResult:
+    """One private release: the published values and everything that justifies them (JSON: :meth:`to_dict`).
+
+    Attributes:
+        values: the released values (after clamping to the statistic's range).
+        names: one name per value.
+        noise_scale: the noise scale per value (Laplace b, or Gaussian sigma).
+        noise_variance: the noise variance per value.
+        sensitivity: effective L1 (Laplace) or L2 (Gaussian) sensitivity (proven window + grid rounding).
+        proven_sensitivity: the route's window before rounding.
+        grid: the noise grid r.
+        epsilon: the charged epsilon.
+        delta: the charged delta.
+        source: the certificate's source.
+        certificate: the release's :class:`~bayesdp.certificate.Certificate`.
+        items: one :class:`~bayesdp.release.statistics.ReleasedValue` per value (with intervals).
+        remaining_budget: the budget left after the release.
+        ledger: the ledger's path (None for an in-memory accountant).
+        routes: every sensitivity route considered, the chosen one marked.
+        ledger_head: the journal line recording this release (docs/ledger.md).
+        dp_event: what ran (:mod:`bayesdp.release.accountant` composes it).
+        noise: :meth:`NoisePlan.to_dict`.
+        raw_values: the noisy values before clamping (also private).
+        postprocessing: the clamping applied.
+        monte_carlo: the data-independent Monte Carlo bound (docs/release.md §4.2), or None.
+        extra: method-specific public facts (in :meth:`to_dict`).
+
+    Examples:
+        >>> from bayesdp.release.accountant import PrivacyAccountant
+        >>> from bayesdp.release.sensitivity import coupling_strongly_convex, coupling_route
+        >>> from bayesdp.release.statistics import SiteSpec, coordinate_means
+        >>> coupling = coupling_strongly_convex(0.1, total_strong_convexity=1.0, total_smoothness=1.0, grad_diff=1.0)
+        >>> stat = coordinate_means([SiteSpec("mu")])
+        >>> acct = PrivacyAccountant(epsilon=1.0)
+        >>> res = release_statistic(np.full((50, 1), 0.5), stat, 1.0, acct, coupling=coupling)
+        >>> res.names, res.noise_mechanism, round(res.noise_scale, 6), res.remaining_budget
+        (('mu',), 'laplace', 1.0, {'epsilon': 0.0, 'delta': 0.0})
+        >>> type(res.to_dp_event()).__name__
+        'DiscreteLaplaceDpEvent'
+    """
+
     values: np.ndarray
     names: tuple[str, ...]
     noise_scale: float
@@ -204,6 +298,11 @@ class ReleaseResult:
         return dp_event.UnsupportedDpEvent()
 
     def to_dict(self) -> dict:
+        """The JSON of ``bayesdp release --json`` (only public facts: never the non-private estimate).
+
+        Returns:
+            A JSON-ready dict.
+        """
         gaussian = self.noise_mechanism == "gaussian"
         return {
             "values": [float(v) for v in self.values],
@@ -244,7 +343,29 @@ def sensitivity_routes(statistic: Statistic, coupling: CouplingBound | None = No
                        concentration: Mapping[str, float] | None = None) -> list[SensitivityRoute]:
     """All routes available for ``statistic``: coupling (004 Prop 3.7, delta~ = 0) and/or 004 Prop 3.10
     with ``concentration = {"concentration": C, "concentration_delta": delta~, "posterior_sensitivity": gamma_f}``
-    (constants for the same statistic and norm: L1 for vectors)."""
+    (constants for the same statistic and norm: L1 for vectors).
+
+    Args:
+        statistic: the released statistic.
+        coupling: the coupling bound, or None.
+        concentration: user-certified 004 Proposition 3.10 constants, or None.
+
+    Returns:
+        The routes (possibly empty).
+
+    Raises:
+        AssumptionError: 004 Proposition 3.10 constants for a statistic that is not a Monte Carlo mean.
+
+    Examples:
+        >>> from bayesdp.release.accountant import PrivacyAccountant
+        >>> from bayesdp.release.sensitivity import coupling_strongly_convex, coupling_route
+        >>> from bayesdp.release.statistics import SiteSpec, coordinate_means
+        >>> coupling = coupling_strongly_convex(0.1, total_strong_convexity=1.0, total_smoothness=1.0, grad_diff=1.0)
+        >>> stat = coordinate_means([SiteSpec("mu")])
+        >>> conc = {"concentration": 0.1, "concentration_delta": 1e-6, "posterior_sensitivity": 0.05}
+        >>> [round(r.sensitivity, 6) for r in sensitivity_routes(stat, coupling, conc)]     # 1 * 1; 2 C + gamma_f
+        [1.0, 0.25]
+    """
     routes = []
     if coupling is not None:
         routes.append(coupling_route(coupling, statistic.lipschitz, statistic.l2))
@@ -290,6 +411,41 @@ def release_statistic(draws: np.ndarray, statistic: Statistic, epsilon: float, l
 
     ``chain`` (``inverse_temperature``, ``num_steps``, ``burn_in``, ``thinning``, ``num_chains`` of the draws)
     enables the data-independent Monte Carlo bound of the total interval (ULA coupling route only).
+
+    Args:
+        draws: the unconstrained draws ``(num_draws, dim)``.
+        statistic: the statistic to release.
+        epsilon: > 0.
+        ledger: a ledger path, :class:`~bayesdp.release.ledger.Ledger` or accountant.
+        coupling: the coupling bound (004 Proposition 3.7), or None.
+        concentration: user-certified 004 Proposition 3.10 constants, or None.
+        budget_epsilon: the budget when the ledger is created.
+        budget_delta: its delta.
+        dataset: the dataset name recorded with a new ledger.
+        max_delta: the largest route delta accepted.
+        mechanism: the ledger's mechanism label.
+        level: the coverage of the intervals.
+        noise: ``"auto"``, ``"laplace"`` or ``"gaussian"``.
+        delta: the delta Gaussian noise may use.
+        chain: the draws' chain design, for the Monte Carlo bound.
+
+    Returns:
+        The :class:`ReleaseResult`.
+
+    Raises:
+        AssumptionError: a bad parameter, or no route.
+        BudgetError: over budget (nothing drawn, ledger unchanged).
+
+    Examples:
+        >>> from bayesdp.release.accountant import PrivacyAccountant
+        >>> from bayesdp.release.sensitivity import coupling_strongly_convex, coupling_route
+        >>> from bayesdp.release.statistics import SiteSpec, coordinate_means
+        >>> coupling = coupling_strongly_convex(0.1, total_strong_convexity=1.0, total_smoothness=1.0, grad_diff=1.0)
+        >>> stat = coordinate_means([SiteSpec("mu")])
+        >>> res = release_statistic(np.full((50, 1), 0.5), stat, 0.5, "ledger.json", coupling=coupling,
+        ...                         budget_epsilon=1.0)
+        >>> round(res.proven_sensitivity, 6), round(res.noise_scale, 6), res.remaining_budget     # b = 1 / 0.5
+        (1.0, 2.0, {'epsilon': 0.5, 'delta': 0.0})
     """
     eps = positive("epsilon", epsilon, "pass a positive epsilon")
     check_level(level)
@@ -316,7 +472,43 @@ def release_value(value: np.ndarray, statistic: Statistic, route: SensitivityRou
     """The common tail of every release: the non-private ``value`` (a vector of ``statistic.num_coords`` numbers
     with the windows of ``route``) -> ledger reservation (refused over budget: nothing drawn) -> the secure
     noise of ``plan`` -> clamping to ``statistic.range`` and intervals (post-processing) -> commit.
-    ``committed`` adds fields to the ledger's commit line."""
+    ``committed`` adds fields to the ledger's commit line.
+
+    Args:
+        value: the non-private values.
+        statistic: the statistic they are values of.
+        route: the sensitivity route.
+        plan: the noise (:func:`plan_noise`).
+        epsilon: > 0.
+        ledger: a ledger path, :class:`~bayesdp.release.ledger.Ledger` or accountant.
+        budget_epsilon: the budget when the ledger is created.
+        budget_delta: its delta.
+        dataset: the dataset name recorded with a new ledger.
+        mechanism: the ledger's mechanism label.
+        level: the coverage of the intervals.
+        monte_carlo: the Monte Carlo bound, or None.
+        routes: every route considered (default: ``[route]``).
+        committed: more fields for the ledger's commit line.
+
+    Returns:
+        The :class:`ReleaseResult`.
+
+    Raises:
+        AssumptionError: a bad parameter.
+        BudgetError: over budget (nothing drawn).
+
+    Examples:
+        >>> from bayesdp.release.accountant import PrivacyAccountant
+        >>> from bayesdp.release.sensitivity import coupling_strongly_convex, coupling_route
+        >>> from bayesdp.release.statistics import SiteSpec, coordinate_means
+        >>> coupling = coupling_strongly_convex(0.1, total_strong_convexity=1.0, total_smoothness=1.0, grad_diff=1.0)
+        >>> stat = coordinate_means([SiteSpec("mu")])
+        >>> route = coupling_route(coupling, stat.lipschitz, stat.l2)           # window L * distance = 1 * 1
+        >>> acct = PrivacyAccountant(epsilon=1.0)
+        >>> res = release_value(np.array([0.5]), stat, route, plan_noise(stat, route, 1.0), 1.0, acct)
+        >>> round(res.noise_scale, 6), acct.remaining()
+        (1.0, {'epsilon': 0.0, 'delta': 0.0})
+    """
     eps = positive("epsilon", epsilon, "pass a positive epsilon")
     level = check_level(level)
     # a ledger path, a Ledger, or any accountant with the ledger's interface (PrivacyAccountant)
@@ -382,6 +574,32 @@ def release_from_constants(draws: np.ndarray, statistic: Statistic, epsilon: flo
 
     Refuses with one line (nothing drawn, ledger untouched) when no coupling route holds and no
     004 Proposition 3.10 constants were given.
+
+    Args:
+        draws: the unconstrained draws ``(num_draws, dim)``.
+        statistic: the statistic to release.
+        epsilon: > 0.
+        ledger: a ledger path, :class:`~bayesdp.release.ledger.Ledger` or accountant.
+        constants: the analyzer's constants and the sampler configuration.
+        concentration: user-certified 004 Proposition 3.10 constants, or None.
+        **kwargs: the keyword arguments of :func:`release_statistic`.
+
+    Returns:
+        The :class:`ReleaseResult`.
+
+    Raises:
+        AssumptionError: no route.
+        BudgetError: over budget.
+
+    Examples:
+        >>> from bayesdp.release.accountant import PrivacyAccountant
+        >>> from bayesdp.release.statistics import SiteSpec, coordinate_means
+        >>> consts = {"step_size": 0.1, "sampler": "ULA", "total_strong_convexity": 1.0, "total_smoothness": 1.0,
+        ...           "grad_diff": 1.0}
+        >>> res = release_from_constants(np.full((50, 1), 0.5), coordinate_means([SiteSpec("mu")]), 1.0,
+        ...                              PrivacyAccountant(epsilon=1.0), consts)
+        >>> round(res.proven_sensitivity, 6)          # grad_diff / m = 1
+        1.0
     """
     from .sensitivity import best_coupling
 

@@ -38,6 +38,10 @@ from ..theorems.gradient_step import contraction_factor, contraction_gap, coupli
 from ..exact import down, exact, round_up, up
 from ..theorems.transfer import proposition_3_7, proposition_3_10
 
+__all__ = ["CouplingBound", "coupling_strongly_convex", "coupling_strongly_convex_sgld", "coupling_k_plus_v",
+           "best_coupling", "SensitivityRoute", "coupling_route", "concentration_route", "choose_route",
+           "MonteCarloBound", "monte_carlo_bound"]
+
 SOURCE_STRONGLY_CONVEX = "coupling (LITERATURE §7.1)"
 SOURCE_SGLD = "coupling, SGLD shared batches (docs/release.md §1.3)"
 SOURCE_K_PLUS_V = "coupling, K + V (004 Theorem 5.2 proof (112)-(116); docs/release.md §1.4)"
@@ -54,6 +58,11 @@ class CouplingBound:
         step_size: gamma.
         drift_step_diff: bound on ``|Phi_D(x) - Phi_D'(x)| / step_size``.
         assumptions: the hypotheses with their values.
+
+    Examples:
+        >>> b = coupling_strongly_convex(0.1, total_strong_convexity=1.0, total_smoothness=1.0, grad_diff=1.0)
+        >>> isinstance(b, CouplingBound), round(b.to_dict()["distance"], 12)      # 0.1 * 1 / (1 - 0.9)
+        (True, 1.0)
     """
 
     distance: float
@@ -233,6 +242,9 @@ def best_coupling(**constants: Any) -> tuple[CouplingBound | None, list[tuple[st
     data_size, batch_size, clip_norm (any value refuses every coupling route).  ``record_strong_convexity`` (>= 0: every likelihood term convex) is not an
     analyzer constant: pass 0.0 only when per-record convexity is established, else leave it out.
 
+    Args:
+        **constants: the constants and the sampler configuration (keys above; None or missing = unknown).
+
     Returns:
         ``(bound or None, [(route source, reason it failed), ...])``.
 
@@ -372,6 +384,18 @@ class SensitivityRoute:
         such mechanisms with data-independent weights, docs/release.md §3.2), converted to ``(epsilon, delta)``.
         Only the coupling route (``coupling_delta = 0``) is supported.
 
+        Args:
+            epsilon: the release's epsilon.
+            delta: the conversion delta.
+            rho: the zCDP parameter of the noise.
+            sigma: the noise scale.
+            l2_window: the L2 sensitivity (grid rounding included).
+            num_coords: released coordinates.
+            mechanism: the certificate's mechanism name.
+
+        Returns:
+            a :class:`~bayesdp.certificate.Certificate` with curve ``RDP.linear(rho)``.
+
         Raises:
             AssumptionError: a route with a positive delta (004 Proposition 3.10), or ``rho`` too large for
                 ``epsilon`` at ``delta``.
@@ -416,6 +440,12 @@ def coupling_route(coupling: CouplingBound, lipschitz: float, l2_lipschitz: floa
 
     Raises:
         AssumptionError: lipschitz not > 0.
+
+    Examples:
+        >>> b = coupling_strongly_convex(0.1, total_strong_convexity=1.0, total_smoothness=1.0, grad_diff=1.0)
+        >>> route = coupling_route(b, lipschitz=2.0, l2_lipschitz=1.0)
+        >>> round(route.sensitivity, 12), round(route.l2_sensitivity, 12), route.coupling_delta     # 2 * 1, 1 * 1
+        (2.0, 1.0, 0.0)
     """
     Lf = positive("lipschitz", lipschitz, "declare the statistic's Lipschitz constant")
     L2 = Lf if l2_lipschitz is None else positive("l2_lipschitz", l2_lipschitz)
@@ -504,6 +534,11 @@ class MonteCarloBound:
             respect to the Euclidean norm of the chains' standard Gaussian innovations.
         source: the derivation.
         assumptions: the chain's design and the contraction it uses.
+
+    Examples:
+        >>> mc = MonteCarloBound(0.1, "an example")
+        >>> round(mc.half_width(2.0, 0.05), 6)               # 2 * 0.1 * sqrt(2 log(2 / 0.05))
+        0.543241
     """
 
     lipschitz_noise: float
@@ -512,6 +547,16 @@ class MonteCarloBound:
 
     def half_width(self, lipschitz: float, alpha: float) -> float:
         """``t`` with ``2 exp(-t^2 / (2 (lipschitz * lipschitz_noise)^2)) = alpha``, rounded up.
+
+        Args:
+            lipschitz: the statistic's Euclidean constant.
+            alpha: the tail probability, in (0, 1).
+
+        Returns:
+            The half-width t.
+
+        Raises:
+            AssumptionError: alpha not in (0, 1).
 
         Examples:
             >>> round(MonteCarloBound(0.1, "x").half_width(1.0, 0.05), 6)       # 0.1 sqrt(2 log 40)
@@ -524,6 +569,7 @@ class MonteCarloBound:
         return round_up(lipschitz * self.lipschitz_noise * math.sqrt(2.0 * math.log(2.0 / a)) * (1 + 1e-12))
 
     def to_dict(self) -> dict:
+        """JSON-ready form (``monte_carlo`` of a release)."""
         return {"lipschitz_noise": self.lipschitz_noise, "source": self.source, "assumptions": dict(self.assumptions)}
 
 

@@ -34,6 +34,9 @@ import numpy as np
 from ..errors import AssumptionError, ModelError, positive, positive_int, require
 from .noise import laplace_interval_halfwidth
 
+__all__ = ["Statistic", "SiteSpec", "coordinate_means", "coordinate_quantiles", "exceedance_probabilities",
+           "function_mean", "check_range", "quantile_levels", "ReleasedValue", "describe_values"]
+
 
 @dataclass(frozen=True)
 class SiteSpec:
@@ -104,6 +107,12 @@ class Statistic:
         """This statistic with a declared range ``(a, b)`` of every released coordinate (``None``: unchanged),
         intersected with the range it has by construction (probabilities: [0, 1]).
 
+        Args:
+            value_range: ``(a, b)`` or None.
+
+        Returns:
+            The statistic with its range.
+
         Raises:
             AssumptionError: not two finite numbers with a < b, or no overlap with the statistic's own range.
         """
@@ -143,7 +152,14 @@ class Statistic:
     def check(self, dim: int) -> None:
         """Run the statistic on a public test input (zeros and a fixed pseudo-random point, shape (2, dim))
         and check it returns finite values of shape (2, k) or (2,) for k = 1: refuses, before any chain
-        runs, a function that raises, has the wrong number of outputs or is not finite."""
+        runs, a function that raises, has the wrong number of outputs or is not finite.
+
+        Args:
+            dim: the dimension of the unconstrained draws.
+
+        Raises:
+            AssumptionError: the function raises, has the wrong shape or is not finite.
+        """
         z = np.stack([np.zeros(dim), np.random.default_rng(0).standard_normal(dim)])
         vals = self._apply(z)
         if vals.ndim == 1:
@@ -197,6 +213,16 @@ class Statistic:
 
 def check_range(value_range: Sequence[float], name: str = "range") -> tuple[float, float]:
     """A declared range ``(a, b)``: two finite numbers with ``a < b``, or a one-line refusal naming ``name``.
+
+    Args:
+        value_range: ``(a, b)``.
+        name: the parameter's name in a refusal.
+
+    Returns:
+        ``(a, b)`` as floats.
+
+    Raises:
+        AssumptionError: not two finite numbers with a < b.
 
     Examples:
         >>> check_range((0, 1))
@@ -316,7 +342,25 @@ def _real_columns(sites: Sequence[SiteSpec], select: Sequence[str] | None, what:
 
 
 def quantile_levels(q: Sequence[float]) -> list[float]:
-    """``q`` as a list of distinct levels in (0, 1), or a one-line refusal naming the bad level."""
+    """``q`` as a list of distinct levels in (0, 1), or a one-line refusal naming the bad level.
+
+    Args:
+        q: the quantile levels.
+
+    Returns:
+        The levels as floats.
+
+    Raises:
+        AssumptionError: not numbers, empty, a level outside (0, 1), or a level repeated.
+
+    Examples:
+        >>> quantile_levels((0.5, 0.9))
+        [0.5, 0.9]
+        >>> quantile_levels([0.5, 1.0])
+        Traceback (most recent call last):
+        ...
+        bayesdp.errors.AssumptionError: quantile level = 1.0 must be in (0, 1); pass e.g. q=(0.05, 0.5, 0.95)
+    """
     try:
         levels = [float(x) for x in q]
     except (TypeError, ValueError):
@@ -469,6 +513,21 @@ class ReleasedValue:
     and, when a data-independent Monte Carlo bound is proven, the interval that holds the chain's expected
     estimate with probability >= ``level`` (noise and Monte Carlo fluctuation); both clipped to the range
     (from :func:`describe_values`).
+
+    Attributes:
+        name: the coordinate's name.
+        value: the published value.
+        noise_scale: the noise scale.
+        noise_variance: the noise variance.
+        interval: the interval of the non-private estimate (noise only), or None.
+        level: its coverage.
+        raw_value: the noisy value before clamping (also private).
+        total_interval: the interval of the chain's expected estimate (noise and Monte Carlo), or None.
+
+    Examples:
+        >>> item = describe_values(["mu"], [0.5], noise_scale=1.0, noise_variance=2.0, level=0.95, half_width=3.0)[0]
+        >>> item.interval, item.to_dict()["interval"]                  # 0.5 -/+ 3
+        ((-2.5, 3.5), [-2.5, 3.5])
     """
     name: str
     value: float
