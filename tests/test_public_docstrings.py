@@ -34,7 +34,7 @@ ANALYSIS: list[str] = [
 ]
 RELEASE: list[str] = [
     "bayesdp.release", "bayesdp.release.data",
-    "bayesdp.release.accountant", "bayesdp.release.aggregate", "bayesdp.release.demo",
+    "bayesdp.release.accountant", "bayesdp.release.aggregate", "bayesdp.release.demo", "bayesdp.release.final",
     "bayesdp.release.ledger", "bayesdp.release.noise",
     "bayesdp.release.path", "bayesdp.release.pipeline",
     "bayesdp.release.release", "bayesdp.release.sensitivity",

@@ -478,7 +478,7 @@ def plot(rows: list[dict], path: str) -> str:
         the absolute path written, or a message when matplotlib is missing.
 
     Examples:
-        >>> mse = dict(zip(METHODS, [1.0, 0.5, 2.0, 0.25, 4.0, 8.0]))
+        >>> mse = dict(zip(METHODS, [1.0, 0.5, 2.0, 0.25, 0.3, 4.0, 8.0]))
         >>> row = {"dataset": "synthetic", "m": 500, "epsilon": 1.0, "mse": mse, "default": "path"}
         >>> out = plot([row], "utility.png")
         >>> out.endswith("utility.png") or out.startswith("skipped")
@@ -524,7 +524,7 @@ def format_table(res: dict) -> str:
         the table's text.
 
     Examples:
-        >>> mse = dict(zip(METHODS, [1.0, 0.5, 2.0, 0.25, 4.0, 8.0]))
+        >>> mse = dict(zip(METHODS, [1.0, 0.5, 2.0, 0.25, 0.3, 4.0, 8.0]))
         >>> row = {"dataset": "synthetic", "m": 500, "epsilon": 1.0, "mse": mse, "best": "path", "default": "path",
         ...        "default_over_best": 1.0}
         >>> res = {"delta": 1e-5, "repeats": 4, "num_steps": 400, "rows": [row], "target_met": True,
@@ -532,8 +532,8 @@ def format_table(res: dict) -> str:
         ...        "worst_default_over_best": 1.0, "seconds": 12.0}
         >>> print(format_table(res))
         MSE of the released posterior mean vs the non-private one (sum over coordinates), delta = 1e-05, 4 repeats, 400 steps
-        dataset         m   eps  coupling+laplace coupling+gaussian  sample-aggregate              path  posterior-sample           dp-sgld           default  ratio
-        synthetic     500     1                1               0.5                 2              0.25*                4                 8               path      1
+        dataset         m   eps  coupling+laplace coupling+gaussian  sample-aggregate              path             final  posterior-sample           dp-sgld           default  ratio
+        synthetic     500     1                1               0.5                 2              0.25*              0.3                 4                 8               path      1
         * best; target default within 1.25x of the best MSE at every (epsilon, m): met (worst ratio 1); 12 s
     """
     head = f"{'dataset':<10} {'m':>6} {'eps':>5} " + " ".join(f"{m:>17}" for m in METHODS) + \
