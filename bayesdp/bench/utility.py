@@ -502,6 +502,8 @@ def plot(rows: list[dict], path: str) -> str:
         ax.plot(eps, [r["mse"][r["default"]] for r in sel], "o", ms=12, mfc="none", mec="k", label="bayesdp default")
         ax.set_xscale("log")
         ax.set_yscale("log")
+        ax.set_xticks(eps, [f"{e:g}" for e in eps])          # the measured epsilons, no overlapping minor labels
+        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
         ax.set_xlabel("epsilon (delta = 1e-5 where needed)")
         ax.set_title(f"{ds}, m = {m}")
         ax.grid(True, which="both", alpha=0.3)
