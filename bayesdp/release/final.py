@@ -205,7 +205,7 @@ def release_final_model(model: Callable, data: Mapping[str, Any], *, domain, sta
                                                                 budget_delta=budget_delta, dataset=dataset)
     led.check(eps, d_charge, curve=curve, event=event)
     k = stat.num_coords
-    what = f"{stat.description} ({k} value{'s' if k > 1 else ''}, last draw of a private chain)"
+    what = f"{stat.description}, evaluated at the last draw of a private chain ({k} value{'s' if k > 1 else ''})"
     with led.reserve(eps, d_charge, "ula-final", plan.source, curve=curve, what=what, event=event) as res:
         res.mark_drawn()                      # the chain's Gaussian steps are the noise
         smp.run(seed)
