@@ -31,6 +31,10 @@ PART1 = [
 # part 2: each list is completed by whoever documents that package (see tests below: every reference module
 # must be in one of them)
 ANALYSIS: list[str] = [
+    "bayesdp.analysis.structure", "bayesdp.analysis.structure.affinity", "bayesdp.analysis.structure.bounds",
+    "bayesdp.analysis.structure.dependence", "bayesdp.analysis.structure.evaluate",
+    "bayesdp.analysis.structure.interpreter", "bayesdp.analysis.structure.program",
+    "bayesdp.analysis.structure.sites", "bayesdp.analysis.tracing",
 ]
 RELEASE: list[str] = [
     "bayesdp.release", "bayesdp.release.data",

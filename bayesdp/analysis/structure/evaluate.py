@@ -13,6 +13,9 @@ import numpy as np
 
 from .interpreter import CALL_BODIES, _open, is_dropvar
 
+# no public names: a step of bayesdp.analysis.analyze (the interface), used by bayesdp.analysis.constants only
+__all__: list[str] = []
+
 
 def _subst(value, m: int):
     """A parameter with every symbolic dimension evaluated at ``m`` records."""

@@ -21,6 +21,9 @@ from ...errors import ModelError
 from .dependence import COUPLED
 from .program import how, record_axis
 
+# no public names: the steps of bayesdp.analysis.analyze, which is the interface
+__all__: list[str] = []
+
 
 @dataclass
 class SiteStructure:
