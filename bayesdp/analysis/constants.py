@@ -27,6 +27,9 @@ from .structure.affinity import AFFINE, CONST
 from .structure.evaluate import evaluate_constants
 from .structure.interpreter import conc
 
+# no public names: steps of bayesdp.analysis.analyze (the interface): prior_site, likelihood_site, combine
+__all__: list[str] = []
+
 #: families parametrised by probabilities whose rule is the logit family's when probs = sigmoid(logits)
 PROBS_AS_LOGITS = {dist.BernoulliProbs: dist.BernoulliLogits, dist.BinomialProbs: dist.BinomialLogits}
 

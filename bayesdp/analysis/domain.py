@@ -41,6 +41,8 @@ import numpy as np
 
 from ..errors import CLIP_ADVICE, DomainError, clip_advice  # noqa: F401 - clip_advice re-exported
 
+__all__ = ["ArgDomain", "Domain", "NORM_RTOL", "box", "norm_bound", "values"]
+
 KEYS = ("norm", "min", "max", "values")
 
 #: relative tolerance of a declared norm for floating-point rows, and the inflation of every bound a
@@ -55,7 +57,24 @@ def _inflate(x: float) -> float:
 
 @dataclass(frozen=True)
 class ArgDomain:
-    """Bounds on one record of one model argument."""
+    """Bounds on one record of one model argument (as declared; see the module docstring for the inflated
+    bounds a certificate uses).  Built by :class:`Domain` from its spec.
+
+    Args:
+        name: the model argument.
+        norm: declared bound on the Euclidean norm of each record's row, or None.
+        lo: declared lower bound of every entry, or None.
+        hi: declared upper bound of every entry, or None.
+        values: the values every entry is one of, or None.
+
+    Examples:
+        >>> from bayesdp.analysis import ArgDomain
+        >>> x = ArgDomain("X", norm=1.0)
+        >>> x.describe(), x.certified_norm > 1.0          # inflated by 1 + NORM_RTOL for float data
+        ('X.norm=1', True)
+        >>> ArgDomain("y", values=(0.0, 1.0)).value_range()
+        (0.0, 1.0)
+    """
 
     name: str
     norm: float | None = None
@@ -97,6 +116,11 @@ class ArgDomain:
         return None
 
     def describe(self) -> str:
+        """The bounds in the command line's words.
+
+        Returns:
+            E.g. ``X.min=-1 X.max=1`` (empty when nothing is declared).
+        """
         parts = []
         if self.norm is not None:
             parts.append(f"{self.name}.norm={self.norm:g}")
@@ -109,6 +133,11 @@ class ArgDomain:
         return " ".join(parts)
 
     def to_dict(self) -> dict:
+        """The declared bounds, JSON-ready.
+
+        Returns:
+            ``{"norm"|"min"|"max"|"values": ...}`` for each declared bound.
+        """
         out: dict[str, Any] = {}
         if self.norm is not None:
             out["norm"] = self.norm

@@ -31,6 +31,9 @@ from ..errors import DomainError
 from .facts import LikelihoodFacts, Unproven
 from .structure import program as sp
 
+# no public names: a step of bayesdp.analysis.analyze (the interface), called by bayesdp.analysis.constants
+__all__: list[str] = []
+
 GENERIC = "generic: gradient of logp bounded by interval arithmetic over the domain and all theta"
 WHAT = "per-record gradient bound"
 

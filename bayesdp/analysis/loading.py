@@ -20,6 +20,8 @@ import numpy as np
 
 from ..errors import DomainError, ModelError
 
+__all__ = ["builtin_models", "data_format", "load_data", "load_model"]
+
 #: File name endings :func:`load_data` reads, by format.
 SUFFIXES = {"npz": (".npz",), "csv": (".csv",), "parquet": (".parquet", ".pq")}
 
