@@ -86,7 +86,14 @@ class ArgDomain:
     def row_norm_bound(self, size: int) -> float | None:
         """sup |x| over one record with ``size`` entries, from every declared bound (the smallest),
         INFLATED by ``1 + NORM_RTOL`` (rounded up): the bound a certificate may use, true for every record
-        :meth:`Domain.check` accepts, also after the samplers' cast to float32 (module docstring)."""
+        :meth:`Domain.check` accepts, also after the samplers' cast to float32 (module docstring).
+
+        Args:
+            size: the number of entries of one record.
+
+        Returns:
+            The inflated bound, or None when nothing bounds the row.
+        """
         cands = []
         if self.norm is not None:
             cands.append(self.norm)
@@ -103,7 +110,11 @@ class ArgDomain:
         return None if self.norm is None else _inflate(self.norm)
 
     def value_range(self) -> tuple[float, float] | None:
-        """(inf, sup) of one entry, when entries are bounded."""
+        """(inf, sup) of one entry, when entries are bounded.
+
+        Returns:
+            The declared ``(low, high)`` of an entry, or None when unbounded.
+        """
         if self.values is not None:
             lo, hi = min(self.values), max(self.values)
             if self.lo is not None:
@@ -206,6 +217,14 @@ class Domain:
     ``Domain(X=norm_bound(1.0), y=values(0, 1))`` (keyword per data argument), ``Domain({"X": {"norm":
     1.0}, "y": {"values": [0, 1]}})`` or ``Domain.parse(["X.norm=1.0", "y.values=0,1"])``.
 
+    Args:
+        spec: argument name -> ``{"norm"|"min"|"max"|"values": ...}`` (or an :class:`ArgDomain`).
+        **args: the same, one keyword per data argument (merged over ``spec``).
+
+    Raises:
+        DomainError: if a bound is malformed (not a number, ``min > max``, a non-positive norm, an unknown
+            key...), naming the argument and the bound.
+
     Examples:
         >>> Domain(X=norm_bound(1.0), y=values(0, 1)).describe()
         'X.norm=1 y.values=0,1'
@@ -233,6 +252,16 @@ class Domain:
     @staticmethod
     def parse(entries: Iterable[str] | str | None) -> "Domain":
         """A domain from the command line's words, e.g. ``["X.norm=1", "y.values=0,1"]``.
+
+        Args:
+            entries: ``ARG.KEY=VALUE`` words (KEY one of norm, min, max, values), one word, or None (empty).
+
+        Returns:
+            The :class:`Domain`.
+
+        Raises:
+            DomainError: if an entry is not ``ARG.KEY=VALUE``, its key is unknown, it is declared twice, or
+                its value is invalid.
 
         Examples:
             >>> Domain.parse(["X.norm=1", "y.values=0,1"]).describe()
@@ -293,6 +322,24 @@ class Domain:
         argument, how many records clipping changed.  Raises :class:`DomainError`
         naming the argument, the first offending record and the bound otherwise.
         A finite set of values cannot be clipped to: such data is always an error.
+
+        Args:
+            data: argument name -> array with one record per row (arguments not declared are not checked).
+            clip: clip records into the declared bounds (norm: rescale the row; min/max: clamp entries)
+                instead of refusing them.
+
+        Returns:
+            ``(data, clipped)``: the (possibly clipped) arrays and argument -> number of records changed.
+
+        Raises:
+            DomainError: a record lies outside the domain (and ``clip`` is False, or the bound is a set of
+                values), naming the argument, the record and the bound.
+
+        Examples:
+            >>> import numpy as np
+            >>> data, clipped = Domain(X=box(-1, 1)).check({"X": np.array([[0.5, 2.0], [0.1, 0.2]])}, clip=True)
+            >>> data["X"].tolist(), clipped
+            ([[0.5, 1.0], [0.1, 0.2]], {'X': 1})
         """
         out = dict(data)
         record: dict[str, int] = {}
@@ -356,6 +403,12 @@ class Domain:
 def norm_bound(radius: float) -> dict:
     """Each record of the argument (a row) has Euclidean norm <= ``radius``: ``Domain(X=norm_bound(1.0))``.
 
+    Args:
+        radius: the bound on each row's norm (checked by :class:`Domain`).
+
+    Returns:
+        The spec ``{"norm": radius}``.
+
     Examples:
         >>> Domain(X=norm_bound(1.0)).describe()
         'X.norm=1'
@@ -366,6 +419,13 @@ def norm_bound(radius: float) -> dict:
 def box(low: float, high: float) -> dict:
     """Every entry of each record lies in [``low``, ``high``]: ``Domain(X=box(-1, 1))``.
 
+    Args:
+        low: the lower bound of every entry.
+        high: the upper bound of every entry.
+
+    Returns:
+        The spec ``{"min": low, "max": high}``.
+
     Examples:
         >>> Domain(X=box(-1, 1)).describe()
         'X.min=-1 X.max=1'
@@ -375,6 +435,12 @@ def box(low: float, high: float) -> dict:
 
 def values(*allowed: float) -> dict:
     """Every entry is one of ``allowed``: ``Domain(y=values(0, 1))``.
+
+    Args:
+        *allowed: the values an entry may take.
+
+    Returns:
+        The spec ``{"values": [...]}``.
 
     Examples:
         >>> Domain(y=values(0, 1)).to_dict()

@@ -103,6 +103,12 @@ def load_model(spec: str) -> tuple[Callable, str]:
 def data_format(path: str) -> str:
     """``"npz"``, ``"csv"`` or ``"parquet"``, from the file name's ending (:data:`SUFFIXES`).
 
+    Args:
+        path: the data file's name.
+
+    Returns:
+        The format's name.
+
     Raises:
         DomainError: the name ends in none of them.
 
