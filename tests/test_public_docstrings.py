@@ -31,6 +31,13 @@ PART1 = [
 # part 2: each list is completed by whoever documents that package (see tests below: every reference module
 # must be in one of them)
 ANALYSIS: list[str] = [
+    "bayesdp.analysis", "bayesdp.analysis.analyze", "bayesdp.analysis.certify", "bayesdp.analysis.constants",
+    "bayesdp.analysis.domain", "bayesdp.analysis.facts", "bayesdp.analysis.families", "bayesdp.analysis.generic",
+    "bayesdp.analysis.inputs", "bayesdp.analysis.loading", "bayesdp.analysis.records", "bayesdp.analysis.rounding",
+    "bayesdp.analysis.structure", "bayesdp.analysis.structure.affinity", "bayesdp.analysis.structure.bounds",
+    "bayesdp.analysis.structure.dependence", "bayesdp.analysis.structure.evaluate",
+    "bayesdp.analysis.structure.interpreter", "bayesdp.analysis.structure.program",
+    "bayesdp.analysis.structure.sites", "bayesdp.analysis.tracing",
 ]
 RELEASE: list[str] = [
     "bayesdp.release", "bayesdp.release.data",

@@ -1,6 +1,11 @@
 """Model analyzer: NumPyro model + public data domain -> certified constants -> certificate report.
 
->>> from bayesdp.analysis import Domain, analyze, certify   # doctest: +SKIP
+Examples:
+    >>> from bayesdp.analysis import Domain, analyze
+    >>> from bayesdp.analysis.loading import load_model
+    >>> model, _ = load_model("logistic")
+    >>> analyze(model, domain=Domain.parse(["X.norm=1", "y.values=0,1"]), data_size=100, dim=2).constants.smoothness
+    1.0
 """
 
 from .analyze import Analysis, analyze

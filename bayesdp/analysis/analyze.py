@@ -28,9 +28,40 @@ from .structure.program import prove
 from .structure.sites import check_parameters, check_sites
 from .tracing import trace_program
 
+__all__ = ["Analysis", "analyze"]
+
 
 @dataclass
 class Analysis:
+    """What :func:`analyze` proved about a model: its structure, the facts per site and the constants.
+
+    Args:
+        model_name: the model's name.
+        latent_sites: ``(name, shape, support)`` of each latent site.
+        data_args: the names of the per-record model arguments.
+        observed_sites: ``(name, family)`` of each observed site.
+        record_plate: ``(name, size)`` of the plate over records.
+        clipped: whether per-record gradients are clipped.
+        clip_norm: the clipping norm, or None.
+        facts: the proven :class:`~bayesdp.analysis.facts.Fact` of each site.
+        unproven: the :class:`~bayesdp.analysis.facts.Unproven` constants, with the reason.
+        constants: the :class:`~bayesdp.analysis.facts.Constants` with their provenance.
+        domain: the declared :class:`~bayesdp.analysis.domain.Domain`.
+        deterministic_sites: the names of the deterministic sites.
+        domain_clipping: argument -> number of records clipped to the domain (when asked).
+        notes: notes for the report (e.g. the data was clipped).
+
+    Examples:
+        >>> from bayesdp.analysis import Domain, analyze
+        >>> from bayesdp.analysis.loading import load_model
+        >>> model, _ = load_model("logistic")
+        >>> an = analyze(model, domain=Domain.parse(["X.norm=1", "y.values=0,1"]), data_size=100, dim=2)
+        >>> an.latent_sites, an.observed_sites, an.record_plate
+        ([('w', (2,), 'real')], [('obs', 'BernoulliLogits')], ('data', 100))
+        >>> an.data_size, an.first_unproven()
+        (100, None)
+    """
+
     model_name: str
     latent_sites: list            # (name, shape, support)
     data_args: list               # names of per-record model arguments
@@ -48,15 +79,29 @@ class Analysis:
 
     @property
     def data_size(self) -> int | None:
+        """The number of records (``constants.data_size``)."""
         return self.constants.data_size
 
     def first_unproven(self, *whats: str) -> str | None:
+        """The message of the first constant not proven (among ``whats`` when given).
+
+        Args:
+            *whats: the constants to look at (e.g. ``"per-record gradient bound"``); none: all of them.
+
+        Returns:
+            The one-line message of :meth:`Unproven.message`, or None when everything asked was proven.
+        """
         for u in self.unproven:
             if not whats or u.what in whats:
                 return u.message()
         return None
 
     def to_dict(self) -> dict:
+        """The analysis as a JSON-ready dict (the ``model`` part of a certificate report).
+
+        Returns:
+            The sites, record plate, data arguments, domain, clipping, facts, unproven constants and notes.
+        """
         return {
             "name": self.model_name,
             "latent_sites": [{"name": n, "shape": list(s), "support": sup} for n, s, sup in self.latent_sites],
@@ -87,6 +132,50 @@ def analyze(model: Callable, data: Mapping[str, Any] | None = None, domain: Doma
     gradient clipping at this norm (the sampler then no longer targets the exact posterior).
     Raises a one-line :class:`~bayesdp.errors.BayesDPError` on invalid input or a structural
     refusal; constants the rules cannot prove are ``None`` and listed in ``unproven``.
+
+    Args:
+        model: a NumPyro model taking the data arguments as keyword arguments.
+        data: per-record model arguments (each array's leading axis is the record), or None to certify
+            before sampling (then ``data_size`` is required).
+        domain: the public bounds on one record (a :class:`~bayesdp.analysis.domain.Domain`, its spec mapping,
+            or the command line's words); required unless ``clip_norm`` is given.
+        model_kwargs: the model's other keyword arguments (hyperparameters).
+        clip_norm: per-record gradient clipping at this norm (the sampler then no longer targets the exact
+            posterior).
+        data_size: the number of records, without data (or checked against the data).
+        dim: the length of a record's row, without data, for an argument with one row per record.
+        clip_to_domain: clip the data into the declared domain (recorded in ``domain_clipping``) rather than
+            refuse data outside it.
+        model_name: the name to report (default: the function's name).
+        record_shapes: without data, the shape of one record of each data argument (e.g. ``{"X": (3,), "y":
+            ()}``), instead of ``dim``.
+
+    Returns:
+        The :class:`Analysis`.
+
+    Raises:
+        DomainError: if no domain is declared, the data lies outside it, or the data is invalid.
+        AssumptionError: if ``data_size`` (without data), ``dim`` or ``record_shapes`` is missing or invalid,
+            or ``clip_norm`` is not positive.
+        ModelError: if the model is not callable, cannot be traced, or its structure is refused (naming the
+            site and the operation of the model).
+
+    Examples:
+        Bayesian logistic regression with a Normal(0, 1) prior and rows of norm <= 1: K = |w|^2/2 (mu = L = 1),
+        each record's gradient norm <= |x| sup|sigmoid - y| = 1 (the norm inflated by 1 + 8 * 2^-24 for
+        float data, see :mod:`bayesdp.analysis.domain`):
+
+        >>> from bayesdp.analysis import Domain, analyze
+        >>> from bayesdp.analysis.loading import load_model
+        >>> model, _ = load_model("logistic")
+        >>> an = analyze(model, domain=Domain.parse(["X.norm=1", "y.values=0,1"]), data_size=100, dim=2)
+        >>> c = an.constants
+        >>> c.strong_convexity, c.smoothness, round(c.record_grad_bound, 6), round(c.grad_diff, 6)
+        (1.0, 1.0, 1.0, 2.000001)
+        >>> analyze(model, data_size=100, dim=2)
+        Traceback (most recent call last):
+        ...
+        bayesdp.errors.DomainError: no data domain declared; ...
     """
     inp = check_inputs(model, data, domain, model_kwargs, clip_norm, data_size, dim, clip_to_domain, model_name,
                        record_shapes)

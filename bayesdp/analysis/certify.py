@@ -19,6 +19,9 @@ from ..certificate import BoundReport, Certificate
 from ..errors import AssumptionError, BayesDPError, probability_open
 from .analyze import Analysis, analyze
 
+__all__ = ["CertifyReport", "MECHANISM_KEYS", "certify", "price"]
+
+#: the mechanisms :func:`certify` prices, in report order
 MECHANISM_KEYS = ("posterior", "ula-final", "ula-path", "sgld-final", "sgld-path")
 
 # 004 Proposition 3.4, limitation: a quantitative warning needs a certified *lower* bound on the posterior's
@@ -33,6 +36,28 @@ PROP_3_4_NOTE = ("004 Proposition 3.4: if a chain's final draw is certified (eps
 
 @dataclass
 class CertifyReport:
+    """What :func:`certify` found: the analysis and, per mechanism, its certificates or why there are none.
+
+    Args:
+        analysis: the :class:`~bayesdp.analysis.analyze.Analysis` the mechanisms were priced with.
+        mechanisms: mechanism key (``MECHANISM_KEYS``) -> :class:`~bayesdp.certificate.BoundReport`, or a string
+            saying why it is not certified.
+        delta: the delta of every certificate.
+        sampler: the sampler configuration priced (step size, steps, batch size, inverse temperature, clipping).
+        warnings: notes for the report.
+
+    Examples:
+        >>> from bayesdp.analysis import Domain, certify
+        >>> from bayesdp.analysis.loading import load_model
+        >>> model, _ = load_model("logistic")
+        >>> report = certify(model, domain=Domain.parse(["X.norm=1", "y.values=0,1"]), data_size=100, dim=2,
+        ...                  step_size=1e-3, num_steps=100, sampler="ula")
+        >>> sorted(report.certified()), report.mechanisms["sgld-path"]
+        (['posterior', 'ula-final', 'ula-path'], 'not requested (sampler = ula)')
+        >>> report.table().splitlines()[0]
+        'model logistic: latent w[2]; observed obs (BernoulliLogits); record plate data (size 100)'
+    """
+
     analysis: Analysis
     mechanisms: dict
     delta: float
@@ -40,14 +65,27 @@ class CertifyReport:
     warnings: list = field(default_factory=list)
 
     def certified(self) -> dict:
+        """The mechanisms that have a report.
+
+        Returns:
+            Mechanism key -> :class:`~bayesdp.certificate.BoundReport`.
+        """
         return {k: v for k, v in self.mechanisms.items() if isinstance(v, BoundReport)}
 
     @property
     def best(self) -> tuple[str, BoundReport] | None:
+        """``(mechanism, report)`` of the sampler mechanism with the smallest epsilon (the exact posterior
+        excluded), or None when no chain is certified."""
         cands = [(k, v) for k, v in self.certified().items() if v.best is not None and k != "posterior"]
         return min(cands, key=lambda kv: kv[1].value()) if cands else None
 
     def to_dict(self) -> dict:
+        """The report as a JSON-ready dict (what ``bayesdp certify --json`` prints).
+
+        Returns:
+            ``{"model", "constants", "sampler", "delta", "mechanisms", "warnings"}``; a mechanism without a
+            certificate is ``{"error": reason}``.
+        """
         mechs: dict[str, Any] = {}
         for k in MECHANISM_KEYS:
             v = self.mechanisms.get(k)
@@ -62,6 +100,12 @@ class CertifyReport:
         }
 
     def table(self) -> str:
+        """The report as text: the model, the domain, every constant with its provenance, each mechanism's
+        epsilon and best route (or why not certified), the notes.
+
+        Returns:
+            The multi-line table.
+        """
         an = self.analysis
         c = an.constants
         lines = [f"model {an.model_name}: latent " + ", ".join(f"{n}{list(s)}" for n, s, _ in an.latent_sites)
@@ -114,7 +158,19 @@ _CONSTANT_OPTIONS = ("v-convex", "v-smoothness", "strong-convexity", "smoothness
 
 def in_model_terms(msg: str) -> str:
     """A core message re-worded for a model: advice to declare a constant (an option of `bayesdp bound`)
-    becomes what the analysis did not prove."""
+    becomes what the analysis did not prove.
+
+    Args:
+        msg: a message of the certificate core.
+
+    Returns:
+        The message with ``--option`` names replaced by the constants' names.
+
+    Examples:
+        >>> from bayesdp.analysis.certify import in_model_terms
+        >>> in_model_terms("requires --strong-convexity > 0")
+        'requires strong_convexity > 0'
+    """
     msg = msg.replace("declare --v-convex and/or --v-smoothness L_V (0 for linear V)",
                       "the analysis proved V neither convex nor smooth for this model (see v_convex and "
                       "v_smoothness in the constants' provenance)")
@@ -149,7 +205,31 @@ def price(c, mech: str, delta: float, *, step_size: float | None = None, num_ste
     """The certificate core's report for mechanism ``mech`` with the analysis constants ``c`` (at their
     ``inverse_temperature``), or a string saying why it cannot be priced.  The final-draw mechanisms fall
     back to the path's certificate (post-processing).  SGLD uses the 004 loss
-    ``l~ = K + data_size * l_d + V_prior`` (004 (31), (36))."""
+    ``l~ = K + data_size * l_d + V_prior`` (004 (31), (36)).
+
+    Args:
+        c: the analysis :class:`~bayesdp.analysis.facts.Constants`.
+        mech: one of ``MECHANISM_KEYS``.
+        delta: the delta of the certificates.
+        step_size: the chain's step size (chains).
+        num_steps: the chain's number of steps (chains).
+        batch_size: records per minibatch (SGLD).
+
+    Returns:
+        A :class:`~bayesdp.certificate.BoundReport`, or a string saying why the mechanism cannot be priced
+        (a constant not proven, a missing option, the core's refusal in the model's terms).
+
+    Examples:
+        >>> from bayesdp.analysis import Domain, analyze
+        >>> from bayesdp.analysis.certify import price
+        >>> from bayesdp.analysis.loading import load_model
+        >>> model, _ = load_model("logistic")
+        >>> c = analyze(model, domain=Domain.parse(["X.norm=1", "y.values=0,1"]), data_size=100, dim=2).constants
+        >>> price(c, "ula-path", 1e-5, step_size=1e-3, num_steps=100).mechanism
+        'ula-path'
+        >>> price(c, "sgld-path", 1e-5, step_size=1e-3, num_steps=100)
+        'batch_size is required for SGLD: pass --batch-size S (records per minibatch)'
+    """
     beta = c.inverse_temperature
     common = {"step_size": step_size, "num_steps": num_steps, "inverse_temperature": beta}
 
@@ -200,6 +280,50 @@ def certify(model: Callable, data: Mapping[str, Any] | None = None, domain=None,
     prevent ``ula-path``).  ``sampler`` in {None, "ula", "sgld"} restricts the chains priced.
     Raises a one-line :class:`~bayesdp.errors.BayesDPError` if the input is invalid, or (with
     ``require_any``) if no mechanism at all can be certified.
+
+    Args:
+        model: a NumPyro model (see :func:`~bayesdp.analysis.analyze.analyze`).
+        data: per-record model arguments, or None to certify before sampling (with ``data_size``).
+        domain: the public bounds on one record.
+        step_size: the chain's step size.
+        num_steps: the chain's number of steps.
+        batch_size: records per minibatch (SGLD).
+        inverse_temperature: beta of the sampled distribution (1: the Bayesian posterior).
+        clip_norm: per-record gradient clipping norm.
+        delta: the delta of every certificate, in (0, 1).
+        model_kwargs: the model's other keyword arguments.
+        data_size: the number of records, without data.
+        dim: the length of a record's row, without data.
+        clip_to_domain: clip the data into the domain rather than refuse it.
+        sampler: ``"ula"`` or ``"sgld"`` to price that chain only, ``"none"`` for the posterior only,
+            None or ``"all"`` for every mechanism.
+        analysis: an :class:`~bayesdp.analysis.analyze.Analysis` already computed (the model is then not
+            analysed again).
+        model_name: the name to report.
+        require_any: refuse when no mechanism at all can be certified.
+        record_shapes: without data, the shape of one record of each data argument.
+
+    Returns:
+        The :class:`CertifyReport`.
+
+    Raises:
+        AssumptionError: if ``delta``, ``sampler`` or ``inverse_temperature`` is invalid, or (with
+            ``require_any``) no mechanism can be certified (naming every blocking site).
+        DomainError: see :func:`~bayesdp.analysis.analyze.analyze`.
+        ModelError: see :func:`~bayesdp.analysis.analyze.analyze`.
+
+    Examples:
+        >>> from bayesdp.analysis import Domain, certify
+        >>> from bayesdp.analysis.loading import load_model
+        >>> model, _ = load_model("logistic")
+        >>> report = certify(model, domain=Domain.parse(["X.norm=1", "y.values=0,1"]), data_size=100, dim=2,
+        ...                  step_size=1e-3, num_steps=100, batch_size=10)
+        >>> sorted(report.certified()) == sorted(["posterior", "ula-final", "ula-path", "sgld-final", "sgld-path"])
+        True
+        >>> certify(model, domain=Domain.parse(["X.norm=1", "y.values=0,1"]), data_size=100, dim=2, delta=2.0)
+        Traceback (most recent call last):
+        ...
+        bayesdp.errors.AssumptionError: delta = 2 must be in (0, 1); ...
     """
     d = probability_open("delta", delta, "pass a delta strictly between 0 and 1, e.g. 1e-5")
     if sampler not in (None, "ula", "sgld", "all", "none"):

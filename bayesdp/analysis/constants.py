@@ -27,6 +27,9 @@ from .structure.affinity import AFFINE, CONST
 from .structure.evaluate import evaluate_constants
 from .structure.interpreter import conc
 
+# no public names: steps of bayesdp.analysis.analyze (the interface): prior_site, likelihood_site, combine
+__all__: list[str] = []
+
 #: families parametrised by probabilities whose rule is the logit family's when probs = sigmoid(logits)
 PROBS_AS_LOGITS = {dist.BernoulliProbs: dist.BernoulliLogits, dist.BinomialProbs: dist.BinomialLogits}
 
@@ -38,7 +41,13 @@ PROBS_AS_LOGITS = {dist.BernoulliProbs: dist.BernoulliLogits, dist.BinomialProbs
 @dataclass
 class GaussianSite:
     """A Gaussian prior term of one site: residual r = u_s - loc(theta), -log p = r^T P r / 2 + const, with
-    ``B = d loc / d theta`` (n_s x D, all latent coordinates) when loc depends on other latent sites."""
+    ``B = d loc / d theta`` (n_s x D, all latent coordinates) when loc depends on other latent sites.
+
+    Args:
+        site: the latent site.
+        term: its :class:`~bayesdp.analysis.families.GaussianTerm`.
+        B: ``d loc / d theta`` (n_s x D), or None when loc is constant.
+    """
 
     site: str
     term: GaussianTerm
@@ -67,7 +76,35 @@ def _loc_jacobian(program, name: str) -> np.ndarray:
 
 
 def prior_site(program, facts, structure, name: str, m: int):
-    """A latent site's prior through its family rule: :class:`GaussianSite`, PriorFacts (a V term) or Unproven."""
+    """A latent site's prior through its family rule: :class:`GaussianSite`, PriorFacts (a V term) or Unproven.
+
+    Args:
+        program: the traced :class:`~bayesdp.analysis.tracing.Program`.
+        facts: its :class:`~bayesdp.analysis.structure.program.ProgramFacts`.
+        structure: its :class:`~bayesdp.analysis.structure.sites.SiteStructure`.
+        name: the latent site.
+        m: the number of records (a prior may depend on it).
+
+    Returns:
+        A :class:`GaussianSite`, a :class:`~bayesdp.analysis.families.PriorFacts` or an
+        :class:`~bayesdp.analysis.facts.Unproven`.
+
+    Examples:
+        >>> import numpy as np
+        >>> from bayesdp.analysis.domain import Domain
+        >>> from bayesdp.analysis.loading import load_model
+        >>> from bayesdp.analysis.tracing import trace_program
+        >>> from bayesdp.analysis.structure.program import prove
+        >>> from bayesdp.analysis.structure.sites import check_sites
+        >>> model, _ = load_model("logistic")
+        >>> program = trace_program(model, {"X": (2,), "y": ()}, {"X": np.float32, "y": np.float32})
+        >>> facts = prove(program)
+        >>> domain = Domain.parse(["X.norm=1", "y.values=0,1"])
+        >>> from bayesdp.analysis.constants import prior_site
+        >>> site = prior_site(program, facts, check_sites(program, facts), "w", 100)
+        >>> site.term.precision.tolist(), site.B is None          # Normal(0, 1): precision 1
+        ([1.0, 1.0], True)
+    """
     s = program.sites[name]
     what = "prior decomposition"
     rule = PRIOR_RULES.get((s.dist_type, s.transform))
@@ -117,7 +154,16 @@ def prior_site(program, facts, structure, name: str, m: int):
 def gaussian_k(program, gauss: list, others: list) -> tuple:
     """(mu, L, provenance) of K = the sum of the Gaussian terms, a quadratic form over every latent
     coordinate: mu = lambda_min(Q), L = lambda_max(Q) for Q = sum_s M_s^T P_s M_s, M_s = E_s - B_s.
-    Without hierarchy and with diagonal precisions, Q is diagonal and the bounds are exact."""
+    Without hierarchy and with diagonal precisions, Q is diagonal and the bounds are exact.
+
+    Args:
+        program: the traced program.
+        gauss: the :class:`GaussianSite` of every Gaussian prior.
+        others: ``(site, rule)`` of the latent sites with no K part (their coordinates have no curvature in K).
+
+    Returns:
+        ``(mu, L, provenance of mu, provenance of L)``.
+    """
     names = ", ".join(g.site for g in gauss)
     rules = sorted({g.term.rule for g in gauss})
     if not any(g.B is not None for g in gauss):
@@ -164,6 +210,42 @@ def _interval(b) -> tuple[float, float]:
 
 
 def likelihood_site(program, facts, name: str, domain, m: int, arrays) -> LikelihoodFacts | Unproven:
+    """An observed site's per-record gradient bound, smoothness and convexity: its family rule applied to its
+    predictor (proven affine, Jacobian bounded over the declared domain), else the generic rule.
+
+    Args:
+        program: the traced :class:`~bayesdp.analysis.tracing.Program`.
+        facts: its :class:`~bayesdp.analysis.structure.program.ProgramFacts`.
+        name: the observed site.
+        domain: the declared :class:`~bayesdp.analysis.domain.Domain`.
+        m: the number of records.
+        arrays: the validated data, or None (the bounds never read it).
+
+    Returns:
+        :class:`~bayesdp.analysis.facts.LikelihoodFacts`, or :class:`~bayesdp.analysis.facts.Unproven` with why.
+
+    Raises:
+        DomainError: if the declared range of the response exceeds the family's support, or (with ``arrays``)
+            a record's response lies outside it.
+
+    Examples:
+        Logistic regression, rows of norm <= 1: gradient <= 1, smoothness <= 1/4 (inflated for float data):
+
+        >>> import numpy as np
+        >>> from bayesdp.analysis.domain import Domain
+        >>> from bayesdp.analysis.loading import load_model
+        >>> from bayesdp.analysis.tracing import trace_program
+        >>> from bayesdp.analysis.structure.program import prove
+        >>> from bayesdp.analysis.structure.sites import check_sites
+        >>> model, _ = load_model("logistic")
+        >>> program = trace_program(model, {"X": (2,), "y": ()}, {"X": np.float32, "y": np.float32})
+        >>> facts = prove(program)
+        >>> domain = Domain.parse(["X.norm=1", "y.values=0,1"])
+        >>> from bayesdp.analysis.constants import likelihood_site
+        >>> lik = likelihood_site(program, facts, "obs", domain, 100, None)
+        >>> round(lik.grad_bound, 6), round(lik.smoothness, 6), lik.convex
+        (1.0, 0.25, True)
+    """
     s = program.sites[name]
     what = "per-record gradient bound"
     rule = LIKELIHOOD_RULES.get(s.dist_type)
@@ -305,7 +387,41 @@ def likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likeli
 
 def combine(program, priors: dict, liks: list, clip_norm: float | None, observed: list, m: int, data_given: bool,
             size_dependent: list, notes: list) -> tuple[Constants, list, list]:
-    """The constants of ``U_D = K + V_D`` from the per-site results; returns (constants, facts, unproven)."""
+    """The constants of ``U_D = K + V_D`` from the per-site results; returns (constants, facts, unproven).
+
+    Args:
+        program: the traced program.
+        priors: latent site -> :func:`prior_site`'s result.
+        liks: :func:`likelihood_site`'s result for each observed site (empty with clipping).
+        clip_norm: the per-record gradient clipping norm, or None.
+        observed: the observed sites.
+        m: the number of records.
+        data_given: whether the data was given (else certified before sampling).
+        size_dependent: sites whose terms depend on the number of records.
+        notes: notes for the report (appended to).
+
+    Returns:
+        ``(constants, facts, unproven)``.
+
+    Examples:
+        >>> import numpy as np
+        >>> from bayesdp.analysis.domain import Domain
+        >>> from bayesdp.analysis.loading import load_model
+        >>> from bayesdp.analysis.tracing import trace_program
+        >>> from bayesdp.analysis.structure.program import prove
+        >>> from bayesdp.analysis.structure.sites import check_sites
+        >>> model, _ = load_model("logistic")
+        >>> program = trace_program(model, {"X": (2,), "y": ()}, {"X": np.float32, "y": np.float32})
+        >>> facts = prove(program)
+        >>> domain = Domain.parse(["X.norm=1", "y.values=0,1"])
+        >>> from bayesdp.analysis.constants import combine, likelihood_site, prior_site
+        >>> structure = check_sites(program, facts)
+        >>> priors = {"w": prior_site(program, facts, structure, "w", 100)}
+        >>> liks = [likelihood_site(program, facts, "obs", domain, 100, None)]
+        >>> c, _, unproven = combine(program, priors, liks, None, ["obs"], 100, False, [], [])
+        >>> c.strong_convexity, round(c.grad_bound, 6), unproven        # 100 records * 1, inflated
+        (1.0, 100.000048, [])
+    """
     facts: list[Fact] = []
     unproven: list[Unproven] = []
     prov: dict[str, str] = {}

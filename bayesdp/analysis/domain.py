@@ -41,6 +41,8 @@ import numpy as np
 
 from ..errors import CLIP_ADVICE, DomainError, clip_advice  # noqa: F401 - clip_advice re-exported
 
+__all__ = ["ArgDomain", "Domain", "NORM_RTOL", "box", "norm_bound", "values"]
+
 KEYS = ("norm", "min", "max", "values")
 
 #: relative tolerance of a declared norm for floating-point rows, and the inflation of every bound a
@@ -55,7 +57,24 @@ def _inflate(x: float) -> float:
 
 @dataclass(frozen=True)
 class ArgDomain:
-    """Bounds on one record of one model argument."""
+    """Bounds on one record of one model argument (as declared; see the module docstring for the inflated
+    bounds a certificate uses).  Built by :class:`Domain` from its spec.
+
+    Args:
+        name: the model argument.
+        norm: declared bound on the Euclidean norm of each record's row, or None.
+        lo: declared lower bound of every entry, or None.
+        hi: declared upper bound of every entry, or None.
+        values: the values every entry is one of, or None.
+
+    Examples:
+        >>> from bayesdp.analysis import ArgDomain
+        >>> x = ArgDomain("X", norm=1.0)
+        >>> x.describe(), x.certified_norm > 1.0          # inflated by 1 + NORM_RTOL for float data
+        ('X.norm=1', True)
+        >>> ArgDomain("y", values=(0.0, 1.0)).value_range()
+        (0.0, 1.0)
+    """
 
     name: str
     norm: float | None = None
@@ -67,7 +86,14 @@ class ArgDomain:
     def row_norm_bound(self, size: int) -> float | None:
         """sup |x| over one record with ``size`` entries, from every declared bound (the smallest),
         INFLATED by ``1 + NORM_RTOL`` (rounded up): the bound a certificate may use, true for every record
-        :meth:`Domain.check` accepts, also after the samplers' cast to float32 (module docstring)."""
+        :meth:`Domain.check` accepts, also after the samplers' cast to float32 (module docstring).
+
+        Args:
+            size: the number of entries of one record.
+
+        Returns:
+            The inflated bound, or None when nothing bounds the row.
+        """
         cands = []
         if self.norm is not None:
             cands.append(self.norm)
@@ -84,7 +110,11 @@ class ArgDomain:
         return None if self.norm is None else _inflate(self.norm)
 
     def value_range(self) -> tuple[float, float] | None:
-        """(inf, sup) of one entry, when entries are bounded."""
+        """(inf, sup) of one entry, when entries are bounded.
+
+        Returns:
+            The declared ``(low, high)`` of an entry, or None when unbounded.
+        """
         if self.values is not None:
             lo, hi = min(self.values), max(self.values)
             if self.lo is not None:
@@ -97,6 +127,11 @@ class ArgDomain:
         return None
 
     def describe(self) -> str:
+        """The bounds in the command line's words.
+
+        Returns:
+            E.g. ``X.min=-1 X.max=1`` (empty when nothing is declared).
+        """
         parts = []
         if self.norm is not None:
             parts.append(f"{self.name}.norm={self.norm:g}")
@@ -109,6 +144,11 @@ class ArgDomain:
         return " ".join(parts)
 
     def to_dict(self) -> dict:
+        """The declared bounds, JSON-ready.
+
+        Returns:
+            ``{"norm"|"min"|"max"|"values": ...}`` for each declared bound.
+        """
         out: dict[str, Any] = {}
         if self.norm is not None:
             out["norm"] = self.norm
@@ -177,6 +217,14 @@ class Domain:
     ``Domain(X=norm_bound(1.0), y=values(0, 1))`` (keyword per data argument), ``Domain({"X": {"norm":
     1.0}, "y": {"values": [0, 1]}})`` or ``Domain.parse(["X.norm=1.0", "y.values=0,1"])``.
 
+    Args:
+        spec: argument name -> ``{"norm"|"min"|"max"|"values": ...}`` (or an :class:`ArgDomain`).
+        **args: the same, one keyword per data argument (merged over ``spec``).
+
+    Raises:
+        DomainError: if a bound is malformed (not a number, ``min > max``, a non-positive norm, an unknown
+            key...), naming the argument and the bound.
+
     Examples:
         >>> Domain(X=norm_bound(1.0), y=values(0, 1)).describe()
         'X.norm=1 y.values=0,1'
@@ -204,6 +252,16 @@ class Domain:
     @staticmethod
     def parse(entries: Iterable[str] | str | None) -> "Domain":
         """A domain from the command line's words, e.g. ``["X.norm=1", "y.values=0,1"]``.
+
+        Args:
+            entries: ``ARG.KEY=VALUE`` words (KEY one of norm, min, max, values), one word, or None (empty).
+
+        Returns:
+            The :class:`Domain`.
+
+        Raises:
+            DomainError: if an entry is not ``ARG.KEY=VALUE``, its key is unknown, it is declared twice, or
+                its value is invalid.
 
         Examples:
             >>> Domain.parse(["X.norm=1", "y.values=0,1"]).describe()
@@ -264,6 +322,24 @@ class Domain:
         argument, how many records clipping changed.  Raises :class:`DomainError`
         naming the argument, the first offending record and the bound otherwise.
         A finite set of values cannot be clipped to: such data is always an error.
+
+        Args:
+            data: argument name -> array with one record per row (arguments not declared are not checked).
+            clip: clip records into the declared bounds (norm: rescale the row; min/max: clamp entries)
+                instead of refusing them.
+
+        Returns:
+            ``(data, clipped)``: the (possibly clipped) arrays and argument -> number of records changed.
+
+        Raises:
+            DomainError: a record lies outside the domain (and ``clip`` is False, or the bound is a set of
+                values), naming the argument, the record and the bound.
+
+        Examples:
+            >>> import numpy as np
+            >>> data, clipped = Domain(X=box(-1, 1)).check({"X": np.array([[0.5, 2.0], [0.1, 0.2]])}, clip=True)
+            >>> data["X"].tolist(), clipped
+            ([[0.5, 1.0], [0.1, 0.2]], {'X': 1})
         """
         out = dict(data)
         record: dict[str, int] = {}
@@ -327,6 +403,12 @@ class Domain:
 def norm_bound(radius: float) -> dict:
     """Each record of the argument (a row) has Euclidean norm <= ``radius``: ``Domain(X=norm_bound(1.0))``.
 
+    Args:
+        radius: the bound on each row's norm (checked by :class:`Domain`).
+
+    Returns:
+        The spec ``{"norm": radius}``.
+
     Examples:
         >>> Domain(X=norm_bound(1.0)).describe()
         'X.norm=1'
@@ -337,6 +419,13 @@ def norm_bound(radius: float) -> dict:
 def box(low: float, high: float) -> dict:
     """Every entry of each record lies in [``low``, ``high``]: ``Domain(X=box(-1, 1))``.
 
+    Args:
+        low: the lower bound of every entry.
+        high: the upper bound of every entry.
+
+    Returns:
+        The spec ``{"min": low, "max": high}``.
+
     Examples:
         >>> Domain(X=box(-1, 1)).describe()
         'X.min=-1 X.max=1'
@@ -346,6 +435,12 @@ def box(low: float, high: float) -> dict:
 
 def values(*allowed: float) -> dict:
     """Every entry is one of ``allowed``: ``Domain(y=values(0, 1))``.
+
+    Args:
+        *allowed: the values an entry may take.
+
+    Returns:
+        The spec ``{"values": [...]}``.
 
     Examples:
         >>> Domain(y=values(0, 1)).to_dict()

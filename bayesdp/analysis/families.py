@@ -27,9 +27,26 @@ import numpyro.distributions as dist
 
 from . import rounding as r
 
+__all__ = ["GaussianTerm", "LIKELIHOOD_RULES", "LikelihoodRule", "PRIOR_RULES", "PriorFacts", "Unsupported",
+           "likelihood_rule", "prior_rule"]
+
 
 class Unsupported(Exception):
-    """A rule's hypothesis does not hold: the message says which."""
+    """A rule's hypothesis does not hold: the message says which.
+
+    The analysis turns it into an entry of ``Analysis.unproven`` (or a one-line
+    :class:`~bayesdp.errors.BayesDPError` naming the site); it is not raised to the user as such.
+
+    Examples:
+        >>> import numpy as np
+        >>> import numpyro.distributions as dist
+        >>> from bayesdp.analysis.families import PRIOR_RULES, Unsupported
+        >>> try:
+        ...     PRIOR_RULES[(dist.Normal, "IdentityTransform")]({"scale": np.array([0.0])})
+        ... except Unsupported as exc:
+        ...     print(exc)
+        its scale = 0 must be finite and > 0
+    """
 
 
 # ---------------------------------------------------------------------------
@@ -46,6 +63,28 @@ class Unsupported(Exception):
 
 @dataclass(frozen=True)
 class PriorFacts:
+    """What a prior rule proved about one latent site's term of the potential: a K block and/or a V part.
+
+    Args:
+        rule: the rule's name (provenance).
+        k_strong_convexity: mu of this site's K block (None: no K part).
+        k_smoothness: L of this site's K block.
+        v_grad_bound: sup |grad V_site| (rounded up).
+        v_smoothness: Lipschitz constant of grad V_site (None: not smooth).
+        v_convex: whether V_site is convex.
+        detail: how (for the provenance).
+
+    Examples:
+        A Laplace(0, 1) prior on two coordinates: V = |theta_1| + |theta_2|, |grad V| <= sqrt(2):
+
+        >>> import numpy as np
+        >>> import numpyro.distributions as dist
+        >>> from bayesdp.analysis.families import PRIOR_RULES
+        >>> facts = PRIOR_RULES[(dist.Laplace, "IdentityTransform")]({"scale": np.array([1.0, 1.0])})
+        >>> round(facts.v_grad_bound, 6), facts.v_smoothness, facts.v_convex
+        (1.414214, None, True)
+    """
+
     rule: str
     k_strong_convexity: float | None   # mu of this site's K block (None: no K part)
     k_smoothness: float | None         # L of this site's K block
@@ -59,7 +98,25 @@ class PriorFacts:
 class GaussianTerm:
     """-log p = (u - loc)^T precision (u - loc)/2 + const in the site's unconstrained coordinates u.
     ``diagonal``: the precision is diagonal (then ``precision`` holds the diagonal); ``exact``: its entries
-    are the exact float values (1/scale^2 rounded both ways in ``bounds``)."""
+    are the exact float values (1/scale^2 rounded both ways in ``bounds``).
+
+    Args:
+        rule: the rule's name (provenance).
+        precision: the precision matrix (or its diagonal when ``diagonal``).
+        diagonal: whether the precision is diagonal.
+        bounds: (min, max) eigenvalue bounds of the precision alone (rounded outward).
+        detail: how (for the provenance).
+
+    Examples:
+        A Normal prior with scales 0.5 and 2: precision diag(4, 1/4):
+
+        >>> import numpy as np
+        >>> import numpyro.distributions as dist
+        >>> from bayesdp.analysis.families import PRIOR_RULES
+        >>> term = PRIOR_RULES[(dist.Normal, "IdentityTransform")]({"scale": np.array([0.5, 2.0])})
+        >>> term.precision.tolist(), term.bounds, term.diagonal
+        ([4.0, 0.25], (0.25, 4.0), True)
+    """
 
     rule: str
     precision: np.ndarray
@@ -73,7 +130,32 @@ IDENTITY, EXP = "IdentityTransform", "ExpTransform"
 
 
 def prior_rule(*keys):
-    """Register a prior rule for (family, transform name) keys (a bare family means the identity)."""
+    """Register a prior rule for (family, transform name) keys (a bare family means the identity).
+
+    A prior rule takes the site's parameters (name -> float64 array broadcast to the site's shape, proven
+    constant) and returns a :class:`GaussianTerm` or :class:`PriorFacts` for the site's term of the potential in
+    the unconstrained space, or raises :class:`Unsupported`.  It is stored in ``PRIOR_RULES``.
+
+    Args:
+        *keys: distribution classes, or ``(class, transform name)`` pairs (e.g. ``"ExpTransform"`` for a
+            positive parameter sampled in log-space).
+
+    Returns:
+        A decorator registering the function under every key and returning it unchanged.
+
+    Examples:
+        A subclass of Normal with the same density gets the Normal rule:
+
+        >>> import numpyro.distributions as dist
+        >>> from bayesdp.analysis.families import PRIOR_RULES, prior_rule
+        >>> class MyNormal(dist.Normal):
+        ...     pass
+        >>> normal = PRIOR_RULES[(dist.Normal, "IdentityTransform")]
+        >>> prior_rule(MyNormal)(normal) is normal
+        True
+        >>> PRIOR_RULES.pop((MyNormal, "IdentityTransform")) is normal
+        True
+    """
     def deco(fn):
         for k in keys:
             PRIOR_RULES[k if isinstance(k, tuple) else (k, IDENTITY)] = fn
@@ -195,6 +277,26 @@ class LikelihoodRule:
     ``hessian_bound(fixed)``: sup of the operator norm of d psi / d eta for one unit;
     ``convex``: l convex in eta; ``support(fixed, eta_shape)``: (lo, hi, integer) of the response;
     ``refuse``: why the family has no bounded score (unbounded gradient).
+
+    Args:
+        family: the family's name (provenance).
+        predictor: the parameter holding eta (None for a refused family).
+        event_ndim: 1 if eta has a trailing class axis, else 0.
+        fixed: parameters that must be theta-free.
+        score_bound: ``(fixed, y) -> float``, sup over eta and the responses of |psi| for one unit.
+        hessian_bound: ``fixed -> float``, sup of the operator norm of d psi / d eta for one unit.
+        convex: whether l is convex in eta.
+        support: ``(fixed, eta_shape) -> (lo, hi, integer)`` of the response.
+        refuse: why the family has no bounded score, or None.
+
+    Examples:
+        Bernoulli with logits: psi = sigmoid(eta) - y, |psi| <= 1 and |d psi / d eta| <= 1/4:
+
+        >>> import numpyro.distributions as dist
+        >>> from bayesdp.analysis.families import LIKELIHOOD_RULES
+        >>> rule = LIKELIHOOD_RULES[dist.BernoulliLogits]
+        >>> rule.score_bound({}, (0.0, 1.0)), rule.hessian_bound({}), rule.convex
+        (1.0, 0.25, True)
     """
 
     family: str
@@ -209,6 +311,7 @@ class LikelihoodRule:
 
     @property
     def rule(self) -> str:
+        """The rule's name for the provenance: ``FAMILY likelihood, PREDICTOR affine in theta``."""
         return f"{self.family} likelihood, {self.predictor} affine in theta"
 
 
@@ -216,6 +319,26 @@ LIKELIHOOD_RULES: dict[type, LikelihoodRule] = {}
 
 
 def likelihood_rule(rule: LikelihoodRule, *families: type) -> LikelihoodRule:
+    """Register a likelihood rule for distribution classes (stored in ``LIKELIHOOD_RULES``).
+
+    Args:
+        rule: the :class:`LikelihoodRule`.
+        *families: the distribution classes it covers.
+
+    Returns:
+        ``rule``.
+
+    Examples:
+        >>> import numpyro.distributions as dist
+        >>> from bayesdp.analysis.families import LIKELIHOOD_RULES, likelihood_rule
+        >>> class MyBernoulli(dist.BernoulliLogits):
+        ...     pass
+        >>> bernoulli = LIKELIHOOD_RULES[dist.BernoulliLogits]
+        >>> likelihood_rule(bernoulli, MyBernoulli).rule
+        'Bernoulli(logits) likelihood, logits affine in theta'
+        >>> LIKELIHOOD_RULES.pop(MyBernoulli) is bernoulli
+        True
+    """
     for f in families:
         LIKELIHOOD_RULES[f] = rule
     return rule

@@ -31,6 +31,9 @@ from ..errors import DomainError
 from .facts import LikelihoodFacts, Unproven
 from .structure import program as sp
 
+# no public names: a step of bayesdp.analysis.analyze (the interface), called by bayesdp.analysis.constants
+__all__: list[str] = []
+
 GENERIC = "generic: gradient of logp bounded by interval arithmetic over the domain and all theta"
 WHAT = "per-record gradient bound"
 
@@ -48,7 +51,24 @@ def _fixes(site, hint: str) -> str:
 def generic_site(program, facts, name: str, domain, m: int, context: str,
                  hint: str = "") -> LikelihoodFacts | Unproven:
     """The generic rule for observed site ``name``; ``context`` says why no family rule applies (it opens a
-    refusal), ``hint`` is a rewrite specific to the family (e.g. "write Bernoulli(logits=eta)")."""
+    refusal), ``hint`` is a rewrite specific to the family (e.g. "write Bernoulli(logits=eta)").
+
+    Args:
+        program: the traced :class:`~bayesdp.analysis.tracing.Program`.
+        facts: its :class:`~bayesdp.analysis.structure.program.ProgramFacts`.
+        name: the observed site.
+        domain: the declared :class:`~bayesdp.analysis.domain.Domain`.
+        m: the number of records.
+        context: why no family rule applies.
+        hint: a rewrite specific to the family.
+
+    Returns:
+        :class:`~bayesdp.analysis.facts.LikelihoodFacts` (gradient bound only: not convex, not smooth), or
+        :class:`~bayesdp.analysis.facts.Unproven` naming what defeats the rule and what to do.
+
+    Raises:
+        DomainError: if the declared domain admits a response outside the site's support.
+    """
     s = program.sites[name]
     li = program.output(name, "logp")
     aff = facts.aff[li]

@@ -14,6 +14,8 @@ import numpy as np
 from ..errors import AssumptionError, DomainError, ModelError, positive, positive_int
 from .domain import Domain
 
+__all__ = ["counts_from_domain", "declared_shapes", "model_name"]
+
 
 @dataclass
 class Inputs:
@@ -31,6 +33,21 @@ class Inputs:
 
 
 def model_name(model: Callable) -> str:
+    """The name a model is reported under: its ``__name__``, else its class name.
+
+    Args:
+        model: a model function (or callable object).
+
+    Returns:
+        The name.
+
+    Examples:
+        >>> from bayesdp.analysis.inputs import model_name
+        >>> def my_model(X, y=None):
+        ...     pass
+        >>> model_name(my_model)
+        'my_model'
+    """
     return getattr(model, "__name__", None) or type(model).__name__
 
 
@@ -119,7 +136,28 @@ def _record_shapes(record_shapes: Mapping[str, Any]) -> dict[str, tuple]:
 
 def declared_shapes(model, domain: Domain, dim) -> dict[str, tuple]:
     """Per-record shapes when there is no data: from the model's ``bayesdp_data`` declaration
-    (number of per-record axes of each argument) or, failing that, from the domain."""
+    (number of per-record axes of each argument) or, failing that, from the domain (an argument with a
+    declared norm, or named ``X``, has one row of ``dim`` entries per record; the others one number).
+
+    Args:
+        model: the model (its ``bayesdp_data`` attribute, when set, maps argument -> 0 or 1 per-record axes).
+        domain: the declared :class:`~bayesdp.analysis.domain.Domain`.
+        dim: the length of a row (required when an argument has one).
+
+    Returns:
+        Argument -> the shape of one record.
+
+    Raises:
+        AssumptionError: if ``dim`` is needed and missing, or not a positive integer.
+
+    Examples:
+        >>> from bayesdp.analysis.domain import Domain
+        >>> from bayesdp.analysis.inputs import declared_shapes
+        >>> from bayesdp.analysis.loading import load_model
+        >>> model, _ = load_model("logistic")
+        >>> declared_shapes(model, Domain.parse(["X.norm=1", "y.values=0,1"]), dim=3)
+        {'X': (3,), 'y': ()}
+    """
     decl = getattr(model, "bayesdp_data", None)
     names = dict(decl) if decl else {n: (1 if (domain.get(n).norm is not None or n == "X") else 0)
                                      for n in domain.args}
@@ -168,7 +206,26 @@ def check_data(data: Mapping[str, Any]) -> tuple[dict[str, np.ndarray], int]:
 def counts_from_domain(model, domain: Domain, model_kwargs: Mapping[str, Any] | None) -> dict:
     """Model hyperparameters that count the values of a data argument (the model's ``bayesdp_counts``, e.g.
     ``num_classes`` from ``y.values``, ``num_groups`` from ``g.values``), filled from the PUBLIC domain when
-    not given: max(values) + 1.  Returns the completed model_kwargs."""
+    not given: max(values) + 1.  Returns the completed model_kwargs.
+
+    Args:
+        model: the model (its ``bayesdp_counts`` attribute maps hyperparameter -> data argument).
+        domain: the declared :class:`~bayesdp.analysis.domain.Domain` (or None).
+        model_kwargs: the keyword arguments given (never overwritten).
+
+    Returns:
+        The model's keyword arguments with the counts filled in where the domain lists nonnegative integers.
+
+    Examples:
+        >>> from bayesdp.analysis.domain import Domain
+        >>> from bayesdp.analysis.inputs import counts_from_domain
+        >>> from bayesdp.analysis.loading import load_model
+        >>> model, _ = load_model("softmax")
+        >>> counts_from_domain(model, Domain.parse(["X.norm=1", "y.values=0,1,2"]), None)
+        {'num_classes': 3}
+        >>> counts_from_domain(model, Domain.parse(["y.values=0,1,2"]), {"num_classes": 5})
+        {'num_classes': 5}
+    """
     kw = dict(model_kwargs or {})
     for name, arg in (getattr(model, "bayesdp_counts", None) or {}).items():
         if name in kw:

@@ -20,6 +20,8 @@ import numpy as np
 
 from ..errors import DomainError, ModelError
 
+__all__ = ["builtin_models", "data_format", "load_data", "load_model"]
+
 #: File name endings :func:`load_data` reads, by format.
 SUFFIXES = {"npz": (".npz",), "csv": (".csv",), "parquet": (".parquet", ".pq")}
 
@@ -100,6 +102,12 @@ def load_model(spec: str) -> tuple[Callable, str]:
 
 def data_format(path: str) -> str:
     """``"npz"``, ``"csv"`` or ``"parquet"``, from the file name's ending (:data:`SUFFIXES`).
+
+    Args:
+        path: the data file's name.
+
+    Returns:
+        The format's name.
 
     Raises:
         DomainError: the name ends in none of them.

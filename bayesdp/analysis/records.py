@@ -36,6 +36,8 @@ import numpy as np
 
 from ..errors import AssumptionError, DomainError
 
+__all__ = ["validate_records"]
+
 #: rows checked per chunk for NaN/inf (no temporary of the data's size)
 _CHUNK_ELEMENTS = 1 << 22
 
@@ -181,7 +183,36 @@ def _check_labels(arr: np.ndarray, name: str, site: str, support, family: str, t
 def validate_records(data: Mapping[str, Any], model: Callable | None = None,
                      model_kwargs: Mapping[str, Any] | None = None) -> tuple[dict[str, np.ndarray], int]:
     """Check the record arrays (and, given a model, its discrete observed values); see the module
-    docstring for the contract.  Returns ``(arrays, m)``."""
+    docstring for the contract.  Returns ``(arrays, m)``.
+
+    Args:
+        data: argument name -> array with one entry per record on its leading axis.
+        model: the NumPyro model whose discrete observed sites' values are checked on every record (optional).
+        model_kwargs: the model's other keyword arguments.
+
+    Returns:
+        ``(arrays, m)``: the arrays as NumPy arrays (labels of a Categorical-like site as int32) and the
+        number of records.
+
+    Raises:
+        AssumptionError: if ``data`` is not a non-empty mapping of arrays with one common leading dimension.
+        DomainError: if a value is NaN or inf, or a discrete observed value is not an integer in its support
+            (naming the array, the record and the site).
+
+    Examples:
+        >>> import numpy as np
+        >>> from bayesdp.analysis.loading import load_model
+        >>> from bayesdp.analysis.records import validate_records
+        >>> model, _ = load_model("softmax")
+        >>> arrays, m = validate_records({"X": np.zeros((3, 2)), "y": np.array([0.0, 2.0, 1.0])}, model,
+        ...                              {"num_classes": 3})
+        >>> m, arrays["y"].tolist(), arrays["y"].dtype.name
+        (3, [0, 2, 1], 'int32')
+        >>> validate_records({"X": np.zeros((3, 2)), "y": np.array([0.0, 3.0, 1.0])}, model, {"num_classes": 3})
+        Traceback (most recent call last):
+        ...
+        bayesdp.errors.DomainError: data y[1] = 3 is outside the support 0..2 of observed site 'obs' ...
+    """
     arrays, m = _check_structure(data)
     if model is not None:
         one = {k: v[:1] for k, v in arrays.items()}

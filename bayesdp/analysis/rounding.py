@@ -12,13 +12,29 @@ from fractions import Fraction
 
 import numpy as np
 
+__all__ = ["add_up", "div_down", "div_up", "down", "hypot_up", "mul_up", "norm_up", "spectral_up", "sqrt_down",
+           "sqrt_up", "sub_down", "up"]
+
 
 def _q(x) -> Fraction:
     return x if isinstance(x, Fraction) else Fraction(float(x))
 
 
 def up(q) -> float:
-    """The smallest float >= the exact value ``q`` (a Fraction or a number)."""
+    """The smallest float >= the exact value ``q`` (a Fraction or a number).
+
+    Args:
+        q: the exact value (a :class:`fractions.Fraction`, an int or a float; infinities pass through).
+
+    Returns:
+        The float rounded up.
+
+    Examples:
+        >>> from fractions import Fraction
+        >>> from bayesdp.analysis.rounding import up
+        >>> up(Fraction(1, 3)) > 1 / 3, up(0.5)      # the float 1/3 lies below 1/3
+        (True, 0.5)
+    """
     if not isinstance(q, Fraction) and not math.isfinite(float(q)):
         return float(q)
     q = _q(q)
@@ -29,7 +45,20 @@ def up(q) -> float:
 
 
 def down(q) -> float:
-    """The largest float <= the exact value ``q``."""
+    """The largest float <= the exact value ``q``.
+
+    Args:
+        q: the exact value (a :class:`fractions.Fraction`, an int or a float; infinities pass through).
+
+    Returns:
+        The float rounded down.
+
+    Examples:
+        >>> from fractions import Fraction
+        >>> from bayesdp.analysis.rounding import down
+        >>> down(Fraction(1, 3)) == 1 / 3, down(0.5)
+        (True, 0.5)
+    """
     if not isinstance(q, Fraction) and not math.isfinite(float(q)):
         return float(q)
     q = _q(q)
@@ -44,7 +73,19 @@ def _finite(*xs) -> bool:
 
 
 def mul_up(*xs) -> float:
-    """Upper bound of the product of nonnegative ``xs``."""
+    """Upper bound of the product of nonnegative ``xs``.
+
+    Args:
+        *xs: nonnegative numbers or Fractions (an infinite factor gives inf, or 0 if another factor is 0).
+
+    Returns:
+        The exact product rounded up.
+
+    Examples:
+        >>> from bayesdp.analysis.rounding import mul_up
+        >>> mul_up(0.1, 3), mul_up(0.5, 4)
+        (0.30000000000000004, 2.0)
+    """
     if not _finite(*xs):
         return math.inf if all(float(x) != 0 for x in xs) else 0.0
     q = Fraction(1)
@@ -54,27 +95,100 @@ def mul_up(*xs) -> float:
 
 
 def add_up(*xs) -> float:
+    """Upper bound of the sum of ``xs``.
+
+    Args:
+        *xs: numbers or Fractions (any infinite term gives inf).
+
+    Returns:
+        The exact sum rounded up.
+
+    Examples:
+        >>> from bayesdp.analysis.rounding import add_up
+        >>> add_up(0.1, 0.2), add_up(1, 2)
+        (0.30000000000000004, 3.0)
+    """
     if not _finite(*xs):
         return math.inf
     return up(sum((_q(x) for x in xs), Fraction(0)))
 
 
 def sub_down(a, b) -> float:
+    """Lower bound of ``a - b``.
+
+    Args:
+        a: a number or Fraction.
+        b: a number or Fraction (an infinite operand gives -inf).
+
+    Returns:
+        The exact difference rounded down.
+
+    Examples:
+        >>> from bayesdp.analysis.rounding import sub_down
+        >>> sub_down(0.3, 0.1), sub_down(3, 1)
+        (0.19999999999999998, 2.0)
+    """
     if not _finite(a, b):
         return -math.inf
     return down(_q(a) - _q(b))
 
 
 def div_up(a, b) -> float:
+    """Upper bound of ``a / b``.
+
+    Args:
+        a: a finite number or Fraction.
+        b: a finite nonzero number or Fraction.
+
+    Returns:
+        The exact quotient rounded up.
+
+    Raises:
+        ZeroDivisionError: if ``b`` is 0.
+
+    Examples:
+        >>> from bayesdp.analysis.rounding import div_up
+        >>> div_up(1, 3) > 1 / 3, div_up(1, 4)
+        (True, 0.25)
+    """
     return up(_q(a) / _q(b))
 
 
 def div_down(a, b) -> float:
+    """Lower bound of ``a / b``.
+
+    Args:
+        a: a finite number or Fraction.
+        b: a finite nonzero number or Fraction.
+
+    Returns:
+        The exact quotient rounded down.
+
+    Raises:
+        ZeroDivisionError: if ``b`` is 0.
+
+    Examples:
+        >>> from bayesdp.analysis.rounding import div_down
+        >>> div_down(1, 3) == 1 / 3, div_down(1, 4)
+        (True, 0.25)
+    """
     return down(_q(a) / _q(b))
 
 
 def sqrt_up(q) -> float:
-    """Upper bound of sqrt(q) for a nonnegative Fraction or float."""
+    """Upper bound of sqrt(q) for a nonnegative Fraction or float.
+
+    Args:
+        q: a nonnegative number or Fraction (inf passes through).
+
+    Returns:
+        The smallest float whose square is >= ``q`` (exact when sqrt(q) is a float).
+
+    Examples:
+        >>> from bayesdp.analysis.rounding import sqrt_up
+        >>> sqrt_up(4), sqrt_up(2) ** 2 >= 2
+        (2.0, True)
+    """
     if isinstance(q, float) and not math.isfinite(q):
         return q
     q = _q(q)
@@ -85,7 +199,19 @@ def sqrt_up(q) -> float:
 
 
 def sqrt_down(q) -> float:
-    """Lower bound of sqrt(q) for a nonnegative Fraction or float."""
+    """Lower bound of sqrt(q) for a nonnegative Fraction or float.
+
+    Args:
+        q: a finite nonnegative number or Fraction.
+
+    Returns:
+        The largest float whose square is <= ``q`` (exact when sqrt(q) is a float).
+
+    Examples:
+        >>> from bayesdp.analysis.rounding import sqrt_down, sqrt_up
+        >>> sqrt_down(4), sqrt_down(2) < sqrt_up(2)
+        (2.0, True)
+    """
     q = _q(q)
     s = math.sqrt(float(q))
     while s > 0 and Fraction(s) * Fraction(s) > q:
@@ -96,7 +222,19 @@ def sqrt_down(q) -> float:
 def spectral_up(a: np.ndarray) -> float:
     """Upper bound of the spectral norm of a nonnegative matrix: exact (the largest entry) when every row
     and column has at most one nonzero (a scaled partial permutation), else the float64 SVD value
-    inflated by its error bound, and never above the (exactly rounded) Frobenius norm."""
+    inflated by its error bound, and never above the (exactly rounded) Frobenius norm.
+
+    Args:
+        a: a nonnegative matrix (array-like).
+
+    Returns:
+        An upper bound of its largest singular value (inf if an entry is not finite, 0 for a zero matrix).
+
+    Examples:
+        >>> from bayesdp.analysis.rounding import spectral_up
+        >>> spectral_up([[3.0, 0.0], [0.0, 2.0]]), spectral_up([[1.0, 1.0], [1.0, 1.0]])   # exact: 3 and 2
+        (3.0, 2.0)
+    """
     a = np.asarray(a, dtype=np.float64)
     if a.size == 0 or not np.any(a):
         return 0.0
@@ -110,7 +248,19 @@ def spectral_up(a: np.ndarray) -> float:
 
 
 def norm_up(values) -> float:
-    """Upper bound of the Euclidean norm of an array (exact arithmetic on the floats)."""
+    """Upper bound of the Euclidean norm of an array (exact arithmetic on the floats).
+
+    Args:
+        values: an array (any shape; flattened).
+
+    Returns:
+        The norm rounded up (inf if an entry is not finite).
+
+    Examples:
+        >>> from bayesdp.analysis.rounding import norm_up
+        >>> norm_up([3.0, -4.0]), norm_up([[1.0, 1.0], [1.0, 1.0]])
+        (5.0, 2.0)
+    """
     v = np.abs(np.asarray(values, dtype=np.float64)).reshape(-1)
     if not np.isfinite(v).all():
         return math.inf
@@ -124,5 +274,17 @@ def norm_up(values) -> float:
 
 
 def hypot_up(values) -> float:
-    """Upper bound of sqrt(sum of squares) of nonnegative scalars."""
+    """Upper bound of sqrt(sum of squares) of nonnegative scalars.
+
+    Args:
+        values: an iterable of nonnegative scalars.
+
+    Returns:
+        The Euclidean norm rounded up.
+
+    Examples:
+        >>> from bayesdp.analysis.rounding import hypot_up
+        >>> hypot_up([3, 4]), hypot_up([1.0])
+        (5.0, 1.0)
+    """
     return norm_up(np.asarray([float(x) for x in values]))

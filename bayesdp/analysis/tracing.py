@@ -29,11 +29,45 @@ import numpy as np
 
 from ..errors import BayesDPError, ModelError
 
+__all__ = ["Program", "RECORDS", "Site", "trace_program"]
+
+#: the name of the symbolic record count
 RECORDS = "m"
 
 
 @dataclass(frozen=True)
 class Site:
+    """Static facts about one sample site of the model, recorded while tracing.
+
+    Args:
+        name: the site's name.
+        observed: whether it is observed (a likelihood term) rather than latent.
+        family: the class name of the unwrapped distribution.
+        dist_type: the unwrapped distribution class.
+        wrappers: the class names of its wrappers (Independent, ExpandedDistribution, ...).
+        value_shape: its value's shape (may contain the symbolic record count).
+        batch_shape: its batch shape.
+        event_shape: its event shape.
+        support: its support's name (:func:`support_name` style: ``real``, ``positive``, ``boolean``...).
+        discrete: whether the distribution is discrete.
+        plates: ``(name, dim, size)`` of the enclosing plates.
+        scaled: whether a ``scale`` handler applies to it.
+        masked: whether it is masked.
+        params: the parameter names of the unwrapped distribution.
+        unconstrained_shape: the shape of its unconstrained value (latent sites).
+        transform: the name of the bijection to its support.
+        constraint: the support (a NumPyro constraint).
+
+    Examples:
+        >>> import numpy as np
+        >>> from bayesdp.analysis.loading import load_model
+        >>> from bayesdp.analysis.tracing import trace_program
+        >>> model, _ = load_model("logistic")
+        >>> site = trace_program(model, {"X": (2,), "y": ()}, {"X": np.float32, "y": np.float32}).sites["obs"]
+        >>> site.observed, site.family, [p[0] for p in site.record_plates]
+        (True, 'BernoulliLogits', ['data'])
+    """
+
     name: str
     observed: bool
     family: str                     # class name of the unwrapped distribution
@@ -54,6 +88,7 @@ class Site:
 
     @property
     def record_plates(self) -> list:
+        """The enclosing plates whose size is the symbolic record count, as ``(name, dim, size)``."""
         return [p for p in self.plates if not _is_const(p[2])]
 
 
@@ -62,7 +97,20 @@ def _is_const(d) -> bool:
 
 
 def support_name(constraint) -> str:
-    """``positive``, ``unit_interval``, ``real``... (the constraint's class, snake case)."""
+    """``positive``, ``unit_interval``, ``real``... (the constraint's class, snake case).
+
+    Args:
+        constraint: a NumPyro constraint (``independent`` wrappers are looked through).
+
+    Returns:
+        The constraint class's name in snake case, ``"none"`` if it has none.
+
+    Examples:
+        >>> from numpyro.distributions import constraints
+        >>> from bayesdp.analysis.tracing import support_name
+        >>> support_name(constraints.positive), support_name(constraints.independent(constraints.unit_interval, 1))
+        ('positive', 'unit_interval')
+    """
     from numpyro.distributions import constraints
 
     c = constraint
@@ -101,7 +149,37 @@ def _broadcast_param(fn, base, p):
 
 @dataclass
 class Program:
-    """The traced model: ``jaxpr`` (closed, symbolic record count), its inputs and named outputs."""
+    """The traced model: ``jaxpr`` (closed, symbolic record count), its inputs and named outputs.
+
+    Built by :func:`trace_program`.  The program's inputs are the latent sites (unconstrained) then the data
+    arguments, each in sorted order; its outputs are named ``(site, field)`` with field ``"logp"``,
+    ``"value"`` (observed sites), ``"param:NAME"`` or ``"mask"``.
+
+    Args:
+        model: the NumPyro model.
+        model_name: its name for messages.
+        jaxpr: the closed jaxpr (symbolic record count).
+        inputs: ``("theta", site)`` or ``("data", arg)`` per program input, in order.
+        outputs: ``(site, field)`` -> output index.
+        sites: name -> :class:`Site` (sample sites, in model order).
+        deterministic: the names of the deterministic sites.
+        data_shapes: data argument -> per-record shape.
+        data_dtypes: data argument -> dtype.
+        latent: the latent site names (program input order).
+        record_dim: the symbolic record count.
+        model_kwargs: the model's keyword arguments used while tracing.
+
+    Examples:
+        >>> import numpy as np
+        >>> from bayesdp.analysis.loading import load_model
+        >>> from bayesdp.analysis.tracing import trace_program
+        >>> model, _ = load_model("logistic")
+        >>> program = trace_program(model, {"X": (2,), "y": ()}, {"X": np.float32, "y": np.float32})
+        >>> program.inputs
+        [('theta', 'w'), ('data', 'X'), ('data', 'y')]
+        >>> program.latent, program.observed, program.output("obs", "logp") is not None
+        (['w'], ['obs'], True)
+    """
 
     model: Callable
     model_name: str
@@ -119,15 +197,35 @@ class Program:
 
     @property
     def observed(self) -> list:
+        """The names of the observed sites, in model order."""
         return [n for n, s in self.sites.items() if s.observed]
 
     def output(self, site: str, what: str) -> int | None:
+        """The index of output ``(site, what)``.
+
+        Args:
+            site: a sample site's name.
+            what: ``"logp"``, ``"value"``, ``"param:NAME"`` or ``"mask"``.
+
+        Returns:
+            The output index, or None if the program has no such output.
+        """
         return self.outputs.get((site, what))
 
     def input_index(self) -> dict:
+        """The position of each program input.
+
+        Returns:
+            ``("theta", site)`` or ``("data", arg)`` -> input index.
+        """
         return {k: i for i, k in enumerate(self.inputs)}
 
     def abstract_inputs(self) -> tuple:
+        """Abstract arrays of the program's inputs (data with the symbolic record count as leading axis).
+
+        Returns:
+            ``(theta, data)``: dicts of ``jax.ShapeDtypeStruct`` by latent site and by data argument.
+        """
         import jax
 
         theta = {n: jax.ShapeDtypeStruct(self.sites[n].unconstrained_shape, _float())
@@ -353,7 +451,34 @@ def _model_name(model) -> str:
 
 def trace_program(model: Callable, data_shapes: Mapping[str, tuple], data_dtypes: Mapping[str, Any],
                   model_kwargs: Mapping[str, Any] | None = None, model_name: str | None = None) -> Program:
-    """Trace ``model`` with abstract data (``data_shapes``: per-record shapes) and a symbolic record count."""
+    """Trace ``model`` with abstract data (``data_shapes``: per-record shapes) and a symbolic record count.
+
+    The model is never run on numbers: every data argument is an abstract array of shape
+    ``(m, *data_shapes[arg])`` for a symbolic ``m``, latent sites are abstract in their unconstrained space.
+
+    Args:
+        model: a NumPyro model taking the data arguments as keyword arguments.
+        data_shapes: data argument -> the shape of one record.
+        data_dtypes: data argument -> dtype.
+        model_kwargs: other keyword arguments of the model (fixed while tracing).
+        model_name: the model's name for messages (default: the function's name).
+
+    Returns:
+        The :class:`Program`.
+
+    Raises:
+        ModelError: if the model cannot be traced with a symbolic number of records (message names the site
+            or the line), or a latent site cannot be analysed.
+
+    Examples:
+        >>> import numpy as np
+        >>> from bayesdp.analysis.loading import load_model
+        >>> from bayesdp.analysis.tracing import trace_program
+        >>> model, _ = load_model("logistic")
+        >>> program = trace_program(model, {"X": (2,), "y": ()}, {"X": np.float32, "y": np.float32})
+        >>> sorted(program.sites), program.data_shapes
+        (['obs', 'w'], {'X': (2,), 'y': ()})
+    """
     import jax
     from jax import export
 

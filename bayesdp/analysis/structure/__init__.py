@@ -6,6 +6,6 @@ driver they share and :mod:`.evaluate` evaluates values proven constant."""
 from .affinity import Aff, Affinity
 from .bounds import Bound, Bounds, Lin
 from .dependence import COUPLED, Dep, Dependence
-from .interpreter import Run, conc, where
+from .interpreter import Interpreter, Run, conc, where
 
-__all__ = ["Aff", "Affinity", "Bound", "Bounds", "COUPLED", "Dep", "Dependence", "Lin", "Run", "conc", "where"]
+__all__ = ["Aff", "Affinity", "Bound", "Bounds", "COUPLED", "Dep", "Dependence", "Interpreter", "Lin", "Run", "conc", "where"]

@@ -24,17 +24,32 @@ from dataclasses import dataclass, field
 
 from .interpreter import Interpreter
 
+__all__ = ["A", "AFFINE", "Aff", "Affinity", "C", "CONST", "OTHER"]
+
 CONST, AFFINE, OTHER = 0, 1, 2
 _NAMES = {CONST: "constant", AFFINE: "affine", OTHER: "not affine"}
 
 
 @dataclass(frozen=True)
 class Aff:
-    """``kind``: CONST / AFFINE / OTHER.  ``grad_ok``: the value is a continuous function of theta and
-    JAX's derivative of it is its (almost-everywhere) derivative -- False after a jump (``sign``,
-    ``floor``, a select or an index chosen by theta...), a primitive not known to be continuous,
-    ``stop_gradient`` of a theta-dependent value, or a custom derivative defined outside JAX/NumPyro;
-    ``why``/``why_grad``: the equation responsible."""
+    """The abstract value of one array for :class:`Affinity`: constant, affine or not affine in theta.
+
+    ``C`` and ``A`` are the values of a theta-free input and of theta itself.
+
+    Args:
+        kind: ``CONST`` (theta-free), ``AFFINE`` or ``OTHER`` (not proven affine).
+        grad_ok: the value is a continuous function of theta and JAX's derivative of it is its
+            (almost-everywhere) derivative -- False after a jump (``sign``, ``floor``, a select or an index
+            chosen by theta...), a primitive not known to be continuous, ``stop_gradient`` of a
+            theta-dependent value, or a custom derivative defined outside JAX/NumPyro.
+        why: the equation that lost affinity (for messages).
+        why_grad: the equation that lost ``grad_ok``.
+
+    Examples:
+        >>> from bayesdp.analysis.structure.affinity import AFFINE, Aff, A
+        >>> str(A), Aff(AFFINE) == A
+        ('affine', True)
+    """
 
     kind: int
     grad_ok: bool = True
@@ -186,18 +201,57 @@ RULES.update({
 
 
 class Affinity(Interpreter):
-    """The affinity interpreter (one table, :data:`RULES`; no rule = :func:`nonlinear`)."""
+    """The affinity interpreter: is each value constant, affine or not affine in theta (one table ``RULES``).
+
+    A primitive with no rule is not affine in a theta-dependent operand (and not known continuous).
+
+    Examples:
+        >>> import jax, jax.numpy as jnp
+        >>> from bayesdp.analysis.structure import Affinity, Run
+        >>> from bayesdp.analysis.structure.affinity import A, C
+        >>> closed = jax.make_jaxpr(lambda t, x: (2.0 * t + x, jnp.exp(t)))(0.0, 0.0)
+        >>> [str(a) for a in Run(Affinity()).program(closed, [A, C])]
+        ['affine', 'not affine']
+    """
 
     name = "affinity"
     rules = RULES
 
     def literal(self, value, aval):
+        """A literal is theta-free.
+
+        Args:
+            value: the literal.
+            aval: its abstract array.
+
+        Returns:
+            ``C``.
+        """
         return C
 
     def unknown(self, run, eqn, ins):
+        """A primitive with no rule: not affine (nor known continuous) where an operand depends on theta.
+
+        Args:
+            run: the interpretation in progress.
+            eqn: the equation.
+            ins: the :class:`Aff` of its inputs.
+
+        Returns:
+            One :class:`Aff` per output.
+        """
         return nonlinear(run, eqn, ins)
 
     def join(self, a: Aff, b: Aff) -> Aff:
+        """The larger kind of the two; ``grad_ok`` only if both are.
+
+        Args:
+            a: an abstract value.
+            b: an abstract value.
+
+        Returns:
+            The joined :class:`Aff`.
+        """
         hi = a if a.kind >= b.kind else b
         if a.grad_ok and b.grad_ok:
             return hi
@@ -205,6 +259,17 @@ class Affinity(Interpreter):
         return Aff(hi.kind, False, hi.why, bad.why_grad)
 
     def control(self, run, eqn, outs, decider: Aff):
+        """Outputs of a branch or loop: unchanged when the path is theta-free, else not affine (a jump).
+
+        Args:
+            run: the interpretation in progress.
+            eqn: the ``cond`` or ``while`` equation.
+            outs: the joined outputs.
+            decider: the :class:`Aff` of the index or predicate.
+
+        Returns:
+            The outputs.
+        """
         if decider.kind == CONST:
             return outs
         # the path is chosen by a theta-dependent value: a step function of theta

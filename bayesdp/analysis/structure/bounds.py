@@ -28,6 +28,8 @@ import numpy as np
 
 from .interpreter import Interpreter, conc, is_const_dim
 
+__all__ = ["Bound", "Bounds", "Lin"]
+
 INF = np.inf
 _ENUM_MAX = 4096           # index combinations enumerated for a gather with interval indices
 
@@ -215,23 +217,68 @@ def iv_hull(alo, ahi, blo, bhi):
 
 @dataclass(eq=False)
 class Lin:
-    """``value = c + sum_a A[a] x_a`` with ``c in [clo, chi]`` and ``A[a] in [A[a][0], A[a][1]]``
-    (shape ``value.shape + (p_a,)``)."""
+    """A linear form in the record: ``value = c + sum_a A[a] x_a`` with ``c in [clo, chi]`` and
+    ``A[a] in [A[a][0], A[a][1]]`` (shape ``value.shape + (p_a,)``).
+
+    Args:
+        clo: lower bound of the constant part ``c`` (the value's shape).
+        chi: upper bound of ``c``.
+        A: data argument name -> (lower, upper) bounds of its coefficients, ``x_a`` being that argument's
+            record flattened to ``p_a`` entries.
+
+    Examples:
+        The form of ``3 x`` for a record ``x`` of two entries, taken by its first entry:
+
+        >>> import numpy as np
+        >>> from bayesdp.analysis.structure.bounds import Lin
+        >>> coef = np.array([3.0, 0.0])
+        >>> f = Lin(np.zeros(()), np.zeros(()), {"x": (coef, coef)})
+        >>> f.A["x"][1].tolist()
+        [3.0, 0.0]
+    """
 
     clo: np.ndarray
     chi: np.ndarray
     A: dict
 
     def struct(self, fn) -> "Lin":
-        """Apply a structural op ``fn(array, extra_trailing_dims)`` to c and every A."""
+        """Apply a structural op ``fn(array, extra_trailing_dims)`` to c and every A.
+
+        Args:
+            fn: a reshape/transpose/broadcast-like op; its second argument is the number of trailing axes
+                (0 for ``c``, 1 for the coefficients) it must leave alone.
+
+        Returns:
+            The transformed form.
+        """
         return Lin(fn(self.clo, 0), fn(self.chi, 0), {k: (fn(lo, 1), fn(hi, 1)) for k, (lo, hi) in self.A.items()})
 
 
 @dataclass(eq=False)
 class Bound:
-    """``nrm`` (optional): axis k -> N (the value's shape with axis k of size 1), an upper bound of the
-    Euclidean norm along axis k of the value's *constant part* (the value itself when it has no linear
-    form), e.g. a row gathered from the identity has norm <= 1 although its box is [0, 1]^n."""
+    """The abstract value of one array over the declared domain: a box, optionally a linear form in the record.
+
+    Every value the array takes, for every input the program's abstract inputs describe, satisfies
+    ``lo <= value <= hi`` elementwise (float64, rounded outward) and, when ``lin`` is set, equals its linear
+    form for some constant part and coefficients in the form's boxes.
+
+    Args:
+        lo: elementwise lower bound.
+        hi: elementwise upper bound.
+        lin: the linear form in the record (:class:`Lin`), or None.
+        why: what made the bound unbounded or loose (an equation), for messages.
+        nrm: optional, axis k -> N (the value's shape with axis k of size 1), an upper bound of the
+            Euclidean norm along axis k of the value's *constant part* (the value itself when it has no
+            linear form), e.g. a row gathered from the identity has norm <= 1 although its box is [0, 1]^n.
+
+    Examples:
+        >>> from bayesdp.analysis.structure import Bound
+        >>> b = Bound.box([-1.0, 0.0], [1.0, 2.0])
+        >>> b.shape, b.bounded(), b.is_point()
+        ((2,), True, False)
+        >>> Bound.top((3,)).bounded()
+        False
+    """
 
     lo: np.ndarray
     hi: np.ndarray
@@ -241,29 +288,72 @@ class Bound:
 
     @property
     def shape(self):
+        """The array's shape (one slot per record axis)."""
         return self.lo.shape
 
     @staticmethod
     def box(lo, hi, why=None) -> "Bound":
+        """The box ``[lo, hi]`` with no linear form.
+
+        Args:
+            lo: elementwise lower bound (array-like).
+            hi: elementwise upper bound (array-like).
+            why: what the bound comes from, for messages.
+
+        Returns:
+            The bound.
+        """
         lo, hi = _f64(lo), _f64(hi)
         return Bound(lo, hi, None, why)
 
     @staticmethod
     def point(value) -> "Bound":
+        """The bound of a known value (``lo == hi == value``).
+
+        Args:
+            value: the value (array-like).
+
+        Returns:
+            The bound.
+        """
         v = _f64(value)
         return Bound(v, v)
 
     @staticmethod
     def top(shape, why=None) -> "Bound":
+        """The unbounded box of the given shape.
+
+        Args:
+            shape: the array's shape.
+            why: what made it unbounded (an equation), for messages.
+
+        Returns:
+            The bound ``[-inf, inf]`` everywhere.
+        """
         return Bound(np.full(shape, -INF), np.full(shape, INF), None, why)
 
     def as_lin(self) -> Lin:
+        """The linear form, or the box as a form with no coefficient.
+
+        Returns:
+            A :class:`Lin`.
+        """
         return self.lin if self.lin is not None else Lin(self.lo, self.hi, {})
 
     def bounded(self) -> bool:
+        """Whether every entry has a finite lower and upper bound.
+
+        Returns:
+            True when the box is finite.
+        """
         return bool(np.isfinite(self.lo).all() and np.isfinite(self.hi).all())
 
     def is_point(self) -> bool:
+        """Whether the box is a single value.
+
+        Returns:
+            True when ``lo == hi`` everywhere.
+        """
         return bool(np.array_equal(self.lo, self.hi))
 
 
@@ -1593,24 +1683,73 @@ if _sp is not None:
 
 
 class Bounds(Interpreter):
-    """The bound interpreter (one table, :data:`RULES`; no rule = unbounded)."""
+    """The bound interpreter: every array's :class:`Bound` over the declared domain.
+
+    One table, ``RULES`` (primitive name -> rule); a primitive with no rule gives the unbounded box and is
+    recorded in the bound's ``why``.  Loops are widened to the unbounded box.
+
+    Examples:
+        >>> import jax
+        >>> from bayesdp.analysis.structure import Bound, Bounds, Run
+        >>> closed = jax.make_jaxpr(lambda x: 2.0 * x + 1.0)(0.0)
+        >>> [b] = Run(Bounds()).program(closed, [Bound.box(-1.0, 1.0)])
+        >>> float(b.lo), float(b.hi)
+        (-1.0, 3.0)
+    """
 
     name = "bounds"
     rules = RULES
 
     def literal(self, value, aval):
+        """The point bound of a literal, broadcast to its shape.
+
+        Args:
+            value: the literal.
+            aval: its abstract array.
+
+        Returns:
+            A point :class:`Bound`.
+        """
         return Bound.point(np.broadcast_to(np.asarray(value), conc(aval.shape)))
 
     def constant(self, value, aval):
+        """The point bound of a closed-over constant (unbounded when it is not a number, e.g. a PRNG key).
+
+        Args:
+            value: the constant.
+            aval: its abstract array.
+
+        Returns:
+            A :class:`Bound`.
+        """
         try:
             return Bound.point(np.asarray(value))
         except Exception:           # e.g. a PRNG key: not a number
             return Bound.top(conc(aval.shape))
 
     def unknown(self, run, eqn, ins):
+        """Unbounded outputs for a primitive with no rule.
+
+        Args:
+            run: the interpretation in progress.
+            eqn: the equation.
+            ins: the bounds of its inputs.
+
+        Returns:
+            One unbounded :class:`Bound` per output, ``why`` naming the equation.
+        """
         return unknown_rule(run, eqn, ins)
 
     def join(self, a: Bound, b: Bound) -> Bound:
+        """The hull of two bounds (box hull; linear forms joined coefficient-wise).
+
+        Args:
+            a: a bound.
+            b: a bound of the same shape.
+
+        Returns:
+            A :class:`Bound` containing both.
+        """
         lo, hi = iv_hull(a.lo, a.hi, b.lo, b.hi)
         lin = None
         if a.lin is not None or b.lin is not None:
@@ -1618,6 +1757,15 @@ class Bounds(Interpreter):
         return Bound(lo, hi, lin if (lin is not None and lin.A) else None, a.why or b.why)
 
     def same(self, a: Bound, b: Bound) -> bool:
+        """Whether two bounds are identical (boxes and linear forms).
+
+        Args:
+            a: a bound.
+            b: a bound.
+
+        Returns:
+            True when they are equal.
+        """
         if not (np.array_equal(a.lo, b.lo) and np.array_equal(a.hi, b.hi)):
             return False
         if (a.lin is None) != (b.lin is None):
@@ -1630,9 +1778,29 @@ class Bounds(Interpreter):
                         for k in la.A))
 
     def widen(self, run, value: Bound, aval):
+        """Widening of a loop-carried bound: the unbounded box.
+
+        Args:
+            run: the interpretation in progress.
+            value: the loop-carried bound.
+            aval: its abstract array.
+
+        Returns:
+            The unbounded :class:`Bound` of its shape.
+        """
         return Bound.top(value.shape, value.why)
 
     def cond_branches(self, run, branches, index: Bound):
+        """The branches of a ``cond`` that the bounds of its index allow.
+
+        Args:
+            run: the interpretation in progress.
+            branches: the ``cond``'s branches.
+            index: the bound of its index.
+
+        Returns:
+            The branches ``floor(lo) .. ceil(hi)`` (clamped to the valid range), all of them when unbounded.
+        """
         lo, hi = float(index.lo.min()), float(index.hi.max())
         n = len(branches)
         if not (np.isfinite(lo) and np.isfinite(hi)):
@@ -1641,6 +1809,17 @@ class Bounds(Interpreter):
         return branches[a:b + 1]
 
     def scan_slice(self, run, value: Bound, aval_full, aval_slice):
+        """One slice of a scanned input standing for every iteration: the hull over the scanned axis.
+
+        Args:
+            run: the interpretation in progress.
+            value: the bound of the whole input.
+            aval_full: its abstract array.
+            aval_slice: the abstract array of one slice.
+
+        Returns:
+            The slice's :class:`Bound`.
+        """
         lo, hi = value.lo.min(axis=0), value.hi.max(axis=0)
         lin = None
         if value.lin is not None and is_const_dim(aval_full.shape[0]):
@@ -1649,6 +1828,17 @@ class Bounds(Interpreter):
         return Bound(lo, hi, lin, value.why)
 
     def scan_stack(self, run, value: Bound, aval_slice, aval_full):
+        """A scan's stacked output: the bound of one slice broadcast along the stacked axis.
+
+        Args:
+            run: the interpretation in progress.
+            value: the bound of one slice (every iteration).
+            aval_slice: the abstract array of one slice.
+            aval_full: the abstract array of the stacked output.
+
+        Returns:
+            The stacked output's :class:`Bound`.
+        """
         shape = conc(aval_full.shape)
         lo = np.broadcast_to(value.lo, shape)
         hi = np.broadcast_to(value.hi, shape)

@@ -24,11 +24,35 @@ from dataclasses import dataclass, field, replace
 
 from .interpreter import Interpreter, Run, is_const_dim, where
 
+__all__ = ["COUPLED", "Dep", "Dependence"]
+
+#: the ``record`` of a value whose elements may depend on several records
 COUPLED = -1
 
 
 @dataclass(frozen=True)
 class Dep:
+    """The abstract value of one array for :class:`Dependence` (each field over-approximates).
+
+    Args:
+        theta: the latent sites it may depend on.
+        data: the data arguments it may depend on.
+        record: for a value that depends on data, the axis along which element i depends on record i only,
+            or ``COUPLED``; None for a data-free value.
+        size: it may depend on the number or the order of the records.
+        random: it may depend on a random-number primitive.
+        via_data: the equation where the data dependence entered (for messages).
+        via_coupled: the equation that coupled records.
+        via_size: the equation that made it depend on the record count.
+        via_random: the random-number equation.
+        via_theta: the equation where the theta dependence entered.
+
+    Examples:
+        >>> from bayesdp.analysis.structure import COUPLED, Dep
+        >>> Dep(data=frozenset({"X"}), record=0).coupled, Dep(data=frozenset({"X"}), record=COUPLED).coupled
+        (False, True)
+    """
+
     theta: frozenset = frozenset()
     data: frozenset = frozenset()
     record: int | None = None
@@ -42,6 +66,7 @@ class Dep:
 
     @property
     def coupled(self) -> bool:
+        """Whether the value depends on data with its records mixed (``record == COUPLED``)."""
         return bool(self.data) and self.record == COUPLED
 
 
@@ -357,21 +382,61 @@ RULES.update({
 
 
 class Dependence(Interpreter):
-    """The dependence interpreter (one table, :data:`RULES`)."""
+    """The dependence interpreter: what each value depends on (theta, data, which record), one table ``RULES``.
+
+    Examples:
+        A product with a record's row keeps the record on axis 0; summing over the records couples them:
+
+        >>> import jax, jax.numpy as jnp
+        >>> from bayesdp.analysis.structure import Dep, Dependence, Run
+        >>> closed = jax.make_jaxpr(lambda w, X: (X @ w, jnp.sum(X @ w)))(jnp.zeros(2), jnp.zeros((3, 2)))
+        >>> theta, data = Dep(theta=frozenset({"w"})), Dep(data=frozenset({"X"}), record=0)
+        >>> per_record, total = Run(Dependence()).program(closed, [theta, data])
+        >>> sorted(per_record.theta), per_record.record, per_record.coupled, total.coupled
+        (['w'], 0, False, True)
+    """
 
     name = "dependence"
     rules = RULES
 
     def literal(self, value, aval):
+        """A literal depends on nothing.
+
+        Args:
+            value: the literal.
+            aval: its abstract array.
+
+        Returns:
+            The empty :class:`Dep`.
+        """
         return NONE
 
     def unknown(self, run: Run, eqn, ins):
+        """A primitive with no rule: each output depends on every input, records coupled.
+
+        Args:
+            run: the interpretation in progress.
+            eqn: the equation.
+            ins: the :class:`Dep` of its inputs.
+
+        Returns:
+            One :class:`Dep` per output.
+        """
         # a primitive without a rule: everything it reads may reach everything it writes, and
         # records may be mixed
         out = _flags(eqn, ins, COUPLED if _records(ins) else None)
         return [out] * len(eqn.outvars)
 
     def join(self, a: Dep, b: Dep) -> Dep:
+        """The union of two dependences (records coupled when their record axes differ).
+
+        Args:
+            a: a dependence.
+            b: a dependence.
+
+        Returns:
+            The joined :class:`Dep`.
+        """
         if a == b:
             return a
         recs = {d.record for d in (a, b) if d.data}
@@ -382,6 +447,17 @@ class Dependence(Interpreter):
                    a.via_size or b.via_size, a.via_random or b.via_random, a.via_theta or b.via_theta)
 
     def control(self, run, eqn, outs, decider: Dep):
+        """Outputs of a branch or loop: what its index or predicate depends on reaches every output.
+
+        Args:
+            run: the interpretation in progress.
+            eqn: the ``cond`` or ``while`` equation.
+            outs: the joined outputs.
+            decider: the :class:`Dep` of the index or predicate.
+
+        Returns:
+            The outputs (records coupled when the decider depends on data).
+        """
         if decider == NONE:
             return outs
         # the path depends on a scalar: what the scalar depends on reaches every output, and a
@@ -390,11 +466,33 @@ class Dependence(Interpreter):
                 for o in outs]
 
     def scan_slice(self, run, value: Dep, aval_full, aval_slice):
+        """One slice of a scanned input: its record axis moves down one (coupled if it was the scanned axis).
+
+        Args:
+            run: the interpretation in progress.
+            value: the dependence of the whole input.
+            aval_full: its abstract array.
+            aval_slice: the abstract array of one slice.
+
+        Returns:
+            The slice's :class:`Dep`.
+        """
         if not value.data or value.record == COUPLED:
             return value
         return replace(value, record=COUPLED if value.record == 0 else value.record - 1)
 
     def scan_stack(self, run, value: Dep, aval_slice, aval_full):
+        """A scan's stacked output: its record axis moves up one; stacked over a record-count loop, size-dependent.
+
+        Args:
+            run: the interpretation in progress.
+            value: the dependence of one slice.
+            aval_slice: the abstract array of one slice.
+            aval_full: the abstract array of the stacked output.
+
+        Returns:
+            The stacked output's :class:`Dep`.
+        """
         size = value.size or not is_const_dim(aval_full.shape[0])
         rec = value.record
         if value.data and rec != COUPLED:

@@ -13,6 +13,9 @@ import numpy as np
 
 from .interpreter import CALL_BODIES, _open, is_dropvar
 
+# no public names: a step of bayesdp.analysis.analyze (the interface), used by bayesdp.analysis.constants only
+__all__: list[str] = []
+
 
 def _subst(value, m: int):
     """A parameter with every symbolic dimension evaluated at ``m`` records."""
@@ -71,7 +74,27 @@ def evaluate_constants(closed, wanted: list[int], m: int, inputs: list | None = 
     """Values of ``closed.jaxpr.outvars[wanted]`` at ``m`` records.  Without ``inputs`` they must read no
     program input; with ``inputs`` (one array per program input, at ``m`` records), the caller has proven
     that the wanted values do not depend on them (e.g. the Jacobian of an affine, data-free value), so
-    any inputs give the same values."""
+    any inputs give the same values.
+
+    Args:
+        closed: the program (a ``ClosedJaxpr``), symbolic record count ``m``.
+        wanted: indices of the outputs to evaluate.
+        m: the number of records the symbolic dimensions take.
+        inputs: one array per program input, or None.
+
+    Returns:
+        The wanted values, as arrays.
+
+    Raises:
+        ValueError: without ``inputs``, if a wanted value reads a program input.
+
+    Examples:
+        >>> import jax, jax.numpy as jnp
+        >>> from bayesdp.analysis.structure.evaluate import evaluate_constants
+        >>> closed = jax.make_jaxpr(lambda: jnp.arange(3.0) * 2.0)()
+        >>> evaluate_constants(closed, [0], m=1)[0].tolist()
+        [0.0, 2.0, 4.0]
+    """
     import jax
 
     jaxpr, consts = _open(closed)

@@ -34,6 +34,8 @@ from typing import Callable
 
 import numpy as np
 
+__all__ = ["Interpreter", "Run", "conc", "where"]
+
 
 def is_dropvar(v) -> bool:
     """Whether ``v`` is an equation output the program discards (printed ``_`` in a jaxpr).
@@ -67,7 +69,22 @@ def is_const_dim(d) -> bool:
 
 def conc(shape, m: int = 1) -> tuple[int, ...]:
     """The shape with every symbolic dimension (a record axis, or an expression in the record
-    count) replaced by one slot (``m=1``) or evaluated at ``m``."""
+    count) replaced by one slot (``m=1``) or evaluated at ``m``.
+
+    Args:
+        shape: a shape whose dimensions are ints or symbolic dimensions in the record count ``m``.
+        m: the number of records to evaluate the symbolic dimensions at (1: one slot per record axis).
+
+    Returns:
+        The concrete shape, a tuple of ints.
+
+    Examples:
+        >>> import jax
+        >>> from bayesdp.analysis.structure.interpreter import conc
+        >>> shape = jax.export.symbolic_shape("m, 3")
+        >>> conc(shape), conc(shape, m=5)
+        ((1, 3), (5, 3))
+    """
     out = []
     for d in shape:
         if is_const_dim(d):
@@ -94,8 +111,22 @@ def _internal_dirs() -> tuple[str, ...]:
 
 
 def where(eqn, user_only: bool = False) -> str:
-    """``primitive at file.py:LINE (function)`` for the user's line that produced ``eqn`` (``user_only``: no
-    location unless it is in the model's own code, outside NumPyro and bayesdp)."""
+    """``primitive at file.py:LINE (function)`` for the user's line that produced ``eqn``, for messages.
+
+    Args:
+        eqn: an equation of a jaxpr.
+        user_only: give no location unless it is in the model's own code (outside NumPyro and bayesdp).
+
+    Returns:
+        The primitive's name, followed by `` at file:LINE (function)`` where a location is known.
+
+    Examples:
+        >>> import jax, jax.numpy as jnp
+        >>> from bayesdp.analysis.structure.interpreter import where
+        >>> closed = jax.make_jaxpr(lambda x: jnp.sin(x))(1.0)
+        >>> where(closed.jaxpr.eqns[0])
+        'sin at ...'
+    """
     from jax._src import source_info_util as siu
 
     name = eqn.primitive.name
@@ -116,44 +147,175 @@ def where(eqn, user_only: bool = False) -> str:
 
 
 class Interpreter:
-    """An abstract domain.  Subclasses set ``rules`` (primitive name -> rule) and the hooks."""
+    """An abstract domain: a lattice of abstract values and one table ``rules`` from primitive name to rule.
+
+    Subclasses set ``name``, ``rules`` (primitive name -> ``rule(run, eqn, ins) -> outs``, one abstract value
+    per input and per output of the equation) and override the hooks below; :class:`Run` walks a program
+    with it.  :meth:`literal`, :meth:`unknown` and :meth:`join` must be defined; :meth:`unknown` must be
+    conservative (the top of the lattice for anything the inputs could influence).
+
+    Examples:
+        A two-point lattice "may depend on the first input" with no rule at all (every primitive goes to
+        :meth:`unknown`, which says an output depends on the input when an operand does):
+
+        >>> import jax, jax.numpy as jnp
+        >>> from bayesdp.analysis.structure.interpreter import Interpreter, Run
+        >>> class Depends(Interpreter):
+        ...     name = "depends"
+        ...     def literal(self, value, aval): return False
+        ...     def unknown(self, run, eqn, ins): return [any(ins)] * len(eqn.outvars)
+        ...     def join(self, a, b): return a or b
+        >>> closed = jax.make_jaxpr(lambda x, c: (jnp.sin(x) + 2.0 * c, c * c))(1.0, 1.0)
+        >>> Run(Depends()).program(closed, [True, False])
+        [True, False]
+    """
 
     name = "abstract"
     rules: dict[str, Callable] = {}
 
     def literal(self, value, aval):
+        """The abstract value of a literal of the program.
+
+        Args:
+            value: the literal's value.
+            aval: its abstract array (shape and dtype).
+
+        Returns:
+            The abstract value (subclasses must define it).
+
+        Raises:
+            NotImplementedError: in the base class.
+        """
         raise NotImplementedError
 
     def constant(self, value, aval):
+        """The abstract value of a closed-over constant of the program (by default as a literal).
+
+        Args:
+            value: the constant's value (an array).
+            aval: its abstract array (shape and dtype).
+
+        Returns:
+            The abstract value.
+        """
         return self.literal(value, aval)
 
     def unknown(self, run: "Run", eqn, ins: list) -> list:
+        """The outputs of an equation whose primitive has no rule: must be conservative.
+
+        Args:
+            run: the interpretation in progress.
+            eqn: the equation.
+            ins: the abstract values of its inputs.
+
+        Returns:
+            One abstract value per output of ``eqn`` (subclasses must define it).
+
+        Raises:
+            NotImplementedError: in the base class.
+        """
         raise NotImplementedError
 
     def join(self, a, b):
+        """The least upper bound of two abstract values (branches, loop iterations).
+
+        Args:
+            a: an abstract value.
+            b: an abstract value of the same variable.
+
+        Returns:
+            An abstract value describing everything ``a`` or ``b`` describes (subclasses must define it).
+
+        Raises:
+            NotImplementedError: in the base class.
+        """
         raise NotImplementedError
 
     def same(self, a, b) -> bool:
+        """Whether two abstract values are equal (the fixed-point test of loops).
+
+        Args:
+            a: an abstract value.
+            b: an abstract value.
+
+        Returns:
+            ``a == b`` unless a subclass says otherwise.
+        """
         return a == b
 
     def widen(self, run: "Run", value, aval):
+        """A value above ``value`` that makes a loop reach its fixed point (after a few rounds of joins).
+
+        Args:
+            run: the interpretation in progress.
+            value: the loop-carried abstract value.
+            aval: its abstract array.
+
+        Returns:
+            The widened value (by default ``value`` itself).
+        """
         return value
 
     def control(self, run: "Run", eqn, outs: list, decider) -> list:
         """Outputs of a branch/loop whose path is chosen by ``decider`` (the cond index or the
-        while predicate)."""
+        while predicate).
+
+        Args:
+            run: the interpretation in progress.
+            eqn: the ``cond`` or ``while`` equation.
+            outs: the joined abstract outputs of its branches or loop body.
+            decider: the abstract value of the index or predicate.
+
+        Returns:
+            The outputs with the influence of ``decider`` added (by default ``outs`` unchanged).
+        """
         return outs
 
     def scan_slice(self, run: "Run", value, aval_full, aval_slice):
+        """The abstract value of one slice of a scanned input, standing for every iteration.
+
+        Args:
+            run: the interpretation in progress.
+            value: the abstract value of the whole scanned input.
+            aval_full: the abstract array of the whole input.
+            aval_slice: the abstract array of one slice.
+
+        Returns:
+            The slice's abstract value (by default ``value`` itself).
+        """
         return value
 
     def scan_stack(self, run: "Run", value, aval_slice, aval_full):
+        """The abstract value of a scan's stacked output, from the value of one slice (every iteration).
+
+        Args:
+            run: the interpretation in progress.
+            value: the abstract value of one slice of the output.
+            aval_slice: the abstract array of one slice.
+            aval_full: the abstract array of the stacked output.
+
+        Returns:
+            The stacked output's abstract value (by default ``value`` itself).
+        """
         return value
 
 
 @dataclass
 class Run:
-    """One interpretation: the interpreter and anything its rules need (``context``)."""
+    """One interpretation: the interpreter and anything its rules need (``context``).
+
+    Args:
+        interp: the abstract interpreter.
+        context: anything its rules read (e.g. the declared domain; ``"record"``: a :class:`Record` to fill).
+
+    Examples:
+        >>> import jax, jax.numpy as jnp
+        >>> from bayesdp.analysis.structure import Bound, Bounds, Run
+        >>> closed = jax.make_jaxpr(lambda x: x * x)(0.0)
+        >>> [b] = Run(Bounds()).program(closed, [Bound.box(-1.0, 2.0)])
+        >>> float(b.lo), float(b.hi)          # interval product [-1, 2] * [-1, 2]
+        (-2.0, 4.0)
+    """
 
     interp: Interpreter
     context: dict = field(default_factory=dict)
@@ -178,10 +340,31 @@ class Run:
 
     # -- entry points -----------------------------------------------------------
     def program(self, closed, inputs: list) -> list:
+        """Interpret a whole program.
+
+        Args:
+            closed: a ``ClosedJaxpr`` (or an open jaxpr).
+            inputs: one abstract value per program input.
+
+        Returns:
+            One abstract value per program output.
+
+        Raises:
+            ValueError: if the number of inputs is not the program's.
+        """
         jaxpr, consts = _open(closed)
         return self._jaxpr(jaxpr, consts, inputs)
 
     def call(self, body, inputs: list) -> list:
+        """Interpret a sub-program (the body of a call, a branch, a loop) with the given inputs.
+
+        Args:
+            body: a ``ClosedJaxpr`` or an open jaxpr.
+            inputs: one abstract value per input of ``body``.
+
+        Returns:
+            One abstract value per output of ``body``.
+        """
         jaxpr, consts = _open(body)
         return self._jaxpr(jaxpr, consts, inputs)
 
@@ -216,6 +399,15 @@ class Run:
         return [read(v) for v in jaxpr.outvars]
 
     def equation(self, eqn, ins: list) -> list:
+        """Interpret one equation: its rule, else a call's body, control flow, or :meth:`Interpreter.unknown`.
+
+        Args:
+            eqn: the equation.
+            ins: the abstract values of its inputs.
+
+        Returns:
+            One abstract value per output of ``eqn``.
+        """
         record = self.context.get("record")
         if record is None:
             return self._equation(eqn, ins)

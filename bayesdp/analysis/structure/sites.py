@@ -21,9 +21,20 @@ from ...errors import ModelError
 from .dependence import COUPLED
 from .program import how, record_axis
 
+# no public names: the steps of bayesdp.analysis.analyze, which is the interface
+__all__: list[str] = []
+
 
 @dataclass
 class SiteStructure:
+    """The structural facts :func:`check_sites` proved.
+
+    Args:
+        record_plate: ``(name, dim)`` of the plate over records.
+        size_dependent: sites whose terms depend on the number of records.
+        hierarchical: latent site -> (the other latent sites its prior reads, the equation where it does).
+    """
+
     record_plate: tuple | None                    # (name, dim) of the plate over records
     size_dependent: list = field(default_factory=list)   # sites whose terms depend on the number of records
     hierarchical: dict = field(default_factory=dict)     # latent site -> (other latent sites, via)
@@ -34,6 +45,30 @@ def _args(dep) -> str:
 
 
 def check_sites(program, facts) -> SiteStructure:
+    """Prove the structure every rule assumes, or refuse naming every blocking site at once.
+
+    Args:
+        program: the traced :class:`~bayesdp.analysis.tracing.Program`.
+        facts: its :class:`~bayesdp.analysis.structure.program.ProgramFacts`.
+
+    Returns:
+        The :class:`SiteStructure`.
+
+    Raises:
+        ModelError: a prior reads data or random numbers, an observed site is not separable per record, a
+            factor lies outside the plate over records, a site is scaled...
+
+    Examples:
+        >>> import numpy as np
+        >>> from bayesdp.analysis.loading import load_model
+        >>> from bayesdp.analysis.tracing import trace_program
+        >>> from bayesdp.analysis.structure.program import prove
+        >>> from bayesdp.analysis.structure.sites import check_sites
+        >>> model, _ = load_model("logistic")
+        >>> program = trace_program(model, {"X": (2,), "y": ()}, {"X": np.float32, "y": np.float32})
+        >>> check_sites(program, prove(program))
+        SiteStructure(record_plate=('data', -1), size_dependent=[], hierarchical={})
+    """
     sites = program.sites
     problems: list[str] = []            # every blocking site is reported at once
     observed = [n for n, s in sites.items() if s.observed]
@@ -145,7 +180,22 @@ def _factor_outside_plate(program, facts, n: str) -> str:
 
 
 def raise_all(problems: list[str]) -> None:
-    """One line listing every blocking site (the first problem alone when there is one)."""
+    """One line listing every blocking site (the first problem alone when there is one).
+
+    Args:
+        problems: one message per blocking site.
+
+    Raises:
+        ModelError: if there is any problem.
+
+    Examples:
+        >>> from bayesdp.analysis.structure.sites import raise_all
+        >>> raise_all([])
+        >>> raise_all(["site 'a': x", "site 'b': y"])
+        Traceback (most recent call last):
+        ...
+        bayesdp.errors.ModelError: 2 problems block the analysis: site 'a': x; site 'b': y
+    """
     if len(problems) == 1:
         raise ModelError(problems[0])
     if problems:
@@ -178,7 +228,17 @@ def _violation(constraint, lo: float, hi: float) -> str | None:
 
 def check_parameters(program, facts, domain, m: int) -> None:
     """Every theta-free parameter of an observed site satisfies its distribution's constraint for EVERY
-    record of the declared domain (interval arithmetic), so no record can make the model invalid."""
+    record of the declared domain (interval arithmetic), so no record can make the model invalid.
+
+    Args:
+        program: the traced :class:`~bayesdp.analysis.tracing.Program`.
+        facts: its :class:`~bayesdp.analysis.structure.program.ProgramFacts`.
+        domain: the declared :class:`~bayesdp.analysis.domain.Domain`.
+        m: the number of records.
+
+    Raises:
+        ModelError: naming the site, the parameter and its range over the domain when a constraint can fail.
+    """
     from .affinity import CONST
     from .program import bound_outputs
 
