@@ -54,7 +54,10 @@ def _reference_page(name: str) -> str:
     lazy = getattr(mod, "_LAZY", {})          # bayesdp's lazily imported names: rendered from where they live
     members = ""
     if getattr(mod, "__all__", None) is not None:
-        members = "\n      members:\n" + "".join(f"        - {n}\n" for n in mod.__all__ if n not in lazy)
+        names = [n for n in mod.__all__ if n not in lazy]
+        # an empty list must be written as [] (a bare `members:` means "no filter": every member rendered)
+        members = ("\n      members:\n" + "".join(f"        - {n}\n" for n in names)) if names else \
+            "\n      members: []\n"
     page = f"# `{name}`\n\n::: {target}\n    options:\n      show_root_heading: false{members}\n"
     if lazy:
         rows = []
