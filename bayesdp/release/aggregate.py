@@ -558,7 +558,7 @@ def sample_and_aggregate(model: Callable, data: Mapping[str, Any], *, statistic:
     """
     from ..analysis.records import validate_records
     from ..samplers import ModelPotential
-    from .pipeline import coordinate_means, site_specs
+    from .pipeline import resolve_statistic
     from .release import check_noise, plan_noise
 
     eps = positive("epsilon", epsilon, "pass a positive epsilon")
@@ -573,15 +573,7 @@ def sample_and_aggregate(model: Callable, data: Mapping[str, Any], *, statistic:
                 "model's analysis)", "pass the public domain, or step_size= and a Statistic")
         dom = Domain.parse(list(domain)) if isinstance(domain, (list, tuple)) else domain
         an = analyze(model, data=data, domain=dom, model_kwargs=model_kwargs, model_name=model_name)
-    if isinstance(statistic, Statistic):
-        stat = statistic
-    elif statistic == "mean":
-        stat = coordinate_means(site_specs(_SitesOnly(pot), an))
-    elif callable(statistic):
-        stat = statistic(_SitesOnly(pot), an)
-    else:
-        raise AssumptionError(f"statistic = {statistic!r} must be 'mean', a Statistic or a builder")
-    stat = stat.with_range(value_range)
+    stat = resolve_statistic(statistic, _SitesOnly(pot), an, value_range)
     require(stat.range is not None, "range", None, "is required by sample-and-aggregate (each chunk's estimate is "
             "clamped to it)", "declare the public range of the released values, e.g. --range -3,3")
     stat.check(pot.dim)

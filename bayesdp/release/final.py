@@ -154,9 +154,9 @@ def release_final_model(model: Callable, data: Mapping[str, Any], *, domain, sta
     from ..samplers import ModelPotential, Sampler
     from .aggregate import _SitesOnly
     from .ledger import Ledger, noise_delta, noise_epsilon, to_decimal
-    from .pipeline import check_level, coordinate_means, site_specs, unconstrained_draws
+    from .pipeline import check_level, resolve_statistic, unconstrained_draws
     from .release import ReleaseResult
-    from .statistics import ReleasedValue, Statistic
+    from .statistics import ReleasedValue
 
     if not (isinstance(delta, (int, float)) and 0.0 < float(delta) < 1.0):
         raise AssumptionError(f"delta = {delta!r} with method = 'final': a chain's last draw is not pure epsilon-DP; "
@@ -168,15 +168,7 @@ def release_final_model(model: Callable, data: Mapping[str, Any], *, domain, sta
     if analysis is None:
         analysis = analyze(model, data=data, domain=dom, model_kwargs=model_kwargs, model_name=model_name)
     pot = ModelPotential(model, data, model_kwargs)
-    if isinstance(statistic, Statistic):
-        stat = statistic
-    elif statistic == "mean":
-        stat = coordinate_means(site_specs(_SitesOnly(pot), analysis))
-    elif callable(statistic):
-        stat = statistic(_SitesOnly(pot), analysis)
-    else:
-        raise AssumptionError(f"statistic = {statistic!r} must be 'mean', a Statistic or a builder")
-    stat = stat.with_range(value_range)
+    stat = resolve_statistic(statistic, _SitesOnly(pot), analysis, value_range)
     stat.check(pot.dim)
     d_charge = to_decimal(delta, "delta")
     # the plan: public quantities only (record count and shapes, the domain), never the data's values

@@ -493,9 +493,8 @@ def release_path_model(model: Callable, data: Mapping[str, Any], *, domain, stat
     from ..analysis.records import validate_records
     from ..samplers import ModelPotential
     from .aggregate import _SitesOnly
-    from .pipeline import _sampler_constants, coordinate_means, site_specs
+    from .pipeline import _sampler_constants, resolve_statistic
     from .sensitivity import best_coupling
-    from .statistics import Statistic
 
     if not (isinstance(delta, (int, float)) and 0.0 < float(delta) < 1.0):
         raise AssumptionError(f"delta = {delta!r} with method = 'path': the chain's Gaussian steps are not pure "
@@ -519,15 +518,7 @@ def release_path_model(model: Callable, data: Mapping[str, Any], *, domain, stat
     n = path_num_steps(consts, pot.dim, step_size) if num_steps is None else positive_int("num_steps", num_steps)
     coupling, _ = best_coupling(**{k: v for k, v in _sampler_constants(consts, "ula", step_size, None, None).items()
                                    if v is not None})
-    if isinstance(statistic, Statistic):
-        stat = statistic
-    elif statistic == "mean":
-        stat = coordinate_means(site_specs(_SitesOnly(pot), analysis))
-    elif callable(statistic):
-        stat = statistic(_SitesOnly(pot), analysis)
-    else:
-        raise AssumptionError(f"statistic = {statistic!r} must be 'mean', a Statistic or a builder")
-    stat = stat.with_range(value_range)
+    stat = resolve_statistic(statistic, _SitesOnly(pot), analysis, value_range)
     stat.check(pot.dim)
     b = n // 2 if burn_in is None else int(burn_in)
     require(0 <= b < n, "burn_in", b, f"must be in [0, {n}) (steps per chain)")

@@ -36,7 +36,7 @@ from .statistics import SiteSpec, Statistic, coordinate_means, function_mean
 
 __all__ = ["run", "prepare", "run_chain", "release_draws", "Prepared", "PipelineResult", "site_specs",
            "coordinate_subset_means", "probability_at_profiles", "load_user_statistic", "check_level",
-           "unconstrained_draws"]
+           "unconstrained_draws", "resolve_statistic"]
 
 REAL_SUPPORTS = ("real()", "real")
 
@@ -507,15 +507,7 @@ def prepare(model: Callable, data: Mapping[str, Any], *, domain, statistic: Stat
                   inverse_temperature=inverse_temperature, batch_size=batch_size, clip_norm=clip_norm,
                   num_chains=num_chains, release="thinned" if thinning > 1 else "path", thinning=thinning,
                   init="zeros", uncertified=True, model_kwargs=model_kwargs)
-    if isinstance(statistic, Statistic):
-        stat = statistic
-    elif statistic == "mean":
-        stat = coordinate_means(site_specs(smp, an))
-    elif callable(statistic):
-        stat = statistic(smp, an)
-    else:
-        raise AssumptionError(f"statistic = {statistic!r} must be 'mean', a Statistic or a builder")
-    stat = stat.with_range(value_range)
+    stat = resolve_statistic(statistic, smp, an, value_range)
     stat.check(smp.potential.dim)   # a statistic that raises or has the wrong shape: refused before the chain
     constants = _sampler_constants(consts, sampler, step_size, batch_size, clip_norm)
     coupling, failed = best_coupling(**{k: v for k, v in constants.items() if v is not None})
@@ -563,6 +555,40 @@ def check_level(level: float) -> float:
     if not 0.0 < x < 1.0:
         raise AssumptionError(f"level = {level!r} must be in (0, 1); pass e.g. 0.95")
     return x
+
+
+def resolve_statistic(statistic, sampler, analysis, value_range=None) -> Statistic:
+    """The :class:`~bayesdp.release.statistics.Statistic` a release asks for: ``statistic`` itself, ``"mean"``
+    (the means of every latent coordinate) or a builder ``statistic(sampler, analysis)``; ``value_range``
+    intersected with its own range.
+
+    Args:
+        statistic: a ``Statistic``, ``"mean"`` or a builder.
+        sampler: what the builder reads the sites from (a sampler, or its sites only).
+        analysis: the model's analysis.
+        value_range: a declared public range ``(a, b)`` of every value, or None.
+
+    Returns:
+        the statistic.
+
+    Raises:
+        AssumptionError: ``statistic`` is none of these.
+
+    Examples:
+        >>> from bayesdp.release.statistics import SiteSpec, coordinate_means
+        >>> st = resolve_statistic(coordinate_means([SiteSpec("w", 2)]), None, None, (-1.0, 1.0))
+        >>> st.num_coords, st.range
+        (2, (-1.0, 1.0))
+    """
+    if isinstance(statistic, Statistic):
+        stat = statistic
+    elif isinstance(statistic, str) and statistic == "mean":
+        stat = coordinate_means(site_specs(sampler, analysis))
+    elif callable(statistic):
+        stat = statistic(sampler, analysis)
+    else:
+        raise AssumptionError(f"statistic = {statistic!r} must be 'mean', a Statistic or a builder")
+    return stat.with_range(value_range)
 
 
 def unconstrained_draws(sampler) -> np.ndarray:
