@@ -157,7 +157,7 @@ def load_data(path: str, x_columns: str | None = None, y_column: str | None = No
         ((2, 2), [1.0, 0.0])
     """
     if not os.path.isfile(path):
-        raise DomainError(f"data file {path} does not exist; pass --data FILE (NPZ, CSV or Parquet) or --no-data")
+        raise DomainError(f"data file {path} does not exist; pass --data with an existing NPZ, CSV or Parquet file")
     kind = data_format(path)
     if kind == "npz":
         try:

@@ -1069,7 +1069,8 @@ def _read_bytes(path: Path, limit: int = -1) -> bytes:
         with open(path, "rb") as f:
             return f.read(limit)
     except FileNotFoundError:
-        raise BudgetError(f"ledger {path} does not exist; pass --budget to create it") from None
+        raise BudgetError(f"ledger {path} does not exist; check the path, or create it with a budget (--budget E "
+                          "on the command line, budget_epsilon=E in Python)") from None
     except IsADirectoryError:
         raise BudgetError(f"ledger {path} is a directory; pass a ledger file") from None
     except OSError as e:
@@ -1491,7 +1492,8 @@ class Ledger:
             raise BudgetError(f"ledger {led.path}: directory {led.path.parent} does not exist")
         if not led.path.exists():
             if be is None:
-                raise BudgetError(f"ledger {led.path} does not exist; pass --budget to create it")
+                raise BudgetError(f"ledger {led.path} does not exist; check the path, or create it with a budget "
+                                  "(--budget E on the command line, budget_epsilon=E in Python)")
             with led._locked():
                 if not led.path.exists():
                     header = {"seq": 0, "event": "header", "format": JOURNAL_FORMAT, "version": JOURNAL_VERSION,
