@@ -28,7 +28,8 @@ __all__ = ["final_inverse_temperature_proxy", "predicted_final_error", "release_
 def final_inverse_temperature_proxy(constants: Mapping[str, Any], epsilon: float, delta: float) -> float | None:
     """A public proxy for the inverse temperature a last-draw release gets at (epsilon, delta):
     ``beta = mu^2 m_K / grad_diff^2``, ``mu = gdp_mu(epsilon, delta)``, the temperature at which the exact
-    tempered posterior is ``mu``-GDP by the strong-convexity argument (``m_K`` = ``total_strong_convexity``).  Used
+    tempered posterior is ``mu``-GDP (Gopi-Lee-Liu: ``mu = grad_diff sqrt(beta / m_K)``, LITERATURE.md §1(e);
+    ``m_K`` = ``total_strong_convexity``).  Used
     only to PREDICT the error for ``method="auto"``; the release itself takes the calibrated temperature.
 
     Args:
@@ -156,14 +157,14 @@ def release_final_model(model: Callable, data: Mapping[str, Any], *, domain, sta
     from .ledger import Ledger, noise_delta, noise_epsilon, to_decimal
     from .pipeline import check_level, resolve_statistic, unconstrained_draws
     from .release import ReleaseResult
-    from .statistics import ReleasedValue
+    from .path import noiseless_items
 
     if not (isinstance(delta, (int, float)) and 0.0 < float(delta) < 1.0):
         raise AssumptionError(f"delta = {delta!r} with method = 'final': a chain's last draw is not pure epsilon-DP; "
                               "pass delta in (0, 1), e.g. 1e-6, or use method 'coupling'")
     eps = positive("epsilon", epsilon, "pass a positive epsilon")
     level = check_level(level)
-    data, m = validate_records(data, model, model_kwargs)
+    data, _ = validate_records(data, model, model_kwargs)
     dom = Domain.parse(list(domain)) if isinstance(domain, (list, tuple)) else domain
     if analysis is None:
         analysis = analyze(model, data=data, domain=dom, model_kwargs=model_kwargs, model_name=model_name)
@@ -203,12 +204,7 @@ def release_final_model(model: Callable, data: Mapping[str, Any], *, domain, sta
         smp.run(seed)
         draw = unconstrained_draws(smp)[:, -1, :].astype(np.float64)      # (1, dim): the final draw
         value = stat.evaluate(draw)
-        items = []
-        for n, v in zip(stat.names, value):
-            v = float(v)
-            shown = v if stat.range is None else min(max(v, stat.range[0]), stat.range[1])
-            items.append(ReleasedValue(name=n, value=shown, noise_scale=0.0, noise_variance=0.0, interval=None,
-                                       level=level, raw_value=v, total_interval=None))
+        items = noiseless_items(stat, value, level)
         published = np.array([it.value for it in items])
         res.commit({"names": list(stat.names), "values": [float(v) for v in published],
                     "noise_mechanism": "final draw", "inverse_temperature": plan.inverse_temperature,

@@ -27,7 +27,8 @@ from ..curves import GDP
 from ..errors import AssumptionError, positive, positive_int, require
 
 __all__ = ["release_path_model", "release_path", "path_certificate", "path_inverse_temperature", "gdp_mu",
-           "path_num_steps", "curvature_proxy", "predicted_path_error", "choose_method", "auto_method"]
+           "path_num_steps", "curvature_proxy", "predicted_path_error", "choose_method", "auto_method",
+           "noiseless_items"]
 
 SOURCE = "GDP composition of the path (Dong-Roth-Su Cor. 3.3)"
 
@@ -214,7 +215,6 @@ def release_path(statistic, epsilon: float, delta: float, ledger: Any, *, run: C
     from .pipeline import check_level
     from .release import ReleaseResult
     from .sensitivity import monte_carlo_bound
-    from .statistics import ReleasedValue
 
     eps = positive("epsilon", epsilon, "pass a positive epsilon")
     level = check_level(level)
@@ -235,17 +235,7 @@ def release_path(statistic, epsilon: float, delta: float, ledger: Any, *, run: C
         draws, keys = run(beta)
         value = statistic.evaluate(draws)
         h = None if mc is None or statistic.kind != "mean" else mc.half_width(statistic.l2, 1.0 - level)
-        items = []
-        for n, v in zip(statistic.names, value):
-            v = float(v)
-            shown = v if statistic.range is None else min(max(v, statistic.range[0]), statistic.range[1])
-            iv = None
-            if h is not None:
-                from .statistics import _clip_interval
-
-                iv = _clip_interval(v, h, statistic.range)
-            items.append(ReleasedValue(name=n, value=shown, noise_scale=0.0, noise_variance=0.0, interval=iv,
-                                       level=level, raw_value=v, total_interval=iv))
+        items = noiseless_items(statistic, value, level, h)
         published = np.array([it.value for it in items])
         res.commit({"names": list(statistic.names), "values": [float(v) for v in published],
                     "noise_mechanism": "path", "gdp_mu": mu, "inverse_temperature": beta,
@@ -270,6 +260,40 @@ def release_path(statistic, epsilon: float, delta: float, ledger: Any, *, run: C
                                          "note": "a statistic of the private path (post-processing)"},
                          monte_carlo=None if mc is None else mc.to_dict(),
                          extra={"method": "path", "path": info})
+
+
+def noiseless_items(statistic, value, level: float, half_width: float | None = None) -> tuple:
+    """The released values of a release without added noise (path, last draw): each value clamped to the
+    statistic's range (post-processing), with the Monte Carlo interval ``value +- half_width`` clipped to it when
+    a half-width is known.
+
+    Args:
+        statistic: the released :class:`~bayesdp.release.statistics.Statistic`.
+        value: its values on the chain's draws.
+        level: the level of the intervals.
+        half_width: the interval's half-width, or None (no interval).
+
+    Returns:
+        a tuple of :class:`~bayesdp.release.statistics.ReleasedValue`.
+
+    Examples:
+        >>> from bayesdp.release.statistics import SiteSpec, coordinate_means
+        >>> st = coordinate_means([SiteSpec("w", 2)]).with_range((-1.0, 1.0))
+        >>> [(it.value, it.raw_value, it.interval) for it in noiseless_items(st, [0.5, 3.0], 0.95, 1.0)]
+        [(0.5, 0.5, (-0.5, 1.0)), (1.0, 3.0, (-1.0, 1.0))]
+
+        ([2, 4] misses the range: the whole range is the interval, as in ``_clip_interval``.)
+    """
+    from .statistics import ReleasedValue, _clip_interval
+
+    items = []
+    for n, v in zip(statistic.names, value):
+        v = float(v)
+        shown = v if statistic.range is None else min(max(v, statistic.range[0]), statistic.range[1])
+        iv = None if half_width is None else _clip_interval(v, half_width, statistic.range)
+        items.append(ReleasedValue(name=n, value=shown, noise_scale=0.0, noise_variance=0.0, interval=iv,
+                                   level=level, raw_value=v, total_interval=iv))
+    return tuple(items)
 
 
 def sampler_runner(model: Callable, data: Mapping[str, Any], *, step_size: float, num_steps: int, num_chains: int,
