@@ -24,12 +24,13 @@ _LAZY = {
     "box": ("analysis.domain", "box"), "values": ("analysis.domain", "values"),
     "ULA": ("api", "ULA"), "SGLD": ("api", "SGLD"), "Plan": ("api", "Plan"), "certify": ("api", "certify"),
     "PrivateMCMC": ("api", "PrivateMCMC"), "calibrate": ("calibration", "calibrate"),
-    "PrivacyAccountant": ("release.accountant", "PrivacyAccountant"), "Ledger": ("release.ledger", "Ledger"),
+    "PrivacyAccountant": ("budget.accountant", "PrivacyAccountant"), "Ledger": ("budget.ledger", "Ledger"),
+    "release": ("api", "release"),
 }
 
 
 def __getattr__(name: str):
-    if name in ("release", "datasets"):   # bayesdp.release (a package callable as api.release), bundled data
+    if name == "datasets":   # bundled data
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")

@@ -567,7 +567,7 @@ METHODS = ("auto", "coupling", "path", "final", "sample-aggregate")
 def resolve_method(method: str, source: Any, delta: float, noise: str, data: Mapping[str, Any] | None = None,
                    epsilon: float = 1.0, build: Callable | None = None) -> tuple[str, str]:
     """``(method, why)``: ``auto`` is the coupling release for a chain that already ran (its draws are what is
-    released); otherwise the public rule of :func:`bayesdp.release.path.auto_method` (the smallest predicted error of
+    released); otherwise the public rule of :func:`bayesdp.publish.path.auto_method` (the smallest predicted error of
     the path, last-draw and coupling releases when delta > 0, docs/release.md §9-10).  ``build(sampler, analysis)``
     makes the statistic."""
     if method not in METHODS:
@@ -576,14 +576,14 @@ def resolve_method(method: str, source: Any, delta: float, noise: str, data: Map
         return method, "user"
     if isinstance(source, PrivateMCMC) and source._sampler is not None:
         return "coupling", "auto: a chain that already ran: its draws are released with coupling noise"
-    from .release.path import auto_method, choose_method
+    from .publish.path import auto_method, choose_method
 
     if delta <= 0 or noise != "auto":
         return choose_method({}, 1, epsilon, delta, None, noise)
     from .analysis import Domain, analyze
     from .analysis.inputs import counts_from_domain
     from .analysis.records import validate_records
-    from .release.aggregate import _SitesOnly
+    from .publish.aggregate import _SitesOnly
     from .samplers import ModelPotential
 
     kernel, _, _, data = _chain_source(source, data, None)
@@ -601,7 +601,7 @@ def resolve_method(method: str, source: Any, delta: float, noise: str, data: Map
 
 def _statistic(spec, sampler, analysis, sites, lipschitz, names, q=None, threshold=None, width=None,
                l2_lipschitz=None, value_range=None, need_lipschitz=True):
-    """The :class:`~bayesdp.release.statistics.Statistic` a release asks for, with a declared range if given
+    """The :class:`~bayesdp.publish.statistics.Statistic` a release asks for, with a declared range if given
     (``need_lipschitz=False``: a callable may come without a Lipschitz constant; sample-and-aggregate needs none)."""
     stat = _named_statistic(spec, sampler, analysis, sites, lipschitz, names, q, threshold, width, l2_lipschitz,
                             need_lipschitz)
@@ -610,8 +610,8 @@ def _statistic(spec, sampler, analysis, sites, lipschitz, names, q=None, thresho
 
 def _named_statistic(spec, sampler, analysis, sites, lipschitz, names, q=None, threshold=None, width=None,
                      l2_lipschitz=None, need_lipschitz=True):
-    from .release.pipeline import site_specs
-    from .release.statistics import (Statistic, coordinate_means, coordinate_quantiles, exceedance_probabilities,
+    from .publish.pipeline import site_specs
+    from .publish.statistics import (Statistic, coordinate_means, coordinate_quantiles, exceedance_probabilities,
                                      function_mean)
 
     select = list(sites) if sites else None
@@ -728,11 +728,11 @@ def release(source: Any, statistic: Any = "mean", *, epsilon: float, sites: Sequ
         (('w[0] q0.5', 'w[1] q0.5', 'w[2] q0.5'), 1.0)
     """
     from .analysis import analyze
-    from .release.pipeline import _sampler_constants, check_level, unconstrained_draws
-    from .release.release import release_statistic
-    from .release.sensitivity import best_coupling
+    from .publish.pipeline import _sampler_constants, check_level, unconstrained_draws
+    from .publish.release import release_statistic
+    from .publish.sensitivity import best_coupling
 
-    from .release.release import check_noise
+    from .publish.release import check_noise
 
     eps = positive("epsilon", epsilon, "pass a positive epsilon")
     check_level(level)
@@ -801,7 +801,7 @@ def release(source: Any, statistic: Any = "mean", *, epsilon: float, sites: Sequ
         draws = draws[:, b:, :]
     flat = draws.reshape(-1, draws.shape[-1]).astype(np.float64)
     if isinstance(acct, str) and budget is not None:
-        from .release.ledger import Ledger
+        from .budget.ledger import Ledger
 
         acct = Ledger.open(acct, budget_epsilon=budget)
     # the kept draws, for the data-independent Monte Carlo bound: a final release keeps step n of each chain
@@ -817,8 +817,8 @@ def release(source: Any, statistic: Any = "mean", *, epsilon: float, sites: Sequ
 def _sample_and_aggregate(source, statistic, eps, acct, *, data, sites, lipschitz, names, q, threshold, width,
                           value_range, noise, delta, level, chunks, burn_in, budget, seed, num_steps=None):
     """``release(..., method="sample-aggregate")``: the kernel's model, domain, step size and number of steps run
-    one chain per chunk (bayesdp.release.aggregate)."""
-    from .release.aggregate import sample_and_aggregate
+    one chain per chunk (bayesdp.publish.aggregate)."""
+    from .publish.aggregate import sample_and_aggregate
 
     kernel, num_steps, _, data = _chain_source(source, data, num_steps)
     if value_range is None and not (hasattr(statistic, "range") and statistic.range is not None) \
@@ -847,7 +847,7 @@ def _chain_release_setup(kernel, acct, budget, statistic, sites, lipschitz, name
     dom = _domain(kernel.domain)
     kw = counts_from_domain(kernel.model, dom if isinstance(dom, Domain) else None, dict(kernel.model_kwargs or {}))
     if isinstance(acct, str) and budget is not None:
-        from .release.ledger import Ledger
+        from .budget.ledger import Ledger
 
         acct = Ledger.open(acct, budget_epsilon=budget)
 
@@ -861,8 +861,8 @@ def _chain_release_setup(kernel, acct, budget, statistic, sites, lipschitz, name
 def _final_release(source, statistic, eps, delta, acct, *, data, sites, lipschitz, names, q, threshold, width,
                    value_range, level, budget, seed, chosen_by):
     """``release(..., method="final")``: the chain ``calibrate(mechanism="ula-final")`` plans for the kernel's model
-    and domain; a statistic of its final draw is released (bayesdp.release.final)."""
-    from .release.final import release_final_model
+    and domain; a statistic of its final draw is released (bayesdp.publish.final)."""
+    from .publish.final import release_final_model
 
     kernel, _, _, data = _chain_source(source, data, None)
     if kernel.sampler != "ula" or kernel.clip_norm is not None:
@@ -895,8 +895,8 @@ def _chain_source(source, data, num_steps):
 def _path_release(source, statistic, eps, delta, acct, *, data, sites, lipschitz, names, q, threshold, width,
                   value_range, level, burn_in, budget, seed, num_steps, chosen_by):
     """``release(..., method="path")``: a full-batch ULA chain at the largest inverse temperature whose path
-    certificate meets (epsilon, delta); its Monte Carlo estimate is released (bayesdp.release.path)."""
-    from .release.path import release_path_model
+    certificate meets (epsilon, delta); its Monte Carlo estimate is released (bayesdp.publish.path)."""
+    from .publish.path import release_path_model
 
     kernel, n, c, data = _chain_source(source, data, num_steps)
     if kernel.sampler != "ula" or kernel.clip_norm is not None:

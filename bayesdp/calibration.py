@@ -321,11 +321,11 @@ def _calibrate_chain(c, mech, delta, target, beta_max, temper, max_steps, chains
 
 
 def _calibrate_release(model, dom, kernel, num_steps, target, delta, an, plan_for, sites):
-    from .release.noise import granularity
-    from .release.pipeline import _sampler_constants
-    from .release.release import sensitivity_routes
-    from .release.sensitivity import best_coupling
-    from .release.statistics import SiteSpec, coordinate_means
+    from .publish.noise import granularity
+    from .publish.pipeline import _sampler_constants
+    from .publish.release import sensitivity_routes
+    from .publish.sensitivity import best_coupling
+    from .publish.statistics import SiteSpec, coordinate_means
 
     if kernel.step_size is None or num_steps is None:
         raise AssumptionError("release calibration needs the chain: kernel=ULA(step_size=...) and num_steps=...")

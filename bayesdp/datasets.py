@@ -2,7 +2,7 @@
 
 [`breast_cancer`][bayesdp.datasets.breast_cancer] returns the Breast Cancer Wisconsin (Diagnostic) data (569
 records, 30 features, CC BY 4.0; ``bayesdp/data/ATTRIBUTION.md``) already mapped into the unit ball by a fixed
-public map (``bayesdp.release.data.scale_to_unit_ball``: public per-feature bounds, never computed from the
+public map (``bayesdp.publish.data.scale_to_unit_ball``: public per-feature bounds, never computed from the
 records), with the public domain of one record that the map guarantees.
 """
 
@@ -54,7 +54,7 @@ def breast_cancer() -> Dataset:
         {'X': {'norm': 1.0}, 'y': {'values': [0.0, 1.0]}}
     """
     from .analysis.domain import Domain, norm_bound, values
-    from .release.data import load_breast_cancer, scale_to_unit_ball
+    from .publish.data import load_breast_cancer, scale_to_unit_ball
 
     X, y, names = load_breast_cancer()
     data = {"X": scale_to_unit_ball(X).astype(np.float32), "y": y.astype(np.float32)}

@@ -61,9 +61,7 @@ def _reference_page(name: str) -> str:
     page = f"# `{name}`\n\n::: {target}\n    options:\n      show_root_heading: false{members}\n"
     if lazy:
         rows = []
-        # bayesdp.release is the package bayesdp.release, callable as bayesdp.api.release
-        extra = {"release": ("api", "release")} if name == "bayesdp" else {}
-        for n, (sub, attr) in {**lazy, **extra}.items():
+        for n, (sub, attr) in lazy.items():
             obj = getattr(importlib.import_module(f"{name}.{sub}"), attr)
             first = (obj.__doc__ or "").strip().splitlines()[0].replace("|", "\\|") if obj.__doc__ else ""
             rows.append(f"| `{name}.{n}` | [`{name}.{sub}.{attr}`]({name}.{sub}.md#{name}.{sub}.{attr}) | {first} |")

@@ -135,8 +135,8 @@ def test_hundred_laplace_releases_compose_like_dp_accounting():
     # the continuous Laplace mechanism (about 4.22) up to its discretisation (< 0.1 %)
     from dp_accounting import dp_event, pld
 
-    from bayesdp.release.ledger import laplace_event
-    from bayesdp.release.noise import granularity
+    from bayesdp.budget.ledger import laplace_event
+    from bayesdp.publish.noise import granularity
 
     eps = 0.1
     r = granularity(1.0 / eps)

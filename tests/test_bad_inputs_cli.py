@@ -14,7 +14,7 @@ import os
 import numpy as np
 import pytest
 
-import bayesdp.release.noise as noise_mod
+import bayesdp.publish.noise as noise_mod
 from bayesdp.cli import main
 from bayesdp.samplers import driver as driver_mod
 
@@ -85,7 +85,7 @@ def _snapshot(root):
 
 @pytest.fixture
 def counters(monkeypatch):
-    import bayesdp.release.aggregate as aggregate_mod
+    import bayesdp.publish.aggregate as aggregate_mod
 
     c = {"chain": 0, "noise": 0}
     real_run, real_noise = driver_mod.Sampler.run, noise_mod.sample_discrete_laplace

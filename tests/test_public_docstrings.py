@@ -40,12 +40,12 @@ ANALYSIS: list[str] = [
     "bayesdp.analysis.structure.sites", "bayesdp.analysis.tracing",
 ]
 RELEASE: list[str] = [
-    "bayesdp.release", "bayesdp.release.data",
-    "bayesdp.release.accountant", "bayesdp.release.aggregate", "bayesdp.release.demo", "bayesdp.release.final",
-    "bayesdp.release.ledger", "bayesdp.release.noise",
-    "bayesdp.release.path", "bayesdp.release.pipeline",
-    "bayesdp.release.release", "bayesdp.release.sensitivity",
-    "bayesdp.release.statistics",
+    "bayesdp.publish", "bayesdp.publish.data", "bayesdp.budget",
+    "bayesdp.budget.accountant", "bayesdp.publish.aggregate", "bayesdp.publish.demo", "bayesdp.publish.final",
+    "bayesdp.budget.ledger", "bayesdp.publish.noise",
+    "bayesdp.publish.path", "bayesdp.publish.pipeline",
+    "bayesdp.publish.release", "bayesdp.publish.sensitivity",
+    "bayesdp.publish.statistics",
 ]
 SAMPLERS: list[str] = [
     "bayesdp.samplers", "bayesdp.samplers.certify", "bayesdp.samplers.driver", "bayesdp.samplers.glm",

@@ -213,8 +213,8 @@ def test_level_refused_before_any_charge(files, tmp_path, capsys):
 
 def test_release_statistic_checked_in_the_python_api(files, tmp_path):
     from bayesdp.errors import AssumptionError
-    from bayesdp.release import pipeline
-    from bayesdp.release.statistics import function_mean
+    from bayesdp.publish import pipeline
+    from bayesdp.publish.statistics import function_mean
 
     d = dict(np.load(files / "f32.npz"))
     bad = function_mean(lambda z: 1 / 0, 1.0, ["x"], description="divides by zero")

@@ -180,7 +180,7 @@ def release_sensitivity(cfg: LQConfig):
         >>> round(release_sensitivity(LQConfig(1.0, 0.5, step_size=0.1, num_steps=200)).distance, 6)   # 2c / mu
         1.0
     """
-    from ..release.sensitivity import coupling_strongly_convex
+    from ..publish.sensitivity import coupling_strongly_convex
 
     return coupling_strongly_convex(cfg.step_size, cfg.strong_convexity, cfg.strong_convexity, 2 * cfg.grad_bound)
 
@@ -287,7 +287,7 @@ def run_scores(mechanism: str, cfg: LQConfig, runs: int, seed: int = 0) -> tuple
         record = jnp.zeros(cfg.dim).at[0].set(sign * cfg.grad_bound)
         out.append(np.asarray(lq_chain_scores(mechanism, cfg, record, runs, k), dtype=np.float64))
     if mechanism == "release":
-        from ..release.noise import laplace_release
+        from ..publish.noise import laplace_release
 
         sens = release_sensitivity(cfg).distance
         out = [np.array([laplace_release([v], sens, cfg.epsilon).values[0] for v in arr]) for arr in out]

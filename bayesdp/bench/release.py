@@ -76,8 +76,8 @@ def run(args) -> dict:
     import numpy as np
 
     from ..analysis.loading import load_model
-    from ..release import demo, pipeline
-    from ..release.data import load_breast_cancer, scale_to_unit_ball
+    from ..publish import demo, pipeline
+    from ..publish.data import load_breast_cancer, scale_to_unit_ball
 
     X, y, _ = load_breast_cancer()
     data = {"X": scale_to_unit_ball(X).astype(np.float32), "y": y.astype(np.float32)}

@@ -137,7 +137,7 @@ def bundled() -> dict:
         >>> data["X"].shape, data["y"].shape
         ((569, 30), (569,))
     """
-    from ..release.data import load_breast_cancer, scale_to_unit_ball
+    from ..publish.data import load_breast_cancer, scale_to_unit_ball
 
     X, y, _ = load_breast_cancer()
     return {"X": scale_to_unit_ball(X).astype(np.float32), "y": y.astype(np.float32)}
@@ -282,7 +282,7 @@ def dpsgld_inverse_temperature(epsilon: float, delta: float, step_size: float, n
 def default_pick(constants: dict, dim: int, statistic, epsilon: float, delta: float, expected: dict
                  ) -> tuple[str, str]:
     """What ``bayesdp release`` / ``bayesdp.release`` (with a kernel) do by default for a posterior mean at
-    (epsilon, delta), from public quantities only: ``method="auto"`` (:func:`bayesdp.release.path.auto_method`)
+    (epsilon, delta), from public quantities only: ``method="auto"`` (:func:`bayesdp.publish.path.auto_method`)
     and, for a coupling release, ``noise="auto"`` (the smaller expected squared error from the sensitivities).
 
     Args:
@@ -298,13 +298,13 @@ def default_pick(constants: dict, dim: int, statistic, epsilon: float, delta: fl
         ``(method, why)``: one of :data:`BAYESDP_METHODS` and the reason.
 
     Examples:
-        >>> from bayesdp.release.statistics import SiteSpec, coordinate_means
+        >>> from bayesdp.publish.statistics import SiteSpec, coordinate_means
         >>> consts = {"total_smoothness": 126.0, "total_strong_convexity": 1.0, "grad_diff": 2.0}
         >>> default_pick(consts, 5, coordinate_means([SiteSpec("w", 5)]), 1.0, 0.0,
         ...              {"coupling+laplace": 1.0, "coupling+gaussian": 0.5})
         ('coupling+laplace', 'auto: delta = 0 (pure epsilon-DP: the coupling release with Laplace noise)')
     """
-    from ..release.path import auto_method
+    from ..publish.path import auto_method
 
     method, why = auto_method(constants, dim, statistic, epsilon, delta)
     if method in ("path", "final"):
@@ -323,10 +323,10 @@ def _setting(name: str, data: dict, prior_scale: float, epsilons, args, repeats:
              seed: int) -> list[dict]:
     from ..analysis import Domain, analyze
     from ..models import logistic
-    from ..release.aggregate import aggregate_estimate, aggregate_route, choose_chunks
-    from ..release.release import plan_noise
-    from ..release.sensitivity import best_coupling, coupling_route
-    from ..release.statistics import SiteSpec, coordinate_means
+    from ..publish.aggregate import aggregate_estimate, aggregate_route, choose_chunks
+    from ..publish.release import plan_noise
+    from ..publish.sensitivity import best_coupling, coupling_route
+    from ..publish.statistics import SiteSpec, coordinate_means
     from ..calibration import calibrate
     from ..samplers import ModelPotential
 
@@ -386,7 +386,7 @@ def _setting(name: str, data: dict, prior_scale: float, epsilons, args, repeats:
         row["mse"]["posterior-sample"] = sq_err(post)
         row["details"]["posterior-sample"] = {"inverse_temperature": beta_post, "certified_epsilon": plan.epsilon}
         # bayesdp's path release (simulated): the temperature from bayesdp's own path certificate
-        from ..release.ledger import noise_delta, noise_epsilon
+        from ..budget.ledger import noise_delta, noise_epsilon
 
         # bayesdp's last-draw release (simulated as release_final_model runs it: the ula-final plan's chain)
         fplan = calibrate(logistic, domain=dom, data_size=m, record_shapes={"X": (d,), "y": ()},
@@ -397,7 +397,7 @@ def _setting(name: str, data: dict, prior_scale: float, epsilons, args, repeats:
         row["details"]["final"] = {"inverse_temperature": float(fplan.inverse_temperature),
                                    "step_size": float(fplan.step_size), "num_steps": int(fplan.num_steps),
                                    "certified_epsilon": fplan.epsilon, "source": fplan.source}
-        from ..release.path import path_inverse_temperature, path_num_steps
+        from ..publish.path import path_inverse_temperature, path_num_steps
 
         n_path = path_num_steps(consts, d, step)
         beta_b, cert_b = path_inverse_temperature(noise_epsilon(eps), noise_delta(DELTA), grad_diff, step, n_path)

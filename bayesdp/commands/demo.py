@@ -12,7 +12,7 @@ from ..cli import ARG_TYPES, emit_json
 
 
 def add_parser(sub) -> None:
-    from ..release import demo as d
+    from ..publish import demo as d
 
     p = sub.add_parser("demo", help="private Bayesian logistic regression on a bundled real dataset (eps = 1)",
                        description="Certify, sample and release noisy posterior means of a Bayesian logistic "
@@ -50,7 +50,7 @@ def _check_options(args) -> None:
     if args.no_plots and args.out_dir is not None:
         raise AssumptionError("--out-dir is where the plots go; drop it or drop --no-plots")
     if not args.no_plots:
-        from ..release.demo import DEFAULT_OUT_DIR
+        from ..publish.demo import DEFAULT_OUT_DIR
 
         check_output_dir(args.out_dir or DEFAULT_OUT_DIR, "--out-dir")
     if args.ledger is not None:
@@ -63,7 +63,7 @@ def run(args) -> int:
     _check_options(args)
 
     prepare_jax()
-    from ..release.demo import format_demo, run_demo
+    from ..publish.demo import format_demo, run_demo
 
     res = run_demo(args.epsilon, out_dir=args.out_dir, ledger=args.ledger, budget=args.budget, quick=args.quick,
                    statistic=args.stat, prior_scale=args.prior_scale, num_steps=args.num_steps, seed=args.seed,

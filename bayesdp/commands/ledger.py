@@ -100,7 +100,7 @@ def _table(s: dict, show_all: bool = True) -> str:
 
 
 def run_show(args) -> int:
-    from ..release.ledger import Ledger
+    from ..budget.ledger import Ledger
 
     s = Ledger(args.file).summary()
     if args.json:
@@ -114,7 +114,7 @@ def run_create(args) -> int:
     from pathlib import Path
 
     from ..errors import BudgetError
-    from ..release.ledger import Ledger
+    from ..budget.ledger import Ledger
 
     if Path(args.file).exists():
         raise BudgetError(f"ledger {args.file} already exists; use `bayesdp ledger show {args.file}`")
@@ -127,7 +127,7 @@ def run_create(args) -> int:
 
 
 def run_resolve(args) -> int:
-    from ..release.ledger import Ledger
+    from ..budget.ledger import Ledger
 
     out = Ledger(args.file).resolve(ids=args.ids, note=args.note)
     if args.json:
@@ -141,7 +141,7 @@ def run_resolve(args) -> int:
 
 
 def run_verify(args) -> int:
-    from ..release.ledger import Ledger
+    from ..budget.ledger import Ledger
 
     s = Ledger(args.file).verify(head=args.head)
     if args.json:

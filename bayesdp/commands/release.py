@@ -1,6 +1,6 @@
 """``bayesdp release MODEL --data FILE --domain ... --stat mean --epsilon E --ledger FILE [--budget B] [--json]``.
 
-Certify -> sample -> release (bayesdp/release/pipeline.py): the chain runs in memory and is never
+Certify -> sample -> release (bayesdp/publish/pipeline.py): the chain runs in memory and is never
 published; the released numbers are Monte Carlo averages of a Lipschitz statistic plus secure
 discretised Laplace noise calibrated to the coupling sensitivity (004 Proposition 3.7 with
 delta~ = 0, docs/release.md), or to user-certified 004 Proposition 3.10 constants.  The ledger is
@@ -114,9 +114,9 @@ def _concentration(args):
 
 def _statistic(args):
     from ..errors import AssumptionError
-    from ..release.pipeline import coordinate_subset_means, load_user_statistic, site_specs
+    from ..publish.pipeline import coordinate_subset_means, load_user_statistic, site_specs
 
-    from ..release.statistics import coordinate_quantiles, exceedance_probabilities, quantile_levels
+    from ..publish.statistics import coordinate_quantiles, exceedance_probabilities, quantile_levels
 
     named = args.stat in ("mean", "median", "quantiles", "probability")
     if (args.q is not None) != (args.stat == "quantiles"):
@@ -159,7 +159,7 @@ def _statistic(args):
 def value_range(pair, flag: str = "--range") -> tuple[float, float] | None:
     """``[A, B]`` as a checked range (one line naming ``flag`` otherwise)."""
     from ..errors import AssumptionError
-    from ..release.statistics import check_range
+    from ..publish.statistics import check_range
 
     if pair is None:
         return None
@@ -313,7 +313,7 @@ def run(args) -> int:
     prepare_jax()
     from ..analysis.loading import load_data, load_model
     from ..analysis.records import validate_records
-    from ..release import pipeline
+    from ..publish import pipeline
 
     model, name = load_model(args.model)
     data, m = validate_records(load_data(args.data, args.x_columns, args.y_column))
@@ -328,10 +328,10 @@ def run(args) -> int:
                               f"replacement: pass 1 <= --batch-size <= {m}")
     if args.method == "auto":
         from ..analysis import analyze
-        from ..release.aggregate import _SitesOnly
-        from ..release.path import auto_method
-        from ..release.pipeline import coordinate_means, site_specs
-        from ..release.statistics import Statistic
+        from ..publish.aggregate import _SitesOnly
+        from ..publish.path import auto_method
+        from ..publish.pipeline import coordinate_means, site_specs
+        from ..publish.statistics import Statistic
         from ..samplers import ModelPotential
 
         args.method = "path"            # the statistic of a path release needs no Lipschitz constant
@@ -375,7 +375,7 @@ def _run_path(args, model, name, data, kw, stat) -> int:
     """``--method path``: the chain at the inverse temperature the budget allows; reserved before it runs."""
     import time
 
-    from ..release.path import release_path_model
+    from ..publish.path import release_path_model
 
     t0 = time.perf_counter()
     res = release_path_model(model, data, domain=args.domain, statistic=stat, epsilon=args.epsilon,
@@ -402,7 +402,7 @@ def _run_final(args, model, name, data, kw, stat) -> int:
     """``--method final``: the chain bayesdp calibrate plans for the final draw; reserved before it runs."""
     import time
 
-    from ..release.final import release_final_model
+    from ..publish.final import release_final_model
 
     t0 = time.perf_counter()
     res = release_final_model(model, data, domain=args.domain, statistic=stat, epsilon=args.epsilon,
@@ -465,7 +465,7 @@ def _run_aggregate(args, model, name, data, m, kw, stat) -> int:
     """``--method sample-aggregate``: checks (chunks against the records, the ledger) before any chain runs."""
     import time
 
-    from ..release.aggregate import aggregate_info, check_chunks, sample_and_aggregate
+    from ..publish.aggregate import aggregate_info, check_chunks, sample_and_aggregate
 
     if args.chunks is not None:
         check_chunks(args.chunks, m, "--chunks")

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 from bayesdp.cli import main
-from bayesdp.release import demo
-from bayesdp.release.pipeline import probability_at_profiles
+from bayesdp.publish import demo
+from bayesdp.publish.pipeline import probability_at_profiles
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

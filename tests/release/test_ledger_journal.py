@@ -19,11 +19,11 @@ import pytest
 from bayesdp.cli import main
 from bayesdp.curves import ApproxDP
 from bayesdp.errors import BudgetError
-from bayesdp.release import ledger as ledger_mod
-from bayesdp.release import sensitivity as S
-from bayesdp.release.ledger import Ledger, noise_epsilon
-from bayesdp.release.release import release_statistic
-from bayesdp.release.statistics import SiteSpec, coordinate_means
+from bayesdp.budget import ledger as ledger_mod
+from bayesdp.publish import sensitivity as S
+from bayesdp.budget.ledger import Ledger, noise_epsilon
+from bayesdp.publish.release import release_statistic
+from bayesdp.publish.statistics import SiteSpec, coordinate_means
 
 ZERO = "0" * 64
 

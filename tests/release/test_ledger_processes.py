@@ -16,15 +16,15 @@ from fractions import Fraction
 import pytest
 
 from bayesdp.cli import main
-from bayesdp.release.ledger import Ledger
+from bayesdp.budget.ledger import Ledger
 
 _RELEASE = r"""
 import json, os, sys, time
 import numpy as np
 from bayesdp.errors import BudgetError
-from bayesdp.release import sensitivity as S
-from bayesdp.release.release import release_statistic
-from bayesdp.release.statistics import SiteSpec, coordinate_means
+from bayesdp.publish import sensitivity as S
+from bayesdp.publish.release import release_statistic
+from bayesdp.publish.statistics import SiteSpec, coordinate_means
 path, start, eps = sys.argv[1], sys.argv[2], sys.argv[3]
 st = coordinate_means([SiteSpec("theta", 2)])
 coupling = S.coupling_strongly_convex(0.1, 1.0, 4.0, 0.5)
@@ -43,7 +43,7 @@ print(json.dumps({"values": [float(v) for v in res.values], "head": res.ledger_h
 _RESERVE = r"""
 import json, os, secrets, sys, time
 from bayesdp.errors import BudgetError
-from bayesdp.release.ledger import Ledger
+from bayesdp.budget.ledger import Ledger
 path, start, eps = sys.argv[1], sys.argv[2], sys.argv[3]
 print("ready", flush=True)
 while not os.path.exists(start):
@@ -97,9 +97,9 @@ def test_eight_concurrent_releases_against_a_budget_of_five(tmp_path, worker):
 _LOOP = r"""
 import json, os, sys
 import numpy as np
-from bayesdp.release import sensitivity as S
-from bayesdp.release.release import release_statistic
-from bayesdp.release.statistics import SiteSpec, coordinate_means
+from bayesdp.publish import sensitivity as S
+from bayesdp.publish.release import release_statistic
+from bayesdp.publish.statistics import SiteSpec, coordinate_means
 path = sys.argv[1]
 st = coordinate_means([SiteSpec("theta", 2)])
 coupling = S.coupling_strongly_convex(0.1, 1.0, 4.0, 0.5)
@@ -161,7 +161,7 @@ def test_kill9_at_random_points_of_a_release_many(tmp_path, capsys):
 
 _PENDING = r"""
 import os, sys
-from bayesdp.release.ledger import Ledger
+from bayesdp.budget.ledger import Ledger
 with Ledger(sys.argv[1]).reserve(0.25, 0.0, "test", "unit") as res:
     res.mark_drawn()
     os._exit(0)          # dies after drawing, before the commit: a pending entry

@@ -15,8 +15,8 @@ import math
 import numpy as np
 import pytest
 
-import bayesdp.release.noise as noise_mod
-import bayesdp.release.pipeline as pipeline_mod
+import bayesdp.publish.noise as noise_mod
+import bayesdp.publish.pipeline as pipeline_mod
 from bayesdp.cli import main
 
 PRIOR_SCALE = 0.5
@@ -91,7 +91,7 @@ def test_json_keys_and_scale_equals_sensitivity_over_eps(data_file, tmp_path, ca
         lo, hi = it["interval"]
         assert lo < it["value"] < hi
     assert counters["noise"] == DIM and counters["chain"] == 1
-    from bayesdp.release.ledger import Ledger
+    from bayesdp.budget.ledger import Ledger
 
     doc = Ledger(ledger).read()  # the ledger is a JSON-lines journal (docs/ledger.md), read through its API
     assert [r["status"] for r in doc["releases"]] == ["committed"]
@@ -165,7 +165,7 @@ def _refused(capsys, counters, args, ledger, match):
 def test_refusals(data_file, tmp_path, capsys, counters):
     ledger = tmp_path / "l.json"
     # a ledger with budget 0.5, already holding one release
-    from bayesdp.release.ledger import Ledger
+    from bayesdp.budget.ledger import Ledger
 
     led = Ledger.open(ledger, budget_epsilon=0.5, dataset="d.npz")
     with led.reserve(0.4, 0.0, "test", "unit") as res:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from bayesdp.cli import main
-from bayesdp.release.ledger import Ledger
+from bayesdp.budget.ledger import Ledger
 
 PRIOR_SCALE = 0.5
 

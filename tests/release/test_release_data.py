@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from bayesdp.errors import DomainError
-from bayesdp.release.data import PUBLIC_UPPER_BOUNDS, load_breast_cancer, scale_to_unit_ball
+from bayesdp.publish.data import PUBLIC_UPPER_BOUNDS, load_breast_cancer, scale_to_unit_ball
 
 
 def test_shape_labels_and_attribution():

@@ -1,4 +1,4 @@
-"""The last-draw release (``method="final"``, bayesdp/release/final.py, docs/release.md §10): the public error
+"""The last-draw release (``method="final"``, bayesdp/publish/final.py, docs/release.md §10): the public error
 predictions and the ``auto`` rule against hand-computed values, the plan's certificate and the ledger charge, the
 released values equal to the planned chain's final draw, data independence of the plan, and refusals before any
 charge (Python API and CLI)."""
@@ -14,10 +14,10 @@ from bayesdp.models import logistic
 from bayesdp.samplers import Sampler
 from bayesdp.cli import main
 from bayesdp.errors import AssumptionError
-from bayesdp.release.final import final_inverse_temperature_proxy, predicted_final_error, release_final_model
-from bayesdp.release.ledger import Ledger
-from bayesdp.release.path import auto_method, choose_method, gdp_mu, predicted_path_error
-from bayesdp.release.statistics import SiteSpec, coordinate_means
+from bayesdp.publish.final import final_inverse_temperature_proxy, predicted_final_error, release_final_model
+from bayesdp.budget.ledger import Ledger
+from bayesdp.publish.path import auto_method, choose_method, gdp_mu, predicted_path_error
+from bayesdp.publish.statistics import SiteSpec, coordinate_means
 
 DOMAIN = ["X.norm=1", "y.values=0,1"]
 # the demo's model (bundled data: m = 569, d = 30, prior scale 0.5) and a synthetic one (m = 500, d = 5, scale 1)

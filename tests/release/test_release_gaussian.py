@@ -15,8 +15,8 @@ from scipy import stats
 
 from bayesdp.curves import RDP
 from bayesdp.errors import AssumptionError, BudgetError
-from bayesdp.release import noise as N
-from bayesdp.release.ledger import Ledger, _consistency_problem, discrete_gaussian_event, to_decimal
+from bayesdp.publish import noise as N
+from bayesdp.budget.ledger import Ledger, _consistency_problem, discrete_gaussian_event, to_decimal
 
 
 def _exact_pmf(sigma2, ys):
@@ -156,7 +156,7 @@ def test_gaussian_release_values_on_grid_and_not_seeded():
 
 
 def _event(sens=0.5, eps=1.0, delta=1e-5, k=3):
-    from bayesdp.release.ledger import noise_delta, noise_epsilon
+    from bayesdp.budget.ledger import noise_delta, noise_epsilon
 
     cal = N.gaussian_calibration(sens, noise_epsilon(eps), noise_delta(delta), k)
     return discrete_gaussian_event(sens, cal["grid_rounding"], cal["sigma"], cal["rho"], cal["delta"], 0.0,

@@ -14,7 +14,7 @@ import pytest
 from bayesdp.cli import main
 from bayesdp.curves import GDP, ApproxDP
 from bayesdp.errors import BudgetError
-from bayesdp.release.ledger import Ledger
+from bayesdp.budget.ledger import Ledger
 
 
 def _spend(led, eps, delta=0.0, curve=None):
@@ -151,7 +151,7 @@ def test_cli_show(tmp_path, capsys):
 
 _WORKER = r"""
 import sys, time, os
-from bayesdp.release.ledger import Ledger
+from bayesdp.budget.ledger import Ledger
 from bayesdp.errors import BudgetError
 path, start, eps = sys.argv[1], sys.argv[2], float(sys.argv[3])
 while not os.path.exists(start):
@@ -185,7 +185,7 @@ def test_concurrent_processes_cannot_overspend(tmp_path):
 
 _SLOW = r"""
 import sys, time, os
-from bayesdp.release.ledger import Ledger
+from bayesdp.budget.ledger import Ledger
 path, ready = sys.argv[1], sys.argv[2]
 led = Ledger(path)
 with led.reserve(0.4, 0.0, "kill", "unit") as res:
@@ -197,7 +197,7 @@ with led.reserve(0.4, 0.0, "kill", "unit") as res:
 
 _LOOP = r"""
 import sys
-from bayesdp.release.ledger import Ledger
+from bayesdp.budget.ledger import Ledger
 led = Ledger(sys.argv[1])
 open(sys.argv[2], "w").write("x")
 while True:

@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from bayesdp.errors import AssumptionError
-from bayesdp.release import noise
+from bayesdp.publish import noise
 
 
 def _chi2_against_dlap(draws, scale, tail=12):

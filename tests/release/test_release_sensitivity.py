@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from bayesdp.errors import AssumptionError
-from bayesdp.release import sensitivity as S
+from bayesdp.publish import sensitivity as S
 
 
 def test_route_a_closed_form():

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from bayesdp.errors import AssumptionError, BudgetError, ModelError
-from bayesdp.release import sensitivity as S
-from bayesdp.release.ledger import Ledger
-from bayesdp.release.release import release_statistic
-from bayesdp.release.statistics import (SiteSpec, coordinate_means, coordinate_quantiles, describe_values,
+from bayesdp.publish import sensitivity as S
+from bayesdp.budget.ledger import Ledger
+from bayesdp.publish.release import release_statistic
+from bayesdp.publish.statistics import (SiteSpec, coordinate_means, coordinate_quantiles, describe_values,
                                         exceedance_probabilities, function_mean)
 
 
@@ -115,7 +115,7 @@ def test_exceedance_probability_ramp_constant():
     moved = base + eps / 2
     assert np.abs(st.evaluate(moved) - st.evaluate(base)).sum() == pytest.approx(st.lipschitz * eps)
     with pytest.raises(AssumptionError, match="Proposition 3.10"):
-        from bayesdp.release.release import sensitivity_routes
+        from bayesdp.publish.release import sensitivity_routes
         sensitivity_routes(coordinate_quantiles([SiteSpec("w", 1)], [0.5]), None,
                            {"concentration": 0.1, "concentration_delta": 1e-6, "posterior_sensitivity": 0.1})
 
@@ -199,7 +199,7 @@ def test_release_bad_input_nothing_written(tmp_path, bad):
 
 
 def test_release_from_constants_refuses_non_contracting(tmp_path):
-    from bayesdp.release.release import release_from_constants
+    from bayesdp.publish.release import release_from_constants
 
     rng = np.random.default_rng(4)
     st = coordinate_means([SiteSpec("theta", 2)])

@@ -14,15 +14,15 @@ import numpy as np
 import pytest
 
 import bayesdp
-import bayesdp.release.noise as noise_mod
+import bayesdp.publish.noise as noise_mod
 from bayesdp.errors import AssumptionError
-from bayesdp.release import sensitivity as S
-from bayesdp.release.aggregate import aggregate_estimate, aggregate_route, choose_chunks, partition
-from bayesdp.release.ledger import Ledger
-from bayesdp.release.path import auto_method, gdp_mu, path_inverse_temperature, path_num_steps
-from bayesdp.release.pipeline import probability_at_profiles
-from bayesdp.release.release import plan_noise, release_statistic
-from bayesdp.release.statistics import (SiteSpec, coordinate_means, coordinate_quantiles, exceedance_probabilities,
+from bayesdp.publish import sensitivity as S
+from bayesdp.publish.aggregate import aggregate_estimate, aggregate_route, choose_chunks, partition
+from bayesdp.budget.ledger import Ledger
+from bayesdp.publish.path import auto_method, gdp_mu, path_inverse_temperature, path_num_steps
+from bayesdp.publish.pipeline import probability_at_profiles
+from bayesdp.publish.release import plan_noise, release_statistic
+from bayesdp.publish.statistics import (SiteSpec, coordinate_means, coordinate_quantiles, exceedance_probabilities,
                                         function_mean)
 
 

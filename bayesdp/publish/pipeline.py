@@ -11,9 +11,9 @@ the ledger is not touched by a refusal):
 4. the sensitivity routes: synchronous coupling (004 Proposition 3.7 with delta~ = 0, docs/release.md
    §1) from the analyzer's constants, and/or 004 Proposition 3.10 with user-certified constants; a
    configuration with no proven route (non-contracting step size, clipping, ...) is refused;
-5. the ledger check (:meth:`bayesdp.release.ledger.Ledger.check`) for (epsilon, route delta);
+5. the ledger check (:meth:`bayesdp.budget.ledger.Ledger.check`) for (epsilon, route delta);
 6. run the chain (``release="path"`` kept in memory only), drop a data-independent burn-in;
-7. :func:`bayesdp.release.release.release_statistic` (reserves the budget under the ledger's lock,
+7. :func:`bayesdp.publish.release.release_statistic` (reserves the budget under the ledger's lock,
    draws the secure noise, commits).
 
 The chain itself is never published: only the noisy statistic is.  The sampler therefore runs with
@@ -276,7 +276,7 @@ class Prepared:
         level: the coverage of the intervals.
         noise: ``"auto"``, ``"laplace"`` or ``"gaussian"``.
         noise_delta: the delta Gaussian noise may use (0: Laplace only).
-        noise_plan: the :class:`~bayesdp.release.release.NoisePlan`.
+        noise_plan: the :class:`~bayesdp.publish.release.NoisePlan`.
 
     Examples:
         >>> from bayesdp.models import logistic
@@ -313,7 +313,7 @@ class Prepared:
     level: float = 0.95
     noise: str = "auto"              # "auto" | "laplace" | "gaussian"
     noise_delta: float = 0.0         # the delta Gaussian noise may use (0: Laplace only)
-    noise_plan: Any = None           # bayesdp.release.release.NoisePlan, decided from the sensitivities
+    noise_plan: Any = None           # bayesdp.publish.release.NoisePlan, decided from the sensitivities
 
     def chain_design(self) -> dict:
         """What the data-independent Monte Carlo bound needs about the kept draws (docs/release.md §4.2).
@@ -331,7 +331,7 @@ class PipelineResult:
     """What :func:`run` returns: the release and, NOT FOR RELEASE, the non-private estimate.
 
     Attributes:
-        result: the :class:`~bayesdp.release.release.ReleaseResult` (what may be published).
+        result: the :class:`~bayesdp.publish.release.ReleaseResult` (what may be published).
         nonprivate: the non-private Monte Carlo estimate: NEVER publish.
         prepared: the :class:`Prepared` decisions.
         timing: seconds spent, by stage.
@@ -462,7 +462,7 @@ def prepare(model: Callable, data: Mapping[str, Any], *, domain, statistic: Stat
         100
     """
     from ..analysis import Domain, analyze, certify
-    from ..release.ledger import Ledger
+    from ..budget.ledger import Ledger
     from ..samplers import Sampler
     from .release import sensitivity_routes
     from .sensitivity import best_coupling, choose_route
@@ -558,7 +558,7 @@ def check_level(level: float) -> float:
 
 
 def resolve_statistic(statistic, sampler, analysis, value_range=None) -> Statistic:
-    """The :class:`~bayesdp.release.statistics.Statistic` a release asks for: ``statistic`` itself, ``"mean"``
+    """The :class:`~bayesdp.publish.statistics.Statistic` a release asks for: ``statistic`` itself, ``"mean"``
     (the means of every latent coordinate) or a builder ``statistic(sampler, analysis)``; ``value_range``
     intersected with its own range.
 
@@ -575,7 +575,7 @@ def resolve_statistic(statistic, sampler, analysis, value_range=None) -> Statist
         AssumptionError: ``statistic`` is none of these.
 
     Examples:
-        >>> from bayesdp.release.statistics import SiteSpec, coordinate_means
+        >>> from bayesdp.publish.statistics import SiteSpec, coordinate_means
         >>> st = resolve_statistic(coordinate_means([SiteSpec("w", 2)]), None, None, (-1.0, 1.0))
         >>> st.num_coords, st.range
         (2, (-1.0, 1.0))
@@ -669,7 +669,7 @@ def release_draws(prep: Prepared, draws: np.ndarray, *, ledger: str | None = Non
         epsilon: another epsilon (default: ``prep.epsilon``).
 
     Returns:
-        The :class:`~bayesdp.release.release.ReleaseResult`.
+        The :class:`~bayesdp.publish.release.ReleaseResult`.
 
     Raises:
         BudgetError: over budget (nothing drawn).

@@ -286,7 +286,7 @@ def curve_from_json(d: dict | None) -> PrivacyCurve | None:
 
 def laplace_event(sensitivity: float, grid_rounding: float, noise_epsilon: float, delta: float = 0.0,
                   coords: int | None = None, grid: float | None = None) -> dict:
-    """DP event of :func:`bayesdp.release.noise.laplace_release`: Laplace noise of scale
+    """DP event of :func:`bayesdp.publish.noise.laplace_release`: Laplace noise of scale
     ``(sensitivity + grid_rounding) / noise_epsilon`` (rounded up to a double, as noise.py reports
     it) on a statistic of proven L1 sensitivity ``sensitivity``; ``grid_rounding`` (= k r) is the
     charged grid rounding; ``delta`` the sensitivity route's delta (004 Proposition 3.10), 0 for
@@ -325,7 +325,7 @@ def laplace_event(sensitivity: float, grid_rounding: float, noise_epsilon: float
 def discrete_gaussian_event(l2_sensitivity: float, grid_rounding: float, sigma: float, rho: float,
                             conversion_delta: float, delta: float = 0.0, coords: int | None = None,
                             grid: float | None = None) -> dict:
-    """DP event of :func:`bayesdp.release.noise.gaussian_release`: the discrete Gaussian of scale ``sigma`` (value
+    """DP event of :func:`bayesdp.publish.noise.gaussian_release`: the discrete Gaussian of scale ``sigma`` (value
     units) on a statistic of proven L2 sensitivity ``l2_sensitivity``, with the charged grid rounding
     ``grid_rounding >= sqrt(k) r``; it is ``rho``-zCDP with ``rho >= (l2_sensitivity + grid_rounding)^2 / (2
     sigma^2)`` (CKS20 Theorem 14), and is charged ``RDP.linear(rho).epsilon(conversion_delta)`` at delta
@@ -1200,7 +1200,7 @@ def _summary_full(full: _Full, path: Path) -> dict:
     s["head"] = _head(rp.last)
     E, D = _budget(full.header)
     if D > 0 and entries:
-        # the PLD composition (bayesdp.release.accountant): reported when it improves on the other rules
+        # the PLD composition (bayesdp.budget.accountant): reported when it improves on the other rules
         from .accountant import composed_epsilon, rdp_composed_epsilon
 
         evs = [e.get("dp_event") or {"type": "epsilon_delta", "epsilon": e["epsilon_exact"], "delta": e["delta_exact"]}
@@ -1659,7 +1659,7 @@ class Ledger:
         return {"budget": header["budget"], "state": state}
 
     def _pld_fits(self, e: Decimal, d: Decimal, event: dict | None, E: Decimal, D: Decimal) -> bool:
-        """The composition rule for (epsilon, delta) budgets (:mod:`bayesdp.release.accountant`): the privacy
+        """The composition rule for (epsilon, delta) budgets (:mod:`bayesdp.budget.accountant`): the privacy
         loss distributions of every charged entry's DP event and the new one, composed by dp-accounting.
         Only consulted when the running sums do not fit (it replays the whole journal)."""
         from .accountant import fits

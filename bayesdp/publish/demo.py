@@ -4,7 +4,7 @@ means of a Bayesian logistic regression on the bundled Breast Cancer Wisconsin (
 Defaults (reasons in docs/demo.md):
 
 * model ``logistic`` with prior ``w ~ N(0, 0.5^2 I)``; features mapped into the unit ball by the
-  public map :func:`bayesdp.release.data.scale_to_unit_ball`; domain ``X.norm=1, y.values=0,1``;
+  public map :func:`bayesdp.publish.data.scale_to_unit_ball`; domain ``X.norm=1, y.values=0,1``;
 * ULA, step size ``1/total_smoothness``, 2 chains of 4000 steps, half dropped as burn-in; the chain
   is never published;
 * statistic ``profiles``: the predicted probability of malignancy at two PUBLIC reference records (every
@@ -100,7 +100,7 @@ def direction_mean(dim: int):
         dim: the number of coefficients ``w`` (the first ``dim`` unconstrained coordinates).
 
     Returns:
-        The one-value :class:`~bayesdp.release.statistics.Statistic`.
+        The one-value :class:`~bayesdp.publish.statistics.Statistic`.
 
     Examples:
         >>> stat = direction_mean(4)
@@ -160,7 +160,7 @@ def demo_statistic(kind: str, dim: int):
         dim: the number of features.
 
     Returns:
-        The :class:`~bayesdp.release.statistics.Statistic`.
+        The :class:`~bayesdp.publish.statistics.Statistic`.
 
     Raises:
         AssumptionError: an unknown ``kind``.
@@ -188,7 +188,7 @@ class DemoResult:
     """What :func:`run_demo` returns: the release, the certificate table, the plots and the ledger's state.
 
     Attributes:
-        pipeline: the :class:`~bayesdp.release.pipeline.PipelineResult`.
+        pipeline: the :class:`~bayesdp.publish.pipeline.PipelineResult`.
         table: the analyzer's certificate table.
         out_dir: where the plots are written.
         plots: the written plot files by name.
@@ -216,7 +216,7 @@ class DemoResult:
 
     @property
     def release(self):
-        """The :class:`~bayesdp.release.release.ReleaseResult` (the published part)."""
+        """The :class:`~bayesdp.publish.release.ReleaseResult` (the published part)."""
         return self.pipeline.result
 
     @property
@@ -393,7 +393,7 @@ def run_demo(epsilon: float = DEFAULT_EPSILON, *, out_dir: str | None = None, le
                            budget_epsilon=budget if (tmp is not None or not os.path.exists(ledger_path)) else None,
                            dataset=DATASET_LABEL, sampler="ula", num_steps=steps, num_chains=num_chains,
                            model_kwargs={"prior_scale": float(prior_scale)}, model_name=name, seed=seed)
-        from .ledger import Ledger
+        from ..budget.ledger import Ledger
 
         summary = Ledger(ledger_path).summary()
     finally:

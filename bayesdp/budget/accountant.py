@@ -1,9 +1,9 @@
 """Privacy accounting: an in-memory :class:`PrivacyAccountant` with the interface of the persistent
-:class:`~bayesdp.release.ledger.Ledger`, and the composition rule both use.
+:class:`~bayesdp.budget.ledger.Ledger`, and the composition rule both use.
 
 What is composed is a list of **DP events** (the description of what ran, as in dp-accounting's
 ``dp_event``): the ledger's dicts (``laplace``: the secure discrete-Laplace release of
-:mod:`bayesdp.release.noise`; ``epsilon_delta``; ``gdp``), certificates (a GDP curve is a Gaussian
+:mod:`bayesdp.publish.noise`; ``epsilon_delta``; ``gdp``), certificates (a GDP curve is a Gaussian
 event; other curves are taken at an (epsilon, delta) point) and dp-accounting events.
 
 Rules (docs/ledger.md "Composition"):
@@ -28,7 +28,7 @@ The PLD of one event:
 * ``gaussian`` (sigma, l2 sensitivity): the Gaussian mechanism;
 * ``laplace_continuous`` (noise multiplier b/s): the continuous Laplace mechanism (a dp-accounting
   ``LaplaceDpEvent`` run elsewhere), composed exactly as dp-accounting composes it;
-* ``discrete_gaussian`` (the secure Gaussian release of :mod:`bayesdp.release.noise`, ``rho``-zCDP by CKS20
+* ``discrete_gaussian`` (the secure Gaussian release of :mod:`bayesdp.publish.noise`, ``rho``-zCDP by CKS20
   Theorem 14): the generic (epsilon, delta) pair it is charged at (``from_privacy_parameters``), which
   dominates it.
 
@@ -424,7 +424,7 @@ class _Reservation:
 
 @dataclass
 class PrivacyAccountant:
-    """A privacy budget in memory, with the interface of :class:`~bayesdp.release.ledger.Ledger`.
+    """A privacy budget in memory, with the interface of :class:`~bayesdp.budget.ledger.Ledger`.
 
     ``PrivacyAccountant(epsilon=3.0, delta=1e-5)``: releases and certificates are charged with
     :meth:`spend` (or by :func:`bayesdp.release`, which reserves before drawing noise); a charge that
@@ -488,7 +488,7 @@ class PrivacyAccountant:
                 event: dict | None = None) -> Iterator[_Reservation]:
         """Charge before the noise is drawn; refunded only if the block fails before ``mark_drawn``.
 
-        A context manager, as :meth:`bayesdp.release.ledger.Ledger.reserve`.
+        A context manager, as :meth:`bayesdp.budget.ledger.Ledger.reserve`.
 
         Args:
             epsilon: the charge's epsilon.

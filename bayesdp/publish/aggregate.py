@@ -325,7 +325,7 @@ class AggregateEstimate:
         timing: seconds spent.
 
     Examples:
-        >>> from bayesdp.release.statistics import SiteSpec, coordinate_means
+        >>> from bayesdp.publish.statistics import SiteSpec, coordinate_means
         >>> stat = coordinate_means([SiteSpec("mu")]).with_range((0.0, 1.0))
         >>> agg = aggregate_estimate(stat, {"x": np.linspace(0.0, 1.0, 100)}, 4,
         ...                          estimator=lambda chunk: [chunk["x"].mean()], partition_rule="index")
@@ -379,7 +379,7 @@ def aggregate_estimate(statistic: Statistic, data: Mapping[str, np.ndarray], chu
     Examples:
         The 100 records in 4 chunks of 25, each estimating the chunk's mean:
 
-        >>> from bayesdp.release.statistics import SiteSpec, coordinate_means
+        >>> from bayesdp.publish.statistics import SiteSpec, coordinate_means
         >>> stat = coordinate_means([SiteSpec("mu")]).with_range((0.0, 1.0))
         >>> agg = aggregate_estimate(stat, {"x": np.linspace(0.0, 1.0, 100)}, 4,
         ...                          estimator=lambda chunk: [chunk["x"].mean()])
@@ -433,13 +433,13 @@ def aggregate_estimate(statistic: Statistic, data: Mapping[str, np.ndarray], chu
 def release_aggregate(agg: AggregateEstimate, statistic: Statistic, epsilon: float, ledger: Any, *,
                       noise: str = "auto", delta: float = 0.0, level: float = 0.95, budget_epsilon=None,
                       budget_delta=None, dataset: str | None = None):
-    """Noise the aggregate (:func:`bayesdp.release.release.release_value` with :func:`aggregate_route`).
+    """Noise the aggregate (:func:`bayesdp.publish.release.release_value` with :func:`aggregate_route`).
 
     Args:
         agg: the aggregate (:func:`aggregate_estimate`).
         statistic: the statistic it estimates (with its range).
         epsilon: the release's epsilon.
-        ledger: a :class:`~bayesdp.release.ledger.Ledger` or :class:`~bayesdp.release.accountant.PrivacyAccountant`.
+        ledger: a :class:`~bayesdp.budget.ledger.Ledger` or :class:`~bayesdp.budget.accountant.PrivacyAccountant`.
         noise: ``"auto"``, ``"laplace"`` or ``"gaussian"``.
         delta: the release's delta.
         level: the coverage of the reported intervals.
@@ -448,14 +448,14 @@ def release_aggregate(agg: AggregateEstimate, statistic: Statistic, epsilon: flo
         dataset: the dataset name recorded with a new ledger.
 
     Returns:
-        The :class:`~bayesdp.release.release.ReleaseResult` (its ``extra`` holds :func:`aggregate_info`).
+        The :class:`~bayesdp.publish.release.ReleaseResult` (its ``extra`` holds :func:`aggregate_info`).
 
     Raises:
         BudgetError: the release does not fit the budget (nothing drawn).
 
     Examples:
-        >>> from bayesdp.release.accountant import PrivacyAccountant
-        >>> from bayesdp.release.statistics import SiteSpec, coordinate_means
+        >>> from bayesdp.budget.accountant import PrivacyAccountant
+        >>> from bayesdp.publish.statistics import SiteSpec, coordinate_means
         >>> stat = coordinate_means([SiteSpec("mu")]).with_range((0.0, 1.0))
         >>> agg = aggregate_estimate(stat, {"x": np.linspace(0.0, 1.0, 100)}, 4,
         ...                          estimator=lambda chunk: [chunk["x"].mean()])
@@ -483,7 +483,7 @@ def aggregate_info(agg: AggregateEstimate) -> dict:
         A JSON-ready dict.
 
     Examples:
-        >>> from bayesdp.release.statistics import SiteSpec, coordinate_means
+        >>> from bayesdp.publish.statistics import SiteSpec, coordinate_means
         >>> stat = coordinate_means([SiteSpec("mu")]).with_range((0.0, 1.0))
         >>> agg = aggregate_estimate(stat, {"x": np.linspace(0.0, 1.0, 100)}, 4,
         ...                          estimator=lambda chunk: [chunk["x"].mean()])
@@ -516,10 +516,10 @@ def sample_and_aggregate(model: Callable, data: Mapping[str, Any], *, statistic:
             ``(sampler, analysis) -> Statistic``; its ``range`` (or ``value_range``) is required.
         value_range: the public range ``(a, b)`` of every released value (required unless the statistic has one).
         epsilon: the release's epsilon.
-        ledger: a ledger path, :class:`~bayesdp.release.ledger.Ledger` or accountant.
+        ledger: a ledger path, :class:`~bayesdp.budget.ledger.Ledger` or accountant.
         domain: the public domain (for the default step size ``1 / total_smoothness``).
-        delta: the release's delta (as :func:`bayesdp.release.release.plan_noise`).
-        noise: ``"auto"``, ``"laplace"`` or ``"gaussian"`` (as :func:`bayesdp.release.release.plan_noise`).
+        delta: the release's delta (as :func:`bayesdp.publish.release.plan_noise`).
+        noise: ``"auto"``, ``"laplace"`` or ``"gaussian"`` (as :func:`bayesdp.publish.release.plan_noise`).
         chunks: k (default: :func:`choose_chunks`).
         estimator: ``"ula"`` or a callable ``chunk_data -> estimate``.
         step_size: the ULA step size (default ``1 / total_smoothness`` of the analysis).
@@ -543,8 +543,8 @@ def sample_and_aggregate(model: Callable, data: Mapping[str, Any], *, statistic:
 
     Examples:
         >>> import numpyro, numpyro.distributions as dist
-        >>> from bayesdp.release.accountant import PrivacyAccountant
-        >>> from bayesdp.release.statistics import SiteSpec, coordinate_means
+        >>> from bayesdp.budget.accountant import PrivacyAccountant
+        >>> from bayesdp.publish.statistics import SiteSpec, coordinate_means
         >>> def model(x=None):
         ...     mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
         ...     with numpyro.plate("n", 100):
@@ -593,7 +593,7 @@ def sample_and_aggregate(model: Callable, data: Mapping[str, Any], *, statistic:
         require(0 <= int(burn_in) < steps, "burn_in", burn_in, f"must be in [0, {steps})")
     route = aggregate_route(stat.num_coords, stat.range, k)
     plan = plan_noise(stat, route, eps, d, noise)
-    from .ledger import Ledger
+    from ..budget.ledger import Ledger
 
     led = ledger if hasattr(ledger, "reserve") else Ledger.open(ledger, budget_epsilon=budget_epsilon,
                                                                 budget_delta=budget_delta, dataset=dataset)
@@ -605,7 +605,7 @@ def sample_and_aggregate(model: Callable, data: Mapping[str, Any], *, statistic:
 
 
 class _SitesOnly:
-    """What :func:`bayesdp.release.pipeline.site_specs` reads from a sampler: ``potential.sites``."""
+    """What :func:`bayesdp.publish.pipeline.site_specs` reads from a sampler: ``potential.sites``."""
 
     def __init__(self, potential):
         self.potential = potential

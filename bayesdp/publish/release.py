@@ -3,7 +3,7 @@
 
 :func:`release_statistic` is the function the ``bayesdp release`` / ``bayesdp demo`` glue calls
 once it has (a) the sampler's draws in unconstrained space, (b) the coupling bound built from the
-analyzer's constants and the sampler configuration (:func:`bayesdp.release.sensitivity.best_coupling`)
+analyzer's constants and the sampler configuration (:func:`bayesdp.publish.sensitivity.best_coupling`)
 and/or user-certified concentration constants (004 Proposition 3.10), and (c) a ledger path.
 It never prints; ``ReleaseResult.to_dict()`` is the JSON of ``bayesdp release --json``.
 
@@ -23,7 +23,7 @@ import numpy as np
 
 from ..certificate import Certificate
 from ..errors import AssumptionError, positive
-from .ledger import Ledger, discrete_gaussian_event, laplace_event, noise_delta, noise_epsilon
+from ..budget.ledger import Ledger, discrete_gaussian_event, laplace_event, noise_delta, noise_epsilon
 from .pipeline import check_level
 from .noise import gaussian_calibration, gaussian_interval_halfwidth, gaussian_release, granularity, \
     laplace_interval_halfwidth, laplace_release
@@ -50,15 +50,15 @@ class NoisePlan:
         expected_squared_error: ``{"laplace": ..., "gaussian": ... or None}`` (sum over coordinates).
         event: the ledger's DP event of the mechanism.
         charged_delta: the delta charged (route delta, plus the conversion delta for Gaussian noise).
-        gaussian: the Gaussian calibration (:func:`bayesdp.release.noise.gaussian_calibration`) or None.
+        gaussian: the Gaussian calibration (:func:`bayesdp.publish.noise.gaussian_calibration`) or None.
         why_not_gaussian: why Gaussian noise was not available (None when it was).
         epsilon: the release's epsilon.
         route_delta: the sensitivity route's delta.
 
     Examples:
-        >>> from bayesdp.release.accountant import PrivacyAccountant
-        >>> from bayesdp.release.sensitivity import coupling_strongly_convex, coupling_route
-        >>> from bayesdp.release.statistics import SiteSpec, coordinate_means
+        >>> from bayesdp.budget.accountant import PrivacyAccountant
+        >>> from bayesdp.publish.sensitivity import coupling_strongly_convex, coupling_route
+        >>> from bayesdp.publish.statistics import SiteSpec, coordinate_means
         >>> coupling = coupling_strongly_convex(0.1, total_strong_convexity=1.0, total_smoothness=1.0, grad_diff=1.0)
         >>> stat = coordinate_means([SiteSpec("mu")])
         >>> route = coupling_route(coupling, stat.lipschitz, stat.l2)           # window L * distance = 1 * 1
@@ -153,9 +153,9 @@ def plan_noise(statistic: Statistic, route: SensitivityRoute, epsilon: float, de
         AssumptionError: an unknown noise, a bad delta, or Gaussian noise that is not available.
 
     Examples:
-        >>> from bayesdp.release.accountant import PrivacyAccountant
-        >>> from bayesdp.release.sensitivity import coupling_strongly_convex, coupling_route
-        >>> from bayesdp.release.statistics import SiteSpec, coordinate_means
+        >>> from bayesdp.budget.accountant import PrivacyAccountant
+        >>> from bayesdp.publish.sensitivity import coupling_strongly_convex, coupling_route
+        >>> from bayesdp.publish.statistics import SiteSpec, coordinate_means
         >>> coupling = coupling_strongly_convex(0.1, total_strong_convexity=1.0, total_smoothness=1.0, grad_diff=1.0)
         >>> stat = coordinate_means([SiteSpec("mu")])
         >>> route = coupling_route(coupling, stat.lipschitz, stat.l2)           # window L * distance = 1 * 1
@@ -168,7 +168,7 @@ def plan_noise(statistic: Statistic, route: SensitivityRoute, epsilon: float, de
     """
     from decimal import Decimal
 
-    from .ledger import decimal_at_least, to_decimal
+    from ..budget.ledger import decimal_at_least, to_decimal
 
     d = check_noise(noise, delta)
     k = statistic.num_coords
@@ -219,12 +219,12 @@ class ReleaseResult:
         delta: the charged delta.
         source: the certificate's source.
         certificate: the release's :class:`~bayesdp.certificate.Certificate`.
-        items: one :class:`~bayesdp.release.statistics.ReleasedValue` per value (with intervals).
+        items: one :class:`~bayesdp.publish.statistics.ReleasedValue` per value (with intervals).
         remaining_budget: the budget left after the release.
         ledger: the ledger's path (None for an in-memory accountant).
         routes: every sensitivity route considered, the chosen one marked.
         ledger_head: the journal line recording this release (docs/ledger.md).
-        dp_event: what ran (:mod:`bayesdp.release.accountant` composes it).
+        dp_event: what ran (:mod:`bayesdp.budget.accountant` composes it).
         noise: :meth:`NoisePlan.to_dict`.
         raw_values: the noisy values before clamping (also private).
         postprocessing: the clamping applied.
@@ -232,9 +232,9 @@ class ReleaseResult:
         extra: method-specific public facts (in :meth:`to_dict`).
 
     Examples:
-        >>> from bayesdp.release.accountant import PrivacyAccountant
-        >>> from bayesdp.release.sensitivity import coupling_strongly_convex, coupling_route
-        >>> from bayesdp.release.statistics import SiteSpec, coordinate_means
+        >>> from bayesdp.budget.accountant import PrivacyAccountant
+        >>> from bayesdp.publish.sensitivity import coupling_strongly_convex, coupling_route
+        >>> from bayesdp.publish.statistics import SiteSpec, coordinate_means
         >>> coupling = coupling_strongly_convex(0.1, total_strong_convexity=1.0, total_smoothness=1.0, grad_diff=1.0)
         >>> stat = coordinate_means([SiteSpec("mu")])
         >>> acct = PrivacyAccountant(epsilon=1.0)
@@ -261,7 +261,7 @@ class ReleaseResult:
     ledger: str
     routes: tuple[Mapping[str, Any], ...] = field(default_factory=tuple)
     ledger_head: Mapping[str, Any] | None = None   # the journal line recording this release (docs/ledger.md)
-    dp_event: Mapping[str, Any] | None = None      # what ran (bayesdp.release.accountant composes it)
+    dp_event: Mapping[str, Any] | None = None      # what ran (bayesdp.budget.accountant composes it)
     noise: Mapping[str, Any] = field(default_factory=dict)          # NoisePlan.to_dict()
     raw_values: np.ndarray | None = None           # before clamping to the range (also private)
     postprocessing: Mapping[str, Any] = field(default_factory=dict)
@@ -357,9 +357,9 @@ def sensitivity_routes(statistic: Statistic, coupling: CouplingBound | None = No
         AssumptionError: 004 Proposition 3.10 constants for a statistic that is not a Monte Carlo mean.
 
     Examples:
-        >>> from bayesdp.release.accountant import PrivacyAccountant
-        >>> from bayesdp.release.sensitivity import coupling_strongly_convex, coupling_route
-        >>> from bayesdp.release.statistics import SiteSpec, coordinate_means
+        >>> from bayesdp.budget.accountant import PrivacyAccountant
+        >>> from bayesdp.publish.sensitivity import coupling_strongly_convex, coupling_route
+        >>> from bayesdp.publish.statistics import SiteSpec, coordinate_means
         >>> coupling = coupling_strongly_convex(0.1, total_strong_convexity=1.0, total_smoothness=1.0, grad_diff=1.0)
         >>> stat = coordinate_means([SiteSpec("mu")])
         >>> conc = {"concentration": 0.1, "concentration_delta": 1e-6, "posterior_sensitivity": 0.05}
@@ -416,7 +416,7 @@ def release_statistic(draws: np.ndarray, statistic: Statistic, epsilon: float, l
         draws: the unconstrained draws ``(num_draws, dim)``.
         statistic: the statistic to release.
         epsilon: > 0.
-        ledger: a ledger path, :class:`~bayesdp.release.ledger.Ledger` or accountant.
+        ledger: a ledger path, :class:`~bayesdp.budget.ledger.Ledger` or accountant.
         coupling: the coupling bound (004 Proposition 3.7), or None.
         concentration: user-certified 004 Proposition 3.10 constants, or None.
         budget_epsilon: the budget when the ledger is created.
@@ -437,9 +437,9 @@ def release_statistic(draws: np.ndarray, statistic: Statistic, epsilon: float, l
         BudgetError: over budget (nothing drawn, ledger unchanged).
 
     Examples:
-        >>> from bayesdp.release.accountant import PrivacyAccountant
-        >>> from bayesdp.release.sensitivity import coupling_strongly_convex, coupling_route
-        >>> from bayesdp.release.statistics import SiteSpec, coordinate_means
+        >>> from bayesdp.budget.accountant import PrivacyAccountant
+        >>> from bayesdp.publish.sensitivity import coupling_strongly_convex, coupling_route
+        >>> from bayesdp.publish.statistics import SiteSpec, coordinate_means
         >>> coupling = coupling_strongly_convex(0.1, total_strong_convexity=1.0, total_smoothness=1.0, grad_diff=1.0)
         >>> stat = coordinate_means([SiteSpec("mu")])
         >>> res = release_statistic(np.full((50, 1), 0.5), stat, 0.5, "ledger.json", coupling=coupling,
@@ -480,7 +480,7 @@ def release_value(value: np.ndarray, statistic: Statistic, route: SensitivityRou
         route: the sensitivity route.
         plan: the noise (:func:`plan_noise`).
         epsilon: > 0.
-        ledger: a ledger path, :class:`~bayesdp.release.ledger.Ledger` or accountant.
+        ledger: a ledger path, :class:`~bayesdp.budget.ledger.Ledger` or accountant.
         budget_epsilon: the budget when the ledger is created.
         budget_delta: its delta.
         dataset: the dataset name recorded with a new ledger.
@@ -498,9 +498,9 @@ def release_value(value: np.ndarray, statistic: Statistic, route: SensitivityRou
         BudgetError: over budget (nothing drawn).
 
     Examples:
-        >>> from bayesdp.release.accountant import PrivacyAccountant
-        >>> from bayesdp.release.sensitivity import coupling_strongly_convex, coupling_route
-        >>> from bayesdp.release.statistics import SiteSpec, coordinate_means
+        >>> from bayesdp.budget.accountant import PrivacyAccountant
+        >>> from bayesdp.publish.sensitivity import coupling_strongly_convex, coupling_route
+        >>> from bayesdp.publish.statistics import SiteSpec, coordinate_means
         >>> coupling = coupling_strongly_convex(0.1, total_strong_convexity=1.0, total_smoothness=1.0, grad_diff=1.0)
         >>> stat = coordinate_means([SiteSpec("mu")])
         >>> route = coupling_route(coupling, stat.lipschitz, stat.l2)           # window L * distance = 1 * 1
@@ -567,7 +567,7 @@ def release_from_constants(draws: np.ndarray, statistic: Statistic, epsilon: flo
                            constants: Mapping[str, Any], *, concentration: Mapping[str, float] | None = None,
                            **kwargs: Any) -> ReleaseResult:
     """Glue entry point: build the coupling bound from the analyzer's constants and the sampler
-    configuration (keys of :func:`bayesdp.release.sensitivity.best_coupling`: step_size, sampler,
+    configuration (keys of :func:`bayesdp.publish.sensitivity.best_coupling`: step_size, sampler,
     total_strong_convexity, total_smoothness, grad_diff, strong_convexity, smoothness, grad_bound,
     record_strong_convexity, record_smoothness, record_grad_diff, record_grad_bound, data_size,
     batch_size; missing keys = unknown), then call :func:`release_statistic`.
@@ -579,7 +579,7 @@ def release_from_constants(draws: np.ndarray, statistic: Statistic, epsilon: flo
         draws: the unconstrained draws ``(num_draws, dim)``.
         statistic: the statistic to release.
         epsilon: > 0.
-        ledger: a ledger path, :class:`~bayesdp.release.ledger.Ledger` or accountant.
+        ledger: a ledger path, :class:`~bayesdp.budget.ledger.Ledger` or accountant.
         constants: the analyzer's constants and the sampler configuration.
         concentration: user-certified 004 Proposition 3.10 constants, or None.
         **kwargs: the keyword arguments of :func:`release_statistic`.
@@ -592,8 +592,8 @@ def release_from_constants(draws: np.ndarray, statistic: Statistic, epsilon: flo
         BudgetError: over budget.
 
     Examples:
-        >>> from bayesdp.release.accountant import PrivacyAccountant
-        >>> from bayesdp.release.statistics import SiteSpec, coordinate_means
+        >>> from bayesdp.budget.accountant import PrivacyAccountant
+        >>> from bayesdp.publish.statistics import SiteSpec, coordinate_means
         >>> consts = {"step_size": 0.1, "sampler": "ULA", "total_strong_convexity": 1.0, "total_smoothness": 1.0,
         ...           "grad_diff": 1.0}
         >>> res = release_from_constants(np.full((50, 1), 0.5), coordinate_means([SiteSpec("mu")]), 1.0,

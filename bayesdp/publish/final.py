@@ -41,7 +41,7 @@ def final_inverse_temperature_proxy(constants: Mapping[str, Any], epsilon: float
         the proxy, or None when a constant is not proven.
 
     Examples:
-        >>> from bayesdp.release.path import gdp_mu
+        >>> from bayesdp.publish.path import gdp_mu
         >>> beta = final_inverse_temperature_proxy({"total_strong_convexity": 4.0, "grad_diff": 2.0}, 1.0, 1e-5)
         >>> round(beta / gdp_mu(1.0, 1e-5) ** 2, 12)                # m_K / grad_diff^2 = 4 / 4
         1.0
@@ -59,10 +59,10 @@ def predicted_final_error(constants: Mapping[str, Any], dim: int, epsilon: float
                           l2_lipschitz: float) -> float | None:
     """Predicted squared error of a last-draw release of a statistic with ``num_coords`` values and Euclidean
     constant ``l2_lipschitz``: ``min(k, dim) l2^2 / (beta lambda_p)``, the variance of one draw of a Gaussian of
-    curvature ``lambda_p`` (:func:`~bayesdp.release.path.curvature_proxy`) at the proxy temperature
+    curvature ``lambda_p`` (:func:`~bayesdp.publish.path.curvature_proxy`) at the proxy temperature
     (:func:`final_inverse_temperature_proxy`).  A public prediction for the ``auto`` rule, not a bound.
 
-    Against :func:`~bayesdp.release.path.predicted_path_error` (``2 k l2^2 grad_diff^2 / (mu^2 lambda_p^2)``) the
+    Against :func:`~bayesdp.publish.path.predicted_path_error` (``2 k l2^2 grad_diff^2 / (mu^2 lambda_p^2)``) the
     ratio is ``lambda_p / (2 m_K)``: the last draw is predicted to win when the records add less curvature than the
     prior has (docs/release.md §10).
 
@@ -78,7 +78,7 @@ def predicted_final_error(constants: Mapping[str, Any], dim: int, epsilon: float
         the prediction, or None when a constant is not proven.
 
     Examples:
-        >>> from bayesdp.release.path import predicted_path_error
+        >>> from bayesdp.publish.path import predicted_path_error
         >>> c = {"total_strong_convexity": 4.0, "total_smoothness": 146.25, "grad_diff": 2.0}
         >>> f = predicted_final_error(c, 30, 1.0, 1e-5, 30, 1.0)
         >>> p = predicted_path_error(c, 30, 1.0, 1e-5, 30, 1.0)
@@ -100,7 +100,7 @@ def release_final_model(model: Callable, data: Mapping[str, Any], *, domain, sta
                         budget_epsilon=None, budget_delta=None, dataset: str | None = None,
                         chosen_by: str = "user", model_name: str | None = None, analysis=None):
     """Last-draw release of ``statistic`` (``"mean"``: every coordinate; a
-    :class:`~bayesdp.release.statistics.Statistic`; or a builder ``(sampler, analysis) -> Statistic``): plan the
+    :class:`~bayesdp.publish.statistics.Statistic`; or a builder ``(sampler, analysis) -> Statistic``): plan the
     chain with :func:`bayesdp.calibrate` (``mechanism="ula-final"``, public quantities only), reserve the budget,
     run the chain (keys from the OS CSPRNG unless ``seed``), release the statistic of its final draw.  Every refusal
     happens before the chain runs.
@@ -126,7 +126,7 @@ def release_final_model(model: Callable, data: Mapping[str, Any], *, domain, sta
         analysis: a precomputed analysis of ``model`` on ``data``.
 
     Returns:
-        a :class:`~bayesdp.release.release.ReleaseResult` (``extra["final"]`` holds the chain's plan).
+        a :class:`~bayesdp.publish.release.ReleaseResult` (``extra["final"]`` holds the chain's plan).
 
     Raises:
         AssumptionError: delta not in (0, 1), no plan meets (epsilon, delta), or the run's certificate exceeds
@@ -154,7 +154,7 @@ def release_final_model(model: Callable, data: Mapping[str, Any], *, domain, sta
     from ..curves import GDP
     from ..samplers import ModelPotential, Sampler
     from .aggregate import _SitesOnly
-    from .ledger import Ledger, noise_delta, noise_epsilon, to_decimal
+    from ..budget.ledger import Ledger, noise_delta, noise_epsilon, to_decimal
     from .pipeline import check_level, resolve_statistic, unconstrained_draws
     from .release import ReleaseResult
     from .path import noiseless_items

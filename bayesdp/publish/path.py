@@ -168,10 +168,10 @@ def release_path(statistic, epsilon: float, delta: float, ledger: Any, *, run: C
     interval (docs/release.md §4.2) at the chain's temperature; without it no interval is given.
 
     Args:
-        statistic: the :class:`~bayesdp.release.statistics.Statistic` of the draws.
+        statistic: the :class:`~bayesdp.publish.statistics.Statistic` of the draws.
         epsilon: > 0.
         delta: in (0, 1).
-        ledger: a ledger path, :class:`~bayesdp.release.ledger.Ledger` or accountant.
+        ledger: a ledger path, :class:`~bayesdp.budget.ledger.Ledger` or accountant.
         run: ``run(beta) -> (kept draws (N, dim), key label)``: the full-batch ULA chain at inverse temperature
             beta (its keys from the OS CSPRNG for a private release).
         grad_diff: the proven gradient difference between neighbouring datasets.
@@ -188,7 +188,7 @@ def release_path(statistic, epsilon: float, delta: float, ledger: Any, *, run: C
         chosen_by: how the path method was chosen (recorded).
 
     Returns:
-        The :class:`~bayesdp.release.release.ReleaseResult` (``extra["path"]``: the temperature, mu, the chain).
+        The :class:`~bayesdp.publish.release.ReleaseResult` (``extra["path"]``: the temperature, mu, the chain).
 
     Raises:
         AssumptionError: a bad parameter.
@@ -197,8 +197,8 @@ def release_path(statistic, epsilon: float, delta: float, ledger: Any, *, run: C
     Examples:
         A stand-in chain (any ``run`` works; a real one is :func:`release_path_model`'s):
 
-        >>> from bayesdp.release.accountant import PrivacyAccountant
-        >>> from bayesdp.release.statistics import SiteSpec, coordinate_means
+        >>> from bayesdp.budget.accountant import PrivacyAccountant
+        >>> from bayesdp.publish.statistics import SiteSpec, coordinate_means
         >>> acct = PrivacyAccountant(epsilon=1.0, delta=1e-5)
         >>> res = release_path(coordinate_means([SiteSpec("mu")]), 1.0, 1e-5, acct,
         ...                    run=lambda beta: (np.full((10, 1), 0.5), "fixed draws"),
@@ -211,7 +211,7 @@ def release_path(statistic, epsilon: float, delta: float, ledger: Any, *, run: C
     """
     from decimal import Decimal
 
-    from .ledger import Ledger, noise_delta, noise_epsilon, to_decimal
+    from ..budget.ledger import Ledger, noise_delta, noise_epsilon, to_decimal
     from .pipeline import check_level
     from .release import ReleaseResult
     from .sensitivity import monte_carlo_bound
@@ -268,16 +268,16 @@ def noiseless_items(statistic, value, level: float, half_width: float | None = N
     a half-width is known.
 
     Args:
-        statistic: the released :class:`~bayesdp.release.statistics.Statistic`.
+        statistic: the released :class:`~bayesdp.publish.statistics.Statistic`.
         value: its values on the chain's draws.
         level: the level of the intervals.
         half_width: the interval's half-width, or None (no interval).
 
     Returns:
-        a tuple of :class:`~bayesdp.release.statistics.ReleasedValue`.
+        a tuple of :class:`~bayesdp.publish.statistics.ReleasedValue`.
 
     Examples:
-        >>> from bayesdp.release.statistics import SiteSpec, coordinate_means
+        >>> from bayesdp.publish.statistics import SiteSpec, coordinate_means
         >>> st = coordinate_means([SiteSpec("w", 2)]).with_range((-1.0, 1.0))
         >>> [(it.value, it.raw_value, it.interval) for it in noiseless_items(st, [0.5, 3.0], 0.95, 1.0)]
         [(0.5, 0.5, (-0.5, 1.0)), (1.0, 3.0, (-1.0, 1.0))]
@@ -410,7 +410,7 @@ def choose_method(constants: Mapping[str, Any], dim: int, epsilon: float, delta:
                   allow_final: bool = True) -> tuple[str, str]:
     """``(method, why)`` of ``method="auto"`` from public quantities only (docs/release.md §9, §10): when delta > 0,
     the noise is not forced and the chain is full-batch ULA with a proven ``grad_diff``, the smallest of the
-    last-draw release's predicted squared error (``final``, :func:`~bayesdp.release.final.predicted_final_error`,
+    last-draw release's predicted squared error (``final``, :func:`~bayesdp.publish.final.predicted_final_error`,
     when the strong convexity is proven), the path release's (:func:`predicted_path_error`) and the coupling
     release's noise error ``coupling_error`` (exact: the noise variance; None or inf: no coupling release);
     otherwise ``coupling``.
@@ -468,7 +468,7 @@ def release_path_model(model: Callable, data: Mapping[str, Any], *, domain, stat
     """Path release of ``statistic`` for a model and data: analysis (``grad_diff``, the default step size
     ``1 / total_smoothness`` and number of steps :func:`path_num_steps`, the ULA contraction of the Monte Carlo
     interval), the statistic (``"mean"``, a
-    :class:`~bayesdp.release.statistics.Statistic` or a builder ``(sampler, analysis) -> Statistic``), then
+    :class:`~bayesdp.publish.statistics.Statistic` or a builder ``(sampler, analysis) -> Statistic``), then
     :func:`release_path`.  Every refusal happens before the chain runs.
 
     Args:
@@ -478,7 +478,7 @@ def release_path_model(model: Callable, data: Mapping[str, Any], *, domain, stat
         statistic: ``"mean"``, a Statistic, or a builder ``(sampler, analysis) -> Statistic``.
         epsilon: > 0.
         delta: in (0, 1).
-        ledger: a ledger path, :class:`~bayesdp.release.ledger.Ledger` or accountant.
+        ledger: a ledger path, :class:`~bayesdp.budget.ledger.Ledger` or accountant.
         step_size: gamma (default ``1 / total_smoothness``).
         num_steps: steps per chain (default :func:`path_num_steps`).
         num_chains: independent chains.
@@ -495,7 +495,7 @@ def release_path_model(model: Callable, data: Mapping[str, Any], *, domain, stat
         analysis: an analysis already made for this model, data and domain.
 
     Returns:
-        The :class:`~bayesdp.release.release.ReleaseResult`.
+        The :class:`~bayesdp.publish.release.ReleaseResult`.
 
     Raises:
         AssumptionError: delta not in (0, 1), no proven ``grad_diff``, or another bad parameter.
@@ -503,7 +503,7 @@ def release_path_model(model: Callable, data: Mapping[str, Any], *, domain, stat
 
     Examples:
         >>> from bayesdp.models import logistic
-        >>> from bayesdp.release.accountant import PrivacyAccountant
+        >>> from bayesdp.budget.accountant import PrivacyAccountant
         >>> rng = np.random.default_rng(0)
         >>> X = rng.standard_normal((200, 3)); X /= np.linalg.norm(X, axis=1, keepdims=True)
         >>> y = (rng.random(200) < 0.5).astype(float)
@@ -564,7 +564,7 @@ def auto_method(constants: Mapping[str, Any], dim: int, statistic, epsilon: floa
     Args:
         constants: the analysis's constants.
         dim: the number of parameters.
-        statistic: the :class:`~bayesdp.release.statistics.Statistic` to release.
+        statistic: the :class:`~bayesdp.publish.statistics.Statistic` to release.
         epsilon: > 0.
         delta: >= 0.
         noise: the requested noise.
@@ -575,7 +575,7 @@ def auto_method(constants: Mapping[str, Any], dim: int, statistic, epsilon: floa
         ``(method, the reason in words)``.
 
     Examples:
-        >>> from bayesdp.release.statistics import SiteSpec, coordinate_means
+        >>> from bayesdp.publish.statistics import SiteSpec, coordinate_means
         >>> consts = {"total_smoothness": 126.0, "total_strong_convexity": 1.0, "grad_diff": 2.0}
         >>> stat = coordinate_means([SiteSpec("w", 5)])
         >>> auto_method(consts, 5, stat, 1.0, 1e-5)[0], auto_method(consts, 5, stat, 1.0, 0.0)[0]
