@@ -11,7 +11,6 @@ Quick start::
     9.997
 """
 
-from . import _source_tree  # noqa: F401  (bayesdp.models in a source checkout)
 from ._version import __version__
 from .certificate import BoundReport, Certificate
 from .curves import GDP, RDP, ApproxDP, DeltaProfile, PrivacyCurve, compose
@@ -23,6 +22,7 @@ _LAZY = {
     "Domain": ("analysis.domain", "Domain"), "norm_bound": ("analysis.domain", "norm_bound"),
     "box": ("analysis.domain", "box"), "values": ("analysis.domain", "values"),
     "ULA": ("api", "ULA"), "SGLD": ("api", "SGLD"), "Plan": ("api", "Plan"), "certify": ("api", "certify"),
+    "Shapes": ("api", "Shapes"),
     "PrivateMCMC": ("api", "PrivateMCMC"), "calibrate": ("calibration", "calibrate"),
     "PrivacyAccountant": ("budget.accountant", "PrivacyAccountant"), "Ledger": ("budget.ledger", "Ledger"),
     "release": ("api", "release"),
@@ -44,9 +44,14 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'bayesdp' has no attribute {name!r}")
 
 
+def __dir__() -> list[str]:
+    """Every public name, the lazily loaded ones included (``dir(bayesdp)``, tab completion)."""
+    return sorted(set(globals()) | set(_LAZY) | {"datasets"})
+
+
 __all__ = [
     "ApproxDP", "AssumptionError", "BayesDPError", "BoundReport", "BudgetError", "Certificate",
     "DeltaProfile", "DomainError", "GDP", "Ledger", "MECHANISMS", "ModelError", "Plan", "PrivacyAccountant",
-    "PrivacyCurve", "PrivateMCMC", "RDP", "SGLD", "ULA", "Domain", "bound", "box", "calibrate", "certify",
+    "PrivacyCurve", "PrivateMCMC", "RDP", "SGLD", "Shapes", "ULA", "Domain", "bound", "box", "calibrate", "certify",
     "compose", "datasets", "norm_bound", "release", "values", "__version__",
 ]

@@ -3,7 +3,9 @@ accountant).  Everything a script needs is importable from :mod:`bayesdp` itself
 
     import bayesdp
     domain = bayesdp.Domain(X=bayesdp.norm_bound(1.0), y=bayesdp.values(0, 1))
-    report = bayesdp.certify(model, domain=domain, data_size=n, kernel=bayesdp.ULA(step_size=1e-3), num_steps=2000)
+    report = bayesdp.certify(model, domain=domain, shapes=bayesdp.Shapes(n, {"X": (3,), "y": ()}),
+                             kernel=bayesdp.ULA(step_size=1e-3), num_steps=2000)
+    print(report)                          # a short table; report.table(full=True) for every constant
     plan = bayesdp.calibrate(model, domain=domain, data_size=n, epsilon=1.0, delta=1e-5, mechanism="ula-final")
     mcmc = bayesdp.PrivateMCMC(plan)
     mcmc.run(X=X, y=y)                     # chain keys from the OS CSPRNG unless rng_key is given explicitly
@@ -19,8 +21,9 @@ sampler configuration and its certificate; :func:`certify`, :func:`calibrate`, :
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, fields
-from typing import Any, Callable, Mapping, Sequence
+from dataclasses import MISSING, dataclass, field, fields
+from collections.abc import Mapping
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -28,8 +31,8 @@ from .errors import AssumptionError, ModelError, positive
 
 MECHANISMS = ("posterior", "ula-final", "ula-path", "sgld-final", "sgld-path")
 
-__all__ = ["ULA", "SGLD", "Plan", "certify", "PrivateMCMC", "release", "model_reference", "resolve_model",
-           "MECHANISMS"]
+__all__ = ["ULA", "SGLD", "Plan", "Shapes", "certify", "CertifyResult", "PrivateMCMC", "ChainCertificate", "release",
+           "model_reference", "resolve_model", "MECHANISMS"]
 
 
 # ---------------------------------------------------------------------------
@@ -180,6 +183,42 @@ def _domain(domain):
 # the plan
 
 
+def _check_plan_fields(d: dict, name: str) -> None:
+    """Types of a loaded plan's fields: one line naming the first bad field."""
+    def bad(field_name, want):
+        raise AssumptionError(f"plan {name!r}: field {field_name} = {d[field_name]!r} is not {want}; write the plan "
+                              "again with `bayesdp calibrate --out` or Plan.to_json")
+
+    def number(v):
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+    for k in ("model", "mechanism", "source"):
+        if not isinstance(d[k], str):
+            bad(k, "a string")
+    for k in ("domain", "record_shapes"):
+        if not isinstance(d[k], dict):
+            bad(k, "an object")
+    if not all(isinstance(v, list) and all(isinstance(x, int) for x in v) for v in d["record_shapes"].values()):
+        bad("record_shapes", "an object of integer lists")
+    for k in ("data_size", "num_chains"):
+        if not isinstance(d[k], int) or isinstance(d[k], bool) or d[k] < 1:
+            bad(k, "a positive integer")
+    for k in ("delta", "epsilon", "inverse_temperature"):
+        if not number(d[k]):
+            bad(k, "a number")
+    for k in ("step_size", "clip_norm", "gdp_mu"):
+        if d.get(k) is not None and not number(d[k]):
+            bad(k, "a number or null")
+    for k in ("num_steps", "batch_size"):
+        if d.get(k) is not None and (not isinstance(d[k], int) or isinstance(d[k], bool)):
+            bad(k, "an integer or null")
+    if d["sampler"] not in (None, "ula", "sgld"):
+        bad("sampler", "'ula', 'sgld' or null")
+    if "model_kwargs" in d and not isinstance(d["model_kwargs"], dict):
+        bad("model_kwargs", "an object")
+    if "notes" in d and not isinstance(d["notes"], list):
+        bad("notes", "a list")
+
+
 @dataclass(frozen=True)
 class Plan:
     """One certified configuration: model, public domain, sampler settings and the certificate that covers
@@ -199,7 +238,7 @@ class Plan:
     Examples:
         >>> import bayesdp
         >>> dom = bayesdp.Domain(X=bayesdp.norm_bound(1.0), y=bayesdp.values(0, 1))
-        >>> rep = bayesdp.certify("logistic", domain=dom, data_size=500, record_shapes={"X": (3,), "y": ()},
+        >>> rep = bayesdp.certify("logistic", domain=dom, shapes=bayesdp.Shapes(500, {"X": (3,), "y": ()}),
         ...                       kernel=bayesdp.ULA(step_size=1e-3), num_steps=1000)
         >>> plan = rep.plan("ula-path")
         >>> plan.mechanism, plan.step_size, plan.num_steps, plan.epsilon == rep.mechanisms["ula-path"].value()
@@ -238,17 +277,42 @@ class Plan:
         d["format"] = "bayesdp plan v1"
         return d
 
-    def to_json(self, path: str | None = None) -> str:
-        """The plan as JSON (written to ``path`` when given)."""
+    def to_json(self, path: str | None = None, overwrite: bool = False) -> str:
+        """The plan as JSON; with ``path``, also written there through a temporary file, fsync and rename
+        (:func:`bayesdp.resources.write_file`: an existing file only with ``overwrite``, never a ledger).
+
+        Args:
+            path: the file to write (optional).
+            overwrite: replace an existing ``path``.
+
+        Returns:
+            the JSON text.
+
+        Raises:
+            AssumptionError: ``path`` exists without ``overwrite``, is a ledger, or cannot be written.
+        """
         text = json.dumps(self.to_dict(), indent=2, allow_nan=False, default=float)
         if path is not None:
-            with open(path, "w") as fh:
-                fh.write(text + "\n")
+            from .resources import write_file
+
+            write_file(path, text + "\n", option="path", overwrite=overwrite, overwrite_flag="overwrite=True")
         return text
 
     @classmethod
     def load(cls, source: str, model: Callable | None = None) -> "Plan":
-        """A plan from a JSON file path or string; ``model`` when the reference cannot be imported."""
+        """A plan from a JSON file path or string.
+
+        Args:
+            source: the path of a plan file, or its JSON text.
+            model: the model function, when the plan's reference cannot be imported.
+
+        Returns:
+            the plan.
+
+        Raises:
+            AssumptionError: not a file nor JSON, not a bayesdp plan, or a field missing, unknown or of the
+                wrong type (one line naming it).
+        """
         import os
 
         text = source
@@ -256,18 +320,30 @@ class Plan:
             if not os.path.isfile(source):
                 raise AssumptionError(f"plan {source!r} is not a file nor JSON; pass --plan FILE.json written by "
                                       "`bayesdp calibrate --out` or Plan.to_json")
-            with open(source) as fh:
-                text = fh.read()
+            try:
+                with open(source) as fh:
+                    text = fh.read()
+            except (OSError, UnicodeDecodeError) as exc:
+                raise AssumptionError(f"plan {source!r} cannot be read ({type(exc).__name__}); check the file") \
+                    from None
+        name = source if len(source) < 80 else source[:77] + "..."
         try:
             d = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise AssumptionError(f"plan {source!r} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
-        if d.pop("format", None) != "bayesdp plan v1":
-            raise AssumptionError(f"plan {source!r} is not a bayesdp plan (format 'bayesdp plan v1')")
-        known = {f.name for f in fields(cls)}
+            raise AssumptionError(f"plan {name!r} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+        if not isinstance(d, dict) or d.pop("format", None) != "bayesdp plan v1":
+            raise AssumptionError(f"plan {name!r} is not a bayesdp plan (format 'bayesdp plan v1')")
+        known = {f.name for f in fields(cls)} - {"model_fn"}
         unknown = sorted(set(d) - known)
         if unknown:
-            raise AssumptionError(f"plan {source!r} has unknown field(s) {', '.join(unknown)}")
+            raise AssumptionError(f"plan {name!r} has unknown field(s) {', '.join(unknown)}")
+        required = [f.name for f in fields(cls) if f.name != "model_fn" and f.default is MISSING
+                    and f.default_factory is MISSING]
+        missing = [f for f in required if f not in d]
+        if missing:
+            raise AssumptionError(f"plan {name!r} lacks the field(s) {', '.join(missing)}; write it again with "
+                                  "`bayesdp calibrate --out` or Plan.to_json")
+        _check_plan_fields(d, name)
         d["notes"] = tuple(d.get("notes", ()))
         d["record_shapes"] = {k: tuple(v) for k, v in d["record_shapes"].items()}
         return cls(**d, model_fn=model if model is not None else resolve_model(d["model"]))
@@ -291,8 +367,7 @@ class Plan:
             kw["batch_size"] = self.batch_size
         return cls(**kw)
 
-    def table(self) -> str:
-        """The plan as a two-column table (what ``print(plan)`` shows)."""
+    def _rows(self) -> list[tuple[str, str]]:
         from .analysis import Domain
 
         rows = [("model", self.model), ("domain", Domain(dict(self.domain)).describe()),
@@ -312,11 +387,49 @@ class Plan:
             db = self.distance_bound
             value = db.get("value")
             rows.append(("distance bound", (f"{value:.4g} " if value is not None else "") + db.get("what", "")))
-        w = max(len(k) for k, _ in rows)
-        return "\n".join([f"{k:<{w}}  {v}" for k, v in rows] + [f"note: {n}" for n in self.notes])
+        return rows
+
+    def table(self) -> str:
+        """The plan as a two-column table (what ``print(plan)`` shows).
+
+        Returns:
+            the text, one setting a line, then the notes.
+        """
+        return _text_table(self._rows(), self.notes)
+
+    def to_dataframe(self):
+        """The plan's settings as a pandas DataFrame (index ``setting``, column ``value``).
+
+        Returns:
+            the DataFrame (the rows of :meth:`table`).
+        """
+        return _frame(self._rows(), ["setting", "value"])
+
+    def _repr_html_(self) -> str:
+        return _html_table(["setting", "value"], self._rows(), self.notes)
 
     def __str__(self) -> str:
         return self.table()
+
+
+def _text_table(rows, notes=()) -> str:
+    w = max(len(k) for k, _ in rows)
+    return "\n".join([f"{k:<{w}}  {v}" for k, v in rows] + [f"note: {n}" for n in notes])
+
+
+def _frame(rows, columns):
+    import pandas as pd
+
+    return pd.DataFrame([list(r) for r in rows], columns=columns).set_index(columns[0])
+
+
+def _html_table(columns, rows, notes=()) -> str:
+    from html import escape
+
+    head = "".join(f"<th>{escape(str(c))}</th>" for c in columns)
+    body = "".join("<tr>" + "".join(f"<td>{escape(str(v))}</td>" for v in r) + "</tr>" for r in rows)
+    foot = "".join(f"<p>note: {escape(str(n))}</p>" for n in notes)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{foot}"
 
 
 # ---------------------------------------------------------------------------
@@ -333,26 +446,57 @@ def _shapes_from(data, record_shapes, model, domain, dim):
     return declared_shapes(model, domain, dim)
 
 
-def certify(model: Callable | Plan | None = None, *, domain=None, data: Mapping[str, Any] | None = None,
-            data_size: int | None = None, kernel: ULA | None = None, num_steps: int | None = None,
-            num_chains: int = 1, delta: float = 1e-5, model_kwargs: Mapping[str, Any] | None = None,
-            record_shapes: Mapping[str, Any] | None = None, dim: int | None = None):
+@dataclass(frozen=True)
+class Shapes:
+    """The size and shapes of the data, for certifying before the data exist (public: no record is read).
+
+    Args:
+        data_size: the number of records.
+        record_shapes: the shape of one record of each data argument, e.g. ``{"X": (3,), "y": ()}``
+            (optional for the built-in models with ``dim``, or when the domain declares them).
+        dim: features per record, for the built-in models.
+
+    Raises:
+        AssumptionError: a data size that is not a positive integer.
+
+    Examples:
+        >>> Shapes(1000, {"X": (3,), "y": ()}).data_size
+        1000
+    """
+
+    data_size: int
+    record_shapes: Mapping[str, Any] | None = None
+    dim: int | None = None
+
+    def __post_init__(self):
+        n = self.data_size
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise AssumptionError(f"Shapes: data_size = {n!r} must be a positive integer (the number of records)")
+        if self.record_shapes is not None:
+            object.__setattr__(self, "record_shapes", {k: tuple(int(x) for x in v)
+                                                       for k, v in dict(self.record_shapes).items()})
+
+
+def certify(model: Callable | str | Plan | None = None, *, domain=None, data: Mapping[str, Any] | None = None,
+            shapes: Shapes | None = None, kernel: ULA | None = None, num_steps: int | None = None,
+            num_chains: int = 1, delta: float = 1e-5) -> "CertifyResult":
     """Certify a model and a sampler configuration before (or with) the data.
 
     Args:
         model: the NumPyro model or its reference (``"logistic"``, ``"file.py:function"``), or a :class:`Plan`
-            (then every other argument comes from it).
+            (then every other argument comes from it); or in ``kernel``.
         domain: the public domain of one record (:class:`Domain`); or in ``kernel``.
-        data: the data (optional: without it, pass ``data_size`` and ``record_shapes``/``dim``).
-        data_size: the number of records (without data).
-        kernel: :class:`ULA` or :class:`SGLD` (step size, temperature, clipping); None prices the posterior only.
+        data: the data (optional: without it, pass ``shapes``).
+        shapes: :class:`Shapes` (the number of records and the shape of one record) when certifying without data.
+        kernel: :class:`ULA` or :class:`SGLD` (step size, temperature, clipping, the model's hyperparameters
+            ``model_kwargs``); None prices the posterior only.
         num_steps: the number of steps of the chain.
         num_chains: chains released together (their certificates compose).
         delta: the delta at which epsilons are reported.
-        record_shapes: the shape of one record of each data argument, e.g. ``{"X": (3,), "y": ()}``.
 
     Returns:
-        a report (``.mechanisms``, ``.table()``, ``.to_dict()``, ``.plan(mechanism)``).
+        a :class:`CertifyResult`: ``print(result)`` is a short table, ``.table(full=True)`` the constants with
+        their provenance, ``.mechanisms``, ``.to_dict()``, ``.to_dataframe()``, ``.plan(mechanism)``.
 
     Raises:
         BayesDPError: one line naming the site or parameter when the input is invalid or nothing can be
@@ -362,18 +506,33 @@ def certify(model: Callable | Plan | None = None, *, domain=None, data: Mapping[
         >>> import bayesdp
         >>> from bayesdp.models import logistic
         >>> rep = bayesdp.certify(logistic, domain=bayesdp.Domain(X=bayesdp.norm_bound(1.0), y=bayesdp.values(0, 1)),
-        ...                       data_size=1000, record_shapes={"X": (3,), "y": ()},
+        ...                       shapes=bayesdp.Shapes(1000, {"X": (3,), "y": ()}),
         ...                       kernel=bayesdp.ULA(step_size=1e-3), num_steps=500)
         >>> round(rep.plan("ula-final").epsilon, 3) > 0
         True
+        >>> print(rep)                                  # doctest: +ELLIPSIS
+        certify logistic: 1000 records, delta = 1e-05
+        mechanism  epsilon ...
     """
-    from .analysis import certify as _certify
-
     if isinstance(model, Plan):
         plan = model
-        return certify(plan.callable(), domain=plan.domain, data_size=plan.data_size, kernel=plan.kernel(),
-                       num_steps=plan.num_steps, num_chains=plan.num_chains, delta=plan.delta,
-                       model_kwargs=plan.model_kwargs, record_shapes=plan.record_shapes)
+        return _certify(plan.callable(), plan.domain, None, plan.data_size, plan.kernel(), plan.num_steps,
+                        plan.num_chains, plan.delta, plan.model_kwargs, plan.record_shapes, None)
+    if shapes is not None and not isinstance(shapes, Shapes):
+        raise AssumptionError(f"shapes = {shapes!r} must be bayesdp.Shapes(data_size, record_shapes), e.g. "
+                              "Shapes(1000, {'X': (3,), 'y': ()})")
+    if shapes is not None and data is not None:
+        raise AssumptionError("pass data or shapes, not both: shapes describe the data before they exist")
+    n, rshapes, dim = (shapes.data_size, shapes.record_shapes, shapes.dim) if shapes is not None else (None,) * 3
+    return _certify(model, domain, data, n, kernel, num_steps, num_chains, delta, None, rshapes, dim)
+
+
+def _certify(model, domain, data, data_size, kernel, num_steps, num_chains, delta, model_kwargs, record_shapes,
+             dim) -> "CertifyResult":
+    """:func:`certify` with the shapes spelled out (what :func:`bayesdp.calibrate` calls)."""
+    from .analysis import certify as _analysis_certify
+    from .analysis.inputs import counts_from_domain
+
     kernel = kernel or ULA()
     model = model if model is not None else kernel.model
     if isinstance(model, str):
@@ -385,20 +544,110 @@ def certify(model: Callable | Plan | None = None, *, domain=None, data: Mapping[
         raise AssumptionError("domain = None: pass the public bounds of one record, e.g. "
                               "Domain(X=norm_bound(1.0), y=values(0, 1))")
     kw = dict(model_kwargs if model_kwargs is not None else (kernel.model_kwargs or {}))
-    from .analysis.inputs import counts_from_domain
-
     kw = counts_from_domain(model, dom, kw)
     shapes = None if data is not None else _shapes_from(None, record_shapes, model, dom, dim)
-    rep = _certify(model, data=data, domain=dom, step_size=kernel.step_size, num_steps=num_steps,
-                   batch_size=kernel.batch_size, inverse_temperature=kernel.inverse_temperature,
-                   clip_norm=kernel.clip_norm, delta=delta, model_kwargs=kw, data_size=data_size,
-                   record_shapes=shapes, sampler=kernel.sampler if kernel.step_size is not None else "none",
-                   require_any=False)
+    rep = _analysis_certify(model, data=data, domain=dom, step_size=kernel.step_size, num_steps=num_steps,
+                            batch_size=kernel.batch_size, inverse_temperature=kernel.inverse_temperature,
+                            clip_norm=kernel.clip_norm, delta=delta, model_kwargs=kw, data_size=data_size,
+                            record_shapes=shapes, sampler=kernel.sampler if kernel.step_size is not None else "none",
+                            require_any=False)
     n = rep.analysis.data_size
     rshapes = _shapes_from(data, shapes, model, dom, dim)
-    rep.plan = lambda mechanism=None: _plan_from_report(rep, model, dom, n, rshapes, kw, kernel, num_steps,
-                                                        num_chains, delta, mechanism)
-    return rep
+    return CertifyResult(rep, (model, dom, n, rshapes, kw, kernel, num_steps, num_chains, delta))
+
+
+class CertifyResult:
+    """What :func:`certify` returns: the analysis's report (every attribute of
+    :class:`bayesdp.analysis.certify.CertifyReport`: ``mechanisms``, ``analysis``, ``best``, ``to_dict()``)
+    with a short ``print``, a DataFrame and the plan of a mechanism.
+
+    Args:
+        report: the analysis's report.
+        context: what :meth:`plan` needs (model, domain, records, shapes, hyperparameters, kernel, steps,
+            chains, delta).
+
+    Examples:
+        >>> import bayesdp
+        >>> rep = bayesdp.certify("logistic", domain=bayesdp.Domain(X=bayesdp.norm_bound(1.0), y=bayesdp.values(0, 1)),
+        ...                       shapes=bayesdp.Shapes(100, {"X": (2,), "y": ()}))
+        >>> list(rep.to_dataframe().index)[:1], len(str(rep)) < 1000
+        (['posterior'], True)
+    """
+
+    def __init__(self, report, context):
+        self._report = report
+        self._context = context
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self._report, name)
+
+    def plan(self, mechanism: str | None = None) -> Plan:
+        """The :class:`Plan` of one certified mechanism (default: the sampler mechanism with the smallest epsilon).
+
+        Args:
+            mechanism: ``posterior``, ``ula-final``, ``ula-path``, ``sgld-final`` or ``sgld-path``.
+
+        Returns:
+            the plan.
+
+        Raises:
+            AssumptionError: the mechanism is not certified.
+        """
+        return _plan_from_report(self._report, *self._context, mechanism)
+
+    def _rows(self) -> list[tuple[str, str, str, str]]:
+        from .certificate import BoundReport
+
+        rows = []
+        for k, v in self._report.mechanisms.items():
+            if isinstance(v, BoundReport) and v.best is not None:
+                rows.append((k, f"{v.value():.6g}", f"{self._report.delta:g}", v.best.source))
+            else:
+                why = str(v)
+                rows.append((k, "-", "-", "not certified: " + (why if len(why) <= 90 else why[:87] + "...")))
+        return rows
+
+    def table(self, full: bool = False) -> str:
+        """The short table (what ``print`` shows): one line per mechanism, its epsilon and route; ``full=True``:
+        the analysis's whole report (every constant with its provenance, every note).
+
+        Args:
+            full: the long form.
+
+        Returns:
+            the text.
+        """
+        if full:
+            return self._report.table()
+        an = self._report.analysis
+        rows = [("mechanism", "epsilon", "route")] + [(m, e, r) for m, e, _, r in self._rows()]
+        w0, w1 = (max(len(r[i]) for r in rows) for i in (0, 1))
+        lines = [f"certify {an.model_name}: {an.data_size} records, delta = {self._report.delta:g}"]
+        lines += [f"{m:<{w0}}  {e:<{w1}}  {r}" for m, e, r in rows]
+        lines.append("(.table(full=True): the constants with their provenance and the notes)")
+        return "\n".join(lines)
+
+    def to_dataframe(self):
+        """One row per mechanism: ``epsilon`` (NaN when not certified), ``delta``, ``route``.
+
+        Returns:
+            a pandas DataFrame indexed by mechanism.
+        """
+        import pandas as pd
+
+        rows = [(m, float(e) if e != "-" else float("nan"), self._report.delta, r) for m, e, _, r in self._rows()]
+        return pd.DataFrame(rows, columns=["mechanism", "epsilon", "delta", "route"]).set_index("mechanism")
+
+    def _repr_html_(self) -> str:
+        return _html_table(["mechanism", "epsilon", "delta", "route"], self._rows())
+
+    def __str__(self) -> str:
+        return self.table()
+
+    def __repr__(self) -> str:
+        return f"<CertifyResult {self._report.analysis.model_name}: {', '.join(self._report.certified())}>"
 
 
 def _compose_chains(best, num_chains: int, delta: float) -> tuple[float, float | None]:
@@ -450,7 +699,8 @@ class PrivateMCMC:
         init: the initial point: ``zeros`` (default) or an array in the unconstrained space (data independent).
 
     The chain keys come from the OS CSPRNG unless ``run`` is given ``rng_key`` explicitly (the outputs then say
-    "reproducible seed: not private").  With a plan, the run's own certificate (computed with the data) must
+    "reproducible seed: not private", ``mcmc.private`` is False).  ``print(mcmc)`` shows the certificate and
+    the summary table, ``to_dataframe()`` returns it.  With a plan, the run's own certificate (computed with the data) must
     not exceed the plan's.
 
     Examples:
@@ -461,9 +711,12 @@ class PrivateMCMC:
         >>> y = (rng.random(200) < 0.5).astype(float)
         >>> dom = bayesdp.Domain(X=bayesdp.norm_bound(1.0), y=bayesdp.values(0, 1))
         >>> mcmc = bayesdp.PrivateMCMC(bayesdp.ULA(logistic, domain=dom, step_size=1e-3), num_steps=200)
-        >>> _ = mcmc.run(X=X, y=y)
-        >>> mcmc.get_samples()["w"].shape, mcmc.certificate["certified"]
-        ((1, 3), True)
+        >>> _ = mcmc.run(None, X, y)                  # NumPyro's run(rng_key, *args): keys from the OS CSPRNG
+        >>> mcmc.get_samples()["w"].shape, mcmc.certificate["certified"], mcmc.private
+        ((1, 3), True, True)
+        >>> acct = bayesdp.PrivacyAccountant(epsilon=10.0, delta=1e-5)
+        >>> _ = acct.spend(mcmc.certificate)          # charged through the certificate's to_dp_event()
+        >>> idata = mcmc.to_inference_data()          # instead of az.from_numpyro: the draws and the settings
     """
 
     def __init__(self, source: Plan | ULA, *, num_steps: int | None = None, num_chains: int | None = None,
@@ -497,21 +750,42 @@ class PrivateMCMC:
         self.progress_bar = progress_bar
         self._sampler = None
 
-    def run(self, rng_key=None, **data: Any) -> "PrivateMCMC":
-        """Run on ``data`` (the model's data arguments by name); ``rng_key=None`` uses the OS CSPRNG."""
+    def run(self, rng_key=None, *args: Any, clip_to_domain: bool = False, **kwargs: Any) -> "PrivateMCMC":
+        """Run on the data, NumPyro's ``MCMC.run(rng_key, *args, **kwargs)``: positional arguments are the
+        model's arguments in order (``mcmc.run(None, X, y)``), keywords by name (``mcmc.run(X=X, y=y)``).
+
+        Args:
+            rng_key: ``None`` (default: chain keys from the OS CSPRNG, the run is private), or a JAX PRNG key
+                or int seed: the draws are then reproducible by anyone who knows it, the run is marked not
+                private (``mcmc.private`` is False; a persistent ledger refuses to charge it).
+            *args: the model's data arguments, in the order of its signature.
+            clip_to_domain: clip the records into the domain first (:meth:`Domain.clip`) instead of refusing
+                records outside it.
+            **kwargs: the model's data arguments by name.
+
+        Returns:
+            the driver itself (``get_samples()``, ``certificate``, ``print(mcmc)``).
+
+        Raises:
+            AssumptionError: no data, an argument given twice or not the model's, records outside the
+                domain (without ``clip_to_domain``), or a run certified above the plan's epsilon.
+        """
         from .analysis import Domain
         from .analysis.inputs import counts_from_domain
+        from .errors import clip_advice
         from .samplers import Sampler
 
-        if not data:
-            raise AssumptionError("no data: pass the model's data arguments, e.g. mcmc.run(X=X, y=y)")
         k = self.kernel
+        data = self._data_arguments(args, kwargs)
         dom = _domain(k.domain)
+        if clip_to_domain:
+            data = dom.clip({n: np.asarray(v) for n, v in data.items()})
         kw = counts_from_domain(k.model, dom if isinstance(dom, Domain) else None, dict(k.model_kwargs or {}))
-        smp = Sampler(k.model, data, sampler=k.sampler, step_size=k.step_size, num_steps=self.num_steps,
-                      inverse_temperature=k.inverse_temperature, batch_size=k.batch_size, clip_norm=k.clip_norm,
-                      num_chains=self.num_chains, release=self.release_kind, init=self.init, domain=dom,
-                      delta=self.delta, model_kwargs=kw, progress_bar=self.progress_bar)
+        with clip_advice(", or clip to the domain: mcmc.run(..., clip_to_domain=True) or Domain.clip(data)"):
+            smp = Sampler(k.model, data, sampler=k.sampler, step_size=k.step_size, num_steps=self.num_steps,
+                          inverse_temperature=k.inverse_temperature, batch_size=k.batch_size, clip_norm=k.clip_norm,
+                          num_chains=self.num_chains, release=self.release_kind, init=self.init, domain=dom,
+                          delta=self.delta, model_kwargs=kw, progress_bar=self.progress_bar)
         if self.plan is not None:
             eps = smp.certificate.get("epsilon")
             if smp.potential.data_size != self.plan.data_size:
@@ -524,15 +798,63 @@ class PrivateMCMC:
         self._sampler = smp
         return self
 
+    def _data_arguments(self, args: tuple, kwargs: dict) -> dict:
+        """``{name: array}`` from NumPyro-style positional and keyword data arguments."""
+        import inspect
+
+        model = self.kernel.model
+        data = dict(kwargs)
+        if args:
+            fixed = set(self.kernel.model_kwargs or {})
+            try:
+                params = [p.name for p in inspect.signature(model).parameters.values()
+                          if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name not in fixed]
+            except (TypeError, ValueError):
+                params = []
+            if len(args) > len(params):
+                raise AssumptionError(f"run got {len(args)} positional data argument(s) but the model takes "
+                                      f"{len(params)} ({', '.join(params) or 'none by position'}); pass them by "
+                                      "name, e.g. mcmc.run(X=X, y=y)")
+            for name, value in zip(params, args):
+                if name in data:
+                    raise AssumptionError(f"run got the model argument {name!r} twice (by position and by name); "
+                                          "pass it once")
+                data[name] = value
+        if not data:
+            raise AssumptionError("no data: pass the model's data arguments, e.g. mcmc.run(None, X, y) or "
+                                  "mcmc.run(X=X, y=y)")
+        return data
+
     def _require(self):
         if self._sampler is None:
-            raise AssumptionError("the chain has not run: call .run(**data) first")
+            raise AssumptionError("the chain has not run: call .run(rng_key, *data) first")
         return self._sampler
 
     @property
-    def certificate(self) -> dict:
-        """The run's certificate (epsilon at delta, the route, the composition over chains)."""
-        return self._require().certificate
+    def certificate(self) -> "ChainCertificate":
+        """The run's certificate (epsilon at delta, the route, the composition over chains): a read-only
+        mapping that an accountant charges (``accountant.spend(mcmc.certificate)``)."""
+        smp = self._require()
+        return ChainCertificate(smp.certificate, private=self.private)
+
+    @property
+    def private(self) -> bool:
+        """Whether the released draws are private: the chain keys came from the OS CSPRNG (False after
+        ``run`` with an explicit ``rng_key``: anyone who knows the key can reproduce the draws)."""
+        from .samplers.keys import REPRODUCIBLE
+
+        return self._require().key_source != REPRODUCIBLE
+
+    def to_dp_event(self):
+        """The privacy cost of publishing the draws, for an accountant (see :meth:`ChainCertificate.to_dp_event`).
+
+        Returns:
+            a dp-accounting ``GaussianDpEvent`` (GDP certificate) or a :class:`bayesdp.ApproxDP`.
+
+        Raises:
+            BudgetError: the run is not certified.
+        """
+        return self.certificate.to_dp_event()
 
     @property
     def sampler(self):
@@ -540,16 +862,181 @@ class PrivateMCMC:
         return self._require()
 
     def get_samples(self, group_by_chain: bool = False) -> dict:
-        """The released draws per site, in the constrained space (NumPyro's ``MCMC.get_samples``)."""
+        """The released draws per site, in the constrained space (NumPyro's ``MCMC.get_samples``).
+
+        Args:
+            group_by_chain: keep the chain axis.
+
+        Returns:
+            ``{site: array}``.
+        """
         return self._require().get_samples(group_by_chain=group_by_chain)
 
     def print_summary(self, prob: float = 0.9) -> str:
-        """ArviZ summary of the released draws with the certificate; printed and returned."""
+        """ArviZ summary of the released draws with the certificate; printed and returned.
+
+        Args:
+            prob: the probability mass of the HDI.
+
+        Returns:
+            the printed text.
+        """
         return self._require().print_summary(prob)
 
+    def settings(self) -> dict:
+        """The chain's public settings: sampler, step size, steps, chains, inverse temperature, batch size,
+        clipping, release, the number of records the certificate is for, and the certificate's epsilon and delta.
+
+        Returns:
+            a JSON-ready dict.
+        """
+        smp = self._require()
+        c = smp.config
+        cert = smp.certificate
+        return {"sampler": c.sampler, "step_size": c.step_size, "num_steps": c.num_steps, "num_chains": c.num_chains,
+                "inverse_temperature": c.inverse_temperature, "batch_size": c.batch_size, "clip_norm": c.clip_norm,
+                "release": c.release, "data_size": c.data_size, "mechanism": cert.get("mechanism"),
+                "epsilon": cert.get("epsilon"), "delta": cert.get("delta"), "private": self.private}
+
     def to_inference_data(self):
-        """ArviZ data of the released draws, the certificate in the posterior's attributes."""
-        return self._require().to_inference_data()
+        """ArviZ data of what the certificate covers: the released draws (group ``posterior``), with the
+        settings and the certificate in its attributes; never the data, per-record log-likelihoods or
+        potential energies.  The one-line conversion (``az.from_numpyro`` does not apply: this is not a
+        NumPyro ``MCMC``)::
+
+            idata = mcmc.to_inference_data()
+
+        Returns:
+            ``InferenceData`` (ArviZ 0.x) or ``DataTree`` (1.x); ``posterior.attrs`` holds
+            ``bayesdp_certificate`` (JSON), ``bayesdp_settings`` (JSON) and ``bayesdp_private``.
+        """
+        from . import _arviz
+
+        smp = self._require()
+        attrs = {"bayesdp_certificate": smp.certificate_json(), "bayesdp_certified": int(smp.certified),
+                 "bayesdp_release": smp.config.release, "bayesdp_sampler": smp.config.sampler,
+                 "bayesdp_chain_keys": smp.key_source, "bayesdp_private": int(self.private),
+                 "bayesdp_settings": json.dumps(self.settings(), allow_nan=False, default=str)}
+        return _arviz.from_dict({"posterior": smp.get_samples(group_by_chain=True)}, attrs={"posterior": attrs})
+
+    def to_dataframe(self, prob: float = 0.9):
+        """The ArviZ summary of the released draws (mean, sd, HDI, ESS, R-hat) as a pandas DataFrame.
+
+        Args:
+            prob: the probability mass of the HDI.
+
+        Returns:
+            the DataFrame, one row per coordinate.
+        """
+        import warnings
+
+        from . import _arviz
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")    # ESS and R-hat of a single draw per chain
+            return _arviz.summary(self.to_inference_data(), prob)
+
+    def _head(self) -> str:
+        k = self.kernel
+        head = (f"PrivateMCMC: {k.sampler.upper()} {self.release_kind} release, {self.num_chains} chain(s) x "
+                f"{self.num_steps} steps, step size {k.step_size:g}")
+        if self._sampler is None:
+            return head + " (not run: call .run(rng_key, *data))"
+        cert = self._sampler.certificate
+        if cert.get("certified"):
+            head += f"\ncertified: epsilon = {cert['epsilon']:.6g} at delta = {cert['delta']:g} ({', '.join(cert['sources'])})"
+        else:
+            head += "\nNOT CERTIFIED: " + str(cert.get("reason"))
+        if not self.private:
+            head += "\nchain keys: reproducible seed: not private (omit rng_key for OS CSPRNG keys)"
+        return head
+
+    def __str__(self) -> str:
+        if self._sampler is None:
+            return self._head()
+        return self._head() + "\n" + self.to_dataframe().to_string()
+
+    def _repr_html_(self) -> str:
+        from html import escape
+
+        head = "".join(f"<p>{escape(line)}</p>" for line in self._head().splitlines())
+        return head + ("" if self._sampler is None else self.to_dataframe().to_html())
+
+
+class ChainCertificate(Mapping):
+    """A run's certificate: the read-only mapping of :class:`bayesdp.samplers.Sampler`'s certificate
+    (``certified``, ``epsilon``, ``delta``, ``gdp_mu``, ``sources``, ...) that accountants charge
+    through :meth:`to_dp_event`; ``private`` says whether the chain keys came from the OS CSPRNG.
+
+    Args:
+        certificate: the certificate dict.
+        private: False when the run had an explicit key.
+
+    Examples:
+        >>> cert = ChainCertificate({"certified": True, "epsilon": 1.2, "delta": 1e-5, "gdp_mu": 0.25},
+        ...                         private=True)
+        >>> cert["epsilon"], type(cert.to_dp_event()).__name__, cert.to_dp_event().noise_multiplier
+        (1.2, 'GaussianDpEvent', 4.0)
+    """
+
+    def __init__(self, certificate: Mapping[str, Any], private: bool = True):
+        self._cert = dict(certificate)
+        self.private = bool(private)
+
+    def __getitem__(self, key):
+        return self._cert[key]
+
+    def __iter__(self):
+        return iter(self._cert)
+
+    def __len__(self) -> int:
+        return len(self._cert)
+
+    def __repr__(self) -> str:
+        return f"ChainCertificate({self._cert!r}, private={self.private})"
+
+    def to_dict(self) -> dict:
+        """The certificate as a JSON-ready dict (a copy).
+
+        Returns:
+            the dict.
+        """
+        return dict(self._cert)
+
+    def to_dp_event(self):
+        """The event an accountant charges: a GDP certificate (``gdp_mu``) is dp-accounting's
+        ``GaussianDpEvent(noise_multiplier = 1 / mu)`` (the mu-GDP trade-off curve is that of the Gaussian
+        mechanism of sensitivity 1 and noise 1/mu: Dong-Roth-Su 2022, Def. 2.6), priced exactly by its PLD;
+        otherwise the (epsilon, delta) pair the certificate states, :class:`bayesdp.ApproxDP`.
+
+        Returns:
+            the event.
+
+        Raises:
+            BudgetError: the run is not certified (nothing can be charged for it).
+        """
+        from .errors import BudgetError
+
+        if not self._cert.get("certified") or self._cert.get("epsilon") is None:
+            raise BudgetError("the run is not certified (" + str(self._cert.get("reason") or "no epsilon") + "); an "
+                              "accountant cannot charge it: run a certified configuration")
+        mu = self._cert.get("gdp_mu")
+        if mu is not None and mu > 0:
+            from dp_accounting import dp_event
+
+            return dp_event.GaussianDpEvent(noise_multiplier=1.0 / float(mu))
+        from .curves import ApproxDP
+
+        return ApproxDP(float(self._cert["epsilon"]), float(self._cert["delta"]))
+
+    @property
+    def dp_event(self) -> dict:
+        """The event as the accountant's dict (``{"type": "gdp", "mu": ...}`` or ``{"type": "epsilon_delta",
+        ...}``), for accountants that read ``dp_event``."""
+        ev = self.to_dp_event()
+        if hasattr(ev, "noise_multiplier"):
+            return {"type": "gdp", "mu": float(self._cert["gdp_mu"])}
+        return {"type": "epsilon_delta", "epsilon": repr(float(ev.eps0)), "delta": repr(float(ev.delta0))}
 
 
 # ---------------------------------------------------------------------------

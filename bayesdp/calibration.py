@@ -141,7 +141,7 @@ def calibrate(model: Callable | str | None, *, domain, epsilon: float, delta: fl
         True
     """
     from .analysis import analyze
-    from .api import ULA, SGLD, _domain, _plan_from_report, _shapes_from, certify, resolve_model
+    from .api import ULA, SGLD, _certify, _domain, _plan_from_report, _shapes_from, resolve_model
     from .analysis.inputs import counts_from_domain
 
     if model is None and kernel is not None:
@@ -175,8 +175,7 @@ def calibrate(model: Callable | str | None, *, domain, epsilon: float, delta: fl
     def plan_for(beta, h, n, bound=None, notes=(), mech=None, check=True):
         k = replace(kernel, step_size=h, inverse_temperature=beta) if h is not None else \
             replace(kernel, inverse_temperature=beta)
-        rep = certify(model, domain=dom, data=data, data_size=data_size, kernel=k, num_steps=n,
-                      num_chains=num_chains, delta=delta, model_kwargs=kw, record_shapes=shapes)
+        rep = _certify(model, dom, data, data_size, k, n, num_chains, delta, kw, shapes, None)
         p = _plan_from_report(rep, model, dom, rep.analysis.data_size, _shapes_from(data, shapes, model, dom, dim),
                               kw, k, n, num_chains, delta, mech or mechanism, distance_bound=bound, notes=notes)
         if check and p.epsilon > target * (1 + 1e-9):   # re-verified by the certificate core on every route

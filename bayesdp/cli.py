@@ -187,6 +187,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
+    except OSError as exc:     # the operating system refused a file: one line naming it, no traceback
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        print(f"error: {where}{exc.strerror or exc} ({type(exc).__name__}); check the path, its permissions and "
+              "the free space", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

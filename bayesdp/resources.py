@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import os
 
+import signal
+from typing import Any, Callable, Mapping
+
 from .errors import AssumptionError
 
 __all__ = ["available_memory_bytes", "require_memory", "check_output_file", "check_output_dir", "check_state_file",
-           "check_input_file", "GIB"]
+           "check_input_file", "write_file", "same_file", "is_ledger", "remove_stale_temporaries", "GIB"]
 
 #: bytes in a GiB (the unit of the memory messages)
 GIB = float(1 << 30)
@@ -103,19 +106,76 @@ def _nearest_existing(path: str) -> str:
     return p
 
 
-def check_output_file(path: str, option: str, overwrite: bool = False, overwrite_flag: str | None = None) -> None:
-    """``path`` can be written: its folder exists and is writable, it is not a folder, and an existing
-    file is only replaced with ``overwrite`` (``overwrite_flag`` names the option that allows it).
+def same_file(a: str, b: str) -> bool:
+    """Whether two paths name the same file: the same real path (symbolic links resolved) or the same
+    device and inode (hard links).
+
+    Args:
+        a: a path.
+        b: another path.
+
+    Returns:
+        True when writing ``a`` would replace ``b``'s content.
+
+    Examples:
+        >>> import os, tempfile
+        >>> root = tempfile.mkdtemp(); f = os.path.join(root, "data.npz"); open(f, "w").close()
+        >>> os.link(f, os.path.join(root, "alias.npz"))
+        >>> same_file(os.path.join(root, "alias.npz"), f), same_file(os.path.join(root, "new.npz"), f)
+        (True, False)
+    """
+    ra, rb = os.path.realpath(os.fspath(a)), os.path.realpath(os.fspath(b))
+    if ra == rb:
+        return True
+    try:
+        sa, sb = os.stat(ra), os.stat(rb)
+    except OSError:
+        return False
+    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
+
+
+def is_ledger(path: str) -> bool:
+    r"""Whether ``path`` is a privacy ledger (an SQLite database or a bayesdp ledger journal): sniffed from
+    its first 4 KiB, never parsed.
+
+    Args:
+        path: a file.
+
+    Returns:
+        True for a ledger (an existing file only).
+
+    Examples:
+        >>> import os, tempfile
+        >>> f = os.path.join(tempfile.mkdtemp(), "x.db")
+        >>> _ = open(f, "wb").write(b"SQLite format 3\x00" + bytes(100))
+        >>> is_ledger(f), is_ledger(f + ".missing")
+        (True, False)
+    """
+    try:
+        with open(os.fspath(path), "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    return head.startswith(b"SQLite format 3\x00") or b"bayesdp-ledger" in head
+
+
+def check_output_file(path: str, option: str, overwrite: bool = False, overwrite_flag: str | None = None,
+                      inputs: Mapping[str, Any] | None = None) -> None:
+    """``path`` can be written: its folder exists and is writable, it is not a folder, it is none of the
+    command's ``inputs`` nor a ledger (through any name: symbolic or hard links), and an existing file is
+    only replaced with ``overwrite`` (``overwrite_flag`` names the option that allows it).
 
     Args:
         path: the output file.
         option: the option that gave it, e.g. ``"--out"`` (shown in the message).
         overwrite: whether an existing file may be replaced.
         overwrite_flag: the option that sets ``overwrite``, named in the message.
+        inputs: the files the command reads, ``{option: path}`` (e.g. ``{"--data": "data.npz"}``; None
+            values are skipped).
 
     Raises:
-        AssumptionError: the path is a folder, its folder is missing or not writable, or it exists
-            without ``overwrite``.
+        AssumptionError: the path is a folder, its folder is missing or not writable, it is an input or a
+            ledger, or it exists without ``overwrite``.
 
     Examples:
         >>> import os, tempfile
@@ -138,6 +198,13 @@ def check_output_file(path: str, option: str, overwrite: bool = False, overwrite
                               "another path")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise AssumptionError(f"{option} {path}: the folder {folder} is not writable; choose another path")
+    for opt, src in (inputs or {}).items():
+        if src is not None and os.path.exists(os.fspath(src)) and same_file(p, src):
+            raise AssumptionError(f"{option} {path} is the input file {opt} {src} (the same file); writing would "
+                                  "replace it: choose another path")
+    if os.path.exists(p) and is_ledger(p):
+        raise AssumptionError(f"{option} {path} is a privacy ledger; writing would erase its record of spent "
+                              "budget: choose another path")
     if os.path.exists(p):
         if not overwrite:
             how = f"pass {overwrite_flag} to replace it" if overwrite_flag else "remove it first"
@@ -242,3 +309,138 @@ def check_input_file(path: str, option: str) -> None:
         raise AssumptionError(f"{option} {path} does not exist; check the path")
     if not os.access(p, os.R_OK):
         raise AssumptionError(f"{option} {path} is not readable; fix its permissions")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
+
+
+def remove_stale_temporaries(path: str) -> list[str]:
+    """Remove the temporaries ``PATH.tmp-PID`` that :func:`write_file` left beside ``path`` in a process
+    that no longer runs (killed while writing); those of running processes stay.
+
+    Args:
+        path: the destination file.
+
+    Returns:
+        the removed paths.
+
+    Examples:
+        >>> import os, tempfile
+        >>> out = os.path.join(tempfile.mkdtemp(), "plan.json")
+        >>> open(out + ".tmp-999999999", "w").close()          # no such process
+        >>> [os.path.basename(p) for p in remove_stale_temporaries(out)]
+        ['plan.json.tmp-999999999']
+    """
+    p = os.path.abspath(os.fspath(path))
+    folder, base = os.path.dirname(p), os.path.basename(p) + ".tmp-"
+    removed = []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return removed
+    for name in names:
+        if name.startswith(base) and name[len(base):].isdigit() and not _pid_alive(int(name[len(base):])):
+            try:
+                os.remove(os.path.join(folder, name))
+                removed.append(os.path.join(folder, name))
+            except OSError:
+                pass
+    return removed
+
+
+def _one_line(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {(str(getattr(exc, 'strerror', None) or exc).splitlines() or [''])[0][:160]}"
+
+
+def write_file(path: str, content: str | bytes | Callable[[str], None], *, option: str = "--out",
+               overwrite: bool = False, overwrite_flag: str | None = "--overwrite",
+               inputs: Mapping[str, Any] | None = None) -> str:
+    r"""Write one output file so that nothing is lost: the checks of :func:`check_output_file` (not an input,
+    not a ledger, an existing file only with ``overwrite``), then a temporary ``PATH.tmp-PID`` in the
+    destination folder, fsync, rename over ``path`` and fsync of the folder.  A failure (full disk,
+    file-size limit, permissions) leaves ``path`` as it was and no temporary behind; temporaries of killed
+    processes are removed first (:func:`remove_stale_temporaries`).
+
+    Args:
+        path: the destination file.
+        content: the text or bytes to write, or a function ``writer(tmp_path)`` that writes the file itself
+            (e.g. NetCDF through h5netcdf).
+        option: the option or argument that gave ``path`` (named in messages).
+        overwrite: whether an existing file may be replaced.
+        overwrite_flag: the option that sets ``overwrite`` (named in the message).
+        inputs: the files the command reads, ``{option: path}``: writing over one of them is refused.
+
+    Returns:
+        ``path``.
+
+    Raises:
+        AssumptionError: a refused destination, or an operating-system error while writing: one line naming
+            the path (nothing was written).
+
+    Examples:
+        >>> import os, tempfile
+        >>> out = os.path.join(tempfile.mkdtemp(), "plan.json")
+        >>> write_file(out, "{}\n") == out, open(out).read()
+        (True, '{}\n')
+        >>> write_file(out, "{}\n")   # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        bayesdp.errors.AssumptionError: --out .../plan.json already exists; choose another path or pass --overwrite to replace it
+    """
+    path = os.fspath(path)
+    check_output_file(path, option, overwrite=overwrite, overwrite_flag=overwrite_flag, inputs=inputs)
+    p = os.path.abspath(path)
+    if os.path.islink(p):          # replace what the link points to, never the link by a file
+        p = os.path.realpath(p)
+    remove_stale_temporaries(p)
+    tmp = f"{p}.tmp-{os.getpid()}"
+    old = signal.getsignal(signal.SIGXFSZ) if hasattr(signal, "SIGXFSZ") else None
+    try:
+        if old is not None:          # a file-size limit: an OSError (EFBIG), not a killed process
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    except ValueError:               # not the main thread
+        old = None
+    try:
+        if callable(content):
+            content(tmp)
+        else:
+            with open(tmp, "wb") as fh:
+                fh.write(content.encode() if isinstance(content, str) else bytes(content))
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, p)
+        try:
+            dfd = os.open(os.path.dirname(p), os.O_RDONLY)
+            try:
+                os.fsync(dfd)
+            finally:
+                os.close(dfd)
+        except OSError:          # a folder that cannot be opened for fsync (some file systems): the rename stands
+            pass
+    except OSError as exc:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        raise AssumptionError(f"{option} {path}: writing failed ({_one_line(exc)}); nothing was written, check the "
+                              "free space and permissions of the folder") from None
+    except BaseException:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        raise
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGXFSZ, old)
+    return path

@@ -315,6 +315,30 @@ class Domain:
         return {k: a.to_dict() for k, a in self._args.items()}  # type: ignore[attr-defined]
 
     # -- data check ------------------------------------------------------------
+    def clip(self, data: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        """The data clipped into the domain, record by record (norm: the row rescaled onto the ball; min/max:
+        entries clamped).  Clipping is a per-record map, so a chain run on the clipped data keeps its
+        certificate; it changes the data, so the estimate is of the clipped data's posterior.  What
+        ``PrivateMCMC.run(..., clip_to_domain=True)`` and ``bayesdp certify --clip-to-domain`` do.
+
+        Args:
+            data: argument name -> array with one record per row (arguments not declared are returned as
+                they are).
+
+        Returns:
+            the data with every declared argument inside its bounds.
+
+        Raises:
+            DomainError: a value outside a declared finite set of values (it cannot be clipped to).
+
+        Examples:
+            >>> import numpy as np
+            >>> clipped = Domain(X=norm_bound(1.0)).clip({"X": np.array([[3.0, 4.0], [0.3, 0.4]])})
+            >>> np.round(clipped["X"], 12).tolist(), bool(np.linalg.norm(clipped["X"][0]) <= 1.0)
+            ([[0.6, 0.8], [0.3, 0.4]], True)
+        """
+        return self.check(data, clip=True)[0]
+
     def check(self, data: Mapping[str, np.ndarray], clip: bool = False) -> tuple[dict[str, np.ndarray], dict]:
         """Verify every record lies in the domain (vectorised, O(records)).
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import os
 import re
+import signal
 from typing import Callable
 
 import numpy as np
@@ -81,14 +82,35 @@ def load_model(spec: str) -> tuple[Callable, str]:
         if not os.path.isfile(path):
             raise ModelError(f"model file {path} does not exist; pass path/to/file.py:function")
         mod_name = "bayesdp_user_model_" + str(abs(hash(os.path.abspath(path))))
+        signalled = []     # a real Ctrl-C (SIGINT) while importing stays an interrupt; one the file raises does not
+
+        def on_sigint(signum, frame):
+            signalled.append(signum)
+            raise KeyboardInterrupt
+        installed, previous = True, signal.getsignal(signal.SIGINT)
+        try:
+            signal.signal(signal.SIGINT, on_sigint)
+        except ValueError:          # not the main thread: no handler, a KeyboardInterrupt is then refused
+            installed = False
         try:
             s = importlib.util.spec_from_file_location(mod_name, path)
             mod = importlib.util.module_from_spec(s)
             s.loader.exec_module(mod)
+        except KeyboardInterrupt:
+            if signalled:
+                raise
+            raise ModelError(f"model file {path} raises KeyboardInterrupt when imported; a model file must only "
+                             "define the model function: remove the raise") from None
+        except SystemExit as exc:       # the file would end the process (with status 0 and no output)
+            raise ModelError(f"model file {path} calls sys.exit({exc.code!r}) when imported; a model file must only "
+                             "define the model function: remove the call") from None
         except Exception as exc:
             first = (str(exc).strip().splitlines() or [""])[0][:200]
             raise ModelError(f"model file {path} failed to import ({type(exc).__name__}: {first}); fix the file") \
                 from None
+        finally:
+            if installed:
+                signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
         fn = getattr(mod, func, None)
         if fn is None or not callable(fn):
             raise ModelError(f"model file {path} has no function {func!r}; pass path/to/file.py:function")

@@ -1,5 +1,5 @@
 """``bayesdp calibrate MODEL --domain ... (--data FILE | --no-data --data-size M --dim D) --epsilon E
---mechanism M [--out plan.json] [--json]``: the configuration that meets a privacy target (a plan).
+[--mechanism M] [--out plan.json [--overwrite]] [--json]``: the configuration that meets a privacy target (a plan).
 
 The plan (JSON) is what ``bayesdp certify --plan``, ``bayesdp sample --plan`` and the Python API
 (:class:`bayesdp.Plan`) take.  Calibration and its re-verification: :mod:`bayesdp.calibration`.
@@ -29,9 +29,9 @@ def add_parser(sub) -> None:
     p.add_argument("--dim", type=ARG_TYPES[int], help="features per record (with --no-data)")
     p.add_argument("--epsilon", type=ARG_TYPES[float], required=True, help="target epsilon")
     p.add_argument("--delta", type=ARG_TYPES[float], default=1e-5, help="target delta (default 1e-5)")
-    p.add_argument("--mechanism", required=True,
+    p.add_argument("--mechanism", default="ula-final",
                    choices=("posterior", "ula-final", "ula-path", "sgld-final", "sgld-path", "release"),
-                   help="what is released")
+                   help="what is released (default ula-final, as bayesdp.calibrate)")
     p.add_argument("--max-steps", type=ARG_TYPES[int], default=10_000, help="compute budget: largest number of steps")
     p.add_argument("--inverse-temperature", type=ARG_TYPES[float], default=1.0,
                    help="the largest inverse temperature allowed (default 1)")
@@ -44,14 +44,16 @@ def add_parser(sub) -> None:
     p.add_argument("--prior-scale", type=ARG_TYPES[float], help="prior scale of a built-in model")
     p.add_argument("--model-arg", action="append", default=[], metavar="NAME=VALUE",
                    help="other model hyperparameter (number), e.g. num_classes=3 (repeat)")
-    p.add_argument("--out", metavar="PLAN.json", help="write the plan to this file")
+    p.add_argument("--out", metavar="PLAN.json", help="write the plan to this file (a new file; never the data, "
+                                                      "the model file or a ledger)")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     from ..errors import AssumptionError
-    from ..resources import check_output_file
+    from ..resources import check_output_file, write_file
     from . import _common as c
     from .certify import prepare_jax
 
@@ -74,8 +76,11 @@ def run(args) -> int:
     if args.mechanism == "release" and (args.step_size is None or args.num_steps is None):
         raise AssumptionError("--mechanism release needs the chain whose mean is released: --step-size and "
                               "--num-steps")
+    if args.overwrite and not args.out:
+        raise AssumptionError("--overwrite applies to --out PLAN.json; drop it or pass --out")
+    inputs = _inputs(args)
     if args.out:
-        check_output_file(args.out, "--out", overwrite=True)
+        check_output_file(args.out, "--out", overwrite=args.overwrite, overwrite_flag="--overwrite", inputs=inputs)
     kw = c.model_kwargs(args)
     prepare_jax()
     from .. import api
@@ -95,7 +100,7 @@ def run(args) -> int:
                      num_chains=args.num_chains, temper=not args.no_temper, dim=args.dim, model_kwargs=kw)
     plan = _named(plan, name, args.model)
     if args.out:
-        plan.to_json(args.out)
+        write_file(args.out, plan.to_json() + "\n", overwrite=args.overwrite, inputs=inputs)
     if args.json:
         emit_json(plan.to_dict())
     else:
@@ -110,3 +115,9 @@ def _named(plan, name: str, spec: str):
     from dataclasses import replace
 
     return replace(plan, model=spec if ":" in spec else name)
+
+
+def _inputs(args) -> dict:
+    """The files this command reads, which ``--out`` must not replace."""
+    model_file = args.model.rsplit(":", 1)[0] if ":" in args.model else None
+    return {"--data": None if args.no_data else args.data, "MODEL": model_file}

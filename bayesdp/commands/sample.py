@@ -106,7 +106,8 @@ def _check_options(args) -> None:
     if args.overwrite and not args.out:
         raise AssumptionError("--overwrite applies to --out FILE.nc; drop it or pass --out")
     if args.out:
-        check_output_file(args.out, "--out", overwrite=args.overwrite, overwrite_flag="--overwrite")
+        check_output_file(args.out, "--out", overwrite=args.overwrite, overwrite_flag="--overwrite",
+                          inputs=_inputs(args))
         import importlib.util
 
         if importlib.util.find_spec("h5netcdf") is None:   # the NetCDF engine bayesdp writes with
@@ -155,26 +156,21 @@ def _join_processes(args) -> None:
                               "address and --num-processes") from None
 
 
-def _write_netcdf(sampler, path: str) -> None:
-    """Write to a temporary file in the same folder, then rename: a failure (disk full ...) never leaves
-    a partial file at ``path``."""
-    import os
+def _inputs(args) -> dict:
+    """The files this command reads, which ``--out`` must not replace."""
+    model = getattr(args, "model", None) or ""
+    return {"--data": args.data, "--plan": getattr(args, "plan", None),
+            "MODEL": model.rsplit(":", 1)[0] if ":" in model else None}
 
-    from ..errors import AssumptionError
 
-    tmp = f"{path}.tmp-{os.getpid()}"
-    try:
-        from .. import _arviz
+def _write_netcdf(sampler, args) -> None:
+    """Write through a temporary file in the same folder, fsync and rename (:func:`bayesdp.resources.write_file`):
+    a failure (disk full ...) never leaves a partial file at ``--out``."""
+    from .. import _arviz
+    from ..resources import write_file
 
-        _arviz.to_netcdf(sampler.to_inference_data(), tmp)
-        os.replace(tmp, path)
-    except OSError as exc:   # the path itself was checked before sampling
-        try:
-            os.remove(tmp)
-        except OSError:
-            pass
-        raise AssumptionError(f"--out {path}: writing failed ({type(exc).__name__}: "
-                              f"{(str(exc).splitlines() or [''])[0][:160]}); nothing was written") from None
+    idata = sampler.to_inference_data()
+    write_file(args.out, lambda tmp: _arviz.to_netcdf(idata, tmp), overwrite=args.overwrite, inputs=_inputs(args))
 
 
 def run(args) -> int:
@@ -233,7 +229,7 @@ def run(args) -> int:
     if jax.process_index() != 0:   # several processes: every one holds the same draws; process 0 reports
         return 0
     if args.out:
-        _write_netcdf(sampler, args.out)
+        _write_netcdf(sampler, args)
     if args.json:
         emit_json({"certificate": sampler.certificate, "chain_keys": sampler.key_source, "timing": sampler.timing,
                    "out": args.out,
