@@ -316,7 +316,7 @@ class Plan:
         import os
 
         text = source
-        if not source.lstrip().startswith("{"):
+        if not source.lstrip().startswith(("{", "[")):
             if not os.path.isfile(source):
                 raise AssumptionError(f"plan {source!r} is not a file nor JSON; pass --plan FILE.json written by "
                                       "`bayesdp calibrate --out` or Plan.to_json")
@@ -597,16 +597,16 @@ class CertifyResult:
         """
         return _plan_from_report(self._report, *self._context, mechanism)
 
-    def _rows(self) -> list[tuple[str, str, str, str]]:
+    def _rows(self) -> list[tuple]:
         from .certificate import BoundReport
 
         rows = []
         for k, v in self._report.mechanisms.items():
             if isinstance(v, BoundReport) and v.best is not None:
-                rows.append((k, f"{v.value():.6g}", f"{self._report.delta:g}", v.best.source))
+                rows.append((k, v.value(), self._report.delta, v.best.source))
             else:
                 why = str(v)
-                rows.append((k, "-", "-", "not certified: " + (why if len(why) <= 90 else why[:87] + "...")))
+                rows.append((k, None, None, "not certified: " + (why if len(why) <= 90 else why[:87] + "...")))
         return rows
 
     def table(self, full: bool = False) -> str:
@@ -622,7 +622,8 @@ class CertifyResult:
         if full:
             return self._report.table()
         an = self._report.analysis
-        rows = [("mechanism", "epsilon", "route")] + [(m, e, r) for m, e, _, r in self._rows()]
+        rows = [("mechanism", "epsilon", "route")] + [(m, "-" if e is None else f"{e:.6g}", r)
+                                                     for m, e, _, r in self._rows()]
         w0, w1 = (max(len(r[i]) for r in rows) for i in (0, 1))
         lines = [f"certify {an.model_name}: {an.data_size} records, delta = {self._report.delta:g}"]
         lines += [f"{m:<{w0}}  {e:<{w1}}  {r}" for m, e, r in rows]
@@ -637,11 +638,13 @@ class CertifyResult:
         """
         import pandas as pd
 
-        rows = [(m, float(e) if e != "-" else float("nan"), self._report.delta, r) for m, e, _, r in self._rows()]
+        rows = [(m, float("nan") if e is None else e, self._report.delta, r) for m, e, _, r in self._rows()]
         return pd.DataFrame(rows, columns=["mechanism", "epsilon", "delta", "route"]).set_index("mechanism")
 
     def _repr_html_(self) -> str:
-        return _html_table(["mechanism", "epsilon", "delta", "route"], self._rows())
+        return _html_table(["mechanism", "epsilon", "delta", "route"],
+                           [(m, "-" if e is None else f"{e:.6g}", "-" if d is None else f"{d:g}", r)
+                            for m, e, d, r in self._rows()])
 
     def __str__(self) -> str:
         return self.table()

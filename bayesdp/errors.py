@@ -71,8 +71,8 @@ class ModelError(BayesDPError):
         >>> def prior_only(X):                                   # no likelihood: nothing to certify
         ...     numpyro.sample("w", dist.Normal(0.0, 1.0))
         >>> try:
-        ...     bayesdp.certify(prior_only, domain=bayesdp.Domain(X=bayesdp.norm_bound(1.0)), data_size=10,
-        ...                     record_shapes={"X": (2,)})
+        ...     bayesdp.certify(prior_only, domain=bayesdp.Domain(X=bayesdp.norm_bound(1.0)),
+        ...                     shapes=bayesdp.Shapes(10, {"X": (2,)}))
         ... except bayesdp.BayesDPError as e:
         ...     print(type(e).__name__)
         ModelError
@@ -258,7 +258,7 @@ def probability_open(name: str, value: Any, fix: str = "") -> float:
 #: (the Python API by default; ``bayesdp certify`` names its --clip-to-domain flag, commands without a
 #: clipping option name none: advice only names options the command has).  Set with :func:`clip_advice`.
 CLIP_ADVICE: contextvars.ContextVar[str] = contextvars.ContextVar(
-    "bayesdp_clip_advice", default=", or clip to the domain (clip_to_domain=True, recorded in the report)")
+    "bayesdp_clip_advice", default=", or clip to the domain (Domain.clip(data), or PrivateMCMC.run(..., clip_to_domain=True))")
 
 
 @contextlib.contextmanager

@@ -35,7 +35,7 @@ def test_public_names_are_importable_from_bayesdp():
 def test_certify_matches_the_certificate_core_with_hand_constants():
     # logistic, N(0, 1), |x| <= R1: mu = L = 1, record bound R1, grad_bound = n R1, v_smoothness n R1^2/4, V convex
     n, h, steps = 500, 1e-3, 400
-    rep = bayesdp.certify(logistic, domain=DOM, data_size=n, record_shapes=SHAPES,
+    rep = bayesdp.certify(logistic, domain=DOM, shapes=bayesdp.Shapes(n, SHAPES),
                           kernel=bayesdp.ULA(step_size=h), num_steps=steps)
     core = bayesdp.bound("ula-final", strong_convexity=1.0, smoothness=1.0, grad_bound=n * R1, grad_diff=2 * R1,
                          v_smoothness=n * R1 * R1 / 4, v_convex=True, step_size=h, num_steps=steps, delta=1e-5)
@@ -45,7 +45,7 @@ def test_certify_matches_the_certificate_core_with_hand_constants():
 
 
 def test_plan_round_trips_through_json(tmp_path):
-    plan = bayesdp.certify(logistic, domain=DOM, data_size=200, record_shapes=SHAPES,
+    plan = bayesdp.certify(logistic, domain=DOM, shapes=bayesdp.Shapes(200, SHAPES),
                            kernel=bayesdp.ULA(step_size=1e-3), num_steps=100).plan("ula-path")
     path = tmp_path / "plan.json"
     plan.to_json(str(path))
@@ -60,7 +60,7 @@ def test_plan_round_trips_through_json(tmp_path):
 
 def test_private_mcmc_from_a_plan_and_from_a_kernel():
     X, y = _data()
-    plan = bayesdp.certify(logistic, domain=DOM, data_size=len(y), record_shapes=SHAPES,
+    plan = bayesdp.certify(logistic, domain=DOM, shapes=bayesdp.Shapes(len(y), SHAPES),
                            kernel=bayesdp.ULA(step_size=2e-3), num_steps=150).plan("ula-final")
     mcmc = bayesdp.PrivateMCMC(plan).run(X=X, y=y)
     cert = mcmc.certificate
