@@ -16,7 +16,6 @@ import pytest
 import bayesdp
 from bayesdp.cli import main
 from bayesdp.errors import AssumptionError
-from bayesdp.resources import remove_stale_temporaries, write_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOMAIN = ["--domain", "X.norm=1", "y.values=0,1"]
@@ -96,6 +95,8 @@ def test_plan_to_json_writes_atomically_and_refuses_to_replace(tmp_path):
 
 
 def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path):
+    from bayesdp.resources import write_file
+
     out = tmp_path / "out.bin"
     out.write_bytes(b"old")
 
@@ -129,6 +130,8 @@ def test_a_file_size_limit_is_one_line_and_loses_nothing(tmp_path):
 
 
 def test_stale_temporaries_of_dead_processes_are_removed(tmp_path):
+    from bayesdp.resources import remove_stale_temporaries, write_file
+
     out = tmp_path / "plan.json"
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
