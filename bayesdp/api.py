@@ -860,6 +860,12 @@ class PrivateMCMC:
         return self.certificate.to_dp_event()
 
     @property
+    def dp_event(self) -> dict:
+        """The certificate's event as the accountant's dict (:attr:`ChainCertificate.dp_event`):
+        ``accountant.spend(mcmc)`` charges the published draws."""
+        return self.certificate.dp_event
+
+    @property
     def sampler(self):
         """The underlying :class:`bayesdp.samplers.Sampler` (after :meth:`run`)."""
         return self._require()

@@ -4,6 +4,8 @@ models/ installs as bayesdp.models), the version lives in one place, the licence
 import os
 import tomllib
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -44,3 +46,37 @@ def test_builtin_models_import_as_bayesdp_models():
 
     assert os.path.realpath(bayesdp.models.__file__).endswith(os.path.join("models", "__init__.py"))
     assert {"logistic", "softmax", "robust", "sparse_logistic", "poisson"} <= set(bayesdp.models.BUILTIN)
+
+
+def test_models_map_by_packaging_not_by_a_meta_path_finder():
+    import sys
+
+    import bayesdp.models
+
+    assert not os.path.exists(os.path.join(ROOT, "bayesdp", "_source_tree.py"))
+    assert not any(getattr(f, "__name__", type(f).__name__) == "_ModelsFinder" for f in sys.meta_path)
+    assert bayesdp.models.__spec__.name == "bayesdp.models"
+
+
+@pytest.mark.slow
+def test_a_wheel_installs_models_as_bayesdp_models(tmp_path):
+    """Build the wheel (pip fetches setuptools>=77 for the isolated build), install it into a fresh virtual
+    environment without dependencies, and import bayesdp.models from the installed copy."""
+    import subprocess
+    import sys
+
+    wheels, venv = tmp_path / "wheels", tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), ROOT], check=True,
+                   cwd=tmp_path, timeout=600)
+    (whl,) = wheels.glob("bayesdp-*.whl")
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=300)
+    py = str(venv / "bin" / "python")
+    subprocess.run([py, "-m", "pip", "install", "-q", "--no-deps", str(whl)], check=True, timeout=300)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run([py, "-c", "import bayesdp, bayesdp.models; print(bayesdp.__file__); "
+                          "print(bayesdp.models.__file__); print(sorted(bayesdp.models.BUILTIN))"],
+                         check=True, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300).stdout.split("\n")
+    site = str(venv)
+    assert out[0].startswith(site) and out[1].startswith(site)
+    assert out[1].endswith(os.path.join("bayesdp", "models", "__init__.py"))
+    assert "logistic" in out[2]
