@@ -65,14 +65,19 @@ def test_a_wheel_installs_models_as_bayesdp_models(tmp_path):
     import subprocess
     import sys
 
-    wheels, venv = tmp_path / "wheels", tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), ROOT], check=True,
-                   cwd=tmp_path, timeout=600)
+    import shutil
+
+    src, wheels, venv = tmp_path / "src", tmp_path / "wheels", tmp_path / "venv"
+    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".git", "build", "*.egg-info", "__pycache__", "site"))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}   # nothing but the venv's own bayesdp
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(src)],
+                   check=True, cwd=tmp_path, env=env, timeout=600)
     (whl,) = wheels.glob("bayesdp-*.whl")
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=300)
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, env=env,
+                   timeout=300)
     py = str(venv / "bin" / "python")
-    subprocess.run([py, "-m", "pip", "install", "-q", "--no-deps", str(whl)], check=True, timeout=300)
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    subprocess.run([py, "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", str(whl)], check=True,
+                   cwd=tmp_path, env=env, timeout=300)
     out = subprocess.run([py, "-c", "import bayesdp, bayesdp.models; print(bayesdp.__file__); "
                           "print(bayesdp.models.__file__); print(sorted(bayesdp.models.BUILTIN))"],
                          check=True, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300).stdout.split("\n")
