@@ -703,8 +703,8 @@ class PrivateMCMC:
 
     The chain keys come from the OS CSPRNG unless ``run`` is given ``rng_key`` explicitly (the outputs then say
     "reproducible seed: not private", ``mcmc.private`` is False).  ``print(mcmc)`` shows the certificate and
-    the summary table, ``to_dataframe()`` returns it.  With a plan, the run's own certificate (computed with the data) must
-    not exceed the plan's.
+    the summary table, ``to_dataframe()`` returns it.  With a plan, the run's own certificate (computed with the
+    data) must not exceed the plan's.
 
     Examples:
         >>> import bayesdp, numpy as np
@@ -953,7 +953,8 @@ class PrivateMCMC:
             return head + " (not run: call .run(rng_key, *data))"
         cert = self._sampler.certificate
         if cert.get("certified"):
-            head += f"\ncertified: epsilon = {cert['epsilon']:.6g} at delta = {cert['delta']:g} ({', '.join(cert['sources'])})"
+            head += (f"\ncertified: epsilon = {cert['epsilon']:.6g} at delta = {cert['delta']:g} "
+                     f"({', '.join(cert['sources'])})")
         else:
             head += "\nNOT CERTIFIED: " + str(cert.get("reason"))
         if not self.private:

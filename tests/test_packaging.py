@@ -80,7 +80,8 @@ def test_a_wheel_installs_models_as_bayesdp_models(tmp_path):
                    cwd=tmp_path, env=env, timeout=300)
     out = subprocess.run([py, "-c", "import bayesdp, bayesdp.models; print(bayesdp.__file__); "
                           "print(bayesdp.models.__file__); print(sorted(bayesdp.models.BUILTIN))"],
-                         check=True, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300).stdout.split("\n")
+                         check=True, capture_output=True, text=True, cwd=tmp_path, env=env,
+                         timeout=300).stdout.split("\n")
     site = str(venv)
     assert out[0].startswith(site) and out[1].startswith(site)
     assert out[1].endswith(os.path.join("bayesdp", "models", "__init__.py"))
