@@ -32,6 +32,7 @@ from .errors import AssumptionError, ModelError, positive
 MECHANISMS = ("posterior", "ula-final", "ula-path", "sgld-final", "sgld-path")
 
 __all__ = ["ULA", "SGLD", "Plan", "Shapes", "certify", "CertifyResult", "PrivateMCMC", "ChainCertificate", "release",
+           "chain_settings", "chain_inference_data",
            "model_reference", "resolve_model", "MECHANISMS"]
 
 
@@ -899,13 +900,7 @@ class PrivateMCMC:
         Returns:
             a JSON-ready dict.
         """
-        smp = self._require()
-        c = smp.config
-        cert = smp.certificate
-        return {"sampler": c.sampler, "step_size": c.step_size, "num_steps": c.num_steps, "num_chains": c.num_chains,
-                "inverse_temperature": c.inverse_temperature, "batch_size": c.batch_size, "clip_norm": c.clip_norm,
-                "release": c.release, "data_size": c.data_size, "mechanism": cert.get("mechanism"),
-                "epsilon": cert.get("epsilon"), "delta": cert.get("delta"), "private": self.private}
+        return chain_settings(self._require())
 
     def to_inference_data(self):
         """ArviZ data of what the certificate covers: the released draws (group ``posterior``), with the
@@ -919,14 +914,7 @@ class PrivateMCMC:
             ``InferenceData`` (ArviZ 0.x) or ``DataTree`` (1.x); ``posterior.attrs`` holds
             ``bayesdp_certificate`` (JSON), ``bayesdp_settings`` (JSON) and ``bayesdp_private``.
         """
-        from . import _arviz
-
-        smp = self._require()
-        attrs = {"bayesdp_certificate": smp.certificate_json(), "bayesdp_certified": int(smp.certified),
-                 "bayesdp_release": smp.config.release, "bayesdp_sampler": smp.config.sampler,
-                 "bayesdp_chain_keys": smp.key_source, "bayesdp_private": int(self.private),
-                 "bayesdp_settings": json.dumps(self.settings(), allow_nan=False, default=str)}
-        return _arviz.from_dict({"posterior": smp.get_samples(group_by_chain=True)}, attrs={"posterior": attrs})
+        return chain_inference_data(self._require())
 
     def to_dataframe(self, prob: float = 0.9):
         """The ArviZ summary of the released draws (mean, sd, HDI, ESS, R-hat) as a pandas DataFrame.
@@ -971,6 +959,71 @@ class PrivateMCMC:
 
         head = "".join(f"<p>{escape(line)}</p>" for line in self._head().splitlines())
         return head + ("" if self._sampler is None else self.to_dataframe().to_html())
+
+
+def chain_settings(sampler) -> dict:
+    """The public settings of a run :class:`bayesdp.samplers.Sampler` (what :meth:`PrivateMCMC.settings` and
+    ``bayesdp sample --out`` record): sampler, step size, steps, chains, inverse temperature, batch size,
+    clipping, release, the number of records, the certificate's mechanism, epsilon and delta, and whether the
+    chain keys were private.
+
+    Args:
+        sampler: a sampler that has run.
+
+    Returns:
+        a JSON-ready dict.
+
+    Examples:
+        >>> import bayesdp, numpy as np
+        >>> X = np.eye(3)[[0, 1, 2, 0]] * 0.9; y = np.array([1.0, 0.0, 1.0, 0.0])
+        >>> dom = bayesdp.Domain(X=bayesdp.norm_bound(1.0), y=bayesdp.values(0, 1))
+        >>> mcmc = bayesdp.PrivateMCMC(bayesdp.ULA("logistic", domain=dom, step_size=1e-3), num_steps=20).run(0, X, y)
+        >>> s = chain_settings(mcmc.sampler); s["num_steps"], s["data_size"], s["private"]
+        (20, 4, False)
+    """
+    from .samplers.keys import REPRODUCIBLE
+
+    c = sampler.config
+    cert = sampler.certificate
+    return {"sampler": c.sampler, "step_size": c.step_size, "num_steps": c.num_steps, "num_chains": c.num_chains,
+            "inverse_temperature": c.inverse_temperature, "batch_size": c.batch_size, "clip_norm": c.clip_norm,
+            "release": c.release, "thinning": c.thinning, "data_size": c.data_size,
+            "mechanism": cert.get("mechanism"), "epsilon": cert.get("epsilon"), "delta": cert.get("delta"),
+            "private": sampler.key_source != REPRODUCIBLE}
+
+
+def chain_inference_data(sampler):
+    """ArviZ data of a run sampler: the released draws only (group ``posterior``), the certificate and the
+    settings (:func:`chain_settings`) in ``posterior.attrs``; what ``PrivateMCMC.to_inference_data()`` and
+    ``bayesdp sample --out`` write.
+
+    Args:
+        sampler: a sampler that has run.
+
+    Returns:
+        ``InferenceData`` (ArviZ 0.x) or ``DataTree`` (1.x).
+
+    Examples:
+        >>> import bayesdp, json, numpy as np
+        >>> X = np.eye(3)[[0, 1, 2, 0]] * 0.9; y = np.array([1.0, 0.0, 1.0, 0.0])
+        >>> dom = bayesdp.Domain(X=bayesdp.norm_bound(1.0), y=bayesdp.values(0, 1))
+        >>> mcmc = bayesdp.PrivateMCMC(bayesdp.ULA("logistic", domain=dom, step_size=1e-3), num_steps=20)
+        >>> idata = chain_inference_data(mcmc.run(None, X, y).sampler)
+        >>> json.loads(idata["posterior"].attrs["bayesdp_settings"])["step_size"]
+        0.001
+    """
+    import warnings
+
+    from . import _arviz
+
+    settings = chain_settings(sampler)
+    attrs = {"bayesdp_certificate": sampler.certificate_json(), "bayesdp_certified": int(sampler.certified),
+             "bayesdp_release": sampler.config.release, "bayesdp_sampler": sampler.config.sampler,
+             "bayesdp_chain_keys": sampler.key_source, "bayesdp_private": int(settings["private"]),
+             "bayesdp_settings": json.dumps(settings, allow_nan=False, default=str)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _arviz.from_dict({"posterior": sampler.get_samples(group_by_chain=True)}, attrs={"posterior": attrs})
 
 
 class ChainCertificate(Mapping):

@@ -160,3 +160,22 @@ def test_cli_calibrate_defaults_the_mechanism_as_python_does(capsys):
     cli = json.loads(capsys.readouterr().out)
     assert cli["mechanism"] == "ula-final"
     assert (cli["step_size"], cli["num_steps"], cli["epsilon"]) == (py.step_size, py.num_steps, py.epsilon)
+
+
+def test_cli_sample_out_holds_what_python_to_inference_data_holds(tmp_path, capsys):
+    from bayesdp import _arviz
+    from bayesdp.cli import main
+
+    X, y = _data(120)
+    np.savez(tmp_path / "d.npz", X=X, y=y)
+    out = tmp_path / "chain.nc"
+    rc = main(["sample", "logistic", "--data", str(tmp_path / "d.npz"), "--domain", "X.norm=1", "y.values=0,1",
+               "--sampler", "ula", "--step-size", "0.001", "--num-steps", "40", "--release", "path", "--seed", "3",
+               "--out", str(out)])
+    assert rc == 0, capsys.readouterr().err
+    cli = _arviz.from_netcdf(str(out))
+    py = bayesdp.PrivateMCMC(_kernel(), num_steps=40, release="path").run(3, X, y).to_inference_data()
+    assert _arviz.group_names(cli) == _arviz.group_names(py) == ["posterior"]
+    cli_settings = json.loads(cli["posterior"].attrs["bayesdp_settings"])
+    assert cli_settings == json.loads(py["posterior"].attrs["bayesdp_settings"])
+    assert cli_settings["private"] is False and cli_settings["num_steps"] == 40

@@ -167,9 +167,10 @@ def _write_netcdf(sampler, args) -> None:
     """Write through a temporary file in the same folder, fsync and rename (:func:`bayesdp.resources.write_file`):
     a failure (disk full ...) never leaves a partial file at ``--out``."""
     from .. import _arviz
+    from ..api import chain_inference_data
     from ..resources import write_file
 
-    idata = sampler.to_inference_data()
+    idata = chain_inference_data(sampler)     # the same data as PrivateMCMC.to_inference_data()
     write_file(args.out, lambda tmp: _arviz.to_netcdf(idata, tmp), overwrite=args.overwrite, inputs=_inputs(args))
 
 
