@@ -77,6 +77,20 @@ def analyse(source: ChainSource, spec: ReleaseSpec) -> Analysed:
 
     Raises:
         BayesDPError: the analyser's refusals, or a statistic the model cannot support.
+
+    Examples:
+        >>> import numpy as np
+        >>> from bayesdp.analysis import Domain
+        >>> from bayesdp.models import logistic
+        >>> from bayesdp.publish.methods.base import ChainSource
+        >>> from bayesdp.publish.spec import ReleaseSpec
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.standard_normal((200, 2)); X /= np.linalg.norm(X, axis=1, keepdims=True)
+        >>> src = ChainSource(logistic, {"X": X, "y": (rng.random(200) < 0.5).astype(float)},
+        ...                   Domain.parse(["X.norm=1", "y.values=0,1"]))
+        >>> an = analyse(src, ReleaseSpec("mean", epsilon=1.0).check())
+        >>> an.dim, an.statistic.names
+        (2, ('w[0]', 'w[1]'))
     """
     from ..analysis import analyze
     from ..samplers import ModelPotential
@@ -102,6 +116,21 @@ def choose(analysed: Analysed, spec: ReleaseSpec) -> tuple[MethodPlan, str, list
 
     Raises:
         AssumptionError: the requested method does not apply or cannot be planned; no method applies.
+
+    Examples:
+        >>> import numpy as np
+        >>> from bayesdp.analysis import Domain
+        >>> from bayesdp.models import logistic
+        >>> from bayesdp.publish.methods.base import ChainSource
+        >>> from bayesdp.publish.spec import ReleaseSpec
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.standard_normal((200, 2)); X /= np.linalg.norm(X, axis=1, keepdims=True)
+        >>> src = ChainSource(logistic, {"X": X, "y": (rng.random(200) < 0.5).astype(float)},
+        ...                   Domain.parse(["X.norm=1", "y.values=0,1"]))
+        >>> spec = ReleaseSpec("mean", epsilon=1.0).check()            # delta = 0: only the coupling release
+        >>> plan, why, considered = choose(analyse(src, spec), spec)
+        >>> plan.method, [c["method"] for c in considered if "not_applicable" in c]
+        ('coupling', ['path', 'final', 'sample-aggregate'])
     """
     methods = registry()
     src = analysed.source
@@ -159,6 +188,21 @@ def charge(accountant: Any, plan: MethodPlan, run: Callable[[float], Drawn], cho
 
     Raises:
         BudgetError: over budget (nothing drawn).
+
+    Examples:
+        >>> import numpy as np
+        >>> from bayesdp.budget.accountant import PrivacyAccountant
+        >>> from bayesdp.publish.methods.coupling import coupling_plan, draw_noise
+        >>> from bayesdp.publish.sensitivity import coupling_strongly_convex
+        >>> from bayesdp.publish.spec import ReleaseSpec
+        >>> from bayesdp.publish.statistics import SiteSpec, coordinate_means
+        >>> stat = coordinate_means([SiteSpec("mu")])
+        >>> c = coupling_strongly_convex(0.1, total_strong_convexity=1.0, total_smoothness=1.0, grad_diff=1.0)
+        >>> plan = coupling_plan(stat, c, ReleaseSpec(stat, epsilon=1.0).check(), None, {})
+        >>> acct = PrivacyAccountant(epsilon=1.0)
+        >>> res = charge(acct, plan, lambda noise_eps: draw_noise(plan, np.array([0.5]), noise_eps))
+        >>> res.items[0].predicted_rmse == plan.predicted_rmse, acct.remaining()["epsilon"]
+        (True, 0.0)
     """
     with accountant.reserve(plan.epsilon, plan.delta, plan.mechanism, plan.source_label, curve=plan.curve,
                             what=plan.what, event=dict(plan.event)) as res:
@@ -189,6 +233,20 @@ def plan_release(source: ChainSource, spec: ReleaseSpec) -> tuple[Analysed, Meth
 
     Raises:
         AssumptionError: a bad parameter, or no method applies.
+
+    Examples:
+        >>> import numpy as np
+        >>> from bayesdp.analysis import Domain
+        >>> from bayesdp.models import logistic
+        >>> from bayesdp.publish.methods.base import ChainSource
+        >>> from bayesdp.publish.spec import ReleaseSpec
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.standard_normal((200, 2)); X /= np.linalg.norm(X, axis=1, keepdims=True)
+        >>> src = ChainSource(logistic, {"X": X, "y": (rng.random(200) < 0.5).astype(float)},
+        ...                   Domain.parse(["X.norm=1", "y.values=0,1"]))
+        >>> _, plan, why, _ = plan_release(src, ReleaseSpec("mean", epsilon=1.0, delta=1e-6))
+        >>> plan.method, plan.predicted_label, why.startswith("auto")
+        ('path', 'heuristic', True)
     """
     spec = spec if spec.checked else spec.check()
     analysed = analyse(source, spec)
@@ -214,6 +272,22 @@ def draw(analysed: Analysed, plan: MethodPlan, accountant: Any, rng_key=None, ch
 
     Raises:
         BudgetError: over budget (nothing run, nothing drawn).
+
+    Examples:
+        >>> import numpy as np
+        >>> from bayesdp.analysis import Domain
+        >>> from bayesdp.models import logistic
+        >>> from bayesdp.publish.methods.base import ChainSource
+        >>> from bayesdp.publish.spec import ReleaseSpec
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.standard_normal((200, 2)); X /= np.linalg.norm(X, axis=1, keepdims=True)
+        >>> src = ChainSource(logistic, {"X": X, "y": (rng.random(200) < 0.5).astype(float)},
+        ...                   Domain.parse(["X.norm=1", "y.values=0,1"]))
+        >>> from bayesdp.budget.accountant import PrivacyAccountant
+        >>> analysed, plan, why, _ = plan_release(src, ReleaseSpec("mean", epsilon=1.0, num_steps=200))
+        >>> res = draw(analysed, plan, PrivacyAccountant(epsilon=1.0), chosen_by=why)
+        >>> res.names, res.private
+        (('w[0]', 'w[1]'), True)
     """
     accountant.check(plan.epsilon, plan.delta, curve=plan.curve, event=dict(plan.event))
     method = registry()[plan.method]
@@ -239,6 +313,22 @@ def execute(source: ChainSource, spec: ReleaseSpec, accountant: Any, rng_key=Non
     Raises:
         AssumptionError: a bad parameter or no method (nothing charged).
         BudgetError: over budget (nothing run, nothing drawn).
+
+    Examples:
+        >>> import numpy as np
+        >>> from bayesdp.analysis import Domain
+        >>> from bayesdp.models import logistic
+        >>> from bayesdp.publish.methods.base import ChainSource
+        >>> from bayesdp.publish.spec import ReleaseSpec
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.standard_normal((200, 2)); X /= np.linalg.norm(X, axis=1, keepdims=True)
+        >>> src = ChainSource(logistic, {"X": X, "y": (rng.random(200) < 0.5).astype(float)},
+        ...                   Domain.parse(["X.norm=1", "y.values=0,1"]))
+        >>> from bayesdp.budget.accountant import PrivacyAccountant
+        >>> acct = PrivacyAccountant(epsilon=1.0, delta=1e-6)
+        >>> res = execute(src, ReleaseSpec("mean", epsilon=1.0, delta=1e-6, method="path", num_steps=100), acct)
+        >>> res.extra["method"]["settings"]["num_steps"], res.noise_scale, acct.remaining()["epsilon"]
+        (100, 0.0, 0.0)
     """
     spec = spec if spec.checked else spec.check()
     acct = open_accountant(accountant)

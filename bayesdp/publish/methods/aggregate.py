@@ -18,12 +18,19 @@ __all__ = ["AggregateMethod"]
 
 
 class AggregateMethod:
-    """Sample-and-aggregate (module docstring)."""
+    """Sample-and-aggregate (module docstring).
+
+    Examples:
+        >>> from bayesdp.publish.methods.base import ChainSource
+        >>> AggregateMethod().applies(ChainSource(model=None, data={}, domain=None, given="chain")) is None
+        False
+    """
 
     name = "sample-aggregate"
     auto = False
 
     def applies(self, source: ChainSource) -> str | None:
+        """None when this method releases from ``source``, else why not."""
         if source.given == "chain":
             return "the chain already ran on all the records: sample-and-aggregate runs one chain per chunk"
         if not source.full_batch_ula or float(source.kernel.get("inverse_temperature", 1.0)) != 1.0:
@@ -32,6 +39,7 @@ class AggregateMethod:
         return None
 
     def plan(self, an: Analysed, spec) -> MethodPlan:
+        """The settings, the charge and the predicted error (public inputs only)."""
         stat = an.statistic
         if stat.range is None:
             raise AssumptionError("range = None: sample-and-aggregate clamps each chunk's estimate to the public range "
@@ -86,6 +94,7 @@ class AggregateMethod:
                                   rule=s["chunks_rule"])
 
     def run(self, plan: MethodPlan, an: Analysed, agg, rng_key, noise_epsilon: float) -> Drawn:
+        """The secure noise on the clamped average, drawn after the reservation."""
         a, b = plan.detail["statistic"].range
         extra = {"sample_and_aggregate": aggregate_info(agg),
                  "statistic": {"description": f"the statistic on each of {agg.chunks} chunks' posteriors, clamped to "

@@ -45,6 +45,10 @@ class ChainSource:
         plan_final: ``(epsilon, delta, max_steps) -> plan`` of a last-draw chain (from ``bayesdp.calibrate``, passed
             by the layer above), or None.
         key_label: how a chain that ran was keyed.
+
+    Examples:
+        >>> ChainSource(model=None, data={}, domain=None, kernel={"sampler": "sgld"}).full_batch_ula
+        False
     """
 
     model: Callable
@@ -85,6 +89,11 @@ class Analysed:
         potential: the model's potential (sites, dimension, flattening).
         statistic: the :class:`~bayesdp.publish.statistics.Statistic` to release.
         constants: the analysis's constants as a dict.
+
+    Examples:
+        >>> from types import SimpleNamespace as NS
+        >>> Analysed(None, None, NS(dim=3), None, {}).dim
+        3
     """
 
     source: ChainSource
@@ -117,6 +126,12 @@ class MethodPlan:
         source_label: the certificate's source.
         what: the ledger's one-line description.
         detail: method-private objects (routes, noise plan, coupling, certificate).
+
+    Examples:
+        >>> p = MethodPlan("path", {"num_steps": 100}, 0.5, "heuristic", "a prediction", 1.0, 1e-6, None, {}, "x",
+        ...                "src", "what")
+        >>> p.summary()["predicted_rmse"]
+        0.5
     """
 
     method: str
@@ -150,6 +165,10 @@ class Drawn:
     Attributes:
         fields: keyword arguments of :class:`~bayesdp.publish.release.ReleaseResult` (values, names, items, ...).
         commit: what the ledger's commit line records.
+
+    Examples:
+        >>> Drawn(fields={"names": ("mu",)}, commit={"values": [0.5]}).commit["values"]
+        [0.5]
     """
 
     fields: Mapping[str, Any]
@@ -157,18 +176,27 @@ class Drawn:
 
 
 class ReleaseMethod(Protocol):
-    """The protocol every release method implements (module docstring)."""
+    """The protocol every release method implements (module docstring).
+
+    Examples:
+        >>> sorted(registry())
+        ['coupling', 'final', 'path', 'sample-aggregate']
+    """
 
     name: str
     auto: bool
 
-    def applies(self, source: ChainSource) -> str | None: ...
+    def applies(self, source: ChainSource) -> str | None:
+        """None when the method can release from ``source``, else why not (one line)."""
 
-    def plan(self, analysed: Analysed, spec) -> MethodPlan: ...
+    def plan(self, analysed: Analysed, spec) -> MethodPlan:
+        """The settings and the predicted error, from public inputs only; raises when the method cannot plan."""
 
-    def prepare(self, plan: MethodPlan, analysed: Analysed, rng_key) -> Any: ...
+    def prepare(self, plan: MethodPlan, analysed: Analysed, rng_key) -> Any:
+        """Work before the reservation that publishes nothing (e.g. an unpublished chain); its state."""
 
-    def run(self, plan: MethodPlan, analysed: Analysed, state: Any, rng_key, noise_epsilon: float) -> Drawn: ...
+    def run(self, plan: MethodPlan, analysed: Analysed, state: Any, rng_key, noise_epsilon: float) -> Drawn:
+        """The release's randomness, after the reservation: the released values."""
 
 
 _REGISTRY: dict[str, ReleaseMethod] = {}
@@ -182,6 +210,10 @@ def register(method: ReleaseMethod) -> ReleaseMethod:
 
     Returns:
         ``method``.
+
+    Examples:
+        >>> register(registry()["path"]).name            # registering again replaces it under its name
+        'path'
     """
     _REGISTRY[method.name] = method
     return method
@@ -192,5 +224,9 @@ def registry() -> dict[str, ReleaseMethod]:
 
     Returns:
         A copy of the registry.
+
+    Examples:
+        >>> list(registry())
+        ['coupling', 'path', 'final', 'sample-aggregate']
     """
     return dict(_REGISTRY)

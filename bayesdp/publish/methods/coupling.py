@@ -132,6 +132,16 @@ def draw_noise(plan: MethodPlan, value: np.ndarray, noise_epsilon: float, extra:
 
     Raises:
         AssumptionError: the Gaussian noise drawn differs from the one charged (internal).
+
+    Examples:
+        >>> from bayesdp.publish.sensitivity import coupling_strongly_convex
+        >>> from bayesdp.publish.spec import ReleaseSpec
+        >>> from bayesdp.publish.statistics import SiteSpec, coordinate_means
+        >>> stat = coordinate_means([SiteSpec("mu")]).with_range((0.0, 1.0))
+        >>> c = coupling_strongly_convex(0.1, total_strong_convexity=1.0, total_smoothness=1.0, grad_diff=1.0)
+        >>> plan = coupling_plan(stat, c, ReleaseSpec(stat, epsilon=1.0).check(), None, {})
+        >>> bool(0.0 <= draw_noise(plan, np.array([0.5]), 1.0).fields["values"][0] <= 1.0)     # clamped to the range
+        True
     """
     d = plan.detail
     stat, route, noise, cert, mc = d["statistic"], d["route"], d["noise"], d["certificate"], d["monte_carlo"]
@@ -170,12 +180,19 @@ def draw_noise(plan: MethodPlan, value: np.ndarray, noise_epsilon: float, extra:
 
 
 class CouplingMethod:
-    """The coupling release (module docstring)."""
+    """The coupling release (module docstring).
+
+    Examples:
+        >>> from bayesdp.publish.methods.base import ChainSource
+        >>> CouplingMethod().applies(ChainSource(model=None, data={}, domain=None, given="chain")) is None
+        True
+    """
 
     name = "coupling"
     auto = True
 
     def applies(self, source: ChainSource) -> str | None:
+        """None when this method releases from ``source``, else why not."""
         return None
 
     def _design(self, an: Analysed, spec) -> dict:
@@ -205,6 +222,7 @@ class CouplingMethod:
                 "thinning": thin, "kept": kept, "run_kind": "thinned" if thin > 1 else "path"}
 
     def plan(self, an: Analysed, spec) -> MethodPlan:
+        """The settings, the charge and the predicted error (public inputs only)."""
         src = an.source
         kern = dict(src.kernel)
         step, rule = kern.get("step_size"), "given"
@@ -253,6 +271,7 @@ class CouplingMethod:
         return plan.detail["statistic"].evaluate(flat), keys
 
     def run(self, plan: MethodPlan, an: Analysed, state, rng_key, noise_epsilon: float) -> Drawn:
+        """The release's randomness, drawn after the reservation."""
         value, keys = state
         coupling = plan.detail["coupling"]
         stat = plan.detail["statistic"]

@@ -23,12 +23,19 @@ __all__ = ["FinalMethod"]
 
 
 class FinalMethod:
-    """The last-draw release (module docstring)."""
+    """The last-draw release (module docstring).
+
+    Examples:
+        >>> from bayesdp.publish.methods.base import ChainSource
+        >>> FinalMethod().applies(ChainSource(model=None, data={}, domain=None, given="chain")) is None
+        False
+    """
 
     name = "final"
     auto = True
 
     def applies(self, source: ChainSource) -> str | None:
+        """None when this method releases from ``source``, else why not."""
         if source.given == "chain":
             return "the chain already ran: its draws are released by the coupling method"
         if not source.full_batch_ula:
@@ -44,6 +51,7 @@ class FinalMethod:
         return None
 
     def plan(self, an: Analysed, spec) -> MethodPlan:
+        """The settings, the charge and the predicted error (public inputs only)."""
         if spec.delta <= 0:
             raise AssumptionError("delta = 0: a chain's last draw is not pure epsilon-DP; pass delta in (0, 1)")
         if spec.noise != "auto":
@@ -124,6 +132,7 @@ class FinalMethod:
         return smp, run_eps
 
     def run(self, plan: MethodPlan, an: Analysed, state, rng_key, noise_epsilon: float) -> Drawn:
+        """The release's randomness, drawn after the reservation."""
         smp, run_eps = state
         s, d = plan.settings, plan.detail
         smp.run(rng_key)

@@ -21,12 +21,19 @@ __all__ = ["PathMethod"]
 
 
 class PathMethod:
-    """The path release (module docstring)."""
+    """The path release (module docstring).
+
+    Examples:
+        >>> from bayesdp.publish.methods.base import ChainSource
+        >>> PathMethod().applies(ChainSource(model=None, data={}, domain=None, given="chain")) is None
+        False
+    """
 
     name = "path"
     auto = True
 
     def applies(self, source: ChainSource) -> str | None:
+        """None when this method releases from ``source``, else why not."""
         if source.given == "chain":
             return "the chain already ran with its own temperature: its draws are released by the coupling method"
         if not source.full_batch_ula:
@@ -36,6 +43,7 @@ class PathMethod:
         return None
 
     def plan(self, an: Analysed, spec) -> MethodPlan:
+        """The settings, the charge and the predicted error (public inputs only)."""
         if spec.delta <= 0:
             raise AssumptionError("delta = 0: the chain's Gaussian steps are not pure epsilon-DP; pass delta in (0, 1)")
         if spec.noise != "auto":
@@ -88,9 +96,11 @@ class PathMethod:
                     "chain_is_noise": True})
 
     def prepare(self, plan: MethodPlan, an: Analysed, rng_key) -> Any:
+        """Nothing: the chain runs after the reservation (its steps are the noise)."""
         return None
 
     def run(self, plan: MethodPlan, an: Analysed, state, rng_key, noise_epsilon: float) -> Drawn:
+        """The release's randomness, drawn after the reservation."""
         from ...samplers import Sampler
 
         src, s, d = an.source, plan.settings, plan.detail
