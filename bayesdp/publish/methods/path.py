@@ -12,7 +12,7 @@ import numpy as np
 
 from ...budget.ledger import noise_delta, noise_epsilon, to_decimal
 from ...errors import AssumptionError
-from ..path import SOURCE, noiseless_items, path_inverse_temperature, path_num_steps, predicted_path_error
+from ..path import noiseless_items, path_certificate, path_inverse_temperature, path_num_steps, predicted_path_error
 from ..sensitivity import best_coupling, monte_carlo_bound
 from .base import Analysed, ChainSource, Drawn, MethodPlan, register
 from .coupling import sampler_constants
@@ -38,6 +38,8 @@ class PathMethod:
             return "the chain already ran with its own temperature: its draws are released by the coupling method"
         if not source.full_batch_ula:
             return "the path certificate covers full-batch ULA without clipping"
+        if source.given == "plan" and getattr(source.plan, "mechanism", None) == "ula-path":
+            return None                     # the plan's chain as given, its temperature included
         if float(source.kernel.get("inverse_temperature", 1.0)) != 1.0:
             return "the path release sets the inverse temperature from the budget; give a kernel at temperature 1"
         return None
@@ -73,7 +75,14 @@ class PathMethod:
         if not 0 <= b < n:
             raise AssumptionError(f"burn_in = {b} must be in [0, {n}) (steps per chain)")
         eps, delta = spec.epsilon, spec.delta
-        beta, cert = path_inverse_temperature(noise_epsilon(eps), noise_delta(delta), float(gd), step, n, c)
+        if src.given == "plan" and getattr(src.plan, "mechanism", None) == "ula-path":
+            beta = float(src.kernel.get("inverse_temperature", 1.0))       # the plan's, as given
+            cert = path_certificate(float(gd), step, n, beta, c)
+            if not cert.epsilon(float(noise_delta(delta))) <= noise_epsilon(eps):
+                raise AssumptionError(f"the ula-path plan's path certificate (GDP mu = {cert.curve.mu:.6g}) does not "
+                                      f"meet epsilon = {eps:g} at delta = {delta:g}; calibrate a plan for this budget")
+        else:
+            beta, cert = path_inverse_temperature(noise_epsilon(eps), noise_delta(delta), float(gd), step, n, c)
         mu = float(cert.curve.mu)
         coupling, _ = best_coupling(**{k: v for k, v in sampler_constants(c_, "ula", step, None, None).items()
                                        if v is not None})
