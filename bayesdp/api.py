@@ -20,11 +20,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, fields
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from .errors import AssumptionError, ModelError, positive
+from .errors import AssumptionError, ModelError
+from .publish.engine import execute, open_accountant
+from .publish.methods.base import ChainSource
+from .publish.spec import ReleaseSpec
 
 MECHANISMS = ("posterior", "ula-final", "ula-path", "sgld-final", "sgld-path")
 
@@ -563,7 +566,6 @@ def _chain_source(source: Any, data: Mapping[str, Any] | None):
     from .analysis.inputs import counts_from_domain
     from .analysis.records import validate_records
     from .calibration import calibrate
-    from .publish.methods.base import ChainSource
 
     ran = isinstance(source, PrivateMCMC) and getattr(source, "_sampler", None) is not None
     if ran:
@@ -632,8 +634,6 @@ def release_spec(statistic: Any = "mean", *, epsilon: float | None = None, delta
         >>> release_spec("mean", epsilon=1.0, delta=1e-6).method
         'auto'
     """
-    from .publish.spec import ReleaseSpec
-
     if isinstance(statistic, ReleaseSpec):
         if epsilon is not None or delta != 0.0 or method != "auto":
             raise AssumptionError("epsilon, delta and method are given by the ReleaseSpec: pass them there only")
@@ -694,8 +694,6 @@ def release(source: Any, statistic: Any = "mean", *, epsilon: float | None = Non
         >>> res.names, acct.remaining()["epsilon"], res.extra["method"]["method"]
         (('w[0] q0.5', 'w[1] q0.5', 'w[2] q0.5'), 1.0, 'coupling')
     """
-    from .publish.engine import execute, open_accountant
-
     spec = release_spec(statistic, epsilon=epsilon, delta=delta, method=method)
     acct = open_accountant(accountant)
     return execute(_chain_source(source, data), spec, acct, rng_key)

@@ -10,10 +10,21 @@ ledger unchanged.
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
+import time
 
+from .. import api
 from ..cli import ARG_TYPES, emit_json
+from ..errors import AssumptionError
+from ..publish.aggregate import check_chunks
+from ..publish.engine import open_accountant
+from ..publish.spec import Function, Mean, Median, Probability, Quantiles, ReleaseSpec
+from ..publish.statistics import check_range
+from ..resources import check_state_file
+from . import _common as c
+from ._common import apply_plan, model_kwargs
 from .sample import add_model_data_arguments
 
 
@@ -103,7 +114,6 @@ def add_parser(sub) -> None:
 
 
 def _concentration(args):
-    from ..errors import AssumptionError
 
     given = [args.concentration, args.concentration_delta, args.posterior_sensitivity]
     if all(v is None for v in given):
@@ -133,10 +143,6 @@ def _user_statistic(spec: str, lipschitz: float | None, names, l2_lipschitz: flo
         AssumptionError: a malformed spec, a missing file or function, a file that fails to import, or no
             declared constant where one is needed.
     """
-    import importlib.util
-
-    from ..errors import AssumptionError
-    from ..publish.spec import Function
 
     if ":" not in spec or not spec.rsplit(":", 1)[0].endswith(".py"):
         raise AssumptionError(f"--stat {spec!r} is not mean, median, quantiles, probability nor path/to/file.py:function")
@@ -163,8 +169,6 @@ def _user_statistic(spec: str, lipschitz: float | None, names, l2_lipschitz: flo
 
 def _statistic(args):
     """The statistic object of the flags (the same classes as Python's)."""
-    from ..errors import AssumptionError
-    from ..publish.spec import Mean, Median, Probability, Quantiles
 
     named = args.stat in ("mean", "median", "quantiles", "probability")
     if (args.q is not None) != (args.stat == "quantiles"):
@@ -222,7 +226,6 @@ def build_spec(args, plan=None):
     Raises:
         AssumptionError: a bad flag (one line).
     """
-    from ..publish.spec import ReleaseSpec
 
     return ReleaseSpec(
         _statistic(args), epsilon=args.epsilon, delta=args.noise_delta, noise=args.noise, method=args.method,
@@ -235,8 +238,6 @@ def build_spec(args, plan=None):
 
 def value_range(pair, flag: str = "--range") -> tuple[float, float] | None:
     """``[A, B]`` as a checked range (one line naming ``flag`` otherwise)."""
-    from ..errors import AssumptionError
-    from ..publish.statistics import check_range
 
     if pair is None:
         return None
@@ -325,9 +326,6 @@ def format_path(out: dict) -> str:
 def _check_options(args) -> None:
     """Every option, the ledger path and the statistic's file, before anything is read or run: a bad
     argument must never cost budget (issue #13: --level 1.5 was checked after the noise was drawn)."""
-    from ..errors import AssumptionError
-    from ..resources import check_state_file
-    from . import _common as c
 
     c.positive_opt(args, "epsilon", "pass a positive epsilon")
     c.open_unit_opt(args, "level", "0.95")
@@ -404,10 +402,6 @@ def _check_options(args) -> None:
 
 
 def run(args) -> int:
-    import time
-
-    from ..errors import AssumptionError
-    from ._common import apply_plan, model_kwargs
 
     plan = apply_plan(args)    # --plan: the plan's model, domain and settings, as release(plan, ...) in Python
     if not args.model:
@@ -418,10 +412,8 @@ def run(args) -> int:
     from .certify import prepare_jax
 
     prepare_jax()
-    from .. import api
     from ..analysis.loading import load_data, load_model
     from ..analysis.records import validate_records
-    from ..publish.engine import open_accountant
 
     model, name = load_model(args.model)
     data, m = validate_records(load_data(args.data, args.x_columns, args.y_column))
@@ -429,8 +421,6 @@ def run(args) -> int:
         raise AssumptionError(f"--batch-size {args.batch_size} exceeds the {m} records; batches are drawn without "
                               f"replacement: pass 1 <= --batch-size <= {m}")
     if args.chunks is not None:
-        from ..publish.aggregate import check_chunks
-
         check_chunks(args.chunks, m, "--chunks")
     source = kernel_of(args, model, kw) if plan is None else plan
     acct = open_accountant(args.ledger, args.budget, args.budget_delta, args.dataset or os.path.basename(args.data))
@@ -466,12 +456,10 @@ def kernel_of(args, model, model_kwargs):
     Returns:
         The kernel.
     """
-    from ..api import SGLD, ULA
-
     common = dict(model=model, step_size=args.step_size, inverse_temperature=args.inverse_temperature,
                   clip_norm=args.clip_norm, domain=list(args.domain), model_kwargs=model_kwargs)
     if args.sampler == "sgld":
-        return SGLD(**common, batch_size=args.batch_size)
-    return ULA(**common)
+        return api.SGLD(**common, batch_size=args.batch_size)
+    return api.ULA(**common)
 
 

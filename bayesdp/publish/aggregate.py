@@ -23,12 +23,14 @@ from __future__ import annotations
 import math
 import random
 import time
-from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
 from ..errors import AssumptionError, positive, positive_int, require
+from ..exact import round_up
+from .noise import zcdp_rho
 from .sensitivity import SensitivityRoute
 from .statistics import Statistic
 
@@ -62,8 +64,6 @@ def aggregate_route(num_coords: int, value_range: tuple[float, float], chunks: i
         >>> r.sensitivity, r.l2_sensitivity, r.coupling_delta     # L1 4 * 2/8 = 1, rounded up (outward)
         (1.0000000000000144, 0.5, 0.0)
     """
-    from ..exact import round_up
-
     d = positive_int("num_coords", num_coords)
     a, b = value_range
     k = positive_int("chunks", chunks)
@@ -100,8 +100,6 @@ def noise_multiplier(num_coords: int, epsilon: float, delta: float = 0.0, noise:
         >>> round(nu, 6), kind
         (1.414214, 'laplace')
     """
-    from .noise import zcdp_rho
-
     d = positive_int("num_coords", num_coords)
     eps = positive("epsilon", epsilon)
     lap = math.sqrt(2.0) * d / eps

@@ -20,8 +20,6 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
-import numpy as np
-
 from ..certificate import Certificate
 from ..curves import GDP
 from ..errors import AssumptionError, positive, positive_int, require
