@@ -393,7 +393,7 @@ def _setting(name: str, data: dict, prior_scale: float, epsilons, args, repeats:
         row["details"]["posterior-sample"] = {"inverse_temperature": beta_post, "certified_epsilon": plan.epsilon}
         # bayesdp's path release (simulated): the temperature from bayesdp's own path certificate
 
-        # bayesdp's last-draw release (simulated as release_final_model runs it: the ula-final plan's chain)
+        # bayesdp's last-draw release (simulated as the engine's last-draw method runs it: the ula-final plan's chain)
         fplan = calibrate(logistic, domain=dom, data_size=m, record_shapes={"X": (d,), "y": ()},
                           epsilon=noise_epsilon(eps), delta=noise_delta(DELTA), mechanism="ula-final", model_kwargs=kw)
         fin = chain_draws(data, prior_scale, fplan.step_size, fplan.num_steps, fplan.inverse_temperature, repeats,
