@@ -214,7 +214,7 @@ def test_level_refused_before_any_charge(files, tmp_path, capsys):
 def test_release_statistic_checked_in_the_python_api(files, tmp_path):
     import bayesdp
     from bayesdp.errors import AssumptionError
-    from bayesdp.publish.spec import ReleaseSpec
+    from bayesdp.publish.spec import ChainOptions, ReleaseSpec
     from bayesdp.publish.statistics import function_mean
 
     d = dict(np.load(files / "f32.npz"))
@@ -224,8 +224,8 @@ def test_release_statistic_checked_in_the_python_api(files, tmp_path):
     bayesdp.Ledger.open(ledger, budget_epsilon=1.0)
     before = ledger.read_bytes()
     with pytest.raises(AssumptionError, match="statistic 'divides by zero' raised ZeroDivisionError"):
-        bayesdp.release(kern, ReleaseSpec(bad, epsilon=0.5, num_steps=20), data=d, accountant=str(ledger))
+        bayesdp.release(kern, ReleaseSpec(bad, epsilon=0.5, chain=ChainOptions(num_steps=20)), data=d, accountant=str(ledger))
     with pytest.raises(AssumptionError, match="level"):
-        bayesdp.release(kern, ReleaseSpec("mean", epsilon=0.5, num_steps=20, level=math.nan), data=d,
+        bayesdp.release(kern, ReleaseSpec("mean", epsilon=0.5, chain=ChainOptions(num_steps=20), level=math.nan), data=d,
                         accountant=str(ledger))
     assert ledger.read_bytes() == before

@@ -85,7 +85,7 @@ def run(args) -> dict:
     from ..publish.engine import draw, open_accountant, plan_release
     from ..publish.methods import registry
     from ..publish.methods.base import ChainSource
-    from ..publish.spec import ReleaseSpec
+    from ..publish.spec import ChainOptions, ReleaseSpec
 
     X, y, _ = load_breast_cancer()
     model, name = load_model("logistic")
@@ -103,8 +103,8 @@ def run(args) -> dict:
             acct = open_accountant(os.path.join(tmp, f"ledger-{kind}.json"), 2.0 * args.repeats * sum(EPSILONS),
                                    dataset="bench")
             t0 = time.perf_counter()
-            spec = ReleaseSpec(stat, epsilon=max(EPSILONS), method="coupling", num_steps=args.num_steps,
-                               num_chains=demo.DEFAULT_NUM_CHAINS).check()
+            spec = ReleaseSpec(stat, epsilon=max(EPSILONS), method="coupling",
+                               chain=ChainOptions(args.num_steps, demo.DEFAULT_NUM_CHAINS)).check()
             analysed, plan, _, _ = plan_release(src, spec)
             t_chain = time.perf_counter()
             state = registry()["coupling"].prepare(plan, analysed, args.seed)     # the unpublished chain, once

@@ -20,7 +20,8 @@ from ..cli import ARG_TYPES, emit_json
 from ..errors import AssumptionError
 from ..publish.aggregate import check_chunks
 from ..publish.engine import open_accountant
-from ..publish.spec import Function, Mean, Median, Probability, Quantiles, ReleaseSpec
+from ..publish.spec import (ChainOptions, Coupling, Function, Mean, Median, Probability, Quantiles, ReleaseSpec,
+                            SampleAggregate)
 from ..publish.statistics import check_range
 from ..resources import check_state_file
 from . import _common as c
@@ -209,7 +210,8 @@ def _statistic(args):
     if args.coords:
         raise AssumptionError("--coords applies to --stat mean only")
     names = [n.strip() for n in args.stat_names.split(",")] if args.stat_names else None
-    return _user_statistic(args.stat, args.lipschitz, names, args.l2_lipschitz, need=args.method == "coupling")
+    return _user_statistic(args.stat, args.lipschitz, names, args.l2_lipschitz, need=args.method == "coupling" or args.max_delta is not None
+                           or args.concentration is not None)
 
 
 def build_spec(args, plan=None):
@@ -227,13 +229,18 @@ def build_spec(args, plan=None):
         AssumptionError: a bad flag (one line).
     """
 
-    return ReleaseSpec(
-        _statistic(args), epsilon=args.epsilon, delta=args.noise_delta, noise=args.noise, method=args.method,
-        range=value_range(args.range), level=args.level, burn_in=args.burn_in,
-        num_steps=None if plan is not None else args.num_steps,
-        num_chains=None if plan is not None or args.num_chains == 1 else args.num_chains, thinning=args.thinning,
-        chunks=args.chunks, partition=args.partition, max_delta=args.max_delta,
-        concentration=_concentration(args)).check()
+    conc = _concentration(args)
+    if args.method == "sample-aggregate":
+        method = SampleAggregate(chunks=args.chunks, partition=args.partition)
+    elif args.method == "coupling" or (args.method == "auto" and (conc is not None or args.max_delta is not None)):
+        method = Coupling(max_delta=args.max_delta, concentration=conc)     # route options: a coupling release
+    else:
+        method = args.method
+    chain = ChainOptions(num_steps=None if plan is not None else args.num_steps,
+                         num_chains=None if plan is not None or args.num_chains == 1 else args.num_chains,
+                         burn_in=args.burn_in, thinning=args.thinning)
+    return ReleaseSpec(_statistic(args), epsilon=args.epsilon, delta=args.noise_delta, noise=args.noise,
+                       method=method, range=value_range(args.range), level=args.level, chain=chain).check()
 
 
 def value_range(pair, flag: str = "--range") -> tuple[float, float] | None:

@@ -35,7 +35,7 @@ from .data import PUBLIC_UPPER_BOUNDS, load_breast_cancer, scale_to_unit_ball
 from .engine import draw, open_accountant, plan_release
 from .methods import registry
 from .methods.base import ChainSource
-from .spec import ReleaseSpec
+from .spec import ChainOptions, ReleaseSpec
 from .statistics import SiteSpec, Statistic, coordinate_means, probability_at_profiles
 from ..certificate import BoundReport
 
@@ -353,7 +353,7 @@ def _release(model, name, data, stat, eps, acct, steps, num_chains, prior_scale,
     dom = Domain.parse(list(DOMAIN))
     src = ChainSource(model=model, data=data, domain=dom, model_kwargs=kw, model_name=name,
                       kernel={"sampler": "ula"})
-    spec = ReleaseSpec(stat, epsilon=eps, method="coupling", num_steps=steps, num_chains=num_chains)
+    spec = ReleaseSpec(stat, epsilon=eps, method="coupling", chain=ChainOptions(num_steps=steps, num_chains=num_chains))
     analysed, plan, why, _ = plan_release(src, spec)
     s = plan.settings
     report = certify(model, data=data, domain=dom, step_size=s["step_size"], num_steps=s["num_steps"],

@@ -83,7 +83,7 @@ def analyse(source: ChainSource, spec: ReleaseSpec) -> Analysed:
         >>> from bayesdp.analysis import Domain
         >>> from bayesdp.models import logistic
         >>> from bayesdp.publish.methods.base import ChainSource
-        >>> from bayesdp.publish.spec import ReleaseSpec
+        >>> from bayesdp.publish.spec import ChainOptions, ReleaseSpec
         >>> rng = np.random.default_rng(0)
         >>> X = rng.standard_normal((200, 2)); X /= np.linalg.norm(X, axis=1, keepdims=True)
         >>> src = ChainSource(logistic, {"X": X, "y": (rng.random(200) < 0.5).astype(float)},
@@ -122,7 +122,7 @@ def choose(analysed: Analysed, spec: ReleaseSpec) -> tuple[MethodPlan, str, list
         >>> from bayesdp.analysis import Domain
         >>> from bayesdp.models import logistic
         >>> from bayesdp.publish.methods.base import ChainSource
-        >>> from bayesdp.publish.spec import ReleaseSpec
+        >>> from bayesdp.publish.spec import ChainOptions, ReleaseSpec
         >>> rng = np.random.default_rng(0)
         >>> X = rng.standard_normal((200, 2)); X /= np.linalg.norm(X, axis=1, keepdims=True)
         >>> src = ChainSource(logistic, {"X": X, "y": (rng.random(200) < 0.5).astype(float)},
@@ -134,11 +134,11 @@ def choose(analysed: Analysed, spec: ReleaseSpec) -> tuple[MethodPlan, str, list
     """
     methods = registry()
     src = analysed.source
-    if spec.method != "auto":
-        m = methods[spec.method]
+    if spec.method_name != "auto":
+        m = methods[spec.method_name]
         why_not = m.applies(src)
         if why_not is not None:
-            raise AssumptionError(f"method = {spec.method!r} does not apply: {why_not}")
+            raise AssumptionError(f"method = {spec.method_name!r} does not apply: {why_not}")
         plan = m.plan(analysed, spec)
         return plan, "user", [plan.summary()]
     considered, plans = [], []
@@ -194,7 +194,7 @@ def charge(accountant: Any, plan: MethodPlan, run: Callable[[float], Drawn], cho
         >>> from bayesdp.budget.accountant import PrivacyAccountant
         >>> from bayesdp.publish.methods.coupling import coupling_plan, draw_noise
         >>> from bayesdp.publish.sensitivity import coupling_strongly_convex
-        >>> from bayesdp.publish.spec import ReleaseSpec
+        >>> from bayesdp.publish.spec import ChainOptions, ReleaseSpec
         >>> from bayesdp.publish.statistics import SiteSpec, coordinate_means
         >>> stat = coordinate_means([SiteSpec("mu")])
         >>> c = coupling_strongly_convex(0.1, total_strong_convexity=1.0, total_smoothness=1.0, grad_diff=1.0)
@@ -239,7 +239,7 @@ def plan_release(source: ChainSource, spec: ReleaseSpec) -> tuple[Analysed, Meth
         >>> from bayesdp.analysis import Domain
         >>> from bayesdp.models import logistic
         >>> from bayesdp.publish.methods.base import ChainSource
-        >>> from bayesdp.publish.spec import ReleaseSpec
+        >>> from bayesdp.publish.spec import ChainOptions, ReleaseSpec
         >>> rng = np.random.default_rng(0)
         >>> X = rng.standard_normal((200, 2)); X /= np.linalg.norm(X, axis=1, keepdims=True)
         >>> src = ChainSource(logistic, {"X": X, "y": (rng.random(200) < 0.5).astype(float)},
@@ -278,13 +278,13 @@ def draw(analysed: Analysed, plan: MethodPlan, accountant: Any, rng_key=None, ch
         >>> from bayesdp.analysis import Domain
         >>> from bayesdp.models import logistic
         >>> from bayesdp.publish.methods.base import ChainSource
-        >>> from bayesdp.publish.spec import ReleaseSpec
+        >>> from bayesdp.publish.spec import ChainOptions, ReleaseSpec
         >>> rng = np.random.default_rng(0)
         >>> X = rng.standard_normal((200, 2)); X /= np.linalg.norm(X, axis=1, keepdims=True)
         >>> src = ChainSource(logistic, {"X": X, "y": (rng.random(200) < 0.5).astype(float)},
         ...                   Domain.parse(["X.norm=1", "y.values=0,1"]))
         >>> from bayesdp.budget.accountant import PrivacyAccountant
-        >>> analysed, plan, why, _ = plan_release(src, ReleaseSpec("mean", epsilon=1.0, num_steps=200))
+        >>> analysed, plan, why, _ = plan_release(src, ReleaseSpec("mean", epsilon=1.0, chain=ChainOptions(200)))
         >>> res = draw(analysed, plan, PrivacyAccountant(epsilon=1.0), chosen_by=why)
         >>> res.names, res.private
         (('w[0]', 'w[1]'), True)
@@ -319,14 +319,15 @@ def execute(source: ChainSource, spec: ReleaseSpec, accountant: Any, rng_key=Non
         >>> from bayesdp.analysis import Domain
         >>> from bayesdp.models import logistic
         >>> from bayesdp.publish.methods.base import ChainSource
-        >>> from bayesdp.publish.spec import ReleaseSpec
+        >>> from bayesdp.publish.spec import ChainOptions, ReleaseSpec
         >>> rng = np.random.default_rng(0)
         >>> X = rng.standard_normal((200, 2)); X /= np.linalg.norm(X, axis=1, keepdims=True)
         >>> src = ChainSource(logistic, {"X": X, "y": (rng.random(200) < 0.5).astype(float)},
         ...                   Domain.parse(["X.norm=1", "y.values=0,1"]))
         >>> from bayesdp.budget.accountant import PrivacyAccountant
         >>> acct = PrivacyAccountant(epsilon=1.0, delta=1e-6)
-        >>> res = execute(src, ReleaseSpec("mean", epsilon=1.0, delta=1e-6, method="path", num_steps=100), acct)
+        >>> spec = ReleaseSpec("mean", epsilon=1.0, delta=1e-6, method="path", chain=ChainOptions(num_steps=100))
+        >>> res = execute(src, spec, acct)
         >>> res.extra["method"]["settings"]["num_steps"], res.noise_scale, acct.remaining()["epsilon"]
         (100, 0.0, 0.0)
     """

@@ -56,7 +56,7 @@ def release_statistic(draws: np.ndarray, statistic: Statistic, epsilon: float, l
         >>> round(res.proven_sensitivity, 6), round(res.noise_scale, 6), res.remaining_budget     # b = 1 / 0.5
         (1.0, 2.0, {'epsilon': 0.5, 'delta': 0.0})
     """
-    spec = replace(spec or ReleaseSpec(), statistic=statistic, epsilon=epsilon, checked=False).check()
+    spec = replace(spec or ReleaseSpec(), statistic=statistic, epsilon=epsilon).check()
     plan: MethodPlan = coupling_plan(statistic, coupling, spec, chain, {"chain": "given (draws)"})
     value = statistic.evaluate(np.asarray(draws, dtype=np.float64))
     acct = open_accountant(ledger, budget_epsilon)

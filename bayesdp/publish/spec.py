@@ -17,7 +17,7 @@ The strings ``"mean"``, ``"median"`` are accepted for :class:`Mean` and :class:`
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -26,8 +26,9 @@ from ..errors import AssumptionError, check_finite, positive, positive_int, requ
 from .statistics import (SiteSpec, Statistic, check_range, coordinate_means, coordinate_quantiles,
                          exceedance_probabilities, function_mean, quantile_levels)
 
-__all__ = ["Mean", "Median", "Quantiles", "Probability", "Function", "ReleaseSpec", "as_statistic", "check_level",
-           "check_noise", "site_specs", "METHODS", "NOISES"]
+__all__ = ["Mean", "Median", "Quantiles", "Probability", "Function", "ReleaseSpec", "ChainOptions", "Coupling",
+           "SampleAggregate", "as_statistic", "build_statistic", "check_level", "check_noise", "site_specs", "METHODS",
+           "NOISES"]
 
 #: release methods: ``auto`` (the smallest predicted error among the methods that apply to the source)
 METHODS = ("auto", "coupling", "path", "final", "sample-aggregate")
@@ -392,33 +393,144 @@ def build_statistic(statistic, potential, analysis, value_range=None) -> Statist
 
 
 @dataclass(frozen=True)
+class ChainOptions:
+    """The settings of the chains a release runs here; None leaves a setting to the method's rule (the same rule in
+    Python and on the command line), or to the plan or driver the user passed.
+
+    Args:
+        num_steps: steps per chain (coupling and sample-and-aggregate: 2000; path: docs/release.md §8.2).
+        num_chains: chains (default 1).
+        burn_in: kept draws dropped per chain (default: half).
+        thinning: keep every ``thinning``-th draw (coupling).
+        max_steps: the largest number of steps a last-draw plan may use.
+
+    Raises:
+        AssumptionError: a count that is not a positive integer, a negative burn-in, or a burn-in that keeps no
+            draw.
+
+    Examples:
+        >>> ChainOptions(num_steps=400, burn_in=100).burn_in
+        100
+        >>> ChainOptions(num_steps=400, burn_in=400)
+        Traceback (most recent call last):
+        ...
+        bayesdp.errors.AssumptionError: burn_in = 400 must be < the 400 draws kept per chain (num_steps / thinning); lower burn_in
+    """
+
+    num_steps: int | None = None
+    num_chains: int | None = None
+    burn_in: int | None = None
+    thinning: int = 1
+    max_steps: int = 10_000
+
+    def __post_init__(self):
+        n = None if self.num_steps is None else positive_int("num_steps", self.num_steps)
+        c = None if self.num_chains is None else positive_int("num_chains", self.num_chains)
+        thin = positive_int("thinning", self.thinning)
+        b = self.burn_in
+        if b is not None:
+            if isinstance(b, bool) or not isinstance(b, (int, np.integer)) or b < 0:
+                raise AssumptionError(f"burn_in = {b!r} must be an integer >= 0")
+            b = int(b)
+            if n is not None and b >= n // thin:
+                raise AssumptionError(f"burn_in = {b} must be < the {n // thin} draws kept per chain (num_steps / "
+                                      "thinning); lower burn_in")
+        if n is not None and thin > 1 and n % thin:
+            raise AssumptionError(f"thinning = {thin} does not divide num_steps = {n}; pick num_steps a multiple of "
+                                  "thinning")
+        for name, v in (("num_steps", n), ("num_chains", c), ("burn_in", b), ("thinning", thin),
+                        ("max_steps", positive_int("max_steps", self.max_steps))):
+            object.__setattr__(self, name, v)
+
+
+@dataclass(frozen=True)
+class Coupling:
+    """``method=Coupling(...)``: the coupling release with its route options (``method="coupling"`` is
+    ``Coupling()``).
+
+    Args:
+        max_delta: refuse sensitivity routes with a larger delta.
+        concentration: user-certified 004 Proposition 3.10 constants ``{"concentration", "concentration_delta",
+            "posterior_sensitivity"}`` for the released statistic.
+
+    Raises:
+        AssumptionError: a max_delta outside [0, 1) or malformed constants.
+
+    Examples:
+        >>> Coupling(max_delta=0.0).name
+        'coupling'
+    """
+
+    max_delta: float | None = None
+    concentration: Any = None
+    name = "coupling"
+
+    def __post_init__(self):
+        if self.max_delta is not None:
+            md = check_finite("max_delta", self.max_delta)
+            require(0.0 <= md < 1.0, "max_delta", md, "must be in [0, 1)")
+            object.__setattr__(self, "max_delta", md)
+        conc = self.concentration
+        if conc is not None:
+            keys = ("concentration", "concentration_delta", "posterior_sensitivity")
+            if not isinstance(conc, dict) or set(conc) != set(keys):
+                raise AssumptionError(f"concentration = {conc!r} must be a dict with exactly the keys "
+                                      f"{', '.join(keys)} (004 Proposition 3.10)")
+            conc = {"concentration": positive("concentration", conc["concentration"]),
+                    "concentration_delta": check_finite("concentration_delta", conc["concentration_delta"]),
+                    "posterior_sensitivity": positive("posterior_sensitivity", conc["posterior_sensitivity"])}
+            require(0.0 < conc["concentration_delta"] < 1.0, "concentration_delta", conc["concentration_delta"],
+                    "must be in (0, 1)")
+            object.__setattr__(self, "concentration", conc)
+
+
+@dataclass(frozen=True)
+class SampleAggregate:
+    """``method=SampleAggregate(...)``: sample-and-aggregate with its options (``method="sample-aggregate"`` is
+    ``SampleAggregate()``).
+
+    Args:
+        chunks: the number of chunks (default: docs/release.md §7.2).
+        partition: ``"random"`` (a CSPRNG permutation, then by index) or ``"index"``.
+
+    Raises:
+        AssumptionError: a count that is not a positive integer or an unknown partition.
+
+    Examples:
+        >>> SampleAggregate(chunks=8).name
+        'sample-aggregate'
+    """
+
+    chunks: int | None = None
+    partition: str = "random"
+    name = "sample-aggregate"
+
+    def __post_init__(self):
+        if self.chunks is not None:
+            object.__setattr__(self, "chunks", positive_int("chunks", self.chunks))
+        if self.partition not in ("random", "index"):
+            raise AssumptionError(f"partition = {self.partition!r} must be 'random' or 'index'")
+
+
+@dataclass(frozen=True)
 class ReleaseSpec:
-    """Everything a release asks for, checked once by :meth:`check` before anything is charged.
+    """Everything a release asks for, checked once by :meth:`check` before anything is analysed or charged.
 
     Attributes:
         statistic: a statistic object, ``"mean"`` / ``"median"`` or a callable (see :func:`as_statistic`).
         epsilon: the release's epsilon (> 0).
         delta: its delta (0: pure epsilon-DP, Laplace noise and the coupling release only).
         noise: ``"auto"``, ``"laplace"`` or ``"gaussian"`` (coupling and sample-and-aggregate).
-        method: one of :data:`METHODS`.
+        method: one of :data:`METHODS`, or :class:`Coupling` / :class:`SampleAggregate` with their options.
         range: the public range ``(a, b)`` of every released value (post-processing clamp; sample-and-aggregate
             needs it).
         level: the level of the intervals.
-        burn_in: draws dropped per chain (default: half of the kept draws).
-        num_steps: steps per chain of a chain run here (default: the method's rule, the same for CLI and Python).
-        num_chains: chains run here (default 1).
-        thinning: keep every ``thinning``-th draw (coupling).
-        chunks: sample-and-aggregate's number of chunks (default: docs/release.md §7.2).
-        partition: sample-and-aggregate's chunks, ``"random"`` (CSPRNG permutation) or ``"index"``.
-        max_delta: refuse sensitivity routes with a larger delta (coupling).
-        concentration: user-certified 004 Proposition 3.10 constants ``{"concentration", "concentration_delta",
-            "posterior_sensitivity"}`` (coupling).
-        max_steps: the largest number of steps a last-draw plan may use.
+        chain: :class:`ChainOptions` of the chains run here (default: every setting by the method's rule).
 
     Examples:
         >>> spec = ReleaseSpec("mean", epsilon=1.0, delta=1e-6).check()
-        >>> spec.statistic, spec.method, spec.level
-        (Mean(sites=None, coords=None), 'auto', 0.95)
+        >>> spec.statistic, spec.method_name, spec.level, spec.num_steps
+        (Mean(sites=None, coords=None), 'auto', 0.95, None)
         >>> ReleaseSpec("mean", epsilon=1.0, method="path").check()
         Traceback (most recent call last):
         ...
@@ -429,19 +541,66 @@ class ReleaseSpec:
     epsilon: float = 1.0
     delta: float = 0.0
     noise: str = "auto"
-    method: str = "auto"
+    method: Any = "auto"
     range: tuple[float, float] | None = None
     level: float = 0.95
-    burn_in: int | None = None
-    num_steps: int | None = None
-    num_chains: int | None = None
-    thinning: int = 1
-    chunks: int | None = None
-    partition: str = "random"
-    max_delta: float | None = None
-    concentration: Any = None
-    max_steps: int = 10_000
-    checked: bool = field(default=False, compare=False, repr=False)
+    chain: ChainOptions | None = None
+
+    # -- the options, wherever they are held --------------------------------------------------
+    @property
+    def method_name(self) -> str:
+        """The method's name (:data:`METHODS`)."""
+        return self.method if isinstance(self.method, str) else self.method.name
+
+    @property
+    def checked(self) -> bool:
+        """Whether this spec is the result of :meth:`check`."""
+        return bool(self.__dict__.get("_checked", False))
+
+    @property
+    def num_steps(self) -> int | None:
+        """:attr:`ChainOptions.num_steps`."""
+        return None if self.chain is None else self.chain.num_steps
+
+    @property
+    def num_chains(self) -> int | None:
+        """:attr:`ChainOptions.num_chains`."""
+        return None if self.chain is None else self.chain.num_chains
+
+    @property
+    def burn_in(self) -> int | None:
+        """:attr:`ChainOptions.burn_in`."""
+        return None if self.chain is None else self.chain.burn_in
+
+    @property
+    def thinning(self) -> int:
+        """:attr:`ChainOptions.thinning`."""
+        return 1 if self.chain is None else self.chain.thinning
+
+    @property
+    def max_steps(self) -> int:
+        """:attr:`ChainOptions.max_steps`."""
+        return 10_000 if self.chain is None else self.chain.max_steps
+
+    @property
+    def max_delta(self) -> float | None:
+        """:attr:`Coupling.max_delta` (None for another method)."""
+        return self.method.max_delta if isinstance(self.method, Coupling) else None
+
+    @property
+    def concentration(self):
+        """:attr:`Coupling.concentration` (None for another method)."""
+        return self.method.concentration if isinstance(self.method, Coupling) else None
+
+    @property
+    def chunks(self) -> int | None:
+        """:attr:`SampleAggregate.chunks` (None for another method)."""
+        return self.method.chunks if isinstance(self.method, SampleAggregate) else None
+
+    @property
+    def partition(self) -> str:
+        """:attr:`SampleAggregate.partition` (``"random"`` for another method)."""
+        return self.method.partition if isinstance(self.method, SampleAggregate) else "random"
 
     def check(self) -> "ReleaseSpec":
         """Every check of the release's parameters (none reads the data): the checked copy.
@@ -455,63 +614,37 @@ class ReleaseSpec:
         eps = positive("epsilon", self.epsilon, "pass a positive epsilon")
         if eps > 1e6:
             raise AssumptionError(f"epsilon = {self.epsilon!r} must be <= 1e6; a larger epsilon protects nothing")
-        if self.method not in METHODS:
-            raise AssumptionError(f"method = {self.method!r} must be one of {', '.join(METHODS)}")
+        method = self.method
+        if isinstance(method, str):
+            if method not in METHODS:
+                raise AssumptionError(f"method = {method!r} must be one of {', '.join(METHODS)}")
+            method = {"coupling": Coupling(), "sample-aggregate": SampleAggregate()}.get(method, method)
+        elif not isinstance(method, (Coupling, SampleAggregate)):
+            raise AssumptionError(f"method = {method!r} must be one of {', '.join(METHODS)}, Coupling(...) or "
+                                  "SampleAggregate(...)")
+        name = method if isinstance(method, str) else method.name
+        chain = self.chain if self.chain is not None else ChainOptions()
+        if not isinstance(chain, ChainOptions):
+            raise AssumptionError(f"chain = {chain!r} must be a ChainOptions(...)")
         delta = check_noise(self.noise, self.delta)
         stat = as_statistic(self.statistic)
         level = check_level(self.level)
         rng = None if self.range is None else check_range(self.range, "range")
-        if self.method in ("path", "final") and delta == 0.0:
-            why = ("the chain's Gaussian steps are" if self.method == "path" else "a chain's last draw is")
-            raise AssumptionError(f"delta = {self.delta!r} with method = {self.method!r}: {why} not pure epsilon-DP; "
+        if name in ("path", "final") and delta == 0.0:
+            why = ("the chain's Gaussian steps are" if name == "path" else "a chain's last draw is")
+            raise AssumptionError(f"delta = {self.delta!r} with method = {name!r}: {why} not pure epsilon-DP; "
                                   "pass delta in (0, 1), e.g. 1e-6, or use method 'coupling'")
-        if self.method in ("path", "final") and self.noise != "auto":
-            raise AssumptionError(f"noise = {self.noise!r} does not apply to method = {self.method!r} (no noise is "
+        if name in ("path", "final") and self.noise != "auto":
+            raise AssumptionError(f"noise = {self.noise!r} does not apply to method = {name!r} (no noise is "
                                   "added: the chain's steps are the noise); drop it")
-        if self.method == "sample-aggregate" and rng is None and not isinstance(stat, Probability):
+        if name == "sample-aggregate" and rng is None and not isinstance(stat, Probability):
             raise AssumptionError("range = None: sample-and-aggregate clamps each chunk's estimate to the public "
                                   "range of the released values; pass range=(a, b)")
-        if self.chunks is not None and self.method != "sample-aggregate":
-            raise AssumptionError("chunks applies to method = 'sample-aggregate' only")
-        if self.partition not in ("random", "index"):
-            raise AssumptionError(f"partition = {self.partition!r} must be 'random' or 'index'")
-        if self.partition != "random" and self.method != "sample-aggregate":
-            raise AssumptionError("partition applies to method = 'sample-aggregate' only")
-        num_steps = None if self.num_steps is None else positive_int("num_steps", self.num_steps)
-        num_chains = None if self.num_chains is None else positive_int("num_chains", self.num_chains)
-        thinning = positive_int("thinning", self.thinning)
-        chunks = None if self.chunks is None else positive_int("chunks", self.chunks)
-        burn_in = self.burn_in
-        if burn_in is not None:
-            if isinstance(burn_in, bool) or not isinstance(burn_in, (int, np.integer)) or burn_in < 0:
-                raise AssumptionError(f"burn_in = {burn_in!r} must be an integer >= 0")
-            burn_in = int(burn_in)
-            if num_steps is not None and burn_in >= num_steps // thinning:
-                raise AssumptionError(f"burn_in = {burn_in} must be < the {num_steps // thinning} draws kept per "
-                                      "chain (num_steps / thinning); lower burn_in")
-        if num_steps is not None and thinning > 1 and num_steps % thinning:
-            raise AssumptionError(f"thinning = {thinning} does not divide num_steps = {num_steps}; pick num_steps a "
-                                  "multiple of thinning")
-        max_delta = self.max_delta
-        if max_delta is not None:
-            max_delta = check_finite("max_delta", max_delta)
-            require(0.0 <= max_delta < 1.0, "max_delta", max_delta, "must be in [0, 1)")
-        conc = self.concentration
-        if conc is not None:
-            keys = ("concentration", "concentration_delta", "posterior_sensitivity")
-            if not isinstance(conc, dict) or set(conc) != set(keys):
-                raise AssumptionError(f"concentration = {conc!r} must be a dict with exactly the keys "
-                                      f"{', '.join(keys)} (004 Proposition 3.10)")
-            conc = {"concentration": positive("concentration", conc["concentration"]),
-                    "concentration_delta": check_finite("concentration_delta", conc["concentration_delta"]),
-                    "posterior_sensitivity": positive("posterior_sensitivity", conc["posterior_sensitivity"])}
-            require(0.0 < conc["concentration_delta"] < 1.0, "concentration_delta", conc["concentration_delta"],
-                    "must be in (0, 1)")
-        max_steps = positive_int("max_steps", self.max_steps)
-        if isinstance(stat, Function) and stat.lipschitz is None and self.method == "coupling":
+        if isinstance(stat, Function) and stat.lipschitz is None and name == "coupling":
             raise AssumptionError("a callable statistic needs its declared Lipschitz constant for method = "
                                   "'coupling': pass Function(fn, lipschitz=L) (Euclidean norm of the samples -> "
                                   "L1 norm of the statistic)")
-        return replace(self, statistic=stat, epsilon=eps, delta=delta, level=level, range=rng, num_steps=num_steps,
-                       num_chains=num_chains, thinning=thinning, chunks=chunks, burn_in=burn_in,
-                       max_delta=max_delta, concentration=conc, max_steps=max_steps, checked=True)
+        out = replace(self, statistic=stat, epsilon=eps, delta=delta, level=level, range=rng, method=method,
+                      chain=chain)
+        object.__setattr__(out, "_checked", True)
+        return out

@@ -18,7 +18,7 @@ from bayesdp.models import logistic
 from bayesdp.publish import engine
 from bayesdp.publish.methods import registry
 from bayesdp.publish.path import path_num_steps
-from bayesdp.publish.spec import Mean, ReleaseSpec
+from bayesdp.publish.spec import ChainOptions, Coupling, Mean, ReleaseSpec, SampleAggregate
 
 DOMAIN = ["X.norm=1", "y.values=0,1"]
 
@@ -38,7 +38,7 @@ def _settings(method_record):
 
 @pytest.mark.parametrize("extra,spec_kw", [
     (["--delta", "1e-6"], dict(delta=1e-6)),                                   # auto: path, its own step rule
-    (["--method", "coupling", "--num-steps", "200"], dict(method="coupling", num_steps=200)),
+    (["--method", "coupling", "--num-steps", "200"], dict(method="coupling", chain=ChainOptions(num_steps=200))),
 ])
 def test_cli_and_python_choose_the_same_method_and_settings(tmp_path, capsys, extra, spec_kw):
     data = _data()
@@ -114,10 +114,19 @@ def test_a_chain_that_ran_is_released_as_given(monkeypatch):
     assert acct.spent()["epsilon_sum"] == pytest.approx(1.0)
 
 
+def test_option_errors_are_raised_when_the_options_are_built():
+    with pytest.raises(AssumptionError, match="burn_in = 400 must be <"):
+        ChainOptions(num_steps=400, burn_in=400)
+    with pytest.raises(AssumptionError, match="chunks"):
+        SampleAggregate(chunks=0)
+    with pytest.raises(AssumptionError, match="max_delta"):
+        Coupling(max_delta=1.5)
+
+
 @pytest.mark.parametrize("bad,needle", [
     (dict(level=1.5), "level"), (dict(epsilon=0.0), "epsilon"), (dict(method="path"), "delta"),
-    (dict(noise="gaussian"), "delta"), (dict(burn_in=400, num_steps=400), "burn_in"),
-    (dict(method="sample-aggregate"), "range"), (dict(chunks=4), "chunks"), (dict(range=(1.0, 0.0)), "range"),
+    (dict(noise="gaussian"), "delta"), (dict(method="sample-aggregate"), "range"),
+    (dict(range=(1.0, 0.0)), "range"), (dict(method="mode"), "method"),
 ])
 def test_a_spec_error_is_raised_before_anything_is_analysed_or_charged(tmp_path, monkeypatch, bad, needle):
     def no_analysis(*a, **k):
@@ -146,16 +155,16 @@ def _logistic_with_intercept(X, y=None, prior_scale=1.0):
 
 def test_sites_b_without_a_step_size():
     acct = bayesdp.PrivacyAccountant(epsilon=1.0)
-    res = bayesdp.release(bayesdp.ULA(_logistic_with_intercept, domain=DOMAIN),
-                          ReleaseSpec(Mean(sites=["b"]), epsilon=1.0, num_steps=200), data=_data(), accountant=acct)
+    spec = ReleaseSpec(Mean(sites=["b"]), epsilon=1.0, chain=ChainOptions(num_steps=200))
+    res = bayesdp.release(bayesdp.ULA(_logistic_with_intercept, domain=DOMAIN), spec, data=_data(), accountant=acct)
     assert res.names == ("b",) and math.isfinite(res.values[0])
     assert res.extra["method"]["settings"]["step_size_rule"].startswith("1 / total_smoothness")
 
 
 def test_release_result_prints_a_table_and_converts_to_pandas():
     acct = bayesdp.PrivacyAccountant(epsilon=1.0)
-    res = bayesdp.release(bayesdp.ULA(logistic, domain=DOMAIN), ReleaseSpec("mean", epsilon=1.0, num_steps=100),
-                          data=_data(), accountant=acct)
+    spec = ReleaseSpec("mean", epsilon=1.0, chain=ChainOptions(num_steps=100))
+    res = bayesdp.release(bayesdp.ULA(logistic, domain=DOMAIN), spec, data=_data(), accountant=acct)
     text = str(res)
     assert len(text.splitlines()) == 2 + 3 + 1 and "w[2]" in text and "pred. rmse" in text
     df = res.to_dataframe()

@@ -17,7 +17,7 @@ from bayesdp.errors import AssumptionError
 from bayesdp.publish.final import final_inverse_temperature_proxy, predicted_final_error
 from bayesdp.budget.ledger import Ledger
 from bayesdp.publish.path import gdp_mu, predicted_path_error
-from bayesdp.publish.spec import ReleaseSpec
+from bayesdp.publish.spec import ChainOptions, ReleaseSpec
 from bayesdp.publish.statistics import SiteSpec, coordinate_means
 
 DOMAIN = ["X.norm=1", "y.values=0,1"]
@@ -85,7 +85,7 @@ def test_release_is_the_planned_chains_final_draw():
     data = _data()
     acct = bayesdp.PrivacyAccountant(epsilon=2.0, delta=1e-5)
     res = bayesdp.release(bayesdp.ULA(logistic, domain=DOMAIN), ReleaseSpec(
-        "mean", epsilon=1.0, delta=1e-6, method="final", max_steps=2000), data=data, accountant=acct, rng_key=7)
+        "mean", epsilon=1.0, delta=1e-6, method="final", chain=ChainOptions(max_steps=2000)), data=data, accountant=acct, rng_key=7)
     f = res.extra["final"]
     assert res.private is False and res.to_dict()["private"] is False       # the chain's noise was seeded
     # the certificate is GDP(mu) and meets the charge; the ledger was charged exactly (1, 1e-6) with that event
@@ -110,7 +110,7 @@ def test_release_is_the_planned_chains_final_draw():
 
 def test_plan_does_not_depend_on_the_values():
     a = bayesdp.PrivacyAccountant(epsilon=5.0, delta=1e-5)
-    spec = ReleaseSpec("mean", epsilon=1.0, delta=1e-6, method="final", max_steps=1000)
+    spec = ReleaseSpec("mean", epsilon=1.0, delta=1e-6, method="final", chain=ChainOptions(max_steps=1000))
     r1 = bayesdp.release(bayesdp.ULA(logistic, domain=DOMAIN), spec, data=_data(seed=1), accountant=a)
     r2 = bayesdp.release(bayesdp.ULA(logistic, domain=DOMAIN), spec, data=_data(seed=2), accountant=a)
     k = ("inverse_temperature", "step_size", "num_steps", "gdp_mu")

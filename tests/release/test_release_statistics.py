@@ -10,7 +10,7 @@ from bayesdp.errors import AssumptionError, BudgetError, ModelError
 from bayesdp.publish import sensitivity as S
 from bayesdp.budget.ledger import Ledger
 from bayesdp.publish.release import release_statistic
-from bayesdp.publish.spec import ReleaseSpec
+from bayesdp.publish.spec import Coupling, ReleaseSpec
 from bayesdp.publish.statistics import (SiteSpec, coordinate_means, coordinate_quantiles, describe_values,
                                         exceedance_probabilities, function_mean)
 
@@ -174,12 +174,12 @@ def test_release_picks_prop_3_10_when_tighter(tmp_path):
     conc = {"concentration": 0.05, "concentration_delta": 1e-7, "posterior_sensitivity": 0.1}  # window 0.2
     Ledger.open(tmp_path / "l.json", budget_epsilon=5.0, budget_delta=1e-6)
     res = release_statistic(_draws(rng), st, 1.0, tmp_path / "l.json", coupling=coupling,
-                            spec=ReleaseSpec(concentration=conc))
+                            spec=ReleaseSpec(method=Coupling(concentration=conc)))
     assert res.source == "004 Proposition 3.10"
     assert res.proven_sensitivity == pytest.approx(0.2)
     assert res.delta == pytest.approx(2e-7 - 1e-14)
     res = release_statistic(_draws(rng), st, 1.0, tmp_path / "l.json", coupling=coupling,
-                            spec=ReleaseSpec(concentration=conc, max_delta=0.0))
+                            spec=ReleaseSpec(method=Coupling(max_delta=0.0, concentration=conc)))
     assert res.source.startswith("004 Proposition 3.7") and res.delta == 0.0
 
 

@@ -69,7 +69,7 @@ class FinalMethod:
                 raise AssumptionError(f"the ula-final plan's certificate (GDP mu = {pl.gdp_mu}) does not meet epsilon "
                                       f"= {eps:g} at delta = {delta:g}; calibrate a plan for this budget")
             planned_by = "the user's ula-final plan (as given)"
-        elif spec.method != "final":        # the plan is costly: made only once this method is chosen
+        elif spec.method_name != "final":        # the plan is costly: made only once this method is chosen
             return self._deferred(an, spec)
         else:
             pl = src.plan_final(ne, nd, spec.max_steps)
