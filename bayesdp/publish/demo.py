@@ -342,22 +342,27 @@ def _values_plot(path: str, names, released, nonprivate, intervals, epsilon: flo
     plt.close(fig)
 
 
-def _release(model, name, data, stat, eps, acct, steps, num_chains, prior_scale, seed) -> DemoRun:
-    """The demo's coupling release through the engine, keeping (NOT FOR RELEASE) the non-private estimate."""
-    from ..analysis import Domain, certify
+def _source(model, name: str, data, prior_scale: float) -> ChainSource:
+    """The demo's chain source: the model, the validated records, the public domain, full-batch ULA."""
+    from ..analysis import Domain
     from ..analysis.records import validate_records
 
-    t0 = time.perf_counter()
     kw = {"prior_scale": float(prior_scale)}
     data, _ = validate_records(data, model, kw)
-    dom = Domain.parse(list(DOMAIN))
-    src = ChainSource(model=model, data=data, domain=dom, model_kwargs=kw, model_name=name,
-                      kernel={"sampler": "ula"})
-    spec = ReleaseSpec(stat, epsilon=eps, method="coupling", chain=ChainOptions(num_steps=steps, num_chains=num_chains))
+    return ChainSource(model=model, data=data, domain=Domain.parse(list(DOMAIN)), model_kwargs=kw, model_name=name,
+                       kernel={"sampler": "ula"})
+
+
+def _release(src: ChainSource, spec: ReleaseSpec, acct, seed) -> DemoRun:
+    """The demo's coupling release through the engine, keeping (NOT FOR RELEASE) the non-private estimate."""
+    from ..analysis import certify
+
+    t0 = time.perf_counter()
     analysed, plan, why, _ = plan_release(src, spec)
     s = plan.settings
-    report = certify(model, data=data, domain=dom, step_size=s["step_size"], num_steps=s["num_steps"],
-                     model_kwargs=kw, sampler="ula", analysis=analysed.analysis, model_name=name, require_any=False)
+    report = certify(src.model, data=dict(src.data), domain=src.domain, step_size=s["step_size"],
+                     num_steps=s["num_steps"], model_kwargs=dict(src.model_kwargs), sampler="ula",
+                     analysis=analysed.analysis, model_name=src.model_name, require_any=False)
     acct.check(plan.epsilon, plan.delta, curve=plan.curve, event=dict(plan.event))
     t1 = time.perf_counter()
     state = registry()["coupling"].prepare(plan, analysed, seed)
@@ -436,7 +441,9 @@ def run_demo(epsilon: float = DEFAULT_EPSILON, *, out_dir: str | None = None, le
     try:
         acct = open_accountant(ledger_path, budget if (tmp is not None or not os.path.exists(ledger_path)) else None,
                                dataset=DATASET_LABEL)
-        res = _release(model, name, data, stat, eps, acct, steps, num_chains, prior_scale, seed)
+        spec = ReleaseSpec(stat, epsilon=eps, method="coupling",
+                           chain=ChainOptions(num_steps=steps, num_chains=num_chains))
+        res = _release(_source(model, name, data, prior_scale), spec, acct, seed)
         summary = acct.summary()
     finally:
         if tmp is not None:
