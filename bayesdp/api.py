@@ -23,11 +23,14 @@ from __future__ import annotations
 import json
 from dataclasses import MISSING, dataclass, field, fields
 from collections.abc import Mapping
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 import numpy as np
 
-from .errors import AssumptionError, ModelError, positive
+from .errors import AssumptionError, ModelError
+from .publish.engine import execute, open_accountant
+from .publish.methods.base import ChainSource
+from .publish.spec import ReleaseSpec
 
 MECHANISMS = ("posterior", "ula-final", "ula-path", "sgld-final", "sgld-path")
 
@@ -1106,166 +1109,130 @@ class ChainCertificate(Mapping):
 # release
 
 
-STATISTICS = ("mean", "median", "quantiles", "probability")
-#: release methods: ``auto`` (by a public rule when delta > 0 and the noise is not forced, else coupling), the
-#: coupling release of an unpublished chain (004 Proposition 3.7), the path release (a private chain's estimate,
-#: Dong-Roth-Su), the last-draw release (a statistic of a private chain's final draw) or sample-and-aggregate
-#: (Nissim-Raskhodnikova-Smith 2007)
-METHODS = ("auto", "coupling", "path", "final", "sample-aggregate")
-
-
-def resolve_method(method: str, source: Any, delta: float, noise: str, data: Mapping[str, Any] | None = None,
-                   epsilon: float = 1.0, build: Callable | None = None) -> tuple[str, str]:
-    """``(method, why)``: ``auto`` is the coupling release for a chain that already ran (its draws are what is
-    released); otherwise the public rule of :func:`bayesdp.publish.path.auto_method` (the smallest predicted error of
-    the path, last-draw and coupling releases when delta > 0, docs/release.md §9-10).  ``build(sampler, analysis)``
-    makes the statistic."""
-    if method not in METHODS:
-        raise AssumptionError(f"method = {method!r} must be one of {', '.join(METHODS)}")
-    if method != "auto":
-        return method, "user"
-    if isinstance(source, PrivateMCMC) and source._sampler is not None:
-        return "coupling", "auto: a chain that already ran: its draws are released with coupling noise"
-    from .publish.path import auto_method, choose_method
-
-    if delta <= 0 or noise != "auto":
-        return choose_method({}, 1, epsilon, delta, None, noise)
-    from .analysis import Domain, analyze
+def _chain_source(source: Any, data: Mapping[str, Any] | None):
+    """The engine's :class:`~bayesdp.publish.methods.base.ChainSource` from what the user passed: a kernel, a
+    plan, a driver that has not run (their settings honoured), or a driver that ran (its draws as they are)."""
+    from .analysis import Domain
     from .analysis.inputs import counts_from_domain
     from .analysis.records import validate_records
-    from .publish.aggregate import _SitesOnly
-    from .samplers import ModelPotential
+    from .calibration import calibrate
 
-    kernel, _, _, data = _chain_source(source, data, None)
+    ran = isinstance(source, PrivateMCMC) and getattr(source, "_sampler", None) is not None
+    if ran:
+        smp = source._sampler
+        c = smp.config
+        kernel = source.kernel
+        kern = {"sampler": c.sampler, "step_size": c.step_size, "inverse_temperature": c.inverse_temperature,
+                "batch_size": c.batch_size, "clip_norm": c.clip_norm}
+        dom = _domain(kernel.domain)
+        draws = np.asarray(smp.get_unconstrained_samples(group_by_chain=True))
+        return ChainSource(model=kernel.model, data={k: np.asarray(v) for k, v in smp.potential.data.items()},
+                           domain=dom, model_kwargs=dict(smp.potential.model_kwargs or {}), kernel=kern, given="chain",
+                           num_steps=c.num_steps, num_chains=c.num_chains, draws=draws,
+                           run_kind=source.release_kind, thinning=c.thinning, key_label=smp.key_source)
+    if isinstance(source, Plan):
+        kernel, given, n, nc, plan = source.kernel(), "plan", source.num_steps, source.num_chains, source
+    elif isinstance(source, PrivateMCMC):
+        kernel, given, n, nc, plan = source.kernel, "driver", source.num_steps, source.num_chains, source.plan
+    elif isinstance(source, ULA):
+        kernel, given, n, nc, plan = source, "kernel", None, None, None
+    else:
+        raise AssumptionError(f"release needs a kernel (ULA/SGLD with the model and the domain), a Plan or a "
+                              f"PrivateMCMC, not {type(source).__name__}")
+    if kernel.model is None or kernel.domain is None:
+        raise AssumptionError("the kernel needs the model and the domain: ULA(model, domain=..., step_size=...)")
+    if data is None:
+        raise AssumptionError(f"release({type(source).__name__}, ...) runs its chain(s) on the records: pass "
+                              "data={...} (the model's data arguments by name)")
     dom = _domain(kernel.domain)
     kw = counts_from_domain(kernel.model, dom if isinstance(dom, Domain) else None, dict(kernel.model_kwargs or {}))
-    data, _ = validate_records(data, kernel.model, kw)
-    an = analyze(kernel.model, data=data, domain=dom, model_kwargs=kw)
-    pot = ModelPotential(kernel.model, data, kw)
-    stat = build(_SitesOnly(pot), an)
-    # a Plan or a PrivateMCMC pins the chain; the last-draw release plans its own (from a bare kernel only)
-    return auto_method(an.constants.to_dict(), pot.dim, stat, epsilon, delta, noise,
-                       "ula" if kernel.sampler == "ula" and kernel.clip_norm is None else "other", kernel.step_size,
-                       allow_final=isinstance(source, ULA))
+    data, m = validate_records(data, kernel.model, kw)
+    if isinstance(source, Plan) and m != source.data_size:
+        raise AssumptionError(f"the data have {m} records but the plan was made for {source.data_size}; calibrate a "
+                              "plan for this data size")
+    kern = {"sampler": kernel.sampler, "step_size": kernel.step_size,
+            "inverse_temperature": kernel.inverse_temperature, "batch_size": kernel.batch_size,
+            "clip_norm": kernel.clip_norm}
+
+    def plan_final(epsilon: float, delta: float, max_steps: int):
+        # public quantities only: the record count and shapes, the domain (never the data's values)
+        return calibrate(kernel.model, domain=dom, epsilon=epsilon, delta=delta, mechanism="ula-final", data=data,
+                         max_steps=max_steps, model_kwargs=kw)
+
+    return ChainSource(model=kernel.model, data=data, domain=dom, model_kwargs=kw, kernel=kern, given=given,
+                       num_steps=n, num_chains=nc, plan=plan, plan_final=plan_final)
 
 
-def _statistic(spec, sampler, analysis, sites, lipschitz, names, q=None, threshold=None, width=None,
-               l2_lipschitz=None, value_range=None, need_lipschitz=True):
-    """The :class:`~bayesdp.publish.statistics.Statistic` a release asks for, with a declared range if given
-    (``need_lipschitz=False``: a callable may come without a Lipschitz constant; sample-and-aggregate needs none)."""
-    stat = _named_statistic(spec, sampler, analysis, sites, lipschitz, names, q, threshold, width, l2_lipschitz,
-                            need_lipschitz)
-    return stat.with_range(value_range)
-
-
-def _named_statistic(spec, sampler, analysis, sites, lipschitz, names, q=None, threshold=None, width=None,
-                     l2_lipschitz=None, need_lipschitz=True):
-    from .publish.pipeline import site_specs
-    from .publish.statistics import (Statistic, coordinate_means, coordinate_quantiles, exceedance_probabilities,
-                                     function_mean)
-
-    select = list(sites) if sites else None
-    if isinstance(spec, Statistic):
-        return spec
-    if spec == "mean":
-        return coordinate_means(site_specs(sampler, analysis), select=select)
-    if spec in ("median", "quantiles"):
-        if spec == "quantiles" and q is None:
-            raise AssumptionError("statistic = 'quantiles' needs its levels: pass q=(0.05, 0.5, 0.95)")
-        return coordinate_quantiles(site_specs(sampler, analysis), (0.5,) if spec == "median" else q, select)
-    if spec == "probability":
-        if threshold is None or width is None:
-            raise AssumptionError("statistic = 'probability' needs threshold=t and width=w (the ramp that "
-                                  "smooths P(theta > t); see docs/release.md)")
-        return exceedance_probabilities(site_specs(sampler, analysis), threshold, width, select)
-    if callable(spec):
-        if lipschitz is None and need_lipschitz:
-            raise AssumptionError("a callable statistic needs its declared Lipschitz constant: pass lipschitz=L "
-                                  "(Euclidean norm of the samples -> L1 norm of the statistic)")
-        support = {n: sup for n, _, sup in analysis.latent_sites}
-        used = list(sites) if sites else [s.name for s in sampler.potential.sites]
-        bad = [n for n in used if support.get(n) != "real"]
-        if bad:
-            raise AssumptionError(f"site '{bad[0]}' has {support.get(bad[0])} support: a Lipschitz constant in the "
-                                  "constrained space does not bound the change in the sampler's (unconstrained) "
-                                  "coordinates; use a statistic of real-supported sites")
-        pot = sampler.potential
-
-        def one(z: np.ndarray) -> np.ndarray:
-            samples = {k: np.asarray(v) for k, v in pot.unflatten(np.asarray(z, np.float32)).items()}
-            return np.atleast_1d(np.asarray(spec(samples), dtype=np.float64)).ravel()
-
-        def fn(z: np.ndarray) -> np.ndarray:        # (num_draws, dim) -> (num_draws, k), one draw at a time
-            return np.stack([one(row) for row in np.atleast_2d(z)])
-        probe = one(np.zeros(pot.dim))
-        out_names = list(names) if names else [f"f[{i}]" for i in range(probe.size)]
-        if lipschitz is None:       # sample-and-aggregate: the chunk estimates are clamped, no constant is needed
-            import math
-
-            return Statistic(names=tuple(out_names), fn=fn, lipschitz=math.inf,
-                             description="posterior mean of a user statistic of the samples",
-                             lipschitz_source="not declared (not needed by sample-and-aggregate)")
-        return function_mean(fn, lipschitz, out_names, description="posterior mean of a user statistic of the samples",
-                             l2_lipschitz=l2_lipschitz)
-    raise AssumptionError(f"statistic = {spec!r} must be one of {', '.join(STATISTICS)} or a callable over the "
-                          "samples dict (with lipschitz=L)")
-
-
-def release(source: Any, statistic: Any = "mean", *, epsilon: float, sites: Sequence[str] | None = None,
-            accountant: Any = None, ledger: str | None = None, budget: float | None = None,
-            lipschitz: float | None = None, names: Sequence[str] | None = None, burn_in: int | None = None,
-            level: float = 0.95, data: Mapping[str, Any] | None = None, q: Sequence[float] | None = None,
-            threshold: float | None = None, width: float | None = None, noise: str = "auto", delta: float = 0.0,
-            l2_lipschitz: float | None = None, range: Sequence[float] | None = None,  # noqa: A002 - the issue's name
-            method: str = "auto", chunks: int | None = None, seed: int | None = None, num_steps: int | None = None):
-    """Release a noisy posterior summary, charged to an accountant before the noise is drawn (004 Proposition
-    3.7: the sensitivity of the chain's Monte Carlo estimate by a synchronous coupling): pure epsilon-DP with
-    Laplace noise, or (epsilon, delta)-DP with Gaussian noise when ``delta > 0`` and it is the smaller error.
+def release_spec(statistic: Any = "mean", *, epsilon: float | None = None, delta: float = 0.0,
+                 method: str = "auto"):
+    """The :class:`~bayesdp.publish.spec.ReleaseSpec` :func:`release` builds: ``statistic`` itself when it is a
+    spec (then ``epsilon``, ``delta`` and ``method`` must be left to it), else a spec of these.
 
     Args:
-        source: a run :class:`PrivateMCMC` (its draws and configuration), or a :class:`Plan` with ``data`` (an
-            unpublished chain is run from the plan).
-        statistic: ``"mean"`` (posterior means of ``sites``), ``"median"``, ``"quantiles"`` (levels ``q``),
-            ``"probability"`` (``P(theta > threshold)`` smoothed by a ramp of ``width``), or a callable
-            ``f(samples) -> array`` over the samples dict in the constrained space with ``lipschitz`` its
-            declared Lipschitz constant (Euclidean norm of the samples -> L1 norm of the output).
-        epsilon: the release's epsilon.
-        sites: the latent sites whose means are released (default: all).
-        accountant: a :class:`PrivacyAccountant`, a :class:`Ledger` or a ledger path; or ``ledger`` (path)
-            with ``budget`` to create it.
-        burn_in: draws discarded per chain for a path release (default: half).
-        level: the level of the noise intervals.
-        noise: ``"auto"`` (default: the noise with the smaller expected squared error at (epsilon, delta),
-            from the sensitivities only), ``"laplace"`` (pure epsilon-DP) or ``"gaussian"`` (needs delta > 0).
-        delta: the delta Gaussian noise may spend (default 0: Laplace only).
-        l2_lipschitz: with a callable statistic, its declared Euclidean -> Euclidean constant (Gaussian noise;
-            default: ``lipschitz``, always valid).
-        range: the public range ``(a, b)`` of every released value: values are clamped to it and intervals
-            clipped (post-processing; probabilities have ``(0, 1)`` already).  Required by sample-and-aggregate.
-        method: ``"auto"`` (default: when ``delta > 0``, ``noise="auto"`` and the source is a kernel or a plan to
-            run, the method with the smallest predicted error among path, final and coupling, docs/release.md
-            §9-10; otherwise ``"coupling"``), ``"coupling"`` (the Monte Carlo estimate of an
-            unpublished chain plus noise, 004 Proposition 3.7), ``"path"`` (the estimate of a chain whose whole
-            path is private at the largest inverse temperature meeting (epsilon, delta): no noise added,
-            docs/release.md §8), ``"final"`` (a statistic of the final draw of a chain planned by
-            ``bayesdp.calibrate(mechanism="ula-final")``: no noise added, §10) or ``"sample-aggregate"`` (Nissim-Raskhodnikova-Smith 2007: the records split
-            into ``chunks`` disjoint chunks, one chain per chunk, each estimate clamped to ``range``; §7).  The
-            source may be a kernel (:class:`ULA`) with ``data``; path and sample-and-aggregate need no Lipschitz
-            constant for a callable statistic.
-        chunks: sample-and-aggregate's number of chunks (default: the rule of docs/release.md §7.2).
-        seed: seed of the chains run here (path: the chain IS the privacy noise, so a seed makes the release
-            reproducible and not private, and the output says so; default: OS CSPRNG keys).
-        num_steps: steps of a chain run here from a kernel (default 2000).
+        statistic: a statistic (:func:`~bayesdp.publish.spec.as_statistic`) or a ``ReleaseSpec``.
+        epsilon: the release's epsilon (required unless ``statistic`` is a spec).
+        delta: its delta.
+        method: the method.
 
     Returns:
-        the release (``.values``, ``.names``, ``.noise_scale``, ``.certificate``, ``.to_dict()``).
+        The checked spec.
 
     Raises:
-        BayesDPError: invalid input, no coupling bound for the chain's configuration, or over budget (nothing
-            drawn, nothing charged).
+        AssumptionError: a bad parameter (one line), or options given twice.
+
+    Examples:
+        >>> release_spec("mean", epsilon=1.0, delta=1e-6).method
+        'auto'
+    """
+    if isinstance(statistic, ReleaseSpec):
+        if epsilon is not None or delta != 0.0 or method != "auto":
+            raise AssumptionError("epsilon, delta and method are given by the ReleaseSpec: pass them there only")
+        return statistic.check()
+    if epsilon is None:
+        raise AssumptionError("epsilon = None: pass the release's epsilon, e.g. epsilon=1.0")
+    return ReleaseSpec(statistic, epsilon=epsilon, delta=delta, method=method).check()
+
+
+def release(source: Any, statistic: Any = "mean", *, epsilon: float | None = None, delta: float = 0.0,
+            data: Mapping[str, Any] | None = None, accountant: Any = None, method: str = "auto", rng_key=None):
+    """Release a private posterior summary, charged to an accountant before its randomness is drawn.
+
+    One engine (:mod:`bayesdp.publish.engine`) serves this function and ``bayesdp release``: the spec is checked
+    first (nothing is charged on a bad parameter), the model analysed once, the method chosen by its predicted
+    error from public inputs only, the budget reserved, the values drawn, the spend committed.
+
+    Args:
+        source: a kernel (:class:`ULA` with the model and the domain: the chains are run here with ``data``), a
+            :class:`Plan` or a :class:`PrivateMCMC` that has not run (with ``data``; their settings are used as
+            given), or a :class:`PrivateMCMC` that ran (its draws are released as they are, by the coupling
+            method).
+        statistic: ``"mean"``, ``"median"``, a statistic object (``Mean(sites=...)``, ``Quantiles(q, sites=...)``,
+            ``Probability(threshold, width)``, ``Function(fn, lipschitz=...)``: each carries its options), a
+            callable over one draw's samples dict, or a :class:`~bayesdp.publish.spec.ReleaseSpec` with every other
+            option (noise, range, level, burn-in, steps, chains, chunks).
+        epsilon: the release's epsilon.
+        delta: its delta (0: pure epsilon-DP with Laplace noise; > 0 allows Gaussian noise and the path and
+            last-draw releases).
+        data: the records (the model's data arguments by name), for a source whose chains run here.
+        accountant: a :class:`PrivacyAccountant`, a :class:`Ledger` or the path of an existing ledger.
+        method: ``"auto"`` (the smallest predicted error among the methods that apply to the source),
+            ``"coupling"`` (an unpublished chain's estimate plus noise, 004 Proposition 3.7), ``"path"`` (a chain
+            whose whole path is private, docs/release.md §8), ``"final"`` (a statistic of a private chain's final
+            draw, §10) or ``"sample-aggregate"`` (§7; needs a range).
+        rng_key: an explicit seed of the chains run here: reproducible; a path or last-draw release is then NOT
+            private (its chain's steps are the noise) and says so (``result.private``); added noise always comes
+            from the OS CSPRNG.  Default: OS CSPRNG keys.
+
+    Returns:
+        the :class:`~bayesdp.publish.result.ReleaseResult` (``print(result)``, ``result.to_dataframe()``,
+        ``result.to_dict()``; each value with its predicted error).
+
+    Raises:
+        BayesDPError: invalid input, no method applies, or over budget (nothing drawn, nothing charged).
 
     Examples:
         >>> import bayesdp, numpy as np
+        >>> from bayesdp.publish.spec import Mean, Median
         >>> rng = np.random.default_rng(1)
         >>> X = rng.standard_normal((300, 3)); X /= np.linalg.norm(X, axis=1, keepdims=True)
         >>> y = (rng.random(300) < 0.5).astype(float)
@@ -1273,186 +1240,10 @@ def release(source: Any, statistic: Any = "mean", *, epsilon: float, sites: Sequ
         >>> mcmc = bayesdp.PrivateMCMC(bayesdp.ULA("logistic", domain=dom, step_size=1e-3), num_steps=300)
         >>> _ = mcmc.run(X=X, y=y)
         >>> acct = bayesdp.PrivacyAccountant(epsilon=2.0)
-        >>> res = bayesdp.release(mcmc, statistic="median", sites=["w"], epsilon=1.0, accountant=acct)
-        >>> res.names, acct.remaining()["epsilon"]
-        (('w[0] q0.5', 'w[1] q0.5', 'w[2] q0.5'), 1.0)
+        >>> res = bayesdp.release(mcmc, Median(sites=["w"]), epsilon=1.0, accountant=acct)
+        >>> res.names, acct.remaining()["epsilon"], res.extra["method"]["method"]
+        (('w[0] q0.5', 'w[1] q0.5', 'w[2] q0.5'), 1.0, 'coupling')
     """
-    from .analysis import analyze
-    from .publish.pipeline import _sampler_constants, check_level, unconstrained_draws
-    from .publish.release import release_statistic
-    from .publish.sensitivity import best_coupling
-
-    from .publish.release import check_noise
-
-    eps = positive("epsilon", epsilon, "pass a positive epsilon")
-    check_level(level)
-    delta = check_noise(noise, delta)
-    acct = accountant if accountant is not None else ledger
-    if acct is None:
-        raise AssumptionError("no accountant: pass accountant=bayesdp.PrivacyAccountant(epsilon=...) or "
-                              "ledger='ledger.json' (with budget=... to create it)")
-    def build(sampler, analysis):
-        return _statistic(statistic, sampler, analysis, sites, lipschitz, names, q=q, threshold=threshold,
-                          width=width, l2_lipschitz=l2_lipschitz, value_range=range, need_lipschitz=False)
-
-    method, why = resolve_method(method, source, delta, noise, data, eps, build)
-    if method == "path":
-        return _path_release(source, statistic, eps, delta, acct, data=data, sites=sites, lipschitz=lipschitz,
-                             names=names, q=q, threshold=threshold, width=width, value_range=range, level=level,
-                             burn_in=burn_in, budget=budget, seed=seed, num_steps=num_steps, chosen_by=why)
-    if method == "final":
-        return _final_release(source, statistic, eps, delta, acct, data=data, sites=sites, lipschitz=lipschitz,
-                              names=names, q=q, threshold=threshold, width=width, value_range=range, level=level,
-                              budget=budget, seed=seed, chosen_by=why)
-    if method == "sample-aggregate":
-        return _sample_and_aggregate(source, statistic, eps, acct, data=data, sites=sites, lipschitz=lipschitz,
-                                     names=names, q=q, threshold=threshold, width=width, value_range=range,
-                                     noise=noise, delta=delta, level=level, chunks=chunks, burn_in=burn_in,
-                                     budget=budget, seed=seed, num_steps=num_steps)
-    if chunks is not None:
-        raise AssumptionError("chunks applies to method = 'sample-aggregate' only")
-    if isinstance(source, ULA):
-        if data is None:
-            raise AssumptionError("release(kernel, ...) runs an unpublished chain: pass data={...}")
-        source = PrivateMCMC(source, num_steps=2000 if num_steps is None else num_steps, release="path")
-    if isinstance(source, PrivateMCMC) and source._sampler is None:
-        if data is None:
-            raise AssumptionError("the PrivateMCMC has not run: pass data={...} (or run it first)")
-        source.release_kind = "path" if source.release_kind == "final" else source.release_kind
-        source.run(rng_key=seed, **data)
-    if isinstance(source, Plan):
-        if data is None:
-            raise AssumptionError("release(plan, ...) runs an unpublished chain: pass data={...}")
-        mcmc = PrivateMCMC(source, release="path")
-        mcmc.run(**data)
-        source = mcmc
-    if not isinstance(source, PrivateMCMC):
-        raise AssumptionError(f"release needs a PrivateMCMC that has run, or a Plan with data, not "
-                              f"{type(source).__name__}")
-    smp = source.sampler
-    k = source.kernel
-    dom = _domain(k.domain)
-    an = analyze(k.model, data=dict(smp.potential.data), domain=dom, model_kwargs=smp.potential.model_kwargs,
-                 clip_norm=k.clip_norm)
-    c = smp.config
-    consts = _sampler_constants(an.constants.to_dict(), c.sampler, c.step_size, c.batch_size, c.clip_norm)
-    coupling, failed = best_coupling(**{kk: v for kk, v in consts.items() if v is not None})
-    if coupling is None:
-        raise AssumptionError("no coupling bound is proven for this chain's configuration ("
-                              + "; ".join(f"{s}: {w}" for s, w in failed) + "); use a contracting step size")
-    stat = _statistic(statistic, smp, an, sites, lipschitz, names, q=q, threshold=threshold, width=width,
-                      l2_lipschitz=l2_lipschitz, value_range=range)
-    draws = unconstrained_draws(smp)
-    b = 0
-    if source.release_kind != "final":
-        b = draws.shape[1] // 2 if burn_in is None else int(burn_in)
-        if not 0 <= b < draws.shape[1]:
-            raise AssumptionError(f"burn_in = {burn_in} must be in [0, {draws.shape[1]}) (draws per chain)")
-        draws = draws[:, b:, :]
-    flat = draws.reshape(-1, draws.shape[-1]).astype(np.float64)
-    if isinstance(acct, str) and budget is not None:
-        from .budget.ledger import Ledger
-
-        acct = Ledger.open(acct, budget_epsilon=budget)
-    # the kept draws, for the data-independent Monte Carlo bound: a final release keeps step n of each chain
-    design = {"inverse_temperature": c.inverse_temperature, "num_steps": c.num_steps, "burn_in": b,
-              "thinning": c.thinning if source.release_kind == "thinned" else 1, "num_chains": c.num_chains}
-    if source.release_kind == "final":
-        design.update(thinning=c.num_steps, burn_in=0)
-    return release_statistic(flat, stat, eps, acct, coupling=coupling, level=level, noise=noise, delta=delta,
-                             chain=design)
-
-
-
-def _sample_and_aggregate(source, statistic, eps, acct, *, data, sites, lipschitz, names, q, threshold, width,
-                          value_range, noise, delta, level, chunks, burn_in, budget, seed, num_steps=None):
-    """``release(..., method="sample-aggregate")``: the kernel's model, domain, step size and number of steps run
-    one chain per chunk (bayesdp.publish.aggregate)."""
-    from .publish.aggregate import sample_and_aggregate
-
-    kernel, num_steps, _, data = _chain_source(source, data, num_steps)
-    if value_range is None and not (hasattr(statistic, "range") and statistic.range is not None) \
-            and statistic != "probability":
-        raise AssumptionError("range = None: sample-and-aggregate clamps each chunk's estimate to the public range "
-                              "of the released values; pass range=(a, b)")
-    if kernel.sampler != "ula" or kernel.clip_norm is not None or kernel.inverse_temperature != 1.0:
-        raise AssumptionError("sample-and-aggregate runs full-batch ULA at inverse temperature 1 per chunk; use a "
-                              "ULA kernel without clipping")
-    dom, kw, acct, build = _chain_release_setup(kernel, acct, budget, statistic, sites, lipschitz, names, q=q,
-                                                threshold=threshold, width=width, value_range=value_range)
-    res, _ = sample_and_aggregate(kernel.model, data, statistic=build, value_range=value_range, epsilon=eps,
-                                  ledger=acct, domain=dom, delta=delta, noise=noise, chunks=chunks,
-                                  step_size=kernel.step_size, num_steps=num_steps, burn_in=burn_in,
-                                  model_kwargs=kw, level=level, seed=seed)
-    return res
-
-
-def _chain_release_setup(kernel, acct, budget, statistic, sites, lipschitz, names, *, q, threshold, width,
-                         value_range):
-    """(domain, model kwargs with the domain's counts, accountant, statistic builder) of a release that runs its
-    own chains (path, sample-and-aggregate)."""
-    from .analysis import Domain
-    from .analysis.inputs import counts_from_domain
-
-    dom = _domain(kernel.domain)
-    kw = counts_from_domain(kernel.model, dom if isinstance(dom, Domain) else None, dict(kernel.model_kwargs or {}))
-    if isinstance(acct, str) and budget is not None:
-        from .budget.ledger import Ledger
-
-        acct = Ledger.open(acct, budget_epsilon=budget)
-
-    def build(sampler, analysis):
-        return _statistic(statistic, sampler, analysis, sites, lipschitz, names, q=q, threshold=threshold,
-                          width=width, value_range=value_range, need_lipschitz=False)
-
-    return dom, kw, acct, build
-
-
-def _final_release(source, statistic, eps, delta, acct, *, data, sites, lipschitz, names, q, threshold, width,
-                   value_range, level, budget, seed, chosen_by):
-    """``release(..., method="final")``: the chain ``calibrate(mechanism="ula-final")`` plans for the kernel's model
-    and domain; a statistic of its final draw is released (bayesdp.publish.final)."""
-    from .publish.final import release_final_model
-
-    kernel, _, _, data = _chain_source(source, data, None)
-    if kernel.sampler != "ula" or kernel.clip_norm is not None:
-        raise AssumptionError("method = 'final' runs full-batch ULA without clipping; use a ULA kernel")
-    dom, kw, acct, build = _chain_release_setup(kernel, acct, budget, statistic, sites, lipschitz, names, q=q,
-                                                threshold=threshold, width=width, value_range=value_range)
-    return release_final_model(kernel.model, data, domain=dom, statistic=build, epsilon=eps, delta=delta, ledger=acct,
-                               model_kwargs=kw, level=level, seed=seed, chosen_by=chosen_by)
-
-
-def _chain_source(source, data, num_steps):
-    """(kernel, num_steps, num_chains, data) of a path or sample-and-aggregate release."""
-    if isinstance(source, Plan):
-        kernel, n, c = source.kernel(), source.num_steps, source.num_chains
-    elif isinstance(source, PrivateMCMC):
-        kernel, n, c = source.kernel, source.num_steps, source.num_chains
-        if data is None and source._sampler is not None:
-            data = {k: np.asarray(v) for k, v in source._sampler.potential.data.items()}
-    elif isinstance(source, ULA):
-        kernel, n, c = source, None, 1
-    else:
-        raise AssumptionError(f"release needs a PrivateMCMC, a Plan or a kernel (ULA) with data, not "
-                              f"{type(source).__name__}")
-    n = num_steps if num_steps is not None else (n or 2000)
-    if data is None:
-        raise AssumptionError("this release runs its own chain(s) on the records: pass data={...}")
-    return kernel, n, c, data
-
-
-def _path_release(source, statistic, eps, delta, acct, *, data, sites, lipschitz, names, q, threshold, width,
-                  value_range, level, burn_in, budget, seed, num_steps, chosen_by):
-    """``release(..., method="path")``: a full-batch ULA chain at the largest inverse temperature whose path
-    certificate meets (epsilon, delta); its Monte Carlo estimate is released (bayesdp.publish.path)."""
-    from .publish.path import release_path_model
-
-    kernel, n, c, data = _chain_source(source, data, num_steps)
-    if kernel.sampler != "ula" or kernel.clip_norm is not None:
-        raise AssumptionError("method = 'path' runs full-batch ULA without clipping; use a ULA kernel")
-    dom, kw, acct, build = _chain_release_setup(kernel, acct, budget, statistic, sites, lipschitz, names, q=q,
-                                                threshold=threshold, width=width, value_range=value_range)
-    return release_path_model(kernel.model, data, domain=dom, statistic=build, epsilon=eps, delta=delta, ledger=acct,
-                              step_size=kernel.step_size, num_steps=n, num_chains=c, burn_in=burn_in, model_kwargs=kw,
-                              level=level, seed=seed, chosen_by=chosen_by)
+    spec = release_spec(statistic, epsilon=epsilon, delta=delta, method=method)
+    acct = open_accountant(accountant)
+    return execute(_chain_source(source, data), spec, acct, rng_key)

@@ -38,6 +38,11 @@ from dataclasses import replace
 from typing import Any, Callable, Mapping
 
 from .errors import AssumptionError, positive, positive_int, probability_open
+from .publish.methods.coupling import sampler_constants
+from .publish.noise import granularity
+from .publish.noiseplan import sensitivity_routes
+from .publish.sensitivity import best_coupling
+from .publish.statistics import SiteSpec, coordinate_means
 
 __all__ = ["calibrate", "MIXING_EFOLDS"]
 
@@ -320,15 +325,9 @@ def _calibrate_chain(c, mech, delta, target, beta_max, temper, max_steps, chains
 
 
 def _calibrate_release(model, dom, kernel, num_steps, target, delta, an, plan_for, sites):
-    from .publish.noise import granularity
-    from .publish.pipeline import _sampler_constants
-    from .publish.release import sensitivity_routes
-    from .publish.sensitivity import best_coupling
-    from .publish.statistics import SiteSpec, coordinate_means
-
     if kernel.step_size is None or num_steps is None:
         raise AssumptionError("release calibration needs the chain: kernel=ULA(step_size=...) and num_steps=...")
-    consts = _sampler_constants(an.constants.to_dict(), kernel.sampler, kernel.step_size, kernel.batch_size,
+    consts = sampler_constants(an.constants.to_dict(), kernel.sampler, kernel.step_size, kernel.batch_size,
                                 kernel.clip_norm)
     coupling, failed = best_coupling(**{k: v for k, v in consts.items() if v is not None})
     if coupling is None:

@@ -14,6 +14,7 @@ import tempfile
 
 import bayesdp
 from bayesdp.models import logistic
+from bayesdp.publish.spec import Function
 
 
 def main(ledger: str) -> None:
@@ -24,8 +25,9 @@ def main(ledger: str) -> None:
     mcmc = bayesdp.PrivateMCMC(kernel, num_steps=4000, num_chains=2, release="path")
     mcmc.run(**data)                                                # not published: only the release is
     budget = bayesdp.Ledger.open(ledger, budget_epsilon=3.0, dataset="breast cancer (bundled)")
-    r = bayesdp.release(mcmc, lambda s: s["w"][picked], lipschitz=3 ** 0.5, epsilon=1.0, accountant=budget,
-                        names=[f"w[{j}]" for j in picked])             # selecting 3 coordinates: sqrt(3)
+    stat = Function(lambda s: s["w"][picked], lipschitz=3 ** 0.5,    # selecting 3 coordinates: sqrt(3)
+                    names=[f"w[{j}]" for j in picked])
+    r = bayesdp.release(mcmc, stat, epsilon=1.0, accountant=budget)
     print(f"{r.source}: epsilon {r.epsilon:g}, L1 sensitivity {r.sensitivity:.4g}, Laplace scale {r.noise_scale:.4g}")
     for it, j in zip(r.items, picked):
         print(f"  {it.name:<6} ({features[j]:<22}) released {it.value:8.4f}   95% interval "

@@ -10,6 +10,7 @@ import pytest
 import bayesdp
 from bayesdp.errors import AssumptionError, BudgetError
 from bayesdp.models import logistic, robust, softmax
+from bayesdp.publish.spec import Function, Mean, Probability, Quantiles
 
 DOM = bayesdp.Domain(X=bayesdp.norm_bound(1.0), y=bayesdp.values(0, 1))
 SHAPES = {"X": (3,), "y": ()}
@@ -82,7 +83,7 @@ def test_release_charges_the_accountant_and_refuses_over_budget():
     mcmc = bayesdp.PrivateMCMC(bayesdp.ULA(logistic, domain=DOM, step_size=2e-3), num_steps=200,
                                release="path").run(X=X, y=y)
     acct = bayesdp.PrivacyAccountant(epsilon=1.0)
-    res = bayesdp.release(mcmc, statistic="mean", sites=["w"], epsilon=0.6, accountant=acct)
+    res = bayesdp.release(mcmc, Mean(sites=["w"]), epsilon=0.6, accountant=acct)
     assert len(res.values) == 3 and res.names == ("w[0]", "w[1]", "w[2]")
     assert acct.spent()["epsilon_sum"] == pytest.approx(0.6)
     before = list(acct.entries)
@@ -91,7 +92,7 @@ def test_release_charges_the_accountant_and_refuses_over_budget():
     assert acct.entries == before                                 # nothing charged, nothing drawn
     # a callable statistic with its declared Lipschitz constant: mean of w[0] - w[1] (|(1, -1)| = sqrt 2)
     acct2 = bayesdp.PrivacyAccountant(epsilon=1.0)
-    res2 = bayesdp.release(mcmc, statistic=lambda s: s["w"][0] - s["w"][1], lipschitz=math.sqrt(2), epsilon=1.0,
+    res2 = bayesdp.release(mcmc, Function(lambda s: s["w"][0] - s["w"][1], lipschitz=math.sqrt(2)), epsilon=1.0,
                            accountant=acct2)
     assert len(res2.values) == 1 and res2.to_dp_event().__class__.__name__ == "DiscreteLaplaceDpEvent"
 
@@ -103,20 +104,20 @@ def test_release_named_statistics_quantiles_and_probabilities():
     mcmc = bayesdp.PrivateMCMC(bayesdp.ULA(logistic, domain=DOM, step_size=2e-3), num_steps=200,
                                release="path").run(X=X, y=y)
     acct = bayesdp.PrivacyAccountant(epsilon=10.0)
-    mean = bayesdp.release(mcmc, "mean", sites=["w"], epsilon=1.0, accountant=acct)
+    mean = bayesdp.release(mcmc, Mean(sites=["w"]), epsilon=1.0, accountant=acct)
     D = mean.proven_sensitivity / math.sqrt(3)                          # the coupling distance
-    qs = bayesdp.release(mcmc, "quantiles", q=(0.1, 0.9), sites=["w"], epsilon=1.0, accountant=acct)
+    qs = bayesdp.release(mcmc, Quantiles((0.1, 0.9), sites=["w"]), epsilon=1.0, accountant=acct)
     assert qs.names == ("w[0] q0.1", "w[0] q0.9", "w[1] q0.1", "w[1] q0.9", "w[2] q0.1", "w[2] q0.9")
     assert qs.proven_sensitivity == pytest.approx(6 * D, rel=1e-12)
     med = bayesdp.release(mcmc, "median", epsilon=1.0, accountant=acct)
     assert med.proven_sensitivity == pytest.approx(3 * D, rel=1e-12)
-    pr = bayesdp.release(mcmc, "probability", threshold=0.0, width=0.5, epsilon=1.0, accountant=acct)
+    pr = bayesdp.release(mcmc, Probability(0.0, 0.5), epsilon=1.0, accountant=acct)
     assert pr.names[0] == "P(w[0] > 0)" and pr.proven_sensitivity == pytest.approx(math.sqrt(3) / 0.5 * D, rel=1e-12)
-    with pytest.raises(AssumptionError, match="q="):
+    with pytest.raises(AssumptionError, match="Quantiles"):
         bayesdp.release(mcmc, "quantiles", epsilon=1.0, accountant=acct)
-    with pytest.raises(AssumptionError, match="threshold"):
+    with pytest.raises(AssumptionError, match="Probability"):
         bayesdp.release(mcmc, "probability", epsilon=1.0, accountant=acct)
-    with pytest.raises(AssumptionError, match="must be one of"):
+    with pytest.raises(AssumptionError, match="statistic = 'mode' must be"):
         bayesdp.release(mcmc, "mode", epsilon=1.0, accountant=acct)
     assert acct.spent()["epsilon_sum"] == pytest.approx(4.0)            # refusals charged nothing
 

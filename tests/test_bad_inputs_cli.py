@@ -49,10 +49,10 @@ def ws(tmp_path_factory):
     (root / "broken.py").write_text("def model(:\n")
     (root / "stats.py").write_text(
         "import numpy as np\n"
-        "def boom(z):\n    raise RuntimeError('user bug')\n"
-        "def two(z):\n    return z[:, :2]\n"
-        "def inf(z):\n    return np.full(z.shape[0], np.inf)\n"
-        "def first(z):\n    return z[:, 0]\n")
+        "def boom(s):\n    raise RuntimeError('user bug')\n"
+        "def two(s):\n    return s['w'][:2]\n"
+        "def inf(s):\n    return np.inf\n"
+        "def first(s):\n    return s['w'][0]\n")
     (root / "folder").mkdir()
     (root / "existing.nc").write_bytes(b"keep me")
     (root / "afile").write_text("a file, not a folder\n")

@@ -43,7 +43,10 @@ RELEASE: list[str] = [
     "bayesdp.publish", "bayesdp.publish.data", "bayesdp.budget",
     "bayesdp.budget.accountant", "bayesdp.publish.aggregate", "bayesdp.publish.demo", "bayesdp.publish.final",
     "bayesdp.budget.ledger", "bayesdp.publish.noise",
-    "bayesdp.publish.path", "bayesdp.publish.pipeline",
+    "bayesdp.publish.path", "bayesdp.publish.engine", "bayesdp.publish.spec", "bayesdp.publish.result",
+    "bayesdp.publish.noiseplan", "bayesdp.publish.methods", "bayesdp.publish.methods.base",
+    "bayesdp.publish.methods.coupling", "bayesdp.publish.methods.path", "bayesdp.publish.methods.final",
+    "bayesdp.publish.methods.aggregate",
     "bayesdp.publish.release", "bayesdp.publish.sensitivity",
     "bayesdp.publish.statistics",
 ]

@@ -212,16 +212,20 @@ def test_level_refused_before_any_charge(files, tmp_path, capsys):
 
 
 def test_release_statistic_checked_in_the_python_api(files, tmp_path):
+    import bayesdp
     from bayesdp.errors import AssumptionError
-    from bayesdp.publish import pipeline
+    from bayesdp.publish.spec import ChainOptions, ReleaseSpec
     from bayesdp.publish.statistics import function_mean
 
     d = dict(np.load(files / "f32.npz"))
+    kern = bayesdp.ULA(MODELS["logistic"], domain=["X.norm=1", "y.values=0,1"])
     bad = function_mean(lambda z: 1 / 0, 1.0, ["x"], description="divides by zero")
+    ledger = tmp_path / "l.json"
+    bayesdp.Ledger.open(ledger, budget_epsilon=1.0)
+    before = ledger.read_bytes()
     with pytest.raises(AssumptionError, match="statistic 'divides by zero' raised ZeroDivisionError"):
-        pipeline.prepare(MODELS["logistic"], d, domain=["X.norm=1", "y.values=0,1"], statistic=bad, epsilon=0.5,
-                         ledger=str(tmp_path / "l.json"), budget_epsilon=1.0, num_steps=20)
-    assert not (tmp_path / "l.json").exists()
+        bayesdp.release(kern, ReleaseSpec(bad, epsilon=0.5, chain=ChainOptions(num_steps=20)), data=d, accountant=str(ledger))
     with pytest.raises(AssumptionError, match="level"):
-        pipeline.prepare(MODELS["logistic"], d, domain=["X.norm=1", "y.values=0,1"], epsilon=0.5,
-                         ledger=str(tmp_path / "l.json"), budget_epsilon=1.0, num_steps=20, level=math.nan)
+        bayesdp.release(kern, ReleaseSpec("mean", epsilon=0.5, chain=ChainOptions(num_steps=20), level=math.nan), data=d,
+                        accountant=str(ledger))
+    assert ledger.read_bytes() == before

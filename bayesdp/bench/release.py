@@ -75,36 +75,47 @@ def run(args) -> dict:
     """
     import numpy as np
 
+    from dataclasses import replace
+
+    from ..analysis import Domain
     from ..analysis.loading import load_model
-    from ..publish import demo, pipeline
+    from ..analysis.records import validate_records
+    from ..publish import demo
     from ..publish.data import load_breast_cancer, scale_to_unit_ball
+    from ..publish.engine import draw, open_accountant, plan_release
+    from ..publish.methods import registry
+    from ..publish.methods.base import ChainSource
+    from ..publish.spec import ChainOptions, ReleaseSpec
 
     X, y, _ = load_breast_cancer()
-    data = {"X": scale_to_unit_ball(X).astype(np.float32), "y": y.astype(np.float32)}
     model, name = load_model("logistic")
+    kw = {"prior_scale": float(args.prior_scale)}
+    data, _ = validate_records({"X": scale_to_unit_ball(X).astype(np.float32), "y": y.astype(np.float32)}, model, kw)
+    src = ChainSource(model=model, data=data, domain=Domain.parse(list(demo.DOMAIN)), model_kwargs=kw,
+                      model_name=name, kernel={"sampler": "ula"})
     out: dict = {"model": "logistic (demo)", "prior_scale": args.prior_scale, "num_steps": args.num_steps,
                  "num_chains": demo.DEFAULT_NUM_CHAINS, "repeats": args.repeats, "epsilons": list(EPSILONS),
                  "rows": []}
     with tempfile.TemporaryDirectory(prefix="bayesdp-bench-release-") as tmp:
-        draws = None
+        out["chain_s"] = 0.0
         for kind in demo.STATISTICS:
             stat = demo.demo_statistic(kind, X.shape[1])
-            ledger = os.path.join(tmp, f"ledger-{kind}.json")
-            budget = 2.0 * args.repeats * sum(EPSILONS)
+            acct = open_accountant(os.path.join(tmp, f"ledger-{kind}.json"), 2.0 * args.repeats * sum(EPSILONS),
+                                   dataset="bench")
             t0 = time.perf_counter()
-            prep = pipeline.prepare(model, data, domain=list(demo.DOMAIN), statistic=stat, epsilon=max(EPSILONS),
-                                    ledger=ledger, budget_epsilon=budget, dataset="bench", sampler="ula",
-                                    num_steps=args.num_steps, num_chains=demo.DEFAULT_NUM_CHAINS,
-                                    model_kwargs={"prior_scale": float(args.prior_scale)}, model_name=name)
-            if draws is None:  # the same chain for both statistics
-                draws, _, timing = pipeline.run_chain(prep, args.seed)
-                out["chain_s"] = timing["chain_s"]
-            truth = prep.statistic.evaluate(draws)
+            spec = ReleaseSpec(stat, epsilon=max(EPSILONS), method="coupling",
+                               chain=ChainOptions(args.num_steps, demo.DEFAULT_NUM_CHAINS)).check()
+            analysed, plan, _, _ = plan_release(src, spec)
+            t_chain = time.perf_counter()
+            state = registry()["coupling"].prepare(plan, analysed, args.seed)     # the unpublished chain, once
+            out["chain_s"] += time.perf_counter() - t_chain
+            truth = np.asarray(state[0])
             for eps in EPSILONS:
                 errs, covered = [], []
                 t1 = time.perf_counter()
+                plan_e = registry()["coupling"].plan(analysed, replace(spec, epsilon=eps))
                 for _ in range(args.repeats):
-                    r = pipeline.release_draws(prep, draws, epsilon=eps)
+                    r = draw(analysed, plan_e, acct, None, "user", state=state)
                     e = np.asarray(r.values) - truth
                     errs.append(e)
                     covered.append([it.interval[0] <= t <= it.interval[1] for it, t in zip(r.items, truth)])

@@ -45,6 +45,16 @@ import time
 
 import numpy as np
 
+from ..budget.ledger import noise_delta, noise_epsilon
+from ..calibration import calibrate
+from ..publish.aggregate import aggregate_estimate, aggregate_route, choose_chunks
+from ..publish.data import load_breast_cancer, scale_to_unit_ball
+from ..publish.final import predicted_final_error
+from ..publish.noiseplan import plan_noise
+from ..publish.path import path_inverse_temperature, path_num_steps, predicted_path_error
+from ..publish.sensitivity import best_coupling, coupling_route
+from ..publish.statistics import SiteSpec, coordinate_means
+
 __all__ = ["NAME", "HELP", "EPSILONS", "SIZES", "DELTA", "METHODS", "BAYESDP_METHODS", "TARGET_RATIO",
            "add_arguments", "synthetic", "bundled", "posterior_mean", "chain_draws", "dpsgld_inverse_temperature",
            "default_pick", "run", "plot", "format_table"]
@@ -137,7 +147,6 @@ def bundled() -> dict:
         >>> data["X"].shape, data["y"].shape
         ((569, 30), (569,))
     """
-    from ..publish.data import load_breast_cancer, scale_to_unit_ball
 
     X, y, _ = load_breast_cancer()
     return {"X": scale_to_unit_ball(X).astype(np.float32), "y": y.astype(np.float32)}
@@ -282,8 +291,9 @@ def dpsgld_inverse_temperature(epsilon: float, delta: float, step_size: float, n
 def default_pick(constants: dict, dim: int, statistic, epsilon: float, delta: float, expected: dict
                  ) -> tuple[str, str]:
     """What ``bayesdp release`` / ``bayesdp.release`` (with a kernel) do by default for a posterior mean at
-    (epsilon, delta), from public quantities only: ``method="auto"`` (:func:`bayesdp.publish.path.auto_method`)
-    and, for a coupling release, ``noise="auto"`` (the smaller expected squared error from the sensitivities).
+    (epsilon, delta), from public quantities only: ``method="auto"`` of the release engine (the smallest predicted
+    error among coupling, path and last draw, in that order on ties: :func:`bayesdp.publish.engine.choose`) and, for
+    a coupling release, ``noise="auto"`` (the smaller expected squared error from the sensitivities).
 
     Args:
         constants: the analysis constants (``analyze(...).constants.to_dict()``).
@@ -302,17 +312,18 @@ def default_pick(constants: dict, dim: int, statistic, epsilon: float, delta: fl
         >>> consts = {"total_smoothness": 126.0, "total_strong_convexity": 1.0, "grad_diff": 2.0}
         >>> default_pick(consts, 5, coordinate_means([SiteSpec("w", 5)]), 1.0, 0.0,
         ...              {"coupling+laplace": 1.0, "coupling+gaussian": 0.5})
-        ('coupling+laplace', 'auto: delta = 0 (pure epsilon-DP: the coupling release with Laplace noise)')
+        ('coupling+laplace', 'auto: delta = 0 (pure epsilon-DP: only the coupling release applies)')
     """
-    from ..publish.path import auto_method
-
-    method, why = auto_method(constants, dim, statistic, epsilon, delta)
-    if method in ("path", "final"):
-        return method, why
     lap, gau = expected.get("coupling+laplace"), expected.get("coupling+gaussian")
-    if delta > 0 and gau is not None and gau < lap:
-        return "coupling+gaussian", why
-    return "coupling+laplace", why
+    coupling = "coupling+gaussian" if delta > 0 and gau is not None and gau < lap else "coupling+laplace"
+    if delta <= 0:
+        return coupling, "auto: delta = 0 (pure epsilon-DP: only the coupling release applies)"
+    k, l2 = statistic.num_coords, statistic.l2
+    preds = [(coupling, expected[coupling]), ("path", predicted_path_error(constants, dim, epsilon, delta, k, l2)),
+             ("final", predicted_final_error(constants, dim, epsilon, delta, k, l2))]
+    best = min(((m, e) for m, e in preds if e is not None), key=lambda me: me[1])
+    return best[0], ("auto: the smallest predicted squared error (" +
+                     ", ".join(f"{m} {e:.3g}" for m, e in preds if e is not None) + ")")
 
 
 # ---------------------------------------------------------------------------
@@ -323,11 +334,6 @@ def _setting(name: str, data: dict, prior_scale: float, epsilons, args, repeats:
              seed: int) -> list[dict]:
     from ..analysis import Domain, analyze
     from ..models import logistic
-    from ..publish.aggregate import aggregate_estimate, aggregate_route, choose_chunks
-    from ..publish.release import plan_noise
-    from ..publish.sensitivity import best_coupling, coupling_route
-    from ..publish.statistics import SiteSpec, coordinate_means
-    from ..calibration import calibrate
     from ..samplers import ModelPotential
 
     t0 = time.perf_counter()
@@ -386,9 +392,8 @@ def _setting(name: str, data: dict, prior_scale: float, epsilons, args, repeats:
         row["mse"]["posterior-sample"] = sq_err(post)
         row["details"]["posterior-sample"] = {"inverse_temperature": beta_post, "certified_epsilon": plan.epsilon}
         # bayesdp's path release (simulated): the temperature from bayesdp's own path certificate
-        from ..budget.ledger import noise_delta, noise_epsilon
 
-        # bayesdp's last-draw release (simulated as release_final_model runs it: the ula-final plan's chain)
+        # bayesdp's last-draw release (simulated as the engine's last-draw method runs it: the ula-final plan's chain)
         fplan = calibrate(logistic, domain=dom, data_size=m, record_shapes={"X": (d,), "y": ()},
                           epsilon=noise_epsilon(eps), delta=noise_delta(DELTA), mechanism="ula-final", model_kwargs=kw)
         fin = chain_draws(data, prior_scale, fplan.step_size, fplan.num_steps, fplan.inverse_temperature, repeats,
@@ -397,7 +402,6 @@ def _setting(name: str, data: dict, prior_scale: float, epsilons, args, repeats:
         row["details"]["final"] = {"inverse_temperature": float(fplan.inverse_temperature),
                                    "step_size": float(fplan.step_size), "num_steps": int(fplan.num_steps),
                                    "certified_epsilon": fplan.epsilon, "source": fplan.source}
-        from ..publish.path import path_inverse_temperature, path_num_steps
 
         n_path = path_num_steps(consts, d, step)
         beta_b, cert_b = path_inverse_temperature(noise_epsilon(eps), noise_delta(DELTA), grad_diff, step, n_path)

@@ -1,19 +1,31 @@
 """``bayesdp release MODEL --data FILE --domain ... --stat mean --epsilon E --ledger FILE [--budget B] [--json]``.
 
-Certify -> sample -> release (bayesdp/publish/pipeline.py): the chain runs in memory and is never
-published; the released numbers are Monte Carlo averages of a Lipschitz statistic plus secure
-discretised Laplace noise calibrated to the coupling sensitivity (004 Proposition 3.7 with
-delta~ = 0, docs/release.md), or to user-certified 004 Proposition 3.10 constants.  The ledger is
-checked before the chain runs and charged before the noise is drawn.  Every refusal is one line on
-stderr, exit status 2, nothing drawn and the ledger unchanged.
+The flags become the same kernel (``bayesdp.ULA`` / ``bayesdp.SGLD``) and :class:`~bayesdp.publish.spec.ReleaseSpec`
+that Python builds, and :func:`bayesdp.release` runs them through the one release engine
+(:mod:`bayesdp.publish.engine`): CLI and Python choose the same method with the same settings.  Every check of the
+flags runs before anything is read; the ledger is checked before any chain runs and charged before any
+randomness of the release is drawn.  Every refusal is one line on stderr, exit status 2, nothing drawn and the
+ledger unchanged.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
+import time
 
+from .. import api
 from ..cli import ARG_TYPES, emit_json
+from ..errors import AssumptionError
+from ..publish.aggregate import check_chunks
+from ..publish.engine import open_accountant
+from ..publish.spec import (ChainOptions, Coupling, Function, Mean, Median, Probability, Quantiles, ReleaseSpec,
+                            SampleAggregate)
+from ..publish.statistics import check_range
+from ..resources import check_state_file
+from . import _common as c
+from ._common import apply_plan, model_kwargs
 from .sample import add_model_data_arguments
 
 
@@ -27,8 +39,9 @@ def add_parser(sub) -> None:
     p.add_argument("--stat", default="mean", metavar="mean|median|quantiles|probability|FILE.py:FUNC",
                    help="'mean': posterior mean of every coordinate (or of --coords); 'median', 'quantiles' (with "
                         "--q) or 'probability' (P(theta > --threshold), smoothed by a ramp of --width) of every "
-                        "real-support coordinate; or a user function of the unconstrained draws (n, dim) -> (n, k) "
-                        "with --lipschitz")
+                        "real-support coordinate; or a user function f(samples) -> values of ONE draw's samples "
+                        "dict in the constrained space (as in Python: bayesdp.Function), with --lipschitz for the "
+                        "coupling method")
     p.add_argument("--q", metavar="Q1,Q2,...", help="with --stat quantiles: levels in (0, 1), e.g. 0.05,0.5,0.95")
     p.add_argument("--threshold", type=ARG_TYPES[float], help="with --stat probability: the threshold t")
     p.add_argument("--width", type=ARG_TYPES[float],
@@ -80,8 +93,8 @@ def add_parser(sub) -> None:
     p.add_argument("--step-size", type=ARG_TYPES[float],
                    help="step size gamma (default 1/total_smoothness from the domain's constants)")
     p.add_argument("--num-steps", type=ARG_TYPES[int], default=None,
-                   help="number of steps n (default 2000; --method path: ten relaxation times of the curvature "
-                        "proxy, docs/release.md §8.2)")
+                   help="number of steps n (default: the method's rule, the same as in Python: coupling and "
+                        "sample-aggregate 2000; path ten relaxation times of the curvature proxy, docs/release.md §8.2)")
     p.add_argument("--burn-in", type=ARG_TYPES[int], help="kept draws dropped per chain (default: half)")
     p.add_argument("--thinning", type=ARG_TYPES[int], default=1, help="keep every k-th draw")
     p.add_argument("--num-chains", type=ARG_TYPES[int], default=1, help="chains averaged together")
@@ -93,14 +106,15 @@ def add_parser(sub) -> None:
     p.add_argument("--model-arg", action="append", default=[], metavar="NAME=VALUE",
                    help="other numeric model hyperparameter, e.g. num_classes=3 (repeat)")
     p.add_argument("--seed", type=ARG_TYPES[int],
-                   help="PRNG seed of the (unpublished) chain; default: OS CSPRNG keys. Never recorded; the privacy "
-                        "noise is never seeded")
+                   help="PRNG seed of the chain(s) run here; default: OS CSPRNG keys. Never recorded. Added noise "
+                        "(coupling, sample-aggregate) always comes from the OS CSPRNG; for path and final releases the "
+                        "chain's steps ARE the privacy noise: a seed makes the release reproducible and NOT private, "
+                        "and the output says so (\"private\": false)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
 
 def _concentration(args):
-    from ..errors import AssumptionError
 
     given = [args.concentration, args.concentration_delta, args.posterior_sensitivity]
     if all(v is None for v in given):
@@ -112,11 +126,50 @@ def _concentration(args):
             "posterior_sensitivity": args.posterior_sensitivity}
 
 
-def _statistic(args):
-    from ..errors import AssumptionError
-    from ..publish.pipeline import coordinate_subset_means, load_user_statistic, site_specs
+def _user_statistic(spec: str, lipschitz: float | None, names, l2_lipschitz: float | None, need: bool):
+    """``path/to/file.py:function`` as a :class:`~bayesdp.publish.spec.Function` of one draw's samples dict (the
+    constrained space, as in Python).
 
-    from ..publish.statistics import coordinate_quantiles, exceedance_probabilities, quantile_levels
+    Args:
+        spec: ``path/to/file.py:function``.
+        lipschitz: the declared Euclidean -> L1 constant.
+        names: one name per output value (default: the function's name).
+        l2_lipschitz: the declared Euclidean -> Euclidean constant.
+        need: refuse a function without ``lipschitz`` (the coupling method needs it).
+
+    Returns:
+        The statistic object.
+
+    Raises:
+        AssumptionError: a malformed spec, a missing file or function, a file that fails to import, or no
+            declared constant where one is needed.
+    """
+
+    if ":" not in spec or not spec.rsplit(":", 1)[0].endswith(".py"):
+        raise AssumptionError(f"--stat {spec!r} is not mean, median, quantiles, probability nor path/to/file.py:function")
+    if lipschitz is None and need:
+        raise AssumptionError(f"--stat {spec}: statistic has no declared Lipschitz constant; pass --lipschitz L "
+                              "(|f(s) - f(s')|_1 <= L |s - s'|_2 over the samples), or use --method path, final or "
+                              "sample-aggregate")
+    path, func = spec.rsplit(":", 1)
+    if not os.path.isfile(path):
+        raise AssumptionError(f"--stat {spec}: file {path} does not exist; pass path/to/file.py:function")
+    try:
+        s = importlib.util.spec_from_file_location("bayesdp_user_statistic_" + str(abs(hash(os.path.abspath(path)))),
+                                                   path)
+        mod = importlib.util.module_from_spec(s)
+        s.loader.exec_module(mod)
+    except Exception as exc:  # noqa: BLE001 - the user's file, reported in one line
+        raise AssumptionError(f"--stat {spec}: the file failed to import ({type(exc).__name__}); fix it") from None
+    fn = getattr(mod, func, None)
+    if not callable(fn):
+        raise AssumptionError(f"--stat {spec}: no function {func!r} in {path}")
+    return Function(fn, lipschitz=lipschitz, names=tuple(names) if names else (func,), l2_lipschitz=l2_lipschitz,
+                    description=func)
+
+
+def _statistic(args):
+    """The statistic object of the flags (the same classes as Python's)."""
 
     named = args.stat in ("mean", "median", "quantiles", "probability")
     if (args.q is not None) != (args.stat == "quantiles"):
@@ -129,37 +182,69 @@ def _statistic(args):
                                           or args.l2_lipschitz is not None):
         raise AssumptionError(f"--lipschitz / --l2-lipschitz / --stat-names / --coords do not apply to --stat "
                               f"{args.stat} (its constants are derived; it covers every real-support coordinate)")
-    if args.stat in ("median", "quantiles"):
+    if args.stat == "median":
+        return Median()
+    if args.stat == "quantiles":
         try:
-            levels = [0.5] if args.stat == "median" else [float(x) for x in args.q.split(",") if x.strip()]
+            levels = [float(x) for x in args.q.split(",") if x.strip()]
         except ValueError:
             raise AssumptionError(f"--q {args.q!r} must be comma-separated numbers in (0, 1), e.g. "
                                   "0.05,0.5,0.95") from None
-        levels = quantile_levels(levels)
-        return lambda smp, an: coordinate_quantiles(site_specs(smp, an), levels)
+        return Quantiles(levels)
     if args.stat == "probability":
-        c_positive = args.width is not None and args.width > 0 and math.isfinite(args.threshold)
-        if not c_positive:
+        if not (args.width > 0 and math.isfinite(args.threshold)):
             raise AssumptionError(f"--width {args.width:g} must be > 0 and --threshold finite; pass e.g. --width 0.1")
-        return lambda smp, an: exceedance_probabilities(site_specs(smp, an), args.threshold, args.width)
+        return Probability(args.threshold, args.width)
     if args.stat == "mean":
         if args.lipschitz is not None or args.stat_names or args.l2_lipschitz is not None:
             raise AssumptionError("--lipschitz / --l2-lipschitz / --stat-names apply to a user statistic (--stat "
                                   "FILE.py:FUNC), not to --stat mean (its constants are derived)")
         if args.coords:
-            return lambda smp, an: coordinate_subset_means(site_specs(smp, an), args.coords.split(","))
-        return "mean"
+            coords = [c.strip() for c in args.coords.split(",") if c.strip()]
+            if not coords:
+                raise AssumptionError("--coords is empty; name the coordinates, e.g. --coords w[0],w[3]")
+            if len(set(coords)) != len(coords):
+                raise AssumptionError(f"--coords {','.join(coords)} lists a coordinate twice; list each once")
+            return Mean(coords=coords)
+        return Mean()
     if args.coords:
         raise AssumptionError("--coords applies to --stat mean only")
     names = [n.strip() for n in args.stat_names.split(",")] if args.stat_names else None
-    return load_user_statistic(args.stat, args.lipschitz, names, args.l2_lipschitz,
-                               require_lipschitz=args.method != "sample-aggregate")
+    return _user_statistic(args.stat, args.lipschitz, names, args.l2_lipschitz, need=args.method == "coupling" or args.max_delta is not None
+                           or args.concentration is not None)
+
+
+def build_spec(args, plan=None):
+    """The :class:`~bayesdp.publish.spec.ReleaseSpec` of the flags, checked (nothing read or run yet).  With a plan
+    its steps and chains come from the plan (as ``bayesdp.release(plan, ...)``).
+
+    Args:
+        args: the parsed flags.
+        plan: the ``--plan``, or None.
+
+    Returns:
+        The checked spec.
+
+    Raises:
+        AssumptionError: a bad flag (one line).
+    """
+
+    conc = _concentration(args)
+    if args.method == "sample-aggregate":
+        method = SampleAggregate(chunks=args.chunks, partition=args.partition)
+    elif args.method == "coupling" or (args.method == "auto" and (conc is not None or args.max_delta is not None)):
+        method = Coupling(max_delta=args.max_delta, concentration=conc)     # route options: a coupling release
+    else:
+        method = args.method
+    chain = ChainOptions(num_steps=None if plan is not None else args.num_steps,
+                         num_chains=None if plan is not None or args.num_chains == 1 else args.num_chains,
+                         burn_in=args.burn_in, thinning=args.thinning)
+    return ReleaseSpec(_statistic(args), epsilon=args.epsilon, delta=args.noise_delta, noise=args.noise,
+                       method=method, range=value_range(args.range), level=args.level, chain=chain).check()
 
 
 def value_range(pair, flag: str = "--range") -> tuple[float, float] | None:
     """``[A, B]`` as a checked range (one line naming ``flag`` otherwise)."""
-    from ..errors import AssumptionError
-    from ..publish.statistics import check_range
 
     if pair is None:
         return None
@@ -208,12 +293,46 @@ def format_release(out: dict) -> str:
     return "\n".join(lines)
 
 
+def format_final(out: dict) -> str:
+    """The readable form of a ``--method final`` release."""
+    f = out["final"]
+    lines = [f"released (epsilon = {out['epsilon']:g}, delta = {out['delta']:g}; {out['source']})",
+             f"method: final ({out['method']['chosen_by']}): ULA, step size {f['step_size']:.6g}, 1 chain x "
+             f"{f['num_steps']} steps, inverse temperature {f['inverse_temperature']:.6g} (planned by bayesdp "
+             f"calibrate --mechanism ula-final; the final draw is {f['gdp_mu']:.4g}-GDP); no noise added", ""]
+    w = max(len(it["name"]) for it in out["items"])
+    lines.append(f"  {'name':<{w}}  {'value':>12}")
+    for it in out["items"]:
+        lines.append(f"  {it['name']:<{w}}  {it['value']:>12.6g}")
+    rb = out["remaining_budget"]
+    lines += ["", f"ledger {out['ledger']}: remaining epsilon {rb['epsilon']:.6g}, delta {rb['delta']:.3g}",
+              "the chain was not published (only the values above, a statistic of its final draw)",
+              f"chain keys: {f['chain_keys']}"]
+    return "\n".join(lines)
+
+
+def format_path(out: dict) -> str:
+    p = out["path"]
+    lines = [f"released (epsilon = {out['epsilon']:g}, delta = {out['delta']:g}; {out['source']})",
+             f"method: path ({out['method']['chosen_by']}): ULA, step size {p['step_size']:.6g}, {p['num_chains']} "
+             f"chain(s) x {p['num_steps']} steps, burn-in {p['burn_in']}, inverse temperature "
+             f"{p['inverse_temperature']:.6g} (the largest whose path is {p['gdp_mu']:.4g}-GDP); no noise added", ""]
+    w = max(len(it["name"]) for it in out["items"])
+    lines.append(f"  {'name':<{w}}  {'value':>12}  Monte Carlo interval ({out['items'][0]['level']:.0%}, chain's "
+                 "expectation)")
+    for it in out["items"]:
+        iv = it["interval"]
+        lines.append(f"  {it['name']:<{w}}  {it['value']:>12.6g}  " +
+                     ("n/a" if iv is None else f"[{iv[0]:.6g}, {iv[1]:.6g}]"))
+    rb = out["remaining_budget"]
+    lines += ["", f"ledger {out['ledger']}: remaining epsilon {rb['epsilon']:.6g}, delta {rb['delta']:.3g}",
+              "the chain was not published (only the values above)", f"chain keys: {p['chain_keys']}"]
+    return "\n".join(lines)
+
+
 def _check_options(args) -> None:
     """Every option, the ledger path and the statistic's file, before anything is read or run: a bad
     argument must never cost budget (issue #13: --level 1.5 was checked after the noise was drawn)."""
-    from ..errors import AssumptionError
-    from ..resources import check_state_file
-    from . import _common as c
 
     c.positive_opt(args, "epsilon", "pass a positive epsilon")
     c.open_unit_opt(args, "level", "0.95")
@@ -271,15 +390,16 @@ def _check_options(args) -> None:
                           ("batch_size", args.batch_size is not None), ("max_delta", args.max_delta is not None),
                           ("inverse_temperature", args.inverse_temperature != 1.0), ("sampler", args.sampler != "ula"),
                           ("noise", args.noise != "auto"), ("step_size", args.step_size is not None),
-                          ("num_steps", getattr(args, "steps_given", False)), ("burn_in", args.burn_in is not None),
+                          ("num_steps", args.num_steps is not None), ("burn_in", args.burn_in is not None),
                           ("thinning", args.thinning != 1), ("num_chains", args.num_chains != 1)):
             if bad:
                 raise AssumptionError(f"{c._flag(dest)} does not apply to --method final (one full-batch ULA chain "
                                       "planned by bayesdp calibrate --mechanism ula-final; no noise is added); drop it")
-    if args.burn_in is not None and args.burn_in >= args.num_steps // args.thinning:
-        raise AssumptionError(f"--burn-in {args.burn_in} must be < the {args.num_steps // args.thinning} draws kept "
+    steps = args.num_steps if args.num_steps is not None else 2000
+    if args.burn_in is not None and args.num_steps is not None and args.burn_in >= steps // args.thinning:
+        raise AssumptionError(f"--burn-in {args.burn_in} must be < the {steps // args.thinning} draws kept "
                               "per chain (--num-steps / --thinning); lower --burn-in")
-    if args.thinning > 1 and args.num_steps % args.thinning:
+    if args.thinning > 1 and steps % args.thinning:
         raise AssumptionError(f"--thinning {args.thinning} does not divide --num-steps {args.num_steps}; pick "
                               "--num-steps a multiple of --thinning")
     if not args.domain:
@@ -289,206 +409,64 @@ def _check_options(args) -> None:
 
 
 def run(args) -> int:
-    from ..errors import AssumptionError
-    from ._common import apply_plan, model_kwargs
 
-    apply_plan(args)         # --plan: the chain whose mean is released is the plan's (model, domain, settings)
+    plan = apply_plan(args)    # --plan: the plan's model, domain and settings, as release(plan, ...) in Python
     if not args.model:
         raise AssumptionError("MODEL is required (or --plan PLAN.json)")
-    path_steps = args.num_steps             # None: the path release picks its own
-    args.steps_given = args.num_steps is not None
-    if args.num_steps is None:
-        args.num_steps = 2000
     _check_options(args)
+    spec = build_spec(args, plan)
     kw = model_kwargs(args)
-    conc = _concentration(args)
-    if args.method == "auto" and (not args.noise_delta or args.noise != "auto" or conc is not None
-                                  or args.sampler != "ula" or args.clip_norm is not None
-                                  or args.inverse_temperature != 1.0 or args.max_delta is not None):
-        args.method, args.method_why = "coupling", "auto: the options ask for a coupling release"
-    if args.method != "auto":
-        stat = _statistic(args)
     from .certify import prepare_jax
 
     prepare_jax()
     from ..analysis.loading import load_data, load_model
     from ..analysis.records import validate_records
-    from ..publish import pipeline
 
     model, name = load_model(args.model)
     data, m = validate_records(load_data(args.data, args.x_columns, args.y_column))
-    from ..analysis import Domain
-    from ..analysis.inputs import counts_from_domain
-
-    kw = counts_from_domain(model, Domain.parse(args.domain), kw)   # e.g. num_classes from y.values (public)
     if args.batch_size is not None and args.batch_size > m:
-        from ..errors import AssumptionError
-
         raise AssumptionError(f"--batch-size {args.batch_size} exceeds the {m} records; batches are drawn without "
                               f"replacement: pass 1 <= --batch-size <= {m}")
-    if args.method == "auto":
-        from ..analysis import analyze
-        from ..publish.aggregate import _SitesOnly
-        from ..publish.path import auto_method
-        from ..publish.pipeline import coordinate_means, site_specs
-        from ..publish.statistics import Statistic
-        from ..samplers import ModelPotential
-
-        args.method = "path"            # the statistic of a path release needs no Lipschitz constant
-        stat = _statistic(args)
-        an = analyze(model, data=data, domain=Domain.parse(args.domain), model_kwargs=kw, model_name=name)
-        pot = ModelPotential(model, data, kw)
-        st = (stat if isinstance(stat, Statistic) else coordinate_means(site_specs(_SitesOnly(pot), an))
-              if stat == "mean" else stat(_SitesOnly(pot), an)).with_range(value_range(args.range))
-        pinned = (args.step_size is not None or args.steps_given or args.burn_in is not None or args.thinning != 1
-                  or args.num_chains != 1)      # the chain is the user's: the last-draw release plans its own
-        args.method, args.method_why = auto_method(an.constants.to_dict(), pot.dim, st, args.epsilon,
-                                                   args.noise_delta, args.noise, step_size=args.step_size,
-                                                   allow_final=not pinned)
-        stat = _statistic(args)
-    if args.method == "sample-aggregate":
-        return _run_aggregate(args, model, name, data, m, kw, stat)
-    if args.method == "path":
-        args.num_steps = path_steps
-        return _run_path(args, model, name, data, kw, stat)
-    if args.method == "final":
-        return _run_final(args, model, name, data, kw, stat)
-    res = pipeline.run(model, data, domain=args.domain, statistic=stat, epsilon=args.epsilon, ledger=args.ledger,
-                       budget_epsilon=args.budget, budget_delta=args.budget_delta,
-                       dataset=args.dataset or os.path.basename(args.data), sampler=args.sampler,
-                       step_size=args.step_size, num_steps=args.num_steps, burn_in=args.burn_in,
-                       batch_size=args.batch_size, inverse_temperature=args.inverse_temperature,
-                       clip_norm=args.clip_norm, num_chains=args.num_chains, thinning=args.thinning,
-                       model_kwargs=kw, model_name=name, concentration=conc, max_delta=args.max_delta,
-                       level=args.level, seed=args.seed, noise=args.noise, noise_delta=args.noise_delta,
-                       value_range=value_range(args.range))
-    out = res.to_dict()
-    out["method"] = {"method": "coupling", "chosen_by": getattr(args, "method_why", "user")}
-    if args.json:
-        emit_json(out)
-    else:
-        print(format_release(out))
-    return 0
-
-
-def _run_path(args, model, name, data, kw, stat) -> int:
-    """``--method path``: the chain at the inverse temperature the budget allows; reserved before it runs."""
-    import time
-
-    from ..publish.path import release_path_model
-
-    t0 = time.perf_counter()
-    res = release_path_model(model, data, domain=args.domain, statistic=stat, epsilon=args.epsilon,
-                             delta=args.noise_delta, ledger=args.ledger, step_size=args.step_size,
-                             num_steps=args.num_steps, num_chains=args.num_chains, burn_in=args.burn_in,
-                             model_kwargs=kw, value_range=value_range(args.range), level=args.level, seed=args.seed,
-                             budget_epsilon=args.budget, budget_delta=args.budget_delta,
-                             dataset=args.dataset or os.path.basename(args.data),
-                             chosen_by=getattr(args, "method_why", "user"), model_name=name)
-    out = res.to_dict()
-    out["method"] = {"method": "path", "chosen_by": getattr(args, "method_why", "user")}
-    desc = res.items and (f"{len(res.items)} value(s)")
-    out["statistic"] = {"description": f"statistic of the private path ({desc})", "lipschitz": None,
-                        "lipschitz_source": "no Lipschitz constant: the whole path is private (docs/release.md §8)"}
-    out["timing"] = {"total_s": time.perf_counter() - t0}
-    if args.json:
-        emit_json(out)
-    else:
-        print(format_path(out))
-    return 0
-
-
-def _run_final(args, model, name, data, kw, stat) -> int:
-    """``--method final``: the chain bayesdp calibrate plans for the final draw; reserved before it runs."""
-    import time
-
-    from ..publish.final import release_final_model
-
-    t0 = time.perf_counter()
-    res = release_final_model(model, data, domain=args.domain, statistic=stat, epsilon=args.epsilon,
-                              delta=args.noise_delta, ledger=args.ledger, model_kwargs=kw,
-                              value_range=value_range(args.range), level=args.level, seed=args.seed,
-                              budget_epsilon=args.budget, budget_delta=args.budget_delta,
-                              dataset=args.dataset or os.path.basename(args.data),
-                              chosen_by=getattr(args, "method_why", "user"), model_name=name)
-    out = res.to_dict()
-    out["method"] = {"method": "final", "chosen_by": getattr(args, "method_why", "user")}
-    out["statistic"] = {"description": f"statistic of the final draw of a private chain ({len(res.items)} value(s))",
-                        "lipschitz": None,
-                        "lipschitz_source": "no Lipschitz constant: the final draw is private (docs/release.md §10)"}
-    out["timing"] = {"total_s": time.perf_counter() - t0}
-    if args.json:
-        emit_json(out)
-    else:
-        print(format_final(out))
-    return 0
-
-
-def format_final(out: dict) -> str:
-    """The readable form of a ``--method final`` release."""
-    f = out["final"]
-    lines = [f"released (epsilon = {out['epsilon']:g}, delta = {out['delta']:g}; {out['source']})",
-             f"method: final ({out['method']['chosen_by']}): ULA, step size {f['step_size']:.6g}, 1 chain x "
-             f"{f['num_steps']} steps, inverse temperature {f['inverse_temperature']:.6g} (planned by bayesdp "
-             f"calibrate --mechanism ula-final; the final draw is {f['gdp_mu']:.4g}-GDP); no noise added", ""]
-    w = max(len(it["name"]) for it in out["items"])
-    lines.append(f"  {'name':<{w}}  {'value':>12}")
-    for it in out["items"]:
-        lines.append(f"  {it['name']:<{w}}  {it['value']:>12.6g}")
-    rb = out["remaining_budget"]
-    lines += ["", f"ledger {out['ledger']}: remaining epsilon {rb['epsilon']:.6g}, delta {rb['delta']:.3g}",
-              "the chain was not published (only the values above, a statistic of its final draw)",
-              f"chain keys: {f['chain_keys']}"]
-    return "\n".join(lines)
-
-
-def format_path(out: dict) -> str:
-    p = out["path"]
-    lines = [f"released (epsilon = {out['epsilon']:g}, delta = {out['delta']:g}; {out['source']})",
-             f"method: path ({out['method']['chosen_by']}): ULA, step size {p['step_size']:.6g}, {p['num_chains']} "
-             f"chain(s) x {p['num_steps']} steps, burn-in {p['burn_in']}, inverse temperature "
-             f"{p['inverse_temperature']:.6g} (the largest whose path is {p['gdp_mu']:.4g}-GDP); no noise added", ""]
-    w = max(len(it["name"]) for it in out["items"])
-    lines.append(f"  {'name':<{w}}  {'value':>12}  Monte Carlo interval ({out['items'][0]['level']:.0%}, chain's "
-                 "expectation)")
-    for it in out["items"]:
-        iv = it["interval"]
-        lines.append(f"  {it['name']:<{w}}  {it['value']:>12.6g}  " +
-                     ("n/a" if iv is None else f"[{iv[0]:.6g}, {iv[1]:.6g}]"))
-    rb = out["remaining_budget"]
-    lines += ["", f"ledger {out['ledger']}: remaining epsilon {rb['epsilon']:.6g}, delta {rb['delta']:.3g}",
-              "the chain was not published (only the values above)", f"chain keys: {p['chain_keys']}"]
-    return "\n".join(lines)
-
-
-def _run_aggregate(args, model, name, data, m, kw, stat) -> int:
-    """``--method sample-aggregate``: checks (chunks against the records, the ledger) before any chain runs."""
-    import time
-
-    from ..publish.aggregate import aggregate_info, check_chunks, sample_and_aggregate
-
     if args.chunks is not None:
         check_chunks(args.chunks, m, "--chunks")
+    source = kernel_of(args, model, kw) if plan is None else plan
+    acct = open_accountant(args.ledger, args.budget, args.budget_delta, args.dataset or os.path.basename(args.data))
     t0 = time.perf_counter()
-    res, agg = sample_and_aggregate(
-        model, data, statistic=stat, value_range=value_range(args.range), epsilon=args.epsilon, ledger=args.ledger,
-        domain=args.domain, delta=args.noise_delta, noise=args.noise, chunks=args.chunks, step_size=args.step_size,
-        num_steps=args.num_steps, burn_in=args.burn_in, model_kwargs=kw, budget_epsilon=args.budget,
-        budget_delta=args.budget_delta, dataset=args.dataset or os.path.basename(args.data), level=args.level,
-        seed=args.seed, partition_rule=args.partition, model_name=name)
+    res = api.release(source, spec, data=data, accountant=acct, rng_key=args.seed)
     out = res.to_dict()
-    out["sample_and_aggregate"] = aggregate_info(agg)
-    a, b = res.postprocessing["clamp"]
-    out["statistic"] = {"description": f"{res.items[0].name if len(res.items) == 1 else 'the statistic'} on each of "
-                                       f"{agg.chunks} chunks' posteriors, clamped to [{a:g}, {b:g}], averaged",
-                        "lipschitz": None,
-                        "lipschitz_source": "no Lipschitz constant: the window is (b - a)/k per coordinate "
-                                            "(docs/release.md §7)"}
-    out["timing"] = {"total_s": time.perf_counter() - t0, **agg.timing}
+    out["timing"] = {"total_s": time.perf_counter() - t0}
     if args.json:
         emit_json(out)
+        return 0
+    method = out["method"]["method"]
+    if method == "path":
+        print(format_path(out))
+    elif method == "final":
+        print(format_final(out))
     else:
         print(format_release(out))
-        print(f"sample-and-aggregate: {agg.chunks} chunks of {agg.chunk_size} records ({agg.rule}); the chunk "
-              "draws were not published")
+        if method == "sample-aggregate":
+            agg = out["sample_and_aggregate"]
+            print(f"sample-and-aggregate: {agg['chunks']} chunks of {agg['chunk_size']} records ({agg['chunks_rule']});"
+                  " the chunk draws were not published")
     return 0
+
+
+def kernel_of(args, model, model_kwargs):
+    """The kernel the flags describe (``bayesdp.ULA`` / ``bayesdp.SGLD`` with the model and the domain).
+
+    Args:
+        args: the parsed flags.
+        model: the model function.
+        model_kwargs: its hyperparameters.
+
+    Returns:
+        The kernel.
+    """
+    common = dict(model=model, step_size=args.step_size, inverse_temperature=args.inverse_temperature,
+                  clip_norm=args.clip_norm, domain=list(args.domain), model_kwargs=model_kwargs)
+    if args.sampler == "sgld":
+        return api.SGLD(**common, batch_size=args.batch_size)
+    return api.ULA(**common)
+
+

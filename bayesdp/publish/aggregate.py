@@ -23,17 +23,19 @@ from __future__ import annotations
 import math
 import random
 import time
-from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
 from ..errors import AssumptionError, positive, positive_int, require
+from ..exact import round_up
+from .noise import zcdp_rho
 from .sensitivity import SensitivityRoute
 from .statistics import Statistic
 
-__all__ = ["sample_and_aggregate", "aggregate_route", "noise_multiplier", "choose_chunks", "check_chunks", "partition",
-           "ula_chunk_draws", "AggregateEstimate", "aggregate_estimate", "release_aggregate", "aggregate_info"]
+__all__ = ["aggregate_route", "noise_multiplier", "choose_chunks", "check_chunks", "partition",
+           "ula_chunk_draws", "AggregateEstimate", "aggregate_estimate", "aggregate_info"]
 
 SOURCE = "sample-and-aggregate (Nissim, Raskhodnikova, Smith 2007; docs/release.md §7)"
 #: smallest chunk the automatic rule allows: max(MIN_CHUNK, MIN_CHUNK_PER_DIM * dim) records
@@ -62,8 +64,6 @@ def aggregate_route(num_coords: int, value_range: tuple[float, float], chunks: i
         >>> r.sensitivity, r.l2_sensitivity, r.coupling_delta     # L1 4 * 2/8 = 1, rounded up (outward)
         (1.0000000000000144, 0.5, 0.0)
     """
-    from ..exact import round_up
-
     d = positive_int("num_coords", num_coords)
     a, b = value_range
     k = positive_int("chunks", chunks)
@@ -100,8 +100,6 @@ def noise_multiplier(num_coords: int, epsilon: float, delta: float = 0.0, noise:
         >>> round(nu, 6), kind
         (1.414214, 'laplace')
     """
-    from .noise import zcdp_rho
-
     d = positive_int("num_coords", num_coords)
     eps = positive("epsilon", epsilon)
     lap = math.sqrt(2.0) * d / eps
@@ -430,49 +428,6 @@ def aggregate_estimate(statistic: Statistic, data: Mapping[str, np.ndarray], chu
                              timing={"chunks_s": time.perf_counter() - t0})
 
 
-def release_aggregate(agg: AggregateEstimate, statistic: Statistic, epsilon: float, ledger: Any, *,
-                      noise: str = "auto", delta: float = 0.0, level: float = 0.95, budget_epsilon=None,
-                      budget_delta=None, dataset: str | None = None):
-    """Noise the aggregate (:func:`bayesdp.publish.release.release_value` with :func:`aggregate_route`).
-
-    Args:
-        agg: the aggregate (:func:`aggregate_estimate`).
-        statistic: the statistic it estimates (with its range).
-        epsilon: the release's epsilon.
-        ledger: a :class:`~bayesdp.budget.ledger.Ledger` or :class:`~bayesdp.budget.accountant.PrivacyAccountant`.
-        noise: ``"auto"``, ``"laplace"`` or ``"gaussian"``.
-        delta: the release's delta.
-        level: the coverage of the reported intervals.
-        budget_epsilon: the budget when the ledger is created.
-        budget_delta: its delta.
-        dataset: the dataset name recorded with a new ledger.
-
-    Returns:
-        The :class:`~bayesdp.publish.release.ReleaseResult` (its ``extra`` holds :func:`aggregate_info`).
-
-    Raises:
-        BudgetError: the release does not fit the budget (nothing drawn).
-
-    Examples:
-        >>> from bayesdp.budget.accountant import PrivacyAccountant
-        >>> from bayesdp.publish.statistics import SiteSpec, coordinate_means
-        >>> stat = coordinate_means([SiteSpec("mu")]).with_range((0.0, 1.0))
-        >>> agg = aggregate_estimate(stat, {"x": np.linspace(0.0, 1.0, 100)}, 4,
-        ...                          estimator=lambda chunk: [chunk["x"].mean()])
-        >>> res = release_aggregate(agg, stat, 1.0, PrivacyAccountant(epsilon=1.0))
-        >>> round(res.sensitivity, 6), round(res.noise_scale, 6)      # (1 - 0)/4, at epsilon 1
-        (0.25, 0.25)
-    """
-    from .release import plan_noise, release_value
-
-    route = aggregate_route(statistic.num_coords, statistic.range, agg.chunks)
-    plan = plan_noise(statistic, route, epsilon, delta, noise)
-    res = release_value(agg.value, statistic, route, plan, epsilon, ledger, budget_epsilon=budget_epsilon,
-                        budget_delta=budget_delta, dataset=dataset, mechanism="sample-and-aggregate", level=level,
-                        committed={"chunks": agg.chunks, "chunk_size": agg.chunk_size})
-    return replace(res, extra={"method": "sample-and-aggregate", "sample_and_aggregate": aggregate_info(agg)})
-
-
 def aggregate_info(agg: AggregateEstimate) -> dict:
     """What a sample-and-aggregate release records (public: chunk count and size, rules; never the estimates).
 
@@ -497,115 +452,3 @@ def aggregate_info(agg: AggregateEstimate) -> dict:
             "likelihood_tempering": "each chunk's likelihood counted m / chunk_size times (accuracy only)",
             "partition": "records split by index after a CSPRNG permutation (values never looked at)"}
 
-
-def sample_and_aggregate(model: Callable, data: Mapping[str, Any], *, statistic: Any = "mean",
-                         value_range: Sequence[float] | None = None, epsilon: float, ledger: Any,
-                         domain=None, delta: float = 0.0, noise: str = "auto", chunks: int | None = None,
-                         estimator: str | Callable = "ula", step_size: float | None = None, num_steps: int = 2000,
-                         burn_in: int | None = None, model_kwargs: Mapping[str, Any] | None = None,
-                         budget_epsilon=None, budget_delta=None, dataset: str | None = None, level: float = 0.95,
-                         seed: int | None = None, partition_rule: str = "random", model_name: str | None = None):
-    """Sample-and-aggregate release of ``statistic`` (docs/release.md §7): validate everything and check the
-    ledger (nothing run or drawn on a refusal), split the records, estimate on every chunk, clamp, average,
-    release with secure noise.
-
-    Args:
-        model: the NumPyro model.
-        data: the records.
-        statistic: ``"mean"`` (every real-support coordinate), a :class:`Statistic`, or a builder
-            ``(sampler, analysis) -> Statistic``; its ``range`` (or ``value_range``) is required.
-        value_range: the public range ``(a, b)`` of every released value (required unless the statistic has one).
-        epsilon: the release's epsilon.
-        ledger: a ledger path, :class:`~bayesdp.budget.ledger.Ledger` or accountant.
-        domain: the public domain (for the default step size ``1 / total_smoothness``).
-        delta: the release's delta (as :func:`bayesdp.publish.release.plan_noise`).
-        noise: ``"auto"``, ``"laplace"`` or ``"gaussian"`` (as :func:`bayesdp.publish.release.plan_noise`).
-        chunks: k (default: :func:`choose_chunks`).
-        estimator: ``"ula"`` or a callable ``chunk_data -> estimate``.
-        step_size: the ULA step size (default ``1 / total_smoothness`` of the analysis).
-        num_steps: ULA steps per chunk.
-        burn_in: ULA steps dropped (default: half).
-        model_kwargs: keyword arguments of the model.
-        budget_epsilon: the budget when the ledger is created.
-        budget_delta: its delta.
-        dataset: the dataset name recorded with a new ledger.
-        level: the coverage of the reported intervals.
-        seed: seed of the chunk chains (never published; default: OS CSPRNG keys).
-        partition_rule: ``"random"`` or ``"index"`` (:func:`partition`).
-        model_name: the model's name in the analysis.
-
-    Returns:
-        ``(ReleaseResult, AggregateEstimate)`` — only the first is meant for publication.
-
-    Raises:
-        AssumptionError: a bad parameter, no range, no domain when one is needed.
-        BudgetError: the release does not fit the budget (nothing run or drawn).
-
-    Examples:
-        >>> import numpyro, numpyro.distributions as dist
-        >>> from bayesdp.budget.accountant import PrivacyAccountant
-        >>> from bayesdp.publish.statistics import SiteSpec, coordinate_means
-        >>> def model(x=None):
-        ...     mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
-        ...     with numpyro.plate("n", 100):
-        ...         numpyro.sample("x", dist.Normal(mu, 1.0), obs=x)
-        >>> res, agg = sample_and_aggregate(
-        ...     model, {"x": np.linspace(0.0, 1.0, 100)}, statistic=coordinate_means([SiteSpec("mu")]),
-        ...     value_range=(0.0, 1.0), epsilon=1.0, ledger=PrivacyAccountant(epsilon=1.0), chunks=4,
-        ...     estimator=lambda chunk: [chunk["x"].mean()], step_size=0.1)
-        >>> round(res.sensitivity, 6), agg.chunks
-        (0.25, 4)
-    """
-    from ..analysis.records import validate_records
-    from ..samplers import ModelPotential
-    from .pipeline import resolve_statistic
-    from .release import check_noise, plan_noise
-
-    eps = positive("epsilon", epsilon, "pass a positive epsilon")
-    d = check_noise(noise, delta)
-    data, m = validate_records(data, model, model_kwargs)
-    pot = ModelPotential(model, data, model_kwargs)
-    an = None
-    if step_size is None or not isinstance(statistic, Statistic):
-        from ..analysis import Domain, analyze
-
-        require(domain is not None, "domain", None, "is required (the step size and the statistic come from the "
-                "model's analysis)", "pass the public domain, or step_size= and a Statistic")
-        dom = Domain.parse(list(domain)) if isinstance(domain, (list, tuple)) else domain
-        an = analyze(model, data=data, domain=dom, model_kwargs=model_kwargs, model_name=model_name)
-    stat = resolve_statistic(statistic, _SitesOnly(pot), an, value_range)
-    require(stat.range is not None, "range", None, "is required by sample-and-aggregate (each chunk's estimate is "
-            "clamped to it)", "declare the public range of the released values, e.g. --range -3,3")
-    stat.check(pot.dim)
-    if step_size is None:
-        L = an.constants.to_dict().get("total_smoothness")
-        require(L is not None, "step_size", None, "is not given and total_smoothness is not proven for this model",
-                "pass step_size (data independent)")
-        step_size = 1.0 / float(L)
-    else:
-        step_size = positive("step_size", step_size)
-    if chunks is None:
-        k, rule = choose_chunks(m, stat.num_coords, pot.dim, eps, d, noise)
-    else:
-        k, rule = check_chunks(chunks, m), "given"
-    steps = positive_int("num_steps", num_steps)
-    if burn_in is not None:
-        require(0 <= int(burn_in) < steps, "burn_in", burn_in, f"must be in [0, {steps})")
-    route = aggregate_route(stat.num_coords, stat.range, k)
-    plan = plan_noise(stat, route, eps, d, noise)
-    from ..budget.ledger import Ledger
-
-    led = ledger if hasattr(ledger, "reserve") else Ledger.open(ledger, budget_epsilon=budget_epsilon,
-                                                                budget_delta=budget_delta, dataset=dataset)
-    led.check(eps, plan.charged_delta, curve=plan.curve, event=dict(plan.event))
-    agg = aggregate_estimate(stat, data, k, estimator=estimator, potential=pot, step_size=step_size,
-                             num_steps=steps, burn_in=burn_in, partition_rule=partition_rule, rng_key=seed, rule=rule)
-    res = release_aggregate(agg, stat, eps, led, noise=noise, delta=d, level=level)
-    return res, agg
-
-
-class _SitesOnly:
-    """What :func:`bayesdp.publish.pipeline.site_specs` reads from a sampler: ``potential.sites``."""
-
-    def __init__(self, potential):
-        self.potential = potential

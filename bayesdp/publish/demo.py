@@ -29,8 +29,15 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import AssumptionError, positive
+from ..errors import AssumptionError, positive, positive_int
+from ..resources import check_output_dir, check_state_file
 from .data import PUBLIC_UPPER_BOUNDS, load_breast_cancer, scale_to_unit_ball
+from .engine import draw, open_accountant, plan_release
+from .methods import registry
+from .methods.base import ChainSource
+from .spec import ChainOptions, ReleaseSpec
+from .statistics import SiteSpec, Statistic, coordinate_means, probability_at_profiles
+from ..certificate import BoundReport
 
 __all__ = ["run_demo", "format_demo", "DemoResult", "demo_statistic", "reference_profiles", "profile_direction",
            "direction_mean", "derived_probabilities"]
@@ -109,7 +116,6 @@ def direction_mean(dim: int):
         >>> stat.evaluate(np.ones((3, 4))).tolist()          # x_dir . (1, 1, 1, 1) = 4 / 2
         [2.0]
     """
-    from .statistics import Statistic
 
     xd = profile_direction(dim)
     L = float(np.linalg.norm(xd)) * (1.0 + 1e-12)
@@ -170,8 +176,6 @@ def demo_statistic(kind: str, dim: int):
         >>> stat.names, round(stat.lipschitz, 6)                  # sqrt(3)
         (('w[0]', 'w[1]', 'w[2]'), 1.732051)
     """
-    from .pipeline import probability_at_profiles
-    from .statistics import SiteSpec, coordinate_means
 
     if kind == "profiles":
         return direction_mean(dim)
@@ -184,11 +188,32 @@ def demo_statistic(kind: str, dim: int):
 
 
 @dataclass
+class DemoRun:
+    """One demo release through the engine: the release and, NOT FOR RELEASE, the non-private estimate.
+
+    Attributes:
+        result: the :class:`~bayesdp.publish.result.ReleaseResult` (what may be published).
+        nonprivate: the non-private Monte Carlo estimate: NEVER publish.
+        statistic: the released statistic.
+        coupling: the coupling bound.
+        report: the analyser's certificate table (what publishing the chain itself would cost).
+        timing: seconds spent, by stage.
+    """
+
+    result: Any
+    nonprivate: np.ndarray
+    statistic: Any
+    coupling: Any
+    report: Any
+    timing: dict = field(default_factory=dict)
+
+
+@dataclass
 class DemoResult:
     """What :func:`run_demo` returns: the release, the certificate table, the plots and the ledger's state.
 
     Attributes:
-        pipeline: the :class:`~bayesdp.publish.pipeline.PipelineResult`.
+        run: the :class:`DemoRun` (the release and, NOT FOR RELEASE, the non-private estimate).
         table: the analyzer's certificate table.
         out_dir: where the plots are written.
         plots: the written plot files by name.
@@ -205,7 +230,7 @@ class DemoResult:
         ['certificate_table', 'derived', 'ledger']
     """
 
-    pipeline: Any                      # PipelineResult
+    run: Any                           # DemoRun
     table: str                         # the analyzer's certificate table
     out_dir: str
     plots: dict = field(default_factory=dict)
@@ -217,12 +242,12 @@ class DemoResult:
     @property
     def release(self):
         """The :class:`~bayesdp.publish.release.ReleaseResult` (the published part)."""
-        return self.pipeline.result
+        return self.run.result
 
     @property
     def nonprivate(self) -> np.ndarray:
         """NOT FOR RELEASE: the non-private Monte Carlo estimate before noise."""
-        return self.pipeline.nonprivate
+        return self.run.nonprivate
 
     @property
     def derived(self) -> list[dict]:
@@ -245,7 +270,7 @@ class DemoResult:
         Returns:
             A JSON-ready dict.
         """
-        out = {"settings": dict(self.settings), "release": self.pipeline.to_dict(),
+        out = {"settings": dict(self.settings), "release": self.run.result.to_dict(),
                "derived": {"note": "computed from the released values only (post-processing: no privacy cost)",
                            "probabilities": self.derived},
                "not_for_release_nonprivate_estimate": {
@@ -263,8 +288,6 @@ def _privacy_curve_plot(path: str, report, release_cert, epsilon: float) -> None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from ..certificate import BoundReport
 
     deltas = np.logspace(-10, -1, 60)
     fig, ax = plt.subplots(figsize=(7, 6))
@@ -319,6 +342,37 @@ def _values_plot(path: str, names, released, nonprivate, intervals, epsilon: flo
     plt.close(fig)
 
 
+def _source(model, name: str, data, prior_scale: float) -> ChainSource:
+    """The demo's chain source: the model, the validated records, the public domain, full-batch ULA."""
+    from ..analysis import Domain
+    from ..analysis.records import validate_records
+
+    kw = {"prior_scale": float(prior_scale)}
+    data, _ = validate_records(data, model, kw)
+    return ChainSource(model=model, data=data, domain=Domain.parse(list(DOMAIN)), model_kwargs=kw, model_name=name,
+                       kernel={"sampler": "ula"})
+
+
+def _release(src: ChainSource, spec: ReleaseSpec, acct, seed) -> DemoRun:
+    """The demo's coupling release through the engine, keeping (NOT FOR RELEASE) the non-private estimate."""
+    from ..analysis import certify
+
+    t0 = time.perf_counter()
+    analysed, plan, why, _ = plan_release(src, spec)
+    s = plan.settings
+    report = certify(src.model, data=dict(src.data), domain=src.domain, step_size=s["step_size"],
+                     num_steps=s["num_steps"], model_kwargs=dict(src.model_kwargs), sampler="ula",
+                     analysis=analysed.analysis, model_name=src.model_name, require_any=False)
+    acct.check(plan.epsilon, plan.delta, curve=plan.curve, event=dict(plan.event))
+    t1 = time.perf_counter()
+    state = registry()["coupling"].prepare(plan, analysed, seed)
+    t2 = time.perf_counter()
+    result = draw(analysed, plan, acct, seed, why, state=state)
+    return DemoRun(result=result, nonprivate=np.asarray(state[0]), statistic=plan.detail["statistic"],
+                   coupling=plan.detail["coupling"], report=report,
+                   timing={"analyze_s": t1 - t0, "chain_s": t2 - t1, "release_s": time.perf_counter() - t2})
+
+
 def run_demo(epsilon: float = DEFAULT_EPSILON, *, out_dir: str | None = None, ledger: str | None = None,
              budget: float = DEFAULT_BUDGET, quick: bool = False, statistic: str = "profiles",
              prior_scale: float = DEFAULT_PRIOR_SCALE, num_steps: int | None = None,
@@ -358,10 +412,6 @@ def run_demo(epsilon: float = DEFAULT_EPSILON, *, out_dir: str | None = None, le
         bayesdp.errors.AssumptionError: statistic = 'median' must be one of profiles, profile-means, coefficients
     """
     from ..analysis.loading import load_model
-    from . import pipeline
-
-    from ..errors import positive_int
-    from ..resources import check_output_dir, check_state_file
 
     t0 = time.perf_counter()
     eps = positive("epsilon", epsilon, "pass a positive epsilon")
@@ -389,13 +439,12 @@ def run_demo(epsilon: float = DEFAULT_EPSILON, *, out_dir: str | None = None, le
     else:
         ledger_path = ledger
     try:
-        res = pipeline.run(model, data, domain=list(DOMAIN), statistic=stat, epsilon=eps, ledger=ledger_path,
-                           budget_epsilon=budget if (tmp is not None or not os.path.exists(ledger_path)) else None,
-                           dataset=DATASET_LABEL, sampler="ula", num_steps=steps, num_chains=num_chains,
-                           model_kwargs={"prior_scale": float(prior_scale)}, model_name=name, seed=seed)
-        from ..budget.ledger import Ledger
-
-        summary = Ledger(ledger_path).summary()
+        acct = open_accountant(ledger_path, budget if (tmp is not None or not os.path.exists(ledger_path)) else None,
+                               dataset=DATASET_LABEL)
+        spec = ReleaseSpec(stat, epsilon=eps, method="coupling",
+                           chain=ChainOptions(num_steps=steps, num_chains=num_chains))
+        res = _release(_source(model, name, data, prior_scale), spec, acct, seed)
+        summary = acct.summary()
     finally:
         if tmp is not None:
             tmp.cleanup()
@@ -409,7 +458,7 @@ def run_demo(epsilon: float = DEFAULT_EPSILON, *, out_dir: str | None = None, le
                                   "recorded in the ledger, only the plots are missing") from None
         files["privacy_curve"] = os.path.join(out_dir, "privacy_curve.png")
         files["released_vs_nonprivate"] = os.path.join(out_dir, "released_vs_nonprivate.png")
-        _privacy_curve_plot(files["privacy_curve"], res.prepared.report, res.result.certificate, eps)
+        _privacy_curve_plot(files["privacy_curve"], res.report, res.result.certificate, eps)
         if statistic == "profiles":
             it = res.result.items[0]
             der = derived_probabilities(it.value, it.interval)
@@ -425,7 +474,7 @@ def run_demo(epsilon: float = DEFAULT_EPSILON, *, out_dir: str | None = None, le
                 "statistic": statistic, "epsilon": eps, "budget": budget, "num_steps": steps,
                 "num_chains": num_chains, "quick": bool(quick), "data": DATASET_LABEL,
                 "data_attribution": "bayesdp/data/ATTRIBUTION.md (CC BY 4.0, Wolberg et al. 1993)"}
-    return DemoResult(pipeline=res, table=res.prepared.report.table(), out_dir=out_dir, plots=files,
+    return DemoResult(run=res, table=res.report.table(), out_dir=out_dir, plots=files,
                       ledger_summary={**summary, "ledger": None if tmp is not None else summary.get("ledger")},
                       ledger_is_temporary=tmp is not None, timing=timing, settings=settings)
 
@@ -446,8 +495,8 @@ def format_demo(d: DemoResult) -> str:
     """
     r = d.release
     s = d.settings
-    prep = d.pipeline.prepared
-    chain = d.pipeline.chain_info()
+    run = d.run
+    chain = run.result.extra["chain"]
     bar = "=" * 78
     lines = [bar, "bayesdp demo: private Bayesian logistic regression",
              f"data: Breast Cancer Wisconsin (Diagnostic), 569 records x 30 features, CC BY 4.0 "
@@ -463,10 +512,10 @@ def format_demo(d: DemoResult) -> str:
              f"          {chain['num_chains']} chains x {chain['num_steps']} steps, burn-in {chain['burn_in']} per "
              "chain; not published",
              f"          chain keys: {chain['chain_keys']}",
-             f"   statistic: {prep.statistic.description}",
-             f"   Lipschitz constant {prep.statistic.lipschitz:.6g} ({prep.statistic.lipschitz_source})",
-             f"   coupling distance sup_k |X_k - X'_k| <= {prep.coupling.distance:.6g} "
-             f"({prep.coupling.source})" if prep.coupling is not None else "   coupling: none",
+             f"   statistic: {run.statistic.description}",
+             f"   Lipschitz constant {run.statistic.lipschitz:.6g} ({run.statistic.lipschitz_source})",
+             f"   coupling distance sup_k |X_k - X'_k| <= {run.coupling.distance:.6g} "
+             f"({run.coupling.source})" if run.coupling is not None else "   coupling: none",
              f"   {'L1' if len(r.names) > 1 else 'absolute'} sensitivity {r.sensitivity:.6g} (proven "
              f"{r.proven_sensitivity:.6g} + grid rounding {r.sensitivity - r.proven_sensitivity:.3g})",
              f"   Laplace scale = sensitivity / epsilon = {r.noise_scale:.6g} per value; noise variance "

@@ -34,7 +34,8 @@ import numpy as np
 from ..errors import AssumptionError, ModelError, positive, positive_int, require
 from .noise import laplace_interval_halfwidth
 
-__all__ = ["Statistic", "SiteSpec", "coordinate_means", "coordinate_quantiles", "exceedance_probabilities",
+__all__ = ["coordinate_subset_means", "probability_at_profiles",
+           "Statistic", "SiteSpec", "coordinate_means", "coordinate_quantiles", "exceedance_probabilities",
            "function_mean", "check_range", "quantile_levels", "ReleasedValue", "describe_values"]
 
 
@@ -523,6 +524,8 @@ class ReleasedValue:
         level: its coverage.
         raw_value: the noisy value before clamping (also private).
         total_interval: the interval of the chain's expected estimate (noise and Monte Carlo), or None.
+        predicted_rmse: the method's predicted root-mean-square error (public inputs only), or None.
+        predicted_label: ``"proven"`` or ``"heuristic"``: how far the prediction is a bound.
 
     Examples:
         >>> item = describe_values(["mu"], [0.5], noise_scale=1.0, noise_variance=2.0, level=0.95, half_width=3.0)[0]
@@ -537,11 +540,15 @@ class ReleasedValue:
     level: float
     raw_value: float | None = None
     total_interval: tuple[float, float] | None = None
+    #: the method's predicted root-mean-square error of this value (public inputs only), or None
+    predicted_rmse: float | None = None
+    #: ``"proven"`` or ``"heuristic"`` (with what the prediction covers), or None
+    predicted_label: str | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready form (the intervals as lists).
         """
-        return {"name": self.name, "value": self.value, "noise_scale": self.noise_scale,
+        return {"predicted_rmse": self.predicted_rmse, "predicted_label": self.predicted_label,"name": self.name, "value": self.value, "noise_scale": self.noise_scale,
                 "noise_variance": self.noise_variance,
                 "interval": None if self.interval is None else list(self.interval), "level": self.level,
                 "raw_value": self.value if self.raw_value is None else self.raw_value,
@@ -605,3 +612,108 @@ def describe_values(names: Sequence[str], values: np.ndarray, noise_scale: float
                                  total_interval=None if total_half_width is None else
                                  _clip_interval(v, total_half_width, value_range)))
     return out
+
+
+def coordinate_subset_means(sites: Sequence[SiteSpec], coords: Sequence[str]) -> Statistic:
+    """Posterior means of the named coordinates (names as :func:`coordinate_means` prints them:
+    ``w[3]`` for vector sites, ``sigma`` for scalar ones) of real-support sites.
+
+    Lipschitz constant (Euclidean -> L1) ``sqrt(k)`` for k selected coordinates: ``|P v|_1 <=
+    sqrt(k) |P v|_2 <= sqrt(k) |v|_2`` (docs/release.md §2.1, the same bound as all coordinate means).
+
+    Args:
+        sites: the model's latent sites (:func:`site_specs`).
+        coords: the coordinates' names.
+
+    Returns:
+        The :class:`Statistic`.
+
+    Raises:
+        ModelError: no real-support site, or a name that is not a coordinate of one.
+        AssumptionError: no coordinate, or one listed twice.
+
+    Examples:
+        >>> stat = coordinate_subset_means([SiteSpec("w", 3)], ["w[0]", "w[2]"])
+        >>> stat.names, round(stat.lipschitz, 6), stat.evaluate(np.array([[1.0, 2.0, 3.0], [3.0, 4.0, 5.0]])).tolist()
+        (('w[0]', 'w[2]'), 1.414214, [2.0, 4.0])
+    """
+    if not any(not s.constrained for s in sites):
+        raise ModelError("no real-support latent site: coordinate means need a site with support on the real line")
+    # columns are global (the draws hold every site, constrained ones included); only real-support
+    # coordinates can be chosen
+    index, names, offset = {}, [], 0
+    for site in sites:
+        site_names = coordinate_means([SiteSpec(site.name, site.size, constrained=False)]).names
+        if not site.constrained:
+            for j, n in enumerate(site_names):
+                index[n] = offset + j
+            names += list(site_names)
+        offset += int(site.size)
+    chosen = [c.strip() for c in coords if c.strip()]
+    if not chosen:
+        raise AssumptionError("--coords is empty; name the coordinates, e.g. --coords w[0],w[3]")
+    if len(set(chosen)) != len(chosen):
+        raise AssumptionError(f"--coords {','.join(chosen)} lists a coordinate twice; list each once")
+    for c in chosen:
+        if c not in index:
+            raise ModelError(f"coordinate {c!r} is not a coordinate of a real-support latent site; choose from "
+                             f"{', '.join(names[:8])}{' ...' if len(names) > 8 else ''}")
+    cols = np.array([index[c] for c in chosen])
+
+    def fn(z: np.ndarray) -> np.ndarray:
+        return np.asarray(z, dtype=np.float64)[:, cols]   # the identity on the chosen real-support coordinates
+
+    k = len(chosen)
+    return Statistic(names=tuple(chosen), fn=fn, lipschitz=math.sqrt(k),
+                     description=f"posterior mean of {', '.join(chosen)}",
+                     lipschitz_source="sqrt(k): selection of k coordinates (docs/release.md §2.1)",
+                     l2_lipschitz=1.0, l2_lipschitz_source="1: a selection of coordinates (docs/release.md §2.5)")
+
+
+def probability_at_profiles(profiles: np.ndarray, names: Sequence[str], site_offset: int = 0) -> Statistic:
+    """Posterior mean of ``sigmoid(x_j . w)`` at public reference records ``x_j`` (rows of ``profiles``),
+    ``w`` the coordinates ``site_offset : site_offset + d`` of the unconstrained draws.
+
+    Lipschitz constant (Euclidean -> L1): ``sum_j |x_j|_2 / 4``, since ``sigmoid' <= 1/4`` gives
+    ``|sigmoid(x.w) - sigmoid(x.w')| <= |x.(w - w')|/4 <= |x|_2 |w - w'|_2 / 4`` (docs/demo.md §3).
+    Euclidean -> Euclidean: ``sqrt(sum_j |x_j|_2^2) / 4`` (the same per-coordinate bound, summed in squares:
+    ``|P (w - w')|_2 <= |P|_F |w - w'|_2``).  Range [0, 1].
+
+    Args:
+        profiles: the public reference records, ``(num_profiles, num_features)``.
+        names: one name per profile.
+        site_offset: the first coordinate of ``w`` in the draws.
+
+    Returns:
+        The :class:`Statistic` (range (0, 1)).
+
+    Raises:
+        AssumptionError: a wrong shape, a non-finite profile, or a wrong number of names.
+
+    Examples:
+        >>> stat = probability_at_profiles(np.array([[0.0, 0.0], [3.0, 4.0]]), ["origin", "x"])
+        >>> stat.lipschitz, stat.range                      # (0 + 5) / 4
+        (1.25, (0.0, 1.0))
+        >>> stat.evaluate(np.zeros((2, 2))).tolist()        # sigmoid(0)
+        [0.5, 0.5]
+    """
+    P = np.asarray(profiles, dtype=np.float64)
+    require(P.ndim == 2 and P.shape[0] >= 1, "profiles.shape", P.shape, "must be (num_profiles, num_features)")
+    if not np.all(np.isfinite(P)):
+        raise AssumptionError("profiles contain NaN or inf; pass finite public reference records")
+    d = P.shape[1]
+    names = tuple(names)
+    require(len(names) == P.shape[0], "len(names)", len(names), f"must equal the number of profiles {P.shape[0]}")
+    L = float(np.sum(np.linalg.norm(P, axis=1))) / 4.0
+    L2 = float(np.linalg.norm(P)) / 4.0 * (1.0 + 1e-12)      # Frobenius norm, rounded up
+
+    def fn(z: np.ndarray) -> np.ndarray:
+        require(z.shape[1] >= site_offset + d, "draws dimension", z.shape[1], f"must be >= {site_offset + d}")
+        logits = z[:, site_offset:site_offset + d] @ P.T
+        return 0.5 * (1.0 + np.tanh(0.5 * logits))  # sigmoid, overflow-free
+
+    return Statistic(names=names, fn=fn, lipschitz=L,
+                     description="posterior mean of the predicted probability at public reference records",
+                     lipschitz_source="sum_j |x_j|_2 / 4 (sigmoid' <= 1/4; docs/demo.md §3)",
+                     l2_lipschitz=L2, l2_lipschitz_source="|P|_F / 4 (sigmoid' <= 1/4; docs/release.md §2.5)",
+                     range=(0.0, 1.0))

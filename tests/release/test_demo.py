@@ -19,7 +19,7 @@ import pytest
 
 from bayesdp.cli import main
 from bayesdp.publish import demo
-from bayesdp.publish.pipeline import probability_at_profiles
+from bayesdp.publish.statistics import probability_at_profiles
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import bayesdp.publish.noise as noise_mod
-import bayesdp.publish.pipeline as pipeline_mod
+from bayesdp.samplers import Sampler
 from bayesdp.cli import main
 
 PRIOR_SCALE = 0.5
@@ -53,7 +53,7 @@ def counters(monkeypatch):
     """Count secure-noise draws and chain runs."""
     c = {"noise": 0, "chain": 0}
     real_noise = noise_mod.sample_discrete_laplace
-    real_chain = pipeline_mod.run_chain
+    real_chain = Sampler.run
 
     def noise(*a, **k):
         c["noise"] += 1
@@ -64,7 +64,7 @@ def counters(monkeypatch):
         return real_chain(*a, **k)
 
     monkeypatch.setattr(noise_mod, "sample_discrete_laplace", noise)
-    monkeypatch.setattr(pipeline_mod, "run_chain", chain)
+    monkeypatch.setattr(Sampler, "run", chain)
     return c
 
 
@@ -109,7 +109,7 @@ def test_same_seed_different_noise(data_file, tmp_path, capsys):
 
 def test_user_statistic_and_coords(data_file, tmp_path, capsys):
     f = tmp_path / "stat.py"
-    f.write_text("def first(z):\n    return z[:, 0]\n")
+    f.write_text("def first(s):\n    return s[\"w\"][0]\n")
     out = _run_json(capsys, _args(data_file, tmp_path / "l.json", "--budget", "5", "--stat", f"{f}:first",
                                   "--lipschitz", "1", "--stat-names", "w0"))
     assert out["names"] == ["w0"] and out["sensitivity_norm"] == "absolute value"
@@ -175,7 +175,7 @@ def test_refusals(data_file, tmp_path, capsys, counters):
     _refused(capsys, counters, _args(data_file, ledger, eps="0"), ledger, "epsilon")
     _refused(capsys, counters, _args(data_file, ledger, eps="-1"), ledger, "epsilon")
     f = tmp_path / "stat.py"
-    f.write_text("def first(z):\n    return z[:, 0]\n")
+    f.write_text("def first(s):\n    return s[\"w\"][0]\n")
     _refused(capsys, counters, _args(data_file, ledger, "--stat", f"{f}:first", eps="0.05"), ledger,
              "no declared Lipschitz constant")
     # step 1.0 > 2 / total_smoothness = 2 / (4 + 40/4): the gradient step does not contract

@@ -14,9 +14,10 @@ from bayesdp.models import logistic
 from bayesdp.samplers import Sampler
 from bayesdp.cli import main
 from bayesdp.errors import AssumptionError
-from bayesdp.publish.final import final_inverse_temperature_proxy, predicted_final_error, release_final_model
+from bayesdp.publish.final import final_inverse_temperature_proxy, predicted_final_error
 from bayesdp.budget.ledger import Ledger
-from bayesdp.publish.path import auto_method, choose_method, gdp_mu, predicted_path_error
+from bayesdp.publish.path import gdp_mu, predicted_path_error
+from bayesdp.publish.spec import ChainOptions, ReleaseSpec
 from bayesdp.publish.statistics import SiteSpec, coordinate_means
 
 DOMAIN = ["X.norm=1", "y.values=0,1"]
@@ -49,23 +50,44 @@ def test_predictions_by_hand():
     assert ratio == pytest.approx(lam_strong / 2.0, rel=1e-12)
 
 
+class _FinalChosen(Exception):
+    pass
+
+
+def _auto(constants, dim, statistic, epsilon, delta, given="kernel"):
+    """The engine's automatic choice from the constants alone (the last draw's planner raises once it is chosen)."""
+    from types import SimpleNamespace
+
+    from bayesdp.publish.engine import choose
+    from bayesdp.publish.methods.base import Analysed, ChainSource
+
+    def planner(*args):
+        raise _FinalChosen
+
+    src = ChainSource(model=None, data={}, domain=None, kernel={"sampler": "ula"}, given=given, plan_final=planner)
+    an = Analysed(src, None, SimpleNamespace(dim=dim, data_size=1000), statistic, constants)
+    try:
+        return choose(an, ReleaseSpec(statistic, epsilon=epsilon, delta=delta).check())[0].method
+    except _FinalChosen:
+        return "final"
+
+
 def test_auto_rule_picks_the_last_draw_when_the_prior_dominates_the_curvature():
     st30, st5 = coordinate_means([SiteSpec("w", 30)]), coordinate_means([SiteSpec("w", 5)])
     for eps in (0.25, 1.0, 4.0):
-        assert auto_method(WEAK, 30, st30, eps, 1e-5)[0] == "final"          # lambda_p = 5.19 < 2 m_K = 8
-        assert auto_method(STRONG, 5, st5, eps, 1e-5)[0] == "path"           # lambda_p = 7.25 > 2 m_K = 2
-        assert auto_method(WEAK, 30, st30, eps, 1e-5, allow_final=False)[0] != "final"
-        assert auto_method(WEAK, 30, st30, eps, 0.0)[0] == "coupling"        # pure epsilon: no last draw
-    # the coupling release stays when its exact noise is below both predictions
-    assert choose_method(WEAK, 30, 1.0, 1e-5, st30, coupling_error=1e-9)[0] == "coupling"
+        assert _auto(WEAK, 30, st30, eps, 1e-5) == "final"          # lambda_p = 5.19 < 2 m_K = 8
+        assert _auto(STRONG, 5, st5, eps, 1e-5) == "path"           # lambda_p = 7.25 > 2 m_K = 2
+        assert _auto(WEAK, 30, st30, eps, 1e-5, given="plan") != "final"
+        assert _auto(WEAK, 30, st30, eps, 0.0) == "coupling"        # pure epsilon: no last draw
 
 
 def test_release_is_the_planned_chains_final_draw():
     data = _data()
     acct = bayesdp.PrivacyAccountant(epsilon=2.0, delta=1e-5)
-    res = release_final_model(logistic, data, domain=DOMAIN, epsilon=1.0, delta=1e-6, ledger=acct,
-                              seed=7, max_steps=2000)
+    res = bayesdp.release(bayesdp.ULA(logistic, domain=DOMAIN), ReleaseSpec(
+        "mean", epsilon=1.0, delta=1e-6, method="final", chain=ChainOptions(max_steps=2000)), data=data, accountant=acct, rng_key=7)
     f = res.extra["final"]
+    assert res.private is False and res.to_dict()["private"] is False       # the chain's noise was seeded
     # the certificate is GDP(mu) and meets the charge; the ledger was charged exactly (1, 1e-6) with that event
     assert res.certificate.epsilon(1e-6) <= 1.0 and res.dp_event == {"type": "gdp", "mu": f["gdp_mu"]}
     assert type(res.to_dp_event()).__name__ == "GaussianDpEvent"
@@ -88,10 +110,9 @@ def test_release_is_the_planned_chains_final_draw():
 
 def test_plan_does_not_depend_on_the_values():
     a = bayesdp.PrivacyAccountant(epsilon=5.0, delta=1e-5)
-    r1 = release_final_model(logistic, _data(seed=1), domain=DOMAIN, epsilon=1.0, delta=1e-6,
-                             ledger=a, max_steps=1000)
-    r2 = release_final_model(logistic, _data(seed=2), domain=DOMAIN, epsilon=1.0, delta=1e-6,
-                             ledger=a, max_steps=1000)
+    spec = ReleaseSpec("mean", epsilon=1.0, delta=1e-6, method="final", chain=ChainOptions(max_steps=1000))
+    r1 = bayesdp.release(bayesdp.ULA(logistic, domain=DOMAIN), spec, data=_data(seed=1), accountant=a)
+    r2 = bayesdp.release(bayesdp.ULA(logistic, domain=DOMAIN), spec, data=_data(seed=2), accountant=a)
     k = ("inverse_temperature", "step_size", "num_steps", "gdp_mu")
     assert [r1.extra["final"][x] for x in k] == [r2.extra["final"][x] for x in k]
     assert r1.extra["final"]["chain_keys"].startswith("OS CSPRNG")
@@ -100,11 +121,12 @@ def test_plan_does_not_depend_on_the_values():
 def test_refusals_charge_nothing():
     data = _data()
     acct = bayesdp.PrivacyAccountant(epsilon=2.0, delta=1e-5)
+    kern0 = bayesdp.ULA(logistic, domain=DOMAIN)
     for delta in (0.0, 1.0, -1e-6):
         with pytest.raises(AssumptionError, match="delta"):
-            release_final_model(logistic, data, domain=DOMAIN, epsilon=1.0, delta=delta, ledger=acct)
+            bayesdp.release(kern0, "mean", epsilon=1.0, delta=delta, method="final", data=data, accountant=acct)
     with pytest.raises(AssumptionError, match="epsilon"):
-        release_final_model(logistic, data, domain=DOMAIN, epsilon=0.0, delta=1e-6, ledger=acct)
+        bayesdp.release(kern0, "mean", epsilon=0.0, delta=1e-6, method="final", data=data, accountant=acct)
     kern = bayesdp.ULA("logistic", domain=bayesdp.Domain.parse(DOMAIN), step_size=0.01, clip_norm=1.0)
     with pytest.raises(AssumptionError, match="final"):
         bayesdp.release(kern, "mean", epsilon=1.0, delta=1e-6, data=data, accountant=acct, method="final")
@@ -117,13 +139,13 @@ def test_api_auto_picks_final_for_a_prior_dominated_model():
                        model_kwargs={"prior_scale": 0.5})
     acct = bayesdp.PrivacyAccountant(epsilon=2.0, delta=1e-5)
     res = bayesdp.release(kern, "mean", epsilon=1.0, delta=1e-6, data=data, accountant=acct)
-    assert res.extra["method"] == "final" and res.noise["chosen_by"].startswith("auto")
+    assert res.extra["method"]["method"] == "final" and res.extra["method"]["chosen_by"].startswith("auto")
     # a Plan pins the chain: auto never swaps it for the last-draw release's own
     plan = bayesdp.calibrate("logistic", domain=bayesdp.Domain.parse(DOMAIN), epsilon=1.0, delta=1e-6,
                              mechanism="ula-path", data_size=60, record_shapes={"X": (8,), "y": ()}, max_steps=500,
                              model_kwargs={"prior_scale": 0.5})
     res = bayesdp.release(plan, "mean", epsilon=1.0, delta=1e-6, data=data, accountant=acct)
-    assert res.extra.get("method") != "final"
+    assert res.extra["method"]["method"] != "final"
 
 
 def _cli(capsys, *argv):

@@ -10,6 +10,7 @@ from bayesdp.errors import AssumptionError, BudgetError, ModelError
 from bayesdp.publish import sensitivity as S
 from bayesdp.budget.ledger import Ledger
 from bayesdp.publish.release import release_statistic
+from bayesdp.publish.spec import Coupling, ReleaseSpec
 from bayesdp.publish.statistics import (SiteSpec, coordinate_means, coordinate_quantiles, describe_values,
                                         exceedance_probabilities, function_mean)
 
@@ -115,7 +116,7 @@ def test_exceedance_probability_ramp_constant():
     moved = base + eps / 2
     assert np.abs(st.evaluate(moved) - st.evaluate(base)).sum() == pytest.approx(st.lipschitz * eps)
     with pytest.raises(AssumptionError, match="Proposition 3.10"):
-        from bayesdp.publish.release import sensitivity_routes
+        from bayesdp.publish.noiseplan import sensitivity_routes
         sensitivity_routes(coordinate_quantiles([SiteSpec("w", 1)], [0.5]), None,
                            {"concentration": 0.1, "concentration_delta": 1e-6, "posterior_sensitivity": 0.1})
 
@@ -171,13 +172,14 @@ def test_release_picks_prop_3_10_when_tighter(tmp_path):
     st = function_mean(lambda z: z[:, 0], 1.0, ["theta0"])
     coupling = S.coupling_strongly_convex(0.1, 1.0, 4.0, 0.5)  # window 0.5
     conc = {"concentration": 0.05, "concentration_delta": 1e-7, "posterior_sensitivity": 0.1}  # window 0.2
-    res = release_statistic(_draws(rng), st, 1.0, tmp_path / "l.json", coupling=coupling, concentration=conc,
-                            budget_epsilon=5.0, budget_delta=1e-6)
+    Ledger.open(tmp_path / "l.json", budget_epsilon=5.0, budget_delta=1e-6)
+    res = release_statistic(_draws(rng), st, 1.0, tmp_path / "l.json", coupling=coupling,
+                            spec=ReleaseSpec(method=Coupling(concentration=conc)))
     assert res.source == "004 Proposition 3.10"
     assert res.proven_sensitivity == pytest.approx(0.2)
     assert res.delta == pytest.approx(2e-7 - 1e-14)
-    res = release_statistic(_draws(rng), st, 1.0, tmp_path / "l.json", coupling=coupling, concentration=conc,
-                            max_delta=0.0)
+    res = release_statistic(_draws(rng), st, 1.0, tmp_path / "l.json", coupling=coupling,
+                            spec=ReleaseSpec(method=Coupling(max_delta=0.0, concentration=conc)))
     assert res.source.startswith("004 Proposition 3.7") and res.delta == 0.0
 
 
@@ -198,18 +200,18 @@ def test_release_bad_input_nothing_written(tmp_path, bad):
     assert path.read_bytes() == before
 
 
-def test_release_from_constants_refuses_non_contracting(tmp_path):
-    from bayesdp.publish.release import release_from_constants
-
+def test_non_contracting_step_has_no_coupling_bound_and_is_refused(tmp_path):
     rng = np.random.default_rng(4)
     st = coordinate_means([SiteSpec("theta", 2)])
     path = tmp_path / "l.json"
     consts = dict(sampler="ULA", step_size=0.6, total_strong_convexity=1.0, total_smoothness=4.0, grad_diff=0.5)
+    coupling, failed = S.best_coupling(**consts)
+    assert coupling is None and any("step_size" in why for _, why in failed)
     with pytest.raises(AssumptionError) as e:
-        release_from_constants(_draws(rng, d=2), st, 1.0, path, consts, budget_epsilon=1.0)
-    msg = str(e.value)
-    assert "\n" not in msg and "no coupling bound" in msg and "step_size" in msg
+        release_statistic(_draws(rng, d=2), st, 1.0, path, coupling=coupling, budget_epsilon=1.0)
+    assert "\n" not in str(e.value) and "no sensitivity route" in str(e.value)
     assert not path.exists()
     consts["step_size"] = 0.2  # rho = max(0.8, 0.2) = 0.8 -> C = 0.2*0.5/0.2 = 0.5 ; window sqrt(2)*0.5
-    res = release_from_constants(_draws(rng, d=2), st, 1.0, path, consts, budget_epsilon=1.0)
+    res = release_statistic(_draws(rng, d=2), st, 1.0, path, coupling=S.best_coupling(**consts)[0],
+                            budget_epsilon=1.0)
     assert res.proven_sensitivity == pytest.approx(math.sqrt(2) * 0.5)

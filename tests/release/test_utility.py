@@ -19,9 +19,11 @@ from bayesdp.errors import AssumptionError
 from bayesdp.publish import sensitivity as S
 from bayesdp.publish.aggregate import aggregate_estimate, aggregate_route, choose_chunks, partition
 from bayesdp.budget.ledger import Ledger
-from bayesdp.publish.path import auto_method, gdp_mu, path_inverse_temperature, path_num_steps
-from bayesdp.publish.pipeline import probability_at_profiles
-from bayesdp.publish.release import plan_noise, release_statistic
+from bayesdp.publish.path import gdp_mu, path_inverse_temperature, path_num_steps
+from bayesdp.publish.statistics import probability_at_profiles
+from bayesdp.publish.noiseplan import plan_noise
+from bayesdp.publish.release import release_statistic
+from bayesdp.publish.spec import ChainOptions, ReleaseSpec, SampleAggregate
 from bayesdp.publish.statistics import (SiteSpec, coordinate_means, coordinate_quantiles, exceedance_probabilities,
                                         function_mean)
 
@@ -161,8 +163,9 @@ def test_gaussian_release_end_to_end(tmp_path):
     st = coordinate_means([SiteSpec("theta", 3)])
     coupling = S.coupling_strongly_convex(0.1, 1.0, 4.0, 0.5)          # distance 0.5
     path = tmp_path / "l.jsonl"
-    res = release_statistic(_draws(rng), st, 1.0, path, coupling=coupling, budget_epsilon=3.0, budget_delta=1e-5,
-                            noise="gaussian", delta=1e-6)
+    Ledger.open(path, budget_epsilon=3.0, budget_delta=1e-5)
+    res = release_statistic(_draws(rng), st, 1.0, path, coupling=coupling,
+                            spec=ReleaseSpec(noise="gaussian", delta=1e-6))
     d = res.to_dict()
     json.dumps(d, allow_nan=False)
     assert d["noise_mechanism"] == "gaussian" and d["sensitivity_norm"] == "L2"
@@ -205,7 +208,7 @@ def test_gaussian_with_delta_zero_is_refused_before_anything(tmp_path, monkeypat
     before = path.read_bytes()
     with pytest.raises(AssumptionError) as e:
         release_statistic(_draws(rng, d=2), st, 0.5, path, coupling=S.coupling_strongly_convex(0.1, 1.0, 4.0, 0.5),
-                          noise="gaussian", delta=0.0)
+                          spec=ReleaseSpec(noise="gaussian", delta=0.0))
     assert "delta" in str(e.value) and "\n" not in str(e.value)
     assert path.read_bytes() == before and c["noise"] == 0
 
@@ -286,14 +289,15 @@ def test_sample_and_aggregate_release_and_refusals(tmp_path, monkeypatch):
     path = tmp_path / "l.jsonl"
     Ledger.open(path, budget_epsilon=2.0)
     before = path.read_bytes()
-    for kwargs, needle in ((dict(), "range"), (dict(range=(-3, 3), chunks=401), "chunks"),
+    for kwargs, needle in ((dict(), "range"), (dict(range=(-3, 3), method=SampleAggregate(chunks=401)), "chunks"),
                            (dict(range=(-3, 3), noise="gaussian"), "delta")):
         with pytest.raises(AssumptionError, match=needle):
-            bayesdp.release(kern, "mean", epsilon=1.0, method="sample-aggregate", data={"X": X, "y": y},
-                            accountant=str(path), num_steps=200, **kwargs)
+            bayesdp.release(kern, ReleaseSpec(**{"statistic": "mean", "epsilon": 1.0, "method": "sample-aggregate",
+                                                 "chain": ChainOptions(num_steps=200), **kwargs}),
+                            data={"X": X, "y": y}, accountant=str(path))
     assert path.read_bytes() == before and c["noise"] == 0
-    res = bayesdp.release(kern, "mean", epsilon=1.0, method="sample-aggregate", range=(-3, 3), chunks=8,
-                          data={"X": X, "y": y}, accountant=str(path), num_steps=200, seed=1)
+    res = bayesdp.release(kern, ReleaseSpec("mean", epsilon=1.0, method=SampleAggregate(chunks=8), range=(-3, 3),
+                                            chain=ChainOptions(num_steps=200)), data={"X": X, "y": y}, accountant=str(path), rng_key=1)
     d = res.to_dict()
     assert d["sample_and_aggregate"]["chunks"] == 8 and d["sample_and_aggregate"]["chunk_size"] == 50
     assert d["proven_sensitivity"] == pytest.approx(3 * 6 / 8)     # L1: d (b - a) / k
@@ -331,14 +335,39 @@ def test_path_steps_and_auto_rule():
     lam = 1.0 + 125.0 / 20                                          # m_K + (L - m_K) / (4 d)
     assert path_num_steps(consts, 5) == math.ceil(10 * 126.0 / lam)
     st = coordinate_means([SiteSpec("w", 5)])
-    m, why = auto_method(consts, 5, st, 1.0, 1e-5)
+    m, why = _auto(consts, 5, st, ReleaseSpec(st, epsilon=1.0, delta=1e-5))
     assert m == "path" and "predicted" in why
-    assert auto_method(consts, 5, st, 1.0, 0.0)[0] == "coupling"
-    assert auto_method(consts, 5, st, 1.0, 1e-5, noise="gaussian")[0] == "coupling"
+    assert _auto(consts, 5, st, ReleaseSpec(st, epsilon=1.0))[0] == "coupling"
+    assert _auto(consts, 5, st, ReleaseSpec(st, epsilon=1.0, delta=1e-5, noise="gaussian"))[0] == "coupling"
     weak = {"total_smoothness": 146.25, "total_strong_convexity": 4.0, "grad_diff": 2.0}   # the demo's model
     st30 = coordinate_means([SiteSpec("w", 30)])
-    assert auto_method(weak, 30, st30, 1.0, 1e-5)[0] == "final"                  # lambda_p < 2 m_K: §10
-    assert auto_method(weak, 30, st30, 1.0, 1e-5, allow_final=False)[0] == "coupling"
+    assert _auto(weak, 30, st30, ReleaseSpec(st30, epsilon=1.0, delta=1e-5))[0] == "final"  # lambda_p < 2 m_K: §10
+    # a plan pins the chain: the last draw (which plans its own chain) is not among the choices
+    assert _auto(weak, 30, st30, ReleaseSpec(st30, epsilon=1.0, delta=1e-5), given="driver")[0] == "coupling"
+
+
+class _FinalChosen(Exception):
+    pass
+
+
+def _auto(constants, dim, statistic, spec, given="kernel"):
+    """The engine's automatic choice from the constants alone (no model, no data: the choice reads neither).
+    The last draw's chain is planned only once it is chosen: its planner raises to say so."""
+    from types import SimpleNamespace
+
+    from bayesdp.publish.engine import choose
+    from bayesdp.publish.methods.base import Analysed, ChainSource
+
+    def planner(*args):
+        raise _FinalChosen
+
+    src = ChainSource(model=None, data={}, domain=None, kernel={"sampler": "ula"}, given=given, plan_final=planner)
+    an = Analysed(src, None, SimpleNamespace(dim=dim, data_size=1000), statistic, constants)
+    try:
+        plan, why, _ = choose(an, spec.check())
+    except _FinalChosen:
+        return "final", "predicted"
+    return plan.method, why
 
 
 def test_path_release_through_the_api(tmp_path, monkeypatch):
@@ -353,10 +382,10 @@ def test_path_release_through_the_api(tmp_path, monkeypatch):
     with pytest.raises(AssumptionError, match="delta"):
         bayesdp.release(kern, "mean", epsilon=1.0, method="path", data={"X": X, "y": y}, accountant=acct)
     assert acct.spent()["epsilon_sum"] == 0
-    res = bayesdp.release(kern, "mean", epsilon=1.0, delta=1e-6, data={"X": X, "y": y}, accountant=acct,
-                          num_steps=300)
+    res = bayesdp.release(kern, ReleaseSpec("mean", epsilon=1.0, delta=1e-6, chain=ChainOptions(num_steps=300)), data={"X": X, "y": y},
+                          accountant=acct)
     d = res.to_dict()
-    assert d["method"] == "path" and d["noise"]["chosen_by"].startswith("auto")
+    assert d["method"]["method"] == "path" and d["method"]["chosen_by"].startswith("auto")
     assert d["noise_scale"] == 0.0 and c["noise"] == 0                 # no noise added: the chain is the noise
     assert d["path"]["chain_keys"].startswith("OS CSPRNG")
     mu = d["certificate"]["constants"]["gdp_mu"]
