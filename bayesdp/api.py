@@ -8,7 +8,7 @@ accountant).  Everything a script needs is importable from :mod:`bayesdp` itself
     mcmc = bayesdp.PrivateMCMC(plan)
     mcmc.run(X=X, y=y)                     # chain keys from the OS CSPRNG unless rng_key is given explicitly
     mcmc.print_summary()
-    acct = bayesdp.PrivacyAccountant(epsilon=3.0, delta=1e-5)
+    acct = bayesdp.PrivacyAccountant(budget=3.0, budget_delta=1e-5)
     result = bayesdp.release(mcmc, statistic="mean", sites=["w"], epsilon=1.0, accountant=acct)
 
 A :class:`Plan` is one immutable, JSON-serialisable object holding the model reference, the domain, the
@@ -722,7 +722,7 @@ def release(source: Any, statistic: Any = "mean", *, epsilon: float, sites: Sequ
         >>> dom = bayesdp.Domain(X=bayesdp.norm_bound(1.0), y=bayesdp.values(0, 1))
         >>> mcmc = bayesdp.PrivateMCMC(bayesdp.ULA("logistic", domain=dom, step_size=1e-3), num_steps=300)
         >>> _ = mcmc.run(X=X, y=y)
-        >>> acct = bayesdp.PrivacyAccountant(epsilon=2.0)
+        >>> acct = bayesdp.PrivacyAccountant(budget=2.0)
         >>> res = bayesdp.release(mcmc, statistic="median", sites=["w"], epsilon=1.0, accountant=acct)
         >>> res.names, acct.remaining()["epsilon"]
         (('w[0] q0.5', 'w[1] q0.5', 'w[2] q0.5'), 1.0)
@@ -739,7 +739,7 @@ def release(source: Any, statistic: Any = "mean", *, epsilon: float, sites: Sequ
     delta = check_noise(noise, delta)
     acct = accountant if accountant is not None else ledger
     if acct is None:
-        raise AssumptionError("no accountant: pass accountant=bayesdp.PrivacyAccountant(epsilon=...) or "
+        raise AssumptionError("no accountant: pass accountant=bayesdp.PrivacyAccountant(budget=...) or "
                               "ledger='ledger.json' (with budget=... to create it)")
     def build(sampler, analysis):
         return _statistic(statistic, sampler, analysis, sites, lipschitz, names, q=q, threshold=threshold,
@@ -803,7 +803,7 @@ def release(source: Any, statistic: Any = "mean", *, epsilon: float, sites: Sequ
     if isinstance(acct, str) and budget is not None:
         from .budget.ledger import Ledger
 
-        acct = Ledger.open(acct, budget_epsilon=budget)
+        acct = Ledger.open(acct, budget=budget)
     # the kept draws, for the data-independent Monte Carlo bound: a final release keeps step n of each chain
     design = {"inverse_temperature": c.inverse_temperature, "num_steps": c.num_steps, "burn_in": b,
               "thinning": c.thinning if source.release_kind == "thinned" else 1, "num_chains": c.num_chains}
@@ -849,7 +849,7 @@ def _chain_release_setup(kernel, acct, budget, statistic, sites, lipschitz, name
     if isinstance(acct, str) and budget is not None:
         from .budget.ledger import Ledger
 
-        acct = Ledger.open(acct, budget_epsilon=budget)
+        acct = Ledger.open(acct, budget=budget)
 
     def build(sampler, analysis):
         return _statistic(statistic, sampler, analysis, sites, lipschitz, names, q=q, threshold=threshold,

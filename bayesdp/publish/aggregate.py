@@ -459,7 +459,7 @@ def release_aggregate(agg: AggregateEstimate, statistic: Statistic, epsilon: flo
         >>> stat = coordinate_means([SiteSpec("mu")]).with_range((0.0, 1.0))
         >>> agg = aggregate_estimate(stat, {"x": np.linspace(0.0, 1.0, 100)}, 4,
         ...                          estimator=lambda chunk: [chunk["x"].mean()])
-        >>> res = release_aggregate(agg, stat, 1.0, PrivacyAccountant(epsilon=1.0))
+        >>> res = release_aggregate(agg, stat, 1.0, PrivacyAccountant(budget=1.0))
         >>> round(res.sensitivity, 6), round(res.noise_scale, 6)      # (1 - 0)/4, at epsilon 1
         (0.25, 0.25)
     """
@@ -551,7 +551,7 @@ def sample_and_aggregate(model: Callable, data: Mapping[str, Any], *, statistic:
         ...         numpyro.sample("x", dist.Normal(mu, 1.0), obs=x)
         >>> res, agg = sample_and_aggregate(
         ...     model, {"x": np.linspace(0.0, 1.0, 100)}, statistic=coordinate_means([SiteSpec("mu")]),
-        ...     value_range=(0.0, 1.0), epsilon=1.0, ledger=PrivacyAccountant(epsilon=1.0), chunks=4,
+        ...     value_range=(0.0, 1.0), epsilon=1.0, ledger=PrivacyAccountant(budget=1.0), chunks=4,
         ...     estimator=lambda chunk: [chunk["x"].mean()], step_size=0.1)
         >>> round(res.sensitivity, 6), agg.chunks
         (0.25, 4)
@@ -595,7 +595,7 @@ def sample_and_aggregate(model: Callable, data: Mapping[str, Any], *, statistic:
     plan = plan_noise(stat, route, eps, d, noise)
     from ..budget.ledger import Ledger
 
-    led = ledger if hasattr(ledger, "reserve") else Ledger.open(ledger, budget_epsilon=budget_epsilon,
+    led = ledger if hasattr(ledger, "reserve") else Ledger.open(ledger, budget=budget_epsilon,
                                                                 budget_delta=budget_delta, dataset=dataset)
     led.check(eps, plan.charged_delta, curve=plan.curve, event=dict(plan.event))
     agg = aggregate_estimate(stat, data, k, estimator=estimator, potential=pot, step_size=step_size,

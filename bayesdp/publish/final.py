@@ -139,7 +139,7 @@ def release_final_model(model: Callable, data: Mapping[str, Any], *, domain, sta
         >>> rng = np.random.default_rng(0)
         >>> X = rng.normal(size=(200, 2)); X /= np.linalg.norm(X, axis=1, keepdims=True)
         >>> y = (rng.random(200) < 0.5).astype(float)
-        >>> acct = bayesdp.PrivacyAccountant(epsilon=2.0, delta=1e-5)
+        >>> acct = bayesdp.PrivacyAccountant(budget=2.0, budget_delta=1e-5)
         >>> res = release_final_model(logistic, {"X": X, "y": y}, domain=["X.norm=1", "y.values=0,1"],
         ...                           epsilon=1.0, delta=1e-6, ledger=acct, max_steps=2000)
         >>> res.values.shape, res.certificate.epsilon(1e-6) <= 1.0, res.extra["method"]
@@ -194,7 +194,7 @@ def release_final_model(model: Callable, data: Mapping[str, Any], *, domain, sta
     if run_eps is None or run_eps > plan.epsilon * (1 + 1e-9) or run_eps > eps:
         raise AssumptionError(f"the run's certificate (epsilon = {run_eps}) exceeds the plan's ({plan.epsilon:.6g}) "
                               "or the charge; the domain or the model differ from the plan's")
-    led = ledger if hasattr(ledger, "reserve") else Ledger.open(ledger, budget_epsilon=budget_epsilon,
+    led = ledger if hasattr(ledger, "reserve") else Ledger.open(ledger, budget=budget_epsilon,
                                                                 budget_delta=budget_delta, dataset=dataset)
     led.check(eps, d_charge, curve=curve, event=event)
     k = stat.num_coords

@@ -199,7 +199,7 @@ def release_path(statistic, epsilon: float, delta: float, ledger: Any, *, run: C
 
         >>> from bayesdp.budget.accountant import PrivacyAccountant
         >>> from bayesdp.publish.statistics import SiteSpec, coordinate_means
-        >>> acct = PrivacyAccountant(epsilon=1.0, delta=1e-5)
+        >>> acct = PrivacyAccountant(budget=1.0, budget_delta=1e-5)
         >>> res = release_path(coordinate_means([SiteSpec("mu")]), 1.0, 1e-5, acct,
         ...                    run=lambda beta: (np.full((10, 1), 0.5), "fixed draws"),
         ...                    grad_diff=2.0, step_size=0.01, num_steps=1000)
@@ -225,7 +225,7 @@ def release_path(statistic, epsilon: float, delta: float, ledger: Any, *, run: C
     event = {"type": "gdp", "mu": mu}
     mc = monte_carlo_bound(coupling, inverse_temperature=beta, num_steps=num_steps, burn_in=burn_in,
                            thinning=thinning, num_chains=num_chains)
-    led = ledger if hasattr(ledger, "reserve") else Ledger.open(ledger, budget_epsilon=budget_epsilon,
+    led = ledger if hasattr(ledger, "reserve") else Ledger.open(ledger, budget=budget_epsilon,
                                                                 budget_delta=budget_delta, dataset=dataset)
     led.check(eps, d_charge, curve=cert.curve, event=event)
     k = statistic.num_coords
@@ -507,7 +507,7 @@ def release_path_model(model: Callable, data: Mapping[str, Any], *, domain, stat
         >>> rng = np.random.default_rng(0)
         >>> X = rng.standard_normal((200, 3)); X /= np.linalg.norm(X, axis=1, keepdims=True)
         >>> y = (rng.random(200) < 0.5).astype(float)
-        >>> acct = PrivacyAccountant(epsilon=1.0, delta=1e-5)
+        >>> acct = PrivacyAccountant(budget=1.0, budget_delta=1e-5)
         >>> res = release_path_model(logistic, {"X": X, "y": y}, domain=["X.norm=1", "y.values=0,1"],
         ...                          epsilon=1.0, delta=1e-5, ledger=acct, num_steps=100)
         >>> res.names, res.noise_scale, acct.remaining()["epsilon"]

@@ -518,7 +518,7 @@ def prepare(model: Callable, data: Mapping[str, Any], *, domain, statistic: Stat
     routes = sensitivity_routes(stat, coupling, concentration)
     route = choose_route(routes, max_delta)
     plan = plan_noise(stat, route, eps, noise_delta, noise)
-    Ledger.open(ledger, budget_epsilon=budget_epsilon, budget_delta=budget_delta, dataset=dataset).check(
+    Ledger.open(ledger, budget=budget_epsilon, budget_delta=budget_delta, dataset=dataset).check(
         eps, plan.charged_delta, curve=plan.curve, event=dict(plan.event))
     return Prepared(model=model, model_name=model_name or getattr(model, "__name__", "model"), data=data,
                     analysis=an, report=rep, constants=constants, sampler=smp, statistic=stat, epsilon=eps,

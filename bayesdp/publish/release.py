@@ -237,7 +237,7 @@ class ReleaseResult:
         >>> from bayesdp.publish.statistics import SiteSpec, coordinate_means
         >>> coupling = coupling_strongly_convex(0.1, total_strong_convexity=1.0, total_smoothness=1.0, grad_diff=1.0)
         >>> stat = coordinate_means([SiteSpec("mu")])
-        >>> acct = PrivacyAccountant(epsilon=1.0)
+        >>> acct = PrivacyAccountant(budget=1.0)
         >>> res = release_statistic(np.full((50, 1), 0.5), stat, 1.0, acct, coupling=coupling)
         >>> res.names, res.noise_mechanism, round(res.noise_scale, 6), res.remaining_budget
         (('mu',), 'laplace', 1.0, {'epsilon': 0.0, 'delta': 0.0})
@@ -504,7 +504,7 @@ def release_value(value: np.ndarray, statistic: Statistic, route: SensitivityRou
         >>> coupling = coupling_strongly_convex(0.1, total_strong_convexity=1.0, total_smoothness=1.0, grad_diff=1.0)
         >>> stat = coordinate_means([SiteSpec("mu")])
         >>> route = coupling_route(coupling, stat.lipschitz, stat.l2)           # window L * distance = 1 * 1
-        >>> acct = PrivacyAccountant(epsilon=1.0)
+        >>> acct = PrivacyAccountant(budget=1.0)
         >>> res = release_value(np.array([0.5]), stat, route, plan_noise(stat, route, 1.0), 1.0, acct)
         >>> round(res.noise_scale, 6), acct.remaining()
         (1.0, {'epsilon': 0.0, 'delta': 0.0})
@@ -512,7 +512,7 @@ def release_value(value: np.ndarray, statistic: Statistic, route: SensitivityRou
     eps = positive("epsilon", epsilon, "pass a positive epsilon")
     level = check_level(level)
     # a ledger path, a Ledger, or any accountant with the ledger's interface (PrivacyAccountant)
-    led = ledger if hasattr(ledger, "reserve") else Ledger.open(ledger, budget_epsilon=budget_epsilon,
+    led = ledger if hasattr(ledger, "reserve") else Ledger.open(ledger, budget=budget_epsilon,
                                                                 budget_delta=budget_delta, dataset=dataset)
     k = statistic.num_coords
     event = dict(plan.event)
@@ -597,7 +597,7 @@ def release_from_constants(draws: np.ndarray, statistic: Statistic, epsilon: flo
         >>> consts = {"step_size": 0.1, "sampler": "ULA", "total_strong_convexity": 1.0, "total_smoothness": 1.0,
         ...           "grad_diff": 1.0}
         >>> res = release_from_constants(np.full((50, 1), 0.5), coordinate_means([SiteSpec("mu")]), 1.0,
-        ...                              PrivacyAccountant(epsilon=1.0), consts)
+        ...                              PrivacyAccountant(budget=1.0), consts)
         >>> round(res.proven_sensitivity, 6)          # grad_diff / m = 1
         1.0
     """
