@@ -137,6 +137,12 @@ def _delta(name: str, x: Any) -> float:
     return v
 
 
+def _grid(r: Any) -> None:
+    if r is not None and not float(r) >= 2.2250738585072014e-308:
+        raise BudgetError(f"event: grid = {r!r} is below the smallest normal double: values cannot be rounded to it "
+                          "and the noise cannot be drawn; lower epsilon")
+
+
 class _Event(Mapping):
     """Shared behaviour: a read-only mapping of the JSON form; immutable."""
 
@@ -220,6 +226,7 @@ class DiscreteLaplaceEvent(_Event):
             raise BudgetError(f"laplace event: noise_scale = {b!r} is below the smallest normal double: the noise "
                               "cannot be drawn; lower epsilon")
         _delta("delta", self.delta)
+        _grid(self.grid)
 
     @property
     def own_delta(self) -> float:
@@ -282,6 +289,7 @@ class DiscreteGaussianEvent(_Event):
         if not cd < 1:
             raise BudgetError(f"discrete Gaussian event: conversion_delta = {cd!r} must be in (0, 1)")
         _delta("delta", self.delta)
+        _grid(self.grid)
         e = Fraction(s) + Fraction(g)
         if e * e / (2 * Fraction(sg) ** 2) > Fraction(r):
             raise BudgetError(f"discrete Gaussian event: rho = {r!r} is below (sensitivity + rounding)^2 / (2 sigma^2)")
