@@ -31,7 +31,7 @@ from typing import Any, Iterator, Protocol, runtime_checkable
 from ..errors import BayesDPError, BudgetError
 from .events import (DiscreteGaussianEvent, DiscreteLaplaceEvent, EpsilonDeltaEvent, Event, GDPEvent, LaplaceEvent,
                      as_event, curve_event, event_from_json)
-from .numbers import decimal_at_least, float_at_least, float_at_most, noise_epsilon, show, to_decimal
+from .numbers import decimal_at_least, exact, float_at_least, float_at_most, noise_epsilon, show, to_decimal
 
 __all__ = ["Accountant", "PrivacyAccountant", "Entry", "Composition", "compose", "charge_of", "consistency_problem",
            "PLD_INTERVAL"]
@@ -222,6 +222,7 @@ class Composition:
     count: int = 0
 
     @property
+    @exact
     def fits_basic(self) -> bool:
         return self.epsilon_sum <= self.budget_epsilon and self.delta_sum <= self.budget_delta
 
@@ -238,6 +239,7 @@ class Composition:
         return self.count == 0 or self.fits_basic or any(
             Fraction(v) <= Fraction(self.budget_epsilon) for _, v in self._composed())
 
+    @exact
     def admitted_by(self) -> str:
         """The rule that admits the charges, with its numbers (recorded with each entry)."""
         if self.fits_basic:
@@ -254,6 +256,7 @@ class Composition:
     def epsilon(self) -> float:
         return self._best()[1]
 
+    @exact
     def _best(self) -> tuple[str, float, float]:
         E, D = self.budget_epsilon, self.budget_delta
         basic = ("basic composition", float(self.epsilon_sum), float(max(D - self.delta_sum, Decimal(0))))
@@ -265,6 +268,7 @@ class Composition:
                     best = (name, v, 0.0)
         return best or basic
 
+    @exact
     def remaining(self) -> dict:
         rule, eps, dleft = self._best()
         if rule == "basic composition":
@@ -273,6 +277,7 @@ class Composition:
         return {"epsilon": max(0.0, float(Fraction(self.budget_epsilon) - Fraction(eps))), "delta": dleft}
 
 
+@exact
 def compose(charges: list[tuple[Decimal, Decimal, Event]], budget_epsilon: Decimal, budget_delta: Decimal,
             composed: bool = True) -> Composition:
     """The :class:`Composition` of charges (exact sums; the composed rules when ``composed`` and delta > 0).
@@ -394,6 +399,16 @@ def consistency_problem(eps: Decimal, delta: Decimal, curve, event, released: di
         ...                     "grid_rounding": 0.0, "noise_scale": 2.0, "delta": 0.0})
         'its noise gives epsilon 0.5 (sensitivity / noise scale) but it is charged 0.4'
     """
+    if curve is not None:
+        try:
+            ce = curve_event(curve, delta if delta > 0 else None)
+            e0, d0 = ce.minimal_charge(delta)
+        except BudgetError:
+            return "its curve has no epsilon at the charged delta"
+        except BayesDPError:
+            return "its curve is malformed"
+        if not _loose_ok(e0, eps) or d0 > delta:
+            return f"its curve gives ({show(e0)}, {show(d0)}) but it is charged ({show(eps)}, {show(delta)})"
     try:
         ev = None if event is None else event_from_json(event)
     except BudgetError as e:
@@ -417,19 +432,10 @@ def consistency_problem(eps: Decimal, delta: Decimal, curve, event, released: di
                 return f"its released noise scale {b!r} is below its dp_event's noise scale {ev.noise_scale!r}"
             if isinstance(ev, DiscreteGaussianEvent) and (not ok or Fraction(b) < Fraction(ev.sigma)):
                 return f"its released noise scale {b!r} is below its dp_event's sigma {ev.sigma!r}"
-    if curve is not None:
-        try:
-            ce = curve_event(curve, delta if delta > 0 else None)
-            e0, d0 = ce.minimal_charge(delta)
-        except BudgetError:
-            return "its curve has no epsilon at the charged delta"
-        except BayesDPError:
-            return "its curve is malformed"
-        if not _loose_ok(e0, eps) or d0 > delta:
-            return f"its curve gives ({show(e0)}, {show(d0)}) but it is charged ({show(eps)}, {show(delta)})"
     return None
 
 
+@exact
 def checked_charge(epsilon: Any, delta: Any) -> tuple[Decimal, Decimal]:
     """(epsilon, delta) of a reservation as exact decimals: epsilon > 0, a double delta rounded up."""
     e = to_decimal(epsilon, "epsilon")
@@ -468,7 +474,7 @@ def reserved_event(e: Decimal, d: Decimal, curve, event) -> Event:
 def over_budget(e: Decimal, d: Decimal, where: str, E: Decimal, D: Decimal, left: dict) -> BudgetError:
     return BudgetError(f"epsilon = {show(e)}, delta = {show(d)} exceeds the budget{where} (epsilon {show(E)}, "
                        f"delta {show(D)}; remaining epsilon {left['epsilon']:.6g}, delta {left['delta']:.3g}); "
-                       "nothing was charged")
+                       "nothing was charged and nothing was drawn: lower epsilon, or use a new budget for new data")
 
 
 # ---------------------------------------------------------------------------
@@ -563,6 +569,7 @@ class _Budgeted:
         """
         return self._composition().remaining()
 
+    @exact
     def _summary(self, entries: list[Entry], c: Composition) -> dict:
         E, D = self.budget_epsilon, self.budget_delta
         return {
@@ -653,7 +660,7 @@ class PrivacyAccountant(_Budgeted):
         >>> acct.spend((0.1, 0.0))
         Traceback (most recent call last):
         ...
-        bayesdp.errors.BudgetError: epsilon = 0.1, delta = 0 exceeds the budget (epsilon 1, delta 0; remaining epsilon 0, delta 0); nothing was charged
+        bayesdp.errors.BudgetError: epsilon = 0.1, delta = 0 exceeds the budget (epsilon 1, delta 0; remaining epsilon 0, delta 0); nothing was charged and nothing was drawn: lower epsilon, or use a new budget for new data
     """
 
     def __init__(self, budget: Any, budget_delta: Any = 0.0):

@@ -304,7 +304,9 @@ class DiscreteGaussianEvent(_Event):
         return float(RDP.linear(float(self.rho)).epsilon(float(self.conversion_delta)))
 
     def minimal_charge(self, delta=None):
-        return decimal_at_least(self._eps()), Decimal(float(self.conversion_delta)) + Decimal(float(self.delta))
+        from .numbers import EXACT
+
+        return decimal_at_least(self._eps()), EXACT.add(Decimal(float(self.conversion_delta)), Decimal(float(self.delta)))
 
     def pld_event(self):
         return None
@@ -440,8 +442,10 @@ class EpsilonDeltaEvent(_Event):
         if e < 0 or not 0 <= d < 1:
             raise BudgetError(f"epsilon = {self.epsilon!r}, delta = {self.delta!r}: need epsilon >= 0 and delta in "
                               "[0, 1)")
-        object.__setattr__(self, "epsilon", e.normalize() if e != 0 else Decimal(0))
-        object.__setattr__(self, "delta", d.normalize() if d != 0 else Decimal(0))
+        from .numbers import EXACT
+
+        object.__setattr__(self, "epsilon", e.normalize(EXACT) if e != 0 else Decimal(0))
+        object.__setattr__(self, "delta", d.normalize(EXACT) if d != 0 else Decimal(0))
 
     @property
     def own_delta(self) -> float:

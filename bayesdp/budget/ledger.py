@@ -34,7 +34,7 @@ from .accountant import (Entry, Reservation, _Budgeted, _budget, checked_charge,
                          over_budget, reserved_event)
 from .accountant import consistency_problem as _consistency_problem  # noqa: F401  (tests import it from here)
 from .events import discrete_gaussian_event, event_from_json, laplace_event
-from .numbers import decimal_at_least, float_at_most, noise_delta, noise_epsilon, show, to_decimal
+from .numbers import decimal_at_least, exact, float_at_most, noise_delta, noise_epsilon, show, to_decimal
 
 __all__ = ["Ledger", "Reservation", "to_decimal", "decimal_at_least", "float_at_most", "noise_epsilon", "noise_delta",
            "laplace_event", "discrete_gaussian_event"]
@@ -44,6 +44,8 @@ VERSION = 1
 APPLICATION_ID = 0x62647031          # "bdp1"
 LOCK_TIMEOUT_S = 120.0
 ZERO_HASH = "0" * 64
+#: rows at the end of the ledger that every release re-verifies, besides those written since the last verified one
+TAIL_ROWS = 64
 SQLITE_MAGIC = b"SQLite format 3\x00"
 KINDS = ("header", "reserve", "commit", "abort", "cancel", "resolve")
 
@@ -88,6 +90,7 @@ def row_hash(prev: str, seq: int, kind: str, entry: int, body: str) -> str:
     return hashlib.sha256(f"{prev}|{seq}|{kind}|{entry}|{body}".encode("utf-8")).hexdigest()
 
 
+@exact
 def _state_add(st: dict, e: Decimal, d: Decimal, sign: int) -> dict:
     return {"charged": st["charged"] + sign, "epsilon": show(Decimal(st["epsilon"]) + sign * e),
             "delta": show(Decimal(st["delta"]) + sign * d)}
@@ -354,23 +357,39 @@ class Ledger(_Budgeted):
         return lookup
 
     def _verify_new(self, con: sqlite3.Connection) -> tuple[int, str, dict]:
-        """Verify the rows after the last verified one (inside the caller's transaction); (seq, hash, state)."""
+        """Verify, inside the caller's transaction, the header, the rows after the last verified one and the last
+        :data:`TAIL_ROWS` rows (constant cost); (seq, hash, state) of the last row."""
         v = con.execute("SELECT seq, hash, header FROM verified WHERE one = 1").fetchone()
         hdr = con.execute("SELECT seq, kind, entry, body, prev, hash FROM entries WHERE seq = 0").fetchone()
-        if v is None or hdr is None:
+        last = con.execute("SELECT max(seq) FROM entries").fetchone()[0]
+        if v is None or hdr is None or last is None:
             raise _tamper(self.path, "the verified head or the header is missing")
         if hdr[5] != v[2] or row_hash(hdr[4], hdr[0], hdr[1], hdr[2], hdr[3]) != hdr[5]:
             raise _tamper(self.path, "the header differs from the one verified")
-        at = con.execute("SELECT body, hash FROM entries WHERE seq = ?", (v[0],)).fetchone()
-        if at is None or at[1] != v[1]:
-            raise _tamper(self.path, f"row {v[0]}, the last verified, is missing or changed")
-        rp = _Replay(self.path, v[1], json.loads(at[0])["state"], track=False)
-        rp.last_seq = v[0]
+        start = max(0, min(int(v[0]), last - TAIL_ROWS))
+        if start == 0:
+            rp = _Replay(self.path, ZERO_HASH, dict(_STATE0), track=False)
+            first = -1
+        else:
+            a = con.execute("SELECT seq, kind, entry, body, prev, hash FROM entries WHERE seq = ?", (start,)).fetchone()
+            try:
+                st = json.loads(a[3])["state"]
+                ok = a[5] == row_hash(a[4], *a[:4]) and set(st) == set(_STATE0) and isinstance(st["charged"], int) \
+                    and all(Decimal(st[k]).is_finite() for k in ("epsilon", "delta"))
+            except (TypeError, ValueError, KeyError, ArithmeticError):
+                ok = False
+            if not ok:
+                raise _tamper(self.path, f"row {start}: its hash or running totals are malformed")
+            rp = _Replay(self.path, a[5], st, track=False)
+            rp.last_seq = first = start
         rows = con.execute("SELECT seq, kind, entry, body, prev, hash FROM entries WHERE seq > ? ORDER BY seq",
-                           (v[0],)).fetchall()
+                           (first,)).fetchall()
         for row in rows:
             rp.lookup = self._lookup(con, row[0])
             rp.feed(*row)
+        at = con.execute("SELECT hash FROM entries WHERE seq = ?", (v[0],)).fetchone()
+        if at is None or at[0] != v[1]:
+            raise _tamper(self.path, f"row {v[0]}, the last verified, is missing or changed")
         return rp.last_seq, rp.prev, rp.state
 
     def _charged_rows(self, con: sqlite3.Connection) -> list[Entry]:
@@ -567,10 +586,12 @@ class Ledger(_Budgeted):
             raise BudgetError(f"{str(err).rstrip('.')}; release {entry} stays charged (pending: `bayesdp ledger "
                               "resolve` records it)") from None
 
+    @exact
     def _needs_composition(self, state: dict, e: Decimal, d: Decimal) -> bool:
         return not (Decimal(state["epsilon"]) + e <= self.budget_epsilon
                     and Decimal(state["delta"]) + d <= self.budget_delta) and self.budget_delta > 0
 
+    @exact
     def _admit_state(self, state: dict, charged: list[Entry] | None, e: Decimal, d: Decimal, ev) -> str:
         if charged is None:        # the exact sums decide: constant cost
             se, sd = Decimal(state["epsilon"]) + e, Decimal(state["delta"]) + d
@@ -611,6 +632,7 @@ class Ledger(_Budgeted):
             finally:
                 con.execute("ROLLBACK")
 
+    @exact
     def _fast_summary(self, con, state: dict) -> dict:
         charged = self._charged_rows(con) if self.budget_delta > 0 else None
         if charged is None:

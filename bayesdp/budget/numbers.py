@@ -16,7 +16,23 @@ from ..errors import BudgetError
 from .events import decimal_at_least, float_at_least, float_at_most
 
 __all__ = ["to_decimal", "noise_epsilon", "noise_delta", "decimal_at_least", "float_at_most", "float_at_least",
-           "show"]
+           "show", "EXACT", "exact"]
+
+#: exact decimal arithmetic: any rounding raises (budgets and charges have exponents within +-100000)
+EXACT = decimal.Context(prec=300000, Emin=-999999, Emax=999999,
+                        traps=[decimal.Inexact, decimal.Rounded, decimal.InvalidOperation, decimal.DivisionByZero,
+                               decimal.Overflow])
+
+
+def exact(fn):
+    """Run ``fn`` under :data:`EXACT` (sums and differences of charges never round)."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with decimal.localcontext(EXACT):
+            return fn(*args, **kwargs)
+    return wrapper
 
 
 def to_decimal(value: Any, name: str = "epsilon") -> Decimal:
@@ -105,6 +121,7 @@ def noise_delta(delta: Any) -> float:
     return float_at_most(to_decimal(delta, "delta"))
 
 
+@exact
 def show(d: Decimal) -> str:
     """A decimal as written by a person: ``1.0 -> 1``, ``1E-5 -> 0.00001``.
 

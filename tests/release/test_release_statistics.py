@@ -154,8 +154,8 @@ def test_release_statistic_end_to_end(tmp_path):
     assert d["remaining_budget"]["epsilon"] == pytest.approx(1.0)
     assert len(d["values"]) == 3
     s = Ledger(path).summary()
-    assert s["releases"][0]["status"] == "committed"
-    assert s["releases"][0]["released"]["values"] == d["values"]
+    assert s["entries"][0]["status"] == "committed"
+    assert s["entries"][0]["released"]["values"] == d["values"]
     # two releases of the same draws differ (noise not seeded)
     res2 = release_statistic(draws, st, 1.0, path, coupling=coupling)
     assert not np.array_equal(res.values, res2.values)
@@ -188,7 +188,7 @@ def test_release_bad_input_nothing_written(tmp_path, bad):
     rng = np.random.default_rng(3)
     st = coordinate_means([SiteSpec("theta", 3)])
     path = tmp_path / "l.json"
-    Ledger.open(path, budget_epsilon=1.0)
+    Ledger.open(path, budget=1.0)
     before = path.read_bytes()
     kwargs = dict(epsilon=0.5, coupling=S.coupling_strongly_convex(0.1, 1.0, 4.0, 0.5))
     kwargs.update(bad)

@@ -174,7 +174,7 @@ def test_gaussian_release_end_to_end(tmp_path):
     assert bayesdp.RDP.linear(rho).epsilon(1e-6) <= 1.0
     assert type(res.to_dp_event()).__name__ == "ZCDpEvent"
     s = Ledger(path).verify()
-    assert s["releases"][0]["status"] == "committed" and s["releases"][0]["dp_event"]["type"] == "discrete_gaussian"
+    assert s["entries"][0]["status"] == "committed" and s["entries"][0]["dp_event"]["type"] == "discrete_gaussian"
 
 
 @pytest.mark.parametrize("k", [1, 30])
@@ -201,7 +201,7 @@ def test_gaussian_with_delta_zero_is_refused_before_anything(tmp_path, monkeypat
     rng = np.random.default_rng(5)
     st = coordinate_means([SiteSpec("theta", 2)])
     path = tmp_path / "l.jsonl"
-    Ledger.open(path, budget_epsilon=1.0)
+    Ledger.open(path, budget=1.0)
     before = path.read_bytes()
     with pytest.raises(AssumptionError) as e:
         release_statistic(_draws(rng, d=2), st, 0.5, path, coupling=S.coupling_strongly_convex(0.1, 1.0, 4.0, 0.5),
@@ -221,7 +221,7 @@ def test_probabilities_are_clamped_and_intervals_clipped(tmp_path):
     for it in d["items"]:
         assert 0.0 <= it["interval"][0] <= it["interval"][1] <= 1.0
         assert it["value"] == min(max(it["raw_value"], 0.0), 1.0)
-    rel = Ledger(tmp_path / "l.jsonl").read()["releases"][0]["released"]
+    rel = Ledger(tmp_path / "l.jsonl").summary()["entries"][0]["released"]
     assert rel["values"] == d["values"] and len(rel["raw_values"]) == 3
 
 
@@ -284,7 +284,7 @@ def test_sample_and_aggregate_release_and_refusals(tmp_path, monkeypatch):
     dom = bayesdp.Domain(X=bayesdp.norm_bound(1.0), y=bayesdp.values(0, 1))
     kern = bayesdp.ULA("logistic", domain=dom, step_size=1 / 101.0)
     path = tmp_path / "l.jsonl"
-    Ledger.open(path, budget_epsilon=2.0)
+    Ledger.open(path, budget=2.0)
     before = path.read_bytes()
     for kwargs, needle in ((dict(), "range"), (dict(range=(-3, 3), chunks=401), "chunks"),
                            (dict(range=(-3, 3), noise="gaussian"), "delta")):
@@ -349,7 +349,7 @@ def test_path_release_through_the_api(tmp_path, monkeypatch):
     y = (rng.random(500) < 1 / (1 + np.exp(-X @ np.array([2.0, -1.0, 0.5])))).astype(float)
     dom = bayesdp.Domain(X=bayesdp.norm_bound(1.0), y=bayesdp.values(0, 1))
     kern = bayesdp.ULA("logistic", domain=dom, step_size=1 / 126.0)
-    acct = bayesdp.PrivacyAccountant(epsilon=2.0, delta=1e-5)
+    acct = bayesdp.PrivacyAccountant(budget=2.0, budget_delta=1e-5)
     with pytest.raises(AssumptionError, match="delta"):
         bayesdp.release(kern, "mean", epsilon=1.0, method="path", data={"X": X, "y": y}, accountant=acct)
     assert acct.spent()["epsilon_sum"] == 0
