@@ -8,9 +8,9 @@ A charge is an exact decimal pair (epsilon, delta) with the DP event that justif
 * **basic composition**: the exact decimal sums of the charges are at most (E, D) (Dwork-Roth Thm. 3.16);
 * **GDP composition** (every event mu-GDP): ``sqrt(sum mu^2)``-GDP (Dong-Roth-Su Cor. 3.3), its epsilon at D;
 * **PLD composition**: dp-accounting's ``PLDAccountant`` (pessimistic discretisation) of the events it prices
-  exactly (Laplace, discrete Laplace, Gaussian / GDP), its epsilon at ``D - own deltas - the pairs' deltas``,
-  plus the (epsilon, delta) pairs of the other events by basic composition (the own deltas, a sensitivity
-  route's failure probability, by the union bound);
+  exactly (Laplace, discrete Laplace, Gaussian / GDP) and of the (epsilon, delta) pairs of the others (the PLD
+  of the Kairouz-Oh-Viswanath mechanism, which dominates every (epsilon, delta)-DP mechanism), its epsilon at
+  ``D - own deltas`` (a sensitivity route's failure probability, by the union bound);
 * **Renyi composition**: dp-accounting's ``RdpAccountant`` (RDP curves add, Mironov 2017 Prop. 1), its epsilon at
   ``D - sum of own deltas``.
 
@@ -151,36 +151,60 @@ def gdp_epsilon(events: list[Event], delta: Decimal) -> float | None:
     return float(GDP(mu).epsilon(float_at_most(delta)))
 
 
-def pld_epsilon(events: list[Event], delta: Decimal) -> float | None:
-    """Epsilon at ``delta`` by dp-accounting's PLD accountant for the events it prices, plus the (epsilon, delta)
-    pairs of the others by basic composition; None when no event has a PLD, or an event has neither."""
+def _runs(events: list[Event]) -> list[tuple[Event, int]]:
+    """Consecutive identical events grouped (composed by ``self_compose``), in their order."""
+    out: list[list] = []
+    for ev in events:
+        if out and out[-1][0] == ev:
+            out[-1][1] += 1
+        else:
+            out.append([ev, 1])
+    return [(e, c) for e, c in out]
+
+
+def _pld_accountant():
     from dp_accounting import NeighboringRelation
     from dp_accounting.pld import PLDAccountant
+    from dp_accounting.pld import common, privacy_loss_distribution
 
-    parts = _counts(events)
-    if not parts or delta <= 0:
+    class PairPLDAccountant(PLDAccountant):
+        """dp-accounting's PLD accountant, also composing generic (epsilon, delta) pairs: the PLD of the
+        Kairouz-Oh-Viswanath mechanism that dominates every (epsilon, delta)-DP mechanism
+        (``privacy_loss_distribution.from_privacy_parameters``)."""
+
+        def compose_pair(self, epsilon: float, delta: float, count: int) -> None:
+            p = privacy_loss_distribution.from_privacy_parameters(
+                common.DifferentialPrivacyParameters(epsilon, delta),
+                value_discretization_interval=self._value_discretization_interval)
+            self._pld = self._pld.compose(p.self_compose(count) if count > 1 else p)
+
+    # the mechanisms are priced at their proven sensitivities (shift PLDs; nothing is subsampled)
+    return PairPLDAccountant(NeighboringRelation.ADD_OR_REMOVE_ONE, value_discretization_interval=PLD_INTERVAL)
+
+
+def pld_epsilon(events: list[Event], delta: Decimal) -> float | None:
+    """Epsilon at ``delta`` by dp-accounting's PLD accountant (events it prices exactly, and the (epsilon, delta)
+    pairs of the others); None when an event has neither (a zCDP event)."""
+    runs = _runs(events)
+    if not runs or delta <= 0:
         return None
-    acc, pe, pd = [], Fraction(0), Fraction(0)
-    for ev, c in parts:
+    plan = []
+    for ev, c in runs:
         p = ev.pld_event()
-        if p is not None:
-            acc.append((p, c))
-            continue
-        pair = ev.pld_pair()
-        if pair is None:
+        pair = None if p is not None else ev.pld_pair()
+        if p is None and pair is None:
             return None
-        pe, pd = pe + pair[0] * c, pd + pair[1] * c
-    if not acc:
-        return None
-    rest = Fraction(delta) - _own(parts) - pd
+        plan.append((p, pair, c))
+    rest = Fraction(delta) - _own(runs)
     if rest <= 0:
         return math.inf
-    # the mechanisms are priced at their proven sensitivities; the relation only selects dp-accounting's
-    # shift PLDs (no subsampling here)
-    acct = PLDAccountant(NeighboringRelation.ADD_OR_REMOVE_ONE, value_discretization_interval=PLD_INTERVAL)
-    for p, c in acc:
-        acct.compose(p, c)
-    return float_at_least(Fraction(float(acct.get_epsilon(float_at_most(rest)))) + pe)
+    acct = _pld_accountant()
+    for p, pair, c in plan:
+        if p is not None:
+            acct.compose(p, c)
+        else:
+            acct.compose_pair(float_at_least(pair[0]), float_at_least(pair[1]), c)
+    return float(acct.get_epsilon(float_at_most(rest)))
 
 
 def rdp_epsilon(events: list[Event], delta: Decimal) -> float | None:

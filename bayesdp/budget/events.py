@@ -5,8 +5,8 @@ Every event is a frozen dataclass with
 * ``minimal_charge(delta)``: the smallest (epsilon, delta) pair, as exact decimals, that the event may be
   charged at (a charge below it is refused before anything is written);
 * ``pld_event()``: a dp-accounting event with the same privacy loss distribution (composed by
-  ``dp_accounting.pld.PLDAccountant``), or ``None``; then ``pld_pair()`` is the (epsilon, delta) pair it is
-  composed at by basic composition with the rest (``None``: the PLD rule does not apply); ``own_delta`` (a
+  ``dp_accounting.pld.PLDAccountant``), or ``None``; then ``pld_pair()`` is the (epsilon, delta) pair whose dominating PLD is composed instead
+  (``None``: the PLD rule does not apply); ``own_delta`` (a
   sensitivity route's failure probability) is added by the union bound;
 * ``rdp_event()``: a dp-accounting event whose Renyi curve dominates it (``RdpAccountant``), or ``None``;
 * ``to_json()`` / :func:`event_from_json`: the canonical form stored in the ledger.
@@ -21,7 +21,8 @@ The events and why each dominating event is sound:
   dp-accounting's ``DiscreteLaplaceDpEvent(a = r / noise_scale, n = floor(s / r) + 1)`` (grid indices of
   neighbours differ by at most ``n``; ``a`` rounded UP), several coordinates are taken as a pure epsilon pair;
 * an (epsilon, delta) pair (a plain pair, a curve at one point, a discrete Gaussian at its charge) is composed
-  with the rest by basic composition;
+  by the PLD of the Kairouz-Oh-Viswanath mechanism that dominates every (epsilon, delta)-DP mechanism
+  (dp-accounting's ``from_privacy_parameters``);
 * :class:`GDPEvent` (mu-GDP): by definition dominated by the Gaussian mechanism of noise multiplier
   ``1 / mu`` (rounded down); Renyi curve ``alpha mu^2 / 2``;
 * :class:`ZCDPEvent` and :class:`DiscreteGaussianEvent` (rho-zCDP, CKS20 Theorem 14): Renyi curve
@@ -47,6 +48,9 @@ __all__ = ["DiscreteLaplaceEvent", "DiscreteGaussianEvent", "LaplaceEvent", "GDP
            "discrete_gaussian_event", "decimal_at_least", "float_at_least", "float_at_most"]
 
 _UP = decimal.Context(prec=17, rounding=decimal.ROUND_CEILING)
+#: the largest integer sensitivity (grid steps) for which dp-accounting's discrete-Laplace PLD is built (it
+#: enumerates every step); a finer grid is composed as its pure epsilon pair
+DL_MAX_SENSITIVITY = 10 ** 6
 
 
 def decimal_at_least(x: float | Fraction) -> Decimal:
@@ -245,7 +249,7 @@ class DiscreteLaplaceEvent(_Event):
             r, b, s = Fraction(self.grid), Fraction(self.noise_scale), Fraction(self.l1_sensitivity)
             a = float_at_least(r / b)
             n = math.floor(s / r) + 1
-            if math.isfinite(a) and n <= 10 ** 15 and Fraction(a) * n <= self.epsilon_exact() * (1 + Fraction(1, 10 ** 12)):
+            if math.isfinite(a) and n <= DL_MAX_SENSITIVITY and Fraction(a) * n <= self.epsilon_exact() * (1 + Fraction(1, 10 ** 12)):
                 return dp_event.DiscreteLaplaceDpEvent(noise_parameter=a, sensitivity=n)
         return None
 
@@ -447,10 +451,6 @@ class EpsilonDeltaEvent(_Event):
         object.__setattr__(self, "epsilon", e.normalize(EXACT) if e != 0 else Decimal(0))
         object.__setattr__(self, "delta", d.normalize(EXACT) if d != 0 else Decimal(0))
 
-    @property
-    def own_delta(self) -> float:
-        return float_at_least(self.delta)
-
     def minimal_charge(self, delta=None):
         return self.epsilon, self.delta
 
@@ -458,7 +458,11 @@ class EpsilonDeltaEvent(_Event):
         return None
 
     def pld_pair(self):
-        return Fraction(self.epsilon), Fraction(0)
+        return Fraction(self.epsilon), Fraction(self.delta)
+
+    @property
+    def own_delta(self) -> float:
+        return 0.0
 
     def rdp_event(self):
         from dp_accounting import dp_event
