@@ -42,7 +42,8 @@ ANALYSIS: list[str] = [
 RELEASE: list[str] = [
     "bayesdp.publish", "bayesdp.publish.data", "bayesdp.budget",
     "bayesdp.budget.accountant", "bayesdp.publish.aggregate", "bayesdp.publish.demo", "bayesdp.publish.final",
-    "bayesdp.budget.ledger", "bayesdp.publish.noise",
+    "bayesdp.budget.ledger", "bayesdp.budget.events", "bayesdp.budget.numbers", "bayesdp.budget.journal_import",
+    "bayesdp.publish.noise",
     "bayesdp.publish.path", "bayesdp.publish.pipeline",
     "bayesdp.publish.release", "bayesdp.publish.sensitivity",
     "bayesdp.publish.statistics",

@@ -48,7 +48,12 @@ def now() -> str:
 @runtime_checkable
 class Accountant(Protocol):
     """What :func:`bayesdp.release` and the release methods charge: :class:`PrivacyAccountant` (memory) and
-    :class:`~bayesdp.budget.ledger.Ledger` (a file) implement it."""
+    :class:`~bayesdp.budget.ledger.Ledger` (a file) implement it.
+
+    Examples:
+        >>> isinstance(PrivacyAccountant(budget=1.0), Accountant)
+        True
+    """
 
     def reserve(self, epsilon: Any, delta: Any, mechanism: str, source: str, curve=None, what: str = "",
                 event=None):
@@ -248,6 +253,7 @@ class Composition:
     @property
     @exact
     def fits_basic(self) -> bool:
+        """Whether the exact sums fit the budget."""
         return self.epsilon_sum <= self.budget_epsilon and self.delta_sum <= self.budget_delta
 
     def _composed(self) -> list[tuple[str, float]]:
@@ -260,6 +266,7 @@ class Composition:
 
     @property
     def fits(self) -> bool:
+        """Whether some rule admits the charges."""
         return self.count == 0 or self.fits_basic or any(
             Fraction(v) <= Fraction(self.budget_epsilon) for _, v in self._composed())
 
@@ -274,10 +281,12 @@ class Composition:
 
     @property
     def rule(self) -> str:
+        """The rule that spends least (a composed rule only when it improves on the sums materially)."""
         return self._best()[0]
 
     @property
     def epsilon(self) -> float:
+        """The spent epsilon by :attr:`rule`."""
         return self._best()[1]
 
     @exact
@@ -294,6 +303,7 @@ class Composition:
 
     @exact
     def remaining(self) -> dict:
+        """The budget left by :attr:`rule` (a composed rule uses the whole budget delta)."""
         rule, eps, dleft = self._best()
         if rule == "basic composition":
             left = self.budget_epsilon - self.epsilon_sum
@@ -636,6 +646,14 @@ class Reservation:
         released: what was released (set by :meth:`commit`).
         summary: the summary once the reservation is closed.
         head: the ledger's head once closed (None in memory).
+
+    Examples:
+        >>> acct = PrivacyAccountant(budget=1.0)
+        >>> with acct.reserve(0.1, 0, "laplace", "an example") as res:
+        ...     res.mark_drawn()                 # immediately before drawing noise at res.noise_epsilon
+        ...     res.commit({"value": 1.5})
+        >>> res.noise_epsilon, res.summary["remaining_budget"]["epsilon"]
+        (0.09999999999999999, 0.9)
     """
 
     entry_id: int

@@ -154,6 +154,7 @@ class _Event(Mapping):
     own_delta: float = 0.0
 
     def to_json(self) -> dict:
+        """Its canonical JSON form (``type`` and the fields; decimals as strings)."""
         out = {"type": self.type}
         for f in fields(self):
             v = getattr(self, f.name)
@@ -176,9 +177,11 @@ class _Event(Mapping):
         return len(self.to_json())
 
     def rdp_event(self):
+        """The dp-accounting event whose Renyi curve dominates it, or None."""
         return None
 
     def pld_pair(self):
+        """The (epsilon, delta) pair whose dominating PLD the PLD rule composes when there is no PLD event (None: none)."""
         return None
 
     def __hash__(self):
@@ -234,15 +237,19 @@ class DiscreteLaplaceEvent(_Event):
 
     @property
     def own_delta(self) -> float:
+        """The delta outside the event's curve (a sensitivity route's failure probability), added by the union bound."""
         return float(self.delta)
 
     def epsilon_exact(self) -> Fraction:
+        """Its epsilon ``(l1_sensitivity + grid_rounding) / noise_scale``, exactly."""
         return (Fraction(self.l1_sensitivity) + Fraction(self.grid_rounding)) / Fraction(self.noise_scale)
 
     def minimal_charge(self, delta=None):
+        """The smallest (epsilon, delta) it may be charged at (a curve taken at ``delta``), as exact decimals."""
         return decimal_at_least(self.epsilon_exact()), Decimal(float(self.delta))
 
     def pld_event(self):
+        """The dp-accounting event with its privacy loss distribution, or None."""
         from dp_accounting import dp_event
 
         if self.coords == 1 and self.grid:
@@ -254,9 +261,11 @@ class DiscreteLaplaceEvent(_Event):
         return None
 
     def pld_pair(self):
+        """The (epsilon, delta) pair whose dominating PLD the PLD rule composes when there is no PLD event (None: none)."""
         return self.epsilon_exact(), Fraction(0)
 
     def rdp_event(self):
+        """The dp-accounting event whose Renyi curve dominates it, or None."""
         from dp_accounting import dp_event
 
         e = float_at_least(self.epsilon_exact())
@@ -300,6 +309,7 @@ class DiscreteGaussianEvent(_Event):
 
     @property
     def own_delta(self) -> float:
+        """The delta outside the event's curve (a sensitivity route's failure probability), added by the union bound."""
         return float(self.delta)
 
     def _eps(self) -> float:
@@ -308,17 +318,21 @@ class DiscreteGaussianEvent(_Event):
         return float(RDP.linear(float(self.rho)).epsilon(float(self.conversion_delta)))
 
     def minimal_charge(self, delta=None):
+        """The smallest (epsilon, delta) it may be charged at (a curve taken at ``delta``), as exact decimals."""
         from .numbers import EXACT
 
         return decimal_at_least(self._eps()), EXACT.add(Decimal(float(self.conversion_delta)), Decimal(float(self.delta)))
 
     def pld_event(self):
+        """The dp-accounting event with its privacy loss distribution, or None."""
         return None
 
     def pld_pair(self):
+        """The (epsilon, delta) pair whose dominating PLD the PLD rule composes when there is no PLD event (None: none)."""
         return Fraction(self.minimal_charge()[0]), Fraction(self.conversion_delta)
 
     def rdp_event(self):
+        """The dp-accounting event whose Renyi curve dominates it, or None."""
         from dp_accounting import dp_event
 
         return dp_event.ZCDpEvent(rho=float(self.rho))
@@ -341,14 +355,17 @@ class LaplaceEvent(_Event):
         _finite("noise_multiplier", self.noise_multiplier)
 
     def minimal_charge(self, delta=None):
+        """The smallest (epsilon, delta) it may be charged at (a curve taken at ``delta``), as exact decimals."""
         return decimal_at_least(1 / Fraction(self.noise_multiplier)), Decimal(0)
 
     def pld_event(self):
+        """The dp-accounting event with its privacy loss distribution, or None."""
         from dp_accounting import dp_event
 
         return dp_event.LaplaceDpEvent(noise_multiplier=float(self.noise_multiplier))
 
     def rdp_event(self):
+        """The dp-accounting event whose Renyi curve dominates it, or None."""
         return self.pld_event()
 
 
@@ -369,6 +386,7 @@ class GDPEvent(_Event):
         _finite("mu", self.mu)
 
     def minimal_charge(self, delta=None):
+        """The smallest (epsilon, delta) it may be charged at (a curve taken at ``delta``), as exact decimals."""
         from ..curves import GDP
 
         d = float(delta or 0.0)
@@ -377,6 +395,7 @@ class GDPEvent(_Event):
         return decimal_at_least(float(GDP(float(self.mu)).epsilon(d))), Decimal(repr(d))
 
     def pld_event(self):
+        """The dp-accounting event with its privacy loss distribution, or None."""
         from dp_accounting import dp_event
 
         nm = 1.0 / float(self.mu)
@@ -385,6 +404,7 @@ class GDPEvent(_Event):
         return dp_event.GaussianDpEvent(noise_multiplier=nm)
 
     def rdp_event(self):
+        """The dp-accounting event whose Renyi curve dominates it, or None."""
         return self.pld_event()
 
 
@@ -404,6 +424,7 @@ class ZCDPEvent(_Event):
         _finite("rho", self.rho)
 
     def minimal_charge(self, delta=None):
+        """The smallest (epsilon, delta) it may be charged at (a curve taken at ``delta``), as exact decimals."""
         from ..curves import RDP
 
         d = float(delta or 0.0)
@@ -412,12 +433,15 @@ class ZCDPEvent(_Event):
         return decimal_at_least(float(RDP.linear(float(self.rho)).epsilon(d))), Decimal(repr(d))
 
     def pld_event(self):
+        """The dp-accounting event with its privacy loss distribution, or None."""
         return None
 
     def pld_pair(self):
+        """The (epsilon, delta) pair whose dominating PLD the PLD rule composes when there is no PLD event (None: none)."""
         return None
 
     def rdp_event(self):
+        """The dp-accounting event whose Renyi curve dominates it, or None."""
         from dp_accounting import dp_event
 
         return dp_event.ZCDpEvent(rho=float(self.rho))
@@ -452,19 +476,24 @@ class EpsilonDeltaEvent(_Event):
         object.__setattr__(self, "delta", d.normalize(EXACT) if d != 0 else Decimal(0))
 
     def minimal_charge(self, delta=None):
+        """The smallest (epsilon, delta) it may be charged at (a curve taken at ``delta``), as exact decimals."""
         return self.epsilon, self.delta
 
     def pld_event(self):
+        """The dp-accounting event with its privacy loss distribution, or None."""
         return None
 
     def pld_pair(self):
+        """The (epsilon, delta) pair whose dominating PLD the PLD rule composes when there is no PLD event (None: none)."""
         return Fraction(self.epsilon), Fraction(self.delta)
 
     @property
     def own_delta(self) -> float:
+        """The delta outside the event's curve (a sensitivity route's failure probability), added by the union bound."""
         return 0.0
 
     def rdp_event(self):
+        """The dp-accounting event whose Renyi curve dominates it, or None."""
         from dp_accounting import dp_event
 
         if self.delta != 0:
@@ -473,6 +502,7 @@ class EpsilonDeltaEvent(_Event):
         return dp_event.ZCDpEvent(rho=float_at_least(Fraction(e) ** 2 / 2))
 
     def to_json(self) -> dict:
+        """Its canonical JSON form (``type`` and the fields; decimals as strings)."""
         out = {"type": self.type, "epsilon": _dstr(self.epsilon), "delta": _dstr(self.delta)}
         if self.source:
             out["source"] = self.source

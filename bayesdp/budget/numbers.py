@@ -25,7 +25,18 @@ EXACT = decimal.Context(prec=300000, Emin=-999999, Emax=999999,
 
 
 def exact(fn):
-    """Run ``fn`` under :data:`EXACT` (sums and differences of charges never round)."""
+    """Run ``fn`` under :data:`EXACT` (sums and differences of charges never round; a rounding raises).
+
+    Args:
+        fn: the function.
+
+    Returns:
+        The wrapped function.
+
+    Examples:
+        >>> exact(lambda a, b: a + b)(Decimal("0.3"), Decimal("5E-324")) > Decimal("0.3")
+        True
+    """
     import functools
 
     @functools.wraps(fn)
