@@ -103,14 +103,16 @@ def test_basic_delta_composition_and_curve_composition(tmp_path):
     # a 4th release fits only by curve composition: basic 4*e1 > 2, but 0.3-GDP at 1e-5 <= 2
     assert 4 * e1 > 2.0 and GDP(0.3).epsilon(1e-5) < 2.0
     led.check(e1, 1e-6, curve=g)
-    # a release without a GDP curve disables the GDP rule; the PLD rule (docs/ledger.md) then composes the three
-    # Gaussians at delta 1e-5 - 1e-6 and adds the pair by basic composition.  Its Gaussian part is at least the
-    # exact sqrt(3) * 0.15-GDP epsilon (pessimistic discretisation), so a pair above 2 - that is refused, and one
-    # 0.01 below it (the discretisation costs less) is admitted
+    # a release without a GDP curve disables the GDP rule; the PLD rule (docs/ledger.md) composes the three
+    # Gaussians with the pair's dominating (Kairouz-Oh-Viswanath) PLD.  That composition is at most the sum of
+    # the sqrt(3) * 0.15-GDP epsilon at 1e-5 - 1e-6 and the pair's epsilon (basic composition), so a pair 0.01
+    # below 2 minus the former is admitted (the discretisation costs less than 0.01) ...
     rest = 2.0 - GDP(math.sqrt(3) * 0.15).epsilon(1e-5 - 1e-6)
-    with pytest.raises(BudgetError, match="exceeds the budget"):
-        led.check(rest + 1e-3, 1e-6, curve=ApproxDP(rest + 1e-3, 1e-6))
     assert led.check(rest - 0.01, 1e-6, curve=ApproxDP(rest - 0.01, 1e-6))["admitted_by"].startswith("PLD")
+    # ... and at least the pair's own epsilon at delta 1e-5: for (2.01, 1e-6) that is above 2
+    # (delta(e') = 1e-6 + (1 - 1e-6)(e^2.01 - e^e') / (1 + e^2.01) <= 1e-5 needs e' > 2.01 - 1e-5), so it is refused
+    with pytest.raises(BudgetError, match="exceeds the budget"):
+        led.check(2.01, 1e-6, curve=ApproxDP(2.01, 1e-6))
     _spend(led, e1, 1e-6, curve=g)
     assert led.summary()["within_budget"]
 
