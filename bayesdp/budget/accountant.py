@@ -23,7 +23,7 @@ import contextlib
 import datetime as _dt
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Iterator, Protocol, runtime_checkable

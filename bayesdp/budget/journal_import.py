@@ -10,7 +10,6 @@ old file's path, head hash and number of cancelled entries.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
 import decimal
 import hashlib
@@ -18,16 +17,13 @@ import json
 import math
 import os
 import re
-import tempfile
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-import filelock
-
-from ..curves import GDP, RDP, ApproxDP, PrivacyCurve, compose
+from ..curves import GDP, RDP, ApproxDP, PrivacyCurve
 from ..errors import AssumptionError, BayesDPError, BudgetError
 
 __all__ = ["import_journal"]
@@ -148,14 +144,6 @@ def float_at_most(d: Decimal) -> float:
     return f
 
 
-def float_at_least(d: Decimal | Fraction) -> float:
-    """The smallest double >= ``d``."""
-    f = float(d)
-    if Fraction(f) < Fraction(d):
-        f = math.nextafter(f, math.inf)
-    return f
-
-
 def _dstr(d: Decimal) -> str:
     """Canonical string of an exact decimal (no exponent games: ``str`` of the normalised value)."""
     if d == 0:
@@ -178,17 +166,6 @@ def _dec(x: Any, where: str, path: Path) -> Decimal:
 # ---------------------------------------------------------------------------
 # curves and DP events <-> JSON
 # ---------------------------------------------------------------------------
-
-
-def curve_to_json(curve: PrivacyCurve | None) -> dict | None:
-    """Serialisable form of the curves the ledger can compose; ``None`` for others."""
-    if isinstance(curve, ApproxDP):
-        return {"kind": "approx", "epsilon": curve.eps0, "delta": curve.delta0}
-    if isinstance(curve, GDP):
-        return {"kind": "gdp", "mu": curve.mu}
-    if isinstance(curve, RDP) and curve.is_linear:
-        return {"kind": "rdp_linear", "kappa": curve.kappa}
-    return None
 
 
 def curve_from_json(d: dict | None) -> PrivacyCurve | None:
@@ -396,74 +373,6 @@ def _charge(state: dict, eps: Decimal, delta: Decimal, curve: dict | None, sign:
     if new_id is not None:
         s["last_id"] = new_id
     return s
-
-
-@dataclass(frozen=True)
-class Spent:
-    basic_epsilon: Decimal
-    basic_delta: Decimal
-    curve_epsilon: float | None   # composed curve converted at the budget delta (None: not available)
-    fits_basic: bool
-    fits_curve: bool
-
-    @property
-    def fits(self) -> bool:
-        """Whether the charges fit the budget by basic or by curve composition."""
-        return self.fits_basic or self.fits_curve
-
-
-def _account(state: dict, budget_epsilon: Decimal, budget_delta: Decimal) -> Spent:
-    eps, delta = Decimal(state["epsilon"]), Decimal(state["delta"])
-    fits_basic = eps <= budget_epsilon and delta <= budget_delta
-    curve_eps, fits_curve = None, False
-    if state["charged"] > 0 and budget_delta > 0 and state["no_rdp"] == 0:
-        mu2, kappa, pure = Decimal(state["mu2"]), Decimal(state["kappa"]), Decimal(state["pure"])
-        mu = None
-        if mu2 > 0:
-            mu = float(_CTX_SQRT.sqrt(mu2))
-            if Fraction(mu) ** 2 < Fraction(mu2):
-                mu = math.nextafter(mu, math.inf)
-        # the composed RDP curve is alpha (sum mu^2 / 2 + sum kappa) + sum pure eps (Mironov 2017 Prop. 1;
-        # GDP alone composes exactly: mu's add in quadrature, Dong-Roth-Su Cor. 3.3)
-        parts: list[PrivacyCurve] = []
-        if mu is not None:
-            parts.append(GDP(mu))
-        if kappa > 0:
-            parts.append(RDP.linear(float_at_least(kappa)))
-        if pure > 0:
-            parts.append(ApproxDP(float_at_least(pure), 0.0))
-        try:
-            if state["non_gdp"] == 0:
-                curve_eps = float(GDP(mu if mu is not None else 0.0).epsilon(float_at_most(budget_delta)))
-            elif parts:
-                curve_eps = float(compose(parts).epsilon(float_at_most(budget_delta)))
-            else:
-                curve_eps = 0.0
-        except (AssumptionError, ValueError):
-            curve_eps = None
-        if curve_eps is not None and math.isfinite(curve_eps):
-            fits_curve = Fraction(curve_eps) <= Fraction(budget_epsilon)
-        else:
-            curve_eps = None
-    return Spent(basic_epsilon=eps, basic_delta=delta, curve_epsilon=curve_eps, fits_basic=fits_basic,
-                 fits_curve=fits_curve)
-
-
-_CTX_SQRT = decimal.Context(prec=60, rounding=decimal.ROUND_CEILING)
-
-
-def account(releases: list[dict], budget_epsilon: Any, budget_delta: Any) -> Spent:
-    """Spent budget of a list of entries (dicts with ``epsilon``, ``delta``, ``curve``); numbers may
-    be floats (charged at their shortest decimal) or decimal strings."""
-    state = _state0()
-    for r in releases:
-        state = _charge(state, _entry_dec(r, "epsilon"), _entry_dec(r, "delta"), r.get("curve"))
-    return _account(state, to_decimal(budget_epsilon, "budget epsilon"), to_decimal(budget_delta, "budget delta"))
-
-
-def _entry_dec(r: dict, key: str) -> Decimal:
-    exact = r.get(f"{key}_exact")
-    return Decimal(exact) if exact is not None else to_decimal(r[key], key)
 
 
 # ---------------------------------------------------------------------------
