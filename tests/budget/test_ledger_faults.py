@@ -353,3 +353,15 @@ def test_spend_refuses_bad_input_in_one_line():
             acct.spend(bad)
         assert "\n" not in str(e.value)
     assert acct.entries == []
+
+
+def test_kill9_while_creating_leaves_no_ledger_and_the_next_creation_cleans_up(tmp_path):
+    path = tmp_path / "new.db"
+    code = f"from bayesdp.budget import Ledger; Ledger.open({str(path)!r}, budget=1)"
+    p = subprocess.run([sys.executable, "-c", code], env={**ENV, "BAYESDP_TEST_KILL_AT": "create-before-link"},
+                       capture_output=True, timeout=120)
+    assert p.returncode == -9 and not path.exists()
+    assert [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]          # left by the killed process
+    Ledger.open(path, budget=1)
+    assert Ledger(path).verify()["num_releases"] == 0
+    assert [f for f in os.listdir(tmp_path) if f.endswith(".tmp")] == []
