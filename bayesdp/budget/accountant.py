@@ -385,7 +385,10 @@ def charge_of(item: Any, budget_delta: Decimal, *, epsilon: Any = None, delta: A
             raise BudgetError(f"spend({item!r}): a tuple must be an (epsilon, delta) pair")
         ev: Event = EpsilonDeltaEvent(to_decimal(item[0], "epsilon"), to_decimal(item[1], "delta"))
     else:
-        if not isinstance(item, (Certificate, BoundReport, Mapping)) and getattr(item, "certificate", None) is not None:
+        rel = None if isinstance(item, Mapping) else getattr(item, "dp_event", None)
+        if isinstance(rel, Mapping) and rel:              # a release result: the event that ran
+            item = rel
+        elif not isinstance(item, (Certificate, BoundReport, Mapping)) and getattr(item, "certificate", None) is not None:
             item = item.certificate                       # a chain
         if isinstance(item, BoundReport):
             item = item.best
@@ -394,10 +397,9 @@ def charge_of(item: Any, budget_delta: Decimal, *, epsilon: Any = None, delta: A
                 raise BudgetError(f"certificate {item.mechanism!r} is not valid ({item.reason}); it proves nothing "
                                   "to charge")
             item = item.curve
-        rel = getattr(item, "dp_event", None)
-        if isinstance(rel, Mapping) and rel:
-            ev = event_from_json(rel)
-        elif hasattr(item, "to_dp_event") and not isinstance(item, Mapping):
+        if isinstance(item, Mapping):
+            ev = event_from_json(item)
+        elif hasattr(item, "to_dp_event"):
             ev = as_event(item.to_dp_event(), at)
         else:
             ev = as_event(item, at)
