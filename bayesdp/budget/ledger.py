@@ -574,6 +574,11 @@ class Ledger(_Budgeted):
         body = {k: v for k, v in body.items() if k == "released" or kind != "commit"}
         try:
             with self._write(con, "commit" if kind == "commit" else "outcome") as (append, cur):
+                prior = [k for (k,) in con.execute("SELECT kind FROM entries WHERE entry = ? AND seq > ?",
+                                                    (entry, entry))]
+                if kind == "cancel" and prior:
+                    # resolved meanwhile (`bayesdp ledger resolve` saw it pending): it stays charged
+                    kind, body = "abort", {"reason": "ended before the draw, but resolved meanwhile: stays charged"}
                 if kind == "cancel":
                     append("cancel", entry, {"secret": secret, "time": now(),
                                              "state": _state_add(cur["state"], e, d, -1)})

@@ -365,3 +365,19 @@ def test_kill9_while_creating_leaves_no_ledger_and_the_next_creation_cleans_up(t
     Ledger.open(path, budget=1)
     assert Ledger(path).verify()["num_releases"] == 0
     assert [f for f in os.listdir(tmp_path) if f.endswith(".tmp")] == []
+
+
+def test_a_release_resolved_while_it_runs_stays_charged_and_the_ledger_verifies(tmp_path):
+    real, link = _ledger(tmp_path, 1)
+    led = Ledger(link)
+    with pytest.raises(RuntimeError):
+        with led.reserve("0.25", 0, "slow", "unit"):
+            assert Ledger(real).resolve(note="looked pending")["resolved"] == [1]
+            raise RuntimeError("ended before the draw")
+    s = Ledger(real).verify()
+    assert [e["status"] for e in s["entries"]] == ["aborted"] and s["exact"]["spent_basic"]["epsilon"] == "0.25"
+    with led.reserve("0.25", 0, "slow", "unit") as res:
+        Ledger(real).resolve()
+        res.mark_drawn()
+        res.commit({"values": [1.0]})
+    assert [e["status"] for e in Ledger(real).verify()["entries"]] == ["aborted", "committed"]
