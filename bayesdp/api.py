@@ -10,7 +10,7 @@ accountant).  Everything a script needs is importable from :mod:`bayesdp` itself
     mcmc = bayesdp.PrivateMCMC(plan)
     mcmc.run(X=X, y=y)                     # chain keys from the OS CSPRNG unless rng_key is given explicitly
     mcmc.print_summary()
-    acct = bayesdp.PrivacyAccountant(epsilon=3.0, delta=1e-5)
+    acct = bayesdp.PrivacyAccountant(budget=3.0, budget_delta=1e-5)
     result = bayesdp.release(mcmc, statistic="mean", sites=["w"], epsilon=1.0, accountant=acct)
 
 A :class:`Plan` is one immutable, JSON-serialisable object holding the model reference, the domain, the
@@ -721,7 +721,7 @@ class PrivateMCMC:
         >>> _ = mcmc.run(None, X, y)                  # NumPyro's run(rng_key, *args): keys from the OS CSPRNG
         >>> mcmc.get_samples()["w"].shape, mcmc.certificate["certified"], mcmc.private
         ((1, 3), True, True)
-        >>> acct = bayesdp.PrivacyAccountant(epsilon=10.0, delta=1e-5)
+        >>> acct = bayesdp.PrivacyAccountant(budget=10.0, budget_delta=1e-5)
         >>> _ = acct.spend(mcmc.certificate)          # charged through the certificate's to_dp_event()
         >>> idata = mcmc.to_inference_data()          # instead of az.from_numpyro: the draws and the settings
     """
@@ -1239,7 +1239,7 @@ def release(source: Any, statistic: Any = "mean", *, epsilon: float | None = Non
         >>> dom = bayesdp.Domain(X=bayesdp.norm_bound(1.0), y=bayesdp.values(0, 1))
         >>> mcmc = bayesdp.PrivateMCMC(bayesdp.ULA("logistic", domain=dom, step_size=1e-3), num_steps=300)
         >>> _ = mcmc.run(X=X, y=y)
-        >>> acct = bayesdp.PrivacyAccountant(epsilon=2.0)
+        >>> acct = bayesdp.PrivacyAccountant(budget=2.0)
         >>> res = bayesdp.release(mcmc, Median(sites=["w"]), epsilon=1.0, accountant=acct)
         >>> res.names, acct.remaining()["epsilon"], res.extra["method"]["method"]
         (('w[0] q0.5', 'w[1] q0.5', 'w[2] q0.5'), 1.0, 'coupling')

@@ -84,7 +84,7 @@ class BudgetError(BayesDPError):
 
     Examples:
         >>> import bayesdp
-        >>> acct = bayesdp.PrivacyAccountant(epsilon=1.0)
+        >>> acct = bayesdp.PrivacyAccountant(budget=1.0)
         >>> _ = acct.spend((0.6, 0.0))
         >>> try:
         ...     acct.spend((0.6, 0.0))                              # 0.6 + 0.6 > 1: nothing is charged

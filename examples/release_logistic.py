@@ -24,7 +24,7 @@ def main(ledger: str) -> None:
     kernel = bayesdp.ULA(logistic, domain=domain, step_size=0.005, model_kwargs={"prior_scale": 0.5})
     mcmc = bayesdp.PrivateMCMC(kernel, num_steps=4000, num_chains=2, release="path")
     mcmc.run(**data)                                                # not published: only the release is
-    budget = bayesdp.Ledger.open(ledger, budget_epsilon=3.0, dataset="breast cancer (bundled)")
+    budget = bayesdp.Ledger.open(ledger, budget=3.0, dataset="breast cancer (bundled)")
     stat = Function(lambda s: s["w"][picked], lipschitz=3 ** 0.5,    # selecting 3 coordinates: sqrt(3)
                     names=[f"w[{j}]" for j in picked])
     r = bayesdp.release(mcmc, stat, epsilon=1.0, accountant=budget)

@@ -80,7 +80,7 @@ def test_an_accountant_charges_a_chain_certificate_at_its_gdp_curve():
     cert = mcmc.certificate
     ev = cert.to_dp_event()
     assert ev.noise_multiplier == pytest.approx(1.0 / cert["gdp_mu"], rel=1e-15)
-    acct = bayesdp.PrivacyAccountant(epsilon=50.0, delta=cert["delta"])
+    acct = bayesdp.PrivacyAccountant(budget=50.0, budget_delta=cert["delta"])
     acct.spend(mcmc.certificate)          # KeyError: 'type' before
     # charged at the budget's delta, which is the certificate's: the certificate's own epsilon
     assert 50.0 - float(acct.remaining()["epsilon"]) == pytest.approx(cert["epsilon"], rel=1e-9)

@@ -42,7 +42,8 @@ ANALYSIS: list[str] = [
 RELEASE: list[str] = [
     "bayesdp.publish", "bayesdp.publish.data", "bayesdp.budget",
     "bayesdp.budget.accountant", "bayesdp.publish.aggregate", "bayesdp.publish.demo", "bayesdp.publish.final",
-    "bayesdp.budget.ledger", "bayesdp.publish.noise",
+    "bayesdp.budget.ledger", "bayesdp.budget.events", "bayesdp.budget.numbers", "bayesdp.budget.journal_import",
+    "bayesdp.publish.noise",
     "bayesdp.publish.path", "bayesdp.publish.engine", "bayesdp.publish.spec", "bayesdp.publish.result",
     "bayesdp.publish.noiseplan", "bayesdp.publish.methods", "bayesdp.publish.methods.base",
     "bayesdp.publish.methods.coupling", "bayesdp.publish.methods.path", "bayesdp.publish.methods.final",

@@ -1,554 +1,571 @@
-"""Privacy accounting: an in-memory :class:`PrivacyAccountant` with the interface of the persistent
-:class:`~bayesdp.budget.ledger.Ledger`, and the composition rule both use.
+"""Privacy accounting: the :class:`Accountant` protocol, the composition rules, and the in-memory
+:class:`PrivacyAccountant` (the persistent :class:`~bayesdp.budget.ledger.Ledger` shares them).
 
-What is composed is a list of **DP events** (the description of what ran, as in dp-accounting's
-``dp_event``): the ledger's dicts (``laplace``: the secure discrete-Laplace release of
-:mod:`bayesdp.publish.noise`; ``epsilon_delta``; ``gdp``), certificates (a GDP curve is a Gaussian
-event; other curves are taken at an (epsilon, delta) point) and dp-accounting events.
+A charge is an exact decimal pair (epsilon, delta) with the DP event that justifies it
+(:mod:`bayesdp.budget.events`).  A sequence of charges fits a budget (E, D) when one of these rules says so
+(docs/ledger.md "Composition"); each is a proven upper bound, so taking the smallest is sound:
 
-Rules (docs/ledger.md "Composition"):
+* **basic composition**: the exact decimal sums of the charges are at most (E, D) (Dwork-Roth Thm. 3.16);
+* **GDP composition** (every event mu-GDP): ``sqrt(sum mu^2)``-GDP (Dong-Roth-Su Cor. 3.3), its epsilon at D;
+* **PLD composition**: dp-accounting's ``PLDAccountant`` (pessimistic discretisation) of the events it prices
+  exactly (Laplace, discrete Laplace, Gaussian / GDP) and of the (epsilon, delta) pairs of the others (the PLD
+  of the Kairouz-Oh-Viswanath mechanism, which dominates every (epsilon, delta)-DP mechanism), its epsilon at
+  ``D - own deltas`` (a sensitivity route's failure probability, by the union bound);
+* **Renyi composition**: dp-accounting's ``RdpAccountant`` (RDP curves add, Mironov 2017 Prop. 1), its epsilon at
+  ``D - sum of own deltas``.
 
-* a **pure-epsilon budget** (delta = 0) composes by exact decimal summation of the epsilons;
-* an **(epsilon, delta) budget** admits a sequence when summation fits, or when the composition of
-  the events' privacy loss distributions (dp-accounting's PLD, pessimistic discretisation) has
-  ``epsilon(delta - sum of the events' own deltas) <= budget epsilon``.  The own delta of an event
-  (e.g. the failure probability of 004 Proposition 3.10's sensitivity) is added by the union bound.
-
-The PLD of one event:
-
-* a one-coordinate discrete-Laplace release ``y = r (round(x / r) + G)``, ``P(G = g) ∝ exp(-a |g|)``,
-  ``a = r / noise_scale``: neighbouring grid indices differ by at most ``n = floor(s / r) + 1``
-  (``s`` the L1 sensitivity), so its privacy loss takes the values ``a (|k - n| - |k|)``; the PLD is
-  built exactly (geometric sums, losses rounded UP to the discretisation grid) and handed to
-  dp-accounting (``create_from_rounded_probability``).  A release of several coordinates is taken as
-  a generic pure ``epsilon``-DP mechanism (``from_privacy_parameters``), which dominates it;
-* ``epsilon_delta``: dp-accounting's ``from_privacy_parameters`` (the generic (epsilon, delta) pair);
-* ``gdp`` (mu): the Gaussian mechanism of noise multiplier ``1 / mu`` (a mu-GDP mechanism is dominated by
-  it by definition of GDP);
-* ``gaussian`` (sigma, l2 sensitivity): the Gaussian mechanism;
-* ``laplace_continuous`` (noise multiplier b/s): the continuous Laplace mechanism (a dp-accounting
-  ``LaplaceDpEvent`` run elsewhere), composed exactly as dp-accounting composes it;
-* ``discrete_gaussian`` (the secure Gaussian release of :mod:`bayesdp.publish.noise`, ``rho``-zCDP by CKS20
-  Theorem 14): the generic (epsilon, delta) pair it is charged at (``from_privacy_parameters``), which
-  dominates it.
-
-A third rule composes **Renyi curves** when every event has one (pure epsilon-DP: the constant curve
-``epsilon``; ``discrete_gaussian``: ``alpha rho``; ``gdp`` / ``gaussian``: ``alpha mu^2 / 2``): RDP curves add
-(Mironov 2017 Prop. 1) and the sum is converted at the budget's delta (CKS20 Prop. 12), as the ledger's
-curve rule does.  It is what makes many Gaussian releases cheap (zCDP composes by adding ``rho``).
+The rules that need D > 0 are consulted only for (epsilon, delta) budgets.
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime as _dt
 import math
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from decimal import Decimal
-from typing import Any, Iterator
+from fractions import Fraction
+from typing import Any, Iterator, Protocol, runtime_checkable
 
 from ..errors import BayesDPError, BudgetError
+from .events import (DiscreteGaussianEvent, DiscreteLaplaceEvent, EpsilonDeltaEvent, Event, GDPEvent, LaplaceEvent,
+                     as_event, curve_event, event_from_json)
+from .numbers import decimal_at_least, exact, float_at_least, float_at_most, noise_epsilon, show, to_decimal
 
-__all__ = ["PrivacyAccountant", "composed_epsilon", "rdp_composed_epsilon", "charge_of", "fits", "PLD_INTERVAL"]
+__all__ = ["Accountant", "PrivacyAccountant", "Entry", "Composition", "compose", "charge_of", "consistency_problem",
+           "PLD_INTERVAL"]
 
 #: value discretisation of the privacy loss distributions (dp-accounting's default)
 PLD_INTERVAL = 1e-4
+STATUSES = ("pending", "committed", "aborted", "resolved")
+
+
+def now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+@runtime_checkable
+class Accountant(Protocol):
+    """What :func:`bayesdp.release` and the release methods charge: :class:`PrivacyAccountant` (memory) and
+    :class:`~bayesdp.budget.ledger.Ledger` (a file) implement it.
+
+    Examples:
+        >>> isinstance(PrivacyAccountant(budget=1.0), Accountant)
+        True
+    """
+
+    def reserve(self, epsilon: Any, delta: Any, mechanism: str, source: str, curve=None, what: str = "",
+                event=None):
+        """Context manager: charge before the noise is drawn (see :meth:`PrivacyAccountant.reserve`)."""
+
+    def check(self, epsilon: Any, delta: Any = 0, curve=None, event=None) -> dict:
+        """Raise BudgetError if the charge would not fit."""
+
+    def spend(self, item: Any, *, epsilon: Any = None, delta: Any = None, what: str = "") -> dict:
+        """Charge a certificate, chain, release or (epsilon, delta) pair."""
+
+    def spent(self) -> dict:
+        """The spent budget."""
+
+    def remaining(self) -> dict:
+        """The budget left."""
+
+    def summary(self) -> dict:
+        """Budget, spent, remaining and the entries."""
+
+    @property
+    def entries(self) -> list:
+        """The charges (one :class:`Entry` each)."""
 
 
 # ---------------------------------------------------------------------------
-# events -> privacy loss distributions
+# entries
 
 
-def _dl_pld(a: float, n: int):
-    """The PLD of the discrete Laplace mechanism P(G = g) ∝ exp(-a|g|) with integer shift n: loss
-    ``a (|k - n| - |k|)`` at output k, i.e. ``a n`` for k <= 0, ``a (n - 2k)`` for 0 < k < n, ``-a n``
-    for k >= n; every loss is rounded UP to a multiple of PLD_INTERVAL (pessimistic), the bucket
-    boundaries computed in exact rational arithmetic, the masses as closed-form geometric sums."""
-    from fractions import Fraction
-
-    from dp_accounting.pld import privacy_loss_distribution as P
-
-    D = Fraction(PLD_INTERVAL)
-    A = Fraction(a)
-    p = math.exp(-a)
-    c = -math.expm1(-a) / (1 + p)                   # (1 - p)/(1 + p)
-    pmf: dict[int, float] = {}
-
-    def bucket(loss: Fraction) -> int:               # smallest j with j D >= loss
-        q = loss / D
-        return int(q) if q.denominator == 1 else math.floor(q) + 1
-
-    def put(j: int, mass: float) -> None:
-        if mass > 0:
-            pmf[j] = pmf.get(j, 0.0) + mass
-    put(bucket(A * n), 1.0 / (1 + p))                 # k <= 0
-    put(bucket(-A * n), math.exp(-a * n) / (1 + p))   # k >= n
-    if n > 1:
-        k = 1
-        while k <= n - 1:
-            j = bucket(A * (n - 2 * k))
-            # the largest k' with bucket(a (n - 2k')) == j: a (n - 2k') > (j - 1) D  <=>  k' < (n - (j-1) D/a)/2
-            bound = (n - (j - 1) * D / A) / 2
-            k1 = min(n - 1, (math.ceil(bound) - 1))
-            cnt = k1 - k + 1
-            # sum_{k'=k}^{k1} c p^k' = c p^k (1 - p^cnt)/(1 - p)
-            put(j, c * math.exp(-a * k) * (-math.expm1(-a * cnt)) / (-math.expm1(-a)))
-            k = k1 + 1
-    return P.PrivacyLossDistribution.create_from_rounded_probability(pmf, 0.0, PLD_INTERVAL, pessimistic_estimate=True)
-
-
-def event_pld(ev: dict):
-    """(PLD, own delta) of one event dict; raises BudgetError for an event that cannot be composed."""
-    from dp_accounting.pld import common
-    from dp_accounting.pld import privacy_loss_distribution as P
-
-    t = ev.get("type")
-    own = float(ev.get("delta", 0.0) or 0.0)
-    if t == "laplace":
-        s, g, b = float(ev["l1_sensitivity"]), float(ev["grid_rounding"]), float(ev["noise_scale"])
-        k, r = ev.get("coords"), ev.get("grid")
-        if k == 1 and r:
-            a = float(r) / b
-            n = math.floor(s / float(r)) + 1
-            if n * a <= (s + g) / b * (1 + 1e-12) and n <= 10 ** 15:
-                return _dl_pld(a, n), own
-        eps = (s + g) / b
-        return P.from_privacy_parameters(common.DifferentialPrivacyParameters(eps * (1 + 1e-12), 0.0),
-                                         value_discretization_interval=PLD_INTERVAL), own
-    if t == "epsilon_delta":
-        e, d = float(Decimal(str(ev["epsilon"]))), float(Decimal(str(ev["delta"])))
-        return P.from_privacy_parameters(common.DifferentialPrivacyParameters(e, d),
-                                         value_discretization_interval=PLD_INTERVAL), 0.0
-    if t == "gdp":
-        mu = float(ev["mu"])
-        return P.from_gaussian_mechanism(1.0 / mu, sensitivity=1.0, value_discretization_interval=PLD_INTERVAL,
-                                         use_connect_dots=True), own
-    if t == "laplace_continuous":      # a continuous Laplace mechanism (e.g. dp-accounting's LaplaceDpEvent)
-        return P.from_laplace_mechanism(float(ev["noise_multiplier"]), sensitivity=1.0,
-                                        value_discretization_interval=PLD_INTERVAL), own
-    if t == "gaussian":
-        return P.from_gaussian_mechanism(float(ev["sigma"]), sensitivity=float(ev["l2_sensitivity"]),
-                                         value_discretization_interval=PLD_INTERVAL, use_connect_dots=True), own
-    if t == "discrete_gaussian":       # the (epsilon, delta) pair it is charged at dominates it
-        from ..curves import RDP
-
-        cd = float(ev["conversion_delta"])
-        e = RDP.linear(float(ev["rho"])).epsilon(cd)
-        return P.from_privacy_parameters(common.DifferentialPrivacyParameters(e * (1 + 1e-12), cd),
-                                         value_discretization_interval=PLD_INTERVAL), own
-    raise BudgetError(f"cannot compose a DP event of type {t!r}")
-
-
-def event_rdp(ev: dict) -> tuple[float, float, float] | None:
-    """(kappa, pure epsilon, own delta) of an event's Renyi curve ``alpha kappa + pure`` (valid for every
-    alpha > 1), or None when the event has no RDP curve.  Pure epsilon-DP mechanisms take the constant curve
-    ``epsilon`` (as the ledger's curve rule); zCDP / GDP mechanisms the linear one."""
-    t = ev.get("type")
-    own = float(ev.get("delta", 0.0) or 0.0)
-    try:
-        if t == "laplace":
-            return 0.0, (float(ev["l1_sensitivity"]) + float(ev["grid_rounding"])) / float(ev["noise_scale"]) \
-                * (1 + 1e-12), own
-        if t == "discrete_gaussian":
-            return float(ev["rho"]), 0.0, own
-        if t == "gdp":
-            return float(ev["mu"]) ** 2 / 2 * (1 + 1e-12), 0.0, own
-        if t == "gaussian":
-            return (float(ev["l2_sensitivity"]) / float(ev["sigma"])) ** 2 / 2 * (1 + 1e-12), 0.0, own
-        if t == "laplace_continuous":
-            return 0.0, 1.0 / float(ev["noise_multiplier"]) * (1 + 1e-12), own
-        if t == "epsilon_delta" and Decimal(str(ev["delta"])) == 0:
-            return 0.0, float(Decimal(str(ev["epsilon"]))) * (1 + 1e-12), 0.0
-    except (KeyError, TypeError, ValueError, ZeroDivisionError):
-        return None
-    return None
-
-
-def rdp_composed_epsilon(events: list[dict], delta: float) -> float:
-    """Epsilon at total ``delta`` of the composition of ``events`` by their Renyi curves.
-
-    Args:
-        events: DP event dicts (the ledger's ``dp_event`` entries, see the module docstring).
-        delta: the total delta of the composition (the events' own deltas included).
-
-    Returns:
-        The composed epsilon; ``inf`` when an event has no Renyi curve, or when the events' own deltas use
-        up ``delta``; ``0.0`` for no events.  Pure epsilon-DP events alone compose to the sum of their
-        epsilons (times ``1 + 1e-12``, rounding up).
+@dataclass(frozen=True)
+class Entry:
+    """One charge: its exact (epsilon, delta), its event, what it released and the rule that admitted it.
 
     Examples:
-        >>> pure = {"type": "epsilon_delta", "epsilon": "0.5", "delta": "0"}
-        >>> round(rdp_composed_epsilon([pure, pure], 1e-6), 6)
-        1.0
-        >>> rdp_composed_epsilon([{"type": "epsilon_delta", "epsilon": "0.5", "delta": "1e-6"}], 1e-6)
-        inf
+        >>> Entry(1, Decimal("0.5"), Decimal(0), EpsilonDeltaEvent(Decimal("0.5"))).as_dict()["epsilon_exact"]
+        '0.5'
     """
-    from ..curves import RDP, ApproxDP, compose
 
-    if not events:
-        return 0.0
-    kappa = pure = own = 0.0
+    id: int
+    epsilon: Decimal
+    delta: Decimal
+    event: Event
+    mechanism: str = ""
+    source: str = ""
+    what: str = ""
+    status: str = "pending"
+    time: str | None = None
+    admitted_by: str = ""
+    released: dict | None = None
+    note: str = ""
+
+    def as_dict(self) -> dict:
+        """The entry as JSON-ready dict (floats for reading, exact decimals as strings).
+
+        Returns:
+            The dict.
+        """
+        return {"id": self.id, "status": self.status, "time": self.time, "epsilon": float(self.epsilon),
+                "delta": float(self.delta), "epsilon_exact": show(self.epsilon), "delta_exact": show(self.delta),
+                "mechanism": self.mechanism, "source": self.source, "what": self.what,
+                "dp_event": self.event.to_json(), "admitted_by": self.admitted_by, "released": self.released,
+                **({"note": self.note} if self.note else {})}
+
+
+# ---------------------------------------------------------------------------
+# composition
+
+
+def _rdp_orders():
+    import numpy as np
+
+    from dp_accounting.rdp import rdp_privacy_accountant as R
+
+    return sorted(set(R.DEFAULT_RDP_ORDERS if hasattr(R, "DEFAULT_RDP_ORDERS") else [])
+                  | set(float(a) for a in 1.0 + np.geomspace(1e-4, 1e5, 3000)))
+
+
+def _counts(events: list[Event]) -> list[tuple[Event, int]]:
+    out: dict = {}
     for ev in events:
-        c = event_rdp(ev)
-        if c is None:
-            return math.inf
-        kappa, pure, own = kappa + c[0], pure + c[1], own + c[2]
-    rest = delta - own
+        k = tuple(sorted((a, str(b)) for a, b in ev.to_json().items()))
+        out.setdefault(k, [ev, 0])[1] += 1
+    return [(e, c) for e, c in out.values()]
+
+
+def _own(parts: list[tuple[Event, int]]) -> Fraction:
+    return sum((Fraction(float(ev.own_delta)) * c for ev, c in parts), Fraction(0))
+
+
+def gdp_epsilon(events: list[Event], delta: Decimal) -> float | None:
+    """Epsilon at ``delta`` of GDP events composed exactly (Dong-Roth-Su Cor. 3.3), None if another event."""
+    from ..curves import GDP
+
+    if not events or not all(isinstance(e, GDPEvent) for e in events) or delta <= 0:
+        return None
+    mu2 = sum((Fraction(e.mu) ** 2 for e in events), Fraction(0))
+    mu = math.sqrt(float_at_least(mu2))
+    while Fraction(mu) ** 2 < mu2:
+        mu = math.nextafter(mu, math.inf)
+    return float(GDP(mu).epsilon(float_at_most(delta)))
+
+
+def _runs(events: list[Event]) -> list[tuple[Event, int]]:
+    """Consecutive identical events grouped (composed by ``self_compose``), in their order."""
+    out: list[list] = []
+    for ev in events:
+        if out and out[-1][0] == ev:
+            out[-1][1] += 1
+        else:
+            out.append([ev, 1])
+    return [(e, c) for e, c in out]
+
+
+def _pld_accountant():
+    from dp_accounting import NeighboringRelation
+    from dp_accounting.pld import PLDAccountant
+    from dp_accounting.pld import common, privacy_loss_distribution
+
+    class PairPLDAccountant(PLDAccountant):
+        """dp-accounting's PLD accountant, also composing generic (epsilon, delta) pairs: the PLD of the
+        Kairouz-Oh-Viswanath mechanism that dominates every (epsilon, delta)-DP mechanism
+        (``privacy_loss_distribution.from_privacy_parameters``)."""
+
+        def compose_pair(self, epsilon: float, delta: float, count: int) -> None:
+            p = privacy_loss_distribution.from_privacy_parameters(
+                common.DifferentialPrivacyParameters(epsilon, delta),
+                value_discretization_interval=self._value_discretization_interval)
+            self._pld = self._pld.compose(p.self_compose(count) if count > 1 else p)
+
+    # the mechanisms are priced at their proven sensitivities (shift PLDs; nothing is subsampled)
+    return PairPLDAccountant(NeighboringRelation.ADD_OR_REMOVE_ONE, value_discretization_interval=PLD_INTERVAL)
+
+
+def pld_epsilon(events: list[Event], delta: Decimal) -> float | None:
+    """Epsilon at ``delta`` by dp-accounting's PLD accountant (events it prices exactly, and the (epsilon, delta)
+    pairs of the others); None when an event has neither (a zCDP event)."""
+    runs = _runs(events)
+    if not runs or delta <= 0:
+        return None
+    plan = []
+    for ev, c in runs:
+        p = ev.pld_event()
+        pair = None if p is not None else ev.pld_pair()
+        if p is None and pair is None:
+            return None
+        plan.append((p, pair, c))
+    rest = Fraction(delta) - _own(runs)
     if rest <= 0:
         return math.inf
-    parts = []
-    if kappa > 0:
-        parts.append(RDP.linear(kappa))
-    if pure > 0:
-        parts.append(ApproxDP(pure, 0.0))
-    if not parts:
-        return 0.0
-    if len(parts) == 1 and pure > 0:
-        return pure
-    return float(compose(parts).epsilon(rest))
+    acct = _pld_accountant()
+    for p, pair, c in plan:
+        if p is not None:
+            acct.compose(p, c)
+        else:
+            acct.compose_pair(float_at_least(pair[0]), float_at_least(pair[1]), c)
+    return float(acct.get_epsilon(float_at_most(rest)))
 
 
-def _key(ev: dict) -> tuple:
-    return tuple(sorted((k, str(v)) for k, v in ev.items()))
+def rdp_epsilon(events: list[Event], delta: Decimal) -> float | None:
+    """Epsilon at ``delta`` by dp-accounting's RDP accountant; None when an event has no Renyi curve."""
+    from dp_accounting.rdp import RdpAccountant
+
+    parts = _counts(events)
+    if not parts or delta <= 0:
+        return None
+    dpe = [(e.rdp_event(), c) for e, c in parts]
+    if any(p is None for p, _ in dpe):
+        return None
+    rest = Fraction(delta) - _own(parts)
+    if rest <= 0:
+        return math.inf
+    acct = RdpAccountant(orders=_rdp_orders())
+    for p, c in dpe:
+        acct.compose(p, c)
+    return float(acct.get_epsilon(float_at_most(rest)))
 
 
-def composed_epsilon(events: list[dict], delta: float) -> float:
-    """Epsilon of the composition of ``events`` at total ``delta`` (dp-accounting's PLD, pessimistic).
+@dataclass(frozen=True)
+class Composition:
+    """The spent budget of a list of charges under every rule (floats: composed epsilons at the budget's delta).
+
+    Examples:
+        >>> c = compose([(Decimal("0.5"), Decimal(0), EpsilonDeltaEvent(Decimal("0.5")))] * 2, Decimal(1), Decimal(0))
+        >>> c.fits, c.rule, c.epsilon
+        (True, 'basic composition', 1.0)
+    """
+
+    epsilon_sum: Decimal
+    delta_sum: Decimal
+    budget_epsilon: Decimal
+    budget_delta: Decimal
+    gdp: float | None = None
+    pld: float | None = None
+    rdp: float | None = None
+    count: int = 0
+
+    @property
+    @exact
+    def fits_basic(self) -> bool:
+        """Whether the exact sums fit the budget."""
+        return self.epsilon_sum <= self.budget_epsilon and self.delta_sum <= self.budget_delta
+
+    def _composed(self) -> list[tuple[str, float]]:
+        out = []
+        for name, v in (("curve composition (GDP)", self.gdp), ("PLD composition (dp-accounting)", self.pld),
+                        ("Renyi composition (dp-accounting)", self.rdp)):
+            if v is not None and math.isfinite(v):
+                out.append((name, v))
+        return out
+
+    @property
+    def fits(self) -> bool:
+        """Whether some rule admits the charges."""
+        return self.count == 0 or self.fits_basic or any(
+            Fraction(v) <= Fraction(self.budget_epsilon) for _, v in self._composed())
+
+    @exact
+    def admitted_by(self) -> str:
+        """The rule that admits the charges, with its numbers (recorded with each entry)."""
+        if self.fits_basic:
+            return (f"basic composition: exact sums epsilon {show(self.epsilon_sum)} <= {show(self.budget_epsilon)}, "
+                    f"delta {show(self.delta_sum)} <= {show(self.budget_delta)}")
+        name, v = min(self._composed(), key=lambda x: x[1])
+        return f"{name}: epsilon {v!r} <= {show(self.budget_epsilon)} at delta {show(self.budget_delta)}"
+
+    @property
+    def rule(self) -> str:
+        """The rule that spends least (a composed rule only when it improves on the sums materially)."""
+        return self._best()[0]
+
+    @property
+    def epsilon(self) -> float:
+        """The spent epsilon by :attr:`rule`."""
+        return self._best()[1]
+
+    @exact
+    def _best(self) -> tuple[str, float, float]:
+        E, D = self.budget_epsilon, self.budget_delta
+        basic = ("basic composition", float(self.epsilon_sum), float(max(D - self.delta_sum, Decimal(0))))
+        best = basic if self.delta_sum <= D else None
+        for name, v in self._composed():
+            # reported only when it improves on basic composition materially (it uses the whole budget delta)
+            if best is None or v < float(self.epsilon_sum) * 0.999:
+                if best is None or v < best[1]:
+                    best = (name, v, 0.0)
+        return best or basic
+
+    @exact
+    def remaining(self) -> dict:
+        """The budget left by :attr:`rule` (a composed rule uses the whole budget delta)."""
+        rule, eps, dleft = self._best()
+        if rule == "basic composition":
+            left = self.budget_epsilon - self.epsilon_sum
+            return {"epsilon": max(0.0, float(left)), "delta": dleft}
+        return {"epsilon": max(0.0, float(Fraction(self.budget_epsilon) - Fraction(eps))), "delta": dleft}
+
+
+@exact
+def compose(charges: list[tuple[Decimal, Decimal, Event]], budget_epsilon: Decimal, budget_delta: Decimal,
+            composed: bool = True) -> Composition:
+    """The :class:`Composition` of charges (exact sums; the composed rules when ``composed`` and delta > 0).
 
     Args:
-        events: DP event dicts (the ledger's ``dp_event`` entries, see the module docstring).
-        delta: the total delta of the composition (the events' own deltas included).
+        charges: (epsilon, delta, event) triples.
+        budget_epsilon: the budget's epsilon.
+        budget_delta: the budget's delta.
+        composed: also run the GDP, PLD and Renyi rules (else sums only).
 
     Returns:
-        The composed epsilon; ``inf`` if the events' own deltas use up ``delta``; ``0.0`` for no events.
+        The composition.
 
     Raises:
-        BudgetError: an event of a type that cannot be composed.
+        BudgetError: dp-accounting refuses an event (one line).
 
     Examples:
-        Two pure 0.5-DP events compose to at most 1 (summation), slightly less at delta > 0:
-
-        >>> pure = {"type": "epsilon_delta", "epsilon": "0.5", "delta": "0"}
-        >>> eps = composed_epsilon([pure, pure], 1e-6)
-        >>> 0.99 < eps <= 1.0
-        True
-        >>> composed_epsilon([], 1e-6)
-        0.0
+        >>> half = (Decimal("0.5"), Decimal(0), EpsilonDeltaEvent(Decimal("0.5")))
+        >>> compose([half] * 3, Decimal(1), Decimal(0)).fits
+        False
     """
-    if not events:
-        return 0.0
-    counts: dict[tuple, list] = {}
-    for ev in events:
-        counts.setdefault(_key(ev), [ev, 0])[1] += 1
-    total, own = None, 0.0
-    for ev, cnt in counts.values():
-        pld, d = event_pld(ev)
-        own += d * cnt
-        pld = pld.self_compose(cnt) if cnt > 1 else pld
-        total = pld if total is None else total.compose(pld)
-    rest = delta - own
-    if rest <= 0:
-        return math.inf
-    return float(total.get_epsilon_for_delta(rest))
+    se = sum((c[0] for c in charges), Decimal(0))
+    sd = sum((c[1] for c in charges), Decimal(0))
+    c = Composition(se, sd, budget_epsilon, budget_delta, count=len(charges))
+    if composed and budget_delta > 0 and charges:
+        evs = [x[2] for x in charges]
+        try:
+            c = replace(c, gdp=gdp_epsilon(evs, budget_delta), pld=pld_epsilon(evs, budget_delta),
+                        rdp=rdp_epsilon(evs, budget_delta))
+        except (ValueError, OverflowError, ArithmeticError) as e:
+            raise BudgetError(f"dp-accounting cannot compose these events ({str(e).splitlines()[0]}); "
+                              "charge them as (epsilon, delta) pairs") from None
+    return c
 
 
-def dp_event_of(item: Any, delta: float | None = None) -> dict:
-    """The event dict of a certificate (Certificate / BoundReport / ReleaseResult / PrivacyCurve), a
-    dp-accounting ``DpEvent``, or an (epsilon, delta) pair."""
-    from ..certificate import BoundReport, Certificate
-    from ..curves import GDP, ApproxDP
-
-    if isinstance(item, dict):
-        return dict(item)
-    if isinstance(item, tuple) and len(item) == 2:
-        return {"type": "epsilon_delta", "epsilon": str(item[0]), "delta": str(item[1])}
-    rel = getattr(item, "dp_event", None)
-    if isinstance(rel, dict):
-        return dict(rel)
-    if isinstance(item, BoundReport):
-        item = item.best
-    if isinstance(item, Certificate):
-        item = item.curve
-    if isinstance(item, GDP):
-        return {"type": "gdp", "mu": float(item.mu)}
-    if isinstance(item, ApproxDP):
-        return {"type": "epsilon_delta", "epsilon": repr(float(item.eps)), "delta": repr(float(item.delta))}
-    try:
-        from dp_accounting import dp_event as de
-    except ImportError:  # pragma: no cover
-        de = None
-    if de is not None and isinstance(item, de.GaussianDpEvent):
-        return {"type": "gaussian", "sigma": float(item.noise_multiplier), "l2_sensitivity": 1.0}
-    if de is not None and isinstance(item, de.LaplaceDpEvent):
-        return {"type": "laplace_continuous", "noise_multiplier": float(item.noise_multiplier)}
-    curve = item
-    if hasattr(curve, "epsilon") and delta is not None and delta > 0:
-        # any other curve: its (epsilon, delta) point at the given delta
-        return {"type": "epsilon_delta", "epsilon": repr(float(curve.epsilon(delta))), "delta": repr(float(delta))}
-    raise BudgetError(f"cannot account for {type(item).__name__}: pass a certificate, a release, a DP event or an "
-                      "(epsilon, delta) pair")
+# ---------------------------------------------------------------------------
+# what a charge is
 
 
 def charge_of(item: Any, budget_delta: Decimal, *, epsilon: Any = None, delta: Any = None
-              ) -> tuple[Decimal, Decimal, dict]:
+              ) -> tuple[Decimal, Decimal, Event]:
     """(epsilon, delta, event) to charge for ``item`` (see :meth:`PrivacyAccountant.spend`).
 
-    The event's own (epsilon, delta) for Laplace and (epsilon, delta) events; a GDP or Gaussian event at
-    ``delta`` (default: the budget's delta) for the summation rule, the PLD rule composing its exact curve.
-
     Args:
-        item: a certificate (Certificate, BoundReport, PrivacyCurve), a release result, a DP event dict, a
-            dp-accounting ``GaussianDpEvent`` / ``LaplaceDpEvent``, or an (epsilon, delta) pair.
+        item: a certificate (Certificate, BoundReport, PrivacyCurve), a chain (``certificate`` attribute or
+            ``to_dp_event()``), a release result (``dp_event`` / ``to_dp_event()``), a DP event (ours, its JSON
+            form, or dp-accounting's Gaussian / Laplace / zCDP event), or an (epsilon, delta) pair.
         budget_delta: the budget's delta (the default point at which a curve is charged).
         epsilon: an epsilon to charge instead, when it is larger than the item's.
         delta: the delta at which a curve is charged (default: ``budget_delta``).
 
     Returns:
-        (epsilon, delta, event dict) as charged.
+        (epsilon, delta, event) as charged.
 
     Raises:
-        BudgetError: an item that cannot be accounted for.
+        BudgetError: an item that cannot be accounted for, or a malformed one (one line).
 
     Examples:
-        >>> from decimal import Decimal
-        >>> charge_of((0.5, 1e-6), Decimal("1e-5"))
-        (Decimal('0.5'), Decimal('0.000001'), {'type': 'epsilon_delta', 'epsilon': '0.5', 'delta': '1e-06'})
+        >>> charge_of((0.5, 1e-6), Decimal("1e-5"))[:2]
+        (Decimal('0.5'), Decimal('0.000001'))
+        >>> charge_of((0.1, -0.1), Decimal(0))
+        Traceback (most recent call last):
+        ...
+        bayesdp.errors.BudgetError: epsilon = Decimal('0.1'), delta = Decimal('-0.1'): need epsilon >= 0 and delta in [0, 1)
     """
-    ev = dp_event_of(item, float(delta) if delta is not None else float(budget_delta) or None)
-    if ev.get("type") == "epsilon_delta":
-        e, d = Decimal(ev["epsilon"]), Decimal(ev["delta"])
-    elif ev.get("type") == "laplace":
-        e = Decimal(repr((float(ev["l1_sensitivity"]) + float(ev["grid_rounding"])) / float(ev["noise_scale"])))
-        d = Decimal(repr(float(ev.get("delta", 0.0))))
-    elif ev.get("type") == "laplace_continuous":
-        e, d = Decimal(repr(1.0 / float(ev["noise_multiplier"]))), Decimal(0)
-    elif ev.get("type") == "discrete_gaussian":
-        from ..curves import RDP
-        from .ledger import decimal_at_least
+    from ..certificate import BoundReport, Certificate
 
-        cd = float(ev["conversion_delta"])
-        e = decimal_at_least(RDP.linear(float(ev["rho"])).epsilon(cd))
-        d = Decimal(cd) + Decimal(float(ev.get("delta", 0.0)))
-    else:       # gdp / gaussian: charge their (epsilon, delta) at the budget's delta for summation
-        from ..curves import GDP
-
-        mu = float(ev["mu"]) if ev["type"] == "gdp" else float(ev["l2_sensitivity"]) / float(ev["sigma"])
-        dd = float(delta) if delta is not None else (float(budget_delta) or 1e-9)
-        e, d = Decimal(repr(float(GDP(mu).epsilon(dd)))), Decimal(repr(dd))
+    at = to_decimal(delta, "delta") if delta is not None else budget_delta
+    if isinstance(item, tuple):
+        if len(item) != 2:
+            raise BudgetError(f"spend({item!r}): a tuple must be an (epsilon, delta) pair")
+        ev: Event = EpsilonDeltaEvent(to_decimal(item[0], "epsilon"), to_decimal(item[1], "delta"))
+    else:
+        rel = None if isinstance(item, Mapping) else getattr(item, "dp_event", None)
+        if isinstance(rel, Mapping) and rel:              # a release result: the event that ran
+            item = rel
+        elif not isinstance(item, (Certificate, BoundReport, Mapping)) and getattr(item, "certificate", None) is not None:
+            item = item.certificate                       # a chain
+        if isinstance(item, BoundReport):
+            item = item.best
+        if isinstance(item, Certificate):
+            if not item.valid or item.curve is None:
+                raise BudgetError(f"certificate {item.mechanism!r} is not valid ({item.reason}); it proves nothing "
+                                  "to charge")
+            item = item.curve
+        if isinstance(item, Mapping):
+            ev = event_from_json(item)
+        elif hasattr(item, "to_dp_event"):
+            ev = as_event(item.to_dp_event(), at)
+        else:
+            ev = as_event(item, at)
+    e, d = ev.minimal_charge(at)
     if epsilon is not None:
-        e = max(e, _dec(epsilon, "epsilon"))
+        e = max(e, to_decimal(epsilon, "epsilon"))
+    if not e > 0 and not isinstance(ev, EpsilonDeltaEvent):
+        raise BudgetError(f"{ev.type} event charges epsilon {show(e)}; it must be > 0")
     return e, d, ev
 
 
-# ---------------------------------------------------------------------------
-# admission
+def _loose_ok(need: Decimal, have: Decimal) -> bool:
+    """need <= have, allowing 1e-9 relative for numerically converted curves."""
+    return Fraction(need) <= Fraction(have) * (1 + Fraction(1, 10 ** 9))
 
 
-def _show(d: Decimal) -> str:
-    """A decimal as written by a person: ``1.0 -> 1``, ``0.10 -> 0.1``, ``1E-5 -> 0.00001``."""
-    return format(d.normalize(), "f") if d.is_finite() else str(d)
-
-
-def _dec(x: Any, name: str) -> Decimal:
-    from .ledger import to_decimal
-
-    return to_decimal(x, name)
-
-
-def fits(entries: list[dict], budget_epsilon: Decimal, budget_delta: Decimal) -> tuple[bool, dict]:
-    """Whether charged ``entries`` fit the budget: summation, or (for delta budgets) the PLD or Renyi composition.
+def consistency_problem(eps: Decimal, delta: Decimal, curve, event, released: dict | None = None) -> str | None:
+    """Why a charge (eps, delta) is below what its event, its curve or its released noise scale costs (None if
+    consistent).  Exact comparisons for Laplace events and pairs; curve conversions within 1e-9 relative.
 
     Args:
-        entries: dicts with decimal ``epsilon`` and ``delta`` and (optionally) a ``dp_event``.
-        budget_epsilon: the budget's epsilon.
-        budget_delta: the budget's delta.
+        eps: the charged epsilon.
+        delta: the charged delta.
+        curve: the certificate's curve, or None.
+        event: the event (or its JSON form), or None.
+        released: the committed values (``noise_scale`` checked against the event).
 
     Returns:
-        (fits, spent): ``spent`` holds ``epsilon_sum``, ``delta_sum`` and the composed ``epsilon_pld`` /
-        ``epsilon_rdp`` (None when summation already fits or the budget is pure).
+        The reason in words, or None.
 
     Examples:
-        >>> from decimal import Decimal
-        >>> half = {"epsilon": Decimal("0.5"), "delta": Decimal(0)}
-        >>> fits([half, half], Decimal(1), Decimal(0))[0]
-        True
-        >>> fits([half, half, half], Decimal(1), Decimal(0))
-        (False, {'epsilon_sum': Decimal('1.5'), 'delta_sum': Decimal('0'), 'epsilon_pld': None, 'epsilon_rdp': None})
+        >>> consistency_problem(Decimal("0.4"), Decimal(0), None, {"type": "laplace", "l1_sensitivity": 1.0,
+        ...                     "grid_rounding": 0.0, "noise_scale": 2.0, "delta": 0.0})
+        'its noise gives epsilon 0.5 (sensitivity / noise scale) but it is charged 0.4'
     """
-    se = sum((Decimal(e["epsilon"]) for e in entries), Decimal(0))
-    sd = sum((Decimal(e["delta"]) for e in entries), Decimal(0))
-    spent = {"epsilon_sum": se, "delta_sum": sd, "epsilon_pld": None, "epsilon_rdp": None}
-    if se <= budget_epsilon and sd <= budget_delta:
-        return True, spent
-    if budget_delta > 0:
-        evs = [e.get("dp_event") or {"type": "epsilon_delta", "epsilon": str(e["epsilon"]), "delta": str(e["delta"])}
-               for e in entries]
-        from .ledger import float_at_most
-
+    if curve is not None:
         try:
-            ep = composed_epsilon(evs, float_at_most(budget_delta))
+            ce = curve_event(curve, delta if delta > 0 else None)
+            e0, d0 = ce.minimal_charge(delta)
         except BudgetError:
-            ep = math.inf
-        spent["epsilon_pld"] = ep
-        if math.isfinite(ep) and Decimal(repr(ep)) <= budget_epsilon:
-            return True, spent
-        try:
-            er = rdp_composed_epsilon(evs, float_at_most(budget_delta))
+            return "its curve has no epsilon at the charged delta"
         except BayesDPError:
-            er = math.inf
-        spent["epsilon_rdp"] = er
-        if math.isfinite(er) and Decimal(repr(er)) <= budget_epsilon:
-            return True, spent
-    return False, spent
+            return "its curve is malformed"
+        if not _loose_ok(e0, eps) or d0 > delta:
+            return f"its curve gives ({show(e0)}, {show(d0)}) but it is charged ({show(eps)}, {show(delta)})"
+    try:
+        ev = None if event is None else event_from_json(event)
+    except BudgetError as e:
+        return f"its dp_event is malformed ({e})"
+    if ev is not None:
+        try:
+            e0, d0 = ev.minimal_charge(delta)
+        except BudgetError as e:
+            return str(e)
+        exact = isinstance(ev, (DiscreteLaplaceEvent, EpsilonDeltaEvent, LaplaceEvent))
+        if (e0 > eps) if exact else not _loose_ok(e0, eps):
+            what = "its noise gives epsilon" if isinstance(ev, DiscreteLaplaceEvent) else "its dp_event gives epsilon"
+            extra = " (sensitivity / noise scale)" if isinstance(ev, DiscreteLaplaceEvent) else ""
+            return f"{what} {show(e0)}{extra} but it is charged {show(eps)}"
+        if d0 > delta:
+            return f"its dp_event needs delta {show(d0)} but it is charged {show(delta)}"
+        if released and "noise_scale" in released:
+            b = released["noise_scale"]
+            ok = isinstance(b, (int, float)) and math.isfinite(b) and b > 0
+            if isinstance(ev, DiscreteLaplaceEvent) and (not ok or Fraction(b) < Fraction(ev.noise_scale)):
+                return f"its released noise scale {b!r} is below its dp_event's noise scale {ev.noise_scale!r}"
+            if isinstance(ev, DiscreteGaussianEvent) and (not ok or Fraction(b) < Fraction(ev.sigma)):
+                return f"its released noise scale {b!r} is below its dp_event's sigma {ev.sigma!r}"
+    return None
+
+
+@exact
+def checked_charge(epsilon: Any, delta: Any) -> tuple[Decimal, Decimal]:
+    """(epsilon, delta) of a reservation as exact decimals: epsilon > 0, a double delta rounded up."""
+    e = to_decimal(epsilon, "epsilon")
+    if not e > 0:
+        raise BudgetError(f"epsilon = {epsilon!r} must be > 0; pass a positive epsilon")
+    noise_epsilon(e)                   # refuses an epsilon above the largest double: no noise can be drawn for it
+    if isinstance(delta, float):
+        if not math.isfinite(delta):
+            raise BudgetError(f"delta = {delta!r} must be in [0, 1)")
+        d = decimal_at_least(delta)
+    else:
+        d = to_decimal(delta, "delta")
+    if not 0 <= d < 1:
+        raise BudgetError(f"delta = {delta!r} must be in [0, 1)")
+    return e, d
+
+
+def reserved_event(e: Decimal, d: Decimal, curve, event) -> Event:
+    """The event a reservation records: ``event``, else the curve's, else the pair; refused if it costs more."""
+    if event is not None:
+        ev = event_from_json(event)
+    elif curve is not None:
+        try:
+            ev = curve_event(curve, d if d > 0 else None)
+        except BudgetError:
+            ev = EpsilonDeltaEvent(e, d)
+    else:
+        ev = EpsilonDeltaEvent(e, d)
+    why = consistency_problem(e, d, curve, ev)
+    if why:
+        raise BudgetError(f"release of epsilon = {show(e)}, delta = {show(d)} refused: {why}; nothing was drawn: "
+                          "charge at least what the mechanism costs")
+    return ev
+
+
+def over_budget(e: Decimal, d: Decimal, where: str, E: Decimal, D: Decimal, left: dict) -> BudgetError:
+    return BudgetError(f"epsilon = {show(e)}, delta = {show(d)} exceeds the budget{where} (epsilon {show(E)}, "
+                       f"delta {show(D)}; remaining epsilon {left['epsilon']:.6g}, delta {left['delta']:.3g}); "
+                       "nothing was charged and nothing was drawn: lower epsilon, or use a new budget for new data")
 
 
 # ---------------------------------------------------------------------------
-# the in-memory accountant
+# shared behaviour of the accountant and the ledger
 
 
-@dataclass
-class _Reservation:
-    epsilon: Decimal
-    delta: Decimal
-    noise_epsilon: float
-    drawn: bool = False
-    released: dict | None = None
-    summary: dict | None = None
-    head: str | None = None
+class _Budgeted:
+    """spend / spent / remaining / check over ``_charged()`` and the budget; subclasses implement ``reserve``."""
 
-    def mark_drawn(self) -> None:
-        self.drawn = True
+    budget_epsilon: Decimal
+    budget_delta: Decimal
 
-    def commit(self, released: dict) -> None:
-        self.released = dict(released)
+    def _charged(self) -> list[Entry]:
+        raise NotImplementedError
 
+    def _composition(self, extra: list | None = None, composed: bool = True) -> Composition:
+        ch = [(en.epsilon, en.delta, en.event) for en in self._charged()] + list(extra or [])
+        return compose(ch, self.budget_epsilon, self.budget_delta, composed)
 
-@dataclass
-class PrivacyAccountant:
-    """A privacy budget in memory, with the interface of :class:`~bayesdp.budget.ledger.Ledger`.
+    def _admit(self, charged: list[Entry], e: Decimal, d: Decimal, ev: Event, where: str = "") -> str:
+        """The admission text, or raise BudgetError (the composed rules only when the sums do not fit)."""
+        ch = [(en.epsilon, en.delta, en.event) for en in charged]
+        fast = compose(ch + [(e, d, ev)], self.budget_epsilon, self.budget_delta, composed=False)
+        c = fast if fast.fits_basic else compose(ch + [(e, d, ev)], self.budget_epsilon, self.budget_delta)
+        if not c.fits:
+            before = compose(ch, self.budget_epsilon, self.budget_delta, composed=not fast.fits_basic)
+            raise over_budget(e, d, where, self.budget_epsilon, self.budget_delta, before.remaining())
+        return c.admitted_by()
 
-    ``PrivacyAccountant(epsilon=3.0, delta=1e-5)``: releases and certificates are charged with
-    :meth:`spend` (or by :func:`bayesdp.release`, which reserves before drawing noise); a charge that
-    would exceed the budget raises :class:`~bayesdp.errors.BudgetError` and changes nothing.
-    Pure-epsilon budgets (``delta=0``) compose by exact summation; (epsilon, delta) budgets also by the
-    privacy loss distributions of the events (dp-accounting's PLD accountant).
-
-    Examples:
-        >>> acct = PrivacyAccountant(epsilon=1.0)
-        >>> for _ in range(10):
-        ...     _ = acct.spend((0.1, 0.0), what="a count")
-        >>> acct.remaining()["epsilon"]
-        0.0
-        >>> acct.spend((0.1, 0.0))
-        Traceback (most recent call last):
-        ...
-        bayesdp.errors.BudgetError: epsilon = 0.1, delta = 0 exceeds the budget (epsilon 1, delta 0; spent epsilon 1); nothing was charged
-    """
-
-    epsilon: Any
-    delta: Any = 0.0
-    entries: list = field(default_factory=list)
-
-    def __post_init__(self):
-        self.budget_epsilon = _dec(self.epsilon, "budget epsilon")
-        self.budget_delta = _dec(self.delta, "budget delta")
-        if not self.budget_epsilon > 0:
-            raise BudgetError(f"epsilon = {self.epsilon!r} must be a positive budget")
-        if not 0 <= self.budget_delta < 1:
-            raise BudgetError(f"delta = {self.delta!r} must be in [0, 1)")
-        self.path = None
-
-    # -- the ledger's interface -------------------------------------------------
-    def check(self, epsilon: Any, delta: Any = 0.0, curve=None, event: dict | None = None) -> dict:
-        """Whether a charge of (epsilon, delta) (described by ``event``) would fit; charges nothing.
+    def check(self, epsilon: Any, delta: Any = 0.0, curve=None, event=None) -> dict:
+        """Whether a charge of (epsilon, delta) (described by ``event`` or ``curve``) would fit; charges nothing.
 
         Args:
             epsilon: the charge's epsilon.
             delta: its delta.
-            curve: its privacy curve (unused here: the ledger's interface).
-            event: the DP event (default: the (epsilon, delta) pair).
-
-        Returns:
-            the spent budget the charge would leave.
-
-        Raises:
-            BudgetError: it does not fit.
-        """
-        e, d = _dec(epsilon, "epsilon"), _dec(delta, "delta")
-        entry = {"epsilon": e, "delta": d, "dp_event": event or {"type": "epsilon_delta", "epsilon": str(e),
-                                                                  "delta": str(d)}}
-        ok, spent = fits(self._charged() + [entry], self.budget_epsilon, self.budget_delta)
-        if not ok:
-            raise BudgetError(f"epsilon = {_show(e)}, delta = {_show(d)} exceeds the budget (epsilon "
-                              f"{_show(self.budget_epsilon)}, delta {_show(self.budget_delta)}; spent epsilon "
-                              f"{_show(Decimal(str(self.spent()['epsilon'])))}); nothing was charged")
-        return spent
-
-    @contextlib.contextmanager
-    def reserve(self, epsilon: Any, delta: Any, mechanism: str, source: str, curve=None, what: str = "",
-                event: dict | None = None) -> Iterator[_Reservation]:
-        """Charge before the noise is drawn; refunded only if the block fails before ``mark_drawn``.
-
-        A context manager, as :meth:`bayesdp.budget.ledger.Ledger.reserve`.
-
-        Args:
-            epsilon: the charge's epsilon.
-            delta: its delta.
-            mechanism: the mechanism's label.
-            source: the certificate's source.
             curve: its privacy curve.
-            what: what is released, in words.
-            event: the DP event (default: the (epsilon, delta) pair).
+            event: its DP event (default: the curve's, else the (epsilon, delta) pair).
 
         Returns:
-            The reservation (``mark_drawn()``, ``noise_epsilon``, ``commit(released)``).
+            ``{"admitted_by": rule}``.
 
         Raises:
-            BudgetError: the charge does not fit (nothing charged).
+            BudgetError: it does not fit, or costs more than the charge.
         """
-        from .ledger import noise_epsilon
+        e, d = checked_charge(epsilon, delta)
+        ev = reserved_event(e, d, curve, event)
+        return {"admitted_by": self._admit(self._charged(), e, d, ev, self._where())}
 
-        self.check(epsilon, delta, curve, event)
-        e, d = _dec(epsilon, "epsilon"), _dec(delta, "delta")
-        entry = {"id": len(self.entries) + 1, "epsilon": e, "delta": d, "mechanism": mechanism, "source": source,
-                 "what": what, "status": "pending", "dp_event": event or {"type": "epsilon_delta", "epsilon": str(e),
-                                                                          "delta": str(d)}}
-        self.entries.append(entry)
-        res = _Reservation(e, d, noise_epsilon(e))
-        try:
-            yield res
-        except BaseException:
-            if res.drawn:
-                entry["status"] = "aborted"
-            else:
-                self.entries.remove(entry)
-            raise
-        if res.released is not None:
-            entry["status"], entry["released"] = "committed", res.released
-        elif res.drawn:
-            entry["status"] = "aborted"
-        else:
-            self.entries.remove(entry)
-        res.summary = self.summary()
-
-    def summary(self) -> dict:
-        """Budget, spent, remaining and the entries, in the shape of :meth:`Ledger.summary`.
-
-        Returns:
-            ``budget``, ``spent``, ``remaining_budget``, ``entries`` and ``path`` (None).
-        """
-        rem = self.remaining()
-        return {"budget": {"epsilon": float(self.budget_epsilon), "delta": float(self.budget_delta)},
-                "spent": self.spent(), "remaining_budget": rem, "entries": [dict(e) for e in self.entries],
-                "path": None}
-
-    # -- the accountant's own interface ------------------------------------------------
-    def _charged(self) -> list[dict]:
-        return [e for e in self.entries if e["status"] != "cancelled"]
+    def _where(self) -> str:
+        return ""
 
     def spend(self, item: Any, *, epsilon: Any = None, delta: Any = None, what: str = "") -> dict:
-        """Charge ``item``: a certificate (its curve), a release result, a DP event, or an (epsilon, delta)
-        pair.  For a certificate, ``delta`` chooses the point at which a non-GDP curve is charged (default:
-        the budget's delta); ``epsilon`` overrides the charged epsilon (it must be at least the item's).
+        """Charge ``item``: a certificate (its curve), a chain, a release result, a DP event, or an (epsilon,
+        delta) pair.  ``delta`` chooses the point at which a curve is charged (default: the budget's delta);
+        ``epsilon`` overrides the charged epsilon (it must be at least the item's).
 
         Args:
             item: what to charge.
@@ -560,54 +577,207 @@ class PrivacyAccountant:
             :meth:`summary` after the charge.
 
         Raises:
-            BudgetError: over budget (nothing charged), or an item that cannot be accounted for.
+            BudgetError: over budget (nothing charged), or an item that cannot be accounted for (one line).
         """
         e, d, ev = charge_of(item, self.budget_delta, epsilon=epsilon, delta=delta)
-        self.check(e, d, event=ev)
-        entry = {"id": len(self.entries) + 1, "epsilon": e, "delta": d, "mechanism": ev.get("type", ""),
-                 "source": type(item).__name__, "what": what, "status": "committed", "dp_event": ev}
-        self.entries.append(entry)
+        with self.reserve(e, d, ev.type, type(item).__name__, what=what, event=ev) as res:
+            res.mark_drawn()
+            res.commit({"spent": what or type(item).__name__})
         return self.summary()
 
     def spent(self) -> dict:
-        """Spent budget: the sums, and the epsilon at the budget's delta of the PLD composition and of the Renyi
-        composition (``epsilon``: the smallest of the rules).
+        """Spent budget: ``epsilon`` (by the rule that spends least), the exact sums (as floats), and the
+        composed epsilons at the budget's delta (None where a rule does not apply).
 
         Returns:
-            ``epsilon``, ``epsilon_sum``, ``delta_sum``, ``epsilon_pld`` and ``epsilon_rdp``.
+            ``epsilon``, ``rule``, ``epsilon_sum``, ``delta_sum``, ``epsilon_gdp``, ``epsilon_pld``, ``epsilon_rdp``.
         """
-        from .ledger import float_at_most
-
-        charged = self._charged()
-        se = sum((Decimal(e["epsilon"]) for e in charged), Decimal(0))
-        sd = sum((Decimal(e["delta"]) for e in charged), Decimal(0))
-        ep = er = None
-        if self.budget_delta > 0 and charged:
-            evs = [e["dp_event"] for e in charged]
-            try:
-                ep = composed_epsilon(evs, float_at_most(self.budget_delta))
-            except BudgetError:
-                ep = None
-            try:
-                er = rdp_composed_epsilon(evs, float_at_most(self.budget_delta))
-            except BayesDPError:
-                er = None
-            er = er if er is not None and math.isfinite(er) else None
-        composed = min((x for x in (ep, er) if x is not None and math.isfinite(x)), default=None)
-        best = float(se) if composed is None or not (se > self.budget_epsilon or sd > self.budget_delta) else composed
-        if composed is not None and composed < float(se) * 0.999:   # as the ledger reports it
-            best = composed
-        return {"epsilon": best, "epsilon_sum": float(se), "delta_sum": float(sd), "epsilon_pld": ep,
-                "epsilon_rdp": er}
+        c = self._composition()
+        return {"epsilon": c.epsilon, "rule": c.rule, "epsilon_sum": float(c.epsilon_sum),
+                "delta_sum": float(c.delta_sum), "epsilon_gdp": c.gdp, "epsilon_pld": c.pld, "epsilon_rdp": c.rdp}
 
     def remaining(self) -> dict:
-        """What is left: ``{"epsilon": ..., "delta": ...}`` (by the rule that spends least).
+        """What is left: ``{"epsilon": ..., "delta": ...}`` (by the rule that spends least; a composed rule uses
+        the whole budget delta).
 
         Returns:
             The remaining epsilon and delta.
         """
-        s = self.spent()
-        pld = s["epsilon"] in (s["epsilon_pld"], s["epsilon_rdp"]) and s["epsilon"] < s["epsilon_sum"]
-        # the PLD rule prices the whole sequence at the budget's delta: no delta is left to spend separately
-        return {"epsilon": max(0.0, float(self.budget_epsilon) - s["epsilon"]),
-                "delta": 0.0 if pld else max(0.0, float(self.budget_delta) - s["delta_sum"])}
+        return self._composition().remaining()
+
+    @exact
+    def _summary(self, entries: list[Entry], c: Composition) -> dict:
+        E, D = self.budget_epsilon, self.budget_delta
+        return {
+            "budget": {"epsilon": float(E), "delta": float(D)},
+            "spent": {"epsilon": c.epsilon, "rule": c.rule,
+                      "basic": {"epsilon": float(c.epsilon_sum), "delta": float(c.delta_sum)},
+                      "curve_epsilon_at_budget_delta": c.gdp, "pld_epsilon_at_budget_delta": c.pld,
+                      "rdp_epsilon_at_budget_delta": c.rdp},
+            "remaining_budget": c.remaining(),
+            "exact": {"budget": {"epsilon": show(E), "delta": show(D)},
+                      "spent_basic": {"epsilon": show(c.epsilon_sum), "delta": show(c.delta_sum)},
+                      "remaining_basic": {"epsilon": show(E - c.epsilon_sum), "delta": show(D - c.delta_sum)}},
+            "within_budget": c.fits,
+            "num_releases": c.count,
+            "entries": [en.as_dict() for en in entries],
+            "pending": [en.id for en in entries if en.status == "pending"],
+        }
+
+
+def _budget(budget: Any, budget_delta: Any) -> tuple[Decimal, Decimal]:
+    E = to_decimal(budget, "budget")
+    if not E > 0:
+        raise BudgetError(f"budget = {budget!r} must be a positive finite epsilon")
+    D = to_decimal(0 if budget_delta is None else budget_delta, "budget_delta")
+    if not 0 <= D < 1:
+        raise BudgetError(f"budget_delta = {budget_delta!r} must be in [0, 1)")
+    return E, D
+
+
+@dataclass
+class Reservation:
+    """A charge in progress (see :meth:`PrivacyAccountant.reserve` and :meth:`bayesdp.Ledger.reserve`).
+
+    Attributes:
+        entry_id: the entry's id.
+        epsilon: the charge (exact decimal).
+        delta: the charged delta.
+        noise_epsilon: the epsilon to calibrate noise to: the largest double not above the charge.
+        drawn: whether noise may have been drawn (the entry then stays charged).
+        released: what was released (set by :meth:`commit`).
+        summary: the summary once the reservation is closed.
+        head: the ledger's head once closed (None in memory).
+
+    Examples:
+        >>> acct = PrivacyAccountant(budget=1.0)
+        >>> with acct.reserve(0.1, 0, "laplace", "an example") as res:
+        ...     res.mark_drawn()                 # immediately before drawing noise at res.noise_epsilon
+        ...     res.commit({"value": 1.5})
+        >>> res.noise_epsilon, res.summary["remaining_budget"]["epsilon"]
+        (0.09999999999999999, 0.9)
+    """
+
+    entry_id: int
+    epsilon: Decimal
+    delta: Decimal
+    noise_epsilon: float
+    drawn: bool = False
+    released: dict | None = None
+    summary: dict | None = None
+    head: dict | None = None
+
+    def mark_drawn(self) -> None:
+        """Call immediately BEFORE drawing any privacy noise: from then on the entry stays charged."""
+        self.drawn = True
+
+    def commit(self, released: dict) -> None:
+        """Record what was released (written when the reservation closes).
+
+        Args:
+            released: the released values (JSON-ready).
+        """
+        self.drawn = True
+        self.released = dict(released)
+
+
+class PrivacyAccountant(_Budgeted):
+    """A privacy budget in memory: the :class:`Accountant` protocol, as :class:`bayesdp.Ledger` without a file.
+
+    ``PrivacyAccountant(budget=3.0, budget_delta=1e-5)``: releases and certificates are charged with
+    :meth:`spend` (or by :func:`bayesdp.release`, which reserves before drawing noise); a charge that would
+    exceed the budget raises :class:`~bayesdp.errors.BudgetError` and changes nothing.
+
+    Args:
+        budget: the budget's epsilon (a decimal; a float at its shortest decimal).
+        budget_delta: the budget's delta (default 0).
+
+    Raises:
+        BudgetError: a budget that is not positive and finite, or a delta outside [0, 1).
+
+    Examples:
+        >>> acct = PrivacyAccountant(budget=1.0)
+        >>> for _ in range(10):
+        ...     _ = acct.spend((0.1, 0.0), what="a count")
+        >>> acct.remaining()["epsilon"]
+        0.0
+        >>> acct.spend((0.1, 0.0))
+        Traceback (most recent call last):
+        ...
+        bayesdp.errors.BudgetError: epsilon = 0.1, delta = 0 exceeds the budget (epsilon 1, delta 0; remaining epsilon 0, delta 0); nothing was charged and nothing was drawn: lower epsilon, or use a new budget for new data
+    """
+
+    def __init__(self, budget: Any, budget_delta: Any = 0.0):
+        self.budget_epsilon, self.budget_delta = _budget(budget, budget_delta)
+        self._entries: list[Entry] = []
+        self.path = None
+
+    def __repr__(self) -> str:
+        return f"PrivacyAccountant(budget={show(self.budget_epsilon)}, budget_delta={show(self.budget_delta)})"
+
+    @property
+    def entries(self) -> list[Entry]:
+        """Every charge (an entry cancelled before any draw is removed)."""
+        return list(self._entries)
+
+    def _charged(self) -> list[Entry]:
+        return list(self._entries)
+
+    @contextlib.contextmanager
+    def reserve(self, epsilon: Any, delta: Any, mechanism: str, source: str, curve=None, what: str = "",
+                event=None) -> Iterator[Reservation]:
+        """Charge before the noise is drawn; refunded only if the block ends before ``mark_drawn``.
+
+        Args:
+            epsilon: the charge's epsilon.
+            delta: its delta.
+            mechanism: the mechanism's label.
+            source: the certificate's source.
+            curve: its privacy curve.
+            what: what is released, in words.
+            event: the DP event (default: the curve's, else the (epsilon, delta) pair).
+
+        Returns:
+            A context manager yielding the :class:`Reservation`.
+
+        Raises:
+            BudgetError: the charge does not fit or costs more than charged (nothing charged).
+        """
+        e, d = checked_charge(epsilon, delta)
+        ev = reserved_event(e, d, curve, event)
+        rule = self._admit(self._charged(), e, d, ev)
+        i = len(self._entries) + 1
+        entry = Entry(i, e, d, ev, str(mechanism), str(source), str(what), "pending", now(), rule)
+        self._entries.append(entry)
+        res = Reservation(i, e, d, noise_epsilon(e))
+
+        def settle(status: str | None, **kw):
+            k = next(j for j, x in enumerate(self._entries) if x.id == i)
+            if status is None:
+                del self._entries[k]
+            else:
+                self._entries[k] = replace(self._entries[k], status=status, **kw)
+        try:
+            yield res
+        except BaseException:
+            settle("aborted" if res.drawn else None)
+            raise
+        if res.released is not None:
+            why = consistency_problem(e, d, None, ev, res.released)
+            if why:
+                settle("aborted", note=f"inconsistent: {why}")
+                raise BudgetError(f"release {i} not returned: {why}; it stays charged as aborted (a bug: report it)")
+            settle("committed", released=res.released)
+        else:
+            settle("aborted" if res.drawn else None)
+        res.summary = self.summary()
+
+    def summary(self) -> dict:
+        """Budget, spent, remaining and the entries (the shape of :meth:`bayesdp.Ledger.summary`).
+
+        Returns:
+            ``budget``, ``spent``, ``remaining_budget``, ``exact``, ``entries``, ``pending``, ``path`` (None).
+        """
+        s = self._summary(self._entries, self._composition())
+        s["path"] = None
+        return s

@@ -1,10 +1,12 @@
-"""``bayesdp ledger show|create|resolve|verify FILE``: inspect, create, resolve and check a budget ledger.
+"""``bayesdp ledger show|create|resolve|verify|import``: inspect, create, resolve, check and convert a ledger.
 
-* ``show FILE [--json] [--all]``: budget, spent, remaining, pending entries and the last entries
-  (every entry with ``--all`` or ``--json``); the whole journal is checked first.
-* ``create FILE --budget E [--delta D] [--dataset NAME]``: a new ledger (decimal budget).
-* ``resolve FILE [--id N ...] [--note TEXT]``: mark pending entries left by a crash as spent.
-* ``verify FILE [--head SHA]``: check the whole journal, and that an anchored line is still in it.
+* ``show FILE [--json] [--all]``: budget, spent, remaining, pending entries, the last entries and the head
+  hash (every entry with ``--all`` or ``--json``); the whole file is verified first.
+* ``create FILE --budget E [--budget-delta D] [--dataset NAME]``: a new ledger (decimal budget).
+* ``resolve FILE [--id N ...] [--note TEXT]``: record that pending entries left by a crash were looked at
+  (they stay charged).
+* ``verify FILE [--head SHA]``: verify every row, and that an anchored head (kept elsewhere) is in the chain.
+* ``import OLD NEW``: convert a JSON-lines journal of an earlier bayesdp into a new SQLite ledger.
 """
 
 from __future__ import annotations
@@ -30,8 +32,10 @@ def _decimal(text: str) -> str:
 
 def add_parser(sub) -> None:
     p = sub.add_parser("ledger", help="privacy budget ledger: show spending, create, resolve, verify",
-                       description="Inspect, create, resolve or verify a privacy budget ledger (an append-only, "
-                                   "hash-chained journal per dataset; docs/ledger.md).")
+                       description="Inspect, create, resolve, verify or import a privacy budget ledger (one SQLite "
+                                   "file per dataset: append-only rows in a hash chain; docs/ledger.md).  Keep the "
+                                   "head hash that show/verify/releases print somewhere else: `verify --head` then "
+                                   "detects a rollback or a rewritten file.")
     lsub = p.add_subparsers(dest="ledger_command", metavar="ACTION", parser_class=OneLineParser)
     lsub.required = True
     s = lsub.add_parser("show", help="budget, spent, remaining, pending entries and the last releases")
@@ -43,7 +47,7 @@ def add_parser(sub) -> None:
     c = lsub.add_parser("create", help="create a new ledger with a total budget")
     c.add_argument("file", metavar="FILE")
     c.add_argument("--budget", type=_decimal, required=True, help="total epsilon of the ledger (a decimal)")
-    c.add_argument("--delta", type=_decimal, default="0", help="total delta of the ledger (default 0)")
+    c.add_argument("--budget-delta", type=_decimal, default="0", help="total delta of the ledger (default 0)")
     c.add_argument("--dataset", default=None, help="label of the dataset this ledger accounts for")
     c.add_argument("--json", action="store_true", help="print one JSON object")
     c.set_defaults(func=run_create)
@@ -51,16 +55,21 @@ def add_parser(sub) -> None:
     r.add_argument("file", metavar="FILE")
     r.add_argument("--id", type=ARG_TYPES[int], action="append", dest="ids", metavar="N",
                    help="resolve only entry N (repeatable; default: every pending entry)")
-    r.add_argument("--note", default="", help="why (recorded in the journal)")
+    r.add_argument("--note", default="", help="why (recorded in the ledger)")
     r.add_argument("--json", action="store_true", help="print one JSON object")
     r.set_defaults(func=run_resolve)
-    v = lsub.add_parser("verify", help="check the whole journal (checksums, chain, totals, entries)")
+    v = lsub.add_parser("verify", help="verify every row (hash chain, totals, entries); with --head, an anchor")
     v.add_argument("file", metavar="FILE")
     v.add_argument("--head", metavar="SHA", default=None,
-                   help="a line's sha256 printed earlier (release JSON 'ledger_head', `show`): it must still be "
-                        "in the journal")
+                   help="a head sha256 printed earlier (release JSON 'ledger_head', `show`, `verify`) and kept "
+                        "elsewhere: it must still be in the chain (detects a rollback to an older copy)")
     v.add_argument("--json", action="store_true", help="print one JSON object")
     v.set_defaults(func=run_verify)
+    m = lsub.add_parser("import", help="convert a JSON-lines journal of an earlier bayesdp into a new ledger")
+    m.add_argument("old", metavar="OLD")
+    m.add_argument("new", metavar="NEW")
+    m.add_argument("--json", action="store_true", help="print one JSON object")
+    m.set_defaults(func=run_import)
 
 
 def _row(r: dict) -> str:
@@ -80,10 +89,11 @@ def _table(s: dict, show_all: bool = True) -> str:
              f"releases  {s['num_releases']} charged ({len(s.get('pending', []))} pending), "
              f"{s.get('cancelled', 0)} cancelled before drawing"]
     if s.get("head"):
-        lines.append(f"head      line {s['head']['seq']}  sha256 {s['head']['sha256']}")
+        lines.append(f"head      row {s['head']['seq']}  sha256 {s['head']['sha256']}  (keep it elsewhere: "
+                     "`verify --head` detects a rollback)")
     for w in s.get("warnings", []):
         lines.append(f"warning   {w}")
-    rel = s.get("releases", [])
+    rel = s.get("entries", [])
     if rel:
         shown = rel if show_all else rel[-SHOW_LAST:]
         shown_ids = {r["id"] for r in shown}
@@ -118,7 +128,7 @@ def run_create(args) -> int:
 
     if Path(args.file).exists():
         raise BudgetError(f"ledger {args.file} already exists; use `bayesdp ledger show {args.file}`")
-    s = Ledger.open(args.file, budget_epsilon=args.budget, budget_delta=args.delta, dataset=args.dataset).summary()
+    s = Ledger.open(args.file, budget=args.budget, budget_delta=args.budget_delta, dataset=args.dataset).summary()
     if args.json:
         emit_json(s)
     else:
@@ -148,9 +158,23 @@ def run_verify(args) -> int:
         emit_json({"ok": True, "ledger": s["ledger"], "head": s["head"], "num_releases": s["num_releases"],
                    "pending": s["pending"], "warnings": s["warnings"], "anchored": args.head is not None})
     else:
-        print(f"ok: {s['ledger']}: {s['head']['seq'] + 1} lines, checksums, chain, running totals and every entry "
-              f"consistent{'; the anchored head is in the journal' if args.head else ''}; head sha256 "
+        print(f"ok: {s['ledger']}: {s['head']['seq'] + 1} rows, hash chain, running totals and every entry "
+              f"consistent{'; the anchored head is in the chain' if args.head else ''}; head sha256 "
               f"{s['head']['sha256']}")
         for w in s["warnings"]:
             print(f"warning: {w}")
+    return 0
+
+
+def run_import(args) -> int:
+    from ..budget.journal_import import import_journal
+
+    s = import_journal(args.old, args.new)
+    if args.json:
+        emit_json(s)
+    else:
+        print(f"imported {args.old} into {args.new}: {s['num_releases']} charged entries "
+              f"({s['imported_from']['cancelled']} cancelled before drawing, not copied); the journal's head "
+              f"{s['imported_from']['head'][:16]}... is recorded in the header")
+        print(_table(s, show_all=False))
     return 0

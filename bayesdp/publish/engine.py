@@ -21,7 +21,7 @@ import math
 from dataclasses import replace
 from typing import Any, Callable
 
-from ..budget.ledger import Ledger
+from ..budget import as_accountant
 from ..errors import AssumptionError
 from .methods import registry
 from .methods.base import Analysed, ChainSource, Drawn, MethodPlan
@@ -52,16 +52,14 @@ def open_accountant(accountant: Any, budget: float | None = None, budget_delta: 
 
     Examples:
         >>> from bayesdp.budget.accountant import PrivacyAccountant
-        >>> acct = PrivacyAccountant(epsilon=1.0)
+        >>> acct = PrivacyAccountant(budget=1.0)
         >>> open_accountant(acct) is acct
         True
     """
     if accountant is None:
-        raise AssumptionError("accountant = None: pass accountant=bayesdp.PrivacyAccountant(epsilon=...) or a ledger "
-                              "(bayesdp.Ledger.open(path, budget_epsilon=...) or its path)")
-    if hasattr(accountant, "reserve"):
-        return accountant
-    return Ledger.open(accountant, budget_epsilon=budget, budget_delta=budget_delta, dataset=dataset)
+        raise AssumptionError("accountant = None: pass accountant=bayesdp.PrivacyAccountant(budget=...) or a ledger "
+                              "(bayesdp.Ledger.open(path, budget=...) or its path)")
+    return as_accountant(accountant, budget=budget, budget_delta=budget_delta, dataset=dataset)
 
 
 def analyse(source: ChainSource, spec: ReleaseSpec) -> Analysed:
@@ -199,7 +197,7 @@ def charge(accountant: Any, plan: MethodPlan, run: Callable[[float], Drawn], cho
         >>> stat = coordinate_means([SiteSpec("mu")])
         >>> c = coupling_strongly_convex(0.1, total_strong_convexity=1.0, total_smoothness=1.0, grad_diff=1.0)
         >>> plan = coupling_plan(stat, c, ReleaseSpec(stat, epsilon=1.0).check(), None, {})
-        >>> acct = PrivacyAccountant(epsilon=1.0)
+        >>> acct = PrivacyAccountant(budget=1.0)
         >>> res = charge(acct, plan, lambda noise_eps: draw_noise(plan, np.array([0.5]), noise_eps))
         >>> res.items[0].predicted_rmse == plan.predicted_rmse, acct.remaining()["epsilon"]
         (True, 0.0)
@@ -285,7 +283,7 @@ def draw(analysed: Analysed, plan: MethodPlan, accountant: Any, rng_key=None, ch
         ...                   Domain.parse(["X.norm=1", "y.values=0,1"]))
         >>> from bayesdp.budget.accountant import PrivacyAccountant
         >>> analysed, plan, why, _ = plan_release(src, ReleaseSpec("mean", epsilon=1.0, chain=ChainOptions(200)))
-        >>> res = draw(analysed, plan, PrivacyAccountant(epsilon=1.0), chosen_by=why)
+        >>> res = draw(analysed, plan, PrivacyAccountant(budget=1.0), chosen_by=why)
         >>> res.names, res.private
         (('w[0]', 'w[1]'), True)
     """
@@ -325,7 +323,7 @@ def execute(source: ChainSource, spec: ReleaseSpec, accountant: Any, rng_key=Non
         >>> src = ChainSource(logistic, {"X": X, "y": (rng.random(200) < 0.5).astype(float)},
         ...                   Domain.parse(["X.norm=1", "y.values=0,1"]))
         >>> from bayesdp.budget.accountant import PrivacyAccountant
-        >>> acct = PrivacyAccountant(epsilon=1.0, delta=1e-6)
+        >>> acct = PrivacyAccountant(budget=1.0, budget_delta=1e-6)
         >>> spec = ReleaseSpec("mean", epsilon=1.0, delta=1e-6, method="path", chain=ChainOptions(num_steps=100))
         >>> res = execute(src, spec, acct)
         >>> res.extra["method"]["settings"]["num_steps"], res.noise_scale, acct.remaining()["epsilon"]

@@ -22,7 +22,7 @@ __all__ = ["release_statistic"]
 
 
 def release_statistic(draws: np.ndarray, statistic: Statistic, epsilon: float, ledger: Any, *, coupling=None,
-                      budget_epsilon: float | None = None, spec: ReleaseSpec | None = None,
+                      budget: float | None = None, spec: ReleaseSpec | None = None,
                       chain: Mapping[str, Any] | None = None) -> ReleaseResult:
     """Release the noisy Monte Carlo average of ``statistic`` over ``draws`` (all chains and kept draws: the draws
     the coupling bound covers).  Every check runs before the reservation; over budget, nothing is drawn.
@@ -33,7 +33,7 @@ def release_statistic(draws: np.ndarray, statistic: Statistic, epsilon: float, l
         epsilon: > 0.
         ledger: an accountant, a ledger or a ledger path (:func:`~bayesdp.publish.engine.open_accountant`).
         coupling: the coupling bound (004 Proposition 3.7), or None (then ``spec.concentration``).
-        budget_epsilon: the budget of a ledger created at ``ledger``.
+        budget: the budget of a ledger created at ``ledger``.
         spec: the other options (``delta``, ``noise``, ``level``, ``max_delta``, ``concentration``; its statistic
             and epsilon are ignored).
         chain: the draws' chain design (``inverse_temperature``, ``num_steps``, ``burn_in``, ``thinning``,
@@ -52,13 +52,13 @@ def release_statistic(draws: np.ndarray, statistic: Statistic, epsilon: float, l
         >>> coupling = coupling_strongly_convex(0.1, total_strong_convexity=1.0, total_smoothness=1.0, grad_diff=1.0)
         >>> stat = coordinate_means([SiteSpec("mu")])
         >>> res = release_statistic(np.full((50, 1), 0.5), stat, 0.5, "ledger.json", coupling=coupling,
-        ...                         budget_epsilon=1.0)
+        ...                         budget=1.0)
         >>> round(res.proven_sensitivity, 6), round(res.noise_scale, 6), res.remaining_budget     # b = 1 / 0.5
         (1.0, 2.0, {'epsilon': 0.5, 'delta': 0.0})
     """
     spec = replace(spec or ReleaseSpec(), statistic=statistic, epsilon=epsilon).check()
     plan: MethodPlan = coupling_plan(statistic, coupling, spec, chain, {"chain": "given (draws)"})
     value = statistic.evaluate(np.asarray(draws, dtype=np.float64))
-    acct = open_accountant(ledger, budget_epsilon)
+    acct = open_accountant(ledger, budget)
     acct.check(plan.epsilon, plan.delta, curve=plan.curve, event=dict(plan.event))
     return charge(acct, plan, lambda noise_eps: draw_noise(plan, value, noise_eps), "user")

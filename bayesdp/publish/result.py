@@ -52,7 +52,7 @@ class ReleaseResult:
         >>> from bayesdp.publish.statistics import SiteSpec, coordinate_means
         >>> coupling = coupling_strongly_convex(0.1, total_strong_convexity=1.0, total_smoothness=1.0, grad_diff=1.0)
         >>> stat = coordinate_means([SiteSpec("mu")])
-        >>> acct = PrivacyAccountant(epsilon=1.0)
+        >>> acct = PrivacyAccountant(budget=1.0)
         >>> res = release_statistic(np.full((50, 1), 0.5), stat, 1.0, acct, coupling=coupling)
         >>> res.names, res.noise_mechanism, round(res.noise_scale, 6), res.remaining_budget
         (('mu',), 'laplace', 1.0, {'epsilon': 0.0, 'delta': 0.0})

@@ -49,7 +49,7 @@ def test_cli_and_python_choose_the_same_method_and_settings(tmp_path, capsys, ex
     out, err = capsys.readouterr()
     assert rc == 0, err
     cli = json.loads(out)
-    acct = bayesdp.PrivacyAccountant(epsilon=4.0, delta=1e-5)
+    acct = bayesdp.PrivacyAccountant(budget=4.0, budget_delta=1e-5)
     res = bayesdp.release(bayesdp.ULA(logistic, domain=DOMAIN), ReleaseSpec("mean", epsilon=1.0, **spec_kw),
                           data=data, accountant=acct)
     py = res.to_dict()
@@ -72,7 +72,7 @@ def test_a_plans_settings_are_used_as_given():
     data = _data(m=100)
     plan = bayesdp.calibrate("logistic", domain=bayesdp.Domain.parse(DOMAIN), epsilon=1.0, delta=1e-6,
                              mechanism="ula-path", data_size=100, record_shapes={"X": (3,), "y": ()}, max_steps=300)
-    acct = bayesdp.PrivacyAccountant(epsilon=3.0, delta=1e-5)
+    acct = bayesdp.PrivacyAccountant(budget=3.0, budget_delta=1e-5)
     res = bayesdp.release(plan, ReleaseSpec("mean", epsilon=1.0, delta=1e-6, method="path"), data=data,
                           accountant=acct)
     s = res.extra["method"]["settings"]
@@ -103,7 +103,7 @@ def test_a_chain_that_ran_is_released_as_given(monkeypatch):
         return seen["state"]
 
     monkeypatch.setattr(coupling, "prepare", spy)
-    acct = bayesdp.PrivacyAccountant(epsilon=2.0, delta=1e-5)
+    acct = bayesdp.PrivacyAccountant(budget=2.0, budget_delta=1e-5)
     res = bayesdp.release(mcmc, "mean", epsilon=1.0, delta=1e-6, accountant=acct)       # auto, delta > 0
     m = res.extra["method"]
     assert m["method"] == "coupling"                        # the only method that releases this chain
@@ -133,9 +133,9 @@ def test_a_spec_error_is_raised_before_anything_is_analysed_or_charged(tmp_path,
         raise AssertionError("the model was analysed before the spec was checked")
 
     monkeypatch.setattr(engine, "analyse", no_analysis)
-    acct = bayesdp.PrivacyAccountant(epsilon=2.0, delta=1e-5)
+    acct = bayesdp.PrivacyAccountant(budget=2.0, budget_delta=1e-5)
     ledger = tmp_path / "l.jsonl"
-    Ledger.open(ledger, budget_epsilon=2.0)
+    Ledger.open(ledger, budget=2.0)
     before = ledger.read_bytes()
     kw = {"statistic": "mean", "epsilon": 1.0, **bad}
     for target in (acct, str(ledger)):
@@ -154,7 +154,7 @@ def _logistic_with_intercept(X, y=None, prior_scale=1.0):
 
 
 def test_sites_b_without_a_step_size():
-    acct = bayesdp.PrivacyAccountant(epsilon=1.0)
+    acct = bayesdp.PrivacyAccountant(budget=1.0)
     spec = ReleaseSpec(Mean(sites=["b"]), epsilon=1.0, chain=ChainOptions(num_steps=200))
     res = bayesdp.release(bayesdp.ULA(_logistic_with_intercept, domain=DOMAIN), spec, data=_data(), accountant=acct)
     assert res.names == ("b",) and math.isfinite(res.values[0])
@@ -162,7 +162,7 @@ def test_sites_b_without_a_step_size():
 
 
 def test_release_result_prints_a_table_and_converts_to_pandas():
-    acct = bayesdp.PrivacyAccountant(epsilon=1.0)
+    acct = bayesdp.PrivacyAccountant(budget=1.0)
     spec = ReleaseSpec("mean", epsilon=1.0, chain=ChainOptions(num_steps=100))
     res = bayesdp.release(bayesdp.ULA(logistic, domain=DOMAIN), spec, data=_data(), accountant=acct)
     text = str(res)

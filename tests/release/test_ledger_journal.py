@@ -1,61 +1,77 @@
-"""The ledger journal (docs/ledger.md): format, decimal budgets, tamper evidence, version-1 migration,
-temporary files, locking, and a 100,000-entry journal.
+"""The ledger file (docs/ledger.md): rows and their hash chain, decimal budgets, tamper evidence, the constant-cost
+release on a long ledger, and ``ledger import`` of the JSON-lines journals of earlier versions.
 
-Expectations are derived independently of bayesdp's code: the journal lines are re-hashed with
-hashlib from the documented format, a 100,000-entry journal is written by the encoder below (not by
-bayesdp), and budgets are summed with ``fractions.Fraction`` from the decimals a user types.
+Expectations are derived independently of bayesdp's code: rows are re-hashed with hashlib from the documented
+format (``sha256(prev|seq|kind|entry|body)``), a long ledger is written here with sqlite3 (not by bayesdp), and
+budgets are summed with ``fractions.Fraction`` from the decimals a user types.
 """
 
 import hashlib
 import json
 import math
 import os
+import shutil
+import sqlite3
 from decimal import Decimal
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from bayesdp.budget import ledger as ledger_mod
+from bayesdp.budget.ledger import Ledger, noise_epsilon
 from bayesdp.cli import main
 from bayesdp.curves import ApproxDP
 from bayesdp.errors import BudgetError
-from bayesdp.budget import ledger as ledger_mod
 from bayesdp.publish import sensitivity as S
-from bayesdp.budget.ledger import Ledger, noise_epsilon
 from bayesdp.publish.release import release_statistic
 from bayesdp.publish.statistics import SiteSpec, coordinate_means
 
 ZERO = "0" * 64
+OLD = Path(__file__).parents[1] / "budget" / "data" / "journal_v2.jsonl"
 
 
-# -- an independent encoder of the documented line format -------------------------------------------------------
+def H(prev, seq, kind, entry, body) -> str:
+    return hashlib.sha256(f"{prev}|{seq}|{kind}|{entry}|{body}".encode()).hexdigest()
 
 
-def enc(body: dict) -> bytes:
-    raw = json.dumps(body, separators=(",", ":"), ensure_ascii=True).encode()
-    return raw[:-1] + b',"sum":"' + hashlib.sha256(raw).hexdigest().encode() + b'"}'
+def canon(b: dict) -> str:
+    return json.dumps(b, sort_keys=True, separators=(",", ":"))
 
 
-def sum_of(line: bytes) -> str:
-    return json.loads(line)["sum"]
+def rows_of(path):
+    con = sqlite3.connect(path)
+    try:
+        return con.execute("SELECT seq, kind, entry, body, prev, hash FROM entries ORDER BY seq").fetchall()
+    finally:
+        con.close()
 
 
-def lines_of(path) -> list[bytes]:
-    data = path.read_bytes()
-    assert data.endswith(b"\n")
-    return data.split(b"\n")[:-1]
+def rewrite(path, rows, verified=False):
+    """Replace every row (as someone who can write the file, dropping the triggers), hashes as given."""
+    con = sqlite3.connect(path, isolation_level=None)
+    try:
+        con.execute("DROP TRIGGER IF EXISTS entries_no_delete")
+        con.execute("DELETE FROM entries")
+        con.executemany("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?)", rows)
+        if verified:
+            con.execute("UPDATE verified SET seq = ?, hash = ?, header = ?", (rows[-1][0], rows[-1][5], rows[0][5]))
+    finally:
+        con.close()
 
 
-def write_lines(path, lines) -> None:
-    path.write_bytes(b"\n".join(lines) + b"\n")
-
-
-def rehash(line: bytes, **changes) -> bytes:
-    """The line with fields changed and its checksum recomputed (an editor who knows the format)."""
-    body = json.loads(line)
-    del body["sum"]
-    body.update(changes)
-    return enc(body)
+def rechain(rows, i, **changes):
+    """Row ``i`` with body fields changed, and every hash from it on recomputed (an editor who knows the format)."""
+    rows = [list(r) for r in rows]
+    b = json.loads(rows[i][3])
+    b.update(changes)
+    rows[i][3] = canon(b)
+    for k in range(i, len(rows)):
+        if k:
+            rows[k][4] = rows[k - 1][5]
+        rows[k][5] = H(rows[k][4], *rows[k][:4])
+    return [tuple(r) for r in rows]
 
 
 def spend(led, eps, delta=0.0, curve=None):
@@ -66,8 +82,8 @@ def spend(led, eps, delta=0.0, curve=None):
 
 
 def refused_everywhere(path, capsys, match="tamper"):
-    """Every reader and writer refuses with one line; the file is left as it was."""
-    before = path.read_bytes()
+    """Every reader and writer refuses with one line; the rows are left as they were."""
+    before = rows_of(path)
     for call in (lambda: Ledger(path).summary(), lambda: Ledger(path).verify(), lambda: spend(Ledger(path), 0.01)):
         with pytest.raises(BudgetError, match=match) as e:
             call()
@@ -75,53 +91,45 @@ def refused_everywhere(path, capsys, match="tamper"):
     assert main(["ledger", "show", str(path)]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and err.startswith("error: ledger") and "Traceback" not in err
-    assert path.read_bytes() == before
+    assert rows_of(path) == before
 
 
 # -- the format ---------------------------------------------------------------------------------------------------
 
 
-def test_lines_are_checksummed_and_chained(tmp_path):
-    p = tmp_path / "l.jsonl"
-    led = Ledger.open(p, budget_epsilon=1.0, dataset="d")
-    spend(led, 0.25)
-    with pytest.raises(RuntimeError):
-        with led.reserve(0.5, 0.0, "test", "unit"):
-            raise RuntimeError("refused before drawing")
-    lines = lines_of(p)
-    assert [json.loads(ln)["event"] for ln in lines] == ["header", "reserve", "commit", "reserve", "cancel"]
+def test_rows_are_hash_chained_as_documented_and_written_as_sqlite_with_a_rollback_journal(tmp_path):
+    p = tmp_path / "l.db"
+    spend(Ledger.open(p, budget=1.0, dataset="d"), 0.1)
+    assert p.read_bytes()[:16] == b"SQLite format 3\x00"
+    con = sqlite3.connect(p)
+    assert con.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    con.close()
+    rows = rows_of(p)
+    assert [r[1] for r in rows] == ["header", "reserve", "commit"] and [r[2] for r in rows] == [0, 1, 1]
     prev = ZERO
-    for i, ln in enumerate(lines):
-        body = json.loads(ln)
-        digest = body.pop("sum")
-        # the checksum is the sha256 of the line without its ',"sum":"..."' suffix
-        assert ln == enc(body) and hashlib.sha256(json.dumps(body, separators=(",", ":")).encode()).hexdigest() == digest
-        assert body["seq"] == i and body["prev"] == prev
-        prev = digest
-    header = json.loads(lines[0])
-    assert header["budget"] == {"epsilon": "1.0", "delta": "0"} and header["dataset"] == "d"
-    reserve = json.loads(lines[1])
-    assert reserve["epsilon"] == "0.25" and reserve["dp_event"] == {"type": "epsilon_delta", "epsilon": "0.25",
-                                                                    "delta": "0"}
-    assert json.loads(lines[4])["state"]["epsilon"] == "0.25"  # the cancelled 0.5 is refunded
-    s = led.summary()
-    assert s["head"] == {"seq": 4, "sha256": prev}
-    assert s["num_releases"] == 1 and s["cancelled"] == 1 and s["pending"] == []
+    for r in rows:
+        assert r[4] == prev and r[5] == H(r[4], *r[:4])
+        prev = r[5]
+    head = json.loads(rows[0][3])
+    assert head["budget"] == {"epsilon": "1", "delta": "0"} and head["dataset"] == "d"
+    res = json.loads(rows[1][3])
+    assert res["epsilon"] == "0.1" and res["state"] == {"charged": 1, "epsilon": "0.1", "delta": "0"}
+    assert Ledger(p).verify()["head"] == {"seq": 2, "sha256": rows[2][5]}
 
 
-def test_reserve_appends_one_line_and_never_rewrites(tmp_path):
-    p = tmp_path / "l.jsonl"
-    led = Ledger.open(p, budget_epsilon=1.0)
+def test_reserve_row_is_committed_before_the_block_and_nothing_is_rewritten(tmp_path):
+    p = tmp_path / "l.db"
+    led = Ledger.open(p, budget=1.0)
     spend(led, 0.1)
-    before = p.read_bytes()
+    before = rows_of(p)
     ino = os.stat(p).st_ino
     with led.reserve(0.1, 0.0, "test", "unit") as res:
-        middle = p.read_bytes()
+        middle = rows_of(p)                        # read by another connection: the reserve is committed
         res.mark_drawn()
         res.commit({"values": [2.0]})
-    after = p.read_bytes()
-    assert middle.startswith(before) and middle.count(b"\n") == before.count(b"\n") + 1  # the pending line
-    assert after.startswith(middle) and after.count(b"\n") == middle.count(b"\n") + 1   # the commit line
+    after = rows_of(p)
+    assert middle[:len(before)] == before and [r[1] for r in middle[len(before):]] == ["reserve"]
+    assert after[:len(middle)] == middle and [r[1] for r in after[len(middle):]] == ["commit"]
     assert os.stat(p).st_ino == ino
 
 
@@ -142,30 +150,30 @@ def test_budget_one_admits_exactly_ten_releases_of_a_tenth(tmp_path):
     rng = np.random.default_rng(0)
     st = coordinate_means([SiteSpec("theta", 3)])
     coupling = S.coupling_strongly_convex(0.1, 1.0, 4.0, 0.5)
-    path = tmp_path / "l.jsonl"
+    path = tmp_path / "l.db"
     for i in range(10):
         res = release_statistic(rng.normal(size=(50, 3)), st, 0.1, path, coupling=coupling,
-                                budget_epsilon=1.0 if i == 0 else None)
+                                budget=1.0 if i == 0 else None)
         # the noise costs (proven sensitivity + grid rounding) / scale <= 1/10, the recorded decimal
         eff = Fraction(res.proven_sensitivity) + 3 * Fraction(res.grid)
         assert eff / Fraction(res.noise_scale) <= Fraction(1, 10)
         assert res.epsilon == 0.1
     s = Ledger(path).summary()
-    assert [r["epsilon_exact"] for r in s["releases"]] == ["0.1"] * 10
+    assert [r["epsilon_exact"] for r in s["entries"]] == ["0.1"] * 10
     assert Decimal(s["exact"]["remaining_basic"]["epsilon"]) == 0 and s["remaining_budget"]["epsilon"] == 0.0
-    for r in s["releases"]:
+    for r in s["entries"]:
         ev = r["dp_event"]
         assert ev["type"] == "laplace" and ev["noise_scale"] == r["released"]["noise_scale"]
         assert (Fraction(ev["l1_sensitivity"]) + Fraction(ev["grid_rounding"])) / Fraction(ev["noise_scale"]) \
             <= Fraction(1, 10)
-    before = path.read_bytes()
+    before = rows_of(path)
     with pytest.raises(BudgetError, match="exceeds the budget"):
         release_statistic(rng.normal(size=(50, 3)), st, 0.1, path, coupling=coupling)
-    assert path.read_bytes() == before
+    assert rows_of(path) == before
 
 
 def test_decimal_strings_and_cli_budget(tmp_path, capsys):
-    p = tmp_path / "l.jsonl"
+    p = tmp_path / "l.db"
     assert main(["ledger", "create", str(p), "--budget", "0.3", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["exact"]["budget"]["epsilon"] == "0.3"
@@ -174,31 +182,33 @@ def test_decimal_strings_and_cli_budget(tmp_path, capsys):
         spend(led, eps)
     with pytest.raises(BudgetError):
         led.check("1e-30")
+    with pytest.raises(BudgetError):
+        led.check(5e-324)
     for bad in ("nan", "inf", "abc", True):
         with pytest.raises(BudgetError):
             led.check(bad)
 
 
 def test_a_charge_below_the_mechanism_cost_is_refused_before_writing(tmp_path):
-    p = tmp_path / "l.jsonl"
-    led = Ledger.open(p, budget_epsilon=5.0)
-    before = p.read_bytes()
+    p = tmp_path / "l.db"
+    led = Ledger.open(p, budget=5.0)
+    before = rows_of(p)
     # Laplace of scale 1 on sensitivity 1 costs epsilon 1; charging 0.5 is a lie
     ev = ledger_mod.laplace_event(1.0, 0.0, 1.0)
     with pytest.raises(BudgetError, match="noise gives epsilon"):
         with led.reserve(0.5, 0.0, "test", "unit", event=ev):
             pytest.fail("must not run")
-    with pytest.raises(BudgetError, match="curve says"):
+    with pytest.raises(BudgetError, match="its curve gives"):
         with led.reserve(0.5, 0.0, "test", "unit", curve=ApproxDP(1.0, 0.0)):
             pytest.fail("must not run")
-    assert p.read_bytes() == before
+    assert rows_of(p) == before
     # a commit whose noise scale is below the one the charge covers is not returned; it stays charged
     with pytest.raises(BudgetError, match="not returned"):
         with led.reserve(1.0, 0.0, "test", "unit", event=ev, curve=ApproxDP(1.0, 0.0)) as res:
             res.mark_drawn()
             res.commit({"values": [0.0], "noise_scale": 0.5})
     s = Ledger(p).summary()
-    assert [r["status"] for r in s["releases"]] == ["aborted"] and s["spent"]["basic"]["epsilon"] == 1.0
+    assert [r["status"] for r in s["entries"]] == ["aborted"] and s["spent"]["basic"]["epsilon"] == 1.0
 
 
 # -- tampering ----------------------------------------------------------------------------------------------------
@@ -206,63 +216,60 @@ def test_a_charge_below_the_mechanism_cost_is_refused_before_writing(tmp_path):
 
 def _two_laplace_releases(tmp_path):
     """Budget 3, two releases each charged 1.0 whose recorded noise (scale 1 on sensitivity 1) costs 1.0."""
-    p = tmp_path / "l.jsonl"
-    led = Ledger.open(p, budget_epsilon=3.0)
+    p = tmp_path / "l.db"
+    led = Ledger.open(p, budget=3.0)
     for _ in range(2):
         with led.reserve(1.0, 0.0, "test", "unit", curve=ApproxDP(1.0, 0.0),
                          event=ledger_mod.laplace_event(1.0, 0.0, 1.0)) as res:
             res.mark_drawn()
             res.commit({"values": [0.5], "noise_scale": 1.0})
-    assert [json.loads(ln)["event"] for ln in lines_of(p)] == ["header", "reserve", "commit", "reserve", "commit"]
+    assert [r[1] for r in rows_of(p)] == ["header", "reserve", "commit", "reserve", "commit"]
     return p
 
 
 def test_edited_epsilon_detected(tmp_path, capsys):
     p = _two_laplace_releases(tmp_path)
-    lines = lines_of(p)
-    lines[1] = lines[1].replace(b'"epsilon":"1.0"', b'"epsilon":"0.1"', 1)
-    write_lines(p, lines)
+    rows = [list(r) for r in rows_of(p)]
+    rows[1][3] = rows[1][3].replace('"epsilon":"1"', '"epsilon":"0.1"', 1)
+    rewrite(p, [tuple(r) for r in rows])
     refused_everywhere(p, capsys)
 
 
-def test_edited_epsilon_with_checksums_and_totals_recomputed_is_inconsistent(tmp_path, capsys):
-    # the editor rewrites the last entry's charge, its running totals and checksum consistently:
-    # the chain holds, but the entry's own noise scale and curve say 1.0
-    p = tmp_path / "l.jsonl"
-    led = Ledger.open(p, budget_epsilon=3.0)
-    with led.reserve(1.0, 0.0, "test", "unit", curve=ApproxDP(1.0, 0.0),
-                     event=ledger_mod.laplace_event(1.0, 0.0, 1.0)) as res:
+def test_edited_epsilon_with_hashes_and_totals_recomputed_is_inconsistent(tmp_path, capsys):
+    # the editor rewrites the last entry's charge, its running totals and the hashes consistently: the chain
+    # holds, but the entry's own noise scale says 1.0
+    p = tmp_path / "l.db"
+    led = Ledger.open(p, budget=3.0)
+    with led.reserve(1.0, 0.0, "test", "unit", event=ledger_mod.laplace_event(1.0, 0.0, 1.0)) as res:
         res.mark_drawn()
         res.commit({"values": [0.5], "noise_scale": 1.0})
-    lines = lines_of(p)[:2]   # header + reserve (as if the commit never happened: a pending entry)
-    st = json.loads(lines[1])["state"]
-    lines[1] = rehash(lines[1], epsilon="0.1", state={**st, "epsilon": "0.1", "pure": "0.1"})
-    write_lines(p, lines)
+    rows = rows_of(p)[:2]    # header + reserve (as if the commit never happened: a pending entry)
+    rewrite(p, rechain(rows, 1, epsilon="0.1", state={"charged": 1, "epsilon": "0.1", "delta": "0"}))
     refused_everywhere(p, capsys, match="inconsistent: its noise gives epsilon 1")
 
 
-def test_reordered_lines_detected(tmp_path, capsys):
+def test_reordered_rows_detected(tmp_path, capsys):
     p = _two_laplace_releases(tmp_path)
-    lines = lines_of(p)
-    lines[1], lines[3] = lines[3], lines[1]
-    write_lines(p, lines)
+    rows = rows_of(p)
+    swapped = [rows[0], rows[3][:1] + rows[1][1:], rows[2], rows[1][:1] + rows[3][1:], rows[4]]
+    rewrite(p, swapped)
     refused_everywhere(p, capsys)
 
 
-def test_deleted_line_detected(tmp_path, capsys):
+def test_deleted_row_detected(tmp_path, capsys):
     p = _two_laplace_releases(tmp_path)
-    lines = lines_of(p)
-    write_lines(p, lines[:1] + lines[2:])   # the first reserve deleted
+    rows = rows_of(p)
+    rewrite(p, rows[:1] + rows[2:])    # the first reserve deleted
     refused_everywhere(p, capsys)
 
 
-def test_deleted_last_lines_detected_against_an_anchor(tmp_path, capsys):
+def test_deleted_last_rows_detected_against_an_anchor(tmp_path, capsys):
     p = _two_laplace_releases(tmp_path)
     head = Ledger(p).summary()["head"]["sha256"]
-    assert head == sum_of(lines_of(p)[-1])
+    assert head == rows_of(p)[-1][5]
     assert main(["ledger", "verify", str(p), "--head", head]) == 0
     capsys.readouterr()
-    write_lines(p, lines_of(p)[:3])   # the whole second release removed: a valid shorter chain
+    rewrite(p, rows_of(p)[:3])    # the whole second release removed: a valid shorter chain
     assert Ledger(p).verify()["num_releases"] == 1        # not detectable without an anchor (docs/ledger.md)
     with pytest.raises(BudgetError, match="anchored head"):
         Ledger(p).verify(head=head)
@@ -273,239 +280,146 @@ def test_deleted_last_lines_detected_against_an_anchor(tmp_path, capsys):
 
 def test_raised_budget_detected(tmp_path, capsys):
     p = _two_laplace_releases(tmp_path)
-    lines = lines_of(p)
-    edited = lines[0].replace(b'"epsilon":"3.0"', b'"epsilon":"30"', 1)
-    assert edited != lines[0]
-    write_lines(p, [edited] + lines[1:])
+    rows = [list(r) for r in rows_of(p)]
+    edited = rows[0][3].replace('"epsilon":"3"', '"epsilon":"30"', 1)
+    assert edited != rows[0][3]
+    rewrite(p, [tuple(rows[0][:3] + [edited] + rows[0][4:])] + [tuple(r) for r in rows[1:]])
     refused_everywhere(p, capsys)
-    # with the header's checksum recomputed, the next line's prev no longer matches
-    write_lines(p, [rehash(lines[0], budget={"epsilon": "30", "delta": "0"})] + lines[1:])
+    # with the header's hash recomputed (and marked verified), the next row's prev no longer matches
+    orig = [tuple(r) for r in rows]
+    hdr = rechain(orig[:1], 0, budget={"epsilon": "30", "delta": "0"})
+    rewrite(p, hdr + orig[1:], verified=True)
     refused_everywhere(p, capsys)
     # and the budget cannot be changed through the API either
-    write_lines(p, lines)
+    rewrite(p, orig)
     with pytest.raises(BudgetError, match="cannot be changed"):
-        Ledger.open(p, budget_epsilon=30.0)
+        Ledger.open(p, budget=30.0)
 
 
-def test_truncated_line_detected(tmp_path, capsys):
+@pytest.mark.parametrize("change", [dict(event="not an event"), dict(epsilon=1.5), dict(event={"mu": 1}),
+                                    dict(state=[1, 2]), dict(event={"type": "gdp"})])
+def test_malformed_rows_with_valid_hashes_refused_in_one_line(tmp_path, capsys, change):
     p = _two_laplace_releases(tmp_path)
-    lines = lines_of(p)
-    write_lines(p, lines[:1] + [lines[1][: len(lines[1]) // 2]] + lines[2:])
-    refused_everywhere(p, capsys)
+    rows = rows_of(p)
+    rewrite(p, rechain(rows[:4], 3, **change))    # the last row: its hash and chain hold
+    refused_everywhere(p, capsys, match="tamper check failed")
 
 
-def test_truncated_last_line_counts_as_an_interrupted_write_and_stays_charged(tmp_path, capsys):
-    # the end of a file cut inside its last line is what a writer killed inside write() leaves:
-    # reported, never refunded (the cut commit leaves its entry pending, hence charged)
-    p = _two_laplace_releases(tmp_path)
-    data = p.read_bytes()
-    p.write_bytes(data[:-40])
-    s = Ledger(p).summary()
-    assert any("incomplete line" in w for w in s["warnings"])
-    assert s["pending"] == [2] and s["spent"]["basic"]["epsilon"] == 2.0
-    assert main(["ledger", "show", str(p)]) == 0
-    out = capsys.readouterr().out
-    assert "incomplete line" in out and "pending" in out
-    # the next write acknowledges the fragment in a 'torn' line; the journal checks out again
-    spend(Ledger(p), 0.5)
-    kinds = [json.loads(ln)["event"] for ln in lines_of(p)[-3:]]
-    assert kinds == ["torn", "reserve", "commit"]
-    s = Ledger(p).verify()
-    assert s["spent"]["basic"]["epsilon"] == 2.5 and s["warnings"] == [s["warnings"][0]] and s["pending"] == [2]
+# -- a long ledger: a release verifies only the new rows -----------------------------------------------------------
 
 
-def test_cut_reserve_line_with_readable_charge_stays_charged(tmp_path):
-    p = tmp_path / "l.jsonl"
-    led = Ledger.open(p, budget_epsilon=1.0)
-    spend(led, 0.25)
-    with led.reserve(0.5, 0.0, "test", "unit") as res:
-        res.mark_drawn()
-        res.commit({"values": [1.0]})
-    lines = lines_of(p)
-    cut = lines[-2][:120]            # the reserve line cut after its charge, the commit never written
-    assert b'"epsilon":"0.5","delta":"0",' in cut
-    p.write_bytes(b"\n".join(lines[:-2]) + b"\n" + cut)
-    assert Ledger(p).summary()["spent"]["basic"]["epsilon"] == 0.75
-    with pytest.raises(BudgetError, match="exceeds"):
-        spend(Ledger(p), 0.5)
-    spend(Ledger(p), 0.25)
-    s = Ledger(p).verify()
-    assert [r["status"] for r in s["releases"]] == ["committed", "torn", "committed"]
-    assert Decimal(s["exact"]["remaining_basic"]["epsilon"]) == 0
+def _big_ledger(path, n):
+    """A ledger of n committed releases of 1e-6, written here row by row with sqlite3 and hashlib."""
+    Ledger.open(path, budget=1.0)
+    con = sqlite3.connect(path, isolation_level=None)
+    hdr = con.execute("SELECT hash FROM entries WHERE seq = 0").fetchone()[0]
+    rows, prev, eps = [], hdr, Fraction(0)
+    for i in range(n):
+        eps += Fraction(1, 10 ** 6)
+        st = {"charged": i + 1, "epsilon": str(Decimal(eps.numerator) / Decimal(eps.denominator)), "delta": "0"}
+        seq = 2 * i + 1
+        body = canon({"epsilon": "0.000001", "delta": "0", "event": {"type": "epsilon_delta", "epsilon": "0.000001",
+                      "delta": "0"}, "mechanism": "m", "source": "s", "what": "", "admitted_by": "test",
+                      "secret_hash": "", "time": "t", "state": st})
+        h = H(prev, seq, "reserve", seq, body)
+        rows.append((seq, "reserve", seq, body, prev, h))
+        body2 = canon({"released": {"values": [i]}, "time": "t", "state": st})
+        h2 = H(h, seq + 1, "commit", seq, body2)
+        rows.append((seq + 1, "commit", seq, body2, h, h2))
+        prev = h2
+    con.execute("BEGIN")
+    con.executemany("INSERT INTO entries VALUES (?, ?, ?, ?, ?, ?)", rows)
+    con.execute("UPDATE verified SET seq = ?, hash = ?", (rows[-1][0], rows[-1][5]))
+    con.execute("COMMIT")
+    con.close()
 
 
-def test_edited_version1_entry_refused(tmp_path, capsys):
-    doc = _v1_doc()
-    doc["releases"][0]["epsilon"] = 0.01      # its curve and its noise scale say 0.1
-    p = tmp_path / "v1.json"
-    p.write_text(json.dumps(doc, indent=1))
-    refused_everywhere(p, capsys, match="inconsistent")
-
-
-# -- version-1 files ----------------------------------------------------------------------------------------------
-
-
-def _v1_doc():
-    rel = [{"id": i, "status": st, "time": "2025-01-01T00:00:00+00:00", "mechanism": "mc-estimate",
-            "source": "004 Proposition 3.7 + coupling", "epsilon": 0.1, "delta": 0.0,
-            "curve": {"kind": "approx", "epsilon": 0.1, "delta": 0.0}, "what": "mean",
-            "released": None if st == "pending" else {"values": [1.5], "noise_scale": 10.000000000000002,
-                                                      "sensitivity": 1.0000000000000002}}
-           for i, st in ((1, "committed"), (3, "pending"))]
-    return {"format": "bayesdp-ledger", "version": 1, "dataset": "d", "created": "2025-01-01T00:00:00+00:00",
-            "budget": {"epsilon": 1.0, "delta": 0.0}, "releases": rel}
-
-
-def test_version1_file_read_then_migrated_on_first_write(tmp_path):
-    p = tmp_path / "v1.json"
-    old = json.dumps(_v1_doc(), indent=1).encode()
-    p.write_bytes(old)
-    s = Ledger(p).summary()
-    assert s["num_releases"] == 2 and s["pending"] == [3] and "v1" in s["format"]
-    Ledger.open(p, budget_epsilon=1.0, dataset="d").check(0.1)
-    with pytest.raises(BudgetError):
-        spend(Ledger(p), 0.9)                # refused: no write, not even the conversion
-    assert p.read_bytes() == old
-    # the two version-1 entries are charged the exact doubles their noise was calibrated to
-    used = 2 * Fraction(0.1)
-    fit = max(k for k in range(20) if used + k * Fraction(1, 10) <= 1)
-    assert fit == 7                         # not 8: 2 * 0.1000000000000000055... + 8/10 > 1
-    for _ in range(fit):
-        spend(Ledger(p), 0.1)
-    with pytest.raises(BudgetError):
-        Ledger(p).check(0.1)
-    lines = lines_of(p)
-    header = json.loads(lines[0])
-    assert header["migrated_from"]["sha256"] == hashlib.sha256(old).hexdigest()
-    assert header["budget"] == {"epsilon": "1.0", "delta": "0"}
-    first = json.loads(lines[1])
-    assert first["id"] == 1 and Fraction(Decimal(first["epsilon"])) == Fraction(0.1) and first["legacy"] is True
-    s = Ledger(p).verify()
-    assert [r["id"] for r in s["releases"]][:2] == [1, 3] and s["pending"] == [3]
-    assert s["releases"][0]["released"]["values"] == [1.5]
-
-
-# -- files and locks ----------------------------------------------------------------------------------------------
-
-
-def test_stale_temporary_files_are_cleaned(tmp_path):
-    p = tmp_path / "l.jsonl"
-    led = Ledger.open(p, budget_epsilon=1.0)
-    stale = [tmp_path / ".l.jsonl.abc123.tmp", tmp_path / ".l.jsonl.x.tmp"]
-    other = tmp_path / ".other.jsonl.abc.tmp"
-    for f in stale + [other]:
-        f.write_text("partial")
-    spend(led, 0.1)
-    assert not any(f.exists() for f in stale) and other.exists()
-
-
-def test_lock_is_a_filelock_held_during_the_reservation(tmp_path, monkeypatch):
-    import filelock
-
-    p = tmp_path / "l.jsonl"
-    led = Ledger.open(p, budget_epsilon=1.0)
-    monkeypatch.setattr(ledger_mod, "LOCK_TIMEOUT_S", 0.3)
-    with filelock.FileLock(str(p) + ".lock"):
-        with pytest.raises(BudgetError, match="still locked"):
-            spend(led, 0.1)
-    with led.reserve(0.1, 0.0, "test", "unit") as res:
-        with pytest.raises(filelock.Timeout):
-            filelock.FileLock(str(p) + ".lock", timeout=0.05).acquire()
-        res.mark_drawn()
-        res.commit({})
-
-
-# -- a 100,000-entry journal --------------------------------------------------------------------------------------
-
-
-def _big_journal(path, n):
-    """n committed entries of epsilon 0.000001, written by the independent encoder above."""
-    st = {"last_id": 0, "charged": 0, "epsilon": "0", "delta": "0", "no_rdp": 0, "non_gdp": 0, "pure": "0",
-          "mu2": "0", "kappa": "0"}
-    head = {"seq": 0, "event": "header", "format": "bayesdp-ledger-journal", "version": 2, "dataset": "big",
-            "created": "2025-01-01T00:00:00+00:00", "budget": {"epsilon": "1", "delta": "0"},
-            "migrated_from": None, "state": dict(st), "prev": ZERO}
-    last = enc(head)
-    out = [last]
-    for i in range(1, n + 1):
-        tot = str(Decimal(i).scaleb(-6))     # i * 0.000001, exactly
-        st = dict(st, last_id=i, charged=i, epsilon=tot, non_gdp=i, pure=tot)
-        for body in ({"seq": 2 * i - 1, "event": "reserve", "id": i, "epsilon": "0.000001", "delta": "0",
-                      "time": "t", "mechanism": "m", "source": "s", "what": "", "curve": {"kind": "approx",
-                      "epsilon": 1e-6, "delta": 0.0}, "dp_event": {"type": "epsilon_delta", "epsilon": "0.000001",
-                                                                   "delta": "0"}},
-                     {"seq": 2 * i, "event": "commit", "id": i, "time": "t", "released": {"values": [float(i)]}}):
-            body.update(state=st, prev=sum_of(last))
-            last = enc(body)
-            out.append(last)
-    path.write_bytes(b"\n".join(out) + b"\n")
-
-
-def test_100000_entry_journal_show_and_constant_cost_append(tmp_path, monkeypatch, capsys):
-    p = tmp_path / "big.jsonl"
-    n = 100_000
-    _big_journal(p, n)
-    assert main(["ledger", "show", str(p)]) == 0     # the whole journal replayed and checked
+def test_long_ledger_show_and_a_release_that_verifies_only_the_new_rows(tmp_path, monkeypatch, capsys):
+    p = tmp_path / "big.db"
+    n = 20_000
+    _big_ledger(p, n)
+    assert main(["ledger", "show", str(p)]) == 0     # every row verified
     out = capsys.readouterr().out
     assert f"releases  {n} charged (0 pending)" in out and out.count("\n") < 40   # the last 20 entries only
     spent = out.split("basic: epsilon ")[1].split(",")[0]
     assert Fraction(Decimal(spent)) == Fraction(n, 10 ** 6)
-    assert f"{n:>6}  committed" in out
-    before = p.read_bytes()
+    fed = []
+    real_feed = ledger_mod._Replay.feed
 
-    def no_full_read(*a, **k):
-        raise AssertionError("a release must not replay the whole journal")
+    def feed(self, *row):
+        fed.append(row[0])
+        return real_feed(self, *row)
 
-    real_read = ledger_mod._read_bytes
+    def no_full_replay(*a, **k):
+        raise AssertionError("a release must not replay the whole ledger")
 
-    def read_bytes(path, limit=-1):
-        assert 0 <= limit <= 64, "a release must not read the whole journal"
-        return real_read(path, limit)
-
-    monkeypatch.setattr(ledger_mod, "_replay_full", no_full_read)
-    monkeypatch.setattr(ledger_mod, "_read_bytes", read_bytes)
-    led = Ledger.open(p)
-    with led.reserve("0.5", 0.0, "test", "unit") as res:
-        grown = p.read_bytes()
-        assert grown.startswith(before) and grown.count(b"\n") == before.count(b"\n") + 1
-        assert json.loads(grown[len(before):])["event"] == "reserve"
-        res.mark_drawn()
-        res.commit({"values": [0.0]})
-    after = p.read_bytes()
-    assert after.startswith(grown) and after.count(b"\n") == grown.count(b"\n") + 1
-    assert Fraction(Decimal(res.summary["exact"]["spent_basic"]["epsilon"])) == Fraction(n, 10 ** 6) + Fraction(1, 2)
+    monkeypatch.setattr(ledger_mod._Replay, "feed", feed)
+    monkeypatch.setattr(ledger_mod.Ledger, "_replay", no_full_replay)
+    led = Ledger(p)
+    spend(led, "0.5")
+    spend(led, "0.25")
+    # each transaction (two per release: reserve, outcome) re-checks the rows written since the last verified
+    # one and the last TAIL_ROWS rows: a constant, whatever the ledger's length
+    assert 0 < len(fed) <= 4 * (ledger_mod.TAIL_ROWS + 1) and min(fed) > 2 * n - 2 * ledger_mod.TAIL_ROWS
     monkeypatch.undo()
-    assert Ledger(p).verify()["num_releases"] == n + 1
+    s = Ledger(p).verify()
+    assert s["num_releases"] == n + 2
+    assert Fraction(Decimal(s["exact"]["spent_basic"]["epsilon"])) == Fraction(n, 10 ** 6) + Fraction(3, 4)
 
 
-def test_release_path_checks_header_and_tail_of_a_long_journal(tmp_path, monkeypatch, capsys):
-    # a release reads the header, the line after it and the last TAIL_BYTES only (docs/ledger.md §3)
-    monkeypatch.setattr(ledger_mod, "TAIL_BYTES", 2000)
-    p = tmp_path / "l.jsonl"
-    led = Ledger.open(p, budget_epsilon=1.0)
-    for _ in range(20):
+def test_a_release_rechecks_the_header_and_the_rows_after_the_verified_one(tmp_path):
+    p = tmp_path / "l.db"
+    led = Ledger.open(p, budget=1.0)
+    for _ in range(5):
         spend(led, 0.01)
-    lines = lines_of(p)
-    assert len(b"\n".join(lines)) > 4 * 2000
-    led.check(0.01)
-    # budget raised and the header's checksum recomputed
-    write_lines(p, [rehash(lines[0], budget={"epsilon": "10", "delta": "0"})] + lines[1:])
+    rows = rows_of(p)
+    # budget raised and every hash recomputed, but the verified table left alone
+    rewrite(p, rechain(rows, 0, budget={"epsilon": "10", "delta": "0"}), verified=False)
     with pytest.raises(BudgetError, match="header"):
         led.check(0.01)
-    # the last line's running totals lowered and its checksum recomputed
-    st = json.loads(lines[-1])["state"]
-    write_lines(p, lines[:-1] + [rehash(lines[-1], state={**st, "epsilon": "0.1", "pure": "0.1"})])
+    # the last row's running totals lowered and its hash recomputed, the verified row before it
+    rewrite(p, rows[:-1], verified=True)
+    rewrite(p, rechain(rows, len(rows) - 1, state={"charged": 5, "epsilon": "0.01", "delta": "0"}))
     with pytest.raises(BudgetError, match="running totals"):
         led.check(0.01)
-    write_lines(p, lines)
-    spend(led, 0.01)
-    assert Ledger(p).verify()["num_releases"] == 21
 
 
-@pytest.mark.parametrize("change", [dict(curve="not a curve"), dict(epsilon=1.5), dict(dp_event=None, id="7"),
-                                    dict(state=[1, 2]), dict(curve={"kind": "gdp"})])
-def test_malformed_lines_with_valid_checksums_refused_in_one_line(tmp_path, capsys, change):
-    p = _two_laplace_releases(tmp_path)
-    lines = lines_of(p)
-    write_lines(p, lines[:3] + [rehash(lines[3], **change)])   # the last line: its checksum and chain hold
-    refused_everywhere(p, capsys, match="tamper check failed")
+# -- import of the earlier JSON-lines journals ---------------------------------------------------------------------
+
+
+def test_import_of_a_journal_keeps_every_charge(tmp_path, capsys):
+    old = tmp_path / "old.jsonl"
+    shutil.copy(OLD, old)
+    with pytest.raises(BudgetError, match="bayesdp ledger import"):
+        Ledger(old)
+    assert main(["ledger", "show", str(old)]) == 2
+    assert "bayesdp ledger import" in capsys.readouterr().err
+    new = tmp_path / "new.db"
+    assert main(["ledger", "import", str(old), str(new), "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    # the journal (written by bayesdp 2817619): 0.1 (Laplace, committed), 0.2 (cancelled before the draw),
+    # 0.25 (committed), (0.05, 1e-7) spent; budget (1.0, 1e-6), dataset "old data"
+    assert [e["epsilon_exact"] for e in s["entries"]] == ["0.1", "0.25", "0.05"]
+    assert [e["status"] for e in s["entries"]] == ["committed"] * 3
+    assert s["exact"]["spent_basic"] == {"epsilon": "0.4", "delta": "0.0000001"}
+    assert s["exact"]["budget"] == {"epsilon": "1", "delta": "0.000001"} and s["dataset"] == "old data"
+    assert s["imported_from"]["cancelled"] == 1
+    last = [json.loads(ln) for ln in old.read_text().splitlines()][-1]
+    assert s["imported_from"]["head"] == last["sum"]
+    assert s["entries"][0]["dp_event"]["type"] == "laplace"
+    # the new ledger is a ledger: it verifies and keeps spending
+    spend(Ledger(new), "0.6")
+    with pytest.raises(BudgetError, match="exceeds the budget"):
+        spend(Ledger(new), "0.000001")
+    assert main(["ledger", "import", str(old), str(new)]) == 2     # never over an existing file
+
+
+def test_import_refuses_a_tampered_journal_and_writes_nothing(tmp_path, capsys):
+    old = tmp_path / "old.jsonl"
+    lines = OLD.read_bytes().split(b"\n")
+    lines[1] = lines[1].replace(b'"epsilon":"0.1"', b'"epsilon":"0.01"', 1)
+    old.write_bytes(b"\n".join(lines))
+    assert main(["ledger", "import", str(old), str(tmp_path / "new.db")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "tamper" in err
+    assert not (tmp_path / "new.db").exists()

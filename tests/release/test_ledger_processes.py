@@ -62,7 +62,7 @@ print(json.dumps({"values": values, "head": res.head["sha256"]}), flush=True)
 
 def _concurrent(tmp_path, n_procs, budget, eps, worker):
     path = tmp_path / "l.jsonl"
-    Ledger.open(path, budget_epsilon=budget)
+    Ledger.open(path, budget=budget)
     start = tmp_path / "go"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     procs = [subprocess.Popen([sys.executable, "-c", worker, str(path), str(start), eps], stdout=subprocess.PIPE,
@@ -83,9 +83,9 @@ def test_eight_concurrent_releases_against_a_budget_of_five(tmp_path, worker):
     path, codes, outs = _concurrent(tmp_path, n_procs, "0.5", "0.1", worker)
     assert sorted(codes) == [0] * 5 + [3] * (n_procs - 5)
     s = Ledger(path).verify()
-    assert s["num_releases"] == 5 and all(r["status"] == "committed" for r in s["releases"])
+    assert s["num_releases"] == 5 and all(r["status"] == "committed" for r in s["entries"])
     assert Decimal(s["exact"]["spent_basic"]["epsilon"]) == Decimal("0.5")
-    released = [r["released"]["values"] for r in s["releases"]]
+    released = [r["released"]["values"] for r in s["entries"]]
     for code, out in zip(codes, outs):
         if code == 0:
             printed = json.loads(out)
@@ -113,7 +113,7 @@ while True:
 
 def _kill_rounds(tmp_path, capsys, rounds, seed):
     path = tmp_path / "l.jsonl"
-    Ledger.open(path, budget_epsilon=1000)
+    Ledger.open(path, budget=1000)
     rnd = random.Random(seed)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     printed_total = 0
@@ -128,7 +128,7 @@ def _kill_rounds(tmp_path, capsys, rounds, seed):
         printed_total += len(printed)
         # the file is readable and checks out; every printed release is recorded as committed
         s = Ledger(path).verify()
-        released = {json.dumps(r["released"]["values"]) for r in s["releases"] if r["status"] == "committed"}
+        released = {json.dumps(r["released"]["values"]) for r in s["entries"] if r["status"] == "committed"}
         for pr in printed:
             assert json.dumps(pr["values"]) in released
             assert Ledger(path).verify(head=pr["head"])
@@ -170,7 +170,7 @@ with Ledger(sys.argv[1]).reserve(0.25, 0.0, "test", "unit") as res:
 
 def test_pending_entry_left_by_a_crash_is_charged_shown_and_resolved(tmp_path, capsys):
     path = tmp_path / "l.jsonl"
-    Ledger.open(path, budget_epsilon=1.0)
+    Ledger.open(path, budget=1.0)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     for _ in range(2):
         subprocess.run([sys.executable, "-c", _PENDING, str(path)], check=True, env=env, timeout=120)
@@ -181,8 +181,8 @@ def test_pending_entry_left_by_a_crash_is_charged_shown_and_resolved(tmp_path, c
     assert main(["ledger", "resolve", str(path), "--id", "2", "--note", "crash on host x"]) == 0
     capsys.readouterr()
     s = Ledger(path).summary()
-    assert s["pending"] == [1] and s["releases"][1]["status"] == "resolved"
-    assert s["releases"][1]["resolved"]["note"] == "crash on host x"
+    assert s["pending"] == [1] and s["entries"][1]["status"] == "resolved"
+    assert s["entries"][1]["note"] == "crash on host x"
     # refusals: an unknown id, an entry that is not pending
     for bad in ("7", "2"):
         before = path.read_bytes()

@@ -93,9 +93,9 @@ def test_json_keys_and_scale_equals_sensitivity_over_eps(data_file, tmp_path, ca
     assert counters["noise"] == DIM and counters["chain"] == 1
     from bayesdp.budget.ledger import Ledger
 
-    doc = Ledger(ledger).read()  # the ledger is a JSON-lines journal (docs/ledger.md), read through its API
-    assert [r["status"] for r in doc["releases"]] == ["committed"]
-    assert doc["releases"][0]["epsilon"] == 0.7
+    doc = Ledger(ledger).summary()  # the ledger is a JSON-lines journal (docs/ledger.md), read through its API
+    assert [r["status"] for r in doc["entries"]] == ["committed"]
+    assert doc["entries"][0]["epsilon"] == 0.7
     assert doc["dataset"] == "d.npz"
 
 
@@ -167,7 +167,7 @@ def test_refusals(data_file, tmp_path, capsys, counters):
     # a ledger with budget 0.5, already holding one release
     from bayesdp.budget.ledger import Ledger
 
-    led = Ledger.open(ledger, budget_epsilon=0.5, dataset="d.npz")
+    led = Ledger.open(ledger, budget=0.5, dataset="d.npz")
     with led.reserve(0.4, 0.0, "test", "unit") as res:
         res.mark_drawn()
         res.commit({"values": [0.0]})

@@ -42,7 +42,7 @@ def test_gaussian_release_from_the_cli(data_file, tmp_path, capsys):
     assert out["proven_sensitivity"] == pytest.approx(2 * PRIOR_SCALE ** 2 * (1 + 8 * 2.0 ** -24), rel=1e-9)
     assert out["items"][0]["total_interval"] is not None                # ULA coupling: Monte Carlo bound
     led = Ledger(tmp_path / "l.jsonl").verify()
-    assert led["releases"][0]["dp_event"]["type"] == "discrete_gaussian"
+    assert led["entries"][0]["dp_event"]["type"] == "discrete_gaussian"
 
 
 def test_auto_noise_with_delta_records_the_choice(data_file, tmp_path, capsys):
@@ -61,7 +61,7 @@ def test_path_release_from_the_cli(data_file, tmp_path, capsys):
                                                                      * p["num_steps"] / 2), rel=1e-9)
     assert p["num_steps"] == 300 and p["chain_keys"].startswith("OS CSPRNG")
     led = Ledger(tmp_path / "l.jsonl").verify()
-    assert led["releases"][0]["dp_event"] == {"type": "gdp", "mu": p["gdp_mu"]}
+    assert led["entries"][0]["dp_event"] == {"type": "gdp", "mu": p["gdp_mu"]}
 
 
 def test_sample_and_aggregate_from_the_cli(data_file, tmp_path, capsys):

@@ -83,7 +83,7 @@ def test_auto_rule_picks_the_last_draw_when_the_prior_dominates_the_curvature():
 
 def test_release_is_the_planned_chains_final_draw():
     data = _data()
-    acct = bayesdp.PrivacyAccountant(epsilon=2.0, delta=1e-5)
+    acct = bayesdp.PrivacyAccountant(budget=2.0, budget_delta=1e-5)
     res = bayesdp.release(bayesdp.ULA(logistic, domain=DOMAIN), ReleaseSpec(
         "mean", epsilon=1.0, delta=1e-6, method="final", chain=ChainOptions(max_steps=2000)), data=data, accountant=acct, rng_key=7)
     f = res.extra["final"]
@@ -109,7 +109,7 @@ def test_release_is_the_planned_chains_final_draw():
 
 
 def test_plan_does_not_depend_on_the_values():
-    a = bayesdp.PrivacyAccountant(epsilon=5.0, delta=1e-5)
+    a = bayesdp.PrivacyAccountant(budget=5.0, budget_delta=1e-5)
     spec = ReleaseSpec("mean", epsilon=1.0, delta=1e-6, method="final", chain=ChainOptions(max_steps=1000))
     r1 = bayesdp.release(bayesdp.ULA(logistic, domain=DOMAIN), spec, data=_data(seed=1), accountant=a)
     r2 = bayesdp.release(bayesdp.ULA(logistic, domain=DOMAIN), spec, data=_data(seed=2), accountant=a)
@@ -120,7 +120,7 @@ def test_plan_does_not_depend_on_the_values():
 
 def test_refusals_charge_nothing():
     data = _data()
-    acct = bayesdp.PrivacyAccountant(epsilon=2.0, delta=1e-5)
+    acct = bayesdp.PrivacyAccountant(budget=2.0, budget_delta=1e-5)
     kern0 = bayesdp.ULA(logistic, domain=DOMAIN)
     for delta in (0.0, 1.0, -1e-6):
         with pytest.raises(AssumptionError, match="delta"):
@@ -137,7 +137,7 @@ def test_api_auto_picks_final_for_a_prior_dominated_model():
     data = _data(m=60, d=8, seed=3)            # lambda_p = 4 + (4 + 15 - 4)/32 < 8 with prior scale 0.5
     kern = bayesdp.ULA("logistic", domain=bayesdp.Domain.parse(DOMAIN), step_size=0.01,
                        model_kwargs={"prior_scale": 0.5})
-    acct = bayesdp.PrivacyAccountant(epsilon=2.0, delta=1e-5)
+    acct = bayesdp.PrivacyAccountant(budget=2.0, budget_delta=1e-5)
     res = bayesdp.release(kern, "mean", epsilon=1.0, delta=1e-6, data=data, accountant=acct)
     assert res.extra["method"]["method"] == "final" and res.extra["method"]["chosen_by"].startswith("auto")
     # a Plan pins the chain: auto never swaps it for the last-draw release's own
@@ -174,7 +174,7 @@ def test_cli_final_release_and_bad_input(tmp_path, capsys):
     assert o["method"]["method"] == "final" and o["noise_scale"] == 0.0
     assert bayesdp.GDP(o["final"]["gdp_mu"]).epsilon(1e-6) <= 1.0
     led = Ledger(tmp_path / "l.jsonl").verify()
-    assert led["releases"][0]["dp_event"] == {"type": "gdp", "mu": o["final"]["gdp_mu"]}
+    assert led["entries"][0]["dp_event"] == {"type": "gdp", "mu": o["final"]["gdp_mu"]}
     rc, out, err = _cli(capsys, *base, "--method", "final", "--delta", "1e-6")
     assert rc == 0 and "method: final (user)" in out and "no noise added" in out
     assert math.isfinite(float(out.split("\n")[4].split()[-1]))         # the first released value

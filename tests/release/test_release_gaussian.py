@@ -182,7 +182,7 @@ def test_ledger_consistency_of_a_discrete_gaussian_entry():
 
 def test_ledger_refuses_an_undercharged_gaussian_reservation(tmp_path):
     ev, cal = _event()
-    led = Ledger.open(tmp_path / "l.jsonl", budget_epsilon=5, budget_delta=1e-4)
+    led = Ledger.open(tmp_path / "l.jsonl", budget=5, budget_delta=1e-4)
     before = (tmp_path / "l.jsonl").read_bytes()
     with pytest.raises(BudgetError, match="refused"):
         with led.reserve("0.5", "0.00001", "m", "s", event=ev) as res:
@@ -196,7 +196,7 @@ def test_renyi_rule_composes_gaussian_releases():
     import bayesdp
 
     ev, cal = _event(eps=0.5, delta=1e-7)
-    acct = bayesdp.PrivacyAccountant(epsilon=3.0, delta=1e-5)
+    acct = bayesdp.PrivacyAccountant(budget=3.0, budget_delta=1e-5)
     for _ in range(10):
         acct.spend(ev)
     sp = acct.spent()

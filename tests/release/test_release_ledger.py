@@ -26,7 +26,7 @@ def _spend(led, eps, delta=0.0, curve=None):
 
 def test_create_spend_and_refuse(tmp_path):
     path = tmp_path / "l.json"
-    led = Ledger.open(path, budget_epsilon=1.0)
+    led = Ledger.open(path, budget=1.0)
     s = _spend(led, 0.25)
     assert s["remaining_budget"]["epsilon"] == 0.75
     _spend(led, 0.5)
@@ -45,7 +45,7 @@ def test_create_spend_and_refuse(tmp_path):
 def test_exact_sums_no_rounding_overspend(tmp_path):
     # decimal budgets: 0.1 + 0.1 + 0.1 = 0.3 exactly, so a budget of 0.3 admits three releases of 0.1
     # (as binary doubles the sum is 0.30000000000000004 > 0.29999999999999998890 and the third was refused)
-    led = Ledger.open(tmp_path / "l.json", budget_epsilon=0.3)
+    led = Ledger.open(tmp_path / "l.json", budget=0.3)
     _spend(led, 0.1)
     _spend(led, 0.1)
     led.check(0.1)
@@ -57,20 +57,20 @@ def test_exact_sums_no_rounding_overspend(tmp_path):
 
 
 def test_bad_epsilon_and_missing_ledger(tmp_path):
-    led = Ledger.open(tmp_path / "l.json", budget_epsilon=1.0)
+    led = Ledger.open(tmp_path / "l.json", budget=1.0)
     for bad in (0.0, -1.0, math.nan):
         with pytest.raises(BudgetError):
             led.check(bad)
     with pytest.raises(BudgetError, match="does not exist"):
         Ledger.open(tmp_path / "missing.json")
     with pytest.raises(BudgetError, match="cannot be changed"):
-        Ledger.open(tmp_path / "l.json", budget_epsilon=2.0)
+        Ledger.open(tmp_path / "l.json", budget=2.0)
     with pytest.raises(BudgetError):
-        Ledger.open(tmp_path / "new.json", budget_epsilon=-1.0)
+        Ledger.open(tmp_path / "new.json", budget=-1.0)
 
 
 def test_exception_before_draw_refunds_after_draw_charges(tmp_path):
-    led = Ledger.open(tmp_path / "l.json", budget_epsilon=1.0)
+    led = Ledger.open(tmp_path / "l.json", budget=1.0)
     with pytest.raises(RuntimeError):
         with led.reserve(0.5, 0.0, "test", "unit"):
             raise RuntimeError("bad input found before noise")
@@ -80,13 +80,13 @@ def test_exception_before_draw_refunds_after_draw_charges(tmp_path):
             res.mark_drawn()
             raise RuntimeError("crash after noise")
     s = led.summary()
-    assert s["num_releases"] == 1 and s["releases"][0]["status"] == "aborted"
+    assert s["num_releases"] == 1 and s["entries"][0]["status"] == "aborted"
     assert s["remaining_budget"]["epsilon"] == 0.5
 
 
 def test_basic_delta_composition_and_curve_composition(tmp_path):
     # budget (eps 2, delta 1e-5); three 0.15-GDP releases, each charged (eps at delta 1e-6, 1e-6).
-    led = Ledger.open(tmp_path / "l.json", budget_epsilon=2.0, budget_delta=1e-5)
+    led = Ledger.open(tmp_path / "l.json", budget=2.0, budget_delta=1e-5)
     g = GDP(0.15)
     e1 = g.epsilon(1e-6)
     for _ in range(3):
@@ -103,9 +103,16 @@ def test_basic_delta_composition_and_curve_composition(tmp_path):
     # a 4th release fits only by curve composition: basic 4*e1 > 2, but 0.3-GDP at 1e-5 <= 2
     assert 4 * e1 > 2.0 and GDP(0.3).epsilon(1e-5) < 2.0
     led.check(e1, 1e-6, curve=g)
-    # a release without an RDP-capable curve disables the curve rule -> refused by basic composition
-    with pytest.raises(BudgetError):
-        led.check(e1, 1e-6, curve=ApproxDP(e1, 1e-6))
+    # a release without a GDP curve disables the GDP rule; the PLD rule (docs/ledger.md) composes the three
+    # Gaussians with the pair's dominating (Kairouz-Oh-Viswanath) PLD.  That composition is at most the sum of
+    # the sqrt(3) * 0.15-GDP epsilon at 1e-5 - 1e-6 and the pair's epsilon (basic composition), so a pair 0.01
+    # below 2 minus the former is admitted (the discretisation costs less than 0.01) ...
+    rest = 2.0 - GDP(math.sqrt(3) * 0.15).epsilon(1e-5 - 1e-6)
+    assert led.check(rest - 0.01, 1e-6, curve=ApproxDP(rest - 0.01, 1e-6))["admitted_by"].startswith("PLD")
+    # ... and at least the pair's own epsilon at delta 1e-5: for (2.01, 1e-6) that is above 2
+    # (delta(e') = 1e-6 + (1 - 1e-6)(e^2.01 - e^e') / (1 + e^2.01) <= 1e-5 needs e' > 2.01 - 1e-5), so it is refused
+    with pytest.raises(BudgetError, match="exceeds the budget"):
+        led.check(2.01, 1e-6, curve=ApproxDP(2.01, 1e-6))
     _spend(led, e1, 1e-6, curve=g)
     assert led.summary()["within_budget"]
 
@@ -124,7 +131,7 @@ def test_corrupt_and_foreign_files_refused_unchanged(tmp_path):
         p = tmp_path / name
         p.write_bytes(content)
         with pytest.raises(BudgetError) as e:
-            Ledger.open(p, budget_epsilon=1.0)
+            Ledger.open(p, budget=1.0)
         assert "\n" not in str(e.value)
         with pytest.raises(BudgetError):
             Ledger(p).check(0.1)
@@ -133,7 +140,7 @@ def test_corrupt_and_foreign_files_refused_unchanged(tmp_path):
 
 def test_cli_show(tmp_path, capsys):
     p = tmp_path / "l.json"
-    led = Ledger.open(p, budget_epsilon=2.0, dataset="bc")
+    led = Ledger.open(p, budget=2.0, dataset="bc")
     _spend(led, 0.5)
     assert main(["ledger", "show", str(p), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -170,7 +177,7 @@ sys.exit(0)
 
 def test_concurrent_processes_cannot_overspend(tmp_path):
     path = tmp_path / "l.json"
-    Ledger.open(path, budget_epsilon=2.0)
+    Ledger.open(path, budget=2.0)
     start = tmp_path / "go"
     procs = [subprocess.Popen([sys.executable, "-c", _WORKER, str(path), str(start), "1.0"]) for _ in range(4)]
     time.sleep(0.2)
@@ -179,7 +186,7 @@ def test_concurrent_processes_cannot_overspend(tmp_path):
     assert sorted(codes) == [0] * 2 + [3] * 2
     s = Ledger(path).summary()
     assert s["num_releases"] == 2
-    assert all(r["status"] == "committed" for r in s["releases"])
+    assert all(r["status"] == "committed" for r in s["entries"])
     assert s["spent"]["basic"]["epsilon"] == 2.0
 
 
@@ -209,7 +216,7 @@ while True:
 
 def test_killed_mid_release_leaves_valid_charged_ledger(tmp_path):
     path = tmp_path / "l.json"
-    Ledger.open(path, budget_epsilon=1.0)
+    Ledger.open(path, budget=1.0)
     ready = tmp_path / "ready"
     p = subprocess.Popen([sys.executable, "-c", _SLOW, str(path), str(ready)])
     t0 = time.time()
@@ -219,7 +226,7 @@ def test_killed_mid_release_leaves_valid_charged_ledger(tmp_path):
     os.kill(p.pid, signal.SIGKILL)
     p.wait()
     s = Ledger(path).summary()  # parses and validates
-    assert s["num_releases"] == 1 and s["releases"][0]["status"] == "pending"
+    assert s["num_releases"] == 1 and s["entries"][0]["status"] == "pending"
     assert s["remaining_budget"]["epsilon"] == pytest.approx(0.6)  # still charged
     # lock released by the kernel: a new release proceeds, and the pending spend still counts
     led = Ledger(path)
@@ -230,7 +237,7 @@ def test_killed_mid_release_leaves_valid_charged_ledger(tmp_path):
 
 def test_killed_at_random_times_during_writes(tmp_path):
     path = tmp_path / "l.json"
-    Ledger.open(path, budget_epsilon=100.0)
+    Ledger.open(path, budget=100.0)
     import random
 
     rnd = random.Random(0)
@@ -252,7 +259,7 @@ def test_killed_at_random_times_during_writes(tmp_path):
 
 def test_cli_create(tmp_path, capsys):
     p = tmp_path / "new.json"
-    assert main(["ledger", "create", str(p), "--budget", "1.5", "--delta", "1e-6", "--json"]) == 0
+    assert main(["ledger", "create", str(p), "--budget", "1.5", "--budget-delta", "1e-6", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["budget"] == {"epsilon": 1.5, "delta": 1e-6}
     assert main(["ledger", "create", str(p), "--budget", "1.5"]) == 2  # exists
@@ -262,7 +269,7 @@ def test_cli_create(tmp_path, capsys):
 
 
 def test_pure_releases_reported_with_basic_rule_when_delta_budget(tmp_path):
-    led = Ledger.open(tmp_path / "l.json", budget_epsilon=1.0, budget_delta=1e-5)
+    led = Ledger.open(tmp_path / "l.json", budget=1.0, budget_delta=1e-5)
     _spend(led, 0.5, 0.0, curve=ApproxDP(0.5, 0.0))
     s = led.summary()
     assert s["spent"]["rule"] == "basic composition"
@@ -271,8 +278,8 @@ def test_pure_releases_reported_with_basic_rule_when_delta_budget(tmp_path):
 
 def test_reopen_with_same_budget_epsilon_and_unspecified_delta(tmp_path):
     p = tmp_path / "l.json"
-    Ledger.open(p, budget_epsilon=1.0, budget_delta=1e-6)
-    Ledger.open(p, budget_epsilon=1.0)  # --budget repeated, delta not given: accepted
+    Ledger.open(p, budget=1.0, budget_delta=1e-6)
+    Ledger.open(p, budget=1.0)  # --budget repeated, delta not given: accepted
     with pytest.raises(BudgetError):
-        Ledger.open(p, budget_epsilon=1.0, budget_delta=1e-5)
+        Ledger.open(p, budget=1.0, budget_delta=1e-5)
     assert Ledger(p).summary()["budget"] == {"epsilon": 1.0, "delta": 1e-6}

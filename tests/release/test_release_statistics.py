@@ -139,7 +139,7 @@ def test_release_statistic_end_to_end(tmp_path):
     st = coordinate_means([SiteSpec("theta", 3)])
     coupling = S.coupling_strongly_convex(0.1, 1.0, 4.0, 0.5)  # distance 0.5
     path = tmp_path / "l.json"
-    res = release_statistic(draws, st, 1.0, path, coupling=coupling, budget_epsilon=2.0)
+    res = release_statistic(draws, st, 1.0, path, coupling=coupling, budget=2.0)
     d = res.to_dict()
     json.dumps(d, allow_nan=False)
     for key in ("values", "noise_scale", "sensitivity", "epsilon", "delta", "source", "remaining_budget"):
@@ -155,8 +155,8 @@ def test_release_statistic_end_to_end(tmp_path):
     assert d["remaining_budget"]["epsilon"] == pytest.approx(1.0)
     assert len(d["values"]) == 3
     s = Ledger(path).summary()
-    assert s["releases"][0]["status"] == "committed"
-    assert s["releases"][0]["released"]["values"] == d["values"]
+    assert s["entries"][0]["status"] == "committed"
+    assert s["entries"][0]["released"]["values"] == d["values"]
     # two releases of the same draws differ (noise not seeded)
     res2 = release_statistic(draws, st, 1.0, path, coupling=coupling)
     assert not np.array_equal(res.values, res2.values)
@@ -172,7 +172,7 @@ def test_release_picks_prop_3_10_when_tighter(tmp_path):
     st = function_mean(lambda z: z[:, 0], 1.0, ["theta0"])
     coupling = S.coupling_strongly_convex(0.1, 1.0, 4.0, 0.5)  # window 0.5
     conc = {"concentration": 0.05, "concentration_delta": 1e-7, "posterior_sensitivity": 0.1}  # window 0.2
-    Ledger.open(tmp_path / "l.json", budget_epsilon=5.0, budget_delta=1e-6)
+    Ledger.open(tmp_path / "l.json", budget=5.0, budget_delta=1e-6)
     res = release_statistic(_draws(rng), st, 1.0, tmp_path / "l.json", coupling=coupling,
                             spec=ReleaseSpec(method=Coupling(concentration=conc)))
     assert res.source == "004 Proposition 3.10"
@@ -190,7 +190,7 @@ def test_release_bad_input_nothing_written(tmp_path, bad):
     rng = np.random.default_rng(3)
     st = coordinate_means([SiteSpec("theta", 3)])
     path = tmp_path / "l.json"
-    Ledger.open(path, budget_epsilon=1.0)
+    Ledger.open(path, budget=1.0)
     before = path.read_bytes()
     kwargs = dict(epsilon=0.5, coupling=S.coupling_strongly_convex(0.1, 1.0, 4.0, 0.5))
     kwargs.update(bad)
@@ -208,10 +208,10 @@ def test_non_contracting_step_has_no_coupling_bound_and_is_refused(tmp_path):
     coupling, failed = S.best_coupling(**consts)
     assert coupling is None and any("step_size" in why for _, why in failed)
     with pytest.raises(AssumptionError) as e:
-        release_statistic(_draws(rng, d=2), st, 1.0, path, coupling=coupling, budget_epsilon=1.0)
+        release_statistic(_draws(rng, d=2), st, 1.0, path, coupling=coupling, budget=1.0)
     assert "\n" not in str(e.value) and "no sensitivity route" in str(e.value)
     assert not path.exists()
     consts["step_size"] = 0.2  # rho = max(0.8, 0.2) = 0.8 -> C = 0.2*0.5/0.2 = 0.5 ; window sqrt(2)*0.5
     res = release_statistic(_draws(rng, d=2), st, 1.0, path, coupling=S.best_coupling(**consts)[0],
-                            budget_epsilon=1.0)
+                            budget=1.0)
     assert res.proven_sensitivity == pytest.approx(math.sqrt(2) * 0.5)

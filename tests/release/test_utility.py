@@ -163,7 +163,7 @@ def test_gaussian_release_end_to_end(tmp_path):
     st = coordinate_means([SiteSpec("theta", 3)])
     coupling = S.coupling_strongly_convex(0.1, 1.0, 4.0, 0.5)          # distance 0.5
     path = tmp_path / "l.jsonl"
-    Ledger.open(path, budget_epsilon=3.0, budget_delta=1e-5)
+    Ledger.open(path, budget=3.0, budget_delta=1e-5)
     res = release_statistic(_draws(rng), st, 1.0, path, coupling=coupling,
                             spec=ReleaseSpec(noise="gaussian", delta=1e-6))
     d = res.to_dict()
@@ -177,7 +177,7 @@ def test_gaussian_release_end_to_end(tmp_path):
     assert bayesdp.RDP.linear(rho).epsilon(1e-6) <= 1.0
     assert type(res.to_dp_event()).__name__ == "ZCDpEvent"
     s = Ledger(path).verify()
-    assert s["releases"][0]["status"] == "committed" and s["releases"][0]["dp_event"]["type"] == "discrete_gaussian"
+    assert s["entries"][0]["status"] == "committed" and s["entries"][0]["dp_event"]["type"] == "discrete_gaussian"
 
 
 @pytest.mark.parametrize("k", [1, 30])
@@ -204,7 +204,7 @@ def test_gaussian_with_delta_zero_is_refused_before_anything(tmp_path, monkeypat
     rng = np.random.default_rng(5)
     st = coordinate_means([SiteSpec("theta", 2)])
     path = tmp_path / "l.jsonl"
-    Ledger.open(path, budget_epsilon=1.0)
+    Ledger.open(path, budget=1.0)
     before = path.read_bytes()
     with pytest.raises(AssumptionError) as e:
         release_statistic(_draws(rng, d=2), st, 0.5, path, coupling=S.coupling_strongly_convex(0.1, 1.0, 4.0, 0.5),
@@ -216,7 +216,7 @@ def test_gaussian_with_delta_zero_is_refused_before_anything(tmp_path, monkeypat
 def test_probabilities_are_clamped_and_intervals_clipped(tmp_path):
     rng = np.random.default_rng(6)
     st = exceedance_probabilities([SiteSpec("w", 3)], threshold=0.0, width=0.05)      # window 20 x distance
-    res = release_statistic(_draws(rng, d=3), st, 0.5, tmp_path / "l.jsonl", budget_epsilon=1.0,
+    res = release_statistic(_draws(rng, d=3), st, 0.5, tmp_path / "l.jsonl", budget=1.0,
                             coupling=S.coupling_strongly_convex(0.1, 1.0, 4.0, 0.5))
     d = res.to_dict()
     assert all(0.0 <= v <= 1.0 for v in d["values"])
@@ -224,7 +224,7 @@ def test_probabilities_are_clamped_and_intervals_clipped(tmp_path):
     for it in d["items"]:
         assert 0.0 <= it["interval"][0] <= it["interval"][1] <= 1.0
         assert it["value"] == min(max(it["raw_value"], 0.0), 1.0)
-    rel = Ledger(tmp_path / "l.jsonl").read()["releases"][0]["released"]
+    rel = Ledger(tmp_path / "l.jsonl").summary()["entries"][0]["released"]
     assert rel["values"] == d["values"] and len(rel["raw_values"]) == 3
 
 
@@ -233,7 +233,7 @@ def test_total_interval_adds_the_monte_carlo_bound(tmp_path):
     st = coordinate_means([SiteSpec("theta", 2)])
     coupling = S.coupling_strongly_convex(0.1, 1.0, 4.0, 0.5)
     chain = {"inverse_temperature": 1.0, "num_steps": 400, "burn_in": 200, "thinning": 1, "num_chains": 2}
-    res = release_statistic(_draws(rng, d=2), st, 1.0, tmp_path / "l.jsonl", coupling=coupling, budget_epsilon=2.0,
+    res = release_statistic(_draws(rng, d=2), st, 1.0, tmp_path / "l.jsonl", coupling=coupling, budget=2.0,
                             chain=chain)
     mc = S.monte_carlo_bound(coupling, **chain)
     it = res.items[0]
@@ -287,7 +287,7 @@ def test_sample_and_aggregate_release_and_refusals(tmp_path, monkeypatch):
     dom = bayesdp.Domain(X=bayesdp.norm_bound(1.0), y=bayesdp.values(0, 1))
     kern = bayesdp.ULA("logistic", domain=dom, step_size=1 / 101.0)
     path = tmp_path / "l.jsonl"
-    Ledger.open(path, budget_epsilon=2.0)
+    Ledger.open(path, budget=2.0)
     before = path.read_bytes()
     for kwargs, needle in ((dict(), "range"), (dict(range=(-3, 3), method=SampleAggregate(chunks=401)), "chunks"),
                            (dict(range=(-3, 3), noise="gaussian"), "delta")):
@@ -378,7 +378,7 @@ def test_path_release_through_the_api(tmp_path, monkeypatch):
     y = (rng.random(500) < 1 / (1 + np.exp(-X @ np.array([2.0, -1.0, 0.5])))).astype(float)
     dom = bayesdp.Domain(X=bayesdp.norm_bound(1.0), y=bayesdp.values(0, 1))
     kern = bayesdp.ULA("logistic", domain=dom, step_size=1 / 126.0)
-    acct = bayesdp.PrivacyAccountant(epsilon=2.0, delta=1e-5)
+    acct = bayesdp.PrivacyAccountant(budget=2.0, budget_delta=1e-5)
     with pytest.raises(AssumptionError, match="delta"):
         bayesdp.release(kern, "mean", epsilon=1.0, method="path", data={"X": X, "y": y}, accountant=acct)
     assert acct.spent()["epsilon_sum"] == 0
