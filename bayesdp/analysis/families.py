@@ -370,8 +370,11 @@ def _binom_score(fixed, y):
 
 
 likelihood_rule(LikelihoodRule(
+    # support: 0 <= y <= n for each record; with a per-record n in [n_lo, n_hi] the response range is [0, n_hi]
+    # (y <= n itself is checked record by record on the data: bayesdp.analysis.records), and the score bound
+    # max(y_hi, n_hi - y_lo) holds for every pair y <= n in the box
     "Binomial(logits)", "logits", 0, ("total_count",), _binom_score, lambda f: r.div_up(_n(f)[1], 4), True,
-    lambda f, shape: (0.0, _n(f)[0], True)), dist.BinomialLogits)
+    lambda f, shape: (0.0, _n(f)[1], True)), dist.BinomialLogits)
 
 likelihood_rule(LikelihoodRule(
     # psi = softmax(eta) - e_y: |psi|^2 = (1-p_y)^2 + sum_{c != y} p_c^2 <= 2 (1-p_y)^2 <= 2, sup sqrt(2);

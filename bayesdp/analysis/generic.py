@@ -107,7 +107,7 @@ def generic_site(program, facts, name: str, domain, m: int, context: str,
 def _check_support(program, name: str, domain, m: int) -> None:
     """The observed value lies in the family's support over the whole declared domain, like the family rules'
     response check: a declared domain reaching outside the support is an invalid input, refused by name."""
-    from .structure.sites import _violation
+    from .structure.sites import _violation, support_bound_ranges
 
     s = program.sites[name]
     c = s.constraint
@@ -117,7 +117,7 @@ def _check_support(program, name: str, domain, m: int) -> None:
     lo, hi = float(np.min(b.lo)), float(np.max(b.hi))
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return      # no declared range: the gradient bound then holds for every real value (or is infinite)
-    bad = _violation(c, lo, hi)
+    bad = _violation(c, lo, hi, support_bound_ranges(program, domain, m, name))
     if bad is not None:
         arg = _response_arg(program, name)
         who = f"the domain of {arg}" if arg else "the observed value's range over the domain"

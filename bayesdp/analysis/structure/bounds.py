@@ -1751,6 +1751,8 @@ class Bounds(Interpreter):
             A :class:`Bound` containing both.
         """
         lo, hi = iv_hull(a.lo, a.hi, b.lo, b.hi)
+        # a NaN end (e.g. inf - inf inside a widened loop) knows nothing: the unbounded end, so that loops converge
+        lo, hi = np.where(np.isnan(lo), -np.inf, lo), np.where(np.isnan(hi), np.inf, hi)
         lin = None
         if a.lin is not None or b.lin is not None:
             lin = lin_hull([a.as_lin(), b.as_lin()], lo.shape)

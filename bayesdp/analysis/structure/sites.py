@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ...errors import ModelError
 from .dependence import COUPLED
 from .program import how, record_axis
@@ -146,10 +148,7 @@ def check_sites(program, facts) -> SiteStructure:
                 continue
             axis = record_axis(program.jaxpr.out_avals[i].shape)
             if d.record == COUPLED or axis is None or d.record != axis:
-                problems.append(f"observed site '{n}': the {label} of a record depends on other records "
-                                f"({how(d.via_coupled)} mixes records, e.g. features centred or scaled with the "
-                                "data's own statistics); each record's term must depend on its own record only: do "
-                                "such preprocessing with public constants outside the model")
+                problems.append(coupling_message(n, label, d.via_coupled))
                 break
             if d.size:
                 out.size_dependent.append((n, d.via_size))
@@ -164,6 +163,48 @@ def check_sites(program, facts) -> SiteStructure:
                                 "pass the observations as a data argument (obs=y)")
     raise_all(problems)
     return out
+
+
+CALLBACKS = ("pure_callback", "io_callback", "callback", "debug_callback")
+
+
+def coupling_message(n: str, label: str, eqn) -> str:
+    """Why the per-record term of observed site ``n`` is not separable, by the operation that coupled records
+    (``eqn``), with the standard fix for that kind of coupling.
+
+    Args:
+        n: the observed site.
+        label: what of the site depends on other records ("log-likelihood", "parameter loc", ...).
+        eqn: the equation that coupled records (``Dep.via_coupled``), or None.
+
+    Returns:
+        One line naming the site, the operation and one fix a user can apply.
+
+    Examples:
+        >>> from bayesdp.analysis.structure.sites import coupling_message
+        >>> coupling_message("obs", "log-likelihood", None).startswith("observed site 'obs': the log-likelihood")
+        True
+    """
+    prim = getattr(getattr(eqn, "primitive", None), "name", "")
+    if prim in CALLBACKS:
+        return (f"observed site '{n}': its {label} goes through an opaque callback ({how(eqn)}): code run outside "
+                "JAX cannot be analysed (neither which records it reads nor its bounds); write that computation "
+                "with jax.numpy")
+    if prim in ("scan", "while"):
+        return (f"observed site '{n}': its {label} is computed by a loop over the records ({how(eqn)}: a "
+                "recursion such as an AR or state-space model), which couples every record with the ones before "
+                "it; use the lagged-regression form: pass the lagged values as per-record columns (e.g. X[t] = "
+                "[y[t-1], y[t-2]] built before the model), one record = one time step with its lags, and declare "
+                "that unit of privacy")
+    if prim in ("cholesky", "triangular_solve", "lu", "eigh", "custom_linear_solve", "qr", "svd"):
+        return (f"observed site '{n}': its {label} couples the records through a matrix over all of them "
+                f"({how(eqn)}: e.g. a Gaussian-process kernel matrix or a multivariate likelihood over records); "
+                "use an approximate basis with independent records (e.g. a Hilbert-space GP, HSGP: "
+                "f(x) = phi(x) @ beta with a fixed basis phi and beta ~ Normal) inside a plate over records")
+    return (f"observed site '{n}': the {label} of a record depends on other records "
+            f"({how(eqn)} mixes records, e.g. features centred or scaled with the data's own statistics); each "
+            "record's term must depend on its own record only: do such preprocessing with public constants "
+            "outside the model")
 
 
 def _factor_outside_plate(program, facts, n: str) -> str:
@@ -202,11 +243,45 @@ def raise_all(problems: list[str]) -> None:
         raise ModelError(f"{len(problems)} problems block the analysis: " + "; ".join(problems))
 
 
-def _violation(constraint, lo: float, hi: float) -> str | None:
-    """The condition a box [lo, hi] may violate for a NumPyro constraint (None: proven satisfied)."""
+def support_bound_ranges(program, domain, m: int, name: str) -> dict:
+    """``{attribute: (lo, hi)}``: the range over the declared domain of each support bound of observed site
+    ``name`` that is a per-record parameter (``Site.bound_params``, e.g. a Binomial's ``upper_bound`` =
+    ``total_count`` read from the data), by interval arithmetic on the program's output of that parameter."""
+    from .program import bound_outputs
+
+    s = program.sites[name]
+    if not s.bound_params:
+        return {}
+    idx = [program.output(name, f"param:{k}") for _, k in s.bound_params]
+    bs = bound_outputs(program, domain, m, idx)
+    return {attr: (float(np.min(b.lo)), float(np.max(b.hi))) for (attr, _), b in zip(s.bound_params, bs)}
+
+
+def _violation(constraint, lo: float, hi: float, ranges: dict | None = None) -> str | None:
+    """The condition a box [lo, hi] may violate for a NumPyro constraint (None: proven satisfied).
+
+    A bound that is a per-record parameter (``ranges[attribute] = (lo, hi)`` over the domain) enters by the end
+    that every record's own condition implies: ``y <= n`` for every record gives ``y <= sup n`` (the record-wise
+    condition itself is checked on the data by :func:`bayesdp.analysis.records.validate_records`).  A bound
+    that is neither one number nor a known parameter is a violation (nothing proves it)."""
     name = type(constraint).__name__.lstrip("_")
+    ranges = ranges or {}
     lb = getattr(constraint, "lower_bound", None)
     ub = getattr(constraint, "upper_bound", None)
+    for attr in ("lower_bound", "upper_bound"):
+        b = getattr(constraint, attr, None)
+        if b is None:
+            continue
+        from ..tracing import _is_number
+
+        if _is_number(b):
+            continue
+        if attr not in ranges or not all(np.isfinite(ranges[attr])):
+            return f"must lie within a bound ({attr}) that varies per record and is unbounded over the domain"
+        if attr == "lower_bound":
+            lb = ranges[attr][0]
+        else:
+            ub = ranges[attr][1]
     if name in ("IntegerGreaterThan", "IntegerNonnegative", "IntegerPositive") and lb is not None and not lo >= lb:
         return f"must be >= {float(lb):g}"
     if name == "IntegerInterval" and lb is not None and not (lo >= lb and hi <= ub):
