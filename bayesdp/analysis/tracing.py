@@ -507,6 +507,7 @@ def trace_program(model: Callable, data_shapes: Mapping[str, tuple], data_dtypes
         (['obs', 'w'], {'X': (2,), 'y': ()})
     """
     import jax
+    import numpyro.distributions as dist
     from jax import export
 
     name = model_name or _model_name(model)
@@ -570,7 +571,15 @@ def trace_program(model: Callable, data_shapes: Mapping[str, tuple], data_dtypes
         return outs
 
     theta = {n: jax.ShapeDtypeStruct(sites[n].unconstrained_shape, _float()) for n in latent}
-    closed = _guard(lambda: jax.make_jaxpr(program)(theta, data), name, "tracing its log-density")
+    try:
+        closed = _guard(lambda: jax.make_jaxpr(program)(theta, data), name, "tracing its log-density")
+    except ModelError as exc:
+        by_value = [n for n, r in sites.items() if r.observed and issubclass(
+            r.dist_type, (dist.CategoricalLogits, dist.CategoricalProbs))]
+        if by_value and "indexes by its observed value" in str(exc):
+            raise ModelError(str(exc).replace("indexes by its observed value", "indexes by its observed value (site "
+                                              + ", ".join(f"'{n}'" for n in by_value) + ")", 1)) from None
+        raise
     # the jaxpr's inputs follow the pytree order of (theta dict, data dict): sorted keys
     inputs = [("theta", n) for n in sorted(latent)] + [("data", a) for a in sorted(data_shapes)]
     return Program(model=model, model_name=name, jaxpr=closed, inputs=inputs, outputs=outputs, sites=sites,
@@ -640,6 +649,10 @@ def _hint(low: str, at: str) -> str | None:
                 "couple each record with the ones before it; use the lagged-regression form: pass the lagged "
                 "values as per-record columns (e.g. X[t] = [y[t-1], y[t-2]] built before the model, one record = "
                 "one time step with its lags) and declare that unit of privacy")
+    if "indices must be of integer type" in low:
+        return (f"a distribution indexes by its observed value{at} (Categorical, OrderedLogistic: the value is a "
+                "class label) but the labels are traced as real numbers because their domain is a range; declare "
+                "them as integer labels, e.g. --domain y.values=0,1,2 (Domain.parse(['y.values=0,1,2']))")
     if "tracerarrayconversion" in low or "numpy.ndarray conversion" in low:
         return (f"the model converts a traced value to NumPy{at} (np.asarray, np.unique, float(), .item()): the "
                 "analysis cannot follow the data or the latent sites through NumPy; use jax.numpy (a count such "

@@ -176,3 +176,20 @@ def test_number_of_records_as_python_number_is_not_blamed_on_control_flow():
     # a genuine Python branch on a latent value is still named as control flow
     msg = _refusal(branch_on_latent, {"X": X, "y": Y01}, DOM)
     assert "control flow" in msg and "jnp.where" in msg and "test_idioms_crashes.py:" in msg
+
+
+def categorical(X, y=None):
+    W = numpyro.sample("W", dist.Normal(0, 1).expand([X.shape[1], 3]).to_event(2))
+    with numpyro.plate("data", X.shape[0]):
+        numpyro.sample("obs", dist.Categorical(logits=X @ W), obs=y)
+
+
+def test_categorical_labels_declared_as_a_range_ask_for_integer_labels():
+    with pytest.raises(ModelError) as info:
+        analyze(categorical, domain=Domain.parse(["X.norm=1", "y.min=0", "y.max=2"]), data_size=20, dim=2)
+    msg = str(info.value)
+    assert "take_along_axis indices" not in msg and "y.values=0,1,2" in msg and "site 'obs'" in msg
+    an = analyze(categorical, domain=Domain.parse(["X.norm=1", "y.values=0,1,2"]), data_size=20, dim=2)
+    # |grad| <= |psi| |x| with |psi| <= sqrt(2) (families.py), |x| <= R
+    R = Domain.parse(["X.norm=1"]).get("X").certified_norm
+    assert an.constants.record_grad_bound == pytest.approx(np.sqrt(2) * R, rel=1e-9)
