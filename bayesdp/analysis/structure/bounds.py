@@ -1194,6 +1194,14 @@ def gather(run, eqn, ins):
     oshape = op.shape
     osym = _sym(_ishape(eqn.invars[0]))
     dn = eqn.params["dimension_numbers"]
+    if (osym == [0] and tuple(dn.start_index_map) == (0,) and tuple(dn.collapsed_slice_dims) == (0,)
+            and tuple(dn.offset_dims) == tuple(range(1, len(oshape))) and tuple(shape) == tuple(oshape)
+            and eqn.params["slice_sizes"][1:] == tuple(_ishape(eqn.invars[0])[1:])):
+        from .dependence import record_iota
+
+        if record_iota(run, eqn.invars[1]):
+            # X[idx] with idx = arange(m) (the plate's own index): element i is record i, the operand itself
+            return [op]
     moves_records = any(a in dn.start_index_map or a in dn.collapsed_slice_dims for a in osym)
     cands = _index_candidates(idx.lo, idx.hi)
     if cands is None or op.lo.size == 0:

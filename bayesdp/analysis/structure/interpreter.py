@@ -358,6 +358,8 @@ class Run:
             ValueError: if the number of inputs is not the program's.
         """
         jaxpr, consts = _open(closed)
+        # the program's own inputs (theta, data: finite reals), for rules that need to know them
+        self.context.setdefault("program_inputs", frozenset(jaxpr.invars))
         return self._jaxpr(jaxpr, consts, inputs)
 
     def call(self, body, inputs: list) -> list:

@@ -35,11 +35,35 @@ class SiteStructure:
         record_plate: ``(name, dim)`` of the plate over records.
         size_dependent: sites whose terms depend on the number of records.
         hierarchical: latent site -> (the other latent sites its prior reads, the equation where it does).
+        inferred: ``(observed site, batch dim)`` of each vectorised likelihood written without a plate, whose
+            record axis was inferred (the batch axis of symbolic size, proven separable per record).
     """
 
     record_plate: tuple | None                    # (name, dim) of the plate over records
+    inferred: list = field(default_factory=list)         # (observed site, batch dim) whose record axis was inferred
     size_dependent: list = field(default_factory=list)   # sites whose terms depend on the number of records
     hierarchical: dict = field(default_factory=dict)     # latent site -> (other latent sites, via)
+
+
+#: the name of the record "plate" of a vectorised likelihood written without one (its axis is inferred)
+INFERRED = "(inferred record axis)"
+
+
+def _inferred_record_axis(s):
+    """The batch axis of observed site ``s`` that is the record count, for a likelihood written without a plate;
+    or why there is none (a string completing "observed site 'NAME' ...")."""
+    sym_batch = [i for i, d in enumerate(s.batch_shape) if not isinstance(d, (int, np.integer))]
+    sym_event = [i for i, d in enumerate(s.event_shape) if not isinstance(d, (int, np.integer))]
+    if sym_event:
+        return ("is one multivariate term over all records (the records are an event dimension, e.g. a "
+                "MultivariateNormal over the records as in a Gaussian process, or .to_event(1) over the records): "
+                "the records are coupled and no record's term is its own; use an approximate basis with independent "
+                "records (e.g. a Hilbert-space GP, HSGP: f(x) = phi(x) @ beta) inside numpyro.plate('data', N), or, "
+                "for independent records, drop .to_event over the record axis")
+    if len(sym_batch) != 1:
+        return ("is not inside a plate over records and has no batch axis of the number of records (missing "
+                "plate): wrap the likelihood in numpyro.plate('data', N) with N the number of records")
+    return sym_batch[0]
 
 
 def _args(dep) -> str:
@@ -121,10 +145,20 @@ def check_sites(program, facts) -> SiteStructure:
             problems.append(_factor_outside_plate(program, facts, n))
             continue
         if not recs:
-            problems.append(f"observed site '{n}' is not inside a plate over records (missing plate): wrap the "
-                            "likelihood in numpyro.plate('data', N) with N the number of records")
-            continue
-        plate = (recs[0][0], recs[0][1])
+            inferred = _inferred_record_axis(s)
+            if isinstance(inferred, str):
+                problems.append(f"observed site '{n}' {inferred}")
+                continue
+            # a vectorised likelihood without a plate: its record axis is the batch axis of symbolic size; that
+            # each element along it depends on its own record only is proven below exactly as for a plate
+            plate = (INFERRED, inferred - len(s.batch_shape))
+            out.inferred.append((n, plate[1]))
+        else:
+            plate = (recs[0][0], recs[0][1])
+        if plate[0] == INFERRED and out.record_plate is not None:
+            plate = out.record_plate
+        elif out.record_plate is not None and out.record_plate[0] == INFERRED:
+            out.record_plate = plate
         if out.record_plate is not None and plate[0] != out.record_plate[0]:
             problems.append(f"observed sites use different record plates ('{out.record_plate[0]}' and "
                             f"'{plate[0]}'); use one plate over records")
