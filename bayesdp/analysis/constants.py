@@ -210,6 +210,51 @@ def _interval(b) -> tuple[float, float]:
 
 
 def likelihood_site(program, facts, name: str, domain, m: int, arrays) -> LikelihoodFacts | Unproven:
+    """The per-record facts of observed site ``name`` (:func:`_likelihood_site`), multiplied by the factor ``c > 0``
+    of a ``numpyro.handlers.scale`` by a public constant: the site's term is ``c l_i``, so its gradient bound and
+    smoothness are ``c`` times those of ``l_i`` (rounded up) and its convexity is unchanged.
+
+    Args:
+        program: the traced :class:`~bayesdp.analysis.tracing.Program`.
+        facts: its :class:`~bayesdp.analysis.structure.program.ProgramFacts`.
+        name: the observed site.
+        domain: the declared :class:`~bayesdp.analysis.domain.Domain`.
+        m: the number of records.
+        arrays: the validated data, or None (the bounds never read it).
+
+    Returns:
+        :class:`~bayesdp.analysis.facts.LikelihoodFacts`, or :class:`~bayesdp.analysis.facts.Unproven` with why.
+
+    Raises:
+        DomainError: if the declared range of the response exceeds the family's support, or (with ``arrays``)
+            a record's response lies outside it.
+
+    Examples:
+        >>> import numpy as np
+        >>> from bayesdp.analysis.domain import Domain
+        >>> from bayesdp.analysis.loading import load_model
+        >>> from bayesdp.analysis.tracing import trace_program
+        >>> from bayesdp.analysis.structure.program import prove
+        >>> from bayesdp.analysis.constants import likelihood_site
+        >>> model, _ = load_model("logistic")
+        >>> program = trace_program(model, {"X": (2,), "y": ()}, {"X": np.float32, "y": np.float32})
+        >>> lik = likelihood_site(program, prove(program), "obs", Domain.parse(["X.norm=1", "y.values=0,1"]), 100,
+        ...                       None)
+        >>> round(lik.grad_bound, 6)
+        1.0
+    """
+    out = _likelihood_site(program, facts, name, domain, m, arrays)
+    c = program.sites[name].scale_value if program.sites[name].scaled else None
+    if c is None or c == 1.0 or not isinstance(out, LikelihoodFacts):
+        return out
+    from dataclasses import replace
+
+    return replace(out, grad_bound=r.mul_up(out.grad_bound, c),
+                   smoothness=None if out.smoothness is None else r.mul_up(out.smoothness, c),
+                   detail=f"{out.detail}; times the public scale {c:g} of numpyro.handlers.scale (rounded up)")
+
+
+def _likelihood_site(program, facts, name: str, domain, m: int, arrays) -> LikelihoodFacts | Unproven:
     """An observed site's per-record gradient bound, smoothness and convexity: its family rule applied to its
     predictor (proven affine, Jacobian bounded over the declared domain), else the generic rule.
 
@@ -290,9 +335,11 @@ def likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likeli
             how_ = f"through {sp.how(d.via_theta)}" + (f", then {sp.how(a.why)}" if a.why is not None else "")
             if not a.grad_ok and a.why_grad is not None and a.why_grad is not a.why:
                 how_ += f"; hidden from the gradient by {sp.how(a.why_grad)}"
+            from .advice import growth_and_rewrite
+
             return Unproven(name, what, f"its {attr} depends on the latent sites ({how_}); {rule.family} needs a "
-                            f"fixed {attr}; fix it as a model argument, compute it from the data only, or clip "
-                            "per-record gradients (--clip-norm G)")
+                            f"fixed {attr}{growth_and_rewrite(program, facts, name)}; or fix it as a model argument, "
+                            "compute it from the data only, or clip per-record gradients (--clip-norm G)")
         fixed_i[attr] = i
     value_i = program.output(name, "value")
     bounds = sp.bound_outputs(program, domain, m, list(fixed_i.values()) + [value_i])

@@ -95,9 +95,11 @@ def generic_site(program, facts, name: str, domain, m: int, context: str,
         undeclared = [a for a in sorted(dep.data) if domain.get(a) is None]
         more = (f" (data argument {undeclared[0]} enters it without a declared domain: declare e.g. --domain "
                 f"{undeclared[0]}.min=A --domain {undeclared[0]}.max=B)") if undeclared else ""
+        from .advice import growth_and_rewrite
+
         return Unproven(name, WHAT, f"{context}; the generic rule finds the gradient of the per-record {term} in "
                         "theta unbounded over the declared domain and all theta (its derivative is unbounded at "
-                        f"{sp.how(why)}){more}; {_fixes(s, hint)}")
+                        f"{sp.how(why)}){more}{growth_and_rewrite(program, facts, name)}; or {_fixes(s, hint)}")
     detail = (f"sup over theta in R^d and the domain of |grad_theta {term}| <= {G:.6g} (Jacobian of the per-record "
               f"{term} bounded by interval and linear-form arithmetic; {how_rows}); replace-one difference <= 2 G "
               f"(triangle inequality); no convexity or smoothness claimed ({context})")

@@ -60,6 +60,8 @@ class Site:
         bound_params: ``(attribute, parameter)`` for each bound of the support that is a parameter of the
             distribution which is not one number (a Binomial's ``("upper_bound", "total_count")`` with a
             per-record ``total_count``): the support's bound is then read from that parameter's range.
+        scale_value: the factor of a ``numpyro.handlers.scale`` around the site when it is one finite positive
+            number fixed when the model is written (not traced: a public constant), else None.
 
     Examples:
         >>> import numpy as np
@@ -89,6 +91,7 @@ class Site:
     transform: str = "identity"
     constraint: Any = field(default=None, compare=False, repr=False)   # the support (numpyro constraint)
     bound_params: tuple = ()        # (support bound attribute, parameter) for bounds that ARE a parameter
+    scale_value: float | None = None   # the scale handler's factor when it is one public positive number
 
     @property
     def record_plates(self) -> list:
@@ -449,8 +452,25 @@ def _site_record(name, s) -> Site:
                plates=tuple((f.name, f.dim, f.size) for f in s.get("cond_indep_stack", ())),
                scaled=s.get("scale") is not None, masked="MaskedDistribution" in wrappers or s.get("mask") is not None,
                params=params, unconstrained_shape=un_shape, transform=tname, constraint=fn.support,
-               bound_params=bound_params)
+               bound_params=bound_params, scale_value=_public_scale(s.get("scale")))
     return rec
+
+
+def _public_scale(c) -> float | None:
+    """The scale handler's factor if it is one concrete finite positive number (a Python or NumPy number, or a
+    concrete array of size 1: a constant of the model, never a traced value), else None."""
+    import jax
+
+    if c is None or isinstance(c, jax.core.Tracer):
+        return None
+    try:
+        a = np.asarray(c, dtype=np.float64)
+    except Exception:  # noqa: BLE001 - not a number
+        return None
+    if a.size != 1:
+        return None
+    v = float(a.reshape(()))
+    return v if np.isfinite(v) and v > 0 else None
 
 
 def _is_number(b) -> bool:
@@ -627,13 +647,34 @@ def _user_line(exc) -> str:
     none): the frames of JAX, NumPyro and bayesdp are skipped."""
     import traceback
 
+    return _user_frame(exc)[0]
+
+
+def _user_frame(exc) -> tuple[str, str]:
+    """(``file.py:LINE (function)``, the source line) of the innermost frame of the model's own code."""
+    import traceback
+
     skip = ("/jax/", "/jaxlib/", "/numpyro/", "/bayesdp/", "/numpy/", "<frozen")
-    best = ""
+    best = ("", "")
     for fr in traceback.extract_tb(exc.__traceback__):
         f = fr.filename.replace("\\", "/")
         if not any(k in f for k in skip):
-            best = f"{f.rsplit('/', 1)[-1]}:{fr.lineno} ({fr.name})"
+            best = (f"{f.rsplit('/', 1)[-1]}:{fr.lineno} ({fr.name})", (fr.line or "").strip())
     return best
+
+
+def _source_hint(src: str, at: str) -> str | None:
+    """A rewrite read off the model's own line, for the idioms whose fix is exact."""
+    if "unique(" in src:
+        return (f"the model counts groups with np.unique{at} (`{src}`): the number of groups would be read off the "
+                "private data; pass it as a model argument instead: add a parameter num_groups to the model, use it "
+                "in place of that expression, pass --model-arg num_groups=G (model_kwargs={'num_groups': G}), and "
+                "declare the labels' domain (--domain g.values=0,...,G-1)")
+    if re.search(r"\blen\(", src):
+        return (f"the model takes len() of a data argument{at} (`{src}`): len() must return a Python number, but "
+                "the analysis holds for every number of records; write X.shape[0] instead of len(X) (e.g. "
+                "numpyro.plate('data', X.shape[0]))")
+    return None
 
 
 def _hint(low: str, at: str) -> str | None:
@@ -674,9 +715,9 @@ def _guard(fn, name, what):
         raise
     except Exception as exc:
         text = _first_line(exc)
-        line = _user_line(exc)
+        line, src = _user_frame(exc)
         at = f" at {line}" if line else ""
-        hint = _hint(text.lower(), at)
+        hint = _source_hint(src, at) or _hint(text.lower(), at)
         # a known cause is said in the model's terms (no raw JAX text); an unknown one quotes the exception
         err = ModelError(f"model {name} cannot be analysed ({what}): {hint}" if hint else
                          f"model {name} raised {text} while {what}; check the data shapes and the model "

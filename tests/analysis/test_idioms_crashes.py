@@ -193,3 +193,24 @@ def test_categorical_labels_declared_as_a_range_ask_for_integer_labels():
     # |grad| <= |psi| |x| with |psi| <= sqrt(2) (families.py), |x| <= R
     R = Domain.parse(["X.norm=1"]).get("X").certified_norm
     assert an.constants.record_grad_bound == pytest.approx(np.sqrt(2) * R, rel=1e-9)
+
+
+def groups_from_unique(X, g, y=None):
+    G = len(np.unique(g))
+    a = numpyro.sample("a", dist.Normal(0, 1).expand([G]).to_event(1))
+    with numpyro.plate("data", X.shape[0]):
+        numpyro.sample("obs", dist.Bernoulli(logits=a[g]), obs=y)
+
+
+def plate_from_len(X, y=None):
+    w = numpyro.sample("w", dist.Normal(0, 1).expand([X.shape[1]]).to_event(1))
+    with numpyro.plate("data", len(X)):
+        numpyro.sample("obs", dist.Bernoulli(logits=X @ w), obs=y)
+
+
+def test_np_unique_and_len_get_the_exact_rewrite():
+    g = np.arange(m) % 3
+    msg = _refusal(groups_from_unique, {"X": X, "g": g, "y": Y01}, DOM + ["g.values=0,1,2"])
+    assert "`G = len(np.unique(g))`" in msg and "--model-arg num_groups=G" in msg and "test_idioms_crashes.py:" in msg
+    msg = _refusal(plate_from_len, {"X": X, "y": Y01}, DOM)
+    assert "write X.shape[0] instead of len(X)" in msg and "test_idioms_crashes.py:" in msg

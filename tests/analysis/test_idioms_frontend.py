@@ -137,3 +137,38 @@ def test_is_finite_of_a_possibly_infinite_value_stays_a_branch():
     an = analyze(factor_guarded_by_is_finite_of_a_log, {"X": X, "y": Y}, DOM)
     msg = an.first_unproven("per-record gradient bound")
     assert msg is not None and "jump" in msg
+
+
+def scaled_by_constant(X, y=None):
+    w = numpyro.sample("w", dist.Normal(0, 1).expand([X.shape[1]]).to_event(1))
+    with numpyro.handlers.scale(scale=0.5):
+        with numpyro.plate("data", X.shape[0]):
+            numpyro.sample("obs", dist.Bernoulli(logits=X @ w), obs=y)
+
+
+def scaled_by_data(X, y=None):
+    w = numpyro.sample("w", dist.Normal(0, 1).expand([X.shape[1]]).to_event(1))
+    with numpyro.handlers.scale(scale=1.0 / X.shape[0]):
+        with numpyro.plate("data", X.shape[0]):
+            numpyro.sample("obs", dist.Bernoulli(logits=X @ w), obs=y)
+
+
+def scaled_prior(X, y=None):
+    with numpyro.handlers.scale(scale=0.5):
+        w = numpyro.sample("w", dist.Normal(0, 1).expand([X.shape[1]]).to_event(1))
+    with numpyro.plate("data", X.shape[0]):
+        numpyro.sample("obs", dist.Bernoulli(logits=X @ w), obs=y)
+
+
+def test_scale_by_a_public_constant_scales_the_likelihood_constants():
+    # the site's term is 0.5 l_i: gradient 0.5 R, smoothness 0.5 R^2/4, still convex
+    an = analyze(scaled_by_constant, {"X": X, "y": Y}, DOM)
+    c = an.constants
+    assert c.record_grad_bound == pytest.approx(0.5 * R, rel=1e-12) and c.record_grad_bound >= 0.5 * R
+    assert c.record_smoothness == pytest.approx(0.5 * R * R / 4, rel=1e-12) and c.v_convex is True
+
+
+@pytest.mark.parametrize("model", [scaled_by_data, scaled_prior])
+def test_scale_by_the_number_of_records_or_on_a_prior_is_refused(model):
+    with pytest.raises(ModelError, match="scaled"):
+        analyze(model, {"X": X, "y": Y}, DOM)

@@ -100,9 +100,12 @@ def check_sites(program, facts) -> SiteStructure:
     observed = [n for n, s in sites.items() if s.observed]
     latent = [n for n, s in sites.items() if not s.observed]
     for n, s in sites.items():
+        if s.scaled and s.observed and s.scale_value is not None:
+            continue        # a public positive constant: the likelihood's constants are scaled by it (constants.py)
         if s.scaled:
             problems.append(f"site '{n}' is scaled (numpyro.handlers.scale, or a plate with subsample_size): no rule "
-                             "covers a scaled log-density, and the sampler would apply the scale; remove the scale "
+                             "covers a scaled log-density unless the site is observed and the scale one public positive "
+                             "number, and the sampler would apply the scale; remove the scale or make it a constant "
                              "(tempering is --inverse-temperature; minibatches are drawn by SGLD)")
     if not observed:
         raise ModelError(f"model {program.model_name} has no observed site: pass the responses as a data argument "
