@@ -32,6 +32,8 @@ __all__: list[str] = []
 
 #: families parametrised by probabilities whose rule is the logit family's when probs = sigmoid(logits)
 PROBS_AS_LOGITS = {dist.BernoulliProbs: dist.BernoulliLogits, dist.BinomialProbs: dist.BinomialLogits}
+#: families ruled in eta = log of this parameter (up to a theta-free constant and sign)
+LOG_LINK = {dist.NegativeBinomial2: "rate", dist.GammaPoisson: "rate"}
 
 
 # ---------------------------------------------------------------------------
@@ -310,6 +312,14 @@ def _likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likel
         if pred_var is None:
             return generic("its probs is not jax.nn.sigmoid of a predictor (the logits rule does not apply)",
                            logits_hint)
+    if s.dist_type in LOG_LINK:
+        # the family in eta = log(mean) (or -log(rate) up to a theta-free constant), found from the program
+        var = program.jaxpr.jaxpr.outvars[program.output(name, f"param:{LOG_LINK[s.dist_type]}")]
+        pred_var = sp.log_link_input(program, var)
+        if pred_var is None:
+            return generic(f"its {LOG_LINK[s.dist_type]} is not exp of a predictor (times a theta-free factor): the "
+                           "log-link rule does not apply",
+                           "write NegativeBinomial2(mean=jnp.exp(eta), concentration=k) with k a public constant")
     if rule is None:
         return generic(f"no family rule for a {s.family} likelihood",
                        logits_hint if s.family.endswith("Probs") else "")
@@ -372,7 +382,10 @@ def _likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likel
                                   f"site '{name}'; fix the data")
     try:
         unit_score = float(rule.score_bound(fixed, resp))
-        unit_hess = float(rule.hessian_bound(fixed))
+        import inspect
+
+        takes_y = len(inspect.signature(rule.hessian_bound).parameters) >= 2
+        unit_hess = float(rule.hessian_bound(fixed, resp) if takes_y else rule.hessian_bound(fixed))
     except Unsupported as exc:
         return Unproven(name, what, str(exc))
 
@@ -423,7 +436,9 @@ def _likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likel
               f"(proven on the program), sup|psi| = {math.sqrt(units) * unit_score:.6g} ({units} unit(s)), "
               f"sup|d psi/d eta| = {unit_hess:.6g}")
     src = rule.rule if affine else f"{rule.family} likelihood, {rule.predictor} Lipschitz in theta"
-    if pred_var is not None:
+    if pred_var is not None and s.dist_type in LOG_LINK:
+        src += f" ({LOG_LINK[s.dist_type]} = theta-free factor * exp(-+{rule.predictor}))"
+    elif pred_var is not None:
         src += f" (probs = sigmoid({rule.predictor}))"
     return LikelihoodFacts(name, src, b, h, convex, detail)
 

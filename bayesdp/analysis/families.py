@@ -383,6 +383,38 @@ likelihood_rule(LikelihoodRule(
     lambda f, shape: (0.0, float(shape[-1] - 1), True)), dist.CategoricalLogits)
 
 
+def _nb_k(fixed) -> tuple[float, float]:
+    lo, hi = fixed["concentration"]
+    if not (lo > 0 and math.isfinite(hi)):
+        raise Unsupported(f"its concentration lies in [{lo:g}, {hi:g}] over the domain; it must be fixed, finite and "
+                          "> 0 (a model argument)")
+    return lo, hi
+
+
+def _nb_score(fixed, y):
+    # eta = log mean, mu = e^eta, k the concentration: l = -log NB(y | mu, k), psi = dl/deta = k (mu - y)/(k + mu).
+    # mu >= y: 0 <= psi < k;  mu < y: 0 < -psi = k (y - mu)/(k + mu) < y.  sup |psi| = max(k_hi, y_hi) (the limits
+    # mu -> inf at y = 0 and mu -> 0 at y = y_hi attain it)
+    _, k_hi = _nb_k(fixed)
+    if not math.isfinite(y[1]):
+        raise Unsupported("its response has no declared upper bound; the score k (mu - y)/(k + mu) reaches y: "
+                          "declare the counts' range (e.g. --domain y.max=B)")
+    return max(k_hi, y[1])
+
+
+def _nb_hess(fixed, y=None):
+    # d psi/d eta = mu k (k + y)/(k + mu)^2 >= 0 (convex in eta); mu k/(k + mu)^2 <= 1/4 (AM-GM): <= (k + y)/4
+    _, k_hi = _nb_k(fixed)
+    return math.inf if y is None else r.div_up(r.add_up(k_hi, y[1]), 4)
+
+
+likelihood_rule(LikelihoodRule(
+    # the predictor is eta = log(mean) (NegativeBinomial2(mean=jnp.exp(eta), concentration=k)) or -log(rate) up to
+    # a theta-free constant (GammaPoisson(k, rate=c / jnp.exp(eta))): found from the program (log_link_input)
+    "NegativeBinomial2/GammaPoisson(log mean)", "log mean", 0, ("concentration",), _nb_score, _nb_hess, True,
+    lambda f, shape: (0.0, math.inf, True)), dist.GammaPoisson, dist.NegativeBinomial2)
+
+
 def _t_consts(fixed, cauchy: bool) -> tuple[float, float, float]:
     """(nu_lo, nu_hi, s_lo) over the domain."""
     s_lo, s_hi = fixed["scale"]

@@ -435,6 +435,10 @@ def _site_record(name, s) -> Site:
         except Exception:
             tname = "none"
     params = tuple(k for k in type(base).arg_constraints if _has_attr(base, k))
+    import numpyro.distributions as dist
+
+    if isinstance(base, dist.GammaPoisson) and "rate" not in params and _has_attr(base, "rate"):
+        params += ("rate",)      # NegativeBinomial2 stores its mean as GammaPoisson's rate = concentration / mean
     bound_params = ()
     sup = getattr(fn, "support", None)
     for attr in ("lower_bound", "upper_bound"):
