@@ -93,7 +93,7 @@ def check_sites(program, facts) -> SiteStructure:
         >>> model, _ = load_model("logistic")
         >>> program = trace_program(model, {"X": (2,), "y": ()}, {"X": np.float32, "y": np.float32})
         >>> check_sites(program, prove(program))
-        SiteStructure(record_plate=('data', -1), size_dependent=[], hierarchical={})
+        SiteStructure(record_plate=('data', -1), inferred=[], size_dependent=[], hierarchical={})
     """
     sites = program.sites
     problems: list[str] = []            # every blocking site is reported at once
