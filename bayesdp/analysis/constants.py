@@ -354,6 +354,8 @@ def _likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likel
     value_i = program.output(name, "value")
     bounds = sp.bound_outputs(program, domain, m, list(fixed_i.values()) + [value_i])
     fixed = {attr: _interval(b) for attr, b in zip(fixed_i, bounds)}
+    # the elementwise boxes too, for rules that need more than the hull (OrderedLogistic: ordered cutpoints)
+    fixed.update({f"_box:{attr}": (np.asarray(b.lo), np.asarray(b.hi)) for attr, b in zip(fixed_i, bounds)})
     resp = _interval(bounds[-1])
     pred_shape = conc(pred_aval.shape)
     try:

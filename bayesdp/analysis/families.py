@@ -415,6 +415,38 @@ likelihood_rule(LikelihoodRule(
     lambda f, shape: (0.0, math.inf, True)), dist.GammaPoisson, dist.NegativeBinomial2)
 
 
+def _ordered_k(fixed) -> int:
+    """The number of classes K of an OrderedLogistic whose cutpoints are proven strictly increasing over the
+    domain (box of cutpoint j below box of cutpoint j + 1 on every record), else Unsupported."""
+    lo, hi = fixed["_box:cutpoints"]
+    lo, hi = lo.reshape(-1, lo.shape[-1]), hi.reshape(-1, hi.shape[-1])
+    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+        raise Unsupported("its cutpoints are not bounded over the domain; fix them (public constants)")
+    if lo.shape[-1] > 1 and not np.all(hi[:, :-1] < lo[:, 1:]):
+        raise Unsupported("its cutpoints are not proven strictly increasing over the domain; fix them as increasing "
+                          "public constants")
+    return lo.shape[-1] + 1
+
+
+def _ordered_score(fixed, y):
+    # l = -log(F(c_{y+1} - eta) - F(c_y - eta)), F = logistic, F(c_0 - eta) = 0, F(c_K - eta) = 1;
+    # with u = F(c_y - eta) <= v = F(c_{y+1} - eta): F' = F(1 - F), v(1-v) - u(1-u) = (v - u)(1 - u - v), so
+    # psi = dl/deta = 1 - u - v in (-1, 1); sup |psi| = 1 (y = 0, eta -> inf; y = K-1, eta -> -inf)
+    _ordered_k(fixed)
+    return 1.0
+
+
+def _ordered_hess(fixed):
+    # d psi/d eta = u(1 - u) + v(1 - v) in [0, 1/2]: convex in eta, smoothness 1/2
+    _ordered_k(fixed)
+    return 0.5
+
+
+likelihood_rule(LikelihoodRule(
+    "OrderedLogistic(predictor), fixed increasing cutpoints", "predictor", 0, ("cutpoints",), _ordered_score,
+    _ordered_hess, True, lambda f, shape: (0.0, float(_ordered_k(f) - 1), True)), dist.OrderedLogistic)
+
+
 def _t_consts(fixed, cauchy: bool) -> tuple[float, float, float]:
     """(nu_lo, nu_hi, s_lo) over the domain."""
     s_lo, s_hi = fixed["scale"]
