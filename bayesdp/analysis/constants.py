@@ -256,6 +256,60 @@ def likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likeli
                    detail=f"{out.detail}; times the public scale {c:g} of numpyro.handlers.scale (rounded up)")
 
 
+def _student_latent_scale(program, facts, name: str, domain, m: int) -> LikelihoodFacts | None:
+    """Student-t / Cauchy likelihood whose scale depends on theta but is bounded below by ``s_lo > 0`` over all
+    theta and the domain (a floor: ``s = s0 + softplus(u)``), with ``df`` fixed.
+
+    ``l = log s + (nu+1)/2 log(1 + r^2/(nu s^2))``, ``r = y - loc``: ``|dl/dloc| = (nu+1)|r|/(nu s^2 + r^2) <=
+    (nu+1)/(2 s sqrt(nu))`` and ``dl/ds = (1 - (nu+1) q)/s`` with ``q = r^2/(nu s^2 + r^2)`` in ``[0, 1)``, so
+    ``|dl/ds| <= max(1, nu)/s``.  With ``s >= s_lo`` (the scale's box) and the Jacobians of loc and scale bounded
+    (``G_loc``, ``G_s``): ``|grad| <= max_nu (nu+1)/(2 s_lo sqrt(nu)) G_loc + max(1, nu_hi)/s_lo G_s`` (triangle
+    inequality).  No smoothness or convexity is claimed.  None when a hypothesis fails (the caller refuses)."""
+    from .families import student_score_sq
+
+    s = program.sites[name]
+    cauchy = s.dist_type is dist.Cauchy
+    params = ["loc", "scale"]
+    for k in params:
+        a = facts.aff[program.output(name, f"param:{k}")]
+        if not a.grad_ok:
+            return None
+    idx = [program.output(name, "param:scale")] + ([] if cauchy else [program.output(name, "param:df")])
+    if not cauchy:
+        dd, da = facts.dep[idx[1]], facts.aff[idx[1]]
+        if dd.theta or da.kind != CONST:
+            return None
+    bs = sp.bound_outputs(program, domain, m, idx)
+    s_lo = float(np.min(bs[0].lo))
+    if not (math.isfinite(s_lo) and s_lo > 0):
+        return None
+    nu_lo, nu_hi = (1.0, 1.0) if cauchy else (float(np.min(bs[1].lo)), float(np.max(bs[1].hi)))
+    if not (nu_lo > 0 and math.isfinite(nu_hi)):
+        return None
+    try:
+        blocks = sp.jacobian_bounds(program, domain, m, [(name, k) for k in params])
+    except Exception:  # noqa: BLE001 - e.g. forward mode undefined: not proven
+        return None
+    pred_shape = conc(program.jaxpr.out_avals[program.output(name, "param:loc")].shape)
+    G = {}
+    for k in params:
+        rows = [sp.rows_of(blocks[(name, k, lat)], len(pred_shape)) for lat in program.latent
+                if (name, k, lat) in blocks]
+        G[k] = sp.operator_norm_bound(rows, domain)[0] if rows else 0.0
+        if not math.isfinite(G[k]):
+            return None
+    a_loc = r.sqrt_up(max(student_score_sq(nu_lo, s_lo), student_score_sq(nu_hi, s_lo)))
+    b_s = r.div_up(max(1.0, nu_hi), s_lo)
+    bound = r.add_up(r.mul_up(a_loc, G["loc"]), r.mul_up(b_s, G["scale"]))
+    fam = "Cauchy" if cauchy else "StudentT"
+    detail = (f"{fam} with a latent scale bounded below: scale >= {s_lo:.6g} over theta and the domain, df in "
+              f"[{nu_lo:g}, {nu_hi:g}]; |dl/dloc| <= (df+1)/(2 scale sqrt(df)) <= {a_loc:.6g}, |dl/dscale| <= "
+              f"max(1, df)/scale <= {b_s:.6g}; |J_loc| <= {G['loc']:.6g}, |J_scale| <= {G['scale']:.6g}; "
+              "no convexity or smoothness claimed")
+    return LikelihoodFacts(name, f"{fam}(loc, scale) likelihood, latent scale with a floor", bound, None, False,
+                           detail)
+
+
 def _likelihood_site(program, facts, name: str, domain, m: int, arrays) -> LikelihoodFacts | Unproven:
     """An observed site's per-record gradient bound, smoothness and convexity: its family rule applied to its
     predictor (proven affine, Jacobian bounded over the declared domain), else the generic rule.
@@ -341,6 +395,11 @@ def _likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likel
     for attr in rule.fixed:
         i = program.output(name, f"param:{attr}")
         d, a = facts.dep[i], facts.aff[i]
+        if (d.theta or a.kind != CONST) and s.dist_type in (dist.StudentT, dist.Cauchy) and attr == "scale":
+            # a latent scale bounded below over all theta and the domain (a floor): its own rule
+            out = _student_latent_scale(program, facts, name, domain, m)
+            if isinstance(out, LikelihoodFacts):
+                return out
         if d.theta or a.kind != CONST:
             how_ = f"through {sp.how(d.via_theta)}" + (f", then {sp.how(a.why)}" if a.why is not None else "")
             if not a.grad_ok and a.why_grad is not None and a.why_grad is not a.why:

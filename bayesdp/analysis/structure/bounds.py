@@ -1583,6 +1583,30 @@ def one_minus_square(run, eqn, shape):
 
 
 #: relational rules by primitive: (run, eqn, output shape) -> (lo, hi[, form]) or None
+def custom_jvp_call(run, eqn, ins):
+    """A call with a custom derivative: its body, except JAX's own ``logaddexp(a, b)`` (``jax.nn.softplus(u) =
+    logaddexp(u, 0)``), whose value on reals is ``max(a, b) <= logaddexp(a, b) <= max(a, b) + log 2``, increasing
+    in both: the box ``[max(a_lo, b_lo), logaddexp(a_hi, b_hi)]`` (the body's ``isnan`` branch, taken only for NaN
+    operands, would otherwise join ``a + b`` and lose the lower bound)."""
+    body = eqn.params["call_jaxpr"]
+    outs = run.call(body, ins)
+    if not _jax_function(eqn, "logaddexp") or len(outs) != 1:
+        return outs
+    args = ins[eqn.params.get("num_consts", 0):]
+    if len(args) != 2:
+        return outs
+    shape = _oshape(eqn)
+    a, b = args
+    with np.errstate(all="ignore"):
+        lo = np.maximum(np.broadcast_to(a.lo, shape), np.broadcast_to(b.lo, shape))
+        hi = np.logaddexp(np.broadcast_to(a.hi, shape), np.broadcast_to(b.hi, shape))
+    for _ in range(4):
+        lo, hi = _dn(lo), _up(hi)
+    o = outs[0]
+    lo, hi = np.maximum(lo, o.lo), np.minimum(hi, o.hi)
+    return [Bound(lo, hi, o.lin, o.why if not (np.isfinite(lo).all() and np.isfinite(hi).all()) else None)]
+
+
 RELATIONS = {"sub": (logaddexp_gap,), "div": (ratio_of_sum,), "mul": (concave_product, one_minus_square)}
 
 
@@ -1653,6 +1677,7 @@ except Exception:  # pragma: no cover
     _sp = None
 
 RULES = {
+    "custom_jvp_call": custom_jvp_call,
     "add": add, "add_any": add, "sub": sub, "neg": neg, "mul": mul, "div": div, "max": max_, "min": min_,
     "clamp": clamp, "abs": abs_, "sign": sign, "integer_pow": integer_pow, "square": square, "pow": pow_,
     "select_n": select_n, "convert_element_type": convert, "copy": identity,
