@@ -172,3 +172,23 @@ def test_scale_by_a_public_constant_scales_the_likelihood_constants():
 def test_scale_by_the_number_of_records_or_on_a_prior_is_refused(model):
     with pytest.raises(ModelError, match="scaled"):
         analyze(model, {"X": X, "y": Y}, DOM)
+
+
+def test_scale_ten_gives_ten_times_the_unscaled_constants():
+    # the review finding of test_analysis_bad_inputs.m_scaled: the sampler applies the scale, so must the constants
+    import sys
+
+    sys.path.insert(0, __file__.rsplit("/", 1)[0])
+    from test_analysis_bad_inputs import DOM as BAD_DOM, X as BX, Y as BY, m_scaled
+
+    dom = Domain.parse(BAD_DOM)
+    scaled = analyze(m_scaled, {"X": BX, "y": BY}, dom).constants
+
+    def unscaled(X, y=None):
+        w = numpyro.sample("w", dist.Normal(0, 1).expand([2]).to_event(1))
+        with numpyro.plate("d", X.shape[0]):
+            numpyro.sample("obs", dist.Bernoulli(logits=X @ w), obs=y)
+    base = analyze(unscaled, {"X": BX, "y": BY}, dom).constants
+    assert scaled.record_grad_bound == pytest.approx(10 * base.record_grad_bound, rel=1e-12)
+    assert scaled.record_grad_bound >= 10 * base.record_grad_bound
+    assert scaled.record_smoothness == pytest.approx(10 * base.record_smoothness, rel=1e-12)
