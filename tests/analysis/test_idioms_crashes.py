@@ -214,3 +214,15 @@ def test_np_unique_and_len_get_the_exact_rewrite():
     assert "`G = len(np.unique(g))`" in msg and "--model-arg num_groups=G" in msg and "test_idioms_crashes.py:" in msg
     msg = _refusal(plate_from_len, {"X": X, "y": Y01}, DOM)
     assert "write X.shape[0] instead of len(X)" in msg and "test_idioms_crashes.py:" in msg
+
+
+def test_softplus_box_has_its_lower_bound():
+    # jax.nn.softplus(u) = logaddexp(u, 0) >= max(u, 0) >= 0 for every real u: 0.5 + softplus(u) >= 0.5 over R,
+    # where the body's NaN branch (u + 0) alone would give -inf
+    from bayesdp.analysis.structure import Bound, Bounds, Run
+
+    closed = jax.make_jaxpr(lambda u: 0.5 + jax.nn.softplus(u))(jnp.zeros(3))
+    out = Run(Bounds(), {"m": 1}).program(closed, [Bound.box(np.full(3, -np.inf), np.full(3, np.inf))])[0]
+    assert np.all(out.lo >= 0.5 - 1e-12) and np.all(out.lo <= 0.5)
+    out = Run(Bounds(), {"m": 1}).program(closed, [Bound.box(np.full(3, -2.0), np.full(3, 1.0))])[0]
+    assert np.all(out.lo <= 0.5 + np.log1p(np.exp(-2.0))) and np.all(out.hi >= 0.5 + np.log1p(np.exp(1.0)))
