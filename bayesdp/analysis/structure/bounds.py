@@ -1583,6 +1583,57 @@ def one_minus_square(run, eqn, shape):
 
 
 #: relational rules by primitive: (run, eqn, output shape) -> (lo, hi[, form]) or None
+def _float_base(run, v):
+    """``v`` with float-to-float conversions (same value, same shape) looked through."""
+    for _ in range(8):
+        e = run.producer(v)
+        if e is None or e.primitive.name != "convert_element_type" or not (
+                np.issubdtype(np.dtype(e.invars[0].aval.dtype), np.floating)
+                and np.issubdtype(np.dtype(e.outvars[0].aval.dtype), np.floating)):
+            return v
+        v = e.invars[0]
+    return v
+
+
+def cancel_factor(run, eqn, shape):
+    """``(f_1 * ... * d * ... * f_k) / d`` with ``d`` the same variable in the numerator's product and as the
+    denominator (float conversions looked through, both with the output's shape or both scalars) and ``d``'s box
+    excluding 0: the product of the other factors' boxes (exact for every real input with ``d != 0``).  JAX's
+    derivative of ``xlogy(y, exp(c))`` (a Poisson log-density) is ``(t exp(c)) y / exp(c)``, whose box is
+    ``[0, y_hi e^(c_hi - c_lo)]`` where the value is ``t y``."""
+    n, d = eqn.invars
+    dv = run.value(d)
+    if dv is None or np.any((dv.lo <= 0) & (dv.hi >= 0)):
+        return None
+    dshape = tuple(conc(d.aval.shape))
+
+    def key(v):
+        # equal keys: equal values position by position (one base moved by the same value-preserving steps)
+        base, steps = _chain(run, v)
+        return base, tuple((e.primitive.name, repr(sorted(e.params.items()))) for e in steps)
+    dkey = key(d)
+
+    def quot(v, depth):
+        if tuple(conc(v.aval.shape)) == dshape and key(v) == dkey:
+            return np.ones(shape), np.ones(shape)
+        e = run.producer(_float_base(run, v))
+        if e is None or e.primitive.name != "mul" or depth > 8:
+            return None
+        a, b = e.invars
+        for x, y in ((a, b), (b, a)):
+            q = quot(x, depth + 1)
+            if q is not None:
+                ylo, yhi = _box_of(run, y, shape)
+                return iv_mul(q[0], q[1], ylo, yhi)
+        return None
+    if tuple(conc(n.aval.shape)) != tuple(shape):
+        return None
+    try:
+        return quot(n, 0)
+    except ValueError:          # shapes that do not broadcast as assumed: no relation
+        return None
+
+
 def custom_jvp_call(run, eqn, ins):
     """A call with a custom derivative: its body, except JAX's own ``logaddexp(a, b)`` (``jax.nn.softplus(u) =
     logaddexp(u, 0)``), whose value on reals is ``max(a, b) <= logaddexp(a, b) <= max(a, b) + log 2``, increasing
@@ -1607,7 +1658,7 @@ def custom_jvp_call(run, eqn, ins):
     return [Bound(lo, hi, o.lin, o.why if not (np.isfinite(lo).all() and np.isfinite(hi).all()) else None)]
 
 
-RELATIONS = {"sub": (logaddexp_gap,), "div": (ratio_of_sum,), "mul": (concave_product, one_minus_square)}
+RELATIONS = {"sub": (logaddexp_gap,), "div": (ratio_of_sum, cancel_factor), "mul": (concave_product, one_minus_square)}
 
 
 def related(run, eqn, outs):
