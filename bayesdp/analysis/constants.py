@@ -252,8 +252,14 @@ def likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likeli
     from dataclasses import replace
 
     return replace(out, grad_bound=r.mul_up(out.grad_bound, c),
+                   grad_diff=None if out.grad_diff is None else r.mul_up(out.grad_diff, c),
                    smoothness=None if out.smoothness is None else r.mul_up(out.smoothness, c),
                    detail=f"{out.detail}; times the public scale {c:g} of numpyro.handlers.scale (rounded up)")
+
+
+def sp_data_of_blocks(blocks) -> list:
+    """For each Jacobian block, whether it carries a linear form in the records (it reads data)."""
+    return [getattr(bl, "lin", None) is not None for bl in blocks.values()]
 
 
 def _student_latent_scale(program, facts, name: str, domain, m: int) -> LikelihoodFacts | None:
@@ -501,7 +507,20 @@ def _likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likel
         src += f" ({LOG_LINK[s.dist_type]} = theta-free factor * exp(-+{rule.predictor}))"
     elif pred_var is not None:
         src += f" (probs = sigmoid({rule.predictor}))"
-    return LikelihoodFacts(name, src, b, h, convex, detail)
+    diff = None
+    if rule.diff_bound is not None and not pd.data and not any(a for a in sp_data_of_blocks(blocks)):
+        # the predictor reads no data: two records see the same eta and the same J, so the replace-one difference
+        # is J^T (psi(y, eta) - psi(y', eta)), at most ||J|| sqrt(units) sup|psi - psi'| (the family's diff_bound)
+        try:
+            diff = r.mul_up(jop, r.sqrt_up(units), float(rule.diff_bound(fixed, resp)))
+        except Unsupported:
+            diff = None
+        if diff is not None and diff >= r.mul_up(2, b):
+            diff = None
+        if diff is not None:
+            detail += (f"; the {rule.predictor} reads no data (one eta for every record): replace-one difference "
+                       f"<= {diff:.6g} (sup over two responses of |psi - psi'| at a shared eta)")
+    return LikelihoodFacts(name, src, b, h, convex, detail, diff)
 
 
 # ---------------------------------------------------------------------------
@@ -571,6 +590,7 @@ def combine(program, priors: dict, liks: list, clip_norm: float | None, observed
             facts.append(Fact(ln, "prior V convex", pf.v_convex, pf.rule))
     prior_unproven = any(isinstance(p, Unproven) for p in priors.values())
     lik_bound, lik_smooth, lik_convex, lik_terms = 0.0, 0.0, True, []
+    lik_diff, diff_terms = 0.0, []
     lik_unproven = False
     for lf in liks:
         if isinstance(lf, Unproven):
@@ -581,6 +601,8 @@ def combine(program, priors: dict, liks: list, clip_norm: float | None, observed
         facts.append(Fact(lf.site, "record smoothness", lf.smoothness, lf.rule, lf.detail))
         facts.append(Fact(lf.site, "convex in theta", lf.convex, lf.rule))
         lik_bound = r.add_up(lik_bound, lf.grad_bound)
+        lik_diff = r.add_up(lik_diff, lf.grad_diff if lf.grad_diff is not None else r.mul_up(2, lf.grad_bound))
+        diff_terms.append(lf.grad_diff is not None)
         lik_smooth = None if (lik_smooth is None or lf.smoothness is None) else r.add_up(lik_smooth, lf.smoothness)
         lik_convex = lik_convex and lf.convex
         lik_terms.append(f"{lf.rule} @ {lf.site}")
@@ -628,11 +650,13 @@ def combine(program, priors: dict, liks: list, clip_norm: float | None, observed
         lik_convex = False
     else:
         c.record_grad_bound = lik_bound
-        c.record_grad_diff = r.mul_up(2, lik_bound)
+        c.record_grad_diff = min(r.mul_up(2, lik_bound), lik_diff)
         c.record_smoothness = lik_smooth
         src = " + ".join(lik_terms)
         prov["record_grad_bound"] = src
-        prov["record_grad_diff"] = src + " (2 * record_grad_bound: sup over two records)"
+        prov["record_grad_diff"] = src + (" (2 * record_grad_bound: sup over two records)" if not any(diff_terms)
+                                          else " (replace-one difference at a shared predictor: the family's "
+                                          "sup |psi - psi'|, 2 * the site's bound elsewhere)")
         rough = [f"'{lf.site}' ({lf.rule})" for lf in liks if lf.smoothness is None]
         prov["record_smoothness"] = src if lik_smooth is not None else \
             "unproven: no smoothness is proven for site " + ", ".join(rough) + (

@@ -288,6 +288,8 @@ class LikelihoodRule:
         convex: whether l is convex in eta.
         support: ``(fixed, eta_shape) -> (lo, hi, integer)`` of the response.
         refuse: why the family has no bounded score, or None.
+        diff_bound: ``(fixed, y) -> float``, sup over the responses of two records and one shared eta of
+            ``|psi(y, eta) - psi(y', eta)|`` (used when the predictor reads no data: both records see the same eta).
 
     Examples:
         Bernoulli with logits: psi = sigmoid(eta) - y, |psi| <= 1 and |d psi / d eta| <= 1/4:
@@ -308,6 +310,7 @@ class LikelihoodRule:
     convex: bool = False
     support: Callable | None = None
     refuse: str | None = None
+    diff_bound: Callable | None = None      # (fixed, y) -> sup |psi(y, eta) - psi(y', eta)| at one shared eta
 
     @property
     def rule(self) -> str:
@@ -351,8 +354,10 @@ def _bern_score(fixed, y):
 
 
 likelihood_rule(LikelihoodRule(
+    # shared eta: psi - psi' = y' - y, so |.| <= hi - lo
     "Bernoulli(logits)", "logits", 0, (), _bern_score, lambda f: 0.25, True,
-    lambda f, shape: (0.0, 1.0, True)), dist.BernoulliLogits)
+    lambda f, shape: (0.0, 1.0, True), diff_bound=lambda f, y: r.up(Fraction(y[1]) - Fraction(y[0]))),
+    dist.BernoulliLogits)
 
 
 def _n(fixed) -> tuple[float, float]:
@@ -360,6 +365,17 @@ def _n(fixed) -> tuple[float, float]:
     if not (math.isfinite(hi) and lo >= 0):
         raise Unsupported(f"its total_count lies in [{lo:g}, {hi:g}] over the domain; it must be bounded and >= 0")
     return lo, hi
+
+
+def _binom_diff(fixed, y):
+    # shared s = sigmoid(eta) in (0, 1): psi - psi' = (n - n') s - (y - y') is affine in s, so its sup is at an end:
+    # s = 0: |y' - y| <= y_hi - y_lo; s = 1: |(n - y) - (n' - y')| <= (n - y)_hi - (n - y)_lo with n - y in
+    # [max(0, n_lo - y_hi), n_hi - y_lo] (y <= n per record)
+    n_lo, n_hi = _n(fixed)
+    lo, hi = y
+    a = Fraction(hi) - Fraction(lo)
+    b = Fraction(n_hi) - Fraction(lo) - max(Fraction(0), Fraction(n_lo) - Fraction(hi))
+    return r.up(max(a, b))
 
 
 def _binom_score(fixed, y):
@@ -374,7 +390,7 @@ likelihood_rule(LikelihoodRule(
     # (y <= n itself is checked record by record on the data: bayesdp.analysis.records), and the score bound
     # max(y_hi, n_hi - y_lo) holds for every pair y <= n in the box
     "Binomial(logits)", "logits", 0, ("total_count",), _binom_score, lambda f: r.div_up(_n(f)[1], 4), True,
-    lambda f, shape: (0.0, _n(f)[1], True)), dist.BinomialLogits)
+    lambda f, shape: (0.0, _n(f)[1], True), diff_bound=lambda f, y: _binom_diff(f, y)), dist.BinomialLogits)
 
 likelihood_rule(LikelihoodRule(
     # psi = softmax(eta) - e_y: |psi|^2 = (1-p_y)^2 + sum_{c != y} p_c^2 <= 2 (1-p_y)^2 <= 2, sup sqrt(2);

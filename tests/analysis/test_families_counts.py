@@ -85,3 +85,45 @@ def test_nb2_without_a_declared_count_range_is_refused():
     an = analyze(nb2, {"X": X, "y": Y}, Domain.parse(["X.norm=1"]))
     msg = an.first_unproven("per-record gradient bound")
     assert msg is not None and "y.max" in msg
+
+
+def pooled_binomial(at_bats, hits=None):
+    a = numpyro.sample("a", dist.Normal(0, 1))
+    with numpyro.plate("N", at_bats.shape[0]):
+        numpyro.sample("obs", dist.Binomial(at_bats, logits=a), obs=hits)
+
+
+def pooled_bernoulli(y):
+    a = numpyro.sample("a", dist.Normal(0, 1))
+    with numpyro.plate("N", y.shape[0]):
+        numpyro.sample("obs", dist.Bernoulli(logits=a), obs=y)
+
+
+def test_replace_one_difference_at_a_shared_predictor_is_the_true_supremum():
+    # a pooled model (the logits read no data): two records see the same eta, so the difference of their gradients
+    # is psi(y, n, eta) - psi(y', n', eta) = (n - n') s - (y - y'), s = sigmoid(eta).  Brute force over every pair
+    # with y <= n <= 6 and a grid of s: the maximum is 6 = n_hi (not 2 * 6)
+    s = np.linspace(0.0, 1.0, 101)
+    pairs = [(n, y) for n in range(7) for y in range(n + 1)]
+    brute = max(np.max(np.abs((n - n2) * s - (y - y2))) for n, y in pairs for n2, y2 in pairs)
+    assert brute == 6.0
+    ab = (np.arange(m) % 7).astype(float)
+    an = analyze(pooled_binomial, {"at_bats": ab, "hits": np.floor(ab / 2)},
+                 Domain.parse(["at_bats.min=0", "at_bats.max=6", "hits.min=0", "hits.max=6"]))
+    c = an.constants
+    assert c.record_grad_diff == pytest.approx(brute, rel=1e-6) and c.record_grad_diff >= brute
+    assert c.record_grad_bound == pytest.approx(6.0, rel=1e-6)
+    # Bernoulli: psi - psi' = y' - y: 1, not 2
+    an = analyze(pooled_bernoulli, {"y": (np.arange(m) % 2).astype(float)}, Domain.parse(["y.values=0,1"]))
+    assert an.constants.record_grad_diff == 1.0 and an.constants.record_grad_bound == 1.0
+
+
+def test_a_predictor_that_reads_data_keeps_twice_the_bound():
+    # logits = a + x: the two records see different eta; sup |psi J - psi' J'| = 2 (eta -> +inf for one record and
+    # y = 0, eta' -> -inf for the other with y' = 1 needs different x: the data-free shortcut must not apply)
+    def shifted(X, y=None):
+        a = numpyro.sample("a", dist.Normal(0, 1))
+        with numpyro.plate("N", X.shape[0]):
+            numpyro.sample("obs", dist.Bernoulli(logits=a + 10.0 * X[:, 0]), obs=y)
+    an = analyze(shifted, {"X": X, "y": (np.arange(m) % 2).astype(float)}, Domain.parse(["X.norm=1", "y.values=0,1"]))
+    assert an.constants.record_grad_diff == pytest.approx(2.0, rel=1e-9)
