@@ -32,7 +32,7 @@ PART1 = [
 # must be in one of them)
 ANALYSIS: list[str] = [
     "bayesdp.analysis", "bayesdp.analysis.analyze", "bayesdp.analysis.certify", "bayesdp.analysis.constants",
-    "bayesdp.analysis.domain", "bayesdp.analysis.facts", "bayesdp.analysis.families", "bayesdp.analysis.generic",
+    "bayesdp.analysis.advice", "bayesdp.analysis.domain", "bayesdp.analysis.facts", "bayesdp.analysis.families", "bayesdp.analysis.generic",
     "bayesdp.analysis.inputs", "bayesdp.analysis.loading", "bayesdp.analysis.records", "bayesdp.analysis.rounding",
     "bayesdp.analysis.structure", "bayesdp.analysis.structure.affinity", "bayesdp.analysis.structure.bounds",
     "bayesdp.analysis.structure.dependence", "bayesdp.analysis.structure.evaluate",

@@ -183,6 +183,12 @@ def analyze(model: Callable, data: Mapping[str, Any] | None = None, domain: Doma
     facts = prove(program)
     structure = check_sites(program, facts)
     check_parameters(program, facts, inp.domain, inp.m)
+    for n, dim in structure.inferred:
+        inp.notes.append(f"site '{n}' has no plate over records: its record axis was inferred as batch dimension "
+                         f"{dim} (the axis of size the number of records; each of its terms proven to depend on its "
+                         f"own record only); unit of privacy: one record = entry i along axis 0 of every data "
+                         f"argument ({', '.join(sorted(inp.shapes))}); if one person contributes several rows, "
+                         "group them into one record (one row per person) before certifying")
     latent = [n for n, s in program.sites.items() if not s.observed]
     observed = [n for n, s in program.sites.items() if s.observed]
     priors = {n: prior_site(program, facts, structure, n, inp.m) for n in latent}

@@ -32,6 +32,8 @@ __all__: list[str] = []
 
 #: families parametrised by probabilities whose rule is the logit family's when probs = sigmoid(logits)
 PROBS_AS_LOGITS = {dist.BernoulliProbs: dist.BernoulliLogits, dist.BinomialProbs: dist.BinomialLogits}
+#: families ruled in eta = log of this parameter (up to a theta-free constant and sign)
+LOG_LINK = {dist.NegativeBinomial2: "rate", dist.GammaPoisson: "rate"}
 
 
 # ---------------------------------------------------------------------------
@@ -210,6 +212,111 @@ def _interval(b) -> tuple[float, float]:
 
 
 def likelihood_site(program, facts, name: str, domain, m: int, arrays) -> LikelihoodFacts | Unproven:
+    """The per-record facts of observed site ``name`` (:func:`_likelihood_site`), multiplied by the factor ``c > 0``
+    of a ``numpyro.handlers.scale`` by a public constant: the site's term is ``c l_i``, so its gradient bound and
+    smoothness are ``c`` times those of ``l_i`` (rounded up) and its convexity is unchanged.
+
+    Args:
+        program: the traced :class:`~bayesdp.analysis.tracing.Program`.
+        facts: its :class:`~bayesdp.analysis.structure.program.ProgramFacts`.
+        name: the observed site.
+        domain: the declared :class:`~bayesdp.analysis.domain.Domain`.
+        m: the number of records.
+        arrays: the validated data, or None (the bounds never read it).
+
+    Returns:
+        :class:`~bayesdp.analysis.facts.LikelihoodFacts`, or :class:`~bayesdp.analysis.facts.Unproven` with why.
+
+    Raises:
+        DomainError: if the declared range of the response exceeds the family's support, or (with ``arrays``)
+            a record's response lies outside it.
+
+    Examples:
+        >>> import numpy as np
+        >>> from bayesdp.analysis.domain import Domain
+        >>> from bayesdp.analysis.loading import load_model
+        >>> from bayesdp.analysis.tracing import trace_program
+        >>> from bayesdp.analysis.structure.program import prove
+        >>> from bayesdp.analysis.constants import likelihood_site
+        >>> model, _ = load_model("logistic")
+        >>> program = trace_program(model, {"X": (2,), "y": ()}, {"X": np.float32, "y": np.float32})
+        >>> lik = likelihood_site(program, prove(program), "obs", Domain.parse(["X.norm=1", "y.values=0,1"]), 100,
+        ...                       None)
+        >>> round(lik.grad_bound, 6)
+        1.0
+    """
+    out = _likelihood_site(program, facts, name, domain, m, arrays)
+    c = program.sites[name].scale_value if program.sites[name].scaled else None
+    if c is None or c == 1.0 or not isinstance(out, LikelihoodFacts):
+        return out
+    from dataclasses import replace
+
+    return replace(out, grad_bound=r.mul_up(out.grad_bound, c),
+                   grad_diff=None if out.grad_diff is None else r.mul_up(out.grad_diff, c),
+                   smoothness=None if out.smoothness is None else r.mul_up(out.smoothness, c),
+                   detail=f"{out.detail}; times the public scale {c:g} of numpyro.handlers.scale (rounded up)")
+
+
+def sp_data_of_blocks(blocks) -> list:
+    """For each Jacobian block, whether it carries a linear form in the records (it reads data)."""
+    return [getattr(bl, "lin", None) is not None for bl in blocks.values()]
+
+
+def _student_latent_scale(program, facts, name: str, domain, m: int) -> LikelihoodFacts | None:
+    """Student-t / Cauchy likelihood whose scale depends on theta but is bounded below by ``s_lo > 0`` over all
+    theta and the domain (a floor: ``s = s0 + softplus(u)``), with ``df`` fixed.
+
+    ``l = log s + (nu+1)/2 log(1 + r^2/(nu s^2))``, ``r = y - loc``: ``|dl/dloc| = (nu+1)|r|/(nu s^2 + r^2) <=
+    (nu+1)/(2 s sqrt(nu))`` and ``dl/ds = (1 - (nu+1) q)/s`` with ``q = r^2/(nu s^2 + r^2)`` in ``[0, 1)``, so
+    ``|dl/ds| <= max(1, nu)/s``.  With ``s >= s_lo`` (the scale's box) and the Jacobians of loc and scale bounded
+    (``G_loc``, ``G_s``): ``|grad| <= max_nu (nu+1)/(2 s_lo sqrt(nu)) G_loc + max(1, nu_hi)/s_lo G_s`` (triangle
+    inequality).  No smoothness or convexity is claimed.  None when a hypothesis fails (the caller refuses)."""
+    from .families import student_score_sq
+
+    s = program.sites[name]
+    cauchy = s.dist_type is dist.Cauchy
+    params = ["loc", "scale"]
+    for k in params:
+        a = facts.aff[program.output(name, f"param:{k}")]
+        if not a.grad_ok:
+            return None
+    idx = [program.output(name, "param:scale")] + ([] if cauchy else [program.output(name, "param:df")])
+    if not cauchy:
+        dd, da = facts.dep[idx[1]], facts.aff[idx[1]]
+        if dd.theta or da.kind != CONST:
+            return None
+    bs = sp.bound_outputs(program, domain, m, idx)
+    s_lo = float(np.min(bs[0].lo))
+    if not (math.isfinite(s_lo) and s_lo > 0):
+        return None
+    nu_lo, nu_hi = (1.0, 1.0) if cauchy else (float(np.min(bs[1].lo)), float(np.max(bs[1].hi)))
+    if not (nu_lo > 0 and math.isfinite(nu_hi)):
+        return None
+    try:
+        blocks = sp.jacobian_bounds(program, domain, m, [(name, k) for k in params])
+    except Exception:  # noqa: BLE001 - e.g. forward mode undefined: not proven
+        return None
+    pred_shape = conc(program.jaxpr.out_avals[program.output(name, "param:loc")].shape)
+    G = {}
+    for k in params:
+        rows = [sp.rows_of(blocks[(name, k, lat)], len(pred_shape)) for lat in program.latent
+                if (name, k, lat) in blocks]
+        G[k] = sp.operator_norm_bound(rows, domain)[0] if rows else 0.0
+        if not math.isfinite(G[k]):
+            return None
+    a_loc = r.sqrt_up(max(student_score_sq(nu_lo, s_lo), student_score_sq(nu_hi, s_lo)))
+    b_s = r.div_up(max(1.0, nu_hi), s_lo)
+    bound = r.add_up(r.mul_up(a_loc, G["loc"]), r.mul_up(b_s, G["scale"]))
+    fam = "Cauchy" if cauchy else "StudentT"
+    detail = (f"{fam} with a latent scale bounded below: scale >= {s_lo:.6g} over theta and the domain, df in "
+              f"[{nu_lo:g}, {nu_hi:g}]; |dl/dloc| <= (df+1)/(2 scale sqrt(df)) <= {a_loc:.6g}, |dl/dscale| <= "
+              f"max(1, df)/scale <= {b_s:.6g}; |J_loc| <= {G['loc']:.6g}, |J_scale| <= {G['scale']:.6g}; "
+              "no convexity or smoothness claimed")
+    return LikelihoodFacts(name, f"{fam}(loc, scale) likelihood, latent scale with a floor", bound, None, False,
+                           detail)
+
+
+def _likelihood_site(program, facts, name: str, domain, m: int, arrays) -> LikelihoodFacts | Unproven:
     """An observed site's per-record gradient bound, smoothness and convexity: its family rule applied to its
     predictor (proven affine, Jacobian bounded over the declared domain), else the generic rule.
 
@@ -265,6 +372,14 @@ def likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likeli
         if pred_var is None:
             return generic("its probs is not jax.nn.sigmoid of a predictor (the logits rule does not apply)",
                            logits_hint)
+    if s.dist_type in LOG_LINK:
+        # the family in eta = log(mean) (or -log(rate) up to a theta-free constant), found from the program
+        var = program.jaxpr.jaxpr.outvars[program.output(name, f"param:{LOG_LINK[s.dist_type]}")]
+        pred_var = sp.log_link_input(program, var)
+        if pred_var is None:
+            return generic(f"its {LOG_LINK[s.dist_type]} is not exp of a predictor (times a theta-free factor): the "
+                           "log-link rule does not apply",
+                           "write NegativeBinomial2(mean=jnp.exp(eta), concentration=k) with k a public constant")
     if rule is None:
         return generic(f"no family rule for a {s.family} likelihood",
                        logits_hint if s.family.endswith("Probs") else "")
@@ -286,17 +401,26 @@ def likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likeli
     for attr in rule.fixed:
         i = program.output(name, f"param:{attr}")
         d, a = facts.dep[i], facts.aff[i]
+        if (d.theta or a.kind != CONST) and s.dist_type in (dist.StudentT, dist.Cauchy) and attr == "scale":
+            # a latent scale bounded below over all theta and the domain (a floor): its own rule
+            out = _student_latent_scale(program, facts, name, domain, m)
+            if isinstance(out, LikelihoodFacts):
+                return out
         if d.theta or a.kind != CONST:
             how_ = f"through {sp.how(d.via_theta)}" + (f", then {sp.how(a.why)}" if a.why is not None else "")
             if not a.grad_ok and a.why_grad is not None and a.why_grad is not a.why:
                 how_ += f"; hidden from the gradient by {sp.how(a.why_grad)}"
+            from .advice import growth_and_rewrite
+
             return Unproven(name, what, f"its {attr} depends on the latent sites ({how_}); {rule.family} needs a "
-                            f"fixed {attr}; fix it as a model argument, compute it from the data only, or clip "
-                            "per-record gradients (--clip-norm G)")
+                            f"fixed {attr}{growth_and_rewrite(program, facts, name)}; or fix it as a model argument, "
+                            "compute it from the data only, or clip per-record gradients (--clip-norm G)")
         fixed_i[attr] = i
     value_i = program.output(name, "value")
     bounds = sp.bound_outputs(program, domain, m, list(fixed_i.values()) + [value_i])
     fixed = {attr: _interval(b) for attr, b in zip(fixed_i, bounds)}
+    # the elementwise boxes too, for rules that need more than the hull (OrderedLogistic: ordered cutpoints)
+    fixed.update({f"_box:{attr}": (np.asarray(b.lo), np.asarray(b.hi)) for attr, b in zip(fixed_i, bounds)})
     resp = _interval(bounds[-1])
     pred_shape = conc(pred_aval.shape)
     try:
@@ -325,7 +449,10 @@ def likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likeli
                                   f"site '{name}'; fix the data")
     try:
         unit_score = float(rule.score_bound(fixed, resp))
-        unit_hess = float(rule.hessian_bound(fixed))
+        import inspect
+
+        takes_y = len(inspect.signature(rule.hessian_bound).parameters) >= 2
+        unit_hess = float(rule.hessian_bound(fixed, resp) if takes_y else rule.hessian_bound(fixed))
     except Unsupported as exc:
         return Unproven(name, what, str(exc))
 
@@ -376,9 +503,24 @@ def likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likeli
               f"(proven on the program), sup|psi| = {math.sqrt(units) * unit_score:.6g} ({units} unit(s)), "
               f"sup|d psi/d eta| = {unit_hess:.6g}")
     src = rule.rule if affine else f"{rule.family} likelihood, {rule.predictor} Lipschitz in theta"
-    if pred_var is not None:
+    if pred_var is not None and s.dist_type in LOG_LINK:
+        src += f" ({LOG_LINK[s.dist_type]} = theta-free factor * exp(-+{rule.predictor}))"
+    elif pred_var is not None:
         src += f" (probs = sigmoid({rule.predictor}))"
-    return LikelihoodFacts(name, src, b, h, convex, detail)
+    diff = None
+    if rule.diff_bound is not None and not pd.data and not any(a for a in sp_data_of_blocks(blocks)):
+        # the predictor reads no data: two records see the same eta and the same J, so the replace-one difference
+        # is J^T (psi(y, eta) - psi(y', eta)), at most ||J|| sqrt(units) sup|psi - psi'| (the family's diff_bound)
+        try:
+            diff = r.mul_up(jop, r.sqrt_up(units), float(rule.diff_bound(fixed, resp)))
+        except Unsupported:
+            diff = None
+        if diff is not None and diff >= r.mul_up(2, b):
+            diff = None
+        if diff is not None:
+            detail += (f"; the {rule.predictor} reads no data (one eta for every record): replace-one difference "
+                       f"<= {diff:.6g} (sup over two responses of |psi - psi'| at a shared eta)")
+    return LikelihoodFacts(name, src, b, h, convex, detail, diff)
 
 
 # ---------------------------------------------------------------------------
@@ -448,6 +590,7 @@ def combine(program, priors: dict, liks: list, clip_norm: float | None, observed
             facts.append(Fact(ln, "prior V convex", pf.v_convex, pf.rule))
     prior_unproven = any(isinstance(p, Unproven) for p in priors.values())
     lik_bound, lik_smooth, lik_convex, lik_terms = 0.0, 0.0, True, []
+    lik_diff, diff_terms = 0.0, []
     lik_unproven = False
     for lf in liks:
         if isinstance(lf, Unproven):
@@ -458,6 +601,8 @@ def combine(program, priors: dict, liks: list, clip_norm: float | None, observed
         facts.append(Fact(lf.site, "record smoothness", lf.smoothness, lf.rule, lf.detail))
         facts.append(Fact(lf.site, "convex in theta", lf.convex, lf.rule))
         lik_bound = r.add_up(lik_bound, lf.grad_bound)
+        lik_diff = r.add_up(lik_diff, lf.grad_diff if lf.grad_diff is not None else r.mul_up(2, lf.grad_bound))
+        diff_terms.append(lf.grad_diff is not None)
         lik_smooth = None if (lik_smooth is None or lf.smoothness is None) else r.add_up(lik_smooth, lf.smoothness)
         lik_convex = lik_convex and lf.convex
         lik_terms.append(f"{lf.rule} @ {lf.site}")
@@ -505,11 +650,13 @@ def combine(program, priors: dict, liks: list, clip_norm: float | None, observed
         lik_convex = False
     else:
         c.record_grad_bound = lik_bound
-        c.record_grad_diff = r.mul_up(2, lik_bound)
+        c.record_grad_diff = min(r.mul_up(2, lik_bound), lik_diff)
         c.record_smoothness = lik_smooth
         src = " + ".join(lik_terms)
         prov["record_grad_bound"] = src
-        prov["record_grad_diff"] = src + " (2 * record_grad_bound: sup over two records)"
+        prov["record_grad_diff"] = src + (" (2 * record_grad_bound: sup over two records)" if not any(diff_terms)
+                                          else " (replace-one difference at a shared predictor: the family's "
+                                          "sup |psi - psi'|, 2 * the site's bound elsewhere)")
         rough = [f"'{lf.site}' ({lf.rule})" for lf in liks if lf.smoothness is None]
         prov["record_smoothness"] = src if lik_smooth is not None else \
             "unproven: no smoothness is proven for site " + ", ".join(rough) + (

@@ -101,6 +101,7 @@ class LikelihoodFacts:
     smoothness: float | None
     convex: bool
     detail: str
+    grad_diff: float | None = None     # replace-one difference when the rule proves one below 2 * grad_bound
 
 
 CONSTANT_NAMES = (

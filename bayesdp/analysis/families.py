@@ -288,6 +288,8 @@ class LikelihoodRule:
         convex: whether l is convex in eta.
         support: ``(fixed, eta_shape) -> (lo, hi, integer)`` of the response.
         refuse: why the family has no bounded score, or None.
+        diff_bound: ``(fixed, y) -> float``, sup over the responses of two records and one shared eta of
+            ``|psi(y, eta) - psi(y', eta)|`` (used when the predictor reads no data: both records see the same eta).
 
     Examples:
         Bernoulli with logits: psi = sigmoid(eta) - y, |psi| <= 1 and |d psi / d eta| <= 1/4:
@@ -308,6 +310,7 @@ class LikelihoodRule:
     convex: bool = False
     support: Callable | None = None
     refuse: str | None = None
+    diff_bound: Callable | None = None      # (fixed, y) -> sup |psi(y, eta) - psi(y', eta)| at one shared eta
 
     @property
     def rule(self) -> str:
@@ -351,8 +354,10 @@ def _bern_score(fixed, y):
 
 
 likelihood_rule(LikelihoodRule(
+    # shared eta: psi - psi' = y' - y, so |.| <= hi - lo
     "Bernoulli(logits)", "logits", 0, (), _bern_score, lambda f: 0.25, True,
-    lambda f, shape: (0.0, 1.0, True)), dist.BernoulliLogits)
+    lambda f, shape: (0.0, 1.0, True), diff_bound=lambda f, y: r.up(Fraction(y[1]) - Fraction(y[0]))),
+    dist.BernoulliLogits)
 
 
 def _n(fixed) -> tuple[float, float]:
@@ -360,6 +365,17 @@ def _n(fixed) -> tuple[float, float]:
     if not (math.isfinite(hi) and lo >= 0):
         raise Unsupported(f"its total_count lies in [{lo:g}, {hi:g}] over the domain; it must be bounded and >= 0")
     return lo, hi
+
+
+def _binom_diff(fixed, y):
+    # shared s = sigmoid(eta) in (0, 1): psi - psi' = (n - n') s - (y - y') is affine in s, so its sup is at an end:
+    # s = 0: |y' - y| <= y_hi - y_lo; s = 1: |(n - y) - (n' - y')| <= (n - y)_hi - (n - y)_lo with n - y in
+    # [max(0, n_lo - y_hi), n_hi - y_lo] (y <= n per record)
+    n_lo, n_hi = _n(fixed)
+    lo, hi = y
+    a = Fraction(hi) - Fraction(lo)
+    b = Fraction(n_hi) - Fraction(lo) - max(Fraction(0), Fraction(n_lo) - Fraction(hi))
+    return r.up(max(a, b))
 
 
 def _binom_score(fixed, y):
@@ -370,14 +386,81 @@ def _binom_score(fixed, y):
 
 
 likelihood_rule(LikelihoodRule(
+    # support: 0 <= y <= n for each record; with a per-record n in [n_lo, n_hi] the response range is [0, n_hi]
+    # (y <= n itself is checked record by record on the data: bayesdp.analysis.records), and the score bound
+    # max(y_hi, n_hi - y_lo) holds for every pair y <= n in the box
     "Binomial(logits)", "logits", 0, ("total_count",), _binom_score, lambda f: r.div_up(_n(f)[1], 4), True,
-    lambda f, shape: (0.0, _n(f)[0], True)), dist.BinomialLogits)
+    lambda f, shape: (0.0, _n(f)[1], True), diff_bound=lambda f, y: _binom_diff(f, y)), dist.BinomialLogits)
 
 likelihood_rule(LikelihoodRule(
     # psi = softmax(eta) - e_y: |psi|^2 = (1-p_y)^2 + sum_{c != y} p_c^2 <= 2 (1-p_y)^2 <= 2, sup sqrt(2);
     # d psi/d eta = diag(p) - p p^T, Gershgorin row sum 2 p_i (1 - p_i) <= 1/2.
     "Categorical(logits)", "logits", 1, (), lambda f, y: r.sqrt_up(2), lambda f: 0.5, True,
     lambda f, shape: (0.0, float(shape[-1] - 1), True)), dist.CategoricalLogits)
+
+
+def _nb_k(fixed) -> tuple[float, float]:
+    lo, hi = fixed["concentration"]
+    if not (lo > 0 and math.isfinite(hi)):
+        raise Unsupported(f"its concentration lies in [{lo:g}, {hi:g}] over the domain; it must be fixed, finite and "
+                          "> 0 (a model argument)")
+    return lo, hi
+
+
+def _nb_score(fixed, y):
+    # eta = log mean, mu = e^eta, k the concentration: l = -log NB(y | mu, k), psi = dl/deta = k (mu - y)/(k + mu).
+    # mu >= y: 0 <= psi < k;  mu < y: 0 < -psi = k (y - mu)/(k + mu) < y.  sup |psi| = max(k_hi, y_hi) (the limits
+    # mu -> inf at y = 0 and mu -> 0 at y = y_hi attain it)
+    _, k_hi = _nb_k(fixed)
+    if not math.isfinite(y[1]):
+        raise Unsupported("its response has no declared upper bound; the score k (mu - y)/(k + mu) reaches y: "
+                          "declare the counts' range (e.g. --domain y.max=B)")
+    return max(k_hi, y[1])
+
+
+def _nb_hess(fixed, y=None):
+    # d psi/d eta = mu k (k + y)/(k + mu)^2 >= 0 (convex in eta); mu k/(k + mu)^2 <= 1/4 (AM-GM): <= (k + y)/4
+    _, k_hi = _nb_k(fixed)
+    return math.inf if y is None else r.div_up(r.add_up(k_hi, y[1]), 4)
+
+
+likelihood_rule(LikelihoodRule(
+    # the predictor is eta = log(mean) (NegativeBinomial2(mean=jnp.exp(eta), concentration=k)) or -log(rate) up to
+    # a theta-free constant (GammaPoisson(k, rate=c / jnp.exp(eta))): found from the program (log_link_input)
+    "NegativeBinomial2/GammaPoisson(log mean)", "log mean", 0, ("concentration",), _nb_score, _nb_hess, True,
+    lambda f, shape: (0.0, math.inf, True)), dist.GammaPoisson, dist.NegativeBinomial2)
+
+
+def _ordered_k(fixed) -> int:
+    """The number of classes K of an OrderedLogistic whose cutpoints are proven strictly increasing over the
+    domain (box of cutpoint j below box of cutpoint j + 1 on every record), else Unsupported."""
+    lo, hi = fixed["_box:cutpoints"]
+    lo, hi = lo.reshape(-1, lo.shape[-1]), hi.reshape(-1, hi.shape[-1])
+    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+        raise Unsupported("its cutpoints are not bounded over the domain; fix them (public constants)")
+    if lo.shape[-1] > 1 and not np.all(hi[:, :-1] < lo[:, 1:]):
+        raise Unsupported("its cutpoints are not proven strictly increasing over the domain; fix them as increasing "
+                          "public constants")
+    return lo.shape[-1] + 1
+
+
+def _ordered_score(fixed, y):
+    # l = -log(F(c_{y+1} - eta) - F(c_y - eta)), F = logistic, F(c_0 - eta) = 0, F(c_K - eta) = 1;
+    # with u = F(c_y - eta) <= v = F(c_{y+1} - eta): F' = F(1 - F), v(1-v) - u(1-u) = (v - u)(1 - u - v), so
+    # psi = dl/deta = 1 - u - v in (-1, 1); sup |psi| = 1 (y = 0, eta -> inf; y = K-1, eta -> -inf)
+    _ordered_k(fixed)
+    return 1.0
+
+
+def _ordered_hess(fixed):
+    # d psi/d eta = u(1 - u) + v(1 - v) in [0, 1/2]: convex in eta, smoothness 1/2
+    _ordered_k(fixed)
+    return 0.5
+
+
+likelihood_rule(LikelihoodRule(
+    "OrderedLogistic(predictor), fixed increasing cutpoints", "predictor", 0, ("cutpoints",), _ordered_score,
+    _ordered_hess, True, lambda f, shape: (0.0, float(_ordered_k(f) - 1), True)), dist.OrderedLogistic)
 
 
 def _t_consts(fixed, cauchy: bool) -> tuple[float, float, float]:

@@ -95,9 +95,11 @@ def generic_site(program, facts, name: str, domain, m: int, context: str,
         undeclared = [a for a in sorted(dep.data) if domain.get(a) is None]
         more = (f" (data argument {undeclared[0]} enters it without a declared domain: declare e.g. --domain "
                 f"{undeclared[0]}.min=A --domain {undeclared[0]}.max=B)") if undeclared else ""
+        from .advice import growth_and_rewrite
+
         return Unproven(name, WHAT, f"{context}; the generic rule finds the gradient of the per-record {term} in "
                         "theta unbounded over the declared domain and all theta (its derivative is unbounded at "
-                        f"{sp.how(why)}){more}; {_fixes(s, hint)}")
+                        f"{sp.how(why)}){more}{growth_and_rewrite(program, facts, name)}; or {_fixes(s, hint)}")
     detail = (f"sup over theta in R^d and the domain of |grad_theta {term}| <= {G:.6g} (Jacobian of the per-record "
               f"{term} bounded by interval and linear-form arithmetic; {how_rows}); replace-one difference <= 2 G "
               f"(triangle inequality); no convexity or smoothness claimed ({context})")
@@ -107,7 +109,7 @@ def generic_site(program, facts, name: str, domain, m: int, context: str,
 def _check_support(program, name: str, domain, m: int) -> None:
     """The observed value lies in the family's support over the whole declared domain, like the family rules'
     response check: a declared domain reaching outside the support is an invalid input, refused by name."""
-    from .structure.sites import _violation
+    from .structure.sites import _violation, support_bound_ranges
 
     s = program.sites[name]
     c = s.constraint
@@ -117,7 +119,7 @@ def _check_support(program, name: str, domain, m: int) -> None:
     lo, hi = float(np.min(b.lo)), float(np.max(b.hi))
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return      # no declared range: the gradient bound then holds for every real value (or is infinite)
-    bad = _violation(c, lo, hi)
+    bad = _violation(c, lo, hi, support_bound_ranges(program, domain, m, name))
     if bad is not None:
         arg = _response_arg(program, name)
         who = f"the domain of {arg}" if arg else "the observed value's range over the domain"

@@ -22,8 +22,9 @@
     count, a Bernoulli outcome not in {0, 1}) are refused likewise, with the support's bounds.
 
   A model that fails when traced on one record is left to the caller's own error (the samplers and the
-  analyzer report it with their context); a support whose bounds vary per record is only checked for
-  integrality.
+  analyzer report it with their context); a support whose bounds vary per record (a Binomial's
+  ``total_count`` read from the data) is checked record by record: the model is traced once on all records
+  and the support's own check is applied (``y <= n`` for every record).
 * Returns ``(arrays, m)``: NumPy arrays (converted labels as int32, everything else as given) and the
   number of records.  Nothing is clipped or rounded: a value is either accepted exactly or refused.
 """
@@ -156,7 +157,7 @@ def _check_labels(arr: np.ndarray, name: str, site: str, support, family: str, t
             raise DomainError(f"data {where} = {flat[i, j]:g} is not an integer, but observed site '{site}' "
                               f"({family}) takes integer values; pass integer labels/counts (integers stored "
                               "as floats are accepted)")
-    lo, hi, known = _support_bounds(support)
+    lo, hi, known = _support_bounds(support) if support is not None else (None, None, False)
     if known:
         bad = np.zeros(flat.shape, dtype=bool)
         if lo is not None:
@@ -216,6 +217,40 @@ def validate_records(data: Mapping[str, Any], model: Callable | None = None,
     arrays, m = _check_structure(data)
     if model is not None:
         one = {k: v[:1] for k, v in arrays.items()}
+        per_record = []
         for site, arg, support, family, to_int in _observed_discrete_sites(model, one, model_kwargs or {}):
-            arrays[arg] = _check_labels(arrays[arg], arg, site, support, family, to_int)
+            # a bound with a record axis (traced on one record: shape (1, ...)) varies per record: checked on every
+            # record below, never against the first record's bound
+            varies = any(np.ndim(getattr(support, k, None)) >= 1 for k in ("lower_bound", "upper_bound")
+                         if getattr(support, k, None) is not None)
+            arrays[arg] = _check_labels(arrays[arg], arg, site, None if varies else support, family, to_int)
+            if varies or not _support_bounds(support)[2]:
+                per_record.append((site, arg, family))
+        if per_record:
+            _check_per_record_support(model, arrays, model_kwargs or {}, per_record)
     return arrays, m
+
+
+def _check_per_record_support(model: Callable, arrays: Mapping[str, np.ndarray], model_kwargs: Mapping[str, Any],
+                              sites: list) -> None:
+    """A support whose bounds are per-record parameters (a Binomial's ``total_count`` read from the data: ``y <=
+    n`` for EVERY record): the model is traced once on all records (NumPyro's handlers, nothing compiled) and the
+    support's own check is applied to every observed value; the first record outside it is refused by name."""
+    from numpyro import handlers
+
+    try:
+        tr = handlers.trace(handlers.seed(model, rng_seed=0)).get_trace(**arrays, **dict(model_kwargs))
+    except Exception:  # noqa: BLE001 - the caller reports a model that fails, with its own context
+        return
+    for site, arg, family in sites:
+        s = tr.get(site)
+        if s is None:
+            continue
+        ok = np.asarray(s["fn"].support.check(s["value"]))
+        ok = ok.reshape(ok.shape[0], -1).all(axis=1) if ok.ndim > 1 else ok.reshape(-1)
+        if ok.size and not ok.all():
+            i = int(np.argmin(ok))
+            y = np.asarray(arrays[arg]).reshape(ok.shape[0], -1)[i]
+            raise DomainError(f"data {arg}[{i}] = {float(y[0]):g} is outside the support of observed site '{site}' "
+                              f"({family}) for record {i}, whose bounds are per-record parameters (e.g. a Binomial "
+                              "count above that record's total_count); fix the data")

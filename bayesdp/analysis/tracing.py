@@ -57,6 +57,11 @@ class Site:
         unconstrained_shape: the shape of its unconstrained value (latent sites).
         transform: the name of the bijection to its support.
         constraint: the support (a NumPyro constraint).
+        bound_params: ``(attribute, parameter)`` for each bound of the support that is a parameter of the
+            distribution which is not one number (a Binomial's ``("upper_bound", "total_count")`` with a
+            per-record ``total_count``): the support's bound is then read from that parameter's range.
+        scale_value: the factor of a ``numpyro.handlers.scale`` around the site when it is one finite positive
+            number fixed when the model is written (not traced: a public constant), else None.
 
     Examples:
         >>> import numpy as np
@@ -85,6 +90,8 @@ class Site:
     unconstrained_shape: tuple = ()
     transform: str = "identity"
     constraint: Any = field(default=None, compare=False, repr=False)   # the support (numpyro constraint)
+    bound_params: tuple = ()        # (support bound attribute, parameter) for bounds that ARE a parameter
+    scale_value: float | None = None   # the scale handler's factor when it is one public positive number
 
     @property
     def record_plates(self) -> list:
@@ -428,14 +435,58 @@ def _site_record(name, s) -> Site:
         except Exception:
             tname = "none"
     params = tuple(k for k in type(base).arg_constraints if _has_attr(base, k))
+    import numpyro.distributions as dist
+
+    if isinstance(base, dist.GammaPoisson) and "rate" not in params and _has_attr(base, "rate"):
+        params += ("rate",)      # NegativeBinomial2 stores its mean as GammaPoisson's rate = concentration / mean
+    bound_params = ()
+    sup = getattr(fn, "support", None)
+    for attr in ("lower_bound", "upper_bound"):
+        b = getattr(sup, attr, None)
+        if b is None or _is_number(b):
+            continue
+        for k in params:
+            if getattr(base, k, None) is b:
+                bound_params += ((attr, k),)
+                break
     rec = Site(name=name, observed=bool(s.get("is_observed")), family=type(base).__name__, dist_type=type(base),
                wrappers=wrappers, value_shape=value_shape, batch_shape=tuple(fn.batch_shape),
                event_shape=tuple(fn.event_shape), support=support_name(fn.support) if fn.support is not None else
                "none", discrete=discrete,
                plates=tuple((f.name, f.dim, f.size) for f in s.get("cond_indep_stack", ())),
                scaled=s.get("scale") is not None, masked="MaskedDistribution" in wrappers or s.get("mask") is not None,
-               params=params, unconstrained_shape=un_shape, transform=tname, constraint=fn.support)
+               params=params, unconstrained_shape=un_shape, transform=tname, constraint=fn.support,
+               bound_params=bound_params, scale_value=_public_scale(s.get("scale")))
     return rec
+
+
+def _public_scale(c) -> float | None:
+    """The scale handler's factor if it is one concrete finite positive number (a Python or NumPy number, or a
+    concrete array of size 1: a constant of the model, never a traced value), else None."""
+    import jax
+
+    if c is None or isinstance(c, jax.core.Tracer):
+        return None
+    try:
+        a = np.asarray(c, dtype=np.float64)
+    except Exception:  # noqa: BLE001 - not a number
+        return None
+    if a.size != 1:
+        return None
+    v = float(a.reshape(()))
+    return v if np.isfinite(v) and v > 0 else None
+
+
+def _is_number(b) -> bool:
+    """Whether a support bound is one concrete number (not a traced or per-record array)."""
+    import jax
+
+    if isinstance(b, jax.core.Tracer):
+        return False
+    try:
+        return np.size(b) == 1
+    except Exception:
+        return False
 
 
 def _has_attr(d, k) -> bool:
@@ -480,6 +531,7 @@ def trace_program(model: Callable, data_shapes: Mapping[str, tuple], data_dtypes
         (['obs', 'w'], {'X': (2,), 'y': ()})
     """
     import jax
+    import numpyro.distributions as dist
     from jax import export
 
     name = model_name or _model_name(model)
@@ -543,7 +595,15 @@ def trace_program(model: Callable, data_shapes: Mapping[str, tuple], data_dtypes
         return outs
 
     theta = {n: jax.ShapeDtypeStruct(sites[n].unconstrained_shape, _float()) for n in latent}
-    closed = _guard(lambda: jax.make_jaxpr(program)(theta, data), name, "tracing its log-density")
+    try:
+        closed = _guard(lambda: jax.make_jaxpr(program)(theta, data), name, "tracing its log-density")
+    except ModelError as exc:
+        by_value = [n for n, r in sites.items() if r.observed and issubclass(
+            r.dist_type, (dist.CategoricalLogits, dist.CategoricalProbs))]
+        if by_value and "indexes by its observed value" in str(exc):
+            raise ModelError(str(exc).replace("indexes by its observed value", "indexes by its observed value (site "
+                                              + ", ".join(f"'{n}'" for n in by_value) + ")", 1)) from None
+        raise
     # the jaxpr's inputs follow the pytree order of (theta dict, data dict): sorted keys
     inputs = [("theta", n) for n in sorted(latent)] + [("data", a) for a in sorted(data_shapes)]
     return Program(model=model, model_name=name, jaxpr=closed, inputs=inputs, outputs=outputs, sites=sites,
@@ -586,6 +646,72 @@ def _check_latents(sites, latent) -> list[str]:
     return problems
 
 
+def _user_line(exc) -> str:
+    """``file.py:LINE (function)`` of the innermost frame of the model's own code in ``exc``'s traceback ("" if
+    none): the frames of JAX, NumPyro and bayesdp are skipped."""
+    import traceback
+
+    return _user_frame(exc)[0]
+
+
+def _user_frame(exc) -> tuple[str, str]:
+    """(``file.py:LINE (function)``, the source line) of the innermost frame of the model's own code."""
+    import traceback
+
+    skip = ("/jax/", "/jaxlib/", "/numpyro/", "/bayesdp/", "/numpy/", "<frozen")
+    best = ("", "")
+    for fr in traceback.extract_tb(exc.__traceback__):
+        f = fr.filename.replace("\\", "/")
+        if not any(k in f for k in skip):
+            best = (f"{f.rsplit('/', 1)[-1]}:{fr.lineno} ({fr.name})", (fr.line or "").strip())
+    return best
+
+
+def _source_hint(src: str, at: str) -> str | None:
+    """A rewrite read off the model's own line, for the idioms whose fix is exact."""
+    if "unique(" in src:
+        return (f"the model counts groups with np.unique{at} (`{src}`): the number of groups would be read off the "
+                "private data; pass it as a model argument instead: add a parameter num_groups to the model, use it "
+                "in place of that expression, pass --model-arg num_groups=G (model_kwargs={'num_groups': G}), and "
+                "declare the labels' domain (--domain g.values=0,...,G-1)")
+    if re.search(r"\blen\(", src):
+        return (f"the model takes len() of a data argument{at} (`{src}`): len() must return a Python number, but "
+                "the analysis holds for every number of records; write X.shape[0] instead of len(X) (e.g. "
+                "numpyro.plate('data', X.shape[0]))")
+    return None
+
+
+def _hint(low: str, at: str) -> str | None:
+    """The cause and fix of a tracing failure from its (lower-cased) message, or None when unknown."""
+    if "dim_as_value" in low:
+        return (f"the model uses the number of records as a value{at} (e.g. jnp.eye(X.shape[0]), jnp.arange(N), "
+                "a kernel or covariance matrix over all records, as in a Gaussian process): a matrix over the "
+                "records couples them, so no record's term is its own; use an approximate basis with independent "
+                "records (e.g. a Hilbert-space GP, HSGP: f(x) = phi(x) @ beta with a fixed basis phi) inside "
+                "numpyro.plate('data', X.shape[0]), and use the number of records only as a shape")
+    if "symbolic dimension" in low and "inconclusive" in low and re.search(r"'m ?[-+] ?\d+'|'\d+ ?[-+] ?m'|max\(", low):
+        return (f"the model shifts the records by position{at} (y[2:], y[:-2], a shape such as N - 2): lags "
+                "couple each record with the ones before it; use the lagged-regression form: pass the lagged "
+                "values as per-record columns (e.g. X[t] = [y[t-1], y[t-2]] built before the model, one record = "
+                "one time step with its lags) and declare that unit of privacy")
+    if "indices must be of integer type" in low:
+        return (f"a distribution indexes by its observed value{at} (Categorical, OrderedLogistic: the value is a "
+                "class label) but the labels are traced as real numbers because their domain is a range; declare "
+                "them as integer labels, e.g. --domain y.values=0,1,2 (Domain.parse(['y.values=0,1,2']))")
+    if "tracerarrayconversion" in low or "numpy.ndarray conversion" in low:
+        return (f"the model converts a traced value to NumPy{at} (np.asarray, np.unique, float(), .item()): the "
+                "analysis cannot follow the data or the latent sites through NumPy; use jax.numpy (a count such "
+                "as the number of groups from np.unique(g): pass it as a model argument, --model-arg "
+                "num_groups=G)")
+    if "concretization" in low or "bool(" in low or "tracerbool" in low:
+        return (f"the model uses Python control flow (if/while) on a traced value{at}; use jnp.where or "
+                "jax.lax.cond so that the analysis can follow both branches")
+    if "_dimexpr" in low or "symbolic" in low or "inconclusive" in low:
+        return (f"the model uses the number of records as a Python number{at}; use it only as a shape (e.g. "
+                "numpyro.plate('data', X.shape[0]))")
+    return None
+
+
 def _guard(fn, name, what):
     try:
         return fn()
@@ -593,18 +719,15 @@ def _guard(fn, name, what):
         raise
     except Exception as exc:
         text = _first_line(exc)
-        low = text.lower()
-        hint = "check the data shapes and the model arguments"
-        if "tracerarrayconversion" in low or "numpy.ndarray conversion" in low:
-            hint = ("the model converts a traced value to NumPy (np.asarray, float(), .item()): the analysis cannot "
-                    "follow the data or the latent sites through NumPy; use jax.numpy")
-        elif "concretization" in low or "bool(" in low or "tracerbool" in low:
-            hint = ("the model uses Python control flow (if/while) on a traced value; use jnp.where or "
-                    "jax.lax.cond so that the analysis can follow both branches")
-        elif "_dimexpr" in low or "symbolic" in low or "inconclusive" in low:
-            hint = ("the model uses the number of records as a Python number; use it only as a shape (e.g. "
-                    "numpyro.plate('data', X.shape[0]))")
-        raise ModelError(f"model {name} raised {text} while {what}; {hint}") from None
+        line, src = _user_frame(exc)
+        at = f" at {line}" if line else ""
+        hint = _source_hint(src, at) or _hint(text.lower(), at)
+        # a known cause is said in the model's terms (no raw JAX text); an unknown one quotes the exception
+        err = ModelError(f"model {name} cannot be analysed ({what}): {hint}" if hint else
+                         f"model {name} raised {text} while {what}; check the data shapes and the model "
+                         f"arguments{at}")
+        err.user_line = line
+        raise err from None
 
 
 def _diagnose(model, data_shapes, data_dtypes, kw, exc) -> None:
@@ -622,6 +745,16 @@ def _diagnose(model, data_shapes, data_dtypes, kw, exc) -> None:
         jax.make_jaxpr(discover)(data)
     except Exception:
         return
+    low = str(exc).lower()
+    if "python control flow" in low:
+        # the model traces with a concrete number of records but not with a symbolic one: the value Python needed
+        # concretely is computed from the number of records (int(0.9 * X.shape[0]), range(N))
+        line = getattr(exc, "user_line", "")
+        at = f" at {line}" if line else ""
+        raise ModelError(f"model {_model_name(model)} uses the number of records as a Python number{at} (e.g. "
+                         "int(0.9 * X.shape[0]), range(X.shape[0])): the analysis holds for every number of "
+                         "records and cannot fix one; use the number of records only as a shape (numpyro.plate('data', "
+                         "X.shape[0])) and pass other counts as model arguments (--model-arg)") from None
     for sname, s in found["trace"].items():
         if s["type"] == "sample" and s.get("scale") is not None:
             raise ModelError(f"site '{sname}' is scaled (numpyro.handlers.scale, or a plate with subsample_size): no "

@@ -27,6 +27,8 @@ P = (-3.0, 3.0)
 POS = (0.1, 4.0)
 UNIT = (-0.95, 0.95)
 CASES = {
+    # JAX's logaddexp is a custom_jvp_call: its own box [max(a, b), logaddexp(a_hi, b_hi)] (issue 23: softplus floors)
+    "custom_jvp_call": (lambda a, b: jnp.logaddexp(a, b), [((4,), F32, *P), ((4,), F32, *P)]),
     "add": (lambda a, b: lax.add(a, b), [((4,), F32, *P), ((4,), F32, *P)]),
     "add_any": (lambda a, b: add_jaxvals_p.bind(a, b), [((4,), F32, *P), ((4,), F32, *P)]),
     "sub": (lambda a, b: lax.sub(a, b), [((4,), F32, *P), ((4,), F32, *P)]),
@@ -236,6 +238,9 @@ RELATION_CASES = {
     # d tanh(a) = (t + t tanh(a)) (1 - tanh(a)) = t sech^2(a): in [0, 1] t
     "one_minus_square": (lambda a, t: jax.jvp(jnp.tanh, (a,), (t,))[1], (0.0, 1.0),
                          lambda a, b, t: (t + t * jnp.tanh(a)) * (1.0 - jnp.tanh(b))),
+    # (t e) / e = t for e = exp(clip(a)) != 0 (JAX's derivative of xlogy(y, exp(c)), a Poisson log-density): [1, 1] t
+    "cancel_factor": (lambda a, t: (lambda e: (t * e) / e)(jnp.exp(jnp.clip(a, -3.0, 3.0))), (1.0, 1.0),
+                      lambda a, b, t: (t * jnp.exp(jnp.clip(a, -3.0, 3.0))) / jnp.exp(jnp.clip(b, -3.0, 3.0))),
 }
 
 

@@ -191,6 +191,8 @@ AFFINITY = {
     "concatenate": (lambda t, x: jnp.concatenate([t, x]), af.AFFINE),
     "reduce_sum": (lambda t, x: t.sum(), af.AFFINE), "cumsum": (lambda t, x: jnp.cumsum(t), af.AFFINE),
     "copy": (lambda t, x: lax.copy_p.bind(t), af.AFFINE),
+    # is_finite of a program input (finite everywhere) is constantly true: the where picks t (issue 23)
+    "is_finite": (lambda t, x: jnp.where(jnp.isfinite(t), t, 0.0), af.AFFINE),
     "reduce_precision": (lambda t, x: lax.reduce_precision(t, 8, 23), af.AFFINE),
     "add": (lambda t, x: t + x, af.AFFINE), "sub": (lambda t, x: t - x, af.AFFINE),
     "add_any": (lambda t, x: add_jaxvals_p.bind(t, x), af.AFFINE),

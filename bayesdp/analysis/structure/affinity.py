@@ -44,6 +44,8 @@ class Aff:
             theta-dependent value, or a custom derivative defined outside JAX/NumPyro.
         why: the equation that lost affinity (for messages).
         why_grad: the equation that lost ``grad_ok``.
+        always: for a boolean proven to take one value for every input (``is_finite`` of a value finite
+            everywhere), that value; None otherwise.
 
     Examples:
         >>> from bayesdp.analysis.structure.affinity import AFFINE, Aff, A
@@ -55,6 +57,7 @@ class Aff:
     grad_ok: bool = True
     why: object = field(default=None, compare=False)
     why_grad: object = field(default=None, compare=False)
+    always: bool | None = None      # a boolean proven to have this value everywhere (None: not known)
 
     def __str__(self):
         return _NAMES[self.kind]
@@ -99,6 +102,9 @@ def _theta_free_then_linear(n_linear: int):
 
 def select_n(run, eqn, ins):
     pred, cases = ins[0], ins[1:]
+    if pred.always is not None and len(cases) == 2:
+        # the predicate is the same boolean everywhere: the selected case only (select_n(True, a, b) = b)
+        return [cases[1] if pred.always else cases[0]]
     if pred.kind != CONST:
         return [_other(eqn, ins, grad_ok=False)]        # a branch chosen by theta: possibly a jump
     return linear(run, eqn, cases)
@@ -181,6 +187,42 @@ def custom_derivative(run, eqn, ins):
     return [_other(eqn, ins, grad_ok=None if trusted else False)] * len(eqn.outvars)
 
 
+#: primitives that map finite real operands to a finite real result for EVERY finite operand (real arithmetic)
+FINITE = set(("neg add sub mul dot_general add_any reduce_sum broadcast_in_dim reshape transpose squeeze slice "
+              "concatenate pad convert_element_type copy select_n exp tanh logistic sin cos abs max min clamp "
+              "reduce_max reduce_min square").split())
+
+
+def finite_everywhere(run, v, depth: int = 0) -> bool:
+    """Whether ``v`` is PROVEN finite for every value of the program's inputs (theta real, data finite: both are
+    checked), from its producers: literals that are finite, the program's own inputs, and ``FINITE`` primitives
+    of such values (``integer_pow`` with a non-negative exponent too)."""
+    import numpy as np
+    from jax.extend import core as jcore
+
+    if isinstance(v, jcore.Literal):
+        return bool(np.all(np.isfinite(np.asarray(v.val, dtype=np.float64))))
+    if depth > 64:
+        return False
+    e = run.producer(v)
+    if e is None:
+        return v in run.context.get("program_inputs", frozenset())
+    name = e.primitive.name
+    if name == "integer_pow" and e.params["y"] < 0 or name not in FINITE | {"integer_pow"}:
+        return False
+    return all(finite_everywhere(run, u, depth + 1) for u in e.invars)
+
+
+def is_finite(run, eqn, ins):
+    """``is_finite(x)``: constantly True (theta-free) when ``x`` is finite for every input (NumPyro's log-densities
+    guard infinite logits with it); otherwise a theta-dependent boolean (a step)."""
+    if finite_everywhere(run, eqn.invars[0]):
+        return [Aff(CONST, always=True)]
+    if ins[0].kind == CONST:
+        return [C]
+    return [_other(eqn, ins, grad_ok=False)]
+
+
 def identity(run, eqn, ins):
     return list(ins[:len(eqn.outvars)])
 
@@ -196,7 +238,7 @@ RULES.update({
     "convert_element_type": convert, "optimization_barrier": identity,
     # a custom derivative: the derivative the sampler differentiates with is not the primal's
     "custom_jvp_call": custom_derivative, "custom_vjp_call": custom_derivative,
-    "custom_vjp_call_jaxpr": custom_derivative, "stop_gradient": stop_gradient,
+    "custom_vjp_call_jaxpr": custom_derivative, "stop_gradient": stop_gradient, "is_finite": is_finite,
 })
 
 
@@ -253,6 +295,8 @@ class Affinity(Interpreter):
             The joined :class:`Aff`.
         """
         hi = a if a.kind >= b.kind else b
+        if a.always != b.always:
+            hi = Aff(hi.kind, hi.grad_ok, hi.why, hi.why_grad)
         if a.grad_ok and b.grad_ok:
             return hi
         bad = a if not a.grad_ok else b

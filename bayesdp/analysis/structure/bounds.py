@@ -1194,6 +1194,14 @@ def gather(run, eqn, ins):
     oshape = op.shape
     osym = _sym(_ishape(eqn.invars[0]))
     dn = eqn.params["dimension_numbers"]
+    if (osym == [0] and tuple(dn.start_index_map) == (0,) and tuple(dn.collapsed_slice_dims) == (0,)
+            and tuple(dn.offset_dims) == tuple(range(1, len(oshape))) and tuple(shape) == tuple(oshape)
+            and eqn.params["slice_sizes"][1:] == tuple(_ishape(eqn.invars[0])[1:])):
+        from .dependence import record_iota
+
+        if record_iota(run, eqn.invars[1]):
+            # X[idx] with idx = arange(m) (the plate's own index): element i is record i, the operand itself
+            return [op]
     moves_records = any(a in dn.start_index_map or a in dn.collapsed_slice_dims for a in osym)
     cands = _index_candidates(idx.lo, idx.hi)
     if cands is None or op.lo.size == 0:
@@ -1575,7 +1583,82 @@ def one_minus_square(run, eqn, shape):
 
 
 #: relational rules by primitive: (run, eqn, output shape) -> (lo, hi[, form]) or None
-RELATIONS = {"sub": (logaddexp_gap,), "div": (ratio_of_sum,), "mul": (concave_product, one_minus_square)}
+def _float_base(run, v):
+    """``v`` with float-to-float conversions (same value, same shape) looked through."""
+    for _ in range(8):
+        e = run.producer(v)
+        if e is None or e.primitive.name != "convert_element_type" or not (
+                np.issubdtype(np.dtype(e.invars[0].aval.dtype), np.floating)
+                and np.issubdtype(np.dtype(e.outvars[0].aval.dtype), np.floating)):
+            return v
+        v = e.invars[0]
+    return v
+
+
+def cancel_factor(run, eqn, shape):
+    """``(f_1 * ... * d * ... * f_k) / d`` with ``d`` the same variable in the numerator's product and as the
+    denominator (float conversions looked through, both with the output's shape or both scalars) and ``d``'s box
+    excluding 0: the product of the other factors' boxes (exact for every real input with ``d != 0``).  JAX's
+    derivative of ``xlogy(y, exp(c))`` (a Poisson log-density) is ``(t exp(c)) y / exp(c)``, whose box is
+    ``[0, y_hi e^(c_hi - c_lo)]`` where the value is ``t y``."""
+    n, d = eqn.invars
+    dv = run.value(d)
+    if dv is None or np.any((dv.lo <= 0) & (dv.hi >= 0)):
+        return None
+    dshape = tuple(conc(d.aval.shape))
+
+    def key(v):
+        # equal keys: equal values position by position (one base moved by the same value-preserving steps)
+        base, steps = _chain(run, v)
+        return base, tuple((e.primitive.name, repr(sorted(e.params.items()))) for e in steps)
+    dkey = key(d)
+
+    def quot(v, depth):
+        if tuple(conc(v.aval.shape)) == dshape and key(v) == dkey:
+            return np.ones(shape), np.ones(shape)
+        e = run.producer(_float_base(run, v))
+        if e is None or e.primitive.name != "mul" or depth > 8:
+            return None
+        a, b = e.invars
+        for x, y in ((a, b), (b, a)):
+            q = quot(x, depth + 1)
+            if q is not None:
+                ylo, yhi = _box_of(run, y, shape)
+                return iv_mul(q[0], q[1], ylo, yhi)
+        return None
+    if tuple(conc(n.aval.shape)) != tuple(shape):
+        return None
+    try:
+        return quot(n, 0)
+    except ValueError:          # shapes that do not broadcast as assumed: no relation
+        return None
+
+
+def custom_jvp_call(run, eqn, ins):
+    """A call with a custom derivative: its body, except JAX's own ``logaddexp(a, b)`` (``jax.nn.softplus(u) =
+    logaddexp(u, 0)``), whose value on reals is ``max(a, b) <= logaddexp(a, b) <= max(a, b) + log 2``, increasing
+    in both: the box ``[max(a_lo, b_lo), logaddexp(a_hi, b_hi)]`` (the body's ``isnan`` branch, taken only for NaN
+    operands, would otherwise join ``a + b`` and lose the lower bound)."""
+    body = eqn.params["call_jaxpr"]
+    outs = run.call(body, ins)
+    if not _jax_function(eqn, "logaddexp") or len(outs) != 1:
+        return outs
+    args = ins[eqn.params.get("num_consts", 0):]
+    if len(args) != 2:
+        return outs
+    shape = _oshape(eqn)
+    a, b = args
+    with np.errstate(all="ignore"):
+        lo = np.maximum(np.broadcast_to(a.lo, shape), np.broadcast_to(b.lo, shape))
+        hi = np.logaddexp(np.broadcast_to(a.hi, shape), np.broadcast_to(b.hi, shape))
+    for _ in range(4):
+        lo, hi = _dn(lo), _up(hi)
+    o = outs[0]
+    lo, hi = np.maximum(lo, o.lo), np.minimum(hi, o.hi)
+    return [Bound(lo, hi, o.lin, o.why if not (np.isfinite(lo).all() and np.isfinite(hi).all()) else None)]
+
+
+RELATIONS = {"sub": (logaddexp_gap,), "div": (ratio_of_sum, cancel_factor), "mul": (concave_product, one_minus_square)}
 
 
 def related(run, eqn, outs):
@@ -1645,6 +1728,7 @@ except Exception:  # pragma: no cover
     _sp = None
 
 RULES = {
+    "custom_jvp_call": custom_jvp_call,
     "add": add, "add_any": add, "sub": sub, "neg": neg, "mul": mul, "div": div, "max": max_, "min": min_,
     "clamp": clamp, "abs": abs_, "sign": sign, "integer_pow": integer_pow, "square": square, "pow": pow_,
     "select_n": select_n, "convert_element_type": convert, "copy": identity,
@@ -1751,6 +1835,8 @@ class Bounds(Interpreter):
             A :class:`Bound` containing both.
         """
         lo, hi = iv_hull(a.lo, a.hi, b.lo, b.hi)
+        # a NaN end (e.g. inf - inf inside a widened loop) knows nothing: the unbounded end, so that loops converge
+        lo, hi = np.where(np.isnan(lo), -np.inf, lo), np.where(np.isnan(hi), np.inf, hi)
         lin = None
         if a.lin is not None or b.lin is not None:
             lin = lin_hull([a.as_lin(), b.as_lin()], lo.shape)

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+import numpy as np
+
 from .interpreter import Interpreter, Run, is_const_dim, where
 
 __all__ = ["COUPLED", "Dep", "Dependence"]
@@ -282,14 +284,58 @@ def dot_general(run, eqn, ins):
     return [_flags(eqn, ins, rec, size_here=size_here)]
 
 
+def _lit(v, x) -> bool:
+    from jax.extend import core as jcore
+
+    return isinstance(v, jcore.Literal) and np.ndim(v.val) == 0 and float(v.val) == x
+
+
+def record_iota(run, v, depth: int = 0) -> bool:
+    """Whether ``v`` is PROVEN to equal ``arange(m)`` along its axis 0, ``m`` the symbolic number of records (the
+    plate's own index ``idx`` of ``numpyro.plate('data', N) as idx``, as NumPyro writes it: ``iota``, times the
+    literal 1, plus the literal 0, the negative-index normalisation ``select_n(j < 0, j, j + N)`` whose predicate
+    is false for ``j = iota >= 0``, conversions and a broadcast to ``(m, 1)`` index vectors)."""
+    e = run.producer(v)
+    if e is None or depth > 16:
+        return False
+    name = e.primitive.name
+    if name == "iota":
+        shape = _shape(e.outvars[0])
+        return len(shape) == 1 and e.params["dimension"] == 0 and not is_const_dim(shape[0])
+    if name == "convert_element_type":
+        return np.issubdtype(e.outvars[0].aval.dtype, np.integer) and record_iota(run, e.invars[0], depth + 1)
+    if name == "broadcast_in_dim":
+        return (len(_shape(e.invars[0])) == 1 and tuple(e.params["broadcast_dimensions"]) == (0,)
+                and all(d == 1 for d in _shape(e.outvars[0])[1:]) and record_iota(run, e.invars[0], depth + 1))
+    if name in ("mul", "add"):
+        a, b = e.invars
+        unit = 1 if name == "mul" else 0
+        return (_lit(a, unit) and record_iota(run, b, depth + 1)) or (_lit(b, unit) and record_iota(run, a, depth + 1))
+    if name == "select_n" and len(e.invars) == 3:
+        pred, first = e.invars[0], e.invars[1]
+        pe = run.producer(pred)
+        # select_n(p, a, b) is a where p is false; p = (x < 0) with x = iota >= 0 is false everywhere
+        return (pe is not None and pe.primitive.name == "lt" and _lit(pe.invars[1], 0)
+                and record_iota(run, pe.invars[0], depth + 1) and record_iota(run, first, depth + 1))
+    return False
+
+
 def gather(run, eqn, ins):
     """``operand[indices]``: output = indices' batch axes (in order) with the operand's offset axes
     at ``offset_dims``.  A record axis of the indices moves to its batch position; a record axis of
-    the operand survives only as an offset axis that is sliced whole and not indexed."""
+    the operand survives only as an offset axis that is sliced whole and not indexed, or when it is
+    indexed by the plate's own index (:func:`record_iota`: element i reads record i)."""
     op, idx = ins
     dn = eqn.params["dimension_numbers"]
     sizes = eqn.params["slice_sizes"]
     oshape, ishape = _shape(eqn.invars[0]), _shape(eqn.invars[1])
+    if (op.data and op.record not in (None, COUPLED) and not idx.data and tuple(dn.start_index_map) == (op.record,)
+            and op.record in dn.collapsed_slice_dims and not dn.operand_batching_dims and sizes[op.record] == 1
+            and len(ishape) == 2 and not is_const_dim(ishape[0]) and record_iota(run, eqn.invars[1])):
+        # X[idx] with idx = arange(m): the identity on the records; its record axis is the index's batch axis
+        out_rank = len(_shape(eqn.outvars[0]))
+        batch_out = [i for i in range(out_rank) if i not in dn.offset_dims]
+        return [_flags(eqn, [op], batch_out[0])]
     out_rank = len(_shape(eqn.outvars[0]))
     offset_dims = list(dn.offset_dims)
     batch_out = [i for i in range(out_rank) if i not in offset_dims]

@@ -12,7 +12,11 @@ applies its rule, and sub-programs are entered recursively:
 * ``cond``: every branch is interpreted and the results are joined, then the interpreter's
   :meth:`Interpreter.control` adds the influence of the branch index;
 * ``while`` and ``scan``: the loop-carried values are iterated to a fixed point of the join
-  (with :meth:`Interpreter.widen` after a few rounds), the scanned inputs enter as one slice
+  (with :meth:`Interpreter.widen` after a few rounds), except a ``scan`` whose trip count is a
+  fixed number up to ``UNROLL_MAX`` (``fori_loop`` with constant bounds, ``scan`` over parameters):
+  its body is interpreted once per iteration in order, carrying the exact abstract value of each
+  iteration (no join, no widening: the abstract value after iteration k describes every concrete
+  value after iteration k); the scanned inputs enter as one slice
   standing for every iteration (:meth:`Interpreter.scan_slice`) and the stacked outputs
   leave through :meth:`Interpreter.scan_stack`.
 
@@ -57,6 +61,7 @@ CALL_BODIES = {"jit": "jaxpr", "pjit": "jaxpr", "closed_call": "call_jaxpr", "co
                "custom_vjp_call": "call_jaxpr", "custom_vjp_call_jaxpr": "fun_jaxpr"}
 
 LOOP_ROUNDS = 8          # fixed-point rounds before widening
+UNROLL_MAX = 64          # a scan with a fixed trip count up to this is interpreted iteration by iteration
 
 
 # ---------------------------------------------------------------------------
@@ -353,6 +358,8 @@ class Run:
             ValueError: if the number of inputs is not the program's.
         """
         jaxpr, consts = _open(closed)
+        # the program's own inputs (theta, data: finite reals), for rules that need to know them
+        self.context.setdefault("program_inputs", frozenset(jaxpr.invars))
         return self._jaxpr(jaxpr, consts, inputs)
 
     def call(self, body, inputs: list) -> list:
@@ -456,11 +463,12 @@ class Run:
         interp = self.interp
         for k in range(4 * LOOP_ROUNDS):
             new = [interp.join(a, b) for a, b in zip(carry, step(carry))]
+            if k >= LOOP_ROUNDS:
+                # widened: step(carry) <= new <= widen(new), so widen(new) == carry is a post-fixed point
+                new = [interp.widen(self, c, av) for c, av in zip(new, avals)]
             if all(interp.same(a, b) for a, b in zip(new, carry)):
                 return new
             carry = new
-            if k >= LOOP_ROUNDS:
-                carry = [interp.widen(self, c, av) for c, av in zip(carry, avals)]
         raise RuntimeError(f"{interp.name}: loop did not reach a fixed point")
 
     def _while(self, eqn, ins):
@@ -497,13 +505,22 @@ class Run:
                 [self.interp.join(a, b) for a, b in zip(ys_slices[0], out[ncarry:])]]
             return out[:ncarry]
 
+        length = p.get("length")
+        if isinstance(length, (int, np.integer)) and 0 < int(length) <= UNROLL_MAX:
+            # a fixed trip count: interpret the iterations in order (exact sequencing, sound per iteration)
+            carry = list(init)
+            for _ in range(int(length)):
+                carry = step(carry)
+            return list(carry) + self._stack(eqn, bj, ncarry, ys_slices[0])
         carry = self._fixpoint(step, list(init), carry_avals)
         out = self.call(body, list(consts) + list(carry) + slices)
         ys = out[ncarry:] if not ys_slices else [self.interp.join(a, b) for a, b in zip(ys_slices[0], out[ncarry:])]
+        return list(carry) + self._stack(eqn, bj, ncarry, ys)
+
+    def _stack(self, eqn, bj, ncarry, ys):
         y_slice_avals = [v.aval for v in bj.outvars[ncarry:]]
         y_full_avals = [v.aval for v in eqn.outvars[ncarry:]]
-        ys = [self.interp.scan_stack(self, y, asl, af) for y, asl, af in zip(ys, y_slice_avals, y_full_avals)]
-        return list(carry) + ys
+        return [self.interp.scan_stack(self, y, asl, af) for y, asl, af in zip(ys, y_slice_avals, y_full_avals)]
 
 
 @dataclass

@@ -249,6 +249,62 @@ def sigmoid_input(program, var):
     return None
 
 
+def _theta_free(program, v, memo=None, depth: int = 0) -> bool:
+    """Whether top-level variable ``v`` is computed without any latent input (literals, constants, data only)."""
+    from jax.extend import core as jcore
+
+    if isinstance(v, jcore.Literal):
+        return True
+    memo = {} if memo is None else memo
+    if v in memo:
+        return memo[v]
+    if depth > 200:
+        return False
+    e = program.producer(v)
+    if e is None:
+        theta_vars = {iv for (kind, _), iv in zip(program.inputs, program.jaxpr.jaxpr.invars) if kind == "theta"}
+        out = v not in theta_vars
+    else:
+        out = all(_theta_free(program, u, memo, depth + 1) for u in e.invars)
+    memo[v] = out
+    return out
+
+
+def log_link_input(program, var):
+    """If ``log(var) = c + z`` or ``c - z`` elementwise with ``c`` theta-free (``var`` is ``exp(z)``, or a
+    theta-free factor times or over such a value, e.g. NumPyro's ``rate = concentration / mean`` with ``mean =
+    jnp.exp(z)``, through ops that keep its elements), the variable ``z``; else None.  ``d log(var) / d theta =
+    +- d z / d theta``: the same norm."""
+    from .interpreter import conc
+
+    def count(v):
+        return int(np.prod(conc(v.aval.shape))), sum(1 for d in v.aval.shape if not isinstance(d, (int, np.integer)))
+    v = var
+    memo: dict = {}
+    for _ in range(32):
+        e = program.producer(v)
+        if e is None:
+            return None
+        name = e.primitive.name
+        if name == "exp":
+            z = e.invars[0]
+            return z if not hasattr(z, "val") and not _theta_free(program, z, memo) else None
+        if name in ("div", "mul") and len(e.invars) == 2:
+            a, b = e.invars
+            if _theta_free(program, a, memo) and not _theta_free(program, b, memo) and count(b) == count(v):
+                v = b
+                continue
+            if _theta_free(program, b, memo) and not _theta_free(program, a, memo) and count(a) == count(v):
+                v = a
+                continue
+            return None
+        if name in _SHAPE_KEEPING and count(e.invars[0]) == count(v):
+            v = e.invars[0]
+            continue
+        return None
+    return None
+
+
 # ---------------------------------------------------------------------------
 # norms of a Jacobian over the domain
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ...errors import ModelError
 from .dependence import COUPLED
 from .program import how, record_axis
@@ -33,11 +35,35 @@ class SiteStructure:
         record_plate: ``(name, dim)`` of the plate over records.
         size_dependent: sites whose terms depend on the number of records.
         hierarchical: latent site -> (the other latent sites its prior reads, the equation where it does).
+        inferred: ``(observed site, batch dim)`` of each vectorised likelihood written without a plate, whose
+            record axis was inferred (the batch axis of symbolic size, proven separable per record).
     """
 
     record_plate: tuple | None                    # (name, dim) of the plate over records
+    inferred: list = field(default_factory=list)         # (observed site, batch dim) whose record axis was inferred
     size_dependent: list = field(default_factory=list)   # sites whose terms depend on the number of records
     hierarchical: dict = field(default_factory=dict)     # latent site -> (other latent sites, via)
+
+
+#: the name of the record "plate" of a vectorised likelihood written without one (its axis is inferred)
+INFERRED = "(inferred record axis)"
+
+
+def _inferred_record_axis(s):
+    """The batch axis of observed site ``s`` that is the record count, for a likelihood written without a plate;
+    or why there is none (a string completing "observed site 'NAME' ...")."""
+    sym_batch = [i for i, d in enumerate(s.batch_shape) if not isinstance(d, (int, np.integer))]
+    sym_event = [i for i, d in enumerate(s.event_shape) if not isinstance(d, (int, np.integer))]
+    if sym_event:
+        return ("is one multivariate term over all records (the records are an event dimension, e.g. a "
+                "MultivariateNormal over the records as in a Gaussian process, or .to_event(1) over the records): "
+                "the records are coupled and no record's term is its own; use an approximate basis with independent "
+                "records (e.g. a Hilbert-space GP, HSGP: f(x) = phi(x) @ beta) inside numpyro.plate('data', N), or, "
+                "for independent records, drop .to_event over the record axis")
+    if len(sym_batch) != 1:
+        return ("is not inside a plate over records and has no batch axis of the number of records (missing "
+                "plate): wrap the likelihood in numpyro.plate('data', N) with N the number of records")
+    return sym_batch[0]
 
 
 def _args(dep) -> str:
@@ -67,16 +93,19 @@ def check_sites(program, facts) -> SiteStructure:
         >>> model, _ = load_model("logistic")
         >>> program = trace_program(model, {"X": (2,), "y": ()}, {"X": np.float32, "y": np.float32})
         >>> check_sites(program, prove(program))
-        SiteStructure(record_plate=('data', -1), size_dependent=[], hierarchical={})
+        SiteStructure(record_plate=('data', -1), inferred=[], size_dependent=[], hierarchical={})
     """
     sites = program.sites
     problems: list[str] = []            # every blocking site is reported at once
     observed = [n for n, s in sites.items() if s.observed]
     latent = [n for n, s in sites.items() if not s.observed]
     for n, s in sites.items():
+        if s.scaled and s.observed and s.scale_value is not None:
+            continue        # a public positive constant: the likelihood's constants are scaled by it (constants.py)
         if s.scaled:
             problems.append(f"site '{n}' is scaled (numpyro.handlers.scale, or a plate with subsample_size): no rule "
-                             "covers a scaled log-density, and the sampler would apply the scale; remove the scale "
+                             "covers a scaled log-density unless the site is observed and the scale one public positive "
+                             "number, and the sampler would apply the scale; remove the scale or make it a constant "
                              "(tempering is --inverse-temperature; minibatches are drawn by SGLD)")
     if not observed:
         raise ModelError(f"model {program.model_name} has no observed site: pass the responses as a data argument "
@@ -119,10 +148,20 @@ def check_sites(program, facts) -> SiteStructure:
             problems.append(_factor_outside_plate(program, facts, n))
             continue
         if not recs:
-            problems.append(f"observed site '{n}' is not inside a plate over records (missing plate): wrap the "
-                            "likelihood in numpyro.plate('data', N) with N the number of records")
-            continue
-        plate = (recs[0][0], recs[0][1])
+            inferred = _inferred_record_axis(s)
+            if isinstance(inferred, str):
+                problems.append(f"observed site '{n}' {inferred}")
+                continue
+            # a vectorised likelihood without a plate: its record axis is the batch axis of symbolic size; that
+            # each element along it depends on its own record only is proven below exactly as for a plate
+            plate = (INFERRED, inferred - len(s.batch_shape))
+            out.inferred.append((n, plate[1]))
+        else:
+            plate = (recs[0][0], recs[0][1])
+        if plate[0] == INFERRED and out.record_plate is not None:
+            plate = out.record_plate
+        elif out.record_plate is not None and out.record_plate[0] == INFERRED:
+            out.record_plate = plate
         if out.record_plate is not None and plate[0] != out.record_plate[0]:
             problems.append(f"observed sites use different record plates ('{out.record_plate[0]}' and "
                             f"'{plate[0]}'); use one plate over records")
@@ -146,10 +185,7 @@ def check_sites(program, facts) -> SiteStructure:
                 continue
             axis = record_axis(program.jaxpr.out_avals[i].shape)
             if d.record == COUPLED or axis is None or d.record != axis:
-                problems.append(f"observed site '{n}': the {label} of a record depends on other records "
-                                f"({how(d.via_coupled)} mixes records, e.g. features centred or scaled with the "
-                                "data's own statistics); each record's term must depend on its own record only: do "
-                                "such preprocessing with public constants outside the model")
+                problems.append(coupling_message(n, label, d.via_coupled))
                 break
             if d.size:
                 out.size_dependent.append((n, d.via_size))
@@ -164,6 +200,48 @@ def check_sites(program, facts) -> SiteStructure:
                                 "pass the observations as a data argument (obs=y)")
     raise_all(problems)
     return out
+
+
+CALLBACKS = ("pure_callback", "io_callback", "callback", "debug_callback")
+
+
+def coupling_message(n: str, label: str, eqn) -> str:
+    """Why the per-record term of observed site ``n`` is not separable, by the operation that coupled records
+    (``eqn``), with the standard fix for that kind of coupling.
+
+    Args:
+        n: the observed site.
+        label: what of the site depends on other records ("log-likelihood", "parameter loc", ...).
+        eqn: the equation that coupled records (``Dep.via_coupled``), or None.
+
+    Returns:
+        One line naming the site, the operation and one fix a user can apply.
+
+    Examples:
+        >>> from bayesdp.analysis.structure.sites import coupling_message
+        >>> coupling_message("obs", "log-likelihood", None).startswith("observed site 'obs': the log-likelihood")
+        True
+    """
+    prim = getattr(getattr(eqn, "primitive", None), "name", "")
+    if prim in CALLBACKS:
+        return (f"observed site '{n}': its {label} goes through an opaque callback ({how(eqn)}): code run outside "
+                "JAX cannot be analysed (neither which records it reads nor its bounds); write that computation "
+                "with jax.numpy")
+    if prim in ("scan", "while"):
+        return (f"observed site '{n}': its {label} is computed by a loop over the records ({how(eqn)}: a "
+                "recursion such as an AR or state-space model), which couples every record with the ones before "
+                "it; use the lagged-regression form: pass the lagged values as per-record columns (e.g. X[t] = "
+                "[y[t-1], y[t-2]] built before the model), one record = one time step with its lags, and declare "
+                "that unit of privacy")
+    if prim in ("cholesky", "triangular_solve", "lu", "eigh", "custom_linear_solve", "qr", "svd"):
+        return (f"observed site '{n}': its {label} couples the records through a matrix over all of them "
+                f"({how(eqn)}: e.g. a Gaussian-process kernel matrix or a multivariate likelihood over records); "
+                "use an approximate basis with independent records (e.g. a Hilbert-space GP, HSGP: "
+                "f(x) = phi(x) @ beta with a fixed basis phi and beta ~ Normal) inside a plate over records")
+    return (f"observed site '{n}': the {label} of a record depends on other records "
+            f"({how(eqn)} mixes records, e.g. features centred or scaled with the data's own statistics); each "
+            "record's term must depend on its own record only: do such preprocessing with public constants "
+            "outside the model")
 
 
 def _factor_outside_plate(program, facts, n: str) -> str:
@@ -202,11 +280,45 @@ def raise_all(problems: list[str]) -> None:
         raise ModelError(f"{len(problems)} problems block the analysis: " + "; ".join(problems))
 
 
-def _violation(constraint, lo: float, hi: float) -> str | None:
-    """The condition a box [lo, hi] may violate for a NumPyro constraint (None: proven satisfied)."""
+def support_bound_ranges(program, domain, m: int, name: str) -> dict:
+    """``{attribute: (lo, hi)}``: the range over the declared domain of each support bound of observed site
+    ``name`` that is a per-record parameter (``Site.bound_params``, e.g. a Binomial's ``upper_bound`` =
+    ``total_count`` read from the data), by interval arithmetic on the program's output of that parameter."""
+    from .program import bound_outputs
+
+    s = program.sites[name]
+    if not s.bound_params:
+        return {}
+    idx = [program.output(name, f"param:{k}") for _, k in s.bound_params]
+    bs = bound_outputs(program, domain, m, idx)
+    return {attr: (float(np.min(b.lo)), float(np.max(b.hi))) for (attr, _), b in zip(s.bound_params, bs)}
+
+
+def _violation(constraint, lo: float, hi: float, ranges: dict | None = None) -> str | None:
+    """The condition a box [lo, hi] may violate for a NumPyro constraint (None: proven satisfied).
+
+    A bound that is a per-record parameter (``ranges[attribute] = (lo, hi)`` over the domain) enters by the end
+    that every record's own condition implies: ``y <= n`` for every record gives ``y <= sup n`` (the record-wise
+    condition itself is checked on the data by :func:`bayesdp.analysis.records.validate_records`).  A bound
+    that is neither one number nor a known parameter is a violation (nothing proves it)."""
     name = type(constraint).__name__.lstrip("_")
+    ranges = ranges or {}
     lb = getattr(constraint, "lower_bound", None)
     ub = getattr(constraint, "upper_bound", None)
+    for attr in ("lower_bound", "upper_bound"):
+        b = getattr(constraint, attr, None)
+        if b is None:
+            continue
+        from ..tracing import _is_number
+
+        if _is_number(b):
+            continue
+        if attr not in ranges or not all(np.isfinite(ranges[attr])):
+            return f"must lie within a bound ({attr}) that varies per record and is unbounded over the domain"
+        if attr == "lower_bound":
+            lb = ranges[attr][0]
+        else:
+            ub = ranges[attr][1]
     if name in ("IntegerGreaterThan", "IntegerNonnegative", "IntegerPositive") and lb is not None and not lo >= lb:
         return f"must be >= {float(lb):g}"
     if name == "IntegerInterval" and lb is not None and not (lo >= lb and hi <= ub):
