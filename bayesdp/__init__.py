@@ -21,11 +21,14 @@ _LAZY = {
     # the model-to-release surface (imports JAX and NumPyro on first use)
     "Domain": ("analysis.domain", "Domain"), "norm_bound": ("analysis.domain", "norm_bound"),
     "box": ("analysis.domain", "box"), "values": ("analysis.domain", "values"),
-    "ULA": ("api", "ULA"), "SGLD": ("api", "SGLD"), "Plan": ("api", "Plan"), "certify": ("api", "certify"),
-    "Shapes": ("api", "Shapes"),
+    "ULA": ("plan", "ULA"), "SGLD": ("plan", "SGLD"), "Plan": ("plan", "Plan"), "certify": ("plan", "certify"),
+    "Shapes": ("plan", "Shapes"),
     "PrivateMCMC": ("api", "PrivateMCMC"), "calibrate": ("calibration", "calibrate"),
+    "CalibrationOptions": ("calibration", "CalibrationOptions"),
     "PrivacyAccountant": ("budget.accountant", "PrivacyAccountant"), "Ledger": ("budget.ledger", "Ledger"),
     "release": ("api", "release"),
+    **{name: ("publish.spec", name) for name in ("ReleaseSpec", "ChainOptions", "Coupling", "SampleAggregate", "Mean",
+                                                 "Median", "Quantiles", "Probability", "Function")},
 }
 
 
@@ -54,4 +57,6 @@ __all__ = [
     "DeltaProfile", "DomainError", "GDP", "Ledger", "MECHANISMS", "ModelError", "Plan", "PrivacyAccountant",
     "PrivacyCurve", "PrivateMCMC", "RDP", "SGLD", "Shapes", "ULA", "Domain", "bound", "box", "calibrate", "certify",
     "compose", "datasets", "norm_bound", "release", "values", "__version__",
+    "ReleaseSpec", "ChainOptions", "Coupling", "SampleAggregate", "Mean", "Median", "Quantiles", "Probability",
+    "Function", "CalibrationOptions",
 ]

@@ -1,7 +1,7 @@
 """Calibration to a target (epsilon, delta): the sampler configuration a certificate allows.
 
-``calibrate(model, domain=..., data_size=n, epsilon=1.0, delta=1e-5, mechanism="ula-final")`` returns a
-:class:`~bayesdp.api.Plan` whose certificate (re-computed by the certificate core, every route) is at most
+``calibrate(model, domain=..., data=Shapes(n), epsilon=1.0, delta=1e-5, mechanism="ula-final")`` returns a
+:class:`~bayesdp.plan.Plan` whose certificate (re-computed by the certificate core, every route) is at most
 the target, chosen as follows (docs/calibration.md):
 
 * ``posterior``: the largest inverse temperature ``beta <= beta_max`` whose posterior certificate meets the
@@ -35,16 +35,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
 
 from .errors import AssumptionError, positive, positive_int, probability_open
+from .plan import SGLD, ULA, Shapes, _certify, _domain, _plan_from_report, _shapes_from, resolve_model
 from .publish.methods.coupling import sampler_constants
 from .publish.noise import granularity
 from .publish.noiseplan import sensitivity_routes
 from .publish.sensitivity import best_coupling
 from .publish.statistics import SiteSpec, coordinate_means
 
-__all__ = ["calibrate", "MIXING_EFOLDS"]
+__all__ = ["calibrate", "CalibrationOptions", "MIXING_EFOLDS"]
 
 _BETA_GRID = 10
 _H_GRID = 10
@@ -102,35 +104,51 @@ def _w2(c, beta, h, n, d) -> float | None:
     return (1.0 - m * gamma) ** n * r0 + 1.65 * (M / m) * math.sqrt(gamma * d)
 
 
-def calibrate(model: Callable | str | None, *, domain, epsilon: float, delta: float = 1e-5,
-              mechanism: str = "ula-final", data_size: int | None = None, data: Mapping[str, Any] | None = None, kernel=None,
-              num_steps: int | None = None, max_steps: int = 10_000, num_chains: int = 1, temper: bool = True,
-              record_shapes: Mapping[str, Any] | None = None, dim: int | None = None,
-              model_kwargs: Mapping[str, Any] | None = None, sites=None):
-    """The configuration that meets a privacy target: see the module docstring.
+@dataclass(frozen=True)
+class CalibrationOptions:
+    """The less common settings of :func:`calibrate`.
 
     Args:
-        model: the NumPyro model or its reference (``"logistic"``, ``"file.py:function"``).
-        domain: the public domain of one record.
-        epsilon: the target epsilon.
-        delta: the target delta.
-        mechanism: ``posterior``, ``ula-final``, ``ula-path``, ``sgld-final``, ``sgld-path`` or ``release``.
-        data_size: the number of records (without ``data``).
-        data: the data (only their size and shapes are used: the plan never depends on their values).
-        record_shapes: the shape of one record of each data argument (without ``data``).
-        dim: features per record, for built-in models (without ``data``).
-        kernel: :class:`~bayesdp.api.ULA` / :class:`~bayesdp.api.SGLD`: its inverse temperature is the largest
-            allowed (``temper=False`` keeps it fixed), its clip norm and (SGLD) batch size are used; for
-            ``release`` its step size with ``num_steps`` is the chain whose mean is released.
-        num_steps: for ``release``: the chain's number of steps.
+        num_steps: for ``mechanism="release"``: the chain's number of steps.
         max_steps: the compute budget (largest number of steps).
         num_chains: chains released together (their certificates compose).
         temper: allow inverse temperatures below the kernel's (default True).
-        model_kwargs: the model's hyperparameters, e.g. ``{"prior_scale": 0.5}``.
         sites: for ``release``: the latent sites whose means are released (default: all).
 
+    Examples:
+        >>> CalibrationOptions(max_steps=500).max_steps
+        500
+    """
+
+    num_steps: int | None = None
+    max_steps: int = 10_000
+    num_chains: int = 1
+    temper: bool = True
+    sites: Sequence[str] | None = None
+
+
+def calibrate(model: Callable | str | None = None, *, domain=None, epsilon: float, delta: float = 1e-5,
+              mechanism: str = "ula-final", data: Mapping[str, Any] | Shapes | None = None, kernel=None,
+              options: CalibrationOptions | None = None):
+    """The configuration that meets a privacy target: see the module docstring.
+
+    Args:
+        model: the NumPyro model or its reference (``"logistic"``, ``"file.py:function"``); or in ``kernel``.
+        domain: the public domain of one record; or in ``kernel``.
+        epsilon: the target epsilon.
+        delta: the target delta.
+        mechanism: ``posterior``, ``ula-final`` (default, as ``bayesdp calibrate``), ``ula-path``, ``sgld-final``,
+            ``sgld-path`` or ``release``.
+        data: the data (only their size and shapes are used: the plan never depends on their values), or their
+            :class:`~bayesdp.plan.Shapes` (the number of records and the shape of one record) before you have them.
+        kernel: :class:`~bayesdp.plan.ULA` / :class:`~bayesdp.plan.SGLD`: its inverse temperature is the largest
+            allowed (``options.temper=False`` keeps it fixed), its clip norm, (SGLD) batch size and
+            ``model_kwargs`` are used; for ``release`` its step size with ``options.num_steps`` is the chain whose
+            mean is released.
+        options: :class:`CalibrationOptions` (number of steps, compute budget, chains, tempering, sites).
+
     Returns:
-        a :class:`~bayesdp.api.Plan` (``release``: the plan of the chain, with the noise scale in its notes).
+        a :class:`~bayesdp.plan.Plan` (``release``: the plan of the chain, with the noise scale in its notes).
 
     Raises:
         AssumptionError: invalid input, or an unreachable target (the message gives the smallest reachable
@@ -140,15 +158,24 @@ def calibrate(model: Callable | str | None, *, domain, epsilon: float, delta: fl
         >>> import bayesdp
         >>> from bayesdp.models import logistic
         >>> dom = bayesdp.Domain(X=bayesdp.norm_bound(1.0), y=bayesdp.values(0, 1))
-        >>> plan = bayesdp.calibrate(logistic, domain=dom, data_size=1000, record_shapes={"X": (3,), "y": ()},
+        >>> plan = bayesdp.calibrate(logistic, domain=dom, data=bayesdp.Shapes(1000, {"X": (3,), "y": ()}),
         ...                          epsilon=1.0, delta=1e-5, mechanism="posterior")
         >>> 0.99 <= plan.epsilon <= 1.0
         True
     """
     from .analysis import analyze
-    from .api import ULA, SGLD, _certify, _domain, _plan_from_report, _shapes_from, resolve_model
     from .analysis.inputs import counts_from_domain
 
+    opts = options if options is not None else CalibrationOptions()
+    if not isinstance(opts, CalibrationOptions):
+        raise AssumptionError(f"options = {options!r} must be bayesdp.CalibrationOptions(...)")
+    num_steps, max_steps, num_chains, temper, sites = (opts.num_steps, opts.max_steps, opts.num_chains, opts.temper,
+                                                       opts.sites)
+    data_size = record_shapes = dim = None
+    if isinstance(data, Shapes):
+        data_size, record_shapes, dim, data = data.data_size, data.record_shapes, data.dim, None
+    if domain is None and kernel is not None:
+        domain = kernel.domain
     if model is None and kernel is not None:
         model = kernel.model
     if isinstance(model, str):
@@ -169,7 +196,7 @@ def calibrate(model: Callable | str | None, *, domain, epsilon: float, delta: fl
         raise AssumptionError("SGLD calibration needs the batch size: kernel=bayesdp.SGLD(batch_size=...)")
     beta_max = positive("inverse_temperature", kernel.inverse_temperature)
     dom = _domain(domain)
-    kw = counts_from_domain(model, dom, dict(model_kwargs or kernel.model_kwargs or {}))
+    kw = counts_from_domain(model, dom, dict(kernel.model_kwargs or {}))
     shapes = None if data is not None else _shapes_from(None, record_shapes, model, dom, dim)
     an = analyze(model, data=data, domain=dom, model_kwargs=kw, clip_norm=kernel.clip_norm, data_size=data_size,
                  record_shapes=shapes)

@@ -229,8 +229,9 @@ def test_pure_dp_certificates_export_randomised_response():
 def test_calibration_meets_the_target_tightly(model, shapes, dom, kw, target):
     for mech in ("posterior", "ula-path"):
         try:
-            plan = bayesdp.calibrate(model, domain=dom, data_size=500, record_shapes=shapes, model_kwargs=kw,
-                                     epsilon=target, mechanism=mech, max_steps=400)
+            plan = bayesdp.calibrate(model, domain=dom, data=bayesdp.Shapes(500, shapes),
+                                     kernel=bayesdp.ULA(model_kwargs=kw), epsilon=target, mechanism=mech,
+                                     options=bayesdp.CalibrationOptions(max_steps=400))
         except AssumptionError as exc:        # the posterior needs strong convexity (robust: not proven)
             assert mech == "posterior" and "strongly convex" in str(exc)
             continue
@@ -246,8 +247,8 @@ def test_calibration_minimises_the_stated_wasserstein_bound():
     beta U with step gamma = h / beta, so Dalalyan-Karagulyan reads (1 - mu h)^n (G/mu + sqrt(d/(beta mu)))
     + 1.65 (L/mu) sqrt(h d / beta), valid for h <= 2/(mu + L) whatever beta."""
     n, d = 100, 3
-    plan = bayesdp.calibrate(logistic, domain=DOM, data_size=n, record_shapes=SHAPES, epsilon=2.0,
-                             mechanism="ula-path", max_steps=400)
+    plan = bayesdp.calibrate(logistic, domain=DOM, data=bayesdp.Shapes(n, SHAPES), epsilon=2.0,
+                             mechanism="ula-path", options=bayesdp.CalibrationOptions(max_steps=400))
     mu, L, G = 1.0, 1.0 + n * R1 * R1 / 4, n * R1
     b, h, k = plan.inverse_temperature, plan.step_size, plan.num_steps
     assert h <= 2 / (mu + L)
@@ -261,8 +262,8 @@ def test_calibration_falls_back_to_mixing_when_the_bound_says_nothing():
     """Ill-conditioned (n R^2/4 / mu = 142 with d = 30): the W2 bound cannot halve W0, so the plan states the
     mixing heuristic: mu h n >= 5 e-folds with h <= 1/L, the largest beta, the certificate within 1%."""
     shapes = {"X": (30,), "y": ()}
-    plan = bayesdp.calibrate(logistic, domain=DOM, data_size=569, record_shapes=shapes, epsilon=1.0,
-                             mechanism="ula-final", num_chains=4, max_steps=2000)
+    plan = bayesdp.calibrate(logistic, domain=DOM, data=bayesdp.Shapes(569, shapes), epsilon=1.0,
+                             mechanism="ula-final", options=bayesdp.CalibrationOptions(num_chains=4, max_steps=2000))
     L = 1.0 + 569 * R1 * R1 / 4
     db = plan.distance_bound
     assert db["rule"] == "mixing" and "heuristic" in db["what"]
@@ -277,20 +278,20 @@ def test_calibration_never_depends_on_the_data_values():
     configuration would itself leak): two different data sets of the same size give the same plan."""
     X, y = _data(n=200, seed=1)
     X2, y2 = _data(n=200, seed=2)
-    kw = dict(domain=DOM, epsilon=1.0, mechanism="ula-path", max_steps=200)
+    kw = dict(domain=DOM, epsilon=1.0, mechanism="ula-path", options=bayesdp.CalibrationOptions(max_steps=200))
     a = bayesdp.calibrate(logistic, data={"X": X, "y": y}, **kw)
     b = bayesdp.calibrate(logistic, data={"X": X2, "y": y2}, **kw)
-    c = bayesdp.calibrate(logistic, data_size=200, record_shapes=SHAPES, **kw)
+    c = bayesdp.calibrate(logistic, data=bayesdp.Shapes(200, SHAPES), **kw)
     assert a == b == c
 
 
 def test_unreachable_target_is_refused_with_the_smallest_epsilon():
     with pytest.raises(AssumptionError, match=r"posterior at inverse temperature 1 is [0-9.]+-DP.*allow tempering"):
-        bayesdp.calibrate(logistic, domain=DOM, data_size=500, record_shapes=SHAPES, epsilon=0.01,
-                          mechanism="posterior", temper=False)
+        bayesdp.calibrate(logistic, domain=DOM, data=bayesdp.Shapes(500, SHAPES), epsilon=0.01,
+                          mechanism="posterior", options=bayesdp.CalibrationOptions(temper=False))
     with pytest.raises(AssumptionError, match=r"cannot be reached \(the smallest certified epsilon found is"):
-        bayesdp.calibrate(logistic, domain=DOM, data_size=500, record_shapes=SHAPES, epsilon=1e-6,
-                          mechanism="ula-path", temper=False, max_steps=50)
+        bayesdp.calibrate(logistic, domain=DOM, data=bayesdp.Shapes(500, SHAPES), epsilon=1e-6,
+                          mechanism="ula-path", options=bayesdp.CalibrationOptions(temper=False, max_steps=50))
 
 
 def test_cli_and_api_give_identical_certificates(tmp_path, capsys):
@@ -302,8 +303,8 @@ def test_cli_and_api_give_identical_certificates(tmp_path, capsys):
                  str(out), "--json"]) == 0
     cli_plan = json.loads(capsys.readouterr().out)
     plan = bayesdp.Plan.load(str(out))
-    api_plan = bayesdp.calibrate(logistic, domain=DOM, data_size=400, record_shapes=SHAPES, epsilon=1.0,
-                                 mechanism="ula-final", max_steps=300)
+    api_plan = bayesdp.calibrate(logistic, domain=DOM, data=bayesdp.Shapes(400, SHAPES), epsilon=1.0,
+                                 mechanism="ula-final", options=bayesdp.CalibrationOptions(max_steps=300))
     assert api_plan.epsilon == cli_plan["epsilon"] == plan.epsilon and api_plan.step_size == plan.step_size
     assert main(["certify", "--plan", str(out), "--json"]) == 0
     cli_rep = json.loads(capsys.readouterr().out)

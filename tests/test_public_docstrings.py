@@ -57,7 +57,7 @@ SAMPLERS: list[str] = [
     "bayesdp.samplers.potential", "bayesdp.samplers.sharding",
     "bayesdp.bench.samplers", "bayesdp.bench.utility",
 ]
-TOP: list[str] = ["bayesdp", "bayesdp.api", "bayesdp.calibration"]
+TOP: list[str] = ["bayesdp", "bayesdp.api", "bayesdp.plan", "bayesdp.calibration"]
 MODULES = PART1 + ANALYSIS + RELEASE + SAMPLERS + TOP
 
 

@@ -47,6 +47,7 @@ import numpy as np
 
 from ..budget.ledger import noise_delta, noise_epsilon
 from ..calibration import calibrate
+from ..plan import ULA, Shapes
 from ..publish.aggregate import aggregate_estimate, aggregate_route, choose_chunks
 from ..publish.data import load_breast_cancer, scale_to_unit_ball
 from ..publish.final import predicted_final_error
@@ -385,8 +386,8 @@ def _setting(name: str, data: dict, prior_scale: float, epsilons, args, repeats:
                                               "noise_sq_error": sa_noise, "estimate_sq_error": sq_err(sa_est),
                                               "range": list(SA_RANGE[name]), "repeats": sa_reps}
         # one posterior sample at the calibrated temperature (simulated)
-        plan = calibrate(logistic, domain=dom, data_size=m, record_shapes={"X": (d,), "y": ()}, epsilon=eps,
-                         delta=DELTA, mechanism="posterior", model_kwargs=kw)
+        plan = calibrate(logistic, domain=dom, data=Shapes(m, {"X": (d,), "y": ()}), epsilon=eps,
+                         delta=DELTA, mechanism="posterior", kernel=ULA(model_kwargs=kw))
         beta_post = float(plan.inverse_temperature)
         post = chain_draws(data, prior_scale, step, num_steps, beta_post, repeats, "final", seed + 2)[:, -1, :]
         row["mse"]["posterior-sample"] = sq_err(post)
@@ -394,8 +395,9 @@ def _setting(name: str, data: dict, prior_scale: float, epsilons, args, repeats:
         # bayesdp's path release (simulated): the temperature from bayesdp's own path certificate
 
         # bayesdp's last-draw release (simulated as the engine's last-draw method runs it: the ula-final plan's chain)
-        fplan = calibrate(logistic, domain=dom, data_size=m, record_shapes={"X": (d,), "y": ()},
-                          epsilon=noise_epsilon(eps), delta=noise_delta(DELTA), mechanism="ula-final", model_kwargs=kw)
+        fplan = calibrate(logistic, domain=dom, data=Shapes(m, {"X": (d,), "y": ()}),
+                          epsilon=noise_epsilon(eps), delta=noise_delta(DELTA), mechanism="ula-final",
+                          kernel=ULA(model_kwargs=kw))
         fin = chain_draws(data, prior_scale, fplan.step_size, fplan.num_steps, fplan.inverse_temperature, repeats,
                           "final", seed + 5)[:, -1, :]
         row["mse"]["final"] = sq_err(fin)

@@ -397,10 +397,10 @@ def charge_of(item: Any, budget_delta: Decimal, *, epsilon: Any = None, delta: A
                 raise BudgetError(f"certificate {item.mechanism!r} is not valid ({item.reason}); it proves nothing "
                                   "to charge")
             item = item.curve
-        if isinstance(item, Mapping):
-            ev = event_from_json(item)
-        elif hasattr(item, "to_dp_event"):
+        if hasattr(item, "to_dp_event"):             # a chain's certificate, a release: the event that ran
             ev = as_event(item.to_dp_event(), at)
+        elif isinstance(item, Mapping):
+            ev = event_from_json(item)
         else:
             ev = as_event(item, at)
     e, d = ev.minimal_charge(at)
@@ -522,9 +522,51 @@ class _Budgeted:
 
     budget_epsilon: Decimal
     budget_delta: Decimal
+    #: a persistent accountant (a ledger file) refuses whatever an explicit key made reproducible (not private)
+    persistent = False
+    _exhausted: str | None = None
 
     def _charged(self) -> list[Entry]:
         raise NotImplementedError
+
+    def exhaust(self, why: str) -> None:
+        """Refuse every later charge (an in-memory accountant after a release that is not private: its noise was
+        reproducible, so what it protects is spent whatever its epsilon).
+
+        Args:
+            why: what exhausted it (in the refusal of every later charge).
+
+        Raises:
+            BudgetError: on a persistent ledger, which never takes a non-private release.
+
+        Examples:
+            >>> acct = PrivacyAccountant(budget=1.0)
+            >>> acct.exhaust("a seeded path release")
+            >>> acct.remaining()
+            {'epsilon': 0.0, 'delta': 0.0}
+        """
+        if self.persistent:
+            raise BudgetError(f"{why}: a persistent ledger never takes a release that is not private; run it "
+                              "without an explicit key (rng_key / --seed)")
+        self._exhausted = why
+
+    def refuse_not_private(self, item: Any, what: str) -> None:
+        """Raise BudgetError when ``item`` is not private (an explicit key) and this accountant is persistent.
+
+        Args:
+            item: a chain, certificate or release with a ``private`` attribute (None: a release about to run).
+            what: the thing in words.
+
+        Raises:
+            BudgetError: a persistent ledger and a non-private item.
+
+        Examples:
+            >>> PrivacyAccountant(budget=1.0).refuse_not_private(None, "a seeded path release")
+        """
+        if self.persistent and getattr(item, "private", False) is not True:
+            raise BudgetError(f"{what} used an explicit key (reproducible: not private); ledger {self._where()} is "
+                              "persistent and refuses it; run it without rng_key / --seed, or charge an in-memory "
+                              "bayesdp.PrivacyAccountant")
 
     def _composition(self, extra: list | None = None, composed: bool = True) -> Composition:
         ch = [(en.epsilon, en.delta, en.event) for en in self._charged()] + list(extra or [])
@@ -532,6 +574,9 @@ class _Budgeted:
 
     def _admit(self, charged: list[Entry], e: Decimal, d: Decimal, ev: Event, where: str = "") -> str:
         """The admission text, or raise BudgetError (the composed rules only when the sums do not fit)."""
+        if self._exhausted:
+            raise BudgetError(f"this accountant is exhausted: {self._exhausted} was not private (an explicit key); "
+                              "use a new accountant")
         ch = [(en.epsilon, en.delta, en.event) for en in charged]
         fast = compose(ch + [(e, d, ev)], self.budget_epsilon, self.budget_delta, composed=False)
         c = fast if fast.fits_basic else compose(ch + [(e, d, ev)], self.budget_epsilon, self.budget_delta)
@@ -579,10 +624,15 @@ class _Budgeted:
         Raises:
             BudgetError: over budget (nothing charged), or an item that cannot be accounted for (one line).
         """
+        not_private = getattr(item, "private", True) is False
+        if not_private:
+            self.refuse_not_private(item, f"{type(item).__name__}")
         e, d, ev = charge_of(item, self.budget_delta, epsilon=epsilon, delta=delta)
         with self.reserve(e, d, ev.type, type(item).__name__, what=what, event=ev) as res:
             res.mark_drawn()
             res.commit({"spent": what or type(item).__name__})
+        if not_private:
+            self.exhaust(f"{type(item).__name__} (an explicit key)")
         return self.summary()
 
     def spent(self) -> dict:
@@ -603,6 +653,8 @@ class _Budgeted:
         Returns:
             The remaining epsilon and delta.
         """
+        if self._exhausted:
+            return {"epsilon": 0.0, "delta": 0.0}
         return self._composition().remaining()
 
     @exact

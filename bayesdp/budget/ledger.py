@@ -240,6 +240,8 @@ class Ledger(_Budgeted):
         {'epsilon': 0.75, 'delta': 0.0}
     """
 
+    persistent = True
+
     def __init__(self, path: str | os.PathLike):
         self.given = Path(path)
         self.path = Path(os.path.realpath(path))

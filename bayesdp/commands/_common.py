@@ -152,7 +152,7 @@ def apply_plan(args, *, chain: bool = True):
     path = getattr(args, "plan", None)
     if not path:
         return None
-    from ..api import Plan
+    from ..plan import Plan
 
     plan = Plan.load(path, model=_plan_model(path))
     given = getattr(args, "model", None)

@@ -83,21 +83,22 @@ def run(args) -> int:
         check_output_file(args.out, "--out", overwrite=args.overwrite, overwrite_flag="--overwrite", inputs=inputs)
     kw = c.model_kwargs(args)
     prepare_jax()
-    from .. import api
+    from .. import plan as plan_mod
     from ..analysis import Domain
     from ..analysis.loading import load_data, load_model
-    from ..calibration import calibrate
+    from ..calibration import CalibrationOptions, calibrate
 
     model, name = load_model(args.model)
     data = None if args.no_data else load_data(args.data, args.x_columns, args.y_column)
-    kcls = api.SGLD if args.mechanism.startswith("sgld") else api.ULA
+    kcls = plan_mod.SGLD if args.mechanism.startswith("sgld") else plan_mod.ULA
     kern = dict(step_size=args.step_size, inverse_temperature=args.inverse_temperature, clip_norm=args.clip_norm)
-    if kcls is api.SGLD:
+    if kcls is plan_mod.SGLD:
         kern["batch_size"] = args.batch_size
     plan = calibrate(model, domain=Domain.parse(args.domain), epsilon=args.epsilon, delta=args.delta,
-                     mechanism=args.mechanism, data_size=args.data_size if args.no_data else None, data=data,
-                     kernel=kcls(**kern), num_steps=args.num_steps, max_steps=args.max_steps,
-                     num_chains=args.num_chains, temper=not args.no_temper, dim=args.dim, model_kwargs=kw)
+                     mechanism=args.mechanism, data=plan_mod.Shapes(args.data_size, dim=args.dim) if args.no_data else data,
+                     kernel=kcls(**kern, model_kwargs=kw),
+                     options=CalibrationOptions(num_steps=args.num_steps, max_steps=args.max_steps,
+                                                num_chains=args.num_chains, temper=not args.no_temper))
     plan = _named(plan, name, args.model)
     if args.out:
         write_file(args.out, plan.to_json() + "\n", overwrite=args.overwrite, inputs=inputs)

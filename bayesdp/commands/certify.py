@@ -174,7 +174,7 @@ def _run_plan(args) -> int:
         raise AssumptionError(f"--plan holds the model, the domain and the sampler settings; drop "
                               f"{', '.join('--' + f.replace('_', '-') for f in extra) or '--domain'}")
     prepare_jax()
-    from ..api import Plan, certify
+    from ..plan import Plan, certify
 
     rep = certify(Plan.load(args.plan))
     if args.json:

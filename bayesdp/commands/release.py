@@ -16,6 +16,7 @@ import os
 import time
 
 from .. import api
+from .. import plan as plan_mod
 from ..cli import ARG_TYPES, emit_json
 from ..errors import AssumptionError
 from ..publish.aggregate import check_chunks
@@ -109,7 +110,8 @@ def add_parser(sub) -> None:
                    help="PRNG seed of the chain(s) run here; default: OS CSPRNG keys. Never recorded. Added noise "
                         "(coupling, sample-aggregate) always comes from the OS CSPRNG; for path and final releases the "
                         "chain's steps ARE the privacy noise: a seed makes the release reproducible and NOT private, "
-                        "and the output says so (\"private\": false)")
+                        "so it is refused against a --ledger file (a persistent ledger never takes a release that is "
+                        "not private)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
@@ -466,7 +468,7 @@ def kernel_of(args, model, model_kwargs):
     common = dict(model=model, step_size=args.step_size, inverse_temperature=args.inverse_temperature,
                   clip_norm=args.clip_norm, domain=list(args.domain), model_kwargs=model_kwargs)
     if args.sampler == "sgld":
-        return api.SGLD(**common, batch_size=args.batch_size)
-    return api.ULA(**common)
+        return plan_mod.SGLD(**common, batch_size=args.batch_size)
+    return plan_mod.ULA(**common)
 
 

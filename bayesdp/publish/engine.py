@@ -22,7 +22,7 @@ from dataclasses import replace
 from typing import Any, Callable
 
 from ..budget import as_accountant
-from ..errors import AssumptionError
+from ..errors import AssumptionError, BudgetError
 from .methods import registry
 from .methods.base import Analysed, ChainSource, Drawn, MethodPlan
 from .result import ReleaseResult
@@ -202,11 +202,19 @@ def charge(accountant: Any, plan: MethodPlan, run: Callable[[float], Drawn], cho
         >>> res.items[0].predicted_rmse == plan.predicted_rmse, acct.remaining()["epsilon"]
         (True, 0.0)
     """
+    if not private:          # the chain's noise is the privacy noise and an explicit key made it reproducible
+        refuse = getattr(accountant, "refuse_not_private", None)
+        if refuse is None or not hasattr(accountant, "exhaust"):
+            raise BudgetError("a release whose privacy noise is seeded needs an accountant that can be exhausted "
+                              "(bayesdp.PrivacyAccountant); run it without rng_key / --seed")
+        refuse(None, f"this {plan.method} release")
     with accountant.reserve(plan.epsilon, plan.delta, plan.mechanism, plan.source_label, curve=plan.curve,
                             what=plan.what, event=dict(plan.event)) as res:
         res.mark_drawn()
         drawn = run(res.noise_epsilon)
         res.commit(dict(drawn.commit))
+    if not private:
+        accountant.exhaust(f"a seeded {plan.method} release")
     summary = res.summary or accountant.summary()
     f = dict(drawn.fields)
     items = tuple(replace(it, predicted_rmse=plan.predicted_rmse, predicted_label=plan.predicted_label)

@@ -71,7 +71,8 @@ def test_cli_and_python_choose_the_same_method_and_settings(tmp_path, capsys, ex
 def test_a_plans_settings_are_used_as_given():
     data = _data(m=100)
     plan = bayesdp.calibrate("logistic", domain=bayesdp.Domain.parse(DOMAIN), epsilon=1.0, delta=1e-6,
-                             mechanism="ula-path", data_size=100, record_shapes={"X": (3,), "y": ()}, max_steps=300)
+                             mechanism="ula-path", data=bayesdp.Shapes(100, {"X": (3,), "y": ()}),
+                             options=bayesdp.CalibrationOptions(max_steps=300))
     acct = bayesdp.PrivacyAccountant(budget=3.0, budget_delta=1e-5)
     res = bayesdp.release(plan, ReleaseSpec("mean", epsilon=1.0, delta=1e-6, method="path"), data=data,
                           accountant=acct)

@@ -96,8 +96,8 @@ def test_release_is_the_planned_chains_final_draw():
     assert f["chain_keys"] != "" and "not private" in f["chain_keys"]          # a seed was given: said so
     # the plan is bayesdp.calibrate's, from public quantities only
     plan = bayesdp.calibrate(logistic, domain=DOMAIN, epsilon=1.0 * (1 - 1e-9), delta=1e-6,
-                             mechanism="ula-final", data_size=150, record_shapes={"X": (2,), "y": ()},
-                             max_steps=2000)
+                             mechanism="ula-final", data=bayesdp.Shapes(150, {"X": (2,), "y": ()}),
+                             options=bayesdp.CalibrationOptions(max_steps=2000))
     assert (f["step_size"], f["num_steps"]) == (plan.step_size, plan.num_steps)
     assert f["inverse_temperature"] == pytest.approx(plan.inverse_temperature, rel=1e-6)
     # the released values are the final draw of that chain with the same key
@@ -142,8 +142,9 @@ def test_api_auto_picks_final_for_a_prior_dominated_model():
     assert res.extra["method"]["method"] == "final" and res.extra["method"]["chosen_by"].startswith("auto")
     # a Plan pins the chain: auto never swaps it for the last-draw release's own
     plan = bayesdp.calibrate("logistic", domain=bayesdp.Domain.parse(DOMAIN), epsilon=1.0, delta=1e-6,
-                             mechanism="ula-path", data_size=60, record_shapes={"X": (8,), "y": ()}, max_steps=500,
-                             model_kwargs={"prior_scale": 0.5})
+                             mechanism="ula-path", data=bayesdp.Shapes(60, {"X": (8,), "y": ()}),
+                             kernel=bayesdp.ULA(model_kwargs={"prior_scale": 0.5}),
+                             options=bayesdp.CalibrationOptions(max_steps=500))
     res = bayesdp.release(plan, "mean", epsilon=1.0, delta=1e-6, data=data, accountant=acct)
     assert res.extra["method"]["method"] != "final"
 

@@ -41,7 +41,7 @@ class ChainSource:
         draws: ``(chains, draws, dim)`` unconstrained draws of a chain that ran, or None.
         run_kind: ``"path"``, ``"thinned"`` or ``"final"``: what the chain that ran kept.
         thinning: its thinning.
-        plan: the user's :class:`~bayesdp.api.Plan`, or None.
+        plan: the user's :class:`~bayesdp.plan.Plan`, or None.
         plan_final: ``(epsilon, delta, max_steps) -> plan`` of a last-draw chain (from ``bayesdp.calibrate``, passed
             by the layer above), or None.
         key_label: how a chain that ran was keyed.
