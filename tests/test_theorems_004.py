@@ -198,3 +198,32 @@ def test_prop_3_7_pure_when_coupling_is_sure():
     assert cert.delta(0.5) == 0.0
     assert cert.constants["noise_scale"] == pytest.approx(0.6)
     assert cert.epsilon(1e-9) <= 0.5 + 1e-9
+
+
+# -- issue 25: the SGLD path constant C8 at beta != 1 ------------------------------------------
+
+def test_theorem_5_8_inverse_temperature_by_hand():
+    # SEEDS §4.15: C8 = beta c^2 n gamma / s^2, eps_delta = C8/4 + sqrt(C8 log(1/delta)) (C/4 form).
+    # beta = 2.5, c = 0.7, n = 300, gamma = 0.02, s = 4: C8 = 2.5 * 0.49 * 6 / 16 = 0.459375 (by hand)
+    cert = G.theorem_5_8(grad_diff=0.7, step_size=0.02, num_steps=300, batch_size=4, data_size=50,
+                         inverse_temperature=2.5)
+    assert cert.constants["C8"] == pytest.approx(0.459375, rel=1e-14)
+    assert cert.rdp(7.0) == pytest.approx(7.0 * 0.459375 / 4, rel=1e-14)
+    eps_seeds = 0.459375 / 4 + math.sqrt(0.459375 * math.log(1e5))       # 2.3744... by hand
+    assert cert.curve.epsilon(1e-5, method="mironov") == pytest.approx(eps_seeds, rel=1e-12)
+    # beta = 1 with the same constants is 2.5 times smaller (the constant is linear in beta)
+    cold = G.theorem_5_8(0.7, 0.02, 300, batch_size=4, data_size=50, inverse_temperature=1.0)
+    assert C_of(cold) == pytest.approx(0.459375 / 2.5, rel=1e-14)
+
+
+@settings(max_examples=200, deadline=None)
+@given(c=st.floats(1e-3, 10.0), gamma=st.floats(1e-4, 1.0), n=st.integers(1, 100_000),
+       s=st.integers(1, 64), beta=st.floats(0.05, 20.0), logd=st.floats(-25.0, -2.0))
+def test_sgld_path_equals_exact_gaussian_at_any_beta(c, gamma, n, s, beta, logd):
+    # full batch (s = m): SGLD is ULA on the mean loss, drift difference 2c/s per step; the path is then
+    # exactly lq_path_mu-GDP, whose RDP alpha mu^2/2 the certificate's alpha C8/4 must equal (not only bound)
+    mu = lq_path_mu(c / s, gamma, n, beta)
+    assume(mu < 30)
+    cert = G.theorem_5_8(2 * c, gamma, n, batch_size=s, data_size=s, inverse_temperature=beta)
+    assert cert.rdp(3.0) == pytest.approx(3.0 * mu * mu / 2, rel=1e-9)
+    assert cert.epsilon(math.exp(logd)) >= gdp_epsilon(mu, math.exp(logd)) * (1 - 1e-9)

@@ -210,3 +210,30 @@ def test_best_coupling_refuses_clipping():
     best, failed = S.best_coupling(step_size=0.1, sampler="ULA", total_strong_convexity=1.0, total_smoothness=4.0,
                                    grad_diff=0.5, clip_norm=1.0)
     assert best is None and "clip_norm" in failed[0][1]
+
+
+# -- issue 25: the minibatch smoothness is L_K + m * L_rec (not m * mu_rec, s * L_rec or L_K alone) ---------
+
+def test_sgld_minibatch_smoothness_exact_and_large_step_contraction():
+    # K: 1-strongly convex, 1-smooth; records: 2-strongly convex, 2.5-smooth; m = 100, s = 10.
+    # By hand: minibatch potential (1 + 200)-strongly convex and (1 + 250) = 251-smooth.
+    b = S.coupling_strongly_convex_sgld(0.0079, 1.0, 1.0, record_strong_convexity=2.0, record_smoothness=2.5,
+                                        record_grad_diff=0.3, data_size=100, batch_size=10)
+    assert b.assumptions["minibatch_smoothness"] == 251.0
+    assert b.assumptions["minibatch_strong_convexity"] == 201.0
+    # gamma = 0.0079 is past 2/(201 + 251): rho = |1 - 0.0079 * 251| = 0.9829 (the smoothness end), and
+    # the distance is gamma * (m/s) * drec / (1 - rho) = 0.0079 * 3 / 0.0171
+    assert b.contraction == pytest.approx(0.9829, rel=1e-12)
+    assert b.distance == pytest.approx(0.0079 * 3.0 / 0.0171, rel=1e-9)
+
+
+def test_sgld_refuses_step_past_two_over_batch_smoothness_251():
+    # batch smoothness 1 + 100 * 2.5 = 251: gamma = 0.01 > 2/251 = 0.00797 does not contract -> refused
+    with pytest.raises(AssumptionError, match=r"step_size = 0\.01 .*2/minibatch_smoothness = 0\.00796813") as e:
+        S.coupling_strongly_convex_sgld(0.01, 1.0, 1.0, record_strong_convexity=0.0, record_smoothness=2.5,
+                                        record_grad_diff=1.0, data_size=100, batch_size=10)
+    assert "\n" not in str(e.value)
+    # just below 2/251 it is accepted, with rho = 251 * gamma - 1 (the smoothness end)
+    b = S.coupling_strongly_convex_sgld(0.0079, 1.0, 1.0, record_strong_convexity=0.0, record_smoothness=2.5,
+                                        record_grad_diff=1.0, data_size=100, batch_size=10)
+    assert b.contraction == pytest.approx(max(1 - 0.0079, 251 * 0.0079 - 1), rel=1e-12)
