@@ -407,8 +407,8 @@ class RDP(PrivacyCurve):
             if k == 0.0:
                 return 0.0
             mironov = k + 2.0 * math.sqrt(k * log1_delta)
-            if method == "mironov":
-                return mironov
+            if method == "mironov":   # rounded outward like every other conversion (an upper bound)
+                return self._outward(mironov, log1_delta)
             if d >= round_up(math.sqrt(-math.expm1(-k))):  # Bretagnolle–Huber: delta(0) <= sqrt(1 - e^-KL)
                 return 0.0
             a_star = 1.0 + math.sqrt(log1_delta / k)
