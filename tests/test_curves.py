@@ -193,3 +193,75 @@ def test_gdp_epsilon_tiny_mu_is_an_upper_bound():
     # reviewer's case: double precision cancels in delta(eps) for tiny mu; the 80-digit value is 1.15727206e-08
     e = GDP(1.2593422698076837e-09).epsilon(2.6438649830437966e-30)
     assert 1.15727206e-08 <= e <= 1.15727206e-08 * (1 + 1e-5)
+
+
+# -- issue 25: the RDP -> (eps, delta) conversion is rounded outward -----------------------------------
+
+def _cks_inf_mp(kappa: float, delta: float, shift: float = 0.0):
+    """inf over alpha > 1 of CKS20 Prop. 12 for the curve ``shift + kappa * alpha``, in 60-digit arithmetic,
+    independently of bayesdp: d/dalpha = kappa - (L - log alpha)/(alpha - 1)^2 (L = log(1/delta)) is
+    increasing, negative at alpha -> 1 and >= 0 at 1 + sqrt(L/kappa): bisection on that bracket."""
+    import mpmath
+
+    with mpmath.workdps(60):
+        k, L = mpmath.mpf(kappa), -mpmath.log(mpmath.mpf(delta))
+        lo, hi = mpmath.mpf(1), 1 + mpmath.sqrt(L / k)
+        for _ in range(230):
+            mid = (lo + hi) / 2
+            if k * (mid - 1) ** 2 - L + mpmath.log(mid) < 0:
+                lo = mid
+            else:
+                hi = mid
+        a = (lo + hi) / 2
+        return mpmath.mpf(shift) + k * a + mpmath.log(1 - 1 / a) + (L - mpmath.log(a)) / (a - 1)
+
+
+def _outward_cases(n: int, seed: int):
+    rng = np.random.default_rng(seed)
+    return [(float(10 ** rng.uniform(-4, 3)), float(10 ** rng.uniform(-12, -2))) for _ in range(n)]
+
+
+def test_linear_rdp_epsilon_never_below_exact_mpmath():
+    # without the outward rounding about half of these cases return a float just below the exact infimum
+    # (the optimiser's value is within an ulp or two of it, on either side); with it, none does
+    import mpmath
+
+    below = []
+    for kappa, delta in _outward_cases(200, 0):
+        eps = RDP.linear(kappa).epsilon(delta)
+        exact = _cks_inf_mp(kappa, delta)
+        if eps < exact:
+            below.append((kappa, delta, eps, float(exact)))
+        assert mpmath.mpf(eps) <= exact * (1 + mpmath.mpf("1e-11"))     # and it is the optimum, not just a bound
+    assert below == []
+
+
+def test_nonlinear_rdp_epsilon_never_below_exact_mpmath():
+    # the grid-and-optimiser route (a curve with a function term): shift + kappa*alpha has the exact infimum
+    # shift + (the linear one); the shift is exactly representable
+    import mpmath
+
+    below = []
+    for kappa, delta in _outward_cases(60, 1):
+        curve = RDP.linear(kappa) + RDP.from_function(lambda a: 0.25, "0.25")
+        eps = curve.epsilon(delta)
+        exact = _cks_inf_mp(kappa, delta, shift=0.25)
+        if eps < exact:
+            below.append((kappa, delta, eps, float(exact)))
+        assert mpmath.mpf(eps) <= exact * (1 + mpmath.mpf("1e-6"))
+    assert below == []
+
+
+def test_linear_rdp_mironov_epsilon_never_below_exact_mpmath():
+    # Mironov 2017 Prop. 3 at its optimum for a linear curve: kappa + 2 sqrt(kappa log(1/delta)), exactly
+    import mpmath
+
+    below = []
+    for kappa, delta in _outward_cases(200, 2):
+        eps = RDP.linear(kappa).epsilon(delta, method="mironov")
+        with mpmath.workdps(60):
+            k = mpmath.mpf(kappa)
+            exact = k + 2 * mpmath.sqrt(k * -mpmath.log(mpmath.mpf(delta)))
+        if eps < exact:
+            below.append((kappa, delta, eps, float(exact)))
+    assert below == []
