@@ -227,3 +227,136 @@ def test_sgld_path_equals_exact_gaussian_at_any_beta(c, gamma, n, s, beta, logd)
     cert = G.theorem_5_8(2 * c, gamma, n, batch_size=s, data_size=s, inverse_temperature=beta)
     assert cert.rdp(3.0) == pytest.approx(3.0 * mu * mu / 2, rel=1e-9)
     assert cert.epsilon(math.exp(logd)) >= gdp_epsilon(mu, math.exp(logd)) * (1 - 1e-9)
+
+
+# -- issue 25: every refusal names the parameter, its value, the condition and the fix (one line) ---------------
+
+BASE = {
+    "proposition_4_5": dict(drift_diff=2.0, inverse_temperature=0.5, time=3.0),
+    "proposition_4_6": dict(drift_lipschitz=2.0, drift_offset=1.0, coupling_bound=3.0, inverse_temperature=1.0,
+                            time=5.0),
+    "theorem_5_2": dict(strong_convexity=1.0, smoothness=2.0, grad_bound=1.0, step_size=0.1, num_steps=100),
+    "theorem_5_4": dict(grad_diff=2.0, step_size=0.01, num_steps=300),
+    "theorem_5_6": dict(strong_convexity=1.0, smoothness=2.0, grad_bound=1.0, step_size=0.1, num_steps=100,
+                        batch_size=10, data_size=100),
+    "theorem_5_8": dict(grad_diff=1.0, step_size=0.01, num_steps=1000, batch_size=10, data_size=100),
+    "posterior_limit_estimate": dict(strong_convexity=1.0, smoothness=1.0, grad_bound=0.5),
+}
+K_MU = "strong_convexity = {v} must be > 0; declare mu > 0 of the strongly convex part K"
+K_L = "smoothness = {v} must be > 0; declare L > 0, the Lipschitz constant of grad K"
+BETA = "inverse_temperature = {v} must be > 0"
+STEP = "step_size = {v} must be > 0"
+STEPS = "num_steps = {v} must be an integer >= 1"
+BATCH = "batch_size = {v} must be an integer >= 1"
+DATA = "data_size = {v} must be an integer >= 1"
+REFUSALS = [
+    ("proposition_4_5", "drift_diff", -1, "grad_diff = -1 must be >= 0; declare the sup of the drift difference (18)"),
+    ("proposition_4_5", "inverse_temperature", 0, BETA.format(v=0)),
+    ("proposition_4_5", "time", 0, "time = 0 must be > 0; the horizon T = step_size * num_steps must be > 0"),
+    ("proposition_4_6", "drift_lipschitz", -1,
+     "smoothness = -1 must be >= 0; declare the Lipschitz constant L of the drift in (20)"),
+    ("proposition_4_6", "drift_offset", -1, "grad_diff = -1 must be >= 0; declare the additive offset c of (20)"),
+    ("proposition_4_6", "coupling_bound", -1, "coupling_bound = -1 must be >= 0; declare C of (21)"),
+    ("proposition_4_6", "inverse_temperature", -1, BETA.format(v=-1)),
+    ("proposition_4_6", "time", 0, "time = 0 must be > 0"),
+    ("proposition_4_6", "drift_diff", -1, "drift_diff = -1 must be >= 0"),
+    ("theorem_5_2", "strong_convexity", 0, K_MU.format(v=0)),
+    ("theorem_5_2", "smoothness", 0, K_L.format(v=0)),
+    ("theorem_5_2", "smoothness", 0.5, "smoothness = 0.5 must be >= strong_convexity = 1 (an L-smooth mu-strongly "
+                                       "convex function has mu <= L); check the two constants"),
+    ("theorem_5_2", "grad_bound", -1, "grad_bound = -1 must be >= 0; declare c = sup |grad V_D| (004 Assumption 5.1)"),
+    ("theorem_5_2", "step_size", 0, STEP.format(v=0)),
+    ("theorem_5_2", "step_size", 0.5, "step_size = 0.5 must be in (0, 2*mu/L^2) = (0, 0.5) for 004 Theorem 5.2; "
+                                      "choose a smaller step size, or release the path (ula-path / sgld-path)"),
+    ("theorem_5_2", "num_steps", 0, STEPS.format(v=0)),
+    ("theorem_5_2", "inverse_temperature", 0, BETA.format(v=0)),
+    ("theorem_5_4", "grad_diff", -1,
+     "grad_diff = -1 must be >= 0; declare Delta = sup |grad U_D - grad U_D'| (004 Assumption 5.3)"),
+    ("theorem_5_4", "step_size", -1, STEP.format(v=-1)),
+    ("theorem_5_4", "num_steps", -1, STEPS.format(v=-1)),
+    ("theorem_5_4", "inverse_temperature", -1, BETA.format(v=-1)),
+    ("theorem_5_6", "strong_convexity", -1, K_MU.format(v=-1)),
+    ("theorem_5_6", "smoothness", -1, K_L.format(v=-1)),
+    ("theorem_5_6", "grad_bound", -1,
+     "grad_bound = -1 must be >= 0; declare c = sup |grad_x v(x, d)| (004 Assumption 5.5)"),
+    ("theorem_5_6", "step_size", 0.5, "step_size = 0.5 must be in (0, 2*mu/L^2) = (0, 0.5) for 004 Theorem 5.6; "
+                                      "choose a smaller step size, or release the path (ula-path / sgld-path)"),
+    ("theorem_5_6", "num_steps", 0, STEPS.format(v=0)),
+    ("theorem_5_6", "batch_size", 0, BATCH.format(v=0)),
+    ("theorem_5_6", "batch_size", 101,
+     "batch_size = 101 must be <= data_size = 100; use a batch no larger than the dataset"),
+    ("theorem_5_6", "data_size", 0, DATA.format(v=0)),
+    ("theorem_5_6", "inverse_temperature", 0, BETA.format(v=0)),
+    ("theorem_5_8", "grad_diff", -1,
+     "grad_diff = -1 must be >= 0; declare Delta = sup |grad l(x,d) - grad l(x,d')| (004 (36))"),
+    ("theorem_5_8", "step_size", 0, STEP.format(v=0)),
+    ("theorem_5_8", "num_steps", 0, STEPS.format(v=0)),
+    ("theorem_5_8", "batch_size", 0, BATCH.format(v=0)),
+    ("theorem_5_8", "data_size", 0, DATA.format(v=0)),
+    ("theorem_5_8", "inverse_temperature", 0, BETA.format(v=0)),
+    ("posterior_limit_estimate", "strong_convexity", 0, K_MU.format(v=0)),
+    ("posterior_limit_estimate", "smoothness", 0, K_L.format(v=0)),
+    ("posterior_limit_estimate", "grad_bound", -1, "grad_bound = -1 must be >= 0"),
+    ("posterior_limit_estimate", "inverse_temperature", 0, BETA.format(v=0)),
+]
+
+
+@pytest.mark.parametrize("fn,param,value,message", REFUSALS)
+def test_refusal_messages_name_the_parameter_value_condition_and_fix(fn, param, value, message):
+    kwargs = {**BASE[fn], param: value}
+    with pytest.raises(AssumptionError) as e:
+        getattr(G, fn)(**kwargs)
+    assert str(e.value) == message
+
+
+@pytest.mark.parametrize("fn,kwargs", [
+    ("theorem_5_2", dict(strong_convexity=1.0, smoothness=1.0, grad_bound=0.0, step_size=0.5, num_steps=2)),
+    ("theorem_5_6", dict(strong_convexity=2.0, smoothness=2.0, grad_bound=0.0, step_size=0.5, num_steps=2,
+                         batch_size=7, data_size=7)),
+    ("theorem_5_8", dict(grad_diff=0.0, step_size=1.0, num_steps=1, batch_size=3, data_size=3)),
+    ("theorem_5_4", dict(grad_diff=0.0, step_size=1.0, num_steps=1)),
+    ("proposition_4_6", dict(drift_lipschitz=0.0, drift_offset=0.0, coupling_bound=0.0, inverse_temperature=1.0,
+                             time=1.0)),
+    ("posterior_limit_estimate", dict(strong_convexity=1.0, smoothness=1.0, grad_bound=0.0)),
+])
+def test_boundary_values_are_accepted_and_give_zero(fn, kwargs):
+    # L = mu, s = m, c = 0, T = 1: admitted by the theorems (the conditions are mu <= L, s <= m, c >= 0, T > 0);
+    # with no drift difference the constant is exactly 0 (the two chains coincide)
+    cert = getattr(G, fn)(**kwargs)
+    assert C_of(cert) == 0.0 and cert.epsilon(1e-5) == 0.0
+
+
+def test_certificates_record_their_hypotheses_and_labels():
+    # what each certificate states it assumed, written out from 004's statements (Assumptions 5.1/5.3/5.5,
+    # (16)-(21), (36)); reports and the ledger show these
+    common = "common, data-independent"
+    batches = "fixed size, uniform without replacement, independent across steps"
+    cases = {
+        "proposition_4_5": ("girsanov-path", "004 Proposition 4.5",
+                            {"drift_diff": 2.0, "inverse_temperature": 0.5, "time": 3.0, "x0": common,
+                             "noise": "sqrt(2/beta) dW shared"}),
+        "proposition_4_6": ("girsanov-final", "004 Proposition 4.6",
+                            {"drift_lipschitz": 2.0, "drift_offset": 1.0, "coupling_bound": 3.0,
+                             "inverse_temperature": 1.0, "time": 5.0}),
+        "theorem_5_2": ("ula-final", "004 Theorem 5.2",
+                        {"strong_convexity": 1.0, "smoothness": 2.0, "grad_bound": 1.0, "step_size": 0.1,
+                         "num_steps": 100, "inverse_temperature": 1.0, "x0": common}),
+        "theorem_5_4": ("ula-path", "004 Theorem 5.4",
+                        {"grad_diff": 2.0, "step_size": 0.01, "num_steps": 300, "inverse_temperature": 1.0,
+                         "x0": common}),
+        "theorem_5_6": ("sgld-final", "004 Theorem 5.6",
+                        {"strong_convexity": 1.0, "smoothness": 2.0, "grad_bound": 1.0, "step_size": 0.1,
+                         "num_steps": 100, "batch_size": 10, "data_size": 100, "inverse_temperature": 1.0,
+                         "linear_v": False, "minibatches": batches, "x0": common}),
+        "theorem_5_8": ("sgld-path", "004 Theorem 5.8",
+                        {"grad_diff": 1.0, "step_size": 0.01, "num_steps": 1000, "batch_size": 10, "data_size": 100,
+                         "inverse_temperature": 1.0, "minibatches": batches, "x0": common}),
+        "posterior_limit_estimate": ("posterior", "004 posterior limit (C4, estimate)",
+                                     {"strong_convexity": 1.0, "smoothness": 1.0, "grad_bound": 0.5,
+                                      "inverse_temperature": 1.0}),
+    }
+    for fn, (mechanism, source, assumptions) in cases.items():
+        cert = getattr(G, fn)(**BASE[fn])
+        assert (cert.mechanism, cert.source, cert.assumptions) == (mechanism, source, assumptions), fn
+    est = G.posterior_limit_estimate(**BASE["posterior_limit_estimate"])
+    assert est.notes == "heuristic gamma -> 0 limit of Theorem 5.2 (squared, offset 2c); NOT a certificate"
