@@ -360,3 +360,120 @@ def test_certificates_record_their_hypotheses_and_labels():
         assert (cert.mechanism, cert.source, cert.assumptions) == (mechanism, source, assumptions), fn
     est = G.posterior_limit_estimate(**BASE["posterior_limit_estimate"])
     assert est.notes == "heuristic gamma -> 0 limit of Theorem 5.2 (squared, offset 2c); NOT a certificate"
+
+
+def test_step_refusal_states_the_limit_2mu_over_L2():
+    # mu = 2, L = 4: 2 mu / L^2 = 0.25 (1/(mu L^2), 3 mu/L^2 and 2 mu would read 1/32, 0.375 and 4)
+    with pytest.raises(AssumptionError) as e:
+        G.theorem_5_2(strong_convexity=2.0, smoothness=4.0, grad_bound=1.0, step_size=0.3, num_steps=10)
+    assert str(e.value) == ("step_size = 0.3 must be in (0, 2*mu/L^2) = (0, 0.25) for 004 Theorem 5.2; choose a "
+                            "smaller step size, or release the path (ula-path / sgld-path)")
+    # just inside the limit it is accepted: a = mu - gamma L^2 / 2 = 2 - 0.249 * 8 = 0.008 (by hand)
+    cert = G.theorem_5_2(strong_convexity=2.0, smoothness=4.0, grad_bound=1.0, step_size=0.249, num_steps=10)
+    assert cert.constants["a"] == pytest.approx(0.008, rel=1e-9)
+
+
+def test_coupling_overflow_is_refused_in_one_line():
+    # 2c / a = 2e307 / 0.095 > the largest float: refused (not an infinite or wrapped constant)
+    with pytest.raises(AssumptionError) as e:
+        G.theorem_5_2(strong_convexity=0.1, smoothness=0.1, grad_bound=1e307, step_size=1.0, num_steps=10)
+    assert str(e.value) == "2e+307 / 0.095 overflows: the constants are outside the float range"
+
+
+def test_path_drift_difference_is_the_smaller_valid_bound():
+    # Assumption 5.1 (|grad V_D| <= c) implies 5.3 with Delta = 2c; a declared Delta is also valid: the smaller wins
+    assert G.path_c_from_grad_bound(1.5, None) == (3.0, "2*grad_bound (Assumption 5.1 implies 5.3 with 2c)")
+    assert G.path_c_from_grad_bound(1.5, 2.0) == (2.0, "grad_diff")
+    assert G.path_c_from_grad_bound(1.5, 3.0) == (3.0, "grad_diff")            # equal: the declared one
+    assert G.path_c_from_grad_bound(1.5, 4.0) == (3.0, "2*grad_bound (smaller than the declared grad_diff)")
+
+
+# -- issue 25: every constant of the module against SEEDS' formulas, re-derived here at random settings ---------
+
+def _ref_final(c_off, coupling, L, beta, n, gamma):
+    """SEEDS §4.16(b)-(d): T = n gamma < 1 -> Prop 4.5 branch C = beta c_off^2 T, else C = beta (coupling (L+1)
+    + c_off)^2; T decided exactly on the binary inputs."""
+    from fractions import Fraction
+
+    if Fraction(n) * Fraction(gamma) < 1:
+        return beta * c_off ** 2 * (n * gamma), "T = n*gamma < 1: Proposition 4.5 branch (B.6), C = beta*c_off^2*T"
+    return beta * (coupling * (L + 1) + c_off) ** 2, ""
+
+
+@settings(max_examples=300, deadline=None)
+@given(mu=st.floats(0.05, 20.0), L_ratio=st.floats(1.0, 4.0), c=st.floats(0.05, 20.0), g_frac=st.floats(0.01, 0.99),
+       n=st.integers(1, 400), beta=st.sampled_from([1.0, 0.3, 2.5]), s=st.integers(1, 9), extra=st.integers(0, 50),
+       linear_v=st.booleans())
+def test_final_draw_constants_match_seeds_formulas(mu, L_ratio, c, g_frac, n, beta, s, extra, linear_v):
+    L = mu * L_ratio
+    gamma = g_frac * 2 * mu / L ** 2
+    a = mu - gamma * L * L / 2                                    # 004 (112)
+    # Theorem 5.2 (beta = 1) / 5.6 with s = m (beta != 1): offset 2c, coupling 2c/a
+    C, note = _ref_final(2 * c, 2 * c / a, L, beta, n, gamma)
+    if beta != 1.0:
+        note = ("full-batch ULA with inverse temperature beta is SGLD with batch size = data size; " + note).rstrip("; ")
+    cert = G.theorem_5_2(mu, L, c, gamma, n, inverse_temperature=beta)
+    key = "C3*" if beta == 1.0 else "C6*"
+    assert cert.source == ("004 Theorem 5.2" if beta == 1.0 else "004 Theorem 5.6") and cert.notes == note
+    assert set(cert.constants) == {key, "a", "coupling_bound", "drift_offset"}
+    assert cert.constants[key] == pytest.approx(C, rel=1e-9) and cert.constants[key] >= C * (1 - 1e-12)
+    assert cert.constants["a"] == pytest.approx(a, rel=1e-6) and cert.constants["drift_offset"] == 2 * c
+    assert cert.constants["coupling_bound"] == pytest.approx(2 * c / a, rel=1e-6)
+    assert C_of(cert) == pytest.approx(cert.constants[key], rel=1e-12)
+    # Theorem 5.6 / 5.7 (SEEDS §4.16(f)-(g)): with linear v only the replaced index differs: offset 2c/s
+    m = s + extra
+    off, coup = (2 * c / s, 2 * c / (s * a)) if linear_v else (2 * c, 2 * c / a)
+    C, note = _ref_final(off, coup, L, beta, n, gamma)
+    cert = G.theorem_5_6(mu, L, c, gamma, n, batch_size=s, data_size=m, inverse_temperature=beta, linear_v=linear_v)
+    key = "C7*" if linear_v else "C6*"
+    assert cert.source == ("004 Theorem 5.7" if linear_v else "004 Theorem 5.6") and cert.notes == note
+    assert set(cert.constants) == {key, "a", "coupling_bound", "drift_offset"}
+    assert cert.constants[key] == pytest.approx(C, rel=1e-9) and cert.constants[key] >= C * (1 - 1e-12)
+    assert cert.constants["drift_offset"] == pytest.approx(off, rel=1e-12)
+    assert cert.constants["coupling_bound"] == pytest.approx(coup, rel=1e-6)
+    assert cert.assumptions["linear_v"] is linear_v
+    # the uncertified posterior limit, SEEDS §4.16(e): C4* = 4 beta c^2 ((L+1)/mu + 1)^2
+    est = G.posterior_limit_estimate(mu, L, c, inverse_temperature=beta)
+    assert est.constants == {"C4*": pytest.approx(4 * beta * c * c * ((L + 1) / mu + 1) ** 2, rel=1e-12)}
+
+
+@settings(max_examples=300, deadline=None)
+@given(c=st.floats(0.05, 20.0), gamma=st.floats(1e-3, 0.5), n=st.integers(1, 400), beta=st.floats(0.1, 5.0),
+       s=st.integers(1, 9), extra=st.integers(0, 50), Lc=st.floats(0.0, 5.0), C=st.floats(0.0, 5.0),
+       T=st.floats(0.05, 5.0), drift=st.one_of(st.none(), st.floats(0.0, 20.0)))
+def test_path_constants_match_seeds_formulas(c, gamma, n, beta, s, extra, Lc, C, T, drift):
+    # Theorem 5.4: C5 = beta c^2 n gamma; Theorem 5.8: C8 = beta c^2 n gamma / s^2; Prop 4.5: C1 = beta c^2 T
+    assert G.theorem_5_4(c, gamma, n, inverse_temperature=beta).constants == {
+        "C5": pytest.approx(beta * c * c * n * gamma, rel=1e-12)}
+    assert G.theorem_5_8(c, gamma, n, s, s + extra, inverse_temperature=beta).constants == {
+        "C8": pytest.approx(beta * c * c * n * gamma / s ** 2, rel=1e-12)}
+    assert G.proposition_4_5(c, beta, T).constants == {"C1": pytest.approx(beta * c * c * T, rel=1e-12)}
+    # Prop 4.6 (SEEDS §4.16(b)): T < 1 -> Prop 4.5 with the drift difference (default: the offset c);
+    # else C2 = beta (C (L+1) + c)^2
+    p = G.proposition_4_6(Lc, c, C, beta, T, drift_diff=drift)
+    if T < 1:
+        cp = c if drift is None else drift
+        assert p.constants == {"C": pytest.approx(beta * cp * cp * T, rel=1e-12)}
+        assert p.notes == "T < 1: Proposition 4.5 branch (B.6), C = beta*c^2*T"
+    else:
+        assert p.constants == {"C2": pytest.approx(beta * (C * (Lc + 1) + c) ** 2, rel=1e-12)}
+    assert p.assumptions == {"drift_lipschitz": Lc, "drift_offset": c, "coupling_bound": C,
+                             "inverse_temperature": beta, "time": T}
+
+
+def test_horizon_one_is_decided_exactly():
+    # T = n gamma = 1 exactly: Prop 4.6 proper (its T < 1 branch is not proved at T = 1)
+    assert G.proposition_4_6(1.0, 2.0, 3.0, 1.0, 1.0).constants == {"C2": (3 * 2 + 2) ** 2}
+    C, note = G.final_constant(2.0, 3.0, 1.0, 1.0, 1.0)
+    assert note == "" and 64.0 <= C == pytest.approx(64.0, rel=1e-12)         # rounded up, never down
+    C, note = G.final_constant(2.0, 3.0, 1.0, 1.0, 0.5)
+    assert note.startswith("T = n*gamma < 1") and 2.0 <= C == pytest.approx(2.0, rel=1e-12)
+    cert = G.theorem_5_2(1.0, 1.0, 1.0, 0.25, 4)                 # n gamma = 1: C = (2 (L+1)/a + 2)^2
+    assert C_of(cert) == pytest.approx((2 * 2 / 0.875 + 2) ** 2, rel=1e-12)
+    # the float product 3 * (1/3) rounds to 1.0, but the exact n * gamma is below 1: Prop 4.5 branch
+    g = 1 / 3
+    assert 3 * g == 1.0
+    assert G.final_constant(2.0, 3.0, 1.0, 1.0, 3 * g, 3, g) == (
+        pytest.approx(4.0, rel=1e-12), "T = n*gamma < 1: Proposition 4.5 branch (B.6), C = beta*c_off^2*T")
+    # and without n and gamma the float T decides: T = 1.0 is not below 1
+    assert G.final_constant(2.0, 3.0, 1.0, 1.0, 3 * g)[1] == ""
