@@ -51,6 +51,21 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "path": ("bayesdp/publish/path.py", ["tests/release/test_path_gdp_mutants.py"]),
 }
 
+#: modules mixing certificate arithmetic with reporting code: only these functions' mutants are run by default
+#: (``--functions`` overrides); the others are reported as "not checked"
+FUNCTIONS: dict[str, list[str]] = {
+    "curves": ["x__check_delta", "x__check_epsilon", "x__exp_up", "xǁRDPǁrdp", "xǁRDPǁ_eps_at", "xǁRDPǁepsilon",
+               "xǁRDPǁ_outward", "xǁRDPǁ_minimise", "xǁRDPǁ_log_delta_at", "xǁRDPǁdelta", "xǁRDPǁ__add__",
+               "x_gdp_log_delta", "x__gdp_delta_mp", "x__gdp_epsilon_mp", "x__verify_gdp_epsilon", "xǁGDPǁrdp",
+               "xǁGDPǁdelta", "xǁGDPǁepsilon", "xǁApproxDPǁdelta", "xǁApproxDPǁepsilon", "xǁApproxDPǁrdp",
+               "x_compose", "x_linear_rdp_to_dp", "x_eps_from_C"],
+    "sensitivity": ["x__rho", "x_coupling_strongly_convex", "x_coupling_strongly_convex_sgld", "x_coupling_k_plus_v",
+                    "x_coupling_route", "xǁSensitivityRouteǁ*"],
+    "noise": ["x_granularity", "x_laplace_release", "x_zcdp_rho", "x__sqrt_up", "x_gaussian_calibration",
+              "x_gaussian_release", "x_discrete_laplace_pmf", "x_discrete_gaussian_pmf"],
+    "path": ["x_gdp_mu"],
+}
+
 STATUSES = ("killed", "survived", "timeout", "suspicious", "no tests", "skipped", "caught by type check",
             "not checked", "segfault", "check was interrupted by user")
 
@@ -59,6 +74,14 @@ def _repo_files() -> list[str]:
     out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
                          check=True, capture_output=True).stdout.decode()
     return [f for f in out.split("\0") if f and (ROOT / f).is_file()]
+
+
+#: written to the scratch copy only: property-based tests (hypothesis, hundreds of examples) run after the
+#: others, so that with ``-x`` a mutant that a quick test kills costs one quick test
+_ORDER_CONFTEST = '''
+def pytest_collection_modifyitems(session, config, items):
+    items.sort(key=lambda it: bool(getattr(getattr(it, "obj", None), "is_hypothesis_test", False)))
+'''
 
 
 def _toml_list(xs: list[str]) -> str:
@@ -79,8 +102,10 @@ def prepare(module: str, workdir: Path) -> None:
     head, sep, _ = text.partition("[tool.mutmut]")
     if not sep:
         sys.exit("tools/mutation.py: pyproject.toml has no [tool.mutmut] section")
+    base["also_copy"] = list(base.get("also_copy", [])) + ["conftest.py"]
     lines = [f"{k} = {json.dumps(v)}" for k, v in base.items()
              if k not in ("only_mutate", "pytest_add_cli_args_test_selection")]
+    (workdir / "conftest.py").write_text(_ORDER_CONFTEST)
     lines += [f"only_mutate = {_toml_list([target])}", f"pytest_add_cli_args_test_selection = {_toml_list(tests)}"]
     # the section is the file's last one (nothing may follow it in pyproject.toml)
     (workdir / "pyproject.toml").write_text(head + "[tool.mutmut]\n" + "\n".join(lines) + "\n")
@@ -160,6 +185,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workdir", type=Path, default=None, help="scratch root (default $TMPDIR/bayesdp-mutation)")
     ap.add_argument("--max-children", type=int, default=1)
     ap.add_argument("--summary-only", action="store_true", help="summarize an earlier run in the workdir")
+    ap.add_argument("--functions", default=None,
+                    help="comma-separated globs of mutmut's function keys (x_name, xǁClassǁmethod) to run only "
+                         "those mutants, e.g. 'xǁRDPǁepsilon,x_gdp_log_delta' (default: FUNCTIONS[module] or all)")
     args = ap.parse_args(argv)
     if args.list or not args.modules:
         for k, (target, tests) in MODULES.items():
@@ -177,8 +205,11 @@ def main(argv: list[str] | None = None) -> int:
             prepare(module, workdir)
             env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
             env.setdefault("JAX_PLATFORMS", "cpu")
-            r = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(args.max_children)],
-                               cwd=workdir, env=env)
+            globs = args.functions.split(",") if args.functions else FUNCTIONS.get(module, [])
+            dotted = MODULES[module][0][:-3].replace("/", ".")
+            names = [f"{dotted}.{g}__mutmut_*" for g in globs]
+            r = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(args.max_children),
+                                *names], cwd=workdir, env=env)
             rc = rc or r.returncode
         s = summarize(workdir)
         s.update(module=module, file=MODULES[module][0], tests=MODULES[module][1])
