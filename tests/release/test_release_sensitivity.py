@@ -237,3 +237,78 @@ def test_sgld_refuses_step_past_two_over_batch_smoothness_251():
     b = S.coupling_strongly_convex_sgld(0.0079, 1.0, 1.0, record_strong_convexity=0.0, record_smoothness=2.5,
                                         record_grad_diff=1.0, data_size=100, batch_size=10)
     assert b.contraction == pytest.approx(max(1 - 0.0079, 251 * 0.0079 - 1), rel=1e-12)
+
+
+# -- issue 25: every coupling route against its closed form, re-derived here at random settings ----------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+def _rho_gap(g, m, L):
+    """LITERATURE.md §4: the gradient step of an m-strongly convex L-smooth function is
+    max(|1 - g m|, |1 - g L|)-Lipschitz."""
+    rho = max(abs(1 - g * m), abs(1 - g * L))
+    return rho, 1 - rho
+
+
+@settings(max_examples=200, deadline=None)
+@given(m=st.floats(0.05, 20.0), ratio=st.floats(1.0, 5.0), frac=st.floats(0.01, 0.99), d=st.floats(0.0, 10.0),
+       mu_rec=st.floats(0.0, 2.0), extra=st.floats(0.0, 3.0), n=st.integers(1, 200), s=st.integers(1, 20),
+       pv=st.floats(0.0, 2.0), lf=st.floats(0.1, 5.0), l2=st.one_of(st.none(), st.floats(0.1, 5.0)))
+def test_coupling_routes_match_their_closed_forms(m, ratio, frac, d, mu_rec, extra, n, s, pv, lf, l2):
+    L = m * ratio
+    g = frac * 2 / L                                                        # any step below 2/L contracts
+    rho, gap = _rho_gap(g, m, L)
+    # route A (ULA): gamma * grad_diff / (1 - rho)
+    a = S.coupling_strongly_convex(g, m, L, d)
+    assert a.contraction == pytest.approx(rho, rel=1e-12, abs=1e-15)
+    assert a.distance == pytest.approx(g * d / gap, rel=1e-9) and a.distance >= g * d / gap * (1 - 1e-12)
+    assert (a.drift_step_diff, a.step_size, a.source) == (d, g, S.SOURCE_STRONGLY_CONVEX)
+    # route B (K + V): 2 gamma c / (1 - rho_K)
+    b = S.coupling_k_plus_v(g, m, L, d, sampler="SGLD")
+    assert b.distance == pytest.approx(2 * g * d / gap, rel=1e-9) and b.drift_step_diff == 2 * d
+    assert b.assumptions == {"sampler": "SGLD", "strong_convexity": m, "smoothness": L, "grad_bound": d,
+                             "coupling": "same start (data-independent), same Gaussian noise"}
+    # SGLD with shared batches: the minibatch potential is (m + n mu_rec)-strongly convex and
+    # (L + n L_rec + pv)-smooth, the per-step difference (n/s) * record_grad_diff
+    s = min(s, n)
+    L_rec = mu_rec + extra
+    mb, Lb = m + n * mu_rec, L + n * L_rec + pv
+    gs = frac * 2 / Lb
+    rho_b, gap_b = _rho_gap(gs, mb, Lb)
+    c = S.coupling_strongly_convex_sgld(gs, m, L, mu_rec, L_rec, d, n, s, prior_v_smoothness=pv)
+    assert c.assumptions["minibatch_strong_convexity"] == pytest.approx(mb, rel=1e-12)
+    assert c.assumptions["minibatch_smoothness"] == pytest.approx(Lb, rel=1e-12)
+    assert c.contraction == pytest.approx(rho_b, rel=1e-9, abs=1e-15)
+    assert c.drift_step_diff == pytest.approx(n / s * d, rel=1e-12)
+    assert c.distance == pytest.approx(gs * (n / s) * d / gap_b, rel=1e-6)
+    # the statistic's windows (004 Proposition 3.7 with delta~ = 0): L1 lipschitz * distance, L2 l2_lipschitz * it
+    r = S.coupling_route(a, lf, l2)
+    assert r.sensitivity == pytest.approx(lf * a.distance, rel=1e-12) and r.coupling_delta == 0.0
+    assert r.l2_sensitivity == pytest.approx((lf if l2 is None else l2) * a.distance, rel=1e-12)
+    assert r.l2_sensitivity >= (lf if l2 is None else l2) * a.distance
+    assert r.assumptions["lipschitz"] == lf and r.assumptions["coupling_distance"] == a.distance
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: S.coupling_strongly_convex(0.6, 1.0, 4.0, 1.0),
+     "step_size = 0.6 must be < 2/total_smoothness = 0.5: the gradient step does not contract (rho = 1.4) and no "
+     "coupling bound is proven; lower the step size"),
+    (lambda: S.coupling_k_plus_v(1.0, 1.0, 2.0, 1.0),
+     "step_size = 1 must be < 2/smoothness = 1: the gradient step does not contract (rho = 1) and no coupling "
+     "bound is proven; lower the step size"),
+    (lambda: S.coupling_strongly_convex(0.1, 0.0, 4.0, 1.0),
+     "total_strong_convexity = 0 must be > 0; the coupling bound needs a strongly convex (part of the) potential"),
+    (lambda: S.coupling_strongly_convex(0.1, 5.0, 4.0, 1.0), "total_smoothness = 4 must be >= total_strong_convexity = 5"),
+    (lambda: S.coupling_strongly_convex_sgld(0.01, 1.0, 1.0, 0.5, 0.25, 1.0, 10, 5),
+     "record_smoothness = 0.25 must be >= record_strong_convexity = 0.5"),
+    (lambda: S.coupling_strongly_convex(0.1, 1.0, 4.0, -1.0), "grad_diff = -1 must be >= 0"),
+    (lambda: S.coupling_k_plus_v(0.1, 1.0, 2.0, -1.0), "grad_bound = -1 must be >= 0"),
+    (lambda: S.coupling_route(S.coupling_k_plus_v(0.1, 1.0, 2.0, 1.0), 0.0),
+     "lipschitz = 0 must be > 0; declare the statistic's Lipschitz constant"),
+])
+def test_coupling_refusals_name_parameter_value_and_condition(call, message):
+    with pytest.raises(AssumptionError) as e:
+        call()
+    assert str(e.value) == message
