@@ -77,8 +77,15 @@ def _repo_files() -> list[str]:
 
 
 #: written to the scratch copy only: property-based tests (hypothesis, hundreds of examples) run after the
-#: others, so that with ``-x`` a mutant that a quick test kills costs one quick test
+#: others, so that with ``-x`` a mutant that a quick test kills costs one quick test; hypothesis does not
+#: shrink a failing example (the verdict is the same, the time is not) and keeps no example database
 _ORDER_CONFTEST = '''
+from hypothesis import Phase, settings
+
+settings.register_profile("mutation", phases=[Phase.explicit, Phase.reuse, Phase.generate], database=None)
+settings.load_profile("mutation")
+
+
 def pytest_collection_modifyitems(session, config, items):
     items.sort(key=lambda it: bool(getattr(getattr(it, "obj", None), "is_hypothesis_test", False)))
 '''
