@@ -477,3 +477,28 @@ def test_horizon_one_is_decided_exactly():
         pytest.approx(4.0, rel=1e-12), "T = n*gamma < 1: Proposition 4.5 branch (B.6), C = beta*c_off^2*T")
     # and without n and gamma the float T decides: T = 1.0 is not below 1
     assert G.final_constant(2.0, 3.0, 1.0, 1.0, 3 * g)[1] == ""
+
+
+def test_step_within_rounding_of_the_limit_is_refused():
+    # mu = 1e-308, L = 1, gamma = the float just below 2 mu: the exact margin mu - gamma/2 = 2.5e-324 is below the
+    # smallest float, so a = 0 after rounding down: refused (dividing by it would give no bound)
+    mu = 1e-308
+    with pytest.raises(AssumptionError) as e:
+        G.theorem_5_2(mu, 1.0, 1.0, math.nextafter(2 * mu, 0), 10)
+    assert str(e.value) == ("step_size = 2e-308 is within rounding of 2*mu/L^2 = 2e-308 (mu - gamma L^2/2 underflows) "
+                            "for 004 Theorem 5.2; choose a smaller step size")
+
+
+@pytest.mark.parametrize("fn,args", [("theorem_5_2", ()), ("theorem_5_6", (2, 5))])
+def test_theorems_decide_the_horizon_on_the_exact_product(fn, args):
+    # n = 3, gamma = 1/3 (float): the float product n * gamma is 1.0, the exact one is below 1, so the
+    # Prop 4.5 branch applies: C = beta (2c)^2 T = 4 (with T = 1.0 as a float), not (2c (L+1)/a + 2c)^2 = 54.76
+    cert = getattr(G, fn)(1.0, 1.0, 1.0, 1 / 3, 3, *args)
+    assert cert.notes == "T = n*gamma < 1: Proposition 4.5 branch (B.6), C = beta*c_off^2*T"
+    assert C_of(cert) == pytest.approx(4.0, rel=1e-12)
+
+
+def test_short_horizon_prop_4_6_labels():
+    p = G.proposition_4_6(1.0, 2.0, 3.0, 1.0, 0.5)
+    assert (p.mechanism, p.source) == ("girsanov-final", "004 Proposition 4.6")
+    assert p.constants == {"C": pytest.approx(2.0, rel=1e-12)}          # beta c^2 T = 4 * 0.5
