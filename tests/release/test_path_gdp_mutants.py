@@ -9,7 +9,9 @@ import pytest
 from bayesdp.curves import GDP
 from bayesdp.publish.path import gdp_mu
 
-CASES = [(1.0, 1e-5), (0.1, 1e-6), (3.0, 1e-9), (0.5, 0.01), (10.0, 1e-12), (0.02, 1e-3)]
+# mu from 2.5e-5 to 14.7: the bracket [0, 1] is doubled for the large ones (50 and 200 need mu > 2)
+CASES = [(1.0, 1e-5), (0.1, 1e-6), (3.0, 1e-9), (0.5, 0.01), (10.0, 1e-12), (0.02, 1e-3), (50.0, 1e-5),
+         (200.0, 1e-10), (1e-4, 1e-5)]
 
 
 def _delta_mp(mu: float, eps: float):
@@ -53,3 +55,23 @@ def test_gdp_mu_literature_value():
     assert d1 == pytest.approx(0.126936, abs=1e-6)
     assert gdp_mu(1.0, d1 * (1 + 1e-12)) == pytest.approx(1.0, rel=1e-9)
     assert math.isclose(float(_mu_star_mp(1.0, d1)), 1.0, rel_tol=1e-12)
+
+
+DELTA_FIX = ("must be in (0, 1) for a path release (the chain's Gaussian steps are not pure epsilon-DP); pass e.g. "
+             "delta=1e-6 or use method='coupling'")
+
+
+@pytest.mark.parametrize("eps,delta,message", [
+    (0.0, 1e-5, "epsilon = 0 must be > 0; pass a positive epsilon"),
+    (-1.0, 1e-5, "epsilon = -1 must be > 0; pass a positive epsilon"),
+    (1.0, 0.0, f"delta = 0.0 {DELTA_FIX}"),
+    (1.0, 1.0, f"delta = 1.0 {DELTA_FIX}"),
+    (1.0, 1.5, f"delta = 1.5 {DELTA_FIX}"),
+    (1.0, "0.1", f"delta = '0.1' {DELTA_FIX}"),
+])
+def test_gdp_mu_refusals(eps, delta, message):
+    from bayesdp.errors import AssumptionError
+
+    with pytest.raises(AssumptionError) as e:
+        gdp_mu(eps, delta)
+    assert str(e.value) == message
