@@ -312,3 +312,74 @@ def test_coupling_refusals_name_parameter_value_and_condition(call, message):
     with pytest.raises(AssumptionError) as e:
         call()
     assert str(e.value) == message
+
+
+def test_laplace_route_certificate_states_what_it_proves():
+    # route A window: lipschitz 2 * distance 0.5 = 1 (rounded up); Laplace scale 1.25 -> eps_noise = 1/1.25 = 0.8
+    b = S.coupling_strongly_convex(0.1, 1.0, 4.0, 0.5)
+    r = S.coupling_route(b, lipschitz=2.0, l2_lipschitz=1.0)
+    cert = r.certificate(epsilon=0.9, noise_scale=1.25, num_coords=4)
+    assert (cert.mechanism, cert.source) == ("mc-estimate", "004 Proposition 3.7 + coupling (LITERATURE §7.1)")
+    assert (cert.curve.eps0, cert.curve.delta0) == (0.9, 0.0)              # the claimed point (0.9, 0), not 0.8
+    k = cert.constants
+    assert (k["noise_scale"], k["epsilon"], k["delta_out"]) == (1.25, 0.9, 0.0)
+    assert k["noise_variance"] == pytest.approx(2 * 1.25 ** 2, rel=1e-15)      # Laplace: 2 b^2
+    assert k["sensitivity"] == pytest.approx(1.0, rel=1e-12) and k["sensitivity"] >= 1.0
+    assert k["laplace_epsilon"] == pytest.approx(k["sensitivity"] / 1.25, rel=1e-12)
+    a = cert.assumptions
+    assert a["num_coords"] == 4 and a["lipschitz"] == 2.0 and a["coupling_delta"] == 0.0
+    assert a["coupling_window"] == k["sensitivity"] and a["coupling_grad_diff"] == 0.5
+    assert cert.notes == ("L1 sensitivity; discretised Laplace noise per coordinate (grid rounding charged to the "
+                          "sensitivity)")
+    assert r.certificate(epsilon=0.9, noise_scale=1.25, num_coords=4, mechanism="x").mechanism == "x"
+    # scale exactly window / epsilon is enough (up to the 1e-12 rounding allowance); a smaller one is refused
+    w = k["sensitivity"]
+    assert r.certificate(epsilon=0.5, noise_scale=w / 0.5, num_coords=1).curve.eps0 == 0.5
+    with pytest.raises(AssumptionError) as e:
+        r.certificate(epsilon=0.5, noise_scale=w / 0.5 * (1 - 1e-9), num_coords=1)
+    assert str(e.value).startswith("noise_scale = 2 is too small for epsilon = 0.5 at sensitivity 1")
+    with pytest.raises(AssumptionError, match="epsilon = 0 must be > 0"):
+        r.certificate(epsilon=0.0, noise_scale=1.0, num_coords=1)
+    # Prop 3.10's route adds its delta to the claimed point
+    c2 = S.concentration_route(0.1, 0.01, 0.05).certificate(epsilon=1.0, noise_scale=0.25, num_coords=2)
+    assert (c2.curve.eps0, c2.curve.delta0) == (1.0, pytest.approx(0.0199)) and c2.source == "004 Proposition 3.10"
+    assert c2.assumptions["coupling_window"] == 0.25 and c2.assumptions["concentration"] == 0.1
+
+
+def test_sample_and_aggregate_route_keeps_only_its_own_hypotheses():
+    r = S.SensitivityRoute(source="sample-and-aggregate", sensitivity=0.5, coupling_delta=0.0,
+                           assumptions={"route": "sample-and-aggregate", "chunks": 4})
+    cert = r.certificate(epsilon=1.0, noise_scale=0.5, num_coords=3)
+    assert cert.assumptions == {"route": "sample-and-aggregate", "chunks": 4, "num_coords": 3}   # no coupling window
+    assert r.delta_at() == 0.0 and S.concentration_route(0.1, 0.01, 0.05).delta_at() == pytest.approx(0.0199)
+
+
+def test_gaussian_route_certificate_and_refusals():
+    from bayesdp.curves import RDP
+
+    b = S.coupling_strongly_convex(0.1, 1.0, 4.0, 0.5)
+    r = S.coupling_route(b, lipschitz=2.0, l2_lipschitz=1.0)
+    rho = 0.01
+    eps = RDP.linear(rho).epsilon(1e-5)          # CKS20 Prop. 12 of rho-zCDP: the smallest epsilon it certifies
+    g = r.gaussian_certificate(epsilon=eps, delta=1e-5, rho=rho, sigma=5.0, l2_window=0.5, num_coords=3)
+    assert (g.mechanism, g.source) == ("mc-estimate", "004 Proposition 3.7 + coupling (LITERATURE §7.1) + CKS20 "
+                                                      "Theorem 14")
+    assert g.curve.is_linear and g.curve.kappa == rho
+    assert g.constants == {"noise_scale": 5.0, "noise_variance": 25.0, "rho": rho, "sensitivity": 0.5,
+                           "epsilon": eps, "delta": 1e-5}
+    assert {k: g.assumptions[k] for k in ("num_coords", "l2_window", "coupling_delta", "lipschitz")} == {
+        "num_coords": 3, "l2_window": 0.5, "coupling_delta": 0.0, "lipschitz": 2.0}
+    assert g.notes == ("L2 sensitivity; discretised Gaussian noise per coordinate (grid rounding sqrt(k) r charged to "
+                       "the sensitivity); rho-zCDP, converted by CKS20 Proposition 12")
+    assert r.gaussian_certificate(eps, 1e-5, rho, 5.0, 0.5, 3, mechanism="y").mechanism == "y"
+    with pytest.raises(AssumptionError) as e:
+        r.gaussian_certificate(eps * (1 - 1e-6), 1e-5, rho, 5.0, 0.5, 3)
+    assert str(e.value).startswith("noise_scale = 5 is too small for epsilon = ") and "(rho = 0.01)" in str(e.value)
+    with pytest.raises(AssumptionError) as e:
+        S.concentration_route(0.1, 0.01, 0.05).gaussian_certificate(1.0, 1e-5, rho, 5.0, 0.5, 3)
+    assert str(e.value) == ("Gaussian noise needs the coupling route (004 Proposition 3.7 with delta~ = 0); route "
+                            "'004 Proposition 3.10' adds delta 0.0199: use Laplace noise")
+    with pytest.raises(AssumptionError, match="rho = 0 must be > 0"):
+        r.gaussian_certificate(1.0, 1e-5, 0.0, 5.0, 0.5, 3)
+    with pytest.raises(AssumptionError, match="epsilon = 0 must be > 0"):
+        r.gaussian_certificate(0.0, 1e-5, rho, 5.0, 0.5, 3)
