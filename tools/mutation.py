@@ -47,7 +47,8 @@ MODULES: dict[str, tuple[str, list[str]]] = {
                                                   "tests/analysis/test_soundness_property.py"]),
     "bounds": ("bayesdp/analysis/structure/bounds.py", ["tests/analysis/test_structure_bounds.py"]),
     "sensitivity": ("bayesdp/publish/sensitivity.py", ["tests/release/test_release_sensitivity.py"]),
-    "noise": ("bayesdp/publish/noise.py", ["tests/release/test_release_noise.py"]),
+    "noise": ("bayesdp/publish/noise.py", ["tests/release/test_noise_mutants.py", "tests/release/test_release_noise.py",
+                                           "tests/release/test_release_gaussian.py"]),
     "path": ("bayesdp/publish/path.py", ["tests/release/test_path_gdp_mutants.py"]),
 }
 
