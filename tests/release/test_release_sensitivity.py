@@ -383,3 +383,48 @@ def test_gaussian_route_certificate_and_refusals():
         r.gaussian_certificate(1.0, 1e-5, 0.0, 5.0, 0.5, 3)
     with pytest.raises(AssumptionError, match="epsilon = 0 must be > 0"):
         r.gaussian_certificate(0.0, 1e-5, rho, 5.0, 0.5, 3)
+
+
+_SGLD = dict(step_size=0.01, strong_convexity=1.0, smoothness=1.0, record_strong_convexity=0.0, record_smoothness=1.0,
+             record_grad_diff=1.0, data_size=10, batch_size=5)
+
+
+@pytest.mark.parametrize("change,message", [
+    (dict(record_strong_convexity=None), "record_strong_convexity = None: the SGLD coupling bound needs every "
+     "likelihood term to be convex; use full-batch ULA or declare the record terms convex"),
+    (dict(record_strong_convexity=-1.0), "record_strong_convexity = -1 must be >= 0"),
+    (dict(record_smoothness=-1.0), "record_smoothness = -1 must be >= 0"),
+    (dict(data_size=0), "data_size = 0 must be an integer >= 1"),
+    (dict(batch_size=0), "batch_size = 0 must be an integer >= 1"),
+    (dict(batch_size=11), "batch_size = 11 must be <= data_size = 10"),
+    (dict(strong_convexity=0.0), "strong_convexity = 0 must be > 0"),
+    (dict(smoothness=-1.0), "smoothness = -1 must be > 0"),
+    (dict(prior_v_smoothness=-1.0), "prior_v_smoothness = -1 must be >= 0"),
+    (dict(record_grad_diff=-1.0), "record_grad_diff = -1 must be >= 0"),
+])
+def test_sgld_coupling_refusals(change, message):
+    with pytest.raises(AssumptionError) as e:
+        S.coupling_strongly_convex_sgld(**{**_SGLD, **change})
+    assert str(e.value) == message
+
+
+def test_couplings_record_their_hypotheses():
+    same = "same start (data-independent), same Gaussian noise"
+    a = S.coupling_strongly_convex(0.1, 1.0, 4.0, 0.5)
+    assert a.assumptions == {"sampler": "ULA", "total_strong_convexity": 1.0, "total_smoothness": 4.0,
+                             "grad_diff": 0.5, "coupling": same}
+    assert S.coupling_k_plus_v(0.1, 1.0, 2.0, 0.3).assumptions["sampler"] == "ULA"      # the default sampler
+    assert S.coupling_k_plus_v(0.1, 1.0, 2.0, 0.3).step_size == 0.1
+    b = S.coupling_strongly_convex_sgld(**_SGLD)
+    assert b.step_size == 0.01
+    assert b.assumptions == {"sampler": "SGLD", "strong_convexity": 1.0, "smoothness": 1.0,
+                             "record_strong_convexity": 0.0, "record_smoothness": 1.0, "record_grad_diff": 1.0,
+                             "data_size": 10, "batch_size": 5, "minibatch_strong_convexity": 1.0,
+                             "minibatch_smoothness": 11.0,
+                             "coupling": "same start, same Gaussian noise, same minibatch indices"}
+    r = S.coupling_route(a, 2.0, 0.5)
+    assert {k: r.assumptions[k] for k in ("lipschitz", "l2_lipschitz", "coupling_sampler")} == {
+        "lipschitz": 2.0, "l2_lipschitz": 0.5, "coupling_sampler": "ULA"}
+    with pytest.raises(AssumptionError) as e:
+        S.coupling_route(a, 1.0, 0.0)
+    assert str(e.value) == "l2_lipschitz = 0 must be > 0"
