@@ -68,6 +68,9 @@ DELTA_FIX = ("must be in (0, 1) for a path release (the chain's Gaussian steps a
     (1.0, 1.0, f"delta = 1.0 {DELTA_FIX}"),
     (1.0, 1.5, f"delta = 1.5 {DELTA_FIX}"),
     (1.0, "0.1", f"delta = '0.1' {DELTA_FIX}"),
+    # mu-GDP has epsilon(delta) = 0 only for mu <= ~2.5 delta (TV <= delta); at delta = 1e-200 the 200 halvings of
+    # the bracket do not reach it and epsilon = 1e-300 needs a smaller mu: refused, not mu = 0
+    (1e-300, 1e-200, "epsilon = 1e-300 is too small at delta = 1e-200"),
 ])
 def test_gdp_mu_refusals(eps, delta, message):
     from bayesdp.errors import AssumptionError
