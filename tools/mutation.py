@@ -63,7 +63,7 @@ FUNCTIONS: dict[str, list[str]] = {
     "sensitivity": ["x__rho", "x_coupling_strongly_convex", "x_coupling_strongly_convex_sgld", "x_coupling_k_plus_v",
                     "x_coupling_route", "xǁSensitivityRouteǁ*"],
     "noise": ["x_granularity", "x_laplace_release", "x_zcdp_rho", "x__sqrt_up", "x_gaussian_calibration",
-              "x_gaussian_release", "x_discrete_laplace_pmf", "x_discrete_gaussian_pmf"],
+              "x_gaussian_release"],
     "path": ["x_gdp_mu"],
 }
 
