@@ -5,6 +5,7 @@ import math
 from fractions import Fraction
 
 import mpmath
+import numpy as np
 import pytest
 
 from bayesdp.curves import RDP
@@ -95,3 +96,35 @@ def test_gaussian_calibration_refuses_zero_sensitivity():
     with pytest.raises(AssumptionError) as e:
         N.gaussian_calibration(0.0, 1.0, 1e-5, 1)
     assert str(e.value) == "l2_sensitivity = 0 must be > 0; a zero sensitivity needs no noise; check the statistic"
+
+
+def test_gaussian_release_arithmetic_with_the_noise_fixed(monkeypatch):
+    # the noise draw replaced by a recorder returning 0 and then 3: each released value is r (round(x / r) + G)
+    # with the calibrated sigma_grid^2, and the record carries the calibration (computed separately here)
+    draws = []
+
+    def fake(sigma2):
+        draws.append(sigma2)
+        return 0 if len(draws) == 1 else 3
+
+    monkeypatch.setattr(N, "sample_discrete_gaussian", fake)
+    vals = [0.25, -1.5]
+    rel = N.gaussian_release(vals, l2_sensitivity=0.1, epsilon=1.0, delta=1e-5)
+    cal = N.gaussian_calibration(0.1, 1.0, 1e-5, 2)
+    r = cal["grid"]
+    assert draws == [cal["sigma2_grid"], cal["sigma2_grid"]]
+    assert list(rel.values) == [r * round(0.25 / r), r * (round(-1.5 / r) + 3)]
+    assert (rel.sensitivity, rel.epsilon, rel.delta, rel.num_coords, rel.grid) == (0.1, 1.0, 1e-5, 2, r)
+    assert (rel.effective_sensitivity, rel.grid_rounding, rel.noise_scale, rel.rho) == (
+        cal["effective_sensitivity"], cal["grid_rounding"], cal["sigma"], cal["rho"])
+
+
+@pytest.mark.parametrize("values,sens,message", [
+    ([], 0.1, "values is empty; pass at least one number to release"),
+    ([1.0, float("inf")], 0.1, "values[1] = inf must be finite; pass a finite real value"),
+    ([1e308], 1e-300, "values[0] = 1e+308 overflows the noise grid 5.43e-312; rescale the statistic"),
+])
+def test_gaussian_release_refusals(values, sens, message):
+    with pytest.raises(AssumptionError) as e, np.errstate(over="ignore"):
+        N.gaussian_release(values, l2_sensitivity=sens, epsilon=1.0, delta=1e-5)
+    assert str(e.value).replace("np.float64(inf)", "inf") == message
