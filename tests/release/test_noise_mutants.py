@@ -128,3 +128,13 @@ def test_gaussian_release_refusals(values, sens, message):
     with pytest.raises(AssumptionError) as e, np.errstate(over="ignore"):
         N.gaussian_release(values, l2_sensitivity=sens, epsilon=1.0, delta=1e-5)
     assert str(e.value).replace("np.float64(inf)", "inf") == message
+
+
+def test_gaussian_release_flattens_its_input(monkeypatch):
+    # a 2 x 2 statistic is released as 4 coordinates (k = 4 in the charged rounding sqrt(k) r)
+    monkeypatch.setattr(N, "sample_discrete_gaussian", lambda sigma2: 0)
+    rel = N.gaussian_release([[0.25, -1.5], [2.0, 0.0]], l2_sensitivity=0.1, epsilon=1.0, delta=1e-5)
+    r = rel.grid
+    assert rel.num_coords == 4 and rel.values.shape == (4,)
+    assert list(rel.values) == [r * round(x / r) for x in (0.25, -1.5, 2.0, 0.0)]
+    assert rel.grid_rounding == N.gaussian_calibration(0.1, 1.0, 1e-5, 4)["grid_rounding"] >= 2 * r
