@@ -3,6 +3,7 @@
 import math
 import warnings
 
+import mpmath
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -308,3 +309,90 @@ def test_linear_rdp_delta_never_below_exact_mpmath():
         if eps > kappa >= 0.01:
             assert mpmath.mpf(d) <= exact * (1 + mpmath.mpf("1e-9")) + mpmath.mpf("1e-300")
     assert below == []
+
+
+# -- issue 25: composition, the (eps, delta) region and eps_from_C against values derived here --------------
+
+def test_compose_every_rule_by_hand():
+    # RDP curves add (Mironov 2017 Prop. 1); a GDP(mu) is the RDP curve alpha mu^2 / 2; pure eps0-DP is the
+    # constant RDP curve eps0 (D_alpha <= D_inf)
+    two = compose([RDP.linear(0.5), RDP.linear(0.25)])
+    assert isinstance(two, RDP) and two.rdp(3.0) == pytest.approx(2.25, rel=1e-15)
+    mixed = compose([RDP.linear(0.5), GDP(1.0)])
+    assert mixed.rdp(2.0) == pytest.approx(2 * 0.5 + 2 * 0.5, rel=1e-15)
+    pure = compose([RDP.linear(0.5), ApproxDP(0.3, 0.0), GDP(2.0)])
+    assert isinstance(pure, RDP)
+    assert pure.rdp(2.0) == pytest.approx(1.0 + 0.3 + 2 * 2.0, rel=1e-15)
+    assert pure.rdp(5.0) == pytest.approx(2.5 + 0.3 + 5 * 2.0, rel=1e-15)
+    assert compose([ApproxDP(0.3, 0.0), ApproxDP(0.2, 0.0)]).rdp(7.0) == pytest.approx(0.5, rel=1e-15)
+    # (eps, delta) points: basic composition, delta capped at 1
+    a = compose([ApproxDP(0.3, 1e-6), ApproxDP(0.2, 2e-6)])
+    assert isinstance(a, ApproxDP) and (a.eps0, a.delta0) == (pytest.approx(0.5), pytest.approx(3e-6))
+    assert compose([ApproxDP(0.1, 0.7), ApproxDP(0.1, 0.6)]).delta0 == 1.0
+    # refusals
+    with pytest.raises(AssumptionError) as e:
+        compose([])
+    assert str(e.value) == "compose() needs at least one curve"
+    with pytest.raises(AssumptionError) as e:
+        compose([RDP.linear(0.5), ApproxDP(0.3, 1e-6)])
+    assert str(e.value) == ("curves of kinds ['approx', 'rdp'] cannot be composed exactly; convert each to an "
+                            "(eps, delta) pair first")
+
+
+def _approx_epsilon_mp(eps0: float, delta0: float, delta: float):
+    """The (eps0, delta0)-DP region (Kairouz-Oh-Viswanath): delta(eps) = delta0 + (1 - delta0)(e^eps0 - e^eps) /
+    (1 + e^eps0) below eps0, inverted in 60-digit arithmetic."""
+    with mpmath.workdps(60):
+        e0, d0, d = mpmath.mpf(eps0), mpmath.mpf(delta0), mpmath.mpf(delta)
+        t = (d - d0) / (1 - d0) * (1 + mpmath.exp(-e0))
+        return mpmath.mpf(0) if t >= 1 else max(mpmath.mpf(0), e0 + mpmath.log(1 - t))
+
+
+@pytest.mark.parametrize("eps0,delta0", [(1.0, 0.0), (1.0, 1e-5), (0.1, 0.3), (5.0, 1e-9), (2.0, 0.5)])
+@pytest.mark.parametrize("delta", [1e-9, 1e-5, 1e-3, 0.05, 0.3, 0.6, 0.9])
+def test_approx_dp_epsilon_is_the_exact_region_inverse(eps0, delta0, delta):
+    p = ApproxDP(eps0, delta0)
+    e = p.epsilon(delta)
+    if delta < delta0:
+        assert e == math.inf
+        return
+    exact = _approx_epsilon_mp(eps0, delta0, delta)
+    assert e >= exact and e <= exact + 1e-12
+    assert 0.0 <= e <= eps0
+    # and delta(epsilon) at that epsilon is within the asked delta (the region, evaluated in mpmath)
+    with mpmath.workdps(60):
+        de = mpmath.mpf(delta0) + (1 - mpmath.mpf(delta0)) * (mpmath.exp(eps0) - mpmath.exp(e)) / (1 + mpmath.exp(eps0))
+    assert de <= delta * (1 + 1e-12) or e == eps0
+
+
+def test_approx_dp_edges():
+    assert ApproxDP(1.0, 1e-5).epsilon(1e-5) == 1.0             # delta = delta0: eps0 itself, not inf
+    assert ApproxDP(1.0, 1e-5).delta(1.0) == 1e-5               # at eps0 exactly delta0 (not rounded up)
+    assert ApproxDP(1.0, 1e-5).delta(2.0) == 1e-5
+    assert ApproxDP(1.0, 1.0).epsilon(0.5) == math.inf           # delta0 = 1 > every delta in (0, 1)
+    # t >= 1: delta at least the total variation bound (e^eps0 - 1)/(e^eps0 + 1): epsilon 0
+    tv = math.expm1(1.0) / (math.e + 1)
+    assert ApproxDP(1.0, 0.0).epsilon(tv * (1 + 1e-9)) == 0.0
+    assert ApproxDP(1.0, 0.0).delta(0.0) == pytest.approx(tv, rel=1e-12) and ApproxDP(1.0, 0.0).delta(0.0) <= 1.0
+    assert ApproxDP(0.0, 0.9).delta(0.0) == 0.9
+    assert ApproxDP(0.3, 0.0).rdp(4.0) == 0.3 and ApproxDP(0.3, 1e-6).rdp(4.0) == math.inf
+    with pytest.raises(AssumptionError) as e:
+        ApproxDP(1.0, 1.5)
+    assert str(e.value) == "delta = 1.5 must be in [0, 1]"
+
+
+def test_eps_from_C_both_forms_by_hand():
+    # 004: RDP alpha C / 4; (eps, delta) C/4 + sqrt(C log(1/delta))
+    assert eps_from_C(3.0, alpha=2.5) == pytest.approx(2.5 * 3.0 / 4, rel=1e-15)
+    assert eps_from_C(3.0, alpha=1.0) == pytest.approx(0.75, rel=1e-15)         # alpha = 1 is admitted
+    assert eps_from_C(3.0, delta=1e-5) == pytest.approx(0.75 + math.sqrt(3.0 * math.log(1e5)), rel=1e-15)
+    for kwargs, message in [(dict(), "eps_from_C needs exactly one of delta and alpha"),
+                            (dict(delta=1e-5, alpha=2.0), "eps_from_C needs exactly one of delta and alpha"),
+                            (dict(alpha=0.5), "alpha = 0.5 must be >= 1"),
+                            (dict(alpha=float("nan")), "alpha = nan must be finite; pass a finite real value")]:
+        with pytest.raises(AssumptionError) as e:
+            eps_from_C(3.0, **kwargs)
+        assert str(e.value) == message
+    with pytest.raises(AssumptionError) as e:
+        eps_from_C(-1.0, alpha=2.0)
+    assert str(e.value) == "C = -1 must be >= 0"
