@@ -396,3 +396,29 @@ def test_eps_from_C_both_forms_by_hand():
     with pytest.raises(AssumptionError) as e:
         eps_from_C(-1.0, alpha=2.0)
     assert str(e.value) == "C = -1 must be >= 0"
+
+
+def test_rdp_delta_bretagnolle_huber_and_zero_curves():
+    # eps <= kappa: the Bretagnolle-Huber bound delta <= sqrt(1 - e^-KL), KL = kappa (the linear curve at alpha 1)
+    for kappa, eps in [(0.5, 0.5), (2.0, 1.0), (1e-3, 0.0), (10.0, 3.0)]:
+        d = RDP.linear(kappa).delta(eps)
+        with mpmath.workdps(60):
+            bh = mpmath.sqrt(-mpmath.expm1(-mpmath.mpf(kappa)))
+        assert d >= bh and d == pytest.approx(float(bh), rel=1e-12)
+    assert RDP.linear(0.0).delta(0.0) == 0.0 and RDP.linear(0.0).epsilon(1e-9) == 0.0
+    assert GDP(2.0).rdp(3.0) == 6.0 and GDP(0.5).as_rdp().rdp(4.0) == 0.5        # alpha mu^2 / 2
+
+
+@pytest.mark.parametrize("mu,delta", [(0.5, 1e-5), (1.0, 1e-3), (3.0, 1e-9), (0.05, 0.01)])
+def test_gdp_epsilon_60_digit_fallback(mu, delta):
+    # the fallback bisection returns a point whose exact delta is within the budget, and within 1e-11 of the root
+    from bayesdp.curves import _gdp_epsilon_mp
+
+    def delta_mp(e):
+        with mpmath.workdps(60):
+            m, x = mpmath.mpf(mu), mpmath.mpf(e)
+            return mpmath.ncdf(-x / m + m / 2) - mpmath.exp(x) * mpmath.ncdf(-x / m - m / 2)
+
+    e = _gdp_epsilon_mp(mu, delta)
+    assert delta_mp(e) <= delta < delta_mp(e * (1 - 1e-11))
+    assert e == pytest.approx(gdp_epsilon(mu, delta), rel=1e-9)
