@@ -422,3 +422,31 @@ def test_gdp_epsilon_60_digit_fallback(mu, delta):
     e = _gdp_epsilon_mp(mu, delta)
     assert delta_mp(e) <= delta < delta_mp(e * (1 - 1e-11))
     assert e == pytest.approx(gdp_epsilon(mu, delta), rel=1e-9)
+
+
+@pytest.mark.parametrize("kappa,eps", [(0.5, 3.0), (0.05, 1.0), (2.0, 12.0), (0.01, 0.4)])
+def test_nonlinear_rdp_delta_and_mironov_route_against_mpmath(kappa, eps):
+    # kappa alpha + 0.25 is CKS20's linear case at eps - 0.25 (the grid-and-optimiser route; no Bretagnolle-Huber):
+    # log delta(alpha) = (alpha-1)(kappa alpha + 0.25 - eps + log(1 - 1/alpha)) - log alpha
+    curve = RDP.linear(kappa) + RDP.from_function(lambda a: 0.25, "0.25")
+    e2 = eps - 0.25
+    with mpmath.workdps(60):
+        k, e = mpmath.mpf(kappa), mpmath.mpf(e2)
+        h = lambda a: (a - 1) * (k * a - e + mpmath.log(1 - 1 / a)) - mpmath.log(a)  # noqa: E731
+        dh = lambda a: k * (2 * a - 1) - e + mpmath.log(1 - 1 / a)  # noqa: E731
+        lo, hi = mpmath.mpf(1), mpmath.mpf(2)
+        while dh(hi) < 0:
+            hi *= 2
+        for _ in range(260):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if dh(mid) < 0 else (lo, mid)
+        exact = min(mpmath.mpf(1), mpmath.exp(h((lo + hi) / 2)))
+    d = curve.delta(eps)
+    assert d >= exact and d <= exact * (1 + 1e-6)
+    # Mironov 2017 Prop. 3 on the same curve: inf over alpha of kappa alpha + 0.25 + L/(alpha - 1)
+    # = 0.25 + kappa + 2 sqrt(kappa L)
+    with mpmath.workdps(60):
+        m_exact = mpmath.mpf(0.25) + kappa + 2 * mpmath.sqrt(mpmath.mpf(kappa) * mpmath.log(mpmath.mpf(1e5)))
+    m = curve.epsilon(1e-5, method="mironov")
+    assert m >= m_exact and m <= m_exact * (1 + 1e-6)
+    assert curve.epsilon(1e-5) < m                          # CKS20 is strictly better than Mironov here
