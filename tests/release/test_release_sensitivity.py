@@ -428,3 +428,12 @@ def test_couplings_record_their_hypotheses():
     with pytest.raises(AssumptionError) as e:
         S.coupling_route(a, 1.0, 0.0)
     assert str(e.value) == "l2_lipschitz = 0 must be > 0"
+
+
+def test_contraction_refusals_name_step_and_smoothness():
+    with pytest.raises(AssumptionError) as e:
+        S.coupling_strongly_convex(0.0, 1.0, 4.0, 1.0)
+    assert str(e.value) == "step_size = 0 must be > 0"
+    with pytest.raises(AssumptionError) as e:
+        S.coupling_strongly_convex(0.1, 1.0, -1.0, 1.0)
+    assert str(e.value) == "total_smoothness = -1 must be > 0"
