@@ -8,7 +8,6 @@ Each case is ``(id, argv, needle)``: ``needle`` must appear in the error line.  
 """
 
 import hashlib
-import json
 import os
 
 import numpy as np
@@ -382,9 +381,9 @@ def test_advice_names_only_options_the_command_has(argv, ws, capsys):
 
 
 def test_json_flag_does_not_change_refusals(ws, capsys, counters):
+    before = _snapshot(ws)
     rc = main(_fill(REL + ["--level", "1.5", "--json"], ws))
     out, err = capsys.readouterr()
-    assert rc == 2 and out == "" and "--level" in err
-    from bayesdp.budget.ledger import Ledger
-
-    assert Ledger(ws / "ledger.json").verify()  # still a readable ledger, unchanged (checked by the corpus)
+    assert rc == 2 and out == "" and "--level" in err and "\n" not in err.strip()
+    assert counters == {"chain": 0, "noise": 0}        # refused before any chain ran or noise was drawn
+    assert _snapshot(ws) == before                      # the ledger (and every other file) unchanged

@@ -3,6 +3,7 @@
 import math
 import warnings
 
+import mpmath
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -193,3 +194,259 @@ def test_gdp_epsilon_tiny_mu_is_an_upper_bound():
     # reviewer's case: double precision cancels in delta(eps) for tiny mu; the 80-digit value is 1.15727206e-08
     e = GDP(1.2593422698076837e-09).epsilon(2.6438649830437966e-30)
     assert 1.15727206e-08 <= e <= 1.15727206e-08 * (1 + 1e-5)
+
+
+# -- issue 25: the RDP -> (eps, delta) conversion is rounded outward -----------------------------------
+
+def _cks_inf_mp(kappa: float, delta: float, shift: float = 0.0):
+    """inf over alpha > 1 of CKS20 Prop. 12 for the curve ``shift + kappa * alpha``, in 60-digit arithmetic,
+    independently of bayesdp: d/dalpha = kappa - (L - log alpha)/(alpha - 1)^2 (L = log(1/delta)) is
+    increasing, negative at alpha -> 1 and >= 0 at 1 + sqrt(L/kappa): bisection on that bracket."""
+    import mpmath
+
+    with mpmath.workdps(60):
+        k, L = mpmath.mpf(kappa), -mpmath.log(mpmath.mpf(delta))
+        lo, hi = mpmath.mpf(1), 1 + mpmath.sqrt(L / k)
+        for _ in range(230):
+            mid = (lo + hi) / 2
+            if k * (mid - 1) ** 2 - L + mpmath.log(mid) < 0:
+                lo = mid
+            else:
+                hi = mid
+        a = (lo + hi) / 2
+        return mpmath.mpf(shift) + k * a + mpmath.log(1 - 1 / a) + (L - mpmath.log(a)) / (a - 1)
+
+
+def _outward_cases(n: int, seed: int):
+    rng = np.random.default_rng(seed)
+    return [(float(10 ** rng.uniform(-4, 3)), float(10 ** rng.uniform(-12, -2))) for _ in range(n)]
+
+
+def test_linear_rdp_epsilon_never_below_exact_mpmath():
+    # without the outward rounding about half of these cases return a float just below the exact infimum
+    # (the optimiser's value is within an ulp or two of it, on either side); with it, none does
+    import mpmath
+
+    below = []
+    for kappa, delta in _outward_cases(200, 0):
+        eps = RDP.linear(kappa).epsilon(delta)
+        exact = _cks_inf_mp(kappa, delta)
+        if eps < exact:
+            below.append((kappa, delta, eps, float(exact)))
+        assert mpmath.mpf(eps) <= exact * (1 + mpmath.mpf("1e-11"))     # and it is the optimum, not just a bound
+    assert below == []
+
+
+def test_nonlinear_rdp_epsilon_never_below_exact_mpmath():
+    # the grid-and-optimiser route (a curve with a function term): shift + kappa*alpha has the exact infimum
+    # shift + (the linear one); the shift is exactly representable
+    import mpmath
+
+    below = []
+    for kappa, delta in _outward_cases(60, 1):
+        curve = RDP.linear(kappa) + RDP.from_function(lambda a: 0.25, "0.25")
+        eps = curve.epsilon(delta)
+        exact = _cks_inf_mp(kappa, delta, shift=0.25)
+        if eps < exact:
+            below.append((kappa, delta, eps, float(exact)))
+        assert mpmath.mpf(eps) <= exact * (1 + mpmath.mpf("1e-6"))
+    assert below == []
+
+
+def test_linear_rdp_mironov_epsilon_never_below_exact_mpmath():
+    # Mironov 2017 Prop. 3 at its optimum for a linear curve: kappa + 2 sqrt(kappa log(1/delta)), exactly
+    import mpmath
+
+    below = []
+    for kappa, delta in _outward_cases(200, 2):
+        eps = RDP.linear(kappa).epsilon(delta, method="mironov")
+        with mpmath.workdps(60):
+            k = mpmath.mpf(kappa)
+            exact = k + 2 * mpmath.sqrt(k * -mpmath.log(mpmath.mpf(delta)))
+        if eps < exact:
+            below.append((kappa, delta, eps, float(exact)))
+    assert below == []
+
+
+def _cks_delta_mp(kappa: float, eps: float):
+    """min(Bretagnolle-Huber sqrt(1 - e^-kappa), inf over alpha > 1 of CKS20 Prop. 12's delta) for the curve
+    kappa*alpha, in 60-digit arithmetic: log delta(alpha) = (alpha-1)(kappa alpha - eps + log(1 - 1/alpha))
+    - log alpha has the increasing derivative kappa (2 alpha - 1) - eps + log(1 - 1/alpha): bisection."""
+    import mpmath
+
+    with mpmath.workdps(60):
+        k, e = mpmath.mpf(kappa), mpmath.mpf(eps)
+        d = lambda a: k * (2 * a - 1) - e + mpmath.log(1 - 1 / a)  # noqa: E731
+        lo, hi = mpmath.mpf(1), mpmath.mpf(2)
+        while d(hi) < 0:
+            hi *= 2
+        for _ in range(260):
+            mid = (lo + hi) / 2
+            if d(mid) < 0:
+                lo = mid
+            else:
+                hi = mid
+        a = (lo + hi) / 2
+        cks = mpmath.exp((a - 1) * (k * a - e + mpmath.log(1 - 1 / a)) - mpmath.log(a))
+        return min(cks, mpmath.sqrt(-mpmath.expm1(-k)), mpmath.mpf(1))
+
+
+def test_linear_rdp_delta_never_below_exact_mpmath():
+    import mpmath
+
+    rng = np.random.default_rng(3)
+    below = []
+    for _ in range(150):
+        kappa = float(10 ** rng.uniform(-4, 2))
+        eps = float(kappa * 10 ** rng.uniform(-1, 1.5))
+        d = RDP.linear(kappa).delta(eps)
+        exact = _cks_delta_mp(kappa, eps)
+        if d < exact:
+            below.append((kappa, eps, d, float(exact)))
+        # tight where the optimum order is searched: eps > kappa (below, the Bretagnolle-Huber bound is used) and
+        # kappa >= 0.01 (for tiny kappa the CKS optimum alpha ~ 1/sqrt(2 kappa) lies outside the searched window:
+        # a looser delta, never a smaller one)
+        if eps > kappa >= 0.01:
+            assert mpmath.mpf(d) <= exact * (1 + mpmath.mpf("1e-9")) + mpmath.mpf("1e-300")
+    assert below == []
+
+
+# -- issue 25: composition, the (eps, delta) region and eps_from_C against values derived here --------------
+
+def test_compose_every_rule_by_hand():
+    # RDP curves add (Mironov 2017 Prop. 1); a GDP(mu) is the RDP curve alpha mu^2 / 2; pure eps0-DP is the
+    # constant RDP curve eps0 (D_alpha <= D_inf)
+    two = compose([RDP.linear(0.5), RDP.linear(0.25)])
+    assert isinstance(two, RDP) and two.rdp(3.0) == pytest.approx(2.25, rel=1e-15)
+    mixed = compose([RDP.linear(0.5), GDP(1.0)])
+    assert mixed.rdp(2.0) == pytest.approx(2 * 0.5 + 2 * 0.5, rel=1e-15)
+    pure = compose([RDP.linear(0.5), ApproxDP(0.3, 0.0), GDP(2.0)])
+    assert isinstance(pure, RDP)
+    assert pure.rdp(2.0) == pytest.approx(1.0 + 0.3 + 2 * 2.0, rel=1e-15)
+    assert pure.rdp(5.0) == pytest.approx(2.5 + 0.3 + 5 * 2.0, rel=1e-15)
+    assert compose([ApproxDP(0.3, 0.0), ApproxDP(0.2, 0.0)]).rdp(7.0) == pytest.approx(0.5, rel=1e-15)
+    # (eps, delta) points: basic composition, delta capped at 1
+    a = compose([ApproxDP(0.3, 1e-6), ApproxDP(0.2, 2e-6)])
+    assert isinstance(a, ApproxDP) and (a.eps0, a.delta0) == (pytest.approx(0.5), pytest.approx(3e-6))
+    assert compose([ApproxDP(0.1, 0.7), ApproxDP(0.1, 0.6)]).delta0 == 1.0
+    # refusals
+    with pytest.raises(AssumptionError) as e:
+        compose([])
+    assert str(e.value) == "compose() needs at least one curve"
+    with pytest.raises(AssumptionError) as e:
+        compose([RDP.linear(0.5), ApproxDP(0.3, 1e-6)])
+    assert str(e.value) == ("curves of kinds ['approx', 'rdp'] cannot be composed exactly; convert each to an "
+                            "(eps, delta) pair first")
+
+
+def _approx_epsilon_mp(eps0: float, delta0: float, delta: float):
+    """The (eps0, delta0)-DP region (Kairouz-Oh-Viswanath): delta(eps) = delta0 + (1 - delta0)(e^eps0 - e^eps) /
+    (1 + e^eps0) below eps0, inverted in 60-digit arithmetic."""
+    with mpmath.workdps(60):
+        e0, d0, d = mpmath.mpf(eps0), mpmath.mpf(delta0), mpmath.mpf(delta)
+        t = (d - d0) / (1 - d0) * (1 + mpmath.exp(-e0))
+        return mpmath.mpf(0) if t >= 1 else max(mpmath.mpf(0), e0 + mpmath.log(1 - t))
+
+
+@pytest.mark.parametrize("eps0,delta0", [(1.0, 0.0), (1.0, 1e-5), (0.1, 0.3), (5.0, 1e-9), (2.0, 0.5)])
+@pytest.mark.parametrize("delta", [1e-9, 1e-5, 1e-3, 0.05, 0.3, 0.6, 0.9])
+def test_approx_dp_epsilon_is_the_exact_region_inverse(eps0, delta0, delta):
+    p = ApproxDP(eps0, delta0)
+    e = p.epsilon(delta)
+    if delta < delta0:
+        assert e == math.inf
+        return
+    exact = _approx_epsilon_mp(eps0, delta0, delta)
+    assert e >= exact and e <= exact + 1e-12
+    assert 0.0 <= e <= eps0
+    # and delta(epsilon) at that epsilon is within the asked delta (the region, evaluated in mpmath)
+    with mpmath.workdps(60):
+        de = mpmath.mpf(delta0) + (1 - mpmath.mpf(delta0)) * (mpmath.exp(eps0) - mpmath.exp(e)) / (1 + mpmath.exp(eps0))
+    assert de <= delta * (1 + 1e-12) or e == eps0
+
+
+def test_approx_dp_edges():
+    assert ApproxDP(1.0, 1e-5).epsilon(1e-5) == 1.0             # delta = delta0: eps0 itself, not inf
+    assert ApproxDP(1.0, 1e-5).delta(1.0) == 1e-5               # at eps0 exactly delta0 (not rounded up)
+    assert ApproxDP(1.0, 1e-5).delta(2.0) == 1e-5
+    assert ApproxDP(1.0, 1.0).epsilon(0.5) == math.inf           # delta0 = 1 > every delta in (0, 1)
+    # t >= 1: delta at least the total variation bound (e^eps0 - 1)/(e^eps0 + 1): epsilon 0
+    tv = math.expm1(1.0) / (math.e + 1)
+    assert ApproxDP(1.0, 0.0).epsilon(tv * (1 + 1e-9)) == 0.0
+    assert ApproxDP(1.0, 0.0).delta(0.0) == pytest.approx(tv, rel=1e-12) and ApproxDP(1.0, 0.0).delta(0.0) <= 1.0
+    assert ApproxDP(0.0, 0.9).delta(0.0) == 0.9
+    assert ApproxDP(0.3, 0.0).rdp(4.0) == 0.3 and ApproxDP(0.3, 1e-6).rdp(4.0) == math.inf
+    with pytest.raises(AssumptionError) as e:
+        ApproxDP(1.0, 1.5)
+    assert str(e.value) == "delta = 1.5 must be in [0, 1]"
+
+
+def test_eps_from_C_both_forms_by_hand():
+    # 004: RDP alpha C / 4; (eps, delta) C/4 + sqrt(C log(1/delta))
+    assert eps_from_C(3.0, alpha=2.5) == pytest.approx(2.5 * 3.0 / 4, rel=1e-15)
+    assert eps_from_C(3.0, alpha=1.0) == pytest.approx(0.75, rel=1e-15)         # alpha = 1 is admitted
+    assert eps_from_C(3.0, delta=1e-5) == pytest.approx(0.75 + math.sqrt(3.0 * math.log(1e5)), rel=1e-15)
+    for kwargs, message in [(dict(), "eps_from_C needs exactly one of delta and alpha"),
+                            (dict(delta=1e-5, alpha=2.0), "eps_from_C needs exactly one of delta and alpha"),
+                            (dict(alpha=0.5), "alpha = 0.5 must be >= 1"),
+                            (dict(alpha=float("nan")), "alpha = nan must be finite; pass a finite real value")]:
+        with pytest.raises(AssumptionError) as e:
+            eps_from_C(3.0, **kwargs)
+        assert str(e.value) == message
+    with pytest.raises(AssumptionError) as e:
+        eps_from_C(-1.0, alpha=2.0)
+    assert str(e.value) == "C = -1 must be >= 0"
+
+
+def test_rdp_delta_bretagnolle_huber_and_zero_curves():
+    # eps <= kappa: the Bretagnolle-Huber bound delta <= sqrt(1 - e^-KL), KL = kappa (the linear curve at alpha 1)
+    for kappa, eps in [(0.5, 0.5), (2.0, 1.0), (1e-3, 0.0), (10.0, 3.0)]:
+        d = RDP.linear(kappa).delta(eps)
+        with mpmath.workdps(60):
+            bh = mpmath.sqrt(-mpmath.expm1(-mpmath.mpf(kappa)))
+        assert d >= bh and d == pytest.approx(float(bh), rel=1e-12)
+    assert RDP.linear(0.0).delta(0.0) == 0.0 and RDP.linear(0.0).epsilon(1e-9) == 0.0
+    assert GDP(2.0).rdp(3.0) == 6.0 and GDP(0.5).as_rdp().rdp(4.0) == 0.5        # alpha mu^2 / 2
+
+
+@pytest.mark.parametrize("mu,delta", [(0.5, 1e-5), (1.0, 1e-3), (3.0, 1e-9), (0.05, 0.01)])
+def test_gdp_epsilon_60_digit_fallback(mu, delta):
+    # the fallback bisection returns a point whose exact delta is within the budget, and within 1e-11 of the root
+    from bayesdp.curves import _gdp_epsilon_mp
+
+    def delta_mp(e):
+        with mpmath.workdps(60):
+            m, x = mpmath.mpf(mu), mpmath.mpf(e)
+            return mpmath.ncdf(-x / m + m / 2) - mpmath.exp(x) * mpmath.ncdf(-x / m - m / 2)
+
+    e = _gdp_epsilon_mp(mu, delta)
+    assert delta_mp(e) <= delta < delta_mp(e * (1 - 1e-11))
+    assert e == pytest.approx(gdp_epsilon(mu, delta), rel=1e-9)
+
+
+@pytest.mark.parametrize("kappa,eps", [(0.5, 3.0), (0.05, 1.0), (2.0, 12.0), (0.01, 0.4)])
+def test_nonlinear_rdp_delta_and_mironov_route_against_mpmath(kappa, eps):
+    # kappa alpha + 0.25 is CKS20's linear case at eps - 0.25 (the grid-and-optimiser route; no Bretagnolle-Huber):
+    # log delta(alpha) = (alpha-1)(kappa alpha + 0.25 - eps + log(1 - 1/alpha)) - log alpha
+    curve = RDP.linear(kappa) + RDP.from_function(lambda a: 0.25, "0.25")
+    e2 = eps - 0.25
+    with mpmath.workdps(60):
+        k, e = mpmath.mpf(kappa), mpmath.mpf(e2)
+        h = lambda a: (a - 1) * (k * a - e + mpmath.log(1 - 1 / a)) - mpmath.log(a)  # noqa: E731
+        dh = lambda a: k * (2 * a - 1) - e + mpmath.log(1 - 1 / a)  # noqa: E731
+        lo, hi = mpmath.mpf(1), mpmath.mpf(2)
+        while dh(hi) < 0:
+            hi *= 2
+        for _ in range(260):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if dh(mid) < 0 else (lo, mid)
+        exact = min(mpmath.mpf(1), mpmath.exp(h((lo + hi) / 2)))
+    d = curve.delta(eps)
+    assert d >= exact and d <= exact * (1 + 1e-6)
+    # Mironov 2017 Prop. 3 on the same curve: inf over alpha of kappa alpha + 0.25 + L/(alpha - 1)
+    # = 0.25 + kappa + 2 sqrt(kappa L)
+    with mpmath.workdps(60):
+        m_exact = mpmath.mpf(0.25) + kappa + 2 * mpmath.sqrt(mpmath.mpf(kappa) * mpmath.log(mpmath.mpf(1e5)))
+    m = curve.epsilon(1e-5, method="mironov")
+    assert m >= m_exact and m <= m_exact * (1 + 1e-6)
+    assert curve.epsilon(1e-5) < m                          # CKS20 is strictly better than Mironov here

@@ -212,5 +212,13 @@ def test_no_advice_names_an_option_that_certify_lacks(capsys):
                "--domain", "y.values=0,1", "--step-size", "1e-3", "--num-steps", "10"])
     out = capsys.readouterr().out
     assert rc == 0
+    # the refusal is there, in the model's terms (a Laplace prior has no strongly convex part) ...
+    assert "posterior   not certified: strong_convexity is required" in out
+    assert "site 'w' has a Laplace prior" in out
+    # ... and the report is the real one: the path's epsilon is that of mu-GDP with mu = grad_diff sqrt(n gamma / 2)
+    # (Bernoulli-logits score <= 1, |x| <= 1: grad_diff = 2), computed independently in tests/exact.py
+    from exact import gdp_epsilon
+    eps = float(out.split("ula-path    epsilon = ")[1].split()[0])
+    assert eps == pytest.approx(gdp_epsilon(2 * math.sqrt(1e-3 * 10 / 2), 1e-5), rel=1e-5)
     for opt in ("--v-convex", "--v-smoothness", "--strong-convexity", "--grad-bound", "--linear-v"):
         assert opt not in out

@@ -157,6 +157,7 @@ def test_structural_rule(name):
 def test_random_numbers_are_tracked():
     out = _dep(lambda x: x + jax.random.normal(jax.random.key(0), x.shape), X)[0]
     assert out.random
+    assert not _dep(lambda x: x + 1.0, X)[0].random          # and only random numbers are
 
 
 def test_records_and_arguments_are_tracked_through_calls_and_control_flow():

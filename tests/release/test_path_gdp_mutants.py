@@ -1,0 +1,80 @@
+"""The GDP inversion of the path release, ``bayesdp.publish.path.gdp_mu`` (issue 25): the returned mu is the
+largest whose curve meets the budget, checked against Dong-Roth-Su Cor. 2.13 evaluated here in mpmath."""
+
+import math
+
+import mpmath
+import pytest
+
+from bayesdp.curves import GDP
+from bayesdp.publish.path import gdp_mu
+
+# mu from 2.5e-5 to 14.7: the bracket [0, 1] is doubled for the large ones (50 and 200 need mu > 2)
+CASES = [(1.0, 1e-5), (0.1, 1e-6), (3.0, 1e-9), (0.5, 0.01), (10.0, 1e-12), (0.02, 1e-3), (50.0, 1e-5),
+         (200.0, 1e-10), (1e-4, 1e-5)]
+
+
+def _delta_mp(mu: float, eps: float):
+    """delta(eps) of mu-GDP (Dong-Roth-Su 2022 Cor. 2.13) in 50-digit arithmetic."""
+    with mpmath.workdps(50):
+        m, e = mpmath.mpf(mu), mpmath.mpf(eps)
+        return mpmath.ncdf(-e / m + m / 2) - mpmath.exp(e) * mpmath.ncdf(-e / m - m / 2)
+
+
+def _mu_star_mp(eps: float, delta: float):
+    """The exact mu with delta_mu(eps) = delta (delta increases in mu), by 50-digit bisection."""
+    with mpmath.workdps(50):
+        lo, hi = mpmath.mpf(0), mpmath.mpf(1)
+        while _delta_mp(hi, eps) < delta:
+            hi *= 2
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            if _delta_mp(mid, eps) < delta:
+                lo = mid
+            else:
+                hi = mid
+        return (lo + hi) / 2
+
+
+@pytest.mark.parametrize("eps,delta", CASES)
+def test_gdp_mu_meets_the_budget_and_is_within_1e9_of_it(eps, delta):
+    mu = gdp_mu(eps, delta)
+    e = GDP(mu).epsilon(delta)
+    assert e <= eps                                       # never just above the budget (upper bracket end)
+    assert e >= eps * (1 - 1e-9)                          # and not wastefully below it
+    # independently: the exact delta at eps is within the budget, and mu is within 1e-9 of the exact root
+    assert _delta_mp(mu, eps) <= delta
+    mu_star = _mu_star_mp(eps, delta)
+    assert mu <= mu_star
+    assert mu >= mu_star * (1 - 1e-9)
+
+
+def test_gdp_mu_literature_value():
+    # Dong-Roth-Su: 1-GDP is (eps, delta) with delta(1) = Phi(-1/2) - e Phi(-3/2) = 0.12693...
+    d1 = float(_delta_mp(1.0, 1.0))
+    assert d1 == pytest.approx(0.126936, abs=1e-6)
+    assert gdp_mu(1.0, d1 * (1 + 1e-12)) == pytest.approx(1.0, rel=1e-9)
+    assert math.isclose(float(_mu_star_mp(1.0, d1)), 1.0, rel_tol=1e-12)
+
+
+DELTA_FIX = ("must be in (0, 1) for a path release (the chain's Gaussian steps are not pure epsilon-DP); pass e.g. "
+             "delta=1e-6 or use method='coupling'")
+
+
+@pytest.mark.parametrize("eps,delta,message", [
+    (0.0, 1e-5, "epsilon = 0 must be > 0; pass a positive epsilon"),
+    (-1.0, 1e-5, "epsilon = -1 must be > 0; pass a positive epsilon"),
+    (1.0, 0.0, f"delta = 0.0 {DELTA_FIX}"),
+    (1.0, 1.0, f"delta = 1.0 {DELTA_FIX}"),
+    (1.0, 1.5, f"delta = 1.5 {DELTA_FIX}"),
+    (1.0, "0.1", f"delta = '0.1' {DELTA_FIX}"),
+    # mu-GDP has epsilon(delta) = 0 only for mu <= ~2.5 delta (TV <= delta); at delta = 1e-200 the 200 halvings of
+    # the bracket do not reach it and epsilon = 1e-300 needs a smaller mu: refused, not mu = 0
+    (1e-300, 1e-200, "epsilon = 1e-300 is too small at delta = 1e-200"),
+])
+def test_gdp_mu_refusals(eps, delta, message):
+    from bayesdp.errors import AssumptionError
+
+    with pytest.raises(AssumptionError) as e:
+        gdp_mu(eps, delta)
+    assert str(e.value) == message

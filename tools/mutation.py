@@ -1,0 +1,232 @@
+"""Mutation testing of bayesdp's certificate-critical modules with mutmut 3 (issue 25; docs/mutation.md).
+
+One command per module (or several, run one after the other)::
+
+    pip install -e ".[mutation]"            # mutmut >= 3.8
+    nice -n 15 python tools/mutation.py girsanov curves
+    python tools/mutation.py --list          # the modules and the tests that must kill their mutants
+
+For each module the repository (its tracked and untracked, not ignored, files) is copied to a scratch
+folder (``--workdir``, default ``$TMPDIR/bayesdp-mutation/<module>``), whose ``pyproject.toml`` gets the
+``[tool.mutmut]`` section of this repository plus ``only_mutate`` (that module) and
+``pytest_add_cli_args_test_selection`` (the module's own tests, below).  ``mutmut run --max-children N``
+(default 1: the machine is shared) then mutates that module only and runs, for each mutant, the tests of
+the selection that call the mutated function.  The summary (killed / survived / timeout / other, the score
+killed / (killed + survived + timeout + no tests), over all mutants and over those that change more than the
+content of a string literal) and every mutant not killed, with its diff, are printed (text-only ones
+counted, not listed) and written to ``<workdir>/summary.json``.
+
+The mutation run is not part of ``.ci/run``: it takes minutes per module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: module -> (the file mutated, the tests that must kill its mutants: the module's own test files)
+MODULES: dict[str, tuple[str, list[str]]] = {
+    "girsanov": ("bayesdp/theorems/girsanov.py", ["tests/test_theorems_004.py"]),
+    "tight": ("bayesdp/theorems/tight.py", ["tests/test_tight.py"]),
+    "gradient_step": ("bayesdp/theorems/gradient_step.py", ["tests/test_theorems_004.py", "tests/test_tight.py",
+                                                            "tests/test_numerics_edges.py"]),
+    "transfer": ("bayesdp/theorems/transfer.py", ["tests/test_theorems_004.py"]),
+    "curves": ("bayesdp/curves.py", ["tests/test_curves.py"]),
+    "families": ("bayesdp/analysis/families.py", ["tests/analysis/test_families_mutants.py",
+                                                  "tests/analysis/test_model_idioms.py",
+                                                  "tests/analysis/test_soundness_property.py"]),
+    "bounds": ("bayesdp/analysis/structure/bounds.py", ["tests/analysis/test_structure_bounds.py"]),
+    "sensitivity": ("bayesdp/publish/sensitivity.py", ["tests/release/test_release_sensitivity.py"]),
+    "noise": ("bayesdp/publish/noise.py", ["tests/release/test_noise_mutants.py", "tests/release/test_release_noise.py",
+                                           "tests/release/test_release_gaussian.py"]),
+    "path": ("bayesdp/publish/path.py", ["tests/release/test_path_gdp_mutants.py"]),
+}
+
+#: modules mixing certificate arithmetic with reporting code: only these functions' mutants are run by default
+#: (``--functions`` overrides); the others are reported as "not checked"
+FUNCTIONS: dict[str, list[str]] = {
+    "curves": ["x__check_delta", "x__check_epsilon", "x__exp_up", "xǁRDPǁrdp", "xǁRDPǁ_eps_at", "xǁRDPǁepsilon",
+               "xǁRDPǁ_outward", "xǁRDPǁ_minimise", "xǁRDPǁ_log_delta_at", "xǁRDPǁdelta", "xǁRDPǁ__add__",
+               "x_gdp_log_delta", "x__gdp_delta_mp", "x__gdp_epsilon_mp", "x__verify_gdp_epsilon", "xǁGDPǁrdp",
+               "xǁGDPǁdelta", "xǁGDPǁepsilon", "xǁApproxDPǁdelta", "xǁApproxDPǁepsilon", "xǁApproxDPǁrdp",
+               "x_compose", "x_linear_rdp_to_dp", "x_eps_from_C"],
+    "sensitivity": ["x__rho", "x_coupling_strongly_convex", "x_coupling_strongly_convex_sgld", "x_coupling_k_plus_v",
+                    "x_coupling_route", "xǁSensitivityRouteǁ*"],
+    "noise": ["x_granularity", "x_laplace_release", "x_zcdp_rho", "x__sqrt_up", "x_gaussian_calibration",
+              "x_gaussian_release"],
+    "path": ["x_gdp_mu"],
+}
+
+STATUSES = ("killed", "survived", "timeout", "suspicious", "no tests", "skipped", "caught by type check",
+            "not checked", "segfault", "check was interrupted by user")
+
+
+def _repo_files() -> list[str]:
+    out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                         check=True, capture_output=True).stdout.decode()
+    return [f for f in out.split("\0") if f and (ROOT / f).is_file()]
+
+
+#: written to the scratch copy only: property-based tests (hypothesis, hundreds of examples) run after the
+#: others, so that with ``-x`` a mutant that a quick test kills costs one quick test; hypothesis does not
+#: shrink a failing example (the verdict is the same, the time is not) and keeps no example database
+_ORDER_CONFTEST = '''
+from hypothesis import Phase, settings
+
+settings.register_profile("mutation", phases=[Phase.explicit, Phase.reuse, Phase.generate], database=None)
+settings.load_profile("mutation")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    items.sort(key=lambda it: bool(getattr(getattr(it, "obj", None), "is_hypothesis_test", False)))
+'''
+
+
+def _toml_list(xs: list[str]) -> str:
+    return "[" + ", ".join(json.dumps(x) for x in xs) + "]"
+
+
+def prepare(module: str, workdir: Path) -> None:
+    """Copy the repository to ``workdir`` and write the per-module ``[tool.mutmut]`` section there."""
+    target, tests = MODULES[module]
+    if workdir.exists():
+        shutil.rmtree(workdir)
+    for f in _repo_files():
+        dst = workdir / f
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / f, dst)
+    text = (ROOT / "pyproject.toml").read_text()
+    base = tomllib.loads(text)["tool"]["mutmut"]
+    head, sep, _ = text.partition("[tool.mutmut]")
+    if not sep:
+        sys.exit("tools/mutation.py: pyproject.toml has no [tool.mutmut] section")
+    base["also_copy"] = list(base.get("also_copy", [])) + ["conftest.py"]
+    lines = [f"{k} = {json.dumps(v)}" for k, v in base.items()
+             if k not in ("only_mutate", "pytest_add_cli_args_test_selection")]
+    (workdir / "conftest.py").write_text(_ORDER_CONFTEST)
+    lines += [f"only_mutate = {_toml_list([target])}", f"pytest_add_cli_args_test_selection = {_toml_list(tests)}"]
+    # the section is the file's last one (nothing may follow it in pyproject.toml)
+    (workdir / "pyproject.toml").write_text(head + "[tool.mutmut]\n" + "\n".join(lines) + "\n")
+
+
+_SUMMARY_SCRIPT = r"""
+import json, sys
+from pathlib import Path
+from mutmut.mutation.data import SourceFileMutationData
+from mutmut.stats import status_by_exit_code
+from mutmut.utils.file_utils import walk_mutatable_files
+from mutmut.mutation.diff_apply import get_diff_for_mutant
+rows = []
+for path in walk_mutatable_files():
+    m = SourceFileMutationData(path=path)
+    m.load()
+    for name, code in m.exit_code_by_key.items():
+        status = status_by_exit_code[code]
+        diff = "" if status == "killed" else get_diff_for_mutant(name, path=path)
+        rows.append([name, status, diff])
+json.dump(rows, sys.stdout)
+"""
+
+
+_STRING = re.compile(r"""(?i)(?:\b[rbuf]{1,2})?("([^"\\]|\\.)*"|'([^'\\]|\\.)*')""")
+
+
+def _mask_strings(line: str) -> str:
+    """The line with every (one-line) string literal replaced by a placeholder and the spaces removed."""
+    return re.sub(r"\s+", "", _STRING.sub("STR", line))
+
+
+def is_text_only(diff: str) -> bool:
+    """True when the mutant changes only the content of string literals (a message, a label, a dict key):
+    the -/+ lines of its diff are equal once every string literal is masked."""
+    minus = [ln[1:] for ln in diff.splitlines() if ln.startswith("-") and not ln.startswith("---")]
+    plus = [ln[1:] for ln in diff.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
+    return bool(minus) and [_mask_strings(x) for x in minus] == [_mask_strings(x) for x in plus]
+
+
+def summarize(workdir: Path) -> dict:
+    """Counts per status, the score killed / (killed + survived + timeout + no tests) over all mutants and
+    over the mutants that change more than string contents, and every mutant not killed with its diff."""
+    out = subprocess.run([sys.executable, "-c", _SUMMARY_SCRIPT], cwd=workdir, capture_output=True, text=True,
+                         check=True).stdout
+    rows = json.loads(out)
+    counts: dict[str, int] = {}
+    text_counts: dict[str, int] = {}
+    not_killed = []
+    for name, status, diff in rows:
+        counts[status] = counts.get(status, 0) + 1
+        if status != "killed":
+            text = is_text_only(diff)
+            if text:
+                text_counts[status] = text_counts.get(status, 0) + 1
+            changed = [ln for ln in diff.splitlines() if ln[:1] in "+-" and ln[:3] not in ("+++", "---")]
+            not_killed.append({"name": name, "status": status, "text_only": text, "diff": changed})
+
+    def score(c: dict[str, int], killed: int) -> float:
+        decided = killed + sum(c.get(k, 0) for k in ("survived", "timeout", "no tests"))
+        return killed / decided if decided else float("nan")
+
+    killed = counts.get("killed", 0)
+    non_text = {k: v - text_counts.get(k, 0) for k, v in counts.items()}
+    return {"counts": counts, "text_only_not_killed": text_counts, "score": score(counts, killed),
+            "score_non_text": score(non_text, killed), "not_killed": not_killed}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("modules", nargs="*", help=f"one or more of {', '.join(MODULES)}")
+    ap.add_argument("--list", action="store_true", help="list the modules and their tests")
+    ap.add_argument("--workdir", type=Path, default=None, help="scratch root (default $TMPDIR/bayesdp-mutation)")
+    ap.add_argument("--max-children", type=int, default=1)
+    ap.add_argument("--summary-only", action="store_true", help="summarize an earlier run in the workdir")
+    ap.add_argument("--functions", default=None,
+                    help="comma-separated globs of mutmut's function keys (x_name, xǁClassǁmethod) to run only "
+                         "those mutants, e.g. 'xǁRDPǁepsilon,x_gdp_log_delta' (default: FUNCTIONS[module] or all)")
+    args = ap.parse_args(argv)
+    if args.list or not args.modules:
+        for k, (target, tests) in MODULES.items():
+            print(f"{k:14s} {target:40s} {' '.join(tests)}")
+        return 0
+    unknown = [m for m in args.modules if m not in MODULES]
+    if unknown:
+        print(f"tools/mutation.py: unknown module(s) {unknown}; pass one of {', '.join(MODULES)}", file=sys.stderr)
+        return 2
+    root = args.workdir or Path(tempfile.gettempdir()) / "bayesdp-mutation"
+    rc = 0
+    for module in args.modules:
+        workdir = root / module
+        if not args.summary_only:
+            prepare(module, workdir)
+            env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+            env.setdefault("JAX_PLATFORMS", "cpu")
+            globs = args.functions.split(",") if args.functions else FUNCTIONS.get(module, [])
+            dotted = MODULES[module][0][:-3].replace("/", ".")
+            names = [f"{dotted}.{g}__mutmut_*" for g in globs]
+            r = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(args.max_children),
+                                *names], cwd=workdir, env=env)
+            rc = rc or r.returncode
+        s = summarize(workdir)
+        s.update(module=module, file=MODULES[module][0], tests=MODULES[module][1])
+        (workdir / "summary.json").write_text(json.dumps(s, indent=1))
+        print(f"{module}: score {s['score']:.3f} (excluding text-only mutants {s['score_non_text']:.3f}) "
+              f"{s['counts']}; text-only among those not killed: {s['text_only_not_killed']}")
+        for row in s["not_killed"]:
+            if not row["text_only"]:
+                print(f"   {row['name']}: {row['status']}")
+                for ln in row["diff"]:
+                    print("       ", ln.strip()[:150])
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
