@@ -16,6 +16,7 @@ from .certificate import BoundReport, Certificate
 from .curves import GDP, RDP, ApproxDP, DeltaProfile, PrivacyCurve, compose
 from .errors import AssumptionError, BayesDPError, BudgetError, DomainError, ModelError
 from .mechanisms import MECHANISMS, bound
+import importlib
 
 _LAZY = {
     # the model-to-release surface (imports JAX and NumPyro on first use)
@@ -34,11 +35,9 @@ _LAZY = {
 
 def __getattr__(name: str):
     if name == "datasets":   # bundled data
-        import importlib
 
         return importlib.import_module(f"{__name__}.{name}")
     if name in _LAZY:
-        import importlib
 
         mod, attr = _LAZY[name]
         value = getattr(importlib.import_module(f"{__name__}.{mod}"), attr)

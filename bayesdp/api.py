@@ -31,6 +31,19 @@ from .publish.engine import execute, open_accountant
 from .publish.methods.base import ChainSource
 from .publish.spec import ReleaseSpec
 from .plan import ULA, Plan, _domain
+from . import _arviz
+from .analysis import Domain
+from .analysis.inputs import counts_from_domain
+from .analysis.records import validate_records
+from .calibration import CalibrationOptions, calibrate
+from .curves import ApproxDP
+from .errors import BudgetError
+from .errors import clip_advice
+from .samplers import Sampler
+from .samplers.keys import REPRODUCIBLE
+from html import escape
+import inspect
+import warnings
 
 
 __all__ = ["PrivateMCMC", "ChainCertificate", "release", "release_spec", "chain_settings", "chain_inference_data"]
@@ -124,10 +137,6 @@ class PrivateMCMC:
             AssumptionError: no data, an argument given twice or not the model's, records outside the
                 domain (without ``clip_to_domain``), or a run certified above the plan's epsilon.
         """
-        from .analysis import Domain
-        from .analysis.inputs import counts_from_domain
-        from .errors import clip_advice
-        from .samplers import Sampler
 
         k = self.kernel
         data = self._data_arguments(args, kwargs)
@@ -154,7 +163,6 @@ class PrivateMCMC:
 
     def _data_arguments(self, args: tuple, kwargs: dict) -> dict:
         """``{name: array}`` from NumPyro-style positional and keyword data arguments."""
-        import inspect
 
         model = self.kernel.model
         data = dict(kwargs)
@@ -195,7 +203,6 @@ class PrivateMCMC:
     def private(self) -> bool:
         """Whether the released draws are private: the chain keys came from the OS CSPRNG (False after
         ``run`` with an explicit ``rng_key``: anyone who knows the key can reproduce the draws)."""
-        from .samplers.keys import REPRODUCIBLE
 
         return self._require().key_source != REPRODUCIBLE
 
@@ -275,9 +282,7 @@ class PrivateMCMC:
         Returns:
             the DataFrame, one row per coordinate.
         """
-        import warnings
 
-        from . import _arviz
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")    # ESS and R-hat of a single draw per chain
@@ -305,7 +310,6 @@ class PrivateMCMC:
         return self._head() + "\n" + self.to_dataframe().to_string()
 
     def _repr_html_(self) -> str:
-        from html import escape
 
         head = "".join(f"<p>{escape(line)}</p>" for line in self._head().splitlines())
         return head + ("" if self._sampler is None else self.to_dataframe().to_html())
@@ -331,7 +335,6 @@ def chain_settings(sampler) -> dict:
         >>> s = chain_settings(mcmc.sampler); s["num_steps"], s["data_size"], s["private"]
         (20, 4, False)
     """
-    from .samplers.keys import REPRODUCIBLE
 
     c = sampler.config
     cert = sampler.certificate
@@ -362,9 +365,7 @@ def chain_inference_data(sampler):
         >>> json.loads(idata["posterior"].attrs["bayesdp_settings"])["step_size"]
         0.001
     """
-    import warnings
 
-    from . import _arviz
 
     settings = chain_settings(sampler)
     attrs = {"bayesdp_certificate": sampler.certificate_json(), "bayesdp_certified": int(sampler.certified),
@@ -428,7 +429,6 @@ class ChainCertificate(Mapping):
         Raises:
             BudgetError: the run is not certified (nothing can be charged for it).
         """
-        from .errors import BudgetError
 
         if not self._cert.get("certified") or self._cert.get("epsilon") is None:
             raise BudgetError("the run is not certified (" + str(self._cert.get("reason") or "no epsilon") + "); an "
@@ -438,7 +438,6 @@ class ChainCertificate(Mapping):
             from dp_accounting import dp_event
 
             return dp_event.GaussianDpEvent(noise_multiplier=1.0 / float(mu))
-        from .curves import ApproxDP
 
         return ApproxDP(float(self._cert["epsilon"]), float(self._cert["delta"]))
 
@@ -459,10 +458,6 @@ class ChainCertificate(Mapping):
 def _chain_source(source: Any, data: Mapping[str, Any] | None):
     """The engine's :class:`~bayesdp.publish.methods.base.ChainSource` from what the user passed: a kernel, a
     plan, a driver that has not run (their settings honoured), or a driver that ran (its draws as they are)."""
-    from .analysis import Domain
-    from .analysis.inputs import counts_from_domain
-    from .analysis.records import validate_records
-    from .calibration import CalibrationOptions, calibrate
 
     ran = isinstance(source, PrivateMCMC) and getattr(source, "_sampler", None) is not None
     if ran:

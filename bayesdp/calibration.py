@@ -45,6 +45,11 @@ from .publish.noise import granularity
 from .publish.noiseplan import sensitivity_routes
 from .publish.sensitivity import best_coupling
 from .publish.statistics import SiteSpec, coordinate_means
+from .analysis import analyze
+from .analysis.certify import price
+from .analysis.inputs import counts_from_domain
+from .certificate import BoundReport
+from .curves import compose
 
 __all__ = ["calibrate", "CalibrationOptions", "MIXING_EFOLDS"]
 
@@ -55,9 +60,6 @@ _H_GRID = 10
 def _epsilon(c, mech: str, delta: float, beta: float, h: float | None, n: int | None, batch: int | None,
              chains: int) -> tuple[float, Any]:
     """Certified epsilon (chains composed) of one configuration, and its best route (inf if none)."""
-    from .analysis.certify import price
-    from .certificate import BoundReport
-    from .curves import compose
 
     cb = replace(c, inverse_temperature=beta)
     rep = price(cb, mech, delta, step_size=h, num_steps=n, batch_size=batch)
@@ -163,8 +165,6 @@ def calibrate(model: Callable | str | None = None, *, domain=None, epsilon: floa
         >>> 0.99 <= plan.epsilon <= 1.0
         True
     """
-    from .analysis import analyze
-    from .analysis.inputs import counts_from_domain
 
     opts = options if options is not None else CalibrationOptions()
     if not isinstance(opts, CalibrationOptions):

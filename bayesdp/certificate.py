@@ -16,6 +16,8 @@ from typing import Any, Mapping, Sequence
 
 from .curves import REPORT_ALPHAS, PrivacyCurve, _json_float
 from .errors import AssumptionError, check_finite, probability_open
+from .curves import GDP, ApproxDP
+from .errors import BayesDPError
 
 __all__ = ["Certificate", "BoundReport", "curve_dp_event"]
 
@@ -260,7 +262,6 @@ def curve_dp_event(curve: PrivacyCurve | None, what: str = "curve", reason: str 
     """
     from dp_accounting import dp_event
 
-    from .curves import GDP, ApproxDP
 
     if curve is None or reason is not None:
         raise AssumptionError(f"{what} is not valid ({reason or 'no curve'}); it proves nothing to compose")
@@ -292,7 +293,6 @@ def numerical_failure(exc: BaseException) -> str:
 
 def _guarded(query, arg: float, trivial: float) -> float:
     """``query(arg)``; the trivial bound when its float arithmetic fails (BayesDPError propagates)."""
-    from .errors import BayesDPError
 
     try:
         return query(arg)

@@ -14,6 +14,10 @@ import sys
 from typing import Callable, Sequence
 
 from .errors import BayesDPError, clip_advice
+from . import commands
+from ._version import __version__
+import importlib
+import pkgutil
 
 __all__ = ["main", "build_parser", "OneLineParser", "UsageError", "command_modules"]
 
@@ -28,9 +32,7 @@ def command_modules() -> list[str]:
         >>> "bayesdp.commands.bound" in command_modules()
         True
     """
-    import pkgutil
 
-    from . import commands
 
     return [f"bayesdp.commands.{m.name}" for m in sorted(pkgutil.iter_modules(commands.__path__),
                                                           key=lambda m: m.name)
@@ -121,10 +123,8 @@ def build_parser() -> OneLineParser:
         >>> args.command, args.mechanism, args.step_size
         ('bound', 'ula-path', 0.01)
     """
-    import importlib
 
     parser = OneLineParser(prog="bayesdp", description="Private Bayesian inference with certified DP.")
-    from . import __version__
 
     parser.add_argument("--version", action="version", version=f"bayesdp {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)

@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from .analysis.domain import Domain, norm_bound, values
+from .publish.data import load_breast_cancer, scale_to_unit_ball
 
 
 __all__ = ["Dataset", "breast_cancer"]
@@ -53,8 +55,6 @@ def breast_cancer() -> Dataset:
         >>> ds.domain.to_dict()
         {'X': {'norm': 1.0}, 'y': {'values': [0.0, 1.0]}}
     """
-    from .analysis.domain import Domain, norm_bound, values
-    from .publish.data import load_breast_cancer, scale_to_unit_ball
 
     X, y, names = load_breast_cancer()
     data = {"X": scale_to_unit_ball(X).astype(np.float32), "y": y.astype(np.float32)}

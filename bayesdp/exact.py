@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from .errors import AssumptionError
 
 __all__ = ["OUTWARD", "exact", "down", "up", "round_up", "round_down", "contraction_gap_exact", "contraction_gap",
            "one_minus_power", "power_of_contraction", "mul_up", "sqrt_up"]
@@ -45,7 +46,6 @@ def exact(x: float) -> Fraction:
     """
     x = float(x)
     if not math.isfinite(x):
-        from .errors import AssumptionError
 
         raise AssumptionError(f"an intermediate constant is {x}: the constants are outside the float range; "
                               "rescale them")

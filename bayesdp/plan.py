@@ -14,6 +14,12 @@ from typing import Any, Callable
 import numpy as np
 
 from .errors import AssumptionError, ModelError
+from .analysis.inputs import counts_from_domain, declared_shapes
+from .analysis.loading import builtin_models, load_model
+from .resources import write_file
+from html import escape
+import importlib
+import os
 
 MECHANISMS = ("posterior", "ula-final", "ula-path", "sgld-final", "sgld-path")
 
@@ -101,7 +107,6 @@ def model_reference(model: Callable) -> str:
         >>> model_reference(logistic)
         'logistic'
     """
-    from .analysis.loading import builtin_models
 
     for name, fn in builtin_models().items():
         if fn is model:
@@ -132,9 +137,7 @@ def resolve_model(reference: str) -> Callable:
         ...
         bayesdp.errors.ModelError: model 'no_such_model' is neither a built-in model nor path/to/file.py:function nor module:function; pass the model function explicitly (model=...)
     """
-    import importlib
 
-    from .analysis.loading import builtin_models, load_model
 
     if reference in builtin_models() or (":" in reference and reference.rsplit(":", 1)[0].endswith(".py")):
         return load_model(reference)[0]
@@ -279,7 +282,6 @@ class Plan:
         """
         text = json.dumps(self.to_dict(), indent=2, allow_nan=False, default=float)
         if path is not None:
-            from .resources import write_file
 
             write_file(path, text + "\n", option="path", overwrite=overwrite, overwrite_flag="overwrite=True")
         return text
@@ -299,7 +301,6 @@ class Plan:
             AssumptionError: not a file nor JSON, not a bayesdp plan, or a field missing, unknown or of the
                 wrong type (one line naming it).
         """
-        import os
 
         text = source
         if not source.lstrip().startswith(("{", "[")):
@@ -410,7 +411,6 @@ def _frame(rows, columns):
 
 
 def _html_table(columns, rows, notes=()) -> str:
-    from html import escape
 
     head = "".join(f"<th>{escape(str(c))}</th>" for c in columns)
     body = "".join("<tr>" + "".join(f"<td>{escape(str(v))}</td>" for v in r) + "</tr>" for r in rows)
@@ -427,7 +427,6 @@ def _shapes_from(data, record_shapes, model, domain, dim):
         return {k: tuple(np.shape(v)[1:]) for k, v in data.items()}
     if record_shapes is not None:
         return {k: tuple(v) for k, v in record_shapes.items()}
-    from .analysis.inputs import declared_shapes
 
     return declared_shapes(model, domain, dim)
 
@@ -517,7 +516,6 @@ def _certify(model, domain, data, data_size, kernel, num_steps, num_chains, delt
              dim) -> "CertifyResult":
     """:func:`certify` with the shapes spelled out (what :func:`bayesdp.calibrate` calls)."""
     from .analysis import certify as _analysis_certify
-    from .analysis.inputs import counts_from_domain
 
     kernel = kernel or ULA()
     model = model if model is not None else kernel.model

@@ -14,6 +14,7 @@ import signal
 from typing import Any, Callable, Mapping
 
 from .errors import AssumptionError
+import sys
 
 __all__ = ["available_memory_bytes", "require_memory", "check_output_file", "check_output_dir", "check_state_file",
            "check_input_file", "write_file", "same_file", "is_ledger", "remove_stale_temporaries", "GIB"]
@@ -53,7 +54,6 @@ def available_memory_bytes() -> int | None:
             host = None
     dev = None
     try:
-        import sys
 
         if "jax" in sys.modules:   # never import JAX just for this
             import jax

@@ -20,12 +20,11 @@ PKG = os.path.join(ROOT, "bayesdp")
 LAYERS = [
     ("foundation", {"errors", "_version", "curves", "exact", "certificate", "resources", "_arviz", "_jax_cache"}),
     ("theorems", {"theorems", "mechanisms"}),
-    ("analysis", {"analysis"}),
+    ("analysis", {"analysis", "models"}),      # models/ installs as bayesdp.models (the reference models)
     ("samplers", {"samplers"}),
     ("budget", {"budget"}),
-    ("calibration search", {"calibration"}),
     ("release", {"publish"}),
-    ("plan and calibrate", {"plan"}),
+    ("plan and calibrate", {"plan", "calibration"}),
     ("api", {"api", "audit", "datasets"}),
     ("commands", {"commands", "cli", "bench", "__main__"}),
     ("package", {""}),          # bayesdp/__init__.py: the lazily loaded public surface
@@ -74,7 +73,7 @@ def _imports(package: str, tree: ast.AST):
             if mod.startswith("bayesdp"):
                 for alias in node.names:      # `from . import noise` imports the module bayesdp.x.noise
                     sub = f"{mod}.{alias.name}"
-                    yield (sub if _is_module(sub) else mod), inner, node.lineno
+                    yield (sub if _is_module(sub) or sub == "bayesdp.models" else mod), inner, node.lineno
             else:
                 yield mod, inner, node.lineno
 
@@ -154,7 +153,9 @@ def test_function_level_imports_are_heavy_dependencies_only():
 
 def _heavy_module(module: str) -> bool:
     """A bayesdp module that imports JAX or NumPyro at its top level (directly), which a light path defers."""
-    base = os.path.join(ROOT, *module.split("."))
+    parts = module.split(".")
+    # models/ installs as bayesdp.models (package-dir): the reference models import JAX and NumPyro
+    base = os.path.join(ROOT, "models", *parts[2:]) if parts[:2] == ["bayesdp", "models"] else os.path.join(ROOT, *parts)
     path = base + ".py" if os.path.isfile(base + ".py") else os.path.join(base, "__init__.py")
     if not os.path.isfile(path):
         return False

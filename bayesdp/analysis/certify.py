@@ -18,6 +18,8 @@ from typing import Any, Callable, Mapping
 from ..certificate import BoundReport, Certificate
 from ..errors import AssumptionError, BayesDPError, probability_open
 from .analyze import Analysis, analyze
+from ..errors import positive
+from ..mechanisms import MECHANISMS, bound
 
 __all__ = ["CertifyReport", "MECHANISM_KEYS", "certify", "price"]
 
@@ -139,7 +141,6 @@ class CertifyReport:
 
 
 def _call_bound(mech: str, delta: float, params: Mapping[str, Any]):
-    from ..mechanisms import MECHANISMS, bound
 
     if mech not in MECHANISMS:
         return f"mechanism {mech!r} is not available in this version of the certificate core"
@@ -331,7 +332,6 @@ def certify(model: Callable, data: Mapping[str, Any] | None = None, domain=None,
     an = analysis if analysis is not None else analyze(
         model, data=data, domain=domain, model_kwargs=model_kwargs, clip_norm=clip_norm, data_size=data_size,
         dim=dim, clip_to_domain=clip_to_domain, model_name=model_name, record_shapes=record_shapes)
-    from ..errors import positive
     beta = positive("inverse_temperature", inverse_temperature)
     c = replace(an.constants, inverse_temperature=beta, provenance=dict(an.constants.provenance))
     an.constants = c

@@ -26,6 +26,10 @@ from .structure import program as sp
 from .structure.affinity import AFFINE, CONST
 from .structure.evaluate import evaluate_constants
 from .structure.interpreter import conc
+from .advice import growth_and_rewrite
+from .families import student_score_sq
+from dataclasses import replace
+import inspect
 
 # no public names: steps of bayesdp.analysis.analyze (the interface): prior_site, likelihood_site, combine
 __all__: list[str] = []
@@ -249,7 +253,6 @@ def likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likeli
     c = program.sites[name].scale_value if program.sites[name].scaled else None
     if c is None or c == 1.0 or not isinstance(out, LikelihoodFacts):
         return out
-    from dataclasses import replace
 
     return replace(out, grad_bound=r.mul_up(out.grad_bound, c),
                    grad_diff=None if out.grad_diff is None else r.mul_up(out.grad_diff, c),
@@ -271,7 +274,6 @@ def _student_latent_scale(program, facts, name: str, domain, m: int) -> Likeliho
     ``|dl/ds| <= max(1, nu)/s``.  With ``s >= s_lo`` (the scale's box) and the Jacobians of loc and scale bounded
     (``G_loc``, ``G_s``): ``|grad| <= max_nu (nu+1)/(2 s_lo sqrt(nu)) G_loc + max(1, nu_hi)/s_lo G_s`` (triangle
     inequality).  No smoothness or convexity is claimed.  None when a hypothesis fails (the caller refuses)."""
-    from .families import student_score_sq
 
     s = program.sites[name]
     cauchy = s.dist_type is dist.Cauchy
@@ -410,7 +412,6 @@ def _likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likel
             how_ = f"through {sp.how(d.via_theta)}" + (f", then {sp.how(a.why)}" if a.why is not None else "")
             if not a.grad_ok and a.why_grad is not None and a.why_grad is not a.why:
                 how_ += f"; hidden from the gradient by {sp.how(a.why_grad)}"
-            from .advice import growth_and_rewrite
 
             return Unproven(name, what, f"its {attr} depends on the latent sites ({how_}); {rule.family} needs a "
                             f"fixed {attr}{growth_and_rewrite(program, facts, name)}; or fix it as a model argument, "
@@ -449,7 +450,6 @@ def _likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likel
                                   f"site '{name}'; fix the data")
     try:
         unit_score = float(rule.score_bound(fixed, resp))
-        import inspect
 
         takes_y = len(inspect.signature(rule.hessian_bound).parameters) >= 2
         unit_hess = float(rule.hessian_bound(fixed, resp) if takes_y else rule.hessian_bound(fixed))

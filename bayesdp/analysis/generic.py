@@ -30,6 +30,8 @@ import numpy as np
 from ..errors import DomainError
 from .facts import LikelihoodFacts, Unproven
 from .structure import program as sp
+from .advice import growth_and_rewrite
+from .structure.sites import _violation, support_bound_ranges
 
 # no public names: a step of bayesdp.analysis.analyze (the interface), called by bayesdp.analysis.constants
 __all__: list[str] = []
@@ -95,7 +97,6 @@ def generic_site(program, facts, name: str, domain, m: int, context: str,
         undeclared = [a for a in sorted(dep.data) if domain.get(a) is None]
         more = (f" (data argument {undeclared[0]} enters it without a declared domain: declare e.g. --domain "
                 f"{undeclared[0]}.min=A --domain {undeclared[0]}.max=B)") if undeclared else ""
-        from .advice import growth_and_rewrite
 
         return Unproven(name, WHAT, f"{context}; the generic rule finds the gradient of the per-record {term} in "
                         "theta unbounded over the declared domain and all theta (its derivative is unbounded at "
@@ -109,7 +110,6 @@ def generic_site(program, facts, name: str, domain, m: int, context: str,
 def _check_support(program, name: str, domain, m: int) -> None:
     """The observed value lies in the family's support over the whole declared domain, like the family rules'
     response check: a declared domain reaching outside the support is an invalid input, refused by name."""
-    from .structure.sites import _violation, support_bound_ranges
 
     s = program.sites[name]
     c = s.constraint

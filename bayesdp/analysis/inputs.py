@@ -13,6 +13,7 @@ import numpy as np
 
 from ..errors import AssumptionError, DomainError, ModelError, positive, positive_int
 from .domain import Domain
+from .records import validate_records
 
 __all__ = ["counts_from_domain", "declared_shapes", "model_name"]
 
@@ -74,7 +75,6 @@ def check_inputs(model, data, domain, model_kwargs, clip_norm, data_size, dim, c
     clipping: dict = {}
     notes: list[str] = []
     if data is not None:
-        from .records import validate_records
 
         arrays, m = validate_records(data)                # shapes, numeric and finite values
         if data_size is not None and positive_int("data_size", data_size) != m:

@@ -12,9 +12,11 @@ non-numeric, missing or non-finite value.  Nothing is skipped, filled in or clam
 from __future__ import annotations
 
 import csv
+import importlib.util
 import os
 import re
 import signal
+from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 import numpy as np
@@ -76,7 +78,6 @@ def load_model(spec: str) -> tuple[Callable, str]:
         'logistic'
     """
     if ":" in spec and spec.rsplit(":", 1)[0].endswith(".py"):
-        import importlib.util
 
         path, func = spec.rsplit(":", 1)
         if not os.path.isfile(path):
@@ -393,8 +394,6 @@ def _csv_options(header: list[str], names: list[str], with_header: bool):
 
 
 def _read_csv_parts(path, header, names, num_x, plan) -> tuple[np.ndarray | None, np.ndarray | None]:
-    from concurrent.futures import ThreadPoolExecutor
-
     import pyarrow as pa
     from pyarrow import csv as pcsv
 

@@ -28,6 +28,8 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ..errors import BayesDPError, ModelError
+import traceback
+from .structure.sites import _is_number, raise_all
 
 __all__ = ["Program", "RECORDS", "Site", "trace_program"]
 
@@ -477,18 +479,6 @@ def _public_scale(c) -> float | None:
     return v if np.isfinite(v) and v > 0 else None
 
 
-def _is_number(b) -> bool:
-    """Whether a support bound is one concrete number (not a traced or per-record array)."""
-    import jax
-
-    if isinstance(b, jax.core.Tracer):
-        return False
-    try:
-        return np.size(b) == 1
-    except Exception:
-        return False
-
-
 def _has_attr(d, k) -> bool:
     try:
         return getattr(d, k) is not None
@@ -563,7 +553,6 @@ def trace_program(model: Callable, data_shapes: Mapping[str, tuple], data_dtypes
     latent = [n for n, s in sites.items() if not s.observed]
 
     # 2. the program: theta (unconstrained) and data -> logp, parameters, values
-    from .structure.sites import raise_all
 
     raise_all(_check_latents(sites, latent))
     outputs: dict = {}
@@ -649,14 +638,12 @@ def _check_latents(sites, latent) -> list[str]:
 def _user_line(exc) -> str:
     """``file.py:LINE (function)`` of the innermost frame of the model's own code in ``exc``'s traceback ("" if
     none): the frames of JAX, NumPyro and bayesdp are skipped."""
-    import traceback
 
     return _user_frame(exc)[0]
 
 
 def _user_frame(exc) -> tuple[str, str]:
     """(``file.py:LINE (function)``, the source line) of the innermost frame of the model's own code."""
-    import traceback
 
     skip = ("/jax/", "/jaxlib/", "/numpyro/", "/bayesdp/", "/numpy/", "<frozen")
     best = ("", "")

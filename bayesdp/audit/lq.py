@@ -19,6 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import AssumptionError, nonnegative, positive, positive_int, require
+from ..publish.noise import laplace_release
+from ..resources import require_memory
 
 __all__ = ["MECHANISMS", "LQConfig", "bound_options", "exact_mu", "release_sensitivity", "exact_release_epsilon",
            "runs_memory_bytes", "check_runs_memory", "run_scores"]
@@ -244,7 +246,6 @@ def check_runs_memory(mechanism: str, cfg: LQConfig, runs: int) -> None:
     Examples:
         >>> check_runs_memory("ula-final", LQConfig(1.0, 0.5, step_size=0.1, num_steps=100), runs=1000)  # < 1 MB
     """
-    from ..resources import require_memory
 
     require_memory(runs_memory_bytes(mechanism, cfg, runs), f"--runs {runs} of the {mechanism} benchmark",
                    "use fewer runs")
@@ -287,7 +288,6 @@ def run_scores(mechanism: str, cfg: LQConfig, runs: int, seed: int = 0) -> tuple
         record = jnp.zeros(cfg.dim).at[0].set(sign * cfg.grad_bound)
         out.append(np.asarray(lq_chain_scores(mechanism, cfg, record, runs, k), dtype=np.float64))
     if mechanism == "release":
-        from ..publish.noise import laplace_release
 
         sens = release_sensitivity(cfg).distance
         out = [np.array([laplace_release([v], sens, cfg.epsilon).values[0] for v in arr]) for arr in out]

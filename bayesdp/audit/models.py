@@ -21,7 +21,12 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ..errors import AssumptionError, positive_int
+from .report import AuditReport, check_neighbours
 from .stats import audit_scores
+from ..analysis import Domain
+from ..analysis import certify
+from ..resources import require_memory
+from ..samplers import Sampler
 
 __all__ = ["MODEL_MECHANISMS", "worst_case_neighbours", "audit_model"]
 
@@ -53,7 +58,6 @@ def worst_case_neighbours(data: Mapping[str, Any], domain, record: int = 0) -> t
         >>> d1["X"][0].tolist(), d0["X"][0].tolist(), d1["X"][1:].tolist() == d0["X"][1:].tolist()
         ([1.0, 0.0], [-1.0, -0.0], True)
     """
-    from ..analysis import Domain
 
     dom = domain if isinstance(domain, Domain) else Domain.parse(list(domain))
     d1 = {k: np.array(v, copy=True) for k, v in data.items()}
@@ -91,7 +95,6 @@ def worst_case_neighbours(data: Mapping[str, Any], domain, record: int = 0) -> t
 def _outputs(model, data, *, mechanism, runs, seed, domain, **cfg) -> np.ndarray:
     import jax
 
-    from ..samplers import Sampler
 
     sampler = "sgld" if mechanism.startswith("sgld") else "ula"
     release = "path" if mechanism.endswith("path") else "final"
@@ -152,14 +155,11 @@ def audit_model(mechanism: str, model: Callable, data: Mapping[str, Any], *, dom
         ...
         bayesdp.errors.AssumptionError: the datasets differ in 3 records; replace-one neighbours differ in exactly one
     """
-    from ..analysis import certify
-    from . import AuditReport, check_neighbours
 
     if mechanism not in MODEL_MECHANISMS:
         raise AssumptionError(f"mechanism {mechanism!r} cannot be audited on a model; choose one of "
                               f"{', '.join(MODEL_MECHANISMS)} (posterior and release: built-in benchmark)")
     runs = positive_int("runs", runs)
-    from ..resources import require_memory
 
     # a lower bound of the sampler's memory (2 scores of 8 bytes per run and per kept draw), before the
     # analysis runs; the sampler refines the check once the dimension is known

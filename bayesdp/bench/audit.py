@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+from bayesdp.models import BUILTIN
+import numpy as np
 
 __all__ = ["NAME", "HELP", "CONFIGS", "MODEL_CASES", "add_arguments", "run", "format_table"]
 
@@ -32,7 +34,6 @@ MODEL_CASES = [
 
 
 def _model_data(name, m=40, d=3, seed=0):
-    import numpy as np
 
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(m, d))
@@ -98,7 +99,6 @@ def run(args) -> list[dict]:
         d["seconds"] = time.perf_counter() - t0
         d["mu_lb_over_exact"] = (rep.bounds.mu_lower_bound / rep.exact_mu) if rep.exact_mu else None
         rows.append(d)
-    from bayesdp.models import BUILTIN
 
     from ..audit import audit_model
 

@@ -14,6 +14,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from ..analysis.loading import builtin_models
+import numpy as np
 
 __all__ = ["NAME", "HELP", "TARGET_SECONDS", "add_arguments", "run", "format_table"]
 
@@ -41,7 +43,6 @@ def add_arguments(parser) -> None:
 
 
 def _data(path, m, d):
-    import numpy as np
 
     rng = np.random.default_rng(0)
     X = rng.standard_normal((m, d)).astype(np.float32)
@@ -79,10 +80,8 @@ def run(args) -> dict:
         >>> res["meets_target"], [row["records"] for row in res["scaling"]]
         (False, [1000, 10000, 100000])
     """
-    import numpy as np
 
     from ..analysis import Domain, analyze
-    from ..analysis.loading import builtin_models
 
     out: dict = {"records": args.records, "features": args.features, "repeats": args.repeats,
                  "target_seconds": TARGET_SECONDS}

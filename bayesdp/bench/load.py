@@ -22,6 +22,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from ..cli import ARG_TYPES
+from ..errors import AssumptionError
+import numpy as np
 
 __all__ = ["NAME", "HELP", "TARGET_SECONDS", "TARGET_PEAK_RATIO", "add_arguments", "write_files", "run",
            "format_table"]
@@ -85,7 +88,6 @@ def add_arguments(parser) -> None:
         >>> vars(p.parse_args([]))
         {'rows': 500000, 'columns': 30, 'repeats': 3, 'formats': 'csv,parquet'}
     """
-    from ..cli import ARG_TYPES
 
     parser.add_argument("--rows", type=ARG_TYPES[int], default=500_000, help="records in the file")
     parser.add_argument("--columns", type=ARG_TYPES[int], default=30, help="columns (features + the label)")
@@ -112,7 +114,6 @@ def write_files(directory: str, rows: int, columns: int, formats=("csv", "parque
         >>> open(paths["csv"]).readline().strip()
         '"x0","x1","label"'
     """
-    import numpy as np
     import pyarrow as pa
     import pyarrow.csv as pcsv
     import pyarrow.parquet as pq
@@ -165,7 +166,6 @@ def run(args) -> dict:
         ...
         bayesdp.errors.AssumptionError: --formats 'csv,xml': 'xml' is not csv or parquet; pass csv,parquet
     """
-    from ..errors import AssumptionError
 
     formats = [f.strip() for f in args.formats.split(",") if f.strip()]
     for f in formats:

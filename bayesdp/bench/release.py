@@ -20,6 +20,14 @@ import math
 import os
 import tempfile
 import time
+from ..analysis.loading import load_model
+from ..analysis.records import validate_records
+from ..cli import ARG_TYPES
+from ..publish.data import load_breast_cancer, scale_to_unit_ball
+from ..publish.methods.base import ChainSource
+from ..publish.spec import ChainOptions, ReleaseSpec
+from dataclasses import replace
+import numpy as np
 
 __all__ = ["NAME", "HELP", "EPSILONS", "add_arguments", "run", "format_table"]
 
@@ -41,7 +49,6 @@ def add_arguments(parser) -> None:
         >>> vars(p.parse_args([]))
         {'repeats': 200, 'num_steps': 4000, 'prior_scale': 0.5, 'seed': 0}
     """
-    from ..cli import ARG_TYPES
 
     parser.add_argument("--repeats", type=ARG_TYPES[int], default=200, help="releases per (statistic, eps)")
     parser.add_argument("--num-steps", type=ARG_TYPES[int], default=4000, help="ULA steps per chain")
@@ -73,19 +80,12 @@ def run(args) -> dict:
         ...     print("refused:", type(e).__name__)
         refused: AssumptionError
     """
-    import numpy as np
 
-    from dataclasses import replace
 
     from ..analysis import Domain
-    from ..analysis.loading import load_model
-    from ..analysis.records import validate_records
     from ..publish import demo
-    from ..publish.data import load_breast_cancer, scale_to_unit_ball
     from ..publish.engine import draw, open_accountant, plan_release
     from ..publish.methods import registry
-    from ..publish.methods.base import ChainSource
-    from ..publish.spec import ChainOptions, ReleaseSpec
 
     X, y, _ = load_breast_cancer()
     model, name = load_model("logistic")

@@ -43,6 +43,8 @@ import statistics
 import subprocess
 import sys
 import time
+import numpy as np
+import platform
 
 __all__ = ["NAME", "HELP", "ULA_FORMS", "add_arguments", "model", "reference_ula", "reference_sgld", "device_info",
            "copy_bandwidth", "run", "memory_row", "format_table"]
@@ -96,7 +98,6 @@ def _interleaved(fns, repeats):
 
 
 def _data(m, d, seed=0):
-    import numpy as np
 
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(m, d)).astype(np.float32)
@@ -207,7 +208,6 @@ def reference_ula(X, y, step_size, num_steps, num_chains, prior_scale=1.0, data_
     """
     import jax
     import jax.numpy as jnp
-    import numpy as np
 
     Xj, yj = jnp.asarray(X), jnp.asarray(y)
     d = X.shape[1]
@@ -349,7 +349,6 @@ def device_info() -> dict:
         >>> info["jax"] == jax.__version__, info["platform"] == jax.devices()[0].platform
         (True, True)
     """
-    import platform
 
     import jax
 

@@ -55,6 +55,11 @@ from ..publish.noiseplan import plan_noise
 from ..publish.path import path_inverse_temperature, path_num_steps, predicted_path_error
 from ..publish.sensitivity import best_coupling, coupling_route
 from ..publish.statistics import SiteSpec, coordinate_means
+from ..analysis import Domain, analyze
+from ..cli import ARG_TYPES
+from ..models import logistic
+from ..samplers import ModelPotential
+from ..samplers import Sampler
 
 __all__ = ["NAME", "HELP", "EPSILONS", "SIZES", "DELTA", "METHODS", "BAYESDP_METHODS", "TARGET_RATIO",
            "add_arguments", "synthetic", "bundled", "posterior_mean", "chain_draws", "dpsgld_inverse_temperature",
@@ -91,7 +96,6 @@ def add_arguments(parser) -> None:
         >>> args.quick, args.datasets, args.seed
         (True, 'synthetic,bundled', 0)
     """
-    from ..cli import ARG_TYPES
 
     parser.add_argument("--quick", action="store_true",
                         help="smoke test: synthetic m = 500 and the bundled data at epsilon 1, few repeats, short chains")
@@ -219,8 +223,6 @@ def chain_draws(data, prior_scale, step_size, num_steps, inverse_temperature, nu
         >>> chain_draws(synthetic(20), 1.0, 0.01, 3, 1.0, 2, "path", seed=0).shape
         (2, 3, 5)
     """
-    from ..models import logistic
-    from ..samplers import Sampler
 
     smp = Sampler(logistic, data, step_size=step_size, num_steps=num_steps, inverse_temperature=inverse_temperature,
                   num_chains=num_chains, release=release, uncertified=True, model_kwargs={"prior_scale": prior_scale})
@@ -333,9 +335,6 @@ def default_pick(constants: dict, dim: int, statistic, epsilon: float, delta: fl
 
 def _setting(name: str, data: dict, prior_scale: float, epsilons, args, repeats: int, num_steps: int,
              seed: int) -> list[dict]:
-    from ..analysis import Domain, analyze
-    from ..models import logistic
-    from ..samplers import ModelPotential
 
     t0 = time.perf_counter()
     m, d = data["X"].shape

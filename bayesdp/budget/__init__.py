@@ -8,6 +8,7 @@ from typing import Any
 
 from .accountant import Accountant, PrivacyAccountant
 from .ledger import Ledger
+from ..errors import BudgetError
 
 __all__ = ["Accountant", "PrivacyAccountant", "Ledger", "as_accountant"]
 
@@ -32,7 +33,6 @@ def as_accountant(x: Any, budget: Any = None, budget_delta: Any = None, dataset:
         >>> as_accountant(acct) is acct
         True
     """
-    from ..errors import BudgetError
 
     if isinstance(x, (str, os.PathLike)):
         return Ledger.open(x, budget=budget, budget_delta=budget_delta, dataset=dataset)

@@ -32,6 +32,7 @@ from ..errors import BayesDPError, BudgetError
 from .events import (DiscreteGaussianEvent, DiscreteLaplaceEvent, EpsilonDeltaEvent, Event, GDPEvent, LaplaceEvent,
                      as_event, curve_event, event_from_json)
 from .numbers import decimal_at_least, exact, float_at_least, float_at_most, noise_epsilon, show, to_decimal
+import numpy as np
 
 __all__ = ["Accountant", "PrivacyAccountant", "Entry", "Composition", "compose", "charge_of", "consistency_problem",
            "PLD_INTERVAL"]
@@ -123,7 +124,6 @@ class Entry:
 
 
 def _rdp_orders():
-    import numpy as np
 
     from dp_accounting.rdp import rdp_privacy_accountant as R
 

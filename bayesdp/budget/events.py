@@ -33,7 +33,6 @@ The events and why each dominating event is sound:
 
 from __future__ import annotations
 
-import decimal
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
@@ -42,86 +41,17 @@ from fractions import Fraction
 from typing import Any, ClassVar
 
 from ..errors import BudgetError
+from .numbers import EXACT, decimal_at_least, float_at_least, to_decimal
 
 __all__ = ["DiscreteLaplaceEvent", "DiscreteGaussianEvent", "LaplaceEvent", "GDPEvent", "ZCDPEvent",
            "EpsilonDeltaEvent", "Event", "event_from_json", "as_event", "curve_event", "laplace_event",
-           "discrete_gaussian_event", "decimal_at_least", "float_at_least", "float_at_most"]
+           "discrete_gaussian_event"]
 
-_UP = decimal.Context(prec=17, rounding=decimal.ROUND_CEILING)
 #: the largest integer sensitivity (grid steps) for which dp-accounting's discrete-Laplace PLD is built (it
 #: enumerates every step); a finer grid is composed as its pure epsilon pair
 DL_MAX_SENSITIVITY = 10 ** 6
 
 
-def decimal_at_least(x: float | Fraction) -> Decimal:
-    """The shortest decimal of the double ``x`` if it is >= ``x`` exactly, else the smallest
-    17-significant-digit decimal above it (for epsilons and deltas computed in floating point).
-
-    Args:
-        x: a double (or an exact fraction).
-
-    Returns:
-        A decimal ``>= x`` exactly.
-
-    Examples:
-        The double 0.1 is 0.1000000000000000055..., above the decimal 0.1:
-
-        >>> decimal_at_least(0.1), decimal_at_least(0.5)
-        (Decimal('0.10000000000000001'), Decimal('0.5'))
-    """
-    if isinstance(x, Fraction):
-        d = _UP.divide(Decimal(x.numerator), Decimal(x.denominator))
-        return d
-    d = Decimal(repr(float(x)))
-    exact = Decimal(float(x))
-    return d if d >= exact else _UP.plus(exact)
-
-
-def float_at_most(d: Decimal | Fraction) -> float:
-    """The largest double <= ``d``.
-
-    Args:
-        d: an exact decimal or fraction (finite, at most the largest double).
-
-    Returns:
-        The largest double not above ``d``.
-
-    Raises:
-        BudgetError: ``d`` is above the largest double.
-
-    Examples:
-        >>> from decimal import Decimal
-        >>> float_at_most(Decimal("0.1")), float_at_most(Decimal("0.5"))
-        (0.09999999999999999, 0.5)
-    """
-    f = float(d)
-    if math.isinf(f):
-        if f > 0:
-            raise BudgetError(f"{d} exceeds the largest double; pass at most 1.7976931348623157e308")
-        return -math.inf
-    if Fraction(f) > Fraction(d):
-        f = math.nextafter(f, -math.inf)
-    return f
-
-
-def float_at_least(d: Decimal | Fraction) -> float:
-    """The smallest double >= ``d`` (``inf`` above the largest double).
-
-    Args:
-        d: an exact decimal or fraction.
-
-    Returns:
-        The smallest double not below ``d``.
-
-    Examples:
-        >>> from decimal import Decimal
-        >>> float_at_least(Decimal("0.1"))
-        0.1
-    """
-    f = float(d)
-    if math.isfinite(f) and Fraction(f) < Fraction(d):
-        f = math.nextafter(f, math.inf)
-    return f
 
 
 def _finite(name: str, x: Any, lo: float = 0.0, strict: bool = True) -> float:
@@ -319,7 +249,6 @@ class DiscreteGaussianEvent(_Event):
 
     def minimal_charge(self, delta=None):
         """The smallest (epsilon, delta) it may be charged at (a curve taken at ``delta``), as exact decimals."""
-        from .numbers import EXACT
 
         return decimal_at_least(self._eps()), EXACT.add(Decimal(float(self.conversion_delta)), Decimal(float(self.delta)))
 
@@ -464,13 +393,11 @@ class EpsilonDeltaEvent(_Event):
     _optional: ClassVar[tuple] = ("source",)
 
     def __post_init__(self):
-        from .numbers import to_decimal
 
         e, d = to_decimal(self.epsilon, "epsilon"), to_decimal(self.delta, "delta")
         if e < 0 or not 0 <= d < 1:
             raise BudgetError(f"epsilon = {self.epsilon!r}, delta = {self.delta!r}: need epsilon >= 0 and delta in "
                               "[0, 1)")
-        from .numbers import EXACT
 
         object.__setattr__(self, "epsilon", e.normalize(EXACT) if e != 0 else Decimal(0))
         object.__setattr__(self, "delta", d.normalize(EXACT) if d != 0 else Decimal(0))

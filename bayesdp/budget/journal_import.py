@@ -25,6 +25,9 @@ from typing import Any
 
 from ..curves import GDP, RDP, ApproxDP, PrivacyCurve
 from ..errors import AssumptionError, BayesDPError, BudgetError
+from .events import EpsilonDeltaEvent, event_from_json
+from .ledger import Ledger, _create, _state_add, _STATE0
+from .numbers import show
 
 __all__ = ["import_journal"]
 
@@ -265,7 +268,6 @@ def _consistency_problem(eps: Decimal, delta: Decimal, curve: dict | None, dp_ev
                                                                 / float(dp_event["sigma"]))
                 if not (math.isfinite(mu) and mu > 0):
                     return "its dp_event is malformed"
-                from ..curves import GDP
 
                 ce, cd = (GDP(mu).epsilon(float(delta)) if delta > 0 else math.inf), 0.0
         except (KeyError, TypeError, ValueError, ZeroDivisionError, BayesDPError):
@@ -880,9 +882,6 @@ def import_journal(old: str | os.PathLike, new: str | os.PathLike) -> dict:
         ...
         bayesdp.errors.BudgetError: journal ... does not exist; check the path
     """
-    from .events import EpsilonDeltaEvent, event_from_json
-    from .ledger import Ledger, _create, _state_add, _STATE0
-    from .numbers import show
 
     src = Path(old).absolute()
     dst = Path(os.path.realpath(new))

@@ -35,6 +35,7 @@ from .accountant import (Entry, Reservation, _Budgeted, _budget, checked_charge,
 from .accountant import consistency_problem as _consistency_problem  # noqa: F401  (tests import it from here)
 from .events import discrete_gaussian_event, event_from_json, laplace_event
 from .numbers import decimal_at_least, exact, float_at_most, noise_delta, noise_epsilon, show, to_decimal
+from dataclasses import replace
 
 __all__ = ["Ledger", "Reservation", "to_decimal", "decimal_at_least", "float_at_most", "noise_epsilon", "noise_delta",
            "laplace_event", "discrete_gaussian_event"]
@@ -644,7 +645,6 @@ class Ledger(_Budgeted):
         charged = self._charged_rows(con) if self.budget_delta > 0 else None
         if charged is None:
             c = compose([], self.budget_epsilon, self.budget_delta)
-            from dataclasses import replace
 
             c = replace(c, epsilon_sum=Decimal(state["epsilon"]), delta_sum=Decimal(state["delta"]),
                         count=state["charged"])

@@ -13,11 +13,13 @@ from decimal import Decimal
 from typing import Any
 
 from ..errors import BudgetError
-from .events import decimal_at_least, float_at_least, float_at_most
+import functools
+from fractions import Fraction
 
 __all__ = ["to_decimal", "noise_epsilon", "noise_delta", "decimal_at_least", "float_at_most", "float_at_least",
            "show", "EXACT", "exact"]
 
+_UP = decimal.Context(prec=17, rounding=decimal.ROUND_CEILING)
 #: exact decimal arithmetic: any rounding raises (budgets and charges have exponents within +-100000)
 EXACT = decimal.Context(prec=300000, Emin=-999999, Emax=999999,
                         traps=[decimal.Inexact, decimal.Rounded, decimal.InvalidOperation, decimal.DivisionByZero,
@@ -37,7 +39,6 @@ def exact(fn):
         >>> exact(lambda a, b: a + b)(Decimal("0.3"), Decimal("5E-324")) > Decimal("0.3")
         True
     """
-    import functools
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -152,3 +153,74 @@ def show(d: Decimal) -> str:
         return "0"
     d = d.normalize()
     return format(d, "f") if -30 < d.adjusted() < 30 else str(d)
+
+
+def decimal_at_least(x: float | Fraction) -> Decimal:
+    """The shortest decimal of the double ``x`` if it is >= ``x`` exactly, else the smallest
+    17-significant-digit decimal above it (for epsilons and deltas computed in floating point).
+
+    Args:
+        x: a double (or an exact fraction).
+
+    Returns:
+        A decimal ``>= x`` exactly.
+
+    Examples:
+        The double 0.1 is 0.1000000000000000055..., above the decimal 0.1:
+
+        >>> decimal_at_least(0.1), decimal_at_least(0.5)
+        (Decimal('0.10000000000000001'), Decimal('0.5'))
+    """
+    if isinstance(x, Fraction):
+        d = _UP.divide(Decimal(x.numerator), Decimal(x.denominator))
+        return d
+    d = Decimal(repr(float(x)))
+    exact = Decimal(float(x))
+    return d if d >= exact else _UP.plus(exact)
+
+
+def float_at_most(d: Decimal | Fraction) -> float:
+    """The largest double <= ``d``.
+
+    Args:
+        d: an exact decimal or fraction (finite, at most the largest double).
+
+    Returns:
+        The largest double not above ``d``.
+
+    Raises:
+        BudgetError: ``d`` is above the largest double.
+
+    Examples:
+        >>> from decimal import Decimal
+        >>> float_at_most(Decimal("0.1")), float_at_most(Decimal("0.5"))
+        (0.09999999999999999, 0.5)
+    """
+    f = float(d)
+    if math.isinf(f):
+        if f > 0:
+            raise BudgetError(f"{d} exceeds the largest double; pass at most 1.7976931348623157e308")
+        return -math.inf
+    if Fraction(f) > Fraction(d):
+        f = math.nextafter(f, -math.inf)
+    return f
+
+
+def float_at_least(d: Decimal | Fraction) -> float:
+    """The smallest double >= ``d`` (``inf`` above the largest double).
+
+    Args:
+        d: an exact decimal or fraction.
+
+    Returns:
+        The smallest double not below ``d``.
+
+    Examples:
+        >>> from decimal import Decimal
+        >>> float_at_least(Decimal("0.1"))
+        0.1
+    """
+    f = float(d)
+    if math.isfinite(f) and Fraction(f) < Fraction(d):
+        f = math.nextafter(f, math.inf)
+    return f

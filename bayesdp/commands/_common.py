@@ -6,6 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import AssumptionError, check_finite
+from ..plan import Plan
+from ..resources import check_input_file
+from ..samplers.keys import MAX_SEED
+import numpy as np
 
 
 def _flag(dest: str) -> str:
@@ -57,7 +61,6 @@ def seed_opt(args, dest: str = "seed") -> None:
     v = getattr(args, dest, None)
     if v is None:
         return
-    from ..samplers.keys import MAX_SEED
 
     if not 0 <= v <= MAX_SEED:
         raise AssumptionError(f"{_flag(dest)} = {v} must be an integer in [0, {MAX_SEED}]; or omit it for keys "
@@ -84,7 +87,6 @@ def data_file_opt(args, dest: str = "data") -> None:
     """The data file exists and is readable (checked by the command, whose options the message names)."""
     v = getattr(args, dest, None)
     if v is not None:
-        from ..resources import check_input_file
 
         check_input_file(v, _flag(dest))
 
@@ -127,7 +129,6 @@ def infer_num_classes(name: str, kw: dict, data: dict | None, domain_values=None
     """The built-in ``softmax``: num_classes from the declared y.values or, for a sampler, the labels."""
     if name != "softmax" or "num_classes" in kw:
         return
-    import numpy as np
 
     if domain_values is not None:
         kw["num_classes"] = int(max(domain_values)) + 1
@@ -152,7 +153,6 @@ def apply_plan(args, *, chain: bool = True):
     path = getattr(args, "plan", None)
     if not path:
         return None
-    from ..plan import Plan
 
     plan = Plan.load(path, model=_plan_model(path))
     given = getattr(args, "model", None)

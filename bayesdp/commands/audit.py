@@ -12,6 +12,12 @@ Exit status 0 when the lower bounds stay below the certificate, 1 when one excee
 from __future__ import annotations
 
 from ..cli import ARG_TYPES, emit_json
+from . import _common as c
+from ..analysis.loading import load_data, load_model
+from ..analysis.records import validate_records
+from ..errors import AssumptionError
+from ._common import data_file_opt
+from .certify import _model_kwargs
 
 # kept literal so that building the CLI does not import scipy.stats; tests check it equals
 # bayesdp.audit.MECHANISMS
@@ -59,20 +65,15 @@ def add_parser(sub) -> None:
 
 
 def _run_model(args):
-    from ..analysis.loading import load_data, load_model
     from ..audit import audit_model
-    from ..errors import AssumptionError
-    from .certify import _model_kwargs
 
     if args.data is None:
         raise AssumptionError("--data is required with --model (the dataset D)")
-    from ._common import data_file_opt
 
     data_file_opt(args)
     data_file_opt(args, "data_prime")
     if args.step_size is None or args.num_steps is None:
         raise AssumptionError(f"--step-size and --num-steps are required for {args.mechanism}")
-    from ..analysis.records import validate_records
 
     kw = _model_kwargs(args)
     model, name = load_model(args.model)
@@ -87,8 +88,6 @@ def _run_model(args):
 
 
 def _check_options(args) -> None:
-    from ..errors import AssumptionError
-    from . import _common as c
 
     c.count_opt(args, "runs")
     c.open_unit_opt(args, "delta", "1e-5")
@@ -116,7 +115,6 @@ def _check_options(args) -> None:
 
 
 def run(args) -> int:
-    from ..errors import AssumptionError
 
     _check_options(args)
     if args.model is not None:

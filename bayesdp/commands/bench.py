@@ -6,10 +6,10 @@ import importlib
 import pkgutil
 
 from ..cli import OneLineParser, emit_json
+from .. import bench
 
 
 def _bench_modules():
-    from .. import bench
 
     for m in sorted(pkgutil.iter_modules(bench.__path__), key=lambda m: m.name):
         if not m.name.startswith("_"):

@@ -8,6 +8,13 @@ The plan (JSON) is what ``bayesdp certify --plan``, ``bayesdp sample --plan`` an
 from __future__ import annotations
 
 from ..cli import ARG_TYPES, emit_json
+from . import _common as c
+from .. import plan as plan_mod
+from ..analysis.loading import load_data, load_model
+from ..errors import AssumptionError
+from ..resources import check_output_file, write_file
+from .certify import prepare_jax
+from dataclasses import replace
 
 
 def add_parser(sub) -> None:
@@ -52,10 +59,6 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from ..errors import AssumptionError
-    from ..resources import check_output_file, write_file
-    from . import _common as c
-    from .certify import prepare_jax
 
     c.positive_opt(args, "epsilon", "pass a positive target epsilon")
     c.open_unit_opt(args, "delta", "1e-5")
@@ -83,9 +86,7 @@ def run(args) -> int:
         check_output_file(args.out, "--out", overwrite=args.overwrite, overwrite_flag="--overwrite", inputs=inputs)
     kw = c.model_kwargs(args)
     prepare_jax()
-    from .. import plan as plan_mod
     from ..analysis import Domain
-    from ..analysis.loading import load_data, load_model
     from ..calibration import CalibrationOptions, calibrate
 
     model, name = load_model(args.model)
@@ -113,7 +114,6 @@ def run(args) -> int:
 
 def _named(plan, name: str, spec: str):
     """The plan refers to the model as the command line named it (built-in name or file.py:function)."""
-    from dataclasses import replace
 
     return replace(plan, model=spec if ":" in spec else name)
 

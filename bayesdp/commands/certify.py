@@ -12,6 +12,14 @@ import os
 import sys
 
 from ..cli import ARG_TYPES, emit_json
+from . import _common as c
+from ..analysis.inputs import counts_from_domain
+from ..analysis.loading import load_data, load_model
+from ..analysis.records import validate_records
+from ..errors import AssumptionError
+from ..errors import clip_advice
+from ..plan import Plan, certify
+from ._common import model_kwargs
 
 # Persistent XLA compilation cache of the ``bayesdp`` command (a complement: the first run is fast
 # without it).  BAYESDP_JAX_CACHE=0 turns it off, BAYESDP_JAX_CACHE=DIR moves it; a cache directory
@@ -96,7 +104,6 @@ def add_parser(sub) -> None:
 
 def _model_kwargs(args) -> dict:
     """Kept for callers: :func:`bayesdp.commands._common.model_kwargs`."""
-    from ._common import model_kwargs
 
     return model_kwargs(args)
 
@@ -104,8 +111,6 @@ def _model_kwargs(args) -> dict:
 def _check_options(args) -> None:
     """Every option, by flag name, before any file is read (issue #13: certify used to exit 0 with a
     negative step size, 0 steps or a batch larger than the data, the error only inside its table)."""
-    from ..errors import AssumptionError
-    from . import _common as c
 
     c.sampler_opts(args, sgld_needs_batch=False)
     c.open_unit_opt(args, "delta", "1e-5")
@@ -122,7 +127,6 @@ def _check_options(args) -> None:
 
 
 def run(args) -> int:
-    from ..errors import AssumptionError
 
     if args.plan:
         return _run_plan(args)
@@ -136,10 +140,6 @@ def run(args) -> int:
     kw = _model_kwargs(args)
     prepare_jax()
     from ..analysis import Domain, certify
-    from ..errors import clip_advice
-    from ..analysis.loading import load_data, load_model
-    from ..analysis.records import validate_records
-    from ..analysis.inputs import counts_from_domain
 
     model, name = load_model(args.model)
     domain = Domain.parse(args.domain)
@@ -166,7 +166,6 @@ def run(args) -> int:
 
 def _run_plan(args) -> int:
     """``certify --plan``: the Python API's :func:`bayesdp.certify` on the plan (identical certificates)."""
-    from ..errors import AssumptionError
 
     extra = [f for f in ("model", "data", "no_data", "step_size", "num_steps", "batch_size", "clip_norm",
                          "data_size", "dim") if getattr(args, f, None)]
@@ -174,7 +173,6 @@ def _run_plan(args) -> int:
         raise AssumptionError(f"--plan holds the model, the domain and the sampler settings; drop "
                               f"{', '.join('--' + f.replace('_', '-') for f in extra) or '--domain'}")
     prepare_jax()
-    from ..plan import Plan, certify
 
     rep = certify(Plan.load(args.plan))
     if args.json:

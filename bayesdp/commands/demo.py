@@ -9,6 +9,10 @@ non-private estimates marked NOT FOR RELEASE, and writes two PNG plots into ``--
 from __future__ import annotations
 
 from ..cli import ARG_TYPES, emit_json
+from . import _common as c
+from ..errors import AssumptionError
+from ..resources import check_output_dir, check_state_file
+from .certify import prepare_jax
 
 
 def add_parser(sub) -> None:
@@ -38,9 +42,6 @@ def add_parser(sub) -> None:
 
 
 def _check_options(args) -> None:
-    from ..errors import AssumptionError
-    from ..resources import check_output_dir, check_state_file
-    from . import _common as c
 
     c.positive_opt(args, "epsilon", "pass a positive epsilon")
     c.positive_opt(args, "budget", "pass a positive total epsilon")
@@ -58,7 +59,6 @@ def _check_options(args) -> None:
 
 
 def run(args) -> int:
-    from .certify import prepare_jax
 
     _check_options(args)
 

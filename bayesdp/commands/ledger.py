@@ -12,14 +12,17 @@
 from __future__ import annotations
 
 from ..cli import ARG_TYPES, OneLineParser, emit_json
+from ..budget.ledger import Ledger
+from ..errors import BudgetError
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+import argparse
 
 SHOW_LAST = 20
 
 
 def _decimal(text: str) -> str:
     """A budget as the user wrote it (kept exact: ``0.1`` stays 0.1)."""
-    import argparse
-    from decimal import Decimal, InvalidOperation
 
     try:
         d = Decimal(text.strip())
@@ -110,7 +113,6 @@ def _table(s: dict, show_all: bool = True) -> str:
 
 
 def run_show(args) -> int:
-    from ..budget.ledger import Ledger
 
     s = Ledger(args.file).summary()
     if args.json:
@@ -121,10 +123,7 @@ def run_show(args) -> int:
 
 
 def run_create(args) -> int:
-    from pathlib import Path
 
-    from ..errors import BudgetError
-    from ..budget.ledger import Ledger
 
     if Path(args.file).exists():
         raise BudgetError(f"ledger {args.file} already exists; use `bayesdp ledger show {args.file}`")
@@ -137,7 +136,6 @@ def run_create(args) -> int:
 
 
 def run_resolve(args) -> int:
-    from ..budget.ledger import Ledger
 
     out = Ledger(args.file).resolve(ids=args.ids, note=args.note)
     if args.json:
@@ -151,7 +149,6 @@ def run_resolve(args) -> int:
 
 
 def run_verify(args) -> int:
-    from ..budget.ledger import Ledger
 
     s = Ledger(args.file).verify(head=args.head)
     if args.json:

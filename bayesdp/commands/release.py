@@ -28,6 +28,9 @@ from ..resources import check_state_file
 from . import _common as c
 from ._common import apply_plan, model_kwargs
 from .sample import add_model_data_arguments
+from ..analysis.loading import load_data, load_model
+from ..analysis.records import validate_records
+from .certify import prepare_jax
 
 
 def add_parser(sub) -> None:
@@ -418,11 +421,8 @@ def run(args) -> int:
     _check_options(args)
     spec = build_spec(args, plan)
     kw = model_kwargs(args)
-    from .certify import prepare_jax
 
     prepare_jax()
-    from ..analysis.loading import load_data, load_model
-    from ..analysis.records import validate_records
 
     model, name = load_model(args.model)
     data, m = validate_records(load_data(args.data, args.x_columns, args.y_column))

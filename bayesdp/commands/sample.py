@@ -9,7 +9,18 @@ status 2 and writes nothing.
 
 from __future__ import annotations
 
+import importlib.util
+
+from .. import _arviz
+from ..analysis.inputs import counts_from_domain
+from ..analysis.loading import load_data, load_model
+from ..analysis.records import validate_records
 from ..cli import ARG_TYPES, emit_json
+from ..errors import AssumptionError
+from ..resources import check_output_file, write_file
+from . import _common as c
+from ._common import apply_plan, infer_num_classes, model_kwargs
+from .certify import prepare_jax
 
 
 def add_model_data_arguments(p) -> None:
@@ -79,9 +90,6 @@ def add_parser(sub) -> None:
 
 def _check_options(args) -> None:
     """Every option and the output path, before anything is read, traced or run."""
-    from ..errors import AssumptionError
-    from ..resources import check_output_file
-    from . import _common as c
 
     c.sampler_opts(args)
     c.open_unit_opt(args, "delta", "1e-5")
@@ -108,8 +116,6 @@ def _check_options(args) -> None:
     if args.out:
         check_output_file(args.out, "--out", overwrite=args.overwrite, overwrite_flag="--overwrite",
                           inputs=_inputs(args))
-        import importlib.util
-
         if importlib.util.find_spec("h5netcdf") is None:   # the NetCDF engine bayesdp writes with
             raise AssumptionError(f"--out {args.out}: writing NetCDF needs the h5netcdf package, which is not "
                                   f"installed; pip install h5netcdf, or drop --out")
@@ -117,7 +123,6 @@ def _check_options(args) -> None:
 
 def _check_processes(args) -> None:
     """--coordinator-address, --num-processes and --process-id: all three or none, consistent."""
-    from ..errors import AssumptionError
 
     given = [f for f in ("coordinator_address", "num_processes", "process_id") if getattr(args, f) is not None]
     if not given:
@@ -144,7 +149,6 @@ def _join_processes(args) -> None:
         return
     import jax
 
-    from ..errors import AssumptionError
 
     try:
         jax.distributed.initialize(args.coordinator_address, num_processes=args.num_processes,
@@ -166,17 +170,13 @@ def _inputs(args) -> dict:
 def _write_netcdf(sampler, args) -> None:
     """Write through a temporary file in the same folder, fsync and rename (:func:`bayesdp.resources.write_file`):
     a failure (disk full ...) never leaves a partial file at ``--out``."""
-    from .. import _arviz
     from ..api import chain_inference_data
-    from ..resources import write_file
 
     idata = chain_inference_data(sampler)     # the same data as PrivateMCMC.to_inference_data()
     write_file(args.out, lambda tmp: _arviz.to_netcdf(idata, tmp), overwrite=args.overwrite, inputs=_inputs(args))
 
 
 def run(args) -> int:
-    from ..errors import AssumptionError
-    from ._common import apply_plan, infer_num_classes, model_kwargs
 
     plan = apply_plan(args)
     missing = [f for f in ("model", "sampler", "step_size", "num_steps") if getattr(args, f, None) is None]
@@ -185,24 +185,16 @@ def run(args) -> int:
                               "required (or --plan PLAN.json)")
     _check_options(args)
     kw = model_kwargs(args)
-    try:
-        from .certify import prepare_jax
-    except ImportError:  # pragma: no cover - the certify command is optional
-        prepare_jax = None
     _join_processes(args)
-    if prepare_jax is not None:
-        prepare_jax()
+    prepare_jax()
     import jax
 
-    from ..analysis.loading import load_data, load_model
-    from ..analysis.records import validate_records
     from ..samplers import Sampler
 
     model, name = load_model(args.model)
     data, m = validate_records(load_data(args.data, args.x_columns, args.y_column))   # structure, finite
     if args.domain:        # counts such as num_classes come from the PUBLIC domain
         from ..analysis import Domain
-        from ..analysis.inputs import counts_from_domain
 
         kw = counts_from_domain(model, Domain.parse(args.domain), kw)
     else:                  # --uncertified without a domain: nothing is certified, the labels may say

@@ -18,6 +18,7 @@ from ..theorems import girsanov as G
 from ..theorems import tight as TT
 from ..theorems import transfer as T
 from .registry import Mechanism, Option, Route, need, register
+from dataclasses import replace
 
 __all__: list[str] = []   # registers its mechanisms with bayesdp.bound; nothing to call here
 
@@ -88,7 +89,6 @@ def _path_delta(p: Mapping[str, Any]) -> tuple[float, str]:
 
 
 def _with_note(cert, note: str):
-    from dataclasses import replace
     return replace(cert, notes=(cert.notes + "; " if cert.notes else "") + note)
 
 

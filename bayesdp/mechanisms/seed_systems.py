@@ -20,6 +20,9 @@ from ..theorems import hockey_stick as H
 from ..theorems import mixing as X
 from ..theorems import pabi as P
 from .registry import Mechanism, Option, Route, need, register
+from ..certificate import Certificate
+from ..curves import RDP
+from dataclasses import replace
 
 __all__: list[str] = []   # registers its mechanisms with bayesdp.bound; nothing to call here
 
@@ -38,7 +41,6 @@ def _mixing_routes(p: Mapping[str, Any]) -> list[Route]:
                                need(p, "delta_in", "delta of M"),
                                need(p, "gamma", "the mixing coefficient of the kernel K"), c)
             if c != cond:
-                from dataclasses import replace
                 cert = replace(cert, notes=(cert.notes + "; " if cert.notes else "")
                                + f"a gamma-{cond} kernel is gamma-{c} (002 Fig. 1, 000 Lemma 9)")
             return cert
@@ -274,8 +276,6 @@ def _iter_laplace_routes(p):
 
 def _proj_kernels_routes(p):
     def build():
-        from ..certificate import Certificate
-        from ..curves import RDP
         kappa = X.pabi_contractive_rdp(1.0, need(p, "w_inf", "W_inf(mu, nu)"),
                                        need(p, "lipschitz", "L <= 1 of each psi_i"),
                                        need(p, "num_kernels", "r"), need(p, "noise_std", "sigma"))

@@ -33,6 +33,7 @@ from ..exact import round_up
 from .noise import zcdp_rho
 from .sensitivity import SensitivityRoute
 from .statistics import Statistic
+from ..samplers.keys import resolve_key
 
 __all__ = ["aggregate_route", "noise_multiplier", "choose_chunks", "check_chunks", "partition",
            "ula_chunk_draws", "AggregateEstimate", "aggregate_estimate", "aggregate_info"]
@@ -260,7 +261,6 @@ def ula_chunk_draws(potential, data: Mapping[str, np.ndarray], index: np.ndarray
     import jax
     import jax.numpy as jnp
 
-    from ..samplers.keys import resolve_key
 
     k, n = index.shape
     steps = positive_int("num_steps", num_steps)

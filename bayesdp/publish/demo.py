@@ -38,6 +38,10 @@ from .methods.base import ChainSource
 from .spec import ChainOptions, ReleaseSpec
 from .statistics import SiteSpec, Statistic, coordinate_means, probability_at_profiles
 from ..certificate import BoundReport
+from ..analysis import Domain
+from ..analysis import certify
+from ..analysis.loading import load_model
+from ..analysis.records import validate_records
 
 __all__ = ["run_demo", "format_demo", "DemoResult", "demo_statistic", "reference_profiles", "profile_direction",
            "direction_mean", "derived_probabilities"]
@@ -344,8 +348,6 @@ def _values_plot(path: str, names, released, nonprivate, intervals, epsilon: flo
 
 def _source(model, name: str, data, prior_scale: float) -> ChainSource:
     """The demo's chain source: the model, the validated records, the public domain, full-batch ULA."""
-    from ..analysis import Domain
-    from ..analysis.records import validate_records
 
     kw = {"prior_scale": float(prior_scale)}
     data, _ = validate_records(data, model, kw)
@@ -355,7 +357,6 @@ def _source(model, name: str, data, prior_scale: float) -> ChainSource:
 
 def _release(src: ChainSource, spec: ReleaseSpec, acct, seed) -> DemoRun:
     """The demo's coupling release through the engine, keeping (NOT FOR RELEASE) the non-private estimate."""
-    from ..analysis import certify
 
     t0 = time.perf_counter()
     analysed, plan, why, _ = plan_release(src, spec)
@@ -411,7 +412,6 @@ def run_demo(epsilon: float = DEFAULT_EPSILON, *, out_dir: str | None = None, le
         ...
         bayesdp.errors.AssumptionError: statistic = 'median' must be one of profiles, profile-means, coefficients
     """
-    from ..analysis.loading import load_model
 
     t0 = time.perf_counter()
     eps = positive("epsilon", epsilon, "pass a positive epsilon")

@@ -27,6 +27,8 @@ from .methods import registry
 from .methods.base import Analysed, ChainSource, Drawn, MethodPlan
 from .result import ReleaseResult
 from .spec import ReleaseSpec, build_statistic
+from ..analysis import analyze
+from ..samplers import ModelPotential
 
 __all__ = ["execute", "analyse", "choose", "charge", "draw", "open_accountant", "plan_release"]
 
@@ -90,8 +92,6 @@ def analyse(source: ChainSource, spec: ReleaseSpec) -> Analysed:
         >>> an.dim, an.statistic.names
         (2, ('w[0]', 'w[1]'))
     """
-    from ..analysis import analyze
-    from ..samplers import ModelPotential
 
     an = analyze(source.model, data=dict(source.data), domain=source.domain, model_kwargs=dict(source.model_kwargs),
                  clip_norm=source.kernel.get("clip_norm"), model_name=source.model_name)

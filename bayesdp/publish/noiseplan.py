@@ -15,6 +15,9 @@ from .noise import gaussian_calibration, gaussian_interval_halfwidth, granularit
 from .sensitivity import CouplingBound, MonteCarloBound, SensitivityRoute, concentration_route, coupling_route
 from .spec import check_noise
 from .statistics import Statistic
+from ..budget.ledger import decimal_at_least, to_decimal
+from ..curves import RDP, ApproxDP
+from decimal import Decimal
 
 __all__ = ["NoisePlan", "plan_noise", "sensitivity_routes", "interval_half_widths", "AUTO_RULE"]
 
@@ -62,7 +65,6 @@ class NoisePlan:
     @property
     def curve(self):
         """The privacy curve the release will be charged with (the ledger's curve rule composes it)."""
-        from ..curves import RDP, ApproxDP
 
         if self.mechanism == "gaussian":
             return RDP.linear(float(self.gaussian["rho"]))
@@ -112,9 +114,7 @@ def plan_noise(statistic: Statistic, route: SensitivityRoute, epsilon: float, de
         >>> plan.mechanism, plan.charged_delta
         ('gaussian', Decimal('0.00001'))
     """
-    from decimal import Decimal
 
-    from ..budget.ledger import decimal_at_least, to_decimal
 
     d = check_noise(noise, delta)
     k = statistic.num_coords

@@ -12,6 +12,8 @@ import numpy as np
 
 from ..certificate import Certificate
 from .statistics import ReleasedValue
+import html
+import math as _m
 
 __all__ = ["ReleaseResult", "INTERVAL_NOTE"]
 
@@ -117,7 +119,6 @@ class ReleaseResult:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        import html
 
         head = "".join(f"<th>{h}</th>" for h in ("name", "value", "predicted rmse", "label", "interval"))
         body = "".join(
@@ -155,7 +156,6 @@ class ReleaseResult:
         several coordinates are pure epsilon-DP, dominated by binary randomised response
         (``RandomizedResponseDpEvent``, composed by dp-accounting under ``NeighboringRelation.REPLACE_ONE``);
         a Gaussian release is ``rho``-zCDP (``ZCDpEvent``, composed by dp-accounting's RDP accountant)."""
-        import math as _m
 
         from dp_accounting import dp_event
 

@@ -37,6 +37,9 @@ from ..errors import AssumptionError, nonnegative, positive, positive_int, requi
 from ..theorems.gradient_step import contraction_factor, contraction_gap, coupling_bound
 from ..exact import down, exact, round_up, up
 from ..theorems.transfer import proposition_3_7, proposition_3_10
+from ..curves import RDP
+import math
+import numpy as np
 
 __all__ = ["CouplingBound", "coupling_strongly_convex", "coupling_strongly_convex_sgld", "coupling_k_plus_v",
            "best_coupling", "SensitivityRoute", "coupling_route", "concentration_route", "choose_route",
@@ -400,7 +403,6 @@ class SensitivityRoute:
             AssumptionError: a route with a positive delta (004 Proposition 3.10), or ``rho`` too large for
                 ``epsilon`` at ``delta``.
         """
-        from ..curves import RDP
 
         if self.coupling_delta != 0.0:
             raise AssumptionError(f"Gaussian noise needs the coupling route (004 Proposition 3.7 with delta~ = 0); "
@@ -562,7 +564,6 @@ class MonteCarloBound:
             >>> round(MonteCarloBound(0.1, "x").half_width(1.0, 0.05), 6)       # 0.1 sqrt(2 log 40)
             0.27162
         """
-        import math
 
         a = float(alpha)
         require(0.0 < a < 1.0, "alpha", a, "must be in (0, 1)")
@@ -608,9 +609,7 @@ def monte_carlo_bound(coupling: CouplingBound | None, *, inverse_temperature: fl
         >>> round(mc.lipschitz_noise, 6)                     # one draw X_1 = s xi_1: L = s = 1 (rounded up)
         1.0
     """
-    import math
 
-    import numpy as np
     from scipy.signal import lfilter
 
     if coupling is None or coupling.source != SOURCE_STRONGLY_CONVEX:

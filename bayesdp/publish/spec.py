@@ -25,6 +25,7 @@ import numpy as np
 from ..errors import AssumptionError, check_finite, positive, positive_int, require
 from .statistics import (SiteSpec, Statistic, check_range, coordinate_means, coordinate_quantiles,
                          exceedance_probabilities, function_mean, quantile_levels)
+from .statistics import coordinate_subset_means
 
 __all__ = ["Mean", "Median", "Quantiles", "Probability", "Function", "ReleaseSpec", "ChainOptions", "Coupling",
            "SampleAggregate", "as_statistic", "build_statistic", "check_level", "check_noise", "site_specs", "METHODS",
@@ -156,7 +157,6 @@ class Mean:
 
     def build(self, potential, analysis) -> Statistic:
         """The :class:`~bayesdp.publish.statistics.Statistic` for the model's sites."""
-        from .statistics import coordinate_subset_means
 
         specs = site_specs(potential, analysis)
         if self.coords is not None:

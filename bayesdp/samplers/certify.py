@@ -13,6 +13,7 @@ import math
 from typing import Any, Callable, Mapping
 
 from ..curves import _json_float, compose
+from ..analysis.records import validate_records
 from ..errors import AssumptionError
 
 __all__ = ["UNCERTIFIED_REASON", "mechanism_name", "check_local_records", "certify_run"]
@@ -90,8 +91,6 @@ def check_local_records(model, data, domain, model_kwargs=None) -> None:
         ...
         bayesdp.errors.DomainError: data X[0] has norm 5 > declared X.norm = 1 ...
     """
-    from ..analysis.records import validate_records
-
     dom = _parse_domain(domain) if isinstance(domain, (list, tuple, str)) else domain
     checked, _ = dom.check(data, clip=False)
     validate_records(checked, model, dict(model_kwargs or {}))

@@ -52,6 +52,11 @@ from . import gradients
 from .keys import REPRODUCIBLE, resolve_key
 from .kernels import langevin_update
 from .potential import ModelPotential
+from . import minibatch as _mb
+from . import sharding
+from . import sharding as _sh
+from .. import _arviz
+from ..resources import require_memory
 
 __all__ = ["SAMPLERS", "RELEASES", "CHAIN_METHODS", "DivergenceError", "Placement", "RunConfig", "run_memory_bytes",
            "check_run_memory", "Sampler"]
@@ -174,8 +179,6 @@ def _block_length(sampler, num_steps, record_every, dim, itemsize, batch_size=No
 
 def _build_program(potential, *, sampler, num_steps, batch_size, clipped, num_chains, release, thinning,
                    progress_every, glm=None, placement=Placement(), key_impl=None):
-    from . import minibatch as _mb
-    from . import sharding as _sh
 
     ula = sampler == "ula"
     record_every = thinning if release == "thinned" else 1
@@ -472,7 +475,6 @@ def check_run_memory(**config) -> None:
         ...
         bayesdp.errors.AssumptionError: a run of 1000000 chain(s) (path release, 1000000 steps, dimension 2) needs ...
     """
-    from ..resources import require_memory
 
     need = run_memory_bytes(**config)
     require_memory(need, f"a run of {config['num_chains']} chain(s) ({config['release']} release, "
@@ -591,7 +593,6 @@ class Sampler:
                  domain=None, delta: float = 1e-5, uncertified: bool = False, model_kwargs=None,
                  progress_bar: bool = False, progress_every: int | None = None, shard_data: bool = False,
                  certifier: Callable | None = None, max_copy_bytes: int | None = None):
-        from . import sharding
 
         self.shard_data = bool(shard_data)
         # sharded records stay on the host until they are split over the devices (never whole on device 0)
@@ -664,7 +665,6 @@ class Sampler:
         self.key_source: str | None = None
 
     def _placement_label(self) -> str:
-        from . import sharding
 
         n, procs = len(sharding.devices()), jax.process_count()
         where = f"{n} device(s) in {procs} process(es)"
@@ -682,7 +682,6 @@ class Sampler:
         Returns:
             the placement of its runs.
         """
-        from . import sharding
 
         if self.shard_data:
             return Placement("records", len(sharding.devices()), self._layout)
@@ -718,7 +717,6 @@ class Sampler:
     # -- running ------------------------------------------------------------
     def _device_args(self, keys, positions):
         """Keys (raw key data), positions and data, placed as the sampler's :attr:`placement` says."""
-        from . import sharding
 
         place = self.placement
         if sharding.multi_process():  # every process runs process 0's chains
@@ -836,7 +834,6 @@ class Sampler:
                 form = _glm.choose_form(structure, local, c.dim, num_chains, dtype, forms=forms,
                                         cache_key=_model_key(self.potential))
                 if place.kind is not None:  # every process must compile the same program: process 0's choice
-                    from . import sharding
 
                     form = forms[int(sharding.agree(np.asarray(forms.index(form), np.int32)))]
                 if place.kind == "records":
@@ -845,7 +842,6 @@ class Sampler:
                     aux = _glm.arrays(structure, self.potential.data, c.dim, dtype,
                                       features=form in _glm.NEEDS_COPY, cache_key=_model_key(self.potential))
                     if place.kind == "chains":  # replicated on every device
-                        from . import sharding
 
                         aux = {k: sharding.place(np.asarray(v), None, sharding.CHAINS) for k, v in aux.items()}
                 out = ((structure, form), aux)
@@ -855,7 +851,6 @@ class Sampler:
 
     def _sharded_glm_arrays(self, structure, dtype, features):
         """The GLM arrays of every device's rows (padded rows included: they are masked in the gradient)."""
-        from . import sharding
 
         if self._placed_data is None:
             self._placed_data = sharding.place_records(self.potential.data, self._layout)
@@ -885,7 +880,6 @@ class Sampler:
         return prog, aux
 
     def _call(self, prog, keys, positions, data):
-        from . import sharding
 
         c = self.config
         prog, aux = prog
@@ -1002,7 +996,6 @@ class Sampler:
         Raises:
             AssumptionError: no run yet (or the last run diverged).
         """
-        from .. import _arviz
 
         samples = self.get_samples(group_by_chain=True)
         attrs = {"bayesdp_certificate": self.certificate_json(), "bayesdp_certified": int(self.certified),
@@ -1023,7 +1016,6 @@ class Sampler:
         Raises:
             AssumptionError: no run yet (or the last run diverged).
         """
-        from .. import _arviz
 
         self._require_run()
         idata = self.to_inference_data()

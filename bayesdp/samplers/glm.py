@@ -38,6 +38,9 @@ from typing import Any, Callable
 import jax
 import jax.numpy as jnp
 import numpy as np
+from ..analysis.structure import Affinity, Run, where
+from ..analysis.structure.affinity import A, C, CONST, OTHER
+from .potential import _trace
 
 __all__ = ["NotAffine", "affine_in_first_argument", "BernoulliGLM", "detect", "arrays", "arrays_fn",
            "likelihood_gradient", "build_gradient", "prior_gradient", "backend", "backend_forms", "choose_form",
@@ -79,8 +82,6 @@ def affine_in_first_argument(fn: Callable, theta, *args) -> list[bool]:
         >>> affine_in_first_argument(lambda th, x: (x @ th + 1.0, x.sum()), jnp.zeros(2), jnp.ones((3, 2)))
         [True, False]
     """
-    from ..analysis.structure import Affinity, Run, where
-    from ..analysis.structure.affinity import A, C, CONST, OTHER
 
     closed = jax.make_jaxpr(fn)(theta, *args)
     n_theta = len(jax.tree_util.tree_leaves(theta))
@@ -148,7 +149,6 @@ def detect(potential) -> tuple[BernoulliGLM | None, str]:
     """
     import numpyro.distributions as dist
 
-    from .potential import _trace
 
     data = potential.data
     m = potential.data_size

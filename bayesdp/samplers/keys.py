@@ -18,6 +18,7 @@ import secrets
 from typing import Any
 
 import numpy as np
+from ..errors import AssumptionError
 
 __all__ = ["REPRODUCIBLE", "SECURE", "MAX_SEED", "secure_key", "check_seed", "resolve_key"]
 
@@ -72,7 +73,6 @@ def check_seed(seed: Any, name: str = "seed") -> int:
         ...
         bayesdp.errors.AssumptionError: seed = -1 must be an integer in [0, 4294967295]; pass a smaller seed, ...
     """
-    from ..errors import AssumptionError
 
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) <= MAX_SEED:
         raise AssumptionError(f"{name} = {seed!r} must be an integer in [0, {MAX_SEED}]; pass a smaller seed, or "

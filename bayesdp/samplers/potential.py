@@ -29,6 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..errors import AssumptionError, DomainError, ModelError
+from ..analysis.records import validate_records
 
 __all__ = ["validate_data", "ALIGNMENT", "aligned_empty", "ModelPotential"]
 
@@ -66,7 +67,6 @@ def validate_data(data: Mapping[str, Any], model: Callable | None = None,
         ...
         bayesdp.errors.DomainError: ...
     """
-    from ..analysis.records import validate_records
 
     host, m = validate_records(data, model, model_kwargs)
     out: dict[str, np.ndarray] = {}

@@ -25,6 +25,7 @@ from ..certificate import Certificate
 from ..curves import RDP, ApproxDP
 from ..exact import round_up
 from ..errors import AssumptionError, nonnegative, positive, positive_int, require
+from .hockey_stick import _check_index, sc_step_lipschitz
 
 __all__ = ["CONDITIONS", "implied_conditions", "required_dobrushin_eps", "doeblin_amplifies_delta",
            "amplify_by_mixing", "theorem_1", "iterated_gaussian_rdp", "example_1", "lipschitz_gaussian_kernel_rdp",
@@ -639,7 +640,6 @@ def theorem_5(lipschitz: float, smoothness: float, strong_convexity: float, step
         >>> [f"{theorem_5(**kw, index=i).constants['eps_i']:.5e}" for i in (1, 50, 100)]
         ['3.16834e-11', '1.29340e-06', '2.00000e+00']
     """
-    from .hockey_stick import _check_index, sc_step_lipschitz
 
     C = positive("lipschitz", lipschitz)
     s = positive("noise_scale", noise_scale, "sigma of Z (added noise has std step_size * sigma)")

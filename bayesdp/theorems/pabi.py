@@ -29,6 +29,8 @@ from ..certificate import Certificate
 from ..curves import RDP
 from ..exact import exact, round_up, up
 from ..errors import AssumptionError, nonnegative, positive, positive_int, require
+from ..errors import probability_open
+from .hockey_stick import _check_index
 
 __all__ = ["CASES", "modulus_params", "theorem_3_4_coefficient", "lemma_3_5_shifts", "shift_objective",
            "constant_coefficient", "pabi", "pnsgd_pabi", "pla_kl_bound", "pla_step_threshold", "pla_mixing_time",
@@ -421,7 +423,6 @@ def pnsgd_pabi(lipschitz: float, smoothness: float, strong_convexity: float, ste
         >>> [round(pnsgd_pabi(**kw, index=i).constants["kappa"], 4) for i in (100, 99, 98)]
         [2.0, 1.3333, 0.5333]
     """
-    from .hockey_stick import _check_index
 
     L = positive("lipschitz", lipschitz)
     beta = positive("smoothness", smoothness)
@@ -876,7 +877,6 @@ def noisy_sgd_dp_nonconvex(delta: float, lipschitz: float, smoothness: float, di
         >>> round(r["alpha_opt"], 1), round(r["alpha"], 4), r["closed_form_valid"], r["paper_shortcut_condition"]
         (50.1, 15.5365, False, True)
     """
-    from ..errors import probability_open
 
     d = probability_open("delta", delta)
     L, beta, D, eta, sigma, n, b, alpha_star = _check_5_4(lipschitz, smoothness, diameter, step_size, noise_scale,

@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .interpreter import Interpreter
+import numpy as np
 
 __all__ = ["A", "AFFINE", "Aff", "Affinity", "C", "CONST", "OTHER"]
 
@@ -139,7 +140,6 @@ def scatter_add(run, eqn, ins):
 
 
 def convert(run, eqn, ins):
-    import numpy as np
 
     dt = np.dtype(eqn.params["new_dtype"])
     if ins[0].kind != CONST and not np.issubdtype(dt, np.inexact):
@@ -197,7 +197,6 @@ def finite_everywhere(run, v, depth: int = 0) -> bool:
     """Whether ``v`` is PROVEN finite for every value of the program's inputs (theta real, data finite: both are
     checked), from its producers: literals that are finite, the program's own inputs, and ``FINITE`` primitives
     of such values (``integer_pow`` with a non-negative exponent too)."""
-    import numpy as np
     from jax.extend import core as jcore
 
     if isinstance(v, jcore.Literal):

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .interpreter import Interpreter, conc, is_const_dim
+from .dependence import record_iota
+import itertools
 
 __all__ = ["Bound", "Bounds", "Lin"]
 
@@ -1197,7 +1199,6 @@ def gather(run, eqn, ins):
     if (osym == [0] and tuple(dn.start_index_map) == (0,) and tuple(dn.collapsed_slice_dims) == (0,)
             and tuple(dn.offset_dims) == tuple(range(1, len(oshape))) and tuple(shape) == tuple(oshape)
             and eqn.params["slice_sizes"][1:] == tuple(_ishape(eqn.invars[0])[1:])):
-        from .dependence import record_iota
 
         if record_iota(run, eqn.invars[1]):
             # X[idx] with idx = arange(m) (the plate's own index): element i is record i, the operand itself
@@ -1308,7 +1309,6 @@ def dynamic_slice(run, eqn, ins):
         ranges.append(cl)
     if int(np.prod([len(r) for r in ranges])) > _ENUM_MAX:
         return [_hull_all(op, shape, eqn, ins)]
-    import itertools
     los, his, forms = [], [], []
     for combo in itertools.product(*ranges):
         sl = [slice(c, c + sz) if is_const_dim(src[a]) else slice(None) for a, (c, sz) in enumerate(zip(combo, sizes))]

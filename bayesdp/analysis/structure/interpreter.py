@@ -111,8 +111,8 @@ def symbolic_axes(shape) -> tuple[int, ...]:
 def _internal_dirs() -> tuple[str, ...]:
     import numpyro
 
-    import bayesdp
-    return (os.path.dirname(numpyro.__file__), os.path.dirname(bayesdp.__file__))
+    package_dir = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # bayesdp/
+    return (os.path.dirname(numpyro.__file__), package_dir)
 
 
 def where(eqn, user_only: bool = False) -> str:

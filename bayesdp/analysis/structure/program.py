@@ -22,7 +22,8 @@ from .dependence import Dep, Dependence
 from .dependence import data_input as dep_data
 from .dependence import theta_input
 from .. import rounding as rd
-from .interpreter import Record, Run, conc, where
+from ..domain import NORM_RTOL
+from .interpreter import CALL_BODIES, Record, Run, conc, where
 
 __all__ = ["ProgramFacts", "prove"]
 
@@ -135,7 +136,6 @@ def domain_box(domain, arg: str, shape: tuple) -> tuple[np.ndarray, np.ndarray]:
 
 def _inflate_out(x: float, direction: int) -> float:
     """``x`` moved outward (down for direction -1, up for +1) by the relative NORM_RTOL, rounded outward."""
-    from ..domain import NORM_RTOL
 
     y = x + direction * abs(x) * NORM_RTOL
     return math.nextafter(y, direction * math.inf) if y != x else x
@@ -223,7 +223,6 @@ _SHAPE_KEEPING = ("broadcast_in_dim", "reshape", "convert_element_type", "copy",
 def sigmoid_input(program, var):
     """If ``var`` is ``logistic(z)`` (through ops that keep its elements: broadcasts that add no element,
     reshapes, conversions), the variable z; else None."""
-    from .interpreter import CALL_BODIES, conc
 
     def count(v):
         return int(np.prod(conc(v.aval.shape))), sum(1 for d in v.aval.shape if not isinstance(d, (int, np.integer)))
@@ -275,7 +274,6 @@ def log_link_input(program, var):
     theta-free factor times or over such a value, e.g. NumPyro's ``rate = concentration / mean`` with ``mean =
     jnp.exp(z)``, through ops that keep its elements), the variable ``z``; else None.  ``d log(var) / d theta =
     +- d z / d theta``: the same norm."""
-    from .interpreter import conc
 
     def count(v):
         return int(np.prod(conc(v.aval.shape))), sum(1 for d in v.aval.shape if not isinstance(d, (int, np.integer)))

@@ -22,6 +22,8 @@ import numpy as np
 from ...errors import ModelError
 from .dependence import COUPLED
 from .program import how, record_axis
+from .affinity import CONST
+from .program import bound_outputs
 
 # no public names: the steps of bayesdp.analysis.analyze, which is the interface
 __all__: list[str] = []
@@ -284,7 +286,6 @@ def support_bound_ranges(program, domain, m: int, name: str) -> dict:
     """``{attribute: (lo, hi)}``: the range over the declared domain of each support bound of observed site
     ``name`` that is a per-record parameter (``Site.bound_params``, e.g. a Binomial's ``upper_bound`` =
     ``total_count`` read from the data), by interval arithmetic on the program's output of that parameter."""
-    from .program import bound_outputs
 
     s = program.sites[name]
     if not s.bound_params:
@@ -309,7 +310,6 @@ def _violation(constraint, lo: float, hi: float, ranges: dict | None = None) -> 
         b = getattr(constraint, attr, None)
         if b is None:
             continue
-        from ..tracing import _is_number
 
         if _is_number(b):
             continue
@@ -351,8 +351,6 @@ def check_parameters(program, facts, domain, m: int) -> None:
     Raises:
         ModelError: naming the site, the parameter and its range over the domain when a constraint can fail.
     """
-    from .affinity import CONST
-    from .program import bound_outputs
 
     wanted = []
     for n, s in program.sites.items():
@@ -375,3 +373,15 @@ def check_parameters(program, facts, domain, m: int) -> None:
                              f"declared domain of {_args(facts.dep[program.output(n, 'param:' + k)])} ({k} lies in "
                              f"[{lo:g}, {hi:g}]) but {bad}; compute it so that it is valid for every record of the "
                              "domain, or narrow the domain")
+
+
+def _is_number(b) -> bool:
+    """Whether a support bound is one concrete number (not a traced or per-record array)."""
+    import jax
+
+    if isinstance(b, jax.core.Tracer):
+        return False
+    try:
+        return np.size(b) == 1
+    except Exception:
+        return False

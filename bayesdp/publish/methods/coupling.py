@@ -18,6 +18,7 @@ from ..noiseplan import interval_half_widths, plan_noise, sensitivity_routes
 from ..sensitivity import best_coupling, choose_route, monte_carlo_bound
 from ..statistics import describe_values
 from .base import Analysed, ChainSource, Drawn, MethodPlan, register
+from ...samplers import Sampler
 
 __all__ = ["CouplingMethod", "sampler_constants", "coupling_plan", "draw_noise", "DEFAULT_NUM_STEPS"]
 
@@ -253,7 +254,6 @@ class CouplingMethod:
     def prepare(self, plan: MethodPlan, an: Analysed, rng_key) -> Any:
         """Run the unpublished chain (or take the given one's draws) and evaluate the statistic: non-private,
         never published; done before the reservation."""
-        from ...samplers import Sampler
 
         src, s, design = an.source, plan.settings, plan.detail["design"]
         if src.given == "chain":

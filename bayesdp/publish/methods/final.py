@@ -18,6 +18,7 @@ from ...errors import AssumptionError
 from ..final import predicted_final_error
 from ..path import noiseless_items
 from .base import Analysed, ChainSource, Drawn, MethodPlan, register
+from ...samplers import Sampler
 
 __all__ = ["FinalMethod"]
 
@@ -118,7 +119,6 @@ class FinalMethod:
 
     def prepare(self, plan: MethodPlan, an: Analysed, rng_key) -> Any:
         """The sampler, with the run's own certificate (from the data's record count) checked against the plan's."""
-        from ...samplers import Sampler
 
         src, s = an.source, plan.settings
         smp = Sampler(src.model, dict(src.data), step_size=s["step_size"], num_steps=s["num_steps"],

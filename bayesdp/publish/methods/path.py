@@ -16,6 +16,7 @@ from ..path import noiseless_items, path_certificate, path_inverse_temperature, 
 from ..sensitivity import best_coupling, monte_carlo_bound
 from .base import Analysed, ChainSource, Drawn, MethodPlan, register
 from .coupling import sampler_constants
+from ...samplers import Sampler
 
 __all__ = ["PathMethod"]
 
@@ -110,7 +111,6 @@ class PathMethod:
 
     def run(self, plan: MethodPlan, an: Analysed, state, rng_key, noise_epsilon: float) -> Drawn:
         """The release's randomness, drawn after the reservation."""
-        from ...samplers import Sampler
 
         src, s, d = an.source, plan.settings, plan.detail
         smp = Sampler(src.model, dict(src.data), step_size=s["step_size"], num_steps=s["num_steps"],
