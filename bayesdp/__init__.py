@@ -26,6 +26,7 @@ _LAZY = {
     "PrivateMCMC": ("api", "PrivateMCMC"), "calibrate": ("calibration", "calibrate"),
     "PrivacyAccountant": ("budget.accountant", "PrivacyAccountant"), "Ledger": ("budget.ledger", "Ledger"),
     "release": ("api", "release"),
+    "enable_compilation_cache": ("_jax_cache", "enable_compilation_cache"),
 }
 
 
@@ -48,5 +49,5 @@ __all__ = [
     "ApproxDP", "AssumptionError", "BayesDPError", "BoundReport", "BudgetError", "Certificate",
     "DeltaProfile", "DomainError", "GDP", "Ledger", "MECHANISMS", "ModelError", "Plan", "PrivacyAccountant",
     "PrivacyCurve", "PrivateMCMC", "RDP", "SGLD", "ULA", "Domain", "bound", "box", "calibrate", "certify",
-    "compose", "datasets", "norm_bound", "release", "values", "__version__",
+    "compose", "datasets", "enable_compilation_cache", "norm_bound", "release", "values", "__version__",
 ]

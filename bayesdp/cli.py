@@ -13,6 +13,7 @@ import math
 import sys
 from typing import Callable, Sequence
 
+from . import _jax_cache
 from .errors import BayesDPError, clip_advice
 
 __all__ = ["main", "build_parser", "OneLineParser", "UsageError", "command_modules"]
@@ -127,6 +128,7 @@ def build_parser() -> OneLineParser:
     from . import __version__
 
     parser.add_argument("--version", action="version", version=f"bayesdp {__version__}")
+    _jax_cache.add_flag(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     sub.required = True
     for mod_name in command_modules():
@@ -176,6 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
+        _jax_cache.from_cli(args)
         with clip_advice(""):   # a command with a clipping option (certify) names it itself
             return int(args.func(args) or 0)
     except UsageError as exc:
