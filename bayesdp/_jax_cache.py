@@ -70,9 +70,10 @@ def _user_configured() -> str | None:
     return None
 
 
-def _private_dir(path: Path) -> Path:
+def _private_dir(path: Path, tighten: bool = False) -> Path:
     """Create ``path`` with mode 0700 (parents too) and check it is a directory of this user that no one else
-    may read or write; raise BayesDPError otherwise."""
+    may read or write; raise BayesDPError otherwise.  ``tighten``: bayesdp's default folder of this user with a
+    looser mode (earlier versions created it 0755) is set to 0700 instead of refused."""
     try:
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
         st = os.stat(path, follow_symlinks=False)
@@ -86,6 +87,9 @@ def _private_dir(path: Path) -> Path:
     if hasattr(os, "getuid") and st.st_uid != os.getuid():
         raise BayesDPError(f"jax cache folder {str(path)!r} belongs to user id {st.st_uid}, not to you; set "
                            "BAYESDP_JAX_CACHE to a folder of yours")
+    if st.st_mode & 0o077 and tighten:   # the default folder, made 0755 by earlier versions
+        os.chmod(path, 0o700)
+        st = os.stat(path, follow_symlinks=False)
     if st.st_mode & 0o077:
         raise BayesDPError(f"jax cache folder {str(path)!r} has mode {stat.S_IMODE(st.st_mode):04o}: others may "
                            f"read or write it; run `chmod 700 {path}` or set BAYESDP_JAX_CACHE to a folder of yours")
@@ -123,7 +127,10 @@ def enable_compilation_cache(path: str | os.PathLike | None = None) -> Path | No
     """
     if disabled_by_env() or _user_configured() is not None:
         return None
-    folder = _private_dir(Path(path).expanduser() if path is not None else cache_dir())
+    if path is None:
+        folder = _private_dir(cache_dir(), tighten=not os.environ.get(CACHE_ENV, "").strip())
+    else:
+        folder = _private_dir(Path(path).expanduser())
     env = {"JAX_COMPILATION_CACHE_DIR": str(folder), "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
            "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"}
     jax = sys.modules.get("jax")

@@ -59,3 +59,17 @@ def pytest_collection_modifyitems(config, items):
         skip = pytest.mark.skip(reason="needs a GPU (JAX sees none)")
         for it in gpu_items:
             it.add_marker(skip)
+
+
+# Memory: a pytest process compiles thousands of small XLA programs; JAX keeps every compiled executable (and
+# its tracing caches) alive for the life of the process.  Dropping them after each test module keeps the peak
+# at what one module needs (docs/testing.md: the measured peak before and after).
+@pytest.fixture(autouse=True, scope="module")
+def _drop_jax_caches_after_module():
+    yield
+    jax = sys.modules.get("jax")
+    if jax is not None:
+        jax.clear_caches()
+    import gc
+
+    gc.collect()

@@ -170,6 +170,8 @@ def test_cache_folder_is_the_users_and_private(tmp_path, monkeypatch):
     os.chmod(shared, 0o755)
     with pytest.raises(BayesDPError, match=r"mode 0755: others may read or write it; run `chmod 700"):
         _private_dir(shared)
+    _private_dir(shared, tighten=True)          # bayesdp's own default folder from an earlier version: 0700 now
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o700
     (tmp_path / "file").write_text("x")
     with pytest.raises(BayesDPError, match="cannot be created"):
         _private_dir(tmp_path / "file")
