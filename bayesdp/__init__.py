@@ -26,7 +26,7 @@ _LAZY = {
     "PrivateMCMC": ("api", "PrivateMCMC"), "calibrate": ("calibration", "calibrate"),
     "PrivacyAccountant": ("budget.accountant", "PrivacyAccountant"), "Ledger": ("budget.ledger", "Ledger"),
     "release": ("api", "release"),
-    "enable_compilation_cache": ("_jax_cache", "enable_compilation_cache"),
+    "enable_compilation_cache": ("jax_cache", "enable_compilation_cache"),
 }
 
 

@@ -13,7 +13,7 @@ import math
 import sys
 from typing import Callable, Sequence
 
-from . import _jax_cache
+from . import jax_cache as _jax_cache
 from .errors import BayesDPError, clip_advice
 
 __all__ = ["main", "build_parser", "OneLineParser", "UsageError", "command_modules"]

@@ -7,7 +7,7 @@ import pytest
 # tests/exact.py holds independent reference values shared by several test modules.
 sys.path.insert(0, os.path.dirname(__file__))
 
-# The tests never write to the user's compilation cache (bayesdp/_jax_cache.py): the CLI's cache is off in this
+# The tests never write to the user's compilation cache (bayesdp/jax_cache.py): the CLI's cache is off in this
 # process and in every subprocess it starts; tests/test_jax_cache.py turns it on in a tmp folder explicitly.
 os.environ["BAYESDP_JAX_CACHE"] = "0"
 

@@ -1,4 +1,4 @@
-"""JAX's persistent compilation cache of the ``bayesdp`` command (bayesdp/_jax_cache.py, issue 24 item 1).
+"""JAX's persistent compilation cache of the ``bayesdp`` command (bayesdp/jax_cache.py, issue 24 item 1).
 
 The tests run the command in subprocesses with the cache in a tmp folder (the suite never writes to the user's
 cache: tests/conftest.py sets BAYESDP_JAX_CACHE=0 for everything else), and check that no data record's bytes
@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bayesdp._jax_cache import _private_dir, cache_dir, disabled_by_env
+from bayesdp.jax_cache import _private_dir, cache_dir, disabled_by_env
 from bayesdp.errors import BayesDPError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -153,7 +153,7 @@ t_light = time.perf_counter() - t_start
 import jax, numpyro
 t_import = time.perf_counter() - t_start
 if cache != "off":
-    from bayesdp._jax_cache import enable_compilation_cache
+    from bayesdp.jax_cache import enable_compilation_cache
     enable_compilation_cache(cache)
 import jax.monitoring as mon
 events = {}

@@ -10,29 +10,29 @@ from __future__ import annotations
 
 from ..cli import ARG_TYPES, emit_json
 
-# Persistent XLA compilation cache of the ``bayesdp`` command (bayesdp/_jax_cache.py): BAYESDP_JAX_CACHE=0
+# Persistent XLA compilation cache of the ``bayesdp`` command (bayesdp/jax_cache.py): BAYESDP_JAX_CACHE=0
 # turns it off, BAYESDP_JAX_CACHE=DIR moves it; a configuration of JAX's own is left alone.
 CACHE_ENV = "BAYESDP_JAX_CACHE"
 
 
 def _is_cli_process() -> bool:
-    """True when this process is the ``bayesdp`` command (bayesdp/_jax_cache.py)."""
-    from .._jax_cache import is_cli_process
+    """True when this process is the ``bayesdp`` command (bayesdp/jax_cache.py)."""
+    from ..jax_cache import is_cli_process
 
     return is_cli_process()
 
 
 def _cache_dir() -> str | None:
-    from .._jax_cache import cache_dir, disabled_by_env
+    from ..jax_cache import cache_dir, disabled_by_env
 
     return None if disabled_by_env() else str(cache_dir())
 
 
 def prepare_jax() -> None:
     """Process-wide JAX settings for the ``bayesdp`` command only (never for in-process callers): the
-    persistent compilation cache (bayesdp/_jax_cache.py; `bayesdp.cli.main` turns it on already, this is
+    persistent compilation cache (bayesdp/jax_cache.py; `bayesdp.cli.main` turns it on already, this is
     idempotent).  The backend is left to JAX (``bayesdp sample`` must use a GPU where there is one)."""
-    from .._jax_cache import from_cli
+    from ..jax_cache import from_cli
 
     from_cli()
 

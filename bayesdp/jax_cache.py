@@ -30,7 +30,7 @@ from pathlib import Path
 
 from .errors import BayesDPError
 
-__all__ = ["cache_dir", "disabled_by_env", "enable_compilation_cache", "is_cli_process"]
+__all__ = ["CACHE_ENV", "cache_dir", "enable_compilation_cache"]
 
 #: the environment variable: ``0``/``false``/``no``/``off`` turns the cache off, a path moves it
 CACHE_ENV = "BAYESDP_JAX_CACHE"
@@ -44,9 +44,21 @@ def disabled_by_env() -> bool:
 
 
 def cache_dir() -> Path:
-    """The folder bayesdp's compilation cache uses: ``$BAYESDP_JAX_CACHE`` when it names one, else
-    ``$XDG_CACHE_HOME/bayesdp/jax`` (an absolute ``XDG_CACHE_HOME`` only, as the XDG specification says), else
-    ``~/.cache/bayesdp/jax``."""
+    """The folder of bayesdp's compilation cache.
+
+    Returns:
+        ``$BAYESDP_JAX_CACHE`` when it names a folder, else ``$XDG_CACHE_HOME/bayesdp/jax`` (an absolute
+        ``XDG_CACHE_HOME`` only, as the XDG specification says), else ``~/.cache/bayesdp/jax``.
+
+    Examples:
+        >>> import os
+        >>> os.environ["BAYESDP_JAX_CACHE"] = "/home/me/jax-cache"
+        >>> str(cache_dir())
+        '/home/me/jax-cache'
+        >>> os.environ["BAYESDP_JAX_CACHE"] = "0"             # off (as in the test suite)
+        >>> cache_dir().parts[-2:]
+        ('bayesdp', 'jax')
+    """
     explicit = os.environ.get(CACHE_ENV, "").strip()
     if explicit and explicit.lower() not in _OFF:
         return Path(explicit).expanduser()
@@ -106,7 +118,7 @@ def enable_compilation_cache(path: str | os.PathLike | None = None) -> Path | No
     JAX's environment variables (so the command's ``--help`` does not import JAX); after, ``jax.config``.
 
     Args:
-        path: the cache folder (default [`cache_dir`][bayesdp._jax_cache.cache_dir]: ``$BAYESDP_JAX_CACHE``,
+        path: the cache folder (default ``$BAYESDP_JAX_CACHE``,
             ``$XDG_CACHE_HOME/bayesdp/jax`` or ``~/.cache/bayesdp/jax``); created with mode 0700.
 
     Returns:
@@ -118,7 +130,6 @@ def enable_compilation_cache(path: str | os.PathLike | None = None) -> Path | No
 
     Examples:
         >>> import os
-        >>> from bayesdp import enable_compilation_cache
         >>> os.environ["BAYESDP_JAX_CACHE"] = "0"      # turned off (as in the test suite): nothing changes
         >>> enable_compilation_cache() is None
         True
