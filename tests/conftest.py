@@ -96,8 +96,8 @@ SLOW = {
     "tests/test_docs_examples.py::test_python_blocks_run[docs/distributed.md]": "test_sharding.py (fast part)",
     "tests/test_readme_examples.py::test_public_api_example_scripts_run[sample_logistic.py-expect0]":
         "[release_logistic.py-expect1]",
-    # audits: the ULA audits and the logistic SGLD ones stay fast
-    "tests/test_audit.py::test_sgld_audits_below_certificate": "test_reference_model_audits_...[logistic-sgld-*]",
+    # audits: the ULA audits and the logistic SGLD path audit stay fast
+    "tests/test_audit.py::test_sgld_audits_below_certificate": "test_reference_model_audits_...[logistic-sgld-path]",
     "tests/test_audit.py::test_reference_model_audits_stay_below_certificates[softmax-ula-path]": "[logistic-ula-path]",
     "tests/test_audit.py::test_reference_model_audits_stay_below_certificates[sparse_logistic-ula-path]":
         "[logistic-ula-path]",
@@ -148,6 +148,10 @@ SLOW = {
     "tests/test_audit.py::test_lq_audit_is_tight[ula-path-kw2]": "[posterior-kw0]",
     "tests/test_docs_examples.py::test_docstring_examples[bayesdp.samplers.kernels]": "other docstrings",
     "tests/test_docs_examples.py::test_docstring_examples[bayesdp.api]": "other docstrings, test_api.py",
+    "tests/test_docs_examples.py::test_docstring_examples[bayesdp.publish.demo]": "test_demo.py (quick demo)",
+    "tests/test_docs_examples.py::test_docstring_examples[bayesdp.bench.utility]": "other docstrings",
+    "tests/test_audit.py::test_reference_model_audits_stay_below_certificates[logistic-sgld-final]":
+        "[logistic-sgld-path]",
     "tests/test_safe_defaults.py::test_sample_cli_marks_a_seed_everywhere":
         "test_safe_defaults.py::test_no_seed_or_key_in_release_records",
     "tests/analysis/test_analysis_tracing.py::test_same_constants_with_x64_on_and_off":
