@@ -30,6 +30,7 @@ _LAZY = {
     "release": ("api", "release"),
     **{name: ("publish.spec", name) for name in ("ReleaseSpec", "ChainOptions", "Coupling", "SampleAggregate", "Mean",
                                                  "Median", "Quantiles", "Probability", "Function")},
+    "enable_compilation_cache": ("jax_cache", "enable_compilation_cache"),
 }
 
 
@@ -55,7 +56,7 @@ __all__ = [
     "ApproxDP", "AssumptionError", "BayesDPError", "BoundReport", "BudgetError", "Certificate",
     "DeltaProfile", "DomainError", "GDP", "Ledger", "MECHANISMS", "ModelError", "Plan", "PrivacyAccountant",
     "PrivacyCurve", "PrivateMCMC", "RDP", "SGLD", "Shapes", "ULA", "Domain", "bound", "box", "calibrate", "certify",
-    "compose", "datasets", "norm_bound", "release", "values", "__version__",
+    "compose", "datasets", "enable_compilation_cache", "norm_bound", "release", "values", "__version__",
     "ReleaseSpec", "ChainOptions", "Coupling", "SampleAggregate", "Mean", "Median", "Quantiles", "Probability",
     "Function", "CalibrationOptions",
 ]

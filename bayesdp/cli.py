@@ -13,6 +13,7 @@ import math
 import sys
 from typing import Callable, Sequence
 
+from . import jax_cache as _jax_cache
 from .errors import BayesDPError, clip_advice
 from . import commands
 from ._version import __version__
@@ -127,6 +128,7 @@ def build_parser() -> OneLineParser:
     parser = OneLineParser(prog="bayesdp", description="Private Bayesian inference with certified DP.")
 
     parser.add_argument("--version", action="version", version=f"bayesdp {__version__}")
+    _jax_cache.add_flag(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     sub.required = True
     for mod_name in command_modules():
@@ -176,6 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
+        _jax_cache.from_cli(args)
         with clip_advice(""):   # a command with a clipping option (certify) names it itself
             return int(args.func(args) or 0)
     except UsageError as exc:

@@ -1,8 +1,40 @@
 import os
+import signal
 import sys
+
+import pytest
 
 # tests/exact.py holds independent reference values shared by several test modules.
 sys.path.insert(0, os.path.dirname(__file__))
+
+# The tests never write to the user's compilation cache (bayesdp/jax_cache.py): the CLI's cache is off in this
+# process and in every subprocess it starts; tests/test_jax_cache.py turns it on in a tmp folder explicitly.
+os.environ["BAYESDP_JAX_CACHE"] = "0"
+
+
+# Ctrl-C stops the run.  Code under test may swallow KeyboardInterrupt (`bayesdp.cli.main` turns it into exit
+# status 130, as a command should, and many tests call it in-process): pytest then records one failed test and
+# goes on.  The handler below remembers the interrupt, and the next test boundary ends the session.
+_INTERRUPTED = []
+
+
+def _on_sigint(signum, frame):
+    _INTERRUPTED.append(signum)
+    if len(_INTERRUPTED) > 1:    # a second Ctrl-C: out now, whatever runs
+        os._exit(130)
+    signal.default_int_handler(signum, frame)
+
+
+def pytest_sessionstart(session):
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _on_sigint)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    yield                        # the test, its teardown included
+    if _INTERRUPTED:
+        pytest.exit("interrupted (Ctrl-C)", returncode=130)
 
 
 def _has_gpu() -> bool:
@@ -19,9 +51,138 @@ def pytest_configure(config):
                                        "elsewhere")
 
 
-def pytest_collection_modifyitems(config, items):
-    import pytest
+# Memory: a pytest process compiles thousands of small XLA programs; JAX keeps every compiled executable (and
+# its tracing caches) alive for the life of the process (4.65 GB peak for the whole suite).  After a test module,
+# when the process holds more than 1 GB, the caches are dropped (not after every module: the next modules would
+# compile again what they share; docs/testing.md has the measured peaks).
+_CLEAR_ABOVE_BYTES = 1 << 30
 
+
+def _resident_bytes() -> int | None:
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None          # not Linux: drop the caches after every module
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _drop_jax_caches_after_module():
+    yield
+    jax = sys.modules.get("jax")
+    rss = _resident_bytes()
+    if jax is not None and (rss is None or rss > _CLEAR_ABOVE_BYTES):
+        jax.clear_caches()
+        import gc
+
+        gc.collect()
+
+
+# The slow tier (docs/testing.md): tests that took >= ~10 s each (`--durations`, 2 cores), moved out of the
+# README's command so that it stays under 5 minutes.  Each entry names the fast test that keeps its kind of
+# assertion in the fast tier.  An entry without "[...]" covers every parameter of the test.  Listed here rather
+# than decorated in place, so that the tiers are read in one place (tests/test_tiers.py checks every entry names
+# a collected test).  `python -m pytest -m slow` runs them (.ci/run does, once).
+SLOW = {
+    # docstring examples and documentation pages that run chains: the other modules' and pages' stay fast
+    "tests/test_docs_examples.py::test_docstring_examples[bayesdp.publish.final]": "other docstrings",
+    "tests/test_docs_examples.py::test_docstring_examples[bayesdp.samplers.minibatch]": "other docstrings",
+    "tests/test_docs_examples.py::test_docstring_examples[bayesdp.samplers.gradients]": "other docstrings",
+    "tests/test_docs_examples.py::test_docstring_examples[bayesdp.samplers.glm]": "other docstrings",
+    "tests/test_docs_examples.py::test_docstring_examples[bayesdp.publish.pipeline]": "other docstrings",
+    "tests/test_docs_examples.py::test_python_blocks_run[README.md]": "test_readme_examples.py",
+    "tests/test_docs_examples.py::test_python_blocks_run[docs/tutorial.md]": "the other pages' blocks",
+    "tests/test_docs_examples.py::test_python_blocks_run[docs/samplers.md]": "the other pages' blocks",
+    "tests/test_docs_examples.py::test_python_blocks_run[docs/distributed.md]": "test_sharding.py (fast part)",
+    "tests/test_readme_examples.py::test_public_api_example_scripts_run[sample_logistic.py-expect0]":
+        "[release_logistic.py-expect1]",
+    # audits: the ULA audits and the logistic SGLD path audit stay fast
+    "tests/test_audit.py::test_sgld_audits_below_certificate": "test_reference_model_audits_...[logistic-sgld-path]",
+    "tests/test_audit.py::test_reference_model_audits_stay_below_certificates[softmax-ula-path]": "[logistic-ula-path]",
+    "tests/test_audit.py::test_reference_model_audits_stay_below_certificates[sparse_logistic-ula-path]":
+        "[logistic-ula-path]",
+    # samplers: the smallest point of each grid stays fast
+    "tests/samplers/test_glm.py::test_sampler_glm_path_equals_general_path[logistic-3]": "[logistic-1]",
+    "tests/samplers/test_glm.py::test_sampler_glm_path_equals_general_path[intercept_features-1]": "[logistic-1]",
+    "tests/samplers/test_glm.py::test_sampler_glm_path_equals_general_path[intercept_features-3]": "[logistic-1]",
+    "tests/samplers/test_glm.py::test_glm_gradient_equals_numpyro_gradient[1-intercept_features]": "[1-logistic]",
+    "tests/samplers/test_glm.py::test_glm_gradient_equals_numpyro_gradient[3-intercept_features]": "[3-logistic]",
+    "tests/samplers/test_glm.py::test_clipped_and_minibatch_runs_keep_the_general_path[kw1]": "[kw0]",
+    "tests/samplers/test_glm.py::test_clipped_and_minibatch_runs_keep_the_general_path[kw2]": "[kw0]",
+    "tests/samplers/test_glm.py::test_ula_vectorized_equals_sequential_with_glm_path":
+        "test_driver.py::test_vectorized_equals_sequential_chains",
+    "tests/samplers/test_glm.py::test_no_copy_above_max_copy_bytes_and_gpu_layout":
+        "test_glm.py::test_choose_form_returns_a_form_and_is_cached",
+    "tests/samplers/test_glm.py::test_feature_major_copy_in_blocks_is_exact":
+        "test_glm.py::test_row_blocks_with_a_last_block_overlapping",
+    "tests/samplers/test_driver.py::test_first_sgld_steps_are_the_documented_update[0.4]": "[None]",
+    "tests/samplers/test_minibatch.py::test_parallel_floyd_equals_sequential_on_random_draws":
+        "test_parallel_floyd_is_floyd_and_exactly_uniform_by_enumeration",
+    "tests/samplers/test_minibatch.py::test_subsets_uniform_chi_square[6-3]": "[8-5]",
+    "tests/samplers/test_minibatch.py::test_subsets_uniform_chi_square[7-2]": "[8-5]",
+    "tests/samplers/test_minibatch.py::test_batch_indices_distinct_and_in_range":
+        "test_parallel_floyd_is_floyd_and_exactly_uniform_by_enumeration",
+    "tests/samplers/test_gradients.py::test_minibatch_estimators_use_the_drawn_indices":
+        "test_driver.py::test_first_sgld_steps_are_the_documented_update[None]",
+    "tests/samplers/test_sharding.py::test_sharded_runs_equal_unsharded_for_any_record_count":
+        "the other test_sharding.py tests",
+    "tests/samplers/test_distributed.py::test_two_processes_match_one_process": "none (two JAX processes)",
+    # releases and the API: one of each kind stays fast
+    "tests/release/test_release_final.py::test_cli_final_release_and_bad_input":
+        "test_release_is_the_planned_chains_final_draw",
+    "tests/release/test_release_final.py::test_api_auto_picks_final_for_a_prior_dominated_model":
+        "test_release_is_the_planned_chains_final_draw",
+    "tests/test_api.py::test_hundred_laplace_releases_compose_like_dp_accounting":
+        "test_mixed_laplace_and_gaussian_equal_dp_accounting",
+    "tests/test_api.py::test_cli_and_api_give_identical_certificates": "test_analysis_cli.py, test_sample_cli.py",
+    "tests/test_api.py::test_calibration_falls_back_to_mixing_when_the_bound_says_nothing":
+        "test_calibration_meets_the_target_tightly",
+    "tests/test_api.py::test_private_mcmc_from_a_plan_and_from_a_kernel": "test_api.py's other PrivateMCMC tests",
+    "tests/release/test_release_final.py::test_plan_does_not_depend_on_the_values":
+        "test_api.py::test_calibration_never_depends_on_the_data_values",
+    "tests/test_api.py::test_calibration_meets_the_target_tightly[0.5-logistic]": "[0.5-robust]",
+    "tests/test_api.py::test_calibration_meets_the_target_tightly[0.5-softmax]": "[0.5-robust]",
+    "tests/test_api.py::test_calibration_meets_the_target_tightly[2.0-logistic]": "[2.0-robust]",
+    "tests/test_api.py::test_calibration_meets_the_target_tightly[2.0-softmax]": "[2.0-robust]",
+    "tests/test_audit.py::test_lq_audit_is_tight[ula-final-kw1]": "[posterior-kw0]",
+    "tests/test_audit.py::test_lq_audit_is_tight[ula-path-kw2]": "[posterior-kw0]",
+    "tests/test_docs_examples.py::test_docstring_examples[bayesdp.samplers.kernels]": "other docstrings",
+    "tests/test_docs_examples.py::test_docstring_examples[bayesdp.api]": "other docstrings, test_api.py",
+    "tests/test_docs_examples.py::test_docstring_examples[bayesdp.publish.demo]": "test_demo.py (quick demo)",
+    "tests/test_docs_examples.py::test_docstring_examples[bayesdp.bench.utility]": "other docstrings",
+    "tests/test_audit.py::test_reference_model_audits_stay_below_certificates[logistic-sgld-final]":
+        "[logistic-sgld-path]",
+    "tests/test_safe_defaults.py::test_sample_cli_marks_a_seed_everywhere":
+        "test_safe_defaults.py::test_no_seed_or_key_in_release_records",
+    "tests/analysis/test_analysis_tracing.py::test_same_constants_with_x64_on_and_off":
+        "none (a subprocess with x64 on); the analysis tests run with x64 off",
+    # the compilation cache: a CLI chain in a subprocess each
+    "tests/test_jax_cache.py::test_no_data_record_reaches_the_cache[sgld]": "[ula]",
+    "tests/test_jax_cache.py::test_no_jax_cache_flag_and_env_turn_it_off":
+        "test_enable_in_python_never_overrides_the_users_jax_configuration[off]",
+    # ledger: many processes or a 100,000-entry journal
+    "tests/release/test_ledger_processes.py::test_kill9_at_random_points_of_a_release":
+        "test_release_ledger.py::test_killed_at_random_times_during_writes",
+    "tests/release/test_ledger_processes.py::test_eight_concurrent_releases_against_a_budget_of_five":
+        "test_release_ledger.py::test_concurrent_processes_cannot_overspend",
+    "tests/release/test_ledger_journal.py::test_100000_entry_journal_show_and_constant_cost_append":
+        "test_ledger_journal.py's other tests",
+}
+
+
+def _slow_key(nodeid: str) -> str | None:
+    if nodeid in SLOW:
+        return nodeid
+    base = nodeid.split("[", 1)[0]
+    return base if base in SLOW else None
+
+
+@pytest.hookimpl(tryfirst=True)     # before `-m` deselects
+def pytest_collection_modifyitems(config, items):
+    slow = pytest.mark.slow
+    for it in items:
+        if _slow_key(it.nodeid) is not None:
+            it.add_marker(slow)
     gpu_items = [it for it in items if "gpu" in it.keywords]
     if gpu_items and not _has_gpu():
         skip = pytest.mark.skip(reason="needs a GPU (JAX sees none)")

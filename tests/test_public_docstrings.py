@@ -21,6 +21,7 @@ PART1 = [
     "bayesdp.bench", "bayesdp.bench.audit", "bayesdp.bench.certify", "bayesdp.bench.load", "bayesdp.bench.release",
     "bayesdp.bench.tightness",
     "bayesdp.certificate", "bayesdp.cli", "bayesdp.curves", "bayesdp.datasets", "bayesdp.errors", "bayesdp.exact",
+    "bayesdp.jax_cache",
     "bayesdp.mechanisms", "bayesdp.mechanisms.langevin", "bayesdp.mechanisms.registry",
     "bayesdp.mechanisms.seed_systems",
     "bayesdp.models", "bayesdp.resources",

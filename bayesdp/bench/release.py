@@ -1,6 +1,17 @@
-"""``bayesdp bench release``: utility of the private release for the demo model.
+"""``bayesdp bench release``: where a release spends its time (default), or its utility (``--utility``).
 
-For the demo model (logistic regression on the bundled Breast Cancer data, prior scale 0.5) the
+Time breakdown (issue 24): a release of the logistic model at ``--size`` records of ``--dim`` features through
+the public entry point (`bayesdp.cli.main`, as ``bayesdp release`` runs it), each in a fresh process, three
+times: an empty compilation cache (``cold``), the same cache again (``warm``) and no cache (``off``).  The
+release is measured from the outside, so the engine can change beneath it: a sampling profiler (the main
+thread's stack every millisecond) attributes the wall time to ``import`` (the imports a release needs, and
+any import during it), ``compile`` (XLA compilation and the persistent cache), ``trace`` (JAX tracing and
+lowering), ``analysis`` (bayesdp/analysis), ``chain`` (bayesdp/samplers and the device work it waits for),
+``noise`` (bayesdp/publish/noise.py), ``ledger`` (bayesdp/budget) and ``other``; JAX's own monitoring events
+give the number of compilations and their exact backend time.  ``process_s`` is the wall time of the whole
+process, interpreter start included (the time a user waits for the command).
+
+Utility (``--utility``): for the demo model (logistic regression on the bundled Breast Cancer data, prior scale 0.5) the
 chain runs once; then, for each statistic (``profiles``: P(malignant) at the two public reference
 records; ``coefficients``: the 30 coefficient means) and each eps in {0.1, 1, 10}, ``--repeats``
 releases are drawn through the real release path (throw-away ledger with a large budget, secure
@@ -32,7 +43,8 @@ import numpy as np
 __all__ = ["NAME", "HELP", "EPSILONS", "add_arguments", "run", "format_table"]
 
 NAME = "release"
-HELP = "released error vs the non-private estimate for the demo model at eps in {0.1, 1, 10}"
+HELP = ("time breakdown of a release (import, analysis, compile, chain, noise, ledger) in fresh processes; "
+        "--utility: released error vs the non-private estimate for the demo model at eps in {0.1, 1, 10}")
 EPSILONS = (0.1, 1.0, 10.0)
 
 
@@ -47,10 +59,13 @@ def add_arguments(parser) -> None:
         >>> p = argparse.ArgumentParser(prog="bayesdp bench release")
         >>> add_arguments(p)
         >>> vars(p.parse_args([]))
-        {'repeats': 200, 'num_steps': 4000, 'prior_scale': 0.5, 'seed': 0}
+        {'utility': False, 'size': 10000, 'dim': 10, 'repeats': 200, 'num_steps': 4000, 'prior_scale': 0.5, 'seed': 0}
     """
 
-    parser.add_argument("--repeats", type=ARG_TYPES[int], default=200, help="releases per (statistic, eps)")
+    parser.add_argument("--utility", action="store_true", help="the utility benchmark instead of the time breakdown")
+    parser.add_argument("--size", type=ARG_TYPES[int], default=10_000, help="time breakdown: records m")
+    parser.add_argument("--dim", type=ARG_TYPES[int], default=10, help="time breakdown: features d")
+    parser.add_argument("--repeats", type=ARG_TYPES[int], default=200, help="--utility: releases per (statistic, eps)")
     parser.add_argument("--num-steps", type=ARG_TYPES[int], default=4000, help="ULA steps per chain")
     parser.add_argument("--prior-scale", type=ARG_TYPES[float], default=0.5, help="prior scale of the demo model")
     parser.add_argument("--seed", type=ARG_TYPES[int], default=0, help="seed of the chain (not of the noise)")
@@ -59,14 +74,16 @@ def add_arguments(parser) -> None:
 def run(args) -> dict:
     """Run ``bayesdp bench release`` with the parsed options ``args``: JSON-ready results.
 
-    One chain of the demo model, then ``args.repeats`` releases per statistic and epsilon (see the
-    module docstring); the defaults take a few minutes.
+    By default the time breakdown of one release in fresh processes (cold, warm and no compilation cache;
+    see the module docstring; about 20 s).  With ``args.utility``: one chain of the demo model, then
+    ``args.repeats`` releases per statistic and epsilon; the defaults take a few minutes.
 
     Args:
         args: the namespace of [`add_arguments`][bayesdp.bench.release.add_arguments]' options.
 
     Returns:
-        a dict with the configuration, the chain's time and one row per (statistic, epsilon).
+        a dict: the configuration and one breakdown per process (``runs``); with ``utility``, the
+            configuration, the chain's time and one row per (statistic, epsilon).
 
     Raises:
         BayesDPError: invalid options (e.g. ``num_steps`` < 1), refused before the chain runs.
@@ -75,11 +92,13 @@ def run(args) -> dict:
         >>> import argparse
         >>> from bayesdp.errors import BayesDPError
         >>> try:
-        ...     run(argparse.Namespace(repeats=1, num_steps=0, prior_scale=0.5, seed=0))
+        ...     run(argparse.Namespace(utility=True, repeats=1, num_steps=0, prior_scale=0.5, seed=0))
         ... except BayesDPError as e:
         ...     print("refused:", type(e).__name__)
         refused: AssumptionError
     """
+    if not getattr(args, "utility", False):
+        return _breakdown(args)
 
 
     from ..analysis import Domain
@@ -135,6 +154,124 @@ def run(args) -> dict:
     return out
 
 
+# The child process: the imports a release needs, then `bayesdp.cli.main(argv)` under a sampling profiler.
+_CHILD = r"""
+import json, os, sys, threading, time
+t_start = time.perf_counter()
+cache, argv = sys.argv[1], json.loads(sys.argv[2])
+import bayesdp, bayesdp.cli
+t_light = time.perf_counter() - t_start
+import jax, numpyro
+t_import = time.perf_counter() - t_start
+if cache != "off":
+    from bayesdp.jax_cache import enable_compilation_cache
+    enable_compilation_cache(cache)
+import jax.monitoring as mon
+events = {}
+def on_duration(event, secs, **kw):
+    n, s = events.get(event, (0, 0.0))
+    events[event] = (n + 1, s + secs)
+mon.register_event_duration_secs_listener(on_duration)
+
+SEP = os.sep
+def classify(frame):
+    cat = None
+    while frame is not None:
+        f = frame.f_code.co_filename.replace(SEP, "/")
+        if "/jax/_src/compiler.py" in f or "/jax/_src/compilation_cache" in f or "/jax/_src/cache_key.py" in f:
+            return "compile"
+        if "/jax/_src/interpreters/partial_eval.py" in f or "/jax/_src/interpreters/mlir.py" in f:
+            return "trace"
+        if "importlib._bootstrap" in f or f.startswith("<frozen importlib"):
+            return "import"
+        if cat is None and "/bayesdp/" in f:
+            if "/bayesdp/budget/" in f:
+                cat = "ledger"
+            elif f.endswith("/bayesdp/publish/noise.py"):
+                cat = "noise"
+            elif "/bayesdp/analysis/" in f:
+                cat = "analysis"
+            elif "/bayesdp/samplers/" in f:
+                cat = "chain"
+        frame = frame.f_back
+    return cat or "other"
+
+main_id = threading.main_thread().ident
+spent = dict.fromkeys(("import", "analysis", "compile", "trace", "chain", "noise", "ledger", "other"), 0.0)
+stop = threading.Event()
+def sampler():
+    last = time.perf_counter()
+    while not stop.is_set():
+        time.sleep(0.001)
+        frame = sys._current_frames().get(main_id)
+        now = time.perf_counter()
+        cat = classify(frame)
+        spent[cat] += now - last
+        last = now
+th = threading.Thread(target=sampler, daemon=True)
+import contextlib, io
+t0 = time.perf_counter()
+th.start()
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    rc = bayesdp.cli.main(argv)
+stop.set(); th.join()
+t_release = time.perf_counter() - t0
+import resource
+ev = lambda name: events.get("/jax/core/compile/" + name, (0, 0.0))
+print(json.dumps({"rc": rc, "import_bayesdp_s": t_light, "import_s": t_import, "release_s": t_release,
+                  "breakdown_s": spent,
+                  "jax": {"compilations": ev("backend_compile_duration")[0],
+                          "backend_compile_s": ev("backend_compile_duration")[1],
+                          "trace_s": ev("jaxpr_trace_duration")[1],
+                          "lower_s": ev("jaxpr_to_mlir_module_duration")[1]},
+                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+                  "released": json.loads(out.getvalue()) if rc == 0 else None}))
+"""
+
+
+def _breakdown(args) -> dict:
+    """The time breakdown of one release in fresh processes (cold, warm and no compilation cache)."""
+    import json
+    import subprocess
+    import sys
+
+    import numpy as np
+
+    from ..errors import AssumptionError
+
+    m, d = int(args.size), int(args.dim)
+    if m < 2 or d < 1:
+        raise AssumptionError(f"--size {m} / --dim {d}: need at least 2 records and 1 feature")
+    out: dict = {"model": "logistic", "size": m, "dim": d, "num_steps": args.num_steps, "runs": []}
+    rng = np.random.default_rng(0)   # synthetic data (a benchmark, not a release of anyone's data)
+    X = rng.standard_normal((m, d))
+    X = (X / np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))).astype(np.float32)
+    y = (rng.uniform(size=m) < 1.0 / (1.0 + np.exp(-X @ np.ones(d)))).astype(np.float32)
+    with tempfile.TemporaryDirectory(prefix="bayesdp-bench-release-") as tmp:
+        data = os.path.join(tmp, "data.npz")
+        np.savez(data, X=X, y=y)
+        cache = os.path.join(tmp, "jax-cache")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("JAX_COMPILATION_CACHE")}
+        env.pop("BAYESDP_JAX_CACHE", None)
+        for i, (label, where) in enumerate((("cold", cache), ("warm", cache), ("off", "off"))):
+            argv = ["release", "logistic", "--data", data, "--domain", "X.norm=1", "y.values=0,1", "--epsilon", "1",
+                    "--ledger", os.path.join(tmp, f"ledger-{i}.json"), "--budget", "10",
+                    "--num-steps", str(int(args.num_steps)), "--json"]
+            t0 = time.perf_counter()
+            r = subprocess.run([sys.executable, "-c", _CHILD, where, json.dumps(argv)], capture_output=True,
+                               text=True, env=env)
+            wall = time.perf_counter() - t0
+            if r.returncode != 0 or not r.stdout.strip():
+                raise RuntimeError(f"bench release: the {label} process failed: {r.stderr.strip()[-2000:]}")
+            res = json.loads(r.stdout.strip().splitlines()[-1])
+            released = res.pop("released")
+            if res["rc"] != 0 or released is None:
+                raise RuntimeError(f"bench release: the release exited {res['rc']}: {r.stderr.strip()[-2000:]}")
+            out.setdefault("method", released.get("method") if isinstance(released, dict) else None)
+            out["runs"].append({"cache": label, "process_s": wall, **res})
+    return out
+
+
 def format_table(res: dict) -> str:
     """``res`` (what [`run`][bayesdp.bench.release.run] returned) as the readable table printed without ``--json``.
 
@@ -149,6 +286,14 @@ def format_table(res: dict) -> str:
         >>> print(format_table(res).splitlines()[0][:66])
         demo model (logistic, prior scale 0.5), 4 chains x 4000 steps, 200
     """
+    if "runs" in res:    # the time breakdown
+        lines = [f"release of the logistic model, m = {res['size']}, d = {res['dim']} (seconds; fresh processes)",
+                 f"{'cache':<6} {'process':>8} {'import':>7} {'release':>8}  breakdown of the release"]
+        for r in res["runs"]:
+            b = "  ".join(f"{k} {v:.3f}" for k, v in sorted(r["breakdown_s"].items(), key=lambda kv: -kv[1]))
+            lines.append(f"{r['cache']:<6} {r['process_s']:>8.3f} {r['import_s']:>7.3f} {r['release_s']:>8.3f}  {b}"
+                         f"  ({r['jax']['compilations']} compilations, {r['jax']['backend_compile_s']:.3f} s)")
+        return "\n".join(lines)
     lines = [f"demo model (logistic, prior scale {res['prior_scale']:g}), {res['num_chains']} chains x "
              f"{res['num_steps']} steps, {res['repeats']} releases per row; errors vs the non-private estimate",
              f"{'statistic':<13} {'eps':>5} {'k':>3} {'sensitivity':>12} {'scale':>10} {'MAE':>10} {'RMSE':>10} "

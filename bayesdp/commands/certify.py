@@ -8,9 +8,6 @@ certifies before sampling.  Exit status 2 with one line when nothing can be cert
 
 from __future__ import annotations
 
-import os
-import sys
-
 from ..cli import ARG_TYPES, emit_json
 from . import _common as c
 from ..analysis.inputs import counts_from_domain
@@ -21,51 +18,31 @@ from ..errors import clip_advice
 from ..plan import Plan, certify
 from ._common import model_kwargs
 
-# Persistent XLA compilation cache of the ``bayesdp`` command (a complement: the first run is fast
-# without it).  BAYESDP_JAX_CACHE=0 turns it off, BAYESDP_JAX_CACHE=DIR moves it; a cache directory
-# set through JAX's own JAX_COMPILATION_CACHE_DIR is left alone.
+# Persistent XLA compilation cache of the ``bayesdp`` command (bayesdp/jax_cache.py): BAYESDP_JAX_CACHE=0
+# turns it off, BAYESDP_JAX_CACHE=DIR moves it; a configuration of JAX's own is left alone.
 CACHE_ENV = "BAYESDP_JAX_CACHE"
 
 
 def _is_cli_process() -> bool:
-    """True when this process is the ``bayesdp`` command (console script or ``python -m bayesdp.cli``),
-    not a library user or a test calling :func:`bayesdp.cli.main` in process."""
-    main = sys.modules.get("__main__")
-    spec = getattr(main, "__spec__", None)
-    if spec is not None and getattr(spec, "name", None) in ("bayesdp.cli", "bayesdp", "bayesdp.__main__"):
-        return True
-    return os.path.basename(sys.argv[0] if sys.argv else "") in ("bayesdp", "bayesdp.exe")
+    """True when this process is the ``bayesdp`` command (bayesdp/jax_cache.py)."""
+    from ..jax_cache import is_cli_process
+
+    return is_cli_process()
 
 
 def _cache_dir() -> str | None:
-    setting = os.environ.get(CACHE_ENV, "").strip()
-    if setting.lower() in ("0", "off", "false", "no"):
-        return None
-    if setting:
-        return setting
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "bayesdp", "jax")
+    from ..jax_cache import cache_dir, disabled_by_env
+
+    return None if disabled_by_env() else str(cache_dir())
 
 
 def prepare_jax() -> None:
     """Process-wide JAX settings for the ``bayesdp`` command only (never for in-process callers): the
-    persistent compilation cache.  The backend is left to JAX (``bayesdp sample`` must use a GPU where
-    there is one; forcing JAX_PLATFORMS=cpu measured no gain here)."""
-    if not _is_cli_process():
-        return
-    if os.environ.get("JAX_COMPILATION_CACHE_DIR"):
-        return
-    path = _cache_dir()
-    if path is None:
-        return
-    try:
-        os.makedirs(path, exist_ok=True)
-        import jax
+    persistent compilation cache (bayesdp/jax_cache.py; `bayesdp.cli.main` turns it on already, this is
+    idempotent).  The backend is left to JAX (``bayesdp sample`` must use a GPU where there is one)."""
+    from ..jax_cache import from_cli
 
-        jax.config.update("jax_compilation_cache_dir", path)
-        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.01)
-    except Exception:  # an unwritable cache only costs speed
-        pass
+    from_cli()
 
 
 def add_parser(sub) -> None:

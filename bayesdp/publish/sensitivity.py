@@ -610,7 +610,6 @@ def monte_carlo_bound(coupling: CouplingBound | None, *, inverse_temperature: fl
         1.0
     """
 
-    from scipy.signal import lfilter
 
     if coupling is None or coupling.source != SOURCE_STRONGLY_CONVEX:
         return None
@@ -622,13 +621,14 @@ def monte_carlo_bound(coupling: CouplingBound | None, *, inverse_temperature: fl
     kept = np.arange((b + 1) * t, (n // t) * t + 1, t)          # kept steps X_t, X_2t, ... after the burn-in
     require(kept.size >= 1, "burn_in", b, f"must leave at least one kept draw of the {n // t} per chain")
     rho = float(coupling.contraction)
-    ind = np.zeros(int(kept[-1]))
-    ind[kept - 1] = 1.0                                           # step j = 1..last kept
-    # w_j = 1[j kept] + rho w_{j+1}: a first-order recursion run backwards
-    w = lfilter([1.0], [1.0, -rho], ind[::-1])[::-1]
-    s = math.sqrt(2.0 * float(coupling.step_size) / beta)
     N = int(kept.size)
-    lip = round_up(s * math.sqrt(c * float(np.sum(w * w))) / (c * N) * (1 + 1e-12))
+    # w_j = 1[j kept] + rho w_{j+1} (j = 1..last kept step), solved in closed form: at the i-th kept step
+    # W_i = sum_{l=0}^{N-i} rho^(t l); at u steps before it, rho^u W_i (u < t, or u < k_1 before the first)
+    W = np.cumsum(rho ** (t * np.arange(N, dtype=float)))[::-1]
+    g = np.cumsum(rho ** (2.0 * np.arange(int(kept[0]), dtype=float)))    # g[K - 1] = sum_{u<K} rho^(2u)
+    sum_w2 = float(W[0] ** 2 * g[-1] + np.sum(W[1:] ** 2) * g[t - 1])
+    s = math.sqrt(2.0 * float(coupling.step_size) / beta)
+    lip = round_up(s * math.sqrt(c * sum_w2) / (c * N) * (1 + 1e-12))
     return MonteCarloBound(lipschitz_noise=lip, source=MC_SOURCE,
                            assumptions={"contraction": rho, "step_size": float(coupling.step_size),
                                         "inverse_temperature": beta, "num_steps": n, "burn_in": b, "thinning": t,

@@ -1,0 +1,83 @@
+"""Import little (issue 24, item 1): what `import bayesdp`, `bayesdp --help` and `bayesdp bound` load, and the
+closed form that replaced ``scipy.signal.lfilter`` in `monte_carlo_bound` (same maths, checked against the
+recursion's definition in 50-digit arithmetic)."""
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+
+import mpmath
+import pytest
+
+from bayesdp.publish.sensitivity import coupling_strongly_convex, monte_carlo_bound
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HEAVY = ("jax", "numpyro", "scipy.signal", "pandas", "pyarrow", "matplotlib", "arviz")
+
+_LOADED = """
+import json, runpy, sys
+argv = json.loads(sys.argv[1])
+if argv is None:
+    import bayesdp
+    rc = 0
+else:
+    from bayesdp.cli import main
+    import contextlib, io
+    with contextlib.redirect_stdout(io.StringIO()):
+        try:
+            rc = main(argv)
+        except SystemExit as e:
+            rc = e.code
+print(json.dumps({"rc": rc, "loaded": sorted(m for m in sys.modules if m.split(".")[0] in
+                  ("jax", "numpyro", "pandas", "pyarrow", "matplotlib", "arviz") or m == "scipy.signal")}))
+"""
+
+
+@pytest.mark.parametrize("argv", [
+    None,                                          # import bayesdp
+    ["--help"],
+    ["bound", "ula-path", "--grad-diff", "1", "--step-size", "0.01", "--num-steps", "100", "--delta", "1e-5"],
+    ["bound", "ula-final", "--strong-convexity", "1", "--smoothness", "1", "--grad-bound", "0.5", "--step-size",
+     "0.01", "--num-steps", "10000", "--delta", "1e-5"],
+], ids=["import", "help", "bound-path", "bound-final"])
+def test_light_commands_import_no_heavy_module(argv):
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    r = subprocess.run([sys.executable, "-c", _LOADED, json.dumps(argv)], capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    assert got["rc"] == 0
+    assert got["loaded"] == []
+
+
+def _exact_lipschitz(rho, step_size, beta, n, burn_in, thinning, chains):
+    """The definition (docs/release.md §4.2) in 50-digit arithmetic: w_j = 1[j kept] + rho w_{j+1}, run
+    backwards step by step, then s sqrt(c sum w_j^2) / (c N)."""
+    with mpmath.workdps(50):
+        t = thinning
+        kept = set(range((burn_in + 1) * t, (n // t) * t + 1, t))
+        last = max(kept)
+        r = mpmath.mpf(rho)
+        w, total = mpmath.mpf(0), mpmath.mpf(0)
+        for j in range(last, 0, -1):
+            w = (1 if j in kept else 0) + r * w
+            total += w * w
+        s = mpmath.sqrt(2 * mpmath.mpf(step_size) / beta)
+        return s * mpmath.sqrt(chains * total) / (chains * len(kept))
+
+
+@pytest.mark.parametrize("rho", [0.0, 0.3, 0.9, 0.999, 1 - 2.0 ** -30])
+@pytest.mark.parametrize("n, burn_in, thinning, chains", [(1, 0, 1, 1), (50, 0, 1, 1), (400, 7, 3, 2),
+                                                          (999, 50, 10, 4), (2000, 999, 1, 1)])
+def test_monte_carlo_bound_equals_the_recursion(rho, n, burn_in, thinning, chains):
+    step = 0.1
+    mu = (1.0 - rho) / step                     # rho = |1 - step mu| with m = L = mu
+    b = coupling_strongly_convex(step, mu, mu, grad_diff=1.0)
+    b = dataclasses.replace(b, contraction=rho)   # exactly rho (1 - step mu rounds)
+    mc = monte_carlo_bound(b, inverse_temperature=2.0, num_steps=n, burn_in=burn_in, thinning=thinning,
+                           num_chains=chains)
+    exact = _exact_lipschitz(rho, step, 2.0, n, burn_in, thinning, chains)
+    assert mc.lipschitz_noise >= exact                       # an upper bound of the exact value ...
+    assert mc.lipschitz_noise <= exact * (1 + 1e-11)         # ... and a tight one

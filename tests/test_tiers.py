@@ -1,0 +1,20 @@
+"""The test tiers (tests/conftest.py ``SLOW``, docs/testing.md): every slow-tier entry names a test that exists,
+so that a renamed test cannot silently leave the list (and the README's command grow past 5 minutes)."""
+
+import os
+import subprocess
+import sys
+
+from conftest import SLOW
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_every_slow_entry_names_a_collected_test():
+    files = sorted({k.split("::", 1)[0] for k in SLOW})
+    r = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-m", "slow",
+                        *files], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    collected = {line.strip() for line in r.stdout.splitlines() if "::" in line}
+    assert collected, r.stdout + r.stderr
+    missing = [k for k in SLOW if k not in collected and not any(c.startswith(k + "[") for c in collected)]
+    assert missing == []
