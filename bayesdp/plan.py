@@ -14,12 +14,14 @@ from typing import Any, Callable
 import numpy as np
 
 from .errors import AssumptionError, ModelError
-from .analysis.inputs import counts_from_domain, declared_shapes
-from .analysis.loading import builtin_models, load_model
 from .resources import write_file
 from html import escape
 import importlib
 import os
+from .analysis import Domain
+from .analysis import certify as _analysis_certify
+from .curves import compose
+from .certificate import BoundReport
 
 MECHANISMS = ("posterior", "ula-final", "ula-path", "sgld-final", "sgld-path")
 
@@ -107,6 +109,7 @@ def model_reference(model: Callable) -> str:
         >>> model_reference(logistic)
         'logistic'
     """
+    from .analysis.loading import builtin_models, load_model
 
     for name, fn in builtin_models().items():
         if fn is model:
@@ -137,6 +140,7 @@ def resolve_model(reference: str) -> Callable:
         ...
         bayesdp.errors.ModelError: model 'no_such_model' is neither a built-in model nor path/to/file.py:function nor module:function; pass the model function explicitly (model=...)
     """
+    from .analysis.loading import builtin_models, load_model
 
 
     if reference in builtin_models() or (":" in reference and reference.rsplit(":", 1)[0].endswith(".py")):
@@ -157,8 +161,8 @@ def resolve_model(reference: str) -> Callable:
 
 
 def _domain(domain):
-    from .analysis import Domain
 
+    from .analysis import Domain
     if domain is None:
         return None
     if isinstance(domain, Domain):
@@ -355,8 +359,8 @@ class Plan:
         return cls(**kw)
 
     def _rows(self) -> list[tuple[str, str]]:
-        from .analysis import Domain
 
+        from .analysis import Domain
         rows = [("model", self.model), ("domain", Domain(dict(self.domain)).describe()),
                 ("records", f"{self.data_size}  (one record: " + ", ".join(
                     f"{k}{list(v)}" for k, v in self.record_shapes.items()) + ")"),
@@ -423,6 +427,7 @@ def _html_table(columns, rows, notes=()) -> str:
 
 
 def _shapes_from(data, record_shapes, model, domain, dim):
+    from .analysis.inputs import counts_from_domain, declared_shapes
     if data is not None:
         return {k: tuple(np.shape(v)[1:]) for k, v in data.items()}
     if record_shapes is not None:
@@ -515,7 +520,7 @@ def certify(model: Callable | str | Plan | None = None, *, domain=None, data: Ma
 def _certify(model, domain, data, data_size, kernel, num_steps, num_chains, delta, model_kwargs, record_shapes,
              dim) -> "CertifyResult":
     """:func:`certify` with the shapes spelled out (what :func:`bayesdp.calibrate` calls)."""
-    from .analysis import certify as _analysis_certify
+    from .analysis.inputs import counts_from_domain, declared_shapes
 
     kernel = kernel or ULA()
     model = model if model is not None else kernel.model
@@ -582,8 +587,8 @@ class CertifyResult:
         return _plan_from_report(self._report, *self._context, mechanism)
 
     def _rows(self) -> list[tuple]:
-        from .certificate import BoundReport
 
+        from .certificate import BoundReport
         rows = []
         for k, v in self._report.mechanisms.items():
             if isinstance(v, BoundReport) and v.best is not None:
@@ -638,7 +643,6 @@ class CertifyResult:
 
 
 def _compose_chains(best, num_chains: int, delta: float) -> tuple[float, float | None]:
-    from .curves import compose
 
     curve = compose([best.curve] * num_chains) if num_chains > 1 else best.curve
     return float(curve.epsilon(delta)), curve.gdp_mu
@@ -646,8 +650,8 @@ def _compose_chains(best, num_chains: int, delta: float) -> tuple[float, float |
 
 def _plan_from_report(rep, model, dom, n, shapes, kw, kernel, num_steps, num_chains, delta, mechanism=None,
                       distance_bound=None, notes=()) -> Plan:
-    from .certificate import BoundReport
 
+    from .certificate import BoundReport
     if mechanism is None:
         best = rep.best
         if best is None:

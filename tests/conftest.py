@@ -89,7 +89,6 @@ SLOW = {
     "tests/test_docs_examples.py::test_docstring_examples[bayesdp.samplers.minibatch]": "other docstrings",
     "tests/test_docs_examples.py::test_docstring_examples[bayesdp.samplers.gradients]": "other docstrings",
     "tests/test_docs_examples.py::test_docstring_examples[bayesdp.samplers.glm]": "other docstrings",
-    "tests/test_docs_examples.py::test_docstring_examples[bayesdp.publish.pipeline]": "other docstrings",
     "tests/test_docs_examples.py::test_python_blocks_run[README.md]": "test_readme_examples.py",
     "tests/test_docs_examples.py::test_python_blocks_run[docs/tutorial.md]": "the other pages' blocks",
     "tests/test_docs_examples.py::test_python_blocks_run[docs/samplers.md]": "the other pages' blocks",
@@ -165,8 +164,6 @@ SLOW = {
         "test_release_ledger.py::test_killed_at_random_times_during_writes",
     "tests/release/test_ledger_processes.py::test_eight_concurrent_releases_against_a_budget_of_five":
         "test_release_ledger.py::test_concurrent_processes_cannot_overspend",
-    "tests/release/test_ledger_journal.py::test_100000_entry_journal_show_and_constant_cost_append":
-        "test_ledger_journal.py's other tests",
 }
 
 

@@ -18,7 +18,7 @@ PKG = os.path.join(ROOT, "bayesdp")
 
 # lowest first; a module may import its own layer and every layer below it (docs/architecture.md)
 LAYERS = [
-    ("foundation", {"errors", "_version", "curves", "exact", "certificate", "resources", "_arviz", "_jax_cache"}),
+    ("foundation", {"errors", "_version", "curves", "exact", "certificate", "resources", "_arviz", "jax_cache"}),
     ("theorems", {"theorems", "mechanisms"}),
     ("analysis", {"analysis", "models"}),      # models/ installs as bayesdp.models (the reference models)
     ("samplers", {"samplers"}),
@@ -152,8 +152,13 @@ def test_function_level_imports_are_heavy_dependencies_only():
 
 
 def _heavy_module(module: str) -> bool:
-    """A bayesdp module that imports JAX or NumPyro at its top level (directly), which a light path defers."""
+    """A bayesdp module whose import loads JAX, NumPyro, SciPy, matplotlib, pandas or ArviZ at its top level
+    (directly, through another bayesdp module, or through a parent package's ``__init__``), which a light path
+    defers."""
     parts = module.split(".")
+    for k in range(2, len(parts)):                    # importing a.b.c runs a/b/__init__.py first
+        if _heavy_module_cached(".".join(parts[:k])):
+            return True
     # models/ installs as bayesdp.models (package-dir): the reference models import JAX and NumPyro
     base = os.path.join(ROOT, "models", *parts[2:]) if parts[:2] == ["bayesdp", "models"] else os.path.join(ROOT, *parts)
     path = base + ".py" if os.path.isfile(base + ".py") else os.path.join(base, "__init__.py")

@@ -21,6 +21,8 @@ import numpy as np
 from ..errors import AssumptionError, nonnegative, positive, positive_int, require
 from ..publish.noise import laplace_release
 from ..resources import require_memory
+from ..publish.sensitivity import coupling_strongly_convex
+from .chains import lq_chain_scores
 
 __all__ = ["MECHANISMS", "LQConfig", "bound_options", "exact_mu", "release_sensitivity", "exact_release_epsilon",
            "runs_memory_bytes", "check_runs_memory", "run_scores"]
@@ -182,7 +184,6 @@ def release_sensitivity(cfg: LQConfig):
         >>> round(release_sensitivity(LQConfig(1.0, 0.5, step_size=0.1, num_steps=200)).distance, 6)   # 2c / mu
         1.0
     """
-    from ..publish.sensitivity import coupling_strongly_convex
 
     return coupling_strongly_convex(cfg.step_size, cfg.strong_convexity, cfg.strong_convexity, 2 * cfg.grad_bound)
 
@@ -276,7 +277,6 @@ def run_scores(mechanism: str, cfg: LQConfig, runs: int, seed: int = 0) -> tuple
     import jax
     import jax.numpy as jnp
 
-    from .chains import lq_chain_scores
 
     cfg = cfg.validated(mechanism)
     runs = positive_int("runs", runs)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from bayesdp.models import BUILTIN
 import numpy as np
 
 __all__ = ["NAME", "HELP", "CONFIGS", "MODEL_CASES", "add_arguments", "run", "format_table"]
@@ -89,6 +88,7 @@ def run(args) -> list[dict]:
         ...
         bayesdp.errors.AssumptionError: runs = 0 must be an integer >= 1
     """
+    from bayesdp.models import BUILTIN
     from ..audit import audit   # scipy.stats: imported only when the bench runs
 
     rows = []

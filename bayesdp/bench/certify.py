@@ -14,7 +14,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from ..analysis.loading import builtin_models
 import numpy as np
 
 __all__ = ["NAME", "HELP", "TARGET_SECONDS", "add_arguments", "run", "format_table"]
@@ -80,6 +79,7 @@ def run(args) -> dict:
         >>> res["meets_target"], [row["records"] for row in res["scaling"]]
         (False, [1000, 10000, 100000])
     """
+    from ..analysis.loading import builtin_models
 
     from ..analysis import Domain, analyze
 

@@ -46,12 +46,10 @@ import numpy as np
 
 from ..budget.accountant import PrivacyAccountant
 from ..errors import BayesDPError
-from ..analysis.domain import Domain, norm_bound, values
 from ..cli import main
-from ..models import logistic
-from ..plan import ULA
 from ..publish.data import load_breast_cancer, scale_to_unit_ball
 import warnings
+from .utility import posterior_mean
 
 __all__ = ["NAME", "HELP", "THETA", "SIZES", "EPSILONS", "DELTA", "GD_STEPS", "add_arguments", "synthetic_d10",
            "breast_cancer_split", "gaussian_noise_multiplier", "noisy_gd", "output_perturbation", "map_estimate",
@@ -294,7 +292,6 @@ def _diffprivlib(X, y, epsilon, seed):
 
 
 def _nuts_mean(X, y, seed):
-    from .utility import posterior_mean
 
     mean, _ = posterior_mean({"X": X, "y": y}, 1.0, seed=seed, num_samples=1000)
     return mean
@@ -306,6 +303,7 @@ def _nuts_mean(X, y, seed):
 
 def _domain():
 
+    from ..analysis.domain import Domain, norm_bound, values
     return Domain(X=norm_bound(1.0), y=values(0, 1))
 
 
@@ -319,6 +317,8 @@ def _items(res):
 
 
 def _python_default(X, y, epsilon, delta):
+    from ..models import logistic
+    from ..plan import ULA
     from ..api import release
 
     res = release(ULA(logistic, domain=_domain()), "mean", data={"X": X, "y": y}, epsilon=epsilon, delta=delta,

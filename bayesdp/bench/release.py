@@ -27,15 +27,16 @@ the Monte Carlo error of the chain is the same for the private and the non-priva
 
 from __future__ import annotations
 
+import json
 import math
 import os
+import subprocess
+import sys
 import tempfile
 import time
-from ..analysis.loading import load_model
-from ..analysis.records import validate_records
 from ..cli import ARG_TYPES
+from ..errors import AssumptionError
 from ..publish.data import load_breast_cancer, scale_to_unit_ball
-from ..publish.methods.base import ChainSource
 from ..publish.spec import ChainOptions, ReleaseSpec
 from dataclasses import replace
 import numpy as np
@@ -97,6 +98,9 @@ def run(args) -> dict:
         ...     print("refused:", type(e).__name__)
         refused: AssumptionError
     """
+    from ..analysis.loading import load_model
+    from ..analysis.records import validate_records
+    from ..publish.methods.base import ChainSource
     if not getattr(args, "utility", False):
         return _breakdown(args)
 
@@ -231,14 +235,6 @@ print(json.dumps({"rc": rc, "import_bayesdp_s": t_light, "import_s": t_import, "
 
 def _breakdown(args) -> dict:
     """The time breakdown of one release in fresh processes (cold, warm and no compilation cache)."""
-    import json
-    import subprocess
-    import sys
-
-    import numpy as np
-
-    from ..errors import AssumptionError
-
     m, d = int(args.size), int(args.dim)
     if m < 2 or d < 1:
         raise AssumptionError(f"--size {m} / --dim {d}: need at least 2 records and 1 feature")

@@ -16,7 +16,6 @@ import math
 import random
 
 from ..errors import BayesDPError
-from ..mechanisms import bound
 from ..theorems.paper_constants import C3_as_printed, eps_delta_C4_form
 
 __all__ = ["NAME", "HELP", "MUS", "CS", "STEP_FRACTIONS", "NUM_STEPS", "DELTA", "add_arguments",
@@ -136,6 +135,7 @@ def _supported_thm52(mu, c, gamma, n) -> float:
 
 
 def _row(mu: float, c: float, f: float, n: int) -> dict:
+    from ..mechanisms import bound
     gamma = f / mu
     common = dict(strong_convexity=mu, smoothness=mu, grad_bound=c, step_size=gamma, num_steps=n, delta=DELTA)
     ex_final = exact_epsilon(exact_final_mu(mu, c, gamma, n), DELTA)
@@ -168,6 +168,7 @@ def _row(mu: float, c: float, f: float, n: int) -> dict:
 
 
 def _soundness(draws: int, seed: int) -> dict:
+    from ..mechanisms import bound
     rng = random.Random(seed)
     checked = violations = 0
     worst = None

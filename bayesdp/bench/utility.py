@@ -46,20 +46,9 @@ import time
 import numpy as np
 
 from ..budget.ledger import noise_delta, noise_epsilon
-from ..calibration import calibrate
-from ..plan import ULA, Shapes
-from ..publish.aggregate import aggregate_estimate, aggregate_route, choose_chunks
 from ..publish.data import load_breast_cancer, scale_to_unit_ball
-from ..publish.final import predicted_final_error
-from ..publish.noiseplan import plan_noise
-from ..publish.path import path_inverse_temperature, path_num_steps, predicted_path_error
-from ..publish.sensitivity import best_coupling, coupling_route
 from ..publish.statistics import SiteSpec, coordinate_means
-from ..analysis import Domain, analyze
 from ..cli import ARG_TYPES
-from ..models import logistic
-from ..samplers import ModelPotential
-from ..samplers import Sampler
 
 __all__ = ["NAME", "HELP", "EPSILONS", "SIZES", "DELTA", "METHODS", "BAYESDP_METHODS", "TARGET_RATIO",
            "add_arguments", "synthetic", "bundled", "posterior_mean", "chain_draws", "dpsgld_inverse_temperature",
@@ -223,6 +212,8 @@ def chain_draws(data, prior_scale, step_size, num_steps, inverse_temperature, nu
         >>> chain_draws(synthetic(20), 1.0, 0.01, 3, 1.0, 2, "path", seed=0).shape
         (2, 3, 5)
     """
+    from ..models import logistic
+    from ..samplers import Sampler
 
     smp = Sampler(logistic, data, step_size=step_size, num_steps=num_steps, inverse_temperature=inverse_temperature,
                   num_chains=num_chains, release=release, uncertified=True, model_kwargs={"prior_scale": prior_scale})
@@ -317,6 +308,8 @@ def default_pick(constants: dict, dim: int, statistic, epsilon: float, delta: fl
         ...              {"coupling+laplace": 1.0, "coupling+gaussian": 0.5})
         ('coupling+laplace', 'auto: delta = 0 (pure epsilon-DP: only the coupling release applies)')
     """
+    from ..publish.final import predicted_final_error
+    from ..publish.path import path_inverse_temperature, path_num_steps, predicted_path_error
     lap, gau = expected.get("coupling+laplace"), expected.get("coupling+gaussian")
     coupling = "coupling+gaussian" if delta > 0 and gau is not None and gau < lap else "coupling+laplace"
     if delta <= 0:
@@ -336,6 +329,15 @@ def default_pick(constants: dict, dim: int, statistic, epsilon: float, delta: fl
 def _setting(name: str, data: dict, prior_scale: float, epsilons, args, repeats: int, num_steps: int,
              seed: int) -> list[dict]:
 
+    from ..analysis import Domain, analyze
+    from ..calibration import calibrate
+    from ..models import logistic
+    from ..plan import ULA, Shapes
+    from ..publish.aggregate import aggregate_estimate, aggregate_route, choose_chunks
+    from ..publish.noiseplan import plan_noise
+    from ..publish.path import path_inverse_temperature, path_num_steps, predicted_path_error
+    from ..publish.sensitivity import best_coupling, coupling_route
+    from ..samplers import ModelPotential
     t0 = time.perf_counter()
     m, d = data["X"].shape
     dom = Domain.parse(list(DOMAIN))

@@ -6,9 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import AssumptionError, check_finite
-from ..plan import Plan
 from ..resources import check_input_file
-from ..samplers.keys import MAX_SEED
 import numpy as np
 
 
@@ -61,6 +59,7 @@ def seed_opt(args, dest: str = "seed") -> None:
     v = getattr(args, dest, None)
     if v is None:
         return
+    from ..samplers.keys import MAX_SEED          # the samplers package loads JAX
 
     if not 0 <= v <= MAX_SEED:
         raise AssumptionError(f"{_flag(dest)} = {v} must be an integer in [0, {MAX_SEED}]; or omit it for keys "
@@ -153,6 +152,7 @@ def apply_plan(args, *, chain: bool = True):
     path = getattr(args, "plan", None)
     if not path:
         return None
+    from ..plan import Plan                       # loads the analyzer (JAX)
 
     plan = Plan.load(path, model=_plan_model(path))
     given = getattr(args, "model", None)

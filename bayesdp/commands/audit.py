@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from ..cli import ARG_TYPES, emit_json
 from . import _common as c
-from ..analysis.loading import load_data, load_model
-from ..analysis.records import validate_records
 from ..errors import AssumptionError
 from ._common import data_file_opt
 from .certify import _model_kwargs
@@ -65,6 +63,8 @@ def add_parser(sub) -> None:
 
 
 def _run_model(args):
+    from ..analysis.loading import load_data, load_model
+    from ..analysis.records import validate_records
     from ..audit import audit_model
 
     if args.data is None:

@@ -9,12 +9,10 @@ from __future__ import annotations
 
 from ..cli import ARG_TYPES, emit_json
 from . import _common as c
-from .. import plan as plan_mod
-from ..analysis.loading import load_data, load_model
 from ..errors import AssumptionError
 from ..resources import check_output_file, write_file
-from .certify import prepare_jax
 from dataclasses import replace
+from .certify import prepare_jax
 
 
 def add_parser(sub) -> None:
@@ -60,6 +58,8 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
 
+    from .. import plan as plan_mod
+    from ..analysis.loading import load_data, load_model
     c.positive_opt(args, "epsilon", "pass a positive target epsilon")
     c.open_unit_opt(args, "delta", "1e-5")
     c.count_opt(args, "max_steps")

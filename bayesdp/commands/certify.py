@@ -10,12 +10,9 @@ from __future__ import annotations
 
 from ..cli import ARG_TYPES, emit_json
 from . import _common as c
-from ..analysis.inputs import counts_from_domain
-from ..analysis.loading import load_data, load_model
-from ..analysis.records import validate_records
 from ..errors import AssumptionError
 from ..errors import clip_advice
-from ..plan import Plan, certify
+from ..jax_cache import cache_dir, disabled_by_env, from_cli, is_cli_process
 from ._common import model_kwargs
 
 # Persistent XLA compilation cache of the ``bayesdp`` command (bayesdp/jax_cache.py): BAYESDP_JAX_CACHE=0
@@ -25,14 +22,10 @@ CACHE_ENV = "BAYESDP_JAX_CACHE"
 
 def _is_cli_process() -> bool:
     """True when this process is the ``bayesdp`` command (bayesdp/jax_cache.py)."""
-    from ..jax_cache import is_cli_process
-
     return is_cli_process()
 
 
 def _cache_dir() -> str | None:
-    from ..jax_cache import cache_dir, disabled_by_env
-
     return None if disabled_by_env() else str(cache_dir())
 
 
@@ -40,8 +33,6 @@ def prepare_jax() -> None:
     """Process-wide JAX settings for the ``bayesdp`` command only (never for in-process callers): the
     persistent compilation cache (bayesdp/jax_cache.py; `bayesdp.cli.main` turns it on already, this is
     idempotent).  The backend is left to JAX (``bayesdp sample`` must use a GPU where there is one)."""
-    from ..jax_cache import from_cli
-
     from_cli()
 
 
@@ -105,6 +96,9 @@ def _check_options(args) -> None:
 
 def run(args) -> int:
 
+    from ..analysis.inputs import counts_from_domain
+    from ..analysis.loading import load_data, load_model
+    from ..analysis.records import validate_records
     if args.plan:
         return _run_plan(args)
     if not args.model:
@@ -143,6 +137,7 @@ def run(args) -> int:
 
 def _run_plan(args) -> int:
     """``certify --plan``: the Python API's :func:`bayesdp.certify` on the plan (identical certificates)."""
+    from ..plan import Plan, certify
 
     extra = [f for f in ("model", "data", "no_data", "step_size", "num_steps", "batch_size", "clip_norm",
                          "data_size", "dim") if getattr(args, f, None)]

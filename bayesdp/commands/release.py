@@ -15,22 +15,16 @@ import math
 import os
 import time
 
-from .. import api
-from .. import plan as plan_mod
 from ..cli import ARG_TYPES, emit_json
 from ..errors import AssumptionError
-from ..publish.aggregate import check_chunks
-from ..publish.engine import open_accountant
 from ..publish.spec import (ChainOptions, Coupling, Function, Mean, Median, Probability, Quantiles, ReleaseSpec,
                             SampleAggregate)
 from ..publish.statistics import check_range
 from ..resources import check_state_file
 from . import _common as c
 from ._common import apply_plan, model_kwargs
-from .sample import add_model_data_arguments
-from ..analysis.loading import load_data, load_model
-from ..analysis.records import validate_records
 from .certify import prepare_jax
+from .sample import add_model_data_arguments
 
 
 def add_parser(sub) -> None:
@@ -415,6 +409,11 @@ def _check_options(args) -> None:
 
 def run(args) -> int:
 
+    from .. import api
+    from ..analysis.loading import load_data, load_model
+    from ..analysis.records import validate_records
+    from ..publish.aggregate import check_chunks
+    from ..publish.engine import open_accountant
     plan = apply_plan(args)    # --plan: the plan's model, domain and settings, as release(plan, ...) in Python
     if not args.model:
         raise AssumptionError("MODEL is required (or --plan PLAN.json)")
@@ -465,6 +464,7 @@ def kernel_of(args, model, model_kwargs):
     Returns:
         The kernel.
     """
+    from .. import plan as plan_mod
     common = dict(model=model, step_size=args.step_size, inverse_temperature=args.inverse_temperature,
                   clip_norm=args.clip_norm, domain=list(args.domain), model_kwargs=model_kwargs)
     if args.sampler == "sgld":

@@ -12,9 +12,6 @@ from __future__ import annotations
 import importlib.util
 
 from .. import _arviz
-from ..analysis.inputs import counts_from_domain
-from ..analysis.loading import load_data, load_model
-from ..analysis.records import validate_records
 from ..cli import ARG_TYPES, emit_json
 from ..errors import AssumptionError
 from ..resources import check_output_file, write_file
@@ -178,6 +175,9 @@ def _write_netcdf(sampler, args) -> None:
 
 def run(args) -> int:
 
+    from ..analysis.inputs import counts_from_domain
+    from ..analysis.loading import load_data, load_model
+    from ..analysis.records import validate_records
     plan = apply_plan(args)
     missing = [f for f in ("model", "sampler", "step_size", "num_steps") if getattr(args, f, None) is None]
     if missing:

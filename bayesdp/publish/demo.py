@@ -25,23 +25,18 @@ import os
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
 from ..errors import AssumptionError, positive, positive_int
 from ..resources import check_output_dir, check_state_file
 from .data import PUBLIC_UPPER_BOUNDS, load_breast_cancer, scale_to_unit_ball
-from .engine import draw, open_accountant, plan_release
-from .methods import registry
-from .methods.base import ChainSource
 from .spec import ChainOptions, ReleaseSpec
 from .statistics import SiteSpec, Statistic, coordinate_means, probability_at_profiles
-from ..certificate import BoundReport
-from ..analysis import Domain
-from ..analysis import certify
-from ..analysis.loading import load_model
-from ..analysis.records import validate_records
+
+if TYPE_CHECKING:                     # annotations only: the release methods load JAX
+    from .methods.base import ChainSource
 
 __all__ = ["run_demo", "format_demo", "DemoResult", "demo_statistic", "reference_profiles", "profile_direction",
            "direction_mean", "derived_probabilities"]
@@ -288,6 +283,7 @@ class DemoResult:
 
 
 def _privacy_curve_plot(path: str, report, release_cert, epsilon: float) -> None:
+    from ..certificate import BoundReport
     import matplotlib
 
     matplotlib.use("Agg")
@@ -348,6 +344,9 @@ def _values_plot(path: str, names, released, nonprivate, intervals, epsilon: flo
 
 def _source(model, name: str, data, prior_scale: float) -> ChainSource:
     """The demo's chain source: the model, the validated records, the public domain, full-batch ULA."""
+    from ..analysis import Domain
+    from ..analysis.records import validate_records
+    from .methods.base import ChainSource
 
     kw = {"prior_scale": float(prior_scale)}
     data, _ = validate_records(data, model, kw)
@@ -357,6 +356,10 @@ def _source(model, name: str, data, prior_scale: float) -> ChainSource:
 
 def _release(src: ChainSource, spec: ReleaseSpec, acct, seed) -> DemoRun:
     """The demo's coupling release through the engine, keeping (NOT FOR RELEASE) the non-private estimate."""
+    from ..analysis import certify
+    from .engine import draw, open_accountant, plan_release
+    from .methods import registry
+    from .methods.base import ChainSource
 
     t0 = time.perf_counter()
     analysed, plan, why, _ = plan_release(src, spec)
@@ -412,6 +415,8 @@ def run_demo(epsilon: float = DEFAULT_EPSILON, *, out_dir: str | None = None, le
         ...
         bayesdp.errors.AssumptionError: statistic = 'median' must be one of profiles, profile-means, coefficients
     """
+    from ..analysis.loading import load_model
+    from .engine import draw, open_accountant, plan_release
 
     t0 = time.perf_counter()
     eps = positive("epsilon", epsilon, "pass a positive epsilon")
