@@ -278,11 +278,15 @@ def output_perturbation(X, y, epsilon, delta, rng) -> np.ndarray:
     return map_estimate(X, y) + sigma * rng.standard_normal(np.shape(X)[1])
 
 
+class Unavailable(Exception):
+    """A peer that cannot run here (not installed, or it fails to import): left out of the cell, never scored."""
+
+
 def _diffprivlib(X, y, epsilon, seed):
     try:
         from diffprivlib.models import LogisticRegression
-    except ImportError:
-        return None
+    except ImportError as exc:
+        raise Unavailable(f"diffprivlib: {exc}; pip install -e \".[bench]\"") from None
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -409,6 +413,7 @@ def run(args) -> dict:
         cover: dict[str, list] = {}
         widths: dict[str, list] = {}
         refused: dict[str, int] = {}
+        unavailable: dict[str, str] = {}
         for r in range(reps):
             if data_name == "synthetic":
                 data = synthetic_d10(m, seed=args.seed * 100_003 + r * 7919 + m)
@@ -428,6 +433,9 @@ def run(args) -> dict:
                     out = fn()
                 except BayesDPError:           # a refusal scores as the prior mean
                     out = None
+                except Unavailable as exc:
+                    unavailable[name] = str(exc)
+                    return
                 secs.setdefault(name, []).append(time.perf_counter() - t0)
                 items = []
                 if isinstance(out, tuple):
@@ -459,7 +467,7 @@ def run(args) -> dict:
             "ratio_to_best_peer": {k: (v / best_peer if best_peer else None) for k, v in med.items()},
             "test_accuracy": {k: float(np.median(v)) for k, v in acc.items()},
             "seconds": {k: float(np.median(v)) for k, v in secs.items()},
-            "refused": refused,
+            "refused": refused, "unavailable": unavailable,
             "coverage": {k: {"intervals": len(v), "covered": int(sum(v)), "rate": float(np.mean(v)),
                              "mean_width": float(np.mean(widths[k]))} for k, v in cover.items()},
         })

@@ -1,0 +1,33 @@
+"""The peers of ``bayesdp bench peers`` are calibrated correctly: checked against closed forms, not against the
+bench's own code."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from bayesdp.bench.peers import gaussian_noise_multiplier, map_estimate, synthetic_d10
+
+
+def _gdp_delta(mu: float, eps: float) -> float:
+    """Dong-Roth-Su: the delta of mu-GDP at eps (the exact Gaussian mechanism)."""
+    return norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * norm.cdf(-eps / mu - mu / 2)
+
+
+@pytest.mark.parametrize("eps, delta, count", [(1.0, 1e-5, 1), (0.5, 1e-6, 1), (4.0, 1e-6, 100)])
+def test_noise_multiplier_matches_the_exact_gaussian_mechanism(eps, delta, count):
+    """k Gaussian mechanisms of noise multiplier z compose to exactly sqrt(k)/z-GDP: the PLD calibration must sit
+    at the exact boundary (never below it: that would be a privacy violation; within 1 % above it)."""
+    z = gaussian_noise_multiplier(eps, delta, count)
+    mu = math.sqrt(count) / z
+    assert _gdp_delta(mu, eps) <= delta * (1 + 1e-3)           # private at the target (PLD is pessimistic)
+    assert _gdp_delta(mu * 1.01, eps) > delta                     # and not much more noise than needed
+
+
+def test_map_estimate_zeroes_the_gradient_of_the_negative_log_posterior():
+    d = synthetic_d10(500, 3)
+    w = map_estimate(d["X"], d["y"])
+    X, y = d["X"].astype(np.float64), d["y"].astype(np.float64)
+    grad = X.T @ (1 / (1 + np.exp(-X @ w)) - y) + w
+    assert np.linalg.norm(grad) < 1e-8
