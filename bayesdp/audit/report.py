@@ -30,6 +30,7 @@ class AuditReport:
         benchmark: what ran (the linear-quadratic benchmark or the model).
 
     Examples:
+        >>> from bayesdp.audit import audit
         >>> rep = audit("posterior", strong_convexity=1.0, grad_bound=0.5, runs=5_000)
         >>> rep.passed, rep.violations, rep.source
         (True, [], 'Gopi-Lee-Liu 2022 (posterior GDP)')
@@ -53,6 +54,7 @@ class AuditReport:
         """Lower bounds that exceed the certificate (each one a bug in the math or the sampler).
 
         Examples:
+            >>> from bayesdp.audit import audit
             >>> rep = audit("posterior", strong_convexity=1.0, grad_bound=0.5, runs=5_000)
             >>> rep.violations
             []
@@ -71,6 +73,7 @@ class AuditReport:
         """``True`` when no lower bound exceeds the certificate.
 
         Examples:
+            >>> from bayesdp.audit import audit
             >>> rep = audit("posterior", strong_convexity=1.0, grad_bound=0.5, runs=5_000)
             >>> rep.passed
             True
@@ -84,6 +87,7 @@ class AuditReport:
             the configuration, the certificate, the lower bounds, ``passed`` and ``violations``.
 
         Examples:
+            >>> from bayesdp.audit import audit
             >>> rep = audit("posterior", strong_convexity=1.0, grad_bound=0.5, runs=5_000)
             >>> d = rep.to_dict()
             >>> d["certificate_source"], d["passed"], d["runs"]
@@ -108,6 +112,7 @@ class AuditReport:
             the report, one line per bound.
 
         Examples:
+            >>> from bayesdp.audit import audit
             >>> rep = audit("posterior", strong_convexity=1.0, grad_bound=0.5, runs=5_000)
             >>> print(rep.table().splitlines()[0])
             audit of posterior on the linear-quadratic benchmark (5000 runs per dataset, confidence 0.95)
