@@ -43,7 +43,7 @@ print(json.dumps({"rc": rc, "loaded": sorted(m for m in sys.modules if m.split("
      "0.01", "--num-steps", "10000", "--delta", "1e-5"],
 ], ids=["import", "help", "bound-path", "bound-final"])
 def test_light_commands_import_no_heavy_module(argv):
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))   # bayesdp as this process imports it
     r = subprocess.run([sys.executable, "-c", _LOADED, json.dumps(argv)], capture_output=True, text=True, env=env,
                        timeout=120)
     assert r.returncode == 0, r.stderr

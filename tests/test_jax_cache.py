@@ -23,7 +23,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def _env(**extra):
     env = {k: v for k, v in os.environ.items() if not k.startswith("JAX_") and k != "BAYESDP_JAX_CACHE"}
-    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = os.pathsep.join(sys.path)      # bayesdp from where this process imports it (checkout or wheel)
     env["JAX_PLATFORMS"] = "cpu"
     env.update(extra)
     return env

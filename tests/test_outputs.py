@@ -123,7 +123,7 @@ def test_a_file_size_limit_is_one_line_and_loses_nothing(tmp_path):
             print(e); sys.exit(2)
     """)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                       env={**os.environ, "PYTHONPATH": ROOT})
+                       env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert r.returncode == 2, r.stderr
     assert "writing failed" in r.stdout and len(r.stdout.strip().splitlines()) == 1
     assert out.read_text() == "old\n" and os.listdir(tmp_path) == ["plan.json"]
@@ -189,7 +189,7 @@ def test_a_real_ctrl_c_exits_130(tmp_path):
     f.write_text(f"import pathlib, time\npathlib.Path({str(marker)!r}).touch()\ntime.sleep(120)\n"
                  "def model(X, y=None):\n    pass\n")
     p = subprocess.Popen([sys.executable, "-m", "bayesdp.cli", "certify", f"{f}:model", "--no-data", "--data-size",
-                          "10", "--dim", "2", *DOMAIN], env={**os.environ, "PYTHONPATH": ROOT},
+                          "10", "--dim", "2", *DOMAIN], env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         for _ in range(1200):                  # until the model file is being imported (at most 120 s)

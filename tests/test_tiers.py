@@ -12,8 +12,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def test_every_slow_entry_names_a_collected_test():
     files = sorted({k.split("::", 1)[0] for k in SLOW})
+    # from this process's folder and sys.path (the checkout, or CI's installed wheel), ids relative to ROOT
     r = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-m", "slow",
-                        *files], cwd=ROOT, capture_output=True, text=True, timeout=600)
+                        "--rootdir", ROOT, "-c", os.path.join(ROOT, "pyproject.toml"),
+                        *(os.path.join(ROOT, f) for f in files)], capture_output=True, text=True, timeout=600,
+                       env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     collected = {line.strip() for line in r.stdout.splitlines() if "::" in line}
     assert collected, r.stdout + r.stderr
     missing = [k for k in SLOW if k not in collected and not any(c.startswith(k + "[") for c in collected)]
