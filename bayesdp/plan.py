@@ -109,7 +109,7 @@ def model_reference(model: Callable) -> str:
         >>> model_reference(logistic)
         'logistic'
     """
-    from .analysis.loading import builtin_models, load_model
+    from .analysis.loading import builtin_models
 
     for name, fn in builtin_models().items():
         if fn is model:
@@ -162,7 +162,6 @@ def resolve_model(reference: str) -> Callable:
 
 def _domain(domain):
 
-    from .analysis import Domain
     if domain is None:
         return None
     if isinstance(domain, Domain):
@@ -360,7 +359,6 @@ class Plan:
 
     def _rows(self) -> list[tuple[str, str]]:
 
-        from .analysis import Domain
         rows = [("model", self.model), ("domain", Domain(dict(self.domain)).describe()),
                 ("records", f"{self.data_size}  (one record: " + ", ".join(
                     f"{k}{list(v)}" for k, v in self.record_shapes.items()) + ")"),
@@ -427,7 +425,7 @@ def _html_table(columns, rows, notes=()) -> str:
 
 
 def _shapes_from(data, record_shapes, model, domain, dim):
-    from .analysis.inputs import counts_from_domain, declared_shapes
+    from .analysis.inputs import declared_shapes
     if data is not None:
         return {k: tuple(np.shape(v)[1:]) for k, v in data.items()}
     if record_shapes is not None:
@@ -520,7 +518,7 @@ def certify(model: Callable | str | Plan | None = None, *, domain=None, data: Ma
 def _certify(model, domain, data, data_size, kernel, num_steps, num_chains, delta, model_kwargs, record_shapes,
              dim) -> "CertifyResult":
     """:func:`certify` with the shapes spelled out (what :func:`bayesdp.calibrate` calls)."""
-    from .analysis.inputs import counts_from_domain, declared_shapes
+    from .analysis.inputs import counts_from_domain
 
     kernel = kernel or ULA()
     model = model if model is not None else kernel.model
@@ -588,7 +586,6 @@ class CertifyResult:
 
     def _rows(self) -> list[tuple]:
 
-        from .certificate import BoundReport
         rows = []
         for k, v in self._report.mechanisms.items():
             if isinstance(v, BoundReport) and v.best is not None:
@@ -651,7 +648,6 @@ def _compose_chains(best, num_chains: int, delta: float) -> tuple[float, float |
 def _plan_from_report(rep, model, dom, n, shapes, kw, kernel, num_steps, num_chains, delta, mechanism=None,
                       distance_bound=None, notes=()) -> Plan:
 
-    from .certificate import BoundReport
     if mechanism is None:
         best = rep.best
         if best is None:

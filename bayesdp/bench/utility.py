@@ -309,7 +309,7 @@ def default_pick(constants: dict, dim: int, statistic, epsilon: float, delta: fl
         ('coupling+laplace', 'auto: delta = 0 (pure epsilon-DP: only the coupling release applies)')
     """
     from ..publish.final import predicted_final_error
-    from ..publish.path import path_inverse_temperature, path_num_steps, predicted_path_error
+    from ..publish.path import predicted_path_error
     lap, gau = expected.get("coupling+laplace"), expected.get("coupling+gaussian")
     coupling = "coupling+gaussian" if delta > 0 and gau is not None and gau < lap else "coupling+laplace"
     if delta <= 0:
@@ -335,7 +335,7 @@ def _setting(name: str, data: dict, prior_scale: float, epsilons, args, repeats:
     from ..plan import ULA, Shapes
     from ..publish.aggregate import aggregate_estimate, aggregate_route, choose_chunks
     from ..publish.noiseplan import plan_noise
-    from ..publish.path import path_inverse_temperature, path_num_steps, predicted_path_error
+    from ..publish.path import path_inverse_temperature, path_num_steps
     from ..publish.sensitivity import best_coupling, coupling_route
     from ..samplers import ModelPotential
     t0 = time.perf_counter()

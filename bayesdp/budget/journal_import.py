@@ -28,6 +28,7 @@ from ..errors import AssumptionError, BayesDPError, BudgetError
 from .events import EpsilonDeltaEvent, event_from_json
 from .ledger import Ledger, _create, _state_add, _STATE0
 from .numbers import show
+from .numbers import to_decimal
 
 __all__ = ["import_journal"]
 
@@ -57,94 +58,6 @@ def _now() -> str:
 # ---------------------------------------------------------------------------
 # decimals: charges, budgets, the noise epsilon
 # ---------------------------------------------------------------------------
-
-
-def to_decimal(value: Any, name: str = "epsilon") -> Decimal:
-    """The decimal a user means by ``value``: a float's shortest round-trip decimal (``0.1 -> 0.1``),
-    an int, a decimal string or :class:`~decimal.Decimal` as written.  Refuses NaN, inf and bools.
-
-    Args:
-        value: the number.
-        name: its name in a refusal.
-
-    Returns:
-        The exact decimal.
-
-    Raises:
-        BudgetError: not a finite number.
-
-    Examples:
-        >>> to_decimal(0.1), to_decimal("1e-5", "delta")
-        (Decimal('0.1'), Decimal('0.00001'))
-        >>> to_decimal(float("nan"))
-        Traceback (most recent call last):
-        ...
-        bayesdp.errors.BudgetError: epsilon = nan must be finite; pass a finite decimal number
-    """
-    if isinstance(value, bool):
-        raise BudgetError(f"{name} = {value!r} is not a number; pass a decimal number")
-    if isinstance(value, Decimal):
-        d = value
-    elif isinstance(value, int):
-        d = Decimal(value)
-    elif isinstance(value, float):
-        d = Decimal(repr(float(value))) if math.isfinite(value) else Decimal("NaN")
-    elif isinstance(value, str):
-        try:
-            d = Decimal(value.strip())
-        except decimal.InvalidOperation:
-            raise BudgetError(f"{name} = {value!r} is not a decimal number; pass e.g. 0.1") from None
-    else:
-        try:
-            d = Decimal(repr(float(value)))
-        except (TypeError, ValueError):
-            raise BudgetError(f"{name} = {value!r} is not a number; pass a decimal number") from None
-    if not d.is_finite():
-        raise BudgetError(f"{name} = {value!r} must be finite; pass a finite decimal number")
-    return d
-
-
-def decimal_at_least(x: float) -> Decimal:
-    """The shortest decimal of the double ``x`` if it is >= ``x`` exactly, else the smallest
-    17-significant-digit decimal above it (for deltas computed in floating point).
-
-    Args:
-        x: a double.
-
-    Returns:
-        A decimal ``>= x`` exactly.
-
-    Examples:
-        The double 0.1 is 0.1000000000000000055..., above the decimal 0.1:
-
-        >>> decimal_at_least(0.1), decimal_at_least(0.5)
-        (Decimal('0.10000000000000001'), Decimal('0.5'))
-    """
-    d = Decimal(repr(float(x)))
-    exact = Decimal(float(x))
-    if d >= exact:
-        return d
-    return decimal.Context(prec=17, rounding=decimal.ROUND_CEILING).plus(exact)
-
-
-def float_at_most(d: Decimal) -> float:
-    """The largest double <= ``d`` (round toward zero for d >= 0).
-
-    Args:
-        d: an exact decimal.
-
-    Returns:
-        The largest double not above ``d``.
-
-    Examples:
-        >>> from decimal import Decimal
-        >>> float_at_most(Decimal("0.1")), float_at_most(Decimal("0.5"))
-        (0.09999999999999999, 0.5)
-    """
-    f = float(d)
-    if Fraction(f) > Fraction(d):
-        f = math.nextafter(f, -math.inf)
-    return f
 
 
 def _dstr(d: Decimal) -> str:

@@ -357,9 +357,8 @@ def _source(model, name: str, data, prior_scale: float) -> ChainSource:
 def _release(src: ChainSource, spec: ReleaseSpec, acct, seed) -> DemoRun:
     """The demo's coupling release through the engine, keeping (NOT FOR RELEASE) the non-private estimate."""
     from ..analysis import certify
-    from .engine import draw, open_accountant, plan_release
+    from .engine import draw, plan_release
     from .methods import registry
-    from .methods.base import ChainSource
 
     t0 = time.perf_counter()
     analysed, plan, why, _ = plan_release(src, spec)
@@ -416,7 +415,7 @@ def run_demo(epsilon: float = DEFAULT_EPSILON, *, out_dir: str | None = None, le
         bayesdp.errors.AssumptionError: statistic = 'median' must be one of profiles, profile-means, coefficients
     """
     from ..analysis.loading import load_model
-    from .engine import draw, open_accountant, plan_release
+    from .engine import open_accountant
 
     t0 = time.perf_counter()
     eps = positive("epsilon", epsilon, "pass a positive epsilon")
