@@ -35,7 +35,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from ..errors import AssumptionError, DomainError
+from ..errors import AssumptionError, DomainError, ModelError
 
 __all__ = ["validate_records"]
 
@@ -240,8 +240,12 @@ def _check_per_record_support(model: Callable, arrays: Mapping[str, np.ndarray],
 
     try:
         tr = handlers.trace(handlers.seed(model, rng_seed=0)).get_trace(**arrays, **dict(model_kwargs))
-    except Exception:  # noqa: BLE001 - the caller reports a model that fails, with its own context
-        return
+    except Exception as exc:  # noqa: BLE001 - without this check the per-record support is unproven: refuse
+        names = ", ".join(f"'{site}'" for site, _, _ in sites)
+        raise ModelError(f"observed site(s) {names}: the support's per-record bounds (e.g. y <= total_count) could "
+                         f"not be checked on the data, because the model fails on all records at once "
+                         f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); make the model "
+                         "run on the whole data set") from None
     for site, arg, family in sites:
         s = tr.get(site)
         if s is None:

@@ -226,3 +226,16 @@ def test_softplus_box_has_its_lower_bound():
     assert np.all(out.lo >= 0.5 - 1e-12) and np.all(out.lo <= 0.5)
     out = Run(Bounds(), {"m": 1}).program(closed, [Bound.box(np.full(3, -2.0), np.full(3, 1.0))])[0]
     assert np.all(out.lo <= 0.5 + np.log1p(np.exp(-2.0))) and np.all(out.hi >= 0.5 + np.log1p(np.exp(1.0)))
+
+
+def test_per_record_support_check_that_cannot_run_is_a_refusal_not_a_pass():
+    # y <= total_count per record is what the Binomial bound rests on: a model that fails on the whole data set
+    # (here on purpose) must not skip the check silently
+    from bayesdp.analysis.records import _check_per_record_support
+
+    def fails_on_all_records(at_bats, hits=None):
+        raise ValueError("this model runs on one record at a time")
+
+    with pytest.raises(ModelError, match=r"site\(s\) 'obs'.*could not be checked.*ValueError"):
+        _check_per_record_support(fails_on_all_records, {"at_bats": AB, "hits": HITS}, {},
+                                  [("obs", "hits", "Binomial")])
