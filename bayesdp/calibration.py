@@ -29,6 +29,12 @@ the target, chosen as follows (docs/calibration.md):
   configuration given in ``kernel`` (the coupling sensitivity of 004 Proposition 3.7).
 
 An unreachable target is refused with the smallest epsilon that can be reached and what to change.
+
+Every chain plan carries ``plan.diagnostics["contraction"]`` (:func:`contraction_diagnostics`, docs/calibration.md
+"Contraction diagnostics"): the e-folds of contraction of two synchronously coupled chains over the planned steps,
+**proven** (from the proven strong convexity and smoothness) and **heuristic** (from :func:`heuristic_curvature`,
+a public estimate of the likelihood's curvature at m records), and the e-folds the chain needs to forget its start.
+A chain that reaches neither says so in one line in ``plan.warnings``.
 """
 
 from __future__ import annotations
@@ -51,7 +57,8 @@ from .analysis.inputs import counts_from_domain
 from .certificate import BoundReport
 from .curves import compose
 
-__all__ = ["calibrate", "CalibrationOptions", "MIXING_EFOLDS"]
+__all__ = ["calibrate", "CalibrationOptions", "MIXING_EFOLDS", "START_TOLERANCE", "heuristic_curvature",
+           "contraction_diagnostics"]
 
 _BETA_GRID = 10
 _H_GRID = 10
@@ -204,12 +211,21 @@ def calibrate(model: Callable | str | None = None, *, domain=None, epsilon: floa
     d = sum(int(math.prod(s)) if s else 1 for _, s, _ in an.latent_sites)
     batch = kernel.batch_size
 
+    families = tuple(f for _, f in an.observed_sites)
+
     def plan_for(beta, h, n, bound=None, notes=(), mech=None, check=True):
         k = replace(kernel, step_size=h, inverse_temperature=beta) if h is not None else \
             replace(kernel, inverse_temperature=beta)
         rep = _certify(model, dom, data, data_size, k, n, num_chains, delta, kw, shapes, None)
+        diagnostics, warnings = None, ()
+        if h is not None and n is not None:
+            diag = contraction_diagnostics(c.to_dict(), d, beta, h, n, kernel.sampler, families)
+            diagnostics = {"contraction": diag}
+            line = _unreachable_warning(diag, mech or mechanism, n, max_steps)
+            warnings = (line,) if line else ()
         p = _plan_from_report(rep, model, dom, rep.analysis.data_size, _shapes_from(data, shapes, model, dom, dim),
-                              kw, k, n, num_chains, delta, mech or mechanism, distance_bound=bound, notes=notes)
+                              kw, k, n, num_chains, delta, mech or mechanism, distance_bound=bound, notes=notes,
+                              diagnostics=diagnostics, warnings=warnings)
         if check and p.epsilon > target * (1 + 1e-9):   # re-verified by the certificate core on every route
             raise AssumptionError(f"calibration found epsilon {p.epsilon:.6g} > target {target:g} on re-verification "
                                   "(a bug: report it)")
@@ -269,6 +285,200 @@ def _r0(c, beta, d) -> float | None:
     if mu is None or c.grad_bound is None:
         return None
     return c.grad_bound / mu + math.sqrt(d / (beta * mu))
+
+
+#: a chain has forgotten its start when the start's remaining influence (the contracted start distance) is at most
+#: this fraction of the target's own spread (docs/calibration.md "Contraction diagnostics")
+START_TOLERANCE = 0.1
+
+# likelihood families whose curvature at the linear predictor eta decays away from eta = 0 in a known way:
+# BernoulliLogits: -log p(y | eta) has curvature sigmoid'(eta) <= 1/4, and for eta ~ N(0, v) the probit
+# approximation gives E sigmoid'(eta) ~= sigmoid'(0) / sqrt(1 + pi v / 8) (MacKay 1992); the family's sup of the
+# curvature is 1/4, so the squared norm bound of d eta / d theta is 4 * record_smoothness.
+_CURVATURE_DECAY = {"BernoulliLogits": 0.25}
+
+
+def heuristic_curvature(constants: Mapping[str, Any], dim: int, inverse_temperature: float | None = None,
+                        families: Sequence[str] = ()) -> float | None:
+    """A public estimate of the posterior's typical curvature (docs/calibration.md "Contraction diagnostics"):
+
+        lambda_H = m_K + m c / (d + 2) * g,
+
+    ``m_K`` the proven strong convexity of the data-independent part (``total_strong_convexity``, 0 when not
+    proven), ``m`` the number of records, ``c`` the proven largest curvature one record adds (``record_smoothness``;
+    for logistic regression with ``|x| <= R``, ``R^2 / 4``).  A record's Hessian is ``phi''(x . theta) x x^T`` with
+    ``phi'' <= c / R^2``; for features uniform in the ball of radius R (the least informative design the domain
+    allows) ``E x x^T = R^2 I / (d + 2)``, so ``m c / (d + 2)`` is the Fisher information of m records at the
+    curvature's peak (theta = 0 for logistic regression) in every direction.  ``g <= 1`` corrects for the chain's
+    spread at inverse temperature beta when every likelihood is Bernoulli with logits: the chain's draws spread as
+    ``N(theta*, I / (beta lambda_H))``, so the predictor ``x . theta`` varies by ``v = E|x|^2 / (beta lambda_H)``
+    (``E|x|^2 = R^2 d / (d + 2)``), and ``E sigmoid'(eta) ~= sigmoid'(0) / sqrt(1 + pi v / 8)`` (the probit
+    approximation, MacKay 1992); ``g = 1 / sqrt(1 + pi v / 8)`` is solved with lambda_H as a fixed point (the
+    largest, by iteration from ``g = 1``).  Other families: ``g = 1``.  Public inputs only (the domain's
+    constants, m, d, beta), never the data; a heuristic, not a bound (the data's design and mode move it:
+    tests/test_calibration_diagnostics.py measures it on logistic regression).
+
+    Args:
+        constants: the analysis's constants (``total_strong_convexity``, ``record_smoothness`` or
+            ``total_smoothness``, ``data_size``).
+        dim: the number of parameters d.
+        inverse_temperature: the chain's beta (None: no spread correction).
+        families: the families of the observed sites (``Analysis.observed_sites``).
+
+    Returns:
+        lambda_H, or None when the records' curvature is not proven bounded.
+
+    Raises:
+        AssumptionError: ``dim`` not a positive integer, or ``inverse_temperature`` not positive.
+
+    Examples:
+        >>> c = {"total_strong_convexity": 1.0, "record_smoothness": 0.25, "data_size": 1200}
+        >>> heuristic_curvature(c, 10)                                   # 1 + 1200 * 0.25 / 12
+        26.0
+        >>> lam = heuristic_curvature(c, 10, 0.05, ["BernoulliLogits"])     # the fixed point
+        >>> v = (4 * 0.25 * 10 / 12) / (0.05 * lam)
+        >>> abs(lam - (1 + 25 / math.sqrt(1 + math.pi * v / 8))) < 1e-9
+        True
+    """
+    d = positive_int("dim", dim)
+    m_k = float(constants.get("total_strong_convexity") or 0.0)
+    m = constants.get("data_size")
+    c_rec = constants.get("record_smoothness")
+    if c_rec is None and constants.get("total_smoothness") is not None and m:
+        c_rec = max(0.0, float(constants["total_smoothness"]) - m_k) / float(m)
+    if c_rec is None or not m:
+        return None
+    records = float(m) * float(c_rec) / (d + 2)
+    fams = list(families)
+    if inverse_temperature is None or not records > 0 or not fams or any(f not in _CURVATURE_DECAY for f in fams):
+        return m_k + records if m_k + records > 0 else None
+    beta = positive("inverse_temperature", inverse_temperature)
+    # E |d eta / d theta|^2 for features uniform in the ball: R^2 d / (d + 2), R^2 = c / sup curvature
+    r2 = float(c_rec) / min(_CURVATURE_DECAY[f] for f in fams) * d / (d + 2)
+    lam = m_k + records
+    for _ in range(200):
+        new = m_k + records / math.sqrt(1.0 + math.pi * r2 / (8.0 * beta * lam))
+        if abs(new - lam) <= 1e-13 * lam:
+            lam = new
+            break
+        lam = new
+    return lam if lam > 0 else None
+
+
+def _efolds(factor: float, n: int) -> float:
+    """``-n log(factor)``: e-folds of contraction of n steps with per-step Lipschitz factor ``factor`` (0 if >= 1)."""
+    return max(0.0, -n * math.log(max(factor, 1e-300)))
+
+
+def contraction_diagnostics(constants: Mapping[str, Any], dim: int, inverse_temperature: float, step_size: float,
+                            num_steps: int, sampler: str = "ula", families: Sequence[str] = ()) -> dict:
+    """How far the planned chain forgets its start (docs/calibration.md "Contraction diagnostics").
+
+    Two chains run with the same noise (a synchronous coupling) from starts ``a, b``; the noise cancels in their
+    difference, which moves by the gradient map ``x -> x - h grad U(x)``.  For U ``mu``-strongly convex and
+    ``L``-smooth that map is Lipschitz with factor ``q = max(|1 - h mu|, |1 - h L|)`` (``1 - h mu`` for
+    ``h <= 2/(mu + L)``; Nesterov 2004, Theorem 2.1.15), so ``|a_n - b_n| <= q^n |a_0 - b_0|`` and the W2 distance
+    of two chains' laws contracts by ``q^n``: **proven**, ``-n log q`` e-folds.  The **heuristic** contraction
+    replaces mu by :func:`heuristic_curvature` (``|1 - h lambda_H|`` per step): what a quadratic potential of that
+    curvature contracts, exactly.
+
+    The chain needs ``log(W0 / (tau s))`` e-folds (``tau`` = :data:`START_TOLERANCE`): ``W0`` bounds the distance
+    from the start (the origin) to the target ``pi_beta``, ``s`` the target's own spread.  Proven: ``W0 = G/mu +
+    sqrt(d / (beta mu))`` (the mode is within ``|grad V(0)| / mu <= G / mu`` of the origin, ``G`` = grad_bound;
+    E|theta - theta*|^2 <= d / (beta mu)) and ``s = sqrt(d / (beta L))`` (a lower bound on the spread: Cramér-Rao).
+    Heuristic: the same with ``lambda_H`` for both mu and L; it does not grow with m (``G / lambda_H`` ~ ``4 (d + 2) / R``
+    for logistic regression), while the proven one must: datasets in the domain move the mode by order sqrt(m).
+
+    Args:
+        constants: the analysis's constants (``total_strong_convexity``, ``total_smoothness``, ``grad_bound``,
+            ``record_smoothness``, ``data_size``; for SGLD ``strong_convexity`` and ``v_convex``).
+        dim: the number of parameters d.
+        inverse_temperature: the chain's beta (noise ``sqrt(2 h / beta)`` per step).
+        step_size: h.
+        num_steps: n.
+        sampler: ``ula`` or ``sgld`` (a minibatch potential keeps K's strong convexity only, and needs the
+            records' potentials convex).
+        families: the observed sites' families (for :func:`heuristic_curvature`).
+
+    Returns:
+        ``{"proven": {...}, "heuristic": {...}, "needed": {...}, "reaches_target": {"proven", "heuristic"}}``,
+        each e-fold count a float (None where the constants are not proven).
+
+    Raises:
+        AssumptionError: a non-positive step size, inverse temperature, number of steps or dimension.
+
+    Examples:
+        >>> c = {"total_strong_convexity": 1.0, "total_smoothness": 301.0, "record_smoothness": 0.25,
+        ...      "data_size": 1200, "grad_bound": 1200.0}
+        >>> diag = contraction_diagnostics(c, 10, 0.05, 1e-3, 2000)
+        >>> round(diag["proven"]["efolds"], 6) == round(-2000 * math.log(1 - 1e-3 * 1.0), 6)
+        True
+        >>> round(diag["heuristic"]["efolds"], 6) == round(-2000 * math.log(1 - 1e-3 * 26.0), 6)
+        True
+    """
+    d = positive_int("dim", dim)
+    beta = positive("inverse_temperature", inverse_temperature)
+    h = positive("step_size", step_size)
+    n = positive_int("num_steps", num_steps)
+    L = constants.get("total_smoothness")
+    mu = constants.get("total_strong_convexity")
+    if sampler == "sgld":
+        mu = constants.get("strong_convexity") if constants.get("v_convex") else None
+    G = constants.get("grad_bound")
+    tau = START_TOLERANCE
+    proven: dict[str, Any] = {"label": "proven", "efolds": None, "factor_per_step": None,
+                              "constants": {"strong_convexity": mu, "smoothness": L, "step_size": h, "num_steps": n}}
+    need_p = need_h = None
+    if mu is not None and L is not None and float(mu) > 0:
+        mu, L = float(mu), float(L)
+        q = max(abs(1.0 - h * mu), abs(1.0 - h * L))
+        proven.update(efolds=_efolds(q, n), factor_per_step=q,
+                      what="two chains with the same noise: |a_n - b_n| <= q^n |a_0 - b_0|, q = max(|1 - h mu|, "
+                           "|1 - h L|) (gradient map of a mu-strongly convex, L-smooth potential; Nesterov 2004 "
+                           "Thm 2.1.15)" + ("; SGLD: K's strong convexity, each minibatch potential convex"
+                                            if sampler == "sgld" else ""))
+        if G is not None:
+            w0 = float(G) / mu + math.sqrt(d / (beta * mu))
+            need_p = {"efolds": max(0.0, math.log(w0 / (tau * math.sqrt(d / (beta * L))))), "start_bound": w0,
+                      "spread": math.sqrt(d / (beta * L))}
+    else:
+        proven["what"] = "no proven contraction: the potential is not proven strongly convex and smooth"
+    lam = heuristic_curvature(constants, d, beta, families)
+    heur: dict[str, Any] = {"label": "heuristic", "efolds": None, "factor_per_step": None, "curvature": lam}
+    if lam is not None:
+        qh = abs(1.0 - h * lam)
+        heur.update(efolds=_efolds(qh, n), factor_per_step=qh,
+                    what="|1 - h lambda_H|^n, lambda_H = m_K + m c / (d + 2) (* the chain-spread factor for Bernoulli-logit "
+                         "likelihoods): the expected curvature of m records with features uniform in the domain's ball; "
+                         "public inputs only, not a bound")
+        if G is not None:
+            s = math.sqrt(d / (beta * lam))
+            w0 = float(G) / lam + s
+            need_h = {"efolds": max(0.0, math.log(w0 / (tau * s))), "start_bound": w0, "spread": s}
+    else:
+        heur["what"] = "no heuristic: the records' curvature is not proven bounded"
+    needed = {"proven": need_p, "heuristic": need_h, "start_tolerance": tau,
+              "what": f"log(W0 / ({tau:g} s)): the start's influence W0 e^(-efolds) falls below {tau:g} of the "
+                      "target's spread s; W0 = |theta*| bound + sqrt(d / (beta curvature)), |theta*| <= G / curvature"}
+
+    def reaches(got, need):
+        return None if got["efolds"] is None or need is None else bool(got["efolds"] >= need["efolds"])
+
+    return {"proven": proven, "heuristic": heur, "needed": needed,
+            "reaches_target": {"proven": reaches(proven, need_p), "heuristic": reaches(heur, need_h)}}
+
+
+def _unreachable_warning(diag: Mapping[str, Any], mech: str, n: int, max_steps: int) -> str | None:
+    """One line when neither the proven nor the heuristic contraction reaches the e-folds it needs."""
+    r = diag["reaches_target"]
+    if r["proven"] or r["heuristic"] or (r["proven"] is None and r["heuristic"] is None):
+        return None
+    parts = [f"{diag[k]['efolds']:.3g} e-folds ({k}; needs {diag['needed'][k]['efolds']:.3g})"
+             for k in ("heuristic", "proven") if r[k] is not None]
+    limit = "max_steps" if n >= max_steps else "the privacy target"
+    return (f"{mech}: the chain cannot reach its target: in {n} steps it contracts " + ", ".join(parts) +
+            f" to forget its start (steps limited by {limit}); raise epsilon or max_steps, or release with method "
+            "'path' or 'coupling'")
 
 
 def _calibrate_chain(c, mech, delta, target, beta_max, temper, max_steps, chains, batch, d, plan_for):
@@ -340,7 +550,8 @@ def _calibrate_chain(c, mech, delta, target, beta_max, temper, max_steps, chains
                  "what": f"heuristic: the Wasserstein bound (Dalalyan & Karagulyan 2019) is not informative here "
                          f"(its minimum does not halve {_r0(c, beta, d):.4g}, the bound for a chain that does not "
                          f"move); chose the largest inverse temperature whose chain contracts by mu h n = "
-                         f"{e:.3g} e-folds (>= {MIXING_EFOLDS:g} forgets the start) with h <= 1/L"}
+                         f"{e:.3g} e-folds at the proven strong convexity mu (>= {MIXING_EFOLDS:g} forgets the start) "
+                         "with h <= 1/L (plan.diagnostics: the proven and heuristic contraction)"}
     else:
         bound = {"value": None, "rule": rule,
                  "what": "heuristic: the potential is not proven strongly convex (no Wasserstein bound applies); "

@@ -209,6 +209,10 @@ def _check_plan_fields(d: dict, name: str) -> None:
         bad("model_kwargs", "an object")
     if "notes" in d and not isinstance(d["notes"], list):
         bad("notes", "a list")
+    if "warnings" in d and not (isinstance(d["warnings"], list) and all(isinstance(w, str) for w in d["warnings"])):
+        bad("warnings", "a list of strings")
+    if d.get("diagnostics") is not None and not isinstance(d["diagnostics"], dict):
+        bad("diagnostics", "an object or null")
 
 
 @dataclass(frozen=True)
@@ -226,6 +230,10 @@ class Plan:
         source: the theorem (route) that gives it.
         distance_bound: for calibrated plans, the stated bound on the distance of the released draw to the
             tempered posterior, and how it was computed.
+        diagnostics: for calibrated chains, ``{"contraction": ...}``: the proven and the heuristic e-folds of
+            contraction over the planned steps and the e-folds the chain needs to forget its start
+            (:func:`bayesdp.calibration.contraction_diagnostics`).
+        warnings: one line each, e.g. a chain that cannot reach its target (also printed by the CLI on stderr).
 
     Examples:
         >>> import bayesdp
@@ -258,6 +266,8 @@ class Plan:
     gdp_mu: float | None = None
     distance_bound: Mapping[str, Any] | None = None
     notes: tuple = ()
+    diagnostics: Mapping[str, Any] | None = None
+    warnings: tuple = ()
     model_fn: Callable | None = field(default=None, compare=False, repr=False)
 
     # -- serialisation --------------------------------------------------------------
@@ -265,6 +275,7 @@ class Plan:
         """Every field (the model by reference), JSON-ready, with ``"format": "bayesdp plan v1"``."""
         d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "model_fn"}
         d["notes"] = list(self.notes)
+        d["warnings"] = list(self.warnings)
         d["record_shapes"] = {k: list(v) for k, v in self.record_shapes.items()}
         d["format"] = "bayesdp plan v1"
         return d
@@ -335,6 +346,7 @@ class Plan:
                                   "`bayesdp calibrate --out` or Plan.to_json")
         _check_plan_fields(d, name)
         d["notes"] = tuple(d.get("notes", ()))
+        d["warnings"] = tuple(d.get("warnings", ()))
         d["record_shapes"] = {k: tuple(v) for k, v in d["record_shapes"].items()}
         return cls(**d, model_fn=model if model is not None else resolve_model(d["model"]))
 
@@ -376,15 +388,22 @@ class Plan:
             db = self.distance_bound
             value = db.get("value")
             rows.append(("distance bound", (f"{value:.4g} " if value is not None else "") + db.get("what", "")))
+        con = (self.diagnostics or {}).get("contraction")
+        if con:
+            rows += _contraction_rows(con)
         return rows
 
-    def table(self) -> str:
+    def table(self, warnings: bool = True) -> str:
         """The plan as a two-column table (what ``print(plan)`` shows).
 
+        Args:
+            warnings: end with the warnings (``WARNING ...`` lines); the CLI prints them on stderr instead.
+
         Returns:
-            the text, one setting a line, then the notes.
+            the text, one setting a line, then the notes (and the warnings).
         """
-        return _text_table(self._rows(), self.notes)
+        return _text_table(self._rows(), self.notes + (tuple(f"WARNING {w}" for w in self.warnings) if warnings
+                                                       else ()))
 
     def to_dataframe(self):
         """The plan's settings as a pandas DataFrame (index ``setting``, column ``value``).
@@ -395,10 +414,30 @@ class Plan:
         return _frame(self._rows(), ["setting", "value"])
 
     def _repr_html_(self) -> str:
-        return _html_table(["setting", "value"], self._rows(), self.notes)
+        return _html_table(["setting", "value"], self._rows(), self.notes + tuple(f"WARNING {w}" for w in self.warnings))
 
     def __str__(self) -> str:
         return self.table()
+
+
+def _efolds_text(x) -> str:
+    return "-" if x is None else f"{x:.3g} e-folds"
+
+
+def _contraction_rows(con: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The table rows of ``diagnostics["contraction"]`` (bayesdp.calibration.contraction_diagnostics)."""
+    p, h, need = con["proven"], con["heuristic"], con["needed"]
+    pc = p.get("constants") or {}
+    rows = [("contraction (proven)", _efolds_text(p.get("efolds")) + (
+        f"  (strong convexity {pc['strong_convexity']:.4g}, smoothness {pc['smoothness']:.4g})"
+        if p.get("efolds") is not None else "  (" + p.get("what", "") + ")")),
+            ("contraction (heuristic)", _efolds_text(h.get("efolds")) + (
+                f"  (curvature {h['curvature']:.4g})" if h.get("curvature") is not None else ""))]
+    np_, nh = need.get("proven"), need.get("heuristic")
+    if np_ is not None or nh is not None:
+        rows.append(("needs to forget its start", f"{_efolds_text(None if nh is None else nh['efolds'])} (heuristic), "
+                                                  f"{_efolds_text(None if np_ is None else np_['efolds'])} (proven)"))
+    return rows
 
 
 def _text_table(rows, notes=()) -> str:
@@ -646,7 +685,7 @@ def _compose_chains(best, num_chains: int, delta: float) -> tuple[float, float |
 
 
 def _plan_from_report(rep, model, dom, n, shapes, kw, kernel, num_steps, num_chains, delta, mechanism=None,
-                      distance_bound=None, notes=()) -> Plan:
+                      distance_bound=None, notes=(), diagnostics=None, warnings=()) -> Plan:
 
     if mechanism is None:
         best = rep.best
@@ -666,4 +705,5 @@ def _plan_from_report(rep, model, dom, n, shapes, kw, kernel, num_steps, num_cha
                 inverse_temperature=float(kernel.inverse_temperature),
                 batch_size=kernel.batch_size if sampler == "sgld" else None, clip_norm=kernel.clip_norm,
                 num_chains=k, delta=float(delta), epsilon=eps, source=entry.best.source, model_kwargs=dict(kw),
-                gdp_mu=mu, distance_bound=distance_bound, notes=tuple(notes), model_fn=model)
+                gdp_mu=mu, distance_bound=distance_bound, notes=tuple(notes), diagnostics=diagnostics,
+                warnings=tuple(warnings), model_fn=model)

@@ -7,6 +7,8 @@ The plan (JSON) is what ``bayesdp certify --plan``, ``bayesdp sample --plan`` an
 
 from __future__ import annotations
 
+import sys
+
 from ..cli import ARG_TYPES, emit_json
 from . import _common as c
 from ..errors import AssumptionError
@@ -103,10 +105,12 @@ def run(args) -> int:
     plan = _named(plan, name, args.model)
     if args.out:
         write_file(args.out, plan.to_json() + "\n", overwrite=args.overwrite, inputs=inputs)
+    for line in plan.warnings:            # one line each (also in the JSON's "warnings")
+        print(f"warning: {line}", file=sys.stderr)
     if args.json:
         emit_json(plan.to_dict())
     else:
-        print(plan.table())
+        print(plan.table(warnings=False))
         if args.out:
             print(f"plan written to {args.out}")
     return 0
