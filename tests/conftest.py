@@ -155,6 +155,11 @@ SLOW = {
         "test_safe_defaults.py::test_no_seed_or_key_in_release_records",
     "tests/analysis/test_analysis_tracing.py::test_same_constants_with_x64_on_and_off":
         "none (a subprocess with x64 on); the analysis tests run with x64 off",
+    # calibration diagnostics: a calibrated plan each
+    "tests/test_calibration_diagnostics.py::test_calibrated_plans_heuristic_contraction_matches_measurement":
+        "test_heuristic_contraction_within_a_factor_two_of_the_measured_one_at_m_1e3",
+    "tests/test_calibration_diagnostics.py::test_plan_that_cannot_reach_its_target_says_so_in_one_line":
+        "test_warning_only_when_neither_contraction_reaches_the_need",
     # the compilation cache: a CLI chain in a subprocess each
     "tests/test_jax_cache.py::test_no_data_record_reaches_the_cache[sgld]": "[ula]",
     "tests/test_jax_cache.py::test_no_jax_cache_flag_and_env_turn_it_off":
