@@ -219,7 +219,7 @@ def calibrate(model: Callable | str | None = None, *, domain=None, epsilon: floa
         rep = _certify(model, dom, data, data_size, k, n, num_chains, delta, kw, shapes, None)
         diagnostics, warnings = None, ()
         if h is not None and n is not None:
-            diag = contraction_diagnostics(c.to_dict(), d, beta, h, n, kernel.sampler, families)
+            diag = contraction_diagnostics(c.to_dict(), d, beta, h, n, kernel.sampler, families, kernel.clip_norm)
             diagnostics = {"contraction": diag}
             line = _unreachable_warning(diag, mech or mechanism, n, max_steps)
             warnings = (line,) if line else ()
@@ -371,7 +371,8 @@ def _efolds(factor: float, n: int) -> float:
 
 
 def contraction_diagnostics(constants: Mapping[str, Any], dim: int, inverse_temperature: float, step_size: float,
-                            num_steps: int, sampler: str = "ula", families: Sequence[str] = ()) -> dict:
+                            num_steps: int, sampler: str = "ula", families: Sequence[str] = (),
+                            clip_norm: float | None = None) -> dict:
     """How far the planned chain forgets its start (docs/calibration.md "Contraction diagnostics").
 
     Two chains run with the same noise (a synchronous coupling) from starts ``a, b``; the noise cancels in their
@@ -399,6 +400,8 @@ def contraction_diagnostics(constants: Mapping[str, Any], dim: int, inverse_temp
         sampler: ``ula`` or ``sgld`` (a minibatch potential keeps K's strong convexity only, and needs the
             records' potentials convex).
         families: the observed sites' families (for :func:`heuristic_curvature`).
+        clip_norm: per-record gradient clipping: the clipped drift is no gradient of a convex potential, so
+            nothing is proven (the heuristic stays, labelled).
 
     Returns:
         ``{"proven": {...}, "heuristic": {...}, "needed": {...}, "reaches_target": {"proven", "heuristic"}}``,
@@ -429,7 +432,10 @@ def contraction_diagnostics(constants: Mapping[str, Any], dim: int, inverse_temp
     proven: dict[str, Any] = {"label": "proven", "efolds": None, "factor_per_step": None,
                               "constants": {"strong_convexity": mu, "smoothness": L, "step_size": h, "num_steps": n}}
     need_p = need_h = None
-    if mu is not None and L is not None and float(mu) > 0:
+    if clip_norm is not None:
+        proven["what"] = ("no proven contraction: per-record gradient clipping makes the drift no gradient of a "
+                          "convex potential")
+    elif mu is not None and L is not None and float(mu) > 0:
         mu, L = float(mu), float(L)
         q = max(abs(1.0 - h * mu), abs(1.0 - h * L))
         proven.update(efolds=_efolds(q, n), factor_per_step=q,

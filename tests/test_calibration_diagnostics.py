@@ -98,6 +98,21 @@ def test_heuristic_contraction_is_exact_for_a_gaussian_model_with_isotropic_reco
     assert diag["needed"]["proven"] is None and diag["reaches_target"]["proven"] is None
 
 
+def test_clipping_or_no_strong_convexity_proves_nothing():
+    c = {"total_strong_convexity": 1.0, "total_smoothness": 251.0, "record_smoothness": 0.25, "data_size": 1000,
+         "grad_bound": 1000.0}
+    clipped = contraction_diagnostics(c, D, 0.05, 1e-3, 100, clip_norm=0.5)
+    assert clipped["proven"]["efolds"] is None and "clipping" in clipped["proven"]["what"]
+    assert clipped["heuristic"]["efolds"] == contraction_diagnostics(c, D, 0.05, 1e-3, 100)["heuristic"]["efolds"]
+    flat = contraction_diagnostics({**c, "total_strong_convexity": None}, D, 0.05, 1e-3, 100)
+    assert flat["proven"]["efolds"] is None and flat["reaches_target"]["proven"] is None
+    # SGLD: K's strong convexity, only when the records' potentials are proven convex
+    sg = contraction_diagnostics({**c, "strong_convexity": 2.0, "v_convex": True}, D, 0.05, 1e-3, 100, "sgld")
+    assert sg["proven"]["efolds"] == pytest.approx(-100 * math.log(1 - 2e-3), rel=1e-12)
+    assert contraction_diagnostics({**c, "strong_convexity": 2.0, "v_convex": False}, D, 0.05, 1e-3, 100,
+                                   "sgld")["proven"]["efolds"] is None
+
+
 def test_needed_efolds_closed_form_and_the_heuristic_start_bound_does_not_grow_with_m():
     out = {}
     for m in (1_000, 100_000):
