@@ -387,8 +387,9 @@ def contraction_diagnostics(constants: Mapping[str, Any], dim: int, inverse_temp
     from the start (the origin) to the target ``pi_beta``, ``s`` the target's own spread.  Proven: ``W0 = G/mu +
     sqrt(d / (beta mu))`` (the mode is within ``|grad V(0)| / mu <= G / mu`` of the origin, ``G`` = grad_bound;
     E|theta - theta*|^2 <= d / (beta mu)) and ``s = sqrt(d / (beta L))`` (a lower bound on the spread: Cramér-Rao).
-    Heuristic: the same with ``lambda_H`` for both mu and L; it does not grow with m (``G / lambda_H`` ~ ``4 (d + 2) / R``
-    for logistic regression), while the proven one must: datasets in the domain move the mode by order sqrt(m).
+    Heuristic: the same with ``lambda_H`` for both mu and L; it does not grow with m (``G / lambda_H`` ~
+    ``4 (d + 2) / R`` for logistic regression), while the proven one must: datasets in the domain move the mode by
+    order sqrt(m).
 
     Args:
         constants: the analysis's constants (``total_strong_convexity``, ``total_smoothness``, ``grad_bound``,
@@ -454,9 +455,9 @@ def contraction_diagnostics(constants: Mapping[str, Any], dim: int, inverse_temp
     if lam is not None:
         qh = abs(1.0 - h * lam)
         heur.update(efolds=_efolds(qh, n), factor_per_step=qh,
-                    what="|1 - h lambda_H|^n, lambda_H = m_K + m c / (d + 2) (* the chain-spread factor for Bernoulli-logit "
-                         "likelihoods): the expected curvature of m records with features uniform in the domain's ball; "
-                         "public inputs only, not a bound")
+                    what="|1 - h lambda_H|^n, lambda_H = m_K + m c / (d + 2) (* the chain-spread factor for "
+                         "Bernoulli-logit likelihoods): the expected curvature of m records with features uniform in "
+                         "the domain's ball; public inputs only, not a bound")
         if G is not None:
             s = math.sqrt(d / (beta * lam))
             w0 = float(G) / lam + s

@@ -414,7 +414,8 @@ class Plan:
         return _frame(self._rows(), ["setting", "value"])
 
     def _repr_html_(self) -> str:
-        return _html_table(["setting", "value"], self._rows(), self.notes + tuple(f"WARNING {w}" for w in self.warnings))
+        return _html_table(["setting", "value"], self._rows(),
+                           self.notes + tuple(f"WARNING {w}" for w in self.warnings))
 
     def __str__(self) -> str:
         return self.table()
