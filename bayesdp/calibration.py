@@ -482,10 +482,10 @@ def _unreachable_warning(diag: Mapping[str, Any], mech: str, n: int, max_steps: 
         return None
     parts = [f"{diag[k]['efolds']:.3g} e-folds ({k}; needs {diag['needed'][k]['efolds']:.3g})"
              for k in ("heuristic", "proven") if r[k] is not None]
-    limit = "max_steps" if n >= max_steps else "the privacy target"
+    fix = ("steps limited by max_steps: raise max_steps" if n >= max_steps else
+           "steps limited by the privacy target: raise epsilon")
     return (f"{mech}: the chain cannot reach its target: in {n} steps it contracts " + ", ".join(parts) +
-            f" to forget its start (steps limited by {limit}); raise epsilon or max_steps, or release with method "
-            "'path' or 'coupling'")
+            f" to forget its start ({fix}, or release with method 'path' or 'coupling')")
 
 
 def _calibrate_chain(c, mech, delta, target, beta_max, temper, max_steps, chains, batch, d, plan_for):
