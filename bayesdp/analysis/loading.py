@@ -16,14 +16,16 @@ import importlib.util
 import os
 import re
 import signal
+import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 import numpy as np
+from numpy.lib import format as npformat
 
 from ..errors import DomainError, ModelError
 
-__all__ = ["builtin_models", "data_format", "load_data", "load_model"]
+__all__ = ["builtin_models", "data_format", "load_data", "load_model", "aligned_empty", "ALIGNMENT"]
 
 #: File name endings :func:`load_data` reads, by format.
 SUFFIXES = {"npz": (".npz",), "csv": (".csv",), "parquet": (".parquet", ".pq")}
@@ -184,8 +186,7 @@ def load_data(path: str, x_columns: str | None = None, y_column: str | None = No
     kind = data_format(path)
     if kind == "npz":
         try:
-            with np.load(path, allow_pickle=False) as f:
-                return {k: np.asarray(f[k]) for k in f.files}
+            return _read_npz(path)
         except Exception as exc:
             raise DomainError(f"data file {path} is not a readable NPZ file ({type(exc).__name__}); "
                               "write it with numpy.savez") from None
@@ -205,6 +206,68 @@ def load_data(path: str, x_columns: str | None = None, y_column: str | None = No
         out[x_name] = X
     if y_cols:
         out[y_name] = y
+    return out
+
+
+#: XLA:CPU uses a host array in place only at this alignment (bytes); otherwise JAX copies it once
+ALIGNMENT = 64
+_NPZ_BLOCK = 1 << 24  # bytes read from an NPZ member at a time
+
+
+def aligned_empty(shape, dtype=np.float32, alignment: int = ALIGNMENT) -> np.ndarray:
+    """An uninitialised NumPy array whose data start at a multiple of ``alignment`` bytes.
+
+    On a CPU, JAX uses a float32 array in place (no copy) only when it is 64-byte aligned; NumPy's own large
+    arrays usually start at 16 bytes past a page boundary, and a sampler built on them holds the data twice
+    (the caller's array and JAX's copy).  Fill an array from this function (e.g. in chunks while reading a
+    file) to hold the data once.
+
+    Args:
+        shape: the array's shape (an int or a tuple of ints).
+        dtype: its NumPy dtype.
+        alignment: the alignment of its first byte, in bytes.
+
+    Returns:
+        a writable, uninitialised array of ``shape`` and ``dtype`` (a view into a slightly larger buffer).
+
+    Examples:
+        >>> import numpy as np
+        >>> X = aligned_empty((1000, 3), np.float32)
+        >>> X[:] = 1.0
+        >>> X.shape, X.dtype, X.ctypes.data % 64
+        ((1000, 3), dtype('float32'), 0)
+    """
+    shape = tuple(int(n) for n in np.atleast_1d(shape))
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    buf = np.empty(nbytes + alignment, np.uint8)
+    offset = (-buf.ctypes.data) % alignment
+    return buf[offset:offset + nbytes].view(dtype).reshape(shape)
+
+
+def _read_npz(path: str) -> dict[str, np.ndarray]:
+    """Every array of an NPZ file, each read straight from the archive into a 64-byte-aligned buffer (issue 24,
+    item 3): the samplers then use it in place, so the data are held once (``np.load`` gives unaligned arrays
+    that JAX copies: twice the data).  Object arrays are refused (no pickles), as ``np.load(allow_pickle=False)``."""
+    out = {}
+    with zipfile.ZipFile(path) as zf:
+        for info in zf.infolist():
+            name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
+            with zf.open(info) as fh:
+                version = npformat.read_magic(fh)
+                read_header = npformat.read_array_header_1_0 if version == (1, 0) else npformat.read_array_header_2_0
+                shape, fortran, dtype = read_header(fh)
+                if dtype.hasobject:
+                    raise ValueError(f"array {name!r} holds Python objects (pickles are not read)")
+                arr = aligned_empty(shape[::-1] if fortran else shape, dtype)
+                view = memoryview(arr.reshape(-1).view(np.uint8))
+                got = 0
+                while got < len(view):    # in blocks: a zip member's readinto reads into a temporary bytes first
+                    n = fh.readinto(view[got:got + _NPZ_BLOCK])
+                    if not n:
+                        raise ValueError(f"array {name!r} is truncated ({got} of {len(view)} bytes)")
+                    got += n
+            out[name] = arr.T if fortran else arr
     return out
 
 

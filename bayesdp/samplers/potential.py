@@ -29,9 +29,17 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..errors import AssumptionError, DomainError, ModelError
+from ..analysis.loading import ALIGNMENT, aligned_empty
 from ..analysis.records import validate_records
 
 __all__ = ["validate_data", "ALIGNMENT", "aligned_empty", "ModelPotential"]
+
+
+def _to_aligned(arr: np.ndarray, dtype) -> np.ndarray:
+    """``arr`` cast to ``dtype`` in a 64-byte-aligned buffer (used in place by the samplers: one copy, not two)."""
+    out = aligned_empty(arr.shape, dtype)
+    out[...] = arr
+    return out
 
 
 def validate_data(data: Mapping[str, Any], model: Callable | None = None,
@@ -74,51 +82,16 @@ def validate_data(data: Mapping[str, Any], model: Callable | None = None,
     for name, arr in host.items():
         if np.issubdtype(arr.dtype, np.floating):
             if not x64 and arr.dtype == np.float64:
-                arr = arr.astype(np.float32)
+                arr = _to_aligned(arr, np.float32)
         elif np.issubdtype(arr.dtype, np.integer) and not x64 and arr.dtype.itemsize > 4:
             info = np.iinfo(np.int32)
             if arr.size and (arr.min() < info.min or arr.max() > info.max):
                 raise DomainError(f"data['{name}'] has integers beyond the int32 range the samplers use "
                                   f"(max |value| {max(abs(int(arr.min())), abs(int(arr.max())))}); rescale "
                                   "them or enable JAX's 64-bit mode")
-            arr = arr.astype(np.int32)
+            arr = _to_aligned(arr, np.int32)
         out[name] = arr
     return out, int(m)
-
-
-#: XLA:CPU uses a host array in place only at this alignment (bytes); otherwise JAX copies it once
-ALIGNMENT = 64
-
-
-def aligned_empty(shape, dtype=np.float32, alignment: int = ALIGNMENT) -> np.ndarray:
-    """An uninitialised NumPy array whose data start at a multiple of ``alignment`` bytes.
-
-    On a CPU, JAX uses a float32 array in place (no copy) only when it is 64-byte aligned; NumPy's own large
-    arrays usually start at 16 bytes past a page boundary, and a sampler built on them holds the data twice
-    (the caller's array and JAX's copy).  Fill an array from this function (e.g. in chunks while reading a
-    file) to hold the data once.
-
-    Args:
-        shape: the array's shape (an int or a tuple of ints).
-        dtype: its NumPy dtype.
-        alignment: the alignment of its first byte, in bytes.
-
-    Returns:
-        a writable, uninitialised array of ``shape`` and ``dtype`` (a view into a slightly larger buffer).
-
-    Examples:
-        >>> import numpy as np
-        >>> X = aligned_empty((1000, 3), np.float32)
-        >>> X[:] = 1.0
-        >>> X.shape, X.dtype, X.ctypes.data % 64
-        ((1000, 3), dtype('float32'), 0)
-    """
-    shape = tuple(int(n) for n in np.atleast_1d(shape))
-    dtype = np.dtype(dtype)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    buf = np.empty(nbytes + alignment, np.uint8)
-    offset = (-buf.ctypes.data) % alignment
-    return buf[offset:offset + nbytes].view(dtype).reshape(shape)
 
 
 @jax.custom_jvp

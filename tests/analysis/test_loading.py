@@ -195,6 +195,36 @@ def test_npz_unchanged(tmp_path):
         load_data(str(tmp_path / "bad.npz"))
 
 
+def test_npz_arrays_come_back_equal_and_64_byte_aligned(tmp_path):
+    """Issue 24 item 3: each NPZ member is read into a 64-byte-aligned buffer (used in place by JAX on a CPU), with
+    the stored values, dtype, shape and memory order, compressed or not; truncated and object members refused."""
+    rng = np.random.default_rng(3)
+    arrays = {"X": rng.standard_normal((1001, 7)).astype(np.float32), "F": np.asfortranarray(rng.random((5, 3))),
+              "y": np.arange(1001), "big_endian": np.arange(6, dtype=">f8").reshape(2, 3), "s": np.float64(3.5),
+              "empty": np.zeros((0, 4), np.float32)}
+    for save in (np.savez, np.savez_compressed):
+        save(tmp_path / "d.npz", **arrays)
+        got = load_data(str(tmp_path / "d.npz"))
+        assert sorted(got) == sorted(arrays)
+        for k, v in arrays.items():
+            g = got[k]
+            assert g.dtype == np.asarray(v).dtype and g.shape == np.shape(v) and np.array_equal(g, v), k
+            assert g.size == 0 or g.ctypes.data % 64 == 0, k
+        assert got["F"].flags.f_contiguous and got["X"].flags.c_contiguous and got["X"].flags.writeable
+    import zipfile
+
+    np.savez(tmp_path / "d.npz", X=arrays["X"])
+    with zipfile.ZipFile(tmp_path / "d.npz") as zf:
+        member = zf.read("X.npy")
+    with zipfile.ZipFile(tmp_path / "short.npz", "w") as zf:
+        zf.writestr("X.npy", member[:-40])
+    with pytest.raises(DomainError, match="not a readable NPZ file"):
+        load_data(str(tmp_path / "short.npz"))
+    np.savez(tmp_path / "obj.npz", o=np.array([{"a": 1}], dtype=object))
+    with pytest.raises(DomainError, match="not a readable NPZ file"):
+        load_data(str(tmp_path / "obj.npz"))
+
+
 def test_cli_reads_parquet_and_refuses_bad_csv_in_one_line(tmp_path, capsys):
     X, y = _values(30, 2, seed=4)
     X /= np.linalg.norm(X, axis=1, keepdims=True) * 1.01
