@@ -291,7 +291,7 @@ class Composition:
 
     @exact
     def _best(self) -> tuple[str, float, float]:
-        E, D = self.budget_epsilon, self.budget_delta
+        D = self.budget_delta
         basic = ("basic composition", float(self.epsilon_sum), float(max(D - self.delta_sum, Decimal(0))))
         best = basic if self.delta_sum <= D else None
         for name, v in self._composed():

@@ -186,7 +186,7 @@ def detect(potential) -> tuple[BernoulliGLM | None, str]:
         eta_shape = jax.eval_shape(predictor, theta0, data)
         if tuple(eta_shape.shape) != (m,):
             return None, f"predictor of '{site}' has shape {eta_shape.shape}, not one value per record ({m},)"
-        dep_eta, dep_y = affine_in_first_argument(lambda th, d: (predictor(th, d), response(d)), theta0, data)
+        _, dep_y = affine_in_first_argument(lambda th, d: (predictor(th, d), response(d)), theta0, data)
     except NotAffine as exc:
         return None, f"predictor of '{site}' is not provably affine in theta: {exc}"
     except Exception as exc:  # noqa: BLE001
@@ -217,7 +217,6 @@ FORMS_CHAINS = (ROWS, ROW_BLOCKS, FEATURES, ROWS_FEATURES, FEATURES_ROWS)
 #: rows per block of the "row_blocks" layout (a few hundred KiB at d = 100: stays in a core's L2 cache)
 BLOCK_ROWS = 512
 NEEDS_COPY = {FEATURES, ROWS_FEATURES, FEATURES_ROWS}
-NEEDS_ROWS = frozenset()  # no layout needs a row-major copy J any more (kept for callers of ``arrays``)
 
 #: largest feature-major copy JT (bytes per device) the CPU layouts may make.  Below it a copy costs
 #: little memory and the feature-major products run about 1.7-3.8x faster on XLA:CPU (measured at
