@@ -113,7 +113,7 @@ def test_affinity_proof_on_plain_functions():
 def test_glm_gradient_equals_numpyro_gradient(model, num_chains):
     pot = _pot(model, m=50, d=4, seed=3)
     structure, _ = glm.detect(pot)
-    general = jax.jit(lambda th: gradients.full_batch(pot)(None, th, pot.data))
+    general = jax.jit(lambda th: gradients.build(pot, batch_size=None, clipped=False)(None, th, pot.data))
     rng = np.random.default_rng(0)
     thetas = np.concatenate([np.zeros((1, pot.dim)), rng.normal(size=(num_chains * 2, pot.dim))])
     thetas = jnp.asarray(thetas[:num_chains] if num_chains > 1 else thetas[:1], jnp.float32)
@@ -139,7 +139,8 @@ def test_glm_gradient_at_logits_zero_is_half_minus_y():
     got = np.asarray(glm.build_gradient(structure, glm.FEATURES, 1)(jnp.zeros(3), pot.data, a))
     expected = X.astype(np.float64).T @ (0.5 - y.astype(np.float64))
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(np.asarray(gradients.full_batch(pot)(None, jnp.zeros(3), pot.data)), expected,
+    full = gradients.build(pot, batch_size=None, clipped=False)
+    np.testing.assert_allclose(np.asarray(full(None, jnp.zeros(3), pot.data)), expected,
                                rtol=1e-5, atol=1e-6)
 
 
@@ -247,7 +248,7 @@ def test_row_blocks_with_a_last_block_overlapping(monkeypatch, num_chains):
     assert set(a) == {"y"}
     rng = np.random.default_rng(1)
     th = jnp.asarray(rng.normal(size=(num_chains, pot.dim)), jnp.float32)
-    general = jax.jit(lambda t: gradients.full_batch(pot)(None, t, pot.data))
+    general = jax.jit(lambda t: gradients.build(pot, batch_size=None, clipped=False)(None, t, pot.data))
     expected = np.stack([np.asarray(general(t)) for t in th])
     x = th[0] if num_chains == 1 else th
     got = np.asarray(jax.jit(glm.build_gradient(structure, glm.ROW_BLOCKS, num_chains))(x, pot.data, a))
