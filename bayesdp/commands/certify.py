@@ -57,12 +57,6 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _model_kwargs(args) -> dict:
-    """Kept for callers: :func:`bayesdp.commands._common.model_kwargs`."""
-
-    return model_kwargs(args)
-
-
 def _check_options(args) -> None:
     """Every option, by flag name, before any file is read (issue #13: certify used to exit 0 with a
     negative step size, 0 steps or a batch larger than the data, the error only inside its table)."""
@@ -95,7 +89,7 @@ def run(args) -> int:
     _check_options(args)
     if args.no_data and args.data_size is None:
         raise AssumptionError("--data-size is required with --no-data: the number of records")
-    kw = _model_kwargs(args)
+    kw = model_kwargs(args)
     prepare_jax()
     from ..analysis import Domain, certify
 
