@@ -519,11 +519,9 @@ def gdp_log_delta(mu: float, eps: float) -> float:
     return float(a + math.log(-math.expm1(diff)))
 
 
-#: Below this mu the two terms of delta(eps) cancel to many digits in double precision (the relative
-#: error of the float formula grows like 1e-16/mu).  Every reported delta(eps) and every epsilon(delta)
-#: of a GDP curve is checked in 60-digit arithmetic (the float formula alone overshot delta by relative
-#: errors up to 1e-9 for mu in [1e-3, 1e2], issue #13); this constant is kept for callers.
-_GDP_SMALL_MU = 1e-2
+#: Every reported delta(eps) and every epsilon(delta) of a GDP curve is checked in 60-digit arithmetic: the
+#: two terms of delta(eps) cancel to many digits in double precision (the relative error of the float formula
+#: grows like 1e-16/mu; it overshot delta by relative errors up to 1e-9 for mu in [1e-3, 1e2], issue #13).
 
 
 def _gdp_delta_mp(mu: float, eps: float):

@@ -39,7 +39,6 @@ __all__ = ["Accountant", "PrivacyAccountant", "Entry", "Composition", "compose",
 
 #: value discretisation of the privacy loss distributions (dp-accounting's default)
 PLD_INTERVAL = 1e-4
-STATUSES = ("pending", "committed", "aborted", "resolved")
 
 
 def now() -> str:
