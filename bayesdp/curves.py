@@ -40,7 +40,7 @@ from scipy import optimize, special
 from .errors import AssumptionError, check_finite, nonnegative, probability_open
 from .exact import round_up
 
-__all__ = ["PrivacyCurve", "RDP", "GDP", "ApproxDP", "DeltaProfile", "compose", "linear_rdp_to_dp", "eps_from_C",
+__all__ = ["PrivacyCurve", "RDP", "GDP", "ApproxDP", "DeltaProfile", "compose", "eps_from_C",
            "gdp_log_delta", "REPORT_ALPHAS"]
 
 #: Renyi orders listed in every certificate's JSON.
@@ -239,8 +239,8 @@ class RDP(PrivacyCurve):
     Examples:
         >>> from bayesdp.curves import RDP
         >>> curve = RDP.linear(0.5)            # e.g. 1-GDP: kappa = mu^2 / 2
-        >>> curve.rdp(2.0), curve.kl()
-        (1.0, 0.5)
+        >>> curve.rdp(2.0), curve.is_linear
+        (1.0, True)
         >>> round(curve.epsilon(1e-5), 4)
         4.7284
     """
@@ -335,18 +335,6 @@ class RDP(PrivacyCurve):
                 raise AssumptionError(f"RDP term {t.label!r} returned NaN at alpha = {a:.6g}")
             total += v
         return total
-
-    def kl(self) -> float:
-        """KL bound (the alpha -> 1 limit); only for linear curves.
-
-        Returns:
-            kappa for a linear curve, ``math.inf`` otherwise.
-
-        Examples:
-            >>> RDP.linear(0.5).kl(), RDP.from_function(lambda a: 0.1 * a * a).kl()
-            (0.5, inf)
-        """
-        return self.kappa if self.is_linear else math.inf
 
     def __add__(self, other: "RDP") -> "RDP":
         return RDP(kappa=self.kappa + other.kappa, terms=self.terms + other.terms)
@@ -531,11 +519,9 @@ def gdp_log_delta(mu: float, eps: float) -> float:
     return float(a + math.log(-math.expm1(diff)))
 
 
-#: Below this mu the two terms of delta(eps) cancel to many digits in double precision (the relative
-#: error of the float formula grows like 1e-16/mu).  Every reported delta(eps) and every epsilon(delta)
-#: of a GDP curve is checked in 60-digit arithmetic (the float formula alone overshot delta by relative
-#: errors up to 1e-9 for mu in [1e-3, 1e2], issue #13); this constant is kept for callers.
-_GDP_SMALL_MU = 1e-2
+#: Every reported delta(eps) and every epsilon(delta) of a GDP curve is checked in 60-digit arithmetic: the
+#: two terms of delta(eps) cancel to many digits in double precision (the relative error of the float formula
+#: grows like 1e-16/mu; it overshot delta by relative errors up to 1e-9 for mu in [1e-3, 1e2], issue #13).
 
 
 def _gdp_delta_mp(mu: float, eps: float):
@@ -1037,26 +1023,6 @@ def compose(curves: Iterable[PrivacyCurve]) -> PrivacyCurve:
     raise AssumptionError(
         f"curves of kinds {kinds} cannot be composed exactly; convert each to an (eps, delta) pair first"
     )
-
-
-def linear_rdp_to_dp(kappa: float, delta: float) -> float:
-    """Mironov's optimum for a linear curve: ``kappa + 2*sqrt(kappa*log(1/delta))`` (SEEDS §0).
-
-    Args:
-        kappa: the curve ``eps(alpha) = kappa * alpha``, kappa >= 0.
-        delta: in (0, 1).
-
-    Returns:
-        epsilon.
-
-    Raises:
-        AssumptionError: kappa negative or delta not in (0, 1).
-
-    Examples:
-        >>> round(linear_rdp_to_dp(0.5, 1e-5), 4)
-        5.2985
-    """
-    return RDP.linear(kappa).epsilon(delta, method="mironov")
 
 
 def eps_from_C(C: float, delta: float | None = None, alpha: float | None = None) -> float:

@@ -17,7 +17,7 @@ import math
 from fractions import Fraction
 from .errors import AssumptionError
 
-__all__ = ["OUTWARD", "exact", "down", "up", "round_up", "round_down", "contraction_gap_exact", "contraction_gap",
+__all__ = ["OUTWARD", "exact", "down", "up", "round_up", "contraction_gap_exact", "contraction_gap",
            "one_minus_power", "power_of_contraction", "mul_up", "sqrt_up"]
 
 #: relative outward rounding applied to a value computed with a few correctly rounded operations
@@ -121,25 +121,6 @@ def round_up(x: float, rel: float = OUTWARD) -> float:
     if x <= 0.0 or not math.isfinite(x):
         return x
     return math.nextafter(x * (1.0 + rel), math.inf)
-
-
-def round_down(x: float, rel: float = OUTWARD) -> float:
-    """``x`` (>= 0) shrunk by the relative amount ``rel``: a lower bound of a value computed as ``x``.
-
-    Args:
-        x: a computed value, >= 0 (0, negative and non-finite values are returned unchanged).
-        rel: the relative error to cover (default [`OUTWARD`][bayesdp.exact.OUTWARD] = 2^-46).
-
-    Returns:
-        ``x * (1 - rel)`` rounded down to the next float.
-
-    Examples:
-        >>> round_down(1.0)
-        0.9999999999999857
-    """
-    if x <= 0.0 or not math.isfinite(x):
-        return x
-    return math.nextafter(x * (1.0 - rel), 0.0)
 
 
 def contraction_gap_exact(step_size: float, strong_convexity: float, smoothness: float) -> Fraction:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from scipy import integrate
 from scipy.stats import norm
 
-from bayesdp.curves import GDP, RDP, ApproxDP, DeltaProfile, compose, eps_from_C, linear_rdp_to_dp
+from bayesdp.curves import GDP, RDP, ApproxDP, DeltaProfile, compose, eps_from_C
 from bayesdp.errors import AssumptionError
 from exact import gdp_delta, gdp_epsilon, rdp_to_dp_grid
 
@@ -72,7 +72,7 @@ def test_general_rdp_curve_uses_all_orders():
 def test_mironov_004_form():
     # SEEDS §0: inf over alpha of alpha*C/4 + log(1/delta)/(alpha-1) = C/4 + sqrt(C log(1/delta))
     for C, d in [(90.25, 1e-5), (0.1, 1e-6), (7.0, 0.01)]:
-        assert linear_rdp_to_dp(C / 4, d) == pytest.approx(eps_from_C(C, delta=d), rel=1e-12)
+        assert RDP.linear(C / 4).epsilon(d, method="mironov") == pytest.approx(eps_from_C(C, delta=d), rel=1e-12)
         assert rdp_to_dp_grid(lambda a: a * C / 4, d, "mironov") == pytest.approx(eps_from_C(C, delta=d), rel=1e-6)
 
 

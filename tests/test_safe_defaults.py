@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from bayesdp.analysis import Domain
+from bayesdp.api import chain_inference_data
 from bayesdp.analysis.domain import NORM_RTOL
 from bayesdp.analysis.loading import builtin_models
 from bayesdp.analysis.records import validate_records
@@ -148,7 +149,7 @@ def test_keys_from_the_os_csprng_by_default():
     c = s.run(jax.random.key(3)).get_unconstrained_samples().copy()
     assert s.key_source == REPRODUCIBLE == "reproducible seed: not private"
     np.testing.assert_array_equal(c, s.run(3).get_unconstrained_samples())   # an int seed = jax.random.key(seed)
-    attrs = s.to_inference_data().posterior.attrs
+    attrs = chain_inference_data(s).posterior.attrs
     assert attrs["bayesdp_chain_keys"] == REPRODUCIBLE
     assert REPRODUCIBLE in s.print_summary()
 

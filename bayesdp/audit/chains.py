@@ -1,6 +1,6 @@
 """Vmapped chains of the linear–quadratic benchmark, run with bayesdp's own Langevin kernel
 (``bayesdp.samplers.kernels.build_kernel``) and its minibatch sampler
-(``bayesdp.samplers.gradients.sample_without_replacement``), one XLA program for all runs.
+(``bayesdp.samplers.minibatch.sample_without_replacement``), one XLA program for all runs.
 
 ULA:  grad U_D(x) = mu x - b.
 SGLD: records d_0..d_{m-1} with d_0 = b and the others 0; the gradient estimate is
@@ -14,7 +14,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ..samplers.gradients import sample_without_replacement
+from ..samplers.minibatch import sample_without_replacement
 from ..samplers.kernels import LangevinState, build_kernel
 
 

@@ -37,7 +37,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import math
 import os
 import tempfile
 import time
@@ -49,7 +48,7 @@ from ..errors import BayesDPError
 from ..cli import main
 from ..publish.data import load_breast_cancer, scale_to_unit_ball
 import warnings
-from .utility import posterior_mean
+from .utility import posterior_mean, synthetic
 
 __all__ = ["NAME", "HELP", "THETA", "SIZES", "EPSILONS", "DELTA", "GD_STEPS", "add_arguments", "synthetic_d10",
            "breast_cancer_split", "gaussian_noise_multiplier", "noisy_gd", "output_perturbation", "map_estimate",
@@ -109,13 +108,8 @@ def synthetic_d10(m: int, seed: int) -> dict:
         >>> d["X"].shape, bool((np.linalg.norm(d["X"], axis=1) <= 1).all())
         ((5, 10), True)
     """
-    rng = np.random.default_rng(seed)
-    th = np.asarray(THETA)
-    X = rng.normal(size=(2 * m, th.size)) / math.sqrt(th.size)
-    X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True) * (1 + 1e-6))
-    y = (rng.random(2 * m) < 1.0 / (1.0 + np.exp(-X @ th))).astype(np.float32)
-    X = X.astype(np.float32)
-    return {"X": X[:m], "y": y[:m], "X_test": X[m:], "y_test": y[m:]}
+    d = synthetic(2 * m, seed, THETA)        # 2m records of bench utility's generator, split in two
+    return {"X": d["X"][:m], "y": d["y"][:m], "X_test": d["X"][m:], "y_test": d["y"][m:]}
 
 
 def breast_cancer_split() -> dict:

@@ -64,11 +64,10 @@ def add_arguments(parser) -> None:
         >>> p = argparse.ArgumentParser(prog="bayesdp bench samplers")
         >>> add_arguments(p)
         >>> vars(p.parse_args([]))
-        {'quick': False, 'repeats': 5, 'memory': False, 'no_memory': False, 'memory_size': None}
+        {'quick': False, 'repeats': 5, 'no_memory': False, 'memory_size': None}
     """
     parser.add_argument("--quick", action="store_true", help="small sizes only (m = 1,000, d = 10)")
     parser.add_argument("--repeats", type=int, default=5, help="timed runs per measurement (median)")
-    parser.add_argument("--memory", action="store_true", help="measure memory (the default; kept for old scripts)")
     parser.add_argument("--no-memory", action="store_true", help="skip the memory measurements")
     parser.add_argument("--memory-size", type=int, default=None,
                         help="records of the memory measurements (default 2,000,000; 200,000 with --quick)")

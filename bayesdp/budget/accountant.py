@@ -39,7 +39,6 @@ __all__ = ["Accountant", "PrivacyAccountant", "Entry", "Composition", "compose",
 
 #: value discretisation of the privacy loss distributions (dp-accounting's default)
 PLD_INTERVAL = 1e-4
-STATUSES = ("pending", "committed", "aborted", "resolved")
 
 
 def now() -> str:
@@ -291,7 +290,7 @@ class Composition:
 
     @exact
     def _best(self) -> tuple[str, float, float]:
-        E, D = self.budget_epsilon, self.budget_delta
+        D = self.budget_delta
         basic = ("basic composition", float(self.epsilon_sum), float(max(D - self.delta_sum, Decimal(0))))
         best = basic if self.delta_sum <= D else None
         for name, v in self._composed():

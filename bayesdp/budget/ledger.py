@@ -32,7 +32,6 @@ from typing import Any, Iterator
 from ..errors import BudgetError
 from .accountant import (Entry, Reservation, _Budgeted, _budget, checked_charge, compose, consistency_problem, now,
                          over_budget, reserved_event)
-from .accountant import consistency_problem as _consistency_problem  # noqa: F401  (tests import it from here)
 from .events import discrete_gaussian_event, event_from_json, laplace_event
 from .numbers import decimal_at_least, exact, float_at_most, noise_delta, noise_epsilon, show, to_decimal
 from dataclasses import replace

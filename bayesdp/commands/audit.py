@@ -15,7 +15,7 @@ from ..cli import ARG_TYPES, emit_json
 from . import _common as c
 from ..errors import AssumptionError
 from ._common import data_file_opt
-from .certify import _model_kwargs
+from ._common import model_kwargs
 
 # kept literal so that building the CLI does not import scipy.stats; tests check it equals
 # bayesdp.audit.MECHANISMS
@@ -75,7 +75,7 @@ def _run_model(args):
     if args.step_size is None or args.num_steps is None:
         raise AssumptionError(f"--step-size and --num-steps are required for {args.mechanism}")
 
-    kw = _model_kwargs(args)
+    kw = model_kwargs(args)
     model, name = load_model(args.model)
     data, _ = validate_records(load_data(args.data, args.x_columns, args.y_column), model, kw)
     data_prime = (validate_records(load_data(args.data_prime, args.x_columns, args.y_column), model, kw)[0]

@@ -12,21 +12,8 @@ from ..cli import ARG_TYPES, emit_json
 from . import _common as c
 from ..errors import AssumptionError
 from ..errors import clip_advice
-from ..jax_cache import cache_dir, disabled_by_env, from_cli, is_cli_process
+from ..jax_cache import from_cli
 from ._common import model_kwargs
-
-# Persistent XLA compilation cache of the ``bayesdp`` command (bayesdp/jax_cache.py): BAYESDP_JAX_CACHE=0
-# turns it off, BAYESDP_JAX_CACHE=DIR moves it; a configuration of JAX's own is left alone.
-CACHE_ENV = "BAYESDP_JAX_CACHE"
-
-
-def _is_cli_process() -> bool:
-    """True when this process is the ``bayesdp`` command (bayesdp/jax_cache.py)."""
-    return is_cli_process()
-
-
-def _cache_dir() -> str | None:
-    return None if disabled_by_env() else str(cache_dir())
 
 
 def prepare_jax() -> None:
@@ -70,12 +57,6 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _model_kwargs(args) -> dict:
-    """Kept for callers: :func:`bayesdp.commands._common.model_kwargs`."""
-
-    return model_kwargs(args)
-
-
 def _check_options(args) -> None:
     """Every option, by flag name, before any file is read (issue #13: certify used to exit 0 with a
     negative step size, 0 steps or a batch larger than the data, the error only inside its table)."""
@@ -108,7 +89,7 @@ def run(args) -> int:
     _check_options(args)
     if args.no_data and args.data_size is None:
         raise AssumptionError("--data-size is required with --no-data: the number of records")
-    kw = _model_kwargs(args)
+    kw = model_kwargs(args)
     prepare_jax()
     from ..analysis import Domain, certify
 

@@ -38,7 +38,7 @@ from ..errors import AssumptionError, check_finite, positive
 
 __all__ = ["laplace_release", "NoisyRelease", "laplace_interval_halfwidth", "gaussian_release", "GaussianNoisyRelease",
            "gaussian_calibration", "gaussian_interval_halfwidth", "zcdp_rho", "granularity", "sample_discrete_laplace",
-           "discrete_laplace_pmf", "sample_discrete_gaussian", "discrete_gaussian_pmf", "GRANULARITY_PARAM_LOG2"]
+           "sample_discrete_gaussian", "GRANULARITY_PARAM_LOG2"]
 
 #: Google's granularity parameter: r = 2^ceil(log2(scale / 2^40)) (LITERATURE.md §5.3).
 GRANULARITY_PARAM_LOG2 = 40
@@ -108,24 +108,6 @@ def sample_discrete_laplace(scale: Fraction | int) -> int:
         if negative and x == 0:
             continue
         return -x if negative else x
-
-
-def discrete_laplace_pmf(y: np.ndarray | int, scale: float) -> np.ndarray:
-    """``P(Y = y) = (1 - q)/(1 + q) q^|y|`` with ``q = exp(-1/scale)`` (for tests and docs).
-
-    Args:
-        y: integer(s).
-        scale: b > 0.
-
-    Returns:
-        the probabilities, an array shaped like ``y``.
-
-    Examples:
-        >>> round(float(discrete_laplace_pmf(0, 1.0)), 6)   # (1 - e^-1) / (1 + e^-1) = tanh(1/2)
-        0.462117
-    """
-    q = math.exp(-1.0 / scale)
-    return (1.0 - q) / (1.0 + q) * np.power(q, np.abs(np.asarray(y, dtype=float)))
 
 
 # ---------------------------------------------------------------------------
@@ -317,29 +299,6 @@ def sample_discrete_gaussian(sigma2: Fraction | int) -> int:
         x = dev * dev / (2 * s2)
         if _bernoulli_exp(x.numerator, x.denominator):
             return y
-
-
-def discrete_gaussian_pmf(y: np.ndarray | int, sigma: float, terms: int | None = None) -> np.ndarray:
-    """``P(Y = y) = exp(-y^2/(2 sigma^2)) / sum_k exp(-k^2/(2 sigma^2))`` (for tests and docs; the normaliser
-    summed over ``|k| <= terms``, default ``ceil(40 sigma) + 10``).
-
-    Args:
-        y: integer point(s).
-        sigma: the scale.
-        terms: the normaliser's range.
-
-    Returns:
-        The probabilities.
-
-    Examples:
-        >>> round(float(discrete_gaussian_pmf(0, 1.0)), 6)      # 1/sqrt(2 pi) (1 + 2 e^{-2 pi^2} + ...)^-1
-        0.398942
-    """
-    n = int(math.ceil(40 * sigma) + 10) if terms is None else int(terms)
-    k = np.arange(-n, n + 1, dtype=float)
-    z = float(np.sum(np.exp(-k * k / (2 * sigma * sigma))))
-    yy = np.asarray(y, dtype=float)
-    return np.exp(-yy * yy / (2 * sigma * sigma)) / z
 
 
 def zcdp_rho(epsilon: float, delta: float) -> float:

@@ -38,15 +38,6 @@ def mechanism_name(sampler: str, release: str) -> str:
     return f"{sampler}-{'final' if release == 'final' else 'path'}"
 
 
-def _default_certifier() -> Callable:
-    try:
-        from ..analysis import certify  # type: ignore[attr-defined]
-    except ImportError as exc:
-        raise AssumptionError(f"the analyzer bayesdp.analysis is not available ({exc}); no certificate can be "
-                              f"computed: pass uncertified=True (--uncertified) to run without one") from None
-    return certify
-
-
 def _parse_domain(domain):
     if domain is None or not isinstance(domain, (list, tuple, str)):
         return domain
@@ -164,7 +155,10 @@ def certify_run(*, model, data, domain, config: Mapping[str, Any], delta: float,
     if domain is None:
         raise AssumptionError("domain = None: a certificate needs public bounds on one record (e.g. "
                               "['X.norm=1.0', 'y.values=0,1']); pass domain=..., or uncertified=True to run without one")
-    certify = certifier or _default_certifier()
+    if certifier is None:
+        from ..analysis import certify
+    else:
+        certify = certifier
     size = {} if data is not None else {"data_size": config["data_size"], "dim": _record_dim(record_shapes)}
     rep = certify(model, data=data, domain=_parse_domain(domain) if certifier is None else domain,
                   step_size=config["step_size"], num_steps=config["num_steps"], batch_size=config["batch_size"],

@@ -9,7 +9,7 @@ Vocabulary follows NumPyro's ``MCMC``::
     s.run()                  # chain keys from the OS CSPRNG; s.run(jax.random.key(0)) is reproducible
     s.get_samples(group_by_chain=True)    # only the released draws, constrained site values
     s.print_summary()
-    idata = s.to_inference_data()        # posterior.attrs["bayesdp_certificate"] = JSON string
+    idata = bayesdp.api.chain_inference_data(s)   # (a layer up) posterior.attrs: the certificate, the settings
 
 Design (see docs/samplers.md):
 
@@ -987,23 +987,6 @@ class Sampler:
         """
         return json.dumps(self.certificate, allow_nan=False, default=str)
 
-    def to_inference_data(self):
-        """ArviZ InferenceData with only the released draws; certificate in ``posterior.attrs``.
-
-        Returns:
-            the InferenceData (``posterior.attrs["bayesdp_certificate"]`` is the JSON certificate).
-
-        Raises:
-            AssumptionError: no run yet (or the last run diverged).
-        """
-
-        samples = self.get_samples(group_by_chain=True)
-        attrs = {"bayesdp_certificate": self.certificate_json(), "bayesdp_certified": int(self.certified),
-                 "bayesdp_release": self.config.release, "bayesdp_sampler": self.config.sampler,
-                 "bayesdp_chain_keys": self.key_source}
-        with _quiet_arviz():
-            return _arviz.from_dict({"posterior": samples}, attrs={"posterior": attrs})
-
     def print_summary(self, prob: float = 0.9) -> str:
         """Print the ArviZ summary (mean, sd, HDI, ESS, R-hat) of the released draws, with the certificate.
 
@@ -1018,9 +1001,8 @@ class Sampler:
         """
 
         self._require_run()
-        idata = self.to_inference_data()
         with _quiet_arviz():
-            table = _arviz.summary(idata, prob)
+            table = _arviz.summary(_arviz.from_dict({"posterior": self.get_samples(group_by_chain=True)}), prob)
         head = (f"{self.config.sampler.upper()} {self.config.release} release, {self.config.num_chains} chain(s), "
                 f"{self._released.shape[1]} draw(s) per chain; ")
         if self.certified:

@@ -43,7 +43,7 @@ from ..analysis.structure.affinity import A, C, CONST, OTHER
 from .potential import _trace
 
 __all__ = ["NotAffine", "affine_in_first_argument", "BernoulliGLM", "detect", "arrays", "arrays_fn",
-           "likelihood_gradient", "build_gradient", "prior_gradient", "backend", "backend_forms", "choose_form",
+           "likelihood_gradient", "prior_gradient", "backend", "backend_forms", "choose_form",
            "ROWS", "FEATURES", "ROWS_FEATURES", "FEATURES_ROWS", "ROW_BLOCKS", "MAX_COPY_BYTES"]
 
 
@@ -186,7 +186,7 @@ def detect(potential) -> tuple[BernoulliGLM | None, str]:
         eta_shape = jax.eval_shape(predictor, theta0, data)
         if tuple(eta_shape.shape) != (m,):
             return None, f"predictor of '{site}' has shape {eta_shape.shape}, not one value per record ({m},)"
-        dep_eta, dep_y = affine_in_first_argument(lambda th, d: (predictor(th, d), response(d)), theta0, data)
+        _, dep_y = affine_in_first_argument(lambda th, d: (predictor(th, d), response(d)), theta0, data)
     except NotAffine as exc:
         return None, f"predictor of '{site}' is not provably affine in theta: {exc}"
     except Exception as exc:  # noqa: BLE001
@@ -217,7 +217,6 @@ FORMS_CHAINS = (ROWS, ROW_BLOCKS, FEATURES, ROWS_FEATURES, FEATURES_ROWS)
 #: rows per block of the "row_blocks" layout (a few hundred KiB at d = 100: stays in a core's L2 cache)
 BLOCK_ROWS = 512
 NEEDS_COPY = {FEATURES, ROWS_FEATURES, FEATURES_ROWS}
-NEEDS_ROWS = frozenset()  # no layout needs a row-major copy J any more (kept for callers of ``arrays``)
 
 #: largest feature-major copy JT (bytes per device) the CPU layouts may make.  Below it a copy costs
 #: little memory and the feature-major products run about 1.7-3.8x faster on XLA:CPU (measured at
@@ -237,10 +236,9 @@ def _mm(a, b):
     return jnp.matmul(a, b, precision=HIGHEST)
 
 
-def arrays(glm: BernoulliGLM, data, dim: int, dtype, with_rows: bool = False, cache_key=None,
-           features: bool = True) -> dict[str, jax.Array]:
-    """``y`` (the responses) and, with ``features``, the feature-major Jacobian ``JT`` (dim, m) and ``c = eta(0)``;
-    ``J`` (m, dim) too if ``with_rows`` (for checks: no layout uses it).  See :func:`arrays_fn`.
+def arrays(glm: BernoulliGLM, data, dim: int, dtype, cache_key=None, features: bool = True) -> dict[str, jax.Array]:
+    """``y`` (the responses) and, with ``features``, the feature-major Jacobian ``JT`` (dim, m) and ``c = eta(0)``.
+    See :func:`arrays_fn`.
 
     The compiled function is cached under ``cache_key`` (the model and the data shapes): a new dataset of
     the same shapes does not recompile it.
@@ -253,12 +251,11 @@ def arrays(glm: BernoulliGLM, data, dim: int, dtype, with_rows: bool = False, ca
         data: the record arrays.
         dim: the length of theta.
         dtype: the floating dtype of the arrays.
-        with_rows: also return ``J`` (m, dim).
         cache_key: the key of the compiled function's cache (``None``: not cached).
         features: return ``JT`` and ``c``.
 
     Returns:
-        a dict with ``y`` and, as asked, ``JT``, ``c`` and ``J``.
+        a dict with ``y`` and, as asked, ``JT`` and ``c``.
 
     Examples:
         >>> import numpy as np, jax.numpy as jnp
@@ -272,10 +269,10 @@ def arrays(glm: BernoulliGLM, data, dim: int, dtype, with_rows: bool = False, ca
         (True, [0.0, 0.0, 0.0], [1.0, 0.0, 1.0])
     """
     m = int(jax.tree_util.tree_leaves(data)[0].shape[0])
-    key = None if cache_key is None else (cache_key, dim, m, str(jnp.dtype(dtype)), with_rows, features)
+    key = None if cache_key is None else (cache_key, dim, m, str(jnp.dtype(dtype)), features)
     fn = _ARRAYS_JIT.get(key) if key is not None else None
     if fn is None:
-        fn = jax.jit(arrays_fn(glm, dim, dtype, features, with_rows))
+        fn = jax.jit(arrays_fn(glm, dim, dtype, features))
         if key is not None:
             _ARRAYS_JIT[key] = fn
     return jax.block_until_ready(fn(data))
@@ -284,7 +281,7 @@ def arrays(glm: BernoulliGLM, data, dim: int, dtype, with_rows: bool = False, ca
 _ARRAYS_JIT: dict[Any, Callable] = {}
 
 
-def arrays_fn(glm: BernoulliGLM, dim: int, dtype, features: bool = True, with_rows: bool = False) -> Callable:
+def arrays_fn(glm: BernoulliGLM, dim: int, dtype, features: bool = True) -> Callable:
     """The traceable ``data -> arrays`` of :func:`arrays` (also run per device on sharded records).
 
     ``JT`` is computed in blocks of its rows: row k is ``d eta / d theta_k``, the predictor's ``jvp`` along
@@ -297,7 +294,6 @@ def arrays_fn(glm: BernoulliGLM, dim: int, dtype, features: bool = True, with_ro
         dim: the length of theta.
         dtype: the floating dtype of the arrays.
         features: compute ``JT`` and ``c``.
-        with_rows: compute ``J`` too.
 
     Returns:
         the function ``data -> dict`` of :func:`arrays`.
@@ -318,7 +314,7 @@ def arrays_fn(glm: BernoulliGLM, dim: int, dtype, features: bool = True, with_ro
     def fn(d):
         m = int(jax.tree_util.tree_leaves(d)[0].shape[0])
         out = {"y": glm.response(d).astype(dtype)}
-        if not (features or with_rows):
+        if not features:
             return out
         block = max(1, min(dim, BLOCK_BYTES // max(1, m * dtype.itemsize)))
 
@@ -332,10 +328,7 @@ def arrays_fn(glm: BernoulliGLM, dim: int, dtype, features: bool = True, with_ro
         jt = jax.lax.fori_loop(0, -(-dim // block), fill, jnp.zeros((dim, m), dtype))
         with jax.default_matmul_precision("highest"):
             c = glm.predictor(theta0, d).astype(dtype)
-        if features:
-            out.update({"JT": jt, "c": c})
-        if with_rows:
-            out["J"] = jnp.transpose(jt)
+        out.update({"JT": jt, "c": c})
         return out
 
     return fn
@@ -452,42 +445,6 @@ def _row_blocks(glm: BernoulliGLM, chains: bool) -> Callable:
             return jax.lax.fori_loop(0, -(-m // block), body, jnp.zeros_like(th))
 
     return lik
-
-
-def build_gradient(structure: BernoulliGLM, form: str, num_chains: int) -> Callable:
-    """``grad_fn(theta, data, arrays) -> grad U_D(theta)`` for all chains at once (theta (dim,) or (K, dim)):
-    NumPyro's gradient of the prior/Jacobian part ``K`` (per chain) plus J^T (sigmoid(J theta + c) - y).
-
-    The examples use ``bayesdp.models.logistic`` (prior N(0, I), predictor ``eta = X w``, so ``J = X`` and
-    ``c = 0``) on three records; at ``w = 0`` the likelihood gradient is ``X^T (1/2 - y)``.
-
-    Args:
-        structure: the structure (:func:`detect`).
-        form: the layout of the likelihood part (:func:`likelihood_gradient`).
-        num_chains: the number of chains.
-
-    Returns:
-        the gradient ``grad_fn(theta, data, arrays)``.
-
-    Examples:
-        >>> import numpy as np, jax.numpy as jnp
-        >>> from bayesdp.models import logistic
-        >>> from bayesdp.samplers import ModelPotential
-        >>> X, y = np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]]), np.array([1.0, 0.0, 1.0])
-        >>> pot = ModelPotential(logistic, {"X": X, "y": y})
-        >>> structure, _ = detect(pot)
-        >>> a = arrays(structure, pot.data, pot.dim, jnp.float32)
-        >>> g = build_gradient(structure, "rows", 1)(jnp.zeros(2), pot.data, a)      # grad K(0) = 0
-        >>> [round(v, 4) for v in g.tolist()]
-        [-0.8, 0.1]
-    """
-    lik = likelihood_gradient(structure, form, num_chains)
-    grad_k = prior_gradient(structure, num_chains)
-
-    def grad_fn(theta, data, a):
-        return grad_k(theta, data) + lik(theta, data, a)
-
-    return grad_fn
 
 
 def prior_gradient(structure: BernoulliGLM, num_chains: int) -> Callable:

@@ -3,10 +3,10 @@
 Every estimator is a pure function ``grad_fn(key, theta, data, clip_norm) -> g`` (``key`` unused by the
 full-batch ones), built from a :class:`~bayesdp.samplers.potential.ModelPotential`:
 
-* :func:`full_batch`          grad U_D(theta) = grad K + sum_i grad l_i.
-* :func:`full_batch_clipped`  grad K + sum_i clip_G(grad l_i)   (per-record clipping of the likelihood part).
-* :func:`minibatch`           grad K + (m/s) sum_{i in A} grad l_i, A uniform of size s without replacement (004 (31)).
-* :func:`minibatch_clipped`   grad K + (m/s) sum_{i in A} clip_G(grad l_i).
+* :func:`build`               the estimator of a configuration: ``grad U_D(theta) = grad K + sum_i grad l_i``
+                              (full batch), ``grad K + sum_i clip_G(grad l_i)`` (clipped, the likelihood part
+                              per record), or the minibatch forms ``grad K + (m/s) sum_{i in A} [clip_G](grad l_i)``,
+                              A uniform of size s without replacement (004 (31)).
 * :func:`from_indices`        the minibatch estimators on given batch indices (the driver draws the batches
                               of a block of steps at once, :func:`bayesdp.samplers.minibatch.batch_indices`).
 * :func:`masked_likelihood`   ``sum_i [valid_i] [clip_G](grad l_i)`` over a shard of records with padding
@@ -25,10 +25,9 @@ from typing import Callable
 import jax
 import jax.numpy as jnp
 
-from .minibatch import sample_without_replacement  # noqa: F401 - also re-exported (audit, kernels)
+from .minibatch import sample_without_replacement
 
-__all__ = ["clip_margin", "clip_rows", "take_batch", "full_batch", "full_batch_clipped", "from_indices", "minibatch",
-           "minibatch_clipped", "masked_likelihood", "build"]
+__all__ = ["clip_margin", "clip_rows", "take_batch", "from_indices", "masked_likelihood", "build"]
 
 
 def clip_margin(dim: int, dtype) -> float:
@@ -104,77 +103,6 @@ def _record_grads(potential) -> Callable:
     return jax.vmap(g, in_axes=(None, 0))
 
 
-def full_batch(potential) -> Callable:
-    """``grad_fn(key, theta, data, clip=None) = grad U_D(theta) = grad K + sum_i grad l_i`` (``key``, ``clip`` unused).
-
-    The examples use the mean ``mu`` of a Normal with unit variance, prior N(0, 1), records y = 1, 2, 3:
-    ``grad K(mu) = mu`` and ``grad l_i(mu) = mu - y_i``.
-
-    Args:
-        potential: a :class:`~bayesdp.samplers.potential.ModelPotential`.
-
-    Returns:
-        the estimator, with ``needs_key = False``.
-
-    Examples:
-        >>> import numpy as np, jax.numpy as jnp
-        >>> import numpyro, numpyro.distributions as dist
-        >>> from bayesdp.samplers import ModelPotential
-        >>> def normal_mean(y):
-        ...     mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
-        ...     with numpyro.plate("records", y.shape[0]):
-        ...         numpyro.sample("y", dist.Normal(mu, 1.0), obs=y)
-        >>> pot = ModelPotential(normal_mean, {"y": np.array([1.0, 2.0, 3.0])})
-        >>> grad_fn = full_batch(pot)
-        >>> round(float(grad_fn(None, jnp.zeros(1), pot.data)[0]), 4)    # 0 + (0-1) + (0-2) + (0-3)
-        -6.0
-    """
-    grad_u = jax.grad(lambda th, data: potential.potential(th, data))
-
-    def grad_fn(key, theta, data, clip=None):
-        del key, clip
-        return grad_u(theta, data)
-
-    grad_fn.needs_key = False
-    return grad_fn
-
-
-def full_batch_clipped(potential) -> Callable:
-    """``grad_fn(key, theta, data, clip) = grad K + sum_i clip_rows(grad l_i, clip)`` (``key`` unused).
-
-    The examples use the mean ``mu`` of a Normal with unit variance, prior N(0, 1), records y = 1, 2, 3:
-    ``grad K(mu) = mu`` and ``grad l_i(mu) = mu - y_i``.
-
-    Args:
-        potential: a :class:`~bayesdp.samplers.potential.ModelPotential`.
-
-    Returns:
-        the estimator, with ``needs_key = False``.
-
-    Examples:
-        >>> import numpy as np, jax.numpy as jnp
-        >>> import numpyro, numpyro.distributions as dist
-        >>> from bayesdp.samplers import ModelPotential
-        >>> def normal_mean(y):
-        ...     mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
-        ...     with numpyro.plate("records", y.shape[0]):
-        ...         numpyro.sample("y", dist.Normal(mu, 1.0), obs=y)
-        >>> pot = ModelPotential(normal_mean, {"y": np.array([1.0, 2.0, 3.0])})
-        >>> grad_fn = full_batch_clipped(pot)
-        >>> round(float(grad_fn(None, jnp.zeros(1), pot.data, 1.5)[0]), 4)   # -1 - 1.5 - 1.5
-        -4.0
-    """
-    grad_k = jax.grad(potential.prior_potential)
-    per_record = _record_grads(potential)
-
-    def grad_fn(key, theta, data, clip):
-        del key
-        return grad_k(theta) + jnp.sum(clip_rows(per_record(theta, data), clip), axis=0)
-
-    grad_fn.needs_key = False
-    return grad_fn
-
-
 def from_indices(potential, data_size: int, batch_size: int, clipped: bool) -> Callable:
     """``grad_fn(theta, batch, clip)``: grad K + (m/s) sum over the records of ``batch`` (the batch's rows of
     the data, already taken) of grad l_i, each clipped to ``clip`` when ``clipped``.
@@ -220,87 +148,6 @@ def from_indices(potential, data_size: int, batch_size: int, clipped: bool) -> C
     def grad_fn(theta, batch, clip):
         g = clip_rows(per_record(theta, batch), clip)
         return grad_k(theta) + scale * jnp.sum(g, axis=0)
-
-    return grad_fn
-
-
-def minibatch(potential, data_size: int, batch_size: int) -> Callable:
-    """``grad_fn(key, theta, data, clip=None) = grad K + (m/s) sum_{i in A} grad l_i``, ``A`` drawn with ``key``.
-
-    ``A`` is a uniform subset of ``s`` records without replacement
-    (:func:`bayesdp.samplers.minibatch.sample_without_replacement`).
-
-    The examples use the mean ``mu`` of a Normal with unit variance, prior N(0, 1), records y = 1, 2, 3:
-    ``grad K(mu) = mu`` and ``grad l_i(mu) = mu - y_i``.
-
-    Args:
-        potential: a :class:`~bayesdp.samplers.potential.ModelPotential`.
-        data_size: ``m``, the number of records.
-        batch_size: ``s``, the number of records of a batch.
-
-    Returns:
-        the estimator.
-
-    Examples:
-        With ``s = m`` the batch is every record and the estimate is the full gradient:
-
-        >>> import numpy as np, jax.numpy as jnp
-        >>> import numpyro, numpyro.distributions as dist
-        >>> from bayesdp.samplers import ModelPotential
-        >>> def normal_mean(y):
-        ...     mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
-        ...     with numpyro.plate("records", y.shape[0]):
-        ...         numpyro.sample("y", dist.Normal(mu, 1.0), obs=y)
-        >>> pot = ModelPotential(normal_mean, {"y": np.array([1.0, 2.0, 3.0])})
-        >>> import jax
-        >>> grad_fn = minibatch(pot, 3, 3)
-        >>> round(float(grad_fn(jax.random.key(0), jnp.zeros(1), pot.data)[0]), 4)
-        -6.0
-    """
-    on_batch = from_indices(potential, data_size, batch_size, clipped=False)
-
-    def grad_fn(key, theta, data, clip=None):
-        idx = sample_without_replacement(key, data_size, batch_size)
-        return on_batch(theta, take_batch(data, idx), clip)
-
-    return grad_fn
-
-
-def minibatch_clipped(potential, data_size: int, batch_size: int) -> Callable:
-    """``grad_fn(key, theta, data, clip) = grad K + (m/s) sum_{i in A} clip_rows(grad l_i, clip)``, ``A`` from ``key``.
-
-    The examples use the mean ``mu`` of a Normal with unit variance, prior N(0, 1), records y = 1, 2, 3:
-    ``grad K(mu) = mu`` and ``grad l_i(mu) = mu - y_i``.
-
-    Args:
-        potential: a :class:`~bayesdp.samplers.potential.ModelPotential`.
-        data_size: ``m``, the number of records.
-        batch_size: ``s``, the number of records of a batch.
-
-    Returns:
-        the estimator.
-
-    Examples:
-        With ``s = m`` the batch is every record:
-
-        >>> import numpy as np, jax.numpy as jnp
-        >>> import numpyro, numpyro.distributions as dist
-        >>> from bayesdp.samplers import ModelPotential
-        >>> def normal_mean(y):
-        ...     mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
-        ...     with numpyro.plate("records", y.shape[0]):
-        ...         numpyro.sample("y", dist.Normal(mu, 1.0), obs=y)
-        >>> pot = ModelPotential(normal_mean, {"y": np.array([1.0, 2.0, 3.0])})
-        >>> import jax
-        >>> grad_fn = minibatch_clipped(pot, 3, 3)
-        >>> round(float(grad_fn(jax.random.key(0), jnp.zeros(1), pot.data, 1.5)[0]), 4)   # -1 - 1.5 - 1.5
-        -4.0
-    """
-    on_batch = from_indices(potential, data_size, batch_size, clipped=True)
-
-    def grad_fn(key, theta, data, clip):
-        idx = sample_without_replacement(key, data_size, batch_size)
-        return on_batch(theta, take_batch(data, idx), clip)
 
     return grad_fn
 
@@ -372,10 +219,10 @@ def build(potential, *, batch_size: int | None, clipped: bool) -> Callable:
         clipped: clip every record's likelihood gradient.
 
     Returns:
-        :func:`full_batch`, :func:`full_batch_clipped`, :func:`minibatch` or :func:`minibatch_clipped`.
+        the estimator; full-batch ones (``key`` unused) have ``needs_key = False``.
 
     Examples:
-        >>> import numpy as np, jax.numpy as jnp
+        >>> import numpy as np, jax, jax.numpy as jnp
         >>> import numpyro, numpyro.distributions as dist
         >>> from bayesdp.samplers import ModelPotential
         >>> def normal_mean(y):
@@ -383,11 +230,35 @@ def build(potential, *, batch_size: int | None, clipped: bool) -> Callable:
         ...     with numpyro.plate("records", y.shape[0]):
         ...         numpyro.sample("y", dist.Normal(mu, 1.0), obs=y)
         >>> pot = ModelPotential(normal_mean, {"y": np.array([1.0, 2.0, 3.0])})
-        >>> grad_fn = build(pot, batch_size=None, clipped=True)
-        >>> round(float(grad_fn(None, jnp.zeros(1), pot.data, 2.5)[0]), 4)   # -1 - 2 - 2.5
+        >>> round(float(build(pot, batch_size=None, clipped=False)(None, jnp.zeros(1), pot.data)[0]), 4)
+        -6.0
+        >>> round(float(build(pot, batch_size=None, clipped=True)(None, jnp.zeros(1), pot.data, 2.5)[0]), 4)
         -5.5
+        >>> grad_fn = build(pot, batch_size=3, clipped=True)     # s = m: the batch is every record
+        >>> round(float(grad_fn(jax.random.key(0), jnp.zeros(1), pot.data, 1.5)[0]), 4)   # -1 - 1.5 - 1.5
+        -4.0
     """
     m = potential.data_size
-    if batch_size is None:
-        return full_batch_clipped(potential) if clipped else full_batch(potential)
-    return minibatch_clipped(potential, m, batch_size) if clipped else minibatch(potential, m, batch_size)
+    if batch_size is not None:
+        on_batch = from_indices(potential, m, batch_size, clipped)
+
+        def grad_fn(key, theta, data, clip=None):
+            return on_batch(theta, take_batch(data, sample_without_replacement(key, m, batch_size)), clip)
+
+        return grad_fn
+    if clipped:
+        grad_k = jax.grad(potential.prior_potential)
+        per_record = _record_grads(potential)
+
+        def grad_fn(key, theta, data, clip):
+            del key
+            return grad_k(theta) + jnp.sum(clip_rows(per_record(theta, data), clip), axis=0)
+    else:
+        grad_u = jax.grad(lambda th, data: potential.potential(th, data))
+
+        def grad_fn(key, theta, data, clip=None):
+            del key, clip
+            return grad_u(theta, data)
+
+    grad_fn.needs_key = False
+    return grad_fn

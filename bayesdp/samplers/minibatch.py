@@ -31,7 +31,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-__all__ = ["CANDIDATES", "uniform_below", "floyd", "batch_indices", "sample_without_replacement", "floyd_sequential"]
+__all__ = ["CANDIDATES", "uniform_below", "floyd", "batch_indices", "sample_without_replacement"]
 
 #: 32-bit words drawn per integer before the while loop takes over (rejections are rare)
 CANDIDATES = 2
@@ -138,8 +138,6 @@ def floyd(t, data_size: int, batch_size: int) -> jax.Array:
         >>> import jax.numpy as jnp
         >>> floyd(jnp.array([0, 0, 0]), 5, 3).tolist()
         [0, 3, 4]
-        >>> floyd(jnp.array([0, 0, 0]), 5, 3).tolist() == floyd_sequential([0, 0, 0], 5, 3)
-        True
     """
     m, s = int(data_size), int(batch_size)
     t = jnp.asarray(t, jnp.int32)
@@ -222,28 +220,3 @@ def sample_without_replacement(key, data_size: int, batch_size: int) -> jax.Arra
     """
     return batch_indices(key, data_size, batch_size, 1)[0]
 
-
-def floyd_sequential(t, data_size: int, batch_size: int) -> list[int]:
-    """Floyd's loop in plain Python on given draws ``t`` (the reference :func:`floyd` is tested against).
-
-    Args:
-        t: the draws, ``t[j]`` in ``{0, ..., m - s + j}``.
-        data_size: ``m``, the number of records.
-        batch_size: ``s``, the size of the subset.
-
-    Returns:
-        the ``s`` distinct elements in the order they are added.
-
-    Examples:
-        >>> floyd_sequential([2, 1, 2], 5, 3)       # J = 2, 3, 4: 2 added, 1 added, 2 collides so J_2 = 4
-        [2, 1, 4]
-    """
-    m, s = int(data_size), int(batch_size)
-    chosen: list[int] = []
-    seen: set[int] = set()
-    for j, tj in enumerate(t):
-        big_j = m - s + j
-        v = big_j if int(tj) in seen else int(tj)
-        chosen.append(v)
-        seen.add(v)
-    return chosen

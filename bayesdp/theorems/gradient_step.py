@@ -4,9 +4,10 @@
   ``x -> x - gamma grad f(x)`` is ``max(|1 - gamma m|, |1 - gamma L|)``-Lipschitz, for every
   gamma > 0; tight on quadratics (LITERATURE.md §4; PEPit's tight guarantee).
   It contracts iff ``0 < gamma < 2/L``.
-* [`paper_contraction_factor`][bayesdp.theorems.gradient_step.paper_contraction_factor]: 004's factor ``1 - gamma
-  a``, ``a = mu - gamma L^2/2`` (from ``sqrt(1 - 2 gamma mu + gamma^2 L^2) <= 1 - gamma a``, 004 (112)-(116)); needs
-  ``gamma < 2 mu / L^2``.
+* 004's factor ``1 - gamma a``, ``a = mu - gamma L^2/2`` (from ``sqrt(1 - 2 gamma mu + gamma^2 L^2) <= 1 - gamma
+  a``, 004 (112)-(116)), needs ``gamma < 2 mu / L^2`` and is never smaller than the exact factor above, so it is
+  not used; its margin ``a`` is ``paper_margin_exact``
+  (004's step condition, theorems.girsanov and theorems.tight).
 * [`coupling_bound`][bayesdp.theorems.gradient_step.coupling_bound]: two chains ``X_{k+1} = Phi_D(X_k) + noise``
   driven by the same noise with ``|Phi_D(x) - Phi_D'(x)| <= gamma * drift_diff`` and ``Phi_D`` rho-Lipschitz stay
   within ``gamma * drift_diff * (1 - rho^k)/(1 - rho) <= gamma * drift_diff/(1 - rho)`` (LITERATURE §7.1).
@@ -17,7 +18,7 @@ from __future__ import annotations
 from ..errors import AssumptionError, nonnegative, positive, require
 from ..exact import contraction_gap_exact, down, exact, one_minus_power, round_up, up
 
-__all__ = ["contraction_factor", "contraction_gap", "paper_contraction_factor", "coupling_bound"]
+__all__ = ["contraction_factor", "contraction_gap", "coupling_bound"]
 
 
 def contraction_factor(step_size: float, strong_convexity: float, smoothness: float) -> float:
@@ -78,36 +79,6 @@ def contraction_gap(step_size: float, strong_convexity: float, smoothness: float
     L = positive("smoothness", smoothness)
     require(L >= m, "smoothness", L, f"must be >= strong_convexity = {m:.6g}")
     return down(contraction_gap_exact(g, m, L))
-
-
-def paper_contraction_factor(step_size: float, strong_convexity: float, smoothness: float) -> float:
-    """004's ``1 - gamma (mu - gamma L^2/2)``; requires ``gamma < 2 mu / L^2``.
-
-    From ``sqrt(1 - 2 gamma mu + gamma^2 L^2) <= 1 - gamma a`` with ``a = mu - gamma L^2/2``
-    (004 (112)-(116)); never smaller than
-    [`contraction_factor`][bayesdp.theorems.gradient_step.contraction_factor]'s exact factor.
-
-    Args:
-        step_size: gamma > 0.
-        strong_convexity: mu > 0.
-        smoothness: L > 0.
-
-    Returns:
-        ``1 - gamma a``, rounded up.
-
-    Raises:
-        AssumptionError: a constant not positive, or gamma >= 2 mu / L^2.
-
-    Examples:
-        >>> paper_contraction_factor(0.1, 1.0, 2.0)    # 1 - 0.1 (1 - 0.1 * 4 / 2); the exact factor is 0.9
-        0.92
-    """
-    g = positive("step_size", step_size)
-    m = positive("strong_convexity", strong_convexity)
-    L = positive("smoothness", smoothness)
-    a = paper_margin_exact(g, m, L)
-    require(a > 0, "step_size", g, f"must be < 2*mu/L^2 = {2 * m / (L * L):.6g} for 004's contraction factor")
-    return up(1 - exact(g) * a)
 
 
 def paper_margin_exact(step_size: float, strong_convexity: float, smoothness: float):

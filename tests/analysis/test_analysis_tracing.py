@@ -130,15 +130,16 @@ def test_untraceable_models_are_refused_with_the_cause():
 
 
 def test_cli_jax_settings_only_in_the_cli_process(monkeypatch):
+    from bayesdp import jax_cache
     from bayesdp.commands import certify as cmd
 
     monkeypatch.delenv("JAX_PLATFORMS", raising=False)
-    assert not cmd._is_cli_process()      # pytest calling main() in process: no process-wide settings
+    assert not jax_cache.is_cli_process()      # pytest calling main() in process: no process-wide settings
     cmd.prepare_jax()
     assert "JAX_PLATFORMS" not in os.environ
-    monkeypatch.setenv(cmd.CACHE_ENV, "0")
-    assert cmd._cache_dir() is None
-    monkeypatch.setenv(cmd.CACHE_ENV, "/some/dir")
-    assert cmd._cache_dir() == "/some/dir"
+    monkeypatch.setenv("BAYESDP_JAX_CACHE", "0")
+    assert jax_cache.disabled_by_env()
+    monkeypatch.setenv("BAYESDP_JAX_CACHE", "/some/dir")
+    assert not jax_cache.disabled_by_env() and str(jax_cache.cache_dir()) == "/some/dir"
 
 

@@ -423,3 +423,25 @@ def test_import_refuses_a_tampered_journal_and_writes_nothing(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "tamper" in err
     assert not (tmp_path / "new.db").exists()
+
+
+def test_import_refuses_a_rehashed_journal_whose_charge_is_below_its_noise(tmp_path, capsys):
+    # checksums and chain recomputed after lowering entry 1's epsilon (and every running total after it): the
+    # Laplace event (sensitivity 1, scale 10) costs exactly 0.1, so a charge of 0.01 is refused
+    objs = [json.loads(ln) for ln in OLD.read_text().splitlines()]
+    objs[1]["epsilon"] = "0.01"
+    for o in objs[1:]:
+        o["state"]["epsilon"] = str(Decimal(o["state"]["epsilon"]) - Decimal("0.09"))
+    prev, out = "0" * 64, []
+    for o in objs:
+        o.pop("sum")
+        o["prev"] = prev
+        raw = json.dumps(o, separators=(",", ":"), ensure_ascii=True).encode()
+        prev = hashlib.sha256(raw).hexdigest()
+        out.append(raw[:-1] + b',"sum":"' + prev.encode() + b'"}')
+    old = tmp_path / "old.jsonl"
+    old.write_bytes(b"\n".join(out) + b"\n")
+    assert main(["ledger", "import", str(old), str(tmp_path / "new.db")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "entry 1 is inconsistent" in err and "charged 0.01" in err
+    assert not (tmp_path / "new.db").exists()

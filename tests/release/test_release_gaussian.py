@@ -16,7 +16,8 @@ from scipy import stats
 from bayesdp.curves import RDP
 from bayesdp.errors import AssumptionError, BudgetError
 from bayesdp.publish import noise as N
-from bayesdp.budget.ledger import Ledger, _consistency_problem, discrete_gaussian_event, to_decimal
+from bayesdp.budget.accountant import consistency_problem as _consistency_problem
+from bayesdp.budget.ledger import Ledger, discrete_gaussian_event, to_decimal
 
 
 def _exact_pmf(sigma2, ys):

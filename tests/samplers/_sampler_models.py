@@ -41,3 +41,12 @@ def logistic_data(m, d, seed=0):
     theta = rng.normal(size=d)
     y = (rng.uniform(size=m) < 1 / (1 + np.exp(-X @ theta))).astype(np.float32)
     return X, y
+
+
+def glm_gradient(structure, form, num_chains):
+    """grad U_D on the GLM path (bayesdp.samplers.glm): the prior/Jacobian part plus the likelihood in layout
+    ``form``, added as the driver adds them."""
+    from bayesdp.samplers import glm
+
+    lik, grad_k = glm.likelihood_gradient(structure, form, num_chains), glm.prior_gradient(structure, num_chains)
+    return lambda theta, data, a: grad_k(theta, data) + lik(theta, data, a)

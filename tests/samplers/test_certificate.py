@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
+from bayesdp.api import chain_inference_data
 from bayesdp.certificate import BoundReport, Certificate
 from bayesdp.curves import GDP, RDP
 from bayesdp.errors import AssumptionError
@@ -95,7 +96,7 @@ def test_needs_domain_unless_uncertified():
 def test_uncertified_run_is_marked_everywhere(tmp_path):
     s = _sampler(uncertified=True, domain=None, num_chains=2).run(jax.random.key(0))
     assert s.certificate["certified"] is False and "uncertified" in s.certificate["reason"]
-    idata = s.to_inference_data()
+    idata = chain_inference_data(s)
     cert = json.loads(idata.posterior.attrs["bayesdp_certificate"])
     assert cert["certified"] is False and idata.posterior.attrs["bayesdp_certified"] == 0
 
@@ -104,7 +105,7 @@ def test_inference_data_holds_only_released_draws_and_certificate(tmp_path):
     from bayesdp import _arviz
 
     s = _sampler(num_chains=3, certifier=FakeCertifier(curve=GDP(0.2))).run(jax.random.key(1))
-    idata = s.to_inference_data()
+    idata = chain_inference_data(s)
     assert _arviz.group_names(idata) == ["posterior"]
     assert list(idata.posterior.data_vars) == ["theta"]
     assert idata.posterior["theta"].shape == (3, 1, 3)  # final draw of each chain only

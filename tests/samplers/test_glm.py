@@ -12,7 +12,7 @@ import pytest
 from bayesdp.samplers import ModelPotential, Sampler
 from bayesdp.samplers import driver, glm, gradients
 
-from _sampler_models import gaussian_mean, logistic, logistic_data
+from _sampler_models import gaussian_mean, glm_gradient, logistic, logistic_data
 
 
 def intercept_features(X, y=None):
@@ -113,15 +113,15 @@ def test_affinity_proof_on_plain_functions():
 def test_glm_gradient_equals_numpyro_gradient(model, num_chains):
     pot = _pot(model, m=50, d=4, seed=3)
     structure, _ = glm.detect(pot)
-    general = jax.jit(lambda th: gradients.full_batch(pot)(None, th, pot.data))
+    general = jax.jit(lambda th: gradients.build(pot, batch_size=None, clipped=False)(None, th, pot.data))
     rng = np.random.default_rng(0)
     thetas = np.concatenate([np.zeros((1, pot.dim)), rng.normal(size=(num_chains * 2, pot.dim))])
     thetas = jnp.asarray(thetas[:num_chains] if num_chains > 1 else thetas[:1], jnp.float32)
     thetas_rand = jnp.asarray(rng.normal(size=(num_chains, pot.dim)), jnp.float32)
     forms = glm.FORMS_SINGLE if num_chains == 1 else glm.FORMS_CHAINS
     for form in forms:
-        a = glm.arrays(structure, pot.data, pot.dim, jnp.float32, with_rows=True)
-        g = jax.jit(glm.build_gradient(structure, form, num_chains))
+        a = glm.arrays(structure, pot.data, pot.dim, jnp.float32)
+        g = jax.jit(glm_gradient(structure, form, num_chains))
         for th in (thetas, thetas_rand):
             x = th[0] if num_chains == 1 else th
             expected = np.stack([np.asarray(general(t)) for t in th])
@@ -135,11 +135,12 @@ def test_glm_gradient_at_logits_zero_is_half_minus_y():
     X, y = logistic_data(30, 3, seed=2)
     pot = ModelPotential(logistic, {"X": X, "y": y})
     structure, _ = glm.detect(pot)
-    a = glm.arrays(structure, pot.data, pot.dim, jnp.float32, with_rows=False)
-    got = np.asarray(glm.build_gradient(structure, glm.FEATURES, 1)(jnp.zeros(3), pot.data, a))
+    a = glm.arrays(structure, pot.data, pot.dim, jnp.float32)
+    got = np.asarray(glm_gradient(structure, glm.FEATURES, 1)(jnp.zeros(3), pot.data, a))
     expected = X.astype(np.float64).T @ (0.5 - y.astype(np.float64))
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(np.asarray(gradients.full_batch(pot)(None, jnp.zeros(3), pot.data)), expected,
+    full = gradients.build(pot, batch_size=None, clipped=False)
+    np.testing.assert_allclose(np.asarray(full(None, jnp.zeros(3), pot.data)), expected,
                                rtol=1e-5, atol=1e-6)
 
 
@@ -247,10 +248,10 @@ def test_row_blocks_with_a_last_block_overlapping(monkeypatch, num_chains):
     assert set(a) == {"y"}
     rng = np.random.default_rng(1)
     th = jnp.asarray(rng.normal(size=(num_chains, pot.dim)), jnp.float32)
-    general = jax.jit(lambda t: gradients.full_batch(pot)(None, t, pot.data))
+    general = jax.jit(lambda t: gradients.build(pot, batch_size=None, clipped=False)(None, t, pot.data))
     expected = np.stack([np.asarray(general(t)) for t in th])
     x = th[0] if num_chains == 1 else th
-    got = np.asarray(jax.jit(glm.build_gradient(structure, glm.ROW_BLOCKS, num_chains))(x, pot.data, a))
+    got = np.asarray(jax.jit(glm_gradient(structure, glm.ROW_BLOCKS, num_chains))(x, pot.data, a))
     np.testing.assert_allclose(got.reshape(expected.shape), expected, rtol=1e-5, atol=1e-5)
     valid = jnp.arange(50) < 37   # a mask (records sharded with padding): only rows 0..36 count
     lik = jax.jit(glm.likelihood_gradient(structure, glm.ROW_BLOCKS, num_chains))
@@ -266,9 +267,8 @@ def test_feature_major_copy_in_blocks_is_exact(monkeypatch):
     pot = ModelPotential(logistic, {"X": X, "y": y})
     structure, _ = glm.detect(pot)
     monkeypatch.setattr(glm, "BLOCK_BYTES", 3 * 40 * 4)
-    a = glm.arrays(structure, pot.data, pot.dim, jnp.float32, with_rows=True)
+    a = glm.arrays(structure, pot.data, pot.dim, jnp.float32)
     np.testing.assert_array_equal(np.asarray(a["JT"]), X.T)
-    np.testing.assert_array_equal(np.asarray(a["J"]), X)
     np.testing.assert_array_equal(np.asarray(a["c"]), 0.0)
     np.testing.assert_array_equal(np.asarray(a["y"]), y)
 

@@ -22,6 +22,21 @@ from scipy import stats
 from bayesdp.samplers import minibatch as mb
 
 
+def floyd_sequential(t, m, s):
+    """Floyd's loop in plain Python on given draws ``t`` (t[j] in {0, ..., m - s + j}): the reference mb.floyd
+    is tested against.  J = m - s + j is added when t[j] was already chosen."""
+    chosen, seen = [], set()
+    for j, tj in enumerate(t):
+        v = m - s + j if int(tj) in seen else int(tj)
+        chosen.append(v)
+        seen.add(v)
+    return chosen
+
+
+def test_floyd_sequential_reference():
+    assert floyd_sequential([2, 1, 2], 5, 3) == [2, 1, 4]   # J = 2, 3, 4: 2 added, 1 added, 2 collides so J_2 = 4
+
+
 def _all_draws(m, s):
     return np.array(list(itertools.product(*[range(m - s + j + 1) for j in range(s)])), dtype=np.int32)
 
@@ -31,7 +46,7 @@ def test_parallel_floyd_is_floyd_and_exactly_uniform_by_enumeration(m, s):
     t = _all_draws(m, s)
     out = np.asarray(jax.jit(lambda a: mb.floyd(a, m, s))(jnp.asarray(t)))
     for row, draws in zip(out[:200], t[:200]):
-        assert row.tolist() == mb.floyd_sequential(draws, m, s)
+        assert row.tolist() == floyd_sequential(draws, m, s)
     sets = [tuple(sorted(r)) for r in out.tolist()]
     assert all(len(set(r)) == s and min(r) >= 0 and max(r) < m for r in sets)
     counts = np.bincount([{c: i for i, c in enumerate(itertools.combinations(range(m), s))}[r] for r in sets])
@@ -47,7 +62,7 @@ def test_parallel_floyd_equals_sequential_on_random_draws():
         t[:8, 1:] = np.minimum(m - s + rng.integers(0, np.arange(1, s)), m - s + np.arange(1, s))
         out = np.asarray(mb.floyd(jnp.asarray(t), m, s))
         for row, draws in zip(out, t):
-            assert row.tolist() == mb.floyd_sequential(draws, m, s)
+            assert row.tolist() == floyd_sequential(draws, m, s)
 
 
 def test_later_occurrence_branches_agree():

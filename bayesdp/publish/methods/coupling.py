@@ -198,7 +198,6 @@ class CouplingMethod:
 
     def _design(self, an: Analysed, spec) -> dict:
         src = an.source
-        kern = src.kernel
         if src.given == "chain":
             chains, kept, _ = src.draws.shape
             if src.run_kind == "final":
