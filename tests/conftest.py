@@ -1,6 +1,9 @@
+import atexit
 import os
+import shutil
 import signal
 import sys
+import tempfile
 
 import pytest
 
@@ -10,6 +13,19 @@ sys.path.insert(0, os.path.dirname(__file__))
 # The tests never write to the user's compilation cache (bayesdp/jax_cache.py): the CLI's cache is off in this
 # process and in every subprocess it starts; tests/test_jax_cache.py turns it on in a tmp folder explicitly.
 os.environ["BAYESDP_JAX_CACHE"] = "0"
+
+# The suite's own compilation cache (docs/testing.md, "Compilation cache"): the suite compiles the same small
+# programs again and again (closures made afresh in each test, every CLI subprocess, the caches dropped below to
+# bound memory); JAX's persistent cache in one private temporary folder per pytest run, shared by this process
+# and its subprocesses through JAX's own variables, turns those compilations into loads.  The folder is removed
+# at exit; a JAX cache configured by whoever runs the tests wins; BAYESDP_TEST_JAX_CACHE=0 turns it off.
+if os.environ.get("BAYESDP_TEST_JAX_CACHE", "1").strip().lower() not in ("0", "false", "no", "off") \
+        and "JAX_COMPILATION_CACHE_DIR" not in os.environ and "jax" not in sys.modules:
+    _SESSION_CACHE = tempfile.mkdtemp(prefix="bayesdp-tests-jax-")          # mode 0700
+    os.environ["JAX_COMPILATION_CACHE_DIR"] = _SESSION_CACHE
+    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
+    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
+    atexit.register(shutil.rmtree, _SESSION_CACHE, True)
 
 
 # Ctrl-C stops the run.  Code under test may swallow KeyboardInterrupt (`bayesdp.cli.main` turns it into exit
@@ -26,6 +42,9 @@ def _on_sigint(signum, frame):
 
 
 def pytest_sessionstart(session):
+    # under pytest-xdist the controller owns Ctrl-C: it stops its workers, which keep the default handler
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _on_sigint)
 
@@ -44,6 +63,21 @@ def _has_gpu() -> bool:
         return any(d.platform == "gpu" for d in jax.devices())
     except Exception:  # noqa: BLE001 - no usable backend beyond the CPU
         return False
+
+
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto`` (the default, pyproject.toml): one worker per usable core, at most 4 and at most one per GB of
+    available memory (each worker holds its own JAX and compiled programs, about 1 GB at its peak)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    try:
+        with open("/proc/meminfo") as f:
+            avail = next(int(line.split()[1]) * 1024 for line in f if line.startswith("MemAvailable:"))
+    except (OSError, StopIteration, ValueError, IndexError):
+        avail = 1 << 32
+    return max(1, min(cores, 4, avail >> 30))
 
 
 def pytest_configure(config):
