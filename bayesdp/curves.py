@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from .errors import AssumptionError, check_finite, nonnegative, probability_open
 from .exact import round_up
@@ -403,6 +403,7 @@ class RDP(PrivacyCurve):
             best = min(mironov, self._eps_at(a_star, log1_delta, "cks"))
             f = lambda t: self._eps_at(1.0 + math.exp(t), log1_delta, "cks")  # noqa: E731
             t0 = 0.5 * (math.log(log1_delta) - math.log(k))   # log(a_star - 1) without rounding a_star to 1
+            from scipy import optimize   # heavy (0.5 s): only where a curve is optimised
             res = optimize.minimize_scalar(f, bounds=(t0 - 6.0, t0 + 6.0), method="bounded",
                                            options={"xatol": 1e-10})
             if res.success and math.isfinite(res.fun):
@@ -433,6 +434,7 @@ class RDP(PrivacyCurve):
             return v if math.isfinite(v) else 1e300
 
         if hi > lo:
+            from scipy import optimize   # heavy (0.5 s): only where a curve is optimised
             res = optimize.minimize_scalar(finite, bounds=(lo, hi), method="bounded", options={"xatol": 1e-10})
             if res.success and math.isfinite(res.fun):
                 best = min(best, float(res.fun))
@@ -482,6 +484,7 @@ class RDP(PrivacyCurve):
                 f = lambda t: self._log_delta_at(1.0 + math.exp(t), e)  # noqa: E731
                 t0 = math.log(max(a_star - 1.0, 1e-12))
                 if math.isfinite(t0):   # a_star overflows for eps >> kappa: the closed form above suffices
+                    from scipy import optimize   # heavy (0.5 s): only where a curve is optimised
                     res = optimize.minimize_scalar(f, bounds=(t0 - 6.0, t0 + 6.0), method="bounded",
                                                    options={"xatol": 1e-10})
                     if res.success and math.isfinite(res.fun):
@@ -715,6 +718,7 @@ class GDP(PrivacyCurve):
         g = lambda e: gdp_log_delta(mu, e) - target  # noqa: E731
         if not g(lo) > 0.0:   # the float formula and the 60-digit one disagree at 0: bisect in 60 digits
             return _gdp_epsilon_mp(mu, d)
+        from scipy import optimize   # heavy (0.5 s): only where a curve is optimised
         root = optimize.brentq(g, lo, hi, xtol=1e-14, rtol=4 * np.finfo(float).eps, maxiter=500)
         # Return a point whose delta is <= the requested one (an upper bound on eps).
         eps = root
