@@ -52,6 +52,15 @@ def test_light_commands_import_no_heavy_module(argv):
     assert got["loaded"] == []
 
 
+def test_import_bayesdp_leaves_scipy_optimize_out():
+    """scipy.optimize (0.5 s, half of `import bayesdp` before) is imported only where a curve is optimised."""
+    code = "import sys, bayesdp; print(sorted(m for m in sys.modules if m.startswith('scipy.optimize')))"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]"
+
+
 def _exact_lipschitz(rho, step_size, beta, n, burn_in, thinning, chains):
     """The definition (docs/release.md §4.2) in 50-digit arithmetic: w_j = 1[j kept] + rho w_{j+1}, run
     backwards step by step, then s sqrt(c sum w_j^2) / (c N)."""
