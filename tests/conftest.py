@@ -131,6 +131,8 @@ SLOW = {
         "test_path_release_items_carry_the_equivalent_noise_and_the_error_interval",
     "tests/release/test_error_interval.py::test_a_tempered_chain_s_quantiles_are_labelled_tempered":
         "test_tempered_labels_reach_the_table_and_the_json",
+    "tests/release/test_error_interval.py::test_cli_prints_and_emits_the_error_interval_and_tempered_labels":
+        "test_tempered_labels_reach_the_table_and_the_json",
     "tests/release/test_release_final.py::test_cli_final_release_and_bad_input":
         "test_release_is_the_planned_chains_final_draw",
     "tests/release/test_release_final.py::test_api_auto_picks_final_for_a_prior_dominated_model":

@@ -15,7 +15,7 @@ from .statistics import ReleasedValue
 import html
 import math as _m
 
-__all__ = ["ReleaseResult", "INTERVAL_NOTE"]
+__all__ = ["ReleaseResult", "INTERVAL_NOTE", "quality_lines"]
 
 
 @dataclass(frozen=True)
@@ -119,8 +119,8 @@ class ReleaseResult:
             else {}
         beta = s.get("inverse_temperature")
         at = f" {beta:.4g}" if isinstance(beta, (int, float)) else ""
-        return (f"note: the TEMPERED intervals are quantiles of a chain at inverse temperature{at}, not 1: the spread "
-                "of the tempered distribution, NOT posterior credible intervals")
+        return (f"note: the TEMPERED intervals are quantiles of a chain at inverse temperature{at}, not 1: the "
+                "spread of the tempered distribution, NOT posterior credible intervals")
 
     def _title(self) -> str:
         method = (self.extra.get("method") or {}) if isinstance(self.extra.get("method"), Mapping) else {}
@@ -245,6 +245,54 @@ class ReleaseResult:
             "private": self.private,
             **{k: v for k, v in self.extra.items()},
         }
+
+
+def quality_lines(out: Mapping[str, Any]) -> list[str]:
+    """How good each released value is, as text lines for ``bayesdp release`` (from the JSON of
+    :meth:`ReleaseResult.to_dict`): the predicted error and its label, the error interval, the chain's equivalent
+    noise sd (path, last draw) and a quantile request's credible interval, marked TEMPERED with one line of
+    explanation when the chain was not at inverse temperature 1 (docs/release.md §11).
+
+    Args:
+        out: the release's JSON.
+
+    Returns:
+        The lines (a header, one per value, and the tempered note when it applies).
+
+    Examples:
+        >>> it = {"name": "w", "predicted_rmse": 0.5, "predicted_label": "heuristic", "level": 0.9,
+        ...       "error_interval": [0.1, 1.7], "equivalent_noise_sd": 0.5}
+        >>> print("\\n".join(quality_lines({"items": [it]})))
+          name  pred. rmse  error interval (90%)  equiv. noise sd  label
+          w            0.5  [0.1, 1.7]            0.5              heuristic
+    """
+    its = list(out.get("items") or [])
+    if not its:
+        return []
+    fmt = lambda x: "n/a" if x is None else f"{x:.4g}"  # noqa: E731
+    pair = lambda iv: "n/a" if iv is None else f"[{iv[0]:.4g}, {iv[1]:.4g}]"  # noqa: E731
+    tempered = any(it.get("interval_kind") == "tempered" for it in its)
+    cols = [("pred. rmse", [fmt(it.get("predicted_rmse")) for it in its], ">"),
+            (f"error interval ({its[0].get('level', 0.95):.0%})", [pair(it.get("error_interval")) for it in its], "<")]
+    if any(it.get("equivalent_noise_sd") is not None for it in its):
+        cols.append(("equiv. noise sd", [fmt(it.get("equivalent_noise_sd")) for it in its], "<"))
+    if any(it.get("credible_interval") is not None for it in its):
+        cols.append(("TEMPERED interval" if tempered else "credible interval",
+                     [pair(it.get("credible_interval")) for it in its], "<"))
+    cols.append(("label", [it.get("predicted_label") or "" for it in its], "<"))
+    w = max([len("name")] + [len(it["name"]) for it in its])
+    widths = [max([len(h)] + [len(c) for c in cells]) for h, cells, _ in cols]
+    lines = ["  " + "  ".join([f"{'name':<{w}}"] + [f"{h:{a}{wd}}" for (h, _, a), wd in zip(cols, widths)])]
+    for r, it in enumerate(its):
+        lines.append("  " + "  ".join([f"{it['name']:<{w}}"] + [f"{cells[r]:{a}{wd}}"
+                                                              for (_, cells, a), wd in zip(cols, widths)]))
+    if tempered:
+        settings = (out.get("method") or {}).get("settings") or {}
+        beta = settings.get("inverse_temperature")
+        at = f" {beta:.4g}" if isinstance(beta, (int, float)) else ""
+        lines.append(f"note: the TEMPERED intervals are quantiles of a chain at inverse temperature{at}, not 1: the "
+                     "spread of the tempered distribution, NOT posterior credible intervals")
+    return [line.rstrip() for line in lines]
 
 
 INTERVAL_NOTE = ("'interval' contains the non-private Monte Carlo estimate with the stated probability (noise only); "

@@ -243,7 +243,11 @@ def test_a_tempered_chain_s_quantiles_are_labelled_tempered():
             assert it.interval_kind == "tempered" and it.credible_level == pytest.approx(0.9)
             assert it.credible_interval == (min(q05.value, q95.value), max(q05.value, q95.value))
             assert it.error_interval is None and "tempered" in it.error_interval_basis
-        # a sample quantile's sd: the mean's times sqrt(q (1 - q)) / phi(z_q)
+        # a sample quantile's sd: its coordinate mean's, sqrt(2 / (beta lam N)) at step 1/lam, times
+        # sqrt(q (1 - q)) / phi(z_q)
+        lam, s = consts["total_strong_convexity"], plan.settings
+        mean_sd = math.sqrt(2.0 / (beta * lam * (s["num_steps"] - s["burn_in"])))
+        assert q50.equivalent_noise_sd == pytest.approx(mean_sd * 0.5 / 0.3989422804014327, rel=1e-9)
         assert q05.equivalent_noise_sd / q50.equivalent_noise_sd == pytest.approx(
             math.sqrt(0.05 * 0.95) / 0.10313564037537128 / (0.5 / 0.3989422804014327), rel=1e-9)
     text = str(res)
@@ -253,3 +257,31 @@ def test_a_tempered_chain_s_quantiles_are_labelled_tempered():
     items = describe_values(quant.names[:3], [-1.0, 0.0, 1.0], noise_scale=1.0, noise_variance=2.0)
     assert [it.interval_kind for it in with_credible_intervals(items, quant, 1.0)] == ["posterior"] * 3
     assert with_credible_intervals(items, quant, 1.0)[0].credible_interval == (-1.0, 1.0)
+
+
+def _logistic_data(m=300, d=2, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True) * 1.1
+    y = (rng.random(m) < 1 / (1 + np.exp(-2 * X[:, 0]))).astype(float)
+    return {"X": X, "y": y}
+
+
+@pytest.mark.slow
+def test_cli_prints_and_emits_the_error_interval_and_tempered_labels(tmp_path, capsys):
+    from bayesdp.cli import main
+
+    path = tmp_path / "d.npz"
+    np.savez(path, **_logistic_data())
+    base = ["release", "logistic", "--data", str(path), "--domain", "X.norm=1", "y.values=0,1", "--epsilon", "1",
+            "--delta", "1e-6", "--budget", "4", "--budget-delta", "1e-5", "--ledger", str(tmp_path / "l.jsonl"),
+            "--method", "path", "--level", "0.9"]
+    assert main(base + ["--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for it in out["items"]:
+        sd = it["equivalent_noise_sd"]
+        assert sd == it["predicted_rmse"] and sd > 0 and out["noise_scale"] == 0.0
+        assert it["error_interval"] == pytest.approx([it["value"] - Z90 * sd, it["value"] + Z90 * sd], rel=1e-9)
+    assert main(base + ["--stat", "quantiles", "--q", "0.05,0.95", "--num-steps", "200"]) == 0
+    text = capsys.readouterr().out
+    assert "equiv. noise sd" in text and "TEMPERED interval" in text and "NOT posterior credible intervals" in text

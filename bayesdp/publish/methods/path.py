@@ -98,9 +98,13 @@ class PathMethod:
         # the chain's randomness as Gaussian noise per value (docs/release.md §11); at the default burn-in n/2 it
         # is predicted_path_error's 2 grad_diff^2 / (mu^2 lambda_p^2) per direction
         sd = chain_noise_sd(c_, an.dim, k, stat.l2, beta, float(step), n - b, c)
+        if stat.quantile_levels:       # each quantile reads one coordinate: its mean's noise, scaled per level (§11)
+            eq_sd = chain_noise_sd(c_, an.dim, 1, 1.0, beta, float(step), n - b, c)
+        else:
+            eq_sd = sd
         settings = {"sampler": "ULA", "step_size": float(step), "step_size_rule": rule, "num_steps": int(n),
                     "num_steps_rule": n_rule, "burn_in": int(b), "num_chains": int(c), "thinning": 1,
-                    "inverse_temperature": beta, "gdp_mu": mu, "grad_diff": float(gd), "equivalent_noise_sd": sd}
+                    "inverse_temperature": beta, "gdp_mu": mu, "grad_diff": float(gd), "equivalent_noise_sd": eq_sd}
         return MethodPlan(
             method="path", settings=settings, predicted_rmse=sd,
             predicted_label="heuristic",
