@@ -25,7 +25,8 @@ class ReleaseResult:
     Attributes:
         values: the released values (after clamping to the statistic's range).
         names: one name per value.
-        noise_scale: the noise scale per value (Laplace b, or Gaussian sigma).
+        noise_scale: the added noise's scale per value (Laplace b, or Gaussian sigma; 0 for the path and last-draw
+            releases, whose chain is the noise: see each item's ``equivalent_noise_sd``).
         noise_variance: the noise variance per value.
         sensitivity: effective L1 (Laplace) or L2 (Gaussian) sensitivity (proven window + grid rounding).
         proven_sensitivity: the route's window before rounding.
@@ -34,7 +35,9 @@ class ReleaseResult:
         delta: the charged delta.
         source: the certificate's source.
         certificate: the release's :class:`~bayesdp.certificate.Certificate`.
-        items: one :class:`~bayesdp.publish.statistics.ReleasedValue` per value (with intervals).
+        items: one :class:`~bayesdp.publish.statistics.ReleasedValue` per value: its intervals, its predicted
+            error, ``error_interval``, ``equivalent_noise_sd`` (path, last draw) and, for quantile requests,
+            ``credible_interval`` and ``interval_kind`` (docs/release.md §11).
         remaining_budget: the budget left after the release.
         ledger: the ledger's path (None for an in-memory accountant).
         routes: every sensitivity route considered, the chosen one marked.
