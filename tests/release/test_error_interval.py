@@ -323,3 +323,26 @@ def test_last_draw_error_interval_covers_the_exact_posterior_mean_at_its_level()
     lower = beta_dist.ppf(0.025, covered, total - covered + 1)
     upper = beta_dist.ppf(0.975, covered + 1, total - covered)
     assert lower >= 0.85 and lower <= 0.9 <= upper, (covered, total, lower, upper)
+
+
+def test_sgld_coupling_error_interval_adds_the_public_monte_carlo_prediction():
+    """SGLD has no proven Monte Carlo bound: the error interval spends half of 1 - level on the Laplace noise and
+    half on the chain's Monte Carlo error predicted from public inputs: logistic regression with prior N(0, 1) and
+    |x| <= 1 has m_K = 1 and L = 1 + m/4, so lambda_p = 1 + (m/4)/(4 d); the average over N = 200 kept steps at
+    step gamma has variance min(1/(lambda_p (1 - gamma lambda_p/2)), 2/(lambda_p^2 gamma N))."""
+    import importlib
+
+    logistic = importlib.import_module("bayesdp.models").logistic
+    data, m, d, gamma = _logistic_data(m=150), 150, 2, 0.01
+    spec = ReleaseSpec("mean", epsilon=1.0, level=0.9, chain=ChainOptions(num_steps=400))
+    res = bayesdp.release(bayesdp.SGLD(logistic, domain=["X.norm=1", "y.values=0,1"], step_size=gamma, batch_size=50),
+                          spec, data=data, accountant=bayesdp.PrivacyAccountant(budget=1.0))
+    lam = 1.0 + (m / 4.0) / (4 * d)
+    mc_sd = math.sqrt(min(1.0 / (lam * (1 - gamma * lam / 2)), 2.0 / (lam * lam * gamma * 200)))
+    b = res.noise_scale
+    for it in res.items:
+        assert it.total_interval is None and "heuristic" in it.error_interval_basis
+        half = (it.error_interval[1] - it.error_interval[0]) / 2.0
+        # rel 1e-6: the analyser certifies the declared norm rounded up (Domain ... certified_norm)
+        assert half == pytest.approx(b * math.log(20.0) + granularity(b) + 1.959963984540054 * mc_sd, rel=1e-6)
+        assert it.predicted_rmse == pytest.approx(math.sqrt(2.0) * b, rel=1e-12)      # keeps its meaning: the noise
