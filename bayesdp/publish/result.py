@@ -138,11 +138,13 @@ class ReleaseResult:
         names = [it.name for it in self.items]
         w = max([len("name")] + [len(n) for n in names])
         widths = [max([len(h)] + [len(c) for c in cells]) for h, cells in cols]
-        lines = [self._title(), "  " + "  ".join([f"{'name':<{w}}"] + [f"{h:>{wd}}" if i < 2 else f"{h:<{wd}}"
-                                                                     for i, ((h, _), wd) in enumerate(zip(cols, widths))])]
+        def row(first: str, cells: list[str]) -> str:       # the numbers right-aligned, the intervals left
+            return "  " + "  ".join([f"{first:<{w}}"] + [f"{c:>{wd}}" if i < 2 else f"{c:<{wd}}"
+                                                         for i, (c, wd) in enumerate(zip(cells, widths))])
+
+        lines = [self._title(), row("name", [h for h, _ in cols])]
         for r, n in enumerate(names):
-            lines.append("  " + "  ".join([f"{n:<{w}}"] + [f"{cells[r]:>{wd}}" if i < 2 else f"{cells[r]:<{wd}}"
-                                                          for i, ((_, cells), wd) in enumerate(zip(cols, widths))]))
+            lines.append(row(n, [cells[r] for _, cells in cols]))
         note = self._tempered_note()
         if note:
             lines.append(note)
@@ -155,8 +157,9 @@ class ReleaseResult:
 
         cols = self._columns()
         head = "".join(f"<th>{html.escape(h)}</th>" for h in ["name"] + [h for h, _ in cols])
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in [it.name] + [cells[r] for _, cells in cols])
-                       + "</tr>" for r, it in enumerate(self.items))
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>"
+                                        for c in [it.name] + [cells[r] for _, cells in cols]) + "</tr>"
+                       for r, it in enumerate(self.items))
         note = self._tempered_note()
         return (f"<p>{html.escape(self._title())}</p><table><thead><tr>{head}</tr></thead>"
                 f"<tbody>{body}</tbody></table>" + (f"<p>{html.escape(note)}</p>" if note else ""))

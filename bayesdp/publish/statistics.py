@@ -686,8 +686,8 @@ def with_credible_intervals(items: Sequence[ReleasedValue], statistic: Statistic
         lo, hi = block[lo_i].value, block[hi_i].value
         ci = (float(min(lo, hi)), float(max(lo, hi)))
         for j in range(m):
-            out[start + j] = replace(block[j], credible_interval=ci, credible_level=round(float(levels[hi_i] - levels[lo_i]), 12),
-                                     interval_kind=kind)
+            out[start + j] = replace(block[j], credible_interval=ci, interval_kind=kind,
+                                     credible_level=round(float(levels[hi_i] - levels[lo_i]), 12))
     return tuple(out)
 
 
