@@ -161,6 +161,14 @@ SLOW = {
         "the other test_sharding.py tests",
     "tests/samplers/test_distributed.py::test_two_processes_match_one_process": "none (two JAX processes)",
     # releases and the API: one of each kind stays fast
+    "tests/release/test_error_interval.py::test_error_interval_covers_the_exact_posterior_mean_at_its_level":
+        "test_path_release_items_carry_the_equivalent_noise_and_the_error_interval",
+    "tests/release/test_error_interval.py::test_a_tempered_chain_s_quantiles_are_labelled_tempered":
+        "test_tempered_labels_reach_the_table_and_the_json",
+    "tests/release/test_error_interval.py::test_last_draw_error_interval_covers_the_exact_posterior_mean_at_its_level":
+        "test_the_last_draw_refuses_quantiles_and_auto_goes_to_a_method_that_answers",
+    "tests/release/test_error_interval.py::test_cli_prints_and_emits_the_error_interval_and_tempered_labels":
+        "test_tempered_labels_reach_the_table_and_the_json",
     "tests/release/test_release_final.py::test_cli_final_release_and_bad_input":
         "test_release_is_the_planned_chains_final_draw",
     "tests/release/test_release_final.py::test_api_auto_picks_final_for_a_prior_dominated_model":

@@ -19,6 +19,7 @@ from ..cli import ARG_TYPES, emit_json
 from ..errors import AssumptionError
 from ..publish.spec import (ChainOptions, Coupling, Function, Mean, Median, Probability, Quantiles, ReleaseSpec,
                             SampleAggregate)
+from ..publish.result import quality_lines
 from ..publish.statistics import check_range
 from ..resources import check_state_file
 from . import _common as c
@@ -282,6 +283,7 @@ def format_release(out: dict) -> str:
             tlo, thi = it["total_interval"]
             row += f"   [{tlo:.6g}, {thi:.6g}]"
         lines.append(row)
+    lines += ["", *quality_lines(out)]
     rb = out["remaining_budget"]
     lines += ["", f"ledger {out['ledger']}: remaining epsilon {rb['epsilon']:.6g}, delta {rb['delta']:.3g}",
               "the chain" + ("s were" if out.get("sample_and_aggregate") else " itself was") +
@@ -303,6 +305,7 @@ def format_final(out: dict) -> str:
     lines.append(f"  {'name':<{w}}  {'value':>12}")
     for it in out["items"]:
         lines.append(f"  {it['name']:<{w}}  {it['value']:>12.6g}")
+    lines += ["", *quality_lines(out)]
     rb = out["remaining_budget"]
     lines += ["", f"ledger {out['ledger']}: remaining epsilon {rb['epsilon']:.6g}, delta {rb['delta']:.3g}",
               "the chain was not published (only the values above, a statistic of its final draw)",
@@ -323,6 +326,7 @@ def format_path(out: dict) -> str:
         iv = it["interval"]
         lines.append(f"  {it['name']:<{w}}  {it['value']:>12.6g}  " +
                      ("n/a" if iv is None else f"[{iv[0]:.6g}, {iv[1]:.6g}]"))
+    lines += ["", *quality_lines(out)]
     rb = out["remaining_budget"]
     lines += ["", f"ledger {out['ledger']}: remaining epsilon {rb['epsilon']:.6g}, delta {rb['delta']:.3g}",
               "the chain was not published (only the values above)", f"chain keys: {p['chain_keys']}"]

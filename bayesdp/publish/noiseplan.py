@@ -6,6 +6,7 @@ at the requested (epsilon, delta), computed from the sensitivities alone (never 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -14,12 +15,12 @@ from ..errors import AssumptionError
 from .noise import gaussian_calibration, gaussian_interval_halfwidth, granularity, laplace_interval_halfwidth
 from .sensitivity import CouplingBound, MonteCarloBound, SensitivityRoute, concentration_route, coupling_route
 from .spec import check_noise
-from .statistics import Statistic
+from .statistics import Statistic, two_sided_normal_quantile
 from ..budget.ledger import decimal_at_least, to_decimal
 from ..curves import RDP, ApproxDP
 from decimal import Decimal
 
-__all__ = ["NoisePlan", "plan_noise", "sensitivity_routes", "interval_half_widths", "AUTO_RULE"]
+__all__ = ["NoisePlan", "plan_noise", "sensitivity_routes", "interval_half_widths", "error_half_width", "AUTO_RULE"]
 
 AUTO_RULE = ("auto: the noise with the smaller expected squared error sum_i E[noise_i^2] at the requested (epsilon, "
              "delta), computed from the sensitivities only (Laplace 2 b^2, Gaussian sigma^2 per coordinate)")
@@ -219,3 +220,53 @@ def interval_half_widths(plan: NoisePlan, noise_scale: float, grid: float, level
     if mc is None or statistic.kind != "mean":
         return h, None
     return h, noise_hw(1.0 - alpha / 2.0) + mc.half_width(statistic.l2, alpha / 2.0)
+
+
+def error_half_width(plan: NoisePlan, noise_scale: float, grid: float, level: float, statistic: Statistic,
+                     mc: MonteCarloBound | None, mc_sd: float | None) -> tuple[float, str]:
+    """The half-width of a noised release's ``error_interval`` at ``level`` (docs/release.md §11) and what it
+    includes: the noise's exact quantile (Laplace ``b log(1/(1 - level))``, Gaussian ``sigma z``, plus the grid),
+    and, for a Monte Carlo mean, the Monte Carlo error: the proven data-independent bound of §4.2 when there is one,
+    else the public heuristic standard deviation ``mc_sd`` (§11: the Ornstein-Uhlenbeck picture at the curvature
+    proxy) through the normal quantile; the two split ``1 - level`` in halves (union bound).  The chain's bias
+    relative to the exact posterior (ULA's step, the temperature) is not bounded and not included.
+
+    Args:
+        plan: the noise plan.
+        noise_scale: the drawn noise's scale.
+        grid: its grid.
+        level: the coverage.
+        statistic: the statistic (Monte Carlo terms for means only).
+        mc: the proven Monte Carlo bound, or None.
+        mc_sd: the heuristic Monte Carlo standard deviation per value, or None.
+
+    Returns:
+        ``(half-width, basis)``.
+
+    Examples:
+        >>> import math
+        >>> from bayesdp.publish.statistics import SiteSpec, coordinate_means
+        >>> plan = NoisePlan("laplace", "user", {}, {}, 0.0)
+        >>> h, basis = error_half_width(plan, 1.0, 0.0, 0.9, coordinate_means([SiteSpec("mu")]), None, None)
+        >>> round(h - math.log(10.0), 6), basis.startswith("release noise")     # the Laplace quantile, not z
+        (0.0, True)
+    """
+    alpha = 1.0 - level
+    if plan.mechanism == "gaussian":
+        noise_hw = lambda lv: gaussian_interval_halfwidth(noise_scale, grid, lv)  # noqa: E731
+        what = "release noise (Gaussian quantile, exact)"
+    else:
+        noise_hw = lambda lv: laplace_interval_halfwidth(noise_scale, lv)  # noqa: E731
+        what = "release noise (Laplace quantile b log(1/(1 - level)), exact)"
+    if statistic.kind != "mean":
+        return noise_hw(level), (what + "; the Monte Carlo error of a quantile and the chain's bias are not "
+                                 "included")
+    if mc is not None:
+        return (noise_hw(1.0 - alpha / 2.0) + mc.half_width(statistic.l2, alpha / 2.0),
+                what + " + Monte Carlo error (proven data-independent bound, docs/release.md §4.2), union bound; "
+                       "the chain's bias is not included")
+    if mc_sd is not None and math.isfinite(mc_sd):
+        return (noise_hw(1.0 - alpha / 2.0) + two_sided_normal_quantile(1.0 - alpha / 2.0) * mc_sd,
+                what + " + Monte Carlo error (heuristic: public Ornstein-Uhlenbeck prediction, docs/release.md §11), "
+                       "union bound; the chain's bias is not included")
+    return noise_hw(level), what + "; the Monte Carlo error and the chain's bias are not included (no prediction)"

@@ -18,16 +18,17 @@ curve (a ``gdp`` event: PLD and Renyi composition apply).
 from __future__ import annotations
 
 import math
+from statistics import NormalDist     # the standard library's
 from typing import Any, Mapping
 
 from ..certificate import Certificate
 from ..curves import GDP
 from ..errors import AssumptionError, positive, positive_int, require
 from ..mechanisms.registry import bound
-from .statistics import ReleasedValue, _clip_interval
+from .statistics import ReleasedValue, _clip_interval, two_sided_normal_quantile, with_error_intervals
 
 __all__ = ["path_certificate", "path_inverse_temperature", "gdp_mu", "path_num_steps", "curvature_proxy",
-           "predicted_path_error", "noiseless_items"]
+           "predicted_path_error", "noiseless_items", "chain_noise_sd", "chain_error_items"]
 
 SOURCE = "GDP composition of the path (Dong-Roth-Su Cor. 3.3)"
 
@@ -276,3 +277,100 @@ def predicted_path_error(constants: Mapping[str, Any], dim: int, epsilon: float,
     mu = gdp_mu(epsilon, delta)
     return min(int(num_coords), int(dim)) * l2_lipschitz ** 2 * 2.0 * float(gd) ** 2 / (mu * mu * lam * lam)
 
+
+
+def chain_noise_sd(constants: Mapping[str, Any], dim: int, num_coords: int, l2_lipschitz: float,
+                   inverse_temperature: float, step_size: float, kept_steps: int, num_chains: int = 1,
+                   last_draw: bool = False) -> float | None:
+    """The standard deviation, per released value, of the Gaussian noise that a chain's own randomness amounts to
+    (``equivalent_noise_sd``; docs/release.md §11), from public inputs only, in the Ornstein-Uhlenbeck picture of
+    §8.2 at the curvature proxy ``lambda_p`` (:func:`curvature_proxy`): ULA at step ``gamma`` on a quadratic of
+    curvature ``lambda`` is the AR(1) chain ``X' = (1 - gamma lambda) X + sqrt(2 gamma / beta) xi``, whose
+    stationary variance is ``s^2 = 1 / (beta lambda (1 - gamma lambda / 2))`` (one draw: the last-draw release)
+    and whose average over ``N`` kept steps has variance ``2 / (beta lambda^2 gamma N)`` (the long-run variance
+    ``(2 gamma / beta) / (gamma lambda)^2`` over N; at most ``s^2``), divided by ``c`` independent chains.  Both
+    are exact for a quadratic potential with ``lambda_p`` its curvature (the average's up to the start's
+    transient).  Per value: times ``l2 sqrt(min(k, dim) / k)``, the statistic's Euclidean constant spread over
+    its ``k`` values.  A prediction, not a bound.
+
+    Args:
+        constants: the analysis's constants (those of :func:`curvature_proxy`).
+        dim: the number of parameters.
+        num_coords: k, the statistic's number of values.
+        l2_lipschitz: the statistic's Euclidean constant.
+        inverse_temperature: beta.
+        step_size: gamma.
+        kept_steps: N, the steps kept per chain (after the burn-in; ignored for ``last_draw``).
+        num_chains: c.
+        last_draw: one draw per chain (the last-draw release) instead of the path's average.
+
+    Returns:
+        The standard deviation, or None when the constants are not proven.
+
+    Examples:
+        >>> consts = {"total_smoothness": 4.0, "total_strong_convexity": 4.0}            # lambda_p = 4
+        >>> round(chain_noise_sd(consts, 1, 1, 1.0, 0.5, 0.25, 100), 12)      # sqrt(2 / (0.5 * 16 * 0.25 * 100))
+        0.1
+        >>> round(chain_noise_sd(consts, 1, 1, 1.0, 0.5, 0.25, 1, last_draw=True) ** 2, 12)   # 1 / (0.5*4*0.5)
+        1.0
+    """
+    lam = curvature_proxy(constants, dim)
+    if lam is None or not math.isfinite(l2_lipschitz):
+        return None
+    beta, g = positive("inverse_temperature", inverse_temperature), positive("step_size", step_size)
+    c = positive_int("num_chains", num_chains)
+    k = positive_int("num_coords", num_coords)
+    stationary = 1.0 / (beta * lam * (1.0 - g * lam / 2.0)) if g * lam < 2.0 else math.inf
+    if last_draw:
+        var = stationary
+    else:
+        var = min(stationary, 2.0 / (beta * lam * lam * g * positive_int("kept_steps", kept_steps)))
+    per = float(l2_lipschitz) * math.sqrt(min(k, int(dim)) / k)
+    return per * math.sqrt(var / c)
+
+
+def chain_error_items(items, sd: float | None, level: float, value_range, what: str, statistic) -> tuple:
+    """The items of a release whose randomness is the chain (path, last draw) with ``equivalent_noise_sd = sd``
+    and ``error_interval = value +- z sd`` (``z`` the two-sided normal quantile at ``level``; docs/release.md
+    §11), for a mean; a quantile of the draws gets no error interval (its basis says why).
+
+    Args:
+        items: the released values.
+        sd: the equivalent noise sd (:func:`chain_noise_sd`), or None.
+        level: the level.
+        value_range: the statistic's range, or None.
+        what: the chain, in words (for the basis).
+        statistic: the released statistic.
+
+    Returns:
+        The items.
+
+    Examples:
+        >>> from bayesdp.publish.statistics import SiteSpec, coordinate_means
+        >>> st = coordinate_means([SiteSpec("w", 1)])
+        >>> it = chain_error_items(noiseless_items(st, [0.5], 0.95), 1.0, 0.95, None, "path", st)[0]
+        >>> [round(x, 6) for x in it.error_interval], it.equivalent_noise_sd            # 0.5 -/+ 1.959964
+        ([-1.459964, 2.459964], 1.0)
+    """
+    if statistic.kind != "mean":
+        levels = statistic.quantile_levels
+        basis = (f"none: a quantile of the {what}'s draws estimates the quantile of the chain's own (tempered) "
+                 "distribution; no interval for the posterior's is predicted")
+        if not levels or sd is None:
+            return with_error_intervals(items, None, basis, value_range)
+        # a sample quantile's sd is the mean's times sqrt(q (1 - q)) / phi(z_q) (Gaussian asymptotics, same draws)
+        nd = NormalDist()
+        out = []
+        for j, it in enumerate(items):
+            q = levels[j % len(levels)]
+            out += with_error_intervals([it], None, basis, value_range,
+                                        sd * math.sqrt(q * (1.0 - q)) / nd.pdf(nd.inv_cdf(q)))
+        return tuple(out)
+    if sd is None:
+        return with_error_intervals(items, None, "none: the curvature proxy is not proven for this model",
+                                    value_range)
+    return with_error_intervals(
+        items, two_sided_normal_quantile(level) * sd,
+        f"the {what}'s randomness as Gaussian noise of sd equivalent_noise_sd (heuristic: Ornstein-Uhlenbeck "
+        "picture at the public curvature proxy, docs/release.md §11), value +- z sd; the chain's bias (ULA's step, "
+        "the temperature, the start) is not included", value_range, sd)

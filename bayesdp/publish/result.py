@@ -15,7 +15,7 @@ from .statistics import ReleasedValue
 import html
 import math as _m
 
-__all__ = ["ReleaseResult", "INTERVAL_NOTE"]
+__all__ = ["ReleaseResult", "INTERVAL_NOTE", "quality_lines"]
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,8 @@ class ReleaseResult:
     Attributes:
         values: the released values (after clamping to the statistic's range).
         names: one name per value.
-        noise_scale: the noise scale per value (Laplace b, or Gaussian sigma).
+        noise_scale: the added noise's scale per value (Laplace b, or Gaussian sigma; 0 for the path and last-draw
+            releases, whose chain is the noise: see each item's ``equivalent_noise_sd``).
         noise_variance: the noise variance per value.
         sensitivity: effective L1 (Laplace) or L2 (Gaussian) sensitivity (proven window + grid rounding).
         proven_sensitivity: the route's window before rounding.
@@ -34,7 +35,9 @@ class ReleaseResult:
         delta: the charged delta.
         source: the certificate's source.
         certificate: the release's :class:`~bayesdp.certificate.Certificate`.
-        items: one :class:`~bayesdp.publish.statistics.ReleasedValue` per value (with intervals).
+        items: one :class:`~bayesdp.publish.statistics.ReleasedValue` per value: its intervals, its predicted
+            error, ``error_interval``, ``equivalent_noise_sd`` (path, last draw) and, for quantile requests,
+            ``credible_interval`` and ``interval_kind`` (docs/release.md §11).
         remaining_budget: the budget left after the release.
         ledger: the ledger's path (None for an in-memory accountant).
         routes: every sensitivity route considered, the chosen one marked.
@@ -91,10 +94,36 @@ class ReleaseResult:
     extra: Mapping[str, Any] = field(default_factory=dict)           # method-specific public facts (to_dict)
     private: bool = True
 
-    def _rows(self) -> list[tuple]:
-        return [(it.name, it.value, it.predicted_rmse, it.predicted_label or "",
-                 None if it.interval is None else it.interval[0], None if it.interval is None else it.interval[1])
-                for it in self.items]
+    def _columns(self) -> list[tuple[str, list[str]]]:
+        """The table's columns (header, cells): the value, its predicted error, the error interval, the equivalent
+        noise sd of a chain whose steps are the noise, a quantile request's credible interval, the label."""
+        its = self.items
+        fmt = lambda x: "n/a" if x is None else f"{x:.4g}"  # noqa: E731
+        pair = lambda iv: "n/a" if iv is None else f"[{iv[0]:.4g}, {iv[1]:.4g}]"  # noqa: E731
+        level = format(its[0].level, ".0%") if its else ""
+        cols = [("value", [f"{it.value:.5g}" for it in its]),
+                ("pred. rmse", [fmt(it.predicted_rmse) for it in its]),
+                (f"error interval ({level})", [pair(it.error_interval) for it in its])]
+        if any(it.equivalent_noise_sd is not None for it in its):
+            cols.append(("equiv. noise sd", [fmt(it.equivalent_noise_sd) for it in its]))
+        if any(it.credible_interval is not None for it in its):
+            kind = "TEMPERED" if any(it.interval_kind == "tempered" for it in its) else "credible"
+            cols.append((f"{kind} interval", [
+                "n/a" if it.credible_interval is None else f"{pair(it.credible_interval)} "
+                f"({it.credible_level:.0%}{', tempered' if it.interval_kind == 'tempered' else ''})" for it in its]))
+        cols.append(("label", [it.predicted_label or "" for it in its]))
+        return cols
+
+    def _tempered_note(self) -> str | None:
+        """One line when a quantile request came from a chain not at inverse temperature 1, else None."""
+        if not any(it.interval_kind == "tempered" for it in self.items):
+            return None
+        s = (self.extra.get("method") or {}).get("settings", {}) if isinstance(self.extra.get("method"), Mapping) \
+            else {}
+        beta = s.get("inverse_temperature")
+        at = f" {beta:.4g}" if isinstance(beta, (int, float)) else ""
+        return (f"note: the TEMPERED intervals are quantiles of a chain at inverse temperature{at}, not 1: the "
+                "spread of the tempered distribution, NOT posterior credible intervals")
 
     def _title(self) -> str:
         method = (self.extra.get("method") or {}) if isinstance(self.extra.get("method"), Mapping) else {}
@@ -105,45 +134,61 @@ class ReleaseResult:
         return head
 
     def __str__(self) -> str:
-        rows = self._rows()
-        w = max([len("name")] + [len(r[0]) for r in rows])
-        fmt = lambda x: "n/a" if x is None else f"{x:.4g}"  # noqa: E731
-        lines = [self._title(),
-                 f"  {'name':<{w}}  {'value':>11}  {'pred. rmse':>10}  {'interval (' + format(self.items[0].level, '.0%') + ')' if self.items else 'interval'}"]
-        for n, v, p, lab, lo, hi in rows:
-            iv = "n/a" if lo is None else f"[{lo:.4g}, {hi:.4g}]"
-            lines.append(f"  {n:<{w}}  {v:>11.5g}  {fmt(p):>10}  {iv}  {lab}")
+        cols = self._columns()
+        names = [it.name for it in self.items]
+        w = max([len("name")] + [len(n) for n in names])
+        widths = [max([len(h)] + [len(c) for c in cells]) for h, cells in cols]
+        def row(first: str, cells: list[str]) -> str:       # the numbers right-aligned, the intervals left
+            return "  " + "  ".join([f"{first:<{w}}"] + [f"{c:>{wd}}" if i < 2 else f"{c:<{wd}}"
+                                                         for i, (c, wd) in enumerate(zip(cells, widths))])
+
+        lines = [self._title(), row("name", [h for h, _ in cols])]
+        for r, n in enumerate(names):
+            lines.append(row(n, [cells[r] for _, cells in cols]))
+        note = self._tempered_note()
+        if note:
+            lines.append(note)
         rb = self.remaining_budget or {}
         lines.append(f"remaining budget: epsilon {rb.get('epsilon', float('nan')):.6g}, "
                      f"delta {rb.get('delta', float('nan')):.3g}")
-        return "\n".join(lines)
+        return "\n".join(line.rstrip() for line in lines)
 
     def _repr_html_(self) -> str:
 
-        head = "".join(f"<th>{h}</th>" for h in ("name", "value", "predicted rmse", "label", "interval"))
-        body = "".join(
-            f"<tr><td>{html.escape(n)}</td><td>{v:.5g}</td><td>{'' if p is None else format(p, '.4g')}</td>"
-            f"<td>{html.escape(lab)}</td><td>{'' if lo is None else f'[{lo:.4g}, {hi:.4g}]'}</td></tr>"
-            for n, v, p, lab, lo, hi in self._rows())
+        cols = self._columns()
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in ["name"] + [h for h, _ in cols])
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>"
+                                        for c in [it.name] + [cells[r] for _, cells in cols]) + "</tr>"
+                       for r, it in enumerate(self.items))
+        note = self._tempered_note()
         return (f"<p>{html.escape(self._title())}</p><table><thead><tr>{head}</tr></thead>"
-                f"<tbody>{body}</tbody></table>")
+                f"<tbody>{body}</tbody></table>" + (f"<p>{html.escape(note)}</p>" if note else ""))
 
     def to_dataframe(self):
         """The released values as a pandas DataFrame, one row per value (index: the names).
 
         Returns:
-            Columns ``value``, ``predicted_rmse``, ``predicted_label``, ``interval_low``, ``interval_high``,
-            ``noise_scale``, ``level``.
+            Columns ``value``, ``predicted_rmse``, ``predicted_label``, ``error_interval_low``,
+            ``error_interval_high``, ``equivalent_noise_sd``, ``credible_interval_low``, ``credible_interval_high``,
+            ``interval_kind``, ``interval_low``, ``interval_high``, ``noise_scale``, ``level``.
         """
         import pandas as pd
 
+        its = self.items
+        lo = lambda iv: None if iv is None else iv[0]  # noqa: E731
+        hi = lambda iv: None if iv is None else iv[1]  # noqa: E731
         return pd.DataFrame(
-            {"value": [it.value for it in self.items], "predicted_rmse": [it.predicted_rmse for it in self.items],
-             "predicted_label": [it.predicted_label for it in self.items],
-             "interval_low": [None if it.interval is None else it.interval[0] for it in self.items],
-             "interval_high": [None if it.interval is None else it.interval[1] for it in self.items],
-             "noise_scale": [it.noise_scale for it in self.items], "level": [it.level for it in self.items]},
-            index=pd.Index([it.name for it in self.items], name="name"))
+            {"value": [it.value for it in its], "predicted_rmse": [it.predicted_rmse for it in its],
+             "predicted_label": [it.predicted_label for it in its],
+             "error_interval_low": [lo(it.error_interval) for it in its],
+             "error_interval_high": [hi(it.error_interval) for it in its],
+             "equivalent_noise_sd": [it.equivalent_noise_sd for it in its],
+             "credible_interval_low": [lo(it.credible_interval) for it in its],
+             "credible_interval_high": [hi(it.credible_interval) for it in its],
+             "interval_kind": [it.interval_kind for it in its],
+             "interval_low": [lo(it.interval) for it in its], "interval_high": [hi(it.interval) for it in its],
+             "noise_scale": [it.noise_scale for it in its], "level": [it.level for it in its]},
+            index=pd.Index([it.name for it in its], name="name"))
 
     @property
     def noise_mechanism(self) -> str:
@@ -208,9 +253,63 @@ class ReleaseResult:
         }
 
 
+def quality_lines(out: Mapping[str, Any]) -> list[str]:
+    """How good each released value is, as text lines for ``bayesdp release`` (from the JSON of
+    :meth:`ReleaseResult.to_dict`): the predicted error and its label, the error interval, the chain's equivalent
+    noise sd (path, last draw) and a quantile request's credible interval, marked TEMPERED with one line of
+    explanation when the chain was not at inverse temperature 1 (docs/release.md §11).
+
+    Args:
+        out: the release's JSON.
+
+    Returns:
+        The lines (a header, one per value, and the tempered note when it applies).
+
+    Examples:
+        >>> it = {"name": "w", "predicted_rmse": 0.5, "predicted_label": "heuristic", "level": 0.9,
+        ...       "error_interval": [0.1, 1.7], "equivalent_noise_sd": 0.5}
+        >>> print("\\n".join(quality_lines({"items": [it]})))
+          name  pred. rmse  error interval (90%)  equiv. noise sd  label
+          w            0.5  [0.1, 1.7]            0.5              heuristic
+    """
+    its = list(out.get("items") or [])
+    if not its:
+        return []
+    fmt = lambda x: "n/a" if x is None else f"{x:.4g}"  # noqa: E731
+    pair = lambda iv: "n/a" if iv is None else f"[{iv[0]:.4g}, {iv[1]:.4g}]"  # noqa: E731
+    tempered = any(it.get("interval_kind") == "tempered" for it in its)
+    cols = [("pred. rmse", [fmt(it.get("predicted_rmse")) for it in its], ">"),
+            (f"error interval ({its[0].get('level', 0.95):.0%})", [pair(it.get("error_interval")) for it in its], "<")]
+    if any(it.get("equivalent_noise_sd") is not None for it in its):
+        cols.append(("equiv. noise sd", [fmt(it.get("equivalent_noise_sd")) for it in its], "<"))
+    if any(it.get("credible_interval") is not None for it in its):
+        cols.append(("TEMPERED interval" if tempered else "credible interval",
+                     [pair(it.get("credible_interval")) for it in its], "<"))
+    cols.append(("label", [it.get("predicted_label") or "" for it in its], "<"))
+    w = max([len("name")] + [len(it["name"]) for it in its])
+    widths = [max([len(h)] + [len(c) for c in cells]) for h, cells, _ in cols]
+    lines = ["  " + "  ".join([f"{'name':<{w}}"] + [f"{h:{a}{wd}}" for (h, _, a), wd in zip(cols, widths)])]
+    for r, it in enumerate(its):
+        lines.append("  " + "  ".join([f"{it['name']:<{w}}"] + [f"{cells[r]:{a}{wd}}"
+                                                              for (_, cells, a), wd in zip(cols, widths)]))
+    if tempered:
+        settings = (out.get("method") or {}).get("settings") or {}
+        beta = settings.get("inverse_temperature")
+        at = f" {beta:.4g}" if isinstance(beta, (int, float)) else ""
+        lines.append(f"note: the TEMPERED intervals are quantiles of a chain at inverse temperature{at}, not 1: the "
+                     "spread of the tempered distribution, NOT posterior credible intervals")
+    return [line.rstrip() for line in lines]
+
+
 INTERVAL_NOTE = ("'interval' contains the non-private Monte Carlo estimate with the stated probability (noise only); "
                  "'total_interval' contains the chain's expected estimate with the stated probability (noise and a "
                  "data-independent bound on the Monte Carlo fluctuation, docs/release.md §4.2; null when no such "
                  "bound is proven); neither covers the sampler's bias relative to the exact posterior. Both are "
                  "clipped to the statistic's range. The Monte Carlo error estimated from the draws themselves is "
-                 "not published: it is computed from the private chain")
+                 "not published: it is computed from the private chain. 'error_interval' is a predicted interval "
+                 "for the non-private posterior quantity at the stated level (release noise, Monte Carlo error and, "
+                 "where bounded, bias; 'error_interval_basis' says what it includes, docs/release.md §11); "
+                 "'equivalent_noise_sd' (path, last draw) is the sd of the Gaussian noise the chain's randomness "
+                 "amounts to; 'credible_interval' (quantile requests) is estimated from many draws, and "
+                 "'interval_kind': 'tempered' marks a chain not at inverse temperature 1: NOT a posterior credible "
+                 "interval")

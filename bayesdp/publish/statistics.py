@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from statistics import NormalDist            # the standard library's (absolute import), not this module
 from typing import Callable, Sequence
 
 import numpy as np
@@ -36,7 +37,8 @@ from .noise import laplace_interval_halfwidth
 
 __all__ = ["coordinate_subset_means", "probability_at_profiles",
            "Statistic", "SiteSpec", "coordinate_means", "coordinate_quantiles", "exceedance_probabilities",
-           "function_mean", "check_range", "quantile_levels", "ReleasedValue", "describe_values"]
+           "function_mean", "check_range", "quantile_levels", "ReleasedValue", "describe_values",
+           "two_sided_normal_quantile", "with_error_intervals", "with_credible_intervals", "min_draws_for_quantiles"]
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,8 @@ class Statistic:
     #: known range ``(a, b)`` of every released coordinate (probabilities: ``(0, 1)``); ``None``: unknown.
     #: The released values are clamped to it and the intervals clipped (post-processing).
     range: tuple[float, float] | None = None
+    #: quantile statistics: the levels, each coordinate's values in this order (coordinate-major); else None
+    quantile_levels: tuple[float, ...] | None = None
 
     @property
     def l2(self) -> float:
@@ -418,7 +422,7 @@ def coordinate_quantiles(sites: Sequence[SiteSpec], q: Sequence[float], select: 
                      description=f"posterior quantiles {', '.join(f'{x:g}' for x in levels)} of "
                                  f"{len(names)} coordinate{'s' if len(names) > 1 else ''}",
                      lipschitz_source="k m: order statistics are 1-Lipschitz in sup-norm (docs/release.md §2.3)",
-                     reduce=reduce, l2_lipschitz=math.sqrt(len(out_names)),
+                     reduce=reduce, l2_lipschitz=math.sqrt(len(out_names)), quantile_levels=tuple(levels),
                      l2_lipschitz_source="sqrt(k m): each number moves by at most the coupling distance (docs/release.md "
                                          "§2.5)")
 
@@ -526,6 +530,16 @@ class ReleasedValue:
         total_interval: the interval of the chain's expected estimate (noise and Monte Carlo), or None.
         predicted_rmse: the method's predicted root-mean-square error (public inputs only), or None.
         predicted_label: ``"proven"`` or ``"heuristic"``: how far the prediction is a bound.
+        error_interval: a predicted interval, at ``level``, for the non-private posterior quantity (release noise,
+            Monte Carlo error and, where bounded, bias; docs/release.md §11), or None.
+        error_interval_basis: what ``error_interval`` includes, in words.
+        equivalent_noise_sd: for a release whose randomness is the chain (path, final), the standard deviation of
+            the Gaussian noise that randomness amounts to for this value (public inputs only, §11), or None.
+        credible_interval: for a quantile request, the lowest and highest requested quantiles of this
+            coordinate, estimated from many draws, or None.
+        credible_level: the nominal mass of ``credible_interval``.
+        interval_kind: ``"posterior"`` (a chain at inverse temperature 1) or ``"tempered"`` (a chain at another
+            temperature: its spread is the tempered distribution's, NOT a posterior credible interval).
 
     Examples:
         >>> item = describe_values(["mu"], [0.5], noise_scale=1.0, noise_variance=2.0, level=0.95, half_width=3.0)[0]
@@ -544,15 +558,32 @@ class ReleasedValue:
     predicted_rmse: float | None = None
     #: ``"proven"`` or ``"heuristic"`` (with what the prediction covers), or None
     predicted_label: str | None = None
+    #: a predicted interval, at ``level``, for the NON-PRIVATE posterior quantity (docs/release.md §11), or None
+    error_interval: tuple[float, float] | None = None
+    #: what ``error_interval`` includes (release noise, Monte Carlo error, bias), in words
+    error_interval_basis: str | None = None
+    #: methods whose randomness is the chain (path, final): the sd of the Gaussian noise it amounts to (§11)
+    equivalent_noise_sd: float | None = None
+    #: quantile requests: ``(lowest, highest)`` requested quantile of this coordinate, from many draws, or None
+    credible_interval: tuple[float, float] | None = None
+    #: the nominal mass of ``credible_interval`` (highest minus lowest level), or None
+    credible_level: float | None = None
+    #: ``"posterior"`` (a chain at inverse temperature 1) or ``"tempered"`` (any other: NOT a posterior
+    #: credible interval) for quantile requests, or None
+    interval_kind: str | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready form (the intervals as lists).
         """
-        return {"predicted_rmse": self.predicted_rmse, "predicted_label": self.predicted_label,"name": self.name, "value": self.value, "noise_scale": self.noise_scale,
-                "noise_variance": self.noise_variance,
-                "interval": None if self.interval is None else list(self.interval), "level": self.level,
+        as_list = lambda iv: None if iv is None else [float(iv[0]), float(iv[1])]  # noqa: E731
+        return {"predicted_rmse": self.predicted_rmse, "predicted_label": self.predicted_label, "name": self.name,
+                "value": self.value, "noise_scale": self.noise_scale, "noise_variance": self.noise_variance,
+                "interval": as_list(self.interval), "level": self.level,
                 "raw_value": self.value if self.raw_value is None else self.raw_value,
-                "total_interval": None if self.total_interval is None else list(self.total_interval)}
+                "total_interval": as_list(self.total_interval), "error_interval": as_list(self.error_interval),
+                "error_interval_basis": self.error_interval_basis, "equivalent_noise_sd": self.equivalent_noise_sd,
+                "credible_interval": as_list(self.credible_interval), "credible_level": self.credible_level,
+                "interval_kind": self.interval_kind}
 
 
 def _clip_interval(v: float, h: float, value_range: tuple[float, float] | None) -> tuple[float, float]:
@@ -565,6 +596,117 @@ def _clip_interval(v: float, h: float, value_range: tuple[float, float] | None) 
         if lo > hi:
             lo, hi = a, b
     return float(lo), float(hi)
+
+
+def two_sided_normal_quantile(level: float) -> float:
+    """``z`` with ``P(|N(0, 1)| > z) = 1 - level``: the half-width of a ``level`` interval of a unit Gaussian.
+
+    Args:
+        level: in (0, 1).
+
+    Returns:
+        z.
+
+    Raises:
+        AssumptionError: level not in (0, 1).
+
+    Examples:
+        >>> round(two_sided_normal_quantile(0.95), 6), round(two_sided_normal_quantile(0.9), 6)
+        (1.959964, 1.644854)
+    """
+    if not (isinstance(level, (int, float)) and 0.0 < float(level) < 1.0):
+        raise AssumptionError(f"level = {level!r} must be in (0, 1); pass e.g. 0.95")
+    return float(NormalDist().inv_cdf(0.5 + float(level) / 2.0))
+
+
+def with_error_intervals(items: Sequence[ReleasedValue], half_width: float | None, basis: str,
+                         value_range: tuple[float, float] | None = None,
+                         equivalent_noise_sd: float | None = None) -> tuple[ReleasedValue, ...]:
+    """The items with ``error_interval = raw value +- half_width`` (clipped to the range, as the other intervals),
+    its basis and, for a chain whose steps are the noise, ``equivalent_noise_sd`` (docs/release.md §11).
+
+    Args:
+        items: the released values.
+        half_width: the half-width, or None (no error interval: ``basis`` says why).
+        basis: what the interval includes, in words.
+        value_range: the statistic's range, or None.
+        equivalent_noise_sd: the equivalent Gaussian noise sd, or None.
+
+    Returns:
+        The new items.
+
+    Examples:
+        >>> it = describe_values(["mu"], [0.5], noise_scale=1.0, noise_variance=2.0)
+        >>> with_error_intervals(it, 2.0, "noise")[0].error_interval
+        (-1.5, 2.5)
+    """
+    out = []
+    for it in items:
+        v = it.value if it.raw_value is None else it.raw_value
+        iv = None if half_width is None or not math.isfinite(half_width) else \
+            _clip_interval(float(v), float(half_width), value_range)
+        out.append(replace(it, error_interval=iv, error_interval_basis=basis,
+                           equivalent_noise_sd=None if equivalent_noise_sd is None else float(equivalent_noise_sd)))
+    return tuple(out)
+
+
+def with_credible_intervals(items: Sequence[ReleasedValue], statistic: Statistic, inverse_temperature: float
+                            ) -> tuple[ReleasedValue, ...]:
+    """For a quantile statistic (:func:`coordinate_quantiles`) with at least two levels: each coordinate's items
+    carry ``credible_interval = (its lowest-level value, its highest-level value)`` (released values, so as
+    private as they are), ``credible_level`` = highest - lowest level and ``interval_kind``: ``"posterior"`` for a
+    chain at inverse temperature 1, else ``"tempered"`` (the spread of ``exp(-beta U)``, not of the posterior:
+    wider by about ``1/sqrt(beta)`` for ``beta < 1``).  Other statistics: the items unchanged.
+
+    Args:
+        items: the released values, in the statistic's order.
+        statistic: the statistic.
+        inverse_temperature: the chain's inverse temperature beta.
+
+    Returns:
+        The new items.
+
+    Examples:
+        >>> st = coordinate_quantiles([SiteSpec("w", 1)], [0.05, 0.95])
+        >>> it = describe_values(st.names, [-1.0, 2.0], noise_scale=1.0, noise_variance=2.0)
+        >>> [(x.credible_interval, x.interval_kind) for x in with_credible_intervals(it, st, 0.5)][0]
+        ((-1.0, 2.0), 'tempered')
+    """
+    levels = statistic.quantile_levels
+    if not levels:
+        return tuple(items)
+    kind = "posterior" if float(inverse_temperature) == 1.0 else "tempered"
+    if len(levels) < 2:
+        return tuple(replace(it, interval_kind=kind) for it in items)
+    m = len(levels)
+    lo_i, hi_i = int(np.argmin(levels)), int(np.argmax(levels))
+    out = list(items)
+    for start in range(0, len(out), m):
+        block = out[start:start + m]
+        lo, hi = block[lo_i].value, block[hi_i].value
+        ci = (float(min(lo, hi)), float(max(lo, hi)))
+        for j in range(m):
+            out[start + j] = replace(block[j], credible_interval=ci, interval_kind=kind,
+                                     credible_level=round(float(levels[hi_i] - levels[lo_i]), 12))
+    return tuple(out)
+
+
+def min_draws_for_quantiles(levels: Sequence[float]) -> int:
+    """The fewest draws a quantile release accepts: ``ceil(2 / min(q, 1 - q))`` over the levels, so that at least
+    two draws are expected beyond each requested quantile (a quantile is never estimated from a single draw, nor
+    read off the sample's extreme; docs/release.md §11).
+
+    Args:
+        levels: the quantile levels.
+
+    Returns:
+        The minimum number of draws.
+
+    Examples:
+        >>> min_draws_for_quantiles([0.05, 0.5, 0.95])          # 2 / 0.05
+        40
+    """
+    return int(math.ceil(2.0 / min(min(q, 1.0 - q) for q in levels) - 1e-9))
 
 
 def describe_values(names: Sequence[str], values: np.ndarray, noise_scale: float, noise_variance: float,

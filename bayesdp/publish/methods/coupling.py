@@ -14,9 +14,10 @@ import numpy as np
 
 from ...errors import AssumptionError
 from ..noise import gaussian_release, laplace_release
-from ..noiseplan import interval_half_widths, plan_noise, sensitivity_routes
+from ..noiseplan import error_half_width, interval_half_widths, plan_noise, sensitivity_routes
+from ..path import chain_noise_sd
 from ..sensitivity import best_coupling, choose_route, monte_carlo_bound
-from ..statistics import describe_values
+from ..statistics import describe_values, min_draws_for_quantiles, with_credible_intervals, with_error_intervals
 from .base import Analysed, ChainSource, Drawn, MethodPlan, register
 from ...samplers import Sampler
 
@@ -158,6 +159,8 @@ def draw_noise(plan: MethodPlan, value: np.ndarray, noise_epsilon: float, extra:
     h, h_total = interval_half_widths(noise, noisy.noise_scale, noisy.grid, d["level"], stat, mc)
     items = describe_values(stat.names, noisy.values, noisy.noise_scale, noisy.noise_variance, d["level"],
                             half_width=h, value_range=stat.range, total_half_width=h_total)
+    h_err, basis = error_half_width(noise, noisy.noise_scale, noisy.grid, d["level"], stat, mc, d.get("mc_sd"))
+    items = with_error_intervals(items, h_err, basis, stat.range)
     published = np.array([it.value for it in items])
     commit = {"names": list(stat.names), "values": [float(v) for v in published],
               "noise_mechanism": noise.mechanism, "noise_scale": noisy.noise_scale,
@@ -247,8 +250,22 @@ class CouplingMethod:
                     "num_chains": design["num_chains"], "thinning": design["thinning"],
                     "inverse_temperature": beta, "batch_size": kern.get("batch_size"),
                     "clip_norm": kern.get("clip_norm"), "chain": "given (ran)" if src.given == "chain" else "run here"}
-        p = coupling_plan(an.statistic, coupling, spec, mc_design, settings)
-        return replace(p, detail={**p.detail, "design": design, "failed": failed})
+        stat = an.statistic
+        draws_used = design["num_chains"] * (design["kept"] - design["burn_in"])
+        if stat.quantile_levels and draws_used < min_draws_for_quantiles(stat.quantile_levels):
+            raise AssumptionError(f"quantiles at levels {', '.join(f'{q:g}' for q in stat.quantile_levels)} need at "
+                                  f"least {min_draws_for_quantiles(stat.quantile_levels)} draws; this chain gives "
+                                  f"{draws_used} after the burn-in: run more steps or chains")
+        # the Monte Carlo error as a public heuristic (docs/release.md §11), for the error interval when no proven
+        # bound applies
+        if design["run_kind"] == "final":
+            mc_sd = chain_noise_sd(an.constants, an.dim, stat.num_coords, stat.l2, beta, float(step), 1,
+                                   design["num_chains"], last_draw=True)
+        else:
+            mc_sd = chain_noise_sd(an.constants, an.dim, stat.num_coords, stat.l2, beta, float(step),
+                                   design["thinning"] * (design["kept"] - design["burn_in"]), design["num_chains"])
+        p = coupling_plan(stat, coupling, spec, mc_design, settings)
+        return replace(p, detail={**p.detail, "design": design, "failed": failed, "mc_sd": mc_sd})
 
     def prepare(self, plan: MethodPlan, an: Analysed, rng_key) -> Any:
         """Run the unpublished chain (or take the given one's draws) and evaluate the statistic: non-private,
@@ -281,7 +298,9 @@ class CouplingMethod:
         extra = {"chain": chain, "coupling": None if coupling is None else coupling.to_dict(),
                  "statistic": {"description": stat.description, "lipschitz": stat.lipschitz,
                                "lipschitz_source": stat.lipschitz_source}}
-        return draw_noise(plan, value, noise_epsilon, extra)
+        drawn = draw_noise(plan, value, noise_epsilon, extra)
+        items = with_credible_intervals(drawn.fields["items"], stat, plan.settings["inverse_temperature"])
+        return replace(drawn, fields={**drawn.fields, "items": items})
 
 
 register(CouplingMethod())

@@ -16,7 +16,7 @@ from ...certificate import Certificate
 from ...curves import GDP
 from ...errors import AssumptionError
 from ..final import predicted_final_error
-from ..path import noiseless_items
+from ..path import chain_error_items, chain_noise_sd, noiseless_items
 from .base import Analysed, ChainSource, Drawn, MethodPlan, register
 from ...samplers import Sampler
 
@@ -53,6 +53,10 @@ class FinalMethod:
 
     def plan(self, an: Analysed, spec) -> MethodPlan:
         """The settings, the charge and the predicted error (public inputs only)."""
+        if an.statistic.kind != "mean":
+            raise AssumptionError(f"statistic {an.statistic.description!r} is estimated from many draws (a quantile "
+                                  "is never read off one draw): the last-draw release cannot answer it; use method "
+                                  "'path' or 'coupling' (method='auto' picks one)")
         if spec.delta <= 0:
             raise AssumptionError("delta = 0: a chain's last draw is not pure epsilon-DP; pass delta in (0, 1)")
         if spec.noise != "auto":
@@ -89,15 +93,21 @@ class FinalMethod:
                            notes="the chain's own Gaussian steps are the privacy noise; no noise is added")
         stat = an.statistic
         k = stat.num_coords
-        pred = predicted_final_error(an.constants, an.dim, eps, delta, k, stat.l2)
+        # one draw of the planned chain at its own temperature and step, as Gaussian noise (docs/release.md §11)
+        sd = chain_noise_sd(an.constants, an.dim, k, stat.l2, float(pl.inverse_temperature), float(pl.step_size), 1,
+                            last_draw=True)
+        if sd is None:
+            pred = predicted_final_error(an.constants, an.dim, eps, delta, k, stat.l2)
+            sd = None if pred is None else math.sqrt(pred / k)
         settings = {"sampler": "ULA", "step_size": pl.step_size, "num_steps": pl.num_steps, "num_chains": 1,
                     "burn_in": 0, "inverse_temperature": pl.inverse_temperature, "gdp_mu": mu,
-                    "plan_epsilon": pl.epsilon, "planned_by": planned_by, "distance_bound": pl.distance_bound}
+                    "plan_epsilon": pl.epsilon, "planned_by": planned_by, "distance_bound": pl.distance_bound,
+                    "equivalent_noise_sd": sd}
         return MethodPlan(
-            method="final", settings=settings, predicted_rmse=None if pred is None else math.sqrt(pred / k),
+            method="final", settings=settings, predicted_rmse=sd,
             predicted_label="heuristic",
-            predicted_basis="the spread of one draw of a Gaussian at the curvature proxy and the proxy temperature "
-                            "(docs/release.md §10); not a bound",
+            predicted_basis="the spread of one draw of the planned ULA chain on a Gaussian at the curvature proxy, "
+                            "at the plan's temperature and step (docs/release.md §10, §11); not a bound",
             epsilon=eps, delta=to_decimal(delta, "delta"), curve=curve, event={"type": "gdp", "mu": mu},
             mechanism="ula-final", source_label=pl.source,
             what=f"{stat.description}, evaluated at the last draw of a private chain ({k} value{'s' if k > 1 else ''})",
@@ -140,6 +150,7 @@ class FinalMethod:
         stat = d["statistic"]
         value = stat.evaluate(draw)
         items = noiseless_items(stat, value, d["level"])
+        items = chain_error_items(items, s["equivalent_noise_sd"], d["level"], stat.range, "last draw", stat)
         published = np.array([it.value for it in items])
         gd = float(an.constants.get("grad_diff") or math.nan)
         info = {**s, "run_epsilon": run_eps, "chain_keys": smp.key_source,

@@ -5,15 +5,16 @@ chain's Gaussian steps are the privacy noise: the budget is reserved before it r
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
 from ...budget.ledger import noise_delta, noise_epsilon, to_decimal
 from ...errors import AssumptionError
-from ..path import noiseless_items, path_certificate, path_inverse_temperature, path_num_steps, predicted_path_error
+from ..path import (chain_error_items, chain_noise_sd, noiseless_items, path_certificate, path_inverse_temperature,
+                    path_num_steps)
 from ..sensitivity import best_coupling, monte_carlo_bound
+from ..statistics import min_draws_for_quantiles, with_credible_intervals
 from .base import Analysed, ChainSource, Drawn, MethodPlan, register
 from .coupling import sampler_constants
 from ...samplers import Sampler
@@ -90,15 +91,25 @@ class PathMethod:
         mc = monte_carlo_bound(coupling, inverse_temperature=beta, num_steps=n, burn_in=b, thinning=1, num_chains=c)
         stat = an.statistic
         k = stat.num_coords
-        pred = predicted_path_error(c_, an.dim, eps, delta, k, stat.l2)
+        if stat.quantile_levels and c * (n - b) < min_draws_for_quantiles(stat.quantile_levels):
+            raise AssumptionError(f"quantiles at levels {', '.join(f'{q:g}' for q in stat.quantile_levels)} need at "
+                                  f"least {min_draws_for_quantiles(stat.quantile_levels)} kept draws; the path keeps "
+                                  f"{c * (n - b)} (num_chains x (num_steps - burn_in)): raise num_steps or num_chains")
+        # the chain's randomness as Gaussian noise per value (docs/release.md §11); at the default burn-in n/2 it
+        # is predicted_path_error's 2 grad_diff^2 / (mu^2 lambda_p^2) per direction
+        sd = chain_noise_sd(c_, an.dim, k, stat.l2, beta, float(step), n - b, c)
+        if stat.quantile_levels:       # each quantile reads one coordinate: its mean's noise, scaled per level (§11)
+            eq_sd = chain_noise_sd(c_, an.dim, 1, 1.0, beta, float(step), n - b, c)
+        else:
+            eq_sd = sd
         settings = {"sampler": "ULA", "step_size": float(step), "step_size_rule": rule, "num_steps": int(n),
                     "num_steps_rule": n_rule, "burn_in": int(b), "num_chains": int(c), "thinning": 1,
-                    "inverse_temperature": beta, "gdp_mu": mu, "grad_diff": float(gd)}
+                    "inverse_temperature": beta, "gdp_mu": mu, "grad_diff": float(gd), "equivalent_noise_sd": eq_sd}
         return MethodPlan(
-            method="path", settings=settings, predicted_rmse=None if pred is None else math.sqrt(pred / k),
+            method="path", settings=settings, predicted_rmse=sd,
             predicted_label="heuristic",
-            predicted_basis="the variance of an Ornstein-Uhlenbeck path average at the curvature proxy and the "
-                            "temperature the budget allows (docs/release.md §9); not a bound",
+            predicted_basis="the variance of an Ornstein-Uhlenbeck path average at the curvature proxy, the "
+                            "temperature the budget allows and the kept steps (docs/release.md §9, §11); not a bound",
             epsilon=eps, delta=to_decimal(delta, "delta"), curve=cert.curve, event={"type": "gdp", "mu": mu},
             mechanism="path-average", source_label=cert.source,
             what=f"{stat.description} ({k} value{'s' if k > 1 else ''}, path of a private chain)",
@@ -122,6 +133,8 @@ class PathMethod:
         value = stat.evaluate(draws.reshape(-1, draws.shape[-1]).astype(np.float64))
         h = None if mc is None or stat.kind != "mean" else mc.half_width(stat.l2, 1.0 - level)
         items = noiseless_items(stat, value, level, h)
+        items = chain_error_items(items, s["equivalent_noise_sd"], level, stat.range, "path", stat)
+        items = with_credible_intervals(items, stat, s["inverse_temperature"])
         published = np.array([it.value for it in items])
         info = {**s, "chain_keys": smp.key_source,
                 "note": ("the chain's path is private (its Gaussian steps are the noise, Dong-Roth-Su composition); "
