@@ -32,7 +32,7 @@ from .methods import registry
 from .methods.base import Analysed, ChainSource, Drawn, MethodPlan
 from .result import ReleaseResult
 from .prior import UninformativeError, prior_spread, reference_variances
-from .spec import ChainOptions, ReleaseSpec, build_statistic
+from .spec import ChainOptions, Mean, Median, ReleaseSpec, build_statistic
 from ..analysis import analyze
 from ..samplers import ModelPotential
 
@@ -302,7 +302,7 @@ def _ceil2(x: float) -> float:
 
 
 def _useful_epsilon(analysed: Analysed, spec: ReleaseSpec, method_name: str, target_rmse: float) -> float | None:
-    """The smallest epsilon (to 1%, rounded up to two digits) at which the predicted error per value drops below
+    """The smallest epsilon (to 5%, rounded up to two digits) at which the predicted error per value drops below
     ``target_rmse`` (bisection in log epsilon over the method's own plan; public inputs only), or None when no
     epsilon up to 1e6 would."""
 
@@ -313,7 +313,7 @@ def _useful_epsilon(analysed: Analysed, spec: ReleaseSpec, method_name: str, tar
     lo, hi = float(spec.epsilon), _EPS_MAX
     if not ok(hi):
         return None
-    while hi / lo > 1.01:
+    while hi / lo > 1.05:
         mid = math.sqrt(lo * hi)
         lo, hi = (lo, mid) if ok(mid) else (mid, hi)
     return _ceil2(hi)
@@ -469,7 +469,7 @@ def check_given(analysed: Analysed, plan: MethodPlan, spec: ReleaseSpec) -> dict
         return out
     k = analysed.statistic.num_coords
     stat = spec.statistic
-    stat_s = repr(stat) if not isinstance(stat, str) else repr(stat)
+    stat_s = ("'mean'" if stat == Mean() else "'median'" if stat == Median() else repr(stat))
     what = (f"the {src.given} given as is ({plan.method} release) is predicted {ratio:.3g}x worse than a fresh "
             f"release: predicted squared error {k * plan.predicted_rmse ** 2:.3g} against {k * best * best:.3g} "
             f"summed over the {k} value(s) ({plan.predicted_label})")
@@ -590,6 +590,7 @@ def execute(source: ChainSource, spec: ReleaseSpec, accountant: Any, rng_key=Non
     spec = spec if spec.checked else spec.check()
     acct = open_accountant(accountant)
     analysed, plan, why, considered = plan_release(source, spec)
+    acct.check(plan.epsilon, plan.delta, curve=plan.curve, event=dict(plan.event))     # over budget: refused first
     checks = check_release(analysed, plan, spec)         # before anything is charged (docs/release.md §11)
     res = draw(analysed, plan, acct, rng_key, why)
     extra = dict(res.extra)

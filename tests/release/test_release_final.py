@@ -85,7 +85,8 @@ def test_release_is_the_planned_chains_final_draw():
     data = _data()
     acct = bayesdp.PrivacyAccountant(budget=2.0, budget_delta=1e-5)
     res = bayesdp.release(bayesdp.ULA(logistic, domain=DOMAIN), ReleaseSpec(
-        "mean", epsilon=1.0, delta=1e-6, method="final", chain=ChainOptions(max_steps=2000)), data=data, accountant=acct, rng_key=7)
+        "mean", epsilon=1.0, delta=1e-6, method="final", chain=ChainOptions(max_steps=2000), allow_uninformative=True),
+        data=data, accountant=acct, rng_key=7)
     f = res.extra["final"]
     assert res.private is False and res.to_dict()["private"] is False       # the chain's noise was seeded
     # the certificate is GDP(mu) and meets the charge; the ledger was charged exactly (1, 1e-6) with that event
