@@ -500,7 +500,7 @@ def check_release(analysed: Analysed, plan: MethodPlan, spec: ReleaseSpec) -> di
         >>> from types import SimpleNamespace as NS
         >>> plan = NS(predicted_rmse=None, method="path")
         >>> check_release(NS(source=NS(given="kernel"), statistic=NS(num_coords=1)), plan, None)["warnings"]
-        ['prior check skipped: the path release has no predicted error to compare with the prior\'s spread']
+        ["prior check skipped: the path release has no predicted error to compare with the prior's spread"]
     """
     given = check_given(analysed, plan, spec)
     prior = check_informative(analysed, plan, spec)
@@ -583,7 +583,11 @@ def execute(source: ChainSource, spec: ReleaseSpec, accountant: Any, rng_key=Non
         >>> from bayesdp.budget.accountant import PrivacyAccountant
         >>> acct = PrivacyAccountant(budget=1.0, budget_delta=1e-6)
         >>> spec = ReleaseSpec("mean", epsilon=1.0, delta=1e-6, method="path", chain=ChainOptions(num_steps=100))
-        >>> res = execute(src, spec, acct)
+        >>> execute(src, spec, acct)                       # 200 records: predicted worse than the prior (§11)
+        Traceback (most recent call last):
+        ...
+        bayesdp.publish.prior.UninformativeError: the path release is predicted worse than knowing nothing: ...
+        >>> res = execute(src, replace(spec, allow_uninformative=True), acct)
         >>> res.extra["method"]["settings"]["num_steps"], res.noise_scale, acct.remaining()["epsilon"]
         (100, 0.0, 0.0)
     """

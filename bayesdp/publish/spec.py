@@ -363,7 +363,7 @@ def as_statistic(statistic: Any):
 
     Examples:
         >>> as_statistic("mean")
-        Mean(sites=None, coords=None)
+        Mean(sites=None, coords=None, range=None)
         >>> as_statistic("quantiles")
         Traceback (most recent call last):
         ...
@@ -555,7 +555,7 @@ class ReleaseSpec:
     Examples:
         >>> spec = ReleaseSpec("mean", epsilon=1.0, delta=1e-6).check()
         >>> spec.statistic, spec.method_name, spec.level, spec.num_steps
-        (Mean(sites=None, coords=None), 'auto', 0.95, None)
+        (Mean(sites=None, coords=None, range=None), 'auto', 0.95, None)
         >>> ReleaseSpec("mean", epsilon=1.0, method="path").check()
         Traceback (most recent call last):
         ...
