@@ -319,6 +319,47 @@ def _useful_epsilon(analysed: Analysed, spec: ReleaseSpec, method_name: str, tar
     return _ceil2(hi)
 
 
+def _useful_records(analysed: Analysed, spec: ReleaseSpec, method_name: str, target_rmse: float
+                    ) -> tuple[int | None, str]:
+    """The smallest record count (to 10%, rounded up to two digits) at which the predicted error per value drops
+    below ``target_rmse`` at the same epsilon: the model re-analysed WITHOUT data at a larger count (public: the
+    domain, the records' shapes, the count), searched by factors of 4 then bisection; ``(None, why)`` when more
+    records do not lower the prediction (it stops falling) or none up to 1e9 would."""
+    src = analysed.source
+    shapes = {k: tuple(np.shape(v))[1:] for k, v in src.data.items()}
+    m0 = int(analysed.analysis.data_size or 0)
+    if m0 < 1:
+        return None, "the record count is unknown"
+
+    def pred(m: int) -> float | None:
+        try:
+            an = analyze(src.model, data=None, domain=src.domain, model_kwargs=dict(src.model_kwargs),
+                         clip_norm=src.kernel.get("clip_norm"), data_size=m, record_shapes=shapes,
+                         model_name=src.model_name)
+        except BayesDPError:
+            return None
+        return _predicted(replace(analysed, analysis=an, constants=an.constants.to_dict()), spec, method_name)
+
+    last = _predicted(analysed, spec, method_name)
+    lo, hi = m0, 4 * m0
+    while True:
+        r = pred(hi)
+        if r is None or last is None:
+            return None, "its prediction at more records could not be made"
+        if r < target_rmse:
+            break
+        if r > 0.95 * last:
+            return None, "more records would not lower this method's prediction"
+        if hi > 1e9:
+            return None, "no record count up to 1e9 would"
+        lo, hi, last = hi, 4 * hi, r
+    while hi / lo > 1.1:
+        mid = int(math.sqrt(lo * hi))
+        r = pred(mid)
+        lo, hi = (lo, mid) if (r is not None and r < target_rmse) else (mid, hi)
+    return int(_ceil2(float(hi))), ""
+
+
 def _spread(analysed: Analysed):
     """The prior's spread of the source's model (:func:`~bayesdp.publish.prior.prior_spread`): shapes and the record
     count only."""
@@ -394,11 +435,13 @@ def check_informative(analysed: Analysed, plan: MethodPlan, spec: ReleaseSpec) -
                predicted_label=plan.predicted_label)
     if mse < var:
         return out
-    eps = _useful_epsilon(analysed, spec, spec.method_name if spec.method_name != "auto" else "auto",
-                          math.sqrt(var / len(compared)))
-    out["useful_epsilon"] = eps
+    target = math.sqrt(var / len(compared))
+    eps = _useful_epsilon(analysed, spec, spec.method_name, target)
+    m_need, m_why = _useful_records(analysed, spec, spec.method_name, target)
+    out["useful_epsilon"], out["useful_records"] = eps, m_need
     fix = (f"it would beat the prior from epsilon = {eps:g}" if eps is not None
-           else "no epsilon up to 1e6 would make it beat the prior") + " (or with more records)"
+           else "no epsilon up to 1e6 would make it beat the prior")
+    fix += (f", or at this epsilon from {m_need} records" if m_need is not None else f" ({m_why} at this epsilon)")
     what = (f"the {plan.method} release is predicted worse than knowing nothing: predicted squared error "
             f"{mse:.3g} summed over {len(compared)} value(s) ({plan.predicted_label}) >= the prior's total variance "
             f"{var:.3g} over the same values; {fix}")

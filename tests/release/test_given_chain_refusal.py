@@ -25,6 +25,7 @@ def _data(m, d=3, seed=0):
     return {"X": X, "y": (rng.random(m) < 0.5).astype(float)}
 
 
+@pytest.mark.slow
 def test_a_run_chain_predicted_ten_times_worse_than_a_fresh_release_is_refused():
     data = _data(500)
     mcmc = bayesdp.PrivateMCMC(bayesdp.ULA(logistic, domain=DOM, step_size=1e-3), num_steps=50).run(None, **data)
@@ -96,6 +97,7 @@ def test_cli_refuses_in_one_line_with_exit_2_and_charges_nothing(tmp_path, capsy
     assert not led.exists() or not bayesdp.Ledger.open(str(led)).entries
 
 
+@pytest.mark.slow
 def test_cli_allow_uninformative_releases_and_warns_on_stderr(tmp_path, capsys):
     rc = main(_cli(tmp_path, "--allow-uninformative", "--json"))
     out, err = capsys.readouterr()

@@ -101,6 +101,8 @@ def test_refused_when_the_prediction_is_worse_than_the_prior_and_nothing_is_char
     msg = str(exc.value)
     assert "\n" not in msg and f"{mse:.3g}" in msg and "total variance 3 " in msg
     assert "allow_uninformative=True" in msg and "nothing was charged" in msg
+    # logistic records are not strongly convex: the coupling noise is set by the prior's curvature, not by m
+    assert "more records would not lower this method's prediction" in msg
     assert acct.remaining()["epsilon"] == 1.0 and not acct.entries
     # the epsilon it names makes the same method's prediction beat the prior, and 5% less does not
     eps = float(msg.split("from epsilon = ")[1].split(" ")[0])
@@ -168,6 +170,7 @@ def test_probabilities_are_compared_with_a_coin_and_quantiles_with_the_prior_var
             assert k * plan.predicted_rmse ** 2 < k * per_value
 
 
+@pytest.mark.slow
 def test_a_hierarchical_prior_is_skipped_with_a_labelled_warning_never_silently():
     data = _data(300, d=2)
     data["g"] = (np.arange(300) % 2).astype(np.int32)
@@ -193,3 +196,18 @@ def test_a_user_function_without_a_range_is_skipped_and_with_a_range_is_compared
     analysed, plan, _, _ = engine.plan_release(src, ranged)
     out = engine.check_informative(analysed, plan, ranged)
     assert out["checked"] and out["prior_variance"] == 9.0          # (b - a)^2 / 4
+
+
+@pytest.mark.slow
+def test_the_record_count_it_names_makes_the_path_prediction_beat_the_prior():
+    # issue 22's case: d = 10, prior N(0, 1), m = 1e3, epsilon = 0.5 (the path release predicts 98.8 > 10)
+    src, spec = _source(1000, d=10), ReleaseSpec("mean", epsilon=0.5, delta=1e-6).check()
+    with pytest.raises(UninformativeError) as exc:
+        engine.execute(src, spec, bayesdp.PrivacyAccountant(budget=1.0, budget_delta=1e-5))
+    msg = str(exc.value)
+    assert "predicted squared error 98.8 " in msg and "total variance 10 " in msg
+    m = int(msg.split("at this epsilon from ")[1].split(" ")[0])
+    # independently: the analysis WITH data of m records (and of m / 1.15) plans the same method
+    at = engine.plan_release(_source(m, d=10), spec)[1]
+    below = engine.plan_release(_source(int(m / 1.15), d=10), spec)[1]
+    assert 10 * at.predicted_rmse ** 2 < 10.0 <= 10 * below.predicted_rmse ** 2
