@@ -88,13 +88,15 @@ def _cli(tmp_path, *extra):
 
 
 def test_cli_refuses_in_one_line_with_exit_2_and_charges_nothing(tmp_path, capsys):
+    led = tmp_path / "l.sqlite"
+    bayesdp.Ledger.open(str(led), budget=1.0)
+    before = led.read_bytes()
     rc = main(_cli(tmp_path, "--json"))
     out, err = capsys.readouterr()
     assert rc == 2 and out == ""
     assert err.count("\n") == 1 and "Traceback" not in err and "worse than knowing nothing" in err
     assert "--allow-uninformative" in err
-    led = tmp_path / "l.sqlite"
-    assert not led.exists() or not bayesdp.Ledger.open(str(led)).entries
+    assert led.read_bytes() == before and not bayesdp.Ledger.open(str(led)).entries
 
 
 @pytest.mark.slow
