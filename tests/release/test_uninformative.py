@@ -211,3 +211,32 @@ def test_the_record_count_it_names_makes_the_path_prediction_beat_the_prior():
     at = engine.plan_release(_source(m, d=10), spec)[1]
     below = engine.plan_release(_source(int(m / 1.15), d=10), spec)[1]
     assert 10 * at.predicted_rmse ** 2 < 10.0 <= 10 * below.predicted_rmse ** 2
+
+
+def _cauchy_intercept(X, y=None):
+    w = numpyro.sample("w", dist.Normal(0.0, 1.0).expand([X.shape[1]]).to_event(1))
+    b = numpyro.sample("b", dist.Cauchy(0.0, 1.0))
+    with numpyro.plate("data", X.shape[0]):
+        numpyro.sample("obs", dist.Bernoulli(logits=X @ w + b), obs=y)
+
+
+def test_a_prior_without_a_variance_is_left_out_and_named_the_rest_is_compared():
+    from dataclasses import replace
+
+    src = ChainSource(_cauchy_intercept, _data(200, d=2), bayesdp.Domain.parse(DOM))
+    spec = ReleaseSpec("mean", epsilon=50.0, delta=1e-6).check()          # the path release (no coupling bound)
+    analysed, plan, _, _ = engine.plan_release(src, spec)
+    assert analysed.statistic.names == ("w[0]", "w[1]", "b")
+    # a Cauchy prior leaves the potential without a proven curvature: the path release has no prediction, and
+    # the check says it was skipped (never a silent pass)
+    assert plan.predicted_rmse is None
+    out = engine.check_informative(analysed, plan, spec)
+    assert not out["checked"] and "no predicted error" in out["warnings"][0]
+    # with a prediction (0.5 per value): compared over w only (prior variance 1 + 1), b named in a warning
+    out = engine.check_informative(analysed, replace(plan, predicted_rmse=0.5), spec)
+    assert out["checked"] and out["values_compared"] == 2 and out["prior_variance"] == 2.0
+    assert out["predicted_squared_error"] == pytest.approx(2 * 0.25)
+    assert len(out["warnings"]) == 1 and "1 of the 3 values" in out["warnings"][0]
+    assert "b: its prior has no finite variance" in out["warnings"][0]
+    with pytest.raises(UninformativeError, match="over 2 value"):
+        engine.check_informative(analysed, replace(plan, predicted_rmse=1.0), spec)     # 2 >= 2: refused
