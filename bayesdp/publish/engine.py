@@ -417,8 +417,10 @@ def check_informative(analysed: Analysed, plan: MethodPlan, spec: ReleaseSpec) -
         return out
     try:
         spread = _spread(analysed)
-    except BayesDPError as exc:
-        warn.append(f"prior check skipped: the model's prior sites could not be read ({str(exc)[:200]})")
+    except Exception as exc:  # noqa: BLE001 - an advisory reading of the prior: skipped with a labelled warning
+        first = (str(exc).strip().splitlines() or [""])[0][:200]
+        warn.append(f"prior check skipped: the model's prior sites could not be read ({type(exc).__name__}: "
+                    f"{first})")
         return out
     refs = reference_variances(spec.statistic, stat, spread)
     compared = [v for v, _ in refs if v is not None]

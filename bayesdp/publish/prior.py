@@ -147,6 +147,9 @@ class PriorSpread:
         """Why coordinate ``name`` has no finite prior variance (one phrase)."""
         if name in self.missing:
             return self.missing[name]
+        site = name.split("[", 1)[0]
+        if site in self.missing:
+            return self.missing[site]
         v = self.variance.get(name)
         if v is not None and not math.isfinite(v):
             return "its prior has no finite variance"
@@ -191,7 +194,11 @@ def prior_spread(model, data_shapes: Mapping[str, tuple], data_dtypes: Mapping[s
     families: dict[str, str] = {}
     for name in program.latent:
         s = program.sites[name]
-        size = int(np.prod(s.value_shape)) if s.value_shape else 1
+        try:
+            size = int(np.prod([int(n) for n in s.value_shape])) if s.value_shape else 1
+        except (TypeError, ValueError):        # a shape with the symbolic record count: a per-record latent site
+            missing[name] = f"site '{name}' has one value per record: no prior reference"
+            continue
         coords = _names(name, size)
 
         def skip(why: str) -> None:
