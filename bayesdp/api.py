@@ -551,7 +551,7 @@ def release(source: Any, statistic: Any = "mean", *, epsilon: float | None = Non
         statistic: ``"mean"``, ``"median"``, a statistic object (``Mean(sites=...)``, ``Quantiles(q, sites=...)``,
             ``Probability(threshold, width)``, ``Function(fn, lipschitz=...)``: each carries its options), a
             callable over one draw's samples dict, or a :class:`~bayesdp.publish.spec.ReleaseSpec` with every other
-            option (noise, range, level, burn-in, steps, chains, chunks).
+            option (noise, level, burn-in, steps, chains, chunks, ``allow_uninformative``).
         epsilon: the release's epsilon.
         delta: its delta (0: pure epsilon-DP with Laplace noise; > 0 allows Gaussian noise and the path and
             last-draw releases).
@@ -565,11 +565,17 @@ def release(source: Any, statistic: Any = "mean", *, epsilon: float | None = Non
             private (its chain's steps are the noise) and says so (``result.private``); added noise always comes
             from the OS CSPRNG.  Default: OS CSPRNG keys.
 
+    Before anything is charged the release is refused when its predicted error is no better than the prior's own
+    spread, or (a chain, plan or driver given as is) 10x worse than a fresh release from the kernel
+    (docs/release.md §12); ``ReleaseSpec(..., allow_uninformative=True)`` releases it anyway, with a warning in
+    ``result.extra["warnings"]``.
+
     Returns:
         the :class:`~bayesdp.publish.result.ReleaseResult` (``print(result)``, ``result.to_dataframe()``,
         ``result.to_dict()``; each value with its predicted error).
 
     Raises:
+        UninformativeError: predicted worse than the prior, or than a fresh release (nothing charged).
         BayesDPError: invalid input, no method applies, or over budget (nothing drawn, nothing charged).
 
     Examples:
@@ -582,9 +588,14 @@ def release(source: Any, statistic: Any = "mean", *, epsilon: float | None = Non
         >>> mcmc = bayesdp.PrivateMCMC(bayesdp.ULA("logistic", domain=dom, step_size=1e-3), num_steps=300)
         >>> _ = mcmc.run(X=X, y=y)
         >>> acct = bayesdp.PrivacyAccountant(budget=2.0)
-        >>> res = bayesdp.release(mcmc, Median(sites=["w"]), epsilon=1.0, accountant=acct)
-        >>> res.names, acct.remaining()["epsilon"], res.extra["method"]["method"]
-        (('w[0] q0.5', 'w[1] q0.5', 'w[2] q0.5'), 1.0, 'coupling')
+        >>> bayesdp.release(mcmc, Median(sites=["w"]), epsilon=1.0, accountant=acct)   # 300 records: noise >> prior
+        Traceback (most recent call last):
+        ...
+        bayesdp.publish.prior.UninformativeError: the coupling release is predicted worse than knowing nothing: ...
+        >>> spec = bayesdp.ReleaseSpec(Median(sites=["w"]), epsilon=1.0, allow_uninformative=True)
+        >>> res = bayesdp.release(mcmc, spec, accountant=acct)
+        >>> res.names, acct.remaining()["epsilon"], res.extra["method"]["method"], len(res.extra["warnings"])
+        (('w[0] q0.5', 'w[1] q0.5', 'w[2] q0.5'), 1.0, 'coupling', 1)
     """
     spec = release_spec(statistic, epsilon=epsilon, delta=delta, method=method)
     acct = open_accountant(accountant)

@@ -206,6 +206,15 @@ SLOW = {
     "tests/test_jax_cache.py::test_no_data_record_reaches_the_cache[sgld]": "[ula]",
     "tests/test_jax_cache.py::test_no_jax_cache_flag_and_env_turn_it_off":
         "test_enable_in_python_never_overrides_the_users_jax_configuration[off]",
+    # never worse than knowing nothing (docs/release.md §12): the searches a refusal runs, a CLI chain
+    "tests/release/test_uninformative.py::test_the_record_count_it_names_makes_the_path_prediction_beat_the_prior":
+        "test_uninformative.py::test_refused_when_the_prediction_is_worse_than_the_prior_and_nothing_is_charged",
+    "tests/release/test_uninformative.py::test_a_hierarchical_prior_is_skipped_with_a_labelled_warning_never_silently":
+        "test_uninformative.py::test_prior_spread_reads_the_model_prior_sites_only",
+    "tests/release/test_given_chain_refusal.py::test_a_run_chain_predicted_ten_times_worse_than_a_fresh_release_is_refused":
+        "test_given_chain_refusal.py::test_a_given_chain_released_anyway_carries_the_warning",
+    "tests/release/test_given_chain_refusal.py::test_cli_allow_uninformative_releases_and_warns_on_stderr":
+        "test_uninformative.py::test_allow_uninformative_releases_with_a_warning",
     # ledger: many processes or a 100,000-entry journal
     "tests/release/test_ledger_processes.py::test_kill9_at_random_points_of_a_release":
         "test_release_ledger.py::test_killed_at_random_times_during_writes",

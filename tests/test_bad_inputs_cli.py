@@ -278,7 +278,7 @@ CASES = [
                                                   "--posterior-sensitivity", "0.1"], "--concentration-delta"),
     ("release-burn-in-too-large", REL + ["--burn-in", "40"], "--burn-in"),
     ("release-burn-in-negative", REL + ["--burn-in", "-1"], "--burn-in"),
-    ("release-huge-num-chains", REL + ["--num-chains", "100000000"], "GiB"),
+    ("release-huge-num-chains", REL + ["--num-chains", "100000000", "--allow-uninformative"], "GiB"),
     ("release-negative-seed", REL + ["--seed", "-5"], "--seed"),
     ("release-thinning-not-dividing", REL + ["--thinning", "3"], "--thinning"),
     ("release-sgld-without-batch", REL + ["--sampler", "sgld"], "--batch-size"),

@@ -50,7 +50,7 @@ RELEASE: list[str] = [
     "bayesdp.publish.methods.coupling", "bayesdp.publish.methods.path", "bayesdp.publish.methods.final",
     "bayesdp.publish.methods.aggregate",
     "bayesdp.publish.release", "bayesdp.publish.sensitivity",
-    "bayesdp.publish.statistics",
+    "bayesdp.publish.statistics", "bayesdp.publish.prior",
 ]
 SAMPLERS: list[str] = [
     "bayesdp.samplers", "bayesdp.samplers.certify", "bayesdp.samplers.driver", "bayesdp.samplers.glm",

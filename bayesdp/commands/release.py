@@ -13,7 +13,9 @@ from __future__ import annotations
 import importlib.util
 import math
 import os
+import sys
 import time
+from dataclasses import replace
 
 from ..cli import ARG_TYPES, emit_json
 from ..errors import AssumptionError
@@ -110,6 +112,10 @@ def add_parser(sub) -> None:
                         "chain's steps ARE the privacy noise: a seed makes the release reproducible and NOT private, "
                         "so it is refused against a --ledger file (a persistent ledger never takes a release that is "
                         "not private)")
+    p.add_argument("--allow-uninformative", action="store_true",
+                   help="release even when the predicted error is no better than the prior's own spread (or, with "
+                        "--plan, 10x worse than a fresh release); without it such a release is refused before "
+                        "anything is charged (docs/release.md §12); the warning goes to stderr")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
@@ -239,8 +245,12 @@ def build_spec(args, plan=None):
     chain = ChainOptions(num_steps=None if plan is not None else args.num_steps,
                          num_chains=None if plan is not None or args.num_chains == 1 else args.num_chains,
                          burn_in=args.burn_in, thinning=args.thinning)
-    return ReleaseSpec(_statistic(args), epsilon=args.epsilon, delta=args.noise_delta, noise=args.noise,
-                       method=method, range=value_range(args.range), level=args.level, chain=chain).check()
+    stat = _statistic(args)
+    rng = value_range(args.range)
+    if rng is not None:
+        stat = replace(stat, range=rng)           # the public range belongs to the statistic
+    return ReleaseSpec(stat, epsilon=args.epsilon, delta=args.noise_delta, noise=args.noise, method=method,
+                       level=args.level, chain=chain, allow_uninformative=args.allow_uninformative).check()
 
 
 def value_range(pair, flag: str = "--range") -> tuple[float, float] | None:
@@ -440,6 +450,8 @@ def run(args) -> int:
     res = api.release(source, spec, data=data, accountant=acct, rng_key=args.seed)
     out = res.to_dict()
     out["timing"] = {"total_s": time.perf_counter() - t0}
+    for w in res.extra.get("warnings", ()):
+        print(f"warning: {w}", file=sys.stderr)
     if args.json:
         emit_json(out)
         return 0

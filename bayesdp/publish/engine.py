@@ -8,6 +8,9 @@
 3. choose (:func:`choose`): the requested method, or with ``method="auto"`` the smallest predicted error among the
    registered methods that apply to the source (a chain that ran: only the methods that release that chain);
 4. the accountant's check (refused over budget: nothing run, nothing drawn);
+   then, before anything is charged (:func:`check_release`, docs/release.md §12): a chain, plan or driver given
+   as is must not be predicted 10x worse than a fresh release, and the prediction must beat the prior's own spread,
+   unless ``spec.allow_uninformative``;
 5. ``prepare`` (publishes nothing: the unpublished chain of a coupling release), reserve, ``run`` (the secure noise,
    or the private chain whose steps are the noise), commit (:func:`charge`);
 6. the :class:`~bayesdp.publish.result.ReleaseResult`, each value with its method's predicted error.
@@ -21,16 +24,26 @@ import math
 from dataclasses import replace
 from typing import Any, Callable
 
+import numpy as np
+
 from ..budget import as_accountant
-from ..errors import AssumptionError, BudgetError
+from ..errors import AssumptionError, BayesDPError, BudgetError
 from .methods import registry
 from .methods.base import Analysed, ChainSource, Drawn, MethodPlan
 from .result import ReleaseResult
-from .spec import ReleaseSpec, build_statistic
+from .prior import UninformativeError, prior_spread, reference_variances
+from .spec import ChainOptions, Mean, Median, ReleaseSpec, build_statistic
 from ..analysis import analyze
 from ..samplers import ModelPotential
 
-__all__ = ["execute", "analyse", "choose", "charge", "draw", "open_accountant", "plan_release"]
+__all__ = ["execute", "analyse", "choose", "charge", "draw", "open_accountant", "plan_release", "check_release",
+           "check_informative", "check_given", "GIVEN_RATIO"]
+
+#: a chain, plan or driver given as is is refused when its predicted squared error is this many times a fresh
+#: release's (issue 22 item 1; docs/release.md §12.3)
+GIVEN_RATIO = 10.0
+#: the largest epsilon a spec accepts (``ReleaseSpec.check``): the search for a useful epsilon stops there
+_EPS_MAX = 1e6
 
 
 def open_accountant(accountant: Any, budget: float | None = None, budget_delta: float | None = None,
@@ -260,6 +273,288 @@ def plan_release(source: ChainSource, spec: ReleaseSpec) -> tuple[Analysed, Meth
     return analysed, plan, why, considered
 
 
+def _predicted(analysed: Analysed, spec: ReleaseSpec, method_name: str) -> float | None:
+    """The predicted root-mean-square error per value of ``method_name`` for ``spec`` (``"auto"``: the smallest
+    among the methods ``auto`` may choose for this source), from public inputs only; nothing is run (a last-draw
+    prediction is made without its calibration)."""
+    methods = registry()
+    names = [n for n, m in methods.items() if m.auto] if method_name == "auto" else [method_name]
+    best = None
+    for n in names:
+        m = methods[n]
+        if m.applies(analysed.source) is not None:
+            continue
+        try:       # the last-draw method's plan alone (its calibration is made only once it is chosen)
+            p = m.plan(analysed, replace(spec, method="auto") if n == "final" else spec)
+        except BayesDPError:
+            continue
+        if p.predicted_rmse is not None and math.isfinite(p.predicted_rmse):
+            best = float(p.predicted_rmse) if best is None else min(best, float(p.predicted_rmse))
+    return best
+
+
+def _ceil2(x: float) -> float:
+    """``x`` rounded UP to two significant digits (so that the advice is never below what is needed)."""
+    if not (x > 0 and math.isfinite(x)):
+        return x
+    e = math.floor(math.log10(x)) - 1
+    return math.ceil(x / 10.0 ** e * (1 - 1e-12)) * 10.0 ** e
+
+
+def _useful_epsilon(analysed: Analysed, spec: ReleaseSpec, method_name: str, target_rmse: float) -> float | None:
+    """The smallest epsilon (to 5%, rounded up to two digits) at which the predicted error per value drops below
+    ``target_rmse`` (bisection in log epsilon over the method's own plan; public inputs only), or None when no
+    epsilon up to 1e6 would."""
+
+    def ok(e: float) -> bool:
+        r = _predicted(analysed, replace(spec, epsilon=e), method_name)
+        return r is not None and r < target_rmse
+
+    lo, hi = float(spec.epsilon), _EPS_MAX
+    if not ok(hi):
+        return None
+    while hi / lo > 1.05:
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return _ceil2(hi)
+
+
+def _useful_records(analysed: Analysed, spec: ReleaseSpec, method_name: str, target_rmse: float
+                    ) -> tuple[int | None, str]:
+    """The smallest record count (to 10%, rounded up to two digits) at which the predicted error per value drops
+    below ``target_rmse`` at the same epsilon: the model re-analysed WITHOUT data at a larger count (public: the
+    domain, the records' shapes, the count), searched by factors of 4 then bisection; ``(None, why)`` when more
+    records do not lower the prediction (it stops falling) or none up to 1e9 would."""
+    src = analysed.source
+    shapes = {k: tuple(np.shape(v))[1:] for k, v in src.data.items()}
+    m0 = int(analysed.analysis.data_size or 0)
+    if m0 < 1:
+        return None, "the record count is unknown"
+
+    def pred(m: int) -> float | None:
+        try:
+            an = analyze(src.model, data=None, domain=src.domain, model_kwargs=dict(src.model_kwargs),
+                         clip_norm=src.kernel.get("clip_norm"), data_size=m, record_shapes=shapes,
+                         model_name=src.model_name)
+        except BayesDPError:
+            return None
+        return _predicted(replace(analysed, analysis=an, constants=an.constants.to_dict()), spec, method_name)
+
+    last = _predicted(analysed, spec, method_name)
+    lo, hi = m0, 4 * m0
+    while True:
+        r = pred(hi)
+        if r is None or last is None:
+            return None, "its prediction at more records could not be made"
+        if r < target_rmse:
+            break
+        if r > 0.95 * last:
+            return None, "more records would not lower this method's prediction"
+        if hi > 1e9:
+            return None, "no record count up to 1e9 would"
+        lo, hi, last = hi, 4 * hi, r
+    while hi / lo > 1.1:
+        mid = int(math.sqrt(lo * hi))
+        r = pred(mid)
+        lo, hi = (lo, mid) if (r is not None and r < target_rmse) else (mid, hi)
+    return int(_ceil2(float(hi))), ""
+
+
+def _spread(analysed: Analysed):
+    """The prior's spread of the source's model (:func:`~bayesdp.publish.prior.prior_spread`): shapes and the record
+    count only."""
+    src = analysed.source
+    shapes = {k: tuple(np.shape(v))[1:] for k, v in src.data.items()}
+    dtypes = {k: (np.int32 if np.issubdtype(np.asarray(v).dtype, np.integer) else
+                  np.bool_ if np.asarray(v).dtype == bool else np.float32) for k, v in src.data.items()}
+    m = analysed.analysis.data_size or (len(next(iter(src.data.values()))) if src.data else 1)
+    return prior_spread(src.model, shapes, dtypes, dict(src.model_kwargs), int(m), src.model_name)
+
+
+def check_informative(analysed: Analysed, plan: MethodPlan, spec: ReleaseSpec) -> dict:
+    """Never worse than knowing nothing, silently (docs/release.md §12.1): the plan's predicted squared error summed
+    over the released values against the prior's total variance over the same values (public: the model's prior
+    sites only).  Values without a reference (a prior without a finite variance, an unidentified prior, a user
+    function without a range) are left out of both sums and named in a warning; with none left the check is
+    skipped with a warning.  Never a silent pass.
+
+    Args:
+        analysed: the analysis bundle.
+        plan: the chosen plan (its ``predicted_rmse``).
+        spec: the checked spec (``allow_uninformative``).
+
+    Returns:
+        ``{"checked", "predicted_squared_error", "prior_variance", "values_compared", "useful_epsilon",
+        "warnings"}`` (JSON-ready).
+
+    Raises:
+        UninformativeError: predicted squared error >= the prior's total variance, without
+            ``spec.allow_uninformative`` (one line: both numbers and the epsilon that would make it useful).
+
+    Examples:
+        >>> import numpy as np
+        >>> from bayesdp.analysis import Domain
+        >>> from bayesdp.models import logistic
+        >>> from bayesdp.publish.methods.base import ChainSource
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.standard_normal((200, 2)); X /= np.linalg.norm(X, axis=1, keepdims=True)
+        >>> src = ChainSource(logistic, {"X": X, "y": (rng.random(200) < 0.5).astype(float)},
+        ...                   Domain.parse(["X.norm=1", "y.values=0,1"]))
+        >>> an, plan, _, _ = plan_release(src, ReleaseSpec("mean", epsilon=0.5))     # coupling, Laplace noise
+        >>> check_informative(an, plan, ReleaseSpec("mean", epsilon=0.5).check())
+        Traceback (most recent call last):
+        ...
+        bayesdp.publish.prior.UninformativeError: ...
+    """
+    stat = analysed.statistic
+    k = stat.num_coords
+    out: dict = {"checked": False, "warnings": [], "rule": "predicted squared error summed over the released values "
+                 "< the prior's total variance over the same values (docs/release.md §12.1)"}
+    warn = out["warnings"]
+    if plan.predicted_rmse is None or not math.isfinite(plan.predicted_rmse):
+        warn.append(f"prior check skipped: the {plan.method} release has no predicted error to compare with the "
+                    "prior's spread")
+        return out
+    try:
+        spread = _spread(analysed)
+    except Exception as exc:  # noqa: BLE001 - an advisory reading of the prior: skipped with a labelled warning
+        first = (str(exc).strip().splitlines() or [""])[0][:200]
+        warn.append(f"prior check skipped: the model's prior sites could not be read ({type(exc).__name__}: "
+                    f"{first})")
+        return out
+    refs = reference_variances(spec.statistic, stat, spread)
+    compared = [v for v, _ in refs if v is not None]
+    left_out = [what for v, what in refs if v is None]
+    if left_out:
+        warn.append(f"prior check skipped for {len(left_out)} of the {k} values (" + "; ".join(left_out[:3])
+                    + (" ..." if len(left_out) > 3 else "") + ")" + ("" if compared else
+                                                                      ": nothing was compared"))
+    if not compared:
+        return out
+    rmse = float(plan.predicted_rmse)
+    mse, var = len(compared) * rmse * rmse, float(sum(compared))
+    out.update(checked=True, predicted_squared_error=mse, prior_variance=var, values_compared=len(compared),
+               predicted_label=plan.predicted_label)
+    if mse < var:
+        return out
+    target = math.sqrt(var / len(compared))
+    eps = _useful_epsilon(analysed, spec, spec.method_name, target)
+    m_need, m_why = _useful_records(analysed, spec, spec.method_name, target)
+    out["useful_epsilon"], out["useful_records"] = eps, m_need
+    fix = (f"it would beat the prior from epsilon = {eps:g}" if eps is not None
+           else "no epsilon up to 1e6 would make it beat the prior")
+    fix += (f", or at this epsilon from {m_need} records" if m_need is not None else f" ({m_why} at this epsilon)")
+    what = (f"the {plan.method} release is predicted worse than knowing nothing: predicted squared error "
+            f"{mse:.3g} summed over {len(compared)} value(s) ({plan.predicted_label}) >= the prior's total variance "
+            f"{var:.3g} over the same values; {fix}")
+    if not spec.allow_uninformative:
+        raise UninformativeError(f"{what}; nothing was charged; pass allow_uninformative=True "
+                                 "(ReleaseSpec(..., allow_uninformative=True), CLI --allow-uninformative) to release "
+                                 "it anyway")
+    warn.append(what + "; released because allow_uninformative=True")
+    return out
+
+
+def _fresh_source(src: ChainSource) -> ChainSource:
+    """The source of a fresh release of the same model, domain and records with every setting open (a kernel at
+    temperature 1, full-batch ULA, no clipping): what ``bayesdp.release(bayesdp.ULA(model, domain=...), ...)``
+    plans."""
+
+    def not_run(*_args):              # only predictions are made: a last-draw plan is never calibrated here
+        raise AssumptionError("internal: the fresh release is only predicted")
+
+    return replace(src, kernel={"sampler": "ula", "step_size": None, "inverse_temperature": 1.0, "batch_size": None,
+                                "clip_norm": None},
+                   given="kernel", num_steps=None, num_chains=None, draws=None, run_kind="path", thinning=1,
+                   plan=None, plan_final=src.plan_final or not_run)
+
+
+def check_given(analysed: Analysed, plan: MethodPlan, spec: ReleaseSpec) -> dict | None:
+    """A chain, plan or driver given as is (docs/release.md §12.3): its predicted squared error against a fresh
+    release's (same model, domain, records and statistic; every setting open; public inputs only, nothing run).
+
+    Args:
+        analysed: the analysis bundle.
+        plan: the chosen plan.
+        spec: the checked spec.
+
+    Returns:
+        None for a kernel (nothing given as is), else ``{"given", "predicted_rmse", "fresh_predicted_rmse",
+        "ratio", "warnings"}``.
+
+    Raises:
+        UninformativeError: the given source's predicted squared error is at least :data:`GIVEN_RATIO` times the
+            fresh release's, without ``spec.allow_uninformative`` (one line: both predictions and the call).
+
+    Examples:
+        >>> from types import SimpleNamespace as NS
+        >>> check_given(NS(source=NS(given="kernel")), None, None) is None
+        True
+    """
+    src = analysed.source
+    if src.given == "kernel":
+        return None
+    out: dict = {"given": src.given, "warnings": [], "predicted_rmse": plan.predicted_rmse}
+    fresh = _fresh_source(src)
+    try:
+        fresh_an = (replace(analysed, source=fresh) if src.kernel.get("clip_norm") is None
+                    else analyse(fresh, spec))
+    except BayesDPError as exc:
+        out["warnings"].append(f"fresh-release comparison skipped: {str(exc)[:200]}")
+        return out
+    fresh_spec = replace(spec, method="auto", noise="auto", chain=ChainOptions(max_steps=spec.max_steps))
+    best = _predicted(fresh_an, fresh_spec, "auto")
+    out["fresh_predicted_rmse"] = best
+    if plan.predicted_rmse is None or best is None or not best > 0:
+        out["warnings"].append("fresh-release comparison skipped: no predicted error to compare")
+        return out
+    ratio = (float(plan.predicted_rmse) / best) ** 2
+    out["ratio"] = ratio
+    if ratio < GIVEN_RATIO:
+        return out
+    k = analysed.statistic.num_coords
+    stat = spec.statistic
+    stat_s = ("'mean'" if stat == Mean() else "'median'" if stat == Median() else repr(stat))
+    what = (f"the {src.given} given as is ({plan.method} release) is predicted {ratio:.3g}x worse than a fresh "
+            f"release: predicted squared error {k * plan.predicted_rmse ** 2:.3g} against {k * best * best:.3g} "
+            f"summed over the {k} value(s) ({plan.predicted_label})")
+    call = (f"bayesdp.release(bayesdp.ULA(model, domain=domain), {stat_s}, data=data, epsilon={spec.epsilon:g}, "
+            f"delta={float(spec.delta):g}, accountant=...)")
+    if not spec.allow_uninformative:
+        raise UninformativeError(f"{what}; nothing was charged; the better answer: {call}; or pass "
+                                 "allow_uninformative=True to release it as given")
+    out["warnings"].append(f"{what}; released as given because allow_uninformative=True (better: {call})")
+    return out
+
+
+def check_release(analysed: Analysed, plan: MethodPlan, spec: ReleaseSpec) -> dict:
+    """Both checks before anything is charged (:func:`check_given`, then :func:`check_informative`).
+
+    Args:
+        analysed: the analysis bundle.
+        plan: the chosen plan.
+        spec: the checked spec.
+
+    Returns:
+        ``{"prior": ..., "given": ..., "warnings": [...]}`` (what the result records under ``extra``).
+
+    Raises:
+        UninformativeError: either check refuses (nothing charged).
+
+    Examples:
+        >>> from types import SimpleNamespace as NS
+        >>> plan = NS(predicted_rmse=None, method="path")
+        >>> check_release(NS(source=NS(given="kernel"), statistic=NS(num_coords=1)), plan, None)["warnings"]
+        ["prior check skipped: the path release has no predicted error to compare with the prior's spread"]
+    """
+    given = check_given(analysed, plan, spec)
+    prior = check_informative(analysed, plan, spec)
+    warnings = list(given["warnings"] if given else []) + list(prior["warnings"])
+    return {"prior": {k: v for k, v in prior.items() if k != "warnings"},
+            "given": None if given is None else {k: v for k, v in given.items() if k != "warnings"},
+            "warnings": warnings}
+
+
 def draw(analysed: Analysed, plan: MethodPlan, accountant: Any, rng_key=None, chosen_by: str = "user",
          state: Any = None) -> ReleaseResult:
     """Steps 4-6 of the module docstring for a chosen plan: the accountant's check, ``prepare`` (unless its
@@ -333,14 +628,22 @@ def execute(source: ChainSource, spec: ReleaseSpec, accountant: Any, rng_key=Non
         >>> from bayesdp.budget.accountant import PrivacyAccountant
         >>> acct = PrivacyAccountant(budget=1.0, budget_delta=1e-6)
         >>> spec = ReleaseSpec("mean", epsilon=1.0, delta=1e-6, method="path", chain=ChainOptions(num_steps=100))
-        >>> res = execute(src, spec, acct)
+        >>> execute(src, spec, acct)                       # 200 records: predicted worse than the prior (§12)
+        Traceback (most recent call last):
+        ...
+        bayesdp.publish.prior.UninformativeError: the path release is predicted worse than knowing nothing: ...
+        >>> res = execute(src, replace(spec, allow_uninformative=True), acct)
         >>> res.extra["method"]["settings"]["num_steps"], res.noise_scale, acct.remaining()["epsilon"]
         (100, 0.0, 0.0)
     """
     spec = spec if spec.checked else spec.check()
     acct = open_accountant(accountant)
     analysed, plan, why, considered = plan_release(source, spec)
+    acct.check(plan.epsilon, plan.delta, curve=plan.curve, event=dict(plan.event))     # over budget: refused first
+    checks = check_release(analysed, plan, spec)         # before anything is charged (docs/release.md §12)
     res = draw(analysed, plan, acct, rng_key, why)
     extra = dict(res.extra)
     extra["method"] = {**extra["method"], "considered": considered}
+    extra["informative"] = {"prior": checks["prior"], "given": checks["given"]}
+    extra["warnings"] = list(extra.get("warnings", ())) + checks["warnings"]
     return replace(res, extra=extra)

@@ -120,6 +120,11 @@ def site_specs(potential, analysis) -> list[SiteSpec]:
             for s in potential.sites]
 
 
+def _range(value_range) -> tuple[float, float] | None:
+    """A declared range of the released values, checked (None: none)."""
+    return None if value_range is None else check_range(value_range, "range")
+
+
 def _sites(sites) -> tuple[str, ...] | None:
     if sites is None:
         return None
@@ -138,6 +143,8 @@ class Mean:
     Args:
         sites: the latent sites (default: all).
         coords: named coordinates of real-support sites instead.
+        range: the public range ``(a, b)`` of every released value (post-processing clamp; sample-and-aggregate
+            needs it).
 
     Examples:
         >>> Mean(sites=["w"]).sites
@@ -146,10 +153,12 @@ class Mean:
 
     sites: Sequence[str] | None = None
     coords: Sequence[str] | None = None
+    range: tuple[float, float] | None = None
     needs_lipschitz = False
 
     def __post_init__(self):
         object.__setattr__(self, "sites", _sites(self.sites))
+        object.__setattr__(self, "range", _range(self.range))
         if self.coords is not None:
             object.__setattr__(self, "coords", tuple(c.strip() for c in self.coords if c.strip()))
             require(len(self.coords) > 0, "coords", list(self.coords), "must name at least one coordinate",
@@ -171,6 +180,7 @@ class Quantiles:
     Args:
         q: levels in (0, 1).
         sites: the latent sites (default: all real-support sites).
+        range: the public range ``(a, b)`` of every released value (post-processing clamp).
 
     Raises:
         AssumptionError: a level outside (0, 1) or repeated.
@@ -182,11 +192,13 @@ class Quantiles:
 
     q: Sequence[float]
     sites: Sequence[str] | None = None
+    range: tuple[float, float] | None = None
     needs_lipschitz = False
 
     def __post_init__(self):
         object.__setattr__(self, "q", tuple(quantile_levels(list(self.q))))
         object.__setattr__(self, "sites", _sites(self.sites))
+        object.__setattr__(self, "range", _range(self.range))
 
     def build(self, potential, analysis) -> Statistic:
         """The :class:`~bayesdp.publish.statistics.Statistic` for the model's sites."""
@@ -205,6 +217,7 @@ class Median(Quantiles):
 
     q: Sequence[float] = (0.5,)
     sites: Sequence[str] | None = None
+    range: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -216,6 +229,7 @@ class Probability:
         threshold: t, finite.
         width: w > 0 (the noise grows like 1/w).
         sites: the latent sites (default: all real-support sites).
+        range: a narrower public range of the released values than (0, 1), or None.
 
     Raises:
         AssumptionError: a non-finite threshold or a width not > 0.
@@ -228,12 +242,14 @@ class Probability:
     threshold: float
     width: float
     sites: Sequence[str] | None = None
+    range: tuple[float, float] | None = None
     needs_lipschitz = False
 
     def __post_init__(self):
         object.__setattr__(self, "threshold", check_finite("threshold", self.threshold))
         object.__setattr__(self, "width", positive("width", self.width, "pass a positive ramp width, e.g. 0.1"))
         object.__setattr__(self, "sites", _sites(self.sites))
+        object.__setattr__(self, "range", _range(self.range))
 
     def build(self, potential, analysis) -> Statistic:
         """The :class:`~bayesdp.publish.statistics.Statistic` for the model's sites."""
@@ -253,6 +269,8 @@ class Function:
         names: one name per output value (default ``f[0]``, ...).
         l2_lipschitz: its declared Euclidean -> Euclidean constant (Gaussian noise; default ``lipschitz``).
         description: one line for reports.
+        range: the public range ``(a, b)`` of every released value (post-processing clamp; sample-and-aggregate
+            needs it).
 
     Raises:
         AssumptionError: ``fn`` not callable, or a constant not > 0.
@@ -267,8 +285,10 @@ class Function:
     names: Sequence[str] | None = None
     l2_lipschitz: float | None = None
     description: str = "posterior mean of a user statistic of the samples"
+    range: tuple[float, float] | None = None
 
     def __post_init__(self):
+        object.__setattr__(self, "range", _range(self.range))
         if not callable(self.fn):
             raise AssumptionError(f"Function(fn = {self.fn!r}): fn must be callable samples -> array")
         if self.lipschitz is not None:
@@ -343,7 +363,7 @@ def as_statistic(statistic: Any):
 
     Examples:
         >>> as_statistic("mean")
-        Mean(sites=None, coords=None)
+        Mean(sites=None, coords=None, range=None)
         >>> as_statistic("quantiles")
         Traceback (most recent call last):
         ...
@@ -522,15 +542,20 @@ class ReleaseSpec:
         delta: its delta (0: pure epsilon-DP, Laplace noise and the coupling release only).
         noise: ``"auto"``, ``"laplace"`` or ``"gaussian"`` (coupling and sample-and-aggregate).
         method: one of :data:`METHODS`, or :class:`Coupling` / :class:`SampleAggregate` with their options.
-        range: the public range ``(a, b)`` of every released value (post-processing clamp; sample-and-aggregate
-            needs it).
         level: the level of the intervals.
         chain: :class:`ChainOptions` of the chains run here (default: every setting by the method's rule).
+        allow_uninformative: release even when the predicted error is no better than the prior's own spread, or
+            when a chain, plan or driver given as is would be 10x worse than a fresh release (docs/release.md §12;
+            the result then carries a warning); default False: such a release is refused before anything is
+            charged (:class:`~bayesdp.publish.prior.UninformativeError`).
+
+    The public range of the released values belongs to the statistic (``Mean(range=(a, b))``, ...):
+    :attr:`range` reads it.
 
     Examples:
         >>> spec = ReleaseSpec("mean", epsilon=1.0, delta=1e-6).check()
         >>> spec.statistic, spec.method_name, spec.level, spec.num_steps
-        (Mean(sites=None, coords=None), 'auto', 0.95, None)
+        (Mean(sites=None, coords=None, range=None), 'auto', 0.95, None)
         >>> ReleaseSpec("mean", epsilon=1.0, method="path").check()
         Traceback (most recent call last):
         ...
@@ -542,15 +567,20 @@ class ReleaseSpec:
     delta: float = 0.0
     noise: str = "auto"
     method: Any = "auto"
-    range: tuple[float, float] | None = None
     level: float = 0.95
     chain: ChainOptions | None = None
+    allow_uninformative: bool = False
 
     # -- the options, wherever they are held --------------------------------------------------
     @property
     def method_name(self) -> str:
         """The method's name (:data:`METHODS`)."""
         return self.method if isinstance(self.method, str) else self.method.name
+
+    @property
+    def range(self) -> tuple[float, float] | None:
+        """The statistic's declared public range ``(a, b)`` of every released value, or None."""
+        return getattr(self.statistic, "range", None)
 
     @property
     def checked(self) -> bool:
@@ -629,7 +659,9 @@ class ReleaseSpec:
         delta = check_noise(self.noise, self.delta)
         stat = as_statistic(self.statistic)
         level = check_level(self.level)
-        rng = None if self.range is None else check_range(self.range, "range")
+        rng = getattr(stat, "range", None)
+        if not isinstance(self.allow_uninformative, bool):
+            raise AssumptionError(f"allow_uninformative = {self.allow_uninformative!r} must be True or False")
         if name in ("path", "final") and delta == 0.0:
             why = ("the chain's Gaussian steps are" if name == "path" else "a chain's last draw is")
             raise AssumptionError(f"delta = {self.delta!r} with method = {name!r}: {why} not pure epsilon-DP; "
@@ -639,12 +671,12 @@ class ReleaseSpec:
                                   "added: the chain's steps are the noise); drop it")
         if name == "sample-aggregate" and rng is None and not isinstance(stat, Probability):
             raise AssumptionError("range = None: sample-and-aggregate clamps each chunk's estimate to the public "
-                                  "range of the released values; pass range=(a, b)")
+                                  "range of the released values; pass the statistic's range, e.g. "
+                                  "Mean(range=(a, b))")
         if isinstance(stat, Function) and stat.lipschitz is None and name == "coupling":
             raise AssumptionError("a callable statistic needs its declared Lipschitz constant for method = "
                                   "'coupling': pass Function(fn, lipschitz=L) (Euclidean norm of the samples -> "
                                   "L1 norm of the statistic)")
-        out = replace(self, statistic=stat, epsilon=eps, delta=delta, level=level, range=rng, method=method,
-                      chain=chain)
+        out = replace(self, statistic=stat, epsilon=eps, delta=delta, level=level, method=method, chain=chain)
         object.__setattr__(out, "_checked", True)
         return out

@@ -45,12 +45,13 @@ def test_cli_and_python_choose_the_same_method_and_settings(tmp_path, capsys, ex
     path = tmp_path / "d.npz"
     np.savez(path, **data)
     rc = main(["release", "logistic", "--data", str(path), "--domain", *DOMAIN, "--epsilon", "1", "--ledger",
-               str(tmp_path / "l.jsonl"), "--budget", "4", "--budget-delta", "1e-5", *extra, "--json"])
+               str(tmp_path / "l.jsonl"), "--budget", "4", "--budget-delta", "1e-5", *extra, "--json",
+               "--allow-uninformative"])       # 120 records: predicted worse than the prior (docs/release.md §12)
     out, err = capsys.readouterr()
     assert rc == 0, err
     cli = json.loads(out)
     acct = bayesdp.PrivacyAccountant(budget=4.0, budget_delta=1e-5)
-    res = bayesdp.release(bayesdp.ULA(logistic, domain=DOMAIN), ReleaseSpec("mean", epsilon=1.0, **spec_kw),
+    res = bayesdp.release(bayesdp.ULA(logistic, domain=DOMAIN), ReleaseSpec("mean", epsilon=1.0, allow_uninformative=True, **spec_kw),
                           data=data, accountant=acct)
     py = res.to_dict()
     assert cli["method"]["method"] == py["method"]["method"]
@@ -74,13 +75,15 @@ def test_a_plans_settings_are_used_as_given():
                              mechanism="ula-path", data=bayesdp.Shapes(100, {"X": (3,), "y": ()}),
                              options=bayesdp.CalibrationOptions(max_steps=300))
     acct = bayesdp.PrivacyAccountant(budget=3.0, budget_delta=1e-5)
-    res = bayesdp.release(plan, ReleaseSpec("mean", epsilon=1.0, delta=1e-6, method="path"), data=data,
+    res = bayesdp.release(plan, ReleaseSpec("mean", epsilon=1.0, delta=1e-6, method="path", allow_uninformative=True),
+                          data=data,
                           accountant=acct)
     s = res.extra["method"]["settings"]
     assert (s["step_size"], s["num_steps"], s["num_chains"], s["inverse_temperature"]) == (
         plan.step_size, plan.num_steps, plan.num_chains, plan.inverse_temperature)
     assert res.certificate.epsilon(1e-6) <= 1.0
-    res = bayesdp.release(plan, ReleaseSpec("mean", epsilon=1.0, method="coupling"), data=data, accountant=acct)
+    res = bayesdp.release(plan, ReleaseSpec("mean", epsilon=1.0, method="coupling", allow_uninformative=True), data=data,
+                          accountant=acct)
     s = res.extra["method"]["settings"]
     assert (s["step_size"], s["num_steps"], s["num_chains"], s["inverse_temperature"]) == (
         plan.step_size, plan.num_steps, plan.num_chains, plan.inverse_temperature)
@@ -105,7 +108,8 @@ def test_a_chain_that_ran_is_released_as_given(monkeypatch):
 
     monkeypatch.setattr(coupling, "prepare", spy)
     acct = bayesdp.PrivacyAccountant(budget=2.0, budget_delta=1e-5)
-    res = bayesdp.release(mcmc, "mean", epsilon=1.0, delta=1e-6, accountant=acct)       # auto, delta > 0
+    res = bayesdp.release(mcmc, ReleaseSpec("mean", epsilon=1.0, delta=1e-6, allow_uninformative=True),
+                          accountant=acct)       # auto, delta > 0
     m = res.extra["method"]
     assert m["method"] == "coupling"                        # the only method that releases this chain
     assert {c["method"] for c in m["considered"] if "not_applicable" in c} == {"path", "final", "sample-aggregate"}
@@ -122,12 +126,14 @@ def test_option_errors_are_raised_when_the_options_are_built():
         SampleAggregate(chunks=0)
     with pytest.raises(AssumptionError, match="max_delta"):
         Coupling(max_delta=1.5)
+    with pytest.raises(AssumptionError, match="range"):       # the range belongs to the statistic
+        Mean(range=(1.0, 0.0))
 
 
 @pytest.mark.parametrize("bad,needle", [
     (dict(level=1.5), "level"), (dict(epsilon=0.0), "epsilon"), (dict(method="path"), "delta"),
     (dict(noise="gaussian"), "delta"), (dict(method="sample-aggregate"), "range"),
-    (dict(range=(1.0, 0.0)), "range"), (dict(method="mode"), "method"),
+    (dict(method="mode"), "method"),
 ])
 def test_a_spec_error_is_raised_before_anything_is_analysed_or_charged(tmp_path, monkeypatch, bad, needle):
     def no_analysis(*a, **k):
@@ -156,7 +162,7 @@ def _logistic_with_intercept(X, y=None, prior_scale=1.0):
 
 def test_sites_b_without_a_step_size():
     acct = bayesdp.PrivacyAccountant(budget=1.0)
-    spec = ReleaseSpec(Mean(sites=["b"]), epsilon=1.0, chain=ChainOptions(num_steps=200))
+    spec = ReleaseSpec(Mean(sites=["b"]), epsilon=1.0, chain=ChainOptions(num_steps=200), allow_uninformative=True)
     res = bayesdp.release(bayesdp.ULA(_logistic_with_intercept, domain=DOMAIN), spec, data=_data(), accountant=acct)
     assert res.names == ("b",) and math.isfinite(res.values[0])
     assert res.extra["method"]["settings"]["step_size_rule"].startswith("1 / total_smoothness")
@@ -164,7 +170,7 @@ def test_sites_b_without_a_step_size():
 
 def test_release_result_prints_a_table_and_converts_to_pandas():
     acct = bayesdp.PrivacyAccountant(budget=1.0)
-    spec = ReleaseSpec("mean", epsilon=1.0, chain=ChainOptions(num_steps=100))
+    spec = ReleaseSpec("mean", epsilon=1.0, chain=ChainOptions(num_steps=100), allow_uninformative=True)
     res = bayesdp.release(bayesdp.ULA(logistic, domain=DOMAIN), spec, data=_data(), accountant=acct)
     text = str(res)
     assert len(text.splitlines()) == 2 + 3 + 1 and "w[2]" in text and "pred. rmse" in text

@@ -85,7 +85,8 @@ def test_release_is_the_planned_chains_final_draw():
     data = _data()
     acct = bayesdp.PrivacyAccountant(budget=2.0, budget_delta=1e-5)
     res = bayesdp.release(bayesdp.ULA(logistic, domain=DOMAIN), ReleaseSpec(
-        "mean", epsilon=1.0, delta=1e-6, method="final", chain=ChainOptions(max_steps=2000)), data=data, accountant=acct, rng_key=7)
+        "mean", epsilon=1.0, delta=1e-6, method="final", chain=ChainOptions(max_steps=2000), allow_uninformative=True),
+        data=data, accountant=acct, rng_key=7)
     f = res.extra["final"]
     assert res.private is False and res.to_dict()["private"] is False       # the chain's noise was seeded
     # the certificate is GDP(mu) and meets the charge; the ledger was charged exactly (1, 1e-6) with that event
@@ -110,7 +111,8 @@ def test_release_is_the_planned_chains_final_draw():
 
 def test_plan_does_not_depend_on_the_values():
     a = bayesdp.PrivacyAccountant(budget=5.0, budget_delta=1e-5)
-    spec = ReleaseSpec("mean", epsilon=1.0, delta=1e-6, method="final", chain=ChainOptions(max_steps=1000))
+    spec = ReleaseSpec("mean", epsilon=1.0, delta=1e-6, method="final", chain=ChainOptions(max_steps=1000),
+                       allow_uninformative=True)      # 100 records: predicted worse than the prior (release.md §12)
     r1 = bayesdp.release(bayesdp.ULA(logistic, domain=DOMAIN), spec, data=_data(seed=1), accountant=a)
     r2 = bayesdp.release(bayesdp.ULA(logistic, domain=DOMAIN), spec, data=_data(seed=2), accountant=a)
     k = ("inverse_temperature", "step_size", "num_steps", "gdp_mu")
@@ -138,14 +140,15 @@ def test_api_auto_picks_final_for_a_prior_dominated_model():
     kern = bayesdp.ULA("logistic", domain=bayesdp.Domain.parse(DOMAIN), step_size=0.01,
                        model_kwargs={"prior_scale": 0.5})
     acct = bayesdp.PrivacyAccountant(budget=2.0, budget_delta=1e-5)
-    res = bayesdp.release(kern, "mean", epsilon=1.0, delta=1e-6, data=data, accountant=acct)
+    spec = ReleaseSpec("mean", epsilon=1.0, delta=1e-6, allow_uninformative=True)   # 60 records (release.md §12)
+    res = bayesdp.release(kern, spec, data=data, accountant=acct)
     assert res.extra["method"]["method"] == "final" and res.extra["method"]["chosen_by"].startswith("auto")
     # a Plan pins the chain: auto never swaps it for the last-draw release's own
     plan = bayesdp.calibrate("logistic", domain=bayesdp.Domain.parse(DOMAIN), epsilon=1.0, delta=1e-6,
                              mechanism="ula-path", data=bayesdp.Shapes(60, {"X": (8,), "y": ()}),
                              kernel=bayesdp.ULA(model_kwargs={"prior_scale": 0.5}),
                              options=bayesdp.CalibrationOptions(max_steps=500))
-    res = bayesdp.release(plan, "mean", epsilon=1.0, delta=1e-6, data=data, accountant=acct)
+    res = bayesdp.release(plan, spec, data=data, accountant=acct)
     assert res.extra["method"]["method"] != "final"
 
 
@@ -160,7 +163,8 @@ def test_cli_final_release_and_bad_input(tmp_path, capsys):
     path = tmp_path / "d.npz"
     np.savez(path, **d)
     base = ["release", "logistic", "--data", str(path), "--domain", *DOMAIN, "--epsilon", "1",
-            "--ledger", str(tmp_path / "l.jsonl"), "--budget", "2", "--budget-delta", "1e-5"]
+            "--ledger", str(tmp_path / "l.jsonl"), "--budget", "2", "--budget-delta", "1e-5",
+            "--allow-uninformative"]          # small data: predicted worse than the prior (docs/release.md §12)
     for extra, flag in ((["--method", "final"], "--delta"),
                         (["--method", "final", "--delta", "1e-6", "--step-size", "0.01"], "--step-size"),
                         (["--method", "final", "--delta", "1e-6", "--num-steps", "100"], "--num-steps"),

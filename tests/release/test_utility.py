@@ -23,7 +23,7 @@ from bayesdp.publish.path import gdp_mu, path_inverse_temperature, path_num_step
 from bayesdp.publish.statistics import probability_at_profiles
 from bayesdp.publish.noiseplan import plan_noise
 from bayesdp.publish.release import release_statistic
-from bayesdp.publish.spec import ChainOptions, ReleaseSpec, SampleAggregate
+from bayesdp.publish.spec import ChainOptions, Mean, ReleaseSpec, SampleAggregate
 from bayesdp.publish.statistics import (SiteSpec, coordinate_means, coordinate_quantiles, exceedance_probabilities,
                                         function_mean)
 
@@ -289,14 +289,15 @@ def test_sample_and_aggregate_release_and_refusals(tmp_path, monkeypatch):
     path = tmp_path / "l.jsonl"
     Ledger.open(path, budget=2.0)
     before = path.read_bytes()
-    for kwargs, needle in ((dict(), "range"), (dict(range=(-3, 3), method=SampleAggregate(chunks=401)), "chunks"),
-                           (dict(range=(-3, 3), noise="gaussian"), "delta")):
+    ranged = Mean(range=(-3, 3))                                  # the public range belongs to the statistic
+    for kwargs, needle in ((dict(), "range"), (dict(statistic=ranged, method=SampleAggregate(chunks=401)), "chunks"),
+                           (dict(statistic=ranged, noise="gaussian"), "delta")):
         with pytest.raises(AssumptionError, match=needle):
             bayesdp.release(kern, ReleaseSpec(**{"statistic": "mean", "epsilon": 1.0, "method": "sample-aggregate",
                                                  "chain": ChainOptions(num_steps=200), **kwargs}),
                             data={"X": X, "y": y}, accountant=str(path))
     assert path.read_bytes() == before and c["noise"] == 0
-    res = bayesdp.release(kern, ReleaseSpec("mean", epsilon=1.0, method=SampleAggregate(chunks=8), range=(-3, 3),
+    res = bayesdp.release(kern, ReleaseSpec(ranged, epsilon=1.0, method=SampleAggregate(chunks=8), allow_uninformative=True,
                                             chain=ChainOptions(num_steps=200)), data={"X": X, "y": y}, accountant=str(path), rng_key=1)
     d = res.to_dict()
     assert d["sample_and_aggregate"]["chunks"] == 8 and d["sample_and_aggregate"]["chunk_size"] == 50
@@ -382,8 +383,8 @@ def test_path_release_through_the_api(tmp_path, monkeypatch):
     with pytest.raises(AssumptionError, match="delta"):
         bayesdp.release(kern, "mean", epsilon=1.0, method="path", data={"X": X, "y": y}, accountant=acct)
     assert acct.spent()["epsilon_sum"] == 0
-    res = bayesdp.release(kern, ReleaseSpec("mean", epsilon=1.0, delta=1e-6, chain=ChainOptions(num_steps=300)), data={"X": X, "y": y},
-                          accountant=acct)
+    res = bayesdp.release(kern, ReleaseSpec("mean", epsilon=1.0, delta=1e-6, chain=ChainOptions(num_steps=300),
+                                            allow_uninformative=True), data={"X": X, "y": y}, accountant=acct)
     d = res.to_dict()
     assert d["method"]["method"] == "path" and d["method"]["chosen_by"].startswith("auto")
     assert d["noise_scale"] == 0.0 and c["noise"] == 0                 # no noise added: the chain is the noise

@@ -1,0 +1,108 @@
+"""A chain, plan or driver given as is (issue 22 item 1; docs/release.md §12.3): released by the methods that release
+it, and refused before anything is charged when its predicted squared error is 10x a fresh release's, with both
+predictions and the call that gets the better answer; the CLI's refusal is one line, exit 2, ledger unchanged."""
+
+
+import numpy as np
+import pytest
+
+import bayesdp
+from bayesdp.cli import main
+from bayesdp.models import logistic
+from bayesdp.publish import engine
+from bayesdp.publish.methods.base import ChainSource
+from bayesdp.publish.prior import UninformativeError
+from bayesdp.publish.spec import ReleaseSpec
+
+DOM = bayesdp.Domain(X=bayesdp.norm_bound(1.0), y=bayesdp.values(0, 1))
+DOMAIN = ["X.norm=1", "y.values=0,1"]
+
+
+def _data(m, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((m, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True) * 1.001
+    return {"X": X, "y": (rng.random(m) < 0.5).astype(float)}
+
+
+@pytest.mark.slow
+def test_a_run_chain_predicted_ten_times_worse_than_a_fresh_release_is_refused():
+    data = _data(500)
+    mcmc = bayesdp.PrivateMCMC(bayesdp.ULA(logistic, domain=DOM, step_size=1e-3), num_steps=50).run(None, **data)
+    acct = bayesdp.PrivacyAccountant(budget=2.0, budget_delta=1e-5)
+    spec = ReleaseSpec("mean", epsilon=1.0, delta=1e-6)
+    with pytest.raises(UninformativeError) as exc:
+        bayesdp.release(mcmc, spec, accountant=acct)
+    msg = str(exc.value)
+    # both predictions, independently: the chain's only method (coupling) and a fresh kernel's best (path here)
+    src = bayesdp.api._chain_source(mcmc, None)
+    an, given, _, _ = engine.plan_release(src, spec.check())
+    fresh_src = ChainSource(logistic, src.data, src.domain, model_kwargs=src.model_kwargs)
+    _, fresh, _, considered = engine.plan_release(fresh_src, spec.check())
+    assert given.method == "coupling" and fresh.method in ("path", "final")
+    best = min(c["predicted_rmse"] for c in considered if c.get("predicted_rmse") is not None)
+    ratio = (given.predicted_rmse / best) ** 2
+    assert ratio >= engine.GIVEN_RATIO
+    assert f"{3 * given.predicted_rmse ** 2:.3g}" in msg and f"{3 * best ** 2:.3g}" in msg
+    assert f"{ratio:.3g}x worse" in msg and "\n" not in msg
+    assert "bayesdp.release(bayesdp.ULA(model, domain=domain), 'mean'" in msg and "epsilon=1, delta=1e-06" in msg
+    assert acct.remaining()["epsilon"] == 2.0 and not acct.entries
+
+
+def test_a_given_chain_released_anyway_carries_the_warning():
+    data = _data(500)
+    mcmc = bayesdp.PrivateMCMC(bayesdp.ULA(logistic, domain=DOM, step_size=1e-3), num_steps=50).run(None, **data)
+    acct = bayesdp.PrivacyAccountant(budget=2.0, budget_delta=1e-5)
+    res = bayesdp.release(mcmc, ReleaseSpec("mean", epsilon=1.0, delta=1e-6, allow_uninformative=True),
+                          accountant=acct)
+    assert res.extra["method"]["method"] == "coupling" and acct.remaining()["epsilon"] == 1.0
+    assert any("given as is" in w and "released as given" in w for w in res.extra["warnings"])
+    assert res.extra["informative"]["given"]["ratio"] >= engine.GIVEN_RATIO
+
+
+def test_a_driver_whose_settings_do_not_change_the_prediction_is_not_refused():
+    # a driver pins the steps; the path release's prediction does not depend on them: ratio exactly 1
+    src = ChainSource(logistic, _data(500), bayesdp.Domain.parse(DOMAIN), given="driver", num_steps=100,
+                      num_chains=1, kernel={"sampler": "ula", "step_size": 1e-3})
+    spec = ReleaseSpec("mean", epsilon=4.0, delta=1e-6).check()
+    an, plan, _, _ = engine.plan_release(src, spec)
+    out = engine.check_given(an, plan, spec)
+    assert plan.method == "path" and out["ratio"] == pytest.approx(1.0, rel=1e-12) and out["warnings"] == []
+
+
+def test_a_kernel_is_not_compared_with_itself():
+    src = ChainSource(logistic, _data(200), bayesdp.Domain.parse(DOMAIN))
+    spec = ReleaseSpec("mean", epsilon=50.0).check()
+    an, plan, _, _ = engine.plan_release(src, spec)
+    assert engine.check_given(an, plan, spec) is None
+
+
+# -- the command line ---------------------------------------------------------------------------------------
+
+def _cli(tmp_path, *extra):
+    path = tmp_path / "d.npz"
+    if not path.exists():
+        np.savez(path, **_data(200))
+    return ["release", "logistic", "--data", str(path), "--domain", *DOMAIN, "--epsilon", "0.5", "--ledger",
+            str(tmp_path / "l.sqlite"), "--budget", "1", "--num-steps", "50", *extra]
+
+
+def test_cli_refuses_in_one_line_with_exit_2_and_charges_nothing(tmp_path, capsys):
+    led = tmp_path / "l.sqlite"
+    bayesdp.Ledger.open(str(led), budget=1.0)
+    before = led.read_bytes()
+    rc = main(_cli(tmp_path, "--json"))
+    out, err = capsys.readouterr()
+    assert rc == 2 and out == ""
+    assert err.count("\n") == 1 and "Traceback" not in err and "worse than knowing nothing" in err
+    assert "--allow-uninformative" in err
+    assert led.read_bytes() == before and not bayesdp.Ledger.open(str(led)).entries
+
+
+@pytest.mark.slow
+def test_cli_allow_uninformative_releases_and_warns_on_stderr(tmp_path, capsys):
+    rc = main(_cli(tmp_path, "--allow-uninformative", "--json"))
+    out, err = capsys.readouterr()
+    assert rc == 0 and err.startswith("warning: ") and "worse than knowing nothing" in err
+    assert len(bayesdp.Ledger.open(str(tmp_path / "l.sqlite")).entries) == 1
+    assert '"warnings"' in out
