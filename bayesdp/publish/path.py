@@ -28,7 +28,7 @@ from ..mechanisms.registry import bound
 from .statistics import ReleasedValue, _clip_interval, two_sided_normal_quantile, with_error_intervals
 
 __all__ = ["path_certificate", "path_inverse_temperature", "gdp_mu", "path_num_steps", "curvature_proxy",
-           "predicted_path_error", "noiseless_items", "chain_noise_sd", "chain_error_items"]
+           "predicted_path_error", "noiseless_items", "chain_noise_sd", "chain_error_items", "start_transient"]
 
 SOURCE = "GDP composition of the path (Dong-Roth-Su Cor. 3.3)"
 
@@ -329,7 +329,56 @@ def chain_noise_sd(constants: Mapping[str, Any], dim: int, num_coords: int, l2_l
     return per * math.sqrt(var / c)
 
 
-def chain_error_items(items, sd: float | None, level: float, value_range, what: str, statistic) -> tuple:
+def start_transient(constants: Mapping[str, Any], dim: int, num_coords: int, l2_lipschitz: float, step_size: float,
+                    num_steps: int, burn_in: int) -> float | None:
+    """The root-mean-square bias, per released value, that the chain's start leaves in the average of its kept
+    draws (docs/release.md §11.4), from public inputs only.  The chain starts at 0; in the Ornstein-Uhlenbeck
+    picture at the curvature proxy ``lambda_p`` its mean after ``t`` steps is ``(1 - gamma lambda_p)^t`` of the
+    way from the posterior mean back to the start, so the average of draws ``b + 1 .. n`` keeps the fraction
+    ``f = (1/N) sum_{t=b+1}^{n} (1 - gamma lambda_p)^t`` (``N = n - b``; a geometric sum).  The start's distance to
+    the posterior mean is data-dependent; its public stand-in is the spread of the data-independent part K, at
+    most ``1 / m_K`` per direction (K is ``m_K``-strongly convex: Brascamp-Lieb), so the prediction is
+    ``f / sqrt(m_K)`` per direction, times ``l2 sqrt(min(k, dim) / k)`` per value as in :func:`chain_noise_sd`.
+    ``lambda_p`` underestimates the curvature (docs/calibration.md), so ``f`` errs high: a chain too short to
+    forget its start is never predicted accurate.  A prediction, not a bound.
+
+    Args:
+        constants: the analysis's constants (``total_strong_convexity`` and those of :func:`curvature_proxy`).
+        dim: the number of parameters.
+        num_coords: k, the statistic's number of values.
+        l2_lipschitz: the statistic's Euclidean constant.
+        step_size: gamma.
+        num_steps: n, steps per chain.
+        burn_in: b, the draws dropped per chain.
+
+    Returns:
+        The root-mean-square bias per value, or None when ``m_K`` or the curvature proxy is not proven.
+
+    Examples:
+        >>> consts = {"total_smoothness": 4.0, "total_strong_convexity": 4.0}            # lambda_p = m_K = 4
+        >>> round(start_transient(consts, 1, 1, 1.0, 0.125, 2, 0), 12)        # (0.5 + 0.25) / 2 / sqrt(4)
+        0.1875
+    """
+    lam = curvature_proxy(constants, dim)
+    m_k = constants.get("total_strong_convexity")
+    if lam is None or m_k is None or not float(m_k) > 0 or not math.isfinite(l2_lipschitz):
+        return None
+    g = positive("step_size", step_size)
+    n = positive_int("num_steps", num_steps)
+    b = int(burn_in)
+    require(0 <= b < n, "burn_in", b, f"must be in [0, {n})")
+    r = 1.0 - g * lam
+    if abs(r) >= 1.0:
+        return math.inf
+    # sum_{t=b+1}^{n} r^t = r^{b+1} (1 - r^{n-b}) / (1 - r)
+    frac = (r ** (b + 1)) * (1.0 - r ** (n - b)) / ((1.0 - r) * (n - b)) if r != 0.0 else 0.0
+    k = positive_int("num_coords", num_coords)
+    per = float(l2_lipschitz) * math.sqrt(min(k, int(dim)) / k)
+    return per * abs(frac) / math.sqrt(float(m_k))
+
+
+def chain_error_items(items, sd: float | None, level: float, value_range, what: str, statistic,
+                      transient: float | None = None) -> tuple:
     """The items of a release whose randomness is the chain (path, last draw) with ``equivalent_noise_sd = sd``
     and ``error_interval = value +- z sd`` (``z`` the two-sided normal quantile at ``level``; docs/release.md
     §11), for a mean; a quantile of the draws gets no error interval (its basis says why).
@@ -341,6 +390,8 @@ def chain_error_items(items, sd: float | None, level: float, value_range, what: 
         value_range: the statistic's range, or None.
         what: the chain, in words (for the basis).
         statistic: the released statistic.
+        transient: the start's predicted bias per value (:func:`start_transient`), added in quadrature to ``sd``
+            for the interval of a mean (None: not included).
 
     Returns:
         The items.
@@ -369,6 +420,13 @@ def chain_error_items(items, sd: float | None, level: float, value_range, what: 
     if sd is None:
         return with_error_intervals(items, None, "none: the curvature proxy is not proven for this model",
                                     value_range)
+    if transient is not None and transient > 0:
+        return with_error_intervals(
+            items, two_sided_normal_quantile(level) * math.hypot(sd, transient),
+            f"the {what}'s randomness as Gaussian noise of sd equivalent_noise_sd and the start's predicted bias "
+            f"{transient:.3g} in quadrature (heuristic: Ornstein-Uhlenbeck picture at the public curvature proxy, "
+            "docs/release.md §11), value +- z sqrt(sd^2 + bias^2); the bias of ULA's step and of the temperature is "
+            "not included", value_range, sd)
     return with_error_intervals(
         items, two_sided_normal_quantile(level) * sd,
         f"the {what}'s randomness as Gaussian noise of sd equivalent_noise_sd (heuristic: Ornstein-Uhlenbeck "

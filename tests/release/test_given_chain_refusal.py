@@ -60,14 +60,40 @@ def test_a_given_chain_released_anyway_carries_the_warning():
     assert res.extra["informative"]["given"]["ratio"] >= engine.GIVEN_RATIO
 
 
-def test_a_driver_whose_settings_do_not_change_the_prediction_is_not_refused():
-    # a driver pins the steps; the path release's prediction does not depend on them: ratio exactly 1
-    src = ChainSource(logistic, _data(500), bayesdp.Domain.parse(DOMAIN), given="driver", num_steps=100,
-                      num_chains=1, kernel={"sampler": "ula", "step_size": 1e-3})
+def test_a_driver_with_a_fresh_releases_own_settings_is_not_refused():
+    # a driver pinned to exactly the settings a fresh release would choose predicts exactly the fresh error
+    data, dom = _data(500), bayesdp.Domain.parse(DOMAIN)
     spec = ReleaseSpec("mean", epsilon=4.0, delta=1e-6).check()
+    _, fresh, _, _ = engine.plan_release(ChainSource(logistic, data, dom), spec)
+    assert fresh.method == "path"
+    src = ChainSource(logistic, data, dom, given="driver", num_steps=fresh.settings["num_steps"], num_chains=1,
+                      kernel={"sampler": "ula", "step_size": fresh.settings["step_size"]})
     an, plan, _, _ = engine.plan_release(src, spec)
     out = engine.check_given(an, plan, spec)
     assert plan.method == "path" and out["ratio"] == pytest.approx(1.0, rel=1e-12) and out["warnings"] == []
+
+
+def test_a_driver_too_short_to_forget_its_start_carries_the_start_transient():
+    """100 steps at step 1e-3 move the chain a fraction of one relaxation time from its start at 0: the path
+    prediction adds the start's bias, f / sqrt(m_K) per direction with f = mean_{t=51}^{100} (1 - gamma lambda_p)^t
+    and lambda_p = m_K + (L - m_K) / (4 d) (docs/release.md §11.4), summed here term by term."""
+    import math
+
+    data, d, gamma, n = _data(500), 3, 1e-3, 100
+    src = ChainSource(logistic, data, bayesdp.Domain.parse(DOMAIN), given="driver", num_steps=n, num_chains=1,
+                      kernel={"sampler": "ula", "step_size": gamma})
+    spec = ReleaseSpec("mean", epsilon=4.0, delta=1e-6).check()
+    an, plan, _, _ = engine.plan_release(src, spec)
+    m_k, L = an.constants["total_strong_convexity"], an.constants["total_smoothness"]
+    assert m_k == pytest.approx(1.0) and L == pytest.approx(1.0 + 500 / 4.0, rel=1e-6)   # prior N(0, 1), |x| <= 1
+    lam = m_k + (L - m_k) / (4 * d)
+    f = sum((1.0 - gamma * lam) ** t for t in range(51, 101)) / 50.0
+    assert plan.settings["start_transient"] == pytest.approx(f / math.sqrt(m_k), rel=1e-12)
+    assert f > 0.3                                                   # most of the start is still there
+    sd = plan.settings["equivalent_noise_sd"]
+    assert plan.predicted_rmse == pytest.approx(math.hypot(sd, f / math.sqrt(m_k)), rel=1e-12)
+    out = engine.check_given(an, plan, spec)
+    assert out["ratio"] > 1.0                                        # worse than the fresh release's own settings
 
 
 def test_a_kernel_is_not_compared_with_itself():

@@ -5,6 +5,7 @@ chain's Gaussian steps are the privacy noise: the budget is reserved before it r
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -12,7 +13,7 @@ import numpy as np
 from ...budget.ledger import noise_delta, noise_epsilon, to_decimal
 from ...errors import AssumptionError
 from ..path import (chain_error_items, chain_noise_sd, noiseless_items, path_certificate, path_inverse_temperature,
-                    path_num_steps)
+                    path_num_steps, start_transient)
 from ..sensitivity import best_coupling, monte_carlo_bound
 from ..statistics import min_draws_for_quantiles, with_credible_intervals
 from .base import Analysed, ChainSource, Drawn, MethodPlan, register
@@ -102,14 +103,21 @@ class PathMethod:
             eq_sd = chain_noise_sd(c_, an.dim, 1, 1.0, beta, float(step), n - b, c)
         else:
             eq_sd = sd
+        # the start's bias left in the average (§11.4): a chain too short to forget its start is not predicted
+        # accurate (its draws stay near 0 whatever the data)
+        tr = start_transient(c_, an.dim, k, stat.l2, float(step), n, b)
+        tr_one = start_transient(c_, an.dim, 1, 1.0, float(step), n, b) if stat.quantile_levels else tr
+        rmse = None if sd is None else sd if tr is None else math.hypot(sd, tr)
         settings = {"sampler": "ULA", "step_size": float(step), "step_size_rule": rule, "num_steps": int(n),
                     "num_steps_rule": n_rule, "burn_in": int(b), "num_chains": int(c), "thinning": 1,
-                    "inverse_temperature": beta, "gdp_mu": mu, "grad_diff": float(gd), "equivalent_noise_sd": eq_sd}
+                    "inverse_temperature": beta, "gdp_mu": mu, "grad_diff": float(gd), "equivalent_noise_sd": eq_sd,
+                    "start_transient": tr_one}
         return MethodPlan(
-            method="path", settings=settings, predicted_rmse=sd,
+            method="path", settings=settings, predicted_rmse=rmse,
             predicted_label="heuristic",
             predicted_basis="the variance of an Ornstein-Uhlenbeck path average at the curvature proxy, the "
-                            "temperature the budget allows and the kept steps (docs/release.md §9, §11); not a bound",
+                            "temperature the budget allows and the kept steps, and the start's bias left in the "
+                            "average, in quadrature (docs/release.md §9, §11); not a bound",
             epsilon=eps, delta=to_decimal(delta, "delta"), curve=cert.curve, event={"type": "gdp", "mu": mu},
             mechanism="path-average", source_label=cert.source,
             what=f"{stat.description} ({k} value{'s' if k > 1 else ''}, path of a private chain)",
@@ -133,7 +141,8 @@ class PathMethod:
         value = stat.evaluate(draws.reshape(-1, draws.shape[-1]).astype(np.float64))
         h = None if mc is None or stat.kind != "mean" else mc.half_width(stat.l2, 1.0 - level)
         items = noiseless_items(stat, value, level, h)
-        items = chain_error_items(items, s["equivalent_noise_sd"], level, stat.range, "path", stat)
+        items = chain_error_items(items, s["equivalent_noise_sd"], level, stat.range, "path", stat,
+                                  s.get("start_transient"))
         items = with_credible_intervals(items, stat, s["inverse_temperature"])
         published = np.array([it.value for it in items])
         info = {**s, "chain_keys": smp.key_source,
