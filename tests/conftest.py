@@ -118,6 +118,8 @@ def _drop_jax_caches_after_module():
 # than decorated in place, so that the tiers are read in one place (tests/test_tiers.py checks every entry names
 # a collected test).  `python -m pytest -m slow` runs them (.ci/run does, once).
 SLOW = {
+    "tests/release/test_release_final.py::test_last_draw_release_carries_the_plans_warning_and_the_start_transient":
+        "test_given_chain_refusal.py::test_a_driver_too_short_to_forget_its_start_carries_the_start_transient",
     # docstring examples and documentation pages that run chains: the other modules' and pages' stay fast
     "tests/test_docs_examples.py::test_docstring_examples[bayesdp.publish.final]": "other docstrings",
     "tests/test_docs_examples.py::test_docstring_examples[bayesdp.samplers.minibatch]": "other docstrings",

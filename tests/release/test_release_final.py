@@ -183,3 +183,35 @@ def test_cli_final_release_and_bad_input(tmp_path, capsys):
     rc, out, err = _cli(capsys, *base, "--method", "final", "--delta", "1e-6")
     assert rc == 0 and "method: final (user)" in out and "no noise added" in out
     assert math.isfinite(float(out.split("\n")[4].split()[-1]))         # the first released value
+
+
+@pytest.mark.slow
+def test_last_draw_release_carries_the_plans_warning_and_the_start_transient():
+    """A last-draw plan capped at 20 steps cannot forget its start: calibrate's one-line warning reaches the release's
+    warnings, and the prediction adds the start's bias (1 - gamma lambda_p)^n / sqrt(m_K) per direction with
+    lambda_p = m_K + (L - m_K) / (4 d) (docs/release.md §11.4)."""
+    import math
+
+    import bayesdp
+    from bayesdp.models import logistic
+    from bayesdp.publish.spec import ReleaseSpec
+
+    rng = np.random.default_rng(5)
+    m, d = 400, 3
+    X = rng.standard_normal((m, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True) * 1.001
+    data = {"X": X, "y": (rng.random(m) < 0.5).astype(float)}
+    dom = bayesdp.Domain(X=bayesdp.norm_bound(1.0), y=bayesdp.values(0, 1))
+    plan = bayesdp.calibrate(logistic, domain=dom, data=bayesdp.Shapes(m, {"X": (d,), "y": ()}), epsilon=2.0,
+                             delta=1e-6, mechanism="ula-final", options=bayesdp.CalibrationOptions(max_steps=20))
+    assert plan.warnings and plan.num_steps <= 20
+    res = bayesdp.release(plan, ReleaseSpec("mean", epsilon=2.0, delta=1e-6, method="final",
+                                            allow_uninformative=True),
+                          data=data, accountant=bayesdp.PrivacyAccountant(budget=2.0, budget_delta=1e-6))
+    assert any(w.startswith("the last-draw plan: ") and plan.warnings[0] in w for w in res.extra["warnings"])
+    s = res.extra["method"]["settings"]
+    m_k, L = 1.0, 1.0 + m / 4.0                                  # prior N(0, 1); |x| <= 1: 1/4 per record
+    lam = m_k + (L - m_k) / (4 * d)
+    bias = abs(1.0 - s["step_size"] * lam) ** s["num_steps"] / math.sqrt(m_k)
+    assert s["start_transient"] == pytest.approx(bias, rel=1e-5)
+    assert res.items[0].predicted_rmse == pytest.approx(math.hypot(s["equivalent_noise_sd"], bias), rel=1e-5)

@@ -16,7 +16,7 @@ from ...certificate import Certificate
 from ...curves import GDP
 from ...errors import AssumptionError
 from ..final import predicted_final_error
-from ..path import chain_error_items, chain_noise_sd, noiseless_items
+from ..path import chain_error_items, chain_noise_sd, noiseless_items, start_transient
 from .base import Analysed, ChainSource, Drawn, MethodPlan, register
 from ...samplers import Sampler
 
@@ -99,15 +99,21 @@ class FinalMethod:
         if sd is None:
             pred = predicted_final_error(an.constants, an.dim, eps, delta, k, stat.l2)
             sd = None if pred is None else math.sqrt(pred / k)
+        # the start's bias left in the last draw, (1 - gamma lambda_p)^n of it (docs/release.md §11.4)
+        n_steps = int(pl.num_steps)
+        tr = start_transient(an.constants, an.dim, k, stat.l2, float(pl.step_size), n_steps, n_steps - 1)
         settings = {"sampler": "ULA", "step_size": pl.step_size, "num_steps": pl.num_steps, "num_chains": 1,
                     "burn_in": 0, "inverse_temperature": pl.inverse_temperature, "gdp_mu": mu,
                     "plan_epsilon": pl.epsilon, "planned_by": planned_by, "distance_bound": pl.distance_bound,
-                    "equivalent_noise_sd": sd}
+                    "equivalent_noise_sd": sd, "start_transient": tr,
+                    "plan_warnings": list(getattr(pl, "warnings", None) or ())}
         return MethodPlan(
-            method="final", settings=settings, predicted_rmse=sd,
+            method="final", settings=settings,
+            predicted_rmse=None if sd is None else sd if tr is None else math.hypot(sd, tr),
             predicted_label="heuristic",
             predicted_basis="the spread of one draw of the planned ULA chain on a Gaussian at the curvature proxy, "
-                            "at the plan's temperature and step (docs/release.md §10, §11); not a bound",
+                            "at the plan's temperature and step, and the start's bias left in it, in quadrature "
+                            "(docs/release.md §10, §11); not a bound",
             epsilon=eps, delta=to_decimal(delta, "delta"), curve=curve, event={"type": "gdp", "mu": mu},
             mechanism="ula-final", source_label=pl.source,
             what=f"{stat.description}, evaluated at the last draw of a private chain ({k} value{'s' if k > 1 else ''})",
@@ -150,7 +156,8 @@ class FinalMethod:
         stat = d["statistic"]
         value = stat.evaluate(draw)
         items = noiseless_items(stat, value, d["level"])
-        items = chain_error_items(items, s["equivalent_noise_sd"], d["level"], stat.range, "last draw", stat)
+        items = chain_error_items(items, s["equivalent_noise_sd"], d["level"], stat.range, "last draw", stat,
+                                  s.get("start_transient"))
         published = np.array([it.value for it in items])
         gd = float(an.constants.get("grad_diff") or math.nan)
         info = {**s, "run_epsilon": run_eps, "chain_keys": smp.key_source,
@@ -164,7 +171,9 @@ class FinalMethod:
                       postprocessing={"clamp": None if stat.range is None else list(stat.range),
                                       "note": "a statistic of the chain's private final draw (post-processing)"},
                       monte_carlo=None,
-                      extra={"final": info, "statistic": {
+                      extra={"final": info,
+                             "warnings": [f"the last-draw plan: {w}" for w in s.get("plan_warnings", ())],
+                             "statistic": {
                           "description": f"statistic of the final draw of a private chain ({len(items)} value(s))",
                           "lipschitz": None,
                           "lipschitz_source": "no Lipschitz constant: the final draw is private (docs/release.md §10)"}})
