@@ -155,6 +155,10 @@ SLOW = {
         "test_safe_defaults.py::test_no_seed_or_key_in_release_records",
     "tests/analysis/test_analysis_tracing.py::test_same_constants_with_x64_on_and_off":
         "none (a subprocess with x64 on); the analysis tests run with x64 off",
+    "tests/analysis/test_families_zip.py::test_latent_gate_bound_is_the_derived_one_and_within_1_001_of_the_grid_maximum":
+        "test_families_zip.py::test_public_gate_bound_is_exp_hi_times_the_row_norm",
+    "tests/analysis/test_families_zip.py::test_random_theta_and_records_never_exceed_the_bound":
+        "test_families_zip.py::test_shared_latent_site_uses_the_triangle_inequality",
     # the compilation cache: a CLI chain in a subprocess each
     "tests/test_jax_cache.py::test_no_data_record_reaches_the_cache[sgld]": "[ula]",
     "tests/test_jax_cache.py::test_no_jax_cache_flag_and_env_turn_it_off":
