@@ -238,6 +238,12 @@ RELATION_CASES = {
     # d tanh(a) = (t + t tanh(a)) (1 - tanh(a)) = t sech^2(a): in [0, 1] t
     "one_minus_square": (lambda a, t: jax.jvp(jnp.tanh, (a,), (t,))[1], (0.0, 1.0),
                          lambda a, b, t: (t + t * jnp.tanh(a)) * (1.0 - jnp.tanh(b))),
+    # d [clip(a, 0) + log1p(exp(-|a|))] = t sigmoid(a) (NumPyro's binary cross-entropy with logits = softplus(a); JAX
+    # gives 0 at a = 0 exactly): in [0, 1] t.  Near miss: the exp of another value |b|
+    "softplus_parts": (lambda a, t: jax.jvp(lambda x: jnp.clip(x, 0) + jnp.log1p(jnp.exp(-jnp.abs(x))), (a,), (t,))[1],
+                       (0.0, 1.0),
+                       lambda a, b, t: jax.jvp(lambda x: jnp.clip(x, 0), (a,), (t,))[1]
+                       - lax.select(a >= 0, -t, t) * jnp.exp(-jnp.abs(b)) / (jnp.exp(-jnp.abs(b)) + 1.0)),
     # (t e) / e = t for e = exp(clip(a)) != 0 (JAX's derivative of xlogy(y, exp(c)), a Poisson log-density): [1, 1] t
     "cancel_factor": (lambda a, t: (lambda e: (t * e) / e)(jnp.exp(jnp.clip(a, -3.0, 3.0))), (1.0, 1.0),
                       lambda a, b, t: (t * jnp.exp(jnp.clip(a, -3.0, 3.0))) / jnp.exp(jnp.clip(b, -3.0, 3.0))),
@@ -280,6 +286,23 @@ def test_relation_is_sound_on_random_boxes_and_near_misses(name):
                 tol = 1e-5 * np.maximum(1.0, np.abs(v))
                 ok = (v >= out.lo - tol) & (v <= out.hi + tol) | ~np.isfinite(v)
                 assert ok.all(), (name, prog is near_miss, pt, v, out.lo, out.hi)
+
+
+def test_softplus_parts_at_zero_and_on_one_sided_boxes():
+    # JAX's derivative is exactly 0 at a = 0 (t/2 - t/2): a box containing 0 must contain 0; a box of a > 0 gives
+    # t [sigmoid(a_lo), sigmoid(a_hi)], and the value at the box's ends is inside it
+    fn = RELATION_CASES["softplus_parts"][0]
+    f = jax.jit(fn)
+    for lo, hi in ((0.0, 2.0), (-3.0, 0.0), (0.5, 2.0), (-4.0, -1.0), (-np.inf, -1.0)):
+        out = _interpret(fn, [(np.full(2, lo), np.full(2, hi)), (np.ones(2), np.ones(2))])
+        for a in (lo, hi, 0.5 * (lo + hi) if np.isfinite(lo) else hi - 1):
+            if not np.isfinite(a):
+                continue
+            v = float(np.asarray(f(jnp.full(2, a, F32), jnp.ones(2, F32)))[0])
+            assert out.lo[0] - 1e-6 <= v <= out.hi[0] + 1e-6, (lo, hi, a, v, out.lo, out.hi)
+        sig = lambda x: 1.0 / (1.0 + math.exp(-x)) if np.isfinite(x) else float(x > 0)
+        want_lo = 0.0 if lo <= 0.0 <= hi else sig(lo)
+        assert out.lo[0] == pytest.approx(want_lo, abs=1e-12) and out.hi[0] == pytest.approx(sig(hi), abs=1e-12)
 
 
 def test_relation_keeps_the_linear_form_of_the_tangent():

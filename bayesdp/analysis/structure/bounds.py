@@ -552,7 +552,7 @@ def add(run, eqn, ins):
             if na is not None and nb is not None:
                 nrm[k] = _up(na + nb)
         _with_nrm(out, nrm)
-    return [out]
+    return related(run, eqn, [out]) if eqn.primitive.name == "add" else [out]
 
 
 def sub(run, eqn, ins):
@@ -1658,7 +1658,93 @@ def custom_jvp_call(run, eqn, ins):
     return [Bound(lo, hi, o.lin, o.why if not (np.isfinite(lo).all() and np.isfinite(hi).all()) else None)]
 
 
-RELATIONS = {"sub": (logaddexp_gap,), "div": (ratio_of_sum, cancel_factor), "mul": (concave_product, one_minus_square)}
+def _base(run, v):
+    return _chain(run, v)[0]
+
+
+def _prod(run, v, name):
+    e = run.producer(_base(run, v))
+    return e if e is not None and e.primitive.name == name else None
+
+
+def softplus_parts(run, eqn, shape):
+    """JAX's derivative of ``jnp.clip(r, 0) + jnp.log1p(jnp.exp(-jnp.abs(r)))`` (= softplus(r): NumPyro's
+    binary cross-entropy with logits, the Bernoulli/Binomial-logits log-density) in direction t: ``u + q`` with
+    ``u`` the clip's derivative ``t [r > 0]`` (``t/2`` at r = 0) and ``q = -select(r >= 0, -t, t) e / (e + 1)``,
+    ``e = exp(-|r|)``: for r > 0, ``t - t e/(1 + e) = t sigmoid(r)``; for r < 0, ``t e/(1 + e) = t sigmoid(r)``;
+    at r = 0, ``t/2 - t/2 = 0``.  So ``u + q = t f`` with f in [sigmoid(r_lo), sigmoid(r_hi)] (r's range over all
+    its entries), widened down to 0 when that range contains 0; the form of t is kept (scaled like
+    :func:`ratio_of_sum`)."""
+    for u, q in (eqn.invars, eqn.invars[::-1]):
+        ce = run.producer(u)
+        if ce is None or ce.primitive.name not in ("jit", "pjit") or ce.params.get("name") != "clip" or \
+                len(ce.invars) != 3 or len(ce.outvars) != 2 or ce.outvars[1] is not u or \
+                _const_point(run, ce.invars[1]) != 0.0:
+            continue
+        r, t = ce.invars[0], ce.invars[2]
+        de = run.producer(q)
+        if de is None or de.primitive.name != "div":
+            continue
+        num, den = de.invars
+        ne, ae = _prod(run, num, "mul"), _prod(run, den, "add")
+        if ne is None or ae is None:
+            continue
+        ex = [x for x in ae.invars if _const_point(run, x) == 1.0]
+        e_var = [x for x in ae.invars if _const_point(run, x) != 1.0]
+        if len(ex) != 1 or len(e_var) != 1:
+            continue
+        e_var = _base(run, e_var[0])
+        if not _exp_neg_abs(run, e_var, r):
+            continue
+        nums = [_base(run, x) for x in ne.invars]
+        if e_var not in nums:
+            continue
+        other = nums[1] if nums[0] is e_var and nums[1] is not e_var else nums[0]
+        ng = run.producer(other)
+        if ng is None or ng.primitive.name != "neg":
+            continue
+        se = run.producer(ng.invars[0])
+        if se is None or se.primitive.name != "select_n" or len(se.invars) != 3:
+            continue
+        pred, neg_t, pos_t = se.invars
+        pe = run.producer(_base(run, pred))
+        nt = run.producer(neg_t)
+        if pe is None or pe.primitive.name != "ge" or pe.invars[0] is not r or _const_point(run, pe.invars[1]) != 0.0 \
+                or pos_t is not t or nt is None or nt.primitive.name != "neg" or nt.invars[0] is not t:
+            continue
+        rb = run.value(r)
+        rlo, rhi = float(np.min(rb.lo)), float(np.max(rb.hi))
+        if math.isnan(rlo) or math.isnan(rhi):
+            return None
+        with np.errstate(all="ignore"):
+            flo, fhi = 1.0 / (1.0 + math.exp(-rlo)) if rlo > -700 else 0.0, \
+                1.0 / (1.0 + math.exp(-rhi)) if rhi > -700 else 0.0
+        for _ in range(4):
+            flo, fhi = _dn(flo), _up(fhi)
+        flo = 0.0 if rlo <= 0.0 <= rhi else max(0.0, float(flo))
+        fhi = min(1.0, float(fhi))
+        flo_a, fhi_a = np.full(shape, flo), np.full(shape, fhi)
+        tb = run.value(t)
+        lo, hi = iv_mul(np.broadcast_to(tb.lo, shape), np.broadcast_to(tb.hi, shape), flo_a, fhi_a)
+        lin = lin_scale(flo_a, fhi_a, tb.lin, shape) if tb.lin is not None else None
+        return lo, hi, lin
+    return None
+
+
+def _exp_neg_abs(run, e_var, r) -> bool:
+    """``e_var`` is ``exp(-|r|)``."""
+    ee = run.producer(e_var)
+    if ee is None or ee.primitive.name != "exp":
+        return False
+    ne = run.producer(ee.invars[0])
+    if ne is None or ne.primitive.name != "neg":
+        return False
+    ab = run.producer(ne.invars[0])
+    return ab is not None and ab.primitive.name == "abs" and ab.invars[0] is r
+
+
+RELATIONS = {"sub": (logaddexp_gap,), "div": (ratio_of_sum, cancel_factor), "mul": (concave_product, one_minus_square),
+             "add": (softplus_parts,)}
 
 
 def related(run, eqn, outs):
