@@ -244,6 +244,12 @@ RELATION_CASES = {
                        (0.0, 1.0),
                        lambda a, b, t: jax.jvp(lambda x: jnp.clip(x, 0), (a,), (t,))[1]
                        - lax.select(a >= 0, -t, t) * jnp.exp(-jnp.abs(b)) / (jnp.exp(-jnp.abs(b)) + 1.0)),
+    # d log(clip(sigmoid(a), 0.05, 0.95)) = t (1 - s) inside the clip, 0 outside: in [0, 0.95] t (the box rules give
+    # t s (1 - s) / clip in [0, 1/4] / [0.05, 0.95] = [0, 5] t).  Near miss: the value divided by ANOTHER clip
+    "clipped_sigmoid_log": (lambda a, t: jax.jvp(lambda x: jnp.log(jnp.clip(jax.nn.sigmoid(x), 0.05, 0.95)), (a,),
+                                                 (t,))[1], (0.0, 0.95),
+                            lambda a, b, t: jax.jvp(lambda x: jnp.clip(jax.nn.sigmoid(x), 0.05, 0.95), (a,), (t,))[1]
+                            / jnp.clip(jax.nn.sigmoid(b), 0.05, 0.95)),
     # (t e) / e = t for e = exp(clip(a)) != 0 (JAX's derivative of xlogy(y, exp(c)), a Poisson log-density): [1, 1] t
     "cancel_factor": (lambda a, t: (lambda e: (t * e) / e)(jnp.exp(jnp.clip(a, -3.0, 3.0))), (1.0, 1.0),
                       lambda a, b, t: (t * jnp.exp(jnp.clip(a, -3.0, 3.0))) / jnp.exp(jnp.clip(b, -3.0, 3.0))),
@@ -303,6 +309,32 @@ def test_softplus_parts_at_zero_and_on_one_sided_boxes():
         sig = lambda x: 1.0 / (1.0 + math.exp(-x)) if np.isfinite(x) else float(x > 0)
         want_lo = 0.0 if lo <= 0.0 <= hi else sig(lo)
         assert out.lo[0] == pytest.approx(want_lo, abs=1e-12) and out.hi[0] == pytest.approx(sig(hi), abs=1e-12)
+
+
+def test_clipped_sigmoid_log_of_one_minus_and_of_nested_clips():
+    # d log1p(-p) = -t s inside the clips: [-U, 0] t with U = min(hi_i, s_hi); clips nested (NumPyro's clamp_probs
+    # after the model's own clip) take the tightest ends; a box of a inside the clip gives the exact [1 - s_hi,
+    # 1 - s_lo] only up to the lower end 0 (the rule keeps 0: w may vanish)
+    def one_minus(a, t):
+        return jax.jvp(lambda x: jnp.log1p(-jnp.clip(jnp.clip(jax.nn.sigmoid(x), 0.1, 0.9), 0.05, 0.8)), (a,), (t,))[1]
+
+    def log_nested(a, t):
+        return jax.jvp(lambda x: jnp.log(jnp.clip(jnp.clip(jax.nn.sigmoid(x), 0.1, 0.9), 0.05, 0.8)), (a,), (t,))[1]
+    full = [(np.full(2, -np.inf), np.full(2, np.inf)), (np.ones(2), np.ones(2))]
+    out = _interpret(one_minus, full)
+    assert np.all(out.lo >= -0.8 - 1e-12) and np.all(out.lo <= -0.8) and np.all(out.hi == 0.0)
+    out = _interpret(log_nested, full)
+    assert np.all(out.hi >= 0.9) and np.all(out.hi <= 0.9 + 1e-12) and np.all(out.lo == 0.0)
+    rng = np.random.default_rng(7)
+    for prog in (one_minus, log_nested):
+        f = jax.jit(prog)
+        for _ in range(6):
+            boxes = _boxes(rng, [((4,), F32, *UNB), ((4,), F32, -2.0, 2.0)])
+            out = _interpret(prog, boxes)
+            for pt in _points(rng, boxes, 80):
+                v = np.asarray(f(*[jnp.asarray(x, F32) for x in pt]), dtype=np.float64)
+                tol = 1e-5 * np.maximum(1.0, np.abs(v))
+                assert ((v >= out.lo - tol) & (v <= out.hi + tol)).all(), (pt, v, out.lo, out.hi)
 
 
 def test_relation_keeps_the_linear_form_of_the_tangent():

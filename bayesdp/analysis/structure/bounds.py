@@ -1681,6 +1681,8 @@ def softplus_parts(run, eqn, shape):
                 len(ce.invars) != 3 or len(ce.outvars) != 2 or ce.outvars[1] is not u or \
                 _const_point(run, ce.invars[1]) != 0.0:
             continue
+        if _clip_kinds(ce) != ("max",):
+            continue
         r, t = ce.invars[0], ce.invars[2]
         de = run.producer(q)
         if de is None or de.primitive.name != "div":
@@ -1731,6 +1733,132 @@ def softplus_parts(run, eqn, shape):
     return None
 
 
+def _clip_kinds(call) -> tuple:
+    """The ``max``/``min`` primitives of a ``jnp.clip`` call's body, in order (``("max",)`` for ``clip(x, lo)``,
+    ``("max", "min")`` for ``clip(x, lo, hi)``)."""
+    body = call.params.get("jaxpr")
+    body = getattr(body, "jaxpr", body)
+    return tuple(e.primitive.name for e in getattr(body, "eqns", ()) if e.primitive.name in ("max", "min"))
+
+
+def _clip_call(run, v, index):
+    """The ``jnp.clip(x, lo, hi)`` call (both bounds numbers, under ``jax.jvp``: outputs value and derivative) whose
+    output ``index`` is ``v``, with (lo, hi); else None."""
+    e = run.producer(v)
+    if e is None or e.primitive.name not in ("jit", "pjit") or e.params.get("name") != "clip" or \
+            len(e.invars) != 4 or len(e.outvars) != 2 or e.outvars[index] is not v or \
+            _clip_kinds(e) != ("max", "min"):
+        return None
+    lo, hi = _const_point(run, e.invars[1]), _const_point(run, e.invars[2])
+    if lo is None or hi is None or not lo <= hi:
+        return None
+    return e, lo, hi
+
+
+def _sigmoid_tangent(run, tv, s) -> object:
+    """t when ``tv`` is JAX's derivative of ``s = logistic(z)`` in direction t, ``t * (s * (1 - s))``; else None."""
+    e = run.producer(tv)
+    if e is None or e.primitive.name != "mul":
+        return None
+    for t, v in (e.invars, e.invars[::-1]):
+        ve = run.producer(_base(run, v))
+        if ve is None or ve.primitive.name != "mul":
+            continue
+        for a, b in (ve.invars, ve.invars[::-1]):
+            be = run.producer(b)
+            if a is s and be is not None and be.primitive.name == "sub" and _const_point(run, be.invars[0]) == 1.0 \
+                    and be.invars[1] is s:
+                return t
+    return None
+
+
+def clipped_sigmoid_log(run, eqn, shape):
+    """JAX's derivative of ``log(p)`` or ``log(1 - p)`` for ``p = clip(...clip(sigmoid(z), lo_1, hi_1)..., lo_k,
+    hi_k)`` (a clipped probability, then NumPyro's ``clamp_probs``): ``(T * f_1 ... f_j) / P`` or
+    ``(-T * f_1 ... f_j) / (1 - P)`` with ``P`` the last clip's value and ``T`` its derivative ``t s (1 - s) w``,
+    ``w`` the product of the clips' weights (1 strictly inside every clip, 1/2 or 1/4 at an end, 0 outside).
+    Where ``w > 0``, ``s`` lies in every ``[lo_i, hi_i]`` so ``P = s``: ``T / P = t (1 - s) w`` in ``t [0, 1 - L]``,
+    ``L = max(lo_i, s_lo)``, and ``T / (1 - P) = t s w`` in ``t [0, U]``, ``U = min(hi_i, s_hi)``; where ``w = 0``
+    both are 0 (``P`` and ``1 - P`` are proven nonzero: ``lo_k > 0``, ``hi_k < 1``).  The result is ``t`` (its
+    linear form kept) times the range of ``+-f_1 ... f_j`` times that factor."""
+    n, d = eqn.invars
+    d = _base(run, d)
+    one_minus = False
+    de = run.producer(d)
+    if de is not None and de.primitive.name == "add" and any(_const_point(run, x) == 1.0 for x in de.invars):
+        other = [x for x in de.invars if _const_point(run, x) != 1.0]
+        ne = run.producer(other[0]) if len(other) == 1 else None
+        if ne is None or ne.primitive.name != "neg":
+            return None
+        d, one_minus = _base(run, ne.invars[0]), True
+    last = _clip_call(run, d, 0)
+    if last is None:
+        return None
+    # the chain of clips down to the sigmoid, value and derivative side by side
+    call, lo, hi = last
+    L, U, T = lo, hi, call.outvars[1]
+    if not (lo > 0.0 and hi < 1.0):
+        return None
+    x, tv = call.invars[0], call.invars[3]
+    for _ in range(8):
+        inner = _clip_call(run, x, 0)
+        if inner is None:
+            break
+        c2, lo2, hi2 = inner
+        if c2.outvars[1] is not tv:
+            return None
+        L, U = max(L, lo2), min(U, hi2)
+        x, tv = c2.invars[0], c2.invars[3]
+    xe = run.producer(x)
+    if xe is None or xe.primitive.name != "logistic":
+        return None
+    t = _sigmoid_tangent(run, tv, x)
+    if t is None:
+        return None
+    sb = run.value(x)
+    L, U = max(L, float(np.min(sb.lo))), min(U, float(np.max(sb.hi)))
+    if not L <= U:
+        flo, fhi = 0.0, 0.0
+    elif one_minus:
+        flo, fhi = 0.0, _up(_up(U))
+    else:
+        flo, fhi = 0.0, _up(_up(1.0 - L))
+
+    # the numerator: a product containing T (value) or -T (1 - P case), the other factors' boxes multiplied
+    def other_factors(v, depth):
+        v = _float_base(run, v)
+        if v is T and not one_minus:
+            return np.ones(shape), np.ones(shape)
+        e = run.producer(v)
+        if e is None or depth > 8:
+            return None
+        if one_minus and e.primitive.name == "neg" and e.invars[0] is T:
+            return -np.ones(shape), -np.ones(shape)
+        if e.primitive.name != "mul":
+            return None
+        a, b = e.invars
+        for p_, q_ in ((a, b), (b, a)):
+            got = other_factors(p_, depth + 1)
+            if got is not None:
+                qlo, qhi = _box_of(run, q_, shape)
+                return iv_mul(got[0], got[1], qlo, qhi)
+        return None
+    if tuple(conc(n.aval.shape)) != tuple(shape):
+        return None
+    try:
+        rest = other_factors(n, 0)
+    except ValueError:
+        return None
+    if rest is None:
+        return None
+    klo, khi = iv_mul(rest[0], rest[1], np.full(shape, flo), np.full(shape, fhi))
+    tb = run.value(t)
+    lo, hi = iv_mul(np.broadcast_to(tb.lo, shape), np.broadcast_to(tb.hi, shape), klo, khi)
+    lin = lin_scale(klo, khi, tb.lin, shape) if tb.lin is not None and np.all(np.isfinite(klo)) and \
+        np.all(np.isfinite(khi)) else None
+    return lo, hi, lin
+
+
 def _exp_neg_abs(run, e_var, r) -> bool:
     """``e_var`` is ``exp(-|r|)``."""
     ee = run.producer(e_var)
@@ -1743,8 +1871,8 @@ def _exp_neg_abs(run, e_var, r) -> bool:
     return ab is not None and ab.primitive.name == "abs" and ab.invars[0] is r
 
 
-RELATIONS = {"sub": (logaddexp_gap,), "div": (ratio_of_sum, cancel_factor), "mul": (concave_product, one_minus_square),
-             "add": (softplus_parts,)}
+RELATIONS = {"sub": (logaddexp_gap,), "div": (ratio_of_sum, cancel_factor, clipped_sigmoid_log),
+             "mul": (concave_product, one_minus_square), "add": (softplus_parts,)}
 
 
 def related(run, eqn, outs):
