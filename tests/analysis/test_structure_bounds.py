@@ -337,6 +337,36 @@ def test_clipped_sigmoid_log_of_one_minus_and_of_nested_clips():
                 assert ((v >= out.lo - tol) & (v <= out.hi + tol)).all(), (pt, v, out.lo, out.hi)
 
 
+@pytest.mark.parametrize("k", [2, 3])
+def test_clipped_sigmoid_log_of_a_power_of_the_sigmoid(k):
+    # p = clamp(s^k): d log p = t k (1 - s) in [0, k] t over all reals; d log1p(-p) = -t k s^k / (1 + ... + s^(k-1))
+    # in [-1, 0] t (its sup is at s -> 1); the box rules give 1/p unbounded.  Random boxes: sound.
+    def logp(a, t):
+        return jax.jvp(lambda x: jnp.log(jnp.clip(jax.nn.sigmoid(x) ** k, 1e-30, 1 - 1e-7)), (a,), (t,))[1]
+
+    def log1mp(a, t):
+        return jax.jvp(lambda x: jnp.log1p(-jnp.clip(jax.nn.sigmoid(x) ** k, 1e-30, 1 - 1e-7)), (a,), (t,))[1]
+    full = [(np.full(2, -np.inf), np.full(2, np.inf)), (np.ones(2), np.ones(2))]
+    out = _interpret(logp, full)
+    # sup k (1 - s) over s^k >= 1e-30: k (1 - 1e-30^(1/k)), below k by 1e-15 k (k = 2) / 1e-10 k (k = 3)
+    assert np.all(out.lo == 0.0) and np.all(out.hi >= k * (1 - 1e-30 ** (1 / k))) and np.all(out.hi <= k)
+    out = _interpret(log1mp, full)
+    assert np.all(out.hi == 0.0) and np.all(out.lo <= -1.0 + 1e-6) and np.all(out.lo >= -1.0 - 1e-6)
+    rng = np.random.default_rng(k)
+    for prog in (logp, log1mp):
+        f = jax.jit(prog)
+        for _ in range(6):
+            boxes = _boxes(rng, [((4,), F32, -12.0, 12.0), ((4,), F32, -2.0, 2.0)])
+            out = _interpret(prog, boxes)
+            for pt in _points(rng, boxes, 80):
+                # evaluated in float64: the bounds are for exact arithmetic, and 1 - s^k cancels in float32
+                with jax.enable_x64(True):
+                    v = np.asarray(f(*[jnp.asarray(x, jnp.float64) for x in pt]), dtype=np.float64)
+                tol = 1e-9 * np.maximum(1.0, np.abs(v))
+                ok = (v >= out.lo - tol) & (v <= out.hi + tol) | ~np.isfinite(v)
+                assert ok.all(), (k, pt, v, out.lo, out.hi)
+
+
 def test_relation_keeps_the_linear_form_of_the_tangent():
     # d softplus(x . w) / dw = sigmoid(x . w) x (one record x in [-1, 1]^3, w anywhere): the form of x survives,
     # scaled by [0, 1] (so |grad| <= |x|, where a box would give sqrt(3))

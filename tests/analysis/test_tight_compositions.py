@@ -62,3 +62,31 @@ def test_a_clip_that_can_reach_zero_is_not_the_relation():
     # exact one of the clamp, 1 - tiny ~ 1 (y = 1), not below the true sup 1
     c = analyze(clipped(0.0, 0.9), {"X": X, "y": Y}, DOM).constants
     assert c.record_grad_bound is None or c.record_grad_bound >= R * 0.999999
+
+
+def powered(k, lo=None, hi=None):
+    def model(X, y=None):
+        w = numpyro.sample("w", dist.Normal(0, 1).expand([X.shape[1]]).to_event(1))
+        p = jax.nn.sigmoid(X @ w) ** k
+        with numpyro.plate("data", X.shape[0]):
+            numpyro.sample("obs", dist.Bernoulli(probs=p if lo is None else jnp.clip(p, lo, hi)), obs=y)
+    return model
+
+
+@pytest.mark.parametrize("k,lo,hi,exact", [
+    # p = s^2: y = 1: d/deta log s^2 = 2 (1 - s) -> 2 (s -> 0); y = 0: 2 s^2 / (1 + s) -> 1: sup 2 (issue: 4.25e37)
+    (2, None, None, 2.0),
+    # p = clip(s^3, 0.1, 0.9): y = 1: 3 (1 - s) for s^3 >= 0.1: 3 (1 - 0.1^(1/3)) = 1.6075
+    (3, 0.1, 0.9, 3.0 * (1.0 - 0.1 ** (1.0 / 3.0))),
+])
+def test_powers_of_a_sigmoid_get_the_exact_supremum(k, lo, hi, exact):
+    c = analyze(powered(k, lo, hi), {"X": X, "y": Y}, DOM).constants
+    assert c.record_grad_bound >= exact * R and c.record_grad_bound == pytest.approx(exact * R, rel=1e-6)
+
+    def l(eta, y):
+        p = jax.nn.sigmoid(eta) ** k
+        return dist.Bernoulli(probs=p if lo is None else jnp.clip(p, lo, hi)).log_prob(y)
+    etas = jnp.linspace(-12.0, 12.0, 24001, dtype=jnp.float32)
+    g = jax.vmap(jax.grad(l), in_axes=(0, None))
+    grid = max(float(np.max(np.abs(np.asarray(g(etas, y), dtype=np.float64)))) for y in (0.0, 1.0)) * R
+    assert grid <= c.record_grad_bound <= 1.001 * grid

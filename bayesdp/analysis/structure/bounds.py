@@ -1773,8 +1773,10 @@ def _sigmoid_tangent(run, tv, s) -> object:
 
 
 def clipped_sigmoid_log(run, eqn, shape):
-    """JAX's derivative of ``log(p)`` or ``log(1 - p)`` for ``p = clip(...clip(sigmoid(z), lo_1, hi_1)..., lo_k,
-    hi_k)`` (a clipped probability, then NumPyro's ``clamp_probs``): ``(T * f_1 ... f_j) / P`` or
+    """JAX's derivative of ``log(p)`` or ``log(1 - p)`` for ``p = clip(...clip(sigmoid(z) [** n], lo_1, hi_1)..., lo_k,
+    hi_k)`` (a clipped probability, or a power n in 2..4 of a sigmoid, then NumPyro's ``clamp_probs``; for a power
+    the factors below are ``n (1 - s)`` and ``n s^n / (1 + ... + s^(n-1))``, increasing in s, with the ends
+    ``[L^(1/n), U^(1/n)]``): ``(T * f_1 ... f_j) / P`` or
     ``(-T * f_1 ... f_j) / (1 - P)`` with ``P`` the last clip's value and ``T`` its derivative ``t s (1 - s) w``,
     ``w`` the product of the clips' weights (1 strictly inside every clip, 1/2 or 1/4 at an end, 0 outside).
     Where ``w > 0``, ``s`` lies in every ``[lo_i, hi_i]`` so ``P = s``: ``T / P = t (1 - s) w`` in ``t [0, 1 - L]``,
@@ -1809,7 +1811,35 @@ def clipped_sigmoid_log(run, eqn, shape):
             return None
         L, U = max(L, lo2), min(U, hi2)
         x, tv = c2.invars[0], c2.invars[3]
+    # an optional power p = s^k between the sigmoid and the clips: JAX's derivative is T_s * (k s^(k-1))
+    k = 1
     xe = run.producer(x)
+    if xe is not None and xe.primitive.name == "integer_pow":
+        k = int(xe.params["y"])
+        if k not in (2, 3, 4):
+            return None
+        base_s = xe.invars[0]
+        pe = run.producer(tv)
+        if pe is None or pe.primitive.name != "mul":
+            return None
+        found = None
+        for prev, fac in (pe.invars, pe.invars[::-1]):
+            fe = run.producer(_base(run, fac))
+            if fe is None or fe.primitive.name != "mul":
+                continue
+            for c_, v_ in (fe.invars, fe.invars[::-1]):
+                if _const_point(run, c_) != float(k):
+                    continue
+                ve = run.producer(v_)
+                if (k == 2 and v_ is base_s) or (k > 2 and ve is not None and ve.primitive.name == "integer_pow" and
+                                                  int(ve.params["y"]) == k - 1 and ve.invars[0] is base_s):
+                    found = prev
+        if found is None:
+            return None
+        x, tv = base_s, found
+        # w > 0 needs s^k in [L, U]: s in [L^(1/k), U^(1/k)], rounded outward
+        L, U = _dn(_dn(max(L, 0.0) ** (1.0 / k))), min(1.0, _up(_up(U ** (1.0 / k))))
+        xe = run.producer(x)
     if xe is None or xe.primitive.name != "logistic":
         return None
     t = _sigmoid_tangent(run, tv, x)
@@ -1820,9 +1850,12 @@ def clipped_sigmoid_log(run, eqn, shape):
     if not L <= U:
         flo, fhi = 0.0, 0.0
     elif one_minus:
-        flo, fhi = 0.0, _up(_up(U))
+        # T/(1 - P) = k t s^k (1 - s) w / (1 - s^k) = t k s^k / (1 + s + ... + s^(k-1)) w, increasing in s
+        g = k * U ** k / sum(U ** j for j in range(k))
+        flo, fhi = 0.0, _up(_up(_up(g)))
     else:
-        flo, fhi = 0.0, _up(_up(1.0 - L))
+        # T/P = t k (1 - s) w
+        flo, fhi = 0.0, _up(_up(k * (1.0 - L)))
 
     # the numerator: a product containing T (value) or -T (1 - P case), the other factors' boxes multiplied
     def other_factors(v, depth):
