@@ -21,7 +21,9 @@ scale, mask, shapes) are recorded while tracing (:class:`Site`).
 
 from __future__ import annotations
 
+import builtins
 import re
+import types
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -631,8 +633,6 @@ def _symbolic_len(obj):
     """``len(obj)``, but the length of an array (a JAX tracer) is its leading dimension as JAX holds it, the
     symbolic number of records included: ``len(X) == X.shape[0]`` for every array, by definition, so a model
     tracing with this ``len`` computes exactly what it computes with Python's at every number of records."""
-    import builtins
-
     import jax
 
     if isinstance(obj, (jax.core.Tracer, jax.ShapeDtypeStruct)):
@@ -648,9 +648,6 @@ def _with_symbolic_len(model):
     ``len``: ``numpyro.plate("data", len(X))`` is then ``numpyro.plate("data", X.shape[0])``, which the
     analysis holds for every number of records.  Functions the model calls keep their own ``len`` (a ``len`` of
     the number of records there is refused with the rewrite: ``X.shape[0]``)."""
-    import builtins
-    import types
-
     if not isinstance(model, types.FunctionType) or "len" in model.__globals__:
         return model
     code = model.__code__
