@@ -204,6 +204,10 @@ SLOW = {
         "test_heuristic_contraction_within_a_factor_two_of_the_measured_one_at_m_1e3",
     "tests/test_calibration_diagnostics.py::test_plan_that_cannot_reach_its_target_says_so_in_one_line":
         "test_warning_only_when_neither_contraction_reaches_the_need",
+    "tests/analysis/test_families_zip.py::test_latent_gate_bound_is_the_derived_one_and_within_1_001_of_the_grid_maximum":
+        "test_families_zip.py::test_public_gate_bound_is_exp_hi_times_the_row_norm",
+    "tests/analysis/test_families_zip.py::test_random_theta_and_records_never_exceed_the_bound":
+        "test_families_zip.py::test_shared_latent_site_uses_the_triangle_inequality",
     # the compilation cache: a CLI chain in a subprocess each
     "tests/test_jax_cache.py::test_no_data_record_reaches_the_cache[sgld]": "[ula]",
     "tests/test_jax_cache.py::test_no_jax_cache_flag_and_env_turn_it_off":

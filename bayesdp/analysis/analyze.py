@@ -189,6 +189,12 @@ def analyze(model: Callable, data: Mapping[str, Any] | None = None, domain: Doma
                          f"own record only); unit of privacy: one record = entry i along axis 0 of every data "
                          f"argument ({', '.join(sorted(inp.shapes))}); if one person contributes several rows, "
                          "group them into one record (one row per person) before certifying")
+    for n in structure.summed:
+        inp.notes.append(f"site '{n}' is a numpyro.factor of a sum over the records: its summands, one per record, "
+                         "were proven to read their own record only, and it is certified as the same factor inside a "
+                         f"plate over records; unit of privacy: one record = entry i along axis 0 of every data "
+                         f"argument ({', '.join(sorted(inp.shapes))}); if one person contributes several rows, "
+                         "group them into one record (one row per person) before certifying")
     latent = [n for n, s in program.sites.items() if not s.observed]
     observed = [n for n, s in program.sites.items() if s.observed]
     priors = {n: prior_site(program, facts, structure, n, inp.m) for n in latent}

@@ -382,9 +382,20 @@ def _likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likel
             return generic(f"its {LOG_LINK[s.dist_type]} is not exp of a predictor (times a theta-free factor): the "
                            "log-link rule does not apply",
                            "write NegativeBinomial2(mean=jnp.exp(eta), concentration=k) with k a public constant")
+    if rule is None and issubclass(s.dist_type, dist.ZeroInflatedPoisson):
+        out = _zip_site(program, facts, name, domain, m)
+        if isinstance(out, LikelihoodFacts):
+            return out
+        return generic(f"the zero-inflated Poisson rule does not apply ({out})",
+                       "write ZeroInflatedPoisson(gate, jnp.exp(jnp.clip(eta, lo, hi))) with gate a public constant or "
+                       "jax.nn.sigmoid of a predictor, and declare the counts' range (--domain y.values=0..B)")
     if rule is None:
         return generic(f"no family rule for a {s.family} likelihood",
                        logits_hint if s.family.endswith("Probs") else "")
+    if rule.refuse and s.family == "Poisson":
+        out = _zip_site(program, facts, name, domain, m)
+        if isinstance(out, LikelihoodFacts):
+            return out        # a rate bounded over theta and the domain (a clipped log-rate): its own rule
     if rule.refuse:
         return generic(f"{rule.refuse} in general")
     extra = [w for w in s.wrappers if w not in ("Independent", "ExpandedDistribution", "MaskedDistribution")]
@@ -521,6 +532,119 @@ def _likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likel
             detail += (f"; the {rule.predictor} reads no data (one eta for every record): replace-one difference "
                        f"<= {diff:.6g} (sup over two responses of |psi - psi'| at a shared eta)")
     return LikelihoodFacts(name, src, b, h, convex, detail, diff)
+
+
+ZIP_RULE = "ZeroInflatedPoisson(gate, rate = exp(eta)), rate bounded over theta and the domain"
+POISSON_BOUNDED_RULE = "Poisson(rate = exp(eta)), rate bounded over theta and the domain"
+
+
+def _zip_site(program, facts, name: str, domain, m: int) -> LikelihoodFacts | str:
+    """The zero-inflated Poisson rule (docs/analysis.md, "Zero-inflated Poisson"): ``rate = c exp(+-eta)`` with
+    ``c`` theta-free and the rate bounded over all theta and the domain (a clipped log-rate), the gate a theta-free
+    number in ``[0, 1)`` or ``sigmoid(b)``.  With ``S = max(lambda_hi, y_hi - lambda_lo)``: ``|dl/deta| <= S`` and
+    ``|dl/db| <= 1``, so ``|grad l| <= S |J_eta| + |J_b|`` (``sqrt((S |J_eta|)^2 + |J_b|^2)`` when eta and b read
+    disjoint latent sites).  Returns the facts, or why the rule does not apply (a string)."""
+    s = program.sites[name]
+    if [w for w in s.wrappers if w not in ("Independent", "ExpandedDistribution", "MaskedDistribution")]:
+        return "a wrapper around the likelihood"
+    zi = s.family == "ZeroInflatedPoisson"
+    if not ((zi and "gate" in s.params) or s.family == "Poisson") or "rate" not in s.params:
+        return f"{s.family} is not ZeroInflatedPoisson(gate, rate) or Poisson(rate)"
+    if s.family == "Poisson" and getattr(s.dist_type, "arg_constraints", {}).keys() != {"rate"}:
+        return "a Poisson with other parameters"
+    outvars = program.jaxpr.jaxpr.outvars
+    rate_i, value_i = program.output(name, "param:rate"), program.output(name, "value")
+    gate_i = program.output(name, "param:gate") if zi else rate_i
+    eta = sp.log_link_input(program, _one_value(program, outvars[rate_i]))
+    if eta is None:
+        return "its rate is not exp of a predictor (times a theta-free factor)"
+    gd, ga = facts.dep[gate_i], facts.aff[gate_i]
+    b_var = None
+    if zi and (gd.theta or ga.kind != CONST):
+        b_var = sp.sigmoid_input(program, _one_value(program, outvars[gate_i]))
+        if b_var is None:
+            return "its gate depends on the latent sites but is not jax.nn.sigmoid of a predictor"
+    _check_zip_support(program, name, domain, m)
+    rate_b, gate_b, y_b = sp.bound_outputs(program, domain, m, [rate_i, gate_i, value_i])
+    lam_lo, lam_hi = max(0.0, float(np.min(rate_b.lo))), float(np.max(rate_b.hi))
+    y_lo, y_hi = max(0.0, float(np.min(y_b.lo))), float(np.max(y_b.hi))
+    if not math.isfinite(lam_hi):
+        return ("its rate is unbounded over theta and the domain (the score y - rate grows like exp(eta)); clip the "
+                "log-rate: jnp.exp(jnp.clip(eta, lo, hi)) with public lo, hi")
+    if not math.isfinite(y_hi):
+        return "its counts have no declared upper bound (declare e.g. --domain y.values=0..B)"
+    if zi and b_var is None and not float(np.max(gate_b.hi)) < 1.0:
+        return (f"its gate can be {float(np.max(gate_b.hi)):g} over the domain: a gate of 1 gives every count "
+                "y > 0 probability 0; use a gate below 1")
+    pred = [eta] + ([b_var] if b_var is not None else [])
+    ext = sp.prove(program, program.with_outputs(pred))
+    for k, v in enumerate(pred):
+        a = ext.aff[len(ext.aff) - len(pred) + k]
+        if not a.grad_ok:
+            return (f"its {'log-rate' if k == 0 else 'gate logit'} is not proven continuous in theta with JAX's "
+                    f"derivative as its derivative ({sp.how(a.why_grad)})")
+    jac, used = [], []
+    for v in pred:
+        if int(np.prod(conc(v.aval.shape))) != 1:
+            return "its rate or gate has more than one entry per record"
+        blocks = sp.var_jacobian_bounds(program, domain, m, v)
+        rows = [sp.rows_of(blocks[lat], len(conc(v.aval.shape))) for lat in program.latent if lat in blocks]
+        if not rows:
+            jac.append(0.0)
+            used.append(set())
+            continue
+        j, _ = sp.operator_norm_bound(rows, domain)
+        if not math.isfinite(j):
+            return "the Jacobian in theta of its log-rate or gate logit is unbounded over the domain"
+        jac.append(j)
+        used.append({lat for lat in program.latent if lat in blocks and not (
+            np.all(np.asarray(blocks[lat].lo) == 0) and np.all(np.asarray(blocks[lat].hi) == 0))})
+    # ZIP: y = 0 gives |dl/dlog lambda| <= lambda_hi whatever y_lo; Poisson: |y - lambda| on the box
+    S = max(lam_hi if zi else r.up(r.Fraction(lam_hi) - r.Fraction(y_lo)),
+            r.up(r.Fraction(y_hi) - r.Fraction(lam_lo)))
+    g_eta = r.mul_up(S, jac[0])
+    if b_var is None:
+        G, how_ = g_eta, "S |J_eta|"
+    elif not (used[0] & used[1]):
+        G, how_ = r.sqrt_up(r.add_up(r.mul_up(g_eta, g_eta), r.mul_up(jac[1], jac[1]))), \
+            "sqrt((S |J_eta|)^2 + |J_b|^2) (log-rate and gate logit read disjoint latent sites)"
+    else:
+        G, how_ = r.add_up(g_eta, jac[1]), "S |J_eta| + |J_b| (triangle inequality)"
+    if not zi:
+        detail = (f"l = y log lambda - lambda - log y!: dl/d log lambda = y - lambda, |.| <= S = max(lambda_hi - y_lo, "
+                  f"y_hi - lambda_lo) = {S:.6g} (lambda in [{lam_lo:.6g}, {lam_hi:.6g}], y in [{y_lo:g}, {y_hi:g}]), "
+                  f"sup|J_eta| = {jac[0]:.6g}; |grad| <= S |J_eta| = {G:.6g}; replace-one difference <= 2 G; no "
+                  "smoothness or convexity claimed")
+        return LikelihoodFacts(name, POISSON_BOUNDED_RULE, G, None, False, detail)
+    detail = (f"l = log ZIP(y | g, lambda): |dl/d log lambda| <= S = max(lambda_hi, y_hi - lambda_lo) = {S:.6g} "
+              f"(lambda in [{lam_lo:.6g}, {lam_hi:.6g}], y <= {y_hi:g}), "
+              + ("gate theta-free" if b_var is None else f"|dl/db| <= 1 for gate = sigmoid(b), sup|J_b| = {jac[1]:.6g}")
+              + f", sup|J_eta| = {jac[0]:.6g}; |grad| <= {how_} = {G:.6g}; replace-one difference <= 2 G; no "
+              "smoothness or convexity claimed")
+    return LikelihoodFacts(name, ZIP_RULE, G, None, False, detail)
+
+
+def _one_value(program, var):
+    """``var`` followed back through broadcasts, reshapes and conversions of ONE value per record (or one value
+    for all records): every entry of ``var`` for a record is that value."""
+    for _ in range(16):
+        e = program.producer(var)
+        if e is None or e.primitive.name not in ("broadcast_in_dim", "reshape", "convert_element_type", "squeeze",
+                                                 "copy", "expand_dims") or hasattr(e.invars[0], "val"):
+            return var
+        if int(np.prod(conc(e.invars[0].aval.shape))) != 1 or int(np.prod(conc(var.aval.shape))) != 1:
+            return var
+        if e.primitive.name == "convert_element_type" and not np.issubdtype(e.invars[0].aval.dtype, np.floating):
+            return var
+        var = e.invars[0]
+    return var
+
+
+def _check_zip_support(program, name: str, domain, m: int) -> None:
+    """The declared counts are non-negative (the support), else the domain is refused by name."""
+    from .generic import _check_support
+
+    _check_support(program, name, domain, m)
 
 
 # ---------------------------------------------------------------------------

@@ -6,6 +6,8 @@ Syntax (one entry per ``--domain`` flag, or a list for :meth:`Domain.parse`)::
     X.min=-1          every entry of each record of X is >= -1
     X.max=1           every entry of each record of X is <= 1
     y.values=0,1      every entry of y is one of the listed values
+    y.values=0..45    every entry of y is an integer from 0 to 45 (both included); ranges and single values
+                      may be mixed (y.values=-1,0..9); in Python: Domain(y=values(range(46)))
 
 The analyzer never reads a bound off the private data.  Data outside the
 declared domain is an error (:class:`bayesdp.errors.DomainError`) before
@@ -140,7 +142,7 @@ class ArgDomain:
         if self.hi is not None:
             parts.append(f"{self.name}.max={self.hi:g}")
         if self.values is not None:
-            parts.append(f"{self.name}.values=" + ",".join(f"{v:g}" for v in self.values))
+            parts.append(f"{self.name}.values=" + _compact(self.values))
         return " ".join(parts)
 
     def to_dict(self) -> dict:
@@ -161,6 +163,20 @@ class ArgDomain:
         return out
 
 
+def _compact(vals: tuple) -> str:
+    """Sorted values in the command line's words, runs of 3 or more consecutive integers as ``A..B``."""
+    parts: list[str] = []
+    i = 0
+    while i < len(vals):
+        j = i
+        if vals[i] == math.floor(vals[i]):
+            while j + 1 < len(vals) and vals[j + 1] == vals[j] + 1:
+                j += 1
+        parts.append(f"{vals[i]:g}..{vals[j]:g}" if j - i >= 2 else ",".join(f"{v:g}" for v in vals[i:j + 1]))
+        i = j + 1
+    return ",".join(parts)
+
+
 def _num(name: str, text: Any) -> float:
     try:
         x = float(text)
@@ -169,6 +185,38 @@ def _num(name: str, text: Any) -> float:
     if not math.isfinite(x):
         raise DomainError(f"domain {name} = {text!r} must be finite; declare a finite public bound")
     return x
+
+
+#: the most values an integer range ``A..B`` may list (a wider range is a box: ``min``/``max``)
+MAX_RANGE = 100_000
+
+
+def _flat(raw: Any) -> list:
+    """The items of a ``values`` spec, with ranges and nested sequences (``values(range(46))``) flattened."""
+    if isinstance(raw, (str, bytes)) or not isinstance(raw, Iterable):
+        return [raw]
+    if isinstance(raw, np.ndarray):
+        return list(raw.ravel())
+    return [v for item in raw for v in _flat(item)]
+
+
+def _value_items(name: str, text: Any) -> list[float]:
+    """One listed value, or the integers ``A, A+1, ..., B`` of a range ``A..B`` (both ends included)."""
+    if isinstance(text, str) and ".." in text:
+        ends = text.strip().split("..")
+        lo, hi = (_num(name, ends[0]), _num(name, ends[1])) if len(ends) == 2 else (0.5, 0.5)
+        if lo != math.floor(lo) or hi != math.floor(hi):
+            raise DomainError(f"domain {name} range {text.strip()!r} must be A..B with integers A <= B (the integers "
+                              f"A to B, both included), e.g. {name}=0..45")
+        if not lo <= hi:
+            raise DomainError(f"domain {name} range {text.strip()!r} is empty ({lo:g} > {hi:g}); write A..B with "
+                              "A <= B")
+        if hi - lo + 1 > MAX_RANGE:
+            raise DomainError(f"domain {name} range {text.strip()!r} lists {hi - lo + 1:.0f} values (more than "
+                              f"{MAX_RANGE}); declare a box instead: {name.rsplit('.', 1)[0]}.min={lo:g} "
+                              f"{name.rsplit('.', 1)[0]}.max={hi:g}")
+        return [float(v) for v in range(int(lo), int(hi) + 1)]
+    return [_num(name, text)]
 
 
 def _make(name: str, spec: Mapping[str, Any]) -> ArgDomain:
@@ -196,11 +244,11 @@ def _make(name: str, spec: Mapping[str, Any]) -> ArgDomain:
                           "interval")
     if spec.get("values") is not None:
         raw = spec["values"]
-        items = raw.split(",") if isinstance(raw, str) else list(raw)
+        items = raw.split(",") if isinstance(raw, str) else list(_flat(raw))
         items = [t for t in items if not (isinstance(t, str) and t.strip() == "")]
         if not items:
             raise DomainError(f"domain {name}.values is empty; list the allowed values, e.g. {name}.values=0,1")
-        vals = tuple(sorted({_num(f"{name}.values", t) for t in items}))
+        vals = tuple(sorted({v for t in items for v in _value_items(f"{name}.values", t)}))
         values = vals
         if lo is not None and (vals[0] < lo or vals[-1] > hi):
             raise DomainError(f"domain {name}.values lie outside [{name}.min, {name}.max] = [{lo:g}, {hi:g}]; "
@@ -457,11 +505,12 @@ def box(low: float, high: float) -> dict:
     return {"min": low, "max": high}
 
 
-def values(*allowed: float) -> dict:
-    """Every entry is one of ``allowed``: ``Domain(y=values(0, 1))``.
+def values(*allowed: Any) -> dict:
+    """Every entry is one of ``allowed``: ``Domain(y=values(0, 1))``; a ``range`` (or any sequence) is its values:
+    ``Domain(hits=values(range(46)))`` is the integers 0 to 45.
 
     Args:
-        *allowed: the values an entry may take.
+        *allowed: the values an entry may take (numbers, ranges or sequences of numbers).
 
     Returns:
         The spec ``{"values": [...]}``.
@@ -469,5 +518,7 @@ def values(*allowed: float) -> dict:
     Examples:
         >>> Domain(y=values(0, 1)).to_dict()
         {'y': {'values': [0.0, 1.0]}}
+        >>> Domain(hits=values(range(46))).get("hits").value_range()
+        (0.0, 45.0)
     """
-    return {"values": list(allowed)}
+    return {"values": [v for a in allowed for v in _flat(a)]}

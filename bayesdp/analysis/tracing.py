@@ -21,7 +21,9 @@ scale, mask, shapes) are recorded while tracing (:class:`Site`).
 
 from __future__ import annotations
 
+import builtins
 import re
+import types
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -177,6 +179,9 @@ class Program:
         latent: the latent site names (program input order).
         record_dim: the symbolic record count.
         model_kwargs: the model's keyword arguments used while tracing.
+        summed: the ``numpyro.factor`` sites outside every plate whose log-factor is a sum over the records; the
+            program's log-factor output of each is the vector of its summands, one per record (what is proven of
+            it then is proven as of a factor inside the plate).
 
     Examples:
         >>> import numpy as np
@@ -202,6 +207,7 @@ class Program:
     latent: list            # latent site names (program input order)
     record_dim: Any         # the symbolic record count
     model_kwargs: dict
+    summed: tuple = ()
     _jac: dict = field(default_factory=dict)
 
     @property
@@ -300,6 +306,13 @@ class Program:
         def logp(flat, data):
             theta = {n: flat[offsets[k]:offsets[k + 1]].reshape(self.sites[n].unconstrained_shape)
                      for k, n in enumerate(self.latent)}
+            if site in self.summed:
+                # the summands of the factor's sum over records: the program's own output (tracing the model
+                # again would give the sum)
+                from jax.extend import core as jcore
+
+                vals = [theta[n] for n in self.latent] + [data[a] for a in sorted(self.data_shapes)]
+                return jcore.jaxpr_as_fun(self.jaxpr)(*vals)[self.output(site, "logp")]
             tr = _trace_sites(self.model, theta, data, self.model_kwargs, self.latent, self.sites)
             return record_logp(tr[site]["fn"], tr[site]["value"])
 
@@ -525,6 +538,7 @@ def trace_program(model: Callable, data_shapes: Mapping[str, tuple], data_dtypes
     from jax import export
 
     name = model_name or _model_name(model)
+    model = _with_symbolic_len(model)
     kw = dict(model_kwargs or {})
     (M,) = export.symbolic_shape(RECORDS)
     data = {a: jax.ShapeDtypeStruct((M,) + tuple(s), data_dtypes[a]) for a, s in data_shapes.items()}
@@ -593,11 +607,193 @@ def trace_program(model: Callable, data_shapes: Mapping[str, tuple], data_dtypes
             raise ModelError(str(exc).replace("indexes by its observed value", "indexes by its observed value (site "
                                               + ", ".join(f"'{n}'" for n in by_value) + ")", 1)) from None
         raise
+    # a numpyro.factor outside every plate whose log-factor is a sum over the records (jnp.sum of per-record
+    # terms): the program keeps the summands, one per record, as that site's log-factor
+    sums = [n for n, r in sites.items() if r.observed and r.family == "Unit" and not r.record_plates]
+    summed: tuple = ()
+    if sums:
+        wanted = [outputs[(n, k)] for n in sums for k in ("logp", "param:log_factor") if (n, k) in outputs]
+        args = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in closed.jaxpr.invars]
+        try:
+            new, done = _split_record_sums(closed, wanted, args)
+        except Exception:  # noqa: BLE001 - not split: the site is refused as a factor outside the plate
+            new, done = closed, []
+        summed = tuple(n for n in sums if outputs[(n, "logp")] in done)
+        if summed:
+            closed = new
     # the jaxpr's inputs follow the pytree order of (theta dict, data dict): sorted keys
     inputs = [("theta", n) for n in sorted(latent)] + [("data", a) for a in sorted(data_shapes)]
     return Program(model=model, model_name=name, jaxpr=closed, inputs=inputs, outputs=outputs, sites=sites,
                    deterministic=determ, data_shapes={a: tuple(s) for a, s in data_shapes.items()},
-                   data_dtypes=dict(data_dtypes), latent=sorted(latent), record_dim=M, model_kwargs=kw)
+                   data_dtypes=dict(data_dtypes), latent=sorted(latent), record_dim=M, model_kwargs=kw,
+                   summed=summed)
+
+
+def _symbolic_len(obj):
+    """``len(obj)``, but the length of an array (a JAX tracer) is its leading dimension as JAX holds it, the
+    symbolic number of records included: ``len(X) == X.shape[0]`` for every array, by definition, so a model
+    tracing with this ``len`` computes exactly what it computes with Python's at every number of records."""
+    import jax
+
+    if isinstance(obj, (jax.core.Tracer, jax.ShapeDtypeStruct)):
+        if not obj.shape:
+            raise TypeError("len() of unsized object")
+        return obj.shape[0]
+    return builtins.len(obj)
+
+
+def _with_symbolic_len(model):
+    """``model`` with ``len`` resolved to :func:`_symbolic_len` (a copy of the function with a copy of its
+    globals, so nothing is changed for anyone else), when it is a plain function that calls the built-in
+    ``len``: ``numpyro.plate("data", len(X))`` is then ``numpyro.plate("data", X.shape[0])``, which the
+    analysis holds for every number of records.  Functions the model calls keep their own ``len`` (a ``len`` of
+    the number of records there is refused with the rewrite: ``X.shape[0]``)."""
+    if not isinstance(model, types.FunctionType) or "len" in model.__globals__:
+        return model
+    code = model.__code__
+    names = set(code.co_names)
+    stack = [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    while stack:        # functions and lambdas defined inside the model look up globals in the same dict
+        c = stack.pop()
+        names |= set(c.co_names)
+        stack += [k for k in c.co_consts if isinstance(k, types.CodeType)]
+    b = model.__globals__.get("__builtins__")
+    if "len" not in names or (b.get("len") if isinstance(b, dict) else getattr(b, "len", None)) is not builtins.len:
+        return model
+    g = dict(model.__globals__)
+    g["len"] = _symbolic_len
+    f = types.FunctionType(code, g, model.__name__, model.__defaults__, model.__closure__)
+    f.__kwdefaults__ = model.__kwdefaults__
+    f.__dict__.update(model.__dict__)
+    f.__qualname__, f.__module__, f.__doc__ = model.__qualname__, model.__module__, model.__doc__
+    f.__wrapped__ = model
+    return f
+
+
+def _symbolic(shape) -> list[int]:
+    return [i for i, d in enumerate(shape) if not _is_const(d)]
+
+
+def _sum_inner(jaxpr) -> bool:
+    """Whether a (nested) jit body sums over an axis of the number of records."""
+    for e in jaxpr.eqns:
+        if e.primitive.name == "reduce_sum" and set(_symbolic(e.invars[0].aval.shape)) & set(e.params["axes"]):
+            return True
+        if e.primitive.name in ("jit", "pjit") and _sum_inner(e.params["jaxpr"].jaxpr):
+            return True
+    return False
+
+
+def _split_record_sums(closed, wanted: list[int], args) -> tuple:
+    """The program ``closed`` re-traced with each output in ``wanted`` that is a SUM OVER THE RECORDS replaced by
+    its summands, one per record: ``(closed jaxpr, [wanted outputs split])``.
+
+    An output ``v`` is split when the program computes it as ``v = sum_i P_i`` through a ``reduce_sum`` over the
+    axis of the number of records followed by operations linear in that sum (``neg``, a sum or difference of two
+    such sums, a product or quotient by a value without a record axis, dtype conversion, reshape, broadcast,
+    squeeze, further sums, ``jit`` calls, inlined), and ``P`` (shape ``(m,) + v.shape``) is computed alongside by
+    the same operations applied to each summand.  ``sum_i P_i = v`` is then an identity of the program, exact for
+    every input: nothing is claimed about ``P`` (that term ``i`` reads record ``i`` only is proven afterwards by
+    the dependence analysis, as for a plate).  Every other operation is bound as it is (custom derivatives
+    included), so the rest of the program is unchanged."""
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+    from jax._src import source_info_util
+    from jax.extend import core as jcore
+
+    split: dict = {}
+
+    def read(env, v):
+        return v.val if isinstance(v, jcore.Literal) else env[v]
+
+    def run(jaxpr, consts, vals, decs):
+        env: dict = {}
+        dec: dict = {}
+        for v, c in zip(jaxpr.constvars, consts):
+            env[v] = c
+        for v, a, p in zip(jaxpr.invars, vals, decs):
+            env[v] = a
+            if p is not None:
+                dec[v] = p
+        for e in jaxpr.eqns:
+            name = e.primitive.name
+            ins = [read(env, v) for v in e.invars]
+            pins = [None if isinstance(v, jcore.Literal) else dec.get(v) for v in e.invars]
+            ns = source_info_util.current_name_stack() + e.source_info.name_stack
+            with source_info_util.user_context(e.source_info.traceback, name_stack=ns), e.ctx.manager:
+                if name in ("jit", "pjit") and (any(p is not None for p in pins) or _sum_inner(e.params["jaxpr"].jaxpr)):
+                    inner = e.params["jaxpr"]
+                    outs, pouts = run(inner.jaxpr, inner.consts, ins, pins)
+                else:
+                    ans = e.primitive.bind(*ins, **e.primitive.get_bind_params(e.params))
+                    outs = list(ans) if e.primitive.multiple_results else [ans]
+                    pouts = [None] * len(outs)
+                    if not e.primitive.multiple_results:
+                        pouts = [_linear_split(name, e.params, e.invars, ins, pins, outs[0], jnp, lax)]
+            for v, o, p in zip(e.outvars, outs, pouts):
+                env[v] = o
+                if p is not None:
+                    dec[v] = p
+        return ([read(env, v) for v in jaxpr.outvars],
+                [None if isinstance(v, jcore.Literal) else dec.get(v) for v in jaxpr.outvars])
+
+    def program(*vals):
+        outs, pouts = run(closed.jaxpr, closed.consts, list(vals), [None] * len(vals))
+        res = list(outs)
+        for i in wanted:
+            p = pouts[i]
+            if p is not None and not _symbolic(jnp.shape(outs[i])) and jnp.ndim(outs[i]) == 0:
+                res[i] = p
+                split[i] = True
+        return res
+    new = jax.make_jaxpr(program)(*args)
+    return new, sorted(split)
+
+
+def _linear_split(name, params, invars, ins, pins, out, jnp, lax):
+    """The summands ``P`` (shape ``(m,) + out.shape``) of ``out`` when ``out`` is a sum over the records
+    (:func:`_split_record_sums`), from the summands ``pins`` of the operands ``ins``; None when it is not (known)."""
+    shapes = [tuple(v.aval.shape) for v in invars]
+    if name == "reduce_sum":
+        axes = tuple(params["axes"])
+        if pins[0] is not None:
+            return jnp.sum(pins[0], axis=tuple(a + 1 for a in axes)) if axes else pins[0]
+        sym = _symbolic(shapes[0])
+        if len(sym) == 1 and sym[0] in axes:
+            r = sym[0]
+            x = jnp.moveaxis(ins[0], r, 0)
+            rest = tuple(1 + a - (a > r) for a in axes if a != r)
+            return jnp.sum(x, axis=rest) if rest else x
+        return None
+    if all(p is None for p in pins) or _symbolic(jnp.shape(out)):
+        return None
+    if name in ("neg", "copy", "copy_p"):
+        return -pins[0] if name == "neg" else pins[0]
+    if name == "convert_element_type":
+        return lax.convert_element_type(pins[0], params["new_dtype"])
+    shape = tuple(jnp.shape(out))
+
+    def full(p):        # summands of an operand of shape () broadcast to the result's shape
+        return p if p.ndim - 1 == len(shape) else lax.broadcast_in_dim(p, (p.shape[0],) + shape, (0,))
+    if name in ("add", "sub"):
+        if pins[0] is None or pins[1] is None:
+            return None
+        return full(pins[0]) + full(pins[1]) if name == "add" else full(pins[0]) - full(pins[1])
+    if name in ("mul", "div"):
+        k = 0 if pins[0] is not None else 1
+        if pins[1 - k] is not None or _symbolic(shapes[1 - k]) or (name == "div" and k == 1):
+            return None
+        other = jnp.broadcast_to(ins[1 - k], shape)[None]
+        return full(pins[k]) * other if name == "mul" else full(pins[k]) / other
+    if name == "reshape" and params.get("dimensions") is None:
+        return jnp.reshape(pins[0], (pins[0].shape[0],) + tuple(jnp.shape(out)))
+    if name == "broadcast_in_dim":
+        return lax.broadcast_in_dim(pins[0], (pins[0].shape[0],) + tuple(jnp.shape(out)),
+                                    (0,) + tuple(d + 1 for d in params["broadcast_dimensions"]))
+    if name == "squeeze":
+        return jnp.squeeze(pins[0], axis=tuple(d + 1 for d in params["dimensions"]))
+    return None
 
 
 def _mask_of(fn):
@@ -661,6 +857,10 @@ def _source_hint(src: str, at: str) -> str | None:
                 "private data; pass it as a model argument instead: add a parameter num_groups to the model, use it "
                 "in place of that expression, pass --model-arg num_groups=G (model_kwargs={'num_groups': G}), and "
                 "declare the labels' domain (--domain g.values=0,...,G-1)")
+    if re.search(r"\bint\(\s*[\w.]+\.shape\[\s*0\s*\]\s*\)|\bint\(\s*len\(\s*[\w.]+\s*\)\s*\)", src):
+        return (f"the model converts the number of records to a Python int{at} (`{src}`): the analysis holds for "
+                "every number of records and cannot fix one; use X.shape[0] as it is, without int() (e.g. "
+                "numpyro.plate('data', X.shape[0])), and pass other counts as model arguments (--model-arg)")
     if re.search(r"\blen\(", src):
         return (f"the model takes len() of a data argument{at} (`{src}`): len() must return a Python number, but "
                 "the analysis holds for every number of records; write X.shape[0] instead of len(X) (e.g. "
@@ -681,6 +881,13 @@ def _hint(low: str, at: str) -> str | None:
                 "couple each record with the ones before it; use the lagged-regression form: pass the lagged "
                 "values as per-record columns (e.g. X[t] = [y[t-1], y[t-2]] built before the model, one record = "
                 "one time step with its lags) and declare that unit of privacy")
+    fixed = re.search(r"incompatible shapes.*\((\d+),?\).*\(m,?\)|incompatible shapes.*\(m,?\).*\((\d+),?\)", low)
+    if fixed:
+        n = fixed.group(1) or fixed.group(2)
+        return (f"a plate or array of fixed size {n} meets the records{at} (the data's leading axis, analysed for "
+                "every number of records m): a count of records written as a number, or passed as a model argument "
+                "(N=len(X) outside the model), is not tied to the data; take it from the data inside the model: "
+                "numpyro.plate('data', X.shape[0]) (or len(X)), with X a data argument")
     if "indices must be of integer type" in low:
         return (f"a distribution indexes by its observed value{at} (Categorical, OrderedLogistic: the value is a "
                 "class label) but the labels are traced as real numbers because their domain is a range; declare "

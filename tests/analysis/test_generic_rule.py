@@ -171,9 +171,14 @@ def test_undeclared_data_is_named():
 
 
 def test_scalar_factor_is_refused_with_the_plate_fix():
-    with pytest.raises(ModelError, match=r"^site 'f' is a numpyro.factor outside the plate over records: .*put it "
-                                         r"inside the plate over records with one entry per record"):
-        _an(A.factor_scalar_sum, YPM, ["y.values=-1,1"])
+    # a sum over the records of per-record terms certifies (tests/analysis/test_factor_sums.py); the SQUARE of
+    # such a sum is not a sum of per-record terms
+    def squared_sum(X, y=None):
+        numpyro.factor("f", -jnp.sum(jax.nn.log_sigmoid(y * (X @ A._w()))) ** 2)
+    with pytest.raises(ModelError, match=r"^site 'f' is a numpyro.factor outside the plate over records: .*neither "
+                                         r"one term per record nor jnp.sum over the records of per-record terms.*put "
+                                         r"it inside the plate over records"):
+        _an(squared_sum, YPM, ["y.values=-1,1"])
 
 
 @pytest.mark.parametrize("model, pattern", [

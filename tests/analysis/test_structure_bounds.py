@@ -238,6 +238,18 @@ RELATION_CASES = {
     # d tanh(a) = (t + t tanh(a)) (1 - tanh(a)) = t sech^2(a): in [0, 1] t
     "one_minus_square": (lambda a, t: jax.jvp(jnp.tanh, (a,), (t,))[1], (0.0, 1.0),
                          lambda a, b, t: (t + t * jnp.tanh(a)) * (1.0 - jnp.tanh(b))),
+    # d [clip(a, 0) + log1p(exp(-|a|))] = t sigmoid(a) (NumPyro's binary cross-entropy with logits = softplus(a); JAX
+    # gives 0 at a = 0 exactly): in [0, 1] t.  Near miss: the exp of another value |b|
+    "softplus_parts": (lambda a, t: jax.jvp(lambda x: jnp.clip(x, 0) + jnp.log1p(jnp.exp(-jnp.abs(x))), (a,), (t,))[1],
+                       (0.0, 1.0),
+                       lambda a, b, t: jax.jvp(lambda x: jnp.clip(x, 0), (a,), (t,))[1]
+                       - lax.select(a >= 0, -t, t) * jnp.exp(-jnp.abs(b)) / (jnp.exp(-jnp.abs(b)) + 1.0)),
+    # d log(clip(sigmoid(a), 0.05, 0.95)) = t (1 - s) inside the clip, 0 outside: in [0, 0.95] t (the box rules give
+    # t s (1 - s) / clip in [0, 1/4] / [0.05, 0.95] = [0, 5] t).  Near miss: the value divided by ANOTHER clip
+    "clipped_sigmoid_log": (lambda a, t: jax.jvp(lambda x: jnp.log(jnp.clip(jax.nn.sigmoid(x), 0.05, 0.95)), (a,),
+                                                 (t,))[1], (0.0, 0.95),
+                            lambda a, b, t: jax.jvp(lambda x: jnp.clip(jax.nn.sigmoid(x), 0.05, 0.95), (a,), (t,))[1]
+                            / jnp.clip(jax.nn.sigmoid(b), 0.05, 0.95)),
     # (t e) / e = t for e = exp(clip(a)) != 0 (JAX's derivative of xlogy(y, exp(c)), a Poisson log-density): [1, 1] t
     "cancel_factor": (lambda a, t: (lambda e: (t * e) / e)(jnp.exp(jnp.clip(a, -3.0, 3.0))), (1.0, 1.0),
                       lambda a, b, t: (t * jnp.exp(jnp.clip(a, -3.0, 3.0))) / jnp.exp(jnp.clip(b, -3.0, 3.0))),
@@ -280,6 +292,79 @@ def test_relation_is_sound_on_random_boxes_and_near_misses(name):
                 tol = 1e-5 * np.maximum(1.0, np.abs(v))
                 ok = (v >= out.lo - tol) & (v <= out.hi + tol) | ~np.isfinite(v)
                 assert ok.all(), (name, prog is near_miss, pt, v, out.lo, out.hi)
+
+
+def test_softplus_parts_at_zero_and_on_one_sided_boxes():
+    # JAX's derivative is exactly 0 at a = 0 (t/2 - t/2): a box containing 0 must contain 0; a box of a > 0 gives
+    # t [sigmoid(a_lo), sigmoid(a_hi)], and the value at the box's ends is inside it
+    fn = RELATION_CASES["softplus_parts"][0]
+    f = jax.jit(fn)
+    for lo, hi in ((0.0, 2.0), (-3.0, 0.0), (0.5, 2.0), (-4.0, -1.0), (-np.inf, -1.0)):
+        out = _interpret(fn, [(np.full(2, lo), np.full(2, hi)), (np.ones(2), np.ones(2))])
+        for a in (lo, hi, 0.5 * (lo + hi) if np.isfinite(lo) else hi - 1):
+            if not np.isfinite(a):
+                continue
+            v = float(np.asarray(f(jnp.full(2, a, F32), jnp.ones(2, F32)))[0])
+            assert out.lo[0] - 1e-6 <= v <= out.hi[0] + 1e-6, (lo, hi, a, v, out.lo, out.hi)
+        sig = lambda x: 1.0 / (1.0 + math.exp(-x)) if np.isfinite(x) else float(x > 0)
+        want_lo = 0.0 if lo <= 0.0 <= hi else sig(lo)
+        assert out.lo[0] == pytest.approx(want_lo, abs=1e-12) and out.hi[0] == pytest.approx(sig(hi), abs=1e-12)
+
+
+def test_clipped_sigmoid_log_of_one_minus_and_of_nested_clips():
+    # d log1p(-p) = -t s inside the clips: [-U, 0] t with U = min(hi_i, s_hi); clips nested (NumPyro's clamp_probs
+    # after the model's own clip) take the tightest ends; a box of a inside the clip gives the exact [1 - s_hi,
+    # 1 - s_lo] only up to the lower end 0 (the rule keeps 0: w may vanish)
+    def one_minus(a, t):
+        return jax.jvp(lambda x: jnp.log1p(-jnp.clip(jnp.clip(jax.nn.sigmoid(x), 0.1, 0.9), 0.05, 0.8)), (a,), (t,))[1]
+
+    def log_nested(a, t):
+        return jax.jvp(lambda x: jnp.log(jnp.clip(jnp.clip(jax.nn.sigmoid(x), 0.1, 0.9), 0.05, 0.8)), (a,), (t,))[1]
+    full = [(np.full(2, -np.inf), np.full(2, np.inf)), (np.ones(2), np.ones(2))]
+    out = _interpret(one_minus, full)
+    assert np.all(out.lo >= -0.8 - 1e-12) and np.all(out.lo <= -0.8) and np.all(out.hi == 0.0)
+    out = _interpret(log_nested, full)
+    assert np.all(out.hi >= 0.9) and np.all(out.hi <= 0.9 + 1e-12) and np.all(out.lo == 0.0)
+    rng = np.random.default_rng(7)
+    for prog in (one_minus, log_nested):
+        f = jax.jit(prog)
+        for _ in range(6):
+            boxes = _boxes(rng, [((4,), F32, *UNB), ((4,), F32, -2.0, 2.0)])
+            out = _interpret(prog, boxes)
+            for pt in _points(rng, boxes, 80):
+                v = np.asarray(f(*[jnp.asarray(x, F32) for x in pt]), dtype=np.float64)
+                tol = 1e-5 * np.maximum(1.0, np.abs(v))
+                assert ((v >= out.lo - tol) & (v <= out.hi + tol)).all(), (pt, v, out.lo, out.hi)
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_clipped_sigmoid_log_of_a_power_of_the_sigmoid(k):
+    # p = clamp(s^k): d log p = t k (1 - s) in [0, k] t over all reals; d log1p(-p) = -t k s^k / (1 + ... + s^(k-1))
+    # in [-1, 0] t (its sup is at s -> 1); the box rules give 1/p unbounded.  Random boxes: sound.
+    def logp(a, t):
+        return jax.jvp(lambda x: jnp.log(jnp.clip(jax.nn.sigmoid(x) ** k, 1e-30, 1 - 1e-7)), (a,), (t,))[1]
+
+    def log1mp(a, t):
+        return jax.jvp(lambda x: jnp.log1p(-jnp.clip(jax.nn.sigmoid(x) ** k, 1e-30, 1 - 1e-7)), (a,), (t,))[1]
+    full = [(np.full(2, -np.inf), np.full(2, np.inf)), (np.ones(2), np.ones(2))]
+    out = _interpret(logp, full)
+    # sup k (1 - s) over s^k >= 1e-30: k (1 - 1e-30^(1/k)), below k by 1e-15 k (k = 2) / 1e-10 k (k = 3)
+    assert np.all(out.lo == 0.0) and np.all(out.hi >= k * (1 - 1e-30 ** (1 / k))) and np.all(out.hi <= k)
+    out = _interpret(log1mp, full)
+    assert np.all(out.hi == 0.0) and np.all(out.lo <= -1.0 + 1e-6) and np.all(out.lo >= -1.0 - 1e-6)
+    rng = np.random.default_rng(k)
+    for prog in (logp, log1mp):
+        f = jax.jit(prog)
+        for _ in range(6):
+            boxes = _boxes(rng, [((4,), F32, -12.0, 12.0), ((4,), F32, -2.0, 2.0)])
+            out = _interpret(prog, boxes)
+            for pt in _points(rng, boxes, 80):
+                # evaluated in float64: the bounds are for exact arithmetic, and 1 - s^k cancels in float32
+                with jax.enable_x64(True):
+                    v = np.asarray(f(*[jnp.asarray(x, jnp.float64) for x in pt]), dtype=np.float64)
+                tol = 1e-9 * np.maximum(1.0, np.abs(v))
+                ok = (v >= out.lo - tol) & (v <= out.hi + tol) | ~np.isfinite(v)
+                assert ok.all(), (k, pt, v, out.lo, out.hi)
 
 
 def test_relation_keeps_the_linear_form_of_the_tangent():

@@ -552,7 +552,7 @@ def add(run, eqn, ins):
             if na is not None and nb is not None:
                 nrm[k] = _up(na + nb)
         _with_nrm(out, nrm)
-    return [out]
+    return related(run, eqn, [out]) if eqn.primitive.name == "add" else [out]
 
 
 def sub(run, eqn, ins):
@@ -1658,7 +1658,254 @@ def custom_jvp_call(run, eqn, ins):
     return [Bound(lo, hi, o.lin, o.why if not (np.isfinite(lo).all() and np.isfinite(hi).all()) else None)]
 
 
-RELATIONS = {"sub": (logaddexp_gap,), "div": (ratio_of_sum, cancel_factor), "mul": (concave_product, one_minus_square)}
+def _base(run, v):
+    return _chain(run, v)[0]
+
+
+def _prod(run, v, name):
+    e = run.producer(_base(run, v))
+    return e if e is not None and e.primitive.name == name else None
+
+
+def softplus_parts(run, eqn, shape):
+    """JAX's derivative of ``jnp.clip(r, 0) + jnp.log1p(jnp.exp(-jnp.abs(r)))`` (= softplus(r): NumPyro's
+    binary cross-entropy with logits, the Bernoulli/Binomial-logits log-density) in direction t: ``u + q`` with
+    ``u`` the clip's derivative ``t [r > 0]`` (``t/2`` at r = 0) and ``q = -select(r >= 0, -t, t) e / (e + 1)``,
+    ``e = exp(-|r|)``: for r > 0, ``t - t e/(1 + e) = t sigmoid(r)``; for r < 0, ``t e/(1 + e) = t sigmoid(r)``;
+    at r = 0, ``t/2 - t/2 = 0``.  So ``u + q = t f`` with f in [sigmoid(r_lo), sigmoid(r_hi)] (r's range over all
+    its entries), widened down to 0 when that range contains 0; the form of t is kept (scaled like
+    :func:`ratio_of_sum`)."""
+    for u, q in (eqn.invars, eqn.invars[::-1]):
+        ce = run.producer(u)
+        if ce is None or ce.primitive.name not in ("jit", "pjit") or ce.params.get("name") != "clip" or \
+                len(ce.invars) != 3 or len(ce.outvars) != 2 or ce.outvars[1] is not u or \
+                _const_point(run, ce.invars[1]) != 0.0:
+            continue
+        if _clip_kinds(ce) != ("max",):
+            continue
+        r, t = ce.invars[0], ce.invars[2]
+        de = run.producer(q)
+        if de is None or de.primitive.name != "div":
+            continue
+        num, den = de.invars
+        ne, ae = _prod(run, num, "mul"), _prod(run, den, "add")
+        if ne is None or ae is None:
+            continue
+        ex = [x for x in ae.invars if _const_point(run, x) == 1.0]
+        e_var = [x for x in ae.invars if _const_point(run, x) != 1.0]
+        if len(ex) != 1 or len(e_var) != 1:
+            continue
+        e_var = _base(run, e_var[0])
+        if not _exp_neg_abs(run, e_var, r):
+            continue
+        nums = [_base(run, x) for x in ne.invars]
+        if e_var not in nums:
+            continue
+        other = nums[1] if nums[0] is e_var and nums[1] is not e_var else nums[0]
+        ng = run.producer(other)
+        if ng is None or ng.primitive.name != "neg":
+            continue
+        se = run.producer(ng.invars[0])
+        if se is None or se.primitive.name != "select_n" or len(se.invars) != 3:
+            continue
+        pred, neg_t, pos_t = se.invars
+        pe = run.producer(_base(run, pred))
+        nt = run.producer(neg_t)
+        if pe is None or pe.primitive.name != "ge" or pe.invars[0] is not r or _const_point(run, pe.invars[1]) != 0.0 \
+                or pos_t is not t or nt is None or nt.primitive.name != "neg" or nt.invars[0] is not t:
+            continue
+        rb = run.value(r)
+        rlo, rhi = float(np.min(rb.lo)), float(np.max(rb.hi))
+        if math.isnan(rlo) or math.isnan(rhi):
+            return None
+        with np.errstate(all="ignore"):
+            flo, fhi = 1.0 / (1.0 + math.exp(-rlo)) if rlo > -700 else 0.0, \
+                1.0 / (1.0 + math.exp(-rhi)) if rhi > -700 else 0.0
+        for _ in range(4):
+            flo, fhi = _dn(flo), _up(fhi)
+        flo = 0.0 if rlo <= 0.0 <= rhi else max(0.0, float(flo))
+        fhi = min(1.0, float(fhi))
+        flo_a, fhi_a = np.full(shape, flo), np.full(shape, fhi)
+        tb = run.value(t)
+        lo, hi = iv_mul(np.broadcast_to(tb.lo, shape), np.broadcast_to(tb.hi, shape), flo_a, fhi_a)
+        lin = lin_scale(flo_a, fhi_a, tb.lin, shape) if tb.lin is not None else None
+        return lo, hi, lin
+    return None
+
+
+def _clip_kinds(call) -> tuple:
+    """The ``max``/``min`` primitives of a ``jnp.clip`` call's body, in order (``("max",)`` for ``clip(x, lo)``,
+    ``("max", "min")`` for ``clip(x, lo, hi)``)."""
+    body = call.params.get("jaxpr")
+    body = getattr(body, "jaxpr", body)
+    return tuple(e.primitive.name for e in getattr(body, "eqns", ()) if e.primitive.name in ("max", "min"))
+
+
+def _clip_call(run, v, index):
+    """The ``jnp.clip(x, lo, hi)`` call (both bounds numbers, under ``jax.jvp``: outputs value and derivative) whose
+    output ``index`` is ``v``, with (lo, hi); else None."""
+    e = run.producer(v)
+    if e is None or e.primitive.name not in ("jit", "pjit") or e.params.get("name") != "clip" or \
+            len(e.invars) != 4 or len(e.outvars) != 2 or e.outvars[index] is not v or \
+            _clip_kinds(e) != ("max", "min"):
+        return None
+    lo, hi = _const_point(run, e.invars[1]), _const_point(run, e.invars[2])
+    if lo is None or hi is None or not lo <= hi:
+        return None
+    return e, lo, hi
+
+
+def _sigmoid_tangent(run, tv, s) -> object:
+    """t when ``tv`` is JAX's derivative of ``s = logistic(z)`` in direction t, ``t * (s * (1 - s))``; else None."""
+    e = run.producer(tv)
+    if e is None or e.primitive.name != "mul":
+        return None
+    for t, v in (e.invars, e.invars[::-1]):
+        ve = run.producer(_base(run, v))
+        if ve is None or ve.primitive.name != "mul":
+            continue
+        for a, b in (ve.invars, ve.invars[::-1]):
+            be = run.producer(b)
+            if a is s and be is not None and be.primitive.name == "sub" and _const_point(run, be.invars[0]) == 1.0 \
+                    and be.invars[1] is s:
+                return t
+    return None
+
+
+def clipped_sigmoid_log(run, eqn, shape):
+    """JAX's derivative of ``log(p)`` or ``log(1 - p)`` for ``p = clip(...clip(sigmoid(z) [** n], lo_1, hi_1)..., lo_k,
+    hi_k)`` (a clipped probability, or a power n in 2..4 of a sigmoid, then NumPyro's ``clamp_probs``; for a power
+    the factors below are ``n (1 - s)`` and ``n s^n / (1 + ... + s^(n-1))``, increasing in s, with the ends
+    ``[L^(1/n), U^(1/n)]``): ``(T * f_1 ... f_j) / P`` or
+    ``(-T * f_1 ... f_j) / (1 - P)`` with ``P`` the last clip's value and ``T`` its derivative ``t s (1 - s) w``,
+    ``w`` the product of the clips' weights (1 strictly inside every clip, 1/2 or 1/4 at an end, 0 outside).
+    Where ``w > 0``, ``s`` lies in every ``[lo_i, hi_i]`` so ``P = s``: ``T / P = t (1 - s) w`` in ``t [0, 1 - L]``,
+    ``L = max(lo_i, s_lo)``, and ``T / (1 - P) = t s w`` in ``t [0, U]``, ``U = min(hi_i, s_hi)``; where ``w = 0``
+    both are 0 (``P`` and ``1 - P`` are proven nonzero: ``lo_k > 0``, ``hi_k < 1``).  The result is ``t`` (its
+    linear form kept) times the range of ``+-f_1 ... f_j`` times that factor."""
+    n, d = eqn.invars
+    d = _base(run, d)
+    one_minus = False
+    de = run.producer(d)
+    if de is not None and de.primitive.name == "add" and any(_const_point(run, x) == 1.0 for x in de.invars):
+        other = [x for x in de.invars if _const_point(run, x) != 1.0]
+        ne = run.producer(other[0]) if len(other) == 1 else None
+        if ne is None or ne.primitive.name != "neg":
+            return None
+        d, one_minus = _base(run, ne.invars[0]), True
+    last = _clip_call(run, d, 0)
+    if last is None:
+        return None
+    # the chain of clips down to the sigmoid, value and derivative side by side
+    call, lo, hi = last
+    L, U, T = lo, hi, call.outvars[1]
+    if not (lo > 0.0 and hi < 1.0):
+        return None
+    x, tv = call.invars[0], call.invars[3]
+    for _ in range(8):
+        inner = _clip_call(run, x, 0)
+        if inner is None:
+            break
+        c2, lo2, hi2 = inner
+        if c2.outvars[1] is not tv:
+            return None
+        L, U = max(L, lo2), min(U, hi2)
+        x, tv = c2.invars[0], c2.invars[3]
+    # an optional power p = s^k between the sigmoid and the clips: JAX's derivative is T_s * (k s^(k-1))
+    k = 1
+    xe = run.producer(x)
+    if xe is not None and xe.primitive.name == "integer_pow":
+        k = int(xe.params["y"])
+        if k not in (2, 3, 4):
+            return None
+        base_s = xe.invars[0]
+        pe = run.producer(tv)
+        if pe is None or pe.primitive.name != "mul":
+            return None
+        found = None
+        for prev, fac in (pe.invars, pe.invars[::-1]):
+            fe = run.producer(_base(run, fac))
+            if fe is None or fe.primitive.name != "mul":
+                continue
+            for c_, v_ in (fe.invars, fe.invars[::-1]):
+                if _const_point(run, c_) != float(k):
+                    continue
+                ve = run.producer(v_)
+                if (k == 2 and v_ is base_s) or (k > 2 and ve is not None and ve.primitive.name == "integer_pow" and
+                                                  int(ve.params["y"]) == k - 1 and ve.invars[0] is base_s):
+                    found = prev
+        if found is None:
+            return None
+        x, tv = base_s, found
+        # w > 0 needs s^k in [L, U]: s in [L^(1/k), U^(1/k)], rounded outward
+        L, U = _dn(_dn(max(L, 0.0) ** (1.0 / k))), min(1.0, _up(_up(U ** (1.0 / k))))
+        xe = run.producer(x)
+    if xe is None or xe.primitive.name != "logistic":
+        return None
+    t = _sigmoid_tangent(run, tv, x)
+    if t is None:
+        return None
+    sb = run.value(x)
+    L, U = max(L, float(np.min(sb.lo))), min(U, float(np.max(sb.hi)))
+    if not L <= U:
+        flo, fhi = 0.0, 0.0
+    elif one_minus:
+        # T/(1 - P) = k t s^k (1 - s) w / (1 - s^k) = t k s^k / (1 + s + ... + s^(k-1)) w, increasing in s
+        g = k * U ** k / sum(U ** j for j in range(k))
+        flo, fhi = 0.0, _up(_up(_up(g)))
+    else:
+        # T/P = t k (1 - s) w
+        flo, fhi = 0.0, _up(_up(k * (1.0 - L)))
+
+    # the numerator: a product containing T (value) or -T (1 - P case), the other factors' boxes multiplied
+    def other_factors(v, depth):
+        v = _float_base(run, v)
+        if v is T and not one_minus:
+            return np.ones(shape), np.ones(shape)
+        e = run.producer(v)
+        if e is None or depth > 8:
+            return None
+        if one_minus and e.primitive.name == "neg" and e.invars[0] is T:
+            return -np.ones(shape), -np.ones(shape)
+        if e.primitive.name != "mul":
+            return None
+        a, b = e.invars
+        for p_, q_ in ((a, b), (b, a)):
+            got = other_factors(p_, depth + 1)
+            if got is not None:
+                qlo, qhi = _box_of(run, q_, shape)
+                return iv_mul(got[0], got[1], qlo, qhi)
+        return None
+    if tuple(conc(n.aval.shape)) != tuple(shape):
+        return None
+    try:
+        rest = other_factors(n, 0)
+    except ValueError:
+        return None
+    if rest is None:
+        return None
+    klo, khi = iv_mul(rest[0], rest[1], np.full(shape, flo), np.full(shape, fhi))
+    tb = run.value(t)
+    lo, hi = iv_mul(np.broadcast_to(tb.lo, shape), np.broadcast_to(tb.hi, shape), klo, khi)
+    lin = lin_scale(klo, khi, tb.lin, shape) if tb.lin is not None and np.all(np.isfinite(klo)) and \
+        np.all(np.isfinite(khi)) else None
+    return lo, hi, lin
+
+
+def _exp_neg_abs(run, e_var, r) -> bool:
+    """``e_var`` is ``exp(-|r|)``."""
+    ee = run.producer(e_var)
+    if ee is None or ee.primitive.name != "exp":
+        return False
+    ne = run.producer(ee.invars[0])
+    if ne is None or ne.primitive.name != "neg":
+        return False
+    ab = run.producer(ne.invars[0])
+    return ab is not None and ab.primitive.name == "abs" and ab.invars[0] is r
+
+
+RELATIONS = {"sub": (logaddexp_gap,), "div": (ratio_of_sum, cancel_factor, clipped_sigmoid_log),
+             "mul": (concave_product, one_minus_square), "add": (softplus_parts,)}
 
 
 def related(run, eqn, outs):

@@ -135,8 +135,13 @@ def domain_box(domain, arg: str, shape: tuple) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _inflate_out(x: float, direction: int) -> float:
-    """``x`` moved outward (down for direction -1, up for +1) by the relative NORM_RTOL, rounded outward."""
+    """``x`` moved outward (down for direction -1, up for +1) by the relative NORM_RTOL, rounded outward; ``x``
+    itself when it is a float32 number: entries are checked exactly against ``[min, max]`` (:meth:`Domain.check`)
+    and rounding to float32 is monotone and fixes float32 numbers, so an entry ``v <= x`` (``v >= x``) stays
+    ``<= x`` (``>= x``) after the samplers' cast; only an endpoint float32 cannot hold can be crossed."""
 
+    if float(np.float32(x)) == x:
+        return x
     y = x + direction * abs(x) * NORM_RTOL
     return math.nextafter(y, direction * math.inf) if y != x else x
 

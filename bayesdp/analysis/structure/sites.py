@@ -39,12 +39,15 @@ class SiteStructure:
         hierarchical: latent site -> (the other latent sites its prior reads, the equation where it does).
         inferred: ``(observed site, batch dim)`` of each vectorised likelihood written without a plate, whose
             record axis was inferred (the batch axis of symbolic size, proven separable per record).
+        summed: the ``numpyro.factor`` sites outside the plate whose log-factor is a sum over the records of
+            terms proven to read their own record only.
     """
 
     record_plate: tuple | None                    # (name, dim) of the plate over records
     inferred: list = field(default_factory=list)         # (observed site, batch dim) whose record axis was inferred
     size_dependent: list = field(default_factory=list)   # sites whose terms depend on the number of records
     hierarchical: dict = field(default_factory=dict)     # latent site -> (other latent sites, via)
+    summed: list = field(default_factory=list)           # factors outside the plate of a sum over the records
 
 
 #: the name of the record "plate" of a vectorised likelihood written without one (its axis is inferred)
@@ -95,7 +98,7 @@ def check_sites(program, facts) -> SiteStructure:
         >>> model, _ = load_model("logistic")
         >>> program = trace_program(model, {"X": (2,), "y": ()}, {"X": np.float32, "y": np.float32})
         >>> check_sites(program, prove(program))
-        SiteStructure(record_plate=('data', -1), inferred=[], size_dependent=[], hierarchical={})
+        SiteStructure(record_plate=('data', -1), inferred=[], size_dependent=[], hierarchical={}, summed=[])
     """
     sites = program.sites
     problems: list[str] = []            # every blocking site is reported at once
@@ -146,10 +149,16 @@ def check_sites(program, facts) -> SiteStructure:
     for n in observed:
         s = sites[n]
         recs = s.record_plates
-        if not recs and s.family == "Unit":
+        if not recs and s.family == "Unit" and n in getattr(program, "summed", ()):
+            # a factor of a sum over the records: the program's log-factor is the vector of its summands (one
+            # per record, tracing._split_record_sums); that summand i reads record i only is proven below exactly
+            # as for a factor inside the plate
+            plate = (INFERRED, -1)
+            out.summed.append(n)
+        elif not recs and s.family == "Unit":
             problems.append(_factor_outside_plate(program, facts, n))
             continue
-        if not recs:
+        elif not recs:
             inferred = _inferred_record_axis(s)
             if isinstance(inferred, str):
                 problems.append(f"observed site '{n}' {inferred}")
@@ -235,6 +244,12 @@ def coupling_message(n: str, label: str, eqn) -> str:
                 "it; use the lagged-regression form: pass the lagged values as per-record columns (e.g. X[t] = "
                 "[y[t-1], y[t-2]] built before the model), one record = one time step with its lags, and declare "
                 "that unit of privacy")
+    if prim in ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"):
+        return (f"observed site '{n}': its {label} goes through a running {prim[3:]} over the records ({how(eqn)}), "
+                "so each record's term depends on the records before it; sum per-record terms only "
+                "(jnp.sum(terms) with terms[i] computed from record i), or, for a recursion over time, use the "
+                "lagged-regression form: pass the lagged values as per-record columns, one record = one time step "
+                "with its lags")
     if prim in ("cholesky", "triangular_solve", "lu", "eigh", "custom_linear_solve", "qr", "svd"):
         return (f"observed site '{n}': its {label} couples the records through a matrix over all of them "
                 f"({how(eqn)}: e.g. a Gaussian-process kernel matrix or a multivariate likelihood over records); "
@@ -252,9 +267,11 @@ def _factor_outside_plate(program, facts, n: str) -> str:
     d = facts.dep[program.output(n, "logp")]
     if d.data:
         return (f"site '{n}' is a numpyro.factor outside the plate over records: its log-factor reads data argument "
-                f"{_args(d)} but is not one term per record (e.g. a sum over the records), so the records' "
-                "contributions cannot be separated; put it inside the plate over records with one entry per record "
-                f"(with numpyro.plate('data', N): numpyro.factor('{n}', per_record_terms))")
+                f"{_args(d)} but is neither one term per record nor jnp.sum over the records of per-record terms "
+                "(added, negated or scaled by a value without a record axis), so the records' contributions cannot "
+                "be separated; write it as numpyro.factor('" + n + "', jnp.sum(terms)) with terms[i] computed from "
+                f"record i, or put it inside the plate over records (with numpyro.plate('data', N): "
+                f"numpyro.factor('{n}', per_record_terms))")
     return (f"site '{n}' is a numpyro.factor that reads no data argument (a term of the prior): no rule covers a "
             "free-form prior term; write the prior as numpyro.sample(name, dist.Family(...))")
 
