@@ -580,7 +580,7 @@ def release(source: Any, statistic: Any = "mean", *, epsilon: float | None = Non
 
     Examples:
         >>> import bayesdp, numpy as np
-        >>> from bayesdp.publish.spec import Mean, Median
+        >>> from bayesdp.publish.spec import Mean
         >>> rng = np.random.default_rng(1)
         >>> X = rng.standard_normal((300, 3)); X /= np.linalg.norm(X, axis=1, keepdims=True)
         >>> y = (rng.random(300) < 0.5).astype(float)
@@ -588,14 +588,16 @@ def release(source: Any, statistic: Any = "mean", *, epsilon: float | None = Non
         >>> mcmc = bayesdp.PrivateMCMC(bayesdp.ULA("logistic", domain=dom, step_size=1e-3), num_steps=300)
         >>> _ = mcmc.run(X=X, y=y)
         >>> acct = bayesdp.PrivacyAccountant(budget=2.0)
-        >>> bayesdp.release(mcmc, Median(sites=["w"]), epsilon=1.0, accountant=acct)   # 300 records: noise >> prior
+        >>> bayesdp.release(mcmc, Mean(sites=["w"]), epsilon=1.0, accountant=acct)     # 300 records: noise >> prior
         Traceback (most recent call last):
         ...
         bayesdp.publish.prior.UninformativeError: the coupling release is predicted worse than knowing nothing: ...
-        >>> spec = bayesdp.ReleaseSpec(Median(sites=["w"]), epsilon=1.0, allow_uninformative=True)
+        >>> spec = bayesdp.ReleaseSpec(Mean(sites=["w"]), epsilon=1.0, allow_uninformative=True)
         >>> res = bayesdp.release(mcmc, spec, accountant=acct)
         >>> res.names, acct.remaining()["epsilon"], res.extra["method"]["method"], len(res.extra["warnings"])
-        (('w[0] q0.5', 'w[1] q0.5', 'w[2] q0.5'), 1.0, 'coupling', 1)
+        (('w[0]', 'w[1]', 'w[2]'), 1.0, 'coupling', 1)
+
+        (A median or other quantile needs many kept draws: this run keeps its last draw only.)
     """
     spec = release_spec(statistic, epsilon=epsilon, delta=delta, method=method)
     acct = open_accountant(accountant)

@@ -275,13 +275,17 @@ def test_cli_prints_and_emits_the_error_interval_and_tempered_labels(tmp_path, c
     np.savez(path, **_logistic_data())
     base = ["release", "logistic", "--data", str(path), "--domain", "X.norm=1", "y.values=0,1", "--epsilon", "1",
             "--delta", "1e-6", "--budget", "4", "--budget-delta", "1e-5", "--ledger", str(tmp_path / "l.jsonl"),
-            "--method", "path", "--level", "0.9"]
+            "--method", "path", "--level", "0.9", "--allow-uninformative"]       # 300 records at epsilon 1
     assert main(base + ["--json"]) == 0
     out = json.loads(capsys.readouterr().out)
+    tr = out["method"]["settings"]["start_transient"]    # the start's bias (§11.4): ~0 at the defaults
+    assert 0 <= tr < 1e-3
     for it in out["items"]:
         sd = it["equivalent_noise_sd"]
-        assert sd == it["predicted_rmse"] and sd > 0 and out["noise_scale"] == 0.0
-        assert it["error_interval"] == pytest.approx([it["value"] - Z90 * sd, it["value"] + Z90 * sd], rel=1e-9)
+        assert it["predicted_rmse"] == pytest.approx(math.hypot(sd, tr), rel=1e-12) and sd > 0
+        assert out["noise_scale"] == 0.0
+        half = Z90 * math.hypot(sd, tr)
+        assert it["error_interval"] == pytest.approx([it["value"] - half, it["value"] + half], rel=1e-9)
     assert main(base + ["--stat", "quantiles", "--q", "0.05,0.95", "--num-steps", "200"]) == 0
     text = capsys.readouterr().out
     assert "equiv. noise sd" in text and "TEMPERED interval" in text and "NOT posterior credible intervals" in text

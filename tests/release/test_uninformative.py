@@ -205,7 +205,12 @@ def test_the_record_count_it_names_makes_the_path_prediction_beat_the_prior():
     with pytest.raises(UninformativeError) as exc:
         engine.execute(src, spec, bayesdp.PrivacyAccountant(budget=1.0, budget_delta=1e-5))
     msg = str(exc.value)
-    assert "predicted squared error 98.8 " in msg and "total variance 10 " in msg
+    # the plan's own number (the path average's variance over the kept steps n - n // 2): the 98.8
+    # (2 grad_diff^2 / (mu^2 lambda_p^2) per coordinate, i.e. n / 2 kept) within the odd step count's 1 / n
+    plan = engine.plan_release(src, spec)[1]
+    mse = 10 * plan.predicted_rmse ** 2
+    assert f"predicted squared error {mse:.3g} " in msg and "total variance 10 " in msg
+    assert plan.method == "path" and 98.8 * (1 - 2.0 / plan.settings["num_steps"]) < mse < 98.85
     m = int(msg.split("at this epsilon from ")[1].split(" ")[0])
     # independently: the analysis WITH data of m records (and of m / 1.15) plans the same method
     at = engine.plan_release(_source(m, d=10), spec)[1]
