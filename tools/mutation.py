@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: module -> (the file mutated, the tests that must kill its mutants: the module's own test files)
 MODULES: dict[str, tuple[str, list[str]]] = {
     "girsanov": ("bayesdp/theorems/girsanov.py", ["tests/test_theorems_004.py"]),
-    "tight": ("bayesdp/theorems/tight.py", ["tests/test_tight.py"]),
+    "tight": ("bayesdp/theorems/tight.py", ["tests/test_tight.py", "tests/test_tight_mutants.py"]),
     "gradient_step": ("bayesdp/theorems/gradient_step.py", ["tests/test_theorems_004.py", "tests/test_tight.py",
                                                             "tests/test_numerics_edges.py"]),
     "transfer": ("bayesdp/theorems/transfer.py", ["tests/test_theorems_004.py"]),
