@@ -38,7 +38,8 @@ ROOT = Path(__file__).resolve().parent.parent
 MODULES: dict[str, tuple[str, list[str]]] = {
     "girsanov": ("bayesdp/theorems/girsanov.py", ["tests/test_theorems_004.py"]),
     "tight": ("bayesdp/theorems/tight.py", ["tests/test_tight.py", "tests/test_tight_mutants.py"]),
-    "gradient_step": ("bayesdp/theorems/gradient_step.py", ["tests/test_theorems_004.py", "tests/test_tight.py",
+    "gradient_step": ("bayesdp/theorems/gradient_step.py", ["tests/test_gradient_step_mutants.py",
+                                                            "tests/test_theorems_004.py", "tests/test_tight.py",
                                                             "tests/test_numerics_edges.py"]),
     "transfer": ("bayesdp/theorems/transfer.py", ["tests/test_theorems_004.py"]),
     "curves": ("bayesdp/curves.py", ["tests/test_curves.py"]),
