@@ -119,6 +119,7 @@ def test_path_gdp_by_hand_and_record():
     assert 6.0 <= cert.gdp_mu <= 6.0 * (1 + 1e-15)
     assert 2.0 <= cert.constants["step_gdp_mu"] <= 2.0 * (1 + 1e-15)
     assert cert.mechanism == "m" and cert.source == TT.PATH_GDP_SOURCE and cert.notes == "a note"
+    assert set(cert.constants) == {"gdp_mu", "step_gdp_mu"} and cert.constants["gdp_mu"] == cert.gdp_mu
     assert cert.assumptions == {"step_drift_diff": 2.0, "step_size": 0.5, "num_steps": 9,
                                 "inverse_temperature": 4.0, "x0": COMMON}
     default = TT.path_gdp(1.0, 0.01, 100)
@@ -166,6 +167,7 @@ def test_last_draw_gdp_by_hand_and_record():
     _upper_close(cert.gdp_mu, 2 * mp.sqrt(mp.mpf("1.8")))
     assert cert.constants["rho"] == 0.5 and cert.constants["step_gdp_mu"] >= 2.0
     assert cert.mechanism == "m" and cert.source == TT.LAST_DRAW_SOURCE
+    assert set(cert.constants) == {"gdp_mu", "rho", "step_gdp_mu"} and cert.constants["gdp_mu"] == cert.gdp_mu
     assert cert.assumptions == {"total_strong_convexity": 1.0, "total_smoothness": 3.0, "grad_diff": 2.0,
                                 "step_size": 0.5, "num_steps": 2, "inverse_temperature": 4.0, "x0": COMMON}
     # n = 1: the factor is exactly 1 and the bound is one Gaussian step
@@ -240,6 +242,9 @@ def test_kv_coupling_bound_by_hand():
                                  "contract; choose a smaller step size, or release the path"),
     ((1.0, 2.0, 1.0, 0.5, False), "step_size = 0.5 must be in (0, 2*mu/L^2) = (0, 0.5) for 004's contraction "
                                   "factor"),
+    # mu = 2, L = 4: 2 mu/L^2 = 0.25 (not 2/mu/L^2 = 0.0625)
+    ((2.0, 4.0, 1.0, 0.25, False), "step_size = 0.25 must be in (0, 2*mu/L^2) = (0, 0.25) for 004's contraction "
+                                   "factor"),
     ((1.0, 2.0, 1e300, math.nextafter(0.5, 0.0), False),
      "coupling bound drift_offset / (mu - gamma L^2/2) overflows (step_size = 0.5 is within rounding of "
      "2*mu/L^2 = 0.5); choose a smaller step size"),
@@ -265,10 +270,10 @@ def test_theorem_5_2_exact_contraction_by_hand():
         assert cert.assumptions == {"strong_convexity": 1.0, "smoothness": 2.0, "grad_bound": 1.0, "step_size": 0.1,
                                     "num_steps": 100, "inverse_temperature": beta, "batch_size": 1,
                                     "linear_v": False, "x0": COMMON}
-    # linear v with batch s = 4: offset 2c/s = 0.5, C = 0.1 * 0.5/0.1 = 0.5, C2 = (0.5 * 3 + 0.5)^2 = 4
-    lin = TT.theorem_5_2_exact_contraction(1.0, 2.0, 1.0, 0.1, 100, batch_size=4, linear_v=True)
-    assert lin.constants["drift_offset"] == 0.5 and lin.mechanism == "ula-final"
-    _upper_close(lin.constants["C"], 4.0, rel=1e-12)
+    # linear v with c = 2, batch s = 4: offset 2c/s = 1, C = 0.1 * 1/0.1 = 1, C2 = (1 * 3 + 1)^2 = 16
+    lin = TT.theorem_5_2_exact_contraction(1.0, 2.0, 2.0, 0.1, 100, batch_size=4, linear_v=True)
+    assert lin.constants["drift_offset"] == 1.0 and lin.mechanism == "ula-final"
+    _upper_close(lin.constants["C"], 16.0, rel=1e-12)
     assert lin.assumptions["batch_size"] == 4 and lin.assumptions["linear_v"] is True
     # the batch only matters with linear v
     assert TT.theorem_5_2_exact_contraction(1.0, 2.0, 1.0, 0.1, 100, batch_size=4).constants["drift_offset"] == 2.0
@@ -278,6 +283,14 @@ def test_theorem_5_2_exact_contraction_short_horizon():
     # T = n gamma = 0.5 < 1: Proposition 4.5's branch beta offset^2 T = 3 * 4 * 0.5 = 6
     cert = TT.theorem_5_2_exact_contraction(1.0, 2.0, 1.0, 0.1, 5, inverse_temperature=3.0)
     _upper_close(cert.constants["C"], 6.0, rel=1e-12)
+    note = "T = n*gamma < 1: Proposition 4.5 branch (B.6), C = beta*c_off^2*T"
+    assert cert.notes == note
+    assert TT.theorem_5_2_exact_contraction(1.0, 2.0, 1.0, 0.1, 100).notes == ""
+    # n = 3, gamma = 1/3: the float product is 1.0 but the exact n gamma is below 1, where Proposition 4.6 is not
+    # proved: the horizon is decided on the exact product (Prop 4.5 branch, C = 4 c^2 T = 4 with T rounded to 1)
+    third = TT.theorem_5_2_exact_contraction(1.0, 2.0, 1.0, 1 / 3, 3)
+    assert 3 * (1 / 3) == 1.0 and third.notes == note
+    _upper_close(third.constants["C"], 4.0, rel=1e-12)
 
 
 @pytest.mark.parametrize("kwargs,message", [
@@ -332,6 +345,10 @@ def test_window_gdp_by_hand_and_record():
     assert default.mechanism == "ula-final" and default.notes == ""
     # beta = 4 halves sd: mu doubles
     _upper_close(TT.window_gdp(2.0, 2.0, 2.5, 0.1, 100, 4.0).gdp_mu, 2 * mp.sqrt(mp.mpf("35.1125")), rel=1e-13)
+    # one step: the only window is k = 1 (k* = 3.57 is clamped to n), mu(1)^2 = (0.7 + 2.5)^2/0.2 = 51.2
+    one = TT.window_gdp(2.0, 2.0, 2.5, 0.1, 1)
+    assert one.constants["window_steps"] == 1
+    _upper_close(one.gdp_mu, mp.sqrt(mp.mpf("51.2")), rel=1e-13)
     # the window is capped at n: n = 3 < k* = 3.57 takes k = 3
     assert TT.window_gdp(2.0, 2.0, 2.5, 0.1, 3).constants["window_steps"] == 3
     # k* = C/(A gamma) = 0.1/0.22 below 1 (C = 0.1, A = 2.2): k = 1, mu(1)^2 = (0.22 + 0.1)^2 / 0.2 = 0.512
