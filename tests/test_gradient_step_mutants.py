@@ -99,6 +99,9 @@ def test_paper_contraction_factor_by_hand_and_refusals():
                           ((0.1, 1.0, 0.0), "smoothness = 0 must be > 0"),
                           # gamma = 2 mu/L^2 = 0.5 exactly: a = 0 is refused
                           ((0.5, 1.0, 2.0), "step_size = 0.5 must be < 2*mu/L^2 = 0.5 for 004's contraction "
+                                            "factor"),
+                          # mu = 2, L = 4: 2 mu/L^2 = 0.25 (2/mu/L^2 would be 0.0625)
+                          ((0.3, 2.0, 4.0), "step_size = 0.3 must be < 2*mu/L^2 = 0.25 for 004's contraction "
                                             "factor")]:
         with pytest.raises(AssumptionError) as e:
             GS.paper_contraction_factor(*args)
