@@ -111,8 +111,9 @@ def proposition_3_2_i(epsilon: float, delta_posterior: float, zeta: float, rate:
     """
     z = nonnegative("zeta", zeta)
     r = nonnegative("rate", rate)
-    require(z * r <= 1.0, "zeta*rate", z * r, "must be <= 1 (it bounds a total variation distance)")
-    cert = proposition_a_2(epsilon, delta_posterior, z * r, mechanism, "004 Proposition 3.2(i)")
+    tv = up(_q(z) * _q(r))   # the total variation bound zeta R, rounded up (a float product can round below it)
+    require(tv <= 1.0, "zeta*rate", tv, "must be <= 1 (it bounds a total variation distance)")
+    cert = proposition_a_2(epsilon, delta_posterior, tv, mechanism, "004 Proposition 3.2(i)")
     return Certificate(mechanism=cert.mechanism, source=cert.source, curve=cert.curve,
                        assumptions={**cert.assumptions, "zeta": z, "rate": r,
                                     "convergence": "Assumption 3.1 with zeta, R data-independent"},
@@ -143,8 +144,9 @@ def proposition_3_2_ii(epsilon: float, delta_chain: float, zeta: float, rate_lim
     """
     z = nonnegative("zeta", zeta)
     r = nonnegative("rate_limit", rate_limit)
-    require(z * r <= 1.0, "zeta*rate_limit", z * r, "must be <= 1 (it bounds a total variation distance)")
-    cert = proposition_a_2(epsilon, delta_chain, z * r, mechanism, "004 Proposition 3.2(ii)")
+    tv = up(_q(z) * _q(r))   # the total variation bound zeta R, rounded up (a float product can round below it)
+    require(tv <= 1.0, "zeta*rate_limit", tv, "must be <= 1 (it bounds a total variation distance)")
+    cert = proposition_a_2(epsilon, delta_chain, tv, mechanism, "004 Proposition 3.2(ii)")
     return Certificate(mechanism=cert.mechanism, source=cert.source, curve=cert.curve,
                        assumptions={**cert.assumptions, "zeta": z, "rate_limit": r},
                        constants=cert.constants)
@@ -175,7 +177,7 @@ def corollary_3_3_threshold(epsilon: float, delta: float, zeta: float, rate_limi
     d = _delta01("delta", delta, closed_right=True)
     z = nonnegative("zeta", zeta)
     r = nonnegative("rate_limit", rate_limit)
-    if z * r == 0.0:
+    if z == 0.0 or r == 0.0:
         return d
     grow = _exp_up(e)
     if math.isinf(grow):
