@@ -146,6 +146,23 @@ def test_corollary_3_3_refusals(args, message):
     assert T.corollary_3_3_threshold(0.0, 1.0, 0.0, 0.0) == 1.0     # delta = 1 admitted
 
 
+def test_zeta_times_rate_below_the_float_range_still_counts():
+    # zeta r = 1.6e-332 underflows to 0 as a float product; the exact sum delta + 2 zeta r is above delta
+    z, r = 1.3889513304638979e-294, 1.175494351e-38
+    assert z * r == 0.0
+    assert T.corollary_3_3_threshold(0.0, 1e-300, z, r) > 1e-300
+    assert T.proposition_3_2_i(0.0, 1e-300, z, r).curve.delta0 > 1e-300
+    assert T.proposition_3_2_ii(0.0, 1e-300, z, r).curve.delta0 > 1e-300
+    # zeta = 3, r the float above 1/3: zeta r = 1 + 1.1e-16 exactly, 1.0 as a float product: not a total variation
+    # bound, refused (its rounded-up value is shown)
+    z, r = 3.0, math.nextafter(1 / 3, math.inf)
+    assert z * r == 1.0
+    for fn, name in [(T.proposition_3_2_i, "rate"), (T.proposition_3_2_ii, "rate_limit")]:
+        with pytest.raises(AssumptionError) as e:
+            fn(0.0, 0.0, z, r)
+        assert str(e.value) == f"zeta*{name} = 1 must be <= 1 (it bounds a total variation distance)"
+
+
 def test_corollary_3_3_threshold_past_the_float_range():
     # e^1000 overflows: the threshold is infinite when zeta r > 0 and delta itself when zeta r = 0
     assert T.corollary_3_3_threshold(1000.0, 0.25, 1.0, 1e-3) == math.inf

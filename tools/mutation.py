@@ -22,6 +22,7 @@ The mutation run is not part of ``.ci/run``: it takes minutes per module.
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import re
@@ -94,12 +95,53 @@ def pytest_collection_modifyitems(session, config, items):
 '''
 
 
+#: decorators mutmut handles itself (it mutates the function under them)
+_KEPT_DECORATORS = ("staticmethod", "classmethod")
+
+
+def undecorate(source: str) -> tuple[str, list[str]]:
+    """``source`` with every decorated function rewritten as a plain ``def`` followed by ``name = dec(name)``
+    (one line per decorator, innermost first), and the names so rewritten.
+
+    mutmut 3 does not mutate a decorated function at all (its trampoline cannot sit under a decorator), and
+    the certificate arithmetic has some: ``@property`` / ``@exact`` in the ledger's admission rule,
+    ``@prior_rule(...)`` for every prior rule of the analysis.  After this rewrite, done in the scratch copy
+    only, mutmut mutates their bodies and the decorators still apply, to the trampoline.  ``@staticmethod`` and
+    ``@classmethod`` alone are left (mutmut supports them); a function whose decorator list mixes them with
+    others is left decorated.
+    """
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    edits: list[tuple[int, int, int, str, list[str]]] = []   # (first decorator line, def line, end line, indent, decs)
+
+    def visit(body):
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.decorator_list:
+                decs = [ast.get_source_segment(source, d) for d in node.decorator_list]
+                if not any(d in _KEPT_DECORATORS for d in decs):
+                    first = min(d.lineno for d in node.decorator_list)
+                    indent = lines[node.lineno - 1][:node.col_offset]
+                    edits.append((first, node.lineno, node.end_lineno, indent, decs, node.name))
+            if isinstance(node, ast.ClassDef):
+                visit(node.body)
+
+    visit(tree.body)
+    names = []
+    for first, def_line, end, indent, decs, name in sorted(edits, reverse=True):
+        after = "".join(f"{indent}{name} = {' '.join(d.split())}({name})\n" for d in reversed(decs))
+        lines[end:end] = [after]
+        del lines[first - 1:def_line - 1]
+        names.append(name)
+    return "".join(lines), sorted(names)
+
+
 def _toml_list(xs: list[str]) -> str:
     return "[" + ", ".join(json.dumps(x) for x in xs) + "]"
 
 
-def prepare(module: str, workdir: Path) -> None:
-    """Copy the repository to ``workdir`` and write the per-module ``[tool.mutmut]`` section there."""
+def prepare(module: str, workdir: Path, keep_decorators: bool = False) -> None:
+    """Copy the repository to ``workdir`` and write the per-module ``[tool.mutmut]`` section there (and, unless
+    ``keep_decorators``, rewrite the module's decorated functions so that mutmut mutates them: ``undecorate``)."""
     target, tests = MODULES[module]
     if workdir.exists():
         shutil.rmtree(workdir)
@@ -116,6 +158,11 @@ def prepare(module: str, workdir: Path) -> None:
     lines = [f"{k} = {json.dumps(v)}" for k, v in base.items()
              if k not in ("only_mutate", "pytest_add_cli_args_test_selection")]
     (workdir / "conftest.py").write_text(_ORDER_CONFTEST)
+    if not keep_decorators:
+        text_t, names = undecorate((workdir / target).read_text())
+        (workdir / target).write_text(text_t)
+        if names:
+            print(f"tools/mutation.py: {target}: decorated functions made mutable: {', '.join(names)}")
     lines += [f"only_mutate = {_toml_list([target])}", f"pytest_add_cli_args_test_selection = {_toml_list(tests)}"]
     # the section is the file's last one (nothing may follow it in pyproject.toml)
     (workdir / "pyproject.toml").write_text(head + "[tool.mutmut]\n" + "\n".join(lines) + "\n")
@@ -191,6 +238,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workdir", type=Path, default=None, help="scratch root (default $TMPDIR/bayesdp-mutation)")
     ap.add_argument("--max-children", type=int, default=1)
     ap.add_argument("--summary-only", action="store_true", help="summarize an earlier run in the workdir")
+    ap.add_argument("--keep-decorators", action="store_true",
+                    help="leave decorated functions decorated (mutmut then skips them; default: rewrite them)")
     ap.add_argument("--functions", default=None,
                     help="comma-separated globs of mutmut's function keys (x_name, xǁClassǁmethod) to run only "
                          "those mutants, e.g. 'xǁRDPǁepsilon,x_gdp_log_delta' (default: FUNCTIONS[module] or all)")
@@ -208,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     for module in args.modules:
         workdir = root / module
         if not args.summary_only:
-            prepare(module, workdir)
+            prepare(module, workdir, args.keep_decorators)
             env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
             env.setdefault("JAX_PLATFORMS", "cpu")
             globs = args.functions.split(",") if args.functions else FUNCTIONS.get(module, [])
