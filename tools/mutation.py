@@ -53,6 +53,8 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "noise": ("bayesdp/publish/noise.py", ["tests/release/test_noise_mutants.py", "tests/release/test_release_noise.py",
                                            "tests/release/test_release_gaussian.py"]),
     "path": ("bayesdp/publish/path.py", ["tests/release/test_path_gdp_mutants.py"]),
+    "ledger": ("bayesdp/budget/accountant.py", ["tests/budget/test_admission_mutants.py",
+                                                "tests/budget/test_accountant.py"]),
 }
 
 #: modules mixing certificate arithmetic with reporting code: only these functions' mutants are run by default
@@ -68,6 +70,10 @@ FUNCTIONS: dict[str, list[str]] = {
     "noise": ["x_granularity", "x_laplace_release", "x_zcdp_rho", "x__sqrt_up", "x_gaussian_calibration",
               "x_gaussian_release"],
     "path": ["x_gdp_mu"],
+    # the admission rule: exact sums, the composed epsilons and their comparison with the budget
+    "ledger": ["x__own", "x__counts", "x__runs", "x_gdp_epsilon", "x_pld_epsilon", "x_rdp_epsilon",
+               "xǁCompositionǁfits_basic", "xǁCompositionǁ_composed", "xǁCompositionǁfits",
+               "xǁCompositionǁadmitted_by", "x_compose", "x_checked_charge", "x_over_budget", "xǁ_Budgetedǁ_admit"],
 }
 
 STATUSES = ("killed", "survived", "timeout", "suspicious", "no tests", "skipped", "caught by type check",
