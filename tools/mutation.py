@@ -244,6 +244,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workdir", type=Path, default=None, help="scratch root (default $TMPDIR/bayesdp-mutation)")
     ap.add_argument("--max-children", type=int, default=1)
     ap.add_argument("--summary-only", action="store_true", help="summarize an earlier run in the workdir")
+    ap.add_argument("--rerun", type=Path, default=None, metavar="SUMMARY",
+                    help="run only the mutants that an earlier run's summary.json lists as survived, timeout or no "
+                         "tests (the module's source must be unchanged since: mutmut numbers its mutants in order); "
+                         "the others are reported as not checked")
     ap.add_argument("--keep-decorators", action="store_true",
                     help="leave decorated functions decorated (mutmut then skips them; default: rewrite them)")
     ap.add_argument("--functions", default=None,
@@ -269,6 +273,10 @@ def main(argv: list[str] | None = None) -> int:
             globs = args.functions.split(",") if args.functions else FUNCTIONS.get(module, [])
             dotted = MODULES[module][0][:-3].replace("/", ".")
             names = [f"{dotted}.{g}__mutmut_*" for g in globs]
+            if args.rerun:
+                earlier = json.loads(args.rerun.read_text())
+                names = [r["name"] for r in earlier["not_killed"] if r["status"] in ("survived", "timeout", "no tests")]
+                print(f"tools/mutation.py: rerunning {len(names)} mutants not killed in {args.rerun}")
             r = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(args.max_children),
                                 *names], cwd=workdir, env=env)
             rc = rc or r.returncode
