@@ -237,7 +237,7 @@ def laplace_delta(epsilon: float, sensitivity: float, scale: float) -> float:
         >>> round(laplace_delta(0.0, sensitivity=1.0, scale=1.0), 6)    # TV: 1 - e^{-1/2}
         0.393469
     """
-    if not all(math.isfinite(x) for x in (epsilon, sensitivity, scale)) or scale == 0:
+    if not all(math.isfinite(x) for x in (epsilon, sensitivity, scale)):   # no exact value: the float formula
         return max(0.0, -math.expm1((epsilon - sensitivity / scale) / 2.0))
     x = (_q(epsilon) - _q(sensitivity) / _q(scale)) / 2
     if x >= 0:
