@@ -79,6 +79,23 @@ def test_proposition_a_2_by_hand_and_record():
     # e^eps b = e^10 / 2 > e: capped at 1, and delta = 1 and b = 1 are admitted (closed intervals)
     assert T.proposition_a_2(10.0, 0.0, 0.5).curve.delta0 == 1.0
     assert T.proposition_a_2(0.0, 1.0, 1.0).curve.delta0 == 1.0
+    # the constant records the uncapped delta + b (e^eps + 1): 0 + 1 (1 + 1) = 2
+    assert T.proposition_a_2(0.0, 0.0, 1.0).constants["delta_out"] == 2.0
+
+
+@pytest.mark.parametrize("e,b", [(705.0, 1e-310), (702.5, 3e-306), (740.0, 5e-324), (700.0, 5e-305),
+                                 # the two worst of 30,000 random cases: exp(eps + log b) is 5.7e-14 (relative)
+                                 # below b e^eps, more than 2^-46 (1.4e-14): the 2^-40 push-up covers it
+                                 (721.3547023670249, 9.012357047e-315), (729.899843106536, 4.5415e-320)])
+def test_proposition_a_2_past_the_range_of_exp(e, b):
+    # e^eps overflows a double past 709.78; b e^eps is computed as exp(eps + log b), still an upper bound
+    exact = mp.mpf(b) * (mp.exp(e) + 1)
+    assert exact < 1
+    cert = T.proposition_a_2(e, 0.0, b)
+    assert _close(cert.constants["delta_out"], exact, rel=1e-11)
+    assert _close(cert.curve.delta0, exact, rel=1e-11)
+    # b e^eps above e: capped at 1
+    assert T.proposition_a_2(750.0, 0.0, 1e-300).curve.delta0 == 1.0
 
 
 @pytest.mark.parametrize("args,message", [
@@ -163,6 +180,15 @@ def test_zeta_times_rate_below_the_float_range_still_counts():
         assert str(e.value) == f"zeta*{name} = 1 must be <= 1 (it bounds a total variation distance)"
 
 
+def test_corollary_3_3_threshold_near_the_end_of_the_float_range():
+    # e^709 = 8.2e307 is still a double (e^709.78 is the last): 1e-300 (1 + e^709) = 8.2e7, an upper bound
+    exact = mp.mpf(1e-300) * (1 + mp.exp(709))
+    assert _close(T.corollary_3_3_threshold(709.0, 0.0, 1e-300, 1.0), exact)
+    # past 709.78: infinite, no OverflowError
+    assert T.corollary_3_3_threshold(709.9, 0.0, 1e-300, 1.0) == math.inf
+    assert T.proposition_3_4(709.9, 1.0, 0.0) == 0.0
+
+
 def test_corollary_3_3_threshold_past_the_float_range():
     # e^1000 overflows: the threshold is infinite when zeta r > 0 and delta itself when zeta r = 0
     assert T.corollary_3_3_threshold(1000.0, 0.25, 1.0, 1e-3) == math.inf
@@ -206,6 +232,17 @@ def test_proposition_3_4_boundaries_and_refusals():
 def test_laplace_delta_is_the_hockey_stick_divergence(eps, eta, b):
     got = T.laplace_delta(eps, eta, b)
     assert _close(got, _laplace_hockey_stick(eps, eta, b), rel=1e-12) or (got == 0.0 and eps >= eta / b)
+
+
+def test_laplace_delta_at_the_ends():
+    # far below eta/b: delta -> 1 (never above 1); at or past eta/b: 0; non-finite inputs: the float formula's limits
+    assert T.laplace_delta(0.0, 100.0, 1.0) == 1.0
+    assert T.laplace_delta(1.0, 1.0, 1.0) == 0.0 and T.laplace_delta(5.0, 1.0, 1.0) == 0.0
+    assert T.laplace_delta(math.inf, 1.0, 1.0) == 0.0
+    assert T.laplace_delta(0.0, math.inf, 1.0) == 1.0
+    assert T.laplace_delta(0.5, 1.0, math.inf) == 0.0
+    # an exponent that is not a double: (0.1 - 0.3/0.7)/2, rounded down before expm1
+    assert _close(T.laplace_delta(0.1, 0.3, 0.7), 1 - mp.exp((mp.mpf(0.1) - mp.mpf(0.3) / mp.mpf(0.7)) / 2))
 
 
 def test_laplace_noise_variance():
