@@ -354,3 +354,30 @@ def test_student_t_likelihood_refusals():
 def test_refused_families_say_why():
     assert LIKELIHOOD_RULES[dist.Normal].refuse.startswith("the Normal log-likelihood has gradient")
     assert LIKELIHOOD_RULES[dist.Poisson].predictor is None
+
+
+@pytest.mark.parametrize("theta", [4.0004, 2.5071])
+def test_mvn_prior_bounds_contain_the_exact_eigenvalues_of_an_ill_conditioned_covariance(theta):
+    # Sigma = L L^T with L a rotation times diag(1e4, 1e-2): eigenvalues 1e8 and 1e-4.  At these two angles (found
+    # by a search over 400) float64's eigvalsh returns a smallest eigenvalue 9e-5 (relative) ABOVE the exact one of
+    # the binary L: only the widening by 8 d eps |Sigma| keeps 1/lambda_min an upper bound.
+    import mpmath as mp
+
+    L = np.array([[math.cos(theta), -math.sin(theta)], [math.sin(theta), math.cos(theta)]]) @ np.diag([1e4, 1e-2])
+    with mp.workdps(60):
+        S = mp.matrix([[mp.mpf(float(x)) for x in row] for row in L])
+        lam = sorted(mp.eigsy(S * S.T)[0])
+        assert mp.mpf(float(np.linalg.eigvalsh(L @ L.T).min())) > lam[0]      # the float eigenvalue is too large
+        term = prior(dist.MultivariateNormal)({"scale_tril": L})
+        assert mp.mpf(term.bounds[0]) <= 1 / lam[1] and mp.mpf(term.bounds[1]) >= 1 / lam[0]
+        assert mp.mpf(term.bounds[1]) <= 1 / lam[0] * (1 + mp.mpf("0.01"))    # widened, not by much
+
+
+def test_ordered_logistic_cutpoints_as_one_box_and_a_late_violation():
+    # constant cutpoints arrive as 1-d boxes (one per cutpoint): K = 3 cutpoints + 1 = 4 classes
+    assert F._ordered_k(_cut([-1.0, 0.5, 2.0], [-0.5, 1.0, 2.5])) == 4
+    # the violation between the 2nd and 3rd cutpoints (box [0.5, 1] against [0.9, 2.5]) is found
+    with pytest.raises(Unsupported, match="not proven strictly increasing"):
+        F._ordered_k(_cut([[-1.0, 0.5, 0.9]], [[-0.5, 1.0, 2.5]]))
+    with pytest.raises(Unsupported, match="not proven strictly increasing"):
+        F._ordered_k(_cut([-1.0, 0.5, 0.9], [-0.5, 1.0, 2.5]))
