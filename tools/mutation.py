@@ -145,10 +145,11 @@ def _toml_list(xs: list[str]) -> str:
     return "[" + ", ".join(json.dumps(x) for x in xs) + "]"
 
 
-def prepare(module: str, workdir: Path, keep_decorators: bool = False) -> None:
+def prepare(module: str, workdir: Path, keep_decorators: bool = False, tests: list[str] | None = None) -> None:
     """Copy the repository to ``workdir`` and write the per-module ``[tool.mutmut]`` section there (and, unless
     ``keep_decorators``, rewrite the module's decorated functions so that mutmut mutates them: ``undecorate``)."""
-    target, tests = MODULES[module]
+    target, default_tests = MODULES[module]
+    tests = tests or default_tests
     if workdir.exists():
         shutil.rmtree(workdir)
     for f in _repo_files():
@@ -248,6 +249,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="run only the mutants that an earlier run's summary.json lists as survived, timeout or no "
                          "tests (the module's source must be unchanged since: mutmut numbers its mutants in order); "
                          "the others are reported as not checked")
+    ap.add_argument("--tests", default=None,
+                    help="comma-separated test files to use instead of the module's own (e.g. the fast unit tests only)")
     ap.add_argument("--keep-decorators", action="store_true",
                     help="leave decorated functions decorated (mutmut then skips them; default: rewrite them)")
     ap.add_argument("--functions", default=None,
@@ -267,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     for module in args.modules:
         workdir = root / module
         if not args.summary_only:
-            prepare(module, workdir, args.keep_decorators)
+            prepare(module, workdir, args.keep_decorators, args.tests.split(",") if args.tests else None)
             env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
             env.setdefault("JAX_PLATFORMS", "cpu")
             globs = args.functions.split(",") if args.functions else FUNCTIONS.get(module, [])
