@@ -63,7 +63,7 @@ def test_lognormal_prior_in_log_space():
 
 
 @pytest.mark.parametrize("scale,shown", [([0.0], "0"), ([1.0, -2.0, -3.0], "-2"), ([np.nan], "nan"),
-                                         ([1.0, np.inf], "inf")])
+                                         ([1.0, np.inf], "inf"), ([[1.0, 2.0], [3.0, -4.0]], "-4")])
 def test_a_scale_that_is_not_positive_and_finite_is_named(scale, shown):
     for rule in (prior(dist.Normal), prior(dist.LogNormal, "ExpTransform"), prior(dist.Laplace),
                  prior(dist.Cauchy), prior(dist.HalfCauchy, "ExpTransform")):
@@ -104,11 +104,14 @@ def test_mvn_prior_refusals():
 
 
 def test_laplace_prior_gradient_bound():
-    # |grad V| = |(1/b_j)_j| = sqrt(1 + 1/4 + 4)
-    facts = prior(dist.Laplace)({"scale": np.array([1.0, 2.0, 0.5])})
+    # |grad V| = |(1/b_j)_j| = sqrt(1 + 1/4 + 1/16) (not sqrt(sum b_j^2) = sqrt(21))
+    facts = prior(dist.Laplace)({"scale": np.array([1.0, 2.0, 4.0])})
     assert isinstance(facts, PriorFacts)
-    assert facts.v_grad_bound >= math.sqrt(5.25)
-    assert facts.v_grad_bound <= math.sqrt(5.25) * (1 + 1e-15)
+    assert facts.v_grad_bound >= math.sqrt(1.3125)
+    assert facts.v_grad_bound <= math.sqrt(1.3125) * (1 + 1e-15)
+    # a site of shape (2, 2): every coordinate counts, sqrt(4 * 1/0.25) = 4
+    facts2 = prior(dist.Laplace)({"scale": np.full((2, 2), 0.5)})
+    assert 4.0 <= facts2.v_grad_bound <= 4.0 * (1 + 1e-15)
     assert (facts.k_strong_convexity, facts.k_smoothness, facts.v_smoothness, facts.v_convex) == (None, None, None, True)
     assert facts.rule == "Laplace prior -> bounded-gradient convex V"
     assert facts.detail == "grad V = sign(theta - loc)/scale; not differentiable at loc (not smooth)"
@@ -138,6 +141,11 @@ def test_student_t_prior_gradient_and_smoothness():
     # df broadcast against the scales
     facts = prior(dist.StudentT)({"df": np.array(3.0), "scale": np.array([1.0, 1.0])})
     assert _upper(facts.v_grad_bound, math.sqrt(2 * 16 / 12))
+    # a site of shape (2, 2): four coordinates, df 3 and scale 1: |grad V|^2 = 4 * 16/12; smoothness 4/3
+    facts = prior(dist.StudentT)({"df": np.full((2, 2), 3.0), "scale": np.full((2, 2), 1.0)})
+    assert _upper(facts.v_grad_bound, math.sqrt(4 * 16 / 12)) and _is_up(facts.v_smoothness, Q(4, 3))
+    facts = prior(dist.Cauchy)({"scale": np.full((2, 3), 2.0)})
+    assert _upper(facts.v_grad_bound, math.sqrt(6 * 0.25)) and facts.v_smoothness == 0.5
 
 
 def test_cauchy_prior_is_df_one():
