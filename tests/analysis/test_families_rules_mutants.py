@@ -63,7 +63,8 @@ def test_lognormal_prior_in_log_space():
 
 
 @pytest.mark.parametrize("scale,shown", [([0.0], "0"), ([1.0, -2.0, -3.0], "-2"), ([np.nan], "nan"),
-                                         ([1.0, np.inf], "inf"), ([[1.0, 2.0], [3.0, -4.0]], "-4")])
+                                         ([1.0, np.inf], "inf"), ([[1.0, 2.0], [3.0, -4.0]], "-4"),
+                                         ([1.0, 0.0, 2.0], "0")])
 def test_a_scale_that_is_not_positive_and_finite_is_named(scale, shown):
     for rule in (prior(dist.Normal), prior(dist.LogNormal, "ExpTransform"), prior(dist.Laplace),
                  prior(dist.Cauchy), prior(dist.HalfCauchy, "ExpTransform")):
