@@ -114,7 +114,7 @@ def undecorate(source: str) -> tuple[str, list[str]]:
     ``@prior_rule(...)`` for every prior rule of the analysis.  After this rewrite, done in the scratch copy
     only, mutmut mutates their bodies and the decorators still apply, to the trampoline.  ``@staticmethod`` and
     ``@classmethod`` alone are left (mutmut supports them); a function whose decorator list mixes them with
-    others is left decorated.
+    others is left decorated, and so is every method of a ``typing.Protocol`` class.
     """
     tree = ast.parse(source)
     lines = source.splitlines(keepends=True)
@@ -128,7 +128,9 @@ def undecorate(source: str) -> tuple[str, list[str]]:
                     first = min(d.lineno for d in node.decorator_list)
                     indent = lines[node.lineno - 1][:node.col_offset]
                     edits.append((first, node.lineno, node.end_lineno, indent, decs, node.name))
-            if isinstance(node, ast.ClassDef):
+            # a typing.Protocol is left alone: the trampoline's helper attributes would become members of the
+            # protocol, and isinstance() against a runtime-checkable protocol would then fail
+            if isinstance(node, ast.ClassDef) and not any(ast.unparse(b).endswith("Protocol") for b in node.bases):
                 visit(node.body)
 
     visit(tree.body)
