@@ -236,10 +236,15 @@ def test_check_admits_by_the_sums_then_by_a_composed_rule_then_refuses():
     assert text.startswith("curve composition (GDP): epsilon ") or text.startswith("PLD composition")
     v = float(text.split("epsilon ")[1].split(" <=")[0])
     assert float(_gdp_eps(0.3 * mp.sqrt(3), "1e-5")) * (1 - ULP) <= v <= 3.0
+    acct.spend(GDPEvent(0.3), delta="5e-6")
     with pytest.raises(BudgetError) as e:
         acct.check("3", 0)
     assert str(e.value).startswith("epsilon = 3, delta = 0 exceeds the budget (epsilon 3, delta 0.00001; remaining "
                                    "epsilon ")
+    # what is left is reported by the composed rule (three 0.3-GDP are 0.52-GDP: 3 - 2.3), not by the sums (3 - 3.55)
+    left = float(str(e.value).split("remaining epsilon ")[1].split(",")[0])
+    exact_left = 3 - float(_gdp_eps(0.3 * mp.sqrt(3), "1e-5"))
+    assert exact_left - 0.01 <= left <= exact_left + 1e-6
     assert str(e.value).endswith("nothing was charged and nothing was drawn: lower epsilon, or use a new budget for "
                                  "new data")
 
@@ -276,6 +281,9 @@ def test_the_pure_budget_admits_exactly_up_to_its_epsilon():
     ("0.1", float("inf"), "delta = inf must be in [0, 1)"),
     ("0.1", 1.0, "delta = 1.0 must be in [0, 1)"),
     ("0.1", "-1e-9", "delta = '-1e-9' must be in [0, 1)"),
+    ("abc", 0, "epsilon = 'abc' is not a decimal number; pass e.g. 0.1"),
+    (float("nan"), 0, "epsilon = nan must be finite; pass a finite decimal number"),
+    ("0.1", "abc", "delta = 'abc' is not a decimal number; pass e.g. 0.1"),
 ])
 def test_checked_charge_refusals(eps, delta, msg):
     with pytest.raises(BudgetError) as e:
