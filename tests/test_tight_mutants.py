@@ -380,3 +380,15 @@ def test_window_gdp_refusals(kwargs, message):
     with pytest.raises(AssumptionError) as e:
         TT.window_gdp(**{**base, **kwargs})
     assert str(e.value).startswith(message)
+
+
+def test_window_gdp_at_the_ends_of_the_float_range():
+    # L C + c_off = 5e-324 (the smallest double) and gamma = 1: k* = C/(A gamma) = 2e323 overflows a float; the
+    # window is then n (mu(k) decreases up to k*): mu = sqrt(beta (n gamma A + C)^2/(2 n gamma)) ~ C/sqrt(2 n gamma)
+    cert = TT.window_gdp(0.0, 5e-324, 1.0, 1.0, 4)
+    assert cert.constants["window_steps"] == 4
+    _upper_close(cert.gdp_mu, (4 * mp.mpf(5e-324) + 1) / mp.sqrt(8), rel=1e-13)
+    # A gamma = 2.5e-324 underflows to 0 as a float: still a window, and mu = gamma A sqrt(k)/sqrt(2 gamma) > 0
+    cert = TT.window_gdp(0.0, 5e-324, 0.0, 0.5, 1)
+    exact = mp.mpf(0.5) * mp.mpf(5e-324) / mp.sqrt(1)
+    assert cert.gdp_mu > 0 and _upper_close(cert.gdp_mu, exact, rel=1e-12) is None
