@@ -126,6 +126,7 @@ def test_compose_sums_exactly_and_runs_the_composed_rules_only_with_a_delta():
     # nothing charged
     c = A.compose([], D(1), D("1e-5"))
     assert (c.count, c.epsilon_sum, c.delta_sum, c.pld) == (0, D(0), D(0), None)
+    assert isinstance(c.epsilon_sum, Decimal) and isinstance(c.delta_sum, Decimal)
     # GDP events with a delta: the GDP rule is run (and the others: the pairs have PLD and Renyi curves)
     g = (D(1), D("1e-5"), GDPEvent(0.5))
     c = A.compose([g] * 2, D(1), D("1e-5"))
@@ -189,6 +190,9 @@ def test_pld_and_renyi_subtract_the_events_own_deltas():
     # own deltas using the whole budget: no epsilon can be certified
     assert A.pld_epsilon([ev, ev], D("0.1")) == math.inf and A.rdp_epsilon([ev, ev], D("0.1")) == math.inf
     assert A.pld_epsilon([ev, ev], D("0.05")) == math.inf and A.rdp_epsilon([ev, ev], D("0.05")) == math.inf
+    # exactly used up (two own deltas of 0.25, binary-exact, against 0.5): nothing is left for the curve
+    half = DiscreteLaplaceEvent(1.0, 0.0, 2.0, delta=0.25)
+    assert A.pld_epsilon([half, half], D("0.5")) == math.inf and A.rdp_epsilon([half, half], D("0.5")) == math.inf
 
 
 def test_own_counts_each_event_once_per_occurrence():
