@@ -276,6 +276,11 @@ def test_the_pure_budget_admits_exactly_up_to_its_epsilon():
     assert acct.spent()["epsilon_sum"] == 0.3
     with pytest.raises(BudgetError):
         acct.check(Decimal("1e-30"), 0)
+    # spend goes through reserve, which names no ledger: the message has nothing between "budget" and the numbers
+    with pytest.raises(BudgetError) as e:
+        acct.spend(("0.1", 0))
+    assert str(e.value).startswith("epsilon = 0.1, delta = 0 exceeds the budget (epsilon 0.3, delta 0; remaining "
+                                   "epsilon 0, delta 0)")
 
 
 @pytest.mark.parametrize("eps,delta,msg", [
