@@ -536,6 +536,19 @@ def test_gdp_delta_and_log_delta_against_mpmath(mu, eps):
         assert math.isfinite(lg) and abs(mpmath.mpf(lg) - mpmath.log(exact)) <= 1e-6 * max(1, abs(mpmath.log(exact)))
 
 
+def test_approx_dp_epsilon_near_delta_at_zero_is_not_below_the_exact_inverse():
+    # 1 - t ~ e^-eps0 (delta just below delta(0)): in floats t's rounding alone made eps 1e-12 too small
+    # (eps0 = 10, exact eps 5.06e-13, computed 1.37e-13)
+    for eps0, target in [(10.0, 1e-13), (20.0, 1e-12), (5.0, 3e-14), (15.0, 2e-10), (1.0, 1e-15)]:
+        t = -math.expm1(target - eps0)
+        delta = t / (1 + math.exp(-eps0))
+        got = ApproxDP(eps0, 0.0).epsilon(delta)
+        with mpmath.workdps(60):
+            T = mpmath.mpf(delta) * (1 + mpmath.exp(-mpmath.mpf(eps0)))
+            exact = max(mpmath.mpf(0), mpmath.mpf(eps0) + mpmath.log1p(-T))
+        assert mpmath.mpf(got) >= exact and got <= float(exact) + 64 * math.ulp(eps0)
+
+
 @settings(max_examples=150, deadline=None)
 @given(eps0=st.floats(0.0, 20.0), d0=st.floats(0.0, 0.5), frac=st.floats(0.0, 1.0))
 def test_approx_dp_epsilon_is_the_inverse_of_its_region_rounded_up(eps0, d0, frac):
