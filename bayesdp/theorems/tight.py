@@ -333,7 +333,10 @@ def _sqrt_rational_up(q) -> float:
     if q <= 0:
         return 0.0
     k = max(0, (124 - q.numerator.bit_length() + q.denominator.bit_length()) // 2)
-    s = math.isqrt(q.numerator * 4 ** k // q.denominator) + 1      # s > sqrt(q 4^k)
+    x, rem = divmod(q.numerator * 4 ** k, q.denominator)
+    s = math.isqrt(x)
+    if rem or s * s != x:
+        s += 1                            # s > sqrt(q 4^k) unless q 4^k is a perfect square (then s is its root)
     return up(_q(1) * s / 2 ** k)
 
 
