@@ -392,3 +392,15 @@ def test_window_gdp_at_the_ends_of_the_float_range():
     cert = TT.window_gdp(0.0, 5e-324, 0.0, 0.5, 1)
     exact = mp.mpf(0.5) * mp.mpf(5e-324) / mp.sqrt(1)
     assert cert.gdp_mu > 0 and _upper_close(cert.gdp_mu, exact, rel=1e-12) is None
+
+
+def test_sqrt_rational_up_is_an_upper_bound_within_one_float():
+    from fractions import Fraction as Q
+
+    cases = [Q(4), Q(2), Q(1, 3), Q(3, 2) ** 2 + Q(1, 2 ** 200), Q(3, 2) ** 2 - Q(1, 2 ** 200),
+             Q(5e-324) ** 2, Q(10) ** 300, Q(7, 10 ** 650), Q(0)]
+    for q in cases:
+        r = TT._sqrt_rational_up(q)
+        assert Q(r) ** 2 >= q                                          # an upper bound, compared exactly
+        assert q == 0 or Q(math.nextafter(math.nextafter(r, 0.0), 0.0)) ** 2 < q   # within one float of it
+    assert TT._sqrt_rational_up(Q(9, 4)) == 1.5                         # exact squares stay exact
