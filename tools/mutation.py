@@ -261,7 +261,8 @@ def main(argv: list[str] | None = None) -> int:
                          "tests (the module's source must be unchanged since: mutmut numbers its mutants in order); "
                          "the others are reported as not checked")
     ap.add_argument("--tests", default=None,
-                    help="comma-separated test files to use instead of the module's own (e.g. the fast unit tests only)")
+                    help="comma-separated test files to use instead of the module's own (e.g. the fast unit "
+                         "tests only)")
     ap.add_argument("--keep-decorators", action="store_true",
                     help="leave decorated functions decorated (mutmut then skips them; default: rewrite them)")
     ap.add_argument("--functions", default=None,

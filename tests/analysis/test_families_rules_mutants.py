@@ -113,7 +113,8 @@ def test_laplace_prior_gradient_bound():
     # a site of shape (2, 2): every coordinate counts, sqrt(4 * 1/0.25) = 4
     facts2 = prior(dist.Laplace)({"scale": np.full((2, 2), 0.5)})
     assert 4.0 <= facts2.v_grad_bound <= 4.0 * (1 + 1e-15)
-    assert (facts.k_strong_convexity, facts.k_smoothness, facts.v_smoothness, facts.v_convex) == (None, None, None, True)
+    assert (facts.k_strong_convexity, facts.k_smoothness, facts.v_smoothness, facts.v_convex) == (None, None, None,
+                                                                                               True)
     assert facts.rule == "Laplace prior -> bounded-gradient convex V"
     assert facts.detail == "grad V = sign(theta - loc)/scale; not differentiable at loc (not smooth)"
 

@@ -222,7 +222,7 @@ def test_pld_and_renyi_apply_only_where_they_can():
         assert fn([GDPEvent(0.5)], D("1e-5")) is not None
 
 
-# -- the accountant's admission ------------------------------------------------------------------------------------------
+# -- the accountant's admission ----------------------------------------------------------------------------------
 
 
 def test_check_admits_by_the_sums_then_by_a_composed_rule_then_refuses():
