@@ -117,7 +117,7 @@ def test_coupling_bound_is_the_geometric_sum(g, d, gap, k):
     exact = gm * dm * frac / gapm
     got = GS.coupling_bound(g, d, num_steps=k, gap=gap)
     assert mp.mpf(got) >= exact
-    assert mp.mpf(got) <= exact * (1 + mp.mpf("1e-13"))
+    assert mp.mpf(got) <= exact * (1 + mp.mpf("1e-13")) + mp.mpf("1e-320")   # subnormals: a few of their ulps
     if k is None:
         # the uniform bound: exact quotient rounded up, then pushed out by round_up's 2^-46 at most
         assert Q(got) >= Q(g) * Q(d) / Q(gap)
@@ -128,7 +128,7 @@ def test_coupling_bound_is_the_geometric_sum(g, d, gap, k):
 def test_coupling_bound_from_rho_equals_from_its_gap(g, d, rho):
     exact = mp.mpf(g) * mp.mpf(d) / (1 - mp.mpf(rho))
     got = GS.coupling_bound(g, d, rho=rho)
-    assert exact <= mp.mpf(got) <= exact * (1 + mp.mpf("1e-13"))
+    assert exact <= mp.mpf(got) <= exact * (1 + mp.mpf("1e-13")) + mp.mpf("1e-320")
 
 
 def test_coupling_bound_by_hand():
