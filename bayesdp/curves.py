@@ -38,7 +38,7 @@ import numpy as np
 from scipy import special
 
 from .errors import AssumptionError, check_finite, nonnegative, probability_open
-from .exact import round_up
+from .exact import exact as _exact, round_up, up as _up
 
 __all__ = ["PrivacyCurve", "RDP", "GDP", "ApproxDP", "DeltaProfile", "compose", "eps_from_C",
            "gdp_log_delta", "REPORT_ALPHAS"]
@@ -867,14 +867,15 @@ class ApproxDP(PrivacyCurve):
             return math.inf
         if self.delta0 >= 1.0:
             return 0.0
-        # invert delta(eps) above
-        frac = (d - self.delta0) / (1.0 - self.delta0)
-        t = frac * (1.0 + math.exp(-self.eps0))
-        if t >= 1.0:
+        # invert delta(eps) above: eps = eps0 + log(1 - t), t = (d - d0)/(1 - d0) (1 + e^-eps0).  1 - t is
+        # computed exactly (from a lower bound of e^-eps0, so it is an upper bound): in floats, t's own rounding
+        # (2^-53) is a relative error 2^-53/(1 - t) of 1 - t, which near delta(0) (1 - t ~ e^-eps0) made eps
+        # 1e-12 too small.  Then the log (an ulp) and the sum with eps0 (4 ulps of eps0) are rounded outward.
+        e_lo = math.nextafter(math.nextafter(math.exp(-self.eps0), 0.0), 0.0)   # <= e^-eps0 (exp: < 1 ulp)
+        u = 1 - (_exact(d) - _exact(self.delta0)) / (1 - _exact(self.delta0)) * (1 + _exact(e_lo))
+        if u <= 0:
             return 0.0
-        # eps0 + log(1 - t) with log1p (no cancellation inside the log), rounded outward (also by 4 ulps
-        # of eps0 for the cancellation of the sum)
-        return min(self.eps0, max(0.0, round_up(self.eps0 + math.log1p(-t)) + 4.0 * math.ulp(self.eps0)))
+        return min(self.eps0, max(0.0, round_up(self.eps0 + math.log(_up(u))) + 4.0 * math.ulp(self.eps0)))
 
 
 @dataclass(frozen=True)

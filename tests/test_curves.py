@@ -450,3 +450,116 @@ def test_nonlinear_rdp_delta_and_mironov_route_against_mpmath(kappa, eps):
     m = curve.epsilon(1e-5, method="mironov")
     assert m >= m_exact and m <= m_exact * (1 + 1e-6)
     assert curve.epsilon(1e-5) < m                          # CKS20 is strictly better than Mironov here
+
+
+# -- issue 25: the survivors of the curves mutation run (docs/mutation.md, curves) ----------------------------
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: RDP.linear(1.0).epsilon(0.0), "delta = 0 must be in (0, 1); pass a delta strictly between 0 and 1, "
+                                           "e.g. 1e-5"),
+    (lambda: GDP(1.0).delta(-1.0), "epsilon = -1 must be >= 0; pass a non-negative epsilon"),
+    (lambda: GDP(1.0).delta(float("nan")), "epsilon = nan must be finite; pass a finite real value"),
+    (lambda: RDP.linear(1.0).rdp(1.0), "alpha = 1 must be > 1 (Renyi order); pass alpha > 1"),
+    (lambda: RDP.from_function(lambda a: float("nan"), "bad").rdp(2.0), "RDP term 'bad' returned NaN at alpha = 2"),
+    (lambda: RDP.linear(1.0).epsilon(1e-5, method="x"), "method = 'x' must be 'cks' or 'mironov'"),
+    (lambda: GDP(0.5).rdp(1.0), "alpha = 1 must be > 1 (Renyi order); pass alpha > 1"),
+])
+def test_curve_refusals_word_for_word(call, message):
+    with pytest.raises(AssumptionError) as e:
+        call()
+    assert str(e.value) == message
+
+
+def test_gdp_rdp_curve_is_alpha_mu_squared_over_two():
+    # mu = 0.5 (where mu^2 and 2 mu differ): alpha mu^2/2 at alpha = 1.5 and 3
+    assert GDP(0.5).rdp(1.5) == 1.5 * 0.25 / 2 and GDP(0.5).rdp(3.0) == 3 * 0.25 / 2
+    assert GDP(0.5).rdp(1.0 + 2 ** -40) == pytest.approx(0.125, rel=1e-11)     # any order above 1
+
+
+def test_exp_up_at_the_ends():
+    from bayesdp import curves as C
+
+    assert C._exp_up(-math.inf) == 0.0                                  # delta exactly 0
+    assert C._exp_up(-800.0) == 5e-324                                   # underflow: the smallest positive double
+    assert C._exp_up(0.0) >= 1.0 and C._exp_up(math.log(0.5)) >= 0.5
+
+
+def test_deltas_never_above_one_and_zero_mu_gives_zero():
+    assert GDP(0.0).delta(0.5) == 0.0 and GDP(0.0).delta(0.0) == 0.0
+    # delta(0) of 100-GDP is 1 - 2 Phi(-50): its 60-digit value pushed up by 2^-50 would exceed 1
+    assert GDP(100.0).delta(0.0) == 1.0
+    assert RDP.linear(1e6).delta(0.0) == 1.0 and RDP.linear(100.0).delta(1e-3) == 1.0
+    big = RDP.linear(50.0) + RDP.from_function(lambda a: 0.25, "0.25")     # non-linear route at delta ~ 1
+    assert 0.99 < big.delta(1e-3) <= 1.0
+    # no order gives a finite bound: delta 1
+    assert RDP.from_function(lambda a: math.inf, "inf").delta(1.0) == 1.0
+    # (eps0, 1)-DP below eps0: the randomised-response region is all of [0, 1]
+    assert ApproxDP(1.0, 1.0).delta(0.5) == 1.0 and ApproxDP(1.0, 1.0).delta(1.0) == 1.0
+
+
+def test_compose_labels_pure_dp_terms():
+    assert compose([ApproxDP(0.5), RDP.linear(1.0)]).describe() == "RDP eps(alpha) = 1*alpha + 0.5 (pure DP)"
+
+
+def test_bretagnolle_huber_threshold_gives_zero():
+    # for a linear curve kappa alpha, delta(0) <= sqrt(1 - e^-kappa) (Bretagnolle-Huber): at that delta (rounded up)
+    # and above, epsilon is 0
+    from bayesdp.exact import round_up
+
+    for kappa in (1.0, 0.3, 2.5):
+        d = round_up(math.sqrt(-math.expm1(-kappa)))
+        with mpmath.workdps(40):
+            assert mpmath.mpf(d) >= mpmath.sqrt(1 - mpmath.exp(-kappa))
+        assert RDP.linear(kappa).epsilon(d) == 0.0
+
+
+def test_gdp_epsilon_is_zero_exactly_from_delta_at_zero():
+    for mu in (1.0, 0.3):
+        d0 = GDP(mu).delta(0.0)
+        assert GDP(mu).epsilon(d0) == 0.0 and GDP(mu).epsilon(math.nextafter(d0, 0.0)) > 0.0
+
+
+@settings(max_examples=150, deadline=None)
+@given(mu=st.floats(0.01, 20.0), eps=st.floats(0.0, 60.0))
+def test_gdp_delta_and_log_delta_against_mpmath(mu, eps):
+    from bayesdp.curves import gdp_log_delta
+
+    with mpmath.workdps(60):
+        m, e = mpmath.mpf(mu), mpmath.mpf(eps)
+        exact = mpmath.ncdf(-e / m + m / 2) - mpmath.exp(e) * mpmath.ncdf(-e / m - m / 2)
+        if exact < mpmath.mpf("1e-290"):
+            return
+        d = GDP(mu).delta(eps)
+        assert mpmath.mpf(d) >= exact and mpmath.mpf(d) <= exact * (1 + mpmath.mpf(2) ** -45)
+        lg = gdp_log_delta(mu, eps)
+        assert math.isfinite(lg) and abs(mpmath.mpf(lg) - mpmath.log(exact)) <= 1e-6 * max(1, abs(mpmath.log(exact)))
+
+
+def test_approx_dp_epsilon_near_delta_at_zero_is_not_below_the_exact_inverse():
+    # 1 - t ~ e^-eps0 (delta just below delta(0)): in floats t's rounding alone made eps 1e-12 too small
+    # (eps0 = 10, exact eps 5.06e-13, computed 1.37e-13)
+    for eps0, target in [(10.0, 1e-13), (20.0, 1e-12), (5.0, 3e-14), (15.0, 2e-10), (1.0, 1e-15)]:
+        t = -math.expm1(target - eps0)
+        delta = t / (1 + math.exp(-eps0))
+        got = ApproxDP(eps0, 0.0).epsilon(delta)
+        with mpmath.workdps(60):
+            T = mpmath.mpf(delta) * (1 + mpmath.exp(-mpmath.mpf(eps0)))
+            exact = max(mpmath.mpf(0), mpmath.mpf(eps0) + mpmath.log1p(-T))
+        assert mpmath.mpf(got) >= exact and got <= float(exact) + 64 * math.ulp(eps0)
+
+
+@settings(max_examples=150, deadline=None)
+@given(eps0=st.floats(0.0, 20.0), d0=st.floats(0.0, 0.5), frac=st.floats(0.0, 1.0))
+def test_approx_dp_epsilon_is_the_inverse_of_its_region_rounded_up(eps0, d0, frac):
+    # delta(eps) = d0 + (1 - d0)(e^eps0 - e^eps)/(1 + e^eps0) for eps < eps0; solve for eps at a delta in (d0, 1)
+    delta = d0 + (1 - d0) * frac
+    if not 0 < delta < 1:
+        return
+    got = ApproxDP(eps0, d0).epsilon(delta)
+    with mpmath.workdps(60):
+        E0, D0, D = mpmath.mpf(eps0), mpmath.mpf(d0), mpmath.mpf(delta)
+        t = (D - D0) / (1 - D0) * (1 + mpmath.exp(-E0))
+        exact = mpmath.mpf(0) if t >= 1 else max(mpmath.mpf(0), E0 + mpmath.log1p(-t))
+    assert mpmath.mpf(got) >= exact and got <= eps0
+    assert mpmath.mpf(got) <= exact + 1e-12 * max(1.0, eps0)

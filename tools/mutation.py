@@ -22,6 +22,7 @@ The mutation run is not part of ``.ci/run``: it takes minutes per module.
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import re
@@ -37,12 +38,14 @@ ROOT = Path(__file__).resolve().parent.parent
 #: module -> (the file mutated, the tests that must kill its mutants: the module's own test files)
 MODULES: dict[str, tuple[str, list[str]]] = {
     "girsanov": ("bayesdp/theorems/girsanov.py", ["tests/test_theorems_004.py"]),
-    "tight": ("bayesdp/theorems/tight.py", ["tests/test_tight.py"]),
-    "gradient_step": ("bayesdp/theorems/gradient_step.py", ["tests/test_theorems_004.py", "tests/test_tight.py",
+    "tight": ("bayesdp/theorems/tight.py", ["tests/test_tight.py", "tests/test_tight_mutants.py"]),
+    "gradient_step": ("bayesdp/theorems/gradient_step.py", ["tests/test_gradient_step_mutants.py",
+                                                            "tests/test_theorems_004.py", "tests/test_tight.py",
                                                             "tests/test_numerics_edges.py"]),
-    "transfer": ("bayesdp/theorems/transfer.py", ["tests/test_theorems_004.py"]),
+    "transfer": ("bayesdp/theorems/transfer.py", ["tests/test_transfer_mutants.py", "tests/test_theorems_004.py"]),
     "curves": ("bayesdp/curves.py", ["tests/test_curves.py"]),
-    "families": ("bayesdp/analysis/families.py", ["tests/analysis/test_families_mutants.py",
+    "families": ("bayesdp/analysis/families.py", ["tests/analysis/test_families_rules_mutants.py",
+                                                  "tests/analysis/test_families_mutants.py",
                                                   "tests/analysis/test_model_idioms.py",
                                                   "tests/analysis/test_soundness_property.py"]),
     "bounds": ("bayesdp/analysis/structure/bounds.py", ["tests/analysis/test_structure_bounds.py"]),
@@ -50,6 +53,8 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "noise": ("bayesdp/publish/noise.py", ["tests/release/test_noise_mutants.py", "tests/release/test_release_noise.py",
                                            "tests/release/test_release_gaussian.py"]),
     "path": ("bayesdp/publish/path.py", ["tests/release/test_path_gdp_mutants.py"]),
+    "ledger": ("bayesdp/budget/accountant.py", ["tests/budget/test_admission_mutants.py",
+                                                "tests/budget/test_accountant.py"]),
 }
 
 #: modules mixing certificate arithmetic with reporting code: only these functions' mutants are run by default
@@ -65,6 +70,17 @@ FUNCTIONS: dict[str, list[str]] = {
     "noise": ["x_granularity", "x_laplace_release", "x_zcdp_rho", "x__sqrt_up", "x_gaussian_calibration",
               "x_gaussian_release"],
     "path": ["x_gdp_mu"],
+    # the admission rule: exact sums, the composed epsilons and their comparison with the budget
+    "ledger": ["x__own", "x__counts", "x__runs", "x_gdp_epsilon", "x_pld_epsilon", "x_rdp_epsilon",
+               "xǁCompositionǁfits_basic", "xǁCompositionǁ_composed", "xǁCompositionǁfits",
+               "xǁCompositionǁadmitted_by", "x_compose", "x_checked_charge", "x_over_budget", "xǁ_Budgetedǁ_admit"],
+}
+
+#: tests that cannot pass under mutmut whatever the mutant: mutmut gives every method of a class with mutants a
+#: trampoline and helper attributes, and a runtime-checkable typing.Protocol then lists those attributes as
+#: members, so isinstance() against it fails in every mutant run (the unmutated code included)
+DESELECT: dict[str, list[str]] = {
+    "ledger": ["tests/budget/test_accountant.py::test_both_implement_the_protocol_and_as_accountant"],
 }
 
 STATUSES = ("killed", "survived", "timeout", "suspicious", "no tests", "skipped", "caught by type check",
@@ -92,13 +108,57 @@ def pytest_collection_modifyitems(session, config, items):
 '''
 
 
+#: decorators mutmut handles itself (it mutates the function under them)
+_KEPT_DECORATORS = ("staticmethod", "classmethod")
+
+
+def undecorate(source: str) -> tuple[str, list[str]]:
+    """``source`` with every decorated function rewritten as a plain ``def`` followed by ``name = dec(name)``
+    (one line per decorator, innermost first), and the names so rewritten.
+
+    mutmut 3 does not mutate a decorated function at all (its trampoline cannot sit under a decorator), and
+    the certificate arithmetic has some: ``@property`` / ``@exact`` in the ledger's admission rule,
+    ``@prior_rule(...)`` for every prior rule of the analysis.  After this rewrite, done in the scratch copy
+    only, mutmut mutates their bodies and the decorators still apply, to the trampoline.  ``@staticmethod`` and
+    ``@classmethod`` alone are left (mutmut supports them); a function whose decorator list mixes them with
+    others is left decorated, and so is every method of a ``typing.Protocol`` class.
+    """
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    edits: list[tuple[int, int, int, str, list[str]]] = []   # (first decorator line, def line, end line, indent, decs)
+
+    def visit(body):
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.decorator_list:
+                decs = [ast.get_source_segment(source, d) for d in node.decorator_list]
+                if not any(d in _KEPT_DECORATORS for d in decs):
+                    first = min(d.lineno for d in node.decorator_list)
+                    indent = lines[node.lineno - 1][:node.col_offset]
+                    edits.append((first, node.lineno, node.end_lineno, indent, decs, node.name))
+            # a typing.Protocol is left alone: the trampoline's helper attributes would become members of the
+            # protocol, and isinstance() against a runtime-checkable protocol would then fail
+            if isinstance(node, ast.ClassDef) and not any(ast.unparse(b).endswith("Protocol") for b in node.bases):
+                visit(node.body)
+
+    visit(tree.body)
+    names = []
+    for first, def_line, end, indent, decs, name in sorted(edits, reverse=True):
+        after = "".join(f"{indent}{name} = {' '.join(d.split())}({name})\n" for d in reversed(decs))
+        lines[end:end] = [after]
+        del lines[first - 1:def_line - 1]
+        names.append(name)
+    return "".join(lines), sorted(names)
+
+
 def _toml_list(xs: list[str]) -> str:
     return "[" + ", ".join(json.dumps(x) for x in xs) + "]"
 
 
-def prepare(module: str, workdir: Path) -> None:
-    """Copy the repository to ``workdir`` and write the per-module ``[tool.mutmut]`` section there."""
-    target, tests = MODULES[module]
+def prepare(module: str, workdir: Path, keep_decorators: bool = False, tests: list[str] | None = None) -> None:
+    """Copy the repository to ``workdir`` and write the per-module ``[tool.mutmut]`` section there (and, unless
+    ``keep_decorators``, rewrite the module's decorated functions so that mutmut mutates them: ``undecorate``)."""
+    target, default_tests = MODULES[module]
+    tests = tests or default_tests
     if workdir.exists():
         shutil.rmtree(workdir)
     for f in _repo_files():
@@ -111,9 +171,16 @@ def prepare(module: str, workdir: Path) -> None:
     if not sep:
         sys.exit("tools/mutation.py: pyproject.toml has no [tool.mutmut] section")
     base["also_copy"] = list(base.get("also_copy", [])) + ["conftest.py"]
+    base["pytest_add_cli_args"] = list(base.get("pytest_add_cli_args", [])) + [
+        a for t in DESELECT.get(module, []) for a in ("--deselect", t)]
     lines = [f"{k} = {json.dumps(v)}" for k, v in base.items()
              if k not in ("only_mutate", "pytest_add_cli_args_test_selection")]
     (workdir / "conftest.py").write_text(_ORDER_CONFTEST)
+    if not keep_decorators:
+        text_t, names = undecorate((workdir / target).read_text())
+        (workdir / target).write_text(text_t)
+        if names:
+            print(f"tools/mutation.py: {target}: decorated functions made mutable: {', '.join(names)}")
     lines += [f"only_mutate = {_toml_list([target])}", f"pytest_add_cli_args_test_selection = {_toml_list(tests)}"]
     # the section is the file's last one (nothing may follow it in pyproject.toml)
     (workdir / "pyproject.toml").write_text(head + "[tool.mutmut]\n" + "\n".join(lines) + "\n")
@@ -189,6 +256,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workdir", type=Path, default=None, help="scratch root (default $TMPDIR/bayesdp-mutation)")
     ap.add_argument("--max-children", type=int, default=1)
     ap.add_argument("--summary-only", action="store_true", help="summarize an earlier run in the workdir")
+    ap.add_argument("--rerun", type=Path, default=None, metavar="SUMMARY",
+                    help="run only the mutants that an earlier run's summary.json lists as survived, timeout or no "
+                         "tests (the module's source must be unchanged since: mutmut numbers its mutants in order); "
+                         "the others are reported as not checked")
+    ap.add_argument("--tests", default=None,
+                    help="comma-separated test files to use instead of the module's own (e.g. the fast unit "
+                         "tests only)")
+    ap.add_argument("--keep-decorators", action="store_true",
+                    help="leave decorated functions decorated (mutmut then skips them; default: rewrite them)")
     ap.add_argument("--functions", default=None,
                     help="comma-separated globs of mutmut's function keys (x_name, xǁClassǁmethod) to run only "
                          "those mutants, e.g. 'xǁRDPǁepsilon,x_gdp_log_delta' (default: FUNCTIONS[module] or all)")
@@ -206,12 +282,16 @@ def main(argv: list[str] | None = None) -> int:
     for module in args.modules:
         workdir = root / module
         if not args.summary_only:
-            prepare(module, workdir)
+            prepare(module, workdir, args.keep_decorators, args.tests.split(",") if args.tests else None)
             env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
             env.setdefault("JAX_PLATFORMS", "cpu")
             globs = args.functions.split(",") if args.functions else FUNCTIONS.get(module, [])
             dotted = MODULES[module][0][:-3].replace("/", ".")
             names = [f"{dotted}.{g}__mutmut_*" for g in globs]
+            if args.rerun:
+                earlier = json.loads(args.rerun.read_text())
+                names = [r["name"] for r in earlier["not_killed"] if r["status"] in ("survived", "timeout", "no tests")]
+                print(f"tools/mutation.py: rerunning {len(names)} mutants not killed in {args.rerun}")
             r = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(args.max_children),
                                 *names], cwd=workdir, env=env)
             rc = rc or r.returncode

@@ -327,6 +327,19 @@ def theorem_5_2_exact_contraction(strong_convexity: float, smoothness: float, gr
                                   "rho_K": contraction_factor(step_size, mu, L)}, notes=note)
 
 
+def _sqrt_rational_up(q) -> float:
+    """A float >= sqrt(q) for a rational q >= 0, within ~2^-60 (relative) plus the final rounding up (integer
+    square root of q scaled by 4^k; no underflow of a tiny q's float)."""
+    if q <= 0:
+        return 0.0
+    k = max(0, (124 - q.numerator.bit_length() + q.denominator.bit_length()) // 2)
+    x, rem = divmod(q.numerator * 4 ** k, q.denominator)
+    s = math.isqrt(x)
+    if rem or s * s != x:
+        s += 1                            # s > sqrt(q 4^k) unless q 4^k is a perfect square (then s is its root)
+    return up(_q(1) * s / 2 ** k)
+
+
 def window_gdp(drift_lipschitz: float, drift_offset: float, coupling_bound: float, step_size: float,
                num_steps: int, inverse_temperature: float = 1.0, mechanism: str = "ula-final",
                note: str = "") -> Certificate:
@@ -370,19 +383,20 @@ def window_gdp(drift_lipschitz: float, drift_offset: float, coupling_bound: floa
     g = positive("step_size", step_size)
     n = positive_int("num_steps", num_steps)
     beta = positive("inverse_temperature", inverse_temperature)
-    sd = math.sqrt(2.0 * g / beta)
-    A = L * C + off
+    # mu(k)^2 = beta (k gamma A + C)^2 / (2 k gamma), A = L C + c_off, in exact rationals (no underflow of
+    # A gamma, no overflow of k* = C/(A gamma)); mu is the square root of its upper float, pushed up
+    qA, qC, qg, qb = _q(L) * _q(C) + _q(off), _q(C), _q(g), _q(beta)
 
-    def mu_of(k: int) -> float:
-        return math.sqrt(k) * g * (A + C / (k * g)) / sd
+    def mu2_of(k: int):
+        return qb * (k * qg * qA + qC) ** 2 / (2 * k * qg)
 
-    if A > 0:
-        k_star = C / (A * g)
-        cands = {1, n, max(1, min(n, int(math.floor(k_star)))), max(1, min(n, int(math.ceil(k_star))))}
+    if qA > 0:
+        k_star = qC / (qA * qg)          # the continuous minimiser of mu(k)^2
+        cands = {1, n, max(1, min(n, math.floor(k_star))), max(1, min(n, math.ceil(k_star)))}
     else:
         cands = {n}
-    k_best = min(cands, key=mu_of)
-    mu = round_up(mu_of(k_best))   # a handful of correctly rounded operations: pushed outward
+    k_best = min(cands, key=mu2_of)
+    mu = _sqrt_rational_up(mu2_of(k_best))
     if not math.isfinite(mu):
         raise AssumptionError("window bound is not finite; check the constants")
     return Certificate(mechanism=mechanism, source=WINDOW_SOURCE, curve=GDP(mu),

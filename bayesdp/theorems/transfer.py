@@ -6,6 +6,10 @@
 
 Note (SEEDS §6 row 10): a Laplace variable of scale b has variance ``2 b^2``;
 004 §3.2's ``eta/eps`` is wrong and is not used.
+
+Every delta (and epsilon) returned is rounded outward, and the total variation lower bound of Proposition 3.4
+inward: the sums and products are exact rationals (``bayesdp.exact``), and ``exp``/``expm1`` (an ulp or two)
+are pushed outward by ``round_up``.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import math
 from ..certificate import Certificate
 from ..curves import ApproxDP, DeltaProfile
 from ..errors import AssumptionError, check_finite, nonnegative, positive, require
+from ..exact import down, exact as _q, round_up, up
 
 
 __all__ = ["proposition_a_2", "proposition_3_2_i", "proposition_3_2_ii", "corollary_3_3_threshold",
@@ -23,6 +28,13 @@ __all__ = ["proposition_a_2", "proposition_3_2_i", "proposition_3_2_ii", "coroll
 
 def _eps(name: str, value: float) -> float:
     return nonnegative(name, value)
+
+
+def _exp_up(x: float) -> float:
+    """An upper bound of ``e^x`` (``inf`` beyond the float range): exp is accurate to an ulp."""
+    if x == 0.0:
+        return 1.0
+    return math.inf if x > 709.0 else round_up(math.exp(x))
 
 
 def _delta01(name: str, value: float, closed_right: bool = False) -> float:
@@ -58,8 +70,16 @@ def proposition_a_2(epsilon: float, delta: float, tv_bound: float, mechanism: st
     e = _eps("epsilon_in", epsilon)
     d = _delta01("delta_in", delta, closed_right=True)
     b = _delta01("tv_bound", tv_bound, closed_right=True)
-    # b (e^eps + 1) without overflow: once b e^eps > e the delta is capped at 1 anyway
-    out = d + b + (math.exp(min(e + math.log(b), 1.0)) if b > 0 else 0.0)
+    # b (e^eps + 1), exact but for e^eps (rounded up), then rounded up.  Past eps = 700, without overflow as
+    # exp(eps + log b): once b e^eps > e the delta is capped at 1 anyway, and below that the argument carries
+    # (|eps| + |log b|) ulps of error (<= 2^-42 relative after exp, as |log b| <= 745): pushed up by 2^-40
+    if b == 0:
+        term = _q(0.0)
+    elif e <= 700.0:
+        term = _q(b) * _q(_exp_up(e))
+    else:
+        term = _q(round_up(math.exp(min(e + math.log(b), 1.0)), 2.0 ** -40))
+    out = up(_q(d) + _q(b) + term)
     return Certificate(mechanism=mechanism, source=source, curve=ApproxDP(e, min(1.0, out)),
                        assumptions={"epsilon_in": e, "delta_in": d, "tv_bound": b},
                        constants={"delta_out": out})
@@ -91,8 +111,9 @@ def proposition_3_2_i(epsilon: float, delta_posterior: float, zeta: float, rate:
     """
     z = nonnegative("zeta", zeta)
     r = nonnegative("rate", rate)
-    require(z * r <= 1.0, "zeta*rate", z * r, "must be <= 1 (it bounds a total variation distance)")
-    cert = proposition_a_2(epsilon, delta_posterior, z * r, mechanism, "004 Proposition 3.2(i)")
+    tv = up(_q(z) * _q(r))   # the total variation bound zeta R, rounded up (a float product can round below it)
+    require(tv <= 1.0, "zeta*rate", tv, "must be <= 1 (it bounds a total variation distance)")
+    cert = proposition_a_2(epsilon, delta_posterior, tv, mechanism, "004 Proposition 3.2(i)")
     return Certificate(mechanism=cert.mechanism, source=cert.source, curve=cert.curve,
                        assumptions={**cert.assumptions, "zeta": z, "rate": r,
                                     "convergence": "Assumption 3.1 with zeta, R data-independent"},
@@ -119,12 +140,13 @@ def proposition_3_2_ii(epsilon: float, delta_chain: float, zeta: float, rate_lim
 
     Examples:
         >>> proposition_3_2_ii(1.0, delta_chain=1e-6, zeta=2.0, rate_limit=1e-4).constants
-        {'delta_out': 0.0007446563656918087}
+        {'delta_out': 0.0007446563656918169}
     """
     z = nonnegative("zeta", zeta)
     r = nonnegative("rate_limit", rate_limit)
-    require(z * r <= 1.0, "zeta*rate_limit", z * r, "must be <= 1 (it bounds a total variation distance)")
-    cert = proposition_a_2(epsilon, delta_chain, z * r, mechanism, "004 Proposition 3.2(ii)")
+    tv = up(_q(z) * _q(r))   # the total variation bound zeta R, rounded up (a float product can round below it)
+    require(tv <= 1.0, "zeta*rate_limit", tv, "must be <= 1 (it bounds a total variation distance)")
+    cert = proposition_a_2(epsilon, delta_chain, tv, mechanism, "004 Proposition 3.2(ii)")
     return Certificate(mechanism=cert.mechanism, source=cert.source, curve=cert.curve,
                        assumptions={**cert.assumptions, "zeta": z, "rate_limit": r},
                        constants=cert.constants)
@@ -141,7 +163,8 @@ def corollary_3_3_threshold(epsilon: float, delta: float, zeta: float, rate_limi
         rate_limit: r = lim R(n) >= 0.
 
     Returns:
-        ``delta' = delta + (1 + e^eps) zeta r``.
+        ``delta' = delta + (1 + e^eps) zeta r``, rounded up (``inf`` when e^eps leaves the float range and
+            zeta r > 0).
 
     Raises:
         AssumptionError: an input out of range.
@@ -154,7 +177,12 @@ def corollary_3_3_threshold(epsilon: float, delta: float, zeta: float, rate_limi
     d = _delta01("delta", delta, closed_right=True)
     z = nonnegative("zeta", zeta)
     r = nonnegative("rate_limit", rate_limit)
-    return d + (1.0 + math.exp(e)) * z * r
+    if z == 0.0 or r == 0.0:
+        return d
+    grow = _exp_up(e)
+    if math.isinf(grow):
+        return math.inf
+    return up(_q(d) + (1 + _q(grow)) * _q(z) * _q(r))
 
 
 def proposition_3_4(epsilon: float, delta_posterior_violated: float, delta_chain: float) -> float:
@@ -167,14 +195,14 @@ def proposition_3_4(epsilon: float, delta_posterior_violated: float, delta_chain
         delta_chain: delta_n in [0, 1] of the chain, < delta_posterior_violated.
 
     Returns:
-        the lower bound on the total variation distance.
+        the lower bound on the total variation distance, rounded down (0 when e^eps leaves the float range).
 
     Raises:
         AssumptionError: an input out of range, or delta_posterior_violated <= delta_chain.
 
     Examples:
-        >>> proposition_3_4(epsilon=0.0, delta_posterior_violated=0.5, delta_chain=0.1)   # 0.4 / 2
-        0.2
+        >>> proposition_3_4(epsilon=0.0, delta_posterior_violated=0.5, delta_chain=0.1)   # 0.4 / 2, rounded down
+        0.19999999999999998
     """
     e = _eps("epsilon", epsilon)
     d = _delta01("delta_posterior", delta_posterior_violated, closed_right=True)
@@ -183,7 +211,10 @@ def proposition_3_4(epsilon: float, delta_posterior_violated: float, delta_chain
         raise AssumptionError(
             f"delta_posterior = {d:.6g} must be > delta_chain = {dn:.6g} for 004 Proposition 3.4 "
             "(the chain must be strictly more private than the posterior)")
-    return (d - dn) / (1.0 + math.exp(e))
+    grow = _exp_up(e)
+    if math.isinf(grow):
+        return 0.0
+    return down((_q(d) - _q(dn)) / (1 + _q(grow)))
 
 
 # -- Laplace noise for a scalar estimate ----------------------------------
@@ -199,13 +230,19 @@ def laplace_delta(epsilon: float, sensitivity: float, scale: float) -> float:
         scale: b > 0.
 
     Returns:
-        the delta of the Laplace mechanism at eps (unvalidated formula).
+        the delta of the Laplace mechanism at eps (unvalidated formula), rounded up: the exponent
+            ``(eps - eta/b)/2`` is computed exactly and rounded down, expm1 pushed outward.
 
     Examples:
         >>> round(laplace_delta(0.0, sensitivity=1.0, scale=1.0), 6)    # TV: 1 - e^{-1/2}
         0.393469
     """
-    return max(0.0, -math.expm1((epsilon - sensitivity / scale) / 2.0))
+    if not all(math.isfinite(x) for x in (epsilon, sensitivity, scale)):   # no exact value: the float formula
+        return max(0.0, -math.expm1((epsilon - sensitivity / scale) / 2.0))
+    x = (_q(epsilon) - _q(sensitivity) / _q(scale)) / 2
+    if x >= 0:
+        return 0.0
+    return min(1.0, round_up(-math.expm1(down(x))))
 
 
 def laplace_noise_variance(scale: float) -> float:
@@ -235,9 +272,10 @@ def _laplace_route(window: float, extra_delta: float, epsilon: float | None, noi
     if noise_scale is None:
         eps_t = positive("epsilon", epsilon, "the Laplace noise is calibrated to a positive epsilon")
         scale = window / eps_t
+        eps_t = up(_q(window) / _q(scale))   # the epsilon of the scale actually used (>= the requested one)
     else:
         scale = positive("noise_scale", noise_scale)
-        eps_t = window / scale
+        eps_t = up(_q(window) / _q(scale))
     curve = DeltaProfile(lambda e: min(1.0, laplace_delta(e, window, scale) + extra_delta),
                          f"Laplace(scale {scale:.6g}) at sensitivity {window:.6g} + {extra_delta:.6g}")
     return scale, eps_t, curve
@@ -318,7 +356,7 @@ def proposition_3_10(concentration: float, concentration_delta: float, posterior
     if window <= 0:
         raise AssumptionError("2*concentration + posterior_sensitivity = 0: the estimate is data-independent; "
                               "no noise is needed (declare positive constants to calibrate noise)")
-    extra = 2.0 * dt - dt * dt
+    extra = up(2 * _q(dt) - _q(dt) ** 2)
     scale, eps_t, curve = _laplace_route(window, extra, epsilon, noise_scale, "004 Proposition 3.10")
     return Certificate(
         mechanism=mechanism, source="004 Proposition 3.10", curve=curve,
