@@ -186,6 +186,17 @@ def _pld_accountant():
     return PairPLDAccountant(NeighboringRelation.ADD_OR_REMOVE_ONE, value_discretization_interval=PLD_INTERVAL)
 
 
+def _ulps_up(x: float, ulps: int = 4) -> float:
+    """``x`` pushed up by a few units in the last place: dp-accounting returns its composed epsilon rounded to the
+    nearest double (its own arithmetic is pessimistic, its last rounding is not), so without this a composition could
+    be admitted up to half an ulp over the budget (docs/mutation.md, the ledger's admission)."""
+    for _ in range(ulps):
+        if not math.isfinite(x):
+            break
+        x = math.nextafter(x, math.inf)
+    return x
+
+
 def pld_epsilon(events: list[Event], delta: Decimal) -> float | None:
     """Epsilon at ``delta`` by dp-accounting's PLD accountant (events it prices exactly, and the (epsilon, delta)
     pairs of the others); None when an event has neither (a zCDP event)."""
@@ -208,7 +219,7 @@ def pld_epsilon(events: list[Event], delta: Decimal) -> float | None:
             acct.compose(p, c)
         else:
             acct.compose_pair(float_at_least(pair[0]), float_at_least(pair[1]), c)
-    return float(acct.get_epsilon(float_at_most(rest)))
+    return _ulps_up(float(acct.get_epsilon(float_at_most(rest))))
 
 
 def rdp_epsilon(events: list[Event], delta: Decimal) -> float | None:
@@ -227,7 +238,7 @@ def rdp_epsilon(events: list[Event], delta: Decimal) -> float | None:
     acct = RdpAccountant(orders=_rdp_orders())
     for p, c in dpe:
         acct.compose(p, c)
-    return float(acct.get_epsilon(float_at_most(rest)))
+    return _ulps_up(float(acct.get_epsilon(float_at_most(rest))))
 
 
 @dataclass(frozen=True)

@@ -369,7 +369,7 @@ class SensitivityRoute:
         eps = positive("epsilon", epsilon)
         base = proposition_3_7(self.sensitivity, self.coupling_delta, noise_scale=noise_scale, mechanism=mechanism)
         eps_noise = base.constants["laplace_epsilon"]
-        require(eps_noise <= eps * (1 + 1e-12), "noise_scale", noise_scale,
+        require(eps_noise <= eps, "noise_scale", noise_scale,
                 f"is too small for epsilon = {eps:.6g} at sensitivity {self.sensitivity:.6g}")
         # The released noise is a discretised Laplace (noise.laplace_release): only the (eps, delta~) point
         # is claimed (pure eps-DP when delta~ = 0); smaller eps use the region of that point (curves.ApproxDP).

@@ -307,3 +307,32 @@ def test_checked_charge_values():
     assert e == D("0.25") and Fraction(d) >= Fraction(1e-5) and d - D("1e-5") < D("1e-20")
     assert A.checked_charge("1", 0) == (D(1), D(0))
     assert A.checked_charge("1", 0.0)[1] == 0
+
+
+def test_composed_epsilons_are_pushed_up_past_dp_accountings_last_rounding(monkeypatch):
+    """dp-accounting returns the composed epsilon rounded to the nearest double; the admission rule takes it 4 ulps
+    up, so a composition can never be admitted by half an ulp over the budget (docs/mutation.md)."""
+    raw = 0.6931471805599453                     # whatever dp-accounting returned: the rule must not take it as is
+
+    class Fake:
+        def __init__(self, *a, **k):
+            pass
+
+        def compose(self, *a, **k):
+            pass
+
+        compose_pair = compose
+
+        def get_epsilon(self, delta):
+            return raw
+
+    monkeypatch.setattr(A, "_pld_accountant", lambda: Fake())
+    import dp_accounting.rdp as rdp
+
+    monkeypatch.setattr(rdp, "RdpAccountant", Fake)
+    up = raw
+    for _ in range(4):
+        up = math.nextafter(up, math.inf)
+    assert A.pld_epsilon([EpsilonDeltaEvent(D("0.5"))], D("0.1")) == up > raw
+    assert A.rdp_epsilon([GDPEvent(0.5)], D("1e-5")) == up
+    assert A._ulps_up(math.inf) == math.inf and A._ulps_up(0.0) == 4 * 5e-324

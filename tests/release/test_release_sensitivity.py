@@ -437,3 +437,17 @@ def test_contraction_refusals_name_step_and_smoothness():
     with pytest.raises(AssumptionError) as e:
         S.coupling_strongly_convex(0.1, 1.0, -1.0, 1.0)
     assert str(e.value) == "total_smoothness = -1 must be > 0"
+
+
+def test_a_laplace_scale_a_hair_too_small_is_refused_not_claimed_at_the_requested_epsilon():
+    """The certificate claims ApproxDP(epsilon): a noise scale whose own epsilon (sensitivity / scale) exceeds epsilon
+    by any amount is refused (it was accepted up to a relative 1e-12 before: docs/mutation.md)."""
+    from bayesdp.errors import AssumptionError
+    from bayesdp.publish.sensitivity import coupling_k_plus_v, coupling_route
+
+    route = coupling_route(coupling_k_plus_v(0.1, 1.0, 1.0, grad_bound=0.5), lipschitz=2.0)
+    eta = route.sensitivity
+    ok = route.certificate(1.0, eta * (1 + 1e-15), num_coords=1)
+    assert ok.constants["epsilon"] == 1.0 and ok.constants["laplace_epsilon"] <= 1.0
+    with pytest.raises(AssumptionError, match="is too small for epsilon"):
+        route.certificate(1.0, eta * (1 - 1e-13), num_coords=1)
