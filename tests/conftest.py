@@ -89,7 +89,10 @@ def pytest_configure(config):
 # its tracing caches) alive for the life of the process (4.65 GB peak for the whole suite).  After a test module,
 # when the process holds more than 1 GB, the caches are dropped (not after every module: the next modules would
 # compile again what they share; docs/testing.md has the measured peaks).
-_CLEAR_ABOVE_BYTES = 1 << 30
+# Under pytest-xdist the workers share the machine's memory: 1 GB in all, split between them (at least 384 MB each;
+# the suite's compilation cache makes the recompilations after a drop cheap).
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)
+_CLEAR_ABOVE_BYTES = max((1 << 30) // _WORKERS, 384 << 20)
 
 
 def _resident_bytes() -> int | None:

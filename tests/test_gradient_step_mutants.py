@@ -77,35 +77,11 @@ def test_contraction_refusals(fn, args, message):
 
 @settings(max_examples=100, deadline=None)
 @given(g=st.floats(1e-6, 10.0), m=st.floats(1e-3, 100.0), ratio=st.floats(1.0, 10.0))
-def test_paper_contraction_factor_is_one_minus_gamma_a(g, m, ratio):
+def test_paper_margin_is_mu_minus_gamma_l_squared_over_two(g, m, ratio):
+    # 004 (112)-(116)'s margin a = mu - gamma L^2 / 2, exactly (its contraction factor 1 - gamma a was dead code
+    # and went with issue 21's deletions; the margin still gates the paper's step-size condition)
     L = m * ratio
-    a = Q(m) - Q(g) * Q(L) * Q(L) / 2
-    assert GS.paper_margin_exact(g, m, L) == a
-    if a > 0:
-        assert _is_up(GS.paper_contraction_factor(g, m, L), 1 - Q(g) * a)
-        # never below the exact factor (004 (112)-(116))
-        assert GS.paper_contraction_factor(g, m, L) >= GS.contraction_factor(g, m, L)
-    else:
-        with pytest.raises(AssumptionError, match=r"^step_size = .* must be < 2\*mu/L\^2 = "):
-            GS.paper_contraction_factor(g, m, L)
-
-
-def test_paper_contraction_factor_by_hand_and_refusals():
-    # 1 - 0.1 (1 - 0.1 * 4 / 2) = 0.92 (with the binary 0.1)
-    assert _is_up(GS.paper_contraction_factor(0.1, 1.0, 2.0), 1 - Q(0.1) * (1 - Q(0.1) * 2))
-    assert GS.paper_contraction_factor(0.25, 1.0, 2.0) == 0.875   # 1 - 0.25 * (1 - 0.5), exact
-    for args, message in [((0.0, 1.0, 2.0), "step_size = 0 must be > 0"),
-                          ((0.1, 0.0, 2.0), "strong_convexity = 0 must be > 0"),
-                          ((0.1, 1.0, 0.0), "smoothness = 0 must be > 0"),
-                          # gamma = 2 mu/L^2 = 0.5 exactly: a = 0 is refused
-                          ((0.5, 1.0, 2.0), "step_size = 0.5 must be < 2*mu/L^2 = 0.5 for 004's contraction "
-                                            "factor"),
-                          # mu = 2, L = 4: 2 mu/L^2 = 0.25 (2/mu/L^2 would be 0.0625)
-                          ((0.3, 2.0, 4.0), "step_size = 0.3 must be < 2*mu/L^2 = 0.25 for 004's contraction "
-                                            "factor")]:
-        with pytest.raises(AssumptionError) as e:
-            GS.paper_contraction_factor(*args)
-        assert str(e.value) == message
+    assert GS.paper_margin_exact(g, m, L) == Q(m) - Q(g) * Q(L) * Q(L) / 2
 
 
 @settings(max_examples=100, deadline=None)
