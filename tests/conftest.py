@@ -121,6 +121,10 @@ def _drop_jax_caches_after_module():
 # than decorated in place, so that the tiers are read in one place (tests/test_tiers.py checks every entry names
 # a collected test).  `python -m pytest -m slow` runs them (.ci/run does, once).
 SLOW = {
+    # the noisy-GD peer's noise multiplier at 100 compositions: a fine PLD (8.6 s, the largest memory of the fast tier:
+    # 2.1 GB in one worker); the one-step points stay fast
+    "tests/test_bench_peers.py::test_noise_multiplier_matches_the_exact_gaussian_mechanism[4.0-1e-06-100]":
+        "[1.0-1e-05-1]",
     "tests/release/test_release_final.py::test_last_draw_release_carries_the_plans_warning_and_the_start_transient":
         "test_given_chain_refusal.py::test_a_driver_too_short_to_forget_its_start_carries_the_start_transient",
     # docstring examples and documentation pages that run chains: the other modules' and pages' stay fast
