@@ -113,6 +113,18 @@ def _drop_jax_caches_after_module():
         import gc
 
         gc.collect()
+        _trim_heap()
+
+
+def _trim_heap() -> None:
+    """Give the heap's free pages back to the operating system (glibc's ``malloc_trim``): the freed executables
+    otherwise stay in the process's resident memory."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):   # not glibc
+        pass
 
 
 # The slow tier (docs/testing.md): tests that took >= ~10 s each (`--durations`, 2 cores), moved out of the
