@@ -726,7 +726,9 @@ def _split_record_sums(closed, wanted: list[int], args) -> tuple:
                     inner = e.params["jaxpr"]
                     outs, pouts = run(inner.jaxpr, inner.consts, ins, pins)
                 else:
-                    ans = e.primitive.bind(*ins, **e.primitive.get_bind_params(e.params))
+                    bp = e.primitive.get_bind_params(e.params)
+                    subfuns, bp = bp if isinstance(bp, tuple) else ((), bp)   # jax < 0.8: (subfuns, params)
+                    ans = e.primitive.bind(*subfuns, *ins, **bp)
                     outs = list(ans) if e.primitive.multiple_results else [ans]
                     pouts = [None] * len(outs)
                     if not e.primitive.multiple_results:

@@ -174,7 +174,8 @@ def test_halfcauchy_prior_in_log_space():
         e2 = np.exp(2 * u)
         d1 = 2 * e2 / (s * s + e2) - 1
         d2 = 4 * s * s * e2 / (s * s + e2) ** 2
-        assert np.abs(d1).max() <= 1.0 and d2.max() <= 1.0 and d2.max() > 0.999
+        # d2 <= 1 exactly (4ab <= (a + b)^2); evaluated in float64 it may land an ulp or two above (numpy < 2)
+        assert np.abs(d1).max() <= 1.0 and d2.max() <= 1.0 + 4 * np.finfo(float).eps and d2.max() > 0.999
     assert math.sqrt(3) <= facts.v_grad_bound <= math.sqrt(3) * (1 + 1e-15)
     assert (facts.v_smoothness, facts.v_convex, facts.k_strong_convexity, facts.k_smoothness) == (1.0, True, None, None)
     assert facts.rule == "HalfCauchy prior -> bounded-gradient smooth convex V in log-space"

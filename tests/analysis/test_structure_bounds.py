@@ -337,6 +337,15 @@ def test_clipped_sigmoid_log_of_one_minus_and_of_nested_clips():
                 assert ((v >= out.lo - tol) & (v <= out.hi + tol)).all(), (pt, v, out.lo, out.hi)
 
 
+def _enable_x64():
+    """jax.enable_x64(True) (jax >= 0.8), jax.experimental.enable_x64() before."""
+    if hasattr(jax, "enable_x64"):
+        return jax.enable_x64(True)
+    from jax.experimental import enable_x64
+
+    return enable_x64()
+
+
 @pytest.mark.parametrize("k", [2, 3])
 def test_clipped_sigmoid_log_of_a_power_of_the_sigmoid(k):
     # p = clamp(s^k): d log p = t k (1 - s) in [0, k] t over all reals; d log1p(-p) = -t k s^k / (1 + ... + s^(k-1))
@@ -360,7 +369,7 @@ def test_clipped_sigmoid_log_of_a_power_of_the_sigmoid(k):
             out = _interpret(prog, boxes)
             for pt in _points(rng, boxes, 80):
                 # evaluated in float64: the bounds are for exact arithmetic, and 1 - s^k cancels in float32
-                with jax.enable_x64(True):
+                with _enable_x64():
                     v = np.asarray(f(*[jnp.asarray(x, jnp.float64) for x in pt]), dtype=np.float64)
                 tol = 1e-9 * np.maximum(1.0, np.abs(v))
                 ok = (v >= out.lo - tol) & (v <= out.hi + tol) | ~np.isfinite(v)

@@ -1831,8 +1831,9 @@ def clipped_sigmoid_log(run, eqn, shape):
                 if _const_point(run, c_) != float(k):
                     continue
                 ve = run.producer(v_)
-                if (k == 2 and v_ is base_s) or (k > 2 and ve is not None and ve.primitive.name == "integer_pow" and
-                                                  int(ve.params["y"]) == k - 1 and ve.invars[0] is base_s):
+                # s^(k-1): s itself for k = 2, or integer_pow[y=k-1] of s (jax < 0.8 writes s^1 so for k = 2)
+                if (k == 2 and v_ is base_s) or (ve is not None and ve.primitive.name == "integer_pow" and
+                                                 int(ve.params["y"]) == k - 1 and ve.invars[0] is base_s):
                     found = prev
         if found is None:
             return None
