@@ -253,7 +253,9 @@ def _rho_gap(g, m, L):
 
 
 @settings(max_examples=200, deadline=None)
-@given(m=st.floats(0.05, 20.0), ratio=st.floats(1.0, 5.0), frac=st.floats(0.01, 0.99), d=st.floats(0.0, 10.0),
+# (d subnormal: the reference g d / gap below, computed in floats, loses its relative precision there)
+@given(m=st.floats(0.05, 20.0), ratio=st.floats(1.0, 5.0), frac=st.floats(0.01, 0.99),
+       d=st.floats(0.0, 10.0, allow_subnormal=False),
        mu_rec=st.floats(0.0, 2.0), extra=st.floats(0.0, 3.0), n=st.integers(1, 200), s=st.integers(1, 20),
        pv=st.floats(0.0, 2.0), lf=st.floats(0.1, 5.0), l2=st.one_of(st.none(), st.floats(0.1, 5.0)))
 def test_coupling_routes_match_their_closed_forms(m, ratio, frac, d, mu_rec, extra, n, s, pv, lf, l2):
