@@ -31,3 +31,17 @@ def test_map_estimate_zeroes_the_gradient_of_the_negative_log_posterior():
     X, y = d["X"].astype(np.float64), d["y"].astype(np.float64)
     grad = X.T @ (1 / (1 + np.exp(-X @ w)) - y) + w
     assert np.linalg.norm(grad) < 1e-8
+
+
+def test_diffprivlib_peer_fits():
+    """The diffprivlib peer runs with the installed scikit-learn (pyproject caps it below 1.8: 1.8 removed the
+    ``multi_class`` argument diffprivlib 0.6.6 passes, 1.9 its import) and, with almost no noise (epsilon 1e9),
+    fits the MAP of the bench's model: sklearn's C = 1 is the prior N(0, I), ``data_norm`` the declared norm 1."""
+    pytest.importorskip("diffprivlib")
+    from bayesdp.bench.peers import _diffprivlib
+
+    d = synthetic_d10(500, 3)
+    w = map_estimate(d["X"], d["y"])
+    coef = _diffprivlib(d["X"], d["y"], 1e9, 1)
+    assert coef.shape == w.shape
+    assert np.max(np.abs(coef - w)) < 5e-3 * np.linalg.norm(w)      # lbfgs' tolerance, not noise
