@@ -35,6 +35,7 @@ Nothing here is released: the data are simulated or bundled, and the seeds only 
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import json
 import os
@@ -173,9 +174,11 @@ def map_estimate(X: np.ndarray, y: np.ndarray, iters: int = 200) -> np.ndarray:
     return w
 
 
+@functools.lru_cache(maxsize=None)
 def gaussian_noise_multiplier(epsilon: float, delta: float, count: int) -> float:
     """The smallest noise multiplier z (noise sd / L2 sensitivity) whose ``count``-fold Gaussian mechanism is
-    (epsilon, delta)-DP by dp-accounting's PLD accountant (bisection, 1e-4 relative; rounded up).
+    (epsilon, delta)-DP by dp-accounting's PLD accountant (bisection, 1e-4 relative; rounded up).  Cached: it
+    depends on public settings only, and each cell's datasets reuse it.
 
     Args:
         epsilon: the target epsilon.
