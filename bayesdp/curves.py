@@ -30,6 +30,7 @@ Conversions (see docs/curves.md for the derivations and citations)
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
@@ -527,8 +528,10 @@ def gdp_log_delta(mu: float, eps: float) -> float:
 #: grows like 1e-16/mu; it overshot delta by relative errors up to 1e-9 for mu in [1e-3, 1e2], issue #13).
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _gdp_delta_mp(mu: float, eps: float):
-    """delta(eps) of mu-GDP in 60-digit arithmetic, rounded up to a float."""
+    """delta(eps) of mu-GDP in 60-digit arithmetic, rounded up to a float (cached: a pure function of two floats,
+    and a calibration asks for the same few thousand points six times over)."""
     import mpmath
 
     with mpmath.workdps(60):
@@ -703,32 +706,37 @@ class GDP(PrivacyCurve):
             >>> round(g.epsilon(0.1), 6), g.delta(g.epsilon(0.1)) <= 0.1
             (1.160334, True)
         """
-        d = _check_delta(delta)
-        mu = self.mu
-        if mu == 0.0 or self.delta(0.0) <= d:
-            return 0.0
-        target = math.log(d)
-        # Upper bracket: GDP => (mu^2/2)-zCDP => eps <= mu^2/2 + mu*sqrt(2 log(1/delta)).
-        hi = mu * mu / 2.0 + mu * math.sqrt(2.0 * -target) + 1.0
-        while math.isfinite(hi) and gdp_log_delta(mu, hi) > target:
-            hi *= 2.0
-        if not math.isfinite(hi):
-            return math.inf
-        lo = 0.0
-        g = lambda e: gdp_log_delta(mu, e) - target  # noqa: E731
-        if not g(lo) > 0.0:   # the float formula and the 60-digit one disagree at 0: bisect in 60 digits
-            return _gdp_epsilon_mp(mu, d)
-        from scipy import optimize   # heavy (0.5 s): only where a curve is optimised
-        root = optimize.brentq(g, lo, hi, xtol=1e-14, rtol=4 * np.finfo(float).eps, maxiter=500)
-        # Return a point whose delta is <= the requested one (an upper bound on eps).
-        eps = root
-        for _ in range(60):
-            if gdp_log_delta(mu, eps) <= target:
-                break
-            eps = eps + max(abs(eps) * 1e-12, 1e-15)
-        else:
-            eps = hi
-        return _verify_gdp_epsilon(mu, eps, d)   # every mu: the float root may be below the true one
+        return _gdp_epsilon(self.mu, _check_delta(delta))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _gdp_epsilon(mu: float, d: float) -> float:
+    """:meth:`GDP.epsilon` (cached: a pure function of two floats; a calibration asks for the same points
+    about six times each)."""
+    if mu == 0.0 or min(1.0, _gdp_delta_mp(mu, 0.0)) <= d:
+        return 0.0
+    target = math.log(d)
+    # Upper bracket: GDP => (mu^2/2)-zCDP => eps <= mu^2/2 + mu*sqrt(2 log(1/delta)).
+    hi = mu * mu / 2.0 + mu * math.sqrt(2.0 * -target) + 1.0
+    while math.isfinite(hi) and gdp_log_delta(mu, hi) > target:
+        hi *= 2.0
+    if not math.isfinite(hi):
+        return math.inf
+    lo = 0.0
+    g = lambda e: gdp_log_delta(mu, e) - target  # noqa: E731
+    if not g(lo) > 0.0:   # the float formula and the 60-digit one disagree at 0: bisect in 60 digits
+        return _gdp_epsilon_mp(mu, d)
+    from scipy import optimize   # heavy (0.5 s): only where a curve is optimised
+    root = optimize.brentq(g, lo, hi, xtol=1e-14, rtol=4 * np.finfo(float).eps, maxiter=500)
+    # Return a point whose delta is <= the requested one (an upper bound on eps).
+    eps = root
+    for _ in range(60):
+        if gdp_log_delta(mu, eps) <= target:
+            break
+        eps = eps + max(abs(eps) * 1e-12, 1e-15)
+    else:
+        eps = hi
+    return _verify_gdp_epsilon(mu, eps, d)   # every mu: the float root may be below the true one
 
 
 # ---------------------------------------------------------------------------

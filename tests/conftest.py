@@ -54,6 +54,9 @@ def pytest_runtest_protocol(item, nextitem):
     yield                        # the test, its teardown included
     if _INTERRUPTED:
         pytest.exit("interrupted (Ctrl-C)", returncode=130)
+    rss = _resident_bytes()
+    if rss is not None and rss > _CLEAR_WITHIN_MODULE_BYTES:      # a long module: do not wait for its end
+        _drop_jax_caches()
 
 
 def _has_gpu() -> bool:
@@ -93,6 +96,9 @@ def pytest_configure(config):
 # the suite's compilation cache makes the recompilations after a drop cheap).
 _WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)
 _CLEAR_ABOVE_BYTES = max((1 << 30) // _WORKERS, 384 << 20)
+# ... and within a module, after any test, above 1.5 GB in all (at least 640 MB each): a long module's programs
+# otherwise pile up until its end (1.35 GB in one worker, 2.16 GB for the tree, before this check).
+_CLEAR_WITHIN_MODULE_BYTES = max((3 << 29) // _WORKERS, 640 << 20)
 
 
 def _resident_bytes() -> int | None:
@@ -106,9 +112,14 @@ def _resident_bytes() -> int | None:
 @pytest.fixture(autouse=True, scope="module")
 def _drop_jax_caches_after_module():
     yield
-    jax = sys.modules.get("jax")
     rss = _resident_bytes()
-    if jax is not None and (rss is None or rss > _CLEAR_ABOVE_BYTES):
+    if rss is None or rss > _CLEAR_ABOVE_BYTES:
+        _drop_jax_caches()
+
+
+def _drop_jax_caches() -> None:
+    jax = sys.modules.get("jax")
+    if jax is not None:
         jax.clear_caches()
         import gc
 
