@@ -10,6 +10,7 @@ ledger unchanged.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import math
 import os
@@ -445,9 +446,16 @@ def run(args) -> int:
     if args.chunks is not None:
         check_chunks(args.chunks, m, "--chunks")
     source = kernel_of(args, model, kw) if plan is None else plan
+    created = not os.path.lexists(args.ledger)
     acct = open_accountant(args.ledger, args.budget, args.budget_delta, args.dataset or os.path.basename(args.data))
     t0 = time.perf_counter()
-    res = api.release(source, spec, data=data, accountant=acct, rng_key=args.seed)
+    try:
+        res = api.release(source, spec, data=data, accountant=acct, rng_key=args.seed)
+    except BaseException:
+        if created and not acct.entries:        # refused before any charge: leave no empty ledger behind
+            with contextlib.suppress(OSError):
+                os.unlink(args.ledger)
+        raise
     out = res.to_dict()
     out["timing"] = {"total_s": time.perf_counter() - t0}
     for w in res.extra.get("warnings", ()):

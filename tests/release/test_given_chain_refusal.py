@@ -132,3 +132,13 @@ def test_cli_allow_uninformative_releases_and_warns_on_stderr(tmp_path, capsys):
     assert rc == 0 and err.startswith("warning: ") and "worse than knowing nothing" in err
     assert len(bayesdp.Ledger.open(str(tmp_path / "l.sqlite")).entries) == 1
     assert '"warnings"' in out
+
+
+def test_cli_refusal_leaves_no_new_ledger_behind(tmp_path, capsys):
+    """A ledger that --budget would create is not left behind, empty, by a release refused before any charge;
+    an existing ledger stays (the test above)."""
+    led = tmp_path / "l.sqlite"
+    rc = main(_cli(tmp_path, "--json"))
+    _, err = capsys.readouterr()
+    assert rc == 2 and "worse than knowing nothing" in err
+    assert not led.exists()
