@@ -319,6 +319,19 @@ def _useful_epsilon(analysed: Analysed, spec: ReleaseSpec, method_name: str, tar
     return _ceil2(hi)
 
 
+#: the delta a pure-DP refusal suggests trying (a common choice well below 1 / m for m up to 1e5)
+_SUGGESTED_DELTA = 1e-6
+
+
+def _useful_delta(analysed: Analysed, spec: ReleaseSpec, target_rmse: float) -> bool:
+    """Whether the same release at ``delta = 1e-6`` is predicted below ``target_rmse`` (public inputs only)."""
+    try:
+        r = _predicted(analysed, replace(spec, delta=_SUGGESTED_DELTA).check(), spec.method_name)
+    except BayesDPError:
+        return False
+    return r is not None and r < target_rmse
+
+
 def _useful_records(analysed: Analysed, spec: ReleaseSpec, method_name: str, target_rmse: float
                     ) -> tuple[int | None, str]:
     """The smallest record count (to 10%, rounded up to two digits) at which the predicted error per value drops
@@ -444,6 +457,8 @@ def check_informative(analysed: Analysed, plan: MethodPlan, spec: ReleaseSpec) -
     fix = (f"it would beat the prior from epsilon = {eps:g}" if eps is not None
            else "no epsilon up to 1e6 would make it beat the prior")
     fix += (f", or at this epsilon from {m_need} records" if m_need is not None else f" ({m_why} at this epsilon)")
+    if not spec.delta > 0 and _useful_delta(analysed, spec, target):
+        fix += f", or at this epsilon with delta = {_SUGGESTED_DELTA:g} (approximate DP)"
     what = (f"the {plan.method} release is predicted worse than knowing nothing: predicted squared error "
             f"{mse:.3g} summed over {len(compared)} value(s) ({plan.predicted_label}) >= the prior's total variance "
             f"{var:.3g} over the same values; {fix}")

@@ -245,3 +245,23 @@ def test_a_prior_without_a_variance_is_left_out_and_named_the_rest_is_compared()
     assert "b: its prior has no finite variance" in out["warnings"][0]
     with pytest.raises(UninformativeError, match="over 2 value"):
         engine.check_informative(analysed, replace(plan, predicted_rmse=1.0), spec)     # 2 >= 2: refused
+
+
+def test_a_pure_dp_refusal_suggests_approximate_dp_when_it_would_help():
+    """delta = 0 leaves only the coupling release, whose bound does not fall with m; the refusal says that
+    delta = 1e-6 would beat the prior when, independently, the engine's own plan at delta = 1e-6 says so."""
+    src = _source(2000)
+    spec = ReleaseSpec("mean", epsilon=1.0, delta=0.0).check()
+    an, plan, _, _ = engine.plan_release(src, spec)
+    assert plan.method == "coupling"
+    _, plan6, _, _ = engine.plan_release(src, ReleaseSpec("mean", epsilon=1.0, delta=1e-6).check())
+    assert plan6.predicted_rmse ** 2 < 1.0                       # per value, against the prior's variance 1
+    with pytest.raises(UninformativeError) as exc:
+        engine.check_informative(an, plan, spec)
+    assert "at this epsilon with delta = 1e-06 (approximate DP)" in str(exc.value)
+    # and not when delta > 0 already
+    big = ReleaseSpec("mean", epsilon=1e-3, delta=1e-6).check()
+    an3, plan3, _, _ = engine.plan_release(src, big)
+    with pytest.raises(UninformativeError) as exc:
+        engine.check_informative(an3, plan3, big)
+    assert "approximate DP" not in str(exc.value)
