@@ -3,11 +3,39 @@ file is read, a model traced, a chain run or a ledger touched (issue #13, item 4
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
+from ..cli import ARG_TYPES, emit_json
 from ..errors import AssumptionError, check_finite
 from ..resources import check_input_file
 import numpy as np
+
+
+def emit(args, result: Any, text: Callable[[], str] | None = None) -> None:
+    """Print ``result`` as JSON with ``--json`` (its ``to_dict()`` when it has one), else ``text()`` (default:
+    ``result.table()``)."""
+    if args.json:
+        emit_json(result.to_dict() if hasattr(result, "to_dict") else result)
+    else:
+        print(result.table() if text is None else text())
+
+
+def add_model_options(p) -> None:
+    """--x-columns, --y-column, --prior-scale and --model-arg (on a parser or an argument group)."""
+    p.add_argument("--x-columns", help="CSV/Parquet: comma-separated feature columns (argument X)")
+    p.add_argument("--y-column", help="CSV/Parquet: response column (argument y)")
+    p.add_argument("--prior-scale", type=ARG_TYPES[float], help="prior scale of a built-in model")
+    p.add_argument("--model-arg", action="append", default=[], metavar="NAME=VALUE",
+                   help="other numeric model hyperparameter, e.g. num_classes=3 (repeat)")
+
+
+def add_chain_options(p) -> None:
+    """--step-size, --num-steps, --batch-size, --inverse-temperature and --clip-norm (on a parser or a group)."""
+    p.add_argument("--step-size", type=ARG_TYPES[float], help="step size gamma")
+    p.add_argument("--num-steps", type=ARG_TYPES[int], help="number of steps n")
+    p.add_argument("--batch-size", type=ARG_TYPES[int], help="SGLD minibatch size s (without replacement)")
+    p.add_argument("--inverse-temperature", type=ARG_TYPES[float], default=1.0, help="beta (default 1)")
+    p.add_argument("--clip-norm", type=ARG_TYPES[float], help="clip each record's likelihood gradient at this norm")
 
 
 def _flag(dest: str) -> str:

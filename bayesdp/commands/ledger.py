@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 from ..cli import ARG_TYPES, OneLineParser, emit_json
+from ._common import emit
 from ..budget.ledger import Ledger
 from ..errors import BudgetError
 from decimal import Decimal, InvalidOperation
@@ -115,10 +116,7 @@ def _table(s: dict, show_all: bool = True) -> str:
 def run_show(args) -> int:
 
     s = Ledger(args.file).summary()
-    if args.json:
-        emit_json(s)
-    else:
-        print(_table(s, show_all=args.all))
+    emit(args, s, lambda: _table(s, show_all=args.all))
     return 0
 
 
@@ -128,10 +126,7 @@ def run_create(args) -> int:
     if Path(args.file).exists():
         raise BudgetError(f"ledger {args.file} already exists; use `bayesdp ledger show {args.file}`")
     s = Ledger.open(args.file, budget=args.budget, budget_delta=args.budget_delta, dataset=args.dataset).summary()
-    if args.json:
-        emit_json(s)
-    else:
-        print(_table(s))
+    emit(args, s, lambda: _table(s))
     return 0
 
 
