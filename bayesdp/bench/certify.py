@@ -42,7 +42,6 @@ def add_arguments(parser) -> None:
 
 
 def _data(path, m, d):
-
     rng = np.random.default_rng(0)
     X = rng.standard_normal((m, d)).astype(np.float32)
     X /= (np.linalg.norm(X, axis=1, keepdims=True) * 1.001)

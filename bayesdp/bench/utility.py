@@ -311,7 +311,6 @@ def default_pick(constants: dict, dim: int, statistic, epsilon: float, delta: fl
 
 def _setting(name: str, data: dict, prior_scale: float, epsilons, args, repeats: int, num_steps: int,
              seed: int) -> list[dict]:
-
     from ..analysis import Domain, analyze
     from ..calibration import calibrate
     from ..models import logistic

@@ -80,7 +80,6 @@ def _run_model(args):
 
 
 def _check_options(args) -> None:
-
     c.count_opt(args, "runs")
     c.open_unit_opt(args, "delta", "1e-5")
     c.open_unit_opt(args, "confidence", "0.95")
@@ -107,7 +106,6 @@ def _check_options(args) -> None:
 
 
 def run(args) -> int:
-
     _check_options(args)
     if args.model is not None:
         rep = _run_model(args)

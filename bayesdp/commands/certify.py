@@ -67,7 +67,6 @@ def _check_options(args) -> None:
 
 
 def run(args) -> int:
-
     from ..analysis.inputs import counts_from_domain
     from ..analysis.loading import load_data, load_model
     from ..analysis.records import validate_records

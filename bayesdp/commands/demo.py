@@ -42,7 +42,6 @@ def add_parser(sub) -> None:
 
 
 def _check_options(args) -> None:
-
     c.positive_opt(args, "epsilon", "pass a positive epsilon")
     c.positive_opt(args, "budget", "pass a positive total epsilon")
     c.positive_opt(args, "prior_scale", "the prior's scale must be positive")
@@ -59,7 +58,6 @@ def _check_options(args) -> None:
 
 
 def run(args) -> int:
-
     _check_options(args)
 
     prepare_jax()

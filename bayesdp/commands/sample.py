@@ -142,7 +142,6 @@ def _join_processes(args) -> None:
         return
     import jax
 
-
     try:
         jax.distributed.initialize(args.coordinator_address, num_processes=args.num_processes,
                                    process_id=args.process_id)
@@ -170,7 +169,6 @@ def _write_netcdf(sampler, args) -> None:
 
 
 def run(args) -> int:
-
     from ..analysis.inputs import counts_from_domain
     from ..analysis.loading import load_data, load_model
     from ..analysis.records import validate_records
