@@ -8,7 +8,9 @@ one-line [`AssumptionError`][bayesdp.errors.AssumptionError] naming the option, 
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 
 import signal
 from typing import Any, Callable, Mapping
@@ -17,7 +19,7 @@ from .errors import AssumptionError
 import sys
 
 __all__ = ["available_memory_bytes", "require_memory", "check_output_file", "check_output_dir", "check_state_file",
-           "check_input_file", "write_file", "same_file", "is_ledger", "remove_stale_temporaries", "GIB"]
+           "check_input_file", "write_file", "same_file", "is_ledger", "remove_stale_temporaries", "fsync", "GIB"]
 
 #: bytes in a GiB (the unit of the memory messages)
 GIB = float(1 << 30)
@@ -316,17 +318,19 @@ def _pid_alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except (PermissionError, OSError):
+    except (OSError, OverflowError):     # another user's process, or not a PID at all: left alone
         return True
     return True
 
 
-def remove_stale_temporaries(path: str) -> list[str]:
-    """Remove the temporaries ``PATH.tmp-PID`` that :func:`write_file` left beside ``path`` in a process
-    that no longer runs (killed while writing); those of running processes stay.
+def remove_stale_temporaries(path: str, pattern: str | None = None) -> list[str]:
+    """Remove the temporaries beside ``path`` that a process which no longer runs left (killed while writing):
+    by default :func:`write_file`'s ``PATH.tmp-PID``; those of running processes stay.
 
     Args:
         path: the destination file.
+        pattern: a regular expression of a temporary's file name whose first group is the writer's PID
+            (default ``NAME.tmp-PID``).
 
     Returns:
         the removed paths.
@@ -339,20 +343,40 @@ def remove_stale_temporaries(path: str) -> list[str]:
         ['plan.json.tmp-999999999']
     """
     p = os.path.abspath(os.fspath(path))
-    folder, base = os.path.dirname(p), os.path.basename(p) + ".tmp-"
+    folder = os.path.dirname(p)
+    rx = re.compile(pattern or re.escape(os.path.basename(p)) + r"\.tmp-(\d+)")
     removed = []
     try:
         names = os.listdir(folder)
     except OSError:
         return removed
     for name in names:
-        if name.startswith(base) and name[len(base):].isdigit() and not _pid_alive(int(name[len(base):])):
-            try:
+        m = rx.fullmatch(name)
+        if m and not _pid_alive(int(m.group(1))):
+            with contextlib.suppress(OSError):
                 os.remove(os.path.join(folder, name))
                 removed.append(os.path.join(folder, name))
-            except OSError:
-                pass
     return removed
+
+
+def fsync(path: str) -> None:
+    """Flush the file or folder ``path`` to the disk (``os.fsync`` of a read-only descriptor).
+
+    Args:
+        path: a file or a folder.
+
+    Raises:
+        OSError: it cannot be opened or flushed.
+
+    Examples:
+        >>> import tempfile
+        >>> fsync(tempfile.mkdtemp())
+    """
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -413,32 +437,16 @@ def write_file(path: str, content: str | bytes | Callable[[str], None], *, optio
         else:
             with open(tmp, "wb") as fh:
                 fh.write(content.encode() if isinstance(content, str) else bytes(content))
-        fd = os.open(tmp, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        fsync(tmp)
         os.replace(tmp, p)
-        try:
-            dfd = os.open(os.path.dirname(p), os.O_RDONLY)
-            try:
-                os.fsync(dfd)
-            finally:
-                os.close(dfd)
-        except OSError:          # a folder that cannot be opened for fsync (some file systems): the rename stands
-            pass
-    except OSError as exc:
-        try:
+        with contextlib.suppress(OSError):   # a folder that cannot be opened for fsync (some file systems)
+            fsync(os.path.dirname(p))
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
             os.remove(tmp)
-        except OSError:
-            pass
-        raise AssumptionError(f"{option} {path}: writing failed ({_one_line(exc)}); nothing was written, check the "
-                              "free space and permissions of the folder") from None
-    except BaseException:
-        try:
-            os.remove(tmp)
-        except OSError:
-            pass
+        if isinstance(exc, OSError):
+            raise AssumptionError(f"{option} {path}: writing failed ({_one_line(exc)}); nothing was written, check "
+                                  "the free space and permissions of the folder") from None
         raise
     finally:
         if old is not None:
