@@ -161,6 +161,18 @@ def is_ledger(path: str) -> bool:
     return head.startswith(b"SQLite format 3\x00") or b"bayesdp-ledger" in head
 
 
+def _check_folder(path: str, option: str) -> None:
+    """The folder of the file ``path`` exists and is writable."""
+    folder = os.path.dirname(os.path.abspath(os.fspath(path)))
+    if not os.path.isdir(folder):
+        if os.path.exists(folder):
+            raise AssumptionError(f"{option} {path}: {folder} is a file, not a folder; choose another path")
+        raise AssumptionError(f"{option} {path}: the folder {folder} does not exist; create it first or choose "
+                              "another path")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise AssumptionError(f"{option} {path}: the folder {folder} is not writable; choose another path")
+
+
 def check_output_file(path: str, option: str, overwrite: bool = False, overwrite_flag: str | None = None,
                       inputs: Mapping[str, Any] | None = None) -> None:
     """``path`` can be written: its folder exists and is writable, it is not a folder, it is none of the
@@ -192,14 +204,7 @@ def check_output_file(path: str, option: str, overwrite: bool = False, overwrite
     p = os.path.abspath(os.fspath(path))
     if os.path.isdir(p):
         raise AssumptionError(f"{option} {path} is a folder; pass a file name inside it")
-    folder = os.path.dirname(p)
-    if not os.path.isdir(folder):
-        if os.path.exists(folder):
-            raise AssumptionError(f"{option} {path}: {folder} is a file, not a folder; choose another path")
-        raise AssumptionError(f"{option} {path}: the folder {folder} does not exist; create it first or choose "
-                              "another path")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise AssumptionError(f"{option} {path}: the folder {folder} is not writable; choose another path")
+    _check_folder(path, option)
     for opt, src in (inputs or {}).items():
         if src is not None and os.path.exists(os.fspath(src)) and same_file(p, src):
             raise AssumptionError(f"{option} {path} is the input file {opt} {src} (the same file); writing would "
@@ -279,13 +284,7 @@ def check_state_file(path: str, option: str) -> None:
         if not os.access(p, os.R_OK | os.W_OK):
             raise AssumptionError(f"{option} {path} is not readable and writable; fix its permissions")
         return
-    folder = os.path.dirname(p)
-    if not os.path.isdir(folder):
-        if os.path.exists(folder):
-            raise AssumptionError(f"{option} {path}: {folder} is a file, not a folder; choose another path")
-        raise AssumptionError(f"{option} {path}: the folder {folder} does not exist; create it first")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise AssumptionError(f"{option} {path}: the folder {folder} is not writable; choose another path")
+    _check_folder(path, option)
 
 
 def check_input_file(path: str, option: str) -> None:

@@ -42,45 +42,34 @@ def _flag(dest: str) -> str:
     return "--" + dest.replace("_", "-")
 
 
-def positive_opt(args, dest: str, fix: str = "") -> None:
+def _checked(args, dest: str, ok, needs: str, fix: str = "") -> None:
     v = getattr(args, dest, None)
-    if v is None:
-        return
-    x = check_finite(_flag(dest), v)
-    if not x > 0:
-        raise AssumptionError(f"{_flag(dest)} = {v:g} must be > 0" + (f"; {fix}" if fix else ""))
+    if v is not None and not ok(check_finite(_flag(dest), v)):
+        raise AssumptionError(f"{_flag(dest)} = {v:g} must be {needs}" + (f"; {fix}" if fix else ""))
+
+
+def positive_opt(args, dest: str, fix: str = "") -> None:
+    _checked(args, dest, lambda x: x > 0, "> 0", fix)
 
 
 def nonnegative_opt(args, dest: str) -> None:
-    v = getattr(args, dest, None)
-    if v is not None and not check_finite(_flag(dest), v) >= 0:
-        raise AssumptionError(f"{_flag(dest)} = {v:g} must be >= 0")
+    _checked(args, dest, lambda x: x >= 0, ">= 0")
+
+
+def open_unit_opt(args, dest: str, example: str) -> None:
+    """A value in (0, 1) (delta, level, confidence)."""
+    _checked(args, dest, lambda x: 0.0 < x < 1.0, "in (0, 1)", f"pass e.g. {example}")
+
+
+def half_open_unit_opt(args, dest: str) -> None:
+    """A value in [0, 1) (a delta budget or cap)."""
+    _checked(args, dest, lambda x: 0.0 <= x < 1.0, "in [0, 1)")
 
 
 def count_opt(args, dest: str, minimum: int = 1) -> None:
     v = getattr(args, dest, None)
     if v is not None and v < minimum:
         raise AssumptionError(f"{_flag(dest)} = {v} must be an integer >= {minimum}")
-
-
-def open_unit_opt(args, dest: str, example: str) -> None:
-    """A value in (0, 1) (delta, level, confidence)."""
-    v = getattr(args, dest, None)
-    if v is None:
-        return
-    x = check_finite(_flag(dest), v)
-    if not 0.0 < x < 1.0:
-        raise AssumptionError(f"{_flag(dest)} = {v:g} must be in (0, 1); pass e.g. {example}")
-
-
-def half_open_unit_opt(args, dest: str) -> None:
-    """A value in [0, 1) (a delta budget or cap)."""
-    v = getattr(args, dest, None)
-    if v is None:
-        return
-    x = check_finite(_flag(dest), v)
-    if not 0.0 <= x < 1.0:
-        raise AssumptionError(f"{_flag(dest)} = {v:g} must be in [0, 1)")
 
 
 def seed_opt(args, dest: str = "seed") -> None:
