@@ -171,7 +171,7 @@ def apply_plan(args, *, chain: bool = True):
         return None
     from ..plan import Plan                       # loads the analyzer (JAX)
 
-    plan = Plan.load(path, model=_plan_model(path))
+    plan = Plan.load(path)      # its model reference is resolved by Plan.load (built-in or file.py:function)
     given = getattr(args, "model", None)
     if given and given != plan.model:
         raise AssumptionError(f"MODEL {given} contradicts --plan {path} (model {plan.model}); drop MODEL")
@@ -196,7 +196,3 @@ def apply_plan(args, *, chain: bool = True):
         args.delta = plan.delta
     return plan
 
-
-def _plan_model(path: str):
-    """None: the plan's model reference is resolved by Plan.load (built-in or file.py:function)."""
-    return None
