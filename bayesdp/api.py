@@ -282,8 +282,6 @@ class PrivateMCMC:
         Returns:
             the DataFrame, one row per coordinate.
         """
-
-
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")    # ESS and R-hat of a single draw per chain
             return _arviz.summary(self.to_inference_data(), prob)
@@ -310,7 +308,6 @@ class PrivateMCMC:
         return self._head() + "\n" + self.to_dataframe().to_string()
 
     def _repr_html_(self) -> str:
-
         head = "".join(f"<p>{escape(line)}</p>" for line in self._head().splitlines())
         return head + ("" if self._sampler is None else self.to_dataframe().to_html())
 
@@ -365,8 +362,6 @@ def chain_inference_data(sampler):
         >>> json.loads(idata["posterior"].attrs["bayesdp_settings"])["step_size"]
         0.001
     """
-
-
     settings = chain_settings(sampler)
     attrs = {"bayesdp_certificate": sampler.certificate_json(), "bayesdp_certified": int(sampler.certified),
              "bayesdp_release": sampler.config.release, "bayesdp_sampler": sampler.config.sampler,

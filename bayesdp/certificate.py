@@ -262,7 +262,6 @@ def curve_dp_event(curve: PrivacyCurve | None, what: str = "curve", reason: str 
     """
     from dp_accounting import dp_event
 
-
     if curve is None or reason is not None:
         raise AssumptionError(f"{what} is not valid ({reason or 'no curve'}); it proves nothing to compose")
     if isinstance(curve, GDP):

@@ -33,8 +33,6 @@ def command_modules() -> list[str]:
         >>> "bayesdp.commands.bound" in command_modules()
         True
     """
-
-
     return [f"bayesdp.commands.{m.name}" for m in sorted(pkgutil.iter_modules(commands.__path__),
                                                           key=lambda m: m.name)
             if not m.name.startswith("_")]
@@ -87,28 +85,22 @@ class OneLineParser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-def _float(text: str) -> float:
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if math.isnan(x):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number")
-    return x
-
-
-def _int(text: str) -> int:
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if not math.isfinite(x) or x != int(x):
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer")
-    return int(x)
+def _number(kind: type, what: str, ok: Callable[[float], bool]) -> Callable[[str], object]:
+    def convert(text: str):
+        try:
+            x = float(text)
+        except ValueError:
+            x = math.nan
+        if not ok(x):
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}")
+        return kind(x)
+    return convert
 
 
 #: argparse ``type=`` converters whose errors are one line (NaN and non-integers refused)
-ARG_TYPES: dict[type, Callable[[str], object]] = {float: _float, int: _int}
+ARG_TYPES: dict[type, Callable[[str], object]] = {
+    float: _number(float, "a number", lambda x: not math.isnan(x)),
+    int: _number(int, "an integer", lambda x: math.isfinite(x) and x == int(x))}
 
 
 def build_parser() -> OneLineParser:
@@ -181,10 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _jax_cache.from_cli(args)
         with clip_advice(""):   # a command with a clipping option (certify) names it itself
             return int(args.func(args) or 0)
-    except UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except BayesDPError as exc:
+    except (UsageError, BayesDPError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

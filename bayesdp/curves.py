@@ -41,7 +41,7 @@ from scipy import special
 from .errors import AssumptionError, check_finite, nonnegative, probability_open
 from .exact import exact as _exact, round_up, up as _up
 
-__all__ = ["PrivacyCurve", "RDP", "GDP", "ApproxDP", "DeltaProfile", "compose", "eps_from_C",
+__all__ = ["PrivacyCurve", "RDP", "GDP", "ApproxDP", "DeltaProfile", "compose",
            "gdp_log_delta", "REPORT_ALPHAS"]
 
 #: Renyi orders listed in every certificate's JSON.
@@ -1036,35 +1036,3 @@ def compose(curves: Iterable[PrivacyCurve]) -> PrivacyCurve:
     raise AssumptionError(
         f"curves of kinds {kinds} cannot be composed exactly; convert each to an (eps, delta) pair first"
     )
-
-
-def eps_from_C(C: float, delta: float | None = None, alpha: float | None = None) -> float:
-    """004's form: ``C/4 + sqrt(C log(1/delta))`` or ``alpha*C/4`` (SEEDS §7.0).
-
-    Args:
-        C: the constant of 004's bounds (RDP ``alpha * C / 4``), >= 0.
-        delta: give either delta in (0, 1) (an (eps, delta) bound) ...
-        alpha: ... or the Renyi order alpha >= 1 (the RDP value).
-
-    Returns:
-        epsilon.
-
-    Raises:
-        AssumptionError: both or neither of delta and alpha, or a value out of range.
-
-    Examples:
-        >>> eps_from_C(4.0, alpha=2.0)
-        2.0
-        >>> round(eps_from_C(1.0, delta=1e-5), 4)
-        3.6431
-    """
-    if (delta is None) == (alpha is None):
-        raise AssumptionError("eps_from_C needs exactly one of delta and alpha")
-    C = nonnegative("C", C)
-    if delta is not None:
-        d = _check_delta(delta)
-        return C / 4.0 + math.sqrt(C * math.log(1.0 / d))
-    a = check_finite("alpha", alpha)
-    if a < 1:
-        raise AssumptionError(f"alpha = {a:.6g} must be >= 1")
-    return a * C / 4.0

@@ -8,7 +8,9 @@ one-line [`AssumptionError`][bayesdp.errors.AssumptionError] naming the option, 
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 
 import signal
 from typing import Any, Callable, Mapping
@@ -17,7 +19,7 @@ from .errors import AssumptionError
 import sys
 
 __all__ = ["available_memory_bytes", "require_memory", "check_output_file", "check_output_dir", "check_state_file",
-           "check_input_file", "write_file", "same_file", "is_ledger", "remove_stale_temporaries", "GIB"]
+           "check_input_file", "write_file", "same_file", "is_ledger", "remove_stale_temporaries", "fsync", "GIB"]
 
 #: bytes in a GiB (the unit of the memory messages)
 GIB = float(1 << 30)
@@ -159,6 +161,18 @@ def is_ledger(path: str) -> bool:
     return head.startswith(b"SQLite format 3\x00") or b"bayesdp-ledger" in head
 
 
+def _check_folder(path: str, option: str) -> None:
+    """The folder of the file ``path`` exists and is writable."""
+    folder = os.path.dirname(os.path.abspath(os.fspath(path)))
+    if not os.path.isdir(folder):
+        if os.path.exists(folder):
+            raise AssumptionError(f"{option} {path}: {folder} is a file, not a folder; choose another path")
+        raise AssumptionError(f"{option} {path}: the folder {folder} does not exist; create it first or choose "
+                              "another path")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise AssumptionError(f"{option} {path}: the folder {folder} is not writable; choose another path")
+
+
 def check_output_file(path: str, option: str, overwrite: bool = False, overwrite_flag: str | None = None,
                       inputs: Mapping[str, Any] | None = None) -> None:
     """``path`` can be written: its folder exists and is writable, it is not a folder, it is none of the
@@ -190,14 +204,7 @@ def check_output_file(path: str, option: str, overwrite: bool = False, overwrite
     p = os.path.abspath(os.fspath(path))
     if os.path.isdir(p):
         raise AssumptionError(f"{option} {path} is a folder; pass a file name inside it")
-    folder = os.path.dirname(p)
-    if not os.path.isdir(folder):
-        if os.path.exists(folder):
-            raise AssumptionError(f"{option} {path}: {folder} is a file, not a folder; choose another path")
-        raise AssumptionError(f"{option} {path}: the folder {folder} does not exist; create it first or choose "
-                              "another path")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise AssumptionError(f"{option} {path}: the folder {folder} is not writable; choose another path")
+    _check_folder(path, option)
     for opt, src in (inputs or {}).items():
         if src is not None and os.path.exists(os.fspath(src)) and same_file(p, src):
             raise AssumptionError(f"{option} {path} is the input file {opt} {src} (the same file); writing would "
@@ -277,13 +284,7 @@ def check_state_file(path: str, option: str) -> None:
         if not os.access(p, os.R_OK | os.W_OK):
             raise AssumptionError(f"{option} {path} is not readable and writable; fix its permissions")
         return
-    folder = os.path.dirname(p)
-    if not os.path.isdir(folder):
-        if os.path.exists(folder):
-            raise AssumptionError(f"{option} {path}: {folder} is a file, not a folder; choose another path")
-        raise AssumptionError(f"{option} {path}: the folder {folder} does not exist; create it first")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise AssumptionError(f"{option} {path}: the folder {folder} is not writable; choose another path")
+    _check_folder(path, option)
 
 
 def check_input_file(path: str, option: str) -> None:
@@ -316,17 +317,19 @@ def _pid_alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except (PermissionError, OSError):
+    except (OSError, OverflowError):     # another user's process, or not a PID at all: left alone
         return True
     return True
 
 
-def remove_stale_temporaries(path: str) -> list[str]:
-    """Remove the temporaries ``PATH.tmp-PID`` that :func:`write_file` left beside ``path`` in a process
-    that no longer runs (killed while writing); those of running processes stay.
+def remove_stale_temporaries(path: str, pattern: str | None = None) -> list[str]:
+    """Remove the temporaries beside ``path`` that a process which no longer runs left (killed while writing):
+    by default :func:`write_file`'s ``PATH.tmp-PID``; those of running processes stay.
 
     Args:
         path: the destination file.
+        pattern: a regular expression of a temporary's file name whose first group is the writer's PID
+            (default ``NAME.tmp-PID``).
 
     Returns:
         the removed paths.
@@ -339,20 +342,40 @@ def remove_stale_temporaries(path: str) -> list[str]:
         ['plan.json.tmp-999999999']
     """
     p = os.path.abspath(os.fspath(path))
-    folder, base = os.path.dirname(p), os.path.basename(p) + ".tmp-"
+    folder = os.path.dirname(p)
+    rx = re.compile(pattern or re.escape(os.path.basename(p)) + r"\.tmp-(\d+)")
     removed = []
     try:
         names = os.listdir(folder)
     except OSError:
         return removed
     for name in names:
-        if name.startswith(base) and name[len(base):].isdigit() and not _pid_alive(int(name[len(base):])):
-            try:
+        m = rx.fullmatch(name)
+        if m and not _pid_alive(int(m.group(1))):
+            with contextlib.suppress(OSError):
                 os.remove(os.path.join(folder, name))
                 removed.append(os.path.join(folder, name))
-            except OSError:
-                pass
     return removed
+
+
+def fsync(path: str) -> None:
+    """Flush the file or folder ``path`` to the disk (``os.fsync`` of a read-only descriptor).
+
+    Args:
+        path: a file or a folder.
+
+    Raises:
+        OSError: it cannot be opened or flushed.
+
+    Examples:
+        >>> import tempfile
+        >>> fsync(tempfile.mkdtemp())
+    """
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -413,32 +436,16 @@ def write_file(path: str, content: str | bytes | Callable[[str], None], *, optio
         else:
             with open(tmp, "wb") as fh:
                 fh.write(content.encode() if isinstance(content, str) else bytes(content))
-        fd = os.open(tmp, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        fsync(tmp)
         os.replace(tmp, p)
-        try:
-            dfd = os.open(os.path.dirname(p), os.O_RDONLY)
-            try:
-                os.fsync(dfd)
-            finally:
-                os.close(dfd)
-        except OSError:          # a folder that cannot be opened for fsync (some file systems): the rename stands
-            pass
-    except OSError as exc:
-        try:
+        with contextlib.suppress(OSError):   # a folder that cannot be opened for fsync (some file systems)
+            fsync(os.path.dirname(p))
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
             os.remove(tmp)
-        except OSError:
-            pass
-        raise AssumptionError(f"{option} {path}: writing failed ({_one_line(exc)}); nothing was written, check the "
-                              "free space and permissions of the folder") from None
-    except BaseException:
-        try:
-            os.remove(tmp)
-        except OSError:
-            pass
+        if isinstance(exc, OSError):
+            raise AssumptionError(f"{option} {path}: writing failed ({_one_line(exc)}); nothing was written, check "
+                                  "the free space and permissions of the folder") from None
         raise
     finally:
         if old is not None:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from scipy import integrate
 from scipy.stats import norm
 
-from bayesdp.curves import GDP, RDP, ApproxDP, DeltaProfile, compose, eps_from_C
+from bayesdp.curves import GDP, RDP, ApproxDP, DeltaProfile, compose
 from bayesdp.errors import AssumptionError
 from exact import gdp_delta, gdp_epsilon, rdp_to_dp_grid
 
@@ -72,8 +72,9 @@ def test_general_rdp_curve_uses_all_orders():
 def test_mironov_004_form():
     # SEEDS §0: inf over alpha of alpha*C/4 + log(1/delta)/(alpha-1) = C/4 + sqrt(C log(1/delta))
     for C, d in [(90.25, 1e-5), (0.1, 1e-6), (7.0, 0.01)]:
-        assert RDP.linear(C / 4).epsilon(d, method="mironov") == pytest.approx(eps_from_C(C, delta=d), rel=1e-12)
-        assert rdp_to_dp_grid(lambda a: a * C / 4, d, "mironov") == pytest.approx(eps_from_C(C, delta=d), rel=1e-6)
+        closed = C / 4 + math.sqrt(C * math.log(1 / d))
+        assert RDP.linear(C / 4).epsilon(d, method="mironov") == pytest.approx(closed, rel=1e-12)
+        assert rdp_to_dp_grid(lambda a: a * C / 4, d, "mironov") == pytest.approx(closed, rel=1e-6)
 
 
 def test_extreme_ranges_no_warnings_no_nan():
@@ -311,7 +312,7 @@ def test_linear_rdp_delta_never_below_exact_mpmath():
     assert below == []
 
 
-# -- issue 25: composition, the (eps, delta) region and eps_from_C against values derived here --------------
+# -- issue 25: composition, the (eps, delta) region against values derived here --------------
 
 def test_compose_every_rule_by_hand():
     # RDP curves add (Mironov 2017 Prop. 1); a GDP(mu) is the RDP curve alpha mu^2 / 2; pure eps0-DP is the
@@ -379,23 +380,6 @@ def test_approx_dp_edges():
     with pytest.raises(AssumptionError) as e:
         ApproxDP(1.0, 1.5)
     assert str(e.value) == "delta = 1.5 must be in [0, 1]"
-
-
-def test_eps_from_C_both_forms_by_hand():
-    # 004: RDP alpha C / 4; (eps, delta) C/4 + sqrt(C log(1/delta))
-    assert eps_from_C(3.0, alpha=2.5) == pytest.approx(2.5 * 3.0 / 4, rel=1e-15)
-    assert eps_from_C(3.0, alpha=1.0) == pytest.approx(0.75, rel=1e-15)         # alpha = 1 is admitted
-    assert eps_from_C(3.0, delta=1e-5) == pytest.approx(0.75 + math.sqrt(3.0 * math.log(1e5)), rel=1e-15)
-    for kwargs, message in [(dict(), "eps_from_C needs exactly one of delta and alpha"),
-                            (dict(delta=1e-5, alpha=2.0), "eps_from_C needs exactly one of delta and alpha"),
-                            (dict(alpha=0.5), "alpha = 0.5 must be >= 1"),
-                            (dict(alpha=float("nan")), "alpha = nan must be finite; pass a finite real value")]:
-        with pytest.raises(AssumptionError) as e:
-            eps_from_C(3.0, **kwargs)
-        assert str(e.value) == message
-    with pytest.raises(AssumptionError) as e:
-        eps_from_C(-1.0, alpha=2.0)
-    assert str(e.value) == "C = -1 must be >= 0"
 
 
 def test_rdp_delta_bretagnolle_huber_and_zero_curves():

@@ -64,7 +64,7 @@ FUNCTIONS: dict[str, list[str]] = {
                "xǁRDPǁ_outward", "xǁRDPǁ_minimise", "xǁRDPǁ_log_delta_at", "xǁRDPǁdelta", "xǁRDPǁ__add__",
                "x_gdp_log_delta", "x__gdp_delta_mp", "x__gdp_epsilon_mp", "x__verify_gdp_epsilon", "xǁGDPǁrdp",
                "xǁGDPǁdelta", "xǁGDPǁepsilon", "xǁApproxDPǁdelta", "xǁApproxDPǁepsilon", "xǁApproxDPǁrdp",
-               "x_compose", "x_eps_from_C"],
+               "x_compose"],
     "sensitivity": ["x__rho", "x_coupling_strongly_convex", "x_coupling_strongly_convex_sgld", "x_coupling_k_plus_v",
                     "x_coupling_route", "xǁSensitivityRouteǁ*"],
     "noise": ["x_granularity", "x_laplace_release", "x_zcdp_rho", "x__sqrt_up", "x_gaussian_calibration",

@@ -277,7 +277,6 @@ def run_scores(mechanism: str, cfg: LQConfig, runs: int, seed: int = 0) -> tuple
     import jax
     import jax.numpy as jnp
 
-
     cfg = cfg.validated(mechanism)
     runs = positive_int("runs", runs)
     check_runs_memory(mechanism, cfg, runs)

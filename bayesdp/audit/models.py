@@ -95,7 +95,6 @@ def worst_case_neighbours(data: Mapping[str, Any], domain, record: int = 0) -> t
 def _outputs(model, data, *, mechanism, runs, seed, domain, **cfg) -> np.ndarray:
     import jax
 
-
     sampler = "sgld" if mechanism.startswith("sgld") else "ula"
     release = "path" if mechanism.endswith("path") else "final"
     s = Sampler(model, data, sampler=sampler, num_chains=runs, release=release, uncertified=True, domain=domain,

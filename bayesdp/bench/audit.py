@@ -33,7 +33,6 @@ MODEL_CASES = [
 
 
 def _model_data(name, m=40, d=3, seed=0):
-
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(m, d))
     X *= 0.99 / np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))

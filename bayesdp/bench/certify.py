@@ -42,7 +42,6 @@ def add_arguments(parser) -> None:
 
 
 def _data(path, m, d):
-
     rng = np.random.default_rng(0)
     X = rng.standard_normal((m, d)).astype(np.float32)
     X /= (np.linalg.norm(X, axis=1, keepdims=True) * 1.001)
@@ -88,12 +87,11 @@ def run(args) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "data.npz")
         _data(path, args.records, args.features)
-        cmd = [sys.executable, "-m", "bayesdp.cli", "certify", "logistic", "--data", path, "--domain", "X.norm=1",
-               "--domain", "y.values=0,1", "--step-size", "1e-4", "--num-steps", "1000", "--batch-size", "100",
-               "--json"]
-        nodata = [sys.executable, "-m", "bayesdp.cli", "certify", "logistic", "--no-data", "--data-size",
-                  str(args.records), "--dim", str(args.features), "--domain", "X.norm=1", "--domain", "y.values=0,1",
-                  "--step-size", "1e-4", "--num-steps", "1000", "--batch-size", "100", "--json"]
+        head = [sys.executable, "-m", "bayesdp.cli", "certify", "logistic"]
+        tail = ["--domain", "X.norm=1", "--domain", "y.values=0,1", "--step-size", "1e-4", "--num-steps", "1000",
+                "--batch-size", "100", "--json"]
+        cmd = head + ["--data", path] + tail
+        nodata = head + ["--no-data", "--data-size", str(args.records), "--dim", str(args.features)] + tail
         ref = [sys.executable, "-c", "import numpy as np, jax, numpyro; "
                f"f = np.load({path!r}); X = f['X']; (np.einsum('ij,ij->i', X, X) <= 1).all()"]
         base_env = {k: v for k, v in os.environ.items() if k != "JAX_COMPILATION_CACHE_DIR"}

@@ -19,7 +19,7 @@ from ..errors import BayesDPError
 from ..theorems.paper_constants import C3_as_printed, eps_delta_C4_form
 
 __all__ = ["NAME", "HELP", "MUS", "CS", "STEP_FRACTIONS", "NUM_STEPS", "DELTA", "add_arguments",
-           "exact_epsilon", "exact_final_mu", "exact_path_mu", "run", "format_table"]
+           "exact_epsilon", "run", "format_table"]
 
 NAME = "tightness"
 HELP = "best certificate vs exact privacy on the linear-quadratic benchmark (and vs the seed routes)"
@@ -83,47 +83,11 @@ def exact_epsilon(mu: float, delta: float) -> float:
                            xtol=1e-12)
 
 
-def exact_final_mu(mu: float, c: float, gamma: float, n: int, beta: float = 1.0) -> float:
-    """Exact GDP mu of ULA's final draw on the linear-quadratic benchmark (Gaussian output:
-    mean shift ``2c (1 - rho^n) / mu`` over the standard deviation, ``rho = 1 - gamma mu``).
+def _exact_mu(kind: str, mu: float, c: float, gamma: float, n: int, beta: float = 1.0) -> float:
+    """The exact GDP mu of ULA's final draw (``ula-final``) or path (``ula-path``) on the benchmark."""
+    from ..audit.lq import LQConfig, exact_mu   # the audit package loads JAX
 
-    Args:
-        mu: strong convexity = smoothness.
-        c: gradient bound (records +-c).
-        gamma: step size.
-        n: number of steps.
-        beta: inverse temperature.
-
-    Returns:
-        the exact mu.
-
-    Examples:
-        >>> round(exact_final_mu(1.0, 0.5, 0.01, 10_000), 4)
-        0.9975
-    """
-    rho = 1 - gamma * mu
-    mean = 2 * c * (1 - rho ** n) / mu
-    var = (2 * gamma / beta) * (1 - rho ** (2 * n)) / (1 - rho ** 2)
-    return mean / math.sqrt(var)
-
-
-def exact_path_mu(c: float, gamma: float, n: int, beta: float = 1.0) -> float:
-    """Exact GDP mu of ULA's whole path on the benchmark: ``2c sqrt(beta n gamma / 2)``.
-
-    Args:
-        c: gradient bound (records +-c).
-        gamma: step size.
-        n: number of steps.
-        beta: inverse temperature.
-
-    Returns:
-        the exact mu.
-
-    Examples:
-        >>> exact_path_mu(0.5, 0.02, 100)
-        1.0
-    """
-    return 2 * c * math.sqrt(beta * n * gamma / 2)
+    return exact_mu(kind, LQConfig(mu, c, step_size=gamma, num_steps=n, inverse_temperature=beta))
 
 
 def _supported_thm52(mu, c, gamma, n) -> float:
@@ -138,8 +102,8 @@ def _row(mu: float, c: float, f: float, n: int) -> dict:
     from ..mechanisms import bound
     gamma = f / mu
     common = dict(strong_convexity=mu, smoothness=mu, grad_bound=c, step_size=gamma, num_steps=n, delta=DELTA)
-    ex_final = exact_epsilon(exact_final_mu(mu, c, gamma, n), DELTA)
-    ex_path = exact_epsilon(exact_path_mu(c, gamma, n), DELTA)
+    ex_final = exact_epsilon(_exact_mu("ula-final", mu, c, gamma, n), DELTA)
+    ex_path = exact_epsilon(_exact_mu("ula-path", mu, c, gamma, n), DELTA)
     final = bound("ula-final", v_smoothness=0.0, **common)
     nonconvex = bound("ula-final", **common)
     path = bound("ula-path", grad_diff=2 * c, step_size=gamma, num_steps=n, delta=DELTA)
@@ -181,7 +145,7 @@ def _soundness(draws: int, seed: int) -> dict:
         delta = 10 ** rng.uniform(-12, -1)
         beta = rng.choice([0.3, 1.0, 3.0])
         decl = rng.choice([{}, {"v_smoothness": 0.0}, {"v_convex": True}])
-        mu_ex = exact_final_mu(mu, c, gamma, n, beta)
+        mu_ex = _exact_mu("ula-final", mu, c, gamma, n, beta)
         if mu_ex > 30:
             continue
         ex = exact_epsilon(mu_ex, delta)
@@ -192,7 +156,7 @@ def _soundness(draws: int, seed: int) -> dict:
                       delta=delta)
         except BayesDPError:
             continue
-        ex_path = exact_epsilon(exact_path_mu(c, gamma, n, beta), delta)
+        ex_path = exact_epsilon(_exact_mu("ula-path", mu, c, gamma, n, beta), delta)
         checked += 1
         for cert in r.certificates:
             if cert.valid and cert.certified and cert.epsilon(delta) < ex * (1 - 1e-7) - 1e-9:

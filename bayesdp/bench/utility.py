@@ -46,12 +46,11 @@ import time
 import numpy as np
 
 from ..budget.ledger import noise_delta, noise_epsilon
-from ..publish.data import load_breast_cancer, scale_to_unit_ball
 from ..publish.statistics import SiteSpec, coordinate_means
 from ..cli import ARG_TYPES
 
 __all__ = ["NAME", "HELP", "EPSILONS", "SIZES", "DELTA", "METHODS", "BAYESDP_METHODS", "TARGET_RATIO",
-           "add_arguments", "synthetic", "bundled", "posterior_mean", "chain_draws", "dpsgld_inverse_temperature",
+           "add_arguments", "synthetic", "posterior_mean", "chain_draws", "dpsgld_inverse_temperature",
            "default_pick", "run", "plot", "format_table"]
 
 NAME = "utility"
@@ -128,22 +127,6 @@ def synthetic(m: int, seed: int = 0, theta=SYNTH_THETA) -> dict:
     X /= np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True) * (1 + 1e-6))
     y = (rng.random(m) < 1.0 / (1.0 + np.exp(-X @ th))).astype(np.float32)
     return {"X": X.astype(np.float32), "y": y}
-
-
-def bundled() -> dict:
-    """The bundled Breast Cancer data, features scaled into the unit ball (the demo's data).
-
-    Returns:
-        ``{"X": (569, 30) float32, "y": (569,) float32}``.
-
-    Examples:
-        >>> data = bundled()
-        >>> data["X"].shape, data["y"].shape
-        ((569, 30), (569,))
-    """
-
-    X, y, _ = load_breast_cancer()
-    return {"X": scale_to_unit_ball(X).astype(np.float32), "y": y.astype(np.float32)}
 
 
 def _plain_logistic(X, y, prior_scale):
@@ -328,7 +311,6 @@ def default_pick(constants: dict, dim: int, statistic, epsilon: float, delta: fl
 
 def _setting(name: str, data: dict, prior_scale: float, epsilons, args, repeats: int, num_steps: int,
              seed: int) -> list[dict]:
-
     from ..analysis import Domain, analyze
     from ..calibration import calibrate
     from ..models import logistic
@@ -459,7 +441,9 @@ def run(args) -> dict:
     datasets = [s.strip() for s in args.datasets.split(",") if s.strip()]
     rows = []
     if "bundled" in datasets:
-        rows += _setting("bundled", bundled(), BUNDLED_PRIOR, epsilons, args, repeats, num_steps, args.seed)
+        from ..datasets import breast_cancer     # loads the analyser (JAX)
+
+        rows += _setting("bundled", breast_cancer().data, BUNDLED_PRIOR, epsilons, args, repeats, num_steps, args.seed)
     if "synthetic" in datasets:
         for m in sizes:
             rows += _setting("synthetic", synthetic(m, args.seed), SYNTH_PRIOR, epsilons, args, repeats, num_steps,

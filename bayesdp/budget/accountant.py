@@ -123,7 +123,6 @@ class Entry:
 
 
 def _rdp_orders():
-
     from dp_accounting.rdp import rdp_privacy_accountant as R
 
     return sorted(set(R.DEFAULT_RDP_ORDERS if hasattr(R, "DEFAULT_RDP_ORDERS") else [])

@@ -393,7 +393,6 @@ class EpsilonDeltaEvent(_Event):
     _optional: ClassVar[tuple] = ("source",)
 
     def __post_init__(self):
-
         e, d = to_decimal(self.epsilon, "epsilon"), to_decimal(self.delta, "delta")
         if e < 0 or not 0 <= d < 1:
             raise BudgetError(f"epsilon = {self.epsilon!r}, delta = {self.delta!r}: need epsilon >= 0 and delta in "

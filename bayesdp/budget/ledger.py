@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ..errors import BudgetError
+from ..resources import fsync, remove_stale_temporaries
 from .accountant import (Entry, Reservation, _Budgeted, _budget, checked_charge, compose, consistency_problem, now,
                          over_budget, reserved_event)
 from .events import discrete_gaussian_event, event_from_json, laplace_event
@@ -691,7 +692,8 @@ def _create(real: Path, E: Decimal, D: Decimal, dataset: str | None, imported_fr
     """Write a new ledger at ``real`` through a temporary file and a hard link (never over an existing file)."""
     if not real.parent.is_dir():
         raise BudgetError(f"ledger {real}: directory {real.parent} does not exist")
-    _remove_stale_temporaries(real)
+    # temporaries of a creation by a killed process (``.NAME.PID.RANDOM.tmp`` and its SQLite journal)
+    remove_stale_temporaries(real, re.escape(f".{real.name}.") + r"(\d+)\.[0-9a-f]+\.tmp(?:-journal)?")
     tmp = real.with_name(f".{real.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
         con = sqlite3.connect(str(tmp), isolation_level=None)
@@ -730,26 +732,4 @@ def _create(real: Path, E: Decimal, D: Decimal, dataset: str | None, imported_fr
         with contextlib.suppress(OSError):
             os.unlink(str(tmp) + "-journal")
     with contextlib.suppress(OSError):
-        fd = os.open(real.parent, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def _remove_stale_temporaries(real: Path) -> None:
-    """Temporary files of this ledger's creation left by a killed process (``.NAME.PID.RANDOM.tmp``, PID dead)."""
-    with contextlib.suppress(OSError):
-        for p in real.parent.glob(f".{real.name}.*.tmp"):
-            m = re.fullmatch(re.escape(f".{real.name}.") + r"(\d+)\.[0-9a-f]+\.tmp", p.name)
-            if m is None:
-                continue
-            try:
-                os.kill(int(m.group(1)), 0)
-            except ProcessLookupError:
-                with contextlib.suppress(OSError):
-                    p.unlink()
-                with contextlib.suppress(OSError):
-                    os.unlink(str(p) + "-journal")
-            except (PermissionError, OverflowError):
-                pass
+        fsync(real.parent)

@@ -3,56 +3,73 @@ file is read, a model traced, a chain run or a ledger touched (issue #13, item 4
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
+from ..cli import ARG_TYPES, emit_json
 from ..errors import AssumptionError, check_finite
 from ..resources import check_input_file
 import numpy as np
+
+
+def emit(args, result: Any, text: Callable[[], str] | None = None) -> None:
+    """Print ``result`` as JSON with ``--json`` (its ``to_dict()`` when it has one), else ``text()`` (default:
+    ``result.table()``)."""
+    if args.json:
+        emit_json(result.to_dict() if hasattr(result, "to_dict") else result)
+    else:
+        print(result.table() if text is None else text())
+
+
+def add_model_options(p) -> None:
+    """--x-columns, --y-column, --prior-scale and --model-arg (on a parser or an argument group)."""
+    p.add_argument("--x-columns", help="CSV/Parquet: comma-separated feature columns (argument X)")
+    p.add_argument("--y-column", help="CSV/Parquet: response column (argument y)")
+    p.add_argument("--prior-scale", type=ARG_TYPES[float], help="prior scale of a built-in model")
+    p.add_argument("--model-arg", action="append", default=[], metavar="NAME=VALUE",
+                   help="other numeric model hyperparameter, e.g. num_classes=3 (repeat)")
+
+
+def add_chain_options(p) -> None:
+    """--step-size, --num-steps, --batch-size, --inverse-temperature and --clip-norm (on a parser or a group)."""
+    p.add_argument("--step-size", type=ARG_TYPES[float], help="step size gamma")
+    p.add_argument("--num-steps", type=ARG_TYPES[int], help="number of steps n")
+    p.add_argument("--batch-size", type=ARG_TYPES[int], help="SGLD minibatch size s (without replacement)")
+    p.add_argument("--inverse-temperature", type=ARG_TYPES[float], default=1.0, help="beta (default 1)")
+    p.add_argument("--clip-norm", type=ARG_TYPES[float], help="clip each record's likelihood gradient at this norm")
 
 
 def _flag(dest: str) -> str:
     return "--" + dest.replace("_", "-")
 
 
-def positive_opt(args, dest: str, fix: str = "") -> None:
+def _checked(args, dest: str, ok, needs: str, fix: str = "") -> None:
     v = getattr(args, dest, None)
-    if v is None:
-        return
-    x = check_finite(_flag(dest), v)
-    if not x > 0:
-        raise AssumptionError(f"{_flag(dest)} = {v:g} must be > 0" + (f"; {fix}" if fix else ""))
+    if v is not None and not ok(check_finite(_flag(dest), v)):
+        raise AssumptionError(f"{_flag(dest)} = {v:g} must be {needs}" + (f"; {fix}" if fix else ""))
+
+
+def positive_opt(args, dest: str, fix: str = "") -> None:
+    _checked(args, dest, lambda x: x > 0, "> 0", fix)
 
 
 def nonnegative_opt(args, dest: str) -> None:
-    v = getattr(args, dest, None)
-    if v is not None and not check_finite(_flag(dest), v) >= 0:
-        raise AssumptionError(f"{_flag(dest)} = {v:g} must be >= 0")
+    _checked(args, dest, lambda x: x >= 0, ">= 0")
+
+
+def open_unit_opt(args, dest: str, example: str) -> None:
+    """A value in (0, 1) (delta, level, confidence)."""
+    _checked(args, dest, lambda x: 0.0 < x < 1.0, "in (0, 1)", f"pass e.g. {example}")
+
+
+def half_open_unit_opt(args, dest: str) -> None:
+    """A value in [0, 1) (a delta budget or cap)."""
+    _checked(args, dest, lambda x: 0.0 <= x < 1.0, "in [0, 1)")
 
 
 def count_opt(args, dest: str, minimum: int = 1) -> None:
     v = getattr(args, dest, None)
     if v is not None and v < minimum:
         raise AssumptionError(f"{_flag(dest)} = {v} must be an integer >= {minimum}")
-
-
-def open_unit_opt(args, dest: str, example: str) -> None:
-    """A value in (0, 1) (delta, level, confidence)."""
-    v = getattr(args, dest, None)
-    if v is None:
-        return
-    x = check_finite(_flag(dest), v)
-    if not 0.0 < x < 1.0:
-        raise AssumptionError(f"{_flag(dest)} = {v:g} must be in (0, 1); pass e.g. {example}")
-
-
-def half_open_unit_opt(args, dest: str) -> None:
-    """A value in [0, 1) (a delta budget or cap)."""
-    v = getattr(args, dest, None)
-    if v is None:
-        return
-    x = check_finite(_flag(dest), v)
-    if not 0.0 <= x < 1.0:
-        raise AssumptionError(f"{_flag(dest)} = {v:g} must be in [0, 1)")
 
 
 def seed_opt(args, dest: str = "seed") -> None:
@@ -154,7 +171,7 @@ def apply_plan(args, *, chain: bool = True):
         return None
     from ..plan import Plan                       # loads the analyzer (JAX)
 
-    plan = Plan.load(path, model=_plan_model(path))
+    plan = Plan.load(path)      # its model reference is resolved by Plan.load (built-in or file.py:function)
     given = getattr(args, "model", None)
     if given and given != plan.model:
         raise AssumptionError(f"MODEL {given} contradicts --plan {path} (model {plan.model}); drop MODEL")
@@ -179,7 +196,3 @@ def apply_plan(args, *, chain: bool = True):
         args.delta = plan.delta
     return plan
 
-
-def _plan_model(path: str):
-    """None: the plan's model reference is resolved by Plan.load (built-in or file.py:function)."""
-    return None

@@ -11,7 +11,7 @@ Exit status 0 when the lower bounds stay below the certificate, 1 when one excee
 
 from __future__ import annotations
 
-from ..cli import ARG_TYPES, emit_json
+from ..cli import ARG_TYPES
 from . import _common as c
 from ..errors import AssumptionError
 from ._common import data_file_opt
@@ -42,16 +42,8 @@ def add_parser(sub) -> None:
                                                          "the domain)")
     m.add_argument("--domain", action="extend", nargs="+", default=[], metavar="ARG.KEY=VALUE",
                    help="public bounds on one record (as for certify)")
-    m.add_argument("--x-columns", help="CSV/Parquet: feature columns")
-    m.add_argument("--y-column", help="CSV/Parquet: response column")
-    m.add_argument("--prior-scale", type=f, help="prior scale of a built-in model")
-    m.add_argument("--model-arg", action="append", default=[], metavar="NAME=VALUE", help="model hyperparameter")
-    m.add_argument("--clip-norm", type=f, help="per-record gradient clipping norm")
-    c = p.add_argument_group("sampler")
-    c.add_argument("--step-size", type=f, help="gamma")
-    c.add_argument("--num-steps", type=i, help="n")
-    c.add_argument("--inverse-temperature", type=f, default=1.0, help="beta (default 1)")
-    c.add_argument("--batch-size", type=i, help="s (SGLD)")
+    c.add_model_options(m)
+    c.add_chain_options(p.add_argument_group("sampler"))
     p.add_argument("--runs", type=i, required=True, help="runs per dataset")
     p.add_argument("--delta", type=f, default=1e-5, help="delta of the certificate (default 1e-5)")
     p.add_argument("--confidence", type=f, default=0.95, help="confidence level (default 0.95)")
@@ -88,7 +80,6 @@ def _run_model(args):
 
 
 def _check_options(args) -> None:
-
     c.count_opt(args, "runs")
     c.open_unit_opt(args, "delta", "1e-5")
     c.open_unit_opt(args, "confidence", "0.95")
@@ -115,7 +106,6 @@ def _check_options(args) -> None:
 
 
 def run(args) -> int:
-
     _check_options(args)
     if args.model is not None:
         rep = _run_model(args)
@@ -130,8 +120,5 @@ def run(args) -> int:
                     inverse_temperature=args.inverse_temperature, batch_size=args.batch_size,
                     data_size=args.data_size, dim=args.dim, delta=args.delta, confidence=args.confidence,
                     seed=args.seed, epsilon=args.epsilon, burn_in=args.burn_in)
-    if args.json:
-        emit_json(rep.to_dict())
-    else:
-        print(rep.table())
+    c.emit(args, rep)
     return 0 if rep.passed else 1

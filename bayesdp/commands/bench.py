@@ -10,7 +10,6 @@ from .. import bench
 
 
 def _bench_modules():
-
     for m in sorted(pkgutil.iter_modules(bench.__path__), key=lambda m: m.name):
         if not m.name.startswith("_"):
             mod = importlib.import_module(f"bayesdp.bench.{m.name}")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from ..cli import ARG_TYPES, OneLineParser, emit_json
+from ..cli import ARG_TYPES, OneLineParser
+from ._common import emit
 
 
 def add_parser(sub) -> None:
@@ -39,8 +40,5 @@ def run(args) -> int:
     params = {o.dest: getattr(args, o.dest) for o in mech.options}
     params = {k: v for k, v in params.items() if v is not None and v is not False}
     report = bound(args.mechanism, delta=args.delta, epsilon=args.epsilon, **params)
-    if args.json:
-        emit_json(report.to_dict())
-    else:
-        print(report.table())
+    emit(args, report)
     return 0

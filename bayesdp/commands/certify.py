@@ -8,7 +8,7 @@ certifies before sampling.  Exit status 2 with one line when nothing can be cert
 
 from __future__ import annotations
 
-from ..cli import ARG_TYPES, emit_json
+from ..cli import ARG_TYPES
 from . import _common as c
 from ..errors import AssumptionError
 from ..errors import clip_advice
@@ -38,20 +38,11 @@ def add_parser(sub) -> None:
                         "repeat the flag; as for sample and release)")
     p.add_argument("--clip-to-domain", action="store_true",
                    help="clip data to the declared domain instead of refusing (recorded in the report)")
-    p.add_argument("--x-columns", help="CSV/Parquet: comma-separated feature columns (argument X)")
-    p.add_argument("--y-column", help="CSV/Parquet: response column (argument y)")
+    c.add_model_options(p)
     p.add_argument("--data-size", type=ARG_TYPES[int], help="number of records (with --no-data)")
     p.add_argument("--dim", type=ARG_TYPES[int], help="features per record (with --no-data)")
     p.add_argument("--sampler", choices=("ula", "sgld"), help="price only this sampler (default: both)")
-    p.add_argument("--step-size", type=ARG_TYPES[float], help="step size gamma")
-    p.add_argument("--num-steps", type=ARG_TYPES[int], help="number of steps n")
-    p.add_argument("--batch-size", type=ARG_TYPES[int], help="SGLD minibatch size s")
-    p.add_argument("--inverse-temperature", type=ARG_TYPES[float], default=1.0, help="beta (default 1)")
-    p.add_argument("--prior-scale", type=ARG_TYPES[float], help="prior scale of a built-in model")
-    p.add_argument("--model-arg", action="append", default=[], metavar="NAME=VALUE",
-                   help="other model hyperparameter (number), e.g. num_classes=3 (repeat)")
-    p.add_argument("--clip-norm", type=ARG_TYPES[float],
-                   help="clip each record's likelihood gradient at this norm (sampler no longer exact)")
+    c.add_chain_options(p)
     p.add_argument("--delta", type=ARG_TYPES[float], default=1e-5, help="report epsilon at this delta")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
@@ -76,7 +67,6 @@ def _check_options(args) -> None:
 
 
 def run(args) -> int:
-
     from ..analysis.inputs import counts_from_domain
     from ..analysis.loading import load_data, load_model
     from ..analysis.records import validate_records
@@ -109,10 +99,7 @@ def run(args) -> int:
                       clip_norm=args.clip_norm, delta=args.delta, model_kwargs=kw,
                       data_size=args.data_size if args.no_data else None, dim=args.dim,
                       clip_to_domain=args.clip_to_domain, sampler=args.sampler, model_name=name)
-    if args.json:
-        emit_json(rep.to_dict())
-    else:
-        print(rep.table())
+    c.emit(args, rep)
     return 0
 
 
@@ -128,8 +115,5 @@ def _run_plan(args) -> int:
     prepare_jax()
 
     rep = certify(Plan.load(args.plan))
-    if args.json:
-        emit_json(rep.to_dict())
-    else:
-        print(rep.table())
+    c.emit(args, rep)
     return 0

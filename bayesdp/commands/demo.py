@@ -8,7 +8,7 @@ non-private estimates marked NOT FOR RELEASE, and writes two PNG plots into ``--
 
 from __future__ import annotations
 
-from ..cli import ARG_TYPES, emit_json
+from ..cli import ARG_TYPES
 from . import _common as c
 from ..errors import AssumptionError
 from ..resources import check_output_dir, check_state_file
@@ -42,7 +42,6 @@ def add_parser(sub) -> None:
 
 
 def _check_options(args) -> None:
-
     c.positive_opt(args, "epsilon", "pass a positive epsilon")
     c.positive_opt(args, "budget", "pass a positive total epsilon")
     c.positive_opt(args, "prior_scale", "the prior's scale must be positive")
@@ -59,7 +58,6 @@ def _check_options(args) -> None:
 
 
 def run(args) -> int:
-
     _check_options(args)
 
     prepare_jax()
@@ -68,8 +66,5 @@ def run(args) -> int:
     res = run_demo(args.epsilon, out_dir=args.out_dir, ledger=args.ledger, budget=args.budget, quick=args.quick,
                    statistic=args.stat, prior_scale=args.prior_scale, num_steps=args.num_steps, seed=args.seed,
                    plots=not args.no_plots)
-    if args.json:
-        emit_json(res.to_dict())
-    else:
-        print(format_demo(res))
+    c.emit(args, res, lambda: format_demo(res))
     return 0

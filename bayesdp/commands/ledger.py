@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 from ..cli import ARG_TYPES, OneLineParser, emit_json
+from ._common import emit
 from ..budget.ledger import Ledger
 from ..errors import BudgetError
 from decimal import Decimal, InvalidOperation
@@ -113,30 +114,20 @@ def _table(s: dict, show_all: bool = True) -> str:
 
 
 def run_show(args) -> int:
-
     s = Ledger(args.file).summary()
-    if args.json:
-        emit_json(s)
-    else:
-        print(_table(s, show_all=args.all))
+    emit(args, s, lambda: _table(s, show_all=args.all))
     return 0
 
 
 def run_create(args) -> int:
-
-
     if Path(args.file).exists():
         raise BudgetError(f"ledger {args.file} already exists; use `bayesdp ledger show {args.file}`")
     s = Ledger.open(args.file, budget=args.budget, budget_delta=args.budget_delta, dataset=args.dataset).summary()
-    if args.json:
-        emit_json(s)
-    else:
-        print(_table(s))
+    emit(args, s, lambda: _table(s))
     return 0
 
 
 def run_resolve(args) -> int:
-
     out = Ledger(args.file).resolve(ids=args.ids, note=args.note)
     if args.json:
         emit_json(out)
@@ -149,7 +140,6 @@ def run_resolve(args) -> int:
 
 
 def run_verify(args) -> int:
-
     s = Ledger(args.file).verify(head=args.head)
     if args.json:
         emit_json({"ok": True, "ledger": s["ledger"], "head": s["head"], "num_releases": s["num_releases"],

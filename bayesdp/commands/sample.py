@@ -40,11 +40,7 @@ def add_parser(sub) -> None:
                                    "the certificate are written to an ArviZ NetCDF file.")
     add_model_data_arguments(p)
     p.add_argument("--sampler", choices=("ula", "sgld"), help="ULA (full batch) or SGLD (minibatches)")
-    p.add_argument("--step-size", type=ARG_TYPES[float], help="step size gamma")
-    p.add_argument("--num-steps", type=ARG_TYPES[int], help="number of steps n")
-    p.add_argument("--batch-size", type=ARG_TYPES[int], help="SGLD minibatch size s (without replacement)")
-    p.add_argument("--inverse-temperature", type=ARG_TYPES[float], default=1.0, help="beta (default 1)")
-    p.add_argument("--clip-norm", type=ARG_TYPES[float], help="clip each record's likelihood gradient at this norm")
+    c.add_chain_options(p)
     p.add_argument("--num-chains", type=ARG_TYPES[int], default=1, help="chains (released chains compose)")
     p.add_argument("--chain-method", choices=("vectorized", "parallel", "sequential"), default="vectorized",
                    help="vectorized (vmap), parallel (sharded over devices) or sequential")
@@ -146,7 +142,6 @@ def _join_processes(args) -> None:
         return
     import jax
 
-
     try:
         jax.distributed.initialize(args.coordinator_address, num_processes=args.num_processes,
                                    process_id=args.process_id)
@@ -174,7 +169,6 @@ def _write_netcdf(sampler, args) -> None:
 
 
 def run(args) -> int:
-
     from ..analysis.inputs import counts_from_domain
     from ..analysis.loading import load_data, load_model
     from ..analysis.records import validate_records

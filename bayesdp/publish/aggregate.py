@@ -261,7 +261,6 @@ def ula_chunk_draws(potential, data: Mapping[str, np.ndarray], index: np.ndarray
     import jax
     import jax.numpy as jnp
 
-
     k, n = index.shape
     steps = positive_int("num_steps", num_steps)
     require(0 <= burn_in < steps, "burn_in", burn_in, f"must be in [0, {steps})")

@@ -268,26 +268,14 @@ def coordinate_means(sites: Sequence[SiteSpec], select: Sequence[str] | None = N
         >>> stat.names, stat.lipschitz == math.sqrt(3)
         (('w[0]', 'w[1]', 'w[2]'), True)
     """
-    if not sites:
-        raise ModelError("sites is empty: the model has no latent site to release")
-    offsets = {}
-    pos = 0
-    for s in sites:
-        if s.name in offsets:
-            raise ModelError(f"site {s.name!r} listed twice")
-        size = positive_int(f"site {s.name!r} size", s.size)
-        offsets[s.name] = (pos, s)
-        pos += size
+    offsets, total = _offsets(sites)
     chosen = [s.name for s in sites] if select is None else list(select)
-    for name in chosen:
-        if name not in offsets:
-            raise ModelError(f"site {name!r} is not a latent site of the model; choose from {sorted(offsets)}")
     pieces = []
     names: list[str] = []
     sq = 0.0
     l2 = 0.0
     for name in chosen:
-        start, s = offsets[name]
+        start, s = _site(offsets, name)
         if s.constrained:
             if s.transform is None or s.transform_lipschitz is None:
                 raise ModelError(f"site {name!r} is constrained: its posterior mean needs the transform's Lipschitz "
@@ -300,8 +288,7 @@ def coordinate_means(sites: Sequence[SiteSpec], select: Sequence[str] | None = N
         sq += Ls * Ls * s.size
         l2 = max(l2, Ls)
         pieces.append((start, s.size, tr))
-        names += [name] if s.size == 1 else [f"{name}[{i}]" for i in range(s.size)]
-    total = pos
+        names += _coordinate_names(s)
 
     def fn(z: np.ndarray) -> np.ndarray:
         require(z.shape[1] == total, "draws dimension", z.shape[1], f"must equal the sites' total size {total}")
@@ -320,27 +307,43 @@ def coordinate_means(sites: Sequence[SiteSpec], select: Sequence[str] | None = N
                      l2_lipschitz=l2, l2_lipschitz_source=src2)
 
 
-def _real_columns(sites: Sequence[SiteSpec], select: Sequence[str] | None, what: str
-                  ) -> tuple[np.ndarray, list[str]]:
-    """Columns and coordinate names of the selected real-support sites (constrained ones refused)."""
+def _offsets(sites: Sequence[SiteSpec]) -> tuple[dict[str, tuple[int, SiteSpec]], int]:
+    """``{name: (first column, site)}`` of the sites in the draws' order, and the total number of columns."""
     if not sites:
         raise ModelError("sites is empty: the model has no latent site to release")
     offsets, pos = {}, 0
     for s in sites:
+        if s.name in offsets:
+            raise ModelError(f"site {s.name!r} listed twice")
         offsets[s.name] = (pos, s)
         pos += positive_int(f"site {s.name!r} size", s.size)
+    return offsets, pos
+
+
+def _site(offsets: dict, name: str) -> tuple[int, SiteSpec]:
+    if name not in offsets:
+        raise ModelError(f"site {name!r} is not a latent site of the model; choose from {sorted(offsets)}")
+    return offsets[name]
+
+
+def _coordinate_names(s: SiteSpec) -> list[str]:
+    return [s.name] if s.size == 1 else [f"{s.name}[{i}]" for i in range(s.size)]
+
+
+def _real_columns(sites: Sequence[SiteSpec], select: Sequence[str] | None, what: str
+                  ) -> tuple[np.ndarray, list[str]]:
+    """Columns and coordinate names of the selected real-support sites (constrained ones refused)."""
+    offsets, _ = _offsets(sites)
     chosen = [s.name for s in sites if not s.constrained] if select is None else list(select)
     cols: list[int] = []
     names: list[str] = []
     for name in chosen:
-        if name not in offsets:
-            raise ModelError(f"site {name!r} is not a latent site of the model; choose from {sorted(offsets)}")
-        start, s = offsets[name]
+        start, s = _site(offsets, name)
         if s.constrained:
             raise ModelError(f"site {name!r} is constrained: {what} are released for real-support sites only "
                              "(pass sites=[...] naming real-support sites)")
         cols += list(range(start, start + s.size))
-        names += [name] if s.size == 1 else [f"{name}[{i}]" for i in range(s.size)]
+        names += _coordinate_names(s)
     if not cols:
         raise ModelError(f"no real-support latent site to release {what} of; pass sites=[...]")
     return np.array(cols), names
@@ -779,18 +782,10 @@ def coordinate_subset_means(sites: Sequence[SiteSpec], coords: Sequence[str]) ->
         >>> stat.names, round(stat.lipschitz, 6), stat.evaluate(np.array([[1.0, 2.0, 3.0], [3.0, 4.0, 5.0]])).tolist()
         (('w[0]', 'w[2]'), 1.414214, [2.0, 4.0])
     """
-    if not any(not s.constrained for s in sites):
-        raise ModelError("no real-support latent site: coordinate means need a site with support on the real line")
     # columns are global (the draws hold every site, constrained ones included); only real-support
     # coordinates can be chosen
-    index, names, offset = {}, [], 0
-    for site in sites:
-        site_names = coordinate_means([SiteSpec(site.name, site.size, constrained=False)]).names
-        if not site.constrained:
-            for j, n in enumerate(site_names):
-                index[n] = offset + j
-            names += list(site_names)
-        offset += int(site.size)
+    all_cols, names = _real_columns(sites, None, "coordinate means")
+    index = dict(zip(names, all_cols.tolist()))
     chosen = [c.strip() for c in coords if c.strip()]
     if not chosen:
         raise AssumptionError("--coords is empty; name the coordinates, e.g. --coords w[0],w[3]")

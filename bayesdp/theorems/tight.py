@@ -193,7 +193,7 @@ def last_draw_gdp(total_strong_convexity: float, total_smoothness: float, grad_d
 
     Examples:
         On the linear-quadratic benchmark (m = L = 1, Delta = 2c = 1) the bound equals the exact mu of
-        the final draw, [`bayesdp.bench.tightness.exact_final_mu`][bayesdp.bench.tightness.exact_final_mu] (0.9975):
+        the final draw, [`bayesdp.audit.lq.exact_mu`][bayesdp.audit.lq.exact_mu] (0.9975):
 
         >>> cert = last_draw_gdp(total_strong_convexity=1.0, total_smoothness=1.0, grad_diff=1.0, step_size=0.01,
         ...                      num_steps=10_000)
