@@ -61,7 +61,7 @@ CERTIFIED = {
     "covtype_indexed": (R, 1e-9), "linreg_student": (1.25 * R, 1e-9), "robust_floor": (2.5 * R + 8.0, 1e-6),
     "negbin": (20.0 * R, 1e-6), "ordinal": (R, 1e-9), "gp_basis": (1.25 * math.sqrt(8) / 2, 1e-6),
     "ar2_lagged": (1.25 * 3 * math.sqrt(2), 1e-6), "poisson_clipped": (math.exp(3.0) * R, 1e-9),
-    "logreg_factor_sum": (R, 1e-9), "zip_clipped": (math.sqrt((math.exp(3.0) * R) ** 2 + 1.0), 1e-9),
+    "logreg_factor_sum": (R, 1e-9), "zip_clipped": (max(math.exp(3.0) * R, math.sqrt(((math.exp(3.0) - 1) * R) ** 2 + 1.0)), 1e-9),
 }
 # name -> phrases of the refusal the page quotes
 REFUSED = {
