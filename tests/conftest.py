@@ -232,6 +232,8 @@ SLOW = {
         "test_families_zip_logits.py::test_zero_count_score_bound_is_above_and_close_to_a_dense_maximum",
     "tests/analysis/test_families_zip_logits.py::test_public_gate_logits_get_the_exact_supremum_far_below_lambda_hi":
         "test_families_zip_logits.py::test_a_zero_inflated_negative_binomial_is_not_taken_for_a_poisson",
+    "tests/analysis/test_families_beta_gate.py::test_zip_beta_gate_bound_is_reached_by_a_grid_of_the_models_gradient":
+        "test_families_beta_gate.py::test_zip_with_a_beta_gate_is_certified_with_the_exact_supremum",
     # the compilation cache: a CLI chain in a subprocess each
     "tests/test_jax_cache.py::test_no_data_record_reaches_the_cache[sgld]": "[ula]",
     "tests/test_jax_cache.py::test_no_jax_cache_flag_and_env_turn_it_off":

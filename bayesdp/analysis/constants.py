@@ -359,6 +359,7 @@ def _likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likel
     what = "per-record gradient bound"
     rule = LIKELIHOOD_RULES.get(s.dist_type)
     pred_var = None
+    clipped_probs = False
     logits_hint = f"write {s.family.replace('Probs', '')}(logits=eta) with eta the predictor (the family's rule needs " \
                   "the logits)"
 
@@ -370,7 +371,13 @@ def _likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likel
     if s.dist_type in PROBS_AS_LOGITS:
         # probs = sigmoid(eta): the family in its natural parameter eta (logistic / binomial-logit rule)
         rule = LIKELIHOOD_RULES[PROBS_AS_LOGITS[s.dist_type]]
-        pred_var = sp.sigmoid_input(program, program.jaxpr.jaxpr.outvars[program.output(name, "param:probs")])
+        probs_var = program.jaxpr.jaxpr.outvars[program.output(name, "param:probs")]
+        pred_var = sp.sigmoid_input(program, probs_var)
+        if pred_var is None:
+            # clip(sigmoid(u)): a unit-interval latent site (e.g. p ~ Beta(a, b)) used as probs; its derivative is the
+            # logits rule's times the clip's (0, 1/2 or 1): the gradient bound holds, smoothness and convexity do not
+            pred_var = sp.clipped_sigmoid_input(program, _one_value(program, probs_var))
+            clipped_probs = pred_var is not None
         if pred_var is None:
             return generic("its probs is not jax.nn.sigmoid of a predictor (the logits rule does not apply)",
                            logits_hint)
@@ -507,8 +514,8 @@ def _likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likel
         units //= max(1, int(np.prod(pred_shape[len(pred_shape) - rule.event_ndim:])))
     units = max(1, units)
     b = r.mul_up(jop, r.sqrt_up(units), unit_score)
-    h = r.mul_up(jop, jop, unit_hess) if affine else None
-    convex = bool(rule.convex and affine)
+    h = r.mul_up(jop, jop, unit_hess) if affine and not clipped_probs else None
+    convex = bool(rule.convex and affine and not clipped_probs)
     kind = "affine" if affine else f"not affine ({sp.how(pa.why)}): Lipschitz bound, no smoothness or convexity"
     detail = (f"grad = J^T psi, sup|J| = {jop:.6g} over the domain ({how_rows}), {rule.predictor} {kind} in theta "
               f"(proven on the program), sup|psi| = {math.sqrt(units) * unit_score:.6g} ({units} unit(s)), "
@@ -516,6 +523,9 @@ def _likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likel
     src = rule.rule if affine else f"{rule.family} likelihood, {rule.predictor} Lipschitz in theta"
     if pred_var is not None and s.dist_type in LOG_LINK:
         src += f" ({LOG_LINK[s.dist_type]} = theta-free factor * exp(-+{rule.predictor}))"
+    elif pred_var is not None and clipped_probs:
+        src += (f" (probs = clip(sigmoid({rule.predictor})): a unit-interval latent site; the clip's kink: no "
+                "smoothness or convexity claimed)")
     elif pred_var is not None:
         src += f" (probs = sigmoid({rule.predictor}))"
     diff = None
@@ -646,7 +656,10 @@ def _zip_site(program, facts, name: str, domain, m: int) -> LikelihoodFacts | st
         if logits:
             b_var = _one_value(program, outvars[gate_i])
         else:
-            b_var = sp.sigmoid_input(program, _one_value(program, outvars[gate_i]))
+            gv = _one_value(program, outvars[gate_i])
+            # a gate sigmoid(b), or a unit-interval latent site's value (clip(sigmoid(u)): a Beta prior): the score in
+            # b is dl/dg g (1 - g) times the clip's derivative (0, 1/2 or 1), so the bounds below hold for it too
+            b_var = sp.sigmoid_input(program, gv) or sp.clipped_sigmoid_input(program, gv)
         if b_var is None:
             return "its gate depends on the latent sites but is not jax.nn.sigmoid of a predictor (or gate_logits)"
     _check_zip_support(program, name, domain, m)

@@ -247,6 +247,28 @@ def halfcauchy_prior(p: dict) -> PriorFacts:
                       r.sqrt_up(n), 1.0, True, "V(u) = log(1 + e^(2u)/s^2) - u, u = log sigma")
 
 
+@prior_rule((dist.Beta, "SigmoidTransform"))
+def beta_prior(p: dict) -> PriorFacts:
+    """Beta(a, b) of a unit-interval parameter g, in u = logit g (the samplers' coordinate; NumPyro's value is
+    g = clip(sigmoid(u), tiny, 1 - eps) and its Jacobian term -softplus(u) - softplus(-u) is not clipped).  Where
+    the clip is inactive, V(u) = a softplus(-u) + b softplus(u) + const (Jacobian included): V'(u) = b g - a (1 - g)
+    in (-a, b), V''(u) = (a + b) g (1 - g) in (0, (a + b)/4].  Where it is active, g is a constant and V(u) =
+    softplus(u) + softplus(-u) + const: V' = 2 sigmoid(u) - 1 in (-1, 1).  So per coordinate |V'| <= max(a, b, 1).
+    At the clip points V' jumps from about b to 1 (and from -1 to -a): V is smooth (L = 1/2) only for a = b = 1
+    (V' = 2 sigmoid(u) - 1 everywhere), and convex when a <= 1 and b <= 1 (V'' >= 0 and every jump upward)
+    (docs/analysis.md)."""
+    a = _positive("concentration1", p["concentration1"])
+    b = _positive("concentration0", p["concentration0"])
+    a, b = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64))
+    g2 = sum((Fraction(max(float(x), float(y), 1.0)) ** 2 for x, y in zip(a.reshape(-1), b.reshape(-1))), Fraction(0))
+    uniform = bool(np.all(a == 1.0) and np.all(b == 1.0))
+    convex = bool(np.all(a <= 1.0) and np.all(b <= 1.0))
+    return PriorFacts("Beta prior -> bounded-gradient V in logit-space" + (", smooth convex" if uniform else ""),
+                      None, None, r.sqrt_up(g2), 0.5 if uniform else None, convex,
+                      "V(u) = a softplus(-u) + b softplus(u), u = logit g; |V'| <= max(a, b, 1) with NumPyro's clipped "
+                      "sigmoid" + ("" if uniform else "; V' jumps where the clip starts: not smooth"))
+
+
 def student_score_sq(nu: float, s: float) -> Fraction:
     """((nu+1)/(2 s sqrt(nu)))^2 = (nu+1)^2/(4 s^2 nu), exact."""
     nu_q, s_q = Fraction(nu), Fraction(s)
