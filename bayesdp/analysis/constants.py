@@ -588,7 +588,7 @@ def zip_zero_score_sup(g_lo: float, lam_lo: float, lam_hi: float, pieces: int = 
         >>> from bayesdp.analysis.constants import zip_zero_score_sup
         >>> zip_zero_score_sup(0.0, 0.5, 3.0)
         3.0
-        >>> 0.4634 < zip_zero_score_sup(0.3, 0.0, 20.0) < 0.4640    # sup near lambda = 1.0: 0.46344...
+        >>> 0.51360 < zip_zero_score_sup(0.3, 0.0, 20.0) < 0.51365    # sup at lambda = 1.5136: 0.513603...
         True
     """
     if g_lo <= 0.0:
