@@ -234,6 +234,9 @@ SLOW = {
         "test_families_zip_logits.py::test_a_zero_inflated_negative_binomial_is_not_taken_for_a_poisson",
     "tests/analysis/test_families_beta_gate.py::test_zip_beta_gate_bound_is_reached_by_a_grid_of_the_models_gradient":
         "test_families_beta_gate.py::test_zip_with_a_beta_gate_is_certified_with_the_exact_supremum",
+    "tests/analysis/test_replace_one_difference.py::"
+    "test_negative_binomial_with_a_per_record_concentration_is_bounded_by_its_range":
+        "test_replace_one_difference.py::test_negative_binomial_intercept_difference_is_the_response_range",
     # the compilation cache: a CLI chain in a subprocess each
     "tests/test_jax_cache.py::test_no_data_record_reaches_the_cache[sgld]": "[ula]",
     "tests/test_jax_cache.py::test_no_jax_cache_flag_and_env_turn_it_off":

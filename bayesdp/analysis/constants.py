@@ -710,11 +710,19 @@ def _zip_site(program, facts, name: str, domain, m: int) -> LikelihoodFacts | st
         # Poisson: |y - lambda| on the box, attained at a corner
         S = max(r.up(F(lam_hi) - F(y_lo)), r.up(F(y_hi) - F(lam_lo)), 0.0)
         G = r.mul_up(S, jac[0])
+        diff, diff_txt = None, "replace-one difference <= 2 G"
+        if not facts.dep[rate_i].data:
+            # the rate reads no data: two records share lambda and J, the difference is (y' - y) grad eta
+            diff = r.mul_up(r.up(F(y_hi) - F(y_lo)), jac[0])
+            diff_txt = (f"the rate reads no data (one lambda for every record): replace-one difference <= (y_hi - y_lo) "
+                        f"|J_eta| = {diff:.6g}")
+            if diff >= r.mul_up(2, G):
+                diff, diff_txt = None, "replace-one difference <= 2 G"
         detail = (f"l = y log lambda - lambda - log y!: dl/d log lambda = y - lambda, |.| <= S = max(lambda_hi - y_lo, "
                   f"y_hi - lambda_lo) = {S:.6g} (lambda in [{lam_lo:.6g}, {lam_hi:.6g}], y in [{y_lo:g}, {y_hi:g}]), "
-                  f"sup|J_eta| = {jac[0]:.6g}; |grad| <= S |J_eta| = {G:.6g}; replace-one difference <= 2 G; no "
+                  f"sup|J_eta| = {jac[0]:.6g}; |grad| <= S |J_eta| = {G:.6g}; {diff_txt}; no "
                   "smoothness or convexity claimed")
-        return LikelihoodFacts(name, POISSON_BOUNDED_RULE, G, None, False, detail)
+        return LikelihoodFacts(name, POISSON_BOUNDED_RULE, G, None, False, detail, diff)
     # counts y >= 1 (integers: the support, checked record by record): |y - lambda| <= s_pos, |dl/db| = g < 1
     pos = y_hi >= 1.0
     y1 = max(1.0, y_lo)

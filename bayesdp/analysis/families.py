@@ -446,11 +446,22 @@ def _nb_hess(fixed, y=None):
     return math.inf if y is None else r.div_up(r.add_up(k_hi, y[1]), 4)
 
 
+def _nb_diff(fixed, y):
+    # shared eta (mu = e^eta): psi(y) - psi(y') = k (y' - y)/(k + mu) for one k: |.| < y_hi - y_lo (mu -> 0), the
+    # sup; with a per-record k in [k_lo, k_hi] psi lies in (-y_hi, k_hi): |psi - psi'| < k_hi + y_hi
+    k_lo, k_hi = _nb_k(fixed)
+    if not math.isfinite(y[1]):
+        raise Unsupported("its response has no declared upper bound")
+    if k_lo == k_hi:
+        return r.up(Fraction(y[1]) - Fraction(y[0]))
+    return r.up(Fraction(k_hi) + Fraction(y[1]))
+
+
 likelihood_rule(LikelihoodRule(
     # the predictor is eta = log(mean) (NegativeBinomial2(mean=jnp.exp(eta), concentration=k)) or -log(rate) up to
     # a theta-free constant (GammaPoisson(k, rate=c / jnp.exp(eta))): found from the program (log_link_input)
     "NegativeBinomial2/GammaPoisson(log mean)", "log mean", 0, ("concentration",), _nb_score, _nb_hess, True,
-    lambda f, shape: (0.0, math.inf, True)), dist.GammaPoisson, dist.NegativeBinomial2)
+    lambda f, shape: (0.0, math.inf, True), diff_bound=_nb_diff), dist.GammaPoisson, dist.NegativeBinomial2)
 
 
 def _ordered_k(fixed) -> int:
@@ -480,9 +491,25 @@ def _ordered_hess(fixed):
     return 0.5
 
 
+def _ordered_diff(fixed, y):
+    # shared eta, classes y < y' (cutpoints c, c' of the two records in the boxes, increasing): psi(y) - psi(y') =
+    # (u' + v') - (u + v) with u = F(c_y - eta), v = F(c_{y+1} - eta); u' + v' <= 1 + F(c'_{K-1} - eta) (y' >= 1) and
+    # u + v >= F(c_1 - eta) (y <= K - 2), so the difference is at most 1 + F(c_{K-1,hi} - eta) - F(c_{1,lo} - eta)
+    # <= 1 + tanh(D/4), D = max(0, c_{K-1,hi} - c_{1,lo}) (sup_t F(t + D) - F(t) = tanh(D/4), at t = -D/2); y' = 0 or
+    # y = K - 1 give at most 1 and 1 + tanh((c_{K-1,hi} - c_{K-1,lo})/4).  Attained for public cutpoints (y = 0,
+    # y' = K - 1, eta = (c_1 + c_{K-1})/2): the exact sup.
+    k = _ordered_k(fixed)
+    lo, hi = fixed["_box:cutpoints"]
+    lo, hi = lo.reshape(-1, k - 1), hi.reshape(-1, k - 1)
+    d = max(Fraction(0), Fraction(float(np.max(hi[:, -1]))) - Fraction(float(np.min(lo[:, 0]))))
+    t = math.tanh(r.up(d) / 4)
+    return r.up(1 + Fraction(float(np.nextafter(np.nextafter(t, math.inf), math.inf))))
+
+
 likelihood_rule(LikelihoodRule(
     "OrderedLogistic(predictor), fixed increasing cutpoints", "predictor", 0, ("cutpoints",), _ordered_score,
-    _ordered_hess, True, lambda f, shape: (0.0, float(_ordered_k(f) - 1), True)), dist.OrderedLogistic)
+    _ordered_hess, True, lambda f, shape: (0.0, float(_ordered_k(f) - 1), True), diff_bound=_ordered_diff),
+    dist.OrderedLogistic)
 
 
 def _t_consts(fixed, cauchy: bool) -> tuple[float, float, float]:

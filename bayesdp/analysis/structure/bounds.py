@@ -960,6 +960,18 @@ def _reduce_extreme(kind):
         b = ins[0]
         axes = tuple(int(a) for a in eqn.params["axes"])
         f = np.max if kind == "max" else np.min
+        if any(b.lo.shape[a] == 0 for a in axes):
+            # a reduction over an empty axis is its identity (e.g. NumPyro's ordered-cutpoints check with one
+            # cutpoint): -inf / +inf for floats, the integer type's extreme, False / True for booleans
+            dt = np.dtype(eqn.outvars[0].aval.dtype)
+            if dt == np.bool_:
+                ident = 0.0 if kind == "max" else 1.0
+            elif np.issubdtype(dt, np.integer):
+                ident = float(np.iinfo(dt).min if kind == "max" else np.iinfo(dt).max)
+            else:
+                ident = -INF if kind == "max" else INF
+            shape = _oshape(eqn)
+            return [_finish(eqn, ins, np.full(shape, ident), np.full(shape, ident))]
         return [_finish(eqn, ins, f(b.lo, axis=axes), f(b.hi, axis=axes))]
     return rule
 
@@ -971,6 +983,9 @@ def reduce_bool(kind):
         b = ins[0]
         axes = tuple(int(a) for a in eqn.params["axes"])
         f = np.min if kind == "and" else np.max
+        if any(b.lo.shape[a] == 0 for a in axes):        # over an empty axis: the identity (all: True, any: False)
+            ident = 1.0 if kind == "and" else 0.0
+            return [_finish(eqn, ins, np.full(_oshape(eqn), ident), np.full(_oshape(eqn), ident))]
         return [_finish(eqn, ins, f(b.lo, axis=axes), f(b.hi, axis=axes))]
     return rule
 

@@ -361,6 +361,9 @@ def log_link_input(program, var):
 
     def count(v):
         return int(np.prod(conc(v.aval.shape))), sum(1 for d in v.aval.shape if not isinstance(d, (int, np.integer)))
+    def one(u):
+        return not hasattr(u, "val") and int(np.prod(conc(u.aval.shape))) == 1 and not any(
+            not isinstance(d, (int, np.integer)) for d in u.aval.shape)
     v = var
     memo: dict = {}
     for _ in range(32):
@@ -373,14 +376,17 @@ def log_link_input(program, var):
             return z if not hasattr(z, "val") and not _theta_free(program, z, memo) else None
         if name in ("div", "mul") and len(e.invars) == 2:
             a, b = e.invars
-            if _theta_free(program, a, memo) and not _theta_free(program, b, memo) and count(b) == count(v):
+            # the theta-dependent operand has the result's entries, or ONE entry (broadcast by the operation)
+            if _theta_free(program, a, memo) and not _theta_free(program, b, memo) and (count(b) == count(v) or one(b)):
                 v = b
                 continue
-            if _theta_free(program, b, memo) and not _theta_free(program, a, memo) and count(a) == count(v):
+            if _theta_free(program, b, memo) and not _theta_free(program, a, memo) and (count(a) == count(v) or one(a)):
                 v = a
                 continue
             return None
-        if name in _SHAPE_KEEPING and count(e.invars[0]) == count(v):
+        if name in _SHAPE_KEEPING and (count(e.invars[0]) == count(v) or (
+                name == "broadcast_in_dim" and int(np.prod(conc(e.invars[0].aval.shape))) == 1)):
+            # (a broadcast of ONE value, e.g. an intercept-only log-mean to every record: each entry is that value)
             v = e.invars[0]
             continue
         return None
