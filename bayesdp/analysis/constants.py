@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from dataclasses import dataclass
 
 import numpy as np
@@ -360,6 +361,7 @@ def _likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likel
     rule = LIKELIHOOD_RULES.get(s.dist_type)
     pred_var = None
     clipped_probs = False
+    clip_range = None
     logits_hint = f"write {s.family.replace('Probs', '')}(logits=eta) with eta the predictor (the family's rule needs " \
                   "the logits)"
 
@@ -374,10 +376,17 @@ def _likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likel
         probs_var = program.jaxpr.jaxpr.outvars[program.output(name, "param:probs")]
         pred_var = sp.sigmoid_input(program, probs_var)
         if pred_var is None:
-            # clip(sigmoid(u)): a unit-interval latent site (e.g. p ~ Beta(a, b)) used as probs; its derivative is the
-            # logits rule's times the clip's (0, 1/2 or 1): the gradient bound holds, smoothness and convexity do not
-            pred_var = sp.clipped_sigmoid_input(program, _one_value(program, probs_var))
-            clipped_probs = pred_var is not None
+            # clip(sigmoid(u)): a unit-interval latent site (e.g. p ~ Beta(a, b)) or a hand-written clip used as
+            # probs; its derivative is the logits rule's times the clip's (0, 1/2 or 1), with s in [lo, hi] where
+            # the clip lets it through
+            got = sp.clipped_sigmoid_input(program, _one_value(program, probs_var))
+            if got is not None:
+                pred_var, clip_range = got[0], (got[1], got[2])
+        # NumPyro's probs log-densities clamp the probability (clamp_probs: clip(p, tiny, 1 - eps)), so the score
+        # falls from about 1 to 0 where sigmoid(eta) rounds past 1 - eps (|eta| ~ 16 in float32, 36 in float64): the
+        # logits rule's gradient bound holds (the clamp's derivative is 0, 1/2 or 1), its smoothness and convexity
+        # do not (a jump of the gradient); write logits=eta for them
+        clipped_probs = pred_var is not None
         if pred_var is None:
             return generic("its probs is not jax.nn.sigmoid of a predictor (the logits rule does not apply)",
                            logits_hint)
@@ -468,6 +477,13 @@ def _likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likel
                                   f"site '{name}'; fix the data")
     try:
         unit_score = float(rule.score_bound(fixed, resp))
+        if clip_range is not None and s.dist_type in (dist.BernoulliProbs, dist.BinomialProbs):
+            # s = sigmoid(eta) in [lo, hi] where the clip's derivative is not 0: psi = n s - y in
+            # [n_lo lo - y_hi, n_hi hi - y_lo] (Bernoulli: n = 1)
+            n_lo, n_hi = fixed.get("total_count", (1.0, 1.0))
+            lo_c, hi_c = (Fraction(v) for v in clip_range)
+            unit_score = min(unit_score, max(r.up(Fraction(n_hi) * hi_c - Fraction(resp[0])),
+                                             r.up(Fraction(resp[1]) - Fraction(n_lo) * lo_c), 0.0))
 
         takes_y = len(inspect.signature(rule.hessian_bound).parameters) >= 2
         unit_hess = float(rule.hessian_bound(fixed, resp) if takes_y else rule.hessian_bound(fixed))
@@ -523,11 +539,13 @@ def _likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likel
     src = rule.rule if affine else f"{rule.family} likelihood, {rule.predictor} Lipschitz in theta"
     if pred_var is not None and s.dist_type in LOG_LINK:
         src += f" ({LOG_LINK[s.dist_type]} = theta-free factor * exp(-+{rule.predictor}))"
-    elif pred_var is not None and clipped_probs:
-        src += (f" (probs = clip(sigmoid({rule.predictor})): a unit-interval latent site; the clip's kink: no "
-                "smoothness or convexity claimed)")
+    elif pred_var is not None and clip_range is not None:
+        src += (f" (probs = clip(sigmoid({rule.predictor}), {clip_range[0]:g}, {clip_range[1]:g}), e.g. a "
+                "unit-interval latent site; the clip's and NumPyro's clamp_probs' kinks: no smoothness or "
+                "convexity claimed)")
     elif pred_var is not None:
-        src += f" (probs = sigmoid({rule.predictor}))"
+        src += (f" (probs = sigmoid({rule.predictor}); NumPyro's clamp_probs is a kink: no smoothness or convexity "
+                "claimed, write logits= for them)")
     diff = None
     if rule.diff_bound is not None and not pd.data and not any(a for a in sp_data_of_blocks(blocks)):
         # the predictor reads no data: two records see the same eta and the same J, so the replace-one difference
@@ -659,7 +677,7 @@ def _zip_site(program, facts, name: str, domain, m: int) -> LikelihoodFacts | st
             gv = _one_value(program, outvars[gate_i])
             # a gate sigmoid(b), or a unit-interval latent site's value (clip(sigmoid(u)): a Beta prior): the score in
             # b is dl/dg g (1 - g) times the clip's derivative (0, 1/2 or 1), so the bounds below hold for it too
-            b_var = sp.sigmoid_input(program, gv) or sp.clipped_sigmoid_input(program, gv)
+            b_var = sp.sigmoid_input(program, gv) or (sp.clipped_sigmoid_input(program, gv) or (None,))[0]
         if b_var is None:
             return "its gate depends on the latent sites but is not jax.nn.sigmoid of a predictor (or gate_logits)"
     _check_zip_support(program, name, domain, m)

@@ -914,8 +914,10 @@ def _hint(low: str, at: str) -> str | None:
         n = fixed.group(1) or fixed.group(2)
         return (f"a plate or array of fixed size {n} meets the records{at} (the data's leading axis, analysed for "
                 "every number of records m): a count of records written as a number, or passed as a model argument "
-                "(N=len(X) outside the model), is not tied to the data; take it from the data inside the model: "
-                "numpyro.plate('data', X.shape[0]) (or len(X)), with X a data argument")
+                "(N=len(X) outside the model), is not tied to the data, and a model defined for exactly "
+                f"{n} records fails on a neighbouring dataset with one record more or fewer (docs/models.md); take it "
+                "from the data inside the model: numpyro.plate('data', X.shape[0]) (or len(X)), with X a data "
+                "argument")
     if "indices must be of integer type" in low:
         return (f"a distribution indexes by its observed value{at} (Categorical, OrderedLogistic: the value is a "
                 "class label) but the labels are traced as real numbers because their domain is a range; declare "

@@ -268,7 +268,7 @@ def _literal_value(program, v):
 def clipped_sigmoid_input(program, var):
     """If ``var`` is ``clip(logistic(z), lo, hi)`` with literal ``0 <= lo <= hi <= 1`` (NumPyro's sigmoid transform
     of a unit-interval latent site, ``_clipped_expit``: ``min(hi, max(lo, logistic(u)))``, inside its ``clip`` call
-    or inlined), through ops that keep its elements, the variable z; else None.  Its derivative in z is
+    or inlined), through ops that keep its elements, ``(z, lo, hi)``; else None.  Its derivative in z is
     ``logistic'(z)`` times 0, 1/2 or 1 (JAX's derivative of max/min: 1/2 at a tie): a rule that bounds the score
     of ``sigmoid(z)`` bounds this one, but not its smoothness (the clip is a kink)."""
 
@@ -321,7 +321,8 @@ def clipped_sigmoid_input(program, var):
             inner, lo, hi = got
             if lo is None or hi is None or not (0.0 <= lo <= hi <= 1.0):
                 return None
-            return sigmoid_input(program, inner)
+            z = sigmoid_input(program, inner)
+            return None if z is None else (z, lo, hi)
         e = program.producer(v)
         if e is None:
             return None
