@@ -235,9 +235,19 @@ SLOW = {
     "tests/test_calibration_diagnostics.py::test_plan_that_cannot_reach_its_target_says_so_in_one_line":
         "test_warning_only_when_neither_contraction_reaches_the_need",
     "tests/analysis/test_families_zip.py::test_latent_gate_bound_is_the_derived_one_and_within_1_001_of_the_grid_maximum":
-        "test_families_zip.py::test_public_gate_bound_is_exp_hi_times_the_row_norm",
+        "test_families_zip.py::test_public_gate_bound_is_the_exact_supremum",
     "tests/analysis/test_families_zip.py::test_random_theta_and_records_never_exceed_the_bound":
         "test_families_zip.py::test_shared_latent_site_uses_the_triangle_inequality",
+    # gate_logits: grids of JAX's gradient of NumPyro's log-density (the bound itself stays in the fast tier)
+    "tests/analysis/test_families_zip_logits.py::test_latent_gate_logits_get_the_exact_supremum":
+        "test_families_zip_logits.py::test_zero_count_score_bound_is_above_and_close_to_a_dense_maximum",
+    "tests/analysis/test_families_zip_logits.py::test_public_gate_logits_get_the_exact_supremum_far_below_lambda_hi":
+        "test_families_zip_logits.py::test_a_zero_inflated_negative_binomial_is_not_taken_for_a_poisson",
+    "tests/analysis/test_families_beta_gate.py::test_zip_beta_gate_bound_is_reached_by_a_grid_of_the_models_gradient":
+        "test_families_beta_gate.py::test_zip_with_a_beta_gate_is_certified_with_the_exact_supremum",
+    "tests/analysis/test_replace_one_difference.py::"
+    "test_negative_binomial_with_a_per_record_concentration_is_bounded_by_its_range":
+        "test_replace_one_difference.py::test_negative_binomial_intercept_difference_is_the_response_range",
     # the compilation cache: a CLI chain in a subprocess each
     "tests/test_jax_cache.py::test_no_data_record_reaches_the_cache[sgld]": "[ula]",
     "tests/test_jax_cache.py::test_no_jax_cache_flag_and_env_turn_it_off":

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from dataclasses import dataclass
 
 import numpy as np
@@ -359,6 +360,8 @@ def _likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likel
     what = "per-record gradient bound"
     rule = LIKELIHOOD_RULES.get(s.dist_type)
     pred_var = None
+    clipped_probs = False
+    clip_range = None
     logits_hint = f"write {s.family.replace('Probs', '')}(logits=eta) with eta the predictor (the family's rule needs " \
                   "the logits)"
 
@@ -370,7 +373,20 @@ def _likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likel
     if s.dist_type in PROBS_AS_LOGITS:
         # probs = sigmoid(eta): the family in its natural parameter eta (logistic / binomial-logit rule)
         rule = LIKELIHOOD_RULES[PROBS_AS_LOGITS[s.dist_type]]
-        pred_var = sp.sigmoid_input(program, program.jaxpr.jaxpr.outvars[program.output(name, "param:probs")])
+        probs_var = program.jaxpr.jaxpr.outvars[program.output(name, "param:probs")]
+        pred_var = sp.sigmoid_input(program, probs_var)
+        if pred_var is None:
+            # clip(sigmoid(u)): a unit-interval latent site (e.g. p ~ Beta(a, b)) or a hand-written clip used as
+            # probs; its derivative is the logits rule's times the clip's (0, 1/2 or 1), with s in [lo, hi] where
+            # the clip lets it through
+            got = sp.clipped_sigmoid_input(program, _one_value(program, probs_var))
+            if got is not None:
+                pred_var, clip_range = got[0], (got[1], got[2])
+        # NumPyro's probs log-densities clamp the probability (clamp_probs: clip(p, tiny, 1 - eps)), so the score
+        # falls from about 1 to 0 where sigmoid(eta) rounds past 1 - eps (|eta| ~ 16 in float32, 36 in float64): the
+        # logits rule's gradient bound holds (the clamp's derivative is 0, 1/2 or 1), its smoothness and convexity
+        # do not (a jump of the gradient); write logits=eta for them
+        clipped_probs = pred_var is not None
         if pred_var is None:
             return generic("its probs is not jax.nn.sigmoid of a predictor (the logits rule does not apply)",
                            logits_hint)
@@ -382,7 +398,7 @@ def _likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likel
             return generic(f"its {LOG_LINK[s.dist_type]} is not exp of a predictor (times a theta-free factor): the "
                            "log-link rule does not apply",
                            "write NegativeBinomial2(mean=jnp.exp(eta), concentration=k) with k a public constant")
-    if rule is None and issubclass(s.dist_type, dist.ZeroInflatedPoisson):
+    if rule is None and s.family in ZI_FAMILIES:
         out = _zip_site(program, facts, name, domain, m)
         if isinstance(out, LikelihoodFacts):
             return out
@@ -461,6 +477,13 @@ def _likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likel
                                   f"site '{name}'; fix the data")
     try:
         unit_score = float(rule.score_bound(fixed, resp))
+        if clip_range is not None and s.dist_type in (dist.BernoulliProbs, dist.BinomialProbs):
+            # s = sigmoid(eta) in [lo, hi] where the clip's derivative is not 0: psi = n s - y in
+            # [n_lo lo - y_hi, n_hi hi - y_lo] (Bernoulli: n = 1)
+            n_lo, n_hi = fixed.get("total_count", (1.0, 1.0))
+            lo_c, hi_c = (Fraction(v) for v in clip_range)
+            unit_score = min(unit_score, max(r.up(Fraction(n_hi) * hi_c - Fraction(resp[0])),
+                                             r.up(Fraction(resp[1]) - Fraction(n_lo) * lo_c), 0.0))
 
         takes_y = len(inspect.signature(rule.hessian_bound).parameters) >= 2
         unit_hess = float(rule.hessian_bound(fixed, resp) if takes_y else rule.hessian_bound(fixed))
@@ -507,8 +530,8 @@ def _likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likel
         units //= max(1, int(np.prod(pred_shape[len(pred_shape) - rule.event_ndim:])))
     units = max(1, units)
     b = r.mul_up(jop, r.sqrt_up(units), unit_score)
-    h = r.mul_up(jop, jop, unit_hess) if affine else None
-    convex = bool(rule.convex and affine)
+    h = r.mul_up(jop, jop, unit_hess) if affine and not clipped_probs else None
+    convex = bool(rule.convex and affine and not clipped_probs)
     kind = "affine" if affine else f"not affine ({sp.how(pa.why)}): Lipschitz bound, no smoothness or convexity"
     detail = (f"grad = J^T psi, sup|J| = {jop:.6g} over the domain ({how_rows}), {rule.predictor} {kind} in theta "
               f"(proven on the program), sup|psi| = {math.sqrt(units) * unit_score:.6g} ({units} unit(s)), "
@@ -516,8 +539,13 @@ def _likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likel
     src = rule.rule if affine else f"{rule.family} likelihood, {rule.predictor} Lipschitz in theta"
     if pred_var is not None and s.dist_type in LOG_LINK:
         src += f" ({LOG_LINK[s.dist_type]} = theta-free factor * exp(-+{rule.predictor}))"
+    elif pred_var is not None and clip_range is not None:
+        src += (f" (probs = clip(sigmoid({rule.predictor}), {clip_range[0]:g}, {clip_range[1]:g}), e.g. a "
+                "unit-interval latent site; the clip's and NumPyro's clamp_probs' kinks: no smoothness or "
+                "convexity claimed)")
     elif pred_var is not None:
-        src += f" (probs = sigmoid({rule.predictor}))"
+        src += (f" (probs = sigmoid({rule.predictor}); NumPyro's clamp_probs is a kink: no smoothness or convexity "
+                "claimed, write logits= for them)")
     diff = None
     if rule.diff_bound is not None and not pd.data and not any(a for a in sp_data_of_blocks(blocks)):
         # the predictor reads no data: two records see the same eta and the same J, so the replace-one difference
@@ -534,36 +562,124 @@ def _likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likel
     return LikelihoodFacts(name, src, b, h, convex, detail, diff)
 
 
-ZIP_RULE = "ZeroInflatedPoisson(gate, rate = exp(eta)), rate bounded over theta and the domain"
+ZIP_RULE = ("ZeroInflatedPoisson(gate or gate_logits, rate = exp(eta)), rate bounded over theta and the domain: "
+            "the exact sup of the score over counts, rates and gates")
 POISSON_BOUNDED_RULE = "Poisson(rate = exp(eta)), rate bounded over theta and the domain"
+
+
+ZI_FAMILIES = ("ZeroInflatedPoisson", "ZeroInflatedProbs", "ZeroInflatedLogits")
+
+
+def _sigmoid_out(b: float, up: bool) -> float:
+    """sigmoid(b) rounded outward (``up``: an upper bound), for a finite or infinite ``b``."""
+    if b == -math.inf:
+        return 0.0
+    if b == math.inf:
+        return 1.0
+    v = 1.0 / (1.0 + math.exp(-b)) if b >= -700 else math.exp(b)
+    for _ in range(4):                     # exp, add and divide: at most a few ulps from the exact value
+        v = float(np.nextafter(v, math.inf if up else 0.0))
+    return min(1.0, v) if up else max(0.0, v)
+
+
+def zip_zero_score_sup(g_lo: float, lam_lo: float, lam_hi: float, pieces: int = 512, rounds: int = 6) -> float:
+    """An upper bound of ``sup (1 - g) lambda q / (g + (1 - g) q)`` (``q = e^-lambda``) over ``g in [g_lo, 1)`` and
+    ``lambda in [lam_lo, lam_hi]``: the score in ``log lambda`` of a zero count under a zero-inflated Poisson with
+    a theta-free gate.  It decreases in ``g`` (it is ``lambda q / (g / (1 - g) + q)``), so its sup is at ``g_lo``:
+    ``f(lambda) = (1 - g_lo) lambda / (g_lo e^lambda + 1 - g_lo)``; on each piece ``[a, b]`` of a subdivision of the
+    rate interval ``f <= (1 - g_lo) b / (g_lo e^a + 1 - g_lo)`` (numerator and denominator increase with lambda),
+    each operation rounded outward (``e^a`` from below by two ulps).  The pieces whose bound can be the largest are
+    split again (``rounds`` times); every piece's bound enters the maximum, so the result bounds ``f`` on the whole
+    interval.  ``g_lo = 0`` gives ``lam_hi`` exactly.
+
+    Args:
+        g_lo: lower bound of the gate (in ``[0, 1)``).
+        lam_lo: lower bound of the rate (``>= 0``).
+        lam_hi: upper bound of the rate (finite).
+        pieces: pieces of the first subdivision, and of each split.
+        rounds: refinements of the pieces that can hold the maximum.
+
+    Returns:
+        The upper bound (a float, rounded up).
+
+    Examples:
+        >>> from bayesdp.analysis.constants import zip_zero_score_sup
+        >>> zip_zero_score_sup(0.0, 0.5, 3.0)
+        3.0
+        >>> 0.51360 < zip_zero_score_sup(0.3, 0.0, 20.0) < 0.51365    # sup at lambda = 1.5136: 0.513603...
+        True
+    """
+    if g_lo <= 0.0:
+        return float(lam_hi)
+    lam_lo = max(0.0, float(lam_lo))
+    one_g_up, one_g_dn = r.up(1 - r.Fraction(g_lo)), r.down(1 - r.Fraction(g_lo))
+
+    def ub(a, b):
+        with np.errstate(over="ignore"):
+            e_a = np.nextafter(np.nextafter(np.exp(a), 0.0), 0.0)
+            den = np.nextafter(np.nextafter(g_lo * e_a, 0.0) + one_g_dn, 0.0)
+            num = np.nextafter(one_g_up * b, np.inf)
+            return np.nextafter(num / den, np.inf)          # den >= 1 - g_lo > 0; inf / inf never: den only grows
+
+    def f(x):
+        with np.errstate(over="ignore"):
+            return (1 - g_lo) * x / (g_lo * np.exp(x) + 1 - g_lo)
+    pts = np.linspace(lam_lo, lam_hi, pieces + 1)
+    pts[0], pts[-1] = lam_lo, lam_hi
+    lo, hi = pts[:-1], pts[1:]
+    done = 0.0                                           # the largest bound of the pieces no longer split
+    best = 0.0                                           # f at the points seen: an estimate of the sup from below
+    for k in range(rounds + 1):
+        u = ub(lo, hi)
+        if k == rounds:
+            break
+        best = max(best, float(np.max(f(np.concatenate([lo, hi])))))
+        keep = u >= best * (1 - 1e-6)                    # the pieces whose bound can be the largest
+        if np.count_nonzero(keep) > 64:                  # split at most the 64 largest bounds
+            keep = np.zeros_like(keep)
+            keep[np.argsort(u)[-64:]] = True
+        done = max(done, float(np.max(u[~keep]))) if np.any(~keep) else done
+        sub = [np.linspace(a, b, pieces + 1) for a, b in zip(lo[keep], hi[keep])]
+        lo = np.concatenate([q[:-1] for q in sub])
+        hi = np.concatenate([q[1:] for q in sub])
+    return max(done, float(np.max(u)))
 
 
 def _zip_site(program, facts, name: str, domain, m: int) -> LikelihoodFacts | str:
     """The zero-inflated Poisson rule (docs/analysis.md, "Zero-inflated Poisson"): ``rate = c exp(+-eta)`` with
     ``c`` theta-free and the rate bounded over all theta and the domain (a clipped log-rate), the gate a theta-free
-    number in ``[0, 1)`` or ``sigmoid(b)``.  With ``S = max(lambda_hi, y_hi - lambda_lo)``: ``|dl/deta| <= S`` and
-    ``|dl/db| <= 1``, so ``|grad l| <= S |J_eta| + |J_b|`` (``sqrt((S |J_eta|)^2 + |J_b|^2)`` when eta and b read
-    disjoint latent sites).  Returns the facts, or why the rule does not apply (a string)."""
+    number in ``[0, 1)``, ``sigmoid(b)`` or given by its logits ``b`` (``ZeroInflatedDistribution(Poisson(rate),
+    gate_logits=b)``).  The per-record gradient is ``t_eta grad eta + t_b grad b`` with the scores ``t`` of the
+    count ``y``; its sup over counts, rates and gates is the largest of the ``y >= 1`` case (``|y - lambda| <=
+    s_pos``, ``|t_b| = g < 1``) and the ``y = 0`` case (``|t_eta| <= lambda_hi``, or :func:`zip_zero_score_sup` for
+    a theta-free gate).  Returns the facts, or why the rule does not apply (a string)."""
     s = program.sites[name]
     if [w for w in s.wrappers if w not in ("Independent", "ExpandedDistribution", "MaskedDistribution")]:
         return "a wrapper around the likelihood"
-    zi = s.family == "ZeroInflatedPoisson"
-    if not ((zi and "gate" in s.params) or s.family == "Poisson") or "rate" not in s.params:
-        return f"{s.family} is not ZeroInflatedPoisson(gate, rate) or Poisson(rate)"
+    zi = s.family in ZI_FAMILIES
+    logits = zi and "gate_logits" in s.params
+    if not ((zi and ("gate" in s.params or logits)) or s.family == "Poisson") or "rate" not in s.params:
+        return f"{s.family} is not ZeroInflatedPoisson(gate, rate), a zero-inflated Poisson or Poisson(rate)"
     if s.family == "Poisson" and getattr(s.dist_type, "arg_constraints", {}).keys() != {"rate"}:
         return "a Poisson with other parameters"
     outvars = program.jaxpr.jaxpr.outvars
     rate_i, value_i = program.output(name, "param:rate"), program.output(name, "value")
-    gate_i = program.output(name, "param:gate") if zi else rate_i
+    gate_i = program.output(name, "param:gate_logits" if logits else "param:gate") if zi else rate_i
     eta = sp.log_link_input(program, _one_value(program, outvars[rate_i]))
     if eta is None:
         return "its rate is not exp of a predictor (times a theta-free factor)"
     gd, ga = facts.dep[gate_i], facts.aff[gate_i]
     b_var = None
     if zi and (gd.theta or ga.kind != CONST):
-        b_var = sp.sigmoid_input(program, _one_value(program, outvars[gate_i]))
+        if logits:
+            b_var = _one_value(program, outvars[gate_i])
+        else:
+            gv = _one_value(program, outvars[gate_i])
+            # a gate sigmoid(b), or a unit-interval latent site's value (clip(sigmoid(u)): a Beta prior): the score in
+            # b is dl/dg g (1 - g) times the clip's derivative (0, 1/2 or 1), so the bounds below hold for it too
+            b_var = sp.sigmoid_input(program, gv) or (sp.clipped_sigmoid_input(program, gv) or (None,))[0]
         if b_var is None:
-            return "its gate depends on the latent sites but is not jax.nn.sigmoid of a predictor"
+            return "its gate depends on the latent sites but is not jax.nn.sigmoid of a predictor (or gate_logits)"
     _check_zip_support(program, name, domain, m)
     rate_b, gate_b, y_b = sp.bound_outputs(program, domain, m, [rate_i, gate_i, value_i])
     lam_lo, lam_hi = max(0.0, float(np.min(rate_b.lo))), float(np.max(rate_b.hi))
@@ -573,9 +689,17 @@ def _zip_site(program, facts, name: str, domain, m: int) -> LikelihoodFacts | st
                 "log-rate: jnp.exp(jnp.clip(eta, lo, hi)) with public lo, hi")
     if not math.isfinite(y_hi):
         return "its counts have no declared upper bound (declare e.g. --domain y.values=0..B)"
-    if zi and b_var is None and not float(np.max(gate_b.hi)) < 1.0:
-        return (f"its gate can be {float(np.max(gate_b.hi)):g} over the domain: a gate of 1 gives every count "
-                "y > 0 probability 0; use a gate below 1")
+    g_lo = g_hi = 0.0
+    if zi and b_var is None:
+        if logits:
+            g_lo, g_hi = _sigmoid_out(float(np.min(gate_b.lo)), False), _sigmoid_out(float(np.max(gate_b.hi)), True)
+            if not math.isfinite(float(np.max(gate_b.hi))):
+                g_hi = 1.0
+        else:
+            g_lo, g_hi = max(0.0, float(np.min(gate_b.lo))), float(np.max(gate_b.hi))
+        if not g_hi < 1.0:
+            return (f"its gate can be {g_hi:g} over the domain: a gate of 1 gives every count "
+                    "y > 0 probability 0; use a gate below 1")
     pred = [eta] + ([b_var] if b_var is not None else [])
     ext = sp.prove(program, program.with_outputs(pred))
     for k, v in enumerate(pred):
@@ -599,27 +723,58 @@ def _zip_site(program, facts, name: str, domain, m: int) -> LikelihoodFacts | st
         jac.append(j)
         used.append({lat for lat in program.latent if lat in blocks and not (
             np.all(np.asarray(blocks[lat].lo) == 0) and np.all(np.asarray(blocks[lat].hi) == 0))})
-    # ZIP: y = 0 gives |dl/dlog lambda| <= lambda_hi whatever y_lo; Poisson: |y - lambda| on the box
-    S = max(lam_hi if zi else r.up(r.Fraction(lam_hi) - r.Fraction(y_lo)),
-            r.up(r.Fraction(y_hi) - r.Fraction(lam_lo)))
-    g_eta = r.mul_up(S, jac[0])
-    if b_var is None:
-        G, how_ = g_eta, "S |J_eta|"
-    elif not (used[0] & used[1]):
-        G, how_ = r.sqrt_up(r.add_up(r.mul_up(g_eta, g_eta), r.mul_up(jac[1], jac[1]))), \
-            "sqrt((S |J_eta|)^2 + |J_b|^2) (log-rate and gate logit read disjoint latent sites)"
-    else:
-        G, how_ = r.add_up(g_eta, jac[1]), "S |J_eta| + |J_b| (triangle inequality)"
+    F = r.Fraction
     if not zi:
+        # Poisson: |y - lambda| on the box, attained at a corner
+        S = max(r.up(F(lam_hi) - F(y_lo)), r.up(F(y_hi) - F(lam_lo)), 0.0)
+        G = r.mul_up(S, jac[0])
+        diff, diff_txt = None, "replace-one difference <= 2 G"
+        if not facts.dep[rate_i].data:
+            # the rate reads no data: two records share lambda and J, the difference is (y' - y) grad eta
+            diff = r.mul_up(r.up(F(y_hi) - F(y_lo)), jac[0])
+            diff_txt = (f"the rate reads no data (one lambda for every record): replace-one difference <= (y_hi - y_lo) "
+                        f"|J_eta| = {diff:.6g}")
+            if diff >= r.mul_up(2, G):
+                diff, diff_txt = None, "replace-one difference <= 2 G"
         detail = (f"l = y log lambda - lambda - log y!: dl/d log lambda = y - lambda, |.| <= S = max(lambda_hi - y_lo, "
                   f"y_hi - lambda_lo) = {S:.6g} (lambda in [{lam_lo:.6g}, {lam_hi:.6g}], y in [{y_lo:g}, {y_hi:g}]), "
-                  f"sup|J_eta| = {jac[0]:.6g}; |grad| <= S |J_eta| = {G:.6g}; replace-one difference <= 2 G; no "
+                  f"sup|J_eta| = {jac[0]:.6g}; |grad| <= S |J_eta| = {G:.6g}; {diff_txt}; no "
                   "smoothness or convexity claimed")
-        return LikelihoodFacts(name, POISSON_BOUNDED_RULE, G, None, False, detail)
-    detail = (f"l = log ZIP(y | g, lambda): |dl/d log lambda| <= S = max(lambda_hi, y_hi - lambda_lo) = {S:.6g} "
-              f"(lambda in [{lam_lo:.6g}, {lam_hi:.6g}], y <= {y_hi:g}), "
-              + ("gate theta-free" if b_var is None else f"|dl/db| <= 1 for gate = sigmoid(b), sup|J_b| = {jac[1]:.6g}")
-              + f", sup|J_eta| = {jac[0]:.6g}; |grad| <= {how_} = {G:.6g}; replace-one difference <= 2 G; no "
+        return LikelihoodFacts(name, POISSON_BOUNDED_RULE, G, None, False, detail, diff)
+    # counts y >= 1 (integers: the support, checked record by record): |y - lambda| <= s_pos, |dl/db| = g < 1
+    pos = y_hi >= 1.0
+    y1 = max(1.0, y_lo)
+    s_pos = max(r.up(F(y_hi) - F(lam_lo)), r.up(F(lam_hi) - F(y1)), 0.0) if pos else 0.0
+    # a zero count (in the domain when y_lo = 0): |dl/d log lambda| <= lambda_hi (latent gate, g -> 0) or the sup of
+    # (1 - g) lambda q / D at the gate's lower bound (theta-free gate); |dl/db| = g (1 - g)(1 - q) / D
+    zero = y_lo <= 0.0
+    t0 = (lam_hi if b_var is not None else zip_zero_score_sup(g_lo, lam_lo, lam_hi)) if zero else 0.0
+    S = max(s_pos, t0)
+    if b_var is None:
+        G = r.mul_up(S, jac[0])
+        how_ = "max(s_pos, t0) |J_eta|"
+    elif not (used[0] & used[1]):
+        # |grad|^2 = t_eta^2 |J_eta|^2 + t_b^2 |J_b|^2; y >= 1: s_pos^2 J_eta^2 + J_b^2 (g -> 1); y = 0: with u = g / D,
+        # t_eta = lambda (1 - u) (1 - g) ... <= lambda (1 - u), t_b <= (1 - q) u: convex in u, at most an endpoint
+        sq = lambda a, b: r.add_up(r.mul_up(a, a, b, b))  # noqa: E731
+        cand = [r.add_up(sq(s_pos, jac[0]), sq(1.0, jac[1]))] if pos else []
+        if zero:
+            cand += [sq(lam_hi, jac[0]), sq(1.0, jac[1])]
+        G = r.sqrt_up(max(cand))
+        how_ = ("sqrt(max(s_pos^2 |J_eta|^2 + |J_b|^2, lambda_hi^2 |J_eta|^2)) (log-rate and gate logit read "
+                "disjoint latent sites)")
+    else:
+        cand = [r.add_up(r.mul_up(s_pos, jac[0]), jac[1])] if pos else []
+        if zero:
+            cand += [r.mul_up(lam_hi, jac[0]), jac[1]]
+        G = max(cand)
+        how_ = "max(s_pos |J_eta| + |J_b|, lambda_hi |J_eta|) (triangle inequality)"
+    gate_txt = ("gate theta-free in [%.6g, %.6g]" % (g_lo, g_hi) if b_var is None else
+                f"|dl/db| < 1 for gate = sigmoid(b){' (gate_logits)' if logits else ''}, sup|J_b| = {jac[1]:.6g}")
+    detail = (f"l = log ZIP(y | g, lambda): y >= 1: |dl/d log lambda| = |y - lambda| <= s_pos = max(y_hi - lambda_lo, "
+              f"lambda_hi - max(1, y_lo)) = {s_pos:.6g}; y = 0: |dl/d log lambda| <= t0 = {t0:.6g} "
+              f"(lambda in [{lam_lo:.6g}, {lam_hi:.6g}], y in [{y_lo:g}, {y_hi:g}]), {gate_txt}, "
+              f"sup|J_eta| = {jac[0]:.6g}; |grad| <= {how_} = {G:.6g}; replace-one difference <= 2 G; no "
               "smoothness or convexity claimed")
     return LikelihoodFacts(name, ZIP_RULE, G, None, False, detail)
 

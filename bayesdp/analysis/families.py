@@ -247,6 +247,28 @@ def halfcauchy_prior(p: dict) -> PriorFacts:
                       r.sqrt_up(n), 1.0, True, "V(u) = log(1 + e^(2u)/s^2) - u, u = log sigma")
 
 
+@prior_rule((dist.Beta, "SigmoidTransform"))
+def beta_prior(p: dict) -> PriorFacts:
+    """Beta(a, b) of a unit-interval parameter g, in u = logit g (the samplers' coordinate; NumPyro's value is
+    g = clip(sigmoid(u), tiny, 1 - eps) and its Jacobian term -softplus(u) - softplus(-u) is not clipped).  Where
+    the clip is inactive, V(u) = a softplus(-u) + b softplus(u) + const (Jacobian included): V'(u) = b g - a (1 - g)
+    in (-a, b), V''(u) = (a + b) g (1 - g) in (0, (a + b)/4].  Where it is active, g is a constant and V(u) =
+    softplus(u) + softplus(-u) + const: V' = 2 sigmoid(u) - 1 in (-1, 1).  So per coordinate |V'| <= max(a, b, 1).
+    At the clip points V' jumps from about b to 1 (and from -1 to -a): V is smooth (L = 1/2) only for a = b = 1
+    (V' = 2 sigmoid(u) - 1 everywhere), and convex when a <= 1 and b <= 1 (V'' >= 0 and every jump upward)
+    (docs/analysis.md)."""
+    a = _positive("concentration1", p["concentration1"])
+    b = _positive("concentration0", p["concentration0"])
+    a, b = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64))
+    g2 = sum((Fraction(max(float(x), float(y), 1.0)) ** 2 for x, y in zip(a.reshape(-1), b.reshape(-1))), Fraction(0))
+    uniform = bool(np.all(a == 1.0) and np.all(b == 1.0))
+    convex = bool(np.all(a <= 1.0) and np.all(b <= 1.0))
+    return PriorFacts("Beta prior -> bounded-gradient V in logit-space" + (", smooth convex" if uniform else ""),
+                      None, None, r.sqrt_up(g2), 0.5 if uniform else None, convex,
+                      "V(u) = a softplus(-u) + b softplus(u), u = logit g; |V'| <= max(a, b, 1) with NumPyro's clipped "
+                      "sigmoid" + ("" if uniform else "; V' jumps where the clip starts: not smooth"))
+
+
 def student_score_sq(nu: float, s: float) -> Fraction:
     """((nu+1)/(2 s sqrt(nu)))^2 = (nu+1)^2/(4 s^2 nu), exact."""
     nu_q, s_q = Fraction(nu), Fraction(s)
@@ -424,11 +446,22 @@ def _nb_hess(fixed, y=None):
     return math.inf if y is None else r.div_up(r.add_up(k_hi, y[1]), 4)
 
 
+def _nb_diff(fixed, y):
+    # shared eta (mu = e^eta): psi(y) - psi(y') = k (y' - y)/(k + mu) for one k: |.| < y_hi - y_lo (mu -> 0), the
+    # sup; with a per-record k in [k_lo, k_hi] psi lies in (-y_hi, k_hi): |psi - psi'| < k_hi + y_hi
+    k_lo, k_hi = _nb_k(fixed)
+    if not math.isfinite(y[1]):
+        raise Unsupported("its response has no declared upper bound")
+    if k_lo == k_hi:
+        return r.up(Fraction(y[1]) - Fraction(y[0]))
+    return r.up(Fraction(k_hi) + Fraction(y[1]))
+
+
 likelihood_rule(LikelihoodRule(
     # the predictor is eta = log(mean) (NegativeBinomial2(mean=jnp.exp(eta), concentration=k)) or -log(rate) up to
     # a theta-free constant (GammaPoisson(k, rate=c / jnp.exp(eta))): found from the program (log_link_input)
     "NegativeBinomial2/GammaPoisson(log mean)", "log mean", 0, ("concentration",), _nb_score, _nb_hess, True,
-    lambda f, shape: (0.0, math.inf, True)), dist.GammaPoisson, dist.NegativeBinomial2)
+    lambda f, shape: (0.0, math.inf, True), diff_bound=_nb_diff), dist.GammaPoisson, dist.NegativeBinomial2)
 
 
 def _ordered_k(fixed) -> int:
@@ -458,9 +491,25 @@ def _ordered_hess(fixed):
     return 0.5
 
 
+def _ordered_diff(fixed, y):
+    # shared eta, classes y < y' (cutpoints c, c' of the two records in the boxes, increasing): psi(y) - psi(y') =
+    # (u' + v') - (u + v) with u = F(c_y - eta), v = F(c_{y+1} - eta); u' + v' <= 1 + F(c'_{K-1} - eta) (y' >= 1) and
+    # u + v >= F(c_1 - eta) (y <= K - 2), so the difference is at most 1 + F(c_{K-1,hi} - eta) - F(c_{1,lo} - eta)
+    # <= 1 + tanh(D/4), D = max(0, c_{K-1,hi} - c_{1,lo}) (sup_t F(t + D) - F(t) = tanh(D/4), at t = -D/2); y' = 0 or
+    # y = K - 1 give at most 1 and 1 + tanh((c_{K-1,hi} - c_{K-1,lo})/4).  Attained for public cutpoints (y = 0,
+    # y' = K - 1, eta = (c_1 + c_{K-1})/2): the exact sup.
+    k = _ordered_k(fixed)
+    lo, hi = fixed["_box:cutpoints"]
+    lo, hi = lo.reshape(-1, k - 1), hi.reshape(-1, k - 1)
+    d = max(Fraction(0), Fraction(float(np.max(hi[:, -1]))) - Fraction(float(np.min(lo[:, 0]))))
+    t = math.tanh(r.up(d) / 4)
+    return r.up(1 + Fraction(float(np.nextafter(np.nextafter(t, math.inf), math.inf))))
+
+
 likelihood_rule(LikelihoodRule(
     "OrderedLogistic(predictor), fixed increasing cutpoints", "predictor", 0, ("cutpoints",), _ordered_score,
-    _ordered_hess, True, lambda f, shape: (0.0, float(_ordered_k(f) - 1), True)), dist.OrderedLogistic)
+    _ordered_hess, True, lambda f, shape: (0.0, float(_ordered_k(f) - 1), True), diff_bound=_ordered_diff),
+    dist.OrderedLogistic)
 
 
 def _t_consts(fixed, cauchy: bool) -> tuple[float, float, float]:

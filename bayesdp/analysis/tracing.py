@@ -454,6 +454,8 @@ def _site_record(name, s) -> Site:
 
     if isinstance(base, dist.GammaPoisson) and "rate" not in params and _has_attr(base, "rate"):
         params += ("rate",)      # NegativeBinomial2 stores its mean as GammaPoisson's rate = concentration / mean
+    if "rate" not in params and zero_inflated_poisson(base) is not None:
+        params += ("rate",)      # ZeroInflatedDistribution(Poisson(rate), gate=... or gate_logits=...): the base's rate
     bound_params = ()
     sup = getattr(fn, "support", None)
     for attr in ("lower_bound", "upper_bound"):
@@ -490,6 +492,30 @@ def _public_scale(c) -> float | None:
         return None
     v = float(a.reshape(()))
     return v if np.isfinite(v) and v > 0 else None
+
+
+def zero_inflated_poisson(base):
+    """The Poisson inside ``ZeroInflatedDistribution(Poisson(rate), gate=...)`` or ``(..., gate_logits=...)``
+    (NumPyro's ``ZeroInflatedProbs`` / ``ZeroInflatedLogits``, the base expanded to the batch shape), or None
+    (another distribution, or another base: only an exact ``Poisson`` qualifies)."""
+    import numpyro.distributions as dist
+    from numpyro.distributions.discrete import ZeroInflatedProbs
+
+    if not isinstance(base, ZeroInflatedProbs) or isinstance(base, dist.ZeroInflatedPoisson):
+        return None
+    inner, wrappers = _unwrap(getattr(base, "base_dist", None))
+    if type(inner) is not dist.Poisson or [w for w in wrappers if w != "ExpandedDistribution"]:
+        return None
+    return inner
+
+
+def _param(base, k):
+    """Parameter ``k`` of the unwrapped distribution (a zero-inflated Poisson's ``rate``: its base's)."""
+    if k == "rate" and not _has_attr(base, "rate"):
+        inner = zero_inflated_poisson(base)
+        if inner is not None:
+            return inner.rate
+    return getattr(base, k)
 
 
 def _has_attr(d, k) -> bool:
@@ -592,7 +618,7 @@ def trace_program(model: Callable, data_shapes: Mapping[str, tuple], data_dtypes
                 lp = fn.log_prob(s["value"]).sum() + t.log_abs_det_jacobian(theta[sname], s["value"]).sum()
                 put((sname, "logp"), lp)
             for k in rec.params:
-                put((sname, f"param:{k}"), _broadcast_param(fn, base, getattr(base, k)))
+                put((sname, f"param:{k}"), _broadcast_param(fn, base, _param(base, k)))
             if rec.masked:
                 put((sname, "mask"), _mask_of(fn))
         return outs
@@ -888,8 +914,10 @@ def _hint(low: str, at: str) -> str | None:
         n = fixed.group(1) or fixed.group(2)
         return (f"a plate or array of fixed size {n} meets the records{at} (the data's leading axis, analysed for "
                 "every number of records m): a count of records written as a number, or passed as a model argument "
-                "(N=len(X) outside the model), is not tied to the data; take it from the data inside the model: "
-                "numpyro.plate('data', X.shape[0]) (or len(X)), with X a data argument")
+                "(N=len(X) outside the model), is not tied to the data, and a model defined for exactly "
+                f"{n} records fails on a neighbouring dataset with one record more or fewer (docs/models.md); take it "
+                "from the data inside the model: numpyro.plate('data', X.shape[0]) (or len(X)), with X a data "
+                "argument")
     if "indices must be of integer type" in low:
         return (f"a distribution indexes by its observed value{at} (Categorical, OrderedLogistic: the value is a "
                 "class label) but the labels are traced as real numbers because their domain is a range; declare "

@@ -52,7 +52,10 @@ DATA.update({"baseball_pooled_logit": DATA["baseball_pooled"], "linreg_student":
              "robust_floor": DATA["robust_latent"], "negbin": DATA["negbin_latent"], "gp_basis": DATA["gp_exact"],
              "ar2_lagged": {"lags": np.stack([SERIES[1:-1], SERIES[:-2]], axis=1), "y": SERIES[2:]},
              "poisson_clipped": DATA["poisson_glm"], "logreg_factor_sum": DATA["logreg_vectorised"],
-             "zip_glm": DATA["poisson_glm"], "zip_clipped": DATA["poisson_glm"]})
+             "zip_glm": DATA["poisson_glm"], "zip_clipped": DATA["poisson_glm"],
+             "stacked_columns": {"age": RNG.uniform(-1, 1, m), "dose": RNG.uniform(-1, 1, m),
+                                 "y": (np.arange(m) % 2).astype(float)},
+             "zip_beta_gate": DATA["poisson_glm"]})
 R = Domain.parse(["X.norm=1"]).get("X").certified_norm
 
 # name -> (expected record_grad_bound, relative tolerance) for the certified ones (the page's numbers)
@@ -61,7 +64,9 @@ CERTIFIED = {
     "covtype_indexed": (R, 1e-9), "linreg_student": (1.25 * R, 1e-9), "robust_floor": (2.5 * R + 8.0, 1e-6),
     "negbin": (20.0 * R, 1e-6), "ordinal": (R, 1e-9), "gp_basis": (1.25 * math.sqrt(8) / 2, 1e-6),
     "ar2_lagged": (1.25 * 3 * math.sqrt(2), 1e-6), "poisson_clipped": (math.exp(3.0) * R, 1e-9),
-    "logreg_factor_sum": (R, 1e-9), "zip_clipped": (math.sqrt((math.exp(3.0) * R) ** 2 + 1.0), 1e-9),
+    "logreg_factor_sum": (R, 1e-9), "zip_clipped": (max(math.exp(3.0) * R, math.sqrt(((math.exp(3.0) - 1) * R) ** 2 + 1.0)), 1e-9),
+    "stacked_columns": (math.sqrt(3.0), 1e-12),
+    "zip_beta_gate": (max(math.exp(3.0) * R, math.sqrt(((math.exp(3.0) - 1) * R) ** 2 + 1.0)), 1e-9),
 }
 # name -> phrases of the refusal the page quotes
 REFUSED = {

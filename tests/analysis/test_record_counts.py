@@ -128,3 +128,20 @@ def test_counts_not_tied_to_the_records_are_refused_with_the_rewrite(model, word
     with pytest.raises(ModelError, match=words) as e:
         analyze(model, {"X": X, "y": Y}, DOM)
     assert "\n" not in str(e.value) and "Traceback" not in str(e.value)
+
+
+def literal_plate(X, y=None):
+    w = numpyro.sample("w", dist.Normal(0.0, 1.0).expand([X.shape[1]]).to_event(1))
+    with numpyro.plate("data", 30):                  # the data's number of records, written as a number
+        numpyro.sample("obs", dist.Bernoulli(logits=X @ w), obs=y)
+
+
+def test_a_literal_count_equal_to_the_records_is_refused_with_the_reason_and_the_rewrite():
+    # refused even though the data has exactly 30 records: a model defined for 30 records fails on an add/remove
+    # neighbour with 29 or 31 (docs/models.md, "A number of records written as a number")
+    assert X.shape[0] == 30
+    with pytest.raises(ModelError, match=r"fixed size 30 meets the records at test_record_counts.py:\d+ "
+                                         r"\(literal_plate\).*neighbouring dataset with one record more or fewer.*"
+                                         r"numpyro.plate\('data', X.shape\[0\]\)") as e:
+        analyze(literal_plate, {"X": X, "y": Y}, DOM)
+    assert "\n" not in str(e.value) and "Traceback" not in str(e.value)

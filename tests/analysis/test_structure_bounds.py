@@ -132,7 +132,8 @@ LOOSE = {"digamma", "erf_inv", "erf", "erfc", "lgamma", "acosh", "atanh", "asin"
 # primitives whose rule is "unbounded" by design (random numbers), or that only re-tag arrays
 TOP = {"random_bits", "random_fold_in", "random_seed", "random_split", "random_unwrap", "random_wrap",
        "threefry2x32", "rng_bit_generator", "rng_uniform"}
-TAGS = {"sharding_constraint", "mesh_cast", "reshard", "dim_as_value"}   # identities / symbolic: tested elsewhere
+TAGS = {"sharding_constraint", "mesh_cast", "reshard", "dim_as_value",   # identities / symbolic: tested elsewhere
+        "stack", "unstack"}         # JAX >= 0.8 only: tests/analysis/test_stack_columns.py
 
 
 def test_every_rule_has_a_case():

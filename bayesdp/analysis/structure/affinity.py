@@ -189,7 +189,7 @@ def custom_derivative(run, eqn, ins):
 
 #: primitives that map finite real operands to a finite real result for EVERY finite operand (real arithmetic)
 FINITE = set(("neg add sub mul dot_general add_any reduce_sum broadcast_in_dim reshape transpose squeeze slice "
-              "concatenate pad convert_element_type copy select_n exp tanh logistic sin cos abs max min clamp "
+              "concatenate stack unstack pad convert_element_type copy select_n exp tanh logistic sin cos abs max min clamp "
               "reduce_max reduce_min square").split())
 
 
@@ -226,7 +226,7 @@ def identity(run, eqn, ins):
     return list(ins[:len(eqn.outvars)])
 
 
-LINEAR = ("neg reshape broadcast_in_dim transpose squeeze rev slice pad concatenate reduce_sum cumsum copy "
+LINEAR = ("neg reshape broadcast_in_dim transpose squeeze rev slice pad concatenate stack unstack reduce_sum cumsum copy "
           "reduce_precision add sub add_any split sharding_constraint mesh_cast reshard real").split()
 
 RULES = {name: linear for name in LINEAR}

@@ -960,6 +960,18 @@ def _reduce_extreme(kind):
         b = ins[0]
         axes = tuple(int(a) for a in eqn.params["axes"])
         f = np.max if kind == "max" else np.min
+        if any(b.lo.shape[a] == 0 for a in axes):
+            # a reduction over an empty axis is its identity (e.g. NumPyro's ordered-cutpoints check with one
+            # cutpoint): -inf / +inf for floats, the integer type's extreme, False / True for booleans
+            dt = np.dtype(eqn.outvars[0].aval.dtype)
+            if dt == np.bool_:
+                ident = 0.0 if kind == "max" else 1.0
+            elif np.issubdtype(dt, np.integer):
+                ident = float(np.iinfo(dt).min if kind == "max" else np.iinfo(dt).max)
+            else:
+                ident = -INF if kind == "max" else INF
+            shape = _oshape(eqn)
+            return [_finish(eqn, ins, np.full(shape, ident), np.full(shape, ident))]
         return [_finish(eqn, ins, f(b.lo, axis=axes), f(b.hi, axis=axes))]
     return rule
 
@@ -971,6 +983,9 @@ def reduce_bool(kind):
         b = ins[0]
         axes = tuple(int(a) for a in eqn.params["axes"])
         f = np.min if kind == "and" else np.max
+        if any(b.lo.shape[a] == 0 for a in axes):        # over an empty axis: the identity (all: True, any: False)
+            ident = 1.0 if kind == "and" else 0.0
+            return [_finish(eqn, ins, np.full(_oshape(eqn), ident), np.full(_oshape(eqn), ident))]
         return [_finish(eqn, ins, f(b.lo, axis=axes), f(b.hi, axis=axes))]
     return rule
 
@@ -1048,6 +1063,13 @@ def concatenate(run, eqn, ins):
         lo = np.minimum.reduce([b.lo for b in ins])
         hi = np.maximum.reduce([b.hi for b in ins])
         return [_finish(eqn, ins, np.broadcast_to(lo, shape), np.broadcast_to(hi, shape))]
+    del src
+    return [_concat_slots(eqn, ins, dim)]
+
+
+def _concat_slots(eqn, ins, dim: int) -> Bound:
+    """Concatenation along a constant-size axis ``dim``: boxes and linear forms side by side (each entry keeps its
+    operand's bound and form exactly)."""
     lo = np.concatenate([b.lo for b in ins], axis=dim)
     hi = np.concatenate([b.hi for b in ins], axis=dim)
     lin = None
@@ -1066,8 +1088,43 @@ def concatenate(run, eqn, ins):
             A[k] = (np.concatenate(parts_lo, axis=dim), np.concatenate(parts_hi, axis=dim))
         lin = Lin(np.concatenate([np.broadcast_to(f.clo, b.shape) for f, b in zip(forms, ins)], axis=dim),
                   np.concatenate([np.broadcast_to(f.chi, b.shape) for f, b in zip(forms, ins)], axis=dim), A)
-    del src
-    return [_finish(eqn, ins, lo, hi, lin)]
+    return _finish(eqn, ins, lo, hi, lin)
+
+
+def stack(run, eqn, ins):
+    """``stack(xs, axis)`` (JAX >= 0.8's primitive): each operand gets a unit axis at ``axis`` and the results are
+    concatenated along it (older JAX writes it so), boxes and linear forms entry by entry.  A norm fact of the
+    operands along another axis ``k`` (every operand has one) survives: slice j of the output along ``axis`` is
+    operand j, whose norm along ``k`` is bounded by its own fact."""
+    axis = int(eqn.params["axis"])
+
+    def expand(b: Bound) -> Bound:
+        lin = b.lin.struct(lambda a, extra: np.expand_dims(a, axis)) if b.lin is not None else None
+        return Bound(np.expand_dims(b.lo, axis), np.expand_dims(b.hi, axis), lin, b.why)
+    out = _concat_slots(eqn, [expand(b) for b in ins], axis)
+    if ins and all(b.nrm for b in ins):
+        keys = set.intersection(*(set(b.nrm) for b in ins))
+        if all(b.lin is None for b in ins) or all(b.lin is not None for b in ins):
+            _with_nrm(out, {k + (1 if k >= axis else 0): np.concatenate([np.expand_dims(b.nrm[k], axis) for b in ins],
+                                                                        axis=axis) for k in keys})
+    return [out]
+
+
+def unstack(run, eqn, ins):
+    """``unstack(x, axis)`` (JAX >= 0.8's primitive): output k is slice k of ``x`` along the constant-size
+    ``axis``, with its box, its linear form and its norm facts along the other axes (a slice of the rows keeps
+    each row)."""
+    b = ins[0]
+    axis = int(eqn.params["axis"])
+    outs = []
+    for k in range(b.shape[axis]):
+        lin = b.lin.struct(lambda a, extra, k=k: np.take(a, k, axis=axis)) if b.lin is not None else None
+        out = Bound(np.take(b.lo, k, axis=axis), np.take(b.hi, k, axis=axis), lin, b.why)
+        if b.nrm:
+            _with_nrm(out, {j - (1 if j > axis else 0): np.take(n, k, axis=axis)
+                            for j, n in b.nrm.items() if j != axis})
+        outs.append(out)
+    return outs
 
 
 def split(run, eqn, ins):
@@ -1998,7 +2055,7 @@ RULES = {
     "and": _logic("and"), "or": _logic("or"), "not": _logic("not"), "xor": _logic("xor"),
     "broadcast_in_dim": _structural((_bcast_op, _always)), "transpose": _structural((_transpose_op, _always)),
     "squeeze": squeeze_rule, "rev": _structural((_rev_op, _rev_keeps)), "slice": _structural((_slice_op, _slice_keeps)),
-    "reshape": reshape, "concatenate": concatenate, "split": split, "pad": pad, "iota": iota,
+    "reshape": reshape, "concatenate": concatenate, "stack": stack, "unstack": unstack, "split": split, "pad": pad, "iota": iota,
     "dim_as_value": dim_as_value, "reduce_sum": reduce_sum, "reduce_max": _reduce_extreme("max"),
     "reduce_min": _reduce_extreme("min"), "reduce_and": reduce_bool("and"), "reduce_or": reduce_bool("or"),
     "argmax": arg_extreme, "argmin": arg_extreme, "cumsum": cumulative, "cummax": cumulative, "cummin": cumulative,

@@ -223,6 +223,26 @@ def concatenate(run, eqn, ins):
     return [_flags(eqn, ins, rec)]
 
 
+def stack(run, eqn, ins):
+    """``stack(xs, axis)`` (JAX >= 0.8's primitive; older JAX writes it as a broadcast and a concatenate): output
+    ``[..., k, ...][i] = xs[k][i]``, a new axis of constant size at ``axis``.  An operand's record axis ``a`` moves
+    to ``a + (a >= axis)``: element i of every slice is element i of its operand, so when every data-dependent
+    operand carries its records on that axis the output does too (a row of the output is the same record's rows
+    of the operands); operands with their records on different axes couple them."""
+    axis = int(eqn.params["axis"])
+    moved = [replace(d, record=d.record + (1 if d.record >= axis else 0))
+             if d.data and d.record not in (None, COUPLED) else d for d in ins]
+    return [_same_axis(eqn, moved)]
+
+
+def unstack(run, eqn, ins):
+    """``unstack(x, axis)``: output k is ``x``'s slice k along ``axis`` (a constant-size axis): a record axis
+    below it stays, above it moves down one; unstacking along the record axis itself would make each output one
+    record (coupled, as a slice at a fixed position)."""
+    axis = int(eqn.params["axis"])
+    return _moved(eqn, ins, lambda a: None if a == axis else a - (1 if a > axis else 0))
+
+
 def split(run, eqn, ins):
     axis = eqn.params["axis"]
     return _moved(eqn, ins, lambda a: None if a == axis else a)
@@ -412,7 +432,7 @@ RULES = {name: elementwise for name in ELEMENTWISE}
 RULES.update({
     "broadcast_in_dim": broadcast_in_dim, "transpose": transpose, "squeeze": squeeze, "reshape": reshape,
     "rev": rev, "slice": slice_, "dynamic_slice": dynamic_slice, "pad": pad, "concatenate": concatenate,
-    "split": split, "dot_general": dot_general, "gather": gather, "scatter": scatter, "scatter-add": scatter,
+    "stack": stack, "unstack": unstack, "split": split, "dot_general": dot_general, "gather": gather, "scatter": scatter, "scatter-add": scatter,
     "scatter-mul": scatter, "scatter-min": scatter, "scatter-max": scatter,
     "dynamic_update_slice": dynamic_update_slice, "iota": iota, "dim_as_value": dim_as_value,
     "reduce_sum": _reduce(lambda e: e.params["axes"]), "reduce_max": _reduce(lambda e: e.params["axes"]),

@@ -253,6 +253,86 @@ def sigmoid_input(program, var):
     return None
 
 
+def _literal_value(program, v):
+    """The number a literal or a closed-over scalar constant holds (None otherwise)."""
+    if hasattr(v, "val"):
+        a = np.asarray(v.val)
+        return float(a) if a.size == 1 else None
+    consts = dict(zip(program.jaxpr.jaxpr.constvars, program.jaxpr.consts))
+    if v in consts:
+        a = np.asarray(consts[v])
+        return float(a.reshape(-1)[0]) if a.size == 1 else None
+    return None
+
+
+def clipped_sigmoid_input(program, var):
+    """If ``var`` is ``clip(logistic(z), lo, hi)`` with literal ``0 <= lo <= hi <= 1`` (NumPyro's sigmoid transform
+    of a unit-interval latent site, ``_clipped_expit``: ``min(hi, max(lo, logistic(u)))``, inside its ``clip`` call
+    or inlined), through ops that keep its elements, ``(z, lo, hi)``; else None.  Its derivative in z is
+    ``logistic'(z)`` times 0, 1/2 or 1 (JAX's derivative of max/min: 1/2 at a tie): a rule that bounds the score
+    of ``sigmoid(z)`` bounds this one, but not its smoothness (the clip is a kink)."""
+
+    def count(v):
+        return int(np.prod(conc(v.aval.shape))), sum(1 for d in v.aval.shape if not isinstance(d, (int, np.integer)))
+
+    def through_clip(v, body=None):
+        """(inner variable, lo, hi) of min(hi, max(lo, inner)) at top level, or of a clip call."""
+        e = program.producer(v)
+        if e is None:
+            return None
+        name = e.primitive.name
+        if name in CALL_BODIES and CALL_BODIES[name] in e.params and e.params.get("name") == "clip":
+            inner = getattr(e.params[CALL_BODIES[name]], "jaxpr", e.params[CALL_BODIES[name]])
+            eq = inner.eqns
+            if len(e.invars) != 3 or len(inner.outvars) != 1 or \
+                    any(x.primitive.name not in ("max", "min", "convert_element_type") for x in eq) or \
+                    [x.primitive.name for x in eq].count("max") != 1 or [x.primitive.name for x in eq].count("min") != 1:
+                return None
+            made = {x.outvars[0]: x for x in eq}
+
+            def source(u):                       # through conversions, to a body input
+                while u in made and made[u].primitive.name == "convert_element_type":
+                    u = made[u].invars[0]
+                return u
+            mn = made.get(inner.outvars[0])
+            if mn is None or mn.primitive.name != "min":
+                return None
+            mx = made.get(mn.invars[1])
+            if mx is None or mx.primitive.name != "max" or source(mn.invars[0]) is not inner.invars[2] or \
+                    source(mx.invars[0]) is not inner.invars[1] or source(mx.invars[1]) is not inner.invars[0]:
+                return None
+            return e.invars[0], _literal_value(program, e.invars[1]), _literal_value(program, e.invars[2])
+        if name == "min":
+            a, b = e.invars
+            hi = _literal_value(program, a)
+            inner_min = b
+            e2 = program.producer(inner_min)
+            if hi is None or e2 is None or e2.primitive.name != "max":
+                return None
+            if e.invars[1] is not e2.outvars[0]:
+                return None
+            lo = _literal_value(program, e2.invars[0])
+            return e2.invars[1], lo, hi
+        return None
+    v = var
+    for _ in range(16):
+        got = through_clip(v)
+        if got is not None:
+            inner, lo, hi = got
+            if lo is None or hi is None or not (0.0 <= lo <= hi <= 1.0):
+                return None
+            z = sigmoid_input(program, inner)
+            return None if z is None else (z, lo, hi)
+        e = program.producer(v)
+        if e is None:
+            return None
+        if e.primitive.name in _SHAPE_KEEPING and count(e.invars[0]) == count(v):
+            v = e.invars[0]
+            continue
+        return None
+    return None
+
+
 def _theta_free(program, v, memo=None, depth: int = 0) -> bool:
     """Whether top-level variable ``v`` is computed without any latent input (literals, constants, data only)."""
     from jax.extend import core as jcore
@@ -282,6 +362,9 @@ def log_link_input(program, var):
 
     def count(v):
         return int(np.prod(conc(v.aval.shape))), sum(1 for d in v.aval.shape if not isinstance(d, (int, np.integer)))
+    def one(u):
+        return not hasattr(u, "val") and int(np.prod(conc(u.aval.shape))) == 1 and not any(
+            not isinstance(d, (int, np.integer)) for d in u.aval.shape)
     v = var
     memo: dict = {}
     for _ in range(32):
@@ -294,14 +377,17 @@ def log_link_input(program, var):
             return z if not hasattr(z, "val") and not _theta_free(program, z, memo) else None
         if name in ("div", "mul") and len(e.invars) == 2:
             a, b = e.invars
-            if _theta_free(program, a, memo) and not _theta_free(program, b, memo) and count(b) == count(v):
+            # the theta-dependent operand has the result's entries, or ONE entry (broadcast by the operation)
+            if _theta_free(program, a, memo) and not _theta_free(program, b, memo) and (count(b) == count(v) or one(b)):
                 v = b
                 continue
-            if _theta_free(program, b, memo) and not _theta_free(program, a, memo) and count(a) == count(v):
+            if _theta_free(program, b, memo) and not _theta_free(program, a, memo) and (count(a) == count(v) or one(a)):
                 v = a
                 continue
             return None
-        if name in _SHAPE_KEEPING and count(e.invars[0]) == count(v):
+        if name in _SHAPE_KEEPING and (count(e.invars[0]) == count(v) or (
+                name == "broadcast_in_dim" and int(np.prod(conc(e.invars[0].aval.shape))) == 1)):
+            # (a broadcast of ONE value, e.g. an intercept-only log-mean to every record: each entry is that value)
             v = e.invars[0]
             continue
         return None
