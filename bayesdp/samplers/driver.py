@@ -180,6 +180,9 @@ def _block_length(sampler, num_steps, record_every, dim, itemsize, batch_size=No
     return min(block, num_steps)
 
 
+#: steps per iteration of the compiled loop over a block's steps (lax.scan's unroll)
+SCAN_UNROLL = 1
+
 #: bytes of batch rows a streamed SGLD chain gathers on the host per callback (a chunk of the block's steps)
 STREAM_CHUNK_BYTES = 1 << 24
 
@@ -315,7 +318,7 @@ def _build_program(potential, *, sampler, num_steps, batch_size, clipped, num_ch
             if stream:
                 carry, path = streamed_scan(carry, z, rows, length)
             else:
-                carry, path = lax.scan(body, carry, (z, rows))
+                carry, path = lax.scan(body, carry, (z, rows), unroll=SCAN_UNROLL)
             if keep_path and record_every > 1:
                 path = path[record_every - 1::record_every]
             return carry, path
