@@ -266,7 +266,9 @@ def _build_program(potential, *, sampler, num_steps, batch_size, clipped, num_ch
             if by_records:
                 batch = _sh.gather_rows(data, layout.rows(batch_rows), layout)
             else:
-                batch = {k: jnp.take(v, batch_rows, axis=0) for k, v in data.items()}
+                # mode="clip": XLA's own gather (the indices are in [0, m) by construction); the default "fill"
+                # adds a select over the gathered rows at every step
+                batch = {k: jnp.take(v, batch_rows, axis=0, mode="clip") for k, v in data.items()}
             return on_batch(x, batch, clip)
 
     assert not stream or (not ula and placement.kind is None), "streaming is for SGLD on one device"
