@@ -640,6 +640,9 @@ class Sampler:
         certifier: the analyzer's ``certify`` (default ``bayesdp.analysis.certify``).
         max_copy_bytes: largest feature-major copy of the data the batched GLM gradient may make on a CPU
             (default ``bayesdp.samplers.glm.MAX_COPY_BYTES``).
+        stream_data: SGLD only: keep the records in host memory and gather each chunk of steps' batch rows
+            there (the same draws); ``None`` (default) streams when the run would not fit in an accelerator's
+            free memory (never on a CPU), ``True`` always, ``False`` never.
 
     Attributes:
         certificate: the JSON-ready certificate dict (see :func:`bayesdp.samplers.certify.certify_run`).
