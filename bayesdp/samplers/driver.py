@@ -36,6 +36,7 @@ import json
 import logging
 import time
 import warnings
+import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
@@ -194,8 +195,6 @@ _HOST_HANDLES = iter(range(1, 2 ** 31))
 
 def _register_host_data(owner, data: dict) -> int:
     """A handle of ``data`` for the streamed programs, released when ``owner`` is garbage collected."""
-    import weakref
-
     handle = next(_HOST_HANDLES)
     _HOST_DATA[handle] = data
     weakref.finalize(owner, _HOST_DATA.pop, handle, None)
