@@ -181,9 +181,6 @@ def _block_length(sampler, num_steps, record_every, dim, itemsize, batch_size=No
     return min(block, num_steps)
 
 
-#: steps per iteration of the compiled loop over a block's steps (lax.scan's unroll)
-SCAN_UNROLL = 1
-
 #: bytes of batch rows a streamed SGLD chain gathers on the host per callback (a chunk of the block's steps)
 STREAM_CHUNK_BYTES = 1 << 24
 
@@ -319,7 +316,7 @@ def _build_program(potential, *, sampler, num_steps, batch_size, clipped, num_ch
             if stream:
                 carry, path = streamed_scan(carry, z, rows, length)
             else:
-                carry, path = lax.scan(body, carry, (z, rows), unroll=SCAN_UNROLL)
+                carry, path = lax.scan(body, carry, (z, rows))
             if keep_path and record_every > 1:
                 path = path[record_every - 1::record_every]
             return carry, path
@@ -726,7 +723,7 @@ class Sampler:
                                                                        self.potential.data.values()))
         self.potential.check_decomposition()
         #: whether SGLD's records stay in host memory, each chunk of steps' batch rows gathered there
-        self.stream_data = self._place_data(stream_data, dict(
+        self.stream_data = self._place_data(stream_data, chain_method, dict(
             sampler=sampler, num_steps=num_steps, num_chains=num_chains, release=release, thinning=thinning,
             dim=self.potential.dim, data_size=local_m, batch_size=batch_size, clipped=clip_norm is not None))
         self._init_positions, init_label = self._initial_positions(init, init_key, num_chains)
@@ -780,16 +777,22 @@ class Sampler:
         #: where the chain keys of the last run came from (keys.SECURE or keys.REPRODUCIBLE)
         self.key_source: str | None = None
 
-    def _place_data(self, stream_data, config) -> bool:
+    def _place_data(self, stream_data, chain_method, config) -> bool:
         """Decide whether SGLD streams its records from host memory, and put them on the device otherwise.
 
         ``stream_data=None``: stream when the device is not the host's memory (an accelerator) and the data
-        plus the run's own memory (:func:`run_memory_bytes`) exceed what the device has free."""
+        plus the run's own memory (:func:`run_memory_bytes`) exceed what the device has free (one device
+        only: never with the chains split over devices; with several processes, process 0 decides)."""
         if self.shard_data or config["sampler"] != "sgld":
             return False
         if stream_data is None:
-            nbytes = sum(int(v.nbytes) for v in self.potential.data.values())
-            stream_data = not _fits_on_device(run_memory_bytes(**config, data_bytes=nbytes))
+            if chain_method == "parallel" and config["num_chains"] > 1:
+                stream_data = False
+            else:
+                nbytes = sum(int(v.nbytes) for v in self.potential.data.values())
+                stream_data = not _fits_on_device(run_memory_bytes(**config, data_bytes=nbytes))
+            if sharding.multi_process():   # every process must compile the same program
+                stream_data = bool(sharding.agree(np.asarray(int(stream_data), np.int32)))
         if not stream_data:
             # device arrays; a 64-byte-aligned host array is used in place (no copy), otherwise copied once
             self.potential.data = {k: jax.device_put(v, may_alias=True) for k, v in self.potential.data.items()}

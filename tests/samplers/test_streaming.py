@@ -93,6 +93,11 @@ def test_stream_option_refusals_and_automatic_choice(monkeypatch):
     assert s.stream_data is False and "placement" not in s.certificate["assumptions"]
     assert all(isinstance(v, jax.Array) for v in s.potential.data.values())
     assert driver._fits_on_device(1e30) is True
+    real = driver._fits_on_device
+    monkeypatch.setattr(driver, "_fits_on_device", lambda run_bytes: False)
+    par = Sampler(logistic, data, sampler="sgld", batch_size=5, num_chains=2, chain_method="parallel", **base)
+    assert par.stream_data is False          # chains split over devices: never streamed automatically
+    monkeypatch.setattr(driver, "_fits_on_device", real)
 
     # ... and streamed when an accelerator's free memory is short of the data plus the run
     class Device:
