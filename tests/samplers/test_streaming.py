@@ -35,28 +35,38 @@ def _pair(data, **kw):
     return out
 
 
-def test_streamed_chain_gives_the_in_device_draws_and_batches_without_replacement(monkeypatch):
-    X, y = logistic_data(613, 3, seed=5)
-    # 600 steps = a block of 512 + 88; 37 steps per host gather: 13 chunks + a tail of 31, then 2 chunks + 14
-    monkeypatch.setattr(driver, "STREAM_CHUNK_BYTES", 37 * 40 * (3 + 1) * 4)
+def _check_streamed_single_chain(monkeypatch, m, num_steps, blocks, chunks):
+    X, y = logistic_data(m, 3, seed=5)
+    monkeypatch.setattr(driver, "STREAM_CHUNK_BYTES", 37 * 40 * (3 + 1) * 4)   # 37 steps per host gather
     seen = _gathers(monkeypatch)
-    in_device, streamed = _pair({"X": X, "y": y}, step_size=1e-3, num_steps=600, batch_size=40, clip_norm=1.0,
-                                release="path")
-    assert in_device.shape == (1, 600, 3)
+    in_device, streamed = _pair({"X": X, "y": y}, step_size=1e-3, num_steps=num_steps, batch_size=40,
+                                clip_norm=1.0, release="path")
+    assert in_device.shape == (1, num_steps, 3)
     np.testing.assert_array_equal(streamed, in_device)      # bit for bit
     # (a gather depends on the key only, not on the chain: XLA may run them in any order)
-    assert sorted(r.shape[0] for r in seen) == sorted([37] * 13 + [31] + [37] * 2 + [14])
+    assert sorted(r.shape[0] for r in seen) == sorted(chunks)
     rows = np.concatenate(seen)
-    assert rows.shape == (600, 40) and rows.min() >= 0 and rows.max() < 613
+    assert rows.shape == (num_steps, 40) and rows.min() >= 0 and rows.max() < m
     assert all(len(set(r.tolist())) == 40 for r in rows)     # each step's batch: 40 distinct records
     # the host gathered exactly the batches the chain's key gives (minibatch.batch_indices of the block keys)
-    key = jax.random.key_data(driver._chain_keys(jax.random.key(11), 1))
+    key = jax.random.wrap_key_data(jax.random.key_data(driver._chain_keys(jax.random.key(11), 1)))
     expect = []
-    for b, length in ((0, 512), (1, 88)):
-        k_idx, _ = jax.random.split(jax.random.fold_in(jax.random.wrap_key_data(key), b))
-        expect.append(np.asarray(driver._mb.batch_indices(k_idx, 613, 40, length)))
+    for b, length in enumerate(blocks):
+        k_idx, _ = jax.random.split(jax.random.fold_in(key, b))
+        expect.append(np.asarray(jax.jit(driver._mb.batch_indices, static_argnums=(1, 2, 3))(k_idx, m, 40, length)))
     np.testing.assert_array_equal(np.unique(rows, axis=0), np.unique(np.concatenate(expect), axis=0))
-    assert len(np.unique(rows, axis=0)) == 600
+    assert len(np.unique(rows, axis=0)) == num_steps
+
+
+def test_streamed_chain_gives_the_in_device_draws_and_batches_without_replacement(monkeypatch):
+    # 100 steps, one block; 37 steps per host gather: 2 chunks and a tail of 26
+    _check_streamed_single_chain(monkeypatch, 613, 100, [100], [37, 37, 26])
+
+
+@pytest.mark.slow
+def test_streamed_chain_over_two_blocks_with_tails(monkeypatch):
+    # 600 steps = a block of 512 + 88: 13 chunks + a tail of 31, then 2 chunks + 14
+    _check_streamed_single_chain(monkeypatch, 617, 600, [512, 88], [37] * 13 + [31] + [37] * 2 + [14])
 
 
 @pytest.mark.slow
