@@ -32,8 +32,13 @@ reported separately):
   (the data themselves included).  ``peak_over_data_cold`` counts from before the warm-up (the JAX
   runtime's fixed cost, ``fixed_overhead_bytes``, included).  The arrays are allocated 64-byte aligned
   (:func:`bayesdp.samplers.aligned_empty`), which lets JAX use them in place on a CPU; ``numpy_default``
-  repeats the measurement with ordinary NumPy arrays (16 bytes mod 64: JAX copies them once).  On a GPU
-  the device's ``peak_bytes_in_use`` over the data size is reported as well.
+  repeats the measurement with ordinary NumPy arrays (16 bytes mod 64: JAX copies them once).  The file rows
+  measure the command line's path, from reading a file (:func:`bayesdp.analysis.loading.load_data`) to the end
+  of the run: an NPZ file of float32 members, one of float64 members (cast block by block while reading) and
+  a Parquet file of float64 columns (cast column by column); ``data_bytes`` is the float32 data the chain
+  reads.  On a GPU the device's ``peak_bytes_in_use`` over the data size is reported as well.
+* Speed rows carry their A/B pairs: ``pair_ratios`` (per interleaved round, the reference's time over
+  bayesdp's) and ``ratio_median_of_pairs``, besides ``ratio`` (the ratio of the two medians).
 """
 
 from __future__ import annotations
