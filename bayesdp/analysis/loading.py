@@ -7,9 +7,11 @@ columns of a row group) are parsed to ``float64`` (exactly as before) and cast o
 preallocated result: the values are bit for bit those of the old path (a ``float64`` table cast to
 ``float32`` by :func:`bayesdp.samplers.validate_data`) and the peak memory stays close to the size of
 the arrays themselves (``bayesdp bench load`` measures time and peak memory against pandas).  NPZ
-members are read blockwise into aligned buffers, ``float64`` members cast to ``float32`` block by block.  Every problem in a file is refused with one line naming the file, the column and
-the row (rows are counted from 1, the header excluded): a missing column, a malformed record, a
-non-numeric, missing or non-finite value.  Nothing is skipped, filled in or clamped.
+members are read blockwise into aligned buffers, ``float64`` members cast to ``float32`` block by block.
+Every problem in a file is refused with one line naming the file, the column and the row (rows are
+counted from 1, the header excluded): a missing column, a malformed record, a non-numeric, missing or
+non-finite value, or (with a ``float32`` result) a finite value beyond ``float32``'s range.  Nothing is
+skipped, filled in or clamped.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from typing import Callable
 import numpy as np
 from numpy.lib import format as npformat
 
-from ..errors import DomainError, ModelError
+from ..errors import AssumptionError, DomainError, ModelError
 
 __all__ = ["builtin_models", "data_format", "load_data", "load_model", "aligned_empty", "sampler_float_dtype",
            "ALIGNMENT", "FLOAT32_MAX"]
@@ -185,7 +187,7 @@ def load_data(path: str, x_columns: str | None = None, y_column: str | None = No
         DomainError: the file is missing, unreadable or malformed, a column is missing, or a value
             is missing, not a number, not finite or beyond ``float32``'s range (with a ``float32`` result);
             the message names the file, column (array) and row.
-        ValueError: ``dtype`` is none of the three.
+        AssumptionError: ``dtype`` is none of the three.
 
     Examples:
         >>> import pathlib, tempfile
@@ -198,7 +200,7 @@ def load_data(path: str, x_columns: str | None = None, y_column: str | None = No
         [0.1, -0.3]
     """
     if dtype not in ("samplers", "float32", "float64"):
-        raise ValueError(f"dtype = {dtype!r} is not 'samplers', 'float32' or 'float64'")
+        raise AssumptionError(f"dtype = {dtype!r} is not 'samplers', 'float32' or 'float64'; pass one of these")
     floating = sampler_float_dtype() if dtype == "samplers" else np.dtype(dtype)
     if not os.path.isfile(path):
         raise DomainError(f"data file {path} does not exist; pass --data with an existing NPZ, CSV or Parquet file")

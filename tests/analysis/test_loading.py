@@ -11,7 +11,7 @@ import pytest
 import bayesdp.analysis.loading as L
 from bayesdp.analysis.loading import builtin_models, data_format, load_data, load_model
 from bayesdp.cli import main
-from bayesdp.errors import DomainError, ModelError
+from bayesdp.errors import AssumptionError, DomainError, ModelError
 
 
 def _csv(path, header, rows, newline="\n"):
@@ -285,7 +285,7 @@ def test_float32_load_refuses_values_beyond_float32(tmp_path, mode):
     with pytest.raises(DomainError) as e:
         load_data(str(tmp_path / "big.npz"))
     assert "array 'X', entry 9 (counted in the stored order): value 2e+300 is beyond the float32 range" in _one_line(e)
-    with pytest.raises(ValueError, match="dtype = 'float16' is not"):
+    with pytest.raises(AssumptionError, match="dtype = 'float16' is not"):
         load_data(path, x_columns="f0", dtype="float16")
 
 
