@@ -390,27 +390,32 @@ class RDP(PrivacyCurve):
         d = _check_delta(delta)
         if method not in ("cks", "mironov"):
             raise AssumptionError(f"method = {method!r} must be 'cks' or 'mironov'")
+        if self.is_linear:   # a pure function of (kappa, delta, method): memoised (issue 24)
+            return _linear_rdp_epsilon(self.kappa, d, method)
         log1_delta = -math.log(d)
-        if self.is_linear:
-            k = self.kappa
-            if k == 0.0:
-                return 0.0
-            mironov = k + 2.0 * math.sqrt(k * log1_delta)
-            if method == "mironov":   # rounded outward like every other conversion (an upper bound)
-                return self._outward(mironov, log1_delta)
-            if d >= round_up(math.sqrt(-math.expm1(-k))):  # Bretagnolle–Huber: delta(0) <= sqrt(1 - e^-KL)
-                return 0.0
-            a_star = 1.0 + math.sqrt(log1_delta / k)
-            best = min(mironov, self._eps_at(a_star, log1_delta, "cks"))
-            f = lambda t: self._eps_at(1.0 + math.exp(t), log1_delta, "cks")  # noqa: E731
-            t0 = 0.5 * (math.log(log1_delta) - math.log(k))   # log(a_star - 1) without rounding a_star to 1
-            from scipy import optimize   # heavy (0.5 s): only where a curve is optimised
-            res = optimize.minimize_scalar(f, bounds=(t0 - 6.0, t0 + 6.0), method="bounded",
-                                           options={"xatol": 1e-10})
-            if res.success and math.isfinite(res.fun):
-                best = min(best, float(res.fun))
-            return max(0.0, self._outward(best, log1_delta))
         return max(0.0, self._outward(self._minimise(lambda a: self._eps_at(a, log1_delta, method)), log1_delta))
+
+    def _linear_epsilon(self, d: float, method: str) -> float:
+        """:meth:`epsilon` of the linear curve ``kappa * alpha`` (closed forms and one bounded minimisation)."""
+        log1_delta = -math.log(d)
+        k = self.kappa
+        if k == 0.0:
+            return 0.0
+        mironov = k + 2.0 * math.sqrt(k * log1_delta)
+        if method == "mironov":   # rounded outward like every other conversion (an upper bound)
+            return self._outward(mironov, log1_delta)
+        if d >= round_up(math.sqrt(-math.expm1(-k))):  # Bretagnolle–Huber: delta(0) <= sqrt(1 - e^-KL)
+            return 0.0
+        a_star = 1.0 + math.sqrt(log1_delta / k)
+        best = min(mironov, self._eps_at(a_star, log1_delta, "cks"))
+        f = lambda t: self._eps_at(1.0 + math.exp(t), log1_delta, "cks")  # noqa: E731
+        t0 = 0.5 * (math.log(log1_delta) - math.log(k))   # log(a_star - 1) without rounding a_star to 1
+        from scipy import optimize   # heavy (0.5 s): only where a curve is optimised
+        res = optimize.minimize_scalar(f, bounds=(t0 - 6.0, t0 + 6.0), method="bounded",
+                                       options={"xatol": 1e-10})
+        if res.success and math.isfinite(res.fun):
+            best = min(best, float(res.fun))
+        return max(0.0, self._outward(best, log1_delta))
 
     @staticmethod
     def _outward(eps: float, log1_delta: float) -> float:
@@ -530,8 +535,8 @@ def gdp_log_delta(mu: float, eps: float) -> float:
 
 @functools.lru_cache(maxsize=1 << 16)
 def _gdp_delta_mp(mu: float, eps: float):
-    """delta(eps) of mu-GDP in 60-digit arithmetic, rounded up to a float (cached: a pure function of two floats,
-    and a calibration asks for the same few thousand points six times over)."""
+    """delta(eps) of mu-GDP in 60-digit arithmetic, rounded up to a float (a pure function of two floats:
+    memoised, since calibration and method choice evaluate the same points again, issue 24)."""
     import mpmath
 
     with mpmath.workdps(60):
@@ -706,37 +711,50 @@ class GDP(PrivacyCurve):
             >>> round(g.epsilon(0.1), 6), g.delta(g.epsilon(0.1)) <= 0.1
             (1.160334, True)
         """
-        return _gdp_epsilon(self.mu, _check_delta(delta))
+        d = _check_delta(delta)
+        if self.mu == 0.0:
+            return 0.0
+        return _gdp_epsilon(self.mu, d)   # a pure function of (mu, delta): memoised (issue 24)
+
+    def _epsilon(self, d: float) -> float:
+        """:meth:`epsilon` at a checked ``d`` in (0, 1)."""
+        mu = self.mu
+        if mu == 0.0 or self.delta(0.0) <= d:
+            return 0.0
+        target = math.log(d)
+        # Upper bracket: GDP => (mu^2/2)-zCDP => eps <= mu^2/2 + mu*sqrt(2 log(1/delta)).
+        hi = mu * mu / 2.0 + mu * math.sqrt(2.0 * -target) + 1.0
+        while math.isfinite(hi) and gdp_log_delta(mu, hi) > target:
+            hi *= 2.0
+        if not math.isfinite(hi):
+            return math.inf
+        lo = 0.0
+        g = lambda e: gdp_log_delta(mu, e) - target  # noqa: E731
+        if not g(lo) > 0.0:   # the float formula and the 60-digit one disagree at 0: bisect in 60 digits
+            return _gdp_epsilon_mp(mu, d)
+        from scipy import optimize   # heavy (0.5 s): only where a curve is optimised
+        root = optimize.brentq(g, lo, hi, xtol=1e-14, rtol=4 * np.finfo(float).eps, maxiter=500)
+        # Return a point whose delta is <= the requested one (an upper bound on eps).
+        eps = root
+        for _ in range(60):
+            if gdp_log_delta(mu, eps) <= target:
+                break
+            eps = eps + max(abs(eps) * 1e-12, 1e-15)
+        else:
+            eps = hi
+        return _verify_gdp_epsilon(mu, eps, d)   # every mu: the float root may be below the true one
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _gdp_epsilon(mu: float, d: float) -> float:
-    """:meth:`GDP.epsilon` (cached: a pure function of two floats; a calibration asks for the same points
-    about six times each)."""
-    if mu == 0.0 or min(1.0, _gdp_delta_mp(mu, 0.0)) <= d:
-        return 0.0
-    target = math.log(d)
-    # Upper bracket: GDP => (mu^2/2)-zCDP => eps <= mu^2/2 + mu*sqrt(2 log(1/delta)).
-    hi = mu * mu / 2.0 + mu * math.sqrt(2.0 * -target) + 1.0
-    while math.isfinite(hi) and gdp_log_delta(mu, hi) > target:
-        hi *= 2.0
-    if not math.isfinite(hi):
-        return math.inf
-    lo = 0.0
-    g = lambda e: gdp_log_delta(mu, e) - target  # noqa: E731
-    if not g(lo) > 0.0:   # the float formula and the 60-digit one disagree at 0: bisect in 60 digits
-        return _gdp_epsilon_mp(mu, d)
-    from scipy import optimize   # heavy (0.5 s): only where a curve is optimised
-    root = optimize.brentq(g, lo, hi, xtol=1e-14, rtol=4 * np.finfo(float).eps, maxiter=500)
-    # Return a point whose delta is <= the requested one (an upper bound on eps).
-    eps = root
-    for _ in range(60):
-        if gdp_log_delta(mu, eps) <= target:
-            break
-        eps = eps + max(abs(eps) * 1e-12, 1e-15)
-    else:
-        eps = hi
-    return _verify_gdp_epsilon(mu, eps, d)   # every mu: the float root may be below the true one
+def _gdp_epsilon(mu: float, delta: float) -> float:
+    """``GDP(mu).epsilon(delta)``, memoised: calibration and method choice convert the same curves again."""
+    return GDP(mu)._epsilon(delta)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _linear_rdp_epsilon(kappa: float, delta: float, method: str) -> float:
+    """``RDP.linear(kappa).epsilon(delta, method)``, memoised (as :func:`_gdp_epsilon`)."""
+    return RDP(kappa=kappa)._linear_epsilon(delta, method)
 
 
 # ---------------------------------------------------------------------------

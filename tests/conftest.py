@@ -189,6 +189,10 @@ SLOW = {
         "test_parallel_floyd_is_floyd_and_exactly_uniform_by_enumeration",
     "tests/samplers/test_gradients.py::test_minibatch_estimators_use_the_drawn_indices":
         "test_driver.py::test_first_sgld_steps_are_the_documented_update[None]",
+    "tests/samplers/test_streaming.py::test_streamed_chains_vectorised_sequential_and_thinned_match":
+        "test_streaming.py::test_streamed_chain_gives_the_in_device_draws_and_batches_without_replacement",
+    "tests/samplers/test_streaming.py::test_streamed_chain_over_two_blocks_with_tails":
+        "test_streaming.py::test_streamed_chain_gives_the_in_device_draws_and_batches_without_replacement",
     "tests/samplers/test_sharding.py::test_sharded_runs_equal_unsharded_for_any_record_count":
         "the other test_sharding.py tests",
     "tests/samplers/test_distributed.py::test_two_processes_match_one_process": "none (two JAX processes)",

@@ -1,12 +1,17 @@
 """Loading models (built-in names or ``path/to/file.py:function``) and data files (NPZ, CSV, Parquet).
 
 CSV and Parquet files are read with [pyarrow](https://arrow.apache.org/docs/python/) straight into
-NumPy ``float64`` arrays, the in-memory form every other part of bayesdp uses: CSV record batches
-(Parquet columns) are converted one at a time into the preallocated result, so the peak memory stays
-close to the size of the arrays themselves (``bayesdp bench load`` measures time and peak memory
-against pandas).  Every problem in a file is refused with one line naming the file, the column and
-the row (rows are counted from 1, the header excluded): a missing column, a malformed record, a
-non-numeric, missing or non-finite value.  Nothing is skipped, filled in or clamped.
+the arrays the samplers read: by default ``float32`` in 64-byte-aligned buffers (``float64`` in JAX's
+64-bit mode), which JAX uses in place on a CPU, so the data are held once.  CSV record batches (Parquet
+columns of a row group) are parsed to ``float64`` (exactly as before) and cast one at a time into the
+preallocated result: the values are bit for bit those of the old path (a ``float64`` table cast to
+``float32`` by :func:`bayesdp.samplers.validate_data`) and the peak memory stays close to the size of
+the arrays themselves (``bayesdp bench load`` measures time and peak memory against pandas).  NPZ
+members are read blockwise into aligned buffers, ``float64`` members cast to ``float32`` block by block.
+Every problem in a file is refused with one line naming the file, the column and the row (rows are
+counted from 1, the header excluded): a missing column, a malformed record, a non-numeric, missing or
+non-finite value, or (with a ``float32`` result) a finite value beyond ``float32``'s range.  Nothing is
+skipped, filled in or clamped.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import importlib.util
 import os
 import re
 import signal
+import sys
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
@@ -23,9 +29,10 @@ from typing import Callable
 import numpy as np
 from numpy.lib import format as npformat
 
-from ..errors import DomainError, ModelError
+from ..errors import AssumptionError, DomainError, ModelError
 
-__all__ = ["builtin_models", "data_format", "load_data", "load_model", "aligned_empty", "ALIGNMENT"]
+__all__ = ["builtin_models", "data_format", "load_data", "load_model", "aligned_empty", "sampler_float_dtype",
+           "ALIGNMENT", "FLOAT32_MAX"]
 
 #: File name endings :func:`load_data` reads, by format.
 SUFFIXES = {"npz": (".npz",), "csv": (".csv",), "parquet": (".parquet", ".pq")}
@@ -150,13 +157,17 @@ def data_format(path: str) -> str:
 
 
 def load_data(path: str, x_columns: str | None = None, y_column: str | None = None,
-              x_name: str = "X", y_name: str = "y") -> dict[str, np.ndarray]:
-    """Read a data file into NumPy arrays keyed by model argument name.
+              x_name: str = "X", y_name: str = "y", dtype: str = "samplers") -> dict[str, np.ndarray]:
+    """Read a data file into NumPy arrays keyed by model argument name, in 64-byte-aligned buffers.
 
-    * NPZ: every array is the model argument of the same name, as stored.
+    * NPZ: every array is the model argument of the same name, as stored, except that ``float64``
+      arrays are cast to ``float32`` when the float type (``dtype``) is ``float32``.
     * CSV (a header row, then one record per row) and Parquet: the columns ``x_columns``
       (comma-separated names) form the argument ``x_name`` (records x features) and ``y_column``
-      the argument ``y_name`` (one value per record), both ``float64``.
+      the argument ``y_name`` (one value per record), both of the float type.
+
+    Values are parsed as ``float64`` and then cast (round to nearest), so a ``float32`` result is bit for
+    bit the ``float64`` one cast to ``float32``; a finite value beyond ``float32``'s range is refused.
 
     Args:
         path: the file; its ending (``.npz``, ``.csv``, ``.parquet`` or ``.pq``) names the format.
@@ -164,6 +175,9 @@ def load_data(path: str, x_columns: str | None = None, y_column: str | None = No
         y_column: CSV/Parquet: the response column.
         x_name: the model argument the features go to.
         y_name: the model argument the responses go to.
+        dtype: the float type: ``"samplers"`` (default: what the samplers compute in, i.e.
+            :func:`sampler_float_dtype`: ``float32`` unless JAX's 64-bit mode is on; the samplers then use
+            the arrays in place, with no second copy), ``"float32"`` or ``"float64"``.
 
     Returns:
         ``{x_name: (m, k) array, y_name: (m,) array}`` for CSV/Parquet (only the ones asked for),
@@ -171,22 +185,31 @@ def load_data(path: str, x_columns: str | None = None, y_column: str | None = No
 
     Raises:
         DomainError: the file is missing, unreadable or malformed, a column is missing, or a value
-            is missing, not a number or not finite; the message names the file, column and row.
+            is missing, not a number, not finite or beyond ``float32``'s range (with a ``float32`` result);
+            the message names the file, column (array) and row.
+        AssumptionError: ``dtype`` is none of the three.
 
     Examples:
         >>> import pathlib, tempfile
         >>> p = pathlib.Path(tempfile.mkdtemp()) / "d.csv"
         >>> _ = p.write_text("a,b,label\\n0.1,0.2,1\\n-0.3,0.1,0\\n")
-        >>> data = load_data(str(p), x_columns="a,b", y_column="label")
-        >>> data["X"].shape, data["y"].tolist()
-        ((2, 2), [1.0, 0.0])
+        >>> data = load_data(str(p), x_columns="a,b", y_column="label", dtype="float32")
+        >>> data["X"].shape, data["X"].dtype, data["y"].tolist()
+        ((2, 2), dtype('float32'), [1.0, 0.0])
+        >>> load_data(str(p), x_columns="a", dtype="float64")["X"][:, 0].tolist()
+        [0.1, -0.3]
     """
+    if dtype not in ("samplers", "float32", "float64"):
+        raise AssumptionError(f"dtype = {dtype!r} is not 'samplers', 'float32' or 'float64'; pass one of these")
+    floating = sampler_float_dtype() if dtype == "samplers" else np.dtype(dtype)
     if not os.path.isfile(path):
         raise DomainError(f"data file {path} does not exist; pass --data with an existing NPZ, CSV or Parquet file")
     kind = data_format(path)
     if kind == "npz":
         try:
-            return _read_npz(path)
+            return _read_npz(path, floating)
+        except DomainError:
+            raise
         except Exception as exc:
             raise DomainError(f"data file {path} is not a readable NPZ file ({type(exc).__name__}); "
                               "write it with numpy.savez") from None
@@ -200,7 +223,7 @@ def load_data(path: str, x_columns: str | None = None, y_column: str | None = No
     if y_column is not None and not y_cols:
         raise DomainError(f"data file {path}: --y-column {y_column!r} names no column; pass the column's name")
     read = _read_csv if kind == "csv" else _read_parquet
-    X, y = read(path, x_cols, y_cols)
+    X, y = read(path, x_cols, y_cols, floating)
     out = {}
     if x_cols:
         out[x_name] = X
@@ -245,10 +268,54 @@ def aligned_empty(shape, dtype=np.float32, alignment: int = ALIGNMENT) -> np.nda
     return buf[offset:offset + nbytes].view(dtype).reshape(shape)
 
 
-def _read_npz(path: str) -> dict[str, np.ndarray]:
+#: the largest finite float32 (a finite float64 beyond it would become infinite in the samplers' float32)
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+_TRUTHY = ("y", "yes", "t", "true", "on", "1")
+
+
+def sampler_float_dtype() -> np.dtype:
+    """The float type the samplers compute in: ``float64`` in JAX's 64-bit mode, else ``float32``.
+
+    Read from JAX's configuration when JAX is imported, else from the ``JAX_ENABLE_X64`` environment
+    variable JAX reads when it is imported (so this never imports JAX itself).
+
+    Returns:
+        ``numpy.dtype("float32")`` or ``numpy.dtype("float64")``.
+
+    Examples:
+        >>> sampler_float_dtype() in (np.dtype("float32"), np.dtype("float64"))
+        True
+    """
+    jax = sys.modules.get("jax")
+    config = getattr(jax, "config", None)
+    if config is not None:
+        x64 = bool(config.read("jax_enable_x64"))
+    else:
+        x64 = os.environ.get("JAX_ENABLE_X64", "").strip().lower() in _TRUTHY
+    return np.dtype(np.float64 if x64 else np.float32)
+
+
+def _cast_checked(vals: np.ndarray, dtype: np.dtype, where: Callable[[int], str]) -> np.ndarray:
+    """``vals`` (finite) cast to ``dtype``, refusing a finite value the cast would make infinite."""
+    if vals.dtype == dtype:
+        return vals
+    with np.errstate(over="ignore"):
+        out = vals.astype(dtype)
+    if dtype.itemsize < vals.dtype.itemsize:
+        bad = np.isinf(out) & np.isfinite(vals)
+        if bad.any():
+            i = int(np.argmax(bad.reshape(-1)))
+            raise DomainError(f"{where(i)}: value {float(vals.reshape(-1)[i])!r} is beyond the float32 range the samplers "
+                              f"use (|value| <= {FLOAT32_MAX:.8g}); rescale the data or enable JAX's 64-bit mode")
+    return out
+
+
+def _read_npz(path: str, floating: np.dtype = np.dtype(np.float64)) -> dict[str, np.ndarray]:
     """Every array of an NPZ file, each read straight from the archive into a 64-byte-aligned buffer (issue 24,
     item 3): the samplers then use it in place, so the data are held once (``np.load`` gives unaligned arrays
-    that JAX copies: twice the data).  Object arrays are refused (no pickles), as ``np.load(allow_pickle=False)``."""
+    that JAX copies: twice the data).  With ``floating`` float32, float64 members are cast block by block into
+    the float32 buffer (one copy of the data, not a float64 one and then a float32 one).  Object arrays are
+    refused (no pickles), as ``np.load(allow_pickle=False)``."""
     out = {}
     with zipfile.ZipFile(path) as zf:
         for info in zf.infolist():
@@ -259,30 +326,57 @@ def _read_npz(path: str) -> dict[str, np.ndarray]:
                 shape, fortran, dtype = read_header(fh)
                 if dtype.hasobject:
                     raise ValueError(f"array {name!r} holds Python objects (pickles are not read)")
-                arr = aligned_empty(shape[::-1] if fortran else shape, dtype)
-                view = memoryview(arr.reshape(-1).view(np.uint8))
-                got = 0
-                while got < len(view):    # in blocks: a zip member's readinto reads into a temporary bytes first
-                    n = fh.readinto(view[got:got + _NPZ_BLOCK])
-                    if not n:
-                        raise ValueError(f"array {name!r} is truncated ({got} of {len(view)} bytes)")
-                    got += n
+                shape = shape[::-1] if fortran else shape
+                cast = dtype.kind == "f" and dtype.itemsize == 8 and floating == np.float32
+                arr = aligned_empty(shape, floating if cast else dtype)
+                if cast:
+                    _read_cast(fh, arr.reshape(-1), dtype, path, name)
+                else:
+                    _read_into(fh, memoryview(arr.reshape(-1).view(np.uint8)), name)
             out[name] = arr.T if fortran else arr
     return out
 
 
-class _Filler:
-    """Preallocated ``float64`` outputs (``X`` for the first ``num_x`` columns, ``y`` for the last
-    column if any) filled one column block at a time, each block checked on the way in."""
+def _read_into(fh, view: memoryview, name: str) -> None:
+    got = 0
+    while got < len(view):    # in blocks: a zip member's readinto reads into a temporary bytes first
+        n = fh.readinto(view[got:got + _NPZ_BLOCK])
+        if not n:
+            raise ValueError(f"array {name!r} is truncated ({got} of {len(view)} bytes)")
+        got += n
 
-    def __init__(self, path: str, names: list[str], num_x: int, capacity: int):
+
+def _read_cast(fh, dst: np.ndarray, stored: np.dtype, path: str, name: str) -> None:
+    """Fill the flat float32 ``dst`` from the stored float64 values, ``_NPZ_BLOCK`` bytes at a time."""
+    per = max(1, _NPZ_BLOCK // stored.itemsize)
+    buf = np.empty(min(per, dst.size), stored)
+    for start in range(0, dst.size, per):
+        k = min(per, dst.size - start)
+        try:
+            _read_into(fh, memoryview(buf[:k].view(np.uint8)), name)
+        except ValueError:
+            raise ValueError(f"array {name!r} is truncated") from None
+        # non-finite stored values stay non-finite (validate_records refuses them with the array's name)
+        dst[start:start + k] = _cast_checked(buf[:k], np.dtype(np.float32),
+                                             lambda i: f"data file {path}, array {name!r}, entry {start + i} "
+                                                       "(counted in the stored order)")
+
+
+class _Filler:
+    """Preallocated 64-byte-aligned outputs of the float type ``dtype`` (``X`` for the first ``num_x`` columns,
+    ``y`` for the last column if any) filled one column block at a time, each block checked on the way in
+    (as float64: missing, not a number, not finite) and then cast (refusing a value beyond float32's range)."""
+
+    def __init__(self, path: str, names: list[str], num_x: int, capacity: int, dtype=np.float64):
         self.path, self.names, self.num_x = path, names, num_x
-        self.X = np.empty((capacity, num_x)) if num_x else None
-        self.y = np.empty(capacity) if len(names) > num_x else None
+        self.dtype = np.dtype(dtype)
+        capacity = max(int(capacity), 1)
+        self.X = aligned_empty((capacity, num_x), self.dtype) if num_x else None
+        self.y = aligned_empty((capacity,), self.dtype) if len(names) > num_x else None
         self.capacity = capacity
 
     def reserve(self, rows: int) -> None:
-        """Room for ``rows`` records; grows in place when the estimate was short (e.g. ``\\r`` line ends)."""
+        """Room for ``rows`` records; reallocates when the estimate was short (e.g. ``\\r`` line ends)."""
         if rows > self.capacity:
             self._resize(max(2 * self.capacity, rows))
 
@@ -296,11 +390,19 @@ class _Filler:
             raise DomainError(f"data file {self.path}, column {name!r}, row {r0 + i + 1}: the value is missing; "
                               "fill in every value of the record (nothing is imputed)")
         vals = _to_float64(self.path, name, r0, col)
-        bad = ~np.isfinite(vals)
+        if vals.dtype != self.dtype:
+            with np.errstate(over="ignore"):
+                vals, wide = vals.astype(self.dtype), vals
+        else:
+            wide = vals
+        bad = ~np.isfinite(vals)   # in the cast values: a non-finite value, or a finite one the cast overflowed
         if bad.any():
             i = int(np.argmax(bad))
-            raise DomainError(f"data file {self.path}, column {name!r}, row {r0 + i + 1}: value {vals[i]} is not "
-                              "a finite number; fix or remove the record")
+            if not np.isfinite(wide[i]):
+                raise DomainError(f"data file {self.path}, column {name!r}, row {r0 + i + 1}: value {wide[i]} is "
+                                  "not a finite number; fix or remove the record")
+            _cast_checked(wide[i:i + 1], self.dtype, lambda _: f"data file {self.path}, column {name!r}, "
+                                                              f"row {r0 + i + 1}")
         if j < self.num_x:
             self.X[r0:r0 + len(vals), j] = vals
         else:
@@ -309,16 +411,20 @@ class _Filler:
     def finish(self, rows: int) -> tuple[np.ndarray | None, np.ndarray | None]:
         if rows == 0:
             raise DomainError(f"data file {self.path} has no records; write a header row and one row per record")
-        if rows != self.capacity:
-            self._resize(rows)
+        if rows != self.capacity:  # the first rows: a view (contiguous, aligned) of the slightly larger buffer
+            return (None if self.X is None else self.X[:rows], None if self.y is None else self.y[:rows])
         return self.X, self.y
 
     def _resize(self, n: int) -> None:
-        # ndarray.resize reallocates in place, without a second copy; nothing holds a view of these arrays
+        keep = min(n, self.capacity)
         if self.X is not None:
-            self.X.resize((n, self.num_x), refcheck=False)
+            X = aligned_empty((n, self.num_x), self.dtype)
+            X[:keep] = self.X[:keep]
+            self.X = X
         if self.y is not None:
-            self.y.resize((n,), refcheck=False)
+            y = aligned_empty((n,), self.dtype)
+            y[:keep] = self.y[:keep]
+            self.y = y
         self.capacity = n
 
 
@@ -421,7 +527,8 @@ def _plan_parts(path: str, header: list[str], parts: int) -> list[tuple[int, int
     return plan
 
 
-def _read_csv(path: str, x_cols: list[str], y_cols: list[str]) -> tuple[np.ndarray | None, np.ndarray | None]:
+def _read_csv(path: str, x_cols: list[str], y_cols: list[str],
+              floating=np.float64) -> tuple[np.ndarray | None, np.ndarray | None]:
     """Parallel over byte ranges when the file allows a safe split and the records add up, else one stream."""
     header = _csv_header(path)
     names = _resolve_columns(path, header, x_cols + y_cols, "header")
@@ -432,10 +539,10 @@ def _read_csv(path: str, x_cols: list[str], y_cols: list[str]) -> tuple[np.ndarr
             import pyarrow as pa
 
             try:
-                return _read_csv_parts(path, header, names, len(x_cols), plan)
+                return _read_csv_parts(path, header, names, len(x_cols), plan, floating)
             except (_Recount, DomainError, pa.ArrowException, UnicodeDecodeError):
                 pass  # the one stream below reads the file again and names the first problem's row
-    return _read_csv_stream(path, header, names, len(x_cols))
+    return _read_csv_stream(path, header, names, len(x_cols), floating)
 
 
 class _Recount(Exception):
@@ -456,13 +563,13 @@ def _csv_options(header: list[str], names: list[str], with_header: bool):
     return read, parse, convert
 
 
-def _read_csv_parts(path, header, names, num_x, plan) -> tuple[np.ndarray | None, np.ndarray | None]:
+def _read_csv_parts(path, header, names, num_x, plan, floating=np.float64) -> tuple[np.ndarray | None, np.ndarray | None]:
     import pyarrow as pa
     from pyarrow import csv as pcsv
 
     read, parse, convert = _csv_options(header, names, with_header=False)
     starts = np.cumsum([0] + [p[2] for p in plan]).tolist()
-    out = _Filler(path, names, num_x, starts[-1])
+    out = _Filler(path, names, num_x, starts[-1], floating)
 
     def part(i: int) -> None:
         a, b, expected = plan[i]
@@ -486,12 +593,12 @@ def _read_csv_parts(path, header, names, num_x, plan) -> tuple[np.ndarray | None
     return out.finish(starts[-1])
 
 
-def _read_csv_stream(path, header, names, num_x) -> tuple[np.ndarray | None, np.ndarray | None]:
+def _read_csv_stream(path, header, names, num_x, floating=np.float64) -> tuple[np.ndarray | None, np.ndarray | None]:
     import pyarrow as pa
     from pyarrow import csv as pcsv
 
     read, parse, convert = _csv_options(header, names, with_header=True)
-    out = _Filler(path, names, num_x, _count_lines(path))
+    out = _Filler(path, names, num_x, _count_lines(path), floating)
     rows = 0
     try:
         for batch in pcsv.open_csv(path, read_options=read, parse_options=parse, convert_options=convert):
@@ -539,7 +646,8 @@ def _csv_problem(path: str, header: list[str], names: list[str], exc: Exception,
 
 # -- Parquet ------------------------------------------------------------------------------------------------
 
-def _read_parquet(path: str, x_cols: list[str], y_cols: list[str]) -> tuple[np.ndarray | None, np.ndarray | None]:
+def _read_parquet(path: str, x_cols: list[str], y_cols: list[str],
+                  floating=np.float64) -> tuple[np.ndarray | None, np.ndarray | None]:
     import pyarrow as pa
     from pyarrow import parquet as pq
 
@@ -551,7 +659,7 @@ def _read_parquet(path: str, x_cols: list[str], y_cols: list[str]) -> tuple[np.n
         raise DomainError(f"data file {path} is not a readable Parquet file ({first}); write it with "
                           "pandas.DataFrame.to_parquet or pyarrow.parquet.write_table") from None
     names = _resolve_columns(path, list(schema.names), x_cols + y_cols, "file's columns")
-    out = _Filler(path, names, len(x_cols), pf.metadata.num_rows)
+    out = _Filler(path, names, len(x_cols), pf.metadata.num_rows, floating)
     rows = 0
     try:
         for g in range(pf.num_row_groups):  # one column of one row group in memory at a time

@@ -6,12 +6,14 @@ same run.
 The file holds 29 feature columns (standard normal draws written at full precision, as
 ``DataFrame.to_csv`` writes them, about 19 characters each) and a 0/1 label column;
 ``--x-columns x0,...,x28 --y-column label`` turns it into ``X`` (500,000 x 29) and ``y`` (500,000),
-float64, 120 MB together.  Every measurement runs in a fresh process that first imports NumPy, pandas,
-pyarrow and bayesdp, so that the import cost is not counted: the time is the wall time of the load
-alone, the peak memory the growth of the process's peak resident set during the load (Linux
-``/proc/self/status`` ``VmHWM``, reset through ``/proc/self/clear_refs`` just before).  The loaders run
-interleaved, ``--repeats`` times each; medians are reported, and the arrays of both loaders are
-compared value by value.
+float32 (what the samplers compute in; 60 MB together), in the aligned buffers the samplers read in place.
+The pandas reference reads the columns as float64 and casts them to float32 (the samplers' input), as
+bayesdp itself did before issue 24; the arrays' bytes must agree (``same_values_as_reference``).  Every
+measurement runs in a fresh process that first imports NumPy, pandas, pyarrow and bayesdp, so that the
+import cost is not counted: the time is the wall time of the load alone, the peak memory the growth of the
+process's peak resident set during the load (Linux ``/proc/self/status`` ``VmHWM``, reset through
+``/proc/self/clear_refs`` just before).  The loaders run interleaved, ``--repeats`` times each; medians are
+reported, and the arrays of both loaders are compared value by value.
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ def status(key):
     raise RuntimeError(key)
 
 path, fmt, loader, xcols, ycol = sys.argv[1:6]
+from bayesdp.analysis.loading import sampler_float_dtype
+X_DTYPE = sampler_float_dtype()
 with open("/proc/self/clear_refs", "w") as f:
     f.write("5")  # peak resident set := current
 base = status("VmRSS")
@@ -62,8 +66,8 @@ if loader == "bayesdp":
 else:
     cols = xcols.split(",") + [ycol]
     df = pd.read_csv(path, usecols=cols) if fmt == "csv" else pd.read_parquet(path, columns=cols)
-    X = df[xcols.split(",")].to_numpy(dtype=np.float64)
-    y = df[ycol].to_numpy(dtype=np.float64)
+    X = df[xcols.split(",")].to_numpy(dtype=np.float64).astype(X_DTYPE)
+    y = df[ycol].to_numpy(dtype=np.float64).astype(X_DTYPE)
     del df
 seconds = time.perf_counter() - t
 cpu_seconds = cpu() - c
@@ -179,7 +183,8 @@ def run(args) -> dict:
     xcols = ",".join(f"x{j}" for j in range(args.columns - 1))
     out: dict = {"rows": args.rows, "columns": args.columns, "repeats": args.repeats,
                  "target_seconds": TARGET_SECONDS, "target_peak_over_array": TARGET_PEAK_RATIO,
-                 "reference": "pandas.read_csv (C engine) / pandas.read_parquet, then DataFrame.to_numpy",
+                 "reference": "pandas.read_csv (C engine) / pandas.read_parquet, then DataFrame.to_numpy (float64), "
+                              "cast to the samplers' float32",
                  "formats": []}
     with tempfile.TemporaryDirectory(prefix="bayesdp-bench-load-") as tmp:
         paths = write_files(tmp, args.rows, args.columns, formats)

@@ -11,6 +11,12 @@ lowering), ``analysis`` (bayesdp/analysis), ``chain`` (bayesdp/samplers and the 
 give the number of compilations and their exact backend time.  ``process_s`` is the wall time of the whole
 process, interpreter start included (the time a user waits for the command).
 
+Last draw, warm (``--last-draw``, issue 24 item 4: under 2 s at m = 1e4): in ONE process, ``--rounds`` times,
+``bayesdp calibrate MODEL --mechanism ula-final`` (the last-draw plan) and then ``bayesdp release --method final``
+(which plans its chain the same way, then runs it), each through `bayesdp.cli.main` with the same sampling
+profiler; the first round is cold, the later ones warm.  The breakdown adds ``accounting`` (the privacy
+accounting: bayesdp/calibration.py, certificate.py, curves.py, mechanisms/ and theorems/).
+
 Utility (``--utility``): for the demo model (logistic regression on the bundled Breast Cancer data, prior scale 0.5) the
 chain runs once; then, for each statistic (``profiles``: P(malignant) at the two public reference
 records; ``coefficients``: the 30 coefficient means) and each eps in {0.1, 1, 10}, ``--repeats``
@@ -60,10 +66,13 @@ def add_arguments(parser) -> None:
         >>> p = argparse.ArgumentParser(prog="bayesdp bench release")
         >>> add_arguments(p)
         >>> vars(p.parse_args([]))
-        {'utility': False, 'size': 10000, 'dim': 10, 'repeats': 200, 'num_steps': 4000, 'prior_scale': 0.5, 'seed': 0}
+        {'utility': False, 'last_draw': False, 'rounds': 3, 'size': 10000, 'dim': 10, 'repeats': 200, 'num_steps': 4000, 'prior_scale': 0.5, 'seed': 0}
     """
 
     parser.add_argument("--utility", action="store_true", help="the utility benchmark instead of the time breakdown")
+    parser.add_argument("--last-draw", action="store_true",
+                        help="last-draw calibrate + release, --rounds times in one process (cold, then warm)")
+    parser.add_argument("--rounds", type=ARG_TYPES[int], default=3, help="--last-draw: rounds in the one process")
     parser.add_argument("--size", type=ARG_TYPES[int], default=10_000, help="time breakdown: records m")
     parser.add_argument("--dim", type=ARG_TYPES[int], default=10, help="time breakdown: features d")
     parser.add_argument("--repeats", type=ARG_TYPES[int], default=200, help="--utility: releases per (statistic, eps)")
@@ -101,6 +110,8 @@ def run(args) -> dict:
     from ..analysis.loading import load_model
     from ..analysis.records import validate_records
     from ..publish.methods.base import ChainSource
+    if getattr(args, "last_draw", False):
+        return _last_draw(args)
     if not getattr(args, "utility", False):
         return _breakdown(args)
 
@@ -163,6 +174,7 @@ _CHILD = r"""
 import json, os, sys, threading, time
 t_start = time.perf_counter()
 cache, argv = sys.argv[1], json.loads(sys.argv[2])
+argvs = argv if argv and isinstance(argv[0], list) else [argv]
 import bayesdp, bayesdp.cli
 t_light = time.perf_counter() - t_start
 import jax, numpyro
@@ -195,13 +207,19 @@ def classify(frame):
                 cat = "noise"
             elif "/bayesdp/analysis/" in f:
                 cat = "analysis"
+            elif ACCOUNTING and any(a in f for a in ("/bayesdp/calibration.py", "/bayesdp/certificate.py",
+                                                      "/bayesdp/curves.py", "/bayesdp/mechanisms/",
+                                                      "/bayesdp/theorems/")):
+                cat = "accounting"
             elif "/bayesdp/samplers/" in f:
                 cat = "chain"
         frame = frame.f_back
     return cat or "other"
 
+ACCOUNTING = len(argvs) > 1
 main_id = threading.main_thread().ident
-spent = dict.fromkeys(("import", "analysis", "compile", "trace", "chain", "noise", "ledger", "other"), 0.0)
+CATS = ("import", "analysis", "compile", "trace", "chain", "noise", "ledger", "other") + (("accounting",) if ACCOUNTING else ())
+spent = dict.fromkeys(CATS, 0.0)
 stop = threading.Event()
 def sampler():
     last = time.perf_counter()
@@ -214,15 +232,25 @@ def sampler():
         last = now
 th = threading.Thread(target=sampler, daemon=True)
 import contextlib, io
-t0 = time.perf_counter()
 th.start()
-with contextlib.redirect_stdout(io.StringIO()) as out:
-    rc = bayesdp.cli.main(argv)
+steps = []
+for argv in argvs:
+    before = (dict(spent), dict(events))
+    t0 = time.perf_counter()
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        rc = bayesdp.cli.main(argv)
+    t_release = time.perf_counter() - t0
+    ev0 = before[1].get("/jax/core/compile/backend_compile_duration", (0, 0.0))
+    ev1 = events.get("/jax/core/compile/backend_compile_duration", (0, 0.0))
+    steps.append({"command": argv[0], "rc": rc, "seconds": t_release,
+                  "breakdown_s": {k: spent[k] - before[0][k] for k in spent},
+                  "compilations": ev1[0] - ev0[0], "backend_compile_s": ev1[1] - ev0[1]})
+    if rc != 0:
+        break
 stop.set(); th.join()
-t_release = time.perf_counter() - t0
 import resource
 ev = lambda name: events.get("/jax/core/compile/" + name, (0, 0.0))
-print(json.dumps({"rc": rc, "import_bayesdp_s": t_light, "import_s": t_import, "release_s": t_release,
+print(json.dumps({"rc": rc, "steps": steps, "import_bayesdp_s": t_light, "import_s": t_import, "release_s": t_release,
                   "breakdown_s": spent,
                   "jax": {"compilations": ev("backend_compile_duration")[0],
                           "backend_compile_s": ev("backend_compile_duration")[1],
@@ -268,6 +296,53 @@ def _breakdown(args) -> dict:
     return out
 
 
+def _write_data(tmp: str, m: int, d: int) -> str:
+    rng = np.random.default_rng(0)   # synthetic data (a benchmark, not a release of anyone's data)
+    X = rng.standard_normal((m, d))
+    X = (X / np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))).astype(np.float32)
+    y = (rng.uniform(size=m) < 1.0 / (1.0 + np.exp(-X @ np.ones(d)))).astype(np.float32)
+    path = os.path.join(tmp, "data.npz")
+    np.savez(path, X=X, y=y)
+    return path
+
+
+def _last_draw(args) -> dict:
+    """Last-draw calibrate + release ``--rounds`` times in one fresh process (cold, then warm)."""
+    m, d, rounds = int(args.size), int(args.dim), int(getattr(args, "rounds", 3))
+    if m < 2 or d < 1 or rounds < 1:
+        raise AssumptionError(f"--size {m} / --dim {d} / --rounds {rounds}: need at least 2 records, 1 feature "
+                              "and 1 round")
+    out: dict = {"model": "logistic", "size": m, "dim": d, "mode": "last draw, one process", "rounds": []}
+    with tempfile.TemporaryDirectory(prefix="bayesdp-bench-release-") as tmp:
+        data = _write_data(tmp, m, d)
+        common = ["logistic", "--data", data, "--domain", "X.norm=1", "y.values=0,1", "--epsilon", "1"]
+        argvs = []
+        for i in range(rounds):
+            argvs.append(["calibrate", *common, "--mechanism", "ula-final", "--json"])
+            argvs.append(["release", *common, "--method", "final", "--delta", "1e-5",
+                          "--ledger", os.path.join(tmp, f"ledger-{i}.json"), "--budget", "10",
+                          "--budget-delta", "1e-3", "--json"])
+        env = {k: v for k, v in os.environ.items() if not k.startswith("JAX_COMPILATION_CACHE")}
+        env.pop("BAYESDP_JAX_CACHE", None)
+        r = subprocess.run([sys.executable, "-c", _CHILD, os.path.join(tmp, "jax-cache"), json.dumps(argvs)],
+                           capture_output=True, text=True, env=env)
+        if r.returncode != 0 or not r.stdout.strip():
+            raise RuntimeError(f"bench release --last-draw: the process failed: {r.stderr.strip()[-2000:]}")
+        res = json.loads(r.stdout.strip().splitlines()[-1])
+        if res["rc"] != 0:
+            raise RuntimeError(f"bench release --last-draw: a command exited {res['rc']}: {r.stderr.strip()[-2000:]}")
+    steps = res["steps"]
+    for i in range(rounds):
+        cal, rel = steps[2 * i], steps[2 * i + 1]
+        out["rounds"].append({"round": i, "warm": i > 0, "calibrate": cal, "release": rel,
+                              "total_s": cal["seconds"] + rel["seconds"]})
+    out["import_s"] = res["import_s"]
+    out["target_s"] = 2.0
+    warm = [r["total_s"] for r in out["rounds"] if r["warm"]]
+    out["warm_total_s_min"] = min(warm) if warm else None
+    return out
+
+
 def format_table(res: dict) -> str:
     """``res`` (what [`run`][bayesdp.bench.release.run] returned) as the readable table printed without ``--json``.
 
@@ -282,6 +357,17 @@ def format_table(res: dict) -> str:
         >>> print(format_table(res).splitlines()[0][:66])
         demo model (logistic, prior scale 0.5), 4 chains x 4000 steps, 200
     """
+    if res.get("mode") == "last draw, one process":
+        lines = [f"last-draw calibrate + release of the logistic model, m = {res['size']}, d = {res['dim']}, one "
+                 f"process (seconds; target {res['target_s']:g} s warm)"]
+        for r in res["rounds"]:
+            for what in ("calibrate", "release"):
+                st = r[what]
+                b = "  ".join(f"{k} {v:.3f}" for k, v in sorted(st["breakdown_s"].items(), key=lambda kv: -kv[1])
+                              if v >= 0.0005)
+                lines.append(f"round {r['round']} ({'warm' if r['warm'] else 'cold'}) {what:<9} {st['seconds']:8.3f}"
+                             f"  {b}  ({st['compilations']} compilations)")
+        return "\n".join(lines)
     if "runs" in res:    # the time breakdown
         lines = [f"release of the logistic model, m = {res['size']}, d = {res['dim']} (seconds; fresh processes)",
                  f"{'cache':<6} {'process':>8} {'import':>7} {'release':>8}  breakdown of the release"]

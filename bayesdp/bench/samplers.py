@@ -32,8 +32,13 @@ reported separately):
   (the data themselves included).  ``peak_over_data_cold`` counts from before the warm-up (the JAX
   runtime's fixed cost, ``fixed_overhead_bytes``, included).  The arrays are allocated 64-byte aligned
   (:func:`bayesdp.samplers.aligned_empty`), which lets JAX use them in place on a CPU; ``numpy_default``
-  repeats the measurement with ordinary NumPy arrays (16 bytes mod 64: JAX copies them once).  On a GPU
-  the device's ``peak_bytes_in_use`` over the data size is reported as well.
+  repeats the measurement with ordinary NumPy arrays (16 bytes mod 64: JAX copies them once).  The file rows
+  measure the command line's path, from reading a file (:func:`bayesdp.analysis.loading.load_data`) to the end
+  of the run: an NPZ file of float32 members, one of float64 members (cast block by block while reading) and
+  a Parquet file of float64 columns (cast column by column); ``data_bytes`` is the float32 data the chain
+  reads.  On a GPU the device's ``peak_bytes_in_use`` over the data size is reported as well.
+* Speed rows carry their A/B pairs: ``pair_ratios`` (per interleaved round, the reference's time over
+  bayesdp's) and ``ratio_median_of_pairs``, besides ``ratio`` (the ratio of the two medians).
 """
 
 from __future__ import annotations
@@ -84,7 +89,8 @@ def _median_time(fn, repeats):
 
 
 def _interleaved(fns, repeats):
-    """Median time of each callable, the calls interleaved (the machine's load drifts)."""
+    """Median time of each callable, the calls interleaved (the machine's load drifts); the times of every
+    round are kept in ``_interleaved.last`` (round r of each callable ran side by side: an A/B pair)."""
     for f in fns:
         f()  # warm (compile)
     ts = [[] for _ in fns]
@@ -93,7 +99,15 @@ def _interleaved(fns, repeats):
             t = time.perf_counter()
             f()
             ts[i].append(time.perf_counter() - t)
+    _interleaved.last = ts
     return [statistics.median(t) for t in ts]
+
+
+def _pair_ratios(t_ours, t_ref) -> dict:
+    """The A/B pairs of one row: per round, the reference's time over bayesdp's (> 1: bayesdp faster)."""
+    ratios = [b / a for a, b in zip(t_ours, t_ref)]
+    return {"pairs": len(ratios), "pair_ratios": [round(r, 4) for r in ratios],
+            "ratio_median_of_pairs": statistics.median(ratios)}
 
 
 def _data(m, d, seed=0):
@@ -440,8 +454,9 @@ def run(args) -> dict:
             t_ours, *t_refs, t_const = _interleaved([ours, *refs, ref_const], args.repeats)
             best = min(range(len(forms)), key=lambda i: t_refs[i])
             t_ref = t_refs[best]
+            pairs = _pair_ratios(_interleaved.last[0], _interleaved.last[1 + best])
             roof, frac = _roofline(steps / t_ours, X.nbytes, bw["bytes_per_s"])
-            extra = {**_ours.last, "reference_form": forms[best],
+            extra = {**_ours.last, **pairs, "reference_form": forms[best],
                      "reference_forms_steps_per_s": {f: steps / t for f, t in zip(forms, t_refs)},
                      "reference_data_as_constants_steps_per_s": steps / t_const,
                      "roofline_steps_per_s": roof, "roofline_fraction": frac,
@@ -462,7 +477,8 @@ def run(args) -> dict:
     if not args.no_memory:
         size = args.memory_size or (200_000 if args.quick else 2_000_000)
         out["memory"] = [memory_row(kind, size, aligned) for kind in ("ula", "sgld") for aligned in (True, False)]
-        out["memory"] += [memory_row(kind, size, npz=True) for kind in ("ula", "sgld")]
+        out["memory"] += [memory_row(kind, size, source=src) for src in ("npz", "npz64", "parquet")
+                          for kind in ("ula", "sgld")]
     return out
 
 
@@ -471,7 +487,8 @@ def _sgld_row(X, y, m, d, repeats):
     ours, compile_s = _ours(X, y, sampler="sgld", step_size=1e-4, num_steps=steps, batch_size=100, clip_norm=1.0)
     ref, label = reference_sgld(X, y, 1e-4, steps, 100)
     t_ours, t_ref = _interleaved([ours, ref], repeats)
-    return _row("sgld-clipped (s=100)", m, d, 1, t_ours, t_ref, steps, label, compile_s,
+    pairs = _pair_ratios(*_interleaved.last)
+    return _row("sgld-clipped (s=100)", m, d, 1, t_ours, t_ref, steps, label, compile_s, **pairs,
                 roofline_fraction=None, roofline="none: a step reads s = 100 rows (latency, not bandwidth)")
 
 
@@ -512,16 +529,28 @@ del X, y
 dev = jax.devices()[0]
 stats0 = dev.memory_stats() or {}
 base = status("VmRSS")
-if source == "npz":   # the command line's data path: an uncompressed NPZ file read by bayesdp's loader
+if source in ("npz", "npz64", "parquet"):   # the command line's data path: a file read by bayesdp's loader
     import os, tempfile
     from bayesdp.analysis.loading import load_data
-    path = os.path.join(tempfile.mkdtemp(), "data.npz")
-    X, y = make(m, aligned)
-    np.savez(path, X=X, y=y)
+    path = os.path.join(tempfile.mkdtemp(), "data." + source.rstrip("64"))
+    X, y = make(m, True)
+    if source == "parquet":  # float64 columns (as pandas writes them), one row group per 100,000 records
+        import pyarrow as pa, pyarrow.parquet as pq
+        writer = None
+        for i in range(0, m, 100_000):
+            t = pa.table({**{f"x{j}": X[i:i + 100_000, j].astype(np.float64) for j in range(d)},
+                          "y": y[i:i + 100_000].astype(np.float64)})
+            writer = writer or pq.ParquetWriter(path, t.schema)
+            writer.write_table(t)
+        writer.close()
+        load_kw = {"x_columns": ",".join(f"x{j}" for j in range(d)), "y_column": "y"}
+    else:   # npz: float32 members; npz64: float64 members (cast block by block to float32 while reading)
+        np.savez(path, **({"X": X, "y": y} if source == "npz" else {"X": X.astype(np.float64), "y": y.astype(np.float64)}))
+        load_kw = {}
     del X, y
     base = status("VmRSS")
     reset_peak()
-    data = load_data(path)
+    data = load_data(path, **load_kw)
     os.remove(path)
     X, y = data.pop("X"), data.pop("y")
 else:
@@ -533,7 +562,8 @@ peak = status("VmHWM")
 nbytes = X.nbytes + y.nbytes
 stats = dev.memory_stats() or {}
 row = {"sampler": kind, "data_size": m, "dim": d, "chains": 1, "aligned": aligned, "data_bytes": nbytes,
-       "source": "npz file" if source == "npz" else "in memory",
+       "source": {"npz": "npz file", "npz64": "npz file (float64)", "parquet": "parquet file (float64)"}.get(
+           source, "in memory"),
        "peak_over_data": (peak - base) / nbytes, "peak_over_data_cold": (peak - cold) / nbytes,
        "fixed_overhead_bytes": base - cold, "gradient_path": s.gradient_path, "steps_per_s": s.timing["steps_per_s"]}
 if "peak_bytes_in_use" in stats:
@@ -542,7 +572,8 @@ print(json.dumps(row))
 """
 
 
-def memory_row(kind: str = "sgld", data_size: int = 2_000_000, aligned: bool = True, npz: bool = False) -> dict:
+def memory_row(kind: str = "sgld", data_size: int = 2_000_000, aligned: bool = True, npz: bool = False,
+               source: str | None = None) -> dict:
     """Peak memory of one run (``kind`` "ula" or "sgld") on ``data_size`` records, d = 100, in a fresh process.
 
     Args:
@@ -551,6 +582,8 @@ def memory_row(kind: str = "sgld", data_size: int = 2_000_000, aligned: bool = T
         aligned: allocate the data 64-byte aligned (:func:`bayesdp.samplers.aligned_empty`).
         npz: write the data to an uncompressed NPZ file first and measure from reading it
             (:func:`bayesdp.analysis.loading.load_data`, the command line's path) to the end of the run.
+        source: a file to measure from, as ``npz``: ``"npz"`` (float32 members), ``"npz64"`` (float64 members)
+            or ``"parquet"`` (float64 columns); the loader casts float64 to the samplers' float32 while reading.
 
     Returns:
         a result row (``peak_over_data`` and the rest, see the module docstring), or one with ``"error"``.
@@ -562,14 +595,17 @@ def memory_row(kind: str = "sgld", data_size: int = 2_000_000, aligned: bool = T
         >>> row["peak_over_data"] <= 2                          # doctest: +SKIP
         True
     """
-    out = subprocess.run([sys.executable, "-c", _MEMORY_SCRIPT, kind, str(int(data_size)),
-                          "npz" if npz else "1" if aligned else "0"],
+    if source is None:
+        source = "npz" if npz else "1" if aligned else "0"
+    elif source not in ("npz", "npz64", "parquet"):
+        raise ValueError(f"source = {source!r} is not 'npz', 'npz64' or 'parquet'")
+    out = subprocess.run([sys.executable, "-c", _MEMORY_SCRIPT, kind, str(int(data_size)), source],
                          capture_output=True, text=True, timeout=1200)
     if out.returncode:
         return {"sampler": kind, "data_size": data_size, "aligned": aligned,
                 "error": (out.stderr.strip().splitlines() or ["no output"])[-1]}
     row = json.loads(out.stdout.strip().splitlines()[-1])
-    row["target"] = ("<= 2 (ULA), <= 1.2 (SGLD) from an NPZ file" if npz else
+    row["target"] = ("<= 2 (ULA), <= 1.2 (SGLD) from a file" if source in ("npz", "npz64", "parquet") else
                      "<= 2 (ULA), <= 1.2 (SGLD) with aligned arrays" if aligned else
                      "informative: an unaligned NumPy array is copied once into JAX's memory")
     return row
@@ -611,7 +647,8 @@ def format_table(result) -> str:
         frac = r.get("roofline_fraction")
         lines.append(f"{r['sampler']:<24} {r['data_size']:>8} {r['dim']:>4} {r['chains']:>2} "
                      f"{r['steps_per_s']:>10.1f} {r['reference_steps_per_s']:>12.1f} {r['ratio']:>6.2f} "
-                     f"{'-' if frac is None else f'{frac:.2f}':>8}  {r['reference']}")
+                     f"{'-' if frac is None else f'{frac:.2f}':>8}  {r['reference']}"
+                     + (f" [median of {r['pairs']} A/B pairs: {r['ratio_median_of_pairs']:.2f}]" if "pairs" in r else ""))
     for r in result.get("memory", []):
         if "error" in r:
             lines.append(f"memory {r['sampler']} (aligned={r['aligned']}): error {r['error']}")

@@ -36,6 +36,7 @@ import json
 import logging
 import time
 import warnings
+import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
@@ -142,21 +143,24 @@ class Placement:
 
 def _program(potential: ModelPotential, *, sampler: str, num_steps: int, batch_size: int | None, clipped: bool,
              num_chains: int, release: str, thinning: int, progress_every: int,
-             glm: tuple | None = None, placement: Placement = Placement(), key_impl: Any = None) -> Callable:
+             glm: tuple | None = None, placement: Placement = Placement(), key_impl: Any = None,
+             stream: bool = False) -> Callable:
     """jitted ``run(keys, positions, data, step_size, beta, clip, aux) -> (released, first_bad)``.
 
     ``keys`` are the raw key data of the chains (``jax.random.key_data``), ``glm = (structure, form)``
     selects the batched Bernoulli-GLM gradient (:mod:`bayesdp.samplers.glm`) for full-batch unclipped
     ULA (``aux`` then holds its arrays, ``None`` otherwise); ``placement`` says how the arrays are split
-    over devices (:class:`Placement`)."""
+    over devices (:class:`Placement`); ``stream`` keeps the data on the host (SGLD): ``data`` is then the
+    int32 handle of the host arrays (:func:`_register_host_data`) and each chunk of steps' batch rows is
+    gathered on the host by a callback."""
     model_key, shapes = _model_key(potential)
     key = (model_key, shapes, sampler, num_steps, batch_size, clipped, num_chains, release, thinning, progress_every,
-           None if glm is None else glm[1], placement, str(key_impl))
+           None if glm is None else glm[1], placement, str(key_impl), bool(stream))
     fn = _COMPILED.get(key)
     if fn is None:
         fn = _build_program(potential, sampler=sampler, num_steps=num_steps, batch_size=batch_size, clipped=clipped,
                             num_chains=num_chains, release=release, thinning=thinning, progress_every=progress_every,
-                            glm=glm, placement=placement, key_impl=key_impl)
+                            glm=glm, placement=placement, key_impl=key_impl, stream=stream)
         _COMPILED[key] = fn
     return fn
 
@@ -177,8 +181,38 @@ def _block_length(sampler, num_steps, record_every, dim, itemsize, batch_size=No
     return min(block, num_steps)
 
 
+#: bytes of batch rows a streamed SGLD chain gathers on the host per callback (a chunk of the block's steps)
+STREAM_CHUNK_BYTES = 1 << 24
+
+# host arrays of streamed samplers by handle (the compiled programs take the handle, not the arrays, so that
+# a program is shared by samplers whose data have the same shapes)
+_HOST_DATA: dict[int, dict] = {}
+_HOST_HANDLES = iter(range(1, 2 ** 31))
+
+
+def _register_host_data(owner, data: dict) -> int:
+    """A handle of ``data`` for the streamed programs, released when ``owner`` is garbage collected."""
+    handle = next(_HOST_HANDLES)
+    _HOST_DATA[handle] = data
+    weakref.finalize(owner, _HOST_DATA.pop, handle, None)
+    return handle
+
+
+def _host_gather(handle, rows):
+    """The rows ``rows`` (any shape of int32 indices) of every host array of ``handle``: ``rows.shape + record``."""
+    data = _HOST_DATA[int(handle)]
+    idx = np.asarray(rows)
+    return {k: np.take(v, idx, axis=0) for k, v in data.items()}
+
+
+def _stream_chunk(length, num_chains, batch_size, record_bytes):
+    """Steps per host gather: at most STREAM_CHUNK_BYTES of rows, at least one step, at most ``length``."""
+    per_step = max(1, num_chains * batch_size * record_bytes)
+    return max(1, min(length, STREAM_CHUNK_BYTES // per_step))
+
+
 def _build_program(potential, *, sampler, num_steps, batch_size, clipped, num_chains, release, thinning,
-                   progress_every, glm=None, placement=Placement(), key_impl=None):
+                   progress_every, glm=None, placement=Placement(), key_impl=None, stream=False):
 
     ula = sampler == "ula"
     record_every = thinning if release == "thinned" else 1
@@ -223,11 +257,24 @@ def _build_program(potential, *, sampler, num_steps, batch_size, clipped, num_ch
         on_batch = over_chains(gradients.from_indices(potential, m, batch_size, clipped), (0, 0, None))
 
         def gradient(x, data, clip, aux, batch_rows=None):
+            if stream:      # batch_rows are the batch's rows themselves, gathered on the host
+                return on_batch(x, batch_rows, clip)
             if by_records:
                 batch = _sh.gather_rows(data, layout.rows(batch_rows), layout)
             else:
-                batch = {k: jnp.take(v, batch_rows, axis=0) for k, v in data.items()}
+                # mode="clip": XLA's own gather (the indices are in [0, m) by construction); the default "fill"
+                # adds a select over the gathered rows at every step
+                batch = {k: jnp.take(v, batch_rows, axis=0, mode="clip") for k, v in data.items()}
             return on_batch(x, batch, clip)
+
+    assert not stream or (not ula and placement.kind is None), "streaming is for SGLD on one device"
+    host_shapes = {k: (tuple(v.shape[1:]), v.dtype) for k, v in potential.data.items()}
+    record_bytes = sum(int(np.prod(sh, dtype=np.int64)) * np.dtype(dt).itemsize for sh, dt in host_shapes.values())
+
+    def host_rows(handle, rows):
+        """The batch rows of ``rows`` (int32 ``(..., s)``) gathered on the host: ``{name: rows.shape + record}``."""
+        out = {k: jax.ShapeDtypeStruct(rows.shape + sh, dt) for k, (sh, dt) in host_shapes.items()}
+        return jax.pure_callback(_host_gather, out, handle, rows)
 
     # -- random numbers of a block of steps, per chain ----------------------------------------------------
     def block_draws(key, block_index, length):
@@ -266,10 +313,39 @@ def _build_program(potential, *, sampler, num_steps, batch_size, clipped, num_ch
                 rows = None if rows is None else jnp.swapaxes(rows, 0, 1)
             else:
                 z, rows = block_draws(keys, block_index, length)
-            carry, path = lax.scan(body, carry, (z, rows))
+            if stream:
+                carry, path = streamed_scan(carry, z, rows, length)
+            else:
+                carry, path = lax.scan(body, carry, (z, rows))
             if keep_path and record_every > 1:
                 path = path[record_every - 1::record_every]
             return carry, path
+
+        def streamed_scan(carry, z, rows, length):
+            """The steps of a block in chunks of ``chunk`` steps, each chunk's batch rows gathered on the host by one
+            callback (the same rows ``jnp.take`` gives in device memory, so the same draws)."""
+            chunk = _stream_chunk(length, local_chains, batch_size, record_bytes)
+            full, tail = divmod(length, chunk)
+
+            def one_chunk(c, zr):
+                zc, rc = zr
+                return lax.scan(body, c, (zc, host_rows(data, rc)))
+
+            paths = []
+            if full:
+                cut = full * chunk
+                zs = z[:cut].reshape((full, chunk) + z.shape[1:])
+                rs = rows[:cut].reshape((full, chunk) + rows.shape[1:])
+                carry, path = lax.scan(one_chunk, carry, (zs, rs))
+                if keep_path:
+                    paths.append(path.reshape((cut,) + path.shape[2:]))
+            if tail:
+                carry, path = one_chunk(carry, (z[full * chunk:], rows[full * chunk:]))
+                if keep_path:
+                    paths.append(path)
+            if not keep_path:
+                return carry, None
+            return carry, paths[0] if len(paths) == 1 else jnp.concatenate(paths, axis=0)
 
         bad0 = jnp.full(positions.shape[:-1], -1, jnp.int32)
         carry = (positions, bad0, jnp.int32(0))
@@ -312,6 +388,19 @@ def _build_program(potential, *, sampler, num_steps, batch_size, clipped, num_ch
         return fn(keys, positions, data, step_size, beta, clip, aux)
 
     return jax.jit(sharded)
+
+
+def _fits_on_device(run_bytes: float) -> bool:
+    """Whether a run needing ``run_bytes`` (its records included, :func:`run_memory_bytes`) fits in the default
+    device's free memory.  A CPU device is the host's memory: the records are there either way (True)."""
+    dev = jax.devices()[0]
+    if dev.platform == "cpu":
+        return True
+    stats = dev.memory_stats() or {}
+    limit = stats.get("bytes_limit")
+    if not limit:
+        return True
+    return run_bytes <= limit - stats.get("bytes_in_use", 0)
 
 
 @functools.partial(jax.jit, static_argnums=1)
@@ -547,6 +636,9 @@ class Sampler:
         certifier: the analyzer's ``certify`` (default ``bayesdp.analysis.certify``).
         max_copy_bytes: largest feature-major copy of the data the batched GLM gradient may make on a CPU
             (default ``bayesdp.samplers.glm.MAX_COPY_BYTES``).
+        stream_data: SGLD only: keep the records in host memory and gather each chunk of steps' batch rows
+            there (the same draws); ``None`` (default) streams when the run would not fit in an accelerator's
+            free memory (never on a CPU), ``True`` always, ``False`` never.
 
     Attributes:
         certificate: the JSON-ready certificate dict (see :func:`bayesdp.samplers.certify.certify_run`).
@@ -592,11 +684,23 @@ class Sampler:
                  release: str = "final", thinning: int = 1, init: Any = "zeros", init_key=None,
                  domain=None, delta: float = 1e-5, uncertified: bool = False, model_kwargs=None,
                  progress_bar: bool = False, progress_every: int | None = None, shard_data: bool = False,
-                 certifier: Callable | None = None, max_copy_bytes: int | None = None):
+                 certifier: Callable | None = None, max_copy_bytes: int | None = None,
+                 stream_data: bool | None = None):
 
         self.shard_data = bool(shard_data)
-        # sharded records stay on the host until they are split over the devices (never whole on device 0)
-        self.potential = ModelPotential(model, data, model_kwargs, on_device=not self.shard_data)
+        if stream_data not in (None, True, False):
+            raise AssumptionError(f"stream_data = {stream_data!r} must be True, False or None (stream when the data "
+                                  "would not fit beside the chain in the device's memory)")
+        if stream_data and sampler != "sgld":
+            raise AssumptionError(f"stream_data=True is for sampler='sgld' (minibatches), but sampler = {sampler!r} "
+                                  "reads every record at every step; drop stream_data or use sampler='sgld'")
+        if stream_data and (self.shard_data or (chain_method == "parallel" and num_chains != 1)):
+            raise AssumptionError("stream_data=True keeps the records in this host's memory for one device; it "
+                                  "cannot be combined with shard_data=True or chain_method='parallel': drop one")
+        # sharded records stay on the host until they are split over the devices (never whole on device 0); so
+        # do SGLD's records until it is known whether they are streamed from the host (_place_data)
+        self.potential = ModelPotential(model, data, model_kwargs,
+                                        on_device=not self.shard_data and sampler != "sgld")
         local_m = self.potential.data_size
         self._layout = sharding.record_layout(local_m) if self.shard_data else None
         m = self._layout.data_size if self._layout is not None else local_m
@@ -618,6 +722,10 @@ class Sampler:
                          clipped=clip_norm is not None, data_bytes=sum(int(v.nbytes) for v in
                                                                        self.potential.data.values()))
         self.potential.check_decomposition()
+        #: whether SGLD's records stay in host memory, each chunk of steps' batch rows gathered there
+        self.stream_data = self._place_data(stream_data, chain_method, dict(
+            sampler=sampler, num_steps=num_steps, num_chains=num_chains, release=release, thinning=thinning,
+            dim=self.potential.dim, data_size=local_m, batch_size=batch_size, clipped=clip_norm is not None))
         self._init_positions, init_label = self._initial_positions(init, init_key, num_chains)
         self.config = RunConfig(sampler, step_size, num_steps, inverse_temperature, batch_size, clip_norm,
                                 num_chains, release, thinning, init_label, m, self.potential.dim, chain_method)
@@ -650,6 +758,11 @@ class Sampler:
         }
         if self.shard_data or chain_method == "parallel":
             self.certificate["assumptions"]["placement"] = self._placement_label()
+        if self.stream_data:
+            self.certificate["assumptions"]["placement"] = (
+                "records in host memory; each step's batch rows gathered there from the indices drawn inside the "
+                "sampler (the same indices, rows and draws as with the records in device memory)")
+            self._host_handle = _register_host_data(self, self.potential.data)
         self._released = None
         self.timing: dict[str, float] = {}
         self._glm_cache: dict[int, tuple] = {}
@@ -663,6 +776,27 @@ class Sampler:
         self.gradient_path: str | None = None
         #: where the chain keys of the last run came from (keys.SECURE or keys.REPRODUCIBLE)
         self.key_source: str | None = None
+
+    def _place_data(self, stream_data, chain_method, config) -> bool:
+        """Decide whether SGLD streams its records from host memory, and put them on the device otherwise.
+
+        ``stream_data=None``: stream when the device is not the host's memory (an accelerator) and the data
+        plus the run's own memory (:func:`run_memory_bytes`) exceed what the device has free (one device
+        only: never with the chains split over devices; with several processes, process 0 decides)."""
+        if self.shard_data or config["sampler"] != "sgld":
+            return False
+        if stream_data is None:
+            if chain_method == "parallel" and config["num_chains"] > 1:
+                stream_data = False
+            else:
+                nbytes = sum(int(v.nbytes) for v in self.potential.data.values())
+                stream_data = not _fits_on_device(run_memory_bytes(**config, data_bytes=nbytes))
+            if sharding.multi_process():   # every process must compile the same program
+                stream_data = bool(sharding.agree(np.asarray(int(stream_data), np.int32)))
+        if not stream_data:
+            # device arrays; a 64-byte-aligned host array is used in place (no copy), otherwise copied once
+            self.potential.data = {k: jax.device_put(v, may_alias=True) for k, v in self.potential.data.items()}
+        return bool(stream_data)
 
     def _placement_label(self) -> str:
 
@@ -722,6 +856,10 @@ class Sampler:
         if sharding.multi_process():  # every process runs process 0's chains
             keys, positions = sharding.agree(np.asarray(keys)), sharding.agree(np.asarray(positions))
         if place.kind is None:
+            if self.stream_data:
+                if self._placed_data is None:
+                    self._placed_data = jnp.asarray(self._host_handle, jnp.int32)
+                return keys, positions, self._placed_data
             return keys, positions, self.potential.data
         if place.kind == "chains":
             if self._placed_data is None:
@@ -875,7 +1013,7 @@ class Sampler:
         prog = _program(self.potential, sampler=c.sampler, num_steps=c.num_steps, batch_size=c.batch_size,
                         clipped=c.clip_norm is not None, num_chains=num_chains, release=c.release,
                         thinning=c.thinning, progress_every=self.progress_every, glm=glm, placement=place,
-                        key_impl=key_impl)
+                        key_impl=key_impl, stream=self.stream_data)
         self._programs[num_chains] = (prog, aux)
         return prog, aux
 

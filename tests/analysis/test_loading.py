@@ -11,7 +11,7 @@ import pytest
 import bayesdp.analysis.loading as L
 from bayesdp.analysis.loading import builtin_models, data_format, load_data, load_model
 from bayesdp.cli import main
-from bayesdp.errors import DomainError, ModelError
+from bayesdp.errors import AssumptionError, DomainError, ModelError
 
 
 def _csv(path, header, rows, newline="\n"):
@@ -47,15 +47,16 @@ def mode(request, monkeypatch):
 
 def test_csv_values_exact(tmp_path, mode):
     X, y = _values(200, 4)
-    d = load_data(_write_xy(tmp_path / "d.csv", X, y), x_columns=_cols(4), y_column="label")
+    d = load_data(_write_xy(tmp_path / "d.csv", X, y), x_columns=_cols(4), y_column="label", dtype="float64")
     assert d["X"].dtype == np.float64 and d["X"].flags.c_contiguous and d["X"].shape == (200, 4)
     np.testing.assert_array_equal(d["X"], X)
     np.testing.assert_array_equal(d["y"], y)
-    only_y = load_data(str(tmp_path / "d.csv"), y_column="label")
+    only_y = load_data(str(tmp_path / "d.csv"), y_column="label", dtype="float64")
     assert list(only_y) == ["y"]
     np.testing.assert_array_equal(only_y["y"], y)
     # columns in any order, names padded with spaces in the header are found
-    d2 = load_data(str(tmp_path / "d.csv"), x_columns=" f3 , f0", y_column="f1", x_name="Z", y_name="t")
+    d2 = load_data(str(tmp_path / "d.csv"), x_columns=" f3 , f0", y_column="f1", x_name="Z", y_name="t",
+                   dtype="float64")
     np.testing.assert_array_equal(d2["Z"], X[:, [3, 0]])
     np.testing.assert_array_equal(d2["t"], X[:, 1])
 
@@ -73,7 +74,7 @@ def test_parallel_ranges_cover_every_record_once(tmp_path, monkeypatch):
     monkeypatch.setattr(L, "_read_csv_stream", lambda *a: seen.append(a) or (None, None))
     monkeypatch.setattr(L, "_PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(L.os, "cpu_count", lambda: 3)
-    d = load_data(path, x_columns="f0,f1", y_column="label")
+    d = load_data(path, x_columns="f0,f1", y_column="label", dtype="float64")
     assert seen == []  # the parallel reader did it
     np.testing.assert_array_equal(d["X"], X)
 
@@ -81,14 +82,15 @@ def test_parallel_ranges_cover_every_record_once(tmp_path, monkeypatch):
 def test_csv_line_ends_blank_lines_and_quotes(tmp_path, mode):
     X, y = _values(300, 2, seed=1)
     for newline in ("\r\n", "\r"):  # '\r' alone: fewer newlines than records, the outputs grow in place
-        d = load_data(_write_xy(tmp_path / "w.csv", X, y, newline), x_columns="f0,f1", y_column="label")
+        d = load_data(_write_xy(tmp_path / "w.csv", X, y, newline), x_columns="f0,f1", y_column="label",
+                      dtype="float64")
         np.testing.assert_array_equal(d["X"], X)
         np.testing.assert_array_equal(d["y"], y)
     # blank lines are skipped; a quoted text column with a line break inside stays one record
     lines = ["f0,note,label"] + [f"{float(X[i, 0])!r},\"a\nb\",{float(y[i])!r}" + ("\n" if i % 50 else "\n\n")
                                  for i in range(300)]
     (tmp_path / "q.csv").write_text(lines[0] + "\n" + "".join(lines[1:]))
-    d = load_data(str(tmp_path / "q.csv"), x_columns="f0", y_column="label")
+    d = load_data(str(tmp_path / "q.csv"), x_columns="f0", y_column="label", dtype="float64")
     np.testing.assert_array_equal(d["X"][:, 0], X[:, 0])
     np.testing.assert_array_equal(d["y"], y)
 
@@ -155,7 +157,7 @@ def test_parquet_values_types_and_row_groups(tmp_path):
     path = str(tmp_path / "d.parquet")
     pq.write_table(table, path, row_group_size=128)
     assert pq.ParquetFile(path).num_row_groups == 8
-    d = load_data(path, x_columns="f0,f1,i,b,s", y_column="label")
+    d = load_data(path, x_columns="f0,f1,i,b,s", y_column="label", dtype="float64")
     expect = np.column_stack([X[:, 0], X[:, 1].astype(np.float32).astype(np.float64), ints, ints % 2 == 0, X[:, 2]])
     np.testing.assert_array_equal(d["X"], expect)
     np.testing.assert_array_equal(d["y"], y)
@@ -188,7 +190,7 @@ def test_parquet_problems_name_file_column_and_row(tmp_path):
 def test_npz_unchanged(tmp_path):
     X, y = _values(10, 2)
     np.savez(tmp_path / "d.npz", X=X.astype(np.float32), y=y)
-    d = load_data(str(tmp_path / "d.npz"))
+    d = load_data(str(tmp_path / "d.npz"), dtype="float64")
     assert d["X"].dtype == np.float32 and np.array_equal(d["y"], y)
     (tmp_path / "bad.npz").write_text("nope")
     with pytest.raises(DomainError, match="not a readable NPZ file"):
@@ -204,7 +206,7 @@ def test_npz_arrays_come_back_equal_and_64_byte_aligned(tmp_path):
               "empty": np.zeros((0, 4), np.float32)}
     for save in (np.savez, np.savez_compressed):
         save(tmp_path / "d.npz", **arrays)
-        got = load_data(str(tmp_path / "d.npz"))
+        got = load_data(str(tmp_path / "d.npz"), dtype="float64")
         assert sorted(got) == sorted(arrays)
         for k, v in arrays.items():
             g = got[k]
@@ -223,6 +225,90 @@ def test_npz_arrays_come_back_equal_and_64_byte_aligned(tmp_path):
     np.savez(tmp_path / "obj.npz", o=np.array([{"a": 1}], dtype=object))
     with pytest.raises(DomainError, match="not a readable NPZ file"):
         load_data(str(tmp_path / "obj.npz"))
+
+
+def _bits_equal(a, b):
+    return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a.view(np.uint32), b.view(np.uint32))
+
+
+def test_float32_load_is_the_old_float64_path_bit_for_bit(tmp_path, mode, monkeypatch):
+    """Issue 24 item 3: CSV, Parquet and float64 NPZ go straight into the float32 aligned buffers the samplers
+    read, with exactly the values of the old path (a float64 table cast by validate_data)."""
+    from bayesdp.samplers import validate_data
+
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((700, 5)) * np.array([1e-30, 1e-3, 1.0, 1e6, 1e37])  # round-offs at every scale
+    X[:7, 0] = [1e-45, 2 ** -149, 0.0, -0.0, 1 + 2 ** -24, 1 + 3 * 2 ** -24, 3.4028235e38]  # subnormal, ties
+    y = (rng.random(700) < 0.5).astype(float)
+    csv_path = _write_xy(tmp_path / "d.csv", X, y)
+    pq_path = str(tmp_path / "d.parquet")
+    pq.write_table(pa.table({**{f"f{j}": X[:, j] for j in range(5)}, "label": y}), pq_path, row_group_size=100)
+    np.savez(tmp_path / "d.npz", X=X, y=y, F=np.asfortranarray(X), i=np.arange(700))
+    np.savez_compressed(tmp_path / "c.npz", X=X, big_endian=X.astype(">f8"))
+    monkeypatch.setattr(L, "_NPZ_BLOCK", 8 * 997)   # float64 members cast in many blocks, a partial last one
+    for path, kw in ((csv_path, dict(x_columns=_cols(5), y_column="label")),
+                     (pq_path, dict(x_columns=_cols(5), y_column="label")), (str(tmp_path / "d.npz"), {}),
+                     (str(tmp_path / "c.npz"), {})):
+        new = load_data(path, **kw)
+        old, _ = validate_data(load_data(path, dtype="float64", **kw))
+        assert new.keys() == old.keys()
+        for k in new:
+            if k == "i":   # integers: as stored (validate_data casts them to int32 after a range check)
+                assert new[k].dtype == np.int64 and np.array_equal(new[k], np.arange(700))
+                continue
+            # validate_data keeps a big-endian float64 array as it is, which JAX then refuses (the old path failed
+            # there): its reference is the same float64 values cast to float32
+            ref = old[k] if old[k].dtype == np.float32 else old[k].astype(np.float32)
+            assert old[k].dtype == np.float32 or k == "big_endian"
+            assert _bits_equal(new[k], ref), (path, k)
+            assert new[k].ctypes.data % 64 == 0 and (new[k].flags.c_contiguous or new[k].flags.f_contiguous)
+        # validate_data keeps them as they are: the samplers read this very buffer (no second copy)
+        kept, _ = validate_data(new)
+        assert all(kept[k] is new[k] for k in new if k != "i")
+    assert load_data(str(tmp_path / "d.npz"))["F"].flags.f_contiguous
+
+
+def test_float32_load_refuses_values_beyond_float32(tmp_path, mode):
+    X, y = _values(20, 2)
+    X[12, 1] = -1e39
+    path = _write_xy(tmp_path / "big.csv", X, y)
+    with pytest.raises(DomainError) as e:
+        load_data(path, x_columns="f0,f1", y_column="label")
+    assert _one_line(e) == (f"data file {path}, column 'f1', row 13: value -1e+39 is beyond the float32 range the "
+                            f"samplers use (|value| <= 3.4028235e+38); rescale the data or enable JAX's 64-bit mode")
+    assert load_data(path, x_columns="f0,f1", dtype="float64")["X"][12, 1] == -1e39
+    X[12, 1] = L.FLOAT32_MAX   # the largest float32 itself is kept
+    assert load_data(_write_xy(tmp_path / "max.csv", X, y), x_columns="f0,f1")["X"][12, 1] == np.float32(L.FLOAT32_MAX)
+    big = np.zeros((3, 4))
+    big[2, 1] = 2e300
+    np.savez(tmp_path / "big.npz", X=big)
+    with pytest.raises(DomainError) as e:
+        load_data(str(tmp_path / "big.npz"))
+    assert "array 'X', entry 9 (counted in the stored order): value 2e+300 is beyond the float32 range" in _one_line(e)
+    with pytest.raises(AssumptionError, match="dtype = 'float16' is not"):
+        load_data(path, x_columns="f0", dtype="float16")
+
+
+def test_sampler_float_dtype_follows_jax_64_bit_mode(monkeypatch):
+    class Config:
+        def __init__(self, x64):
+            self.x64 = x64
+
+        def read(self, name):
+            assert name == "jax_enable_x64"
+            return self.x64
+
+    class FakeJax:
+        config = Config(True)
+
+    monkeypatch.setitem(__import__("sys").modules, "jax", FakeJax)
+    assert L.sampler_float_dtype() == np.float64
+    FakeJax.config = Config(False)
+    assert L.sampler_float_dtype() == np.float32
+    monkeypatch.delitem(__import__("sys").modules, "jax")    # JAX not imported: its environment variable decides
+    for value, expected in (("1", np.float64), ("True", np.float64), ("0", np.float32), ("", np.float32)):
+        monkeypatch.setenv("JAX_ENABLE_X64", value)
+        assert L.sampler_float_dtype() == expected, value
 
 
 def test_cli_reads_parquet_and_refuses_bad_csv_in_one_line(tmp_path, capsys):
