@@ -80,6 +80,8 @@ def validate_data(data: Mapping[str, Any], model: Callable | None = None,
     out: dict[str, np.ndarray] = {}
     x64 = bool(jax.config.read("jax_enable_x64"))
     for name, arr in host.items():
+        if not arr.dtype.isnative:                  # e.g. a big-endian NPZ member: JAX takes native order only
+            arr = _to_aligned(arr, arr.dtype.newbyteorder("="))
         if np.issubdtype(arr.dtype, np.floating):
             if not x64 and arr.dtype == np.float64:
                 arr = _to_aligned(arr, np.float32)

@@ -126,3 +126,21 @@ def test_likelihood_not_split_by_records_refused():
     pot = ModelPotential(pooled, {"y": np.array([1.0, 2.0, 3.0], np.float32)})
     with pytest.raises(ModelError, match="not the sum of its per-record likelihoods"):
         pot.check_decomposition()
+
+
+@pytest.mark.parametrize("x64", [False, True])
+def test_big_endian_members_are_converted_to_native_order(x64):
+    """A big-endian array (an NPZ written on another machine) reaches JAX in native byte order with the same
+    values, in 32- and in 64-bit mode (JAX refuses non-native arrays: this crashed with a TypeError)."""
+    X = np.arange(6, dtype=">f8").reshape(3, 2) / 7.0
+    y = np.array([0, 1, 1], dtype=">i8")
+    prev = jax.config.read("jax_enable_x64")
+    jax.config.update("jax_enable_x64", x64)
+    try:
+        out, m = validate_data({"X": X, "y": y})
+        assert m == 3 and out["X"].dtype.isnative and out["y"].dtype.isnative
+        np.testing.assert_array_equal(out["X"], X.astype(np.float64 if x64 else np.float32))
+        np.testing.assert_array_equal(out["y"], [0, 1, 1])
+        assert float(jnp.sum(jnp.asarray(out["X"]))) == pytest.approx(15 / 7, rel=1e-6)
+    finally:
+        jax.config.update("jax_enable_x64", prev)
