@@ -385,6 +385,9 @@ def _check_options(args) -> None:
                                       "ULA chain at inverse temperature 1 per chunk); drop it")
     elif args.chunks is not None or args.partition != "random":
         raise AssumptionError("--chunks / --partition apply to --method sample-aggregate only")
+    # with --plan, the chain's settings are the plan's (apply_plan refuses flags that contradict it)
+    from_plan = ({"step_size", "num_steps", "batch_size", "clip_norm", "inverse_temperature", "sampler", "num_chains"}
+                 if getattr(args, "plan", None) else set())
     if args.method == "path":
         if not args.noise_delta:
             raise AssumptionError("--delta 0 with --method path: the chain's Gaussian steps are not pure epsilon-DP; "
@@ -393,7 +396,7 @@ def _check_options(args) -> None:
                           ("batch_size", args.batch_size is not None), ("max_delta", args.max_delta is not None),
                           ("inverse_temperature", args.inverse_temperature != 1.0), ("sampler", args.sampler != "ula"),
                           ("noise", args.noise != "auto")):
-            if bad:
+            if bad and dest not in from_plan:
                 raise AssumptionError(f"{c._flag(dest)} does not apply to --method path (full-batch ULA at the "
                                       "inverse temperature the budget allows; no noise is added); drop it")
     if args.method == "final":
@@ -406,7 +409,7 @@ def _check_options(args) -> None:
                           ("noise", args.noise != "auto"), ("step_size", args.step_size is not None),
                           ("num_steps", args.num_steps is not None), ("burn_in", args.burn_in is not None),
                           ("thinning", args.thinning != 1), ("num_chains", args.num_chains != 1)):
-            if bad:
+            if bad and dest not in from_plan:
                 raise AssumptionError(f"{c._flag(dest)} does not apply to --method final (one full-batch ULA chain "
                                       "planned by bayesdp calibrate --mechanism ula-final; no noise is added); drop it")
     steps = args.num_steps if args.num_steps is not None else 2000

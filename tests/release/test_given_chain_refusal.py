@@ -142,3 +142,26 @@ def test_cli_refusal_leaves_no_new_ledger_behind(tmp_path, capsys):
     _, err = capsys.readouterr()
     assert rc == 2 and "worse than knowing nothing" in err
     assert not led.exists()
+
+
+def test_cli_release_runs_a_last_draw_plan_from_calibrate(tmp_path, capsys):
+    """`release --plan P --method final` runs the plan `calibrate --mechanism ula-final` wrote: its step size,
+    number of steps and inverse temperature are the plan's, not flags to refuse (they were refused)."""
+    import json
+
+    path = tmp_path / "d.npz"
+    np.savez(path, **_data(500))
+    plan = tmp_path / "plan.json"
+    assert main(["calibrate", "logistic", "--data", str(path), "--domain", *DOMAIN, "--epsilon", "2", "--delta",
+                 "1e-6", "--mechanism", "ula-final", "--max-steps", "300", "--out", str(plan)]) == 0
+    p = json.loads(plan.read_text())
+    capsys.readouterr()
+    rc = main(["release", "--plan", str(plan), "--data", str(path), "--epsilon", "2", "--delta", "1e-6", "--ledger",
+               str(tmp_path / "l.sqlite"), "--budget", "4", "--budget-delta", "1e-5", "--method", "final",
+               "--allow-uninformative", "--json"])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    s = json.loads(out)["method"]["settings"]
+    assert s["num_steps"] == p["num_steps"] <= 300
+    assert s["step_size"] == pytest.approx(p["step_size"], rel=1e-12)
+    assert s["inverse_temperature"] == pytest.approx(p["inverse_temperature"], rel=1e-12)
