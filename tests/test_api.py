@@ -94,7 +94,8 @@ def test_release_charges_the_accountant_and_refuses_over_budget():
     assert len(res.values) == 3 and res.names == ("w[0]", "w[1]", "w[2]")
     assert acct.spent()["epsilon_sum"] == pytest.approx(0.6)
     before = list(acct.entries)
-    with pytest.raises(BudgetError):
+    with pytest.raises(BudgetError, match=r"^epsilon = 0\.5, delta = 0 exceeds the budget \(epsilon 1, delta 0; "
+            r"remaining epsilon 0\.4, delta 0\)"):
         bayesdp.release(mcmc, statistic="mean", epsilon=0.5, accountant=acct)
     assert acct.entries == before                                 # nothing charged, nothing drawn
     # a callable statistic with its declared Lipschitz constant: mean of w[0] - w[1] (|(1, -1)| = sqrt 2)
@@ -132,7 +133,8 @@ def test_pure_budget_admits_exactly_ten_releases_of_a_tenth():
     acct = bayesdp.PrivacyAccountant(budget=1.0)
     for _ in range(10):
         acct.spend((0.1, 0.0))
-    with pytest.raises(BudgetError):
+    with pytest.raises(BudgetError, match=r"^epsilon = 0\.1, delta = 0 exceeds the budget \(epsilon 1, delta 0; "
+            r"remaining epsilon 0, delta 0\)"):
         acct.spend((0.1, 0.0))
 
 
@@ -162,7 +164,7 @@ def test_hundred_laplace_releases_compose_like_dp_accounting():
     acct2 = bayesdp.PrivacyAccountant(budget=4.5, budget_delta=1e-5)
     for _ in range(100):
         acct2.spend(ev)
-    with pytest.raises(BudgetError):
+    with pytest.raises(BudgetError, match=r"exceeds the budget \(epsilon 4\.5, delta 0\.00001; remaining"):
         for _ in range(40):
             acct2.spend(ev)
 

@@ -167,7 +167,7 @@ def test_composition():
     assert p.eps0 == 0.75 and p.delta0 == pytest.approx(2e-6)
     k = compose([GDP(0.2)] * 4)
     assert k.mu == pytest.approx(0.4)
-    with pytest.raises(AssumptionError):
+    with pytest.raises(AssumptionError, match=r"curves of kinds \['approx', 'gdp'\] cannot be composed exactly"):
         compose([GDP(1.0), ApproxDP(1.0, 1e-5)])
 
 
@@ -180,13 +180,13 @@ def test_bad_delta_rejected(bad):
 
 
 def test_bad_curve_parameters():
-    with pytest.raises(AssumptionError):
+    with pytest.raises(AssumptionError, match=r"^mu \(GDP parameter\) = -1 must be >= 0"):
         GDP(-1.0)
-    with pytest.raises(AssumptionError):
+    with pytest.raises(AssumptionError, match=r"^kappa \(linear RDP coefficient\) = nan must be finite"):
         RDP.linear(float("nan"))
-    with pytest.raises(AssumptionError):
+    with pytest.raises(AssumptionError, match=r"^alpha = 1 must be > 1 \(Renyi order\)"):
         RDP.linear(1.0).rdp(1.0)
-    with pytest.raises(AssumptionError):
+    with pytest.raises(AssumptionError, match=r"^epsilon = -0\.5 must be >= 0"):
         GDP(1.0).delta(-0.5)
     assert np.isclose(gdp_delta(2.0, 1.0), GDP(2.0).delta(1.0))
 

@@ -155,7 +155,7 @@ def test_theorem_4_phi_bound_and_path():
     assert X.pabi_contractive_rdp(1.0, Dl, L, r, s, tight=True) >= optimum
     from bayesdp.theorems.pabi import constant_coefficient
     assert constant_coefficient(L ** 2, 0.0, s ** 2, Dl, r) == pytest.approx(optimum, rel=1e-12)
-    with pytest.raises(AssumptionError):
+    with pytest.raises(AssumptionError, match=r"^lipschitz = 1\.2 must be <= 1 for 002 Theorem 4 \(3\)"):
         X.pabi_contractive_rdp(1.0, 1.0, 1.2, 3, 1.0)
 
 

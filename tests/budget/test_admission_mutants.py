@@ -274,7 +274,8 @@ def test_the_pure_budget_admits_exactly_up_to_its_epsilon():
     for _ in range(3):
         acct.spend(("0.1", 0))
     assert acct.spent()["epsilon_sum"] == 0.3
-    with pytest.raises(BudgetError):
+    with pytest.raises(BudgetError, match=r"^epsilon = 1E-30, delta = 0 exceeds the budget \(epsilon 0\.3, "
+            r"delta 0; remaining epsilon 0, delta 0\)"):
         acct.check(Decimal("1e-30"), 0)
     # spend goes through reserve, which names no ledger: the message has nothing between "budget" and the numbers
     with pytest.raises(BudgetError) as e:

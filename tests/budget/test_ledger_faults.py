@@ -370,7 +370,7 @@ def test_kill9_while_creating_leaves_no_ledger_and_the_next_creation_cleans_up(t
 def test_a_release_resolved_while_it_runs_stays_charged_and_the_ledger_verifies(tmp_path):
     real, link = _ledger(tmp_path, 1)
     led = Ledger(link)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match="ended before the draw"):
         with led.reserve("0.25", 0, "slow", "unit"):
             assert Ledger(real).resolve(note="looked pending")["resolved"] == [1]
             raise RuntimeError("ended before the draw")
