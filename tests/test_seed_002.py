@@ -89,7 +89,10 @@ def test_lemma_3_tail_ratio():
     # log Lap2(x)/Lap2(x + Delta) -> Delta / max(l1, l2) as x -> inf
     l1, l2, d = 0.5, 1.3, 1.0
     r = math.log(X.lap2_pdf(60, l1, l2) / X.lap2_pdf(61, l1, l2))
-    assert r == pytest.approx(X.iterated_laplace_pure_eps(d, l1, l2), rel=1e-9)
+    assert r == pytest.approx(d / max(l1, l2), rel=1e-9)          # = 1 / 1.3: the density's far tail
+    # Lemma 3's pure-DP epsilon is that limit, Delta / max(l1, l2), in either order of the scales
+    assert X.iterated_laplace_pure_eps(d, l1, l2) == pytest.approx(d / 1.3, rel=1e-15)
+    assert X.iterated_laplace_pure_eps(2.0, 1.3, 0.5) == pytest.approx(2.0 / 1.3, rel=1e-15)
 
 
 def test_laplace_rdp_vs_integration():
