@@ -274,7 +274,8 @@ def test_cli_create(tmp_path, capsys):
     assert main(["ledger", "create", str(p), "--budget", "1.5"]) == 2  # exists
     assert main(["ledger", "create", str(tmp_path / "x.json"), "--budget", "-1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 2 and all(e.startswith("error:") for e in err)
+    assert err == [f"error: ledger {p} already exists; use `bayesdp ledger show {p}`",
+                   "error: budget = '-1' must be a positive finite epsilon"]
 
 
 def test_pure_releases_reported_with_basic_rule_when_delta_budget(tmp_path):
