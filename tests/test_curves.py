@@ -34,6 +34,19 @@ def test_gdp_epsilon_literature_values():
     # §8.2: path GDP mu = 0.1*sqrt(10/2), delta=1e-5 -> 0.820; mu=0.5*sqrt(100/2) -> 20.7
     assert GDP(0.1 * math.sqrt(5.0)).epsilon(1e-5) == pytest.approx(0.820, abs=1e-3)
     assert GDP(0.5 * math.sqrt(50.0)).epsilon(1e-5) == pytest.approx(20.7, abs=0.05)
+    # the same three to 12 digits, and never below: epsilon solving the exact GDP tradeoff
+    # Phi(-e/mu + mu/2) - e^e Phi(-e/mu - mu/2) = delta (Dong-Roth-Su Cor. 2.13), bisected in 40-digit mpmath
+    for mu in (1.0, 0.1 * math.sqrt(5.0), 0.5 * math.sqrt(50.0)):
+        with mpmath.workdps(40):
+            m, lo, hi = mpmath.mpf(mu), mpmath.mpf(0), mpmath.mpf(100)
+            for _ in range(200):
+                mid = (lo + hi) / 2
+                if mpmath.ncdf(-mid / m + m / 2) - mpmath.exp(mid) * mpmath.ncdf(-mid / m - m / 2) > mpmath.mpf("1e-5"):
+                    lo = mid
+                else:
+                    hi = mid
+            got = GDP(mu).epsilon(1e-5)
+            assert hi <= got <= hi * (1 + mpmath.mpf("1e-12")), (mu, got, hi)
 
 
 def test_rdp_conversions_literature_values():
