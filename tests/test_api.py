@@ -75,7 +75,10 @@ def test_private_mcmc_from_a_plan_and_from_a_kernel():
     k = bayesdp.ULA(logistic, domain=DOM, step_size=2e-3)
     m2 = bayesdp.PrivateMCMC(k, num_steps=50, num_chains=2, release="path").run(X=X, y=y)
     assert m2.get_samples(group_by_chain=True)["w"].shape == (2, 50, 3)
-    assert m2.to_inference_data() is not None
+    idata = m2.to_inference_data()                 # the released draws, with the certificate in the attributes
+    np.testing.assert_array_equal(np.asarray(idata.posterior["w"]),
+                                  np.asarray(m2.get_samples(group_by_chain=True)["w"]))
+    assert json.loads(idata.posterior.attrs["bayesdp_certificate"]) == json.loads(json.dumps(dict(m2.certificate)))
 
 
 def _release(mcmc, statistic, epsilon, acct):
