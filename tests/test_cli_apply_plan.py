@@ -103,6 +103,7 @@ def test_sample_runs_and_certifies_the_plans_model_domain_and_settings(files, ca
     assert cert["analysis_constants"]["record_grad_bound"] == pytest.approx(0.5)   # the clip, not the domain
 
 
+@pytest.mark.slow
 def test_release_runs_the_plans_chain(files, tmp_path, capsys, counters):
     ledger = tmp_path / "l.db"
     rc = main(["release", "--plan", str(files / "ula.json"), "--data", str(files / "d.npz"), "--epsilon", "1",
