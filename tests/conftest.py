@@ -231,6 +231,9 @@ SLOW = {
         "[logistic-sgld-path]",
     "tests/test_safe_defaults.py::test_sample_cli_marks_a_seed_everywhere":
         "test_safe_defaults.py::test_no_seed_or_key_in_release_records",
+    # a second chain compiled for --plan (release); apply_plan itself is run fast by `sample --plan`
+    "tests/test_cli_apply_plan.py::test_release_runs_the_plans_chain":
+        "test_cli_apply_plan.py::test_sample_runs_and_certifies_the_plans_model_domain_and_settings",
     "tests/analysis/test_analysis_tracing.py::test_same_constants_with_x64_on_and_off":
         "none (a subprocess with x64 on); the analysis tests run with x64 off",
     # calibration diagnostics: a calibrated plan each

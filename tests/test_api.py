@@ -75,7 +75,10 @@ def test_private_mcmc_from_a_plan_and_from_a_kernel():
     k = bayesdp.ULA(logistic, domain=DOM, step_size=2e-3)
     m2 = bayesdp.PrivateMCMC(k, num_steps=50, num_chains=2, release="path").run(X=X, y=y)
     assert m2.get_samples(group_by_chain=True)["w"].shape == (2, 50, 3)
-    assert m2.to_inference_data() is not None
+    idata = m2.to_inference_data()                 # the released draws, with the certificate in the attributes
+    np.testing.assert_array_equal(np.asarray(idata.posterior["w"]),
+                                  np.asarray(m2.get_samples(group_by_chain=True)["w"]))
+    assert json.loads(idata.posterior.attrs["bayesdp_certificate"]) == json.loads(json.dumps(dict(m2.certificate)))
 
 
 def _release(mcmc, statistic, epsilon, acct):
@@ -94,7 +97,8 @@ def test_release_charges_the_accountant_and_refuses_over_budget():
     assert len(res.values) == 3 and res.names == ("w[0]", "w[1]", "w[2]")
     assert acct.spent()["epsilon_sum"] == pytest.approx(0.6)
     before = list(acct.entries)
-    with pytest.raises(BudgetError):
+    with pytest.raises(BudgetError, match=r"^epsilon = 0\.5, delta = 0 exceeds the budget \(epsilon 1, delta 0; "
+            r"remaining epsilon 0\.4, delta 0\)"):
         bayesdp.release(mcmc, statistic="mean", epsilon=0.5, accountant=acct)
     assert acct.entries == before                                 # nothing charged, nothing drawn
     # a callable statistic with its declared Lipschitz constant: mean of w[0] - w[1] (|(1, -1)| = sqrt 2)
@@ -132,7 +136,8 @@ def test_pure_budget_admits_exactly_ten_releases_of_a_tenth():
     acct = bayesdp.PrivacyAccountant(budget=1.0)
     for _ in range(10):
         acct.spend((0.1, 0.0))
-    with pytest.raises(BudgetError):
+    with pytest.raises(BudgetError, match=r"^epsilon = 0\.1, delta = 0 exceeds the budget \(epsilon 1, delta 0; "
+            r"remaining epsilon 0, delta 0\)"):
         acct.spend((0.1, 0.0))
 
 
@@ -162,7 +167,7 @@ def test_hundred_laplace_releases_compose_like_dp_accounting():
     acct2 = bayesdp.PrivacyAccountant(budget=4.5, budget_delta=1e-5)
     for _ in range(100):
         acct2.spend(ev)
-    with pytest.raises(BudgetError):
+    with pytest.raises(BudgetError, match=r"exceeds the budget \(epsilon 4\.5, delta 0\.00001; remaining"):
         for _ in range(40):
             acct2.spend(ev)
 

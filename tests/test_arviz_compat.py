@@ -43,5 +43,5 @@ def test_version_detected():
     import arviz
 
     assert _arviz.major_version() == int(arviz.__version__.split(".")[0])
-    with pytest.raises(KeyError):
+    with pytest.raises(KeyError, match="no_such_group"):
         _arviz.from_dict({"posterior": _draws()}, attrs={"no_such_group": {"a": 1}})

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy import optimize, stats
 
 from bayesdp.audit import audit, check_neighbours
 from bayesdp.audit.stats import audit_scores, clopper_pearson_upper
@@ -57,26 +58,39 @@ def test_cli_json_keys_and_exit_codes(capsys):
     rc = main(["audit", "posterior", "--strong-convexity", "1", "--grad-bound", "0.5", "--runs", "5000", "--json"])
     d = json.loads(capsys.readouterr().out)
     assert rc == 0
-    for k in ["certified_epsilon", "epsilon_lower_bound", "mu_lower_bound", "delta", "runs", "confidence"]:
-        assert k in d
+    # the benchmark's posterior: K = 1-strongly convex, records' gradients within c = 0.5, so two data sets'
+    # gradients differ by 2c = 1 and Gopi-Lee-Liu give mu = 2c / sqrt(K) = 1, which the linear-quadratic
+    # benchmark attains exactly
+    assert d["certified_mu"] == pytest.approx(1.0, rel=1e-12) and d["exact_mu"] == pytest.approx(1.0, rel=1e-12)
+    # epsilon of 1-GDP at delta = 1e-5: Phi(-e + 1/2) - e^e Phi(-e - 1/2) = 1e-5 (Dong-Roth-Su Cor. 2.13)
+    eps = optimize.brentq(lambda e: stats.norm.cdf(-e + 0.5) - math.exp(e) * stats.norm.cdf(-e - 0.5) - 1e-5,
+                          0.1, 20.0, xtol=1e-13)
+    assert d["certified_epsilon"] == pytest.approx(eps, rel=1e-9) and d["delta"] == 1e-5
+    assert (d["runs"], d["confidence"], d["mechanism"]) == (5000, 0.95, "posterior")
     assert d["epsilon_lower_bound"] <= d["certified_epsilon"]
+    assert d["mu_lower_bound"] <= d["certified_mu"]
 
 
-@pytest.mark.parametrize("argv", [
-    ["audit", "ula-final", "--strong-convexity", "1", "--grad-bound", "0.5", "--runs", "1000"],
-    ["audit", "ula-final", "--strong-convexity", "1", "--grad-bound", "0.5", "--step-size", "0.1",
-     "--num-steps", "10", "--runs", "5"],
-    ["audit", "ula-final", "--strong-convexity", "1", "--grad-bound", "0.5", "--step-size", "3",
-     "--num-steps", "10", "--runs", "1000"],
-    ["audit", "nope", "--strong-convexity", "1", "--grad-bound", "0.5", "--runs", "1000"],
-    ["audit", "posterior", "--strong-convexity", "1", "--grad-bound", "0.5", "--runs", "1000", "--confidence", "1.5"],
-    ["audit", "sgld-path", "--strong-convexity", "1", "--grad-bound", "0.5", "--step-size", "0.1",
-     "--num-steps", "10", "--batch-size", "20", "--data-size", "10", "--runs", "1000"],
+@pytest.mark.parametrize("argv, needle", [
+    (["audit", "ula-final", "--strong-convexity", "1", "--grad-bound", "0.5", "--runs", "1000"],
+     "error: --step-size and --num-steps are required for ula-final"),
+    (["audit", "ula-final", "--strong-convexity", "1", "--grad-bound", "0.5", "--step-size", "0.1",
+      "--num-steps", "10", "--runs", "5"], "error: runs = 5 is too few for confidence 0.95 over 64 thresholds"),
+    (["audit", "ula-final", "--strong-convexity", "1", "--grad-bound", "0.5", "--step-size", "3",
+      "--num-steps", "10", "--runs", "1000"], "error: step_size = 3 must be < 2/L = 2"),
+    (["audit", "nope", "--strong-convexity", "1", "--grad-bound", "0.5", "--runs", "1000"],
+     "argument MECHANISM: invalid choice: 'nope'"),
+    (["audit", "posterior", "--strong-convexity", "1", "--grad-bound", "0.5", "--runs", "1000", "--confidence",
+      "1.5"], "error: --confidence = 1.5 must be in (0, 1)"),
+    (["audit", "sgld-path", "--strong-convexity", "1", "--grad-bound", "0.5", "--step-size", "0.1",
+      "--num-steps", "10", "--batch-size", "20", "--data-size", "10", "--runs", "1000"],
+     "error: batch_size = 20 must be <= data_size = 10"),
 ])
-def test_bad_input(capsys, argv):
+def test_bad_input(capsys, argv, needle):
     rc = main(argv)
     out, err = capsys.readouterr()
     assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert err.startswith(needle) if needle.startswith("error:") else needle in err, err
 
 
 def test_constant_score_refused():
@@ -165,6 +179,7 @@ def test_model_audit_bad_input():
                     step_size=0.05, num_steps=10)
     with pytest.raises(AssumptionError, match="cannot be audited on a model"):
         audit_model("posterior", BUILTIN["logistic"], data, domain=domain, runs=100, step_size=0.05, num_steps=10)
-    with pytest.raises(AssumptionError):
+    with pytest.raises(AssumptionError, match="^no mechanism can be certified: site 'obs': per-record gradient "
+            "bound not proven"):
         audit_model("ula-final", BUILTIN["poisson"], *_model_data("poisson")[:1], domain=_model_data("poisson")[1],
                     runs=100, step_size=0.05, num_steps=10)

@@ -376,7 +376,9 @@ def test_bad_input(case, ws, counters, capsys, monkeypatch):
 ])
 def test_advice_names_only_options_the_command_has(argv, ws, capsys):
     assert main(_fill(argv, ws)) == 2
-    err = capsys.readouterr().err
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("error: ") and err.count("\n") == 1, err
+    assert "data X[0] has norm" in err and "> declared X.norm = 1" in err, err   # the refusal itself, then:
     assert "clip" not in err   # neither sample nor release can clip to the domain
 
 

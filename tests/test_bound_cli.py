@@ -124,14 +124,42 @@ BAD = [
 ]
 
 
-@pytest.mark.parametrize("argv", BAD, ids=[" ".join(a[1:4]) + f"#{i}" for i, a in enumerate(BAD)])
-def test_bad_input_one_line_exit_2(capsys, argv):
+#: what each refusal in BAD must say (the parameter, the value and the violated condition)
+NEEDLES = [
+    "argument MECHANISM: invalid choice: 'nope'",
+    "error: strong_convexity = -1 must be > 0",
+    "error: step_size = 3 must be in (0, 2/L) = (0, 2) for the gradient step of K to contract",
+    "error: smoothness = 1 < strong_convexity = 2: an L-smooth mu-strongly convex K needs mu <= L",
+    "error: delta = 0 must be in (0, 1)",
+    "error: delta = 1 must be in (0, 1)",
+    "argument --delta: 'nan' is not a number",
+    "argument --num-steps: '10.5' is not an integer",
+    "one of the arguments --delta --epsilon is required",
+    "argument --epsilon: not allowed with argument --delta",
+    "error: --grad-diff is required",
+    "error: step_size = -0.1 must be > 0",
+    "error: epsilon = -1 must be > 0",
+    "error: batch_size = 20 must be <= data_size = 10",
+    "error: batch_size = 0 must be an integer >= 1",
+    "unrecognized arguments: --batch-size 3",
+    "error: batch_size = 10 must be <= data_size = 5",
+    "error: concentration_delta = 1.5 must be in [0, 1)",
+    "error: 004 Proposition 3.10 needs exactly one of epsilon (to calibrate the Laplace scale) and noise_scale",
+    "error: --coupling-bound is required",
+    "error: grad_diff = inf must be finite",
+]
+
+
+@pytest.mark.parametrize("argv, needle", list(zip(BAD, NEEDLES, strict=True)),
+                         ids=[" ".join(a[1:4]) + f"#{i}" for i, a in enumerate(BAD)])
+def test_bad_input_one_line_exit_2(capsys, argv, needle):
     rc, out, err = run(capsys, *argv, "--json") if "--json" not in argv and argv[1] != "nope" else run(capsys, *argv)
     assert rc == 2
     assert out == ""  # never a certificate
     lines = [l for l in err.splitlines() if l.strip()]
     assert len(lines) == 1, err
     assert "Traceback" not in err
+    assert needle in err, err
 
 
 def test_step_size_error_names_the_condition(capsys):

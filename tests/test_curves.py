@@ -34,6 +34,19 @@ def test_gdp_epsilon_literature_values():
     # §8.2: path GDP mu = 0.1*sqrt(10/2), delta=1e-5 -> 0.820; mu=0.5*sqrt(100/2) -> 20.7
     assert GDP(0.1 * math.sqrt(5.0)).epsilon(1e-5) == pytest.approx(0.820, abs=1e-3)
     assert GDP(0.5 * math.sqrt(50.0)).epsilon(1e-5) == pytest.approx(20.7, abs=0.05)
+    # the same three to 12 digits, and never below: epsilon solving the exact GDP tradeoff
+    # Phi(-e/mu + mu/2) - e^e Phi(-e/mu - mu/2) = delta (Dong-Roth-Su Cor. 2.13), bisected in 40-digit mpmath
+    for mu in (1.0, 0.1 * math.sqrt(5.0), 0.5 * math.sqrt(50.0)):
+        with mpmath.workdps(40):
+            m, lo, hi = mpmath.mpf(mu), mpmath.mpf(0), mpmath.mpf(100)
+            for _ in range(200):
+                mid = (lo + hi) / 2
+                if mpmath.ncdf(-mid / m + m / 2) - mpmath.exp(mid) * mpmath.ncdf(-mid / m - m / 2) > mpmath.mpf("1e-5"):
+                    lo = mid
+                else:
+                    hi = mid
+            got = GDP(mu).epsilon(1e-5)
+            assert hi <= got <= hi * (1 + mpmath.mpf("1e-12")), (mu, got, hi)
 
 
 def test_rdp_conversions_literature_values():
@@ -167,7 +180,7 @@ def test_composition():
     assert p.eps0 == 0.75 and p.delta0 == pytest.approx(2e-6)
     k = compose([GDP(0.2)] * 4)
     assert k.mu == pytest.approx(0.4)
-    with pytest.raises(AssumptionError):
+    with pytest.raises(AssumptionError, match=r"curves of kinds \['approx', 'gdp'\] cannot be composed exactly"):
         compose([GDP(1.0), ApproxDP(1.0, 1e-5)])
 
 
@@ -180,13 +193,13 @@ def test_bad_delta_rejected(bad):
 
 
 def test_bad_curve_parameters():
-    with pytest.raises(AssumptionError):
+    with pytest.raises(AssumptionError, match=r"^mu \(GDP parameter\) = -1 must be >= 0"):
         GDP(-1.0)
-    with pytest.raises(AssumptionError):
+    with pytest.raises(AssumptionError, match=r"^kappa \(linear RDP coefficient\) = nan must be finite"):
         RDP.linear(float("nan"))
-    with pytest.raises(AssumptionError):
+    with pytest.raises(AssumptionError, match=r"^alpha = 1 must be > 1 \(Renyi order\)"):
         RDP.linear(1.0).rdp(1.0)
-    with pytest.raises(AssumptionError):
+    with pytest.raises(AssumptionError, match=r"^epsilon = -0\.5 must be >= 0"):
         GDP(1.0).delta(-0.5)
     assert np.isclose(gdp_delta(2.0, 1.0), GDP(2.0).delta(1.0))
 

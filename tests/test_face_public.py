@@ -83,7 +83,7 @@ def test_an_accountant_charges_a_chain_certificate_at_its_gdp_curve():
     # charged at the budget's delta, which is the certificate's: the certificate's own epsilon
     assert 50.0 - float(acct.remaining()["epsilon"]) == pytest.approx(cert["epsilon"], rel=1e-9)
     assert mcmc.to_dp_event() == ev
-    with pytest.raises(BayesDPError):
+    with pytest.raises(BayesDPError, match=r"^the run is not certified \(x\); an accountant cannot charge it"):
         bayesdp.api.ChainCertificate({"certified": False, "reason": "x"}).to_dp_event()
 
 

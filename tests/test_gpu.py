@@ -80,4 +80,7 @@ def test_analyzer_accepts_logistic_on_device():
     X, y = _data(m=50, d=4, seed=4)
     an = analyze(builtin_models()["logistic"], data={"X": X, "y": y}, domain=Domain.parse(["X.norm=1",
                                                                                             "y.values=0,1"]))
-    assert an.constants.grad_diff is not None
+    # |(sigmoid(x.w) - y) x| <= R for y in {0, 1}, so two records' gradients differ by at most 2 R, with the
+    # declared R = 1 inflated by 1 + 8 * 2^-24 for float32 rows (domain.py); the N(0, 1) prior is 1-strongly convex
+    assert an.constants.grad_diff == pytest.approx(2 * (1 + 8 * 2.0 ** -24), rel=1e-12)
+    assert an.constants.strong_convexity == pytest.approx(1.0, rel=1e-12)

@@ -52,6 +52,20 @@ def test_light_commands_import_no_heavy_module(argv):
     assert got["loaded"] == []
 
 
+def test_the_probe_sees_a_heavy_module_when_one_is_loaded():
+    """The probe above is not blind: with scipy.signal imported first, it reports exactly that module."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    r = subprocess.run([sys.executable, "-c", "import scipy.signal\n" + _LOADED, json.dumps(None)],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout.strip().splitlines()[-1]) == {"rc": 0, "loaded": ["scipy.signal"]}
+    # and the scipy.optimize probe below lists scipy.optimize once it is imported
+    code = "import scipy.optimize, sys, bayesdp; print(sorted(m for m in sys.modules if m.startswith('scipy.optimize')))"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "'scipy.optimize'" in r.stdout
+
+
 def test_import_bayesdp_leaves_scipy_optimize_out():
     """scipy.optimize (0.5 s, half of `import bayesdp` before) is imported only where a curve is optimised."""
     code = "import sys, bayesdp; print(sorted(m for m in sys.modules if m.startswith('scipy.optimize')))"

@@ -62,7 +62,7 @@ def test_tolerance_is_a_few_float32_roundoffs_and_no_more():
     dom.check({"X": ok})
     with pytest.raises(DomainError, match=r"X\[0\] has norm"):
         dom.check({"X": np.array([[1.0 + 1e-6, 0.0]])})     # 1e-6 > 4.8e-7: refused
-    with pytest.raises(DomainError):
+    with pytest.raises(DomainError, match=r"^data X\[0\] has norm 2 > declared X\.norm = 1 "):
         dom.check({"X": np.array([[2, 0]], dtype=np.int64)})   # integers: exact
 
 
@@ -118,14 +118,32 @@ def test_integer_labels_stored_as_floats_are_converted(files):
     assert arrays["y"].dtype == np.float64
 
 
-@pytest.mark.parametrize("name", ["soft.npz", "soft.csv"])
-def test_softmax_with_float_labels_samples(files, name, capsys):
-    extra = ["--x-columns", "a,b,c", "--y-column", "label"] if name.endswith(".csv") else []
-    rc = main(["sample", "softmax", "--data", str(files / name), *extra, "--domain", "X.norm=1", "y.values=0,1,2",
-               "--sampler", "ula", "--step-size", "1e-3", "--num-steps", "20", "--json"])
-    out, err = capsys.readouterr()
+def _softmax_draws(capsys, tmp_path, data, extra=()):
+    """``bayesdp sample softmax`` with a fixed --seed: the draws of W written to a .nc file."""
+    import arviz as az
+
+    out = tmp_path / f"{data.stem}-{data.suffix[1:]}.nc"
+    rc = main(["sample", "softmax", "--data", str(data), *extra, "--domain", "X.norm=1", "y.values=0,1,2",
+               "--sampler", "ula", "--step-size", "0.05", "--num-steps", "20", "--release", "path", "--seed", "0",
+               "--out", str(out), "--json"])
+    printed, err = capsys.readouterr()
     assert rc == 0, err
-    assert json.loads(out)["samples_shape"]["W"] == [1, 1, 3, 3]
+    assert json.loads(printed)["samples_shape"]["W"] == [1, 20, 3, 3]
+    return np.asarray(az.from_netcdf(str(out)).posterior["W"])
+
+
+@pytest.mark.parametrize("name", ["soft.npz", "soft.csv"])
+def test_softmax_with_float_labels_samples(files, name, capsys, tmp_path):
+    """Labels stored as floats (npz) or read from CSV give the same chain as the integer labels, and the labels
+    are used: the same seed with every label shifted by one class gives another chain."""
+    pytest.importorskip("h5py")
+    d = dict(np.load(files / "soft.npz"))
+    np.savez(tmp_path / "int.npz", X=d["X"], y=d["y"].astype(np.int64))
+    np.savez(tmp_path / "shifted.npz", X=d["X"], y=(d["y"].astype(np.int64) + 1) % 3)
+    extra = ["--x-columns", "a,b,c", "--y-column", "label"] if name.endswith(".csv") else []
+    got = _softmax_draws(capsys, tmp_path, files / name, extra)
+    np.testing.assert_array_equal(got, _softmax_draws(capsys, tmp_path, tmp_path / "int.npz"))
+    assert np.abs(got - _softmax_draws(capsys, tmp_path, tmp_path / "shifted.npz")).max() > 1e-3
 
 
 # -- item 1: chain keys ------------------------------------------------------------------------------------------

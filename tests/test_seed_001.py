@@ -5,6 +5,7 @@ Reference numbers: SEEDS.md §3.3, §3.6, §3.7; exact Gaussian cases and Nelder
 
 import math
 
+import mpmath
 import numpy as np
 import pytest
 from scipy import optimize
@@ -256,6 +257,16 @@ def test_figure_1_script_numbers(tmp_path):
 @pytest.mark.parametrize("c", [0.5, 1.0, 1.5])
 def test_constant_coefficient_tail_bound_is_upper(c, monkeypatch):
     exact = P.constant_coefficient(c, 0.3, 2.0, 1.5, 1000)
+    # the exact sum, directly (test_corollaries_exact_sums_and_upper_estimates' formula, in 30-digit arithmetic):
+    # (D^2 c^T / S_T + h sum_t c^t / S_t) / (2 s^2), S_t = sum_{j <= t} c^j
+    with mpmath.workdps(30):
+        h, s2, D, T, cc = mpmath.mpf("0.3"), mpmath.mpf(2), mpmath.mpf("1.5"), 1000, mpmath.mpf(c)
+        S, acc = [], mpmath.mpf(0)
+        for t in range(T):
+            acc += cc ** t
+            S.append(acc)
+        direct = (D * D * cc ** T / S[-1] + h * mpmath.fsum(cc ** t / S[t] for t in range(T))) / (2 * s2)
+    assert exact == pytest.approx(float(direct), rel=1e-12)
     monkeypatch.setattr(P, "_EXACT_TERMS", 10)
     capped = P.constant_coefficient(c, 0.3, 2.0, 1.5, 1000)
     assert exact <= capped <= exact * 1.02

@@ -89,7 +89,10 @@ def test_lemma_3_tail_ratio():
     # log Lap2(x)/Lap2(x + Delta) -> Delta / max(l1, l2) as x -> inf
     l1, l2, d = 0.5, 1.3, 1.0
     r = math.log(X.lap2_pdf(60, l1, l2) / X.lap2_pdf(61, l1, l2))
-    assert r == pytest.approx(X.iterated_laplace_pure_eps(d, l1, l2), rel=1e-9)
+    assert r == pytest.approx(d / max(l1, l2), rel=1e-9)          # = 1 / 1.3: the density's far tail
+    # Lemma 3's pure-DP epsilon is that limit, Delta / max(l1, l2), in either order of the scales
+    assert X.iterated_laplace_pure_eps(d, l1, l2) == pytest.approx(d / 1.3, rel=1e-15)
+    assert X.iterated_laplace_pure_eps(2.0, 1.3, 0.5) == pytest.approx(2.0 / 1.3, rel=1e-15)
 
 
 def test_laplace_rdp_vs_integration():
@@ -155,7 +158,7 @@ def test_theorem_4_phi_bound_and_path():
     assert X.pabi_contractive_rdp(1.0, Dl, L, r, s, tight=True) >= optimum
     from bayesdp.theorems.pabi import constant_coefficient
     assert constant_coefficient(L ** 2, 0.0, s ** 2, Dl, r) == pytest.approx(optimum, rel=1e-12)
-    with pytest.raises(AssumptionError):
+    with pytest.raises(AssumptionError, match=r"^lipschitz = 1\.2 must be <= 1 for 002 Theorem 4 \(3\)"):
         X.pabi_contractive_rdp(1.0, 1.0, 1.2, 3, 1.0)
 
 

@@ -134,10 +134,36 @@ BAD = [
 ]
 
 
-@pytest.mark.parametrize("argv", BAD, ids=range(len(BAD)))
-def test_one_line_errors(capsys, argv):
+#: what each refusal in BAD must say: the parameter, its value and the condition (or the missing flag)
+NEEDLES = [
+    "error: gamma = 1.5 must be in [0, 1]",
+    "argument --condition: invalid choice: 'nope'",
+    "error: --delta-in is required",
+    "error: time = 0 must be > 0",
+    "error: theta = -1 must be > 0",
+    "error: --dimension is required to report the MSE",
+    "error: strong_convexity = 0.4 must be <= smoothness = 0.3",
+    "error: index = 41 must be in 1..data_size = 40",
+    "error: index = 0 must be an integer >= 1",
+    "error: --random-stop is covered only for --noise gaussian",
+    "error: --dimension is required with --noise laplace",
+    "error: dimension = 2 is not covered with --noise laplace",
+    "error: --index does not apply with --random-stop",
+    "error: --data-size is required",
+    "error: step_size = 1 must be <= 2/smoothness = 0.4 for row (4)",
+    "error: holder_exponent = 1 must be in [0, 1) for row (2)",
+    "error: noise_scale = 0 must be > 0",
+    "error: batch_size = 100 gives b/n = 0.25; 001 Theorem 5.2 needs b/n < 1/5",
+    "error: batching = 'poisson': 001 Theorem 5.4 needs fixed-size batches",
+    "error: --holder-exponent/--holder-constant (convex weakly smooth loss, 001 Theorem 5.2) or --smoothness",
+]
+
+
+@pytest.mark.parametrize("argv, needle", list(zip(BAD, NEEDLES, strict=True)), ids=range(len(BAD)))
+def test_one_line_errors(capsys, argv, needle):
     assert main(argv + ["--json"]) == 2
     cap = capsys.readouterr()
     assert cap.out == ""
     lines = [ln for ln in cap.err.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("error:")
+    assert needle in lines[0], lines[0]

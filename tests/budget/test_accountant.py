@@ -88,7 +88,7 @@ def test_bad_input_is_one_line_budget_error(acct):
 
 def test_events_are_immutable_and_compare_by_value():
     ev = GDPEvent(0.5)
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'mu'"):
         ev.mu = 1.0
     assert ev == GDPEvent(0.5) and hash(ev) == hash(GDPEvent(0.5)) and ev != GDPEvent(0.25)
     pair = EpsilonDeltaEvent("0.10", "0")

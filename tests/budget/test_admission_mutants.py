@@ -38,6 +38,16 @@ def _gdp_eps(mu, delta):
                        solver="bisect", tol=mp.mpf(10) ** -40, maxsteps=500)
 
 
+def _cks_epsilon(kappa, delta):
+    """min over alpha > 1 of alpha kappa + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha-1): the
+    Canonne-Kamath-Steinke conversion of the linear Renyi curve kappa alpha, minimised numerically."""
+    from scipy.optimize import minimize_scalar
+
+    def f(a):
+        return a * kappa + math.log((a - 1) / a) - (math.log(delta) + math.log(a)) / (a - 1)
+    return minimize_scalar(f, bounds=(1.0001, 1000.0), method="bounded", options={"xatol": 1e-12}).fun
+
+
 #: dp-accounting returns the composed epsilons rounded to the nearest double (not up): half an ulp below
 #: the exact value is what its float arithmetic gives (docs/mutation.md, ledger)
 ULP = 2.0 ** -52
@@ -130,7 +140,11 @@ def test_compose_sums_exactly_and_runs_the_composed_rules_only_with_a_delta():
     # GDP events with a delta: the GDP rule is run (and the others: the pairs have PLD and Renyi curves)
     g = (D(1), D("1e-5"), GDPEvent(0.5))
     c = A.compose([g] * 2, D(1), D("1e-5"))
-    assert c.gdp is not None and c.pld is not None and c.rdp is not None
+    # two 0.5-GDP events compose to sqrt(0.5)-GDP: the GDP rule gives its exact epsilon, PLD and Renyi never less
+    exact = _gdp_eps(mp.sqrt(0.5), "1e-5")
+    assert exact <= c.gdp <= exact * (1 + mp.mpf("1e-9"))
+    assert exact <= c.pld <= exact * (1 + mp.mpf("1e-6"))
+    assert _cks_epsilon(0.25, 1e-5) <= c.rdp <= _cks_epsilon(0.25, 1e-5) * (1 + 1e-4)    # kappa = 2 * 0.5^2 / 2
 
 
 def test_compose_turns_a_dp_accounting_failure_into_one_line(monkeypatch):
@@ -160,7 +174,8 @@ def test_gdp_epsilon_applies_only_to_gdp_events_and_a_delta():
     assert A.gdp_epsilon([], D("1e-5")) is None
     assert A.gdp_epsilon([GDPEvent(0.5), EpsilonDeltaEvent(D("0.1"))], D("1e-5")) is None
     assert A.gdp_epsilon([GDPEvent(0.5)], D(0)) is None
-    assert A.gdp_epsilon([GDPEvent(0.5)], D("1e-5")) is not None
+    exact = _gdp_eps(0.5, "1e-5")
+    assert exact <= A.gdp_epsilon([GDPEvent(0.5)], D("1e-5")) <= exact * (1 + mp.mpf("1e-9"))
 
 
 def test_pld_epsilon_of_pure_pairs_is_their_optimal_composition():
@@ -219,7 +234,12 @@ def test_pld_and_renyi_apply_only_where_they_can():
     assert A.rdp_epsilon([EpsilonDeltaEvent(D("0.5"), D("1e-6"))], D("1e-5")) is None   # no Renyi curve
     for fn in (A.pld_epsilon, A.rdp_epsilon):
         assert fn([], D("1e-5")) is None and fn([GDPEvent(0.5)], D(0)) is None
-        assert fn([GDPEvent(0.5)], D("1e-5")) is not None
+    # where they apply, never below the exact value: PLD within its discretisation, Renyi at the CKS conversion of
+    # the linear curve kappa = 0.5^2 / 2 (the code's order grid can only be above the continuous optimum)
+    exact = _gdp_eps(0.5, "1e-5")
+    assert exact <= A.pld_epsilon([GDPEvent(0.5)], D("1e-5")) <= exact * (1 + mp.mpf("1e-6"))
+    cks = _cks_epsilon(0.125, 1e-5)
+    assert exact <= cks <= A.rdp_epsilon([GDPEvent(0.5)], D("1e-5")) <= cks * (1 + 1e-4)
 
 
 # -- the accountant's admission ----------------------------------------------------------------------------------
@@ -274,7 +294,8 @@ def test_the_pure_budget_admits_exactly_up_to_its_epsilon():
     for _ in range(3):
         acct.spend(("0.1", 0))
     assert acct.spent()["epsilon_sum"] == 0.3
-    with pytest.raises(BudgetError):
+    with pytest.raises(BudgetError, match=r"^epsilon = 1E-30, delta = 0 exceeds the budget \(epsilon 0\.3, "
+            r"delta 0; remaining epsilon 0, delta 0\)"):
         acct.check(Decimal("1e-30"), 0)
     # spend goes through reserve, which names no ledger: the message has nothing between "budget" and the numbers
     with pytest.raises(BudgetError) as e:

@@ -68,7 +68,7 @@ def test_concurrent_releases_through_a_symlink_and_the_real_path(tmp_path):
     assert s["ledger"] == str(real.resolve())
 
 
-def test_a_hard_link_is_refused_through_both_names(tmp_path):
+def test_a_hard_link_is_refused_through_both_names(tmp_path, capsys):
     real, _ = _ledger(tmp_path, 1)
     other = tmp_path / "hard.db"
     os.link(real, other)
@@ -76,6 +76,8 @@ def test_a_hard_link_is_refused_through_both_names(tmp_path):
         with pytest.raises(BudgetError, match="2 hard links"):
             Ledger(name)
     assert main(["ledger", "show", str(other)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: ledger {other}") and "2 hard links" in err and err.count("\n") == 1, err
 
 
 _KILL = r"""
@@ -370,7 +372,7 @@ def test_kill9_while_creating_leaves_no_ledger_and_the_next_creation_cleans_up(t
 def test_a_release_resolved_while_it_runs_stays_charged_and_the_ledger_verifies(tmp_path):
     real, link = _ledger(tmp_path, 1)
     led = Ledger(link)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match="ended before the draw"):
         with led.reserve("0.25", 0, "slow", "unit"):
             assert Ledger(real).resolve(note="looked pending")["resolved"] == [1]
             raise RuntimeError("ended before the draw")

@@ -141,8 +141,12 @@ def test_demo_cli_json_and_refusal(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert rc == 0, err
     d = json.loads(out)
-    for key in ("values", "noise_scale", "sensitivity", "epsilon", "delta", "source", "remaining_budget"):
-        assert key in d["release"]
+    r = d["release"]
+    # the budget 1.5 less the remaining 0.5 (below): the demo's default epsilon 1, pure (Laplace) at delta 0, and the
+    # Laplace scale is sensitivity / epsilon (004 Proposition 3.7)
+    assert (r["epsilon"], r["delta"], r["noise_mechanism"]) == (1.0, 0.0, "laplace")
+    assert r["noise_scale"] == pytest.approx(r["sensitivity"] / r["epsilon"], rel=1e-12) and r["sensitivity"] > 0
+    assert len(r["values"]) == len(r["names"]) >= 1 and r["source"].startswith("004 Proposition 3.7")
     assert d["ledger"]["temporary"] is False
     assert d["release"]["remaining_budget"]["epsilon"] == pytest.approx(0.5, abs=1e-15)
     assert set(d["plots"]) == {"privacy_curve", "released_vs_nonprivate"}
@@ -154,7 +158,7 @@ def test_demo_cli_json_and_refusal(tmp_path, capsys):
     for bad in ("0", "-1"):
         rc = main(["demo", "--quick", "--no-plots", "--epsilon", bad])
         out, err = capsys.readouterr()
-        assert rc == 2 and err.count("\n") == 1 and "epsilon" in err
+        assert rc == 2 and err == f"error: --epsilon = {bad} must be > 0; pass a positive epsilon\n", err
 
 
 @pytest.mark.slow

@@ -64,6 +64,7 @@ def test_cli_and_python_choose_the_same_method_and_settings(tmp_path, capsys, ex
                             ReleaseSpec(epsilon=1.0).check())
         assert py["method"]["settings"]["num_steps"] == path_num_steps(an.constants, 3)
     # every item carries the method's prediction, labelled, in the JSON and in the Python result
+    assert len(cli["items"]) == len(cli["values"]) >= 1
     assert all(it["predicted_rmse"] == cli["method"]["predicted_rmse"] and it["predicted_label"] == "heuristic"
                for it in cli["items"])
     assert res.items[0].predicted_rmse == py["method"]["predicted_rmse"]

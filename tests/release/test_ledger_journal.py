@@ -180,12 +180,15 @@ def test_decimal_strings_and_cli_budget(tmp_path, capsys):
     led = Ledger(p)
     for eps in ("0.1", Decimal("0.1"), 0.1):
         spend(led, eps)
-    with pytest.raises(BudgetError):
+    with pytest.raises(BudgetError, match=r"^epsilon = 1E-30, delta = 0 exceeds the budget of ledger "
+            r".*remaining epsilon 0, delta 0\)"):
         led.check("1e-30")
-    with pytest.raises(BudgetError):
+    with pytest.raises(BudgetError, match=r"^epsilon = 5E-324, delta = 0 exceeds the budget of ledger "
+            r".*remaining epsilon 0, delta 0\)"):
         led.check(5e-324)
-    for bad in ("nan", "inf", "abc", True):
-        with pytest.raises(BudgetError):
+    for bad, why in (("nan", "'nan' must be finite"), ("inf", "'inf' must be finite"),
+                     ("abc", "'abc' is not a decimal number"), (True, "True is not a number")):
+        with pytest.raises(BudgetError, match=f"^epsilon = {why}; pass "):
             led.check(bad)
 
 

@@ -71,4 +71,5 @@ def test_sample_and_aggregate_from_the_cli(data_file, tmp_path, capsys):
     sa = out["sample_and_aggregate"]
     assert sa["chunks"] == 4 and sa["chunk_size"] == 30 and sa["chunk_draws_published"] is False
     assert out["proven_sensitivity"] == pytest.approx(4 * 4 / 4)     # L1: d (b - a) / k
+    assert len(out["values"]) == 4          # the d = 4 coordinate means (not an empty list that passes below)
     assert all(-2 <= v <= 2 for v in out["values"]) and out["postprocessing"]["clamp"] == [-2, 2]

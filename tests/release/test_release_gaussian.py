@@ -91,13 +91,14 @@ def test_zcdp_rho_inverts_the_conversion():
         L = math.log(1 / delta)
         rho_bs = (math.sqrt(L + eps) - math.sqrt(L)) ** 2
         assert rho >= rho_bs * (1 - 1e-12)
-        # dp-accounting's RDP accountant on the same zCDP event agrees (its orders grid is coarser)
+        # dp-accounting's RDP accountant on the same zCDP event agrees: never below (its orders grid is coarser
+        # than the exact optimisation over alpha), within 1e-4 relative (measured 1.5e-5 at the worst case here)
         from dp_accounting import dp_event
         from dp_accounting.rdp import rdp_privacy_accountant
 
         acc = rdp_privacy_accountant.RdpAccountant()
         acc.compose(dp_event.ZCDpEvent(rho))
-        assert acc.get_epsilon(delta) == pytest.approx(eps, rel=0.02)
+        assert eps * (1 - 1e-12) <= acc.get_epsilon(delta) <= eps * (1 + 1e-4)
     for bad in (0.0, 1.0, -1e-5):
         with pytest.raises(AssumptionError, match="delta"):
             N.zcdp_rho(1.0, bad)
@@ -152,7 +153,7 @@ def test_gaussian_release_values_on_grid_and_not_seeded():
     assert a.noise_variance == a.noise_scale ** 2
     with pytest.raises(AssumptionError, match="delta"):
         N.gaussian_release([1.0], 0.2, 1.0, 0.0)
-    with pytest.raises(AssumptionError):
+    with pytest.raises(AssumptionError, match=r"^values\[0\] = .*nan\)? must be finite"):
         N.gaussian_release([float("nan")], 0.2, 1.0, 1e-5)
 
 

@@ -2,6 +2,7 @@
 
 import json
 import math
+import re
 from decimal import Decimal
 import os
 import signal
@@ -38,7 +39,8 @@ def test_create_spend_and_refuse(tmp_path):
     assert path.read_bytes() == before
     _spend(led, 0.25)  # exactly the rest (exact arithmetic)
     assert led.summary()["remaining_budget"]["epsilon"] == 0.0
-    with pytest.raises(BudgetError):
+    with pytest.raises(BudgetError, match=r"epsilon = 0\.000000001, delta = 0 exceeds the budget of ledger "
+            r".*remaining epsilon 0, delta 0\)"):
         led.check(1e-9)
 
 
@@ -52,30 +54,32 @@ def test_exact_sums_no_rounding_overspend(tmp_path):
     _spend(led, 0.1)
     assert Decimal(led.summary()["exact"]["remaining_basic"]["epsilon"]) == 0
     # nothing more, not even the smallest positive double
-    with pytest.raises(BudgetError):
+    with pytest.raises(BudgetError, match=r"epsilon = 5E-324, delta = 0 exceeds the budget of ledger "
+            r".*remaining epsilon 0, delta 0\)"):
         led.check(5e-324)
 
 
 def test_bad_epsilon_and_missing_ledger(tmp_path):
     led = Ledger.open(tmp_path / "l.json", budget=1.0)
     for bad in (0.0, -1.0, math.nan):
-        with pytest.raises(BudgetError):
+        why = "finite" if bad != bad else "> 0"      # nan is not > 0 either: finiteness is checked first
+        with pytest.raises(BudgetError, match=re.escape(f"epsilon = {bad} must be {why}")):
             led.check(bad)
     with pytest.raises(BudgetError, match="does not exist"):
         Ledger.open(tmp_path / "missing.json")
     with pytest.raises(BudgetError, match="cannot be changed"):
         Ledger.open(tmp_path / "l.json", budget=2.0)
-    with pytest.raises(BudgetError):
+    with pytest.raises(BudgetError, match=r"budget = -1\.0 must be a positive finite epsilon"):
         Ledger.open(tmp_path / "new.json", budget=-1.0)
 
 
 def test_exception_before_draw_refunds_after_draw_charges(tmp_path):
     led = Ledger.open(tmp_path / "l.json", budget=1.0)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match="bad input found before noise"):
         with led.reserve(0.5, 0.0, "test", "unit"):
             raise RuntimeError("bad input found before noise")
     assert led.summary()["num_releases"] == 0
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match="crash after noise"):
         with led.reserve(0.5, 0.0, "test", "unit") as res:
             res.mark_drawn()
             raise RuntimeError("crash after noise")
@@ -127,13 +131,17 @@ def test_corrupt_and_foreign_files_refused_unchanged(tmp_path):
                                                   "source": "s", "epsilon": -5, "delta": 0, "curve": None}]}).encode(),
         "truncated.json": b'{"format": "bayesdp-ledger", "version": 1, "budget": {"epsi',
     }
+    # a ledger is an SQLite file; any text starting with "{" is taken for the JSON journal of an earlier version
+    # (`bayesdp ledger import` then validates it); both refusals name the file
     for name, content in cases.items():
         p = tmp_path / name
         p.write_bytes(content)
-        with pytest.raises(BudgetError) as e:
+        why = "is not a bayesdp ledger (not an SQLite file)" if name == "garbage.json" else \
+            "is a JSON journal of an earlier bayesdp; convert it once with `bayesdp ledger import"
+        with pytest.raises(BudgetError, match=re.escape(f"ledger {p} {why}")) as e:
             Ledger.open(p, budget=1.0)
         assert "\n" not in str(e.value)
-        with pytest.raises(BudgetError):
+        with pytest.raises(BudgetError, match=re.escape(f"ledger {p} {why}")):
             Ledger(p).check(0.1)
         assert p.read_bytes() == content
 
@@ -231,7 +239,8 @@ def test_killed_mid_release_leaves_valid_charged_ledger(tmp_path):
     # lock released by the kernel: a new release proceeds, and the pending spend still counts
     led = Ledger(path)
     _spend(led, 0.6)
-    with pytest.raises(BudgetError):
+    with pytest.raises(BudgetError, match=r"epsilon = 0\.01, delta = 0 exceeds the budget of ledger .*remaining "
+            r"epsilon 0, delta 0\)"):
         led.check(0.01)
 
 
@@ -265,7 +274,8 @@ def test_cli_create(tmp_path, capsys):
     assert main(["ledger", "create", str(p), "--budget", "1.5"]) == 2  # exists
     assert main(["ledger", "create", str(tmp_path / "x.json"), "--budget", "-1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 2 and all(e.startswith("error:") for e in err)
+    assert err == [f"error: ledger {p} already exists; use `bayesdp ledger show {p}`",
+                   "error: budget = '-1' must be a positive finite epsilon"]
 
 
 def test_pure_releases_reported_with_basic_rule_when_delta_budget(tmp_path):
@@ -280,6 +290,7 @@ def test_reopen_with_same_budget_epsilon_and_unspecified_delta(tmp_path):
     p = tmp_path / "l.json"
     Ledger.open(p, budget=1.0, budget_delta=1e-6)
     Ledger.open(p, budget=1.0)  # --budget repeated, delta not given: accepted
-    with pytest.raises(BudgetError):
+    with pytest.raises(BudgetError, match=r"budget = 1\.0 \(budget_delta 1e-05\) differs from the budget "
+            r".*delta 0\.000001\); a ledger's budget cannot be changed"):
         Ledger.open(p, budget=1.0, budget_delta=1e-5)
     assert Ledger(p).summary()["budget"] == {"epsilon": 1.0, "delta": 1e-6}

@@ -175,9 +175,10 @@ def test_statistic_window_and_prop_3_10_route():
     cert = r1.certificate(epsilon=1.0, noise_scale=1.0 + 4 * 2.0 ** -40, num_coords=4)
     assert cert.valid and cert.source.startswith("004 Proposition 3.7")
     assert cert.delta(1.0) == 0.0
-    with pytest.raises(AssumptionError):
+    with pytest.raises(AssumptionError, match=r"^noise_scale = 0\.5 is too small for epsilon = 1 at sensitivity 1"):
         r1.certificate(epsilon=1.0, noise_scale=0.5, num_coords=4)  # noise too small
-    with pytest.raises(AssumptionError):
+    with pytest.raises(AssumptionError, match=r"^no sensitivity route: the sampler configuration has no proven "
+            r"coupling bound and no concentration constants"):
         S.choose_route([])
 
 

@@ -42,7 +42,7 @@ def test_constrained_site_needs_declared_lipschitz():
                            SiteSpec("mu", 1)])
     assert st.lipschitz == pytest.approx(math.sqrt(0.25 ** 2 * 2 + 1))
     np.testing.assert_allclose(st.evaluate(np.zeros((3, 3))), [0.5, 0.5, 0.0])
-    with pytest.raises(ModelError):
+    with pytest.raises(ModelError, match=r"^site 'nope' is not a latent site of the model; choose from \['mu'\]"):
         coordinate_means([SiteSpec("mu", 1)], select=["nope"])
 
 
@@ -93,8 +93,11 @@ def test_quantiles_constant_k_m_is_sound_and_attained():
 
 def test_quantiles_and_probabilities_refuse_bad_input():
     sites = [SiteSpec("w", 2), SiteSpec("sigma", 1, constrained=True)]
-    for q in ([], [0.0], [1.0], [0.5, 0.5], [float("nan")]):
-        with pytest.raises(AssumptionError):
+    for q, why in (([], r"q is empty"), ([0.0], r"quantile level = 0\.0 must be in \(0, 1\)"),
+                   ([1.0], r"quantile level = 1\.0 must be in \(0, 1\)"),
+                   ([0.5, 0.5], r"q = \[0\.5, 0\.5\] repeats a level"),
+                   ([float("nan")], r"quantile level = nan must be in \(0, 1\)")):
+        with pytest.raises(AssumptionError, match="^" + why):
             coordinate_quantiles(sites, q)
     with pytest.raises(ModelError, match="sigma"):
         coordinate_quantiles(sites, [0.5], select=["sigma"])
@@ -162,7 +165,8 @@ def test_release_statistic_end_to_end(tmp_path):
     assert not np.array_equal(res.values, res2.values)
     # no budget left: refused, ledger unchanged
     before = path.read_bytes()
-    with pytest.raises(BudgetError):
+    with pytest.raises(BudgetError, match=r"^epsilon = 0\.5, delta = 0 exceeds the budget of ledger .*remaining "
+            r"epsilon 0, delta 0\)"):
         release_statistic(draws, st, 0.5, path, coupling=coupling)
     assert path.read_bytes() == before
 

@@ -102,9 +102,10 @@ def test_affinity_proof_on_plain_functions():
     A = jnp.ones((4, 3))
     assert glm.affine_in_first_argument(lambda t, A: (A @ t + 1.0, A), x, A) == [True, False]
     assert glm.affine_in_first_argument(lambda t, A: jnp.where(A[:, 0] > 0, A @ t, -2.0 * (A @ t)), x, A) == [True]
-    for f in (lambda t, A: A @ jnp.sin(t), lambda t, A: (A @ t) * (A @ t), lambda t, A: A @ t / t[0],
-              lambda t, A: jnp.where(A @ t > 0, A @ t, 0.0), lambda t, A: A[t.astype(jnp.int32)[0]]):
-        with pytest.raises(glm.NotAffine):
+    for op, f in (("sin", lambda t, A: A @ jnp.sin(t)), ("mul", lambda t, A: (A @ t) * (A @ t)),
+                  ("div", lambda t, A: A @ t / t[0]), ("gt", lambda t, A: jnp.where(A @ t > 0, A @ t, 0.0)),
+                  ("convert_element_type", lambda t, A: A[t.astype(jnp.int32)[0]])):
+        with pytest.raises(glm.NotAffine, match=rf"^`{op} at test_glm\.py:\d+ \(\S*<lambda>\)` is not linear in theta$"):
             glm.affine_in_first_argument(f, x, A)
 
 
