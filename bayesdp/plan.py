@@ -627,9 +627,13 @@ class CertifyResult:
     def _rows(self) -> list[tuple]:
 
         rows = []
+        chains = int(self._context[7] or 1)
         for k, v in self._report.mechanisms.items():
             if isinstance(v, BoundReport) and v.best is not None:
-                rows.append((k, v.value(), self._report.delta, v.best.source))
+                # the chains released together compose (as the plan certifies them); the posterior is one draw
+                c = 1 if k == "posterior" else chains
+                eps = v.value() if c == 1 else _compose_chains(v.best, c, self._report.delta)[0]
+                rows.append((k, eps, self._report.delta, v.best.source + (f" ({c} chains composed)" if c > 1 else "")))
             else:
                 why = str(v)
                 rows.append((k, None, None, "not certified: " + (why if len(why) <= 90 else why[:87] + "...")))

@@ -322,3 +322,22 @@ def test_cli_and_api_give_identical_certificates(tmp_path, capsys):
     api_rep = bayesdp.certify(plan).to_dict()
     for mech in ("posterior", "ula-final", "ula-path"):
         assert cli_rep["mechanisms"][mech]["epsilon"] == api_rep["mechanisms"][mech]["epsilon"]
+
+
+def test_certify_table_composes_the_chains_it_was_asked_for():
+    """certify(..., num_chains=4) shows the epsilon of the four chains composed, as its plan certifies them
+    (it showed one chain's): for a GDP route, 4 chains of mu-GDP are exactly 2 mu-GDP (Dong-Roth-Su Cor. 3.3)."""
+    from bayesdp.curves import GDP
+
+    dom = bayesdp.Domain(X=bayesdp.norm_bound(1.0), y=bayesdp.values(0, 1))
+    sh = bayesdp.Shapes(1000, {"X": (3,), "y": ()})
+    kw = dict(domain=dom, shapes=sh, kernel=bayesdp.ULA(step_size=1e-3), num_steps=500, delta=1e-5)
+    one = bayesdp.certify("logistic", num_chains=1, **kw)
+    four = bayesdp.certify("logistic", num_chains=4, **kw)
+    mu = one.mechanisms["ula-final"].best.curve.gdp_mu
+    want = GDP(2 * mu).epsilon(1e-5)
+    rows = {k: e for k, e, _, _ in four._rows()}
+    assert rows["ula-final"] == pytest.approx(want, rel=1e-9) and rows["ula-final"] > 2 * one.mechanisms["ula-final"].value()
+    assert four.plan("ula-final").epsilon == pytest.approx(want, rel=1e-9)
+    assert rows["posterior"] == pytest.approx(one.mechanisms["posterior"].value(), rel=1e-12)   # one draw
+    assert f"{want:.6g}" in str(four) and "4 chains composed" in str(four)
