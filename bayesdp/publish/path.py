@@ -32,7 +32,7 @@ from .statistics import ReleasedValue, _clip_interval, two_sided_normal_quantile
 __all__ = ["path_certificate", "path_inverse_temperature", "gdp_mu", "path_num_steps", "curvature_proxy",
            "predicted_path_error", "noiseless_items", "chain_noise_sd", "chain_error_items", "start_transient",
            "heuristic_curvature", "ar1_average_variance", "transient_fraction", "skewness_bias_scale",
-           "path_error_terms", "tune_path"]
+           "path_error_terms", "tune_path", "last_draw_error_terms"]
 
 SOURCE = "GDP composition of the path (Dong-Roth-Su Cor. 3.3)"
 
@@ -667,7 +667,11 @@ def _prior_spread2(constants) -> float | None:
 
 def _curvature(constants, dim, beta, families):
     """The curvature the predictions use: lambda_H with the mode at the prior's spread (within the proven
-    [m_K, L]), else the proxy lambda_p."""
+    [m_K, L]), else the proxy lambda_p; None without a proven strong convexity (no prior spread stands in for the
+    start's distance, and the chain need not contract)."""
+    m_k = constants.get("total_strong_convexity")
+    if m_k is None or not float(m_k) > 0:
+        return None
     lam = heuristic_curvature(constants, dim, beta, families, _prior_spread2(constants) or 0.0)
     if lam is None:
         return curvature_proxy(constants, dim)
@@ -900,3 +904,58 @@ def _first_min(values, f):
 
 class _NoCurvature(Exception):
     """No curvature is proven: nothing to tune."""
+
+
+def last_draw_error_terms(constants: Mapping[str, Any], dim: int, inverse_temperature: float,
+                          step_size: float | None = None, num_steps: int | None = None, families: Sequence[str] = (),
+                          num_coords: int = 1, l2_lipschitz: float = 1.0) -> dict | None:
+    """The predicted error of a last-draw release, term by term, per released value (docs/release.md §10.1), in
+    the picture of :func:`path_error_terms`: the draw ``X_n`` of the AR(1) chain from 0 has variance ``s^2 (1 -
+    rho^(2n)) / (1 - rho^2)`` (``s^2 = 2 gamma / beta``; ``1 / (beta lambda)`` without a step: the exact tempered
+    Gaussian), keeps ``rho^n`` of the start's distance (the prior's spread per direction) and carries the bias
+    ``a |1 / (beta (1 - gamma lambda / 2)) - 1|`` (:func:`skewness_bias_scale`).
+
+    Args:
+        constants: the analysis's constants.
+        dim: the number of parameters.
+        inverse_temperature: beta.
+        step_size: gamma (None: the exact tempered posterior, no start).
+        num_steps: n (with ``step_size``).
+        families: the observed sites' families.
+        num_coords: k.
+        l2_lipschitz: the statistic's Euclidean constant.
+
+    Returns:
+        ``{"curvature", "noise_sd", "start_transient", "bias", "rmse"}`` per value, or None without a curvature.
+
+    Raises:
+        AssumptionError: a bad argument.
+
+    Examples:
+        >>> c = {"total_strong_convexity": 4.0, "total_smoothness": 4.0}
+        >>> last_draw_error_terms(c, 1, 0.5)["noise_sd"] ** 2              # 1 / (beta lambda)
+        0.5
+    """
+    if not math.isfinite(l2_lipschitz):
+        return None
+    beta = positive("inverse_temperature", inverse_temperature)
+    k = positive_int("num_coords", num_coords)
+    lam = _curvature(constants, dim, beta, families)
+    if lam is None:
+        return None
+    if step_size is None:
+        g, var, tr = 0.0, 1.0 / (beta * lam), 0.0
+    else:
+        g, n = positive("step_size", step_size), positive_int("num_steps", num_steps)
+        rho = 1.0 - g * lam
+        if not abs(rho) < 1.0:
+            return {"curvature": lam, "noise_sd": math.inf, "start_transient": math.inf, "bias": None,
+                    "rmse": math.inf}
+        var = (2.0 * g / beta) * (1.0 - rho ** (2 * n)) / (1.0 - rho * rho)
+        tr = abs(rho) ** n * math.sqrt(_prior_spread2(constants) or 0.0)
+    a = skewness_bias_scale(constants, dim, lam, families)
+    bias = None if a is None else a * abs(1.0 / (beta * (1.0 - g * lam / 2.0)) - 1.0)
+    per = float(l2_lipschitz) * math.sqrt(min(k, int(dim)) / k)
+    return {"curvature": lam, "noise_sd": per * math.sqrt(var), "start_transient": per * tr,
+            "bias": None if bias is None else per * bias,
+            "rmse": per * math.sqrt(var + tr * tr + (bias or 0.0) ** 2)}
