@@ -95,7 +95,7 @@ def test_a_driver_too_short_to_forget_its_start_carries_the_start_transient():
     f = sum((1.0 - gamma * lam) ** t for t in range(b + 1, 101)) / (100 - b)
     assert plan.settings["start_transient"] == pytest.approx(f / math.sqrt(m_k), rel=1e-9)
     sd, bias = plan.settings["equivalent_noise_sd"], plan.settings["predicted_bias"]
-    assert f / math.sqrt(m_k) > 3 * sd             # the start's bias, not the chain's noise, dominates the error
+    assert f > 0.05                       # a visible share of the start stays even after the tuned burn-in
     assert plan.predicted_rmse == pytest.approx(math.sqrt(sd * sd + (f / math.sqrt(m_k)) ** 2 + bias * bias),
                                                 rel=1e-9)
     out = engine.check_given(an, plan, spec)
