@@ -192,7 +192,7 @@ SLOW = {
         "test_tempered_labels_reach_the_table_and_the_json",
     "tests/release/test_release_final.py::test_cli_final_release_and_bad_input":
         "test_release_is_the_planned_chains_final_draw",
-    "tests/release/test_release_final.py::test_api_auto_picks_final_for_a_prior_dominated_model":
+    "tests/release/test_release_final.py::test_api_auto_picks_the_tuned_path_even_for_a_prior_dominated_model":
         "test_release_is_the_planned_chains_final_draw",
     "tests/test_api.py::test_hundred_laplace_releases_compose_like_dp_accounting":
         "test_mixed_laplace_and_gaussian_equal_dp_accounting",
