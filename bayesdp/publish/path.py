@@ -634,6 +634,9 @@ def skewness_bias_scale(constants: Mapping[str, Any], dim: int, curvature: float
     Returns:
         a, 0, or None.
 
+    Raises:
+        AssumptionError: ``dim`` or ``curvature`` not positive.
+
     Examples:
         >>> c = {"total_strong_convexity": 1.0, "total_smoothness": 2501.0, "record_smoothness": 0.25,
         ...      "data_size": 10000}
@@ -727,7 +730,7 @@ def path_error_terms(constants: Mapping[str, Any], dim: int, inverse_temperature
     Examples:
         >>> c = {"total_strong_convexity": 4.0, "total_smoothness": 4.0}         # a quadratic of curvature 4
         >>> t = path_error_terms(c, 1, 0.5, 0.25, 2, 0)          # rho = 0: independent draws, s^2 = 1
-        >>> t["noise_sd"] ** 2, t["start_transient"], t["bias"]
+        >>> round(t["noise_sd"] ** 2, 12), t["start_transient"], t["bias"]
         (0.5, 0.0, 0.0)
     """
     if not math.isfinite(l2_lipschitz):
@@ -933,7 +936,7 @@ def last_draw_error_terms(constants: Mapping[str, Any], dim: int, inverse_temper
 
     Examples:
         >>> c = {"total_strong_convexity": 4.0, "total_smoothness": 4.0}
-        >>> last_draw_error_terms(c, 1, 0.5)["noise_sd"] ** 2              # 1 / (beta lambda)
+        >>> round(last_draw_error_terms(c, 1, 0.5)["noise_sd"] ** 2, 12)              # 1 / (beta lambda)
         0.5
     """
     if not math.isfinite(l2_lipschitz):
