@@ -32,7 +32,7 @@ from .statistics import ReleasedValue, _clip_interval, two_sided_normal_quantile
 __all__ = ["path_certificate", "path_inverse_temperature", "gdp_mu", "path_num_steps", "curvature_proxy",
            "predicted_path_error", "noiseless_items", "chain_noise_sd", "chain_error_items", "start_transient",
            "heuristic_curvature", "ar1_average_variance", "transient_fraction", "skewness_bias_scale",
-           "path_error_terms", "tune_path", "last_draw_error_terms"]
+           "path_error_terms", "tune_path", "last_draw_error_terms", "start_bias_from_values"]
 
 SOURCE = "GDP composition of the path (Dong-Roth-Su Cor. 3.3)"
 
@@ -381,6 +381,33 @@ def start_transient(constants: Mapping[str, Any], dim: int, num_coords: int, l2_
     return per * abs(frac) / math.sqrt(float(m_k))
 
 
+def start_bias_from_values(values, fraction: float, spread: float) -> list[float]:
+    """The start's bias per released coordinate mean, read off the released values themselves (post-processing;
+    docs/release.md §8.4): the average of a chain started at 0 keeps the fraction ``f`` of the start's offset, so
+    its value ``v_j ~= (1 - f) theta*_j`` and the bias ``f |theta*_j| ~= f |v_j| / (1 - f)``; never below the
+    public prediction ``f D`` (``D`` the prior's spread).
+
+    Args:
+        values: the released (unclamped) coordinate means of unconstrained coordinates.
+        fraction: f in [0, 1).
+        spread: D.
+
+    Returns:
+        ``f max(D, |v_j| / (1 - f))`` per value.
+
+    Raises:
+        AssumptionError: f not in [0, 1) or D negative.
+
+    Examples:
+        >>> start_bias_from_values([0.2, -3.0], 0.5, 1.0)             # 0.5 max(1, 0.4), 0.5 max(1, 6)
+        [0.5, 3.0]
+    """
+    f, d = float(fraction), float(spread)
+    require(0.0 <= f < 1.0, "fraction", fraction, "must be in [0, 1)")
+    require(d >= 0.0, "spread", spread, "must be >= 0")
+    return [f * max(d, abs(float(v)) / (1.0 - f)) for v in values]
+
+
 def chain_error_items(items, sd: float | None, level: float, value_range, what: str, statistic,
                       transient: float | None = None, bias: float | None = None) -> tuple:
     """The items of a release whose randomness is the chain (path, last draw) with ``equivalent_noise_sd = sd``
@@ -721,8 +748,9 @@ def path_error_terms(constants: Mapping[str, Any], dim: int, inverse_temperature
         l2_lipschitz: the statistic's Euclidean constant.
 
     Returns:
-        ``{"curvature", "noise_sd", "start_transient", "tempering_bias", "discretisation_bias", "bias", "rmse",
-        "mse_per_direction"}`` (per value; a bias None when not predicted), or None when no curvature is proven.
+        ``{"curvature", "noise_sd", "start_transient", "transient_fraction", "start_spread", "tempering_bias",
+        "discretisation_bias", "bias", "rmse", "mse_per_direction"}`` (per value; ``transient_fraction`` f and
+        ``start_spread`` D per direction; a bias None when not predicted), or None when no curvature is proven.
 
     Raises:
         AssumptionError: a bad argument.
@@ -755,7 +783,8 @@ def path_error_terms(constants: Mapping[str, Any], dim: int, inverse_temperature
     per = float(l2_lipschitz) * math.sqrt(min(k, int(dim)) / k)
     mse = var + (tr or 0.0) ** 2 + (bias or 0.0) ** 2
     return {"curvature": lam, "noise_sd": per * math.sqrt(var), "start_transient": None if tr is None else per * tr,
-            "tempering_bias": None if temp is None else per * temp,
+            "transient_fraction": transient_fraction(rho, n, burn_in), "start_spread": None if p2 is None else
+            math.sqrt(p2), "tempering_bias": None if temp is None else per * temp,
             "discretisation_bias": None if disc is None else per * disc, "bias": None if bias is None else per * bias,
             "rmse": per * math.sqrt(mse), "mse_per_direction": mse}
 

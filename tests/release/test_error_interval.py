@@ -302,12 +302,16 @@ def test_cli_prints_and_emits_the_error_interval_and_tempered_labels(tmp_path, c
     tr, bias = st["start_transient"], st["predicted_bias"]   # the start's bias (§11.4) and the chain's (§8.4)
     assert tr >= 0 and bias >= 0
     assert st["predicted_terms"]["bias"] == pytest.approx(bias, rel=1e-12)
+    f, spread = st["predicted_terms"]["transient_fraction"], st["predicted_terms"]["start_spread"]
+    assert tr == pytest.approx(f * spread, rel=1e-12)
     for it in out["items"]:
         sd = it["equivalent_noise_sd"]
         rmse = math.sqrt(sd * sd + tr * tr + bias * bias)
         assert it["predicted_rmse"] == pytest.approx(rmse, rel=1e-12) and sd > 0
         assert out["noise_scale"] == 0.0
-        half = Z90 * rmse
+        # the interval reads the start's bias off the released value too: f max(D, |v| / (1 - f)) (§8.4)
+        start = f * max(spread, abs(it["raw_value"]) / (1 - f))
+        half = Z90 * math.sqrt(sd * sd + start * start + bias * bias)
         assert it["error_interval"] == pytest.approx([it["value"] - half, it["value"] + half], rel=1e-9)
     assert main(base + ["--stat", "quantiles", "--q", "0.05,0.95", "--num-steps", "200"]) == 0
     text = capsys.readouterr().out

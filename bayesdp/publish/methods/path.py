@@ -13,7 +13,7 @@ import numpy as np
 from ...budget.ledger import noise_delta, noise_epsilon, to_decimal
 from ...errors import AssumptionError
 from ..path import (chain_error_items, noiseless_items, path_certificate, path_error_terms, path_inverse_temperature,
-                    path_num_steps, tune_path)
+                    path_num_steps, start_bias_from_values, tune_path)
 from ..sensitivity import best_coupling, monte_carlo_bound
 from ..statistics import min_draws_for_quantiles, with_credible_intervals
 from .base import Analysed, ChainSource, Drawn, MethodPlan, register
@@ -21,6 +21,9 @@ from .coupling import sampler_constants
 from ...samplers import Sampler
 
 __all__ = ["PathMethod"]
+
+#: the l2 constant's source of coordinate means of real-support (unconstrained) sites (statistics.coordinate_means)
+_IDENTITY = "1: identity on real-support sites"
 
 
 class PathMethod:
@@ -133,8 +136,9 @@ class PathMethod:
                     "inverse_temperature": beta, "gdp_mu": mu, "grad_diff": float(gd), "equivalent_noise_sd": eq_sd,
                     "start_transient": tr_one, "predicted_bias": None if one is None else one["bias"],
                     "predicted_terms": None if terms is None else {
-                        key: terms[key] for key in ("curvature", "noise_sd", "start_transient", "tempering_bias",
-                                                    "discretisation_bias", "bias", "rmse")},
+                        key: terms[key] for key in ("curvature", "noise_sd", "start_transient", "transient_fraction",
+                                                    "start_spread", "tempering_bias", "discretisation_bias", "bias",
+                                                    "rmse")},
                     "proven_monte_carlo_scale": proven_mc}
         return MethodPlan(
             method="path", settings=settings, predicted_rmse=rmse,
@@ -167,8 +171,18 @@ class PathMethod:
         value = stat.evaluate(draws.reshape(-1, draws.shape[-1]).astype(np.float64))
         h = None if mc is None or stat.kind != "mean" else mc.half_width(stat.l2, 1.0 - level)
         items = noiseless_items(stat, value, level, h)
-        items = chain_error_items(items, s["equivalent_noise_sd"], level, stat.range, "path", stat,
-                                  s.get("start_transient"), s.get("predicted_bias"))
+        terms = s.get("predicted_terms") or {}
+        f, spread = terms.get("transient_fraction"), terms.get("start_spread")
+        if (stat.kind == "mean" and stat.l2_lipschitz_source == _IDENTITY and f is not None and spread is not None
+                and 0.0 <= f < 1.0):
+            # coordinate means of unconstrained coordinates: the start's bias read off the released values too
+            # (post-processing, docs/release.md §8.4), never below the public prediction
+            trs = start_bias_from_values(value, f, spread)
+            items = tuple(it for j, one in enumerate(items) for it in chain_error_items(
+                [one], s["equivalent_noise_sd"], level, stat.range, "path", stat, trs[j], s.get("predicted_bias")))
+        else:
+            items = chain_error_items(items, s["equivalent_noise_sd"], level, stat.range, "path", stat,
+                                      s.get("start_transient"), s.get("predicted_bias"))
         items = with_credible_intervals(items, stat, s["inverse_temperature"])
         published = np.array([it.value for it in items])
         info = {**s, "chain_keys": smp.key_source,
