@@ -794,7 +794,8 @@ PATH_STEP_FRACTIONS = (1.0, 0.5, 0.25)
 def tune_path(constants: Mapping[str, Any], dim: int, epsilon: float, delta: float, families: Sequence[str] = (),
               num_coords: int = 1, l2_lipschitz: float = 1.0, step_size: float | None = None,
               num_steps: int | None = None, burn_in: int | None = None, num_chains: int | None = None,
-              min_kept: int = 1, max_steps: int = PATH_MAX_STEPS) -> dict | None:
+              min_kept: int = 1, max_steps: int = PATH_MAX_STEPS,
+              inverse_temperature: float | None = None) -> dict | None:
     """The path release's settings that minimise the predicted total error :func:`path_error_terms` at the
     temperature the budget allows, ``beta = 2 mu^2 / (c grad_diff^2 gamma n)`` (§8.1), from public inputs only
     (docs/release.md §8.4).  Settings given are kept; the others are searched:
@@ -818,6 +819,8 @@ def tune_path(constants: Mapping[str, Any], dim: int, epsilon: float, delta: flo
         step_size, num_steps, burn_in, num_chains: settings fixed by the user (None: searched).
         min_kept: the least kept draws per chain x chains (quantile requests).
         max_steps: the largest n searched.
+        inverse_temperature: a chain's beta fixed as given (a ``ula-path`` plan's, with its step, steps and
+            chains: only the burn-in is searched); None: ``2 mu^2 / (c grad_diff^2 gamma n)``.
 
     Returns:
         ``{"step_size", "num_steps", "burn_in", "num_chains", "inverse_temperature", "terms"}``
@@ -852,12 +855,20 @@ def tune_path(constants: Mapping[str, Any], dim: int, epsilon: float, delta: flo
     fixed_b = None if burn_in is None else int(burn_in)
     memo: dict = {}
 
+    if inverse_temperature is not None:
+        positive("inverse_temperature", inverse_temperature)
+        require(step_size is not None and num_steps is not None and num_chains is not None, "inverse_temperature",
+                inverse_temperature, "is fixed only with step_size, num_steps and num_chains (a plan's chain)")
+
+    def beta_of(g, n):
+        return float(inverse_temperature) if inverse_temperature is not None else budget / (c * g * n)
+
     def best_b(g, n, coarse=False):
         """(mse, b): the best burn-in at (g, n), every b at once (the closed forms, vectorised); ``coarse``: b on a
         geometric grid only (the search's first pass)."""
         if (g, n, coarse) in memo:
             return memo[g, n, coarse]
-        beta = budget / (c * g * n)
+        beta = beta_of(g, n)
         lam = _curvature(constants, dim, beta, fams)
         if lam is None:
             raise _NoCurvature
@@ -918,7 +929,7 @@ def tune_path(constants: Mapping[str, Any], dim: int, epsilon: float, delta: flo
     if best is None:
         return None
     _, g, n, b = best
-    beta = budget / (c * g * n)
+    beta = beta_of(g, n)
     return {"step_size": g, "num_steps": n, "burn_in": b, "num_chains": c, "inverse_temperature": beta,
             "terms": path_error_terms(constants, dim, beta, g, n, b, c, fams, num_coords, l2_lipschitz)}
 

@@ -18,7 +18,7 @@ from bayesdp.models import logistic
 from bayesdp.publish import engine
 from bayesdp.publish.methods import registry
 from bayesdp.budget.ledger import noise_delta, noise_epsilon
-from bayesdp.publish.path import tune_path
+from bayesdp.publish.path import path_error_terms, tune_path
 from bayesdp.publish.spec import ChainOptions, Coupling, Mean, ReleaseSpec, SampleAggregate
 
 DOMAIN = ["X.norm=1", "y.values=0,1"]
@@ -87,6 +87,14 @@ def test_a_plans_settings_are_used_as_given():
     assert (s["step_size"], s["num_steps"], s["num_chains"], s["inverse_temperature"]) == (
         plan.step_size, plan.num_steps, plan.num_chains, plan.inverse_temperature)
     assert res.certificate.epsilon(1e-6) <= 1.0
+    # the burn-in, which the plan leaves open, minimises the predicted error at the plan's own temperature (§8.4):
+    # no other burn-in has a smaller prediction (every b checked)
+    an = engine.analyse(bayesdp.api._chain_source(bayesdp.ULA(logistic, domain=DOMAIN), data),
+                        ReleaseSpec(epsilon=1.0).check())
+    errs = [path_error_terms(an.constants, 3, s["inverse_temperature"], s["step_size"], s["num_steps"], b,
+                             s["num_chains"], ["BernoulliLogits"], 3, 1.0)["mse_per_direction"]
+            for b in range(s["num_steps"])]
+    assert errs[s["burn_in"]] <= min(errs) * (1 + 1e-9)
     res = bayesdp.release(plan, ReleaseSpec("mean", epsilon=1.0, method="coupling", allow_uninformative=True), data=data,
                           accountant=acct)
     s = res.extra["method"]["settings"]

@@ -98,6 +98,11 @@ class PathMethod:
             n, n_rule = path_num_steps(c_, an.dim, step), "ten relaxation times of the curvature proxy (§8.2)"
         if c is None:
             c = tuned["num_chains"] if tuned is not None else 1
+        if given_plan and b is None and step is not None:
+            # the plan's chain as given (its temperature included): only the burn-in is tuned (§8.4)
+            tuned = tune_path(c_, an.dim, noise_epsilon(eps), float(noise_delta(delta)), fams, k, stat.l2,
+                              step_size=step, num_steps=n, num_chains=c, min_kept=min_kept,
+                              inverse_temperature=float(src.kernel.get("inverse_temperature", 1.0)))
         if b is None:
             b = tuned["burn_in"] if tuned is not None and tuned["num_steps"] == n else n // 2
         if not 0 <= b < n:
