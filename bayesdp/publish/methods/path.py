@@ -86,7 +86,7 @@ class PathMethod:
                 raise AssumptionError("step_size is not given and total_smoothness is not proven; pass a step size "
                                       "(data independent)")
             if tuned is not None:
-                step, rule = tuned["step_size"], (f"1 / ({float(L) / tuned['step_size']:.3g} total_smoothness): "
+                step, rule = tuned["step_size"], (f"{tuned['step_size'] * float(L):.3g} / total_smoothness: "
                                                   "minimises the predicted error (§8.4; data independent)")
             else:
                 step, rule = 1.0 / float(L), "1 / total_smoothness (data independent: from the domain's constants)"
