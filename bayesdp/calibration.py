@@ -49,6 +49,7 @@ from .plan import SGLD, ULA, Shapes, _certify, _domain, _plan_from_report, _shap
 from .publish.methods.coupling import sampler_constants
 from .publish.noise import granularity
 from .publish.noiseplan import sensitivity_routes
+from .publish.path import heuristic_curvature
 from .publish.sensitivity import best_coupling
 from .publish.statistics import SiteSpec, coordinate_means
 from .analysis import analyze
@@ -291,78 +292,8 @@ def _r0(c, beta, d) -> float | None:
 #: this fraction of the target's own spread (docs/calibration.md "Contraction diagnostics")
 START_TOLERANCE = 0.1
 
-# likelihood families whose curvature at the linear predictor eta decays away from eta = 0 in a known way:
-# BernoulliLogits: -log p(y | eta) has curvature sigmoid'(eta) <= 1/4, and for eta ~ N(0, v) the probit
-# approximation gives E sigmoid'(eta) ~= sigmoid'(0) / sqrt(1 + pi v / 8) (MacKay 1992); the family's sup of the
-# curvature is 1/4, so the squared norm bound of d eta / d theta is 4 * record_smoothness.
-_CURVATURE_DECAY = {"BernoulliLogits": 0.25}
-
-
-def heuristic_curvature(constants: Mapping[str, Any], dim: int, inverse_temperature: float | None = None,
-                        families: Sequence[str] = ()) -> float | None:
-    """A public estimate of the posterior's typical curvature (docs/calibration.md "Contraction diagnostics"):
-
-        lambda_H = m_K + m c / (d + 2) * g,
-
-    ``m_K`` the proven strong convexity of the data-independent part (``total_strong_convexity``, 0 when not
-    proven), ``m`` the number of records, ``c`` the proven largest curvature one record adds (``record_smoothness``;
-    for logistic regression with ``|x| <= R``, ``R^2 / 4``).  A record's Hessian is ``phi''(x . theta) x x^T`` with
-    ``phi'' <= c / R^2``; for features uniform in the ball of radius R (the least informative design the domain
-    allows) ``E x x^T = R^2 I / (d + 2)``, so ``m c / (d + 2)`` is the Fisher information of m records at the
-    curvature's peak (theta = 0 for logistic regression) in every direction.  ``g <= 1`` corrects for the chain's
-    spread at inverse temperature beta when every likelihood is Bernoulli with logits: the chain's draws spread as
-    ``N(theta*, I / (beta lambda_H))``, so the predictor ``x . theta`` varies by ``v = E|x|^2 / (beta lambda_H)``
-    (``E|x|^2 = R^2 d / (d + 2)``), and ``E sigmoid'(eta) ~= sigmoid'(0) / sqrt(1 + pi v / 8)`` (the probit
-    approximation, MacKay 1992); ``g = 1 / sqrt(1 + pi v / 8)`` is solved with lambda_H as a fixed point (the
-    largest, by iteration from ``g = 1``).  Other families: ``g = 1``.  Public inputs only (the domain's
-    constants, m, d, beta), never the data; a heuristic, not a bound (the data's design and mode move it:
-    tests/test_calibration_diagnostics.py measures it on logistic regression).
-
-    Args:
-        constants: the analysis's constants (``total_strong_convexity``, ``record_smoothness`` or
-            ``total_smoothness``, ``data_size``).
-        dim: the number of parameters d.
-        inverse_temperature: the chain's beta (None: no spread correction).
-        families: the families of the observed sites (``Analysis.observed_sites``).
-
-    Returns:
-        lambda_H, or None when the records' curvature is not proven bounded.
-
-    Raises:
-        AssumptionError: ``dim`` not a positive integer, or ``inverse_temperature`` not positive.
-
-    Examples:
-        >>> c = {"total_strong_convexity": 1.0, "record_smoothness": 0.25, "data_size": 1200}
-        >>> heuristic_curvature(c, 10)                                   # 1 + 1200 * 0.25 / 12
-        26.0
-        >>> lam = heuristic_curvature(c, 10, 0.05, ["BernoulliLogits"])     # the fixed point
-        >>> v = (4 * 0.25 * 10 / 12) / (0.05 * lam)
-        >>> abs(lam - (1 + 25 / math.sqrt(1 + math.pi * v / 8))) < 1e-9
-        True
-    """
-    d = positive_int("dim", dim)
-    m_k = float(constants.get("total_strong_convexity") or 0.0)
-    m = constants.get("data_size")
-    c_rec = constants.get("record_smoothness")
-    if c_rec is None and constants.get("total_smoothness") is not None and m:
-        c_rec = max(0.0, float(constants["total_smoothness"]) - m_k) / float(m)
-    if c_rec is None or not m:
-        return None
-    records = float(m) * float(c_rec) / (d + 2)
-    fams = list(families)
-    if inverse_temperature is None or not records > 0 or not fams or any(f not in _CURVATURE_DECAY for f in fams):
-        return m_k + records if m_k + records > 0 else None
-    beta = positive("inverse_temperature", inverse_temperature)
-    # E |d eta / d theta|^2 for features uniform in the ball: R^2 d / (d + 2), R^2 = c / sup curvature
-    r2 = float(c_rec) / min(_CURVATURE_DECAY[f] for f in fams) * d / (d + 2)
-    lam = m_k + records
-    for _ in range(200):
-        new = m_k + records / math.sqrt(1.0 + math.pi * r2 / (8.0 * beta * lam))
-        if abs(new - lam) <= 1e-13 * lam:
-            lam = new
-            break
-        lam = new
-    return lam if lam > 0 else None
+# heuristic_curvature lives in bayesdp.publish.path (the path release's tuning uses it; publish is below this
+# layer) and is re-exported here.
 
 
 def _efolds(factor: float, n: int) -> float:

@@ -96,8 +96,9 @@ def add_parser(sub) -> None:
                    help="step size gamma (default 1/total_smoothness from the domain's constants)")
     p.add_argument("--num-steps", type=ARG_TYPES[int], default=None,
                    help="number of steps n (default: the method's rule, the same as in Python: coupling and "
-                        "sample-aggregate 2000; path ten relaxation times of the curvature proxy, docs/release.md §8.2)")
-    p.add_argument("--burn-in", type=ARG_TYPES[int], help="kept draws dropped per chain (default: half)")
+                        "sample-aggregate 2000; path the count minimising its predicted error, docs/release.md §8.4)")
+    p.add_argument("--burn-in", type=ARG_TYPES[int], help="kept draws dropped per chain (default: half; path: minimising its "
+                   "predicted error, docs/release.md §8.4)")
     p.add_argument("--thinning", type=ARG_TYPES[int], default=1, help="keep every k-th draw")
     p.add_argument("--num-chains", type=ARG_TYPES[int], default=1, help="chains averaged together")
     p.add_argument("--batch-size", type=ARG_TYPES[int], help="SGLD minibatch size s")

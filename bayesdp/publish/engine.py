@@ -641,8 +641,8 @@ def execute(source: ChainSource, spec: ReleaseSpec, accountant: Any, rng_key=Non
         >>> src = ChainSource(logistic, {"X": X, "y": (rng.random(200) < 0.5).astype(float)},
         ...                   Domain.parse(["X.norm=1", "y.values=0,1"]))
         >>> from bayesdp.budget.accountant import PrivacyAccountant
-        >>> acct = PrivacyAccountant(budget=1.0, budget_delta=1e-6)
-        >>> spec = ReleaseSpec("mean", epsilon=1.0, delta=1e-6, method="path", chain=ChainOptions(num_steps=100))
+        >>> acct = PrivacyAccountant(budget=0.5, budget_delta=1e-6)
+        >>> spec = ReleaseSpec("mean", epsilon=0.5, delta=1e-6, method="path", chain=ChainOptions(num_steps=100))
         >>> execute(src, spec, acct)                       # 200 records: predicted worse than the prior (§12)
         Traceback (most recent call last):
         ...

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import math
 from statistics import NormalDist     # the standard library's
-from typing import Any, Mapping
+
+import numpy as np
+from typing import Any, Mapping, Sequence
 
 from ..certificate import Certificate
 from ..curves import GDP
@@ -28,7 +30,9 @@ from ..mechanisms.registry import bound
 from .statistics import ReleasedValue, _clip_interval, two_sided_normal_quantile, with_error_intervals
 
 __all__ = ["path_certificate", "path_inverse_temperature", "gdp_mu", "path_num_steps", "curvature_proxy",
-           "predicted_path_error", "noiseless_items", "chain_noise_sd", "chain_error_items", "start_transient"]
+           "predicted_path_error", "noiseless_items", "chain_noise_sd", "chain_error_items", "start_transient",
+           "heuristic_curvature", "ar1_average_variance", "transient_fraction", "skewness_bias_scale",
+           "path_error_terms", "tune_path", "last_draw_error_terms", "start_bias_from_values"]
 
 SOURCE = "GDP composition of the path (Dong-Roth-Su Cor. 3.3)"
 
@@ -377,8 +381,35 @@ def start_transient(constants: Mapping[str, Any], dim: int, num_coords: int, l2_
     return per * abs(frac) / math.sqrt(float(m_k))
 
 
+def start_bias_from_values(values, fraction: float, spread: float) -> list[float]:
+    """The start's bias per released coordinate mean, read off the released values themselves (post-processing;
+    docs/release.md §8.4): the average of a chain started at 0 keeps the fraction ``f`` of the start's offset, so
+    its value ``v_j ~= (1 - f) theta*_j`` and the bias ``f |theta*_j| ~= f |v_j| / (1 - f)``; never below the
+    public prediction ``f D`` (``D`` the prior's spread).
+
+    Args:
+        values: the released (unclamped) coordinate means of unconstrained coordinates.
+        fraction: f in [0, 1).
+        spread: D.
+
+    Returns:
+        ``f max(D, |v_j| / (1 - f))`` per value.
+
+    Raises:
+        AssumptionError: f not in [0, 1) or D negative.
+
+    Examples:
+        >>> start_bias_from_values([0.2, -3.0], 0.5, 1.0)             # 0.5 max(1, 0.4), 0.5 max(1, 6)
+        [0.5, 3.0]
+    """
+    f, d = float(fraction), float(spread)
+    require(0.0 <= f < 1.0, "fraction", fraction, "must be in [0, 1)")
+    require(d >= 0.0, "spread", spread, "must be >= 0")
+    return [f * max(d, abs(float(v)) / (1.0 - f)) for v in values]
+
+
 def chain_error_items(items, sd: float | None, level: float, value_range, what: str, statistic,
-                      transient: float | None = None) -> tuple:
+                      transient: float | None = None, bias: float | None = None) -> tuple:
     """The items of a release whose randomness is the chain (path, last draw) with ``equivalent_noise_sd = sd``
     and ``error_interval = value +- z sd`` (``z`` the two-sided normal quantile at ``level``; docs/release.md
     §11), for a mean; a quantile of the draws gets no error interval (its basis says why).
@@ -392,6 +423,8 @@ def chain_error_items(items, sd: float | None, level: float, value_range, what: 
         statistic: the released statistic.
         transient: the start's predicted bias per value (:func:`start_transient`), added in quadrature to ``sd``
             for the interval of a mean (None: not included).
+        bias: the predicted tempering and discretisation bias per value (:func:`path_error_terms`), added in
+            quadrature as well (None: not included).
 
     Returns:
         The items.
@@ -420,15 +453,552 @@ def chain_error_items(items, sd: float | None, level: float, value_range, what: 
     if sd is None:
         return with_error_intervals(items, None, "none: the curvature proxy is not proven for this model",
                                     value_range)
-    if transient is not None and transient > 0:
+    tr = transient if transient is not None and transient > 0 else 0.0
+    bi = bias if bias is not None and bias > 0 else 0.0
+    if tr > 0 or bi > 0:
+        parts = ([f"the start's predicted bias {tr:.3g}"] if tr > 0 else []) + \
+                ([f"the predicted tempering and discretisation bias {bi:.3g}"] if bi > 0 else [])
+        missing = ("; the bias of ULA's step and of the temperature is not included" if bias is None else "")
         return with_error_intervals(
-            items, two_sided_normal_quantile(level) * math.hypot(sd, transient),
-            f"the {what}'s randomness as Gaussian noise of sd equivalent_noise_sd and the start's predicted bias "
-            f"{transient:.3g} in quadrature (heuristic: Ornstein-Uhlenbeck picture at the public curvature proxy, "
-            "docs/release.md §11), value +- z sqrt(sd^2 + bias^2); the bias of ULA's step and of the temperature is "
-            "not included", value_range, sd)
+            items, two_sided_normal_quantile(level) * math.sqrt(sd * sd + tr * tr + bi * bi),
+            f"the {what}'s randomness as Gaussian noise of sd equivalent_noise_sd and " + " and ".join(parts) +
+            " in quadrature (heuristic: Ornstein-Uhlenbeck picture at the public curvature, docs/release.md §8.4, "
+            "§11), value +- z sqrt(sd^2 + bias^2)" + missing, value_range, sd)
     return with_error_intervals(
         items, two_sided_normal_quantile(level) * sd,
         f"the {what}'s randomness as Gaussian noise of sd equivalent_noise_sd (heuristic: Ornstein-Uhlenbeck "
-        "picture at the public curvature proxy, docs/release.md §11), value +- z sd; the chain's bias (ULA's step, "
-        "the temperature, the start) is not included", value_range, sd)
+        "picture at the public curvature, docs/release.md §8.4, §11), value +- z sd" +
+        ("" if bias is not None else "; the chain's bias (ULA's step, the temperature, the start) is not included"),
+        value_range, sd)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Tuning by a predicted total error (issue 22 item 2; docs/release.md §8.4)
+
+# likelihood families whose curvature at the linear predictor eta decays away from eta = 0 in a known way:
+# BernoulliLogits: -log p(y | eta) has curvature sigmoid'(eta) <= 1/4, and for eta ~ N(0, v) the probit
+# approximation gives E sigmoid'(eta) ~= sigmoid'(0) / sqrt(1 + pi v / 8) (MacKay 1992); the family's sup of the
+# curvature is 1/4, so the squared norm bound of d eta / d theta is 4 * record_smoothness.
+_CURVATURE_DECAY = {"BernoulliLogits": 0.25}
+# |phi''''(0)| / sup phi'' of the same families (phi = -log p(y | eta)): the slope at eta = 0 of the third derivative
+# phi''' = sigmoid'(eta) (1 - 2 sigmoid(eta)) ~= -eta / 8 is 1/8, over the sup 1/4 of phi'' (skewness_bias_scale)
+_FOURTH_OVER_SUP = {"BernoulliLogits": (1.0 / 8.0) / 0.25 ** 2}
+
+
+def heuristic_curvature(constants: Mapping[str, Any], dim: int, inverse_temperature: float | None = None,
+                        families: Sequence[str] = (), mode_variance: float = 0.0) -> float | None:
+    """A public estimate of the posterior's typical curvature (docs/calibration.md "Contraction diagnostics",
+    docs/release.md §8.4):
+
+        lambda_H = m_K + m c / (d + 2) * g,
+
+    ``m_K`` the proven strong convexity of the data-independent part (``total_strong_convexity``, 0 when not
+    proven), ``m`` the number of records, ``c`` the proven largest curvature one record adds (``record_smoothness``;
+    for logistic regression with ``|x| <= R``, ``R^2 / 4``).  A record's Hessian is ``phi''(x . theta) x x^T`` with
+    ``phi'' <= c / R^2``; for features uniform in the ball of radius R (the least informative design the domain
+    allows) ``E x x^T = R^2 I / (d + 2)``, so ``m c / (d + 2)`` is the Fisher information of m records at the
+    curvature's peak (theta = 0 for logistic regression) in every direction.  ``g <= 1`` corrects for the chain's
+    spread at inverse temperature beta when every likelihood is Bernoulli with logits: the chain's draws spread as
+    ``N(theta*, I / (beta lambda_H))``, so the predictor ``x . theta`` varies by ``v = E|x|^2 / (beta lambda_H)``
+    (``E|x|^2 = R^2 d / (d + 2)``), and ``E sigmoid'(eta) ~= sigmoid'(0) / sqrt(1 + pi v / 8)`` (the probit
+    approximation, MacKay 1992); ``g = 1 / sqrt(1 + pi v / 8)`` is solved with lambda_H as a fixed point (the
+    largest, by iteration from ``g = 1``).  With ``mode_variance`` ``s_*^2`` the mode itself is taken to sit at
+    ``s_*`` per direction from the curvature's peak (the path release's predictions use the prior's spread
+    ``1 / m_K``, the public stand-in of §11.4): ``v = E|x|^2 (1 / (beta lambda_H) + s_*^2)``.  Other families:
+    ``g = 1``.  Public inputs only (the domain's
+    constants, m, d, beta), never the data; a heuristic, not a bound (the data's design and mode move it:
+    tests/test_calibration_diagnostics.py measures it on logistic regression).
+
+    Args:
+        constants: the analysis's constants (``total_strong_convexity``, ``record_smoothness`` or
+            ``total_smoothness``, ``data_size``).
+        dim: the number of parameters d.
+        inverse_temperature: the chain's beta (None: no spread correction).
+        families: the families of the observed sites (``Analysis.observed_sites``).
+        mode_variance: ``s_*^2``, the mode's squared distance per direction from the peak (default 0).
+
+    Returns:
+        lambda_H, or None when the records' curvature is not proven bounded.
+
+    Raises:
+        AssumptionError: ``dim`` not a positive integer, or ``inverse_temperature`` not positive.
+
+    Examples:
+        >>> c = {"total_strong_convexity": 1.0, "record_smoothness": 0.25, "data_size": 1200}
+        >>> heuristic_curvature(c, 10)                                   # 1 + 1200 * 0.25 / 12
+        26.0
+        >>> lam = heuristic_curvature(c, 10, 0.05, ["BernoulliLogits"])     # the fixed point
+        >>> v = (4 * 0.25 * 10 / 12) / (0.05 * lam)
+        >>> abs(lam - (1 + 25 / math.sqrt(1 + math.pi * v / 8))) < 1e-9
+        True
+    """
+    d = positive_int("dim", dim)
+    m_k = float(constants.get("total_strong_convexity") or 0.0)
+    m = constants.get("data_size")
+    c_rec = constants.get("record_smoothness")
+    if c_rec is None and constants.get("total_smoothness") is not None and m:
+        c_rec = max(0.0, float(constants["total_smoothness"]) - m_k) / float(m)
+    if c_rec is None or not m:
+        return None
+    records = float(m) * float(c_rec) / (d + 2)
+    fams = list(families)
+    if inverse_temperature is None or not records > 0 or not fams or any(f not in _CURVATURE_DECAY for f in fams):
+        return m_k + records if m_k + records > 0 else None
+    beta = positive("inverse_temperature", inverse_temperature)
+    s2 = float(mode_variance)
+    require(s2 >= 0.0 and math.isfinite(s2), "mode_variance", mode_variance, "must be finite and >= 0")
+    # E |d eta / d theta|^2 for features uniform in the ball: R^2 d / (d + 2), R^2 = c / sup curvature
+    r2 = float(c_rec) / min(_CURVATURE_DECAY[f] for f in fams) * d / (d + 2)
+    lam = m_k + records
+    for _ in range(200):
+        new = m_k + records / math.sqrt(1.0 + math.pi * r2 * (1.0 / (beta * lam) + s2) / 8.0)
+        if abs(new - lam) <= 1e-13 * lam:
+            lam = new
+            break
+        lam = new
+    return lam if lam > 0 else None
+
+
+def ar1_average_variance(rho: float, innovation_variance: float, num_steps: int, burn_in: int) -> float:
+    """The exact variance of the average of ``X_{b+1}, ..., X_n`` of the AR(1) chain ``X_t = rho X_{t-1} + a +
+    s xi_t`` started at a fixed ``X_0`` (``s^2`` = ``innovation_variance``, ``xi_t`` independent standard normal):
+    ULA at step ``gamma`` on a quadratic of curvature ``lambda`` (``rho = 1 - gamma lambda``, ``s^2 = 2 gamma /
+    beta``; docs/release.md §8.4).  The average is ``(s / N) sum_j w_j xi_j`` with ``w_j = sum_{t >= max(j, b+1)}^n
+    rho^(t - j)``, ``N = n - b``; summing the geometric series,
+
+        sum_{j <= b+1} w_j^2 = ((1 - rho^N) / (1 - rho))^2 (1 - rho^(2(b+1))) / (1 - rho^2),
+        sum_{j > b+1} w_j^2 = (1 - rho)^-2 [(N - 1) - 2 rho (1 - rho^(N-1)) / (1 - rho)
+                                            + rho^2 (1 - rho^(2(N-1))) / (1 - rho^2)].
+
+    Args:
+        rho: the autoregression coefficient, ``|rho| < 1``.
+        innovation_variance: ``s^2`` > 0.
+        num_steps: n.
+        burn_in: b in [0, n).
+
+    Returns:
+        The variance (inf when ``|rho| >= 1``: ULA diverges on that quadratic).
+
+    Raises:
+        AssumptionError: a bad argument.
+
+    Examples:
+        >>> ar1_average_variance(0.0, 2.0, 10, 5)                   # independent draws: s^2 / N
+        0.4
+        >>> round(ar1_average_variance(0.5, 1.0, 2, 0), 12)         # (X1 + X2)/2 = ((1 + 0.5) xi_1 + xi_2) / 2
+        0.8125
+    """
+    s2 = positive("innovation_variance", innovation_variance)
+    n = positive_int("num_steps", num_steps)
+    b = int(burn_in)
+    require(0 <= b < n, "burn_in", b, f"must be in [0, {n})")
+    r = float(rho)
+    if not abs(r) < 1.0:
+        return math.inf
+    N = n - b
+    if r == 0.0:
+        return s2 / N
+    one = 1.0 - r
+    head = ((1.0 - r ** N) / one) ** 2 * (1.0 - r ** (2 * (b + 1))) / (1.0 - r * r)
+    tail = ((N - 1) - 2.0 * r * (1.0 - r ** (N - 1)) / one + r * r * (1.0 - r ** (2 * (N - 1))) / (1.0 - r * r)) \
+        / (one * one)
+    return s2 * (head + tail) / (N * N)
+
+
+def transient_fraction(rho: float, num_steps: int, burn_in: int) -> float:
+    """``f = (1/N) sum_{t=b+1}^{n} rho^t``: the fraction of the start's distance to the stationary mean that the
+    average of the kept draws keeps (docs/release.md §11.4), ``N = n - b``.
+
+    Args:
+        rho: the autoregression coefficient, ``|rho| < 1``.
+        num_steps: n.
+        burn_in: b in [0, n).
+
+    Returns:
+        f (inf when ``|rho| >= 1``).
+
+    Raises:
+        AssumptionError: a bad argument.
+
+    Examples:
+        >>> transient_fraction(0.5, 2, 0)                                # (0.5 + 0.25) / 2
+        0.375
+    """
+    n = positive_int("num_steps", num_steps)
+    b = int(burn_in)
+    require(0 <= b < n, "burn_in", b, f"must be in [0, {n})")
+    r = float(rho)
+    if not abs(r) < 1.0:
+        return math.inf
+    if r == 0.0:
+        return 0.0
+    return abs((r ** (b + 1)) * (1.0 - r ** (n - b)) / ((1.0 - r) * (n - b)))
+
+
+def skewness_bias_scale(constants: Mapping[str, Any], dim: int, curvature: float,
+                        families: Sequence[str] = ()) -> float | None:
+    """``a``: a public estimate, per direction, of how far the mean of the tempered posterior ``exp(-beta U)``
+    moves per unit of temperature ``1/beta`` (docs/release.md §8.4).  Laplace's expansion of the mean about the
+    mode ``theta*`` gives ``E_beta theta - theta* = -(1 / (2 beta)) H^-1 (T : H^-1) + O(beta^-2)``, ``H`` the
+    Hessian and ``T`` the third derivative of U at the mode; so ``E_beta theta - E_1 theta ~= (1/beta - 1) a``.
+    For a GLM ``T : H^-1 = sum_i phi'''(eta_i) (x_i' H^-1 x_i) x_i``; with ``H = lambda I``, ``phi'''(eta) ~=
+    phi''''(0) eta`` near the curvature's peak, features uniform in the ball of radius R (``E |x|^2 x x^T = R^4 I /
+    (d + 4)``) and the prior's spread ``1/sqrt(m_K)`` per direction as the public stand-in for ``theta*``:
+
+        a = m |phi''''(0)| R^4 / (2 (d + 4) lambda^2 sqrt(m_K)),
+
+    ``R^2 = c / sup phi''`` (``c`` = ``record_smoothness``); for Bernoulli-logits ``|phi''''(0)| R^4 = 2 c^2``.
+    0 when the potential is proven quadratic (``total_strong_convexity == total_smoothness``: the Hessian is
+    constant); None (not predicted) for families without a rule.  A heuristic, not a bound.
+
+    Args:
+        constants: the analysis's constants (``total_strong_convexity``, ``total_smoothness``,
+            ``record_smoothness``, ``data_size``).
+        dim: the number of parameters d.
+        curvature: lambda (:func:`heuristic_curvature`).
+        families: the observed sites' families.
+
+    Returns:
+        a, 0, or None.
+
+    Raises:
+        AssumptionError: ``dim`` or ``curvature`` not positive.
+
+    Examples:
+        >>> c = {"total_strong_convexity": 1.0, "total_smoothness": 2501.0, "record_smoothness": 0.25,
+        ...      "data_size": 10000}
+        >>> round(skewness_bias_scale(c, 10, 200.0, ["BernoulliLogits"]), 12)   # 1e4 * 2 * 0.25^2 / (2 * 14 * 4e4)
+        0.001116071429
+    """
+    m_k, L = constants.get("total_strong_convexity"), constants.get("total_smoothness")
+    if m_k is not None and L is not None and float(m_k) > 0 and float(L) <= float(m_k):
+        return 0.0
+    m, c_rec = constants.get("data_size"), constants.get("record_smoothness")
+    fams = list(families)
+    p2 = _prior_spread2(constants)
+    if p2 is None or not m or c_rec is None or not fams or any(f not in _FOURTH_OVER_SUP for f in fams):
+        return None
+    d = positive_int("dim", dim)
+    lam = positive("curvature", curvature)
+    k4r4 = max(_FOURTH_OVER_SUP[f] for f in fams) * float(c_rec) ** 2
+    return float(m) * k4r4 * math.sqrt(p2) / (2.0 * (d + 4) * lam * lam)
+
+
+def _prior_spread2(constants) -> float | None:
+    """``1 / m_K``: the public stand-in for the squared distance, per direction, from the start (0) to the posterior
+    mean: K's own strong convexity (``strong_convexity``, the prior's) when proven, else the whole potential's
+    (``total_strong_convexity``); None when neither is positive."""
+    for key in ("strong_convexity", "total_strong_convexity"):
+        v = constants.get(key)
+        if v is not None and float(v) > 0:
+            return 1.0 / float(v)
+    return None
+
+
+def _curvature(constants, dim, beta, families):
+    """The curvature the predictions use: lambda_H with the mode at the prior's spread (within the proven
+    [m_K, L]), else the proxy lambda_p; None without a proven strong convexity (no prior spread stands in for the
+    start's distance, and the chain need not contract)."""
+    m_k = constants.get("total_strong_convexity")
+    if m_k is None or not float(m_k) > 0:
+        return None
+    lam = heuristic_curvature(constants, dim, beta, families, _prior_spread2(constants) or 0.0)
+    if lam is None:
+        return curvature_proxy(constants, dim)
+    L, m_k = constants.get("total_smoothness"), constants.get("total_strong_convexity")
+    if L is not None:
+        lam = min(lam, float(L))
+    if m_k is not None:
+        lam = max(lam, float(m_k))
+    return lam
+
+
+def path_error_terms(constants: Mapping[str, Any], dim: int, inverse_temperature: float, step_size: float,
+                     num_steps: int, burn_in: int, num_chains: int = 1, families: Sequence[str] = (),
+                     num_coords: int = 1, l2_lipschitz: float = 1.0) -> dict | None:
+    """The predicted error of a path release, term by term, per released value (docs/release.md §8.4), from public
+    inputs only, in the Ornstein-Uhlenbeck picture at the curvature ``lambda`` (:func:`heuristic_curvature` at the
+    chain's ``beta``, clipped to the proven ``[m_K, L]``; :func:`curvature_proxy` when it is not available):
+
+    * ``noise_variance``: the chain's randomness (the release noise and the Monte Carlo error at once): the exact
+      variance of the average of the kept draws of the AR(1) chain ``rho = 1 - gamma lambda``, ``s^2 = 2 gamma /
+      beta`` (:func:`ar1_average_variance`), over ``c`` chains;
+    * ``start_transient``: the start's bias left in the average, ``f / sqrt(m_K)`` (:func:`transient_fraction`,
+      §11.4);
+    * ``tempering_bias``: ``|1/beta - 1| a`` (:func:`skewness_bias_scale`): the tempered posterior's mean against
+      the posterior's;
+    * ``discretisation_bias``: ``a (1 / (1 - gamma lambda / 2) - 1) / beta``: ULA's stationary law at step gamma
+      spreads ``1 / (1 - gamma lambda / 2)`` times wider than ``exp(-beta U)`` on a quadratic (§11.1), and its mean
+      moves with the spread as the temperature's does (O(gamma));
+
+    ``rmse = l2 sqrt(min(k, d) / k) sqrt(noise_variance + start_transient^2 + bias^2)`` with ``bias =
+    a |1 / (beta (1 - gamma lambda / 2)) - 1|`` (the two biases add with their signs).  Exact for a quadratic
+    potential whose curvature is lambda (both biases 0); a prediction, not a bound, otherwise.
+
+    Args:
+        constants: the analysis's constants.
+        dim: the number of parameters.
+        inverse_temperature: beta.
+        step_size: gamma.
+        num_steps: n.
+        burn_in: b.
+        num_chains: c.
+        families: the observed sites' families.
+        num_coords: k, the statistic's number of values.
+        l2_lipschitz: the statistic's Euclidean constant.
+
+    Returns:
+        ``{"curvature", "noise_sd", "start_transient", "transient_fraction", "start_spread", "tempering_bias",
+        "discretisation_bias", "bias", "rmse", "mse_per_direction"}`` (per value; ``transient_fraction`` f and
+        ``start_spread`` D per direction; a bias None when not predicted), or None when no curvature is proven.
+
+    Raises:
+        AssumptionError: a bad argument.
+
+    Examples:
+        >>> c = {"total_strong_convexity": 4.0, "total_smoothness": 4.0}         # a quadratic of curvature 4
+        >>> t = path_error_terms(c, 1, 0.5, 0.25, 2, 0)          # rho = 0: independent draws, s^2 = 1
+        >>> round(t["noise_sd"] ** 2, 12), t["start_transient"], t["bias"]
+        (0.5, 0.0, 0.0)
+    """
+    if not math.isfinite(l2_lipschitz):
+        return None
+    beta, g = positive("inverse_temperature", inverse_temperature), positive("step_size", step_size)
+    n, c = positive_int("num_steps", num_steps), positive_int("num_chains", num_chains)
+    k = positive_int("num_coords", num_coords)
+    lam = _curvature(constants, dim, beta, families)
+    if lam is None:
+        return None
+    rho = 1.0 - g * lam
+    var = ar1_average_variance(rho, 2.0 * g / beta, n, burn_in) / c
+    p2 = _prior_spread2(constants)
+    tr = None if p2 is None else transient_fraction(rho, n, burn_in) * math.sqrt(p2)
+    a = skewness_bias_scale(constants, dim, lam, families)
+    if a is None or not g * lam < 2.0:
+        temp = disc = bias = None if a is None else math.inf
+    else:
+        spread = 1.0 / (1.0 - g * lam / 2.0)
+        temp, disc = a * abs(1.0 / beta - 1.0), a * (spread - 1.0) / beta
+        bias = a * abs(spread / beta - 1.0)
+    per = float(l2_lipschitz) * math.sqrt(min(k, int(dim)) / k)
+    mse = var + (tr or 0.0) ** 2 + (bias or 0.0) ** 2
+    return {"curvature": lam, "noise_sd": per * math.sqrt(var), "start_transient": None if tr is None else per * tr,
+            "transient_fraction": transient_fraction(rho, n, burn_in), "start_spread": None if p2 is None else
+            math.sqrt(p2), "tempering_bias": None if temp is None else per * temp,
+            "discretisation_bias": None if disc is None else per * disc, "bias": None if bias is None else per * bias,
+            "rmse": per * math.sqrt(mse), "mse_per_direction": mse}
+
+
+#: the step sizes the tuning tries, as fractions of 1 / total_smoothness (the largest step stable for every dataset)
+PATH_STEP_FRACTIONS = (1.0, 0.5, 0.25)
+def tune_path(constants: Mapping[str, Any], dim: int, epsilon: float, delta: float, families: Sequence[str] = (),
+              num_coords: int = 1, l2_lipschitz: float = 1.0, step_size: float | None = None,
+              num_steps: int | None = None, burn_in: int | None = None, num_chains: int | None = None,
+              min_kept: int = 1, max_steps: int = PATH_MAX_STEPS,
+              inverse_temperature: float | None = None) -> dict | None:
+    """The path release's settings that minimise the predicted total error :func:`path_error_terms` at the
+    temperature the budget allows, ``beta = 2 mu^2 / (c grad_diff^2 gamma n)`` (§8.1), from public inputs only
+    (docs/release.md §8.4).  Settings given are kept; the others are searched:
+
+    * chains: ``c = 1`` (the noise variance ``2 gamma^2 n c sum w^2 / (2 mu^2 / grad_diff^2 N^2 c)`` does not depend
+      on c at a fixed budget while beta falls as 1/c: more chains only make each hotter);
+    * step: ``gamma = f / total_smoothness`` for f in :data:`PATH_STEP_FRACTIONS` (``1/L`` is the largest step every
+      dataset of the domain keeps stable); a smaller step is taken only when it lowers the prediction by more than
+      1 % (it costs ``1/f`` times the compute);
+    * steps and burn-in: n in [:data:`PATH_MIN_STEPS`, ``max_steps``] on a geometric grid (ratio 1.1) and b on a grid
+      of fractions of n, then every integer (n, b) around the best point (n within 10 %, b within 10 % + 2).
+
+    Args:
+        constants: the analysis's constants (``grad_diff``, ``total_smoothness``, ...).
+        dim: the number of parameters.
+        epsilon: > 0.
+        delta: in (0, 1).
+        families: the observed sites' families.
+        num_coords: k.
+        l2_lipschitz: the statistic's Euclidean constant.
+        step_size, num_steps, burn_in, num_chains: settings fixed by the user (None: searched).
+        min_kept: the least kept draws per chain x chains (quantile requests).
+        max_steps: the largest n searched.
+        inverse_temperature: a chain's beta fixed as given (a ``ula-path`` plan's, with its step, steps and
+            chains: only the burn-in is searched); None: ``2 mu^2 / (c grad_diff^2 gamma n)``.
+
+    Returns:
+        ``{"step_size", "num_steps", "burn_in", "num_chains", "inverse_temperature", "terms"}``
+        (``terms``: :func:`path_error_terms`), or None when ``grad_diff``, the step or the curvature is not proven.
+
+    Raises:
+        AssumptionError: a bad argument.
+
+    Examples:
+        >>> c = {"grad_diff": 2.0, "total_strong_convexity": 1.0, "total_smoothness": 2501.0,
+        ...      "record_smoothness": 0.25, "data_size": 10000}
+        >>> t = tune_path(c, 10, 1.0, 1e-6, ["BernoulliLogits"])
+        >>> t["num_chains"], t["step_size"] == 1 / 2501.0, 200 < t["num_steps"] < 2000
+        (1, True, True)
+    """
+    gd = constants.get("grad_diff")
+    L = constants.get("total_smoothness")
+    if gd is None or not float(gd) > 0:
+        return None
+    mu = gdp_mu(epsilon, delta)
+    budget = 2.0 * mu * mu / float(gd) ** 2                # beta c gamma n
+    if step_size is not None:
+        steps = [positive("step_size", step_size)]
+    elif L is None:
+        return None
+    else:
+        steps = [f / float(L) for f in PATH_STEP_FRACTIONS]
+    c = 1 if num_chains is None else positive_int("num_chains", num_chains)
+    top = max(int(max_steps), PATH_MIN_STEPS)
+    fams = tuple(families)
+    start = math.sqrt(_prior_spread2(constants) or 0.0)
+    fixed_b = None if burn_in is None else int(burn_in)
+    memo: dict = {}
+
+    if inverse_temperature is not None:
+        positive("inverse_temperature", inverse_temperature)
+        require(step_size is not None and num_steps is not None and num_chains is not None, "inverse_temperature",
+                inverse_temperature, "is fixed only with step_size, num_steps and num_chains (a plan's chain)")
+
+    def beta_of(g, n):
+        return float(inverse_temperature) if inverse_temperature is not None else budget / (c * g * n)
+
+    def best_b(g, n, coarse=False):
+        """(mse, b): the best burn-in at (g, n), every b at once (the closed forms, vectorised); ``coarse``: b on a
+        geometric grid only (the search's first pass)."""
+        if (g, n, coarse) in memo:
+            return memo[g, n, coarse]
+        beta = beta_of(g, n)
+        lam = _curvature(constants, dim, beta, fams)
+        if lam is None:
+            raise _NoCurvature
+        rho = 1.0 - g * lam
+        hi = n - max(1, -(-int(min_kept) // c))          # the largest b keeping min_kept draws over c chains
+        if not abs(rho) < 1.0 or hi < 0 or (fixed_b is not None and not 0 <= fixed_b <= hi):
+            memo[g, n, coarse] = (math.inf, 0)
+            return memo[g, n, coarse]
+        if fixed_b is not None:
+            b = np.array([float(fixed_b)])
+        elif coarse:
+            b = np.unique(np.minimum(hi, np.floor(np.concatenate([np.arange(8.0), 8.0 * 1.15 ** np.arange(80)]))))
+        else:
+            b = np.arange(0, hi + 1, dtype=np.float64)
+        N = n - b
+        s2 = 2.0 * g / beta
+        if rho == 0.0:
+            var, tr = s2 / N, np.zeros_like(N)
+        else:
+            one = 1.0 - rho
+            head = ((1.0 - rho ** N) / one) ** 2 * (1.0 - rho ** (2 * (b + 1))) / (1.0 - rho * rho)
+            tail = ((N - 1) - 2.0 * rho * (1.0 - rho ** (N - 1)) / one
+                    + rho * rho * (1.0 - rho ** (2 * (N - 1))) / (1.0 - rho * rho)) / (one * one)
+            var = s2 * (head + tail) / (N * N)
+            tr = np.abs(rho ** (b + 1) * (1.0 - rho ** N) / (one * N)) * start
+        a = skewness_bias_scale(constants, dim, lam, fams)
+        bias = 0.0 if a is None else a * abs(1.0 / (beta * (1.0 - g * lam / 2.0)) - 1.0)
+        e = var / c + tr * tr + bias * bias
+        j = int(np.argmax(e <= np.min(e) * (1.0 + _TIE)))           # ties (to rounding): the smallest burn-in
+        memo[g, n, coarse] = (float(e[j]), int(b[j]))
+        return memo[g, n, coarse]
+
+    try:
+        best = None                                   # (mse, g, n, b)
+        for g in steps:
+            if num_steps is not None:
+                n0 = positive_int("num_steps", num_steps)
+            else:
+                grid, x = [], float(PATH_MIN_STEPS)
+                while x < top:
+                    grid.append(int(round(x)))
+                    x *= 1.1
+                grid = sorted(set(grid + [top]))
+                n0 = _first_min(grid, lambda n: best_b(g, n, True)[0])
+                lo, hi = max(PATH_MIN_STEPS, int(n0 / 1.1)), min(top, int(n0 * 1.1) + 1)
+                while hi - lo > 2:                   # integer ternary search between the grid's neighbours
+                    m1, m2 = lo + (hi - lo) // 3, hi - (hi - lo) // 3
+                    if best_b(g, m1)[0] <= best_b(g, m2)[0]:
+                        hi = m2
+                    else:
+                        lo = m1
+                n0 = _first_min(sorted({n0, *range(lo, hi + 1)}), lambda n: best_b(g, n)[0])
+            e, b0 = best_b(g, n0)
+            if math.isfinite(e) and (best is None or e < best[0] * (1.0 - 0.01)):
+                best = (e, g, n0, b0)
+    except _NoCurvature:
+        return None
+    if best is None:
+        return None
+    _, g, n, b = best
+    beta = beta_of(g, n)
+    return {"step_size": g, "num_steps": n, "burn_in": b, "num_chains": c, "inverse_temperature": beta,
+            "terms": path_error_terms(constants, dim, beta, g, n, b, c, fams, num_coords, l2_lipschitz)}
+
+
+#: two predictions within this relative difference are a tie (rounding): the smaller setting is taken
+_TIE = 1e-9
+
+
+def _first_min(values, f):
+    """The first of ``values`` whose ``f`` is within :data:`_TIE` of the smallest."""
+    es = [f(v) for v in values]
+    lo = min(es)
+    return next(v for v, e in zip(values, es) if e <= lo * (1.0 + _TIE))
+
+
+class _NoCurvature(Exception):
+    """No curvature is proven: nothing to tune."""
+
+
+def last_draw_error_terms(constants: Mapping[str, Any], dim: int, inverse_temperature: float,
+                          step_size: float | None = None, num_steps: int | None = None, families: Sequence[str] = (),
+                          num_coords: int = 1, l2_lipschitz: float = 1.0) -> dict | None:
+    """The predicted error of a last-draw release, term by term, per released value (docs/release.md §10.1), in
+    the picture of :func:`path_error_terms`: the draw ``X_n`` of the AR(1) chain from 0 has variance ``s^2 (1 -
+    rho^(2n)) / (1 - rho^2)`` (``s^2 = 2 gamma / beta``; ``1 / (beta lambda)`` without a step: the exact tempered
+    Gaussian), keeps ``rho^n`` of the start's distance (the prior's spread per direction) and carries the bias
+    ``a |1 / (beta (1 - gamma lambda / 2)) - 1|`` (:func:`skewness_bias_scale`).
+
+    Args:
+        constants: the analysis's constants.
+        dim: the number of parameters.
+        inverse_temperature: beta.
+        step_size: gamma (None: the exact tempered posterior, no start).
+        num_steps: n (with ``step_size``).
+        families: the observed sites' families.
+        num_coords: k.
+        l2_lipschitz: the statistic's Euclidean constant.
+
+    Returns:
+        ``{"curvature", "noise_sd", "start_transient", "bias", "rmse"}`` per value, or None without a curvature.
+
+    Raises:
+        AssumptionError: a bad argument.
+
+    Examples:
+        >>> c = {"total_strong_convexity": 4.0, "total_smoothness": 4.0}
+        >>> round(last_draw_error_terms(c, 1, 0.5)["noise_sd"] ** 2, 12)              # 1 / (beta lambda)
+        0.5
+    """
+    if not math.isfinite(l2_lipschitz):
+        return None
+    beta = positive("inverse_temperature", inverse_temperature)
+    k = positive_int("num_coords", num_coords)
+    lam = _curvature(constants, dim, beta, families)
+    if lam is None:
+        return None
+    if step_size is None:
+        g, var, tr = 0.0, 1.0 / (beta * lam), 0.0
+    else:
+        g, n = positive("step_size", step_size), positive_int("num_steps", num_steps)
+        rho = 1.0 - g * lam
+        if not abs(rho) < 1.0:
+            return {"curvature": lam, "noise_sd": math.inf, "start_transient": math.inf, "bias": None,
+                    "rmse": math.inf}
+        var = (2.0 * g / beta) * (1.0 - rho ** (2 * n)) / (1.0 - rho * rho)
+        tr = abs(rho) ** n * math.sqrt(_prior_spread2(constants) or 0.0)
+    a = skewness_bias_scale(constants, dim, lam, families)
+    bias = None if a is None else a * abs(1.0 / (beta * (1.0 - g * lam / 2.0)) - 1.0)
+    per = float(l2_lipschitz) * math.sqrt(min(k, int(dim)) / k)
+    return {"curvature": lam, "noise_sd": per * math.sqrt(var), "start_transient": per * tr,
+            "bias": None if bias is None else per * bias,
+            "rmse": per * math.sqrt(var + tr * tr + (bias or 0.0) ** 2)}

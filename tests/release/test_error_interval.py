@@ -50,14 +50,25 @@ def gaussian_mean(y, prior_scale=1.0, noise_scale=1.0):
 
 def _gaussian(m, d, seed, radius=1.0):
     """Records with |y_i|_2 <= radius; the potential's constants by hand: curvature 1/s0^2 + m/sigma^2 in every
-    direction (strong convexity = smoothness), and a replaced record moves the gradient (theta - y_i)/sigma^2 by
-    |y_i - y_i'| / sigma^2 <= 2 radius (s0 = sigma = 1)."""
+    direction (strong convexity = smoothness), of which the prior's (K's) is 1/s0^2, and a replaced record moves the
+    gradient (theta - y_i)/sigma^2 by |y_i - y_i'| / sigma^2 <= 2 radius (s0 = sigma = 1)."""
     rng = np.random.default_rng(seed)
     y = rng.normal(0.3, 0.5, size=(m, d))
     y /= np.maximum(1.0, np.linalg.norm(y, axis=1, keepdims=True) / radius)
     lam = 1.0 + m
-    consts = {"grad_diff": 2.0 * radius, "total_strong_convexity": lam, "total_smoothness": lam}
+    consts = {"grad_diff": 2.0 * radius, "total_strong_convexity": lam, "total_smoothness": lam,
+              "strong_convexity": 1.0}
     return {"y": y}, consts, y.sum(axis=0) / lam          # the exact posterior mean
+
+
+def ar1_average_variance_brute(rho, s2, n, b):
+    """Var of (1/N) sum_{t=b+1}^n X_t for X_t = rho X_{t-1} + s xi_t from a fixed X_0: the weight of xi_j summed
+    term by term, w_j = sum_{t >= max(j, b+1)} rho^(t - j) (no closed form used)."""
+    total = 0.0
+    for j in range(1, n + 1):
+        w = sum(rho ** (t - j) for t in range(max(j, b + 1), n + 1))
+        total += w * w
+    return s2 * total / (n - b) ** 2
 
 
 def _analysed(data, consts, statistic, kernel=None):
@@ -189,7 +200,10 @@ def _choose(statistic, constants, dim, method="auto"):
 
 def test_the_last_draw_refuses_quantiles_and_auto_goes_to_a_method_that_answers():
     weak = {"total_smoothness": 1 / 0.25 + 569 / 4, "total_strong_convexity": 4.0, "grad_diff": 2.0}
-    assert _choose(coordinate_means([SiteSpec("w", 30)]), weak, 30) == "final"        # the mean: the last draw wins
+    # the mean: the tuned path (docs/release.md §8.4: no burn-in lost, a short chain near its start) is predicted
+    # below the last draw here (0.513 against 1.64 per value; §10.1: the path's long-run variance is m_K / lambda
+    # times the last draw's), so auto takes it
+    assert _choose(coordinate_means([SiteSpec("w", 30)]), weak, 30) == "path"
     quant = coordinate_quantiles([SiteSpec("w", 30)], [0.05, 0.95])
     assert _choose(quant, weak, 30) == "path"                                           # quantiles: rerouted
     with pytest.raises(AssumptionError, match="last-draw release cannot answer") as exc:
@@ -204,9 +218,14 @@ def test_quantiles_from_too_few_draws_are_refused():
     assert min_draws_for_quantiles([0.05, 0.5, 0.95]) == 40 and min_draws_for_quantiles([0.25, 0.75]) == 8
     data, consts, _ = _gaussian(m=100, d=2, seed=0)
     an = _analysed(data, consts, coordinate_quantiles([SiteSpec("theta", 2)], [0.05, 0.95]))
-    spec = ReleaseSpec("mean", epsilon=1.0, delta=1e-6, method="path", chain=ChainOptions(num_steps=60)).check()
+    spec = ReleaseSpec("mean", epsilon=1.0, delta=1e-6, method="path",
+                       chain=ChainOptions(num_steps=60, burn_in=30)).check()
     with pytest.raises(AssumptionError, match="at least 40 kept draws; the path keeps 30"):
         PathMethod().plan(an, spec)
+    # a burn-in left open is tuned within the constraint: at least 40 draws kept
+    plan = PathMethod().plan(an, ReleaseSpec("mean", epsilon=1.0, delta=1e-6, method="path",
+                                             chain=ChainOptions(num_steps=60)).check())
+    assert plan.settings["num_steps"] - plan.settings["burn_in"] >= 40
 
 
 def test_tempered_labels_reach_the_table_and_the_json():
@@ -243,10 +262,11 @@ def test_a_tempered_chain_s_quantiles_are_labelled_tempered():
             assert it.interval_kind == "tempered" and it.credible_level == pytest.approx(0.9)
             assert it.credible_interval == (min(q05.value, q95.value), max(q05.value, q95.value))
             assert it.error_interval is None and "tempered" in it.error_interval_basis
-        # a sample quantile's sd: its coordinate mean's, sqrt(2 / (beta lam N)) at step 1/lam, times
+        # a sample quantile's sd: its coordinate mean's (the AR(1) average's, weights summed by brute force) times
         # sqrt(q (1 - q)) / phi(z_q)
         lam, s = consts["total_strong_convexity"], plan.settings
-        mean_sd = math.sqrt(2.0 / (beta * lam * (s["num_steps"] - s["burn_in"])))
+        mean_sd = math.sqrt(ar1_average_variance_brute(1.0 - s["step_size"] * lam, 2.0 * s["step_size"] / beta,
+                                                       s["num_steps"], s["burn_in"]))
         assert q50.equivalent_noise_sd == pytest.approx(mean_sd * 0.5 / 0.3989422804014327, rel=1e-9)
         assert q05.equivalent_noise_sd / q50.equivalent_noise_sd == pytest.approx(
             math.sqrt(0.05 * 0.95) / 0.10313564037537128 / (0.5 / 0.3989422804014327), rel=1e-9)
@@ -278,13 +298,20 @@ def test_cli_prints_and_emits_the_error_interval_and_tempered_labels(tmp_path, c
             "--method", "path", "--level", "0.9", "--allow-uninformative"]       # 300 records at epsilon 1
     assert main(base + ["--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    tr = out["method"]["settings"]["start_transient"]    # the start's bias (§11.4): ~0 at the defaults
-    assert 0 <= tr < 1e-3
+    st = out["method"]["settings"]
+    tr, bias = st["start_transient"], st["predicted_bias"]   # the start's bias (§11.4) and the chain's (§8.4)
+    assert tr >= 0 and bias >= 0
+    assert st["predicted_terms"]["bias"] == pytest.approx(bias, rel=1e-12)
+    f, spread = st["predicted_terms"]["transient_fraction"], st["predicted_terms"]["start_spread"]
+    assert tr == pytest.approx(f * spread, rel=1e-12)
     for it in out["items"]:
         sd = it["equivalent_noise_sd"]
-        assert it["predicted_rmse"] == pytest.approx(math.hypot(sd, tr), rel=1e-12) and sd > 0
+        rmse = math.sqrt(sd * sd + tr * tr + bias * bias)
+        assert it["predicted_rmse"] == pytest.approx(rmse, rel=1e-12) and sd > 0
         assert out["noise_scale"] == 0.0
-        half = Z90 * math.hypot(sd, tr)
+        # the interval reads the start's bias off the released value too: f max(D, |v| / (1 - f)) (§8.4)
+        start = f * max(spread, abs(it["raw_value"]) / (1 - f))
+        half = Z90 * math.sqrt(sd * sd + start * start + bias * bias)
         assert it["error_interval"] == pytest.approx([it["value"] - half, it["value"] + half], rel=1e-9)
     assert main(base + ["--stat", "quantiles", "--q", "0.05,0.95", "--num-steps", "200"]) == 0
     text = capsys.readouterr().out

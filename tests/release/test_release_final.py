@@ -50,6 +50,22 @@ def test_predictions_by_hand():
     assert ratio == pytest.approx(lam_strong / 2.0, rel=1e-12)
 
 
+def lambda_h(m, d, beta, m_k=1.0, c=0.25):
+    """The public heuristic curvature of logistic regression (|x| <= 1, prior N(0, I / m_K)) at inverse temperature
+    beta, the mode at the prior's spread (docs/release.md §8.4), by its own fixed-point iteration:
+    lam = m_K + m c / (d + 2) / sqrt(1 + pi (4 c d / (d + 2)) (1 / (beta lam) + 1 / m_K) / 8)."""
+    records, r2, lam = m * c / (d + 2), 4 * c * d / (d + 2), m_k + m * c / (d + 2)
+    for _ in range(500):
+        lam = m_k + records / math.sqrt(1 + math.pi * r2 * (1 / (beta * lam) + 1 / m_k) / 8)
+    return lam
+
+
+def skew_bias(m, d, lam, beta, gamma, m_k=1.0, c=0.25):
+    """a |1 / (beta (1 - gamma lam / 2)) - 1| with a = m 2 c^2 / (2 (d + 4) lam^2 sqrt(m_K)) (§8.4)."""
+    a = m * 2 * c * c / (2 * (d + 4) * lam * lam * math.sqrt(m_k))
+    return a * abs(1 / (beta * (1 - gamma * lam / 2)) - 1)
+
+
 class _FinalChosen(Exception):
     pass
 
@@ -72,11 +88,18 @@ def _auto(constants, dim, statistic, epsilon, delta, given="kernel"):
         return "final"
 
 
-def test_auto_rule_picks_the_last_draw_when_the_prior_dominates_the_curvature():
+def test_auto_rule_prefers_the_tuned_path_to_the_last_draw():
+    """docs/release.md §10.1: the tuned path's long-run variance G^2 / (mu^2 lambda^2) per direction is m_K / lambda
+    <= 1 times the last draw's G^2 / (mu^2 m_K lambda), and the tuning loses no burn-in; so auto takes the path
+    whenever it may (the last draw is kept for a ula-final plan given as is, or asked for by name)."""
+    from bayesdp.publish.path import tune_path
     st30, st5 = coordinate_means([SiteSpec("w", 30)]), coordinate_means([SiteSpec("w", 5)])
     for eps in (0.25, 1.0, 4.0):
-        assert _auto(WEAK, 30, st30, eps, 1e-5) == "final"          # lambda_p = 5.19 < 2 m_K = 8
-        assert _auto(STRONG, 5, st5, eps, 1e-5) == "path"           # lambda_p = 7.25 > 2 m_K = 2
+        assert _auto(WEAK, 30, st30, eps, 1e-5) == "path"
+        assert _auto(STRONG, 5, st5, eps, 1e-5) == "path"
+        for consts, d in ((WEAK, 30), (STRONG, 5)):
+            path = tune_path(consts, d, eps, 1e-5, (), d, 1.0)["terms"]["rmse"]
+            assert path ** 2 <= predicted_final_error(consts, d, eps, 1e-5, d, 1.0) / d
         assert _auto(WEAK, 30, st30, eps, 1e-5, given="plan") != "final"
         assert _auto(WEAK, 30, st30, eps, 0.0) == "coupling"        # pure epsilon: no last draw
 
@@ -135,14 +158,15 @@ def test_refusals_charge_nothing():
     assert acct.spent()["epsilon_sum"] == 0
 
 
-def test_api_auto_picks_final_for_a_prior_dominated_model():
+def test_api_auto_picks_the_tuned_path_even_for_a_prior_dominated_model():
     data = _data(m=60, d=8, seed=3)            # lambda_p = 4 + (4 + 15 - 4)/32 < 8 with prior scale 0.5
     kern = bayesdp.ULA("logistic", domain=bayesdp.Domain.parse(DOMAIN), step_size=0.01,
                        model_kwargs={"prior_scale": 0.5})
     acct = bayesdp.PrivacyAccountant(budget=2.0, budget_delta=1e-5)
     spec = ReleaseSpec("mean", epsilon=1.0, delta=1e-6, allow_uninformative=True)   # 60 records (release.md §12)
     res = bayesdp.release(kern, spec, data=data, accountant=acct)
-    assert res.extra["method"]["method"] == "final" and res.extra["method"]["chosen_by"].startswith("auto")
+    # §10.1: the tuned path's prediction is at most the last draw's (m_K / lambda <= 1, no burn-in lost)
+    assert res.extra["method"]["method"] == "path" and res.extra["method"]["chosen_by"].startswith("auto")
     # a Plan pins the chain: auto never swaps it for the last-draw release's own
     plan = bayesdp.calibrate("logistic", domain=bayesdp.Domain.parse(DOMAIN), epsilon=1.0, delta=1e-6,
                              mechanism="ula-path", data=bayesdp.Shapes(60, {"X": (8,), "y": ()}),
@@ -188,8 +212,8 @@ def test_cli_final_release_and_bad_input(tmp_path, capsys):
 @pytest.mark.slow
 def test_last_draw_release_carries_the_plans_warning_and_the_start_transient():
     """A last-draw plan capped at 20 steps cannot forget its start: calibrate's one-line warning reaches the release's
-    warnings, and the prediction adds the start's bias (1 - gamma lambda_p)^n / sqrt(m_K) per direction with
-    lambda_p = m_K + (L - m_K) / (4 d) (docs/release.md §11.4)."""
+    warnings, and the prediction adds the start's bias (1 - gamma lambda)^n / sqrt(m_K) per direction and the chain's
+    bias at the public heuristic curvature lambda (docs/release.md §8.4, §11.4)."""
     import math
 
     import bayesdp
@@ -210,8 +234,11 @@ def test_last_draw_release_carries_the_plans_warning_and_the_start_transient():
                           data=data, accountant=bayesdp.PrivacyAccountant(budget=2.0, budget_delta=1e-6))
     assert any(w.startswith("the last-draw plan: ") and plan.warnings[0] in w for w in res.extra["warnings"])
     s = res.extra["method"]["settings"]
-    m_k, L = 1.0, 1.0 + m / 4.0                                  # prior N(0, 1); |x| <= 1: 1/4 per record
-    lam = m_k + (L - m_k) / (4 * d)
-    bias = abs(1.0 - s["step_size"] * lam) ** s["num_steps"] / math.sqrt(m_k)
-    assert s["start_transient"] == pytest.approx(bias, rel=1e-5)
-    assert res.items[0].predicted_rmse == pytest.approx(math.hypot(s["equivalent_noise_sd"], bias), rel=1e-5)
+    m_k = 1.0                                                     # prior N(0, 1); |x| <= 1: 1/4 per record
+    lam = lambda_h(m, d, s["inverse_temperature"])
+    start = abs(1.0 - s["step_size"] * lam) ** s["num_steps"] / math.sqrt(m_k)
+    assert s["start_transient"] == pytest.approx(start, rel=1e-5)
+    bias = skew_bias(m, d, lam, s["inverse_temperature"], s["step_size"])
+    assert s["predicted_bias"] == pytest.approx(bias, rel=1e-5)
+    assert res.items[0].predicted_rmse == pytest.approx(
+        math.sqrt(s["equivalent_noise_sd"] ** 2 + start ** 2 + bias ** 2), rel=1e-5)

@@ -15,8 +15,8 @@ from ...budget.ledger import noise_delta, noise_epsilon, to_decimal
 from ...certificate import Certificate
 from ...curves import GDP
 from ...errors import AssumptionError
-from ..final import predicted_final_error
-from ..path import chain_error_items, chain_noise_sd, noiseless_items, start_transient
+from ..final import final_inverse_temperature_proxy, predicted_final_error
+from ..path import chain_error_items, last_draw_error_terms, noiseless_items
 from .base import Analysed, ChainSource, Drawn, MethodPlan, register
 from ...samplers import Sampler
 
@@ -93,27 +93,29 @@ class FinalMethod:
                            notes="the chain's own Gaussian steps are the privacy noise; no noise is added")
         stat = an.statistic
         k = stat.num_coords
-        # one draw of the planned chain at its own temperature and step, as Gaussian noise (docs/release.md §11)
-        sd = chain_noise_sd(an.constants, an.dim, k, stat.l2, float(pl.inverse_temperature), float(pl.step_size), 1,
-                            last_draw=True)
-        if sd is None:
+        # one draw of the planned chain at its own temperature, step and steps, as Gaussian noise, the start's bias
+        # left in it and the chain's bias, at the public curvature (docs/release.md §10.1, §11)
+        fams = tuple(f for _, f in getattr(an.analysis, "observed_sites", None) or ())
+        terms = last_draw_error_terms(an.constants, an.dim, float(pl.inverse_temperature), float(pl.step_size),
+                                      int(pl.num_steps), fams, k, stat.l2)
+        if terms is None:
             pred = predicted_final_error(an.constants, an.dim, eps, delta, k, stat.l2)
-            sd = None if pred is None else math.sqrt(pred / k)
-        # the start's bias left in the last draw, (1 - gamma lambda_p)^n of it (docs/release.md §11.4)
-        n_steps = int(pl.num_steps)
-        tr = start_transient(an.constants, an.dim, k, stat.l2, float(pl.step_size), n_steps, n_steps - 1)
+            sd, tr, bias = None if pred is None else math.sqrt(pred / k), None, None
+        else:
+            sd, tr, bias = terms["noise_sd"], terms["start_transient"], terms["bias"]
         settings = {"sampler": "ULA", "step_size": pl.step_size, "num_steps": pl.num_steps, "num_chains": 1,
                     "burn_in": 0, "inverse_temperature": pl.inverse_temperature, "gdp_mu": mu,
                     "plan_epsilon": pl.epsilon, "planned_by": planned_by, "distance_bound": pl.distance_bound,
-                    "equivalent_noise_sd": sd, "start_transient": tr,
+                    "equivalent_noise_sd": sd, "start_transient": tr, "predicted_bias": bias,
                     "plan_warnings": list(getattr(pl, "warnings", None) or ())}
         return MethodPlan(
             method="final", settings=settings,
-            predicted_rmse=None if sd is None else sd if tr is None else math.hypot(sd, tr),
+            predicted_rmse=None if sd is None else math.sqrt(sd * sd + (tr or 0.0) ** 2 + (bias or 0.0) ** 2),
             predicted_label="heuristic",
-            predicted_basis="the spread of one draw of the planned ULA chain on a Gaussian at the curvature proxy, "
-                            "at the plan's temperature and step, and the start's bias left in it, in quadrature "
-                            "(docs/release.md §10, §11); not a bound",
+            predicted_basis="the spread of one draw of the planned ULA chain on a Gaussian at the public heuristic "
+                            "curvature, at the plan's temperature, step and steps, the start's bias left in it and the "
+                            "tempering and discretisation bias, in quadrature (docs/release.md §10.1, §11); not a "
+                            "bound",
             epsilon=eps, delta=to_decimal(delta, "delta"), curve=curve, event={"type": "gdp", "mu": mu},
             mechanism="ula-final", source_label=pl.source,
             what=f"{stat.description}, evaluated at the last draw of a private chain ({k} value{'s' if k > 1 else ''})",
@@ -124,12 +126,16 @@ class FinalMethod:
         """The prediction alone (for ``auto``): the chain is planned once this method is chosen."""
         stat = an.statistic
         k = stat.num_coords
-        pred = predicted_final_error(an.constants, an.dim, spec.epsilon, spec.delta, k, stat.l2)
+        beta = final_inverse_temperature_proxy(an.constants, spec.epsilon, spec.delta)
+        fams = tuple(f for _, f in getattr(an.analysis, "observed_sites", None) or ())
+        terms = None if beta is None else last_draw_error_terms(an.constants, an.dim, beta, None, None, fams, k,
+                                                                stat.l2)
         return MethodPlan(
             method="final", settings={"planned_by": "bayesdp.calibrate(mechanism='ula-final'), once chosen"},
-            predicted_rmse=None if pred is None else math.sqrt(pred / k), predicted_label="heuristic",
-            predicted_basis="the spread of one draw of a Gaussian at the curvature proxy and the proxy temperature "
-                            "(docs/release.md §10); not a bound",
+            predicted_rmse=None if terms is None else terms["rmse"], predicted_label="heuristic",
+            predicted_basis="the spread of one draw of the tempered posterior on a Gaussian at the public heuristic "
+                            "curvature and the proxy temperature, and the tempering bias (docs/release.md §10.1); not "
+                            "a bound",
             epsilon=spec.epsilon, delta=to_decimal(spec.delta, "delta"), curve=None, event={}, mechanism="ula-final",
             source_label="", what="", detail={"deferred": True})
 
@@ -157,7 +163,7 @@ class FinalMethod:
         value = stat.evaluate(draw)
         items = noiseless_items(stat, value, d["level"])
         items = chain_error_items(items, s["equivalent_noise_sd"], d["level"], stat.range, "last draw", stat,
-                                  s.get("start_transient"))
+                                  s.get("start_transient"), s.get("predicted_bias"))
         published = np.array([it.value for it in items])
         gd = float(an.constants.get("grad_diff") or math.nan)
         info = {**s, "run_epsilon": run_eps, "chain_keys": smp.key_source,

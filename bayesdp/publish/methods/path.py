@@ -12,8 +12,8 @@ import numpy as np
 
 from ...budget.ledger import noise_delta, noise_epsilon, to_decimal
 from ...errors import AssumptionError
-from ..path import (chain_error_items, chain_noise_sd, noiseless_items, path_certificate, path_inverse_temperature,
-                    path_num_steps, start_transient)
+from ..path import (chain_error_items, noiseless_items, path_certificate, path_error_terms, path_inverse_temperature,
+                    path_num_steps, start_bias_from_values, tune_path)
 from ..sensitivity import best_coupling, monte_carlo_bound
 from ..statistics import min_draws_for_quantiles, with_credible_intervals
 from .base import Analysed, ChainSource, Drawn, MethodPlan, register
@@ -21,6 +21,9 @@ from .coupling import sampler_constants
 from ...samplers import Sampler
 
 __all__ = ["PathMethod"]
+
+#: the l2 constant's source of coordinate means of real-support (unconstrained) sites (statistics.coordinate_means)
+_IDENTITY = "1: identity on real-support sites"
 
 
 class PathMethod:
@@ -60,25 +63,51 @@ class PathMethod:
         if gd is None:
             raise AssumptionError("grad_diff is not proven for this model and domain: the path certificate needs it")
         src = an.source
-        step, rule = src.kernel.get("step_size"), "given"
+        stat = an.statistic
+        k = stat.num_coords
+        fams = tuple(f for _, f in getattr(an.analysis, "observed_sites", None) or ())
+        eps, delta = spec.epsilon, spec.delta
+        given_plan = src.given == "plan" and getattr(src.plan, "mechanism", None) == "ula-path"
+        step = src.kernel.get("step_size")
+        n = spec.num_steps if spec.num_steps is not None else (int(src.num_steps) if src.num_steps is not None
+                                                                 else None)
+        c = spec.num_chains or src.num_chains
+        b = spec.burn_in
+        min_kept = min_draws_for_quantiles(stat.quantile_levels) if stat.quantile_levels else 1
+        tuned = None
+        if not given_plan and (step is None or n is None or c is None or b is None):
+            # the settings left open minimise the predicted total error (docs/release.md §8.4; public inputs only)
+            tuned = tune_path(c_, an.dim, noise_epsilon(eps), float(noise_delta(delta)), fams, k, stat.l2,
+                              step_size=step, num_steps=n, burn_in=b, num_chains=c, min_kept=min_kept)
+        rule = "given" if step is not None else None
         if step is None:
             L = c_.get("total_smoothness")
             if L is None:
                 raise AssumptionError("step_size is not given and total_smoothness is not proven; pass a step size "
                                       "(data independent)")
-            step, rule = 1.0 / float(L), "1 / total_smoothness (data independent: from the domain's constants)"
-        if spec.num_steps is not None:
-            n, n_rule = spec.num_steps, "given"
-        elif src.num_steps is not None:
-            n, n_rule = int(src.num_steps), f"the {src.given}'s"
+            if tuned is not None:
+                step, rule = tuned["step_size"], (f"{tuned['step_size'] * float(L):.3g} / total_smoothness: "
+                                                  "minimises the predicted error (§8.4; data independent)")
+            else:
+                step, rule = 1.0 / float(L), "1 / total_smoothness (data independent: from the domain's constants)"
+        if n is not None:
+            n_rule = "given" if spec.num_steps is not None else f"the {src.given}'s"
+        elif tuned is not None:
+            n, n_rule = tuned["num_steps"], "minimises the predicted error (§8.4)"
         else:
             n, n_rule = path_num_steps(c_, an.dim, step), "ten relaxation times of the curvature proxy (§8.2)"
-        c = spec.num_chains or src.num_chains or 1
-        b = n // 2 if spec.burn_in is None else spec.burn_in
+        if c is None:
+            c = tuned["num_chains"] if tuned is not None else 1
+        if given_plan and b is None and step is not None:
+            # the plan's chain as given (its temperature included): only the burn-in is tuned (§8.4)
+            tuned = tune_path(c_, an.dim, noise_epsilon(eps), float(noise_delta(delta)), fams, k, stat.l2,
+                              step_size=step, num_steps=n, num_chains=c, min_kept=min_kept,
+                              inverse_temperature=float(src.kernel.get("inverse_temperature", 1.0)))
+        if b is None:
+            b = tuned["burn_in"] if tuned is not None and tuned["num_steps"] == n else n // 2
         if not 0 <= b < n:
             raise AssumptionError(f"burn_in = {b} must be in [0, {n}) (steps per chain)")
-        eps, delta = spec.epsilon, spec.delta
-        if src.given == "plan" and getattr(src.plan, "mechanism", None) == "ula-path":
+        if given_plan:
             beta = float(src.kernel.get("inverse_temperature", 1.0))       # the plan's, as given
             cert = path_certificate(float(gd), step, n, beta, c)
             if not cert.epsilon(float(noise_delta(delta))) <= noise_epsilon(eps):
@@ -87,37 +116,43 @@ class PathMethod:
         else:
             beta, cert = path_inverse_temperature(noise_epsilon(eps), noise_delta(delta), float(gd), step, n, c)
         mu = float(cert.curve.mu)
-        coupling, _ = best_coupling(**{k: v for k, v in sampler_constants(c_, "ula", step, None, None).items()
+        coupling, _ = best_coupling(**{k_: v for k_, v in sampler_constants(c_, "ula", step, None, None).items()
                                        if v is not None})
         mc = monte_carlo_bound(coupling, inverse_temperature=beta, num_steps=n, burn_in=b, thinning=1, num_chains=c)
-        stat = an.statistic
-        k = stat.num_coords
-        if stat.quantile_levels and c * (n - b) < min_draws_for_quantiles(stat.quantile_levels):
+        if stat.quantile_levels and c * (n - b) < min_kept:
             raise AssumptionError(f"quantiles at levels {', '.join(f'{q:g}' for q in stat.quantile_levels)} need at "
-                                  f"least {min_draws_for_quantiles(stat.quantile_levels)} kept draws; the path keeps "
+                                  f"least {min_kept} kept draws; the path keeps "
                                   f"{c * (n - b)} (num_chains x (num_steps - burn_in)): raise num_steps or num_chains")
-        # the chain's randomness as Gaussian noise per value (docs/release.md §11); at the default burn-in n/2 it
-        # is predicted_path_error's 2 grad_diff^2 / (mu^2 lambda_p^2) per direction
-        sd = chain_noise_sd(c_, an.dim, k, stat.l2, beta, float(step), n - b, c)
-        if stat.quantile_levels:       # each quantile reads one coordinate: its mean's noise, scaled per level (§11)
-            eq_sd = chain_noise_sd(c_, an.dim, 1, 1.0, beta, float(step), n - b, c)
+        # the predicted error term by term (§8.4): the chain's randomness as Gaussian noise per value (§11), the
+        # start's bias left in the average (§11.4), the tempering and discretisation biases
+        terms = path_error_terms(c_, an.dim, beta, float(step), n, b, c, fams, k, stat.l2)
+        one = path_error_terms(c_, an.dim, beta, float(step), n, b, c, fams, 1, 1.0) if stat.quantile_levels \
+            else terms
+        if terms is None:
+            sd = eq_sd = tr = tr_one = bias = rmse = None
         else:
-            eq_sd = sd
-        # the start's bias left in the average (§11.4): a chain too short to forget its start is not predicted
-        # accurate (its draws stay near 0 whatever the data)
-        tr = start_transient(c_, an.dim, k, stat.l2, float(step), n, b)
-        tr_one = start_transient(c_, an.dim, 1, 1.0, float(step), n, b) if stat.quantile_levels else tr
-        rmse = None if sd is None else sd if tr is None else math.hypot(sd, tr)
+            sd, tr, bias, rmse = terms["noise_sd"], terms["start_transient"], terms["bias"], terms["rmse"]
+            eq_sd, tr_one = one["noise_sd"], one["start_transient"]
+        # beside the heuristic: the proven sub-Gaussian scale of the Monte Carlo part alone, P(|F - E F| >= t) <=
+        # 2 exp(-t^2 / (2 scale^2)) (§4.2; worst-case contraction, so wide; no bias)
+        proven_mc = None if mc is None else float(stat.l2) * float(mc.lipschitz_noise)
         settings = {"sampler": "ULA", "step_size": float(step), "step_size_rule": rule, "num_steps": int(n),
                     "num_steps_rule": n_rule, "burn_in": int(b), "num_chains": int(c), "thinning": 1,
                     "inverse_temperature": beta, "gdp_mu": mu, "grad_diff": float(gd), "equivalent_noise_sd": eq_sd,
-                    "start_transient": tr_one}
+                    "start_transient": tr_one, "predicted_bias": None if one is None else one["bias"],
+                    "predicted_terms": None if terms is None else {
+                        key: terms[key] for key in ("curvature", "noise_sd", "start_transient", "transient_fraction",
+                                                    "start_spread", "tempering_bias", "discretisation_bias", "bias",
+                                                    "rmse")},
+                    "proven_monte_carlo_scale": proven_mc}
         return MethodPlan(
             method="path", settings=settings, predicted_rmse=rmse,
             predicted_label="heuristic",
-            predicted_basis="the variance of an Ornstein-Uhlenbeck path average at the curvature proxy, the "
-                            "temperature the budget allows and the kept steps, and the start's bias left in the "
-                            "average, in quadrature (docs/release.md §9, §11); not a bound",
+            predicted_basis="the exact variance of the average of the kept draws of ULA on a quadratic of the public "
+                            "heuristic curvature, at the temperature the budget allows, the start's bias left in the "
+                            "average and the tempering and discretisation biases, in quadrature (docs/release.md "
+                            "§8.4, §11); not a bound (the proven bound on the Monte Carlo part alone: "
+                            "settings['proven_monte_carlo_scale'], §4.2)",
             epsilon=eps, delta=to_decimal(delta, "delta"), curve=cert.curve, event={"type": "gdp", "mu": mu},
             mechanism="path-average", source_label=cert.source,
             what=f"{stat.description} ({k} value{'s' if k > 1 else ''}, path of a private chain)",
@@ -141,8 +176,18 @@ class PathMethod:
         value = stat.evaluate(draws.reshape(-1, draws.shape[-1]).astype(np.float64))
         h = None if mc is None or stat.kind != "mean" else mc.half_width(stat.l2, 1.0 - level)
         items = noiseless_items(stat, value, level, h)
-        items = chain_error_items(items, s["equivalent_noise_sd"], level, stat.range, "path", stat,
-                                  s.get("start_transient"))
+        terms = s.get("predicted_terms") or {}
+        f, spread = terms.get("transient_fraction"), terms.get("start_spread")
+        if (stat.kind == "mean" and stat.l2_lipschitz_source == _IDENTITY and f is not None and spread is not None
+                and 0.0 <= f < 1.0):
+            # coordinate means of unconstrained coordinates: the start's bias read off the released values too
+            # (post-processing, docs/release.md §8.4), never below the public prediction
+            trs = start_bias_from_values(value, f, spread)
+            items = tuple(it for j, one in enumerate(items) for it in chain_error_items(
+                [one], s["equivalent_noise_sd"], level, stat.range, "path", stat, trs[j], s.get("predicted_bias")))
+        else:
+            items = chain_error_items(items, s["equivalent_noise_sd"], level, stat.range, "path", stat,
+                                      s.get("start_transient"), s.get("predicted_bias"))
         items = with_credible_intervals(items, stat, s["inverse_temperature"])
         published = np.array([it.value for it in items])
         info = {**s, "chain_keys": smp.key_source,
