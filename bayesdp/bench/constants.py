@@ -60,7 +60,8 @@ class Config:
         model: the NumPyro model (data as keyword arguments).
         domain: the domain in the command line's words.
         shapes: the shape of one record of each data argument.
-        ints: the data arguments held as integers.
+        ints: the data arguments held as integers (int dtype).
+        counts: float data arguments whose entries are integers (searched over the integers of their range).
         kwargs: other keyword arguments of the model.
         fix: maps one record (a dict of arrays) to a valid one (e.g. ``hits <= at_bats``), or None.
 
@@ -75,6 +76,7 @@ class Config:
     domain: list
     shapes: Mapping[str, tuple]
     ints: tuple = ()
+    counts: tuple = ()
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     fix: Callable | None = None
 
@@ -206,6 +208,7 @@ def _builtin() -> list[Config]:
 GALLERY = Path(__file__).resolve().parents[2] / "docs" / "gallery.md"
 _GALLERY_SHAPES = {"X": (2,), "lags": (2,)}
 _GALLERY_INTS = {"ordinal": ("y",)}
+_GALLERY_COUNTS = {"baseball_pooled": ("at_bats", "hits"), "baseball_pooled_logit": ("at_bats", "hits")}
 
 
 def _gallery() -> list[Config]:
@@ -228,7 +231,7 @@ def _gallery() -> list[Config]:
                     return {**rec, "hits": jnp.minimum(rec["hits"], jnp.floor(rec["at_bats"]))}
             out.append(Config(f.group(1), "gallery", ns[f.group(1)], dom,
                               {a: _GALLERY_SHAPES.get(a, ()) for a in args}, ints=_GALLERY_INTS.get(f.group(1), ()),
-                              fix=fix))
+                              counts=_GALLERY_COUNTS.get(f.group(1), ()), fix=fix))
     return out
 
 
@@ -261,9 +264,20 @@ def _project(x, a):
     return x
 
 
-def _random_entries(a, shape, rng):
+def _values(a, integer: bool):
+    """The declared values of an argument's entries; for an integer argument declared by ``min``/``max``, every
+    integer in between; None for a continuous argument."""
     if a.values is not None:
-        return rng.choice(np.asarray(a.values, float), size=shape)
+        return np.asarray(a.values, float)
+    if integer and a.lo is not None and a.hi is not None:
+        return np.arange(math.ceil(a.lo), math.floor(a.hi) + 1, dtype=float)
+    return None
+
+
+def _random_entries(a, shape, rng, integer=False):
+    vals = _values(a, integer)
+    if vals is not None:
+        return rng.choice(vals, size=shape)
     if a.norm is not None:
         v = rng.standard_normal(shape)
         v = v / max(np.linalg.norm(v), 1e-12) * a.norm * rng.uniform() ** (1 / max(1, int(np.prod(shape))))
@@ -286,7 +300,7 @@ def _one_record(cfg: Config, dom, rng) -> dict:
         a = dom.get(k)
         if a is None:
             raise BayesDPError(f"configuration {cfg.name!r}: no domain declared for {k!r}; declare one")
-        rec[k] = _random_entries(a, (1,) + tuple(shp), rng)
+        rec[k] = _random_entries(a, (1,) + tuple(shp), rng, k in cfg.ints or k in cfg.counts)
     return {k: np.asarray(v, float) for k, v in (cfg.fix(rec) if cfg.fix else rec).items()}
 
 
@@ -384,7 +398,7 @@ def _search(cfg, kind, starts, steps, seed):
     template = {k: jnp.asarray(v) for k, v in _dataset(cfg, dom, 1, rng).items()}
     loglik, P = _loglik(cfg, template)
     f = _objective(kind, loglik)
-    cont = [k for k in cfg.shapes if dom.get(k).values is None and k not in cfg.ints]
+    cont = [k for k in cfg.shapes if dom.get(k).values is None and k not in cfg.ints and k not in cfg.counts]
     disc = [k for k in cfg.shapes if k not in cont]
 
     def pair(z):
@@ -445,7 +459,8 @@ def _search(cfg, kind, starts, steps, seed):
     value_v = jax.jit(jax.vmap(value))
 
     def draw(k, a):
-        return np.stack([_random_entries(a, (1,) + tuple(cfg.shapes[k]), rng) for _ in range(starts)])
+        integer = k in cfg.ints or k in cfg.counts
+        return np.stack([_random_entries(a, (1,) + tuple(cfg.shapes[k]), rng, integer) for _ in range(starts)])
 
     # theta at every scale: a start's radius is log-uniform in [BOX/1000, BOX]
     u0 = rng.uniform(-1, 1, (starts, P)) * BOX * 10 ** rng.uniform(-3, 0, (starts, 1))
@@ -458,7 +473,7 @@ def _search(cfg, kind, starts, steps, seed):
     # sweep every declared value of every discrete entry (each start keeps its best), then ascend again
     for side in (3, 4):
         for k in disc:
-            vals = np.asarray(dom.get(k).values, float)
+            vals = _values(dom.get(k), True)
             flat = np.asarray(z[side][k]).reshape(starts, -1).copy()
             for j in range(flat.shape[1]):
                 scores = []
@@ -538,7 +553,7 @@ def run(args) -> dict:
             raise BayesDPError(f"--only={args.only}: unknown configuration(s) {', '.join(unknown)}; "
                                f"pick from {', '.join(c.name for c in cfgs)}")
         cfgs = [c for c in cfgs if c.name in want]
-    rows, refused = [], []
+    rows, refused, errors = [], [], []
     for cfg in cfgs:
         rng = np.random.default_rng(args.seed)
         dom = Domain.parse(cfg.domain)
@@ -554,7 +569,11 @@ def run(args) -> dict:
             cert = getattr(c, kind)
             if cert is None:
                 continue
-            obs = observed_max(cfg, kind, args.starts, args.steps, args.seed)
+            try:
+                obs = observed_max(cfg, kind, args.starts, args.steps, args.seed)
+            except Exception as exc:                      # the search's own failure: reported, never hidden
+                errors.append({"model": cfg.name, "constant": kind, "error": f"{type(exc).__name__}: {exc}"[:300]})
+                continue
             ratio = cert / obs if obs > 0 else (1.0 if cert == 0 else math.inf)
             rows.append({"model": cfg.name, "source": cfg.source, "constant": kind, "certified": float(cert),
                          "observed": obs, "ratio": ratio})
@@ -568,6 +587,7 @@ def run(args) -> dict:
         "unsound": [r for r in rows if r["ratio"] < 1.0],
         "starts": args.starts, "steps": args.steps, "box": BOX,
     }
+    summary["search_errors"] = errors
     return {"rows": rows, "refused": refused, "summary": summary}
 
 
@@ -601,6 +621,8 @@ def format_table(result: dict) -> str:
     for r in s["unsound"]:
         lines.append(f"UNSOUND: {r['model']} {r['constant']}: certified {r['certified']:.6g} < observed "
                      f"{r['observed']:.6g}")
+    for r in s.get("search_errors", []):
+        lines.append(f"SEARCH FAILED: {r['model']} {r['constant']}: {r['error']}")
     for r in result["refused"]:
         lines.append(f"refused: {r['model']}: {r['reason']}")
     return "\n".join(lines)
