@@ -650,7 +650,8 @@ def format_table(result: dict) -> str:
     """
     head = ("model", "source", "constant", "certified", "observed", "ratio")
     body = [(r["model"], r["source"], r["constant"], f"{r['certified']:.6g}", f"{r['observed']:.6g}",
-             f"{r['ratio']:.3f}" + ("  UNSOUND" if _unsound(r) else "")) for r in result["rows"]]
+             (f"{r['ratio']:.3f}" if r["ratio"] < 1e4 else f"{r['ratio']:.3g}") + ("  UNSOUND" if _unsound(r) else ""))
+            for r in result["rows"]]
     widths = [max(len(str(x[i])) for x in [head] + body) for i in range(len(head))]
     lines = ["  ".join(str(x[i]).ljust(widths[i]) for i in range(len(head))).rstrip() for x in [head] + body]
     s = result["summary"]
