@@ -582,12 +582,14 @@ def run(args) -> dict:
         rng = np.random.default_rng(args.seed)
         dom = Domain.parse(cfg.domain)
         try:
-            c = analyze(cfg.model, _dataset(cfg, dom, NUM_RECORDS, rng), dom, model_kwargs=dict(cfg.kwargs)).constants
+            an = analyze(cfg.model, _dataset(cfg, dom, NUM_RECORDS, rng), dom, model_kwargs=dict(cfg.kwargs))
         except BayesDPError as exc:
             refused.append({"model": cfg.name, "source": cfg.source, "reason": str(exc).splitlines()[0][:200]})
             continue
+        c = an.constants
         if c.record_grad_bound is None:
-            refused.append({"model": cfg.name, "source": cfg.source, "reason": "record_grad_bound not proven"})
+            why = an.first_unproven("per-record gradient bound", "record_grad_bound") or "record_grad_bound not proven"
+            refused.append({"model": cfg.name, "source": cfg.source, "reason": why.splitlines()[0][:200]})
             continue
         for kind in kinds:
             cert = getattr(c, kind)
