@@ -217,6 +217,12 @@ _GALLERY_COUNTS = {"baseball_pooled": ("at_bats", "hits"), "baseball_pooled_logi
                    "negbin": ("y",), "negbin_latent": ("y",)}
 
 
+def _hits_at_most_at_bats(rec):
+    import jax.numpy as jnp
+
+    return {**rec, "hits": jnp.minimum(rec["hits"], jnp.floor(rec["at_bats"]))}
+
+
 def _gallery() -> list[Config]:
     if not GALLERY.is_file():
         return []
@@ -229,12 +235,7 @@ def _gallery() -> list[Config]:
         if d and f:
             dom = d.group(1).split()
             args = sorted({e.split(".")[0] for e in dom})
-            fix = None
-            if "at_bats" in args:
-                def fix(rec):
-                    import jax.numpy as jnp
-
-                    return {**rec, "hits": jnp.minimum(rec["hits"], jnp.floor(rec["at_bats"]))}
+            fix = _hits_at_most_at_bats if "at_bats" in args else None
             out.append(Config(f.group(1), "gallery", ns[f.group(1)], dom,
                               {a: _GALLERY_SHAPES.get(a, ()) for a in args}, ints=_GALLERY_INTS.get(f.group(1), ()),
                               counts=_GALLERY_COUNTS.get(f.group(1), ()), fix=fix))
@@ -314,7 +315,6 @@ def _one_record(cfg: Config, dom, rng) -> dict:
 def _loglik(cfg: Config, template: dict):
     """``(loglik(u, rec), P)``: the log-likelihood of ONE record from the model's own trace, latent sites
     substituted from the unconstrained vector ``u`` of length ``P``."""
-    import jax
     import jax.numpy as jnp
     from numpyro import handlers
     from numpyro.distributions import biject_to
