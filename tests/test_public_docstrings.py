@@ -19,7 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PART1 = [
     "bayesdp.audit", "bayesdp.audit.chains", "bayesdp.audit.lq", "bayesdp.audit.models", "bayesdp.audit.report", "bayesdp.audit.stats",
     "bayesdp.bench", "bayesdp.bench.audit", "bayesdp.bench.certify", "bayesdp.bench.load", "bayesdp.bench.peers", "bayesdp.bench.release",
-    "bayesdp.bench.tightness",
+    "bayesdp.bench.tightness", "bayesdp.bench.constants",
     "bayesdp.certificate", "bayesdp.cli", "bayesdp.curves", "bayesdp.datasets", "bayesdp.errors", "bayesdp.exact",
     "bayesdp.jax_cache",
     "bayesdp.mechanisms", "bayesdp.mechanisms.langevin", "bayesdp.mechanisms.registry",
