@@ -17,7 +17,7 @@ import numpy as np
 from .affinity import Aff, Affinity
 from .affinity import A as AFFINE_IN
 from .affinity import C as CONST_IN
-from .bounds import Bound, Bounds, c_norm, data_input
+from .bounds import Bound, Bounds, c_norm, data_input, _jax_function
 from .dependence import Dep, Dependence
 from .dependence import data_input as dep_data
 from .dependence import theta_input
@@ -247,6 +247,61 @@ def sigmoid_input(program, var):
                 return e.invars[0]
             return None
         if name in _SHAPE_KEEPING and count(e.invars[0]) == count(v):
+            v = e.invars[0]
+            continue
+        return None
+    return None
+
+
+def softplus_floor_input(program, var):
+    """If ``var`` is ``c + jax.nn.softplus(z)`` (either order; through ops that keep its elements or broadcast ONE
+    value) with ``c`` a number written in the program (a literal or a closed-over scalar constant: public, never
+    the data), ``(z, c)``; else None.  ``jax.nn.softplus`` is ``logaddexp(z, 0)`` (a custom_jvp whose derivative
+    is ``sigmoid(z)``), seen as a call named ``softplus`` or as the ``logaddexp`` call itself."""
+
+    def count(v):
+        return int(np.prod(conc(v.aval.shape))), sum(1 for d in v.aval.shape if not isinstance(d, (int, np.integer)))
+
+    def logaddexp_zero(e):                  # a custom_jvp_call logaddexp(z, 0): z
+        if not _jax_function(e, "logaddexp") or len(e.invars) != 2 or e.params.get("num_consts", 0):
+            return None
+        z, zero = e.invars
+        return z if _literal_value(program, zero) == 0.0 and not hasattr(z, "val") else None
+
+    def softplus_of(u):
+        e = program.producer(u)
+        if e is None:
+            return None
+        name = e.primitive.name
+        if name in CALL_BODIES and CALL_BODIES[name] in e.params and e.params.get("name") == "softplus" \
+                and len(e.invars) == 1:
+            body = e.params[CALL_BODIES[name]]
+            body = getattr(body, "jaxpr", body)
+            if len(body.eqns) != 1 or list(body.outvars) != list(body.eqns[0].outvars):
+                return None
+            inner = body.eqns[0]
+            if not _jax_function(inner, "logaddexp") or len(inner.invars) != 2 or inner.params.get("num_consts", 0) \
+                    or inner.invars[0] is not body.invars[0] or not hasattr(inner.invars[1], "val") or \
+                    float(np.asarray(inner.invars[1].val)) != 0.0:
+                return None
+            return e.invars[0] if not hasattr(e.invars[0], "val") else None
+        return logaddexp_zero(e)
+
+    v = var
+    for _ in range(16):
+        e = program.producer(v)
+        if e is None:
+            return None
+        name = e.primitive.name
+        if name == "add" and len(e.invars) == 2:
+            for a, b in (e.invars, e.invars[::-1]):
+                c = _literal_value(program, a)
+                z = softplus_of(b) if c is not None else None
+                if z is not None and not _theta_free(program, z):
+                    return z, c
+            return None
+        if name in _SHAPE_KEEPING and (count(e.invars[0]) == count(v) or (
+                name == "broadcast_in_dim" and int(np.prod(conc(e.invars[0].aval.shape))) == 1)):
             v = e.invars[0]
             continue
         return None
