@@ -84,3 +84,18 @@ def test_bad_options_refused_in_one_line():
         run(argparse.Namespace(starts=2, steps=2, seed=0, only=None, constants="record_hessian"))
     with pytest.raises(BayesDPError, match="must be >= 1"):
         run(argparse.Namespace(starts=0, steps=2, seed=0, only=None))
+
+
+@pytest.mark.slow
+def test_floored_student_rows_within_1_1x():
+    # student_floor (df = 3, s0 = 1, |x| <= 1) and the gallery's robust_floor (df = 4, s0 = 0.5): the supremum is
+    # at least the loc score's limit as u -> -inf, (df+1)/(2 s0 sqrt(df)) R (1.1547 R, 2.5 R); the certified bound
+    # is within 1.1x of the search's maximum and never below it
+    out = run(argparse.Namespace(starts=4, steps=60, seed=0, only="student_floor,robust_floor",
+                                 constants="record_grad_bound"))
+    rows = {r["model"]: r for r in out["rows"]}
+    R = 1.0
+    for name, lim in (("student_floor", 4 / (2 * 1.0 * math.sqrt(3)) * R), ("robust_floor", 2.5 * R)):
+        r = rows[name]
+        assert r["observed"] <= r["certified"] * (1 + ROUNDING)
+        assert lim * (1 - 1e-6) <= r["certified"] <= 1.1 * r["observed"]
