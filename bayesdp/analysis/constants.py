@@ -455,6 +455,172 @@ def _floored_joint(program, facts, name: str, domain, m: int, s_lo: float, nu_lo
     return (b, how_) if math.isfinite(b) else None
 
 
+def tanh_input(program, var):
+    """If ``var`` is ``A * tanh(eta)`` (either order; ``A`` a number written in the program; through ops that keep
+    its elements), ``(eta, A)``; else None."""
+    def count(v):
+        return int(np.prod(conc(v.aval.shape))), sum(1 for d in v.aval.shape if not isinstance(d, (int, np.integer)))
+    v = var
+    for _ in range(16):
+        e = program.producer(v)
+        if e is None:
+            return None
+        name = e.primitive.name
+        if name == "mul" and len(e.invars) == 2:
+            for a, b in (e.invars, e.invars[::-1]):
+                amp = sp._literal_value(program, a)
+                t = program.producer(b) if amp is not None else None
+                if t is not None and t.primitive.name == "tanh" and count(b) == count(v) and \
+                        not hasattr(t.invars[0], "val") and count(t.invars[0]) == count(b):
+                    return t.invars[0], amp
+            return None
+        if name in sp._SHAPE_KEEPING and count(e.invars[0]) == count(v):
+            v = e.invars[0]
+            continue
+        return None
+    return None
+
+
+def floored_normal_bound(y_lo: float, y_hi: float, loc_cells: list, s_lo: float, c: float, g_z: float,
+                         cells: int = 600) -> float:
+    """An upper bound of the per-record gradient norm of a Normal likelihood with a bounded location and a scale
+    ``s = c + softplus(z)`` (``c`` public, ``s >= s_lo >= c``), loc and ``z`` on disjoint latent sites
+    (docs/analysis.md, "Normal with a bounded location and a floored latent scale").
+
+    ``l = log s + r^2/(2 s^2)``, ``r = y - loc``: ``|grad|^2 = r^2 |J_loc|^2/s^4 + (1/s - r^2/s^3)^2 g(s)^2 |J_z|^2``
+    with ``g(s) = ds/dz = 1 - exp(-(s - c))``.  ``loc_cells`` is a list of ``(loc_lo, loc_hi, K)``: over the
+    part of theta where loc lies in ``[loc_lo, loc_hi]``, ``|J_loc|^2 <= K``.  On a cell ``[s1, s2]`` x a loc cell,
+    with ``rho = r^2`` in ``[0, rho_hi]`` (``rho_hi`` the largest ``(y - loc)^2`` at the boxes' corners: convex),
+    ``|1/s - rho/s^3| <= D(rho)``, the larger end of the interval ``[1/s2 - rho/s1^3, 1/s1 - rho/s2^3]``, and
+    ``U(rho) = rho K/s1^4 + D(rho)^2 g(s2)^2 |J_z|^2`` is convex in ``rho`` (a sum of convex functions): its
+    maximum is at ``rho = 0`` or ``rho_hi``.  Beyond the last ``s`` point ``g <= 1``.  Every operation rounded
+    outward.
+
+    Args:
+        y_lo: the response's smallest value over the domain.
+        y_hi: its largest.
+        loc_cells: ``(loc_lo, loc_hi, K)`` covering every value of loc over theta and the domain.
+        s_lo: a lower bound of the scale (``>= c > 0``).
+        c: the public floor.
+        g_z: an upper bound of ``|d z/d theta|`` at one record.
+        cells: the number of cells in ``s``.
+
+    Returns:
+        The bound (a float, rounded up; ``inf`` if it overflows).
+
+    Raises:
+        Nothing: every input is a float the caller has checked.
+
+    Examples:
+        >>> b = floored_normal_bound(-3.0, 3.0, [(-2.0, 2.0, 4.0)], 0.5, 0.5, 1.0)
+        >>> 40.0 <= b <= 40.0 * 1.05          # r = 5, |J_loc| = 2 at s = s0: 5 * 2 / 0.25
+        True
+    """
+    top = 1e4 * max(1.0, s_lo)
+    d = np.concatenate([[0.0], np.geomspace(1e-6, top, cells)])
+    s1 = np.concatenate([np.maximum(_dn(s_lo + d[:-1]), s_lo), [_dn(s_lo + d[-1])]])
+    s2 = np.concatenate([_up(s_lo + d[1:]), [np.inf]])
+    with np.errstate(all="ignore"):
+        g2 = np.minimum(1.0, _up(-np.expm1(-_up(np.maximum(s2 - c, 0.0))) * (1 + _LIBM_REL)))
+        g2[-1] = 1.0
+        w = _up(_up(g2 * g2) * _up(g_z * g_z))
+        inv_lo, inv_hi = np.where(np.isinf(s2), 0.0, _dn(1.0 / s2)), _up(1.0 / s1)
+        c1_lo = _dn(_dn(s1 * s1) * s1)                      # s1^3, s2^3 rounded down/up
+        c2_hi = np.where(np.isinf(s2), np.inf, _up(_up(s2 * s2) * s2))
+        s1_4 = _dn(_dn(s1 * s1) * _dn(s1 * s1))
+        best = 0.0
+        for lo, hi, K in loc_cells:
+            rho = max(_up((y - l) * (y - l)) for y in (y_lo, y_hi) for l in (lo, hi))
+            rho = float(_up(rho))
+            for rr in (0.0, rho):
+                q_lo = np.where(np.isinf(c2_hi), 0.0, _dn(rr / c2_hi))
+                q_hi = _up(rr / c1_lo)
+                dd = np.maximum(np.abs(_up(inv_hi - q_lo)), np.abs(_dn(inv_lo - q_hi)))
+                u = _up(_up(_up(rr * K) / s1_4) + _up(_up(dd * dd) * w))
+                best = max(best, float(np.max(_up(np.sqrt(u)))))
+    return best if math.isfinite(best) else math.inf
+
+
+def _normal_floored(program, facts, name: str, domain, m: int) -> LikelihoodFacts | None:
+    """Normal likelihood whose loc is bounded over theta and the domain and whose scale is ``c + softplus(z)``
+    (``c`` a public number), loc and z on disjoint latent sites: :func:`floored_normal_bound`, with the loc cells
+    of ``A * tanh(eta)`` (``|J_loc| = |A| (1 - t^2) |J_eta|``, ``t = tanh(eta)`` in cells of ``[-1, 1]``) when
+    loc is written so, else one cell (loc's box, ``sup |J_loc|``).  None when a hypothesis fails."""
+    s = program.sites[name]
+    if s.dist_type is not dist.Normal or s.wrappers and any(
+            w not in ("Independent", "ExpandedDistribution", "MaskedDistribution") for w in s.wrappers):
+        return None
+    loc_i, scale_i, value_i = (program.output(name, "param:loc"), program.output(name, "param:scale"),
+                               program.output(name, "value"))
+    if loc_i is None or scale_i is None or value_i is None:
+        return None
+    if not (facts.aff[loc_i].grad_ok and facts.aff[scale_i].grad_ok):
+        return None
+    got = sp.softplus_floor_input(program, program.jaxpr.jaxpr.outvars[scale_i])
+    if got is None:
+        return None
+    z, c = got
+    if not (math.isfinite(c) and c > 0):
+        return None
+    try:
+        bs = sp.bound_outputs(program, domain, m, [loc_i, scale_i, value_i])
+        ext = sp.prove(program, program.with_outputs([z]))
+        if not ext.aff[-1].grad_ok:
+            return None
+        zb = sp.var_jacobian_bounds(program, domain, m, z)
+        lb = sp.jacobian_bounds(program, domain, m, [(name, "loc")])
+    except Exception:  # noqa: BLE001 - forward mode undefined, ...: not proven
+        return None
+    loc_lo, loc_hi = float(np.min(bs[0].lo)), float(np.max(bs[0].hi))
+    y_lo, y_hi = float(np.min(bs[2].lo)), float(np.max(bs[2].hi))
+    s_lo = max(float(np.min(bs[1].lo)), c)
+    if not all(math.isfinite(v) for v in (loc_lo, loc_hi, y_lo, y_hi)):
+        return None
+    if set(facts.dep[loc_i].theta) & set(ext.dep[-1].theta):
+        return None
+    z_rows = [sp.rows_of(zb[lat], len(conc(z.aval.shape))) for lat in program.latent if lat in zb]
+    g_z = sp.operator_norm_bound(z_rows, domain)[0] if z_rows else 0.0
+    loc_shape = conc(program.jaxpr.out_avals[loc_i].shape)
+    l_rows = [sp.rows_of(lb[(name, "loc", lat)], len(loc_shape)) for lat in program.latent if (name, "loc", lat) in lb]
+    g_loc = sp.operator_norm_bound(l_rows, domain)[0] if l_rows else 0.0
+    if not (math.isfinite(g_z) and math.isfinite(g_loc)):
+        return None
+    loc_cells = [(loc_lo, loc_hi, r.mul_up(g_loc, g_loc))]
+    how_loc = f"loc in [{loc_lo:.6g}, {loc_hi:.6g}], |J_loc| <= {g_loc:.6g}"
+    th = tanh_input(program, program.jaxpr.jaxpr.outvars[loc_i])
+    if th is not None:
+        eta, amp = th
+        try:
+            eb = sp.var_jacobian_bounds(program, domain, m, eta)
+            e_rows = [sp.rows_of(eb[lat], len(conc(eta.aval.shape))) for lat in program.latent if lat in eb]
+            g_eta = sp.operator_norm_bound(e_rows, domain)[0] if e_rows else 0.0
+        except Exception:  # noqa: BLE001
+            g_eta = math.inf
+        if math.isfinite(g_eta) and math.isfinite(amp):
+            # t = tanh(eta) in cells of [-1, 1]: loc = A t in [A t1, A t2] (ordered), |J_loc| <= |A| max(1 - t^2) G_eta
+            ts = np.linspace(-1.0, 1.0, 401)
+            cells_ = []
+            for t1, t2 in zip(ts[:-1], ts[1:]):
+                t_near = 0.0 if t1 <= 0.0 <= t2 else min(abs(t1), abs(t2))
+                sech2 = float(_up(1.0 - _dn(t_near * t_near)))
+                k = r.mul_up(abs(amp), sech2, g_eta)
+                lo_, hi_ = sorted((float(_dn(amp * t1)), float(_up(amp * t2))))
+                lo_, hi_ = min(lo_, float(_dn(amp * t2))), max(hi_, float(_up(amp * t1)))
+                cells_.append((lo_, hi_, r.mul_up(k, k)))
+            loc_cells = cells_
+            how_loc = (f"loc = {amp:g} tanh(eta), |J_loc| = |{amp:g}| (1 - tanh(eta)^2) |J_eta|, |J_eta| <= "
+                       f"{g_eta:.6g}, in 400 cells of tanh(eta)")
+    b = floored_normal_bound(y_lo, y_hi, loc_cells, s_lo, c, g_z)
+    if not math.isfinite(b):
+        return None
+    detail = (f"Normal with a bounded location and a floored latent scale {c:g} + softplus(z) (scale >= {s_lo:.6g}, "
+              f"|J_z| <= {g_z:.6g}, d scale/dz = 1 - exp(-(scale - {c:g}))); {how_loc}; response in [{y_lo:g}, "
+              f"{y_hi:g}]; sqrt(r^2 |J_loc|^2/s^4 + (1/s - r^2/s^3)^2 g^2 |J_z|^2) over cells of s and loc, convex in "
+              "r^2 (docs/analysis.md); no convexity or smoothness claimed")
+    return LikelihoodFacts(name, "Normal(loc, scale) likelihood, bounded location, latent scale with a floor", b, None,
+                           False, detail)
+
+
 def _likelihood_site(program, facts, name: str, domain, m: int, arrays) -> LikelihoodFacts | Unproven:
     """An observed site's per-record gradient bound, smoothness and convexity: its family rule applied to its
     predictor (proven affine, Jacobian bounded over the declared domain), else the generic rule.
@@ -548,6 +714,10 @@ def _likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likel
         out = _zip_site(program, facts, name, domain, m)
         if isinstance(out, LikelihoodFacts):
             return out        # a rate bounded over theta and the domain (a clipped log-rate): its own rule
+    if rule.refuse and s.family == "Normal":
+        out = _normal_floored(program, facts, name, domain, m)
+        if isinstance(out, LikelihoodFacts):
+            return out        # a bounded location and a floored latent scale: its own rule
     if rule.refuse:
         return generic(f"{rule.refuse} in general")
     extra = [w for w in s.wrappers if w not in ("Independent", "ExpandedDistribution", "MaskedDistribution")]
