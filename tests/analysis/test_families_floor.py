@@ -123,3 +123,49 @@ def test_floors_that_do_not_bound_the_scale_are_refused(scale_fn, why):
     assert an.constants.record_grad_bound is None or not np.isfinite(an.constants.record_grad_bound), why
     msg = an.first_unproven("per-record gradient bound")
     assert msg is not None and "scale" in msg, why
+
+
+def _normal(loc_fn, scale_fn):
+    def model(X, y=None):
+        w = numpyro.sample("w", dist.Normal(0, 1).expand([X.shape[1]]).to_event(1))
+        u = numpyro.sample("u", dist.Normal(0, 1))
+        with numpyro.plate("data", X.shape[0]):
+            numpyro.sample("obs", dist.Normal(loc_fn(X @ w), scale_fn(u)), obs=y)
+    return model
+
+
+def _normal_grid_max(A, s0, R):
+    """max over a float64 grid of (eta, u, y) of |grad_(w, u) l| for l = -log N(y | A tanh(eta), s0 + softplus(u)),
+    eta = x.w with |x| = R: |dl/dw| = |r|/s^2 A (1 - tanh(eta)^2) R, |dl/du| = |1/s - r^2/s^3| sigmoid(u)."""
+    eta = np.linspace(-6.0, 6.0, 1201)[:, None, None]
+    u = np.linspace(-20.0, 8.0, 561)[None, :, None]
+    y = np.array([-3.0, 3.0, 0.0])[None, None, :]
+    t = np.tanh(eta)
+    s = s0 + np.logaddexp(u, 0.0)
+    r = y - A * t
+    gw = np.abs(r) / s ** 2 * A * (1 - t * t) * R
+    gu = np.abs(1 / s - r * r / s ** 3) / (1 + np.exp(-u))
+    return float(np.sqrt(gw * gw + gu * gu).max())
+
+
+def test_normal_with_bounded_location_and_floored_scale_covers_a_grid_within_1_1x():
+    an = analyze(_normal(lambda e: 2.0 * jnp.tanh(e), lambda u: 0.5 + jax.nn.softplus(u)), {"X": X, "y": Y}, DOM)
+    G = an.constants.record_grad_bound
+    R = DOM.get("X").certified_norm
+    grid = _normal_grid_max(2.0, 0.5, R)
+    assert grid <= G <= 1.1 * grid
+    # and at least the closed form of the limit u -> -inf: y = 3, max_t (3 + 2t) 2 (1 - t^2) R / s0^2 at
+    # t^2 + t - 1/3 = 0 (d/dt of (3 + 2t)(1 - t^2) = 2 - 6t - 6t^2)
+    t = (-1 + np.sqrt(1 + 4 / 3)) / 2
+    assert (3 + 2 * t) * 2 * (1 - t * t) * R / 0.25 <= G
+
+
+@pytest.mark.parametrize("loc_fn,scale_fn,why", [
+    (lambda e: e, lambda u: 0.5 + jax.nn.softplus(u), "unbounded location"),
+    (lambda e: 2.0 * jnp.tanh(e), lambda u: 0.0 + jax.nn.softplus(u), "floor 0"),
+    (lambda e: 2.0 * jnp.tanh(e), lambda u: -0.5 + jax.nn.softplus(u), "negative floor"),
+])
+def test_normal_floors_and_locations_that_do_not_bound_the_gradient_are_refused(loc_fn, scale_fn, why):
+    an = analyze(_normal(loc_fn, scale_fn), {"X": X, "y": Y}, DOM)
+    assert an.constants.record_grad_bound is None, why
+    assert an.first_unproven("per-record gradient bound") is not None, why
