@@ -161,8 +161,8 @@ SLOW = {
     "tests/test_docs_examples.py::test_python_blocks_run[docs/distributed.md]": "test_sharding.py (fast part)",
     "tests/test_readme_examples.py::test_public_api_example_scripts_run[sample_logistic.py-expect0]":
         "[release_logistic.py-expect1]",
-    # bench constants' floored Student-t rows (a search): the analyzer's own test of the joint bound stays fast
-    "tests/test_bench_constants.py::test_floored_student_rows_within_1_1x":
+    # bench constants' floored-scale rows (a search): the analyzer's own test of the joint bound stays fast
+    "tests/test_bench_constants.py::test_floored_scale_rows_within_1_1x":
         "tests/analysis/test_families_floor.py::test_floored_scale_certifies_and_covers_the_brute_force_maximum",
     # audits: the ULA audits and the logistic SGLD path audit stay fast
     "tests/test_audit.py::test_sgld_audits_below_certificate": "test_reference_model_audits_...[logistic-sgld-path]",

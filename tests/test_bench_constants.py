@@ -87,15 +87,20 @@ def test_bad_options_refused_in_one_line():
 
 
 @pytest.mark.slow
-def test_floored_student_rows_within_1_1x():
+def test_floored_scale_rows_within_1_1x():
     # student_floor (df = 3, s0 = 1, |x| <= 1) and the gallery's robust_floor (df = 4, s0 = 0.5): the supremum is
     # at least the loc score's limit as u -> -inf, (df+1)/(2 s0 sqrt(df)) R (1.1547 R, 2.5 R); the certified bound
     # is within 1.1x of the search's maximum and never below it
-    out = run(argparse.Namespace(starts=4, steps=60, seed=0, only="student_floor,robust_floor",
+    # normal_bounded_loc_floor (Normal(2 tanh(x.w), 0.5 + softplus(u)), y in [-3, 3]): at least the limit u -> -inf
+    # at y = 3, max_t (3 + 2t) 2 (1 - t^2) R / 0.5^2 with t^2 + t - 1/3 = 0
+    out = run(argparse.Namespace(starts=4, steps=60, seed=0,
+                                 only="student_floor,robust_floor,normal_bounded_loc_floor",
                                  constants="record_grad_bound"))
     rows = {r["model"]: r for r in out["rows"]}
     R = 1.0
-    for name, lim in (("student_floor", 4 / (2 * 1.0 * math.sqrt(3)) * R), ("robust_floor", 2.5 * R)):
+    t = (-1 + math.sqrt(1 + 4 / 3)) / 2
+    for name, lim in (("student_floor", 4 / (2 * 1.0 * math.sqrt(3)) * R), ("robust_floor", 2.5 * R),
+                      ("normal_bounded_loc_floor", (3 + 2 * t) * 2 * (1 - t * t) * R / 0.25)):
         r = rows[name]
         assert r["observed"] <= r["certified"] * (1 + ROUNDING)
         assert lim * (1 - 1e-6) <= r["certified"] <= 1.1 * r["observed"]
