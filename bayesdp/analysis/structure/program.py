@@ -320,6 +320,76 @@ def _literal_value(program, v):
     return None
 
 
+def _through_clip(program, v):
+    """(inner variable, lo, hi) of min(hi, max(lo, inner)) at top level, or of a clip call."""
+    e = program.producer(v)
+    if e is None:
+        return None
+    name = e.primitive.name
+    if name in CALL_BODIES and CALL_BODIES[name] in e.params and e.params.get("name") == "clip":
+        inner = getattr(e.params[CALL_BODIES[name]], "jaxpr", e.params[CALL_BODIES[name]])
+        eq = inner.eqns
+        if len(e.invars) != 3 or len(inner.outvars) != 1 or \
+                any(x.primitive.name not in ("max", "min", "convert_element_type") for x in eq) or \
+                [x.primitive.name for x in eq].count("max") != 1 or [x.primitive.name for x in eq].count("min") != 1:
+            return None
+        made = {x.outvars[0]: x for x in eq}
+
+        def source(u):                       # through conversions, to a body input
+            while u in made and made[u].primitive.name == "convert_element_type":
+                u = made[u].invars[0]
+            return u
+        mn = made.get(inner.outvars[0])
+        if mn is None or mn.primitive.name != "min":
+            return None
+        mx = made.get(mn.invars[1])
+        if mx is None or mx.primitive.name != "max" or source(mn.invars[0]) is not inner.invars[2] or \
+                source(mx.invars[0]) is not inner.invars[1] or source(mx.invars[1]) is not inner.invars[0]:
+            return None
+        return e.invars[0], _literal_value(program, e.invars[1]), _literal_value(program, e.invars[2])
+    if name == "min":
+        a, b = e.invars
+        hi = _literal_value(program, a)
+        inner_min = b
+        e2 = program.producer(inner_min)
+        if hi is None or e2 is None or e2.primitive.name != "max":
+            return None
+        if e.invars[1] is not e2.outvars[0]:
+            return None
+        lo = _literal_value(program, e2.invars[0])
+        return e2.invars[1], lo, hi
+    return None
+
+
+def clipped_exp_input(program, var):
+    """If ``var`` is ``clip(exp(z), lo, hi)`` (``jnp.clip(jnp.exp(eta), lo, hi)``) with literal ``0 < lo <= hi``,
+    through ops that keep its elements, ``(z, lo, hi)``; else None.  Its value is ``exp(clip(z, log lo, log hi))``
+    and its derivative in z is ``exp(z)`` times 0, 1/2 or 1 (JAX's derivative of max/min): ``d log(var)/dz`` is in
+    ``[0, 1]`` -- a rule that bounds a score in the log-rate times ``|J_z|`` for the rate's box bounds this one."""
+    def count(v):
+        return int(np.prod(conc(v.aval.shape))), sum(1 for d in v.aval.shape if not isinstance(d, (int, np.integer)))
+    v = var
+    for _ in range(16):
+        got = _through_clip(program, v)
+        if got is not None:
+            inner, lo, hi = got
+            if lo is None or hi is None or not (0.0 < lo <= hi < math.inf):
+                return None
+            e = program.producer(inner)
+            if e is None or e.primitive.name != "exp" or hasattr(e.invars[0], "val") or \
+                    count(e.invars[0]) != count(inner):
+                return None
+            return e.invars[0], lo, hi
+        e = program.producer(v)
+        if e is None:
+            return None
+        if e.primitive.name in _SHAPE_KEEPING and count(e.invars[0]) == count(v):
+            v = e.invars[0]
+            continue
+        return None
+    return None
+
+
 def clipped_sigmoid_input(program, var):
     """If ``var`` is ``clip(logistic(z), lo, hi)`` with literal ``0 <= lo <= hi <= 1`` (NumPyro's sigmoid transform
     of a unit-interval latent site, ``_clipped_expit``: ``min(hi, max(lo, logistic(u)))``, inside its ``clip`` call
@@ -330,45 +400,9 @@ def clipped_sigmoid_input(program, var):
     def count(v):
         return int(np.prod(conc(v.aval.shape))), sum(1 for d in v.aval.shape if not isinstance(d, (int, np.integer)))
 
-    def through_clip(v, body=None):
-        """(inner variable, lo, hi) of min(hi, max(lo, inner)) at top level, or of a clip call."""
-        e = program.producer(v)
-        if e is None:
-            return None
-        name = e.primitive.name
-        if name in CALL_BODIES and CALL_BODIES[name] in e.params and e.params.get("name") == "clip":
-            inner = getattr(e.params[CALL_BODIES[name]], "jaxpr", e.params[CALL_BODIES[name]])
-            eq = inner.eqns
-            if len(e.invars) != 3 or len(inner.outvars) != 1 or \
-                    any(x.primitive.name not in ("max", "min", "convert_element_type") for x in eq) or \
-                    [x.primitive.name for x in eq].count("max") != 1 or [x.primitive.name for x in eq].count("min") != 1:
-                return None
-            made = {x.outvars[0]: x for x in eq}
+    def through_clip(v):
+        return _through_clip(program, v)
 
-            def source(u):                       # through conversions, to a body input
-                while u in made and made[u].primitive.name == "convert_element_type":
-                    u = made[u].invars[0]
-                return u
-            mn = made.get(inner.outvars[0])
-            if mn is None or mn.primitive.name != "min":
-                return None
-            mx = made.get(mn.invars[1])
-            if mx is None or mx.primitive.name != "max" or source(mn.invars[0]) is not inner.invars[2] or \
-                    source(mx.invars[0]) is not inner.invars[1] or source(mx.invars[1]) is not inner.invars[0]:
-                return None
-            return e.invars[0], _literal_value(program, e.invars[1]), _literal_value(program, e.invars[2])
-        if name == "min":
-            a, b = e.invars
-            hi = _literal_value(program, a)
-            inner_min = b
-            e2 = program.producer(inner_min)
-            if hi is None or e2 is None or e2.primitive.name != "max":
-                return None
-            if e.invars[1] is not e2.outvars[0]:
-                return None
-            lo = _literal_value(program, e2.invars[0])
-            return e2.invars[1], lo, hi
-        return None
     v = var
     for _ in range(16):
         got = through_clip(v)
