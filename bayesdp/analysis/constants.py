@@ -278,6 +278,16 @@ def _dn(x):
 _LIBM_REL = 1e-12
 
 
+def _one_entry(program, name: str, z) -> bool:
+    """Whether a record of site ``name`` has ONE loc, ONE scale and ``z`` has one entry per record (the joint
+    bounds treat one residual and one scale per record)."""
+    for k in ("loc", "scale"):
+        i = program.output(name, f"param:{k}")
+        if i is None or int(np.prod(conc(program.jaxpr.out_avals[i].shape))) != 1:
+            return False
+    return int(np.prod(conc(z.aval.shape))) == 1
+
+
 def floored_student_bound(nu_lo: float, nu_hi: float, s_lo: float, c: float, g_loc: float, g_z: float,
                           disjoint: bool, cells: int = 4000) -> float:
     """An upper bound of the per-record gradient norm of a Student-t likelihood whose scale is
@@ -432,6 +442,8 @@ def _floored_joint(program, facts, name: str, domain, m: int, s_lo: float, nu_lo
     z, c = got
     if not (math.isfinite(c) and c > 0):
         return None
+    if not _one_entry(program, name, z):
+        return None
     s_lo = max(s_lo, c)                      # s = c + softplus(z) >= c (softplus >= 0; rounding is monotone)
     try:
         ext = sp.prove(program, program.with_outputs([z]))
@@ -560,7 +572,7 @@ def _normal_floored(program, facts, name: str, domain, m: int) -> LikelihoodFact
     if got is None:
         return None
     z, c = got
-    if not (math.isfinite(c) and c > 0):
+    if not (math.isfinite(c) and c > 0) or not _one_entry(program, name, z):
         return None
     try:
         bs = sp.bound_outputs(program, domain, m, [loc_i, scale_i, value_i])
