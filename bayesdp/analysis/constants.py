@@ -421,7 +421,8 @@ def _student_latent_scale(program, facts, name: str, domain, m: int) -> Likeliho
               f"[{nu_lo:g}, {nu_hi:g}]; |dl/dloc| <= (df+1)/(2 scale sqrt(df)) <= {a_loc:.6g}, |dl/dscale| <= "
               f"max(1, df)/scale <= {b_s:.6g}; |J_loc| <= {G['loc']:.6g}, |J_scale| <= {G['scale']:.6g}; "
               "no convexity or smoothness claimed")
-    joint = _floored_joint(program, facts, name, domain, m, s_lo, nu_lo, nu_hi, G["loc"])
+    joint = _floored_joint(program, facts, name, domain, m, s_lo, nu_lo, nu_hi, G["loc"],
+                           {lat: blocks[(name, "loc", lat)] for lat in program.latent if (name, "loc", lat) in blocks})
     if joint is not None and joint[0] < bound:
         bound, how_joint = joint
         detail += (f"; jointly over the residual and the scale (the scale is {how_joint}; docs/analysis.md, "
@@ -430,8 +431,30 @@ def _student_latent_scale(program, facts, name: str, domain, m: int) -> Likeliho
                            detail)
 
 
+def _columns(bound, n_lead: int) -> np.ndarray:
+    """The latent coordinates (columns) a Jacobian block can be nonzero in: its box's, and its linear form's
+    constant part's and coefficients' (a column outside is 0 for every record of the domain)."""
+    b = sp.rows_of(bound, n_lead)
+    cols = np.any((np.asarray(b.lo) != 0) | (np.asarray(b.hi) != 0), axis=0)
+    if b.lin is not None:
+        f = b.lin
+        cols = cols | np.any((np.asarray(f.clo) != 0) | (np.asarray(f.chi) != 0), axis=0)
+        for lo_, hi_ in f.A.values():
+            cols = cols | np.any((np.asarray(lo_) != 0) | (np.asarray(hi_) != 0), axis=(0, 2))
+    return cols
+
+
+def _disjoint_blocks(a: dict, na: int, b: dict, nb: int) -> bool:
+    """Whether two Jacobians (latent site -> block) are nonzero on disjoint latent coordinates (then orthogonal)."""
+    for lat in set(a) & set(b):
+        ca, cb = _columns(a[lat], na), _columns(b[lat], nb)
+        if ca.shape != cb.shape or np.any(ca & cb):
+            return False
+    return True
+
+
 def _floored_joint(program, facts, name: str, domain, m: int, s_lo: float, nu_lo: float, nu_hi: float,
-                   g_loc: float):
+                   g_loc: float, loc_blocks: dict | None = None):
     """``(bound, how)`` of :func:`floored_student_bound` when the scale of site ``name`` is ``c + softplus(z)``
     with ``c`` a number written in the program (:func:`~bayesdp.analysis.structure.program.softplus_floor_input`)
     and ``z``'s Jacobian bounded over theta and the domain; None otherwise (the product rule stands)."""
@@ -459,7 +482,15 @@ def _floored_joint(program, facts, name: str, domain, m: int, s_lo: float, nu_lo
     if not math.isfinite(g_z):
         return None
     loc_sites = set(facts.dep[program.output(name, "param:loc")].theta)
-    disjoint = not (loc_sites & set(zd.theta)) and nu_lo == nu_hi
+    disjoint = not (loc_sites & set(zd.theta))
+    if not disjoint and loc_blocks is not None:
+        # sites shared (one vector latent): orthogonal if the two Jacobians use disjoint coordinates of it
+        n_loc = len(conc(program.jaxpr.out_avals[program.output(name, "param:loc")].shape))
+        try:
+            disjoint = _disjoint_blocks(loc_blocks, n_loc, blocks, len(z_shape))
+        except (ValueError, AttributeError):  # shapes not as assumed: not proven disjoint
+            disjoint = False
+    disjoint = disjoint and nu_lo == nu_hi
     b = floored_student_bound(nu_lo, nu_hi, s_lo, c, g_loc, g_z, disjoint)
     how_ = (f"{c:g} + softplus(z), |J_z| <= {g_z:.6g}, d scale/dz = sigmoid(z) = 1 - exp(-(scale - {c:g})); "
             + ("loc and z on disjoint latent sites: sqrt(a^2 |J_loc|^2 + b^2 g^2 |J_z|^2)/scale" if disjoint else

@@ -169,3 +169,40 @@ def test_normal_floors_and_locations_that_do_not_bound_the_gradient_are_refused(
     an = analyze(_normal(loc_fn, scale_fn), {"X": X, "y": Y}, DOM)
     assert an.constants.record_grad_bound is None, why
     assert an.first_unproven("per-record gradient bound") is not None, why
+
+
+def _shared(overlap):
+    """One vector latent w: loc = x . w[:2] (+ w[2] when overlap), scale = 1 + softplus(w[2]); df = 3."""
+    def model(X, y=None):
+        w = numpyro.sample("w", dist.Normal(0, 1).expand([3]).to_event(1))
+        loc = X @ w[:2] + (w[2] if overlap else 0.0)
+        with numpyro.plate("data", X.shape[0]):
+            numpyro.sample("obs", dist.StudentT(3.0, loc, 1.0 + jax.nn.softplus(w[2])), obs=y)
+    return model
+
+
+def _shared_brute(overlap):
+    def lp(th, y):
+        x = jnp.array([1.0, 0.0])
+        return dist.StudentT(3.0, x @ th[:2] + (th[2] if overlap else 0.0), 1.0 + jax.nn.softplus(th[2])).log_prob(y)
+    g = jax.vmap(jax.grad(lp), in_axes=(0, None))
+    W, U = jnp.meshgrid(jnp.linspace(-8.0, 8.0, 161), jnp.linspace(-10.0, 6.0, 161))
+    th = jnp.stack([W.ravel(), jnp.zeros(W.size), U.ravel()], axis=1)
+    return max(float(jnp.max(jnp.linalg.norm(g(th, y), axis=1))) for y in np.linspace(-3.0, 3.0, 13))
+
+
+@pytest.mark.parametrize("overlap", [False, True])
+def test_one_vector_latent_uses_the_coordinates_of_each_jacobian(overlap):
+    X2 = np.concatenate([X, np.zeros((m, 1))], axis=1)
+    an = analyze(_shared(overlap), {"X": X2, "y": Y}, DOM)
+    G = an.constants.record_grad_bound
+    R = DOM.get("X").certified_norm
+    brute = _shared_brute(overlap)
+    assert brute <= G
+    if not overlap:
+        # w[:2] and w[2]: disjoint coordinates, orthogonal terms; the limit u -> -inf (df+1)/(2 s0 sqrt(df)) R
+        assert 4 / (2 * np.sqrt(3)) * R <= G <= 4 / (2 * np.sqrt(3)) * R * (1 + 1e-6)
+        assert G <= 1.1 * brute
+    else:
+        # both terms on w[2]: the triangle inequality, never above the product rule (1 + R) 2/sqrt(3) + 3
+        assert G <= (1 + R) * 2 / np.sqrt(3) + 3.0
