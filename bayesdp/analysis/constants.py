@@ -573,8 +573,8 @@ def floored_normal_bound(y_lo: float, y_hi: float, loc_cells: list, s_lo: float,
         s1_4 = _dn(_dn(s1 * s1) * _dn(s1 * s1))
         best = 0.0
         for lo, hi, K in loc_cells:
-            rho = max(_up((y - l) * (y - l)) for y in (y_lo, y_hi) for l in (lo, hi))
-            rho = float(_up(rho))
+            dist_hi = max(_up(abs(y - l)) for y in (y_lo, y_hi) for l in (lo, hi))   # |y - loc| at a corner
+            rho = float(_up(dist_hi * dist_hi))
             for rr in (0.0, rho):
                 q_lo = np.where(np.isinf(c2_hi), 0.0, _dn(rr / c2_hi))
                 q_hi = _up(rr / c1_lo)
