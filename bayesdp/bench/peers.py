@@ -354,7 +354,7 @@ def _cli_default(X, y, epsilon, delta):
         np.savez(path, X=X, y=y)
         ledger = os.path.join(tmp, "ledger")
         buf = io.StringIO()
-        with contextlib.redirect_stdout(buf):
+        with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):   # a refusal: scored
             rc = main(["release", "logistic", "--data", path, "--domain", *DOMAIN, "--stat", "mean", "--epsilon",
                        repr(epsilon), "--delta", repr(delta), "--ledger", ledger, "--budget", repr(epsilon),
                        "--budget-delta", repr(delta), "--json"])
