@@ -5,15 +5,16 @@ import os
 import subprocess
 import sys
 
-from conftest import SLOW
+from conftest import SLOW, _drop_jax_caches
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def test_every_slow_entry_names_a_collected_test():
     files = sorted({k.split("::", 1)[0] for k in SLOW})
+    _drop_jax_caches()       # the collecting subprocess imports every slow module (~0.4 GB): make room first
     # from this process's folder and sys.path (the checkout, or CI's installed wheel), ids relative to ROOT
-    r = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-m", "slow",
+    r = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-n", "0", "-m", "slow",
                         "--rootdir", ROOT, "-c", os.path.join(ROOT, "pyproject.toml"),
                         *(os.path.join(ROOT, f) for f in files)], capture_output=True, text=True, timeout=600,
                        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
