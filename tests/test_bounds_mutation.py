@@ -1,0 +1,670 @@
+"""Exact endpoints of the bound interpreter's rules (bayesdp/analysis/structure/bounds.py), for mutation testing
+(issue 25, docs/mutation.md).
+
+tests/analysis/test_structure_bounds.py checks that every rule's box CONTAINS the values on random boxes; that
+cannot see a rule that is looser than it claims, nor a linear form or a norm fact that is dropped.  Here every
+rule is evaluated on small boxes whose image is known by hand: the endpoints are asserted exactly, the outward
+rounding as the documented number of ``nextafter`` steps (``dn``/``up`` below), the linear form's coefficients
+as the derivative of the (linear) program, and soundness against exact rationals (``fractions.Fraction``).
+
+Every test runs with numpy raising on division by zero, overflow and invalid operations: the interval arithmetic handles inf and NaN itself (the
+``errstate`` guards inside bounds.py), so no floating-point error may escape it whatever the caller's numpy
+error state.
+"""
+
+import math
+from fractions import Fraction
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax import export, lax
+
+from bayesdp.analysis.structure import Run
+from bayesdp.analysis.structure import bounds as B
+from bayesdp.analysis.structure.bounds import Bound, Bounds, Lin, data_input
+
+F32 = jnp.float32
+I32 = jnp.int32
+BOOL = jnp.bool_
+INF = np.inf
+U = 2.0 ** -53
+
+
+@pytest.fixture(autouse=True)
+def _raise_on_fp_errors():
+    with np.errstate(divide="raise", over="raise", invalid="raise"):
+        yield
+
+
+def dn(x, k=1):
+    x = np.float64(x)
+    for _ in range(k):
+        x = np.nextafter(x, -INF)
+    return x
+
+
+def up(x, k=1):
+    x = np.float64(x)
+    for _ in range(k):
+        x = np.nextafter(x, INF)
+    return x
+
+
+def interp(fn, ins, dtypes=None, m=1, shapes=None):
+    """The bounds of ``fn``'s outputs for input bounds ``ins`` (traced at float32 unless ``dtypes``)."""
+    dtypes = dtypes or [F32] * len(ins)
+    shapes = shapes or [b.shape for b in ins]
+    closed = jax.make_jaxpr(fn)(*[jax.ShapeDtypeStruct(s, d) for s, d in zip(shapes, dtypes)])
+    return Run(Bounds(), {"m": m}).program(closed, list(ins))
+
+
+def one(fn, *ins, **kw):
+    outs = interp(fn, ins, **kw)
+    return outs[0]
+
+
+def box(lo, hi):
+    return Bound.box(np.asarray(lo, np.float64), np.asarray(hi, np.float64))
+
+
+def eq(out, lo, hi):
+    np.testing.assert_array_equal(out.lo, np.asarray(lo, np.float64))
+    np.testing.assert_array_equal(out.hi, np.asarray(hi, np.float64))
+
+
+# ---------------------------------------------------------------------------
+# outward-rounded interval arithmetic
+
+
+def test_two_sum_and_two_prod_are_error_free():
+    # a + b = s + err and a * b = p + err exactly (Knuth, Dekker with Veltkamp's 2^27 + 1 split)
+    rng = np.random.default_rng(25)
+    a = rng.standard_normal(400) * 10.0 ** rng.integers(-30, 30, 400)
+    b = rng.standard_normal(400) * 10.0 ** rng.integers(-30, 30, 400)
+    s, es = B._two_sum(a, b)
+    p, ep = B._two_prod(a, b)
+    for i in range(400):
+        fa, fb = Fraction(float(a[i])), Fraction(float(b[i]))
+        assert Fraction(float(s[i])) + Fraction(float(es[i])) == fa + fb
+        assert Fraction(float(p[i])) + Fraction(float(ep[i])) == fa * fb
+    hi, lo = B._split(np.float64(1.0 + 2.0 ** -40))
+    assert hi + lo == 1.0 + 2.0 ** -40 and hi == 1.0 and lo == 2.0 ** -40
+
+
+def test_two_sum_and_two_prod_of_infinities_raise_nothing():
+    s, e = B._two_sum(np.array([INF, 1e308]), np.array([-INF, 1e308]))
+    assert np.isnan(s[0]) and s[1] == INF
+    p, e = B._two_prod(np.array([INF, 1e200]), np.array([0.0, 1e200]))
+    assert np.isnan(p[0]) and p[1] == INF
+    assert B._lo(np.array([1.0]), np.array([np.nan]))[0] == dn(1.0)
+    assert B._hi(np.array([1.0]), np.array([np.nan]))[0] == up(1.0)
+
+
+def test_iv_add_exact_directed_and_nan_ends():
+    assert B.iv_add(np.float64(1), np.float64(1), np.float64(2), np.float64(2)) == (3.0, 3.0)
+    # 0.1 + 0.2 rounds up to 0.30000000000000004: the lower end is the float below it, the upper end itself
+    lo, hi = B.iv_add(np.float64(0.1), np.float64(0.1), np.float64(0.2), np.float64(0.2))
+    assert hi == 0.1 + 0.2 and lo == dn(0.1 + 0.2)
+    assert Fraction(float(lo)) < Fraction(0.1) + Fraction(0.2) < Fraction(float(hi))
+    # -inf + inf is NaN: that end knows nothing (unbounded), it is not a number nor the other infinity
+    lo, hi = B.iv_add(np.array([-INF, 0.0]), np.array([1.0, INF]), np.array([INF, 0.0]), np.array([2.0, -INF]))
+    assert lo.tolist() == [-INF, 0.0] and hi.tolist() == [3.0, INF]
+
+
+def test_iv_neg_and_hull():
+    assert B.iv_neg(np.float64(-1.0), np.float64(2.0)) == (-2.0, 1.0)
+    lo, hi = B.iv_hull(np.array([0.0, 5.0]), np.array([1.0, 6.0]), np.array([-1.0, 2.0]), np.array([0.5, 3.0]))
+    assert lo.tolist() == [-1.0, 2.0] and hi.tolist() == [1.0, 6.0]
+
+
+def test_iv_mul_zero_times_infinity_is_zero():
+    z = np.array([0.0])
+    assert B.iv_mul(z, z, np.array([-INF]), np.array([INF])) == (0.0, 0.0)
+    lo, hi = B.iv_mul(np.array([0.0]), np.array([1.0]), np.array([1.0]), np.array([INF]))
+    assert (lo[0], hi[0]) == (0.0, INF)
+    lo, hi = B.iv_mul(np.array([-2.0]), np.array([3.0]), np.array([-5.0]), np.array([4.0]))
+    assert (lo[0], hi[0]) == (-15.0, 12.0)
+    # 0.1 * 3 rounds up (0.30000000000000004): lower end one float below
+    lo, hi = B.iv_mul(np.array([0.1]), np.array([0.1]), np.array([3.0]), np.array([3.0]))
+    assert hi[0] == 0.1 * 3 and lo[0] == dn(0.1 * 3)
+
+
+def test_iv_recip_ends_and_boxes_containing_zero():
+    lo, hi = B.iv_recip(np.array([2.0, -4.0, 0.5]), np.array([4.0, -2.0, 0.8]))
+    # 1/x is decreasing: [1/hi, 1/lo], each rounded one float outward
+    assert lo.tolist() == [dn(0.25), dn(-0.5), dn(1 / 0.8)]
+    assert hi.tolist() == [up(0.5), up(-0.25), up(2.0)]
+    for l_, h_ in ((0.0, 1.0), (-1.0, 0.0), (-1.0, 0.5), (-1.0, 1.0), (-INF, INF)):
+        lo, hi = B.iv_recip(np.array([l_]), np.array([h_]))
+        assert (lo[0], hi[0]) == (-INF, INF), (l_, h_)
+
+
+def test_mid_rad_and_pow2():
+    mid, rad = B._mid_rad(np.array([1.0, 2.0, -3.0]), np.array([3.0, 2.0, -1.0]))
+    assert mid.tolist() == [2.0, 2.0, -2.0] and rad.tolist() == [up(1.0), 0.0, up(1.0)]
+    assert B._pow2(np.array([0.0, 0.5, -4.0, 1024.0]))
+    assert not B._pow2(np.array([0.5, 3.0]))
+
+
+DN_MATVEC = (((1,), (0,)), ((), ()))
+
+
+def test_iv_dot_exact_and_rounded_ends():
+    # one term, a power of two times a point: exact, no rounding
+    lo, hi = B.iv_dot(np.array([[0.5]]), np.array([[0.5]]), np.array([3.0]), np.array([3.0]), DN_MATVEC)
+    assert (lo[0], hi[0]) == (1.5, 1.5)
+    # one term, a product that is not exact (0.1 * 3): err = (1 + 4) u |0.1 * 3| (1 + 8u)
+    lo, hi = B.iv_dot(np.array([[0.1]]), np.array([[0.1]]), np.array([3.0]), np.array([3.0]), DN_MATVEC)
+    mag = 0.1 * 3.0
+    err = 5 * U * mag * (1 + 8 * U)
+    assert lo[0] == dn(mag - err) and hi[0] == min(up(mag + err), up(mag))
+    # three point terms 1*1 + 1*2 + 1*3 = 6: err = (3 + 4) u 6 (1 + 8u), the ends rounded one more float out
+    a = np.ones((1, 3))
+    b = np.array([1.0, 2.0, 3.0])
+    lo, hi = B.iv_dot(a, a, b, b, DN_MATVEC)
+    err = 7 * U * 6.0 * (1 + 8 * U)
+    assert lo[0] == dn(6.0 - err) and hi[0] == up(6.0)        # and never beyond the magnitude sum |a_i b_i|
+    assert 6 - Fraction(float(lo[0])) >= 7 * Fraction(U) * 6
+    lo, hi = B.iv_dot(-a, -a, b, b, DN_MATVEC)
+    assert lo[0] == dn(-6.0) and hi[0] == up(-6.0 + err)
+    # a radius: [1, 3] . [2, 2] = [2, 6] (mid 4, radius 2 widened by (1 + (k + 4) u), then err)
+    lo, hi = B.iv_dot(np.array([[1.0]]), np.array([[3.0]]), np.array([2.0]), np.array([2.0]), DN_MATVEC)
+    rad = up(up(1.0) * 2.0 * (1 + 5 * U))
+    err = 5 * U * 6.0 * (1 + 8 * U)
+    assert lo[0] == dn(4.0 - rad - err) and hi[0] == min(up(4.0 + rad + err), up(6.0))
+    assert lo[0] <= 2.0 and hi[0] >= 6.0
+    # both operands with radius: [1, 3] . [1, 3] = [1, 9]
+    lo, hi = B.iv_dot(np.array([[1.0]]), np.array([[3.0]]), np.array([1.0]), np.array([3.0]), DN_MATVEC)
+    assert lo[0] <= 1.0 and hi[0] >= 9.0 and hi[0] == up(9.0)
+    # a zero factor in every term: exactly 0
+    lo, hi = B.iv_dot(np.array([[0.0, 0.0]]), np.array([[0.0, 0.0]]), np.array([-5.0, 7.0]), np.array([5.0, 9.0]),
+                      DN_MATVEC)
+    assert (lo[0], hi[0]) == (0.0, 0.0)
+
+
+def test_iv_dot_counts_only_nonzero_terms():
+    # k counts the terms whose both factors can be nonzero: [1, 0.1] . [0.1, 0] has k = 1; 0.1 = 0.1 * 1 is exact
+    # but the operands are no power of two, so err = 5 u 0.1 (1 + 8u)
+    a = np.array([[1.0, 0.1]])
+    b = np.array([0.1, 0.0])
+    lo, hi = B.iv_dot(a, a, b, b, DN_MATVEC)
+    err = 5 * U * 0.1 * (1 + 8 * U)
+    assert lo[0] == dn(0.1 - err) and hi[0] == min(up(0.1 + err), up(0.1))
+    # with a factor in (0, 1) as a count: 0.5 must count as nonzero (k = 2: err = 6 u mag)
+    a = np.array([[0.5, 0.5]])
+    b = np.array([0.5, 0.5])
+    lo, hi = B.iv_dot(a, a, b, b, DN_MATVEC)
+    err = 6 * U * 0.5 * (1 + 8 * U)
+    assert lo[0] == dn(0.5 - err) and hi[0] == min(up(0.5 + err), up(0.5))
+
+
+def test_iv_dot_point_operands_only_one_of_which_is_a_power_of_two():
+    # exact needs k <= 1 and one operand a point of powers of two: [0.5] . [0.1] is exact (k = 1)
+    lo, hi = B.iv_dot(np.array([[0.5]]), np.array([[0.5]]), np.array([0.1]), np.array([0.1]), DN_MATVEC)
+    assert (lo[0], hi[0]) == (0.05, 0.05)
+    lo, hi = B.iv_dot(np.array([[0.1]]), np.array([[0.1]]), np.array([0.5]), np.array([0.5]), DN_MATVEC)
+    assert (lo[0], hi[0]) == (0.05, 0.05)
+    # a box operand of powers of two is not exact (it has a radius)
+    lo, hi = B.iv_dot(np.array([[0.5]]), np.array([[1.0]]), np.array([0.1]), np.array([0.1]), DN_MATVEC)
+    assert lo[0] < 0.05 and hi[0] > 0.1
+    # 0.1 . 0.1: neither is a power of two; k = 1 but inexact
+    lo, hi = B.iv_dot(np.array([[0.1]]), np.array([[0.1]]), np.array([0.1]), np.array([0.1]), DN_MATVEC)
+    assert lo[0] < 0.1 * 0.1 < hi[0]
+
+
+def test_iv_dot_with_infinite_ends():
+    # [-inf, inf] * 0 + 1 * 2 = 2: the inf entry meets a zero, so only the magnitude 2 counts (no midpoint form)
+    lo, hi = B.iv_dot(np.array([[-INF, 1.0]]), np.array([[INF, 1.0]]), np.array([0.0, 2.0]), np.array([0.0, 2.0]),
+                      DN_MATVEC)
+    assert (lo[0], hi[0]) == (dn(-2.0), up(2.0))
+    lo, hi = B.iv_dot(np.array([[0.0, 2.0]]), np.array([[0.0, 2.0]]), np.array([-INF, 1.0]), np.array([INF, 1.0]),
+                      DN_MATVEC)
+    assert (lo[0], hi[0]) == (dn(-2.0), up(2.0))
+    # one infinite entry meeting a nonzero one: unbounded
+    lo, hi = B.iv_dot(np.array([[1.0, 1.0]]), np.array([[INF, 1.0]]), np.array([1.0, 1.0]), np.array([1.0, 1.0]),
+                      DN_MATVEC)
+    assert (lo[0], hi[0]) == (-INF, INF)
+    lo, hi = B.iv_dot(np.array([[1.0, 1.0]]), np.array([[1.0, 1.0]]), np.array([1.0, -INF]), np.array([1.0, 1.0]),
+                      DN_MATVEC)
+    assert (lo[0], hi[0]) == (-INF, INF)
+    # infinite ends whose every term has a zero factor: exactly 0
+    lo, hi = B.iv_dot(np.array([[-INF]]), np.array([[INF]]), np.array([0.0]), np.array([0.0]), DN_MATVEC)
+    assert (lo[0], hi[0]) == (0.0, 0.0)
+
+
+def test_iv_dot_batch_dimensions_against_einsum():
+    rng = np.random.default_rng(3)
+    a = rng.integers(-4, 5, (2, 3, 4)).astype(float)
+    b = rng.integers(-4, 5, (2, 4, 5)).astype(float)
+    dn_ = (((2,), (1,)), ((0,), (0,)))
+    lo, hi = B.iv_dot(a, a, b, b, dn_)
+    exact = np.einsum("bij,bjk->bik", a, b)                  # small integers: exact
+    assert lo.shape == (2, 3, 5)
+    assert np.all(lo <= exact) and np.all(hi >= exact)
+    assert np.all(hi - lo <= 1e-12 * np.maximum(1, np.abs(exact)))
+    # contraction on the lhs's first axis, the rhs's last: a.T @ b
+    a2 = rng.integers(-4, 5, (3, 2)).astype(float)
+    b2 = rng.integers(-4, 5, (4, 3)).astype(float)
+    lo, hi = B.iv_dot(a2, a2, b2, b2, (((0,), (1,)), ((), ())))
+    exact = a2.T @ b2.T
+    assert lo.shape == (2, 4) and np.all(lo <= exact) and np.all(hi >= exact)
+    assert np.all(hi - lo <= 1e-12 * np.maximum(1, np.abs(exact)))
+    assert B._contraction_length((3, 2), (((0,), (1,)), ((), ()))) == 3
+    assert B._contraction_length((2, 3, 4), dn_) == 4
+    assert B._contraction_length((2, 3), (((), ()), ((), ()))) == 1
+
+
+def test_absdot_treats_zero_times_infinity_as_zero():
+    dn_ = DN_MATVEC
+    r = B._absdot(np.array([[INF, 1.0]]), np.array([0.0, 2.0]), dn_)
+    assert r.tolist() == [2.0]
+    r = B._absdot(np.array([[0.0, 1.0]]), np.array([INF, 2.0]), dn_)
+    assert r.tolist() == [2.0]
+    r = B._absdot(np.array([[INF, 1.0]]), np.array([1.0, 2.0]), dn_)
+    assert r.tolist() == [INF]
+    r = B._absdot(np.array([[0.5, 1.0]]), np.array([INF, 2.0]), dn_)
+    assert r.tolist() == [INF]
+
+
+# ---------------------------------------------------------------------------
+# norm facts and linear forms
+
+
+def test_norm_keep_bounds_the_euclidean_norm_from_above_and_tightly():
+    a = np.array([[3.0, 4.0], [5.0, 12.0]])
+    n1 = B._norm_keep(a, 1)                       # row norms 5 and 13
+    assert n1.shape == (2, 1)
+    for got, exact in zip(n1[:, 0], (5.0, 13.0)):
+        assert exact <= got <= exact * (1 + 8 * U)
+    n0 = B._norm_keep(a, 0)                       # column norms sqrt(34), sqrt(160)
+    assert n0.shape == (1, 2)
+    for got, sq in zip(n0[0], (34, 160)):
+        assert Fraction(float(got)) ** 2 >= sq and got <= math.sqrt(sq) * (1 + 8 * U)
+    # (n + 2) u of the sum of squares: at n = 2, sqrt(25 (1 + 4u)) rounded up twice
+    assert n1[0, 0] == up(np.sqrt(up(25.0 * (1 + 4 * U))))
+
+
+def test_c_norm_of_a_point_a_form_and_a_recorded_fact():
+    b = Bound.point(np.array([[3.0, 4.0]]))
+    n = B.c_norm(b, 1)
+    assert n.shape == (1, 1) and 5.0 <= n[0, 0] <= 5.0 * (1 + 8 * U)
+    n = B.c_norm(b, 1, (2, 2))                      # broadcast to two rows first
+    assert n.shape == (2, 1) and np.all(n >= 5.0) and np.all(n <= 5.0 * (1 + 8 * U))
+    n = B.c_norm(b, 0, (2, 2))                      # columns of [[3, 4], [3, 4]]: 3 sqrt 2, 4 sqrt 2
+    assert n.shape == (1, 2) and n[0, 0] >= 3 * math.sqrt(2) and n[0, 1] >= 4 * math.sqrt(2)
+    assert n[0, 1] <= 4 * math.sqrt(2) * (1 + 8 * U)
+    assert B.c_norm(Bound.box([[0.0, 1.0]], [[1.0, 1.0]]), 1) is None          # not a point
+    assert B.c_norm(Bound.point(np.array([[INF, 1.0]])), 1) is None             # not finite
+    # a form: the norm of its constant part, not of the box
+    x = data_input((1, 2), "X", -1.0, 1.0)
+    x.lin.clo[:] = x.lin.chi[:] = np.array([[0.0, 2.0]])
+    n = B.c_norm(x, 1)
+    assert 2.0 <= n[0, 0] <= 2.0 * (1 + 8 * U)
+    x.lin.chi[:] = np.array([[1.0, 2.0]])
+    assert B.c_norm(x, 1) is None
+    # a recorded fact is used as it is (at the bound's own shape only)
+    fact = np.array([[0.25]])
+    b = Bound(np.zeros((1, 3)), np.ones((1, 3)), nrm={1: fact})
+    assert B.c_norm(b, 1) is fact
+    assert B.c_norm(b, 0) is None
+    assert B.c_norm(b, 1, (2, 3)) is None
+    assert B._with_nrm(Bound.point(np.zeros(2)), {0: None}).nrm is None
+    assert B._with_nrm(Bound.point(np.zeros(2)), {0: fact}).nrm == {0: fact}
+
+
+def test_lin_box_is_the_box_of_c_plus_a_x():
+    # value = c + A x with c in [1, 2], A = [2, -3], x in [-1, 1] x [0, 2]: [1 - 2 - 6, 2 + 2 + 0] = [-7, 4]
+    lin = Lin(np.array([1.0]), np.array([2.0]), {"X": (np.array([[2.0, -3.0]]), np.array([[2.0, -3.0]]))})
+    lo, hi = B.lin_box(lin, {"X": (np.array([-1.0, 0.0]), np.array([1.0, 2.0]))})
+    assert -7.0 - 1e-13 <= lo[0] <= -7.0 and 4.0 <= hi[0] <= 4.0 + 1e-13
+    # coefficients in a box: A in [[-1, 1]] times x in [2, 3]: [-3, 3]
+    lin = Lin(np.zeros(1), np.zeros(1), {"X": (np.array([[-1.0]]), np.array([[1.0]]))})
+    lo, hi = B.lin_box(lin, {"X": (np.array([2.0]), np.array([3.0]))})
+    assert -3.0 - 1e-13 <= lo[0] <= -3.0 and 3.0 <= hi[0] <= 3.0 + 1e-13
+    # two arguments add up
+    lin = Lin(np.zeros(1), np.zeros(1), {"X": (np.ones((1, 1)), np.ones((1, 1))), "Y": (np.ones((1, 1)), np.ones((1, 1)))})
+    lo, hi = B.lin_box(lin, {"X": (np.array([1.0]), np.array([2.0])), "Y": (np.array([10.0]), np.array([20.0]))})
+    assert 11.0 - 1e-12 <= lo[0] <= 11.0 and 22.0 <= hi[0] <= 22.0 + 1e-12
+
+
+def test_sum_err_bounds_the_summation_error():
+    x = np.array([[1.0, -2.0, 3.0], [0.0, 0.0, 0.0]])
+    e = B._sum_err(x)
+    assert e.shape == (2,) and e[0] == 3 * 2.3e-16 * 6.0 and e[1] == 0.0
+    assert e[0] >= 2 * U * 6.0                                # at least (n - 1) u sum |x|
+    assert B._sum_err(np.array([[INF, 1.0]])).tolist() == [0.0]      # an infinite sum needs no allowance
+    assert B._sum_err(np.zeros((3, 0))).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_lin_add_scale_neg_hull():
+    shape = (1,)
+    a = Lin(np.array([1.0]), np.array([2.0]), {"X": (np.array([[1.0, 0.0]]), np.array([[1.0, 0.0]]))})
+    b = Lin(np.array([0.5]), np.array([0.5]), {"Y": (np.array([[3.0]]), np.array([[4.0]]))})
+    s = B.lin_add(a, b, shape)
+    assert (s.clo.tolist(), s.chi.tolist()) == ([1.5], [2.5])
+    assert s.A["X"][0].tolist() == [[1.0, 0.0]] and s.A["Y"][1].tolist() == [[4.0]]
+    n = B.lin_neg(a)
+    assert (n.clo.tolist(), n.chi.tolist()) == ([-2.0], [-1.0]) and n.A["X"][0].tolist() == [[-1.0, -0.0]]
+    sc = B.lin_scale(np.array([-1.0]), np.array([2.0]), a, shape)
+    assert (sc.clo.tolist(), sc.chi.tolist()) == ([-2.0], [4.0])
+    assert sc.A["X"][0].tolist() == [[-1.0, 0.0]] and sc.A["X"][1].tolist() == [[2.0, 0.0]]
+    h = B.lin_hull([a, b], shape)
+    assert (h.clo.tolist(), h.chi.tolist()) == ([0.5], [2.0])
+    assert h.A["X"][0].tolist() == [[0.0, 0.0]] and h.A["X"][1].tolist() == [[1.0, 0.0]]
+    assert h.A["Y"][0].tolist() == [[0.0]] and h.A["Y"][1].tolist() == [[4.0]]
+
+
+# ---------------------------------------------------------------------------
+# elementwise rules
+
+
+def _mono(name, lo, hi):
+    rule = B.RULES[name]
+    fn = {"exp": lax.exp, "log": lax.log, "log1p": lax.log1p, "tanh": lax.tanh, "asin": lax.asin,
+          "acos": lax.acos, "sqrt": lax.sqrt, "rsqrt": lax.rsqrt, "logistic": lax.logistic, "expm1": lax.expm1,
+          "atanh": lax.atanh}[name]
+    del rule
+    return one(fn, box([lo], [hi]))
+
+
+def test_monotone_rules_round_outward_by_their_ulps():
+    out = _mono("exp", 0.0, 1.0)
+    assert (out.lo[0], out.hi[0]) == (dn(1.0, 2), up(np.exp(1.0), 2))
+    out = _mono("log", 1.0, 2.0)
+    assert (out.lo[0], out.hi[0]) == (dn(0.0, 2), up(np.log(2.0), 2))
+    out = _mono("logistic", 0.0, 0.0)                     # four ulps for the composed 1 / (1 + exp(-x))
+    assert (out.lo[0], out.hi[0]) == (dn(0.5, 4), up(0.5, 4))
+    out = _mono("rsqrt", 1.0, 4.0)                        # decreasing, four ulps
+    assert (out.lo[0], out.hi[0]) == (dn(0.5, 4), up(1.0, 4))
+    out = _mono("acos", 0.0, 1.0)                         # decreasing
+    assert (out.lo[0], out.hi[0]) == (dn(0.0, 2), up(np.arccos(0.0), 2))
+    out = _mono("asin", -1.0, 1.0)                        # the closed domain [-1, 1]
+    assert (out.lo[0], out.hi[0]) == (dn(-np.pi / 2, 2), up(np.pi / 2, 2))
+
+
+def test_monotone_rules_clip_to_their_image_and_refuse_outside_their_domain():
+    out = _mono("exp", -800.0, -700.0)                    # exp(-800) = 0: never below 0
+    assert out.lo[0] == 0.0 and out.hi[0] == up(np.exp(-700.0), 2)
+    out = _mono("tanh", 20.0, 30.0)                       # tanh = 1.0 in float64: never above 1
+    assert out.hi[0] == 1.0 and out.lo[0] == dn(np.tanh(20.0), 2)
+    out = _mono("expm1", -50.0, 0.0)
+    assert out.lo[0] == -1.0 and out.hi[0] == up(0.0, 2)
+    out = _mono("log", 0.0, 1.0)                          # the closed end 0 of the domain: log 0 = -inf
+    assert out.lo[0] == -INF and out.hi[0] == up(0.0, 2)
+    out = _mono("log", 1.0, INF)
+    assert out.lo[0] == dn(0.0, 2) and out.hi[0] == INF
+    for name, lo, hi in (("log", -1.0, 2.0), ("log", -INF, 2.0), ("sqrt", -0.5, 1.0), ("asin", -1.5, 0.5),
+                         ("asin", 0.0, 1.5), ("log1p", -2.0, 1.0), ("atanh", 0.5, 1.5)):
+        out = _mono(name, lo, hi)
+        assert (out.lo[0], out.hi[0]) == (-INF, INF), (name, lo, hi)
+        assert out.why is not None and out.why.primitive.name == name
+
+
+def test_abs_sign_clamp_max_min_exact_boxes():
+    out = one(lax.abs, box([-3.0, 1.0, -3.0, 0.0, 0.5, -3.0], [2.0, 2.0, -1.0, 2.0, 2.0, 0.5]))
+    eq(out, [0.0, 1.0, 1.0, 0.0, 0.5, 0.0], [3.0, 2.0, 3.0, 2.0, 2.0, 3.0])
+    out = one(lax.sign, box([-2.0, 0.5, -3.0, 0.0], [3.0, 2.0, -1.0, 0.0]))
+    eq(out, [-1.0, 1.0, -1.0, 0.0], [1.0, 1.0, -1.0, 0.0])
+    out = one(lambda x: lax.clamp(-1.0, x, 2.0), box([-3.0, 1.0, -5.0, 3.0], [0.5, 5.0, -2.0, 4.0]))
+    eq(out, [-1.0, 1.0, -1.0, 2.0], [0.5, 2.0, -1.0, 2.0])
+    out = one(lax.max, box([-3.0, 1.0], [0.5, 5.0]), box([-1.0, 2.0], [0.0, 3.0]))
+    eq(out, [-1.0, 2.0], [0.5, 5.0])
+    out = one(lax.min, box([-3.0, 1.0], [0.5, 5.0]), box([-1.0, 2.0], [0.0, 3.0]))
+    eq(out, [-3.0, 1.0], [0.0, 3.0])
+    # a rule's unbounded result names its equation
+    for fn in (lax.abs, lambda x: lax.clamp(-INF, x, 2.0), lambda x: lax.max(x, 1.0),
+               lambda x: lax.min(x, 1.0), lambda x: x * 2.0, lambda x: x + 1.0, lambda x: 1.0 / x):
+        out = one(fn, Bound.top((2,)))
+        assert out.why is not None and hasattr(out.why, "primitive"), fn
+
+
+def test_abs_clamp_max_min_keep_the_hull_of_the_forms():
+    x = data_input((1, 2), "X", -1.0, 1.0)
+    eye = np.eye(2).reshape(1, 2, 2)
+    z = np.zeros((1, 2, 2))
+    out = one(lax.abs, x)
+    np.testing.assert_array_equal(out.lin.A["X"][0], -eye)
+    np.testing.assert_array_equal(out.lin.A["X"][1], eye)
+    eq(out, [[0.0, 0.0]], [[1.0, 1.0]])
+    for fn in (lambda v: lax.clamp(-0.5, v, 0.5), lambda v: lax.max(v, 0.0), lambda v: lax.max(0.0, v),
+               lambda v: lax.min(v, 0.0), lambda v: lax.min(0.0, v)):
+        out = one(fn, x)
+        assert out.lin is not None
+        np.testing.assert_array_equal(out.lin.A["X"][0], z)
+        np.testing.assert_array_equal(out.lin.A["X"][1], eye)
+    out = one(lambda v: lax.clamp(-0.5, v, 0.5), x)
+    eq(out, [[-0.5, -0.5]], [[0.5, 0.5]])
+    np.testing.assert_array_equal(out.lin.clo, [[-0.5, -0.5]])
+    np.testing.assert_array_equal(out.lin.chi, [[0.5, 0.5]])
+    out = one(lambda v: lax.max(v, 0.0), x)
+    eq(out, [[0.0, 0.0]], [[1.0, 1.0]])
+    out = one(lambda v: lax.min(0.0, v), x)
+    eq(out, [[-1.0, -1.0]], [[0.0, 0.0]])
+
+
+def test_integer_powers_exact_boxes():
+    def ipow(k, lo, hi):
+        return one(lambda x: lax.integer_pow(x, k), box([lo], [hi]))
+    # odd: monotone, bit_length(k) + 1 floats outward
+    out = ipow(3, -2.0, 1.0)
+    assert (out.lo[0], out.hi[0]) == (dn(-8.0, 3), up(1.0, 3))
+    # even: 0 exactly when the box contains 0, else the smaller end's power
+    out = ipow(2, -2.0, 1.0)
+    assert (out.lo[0], out.hi[0]) == (0.0, up(4.0, 3))
+    out = ipow(2, -1.0, 1.0)
+    assert (out.lo[0], out.hi[0]) == (0.0, up(1.0, 3))
+    out = ipow(2, 0.5, 2.0)
+    assert (out.lo[0], out.hi[0]) == (dn(0.25, 3), up(4.0, 3))
+    out = ipow(2, -3.0, -1.0)
+    assert (out.lo[0], out.hi[0]) == (dn(1.0, 3), up(9.0, 3))
+    out = ipow(4, -1.0, 2.0)
+    assert (out.lo[0], out.hi[0]) == (0.0, up(16.0, 4))
+    out = ipow(5, 1.0, 2.0)
+    assert (out.lo[0], out.hi[0]) == (dn(1.0, 4), up(32.0, 4))
+    # negative: the reciprocal's box (one float out) to the power |k|
+    out = ipow(-1, 2.0, 4.0)
+    assert (out.lo[0], out.hi[0]) == (dn(dn(0.25), 2), up(up(0.5), 2))
+    out = ipow(-2, 2.0, 4.0)
+    assert (out.lo[0], out.hi[0]) == (dn(dn(0.25) ** 2, 3), up(up(0.5) ** 2, 3))
+    out = ipow(-2, -1.0, 1.0)
+    assert (out.lo[0], out.hi[0]) == (0.0, INF)
+    out = one(lax.square, box([-2.0], [1.0]))
+    assert (out.lo[0], out.hi[0]) == (0.0, up(4.0, 3))
+    out = one(lambda x: x ** 0, box([-2.0], [1.0]))
+    assert (out.lo[0], out.hi[0]) == (1.0, 1.0)
+
+
+def test_pow_with_a_box_exponent_and_with_an_integer_point():
+    out = one(lax.pow, box([1.0, 2.0], [2.0, 4.0]), box([1.0, -1.0], [2.0, 0.5]))
+    # x^y over the corners: [1, 4] and [2^-1 .. 4^0.5] = [0.25 .. 2]; two floats outward
+    eq(out, [dn(1.0, 2), dn(0.25, 2)], [up(4.0, 2), up(2.0, 2)])
+    out = one(lax.pow, box([-1.0], [2.0]), box([0.5], [1.0]))
+    eq(out, [-INF], [INF])
+    out = one(lax.pow, box([0.0], [2.0]), box([0.5], [1.0]))
+    eq(out, [-INF], [INF])
+    # an integer exponent known exactly: the integer power's rule (even power of a box containing 0: [0, ...])
+    out = one(lambda x: lax.pow(x, jnp.full((1,), 2.0, F32)), box([-2.0], [1.0]))
+    assert (out.lo[0], out.hi[0]) == (0.0, up(4.0, 3))
+    # a point exponent that is not an integer, or not the same everywhere: the corner rule
+    out = one(lambda x: lax.pow(x, jnp.array([0.5], F32)), box([4.0], [9.0]))
+    assert (out.lo[0], out.hi[0]) == (dn(2.0, 2), up(3.0, 2))
+    out = one(lambda x: lax.pow(x, jnp.array([2.0, 3.0], F32)), box([-2.0, 1.0], [1.0, 2.0]))
+    assert (out.lo[0], out.hi[0]) == (-INF, INF) and (out.lo[1], out.hi[1]) == (dn(1.0, 2), up(8.0, 2))
+    out = one(lambda x: lax.pow(x, jnp.array([100.0], F32)), box([1.0], [2.0]))
+    assert (out.lo[0], out.hi[0]) == (dn(1.0, 2), up(2.0 ** 100, 2))
+
+
+CMP = {"lt": lax.lt, "le": lax.le, "gt": lax.gt, "ge": lax.ge, "eq": lax.eq, "ne": lax.ne}
+# (a box, b box) -> the definite results, derived by hand: (lo, hi) of 1.0 * (a op b)
+CMP_CASES = [
+    ((0.0, 1.0), (2.0, 3.0), {"lt": (1, 1), "le": (1, 1), "gt": (0, 0), "ge": (0, 0), "eq": (0, 0), "ne": (1, 1)}),
+    ((2.0, 3.0), (0.0, 1.0), {"lt": (0, 0), "le": (0, 0), "gt": (1, 1), "ge": (1, 1), "eq": (0, 0), "ne": (1, 1)}),
+    ((0.0, 1.0), (1.0, 2.0), {"lt": (0, 1), "le": (1, 1), "gt": (0, 0), "ge": (0, 1), "eq": (0, 1), "ne": (0, 1)}),
+    ((1.0, 2.0), (0.0, 1.0), {"lt": (0, 0), "le": (0, 1), "gt": (0, 1), "ge": (1, 1), "eq": (0, 1), "ne": (0, 1)}),
+    ((0.0, 2.0), (1.0, 3.0), {"lt": (0, 1), "le": (0, 1), "gt": (0, 1), "ge": (0, 1), "eq": (0, 1), "ne": (0, 1)}),
+    ((1.0, 1.0), (1.0, 1.0), {"lt": (0, 0), "le": (1, 1), "gt": (0, 0), "ge": (1, 1), "eq": (1, 1), "ne": (0, 0)}),
+    ((1.0, 1.0), (2.0, 2.0), {"lt": (1, 1), "le": (1, 1), "gt": (0, 0), "ge": (0, 0), "eq": (0, 0), "ne": (1, 1)}),
+]
+
+
+@pytest.mark.parametrize("op", sorted(CMP))
+def test_comparisons_decide_exactly_what_the_boxes_decide(op):
+    a = box([c[0][0] for c in CMP_CASES], [c[0][1] for c in CMP_CASES])
+    b = box([c[1][0] for c in CMP_CASES], [c[1][1] for c in CMP_CASES])
+    out = one(lambda x, y: CMP[op](x, y).astype(F32), a, b)
+    eq(out, [c[2][op][0] for c in CMP_CASES], [c[2][op][1] for c in CMP_CASES])
+
+
+LOGIC = {"and": lambda a, b: a & b, "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b}
+# boolean boxes: F = [0, 0], T = [1, 1], X = [0, 1]
+BOOLS = [(0, 0), (1, 1), (0, 1)]
+
+
+@pytest.mark.parametrize("op", sorted(LOGIC))
+def test_logic_on_boolean_boxes(op):
+    pairs = [(p, q) for p in BOOLS for q in BOOLS]
+    a = box([p[0] for p, _ in pairs], [p[1] for p, _ in pairs])
+    b = box([q[0] for _, q in pairs], [q[1] for _, q in pairs])
+    out = one(lambda x, y: LOGIC[op](x, y).astype(F32), a, b, dtypes=[BOOL, BOOL])
+    want = []
+    for p, q in pairs:
+        vals = {int(LOGIC[op](bool(x), bool(y))) for x in range(p[0], p[1] + 1) for y in range(q[0], q[1] + 1)}
+        want.append((min(vals), max(vals)))
+    eq(out, [w[0] for w in want], [w[1] for w in want])
+
+
+def test_not_and_logic_on_integers():
+    out = one(lambda x: (~x).astype(F32), box([0, 1, 0], [0, 1, 1]), dtypes=[BOOL])
+    eq(out, [1.0, 0.0, 0.0], [1.0, 0.0, 1.0])
+    # bitwise ops on integers have no rule: unbounded, naming the equation
+    for fn in (lambda x, y: x & y, lambda x, y: x | y, lambda x, y: x ^ y):
+        out = one(fn, box([0, 1], [3, 1]), box([0, 1], [3, 1]), dtypes=[I32, I32])
+        eq(out, [-INF, -INF], [INF, INF])
+        assert out.why is not None
+    out = one(lambda x: ~x, box([0], [3]), dtypes=[I32])
+    eq(out, [-INF], [INF])
+    out = one(lambda x: jnp.all(x, axis=0).astype(F32), box([0, 1], [3, 1]), dtypes=[I32])
+    assert (out.lo, out.hi) == (0.0, 1.0)
+
+
+def test_select_n_picks_or_hulls_its_cases():
+    pred = box([0, 1, 0], [0, 1, 1])
+    a = box([0.0, 0.0, 0.0], [1.0, 1.0, 1.0])
+    b = box([5.0, 5.0, 5.0], [6.0, 6.0, 6.0])
+    out = one(lambda p, x, y: lax.select_n(p, x, y), pred, a, b, dtypes=[BOOL, F32, F32])
+    eq(out, [0.0, 5.0, 0.0], [1.0, 6.0, 6.0])
+    # three cases with an int32 index
+    out = one(lambda p, x, y, z: lax.select_n(p, x, y, z), box([0, 1, 2, 0], [0, 2, 2, 2]), a.__class__.box(
+        np.zeros(4), np.ones(4)), Bound.box(np.full(4, 5.0), np.full(4, 6.0)), Bound.box(np.full(4, -3.0),
+        np.full(4, -2.0)), dtypes=[I32, F32, F32, F32])
+    eq(out, [0.0, -3.0, -3.0, -3.0], [1.0, 6.0, -2.0, 6.0])
+
+
+def test_select_n_with_forms():
+    x = data_input((1, 2), "X", -1.0, 1.0)
+    eye = np.eye(2).reshape(1, 2, 2)
+    z = np.zeros((1, 2, 2))
+    # predicate known per element: element 0 takes x (its form), element 1 the constant 3
+    out = one(lambda p, v: lax.select_n(p, v, jnp.full((1, 2), 3.0, F32)), box([[0, 1]], [[0, 1]]), x,
+              dtypes=[BOOL, F32])
+    eq(out, [[-1.0, 3.0]], [[1.0, 3.0]])
+    np.testing.assert_array_equal(out.lin.A["X"][0], np.array([[[1.0, 0.0], [0.0, 0.0]]]))
+    np.testing.assert_array_equal(out.lin.A["X"][1], np.array([[[1.0, 0.0], [0.0, 0.0]]]))
+    np.testing.assert_array_equal(out.lin.clo, [[0.0, 3.0]])
+    np.testing.assert_array_equal(out.lin.chi, [[0.0, 3.0]])
+    # predicate unknown: the hull of the forms
+    out = one(lambda p, v: lax.select_n(p, v, jnp.full((1, 2), 3.0, F32)), box([[0, 0]], [[1, 1]]), x,
+              dtypes=[BOOL, F32])
+    np.testing.assert_array_equal(out.lin.A["X"][0], z)
+    np.testing.assert_array_equal(out.lin.A["X"][1], eye)
+    np.testing.assert_array_equal(out.lin.clo, [[0.0, 0.0]])
+    np.testing.assert_array_equal(out.lin.chi, [[3.0, 3.0]])
+
+
+def test_convert_element_type_boxes():
+    out = one(lambda x: x.astype(BOOL).astype(F32), box([1.0, 0.0, -1.0, -2.0, 0.0], [2.0, 0.0, 1.0, -1.0, 3.0]))
+    eq(out, [1.0, 0.0, 0.0, 1.0, 0.0], [1.0, 0.0, 1.0, 1.0, 1.0])
+    out = one(lambda x: x.astype(I32).astype(F32), box([-2.7, 0.5, 0.0, -3e9], [3.9, 0.9, 3e9, 0.0]))
+    eq(out, [-2.0, 0.0, -INF, -INF], [3.0, 0.0, INF, INF])
+    assert out.why is not None
+    # int -> float and float -> float keep the box and the form
+    out = one(lambda x: x.astype(F32), box([-3.0], [4.0]), dtypes=[I32])
+    eq(out, [-3.0], [4.0])
+    x = data_input((1, 2), "X", -1.0, 1.0)
+    out = one(lambda v: v.astype(jnp.float16), x)
+    np.testing.assert_array_equal(out.lin.A["X"][0], np.eye(2).reshape(1, 2, 2))
+
+
+def test_reduce_precision_widens_by_its_mantissa():
+    out = one(lambda x: lax.reduce_precision(x, 5, 7), box([1.0, -2.0], [2.0, -1.0]))
+    eq(out, [dn(1.0 - 2.0 ** -7), dn(-2.0 - 2.0 * 2.0 ** -7)], [up(2.0 + 2.0 * 2.0 ** -7), up(-1.0 + 2.0 ** -7)])
+
+
+def test_is_finite_rounding_rules_and_other_elementwise_boxes():
+    out = one(lambda x: lax.is_finite(x).astype(F32), Bound(np.array([0.0, -INF]), np.array([1.0, 0.0])))
+    eq(out, [1.0, 0.0], [1.0, 1.0])
+    out = one(lax.floor, box([-1.5, 0.2], [2.5, 0.7]))
+    eq(out, [-2.0, 0.0], [2.0, 0.0])
+    out = one(lax.ceil, box([-1.5, 0.2], [2.5, 0.7]))
+    eq(out, [-1.0, 1.0], [3.0, 1.0])
+    out = one(lax.sin, box([0.0], [0.1]))
+    eq(out, [-1.0], [1.0])
+    out = one(lax.atan2, box([0.0], [1.0]), box([1.0], [2.0]))
+    eq(out, [-np.pi - 1e-12], [np.pi + 1e-12])
+    out = one(lax.nextafter, box([1.0], [2.0]), box([0.0], [3.0]))
+    eq(out, [dn(1.0)], [up(2.0)])
+    out = one(lax.rem, box([-10.0], [10.0]), box([-3.0], [2.0]))
+    eq(out, [-3.0], [3.0])
+    out = one(lambda x: lax.rng_uniform(0.0, 1.0, (2,)) + x, box([0.0, 0.0], [1.0, 1.0]))
+    eq(out, [-INF, -INF], [INF, INF])
+
+
+def test_mul_div_add_sub_exact_boxes():
+    out = one(lax.mul, box([-2.0, 1.0], [3.0, 2.0]), box([-5.0, -1.0], [4.0, 3.0]))
+    eq(out, [-15.0, -2.0], [12.0, 6.0])
+    out = one(lax.div, box([1.0, -2.0], [2.0, 4.0]), box([2.0, 4.0], [4.0, 8.0]))
+    # a / b = a * [1/b_hi, 1/b_lo] with the reciprocal's ends one float out, then the product's rounding
+    lo, hi = B.iv_mul(np.array([1.0, -2.0]), np.array([2.0, 4.0]), np.array([dn(0.25), dn(0.125)]),
+                      np.array([up(0.5), up(0.25)]))
+    eq(out, lo, hi)
+    assert out.lo[0] <= 0.25 and out.hi[0] >= 1.0 and out.lo[1] <= -0.5 and out.hi[1] >= 1.0
+    out = one(lax.div, box([1.0], [2.0]), box([-1.0], [1.0]))
+    eq(out, [-INF], [INF])
+    # integer division: |a / b| <= |a| / min |b|, truncated
+    out = one(lambda a, b: lax.div(a, b), box([-7.0], [5.0]), box([2.0], [3.0]), dtypes=[I32, I32])
+    eq(out, [-3.0], [3.0])
+    out = one(lax.sub, box([1.0, -INF], [2.0, 0.0]), box([0.5, 1.0], [3.0, 2.0]))
+    eq(out, [-2.0, -INF], [1.5, -1.0])
+    out = one(lax.neg, box([1.0], [2.0]))
+    eq(out, [-2.0], [-1.0])
+    out = one(lax.add, box([0.1], [1.0]), box([0.2], [2.0]))
+    eq(out, [dn(0.1 + 0.2)], [3.0])
+
+
+def test_linear_forms_through_arithmetic():
+    x = data_input((1, 2), "X", -1.0, 1.0)
+    eye = np.eye(2).reshape(1, 2, 2)
+    # (x * 3 - x / 2 + 1) has form 2.5 x + 1
+    out = one(lambda v: v * 3.0 - v / 2.0 + 1.0, x)
+    np.testing.assert_allclose(out.lin.A["X"][0], 2.5 * eye, rtol=1e-15)
+    np.testing.assert_allclose(out.lin.A["X"][1], 2.5 * eye, rtol=1e-15)
+    assert np.all(out.lin.A["X"][0] <= 2.5 * eye) and np.all(out.lin.A["X"][1] >= 2.5 * eye)
+    np.testing.assert_array_equal(out.lin.clo, [[1.0, 1.0]])
+    # a box times a form keeps the form scaled by the box; the other order too
+    for fn in (lambda v, s: v * s, lambda v, s: s * v):
+        out = one(fn, x, box([[-2.0, 0.5]], [[1.0, 0.5]]))
+        np.testing.assert_array_equal(out.lin.A["X"][0], np.array([[[-2.0, 0.0], [0.0, 0.5]]]))
+        np.testing.assert_array_equal(out.lin.A["X"][1], np.array([[[1.0, 0.0], [0.0, 0.5]]]))
+    # neg, sub of two forms
+    out = one(lambda v: -v, x)
+    np.testing.assert_array_equal(out.lin.A["X"][0], -eye)
+    out = one(lambda v: 1.0 - v, x)
+    np.testing.assert_array_equal(out.lin.A["X"][1], -eye)
+    np.testing.assert_array_equal(out.lin.chi, [[1.0, 1.0]])
+    # a form divided by a box: scaled by the reciprocal's box; divided by a form: no form
+    out = one(lambda v: v / 4.0, x)
+    assert out.lin is not None and np.all(out.lin.A["X"][1] >= 0.25 * eye)
+    out = one(lambda v: v / (v + 3.0), x)
+    assert out.lin is None
