@@ -668,3 +668,411 @@ def test_linear_forms_through_arithmetic():
     assert out.lin is not None and np.all(out.lin.A["X"][1] >= 0.25 * eye)
     out = one(lambda v: v / (v + 3.0), x)
     assert out.lin is None
+
+
+# ---------------------------------------------------------------------------
+# reductions and scans
+
+
+def test_reduce_sum_rounds_each_end_by_its_own_terms():
+    # ends summed separately; allowance (n - 1) u sum|end terms| * 2, nothing when the allowance is 0
+    out = one(lambda x: jnp.sum(x, axis=1), box([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]], [[1.0, 2.0, 3.0], [4.0, 0.0, 0.0]]))
+    elo = 2 * U * 6.0 * 2
+    assert out.lo[0] == dn(6.0 - elo) and out.hi[0] == up(6.0 + elo)
+    assert out.lo[1] == 0.0 and out.hi[1] == up(4.0 + 2 * U * 4.0 * 2)
+    # the lower end's allowance from |lo| only, the upper's from |hi| only
+    out = one(lambda x: jnp.sum(x, axis=0), box([-1.0, -2.0], [0.0, 0.0]))
+    assert out.lo == dn(-3.0 - 1 * U * 3.0 * 2) and out.hi == 0.0
+    out = one(lambda x: jnp.sum(x, axis=0), box([0.0, 0.0], [1.0, 2.0]))
+    assert out.lo == 0.0 and out.hi == up(3.0 + 1 * U * 3.0 * 2)
+    # one term: nothing to round
+    out = one(lambda x: jnp.sum(x, axis=0), box([0.1], [0.3]))
+    assert (out.lo, out.hi) == (0.1, 0.3)
+    # an infinite end stays infinite, the other is still rounded
+    out = one(lambda x: jnp.sum(x, axis=0), Bound(np.array([-INF, 1.0]), np.array([1.0, 2.0])))
+    assert out.lo == -INF and out.hi == up(3.0 + 1 * U * 3.0 * 2)
+    # sum over both axes
+    out = one(lambda x: jnp.sum(x), box([[1.0, 1.0], [1.0, 1.0]], [[1.0, 1.0], [1.0, 1.0]]))
+    assert out.lo == dn(4.0 - 3 * U * 4.0 * 2) and out.hi == up(4.0 + 3 * U * 4.0 * 2)
+
+
+def test_reduce_sum_over_records_multiplies_and_keeps_forms_over_fixed_axes():
+    (m,) = export.symbolic_shape("m")
+    closed = jax.make_jaxpr(lambda x: jnp.sum(x, axis=0))(jax.ShapeDtypeStruct((m, 2), F32))
+    [out] = Run(Bounds(), {"m": 7}).program(closed, [box([[-1.0, 0.5]], [[2.0, 1.0]])])
+    eq(out, [-7.0, 3.5], [14.0, 7.0])
+    assert out.lin is None
+    [out] = Run(Bounds(), {"m": 1}).program(closed, [box([[-1.0, 0.5]], [[2.0, 1.0]])])
+    eq(out, [-1.0, 0.5], [2.0, 1.0])
+    # over a fixed axis: the form's coefficients summed (d/dx sum x = 1 for each entry)
+    x = data_input((1, 3), "X", -1.0, 1.0)
+    out = one(lambda v: jnp.sum(v, axis=1), x)
+    np.testing.assert_array_equal(out.lin.A["X"][0], [[1.0, 1.0, 1.0]])
+    np.testing.assert_array_equal(out.lin.A["X"][1], [[1.0, 1.0, 1.0]])
+    closed = jax.make_jaxpr(lambda v: jnp.sum(v, axis=0))(jax.ShapeDtypeStruct((m, 3), F32))
+    [out] = Run(Bounds(), {"m": 1}).program(closed, [data_input((1, 3), "X", -1.0, 1.0)])
+    assert out.lin is None                    # a sum over the records is no form of one record
+
+
+def test_reduce_max_min_and_or_argmax():
+    b = box([[1.0, -5.0, 0.0], [2.0, 2.0, 2.0]], [[3.0, 4.0, 0.5], [2.0, 2.0, 7.0]])
+    eq(one(lambda x: jnp.max(x, axis=1), b), [1.0, 2.0], [4.0, 7.0])
+    eq(one(lambda x: jnp.min(x, axis=1), b), [-5.0, 2.0], [0.5, 2.0])
+    eq(one(lambda x: jnp.max(x, axis=0), b), [2.0, 2.0, 2.0], [3.0, 4.0, 7.0])
+    bb = box([[0, 1, 1], [0, 0, 0], [1, 1, 1]], [[1, 1, 1], [0, 1, 0], [1, 1, 1]])
+    eq(one(lambda x: jnp.all(x, axis=1).astype(F32), bb, dtypes=[BOOL]), [0.0, 0.0, 1.0], [1.0, 0.0, 1.0])
+    eq(one(lambda x: jnp.any(x, axis=1).astype(F32), bb, dtypes=[BOOL]), [1.0, 0.0, 1.0], [1.0, 1.0, 1.0])
+    eq(one(lambda x: jnp.argmax(x, axis=1).astype(F32), b), [0.0, 0.0], [2.0, 2.0])
+    (m,) = export.symbolic_shape("m")
+    closed = jax.make_jaxpr(lambda x: jnp.argmin(x, axis=0).astype(F32))(jax.ShapeDtypeStruct((m,), F32))
+    [out] = Run(Bounds(), {"m": 9}).program(closed, [box([0.0], [1.0])])
+    eq(out, 0.0, 8.0)
+
+
+def test_cumulative_scans():
+    b = box([1.0, -2.0, 0.5, 3.0], [2.0, 1.0, 0.5, 4.0])
+    out = one(lambda x: lax.cumsum(x, 0), b)
+    slo, shi = np.cumsum([1.0, -2.0, 0.5, 3.0]), np.cumsum([2.0, 1.0, 0.5, 4.0])
+    elo, ehi = 3 * U * 2 * np.cumsum([1.0, 2.0, 0.5, 3.0]), 3 * U * 2 * np.cumsum([2.0, 1.0, 0.5, 4.0])
+    eq(out, [dn(s - e) for s, e in zip(slo, elo)], [up(s + e) for s, e in zip(shi, ehi)])
+    out = one(lambda x: lax.cumsum(x, 0, reverse=True), b)
+    slo, shi = np.cumsum([3.0, 0.5, -2.0, 1.0])[::-1], np.cumsum([4.0, 0.5, 1.0, 2.0])[::-1]
+    elo, ehi = 3 * U * 2 * np.cumsum([3.0, 0.5, 2.0, 1.0])[::-1], 3 * U * 2 * np.cumsum([4.0, 0.5, 1.0, 2.0])[::-1]
+    eq(out, [dn(s - e) for s, e in zip(slo, elo)], [up(s + e) for s, e in zip(shi, ehi)])
+    eq(one(lambda x: lax.cummax(x, 0), b), [1.0, 1.0, 1.0, 3.0], [2.0, 2.0, 2.0, 4.0])
+    eq(one(lambda x: lax.cummax(x, 0, reverse=True), b), [3.0, 3.0, 3.0, 3.0], [4.0, 4.0, 4.0, 4.0])
+    eq(one(lambda x: lax.cummin(x, 0), b), [1.0, -2.0, -2.0, -2.0], [2.0, 1.0, 0.5, 0.5])
+    eq(one(lambda x: lax.cummin(x, 0, reverse=True), b), [-2.0, -2.0, 0.5, 3.0], [0.5, 0.5, 0.5, 4.0])
+    out = one(lambda x: lax.cumlogsumexp(x, 0), box([0.0, 0.0], [0.0, 1.0]))
+    eq(out, [dn(0.0, 2), dn(np.log(2.0), 2)], [up(0.0, 2), up(np.logaddexp(0.0, 1.0), 2)])
+    out = one(lambda x: lax.cumprod(x, 0), b)
+    eq(out, [-INF] * 4, [INF] * 4)
+    assert out.why is not None
+    # the form of a cumulative sum over a fixed axis: lower-triangular ones
+    x = data_input((1, 3), "X", -1.0, 1.0)
+    out = one(lambda v: lax.cumsum(v, 1), x)
+    np.testing.assert_array_equal(out.lin.A["X"][1][0], np.tril(np.ones((3, 3))))
+    # along the record axis: the hull of one record and m of them (cumsum), the box itself (cummax / cummin)
+    (m,) = export.symbolic_shape("m")
+    for f, want in ((lambda v: lax.cumsum(v, 0), ([-5.0], [10.0])), (lambda v: lax.cummax(v, 0), ([-1.0], [2.0])),
+                    (lambda v: lax.cummin(v, 0), ([-1.0], [2.0])), (lambda v: lax.cumprod(v, 0), ([-INF], [INF]))):
+        closed = jax.make_jaxpr(f)(jax.ShapeDtypeStruct((m,), F32))
+        [out] = Run(Bounds(), {"m": 5}).program(closed, [box([-1.0], [2.0])])
+        eq(out, *want)
+    closed = jax.make_jaxpr(lambda v: lax.cumsum(v, 0))(jax.ShapeDtypeStruct((m,), F32))
+    [out] = Run(Bounds(), {"m": 5}).program(closed, [box([1.0], [2.0])])
+    eq(out, [1.0], [10.0])
+
+
+def test_sort_and_top_k():
+    out = interp(lambda x: lax.sort(x, dimension=0), [box([1.0, -2.0, 0.0], [2.0, 5.0, 0.5])])[0]
+    eq(out, [-2.0] * 3, [5.0] * 3)
+    out = interp(lambda x: lax.sort(x, dimension=1), [box([[1.0, -2.0], [0.0, 3.0]], [[2.0, 5.0], [0.5, 4.0]])])[0]
+    eq(out, [[-2.0, -2.0], [0.0, 0.0]], [[5.0, 5.0], [4.0, 4.0]])
+    vals, idx = interp(lambda x: lax.top_k(x, 2), [box([[1.0, -2.0, 0.0]], [[2.0, 5.0, 0.5]])])
+    eq(vals, [[-2.0, -2.0]], [[5.0, 5.0]])
+    eq(idx, [[0.0, 0.0]], [[2.0, 2.0]])
+
+
+# ---------------------------------------------------------------------------
+# structural rules
+
+
+def test_structural_rules_move_boxes_and_forms():
+    b = box([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], [[1.5, 2.5, 3.5], [4.5, 5.5, 6.5]])
+    eq(one(lambda x: lax.transpose(x, (1, 0)), b), b.lo.T, b.hi.T)
+    eq(one(lambda x: lax.rev(x, (1,)), b), b.lo[:, ::-1], b.hi[:, ::-1])
+    eq(one(lambda x: lax.slice(x, (0, 1), (2, 3), (1, 2)), b), b.lo[:, 1:3:2], b.hi[:, 1:3:2])
+    eq(one(lambda x: lax.reshape(x, (3, 2)), b), b.lo.reshape(3, 2), b.hi.reshape(3, 2))
+    eq(one(lambda x: lax.broadcast_in_dim(x, (2, 2, 3), (0, 2)), b), np.broadcast_to(b.lo[:, None], (2, 2, 3)),
+       np.broadcast_to(b.hi[:, None], (2, 2, 3)))
+    eq(one(lambda x: lax.squeeze(x, (0,)), box([[1.0, 2.0]], [[3.0, 4.0]])), [1.0, 2.0], [3.0, 4.0])
+    # the forms move with the values
+    x = data_input((1, 3), "X", -1.0, 1.0)
+    eye = np.eye(3)
+    out = one(lambda v: lax.rev(v, (1,)), x)
+    np.testing.assert_array_equal(out.lin.A["X"][0][0], eye[::-1])
+    out = one(lambda v: lax.slice(v, (0, 1), (1, 3)), x)
+    np.testing.assert_array_equal(out.lin.A["X"][0][0], eye[1:3])
+    out = one(lambda v: lax.transpose(v, (1, 0)), x)
+    np.testing.assert_array_equal(out.lin.A["X"][0][:, 0], eye)
+    out = one(lambda v: lax.reshape(v, (3, 1)), x)
+    np.testing.assert_array_equal(out.lin.A["X"][1][:, 0], eye)
+    out = one(lambda v: lax.squeeze(v, (0,)), x)
+    np.testing.assert_array_equal(out.lin.A["X"][1], eye)
+    out = one(lambda v: lax.broadcast_in_dim(v, (2, 1, 3), (1, 2)), x)
+    np.testing.assert_array_equal(out.lin.A["X"][1][1, 0], eye)
+
+
+def test_structural_rules_along_the_record_axis():
+    (m,) = export.symbolic_shape("m")
+    x = data_input((1, 2), "X", -1.0, 1.0)
+    # reversing or slicing the record axis moves records: the box stays, the form goes
+    for f in (lambda v: lax.rev(v, (0,)), lambda v: v[1:]):
+        closed = jax.make_jaxpr(f)(jax.ShapeDtypeStruct((m, 2), F32))
+        [out] = Run(Bounds(), {"m": 4}).program(closed, [x])
+        eq(out, [[-1.0, -1.0]], [[1.0, 1.0]])
+        assert out.lin is None
+    # reversing a fixed axis of a record keeps the form
+    closed = jax.make_jaxpr(lambda v: lax.rev(v, (1,)))(jax.ShapeDtypeStruct((m, 2), F32))
+    [out] = Run(Bounds(), {"m": 4}).program(closed, [x])
+    np.testing.assert_array_equal(out.lin.A["X"][0][0], np.eye(2)[::-1])
+    # reshaping that keeps the record axis keeps the form; one that mixes records into a fixed axis drops it
+    closed = jax.make_jaxpr(lambda v: v.reshape(v.shape[0], 2, 1))(jax.ShapeDtypeStruct((m, 2), F32))
+    [out] = Run(Bounds(), {"m": 4}).program(closed, [x])
+    np.testing.assert_array_equal(out.lin.A["X"][0][0, :, 0], np.eye(2))
+
+
+def test_reshape_with_dimensions_or_sizes_that_differ_is_the_hull():
+    b = box([[1.0, 2.0], [3.0, 4.0]], [[1.5, 2.5], [3.5, 4.5]])
+    out = one(lambda v: lax.reshape(v, (4,), dimensions=(1, 0)), b)
+    eq(out, [1.0] * 4, [4.5] * 4)
+    assert out.lin is None
+
+
+def test_concatenate_split_pad_iota():
+    a = box([1.0, 2.0], [1.5, 2.5])
+    b = box([-3.0], [-2.0])
+    eq(one(lambda x, y: lax.concatenate([x, y], 0), a, b), [1.0, 2.0, -3.0], [1.5, 2.5, -2.0])
+    outs = interp(lambda x: lax.split(x, (1, 2, 1), 0), [box([1.0, 2.0, 3.0, 4.0], [1.5, 2.5, 3.5, 4.5])])
+    eq(outs[0], [1.0], [1.5])
+    eq(outs[1], [2.0, 3.0], [2.5, 3.5])
+    eq(outs[2], [4.0], [4.5])
+    # pad: low 1, high -1 (drops the last), interior 1
+    out = one(lambda x: lax.pad(x, 0.5, ((1, -1, 1),)), box([1.0, 2.0, 3.0], [1.5, 2.5, 3.5]))
+    eq(out, [0.5, 1.0, 0.5, 2.0, 0.5], [0.5, 1.5, 0.5, 2.5, 0.5])
+    out = one(lambda x: lax.pad(x, -1.0, ((2, 1, 0),)), box([1.0], [2.0]))
+    eq(out, [-1.0, -1.0, 1.0, -1.0], [-1.0, -1.0, 2.0, -1.0])
+    out = one(lambda x: lax.pad(x, 0.0, ((-1, 0, 0), (0, 1, 0))), box([[1.0, 2.0], [3.0, 4.0]], [[1.0, 2.0], [3.0, 4.0]]))
+    eq(out, [[3.0, 4.0, 0.0]], [[3.0, 4.0, 0.0]])
+    # padding value from a box
+    out = one(lambda x, p: lax.pad(x, p, ((1, 0, 0),)), box([1.0], [2.0]), box([], []).__class__.box(-3.0, 3.0))
+    eq(out, [-3.0, 1.0], [3.0, 2.0])
+    eq(one(lambda x: x + lax.iota(F32, 3), box([0.0] * 3, [0.0] * 3)), [0.0, 1.0, 2.0], [0.0, 1.0, 2.0])
+    out = one(lambda x: x + lax.broadcasted_iota(F32, (2, 3), 1), box(np.zeros((2, 3)), np.zeros((2, 3))))
+    eq(out, [[0.0, 1.0, 2.0]] * 2, [[0.0, 1.0, 2.0]] * 2)
+    # forms: concatenated and padded with zero coefficients
+    x = data_input((1, 2), "X", -1.0, 1.0)
+    out = one(lambda v: lax.concatenate([v, jnp.ones((1, 1), F32)], 1), x)
+    np.testing.assert_array_equal(out.lin.A["X"][0][0], [[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+    np.testing.assert_array_equal(out.lin.clo, [[0.0, 0.0, 1.0]])
+    out = one(lambda v: lax.pad(v, 2.0, ((0, 0, 0), (1, 0, 0))), x)
+    np.testing.assert_array_equal(out.lin.A["X"][1][0], [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    np.testing.assert_array_equal(out.lin.chi, [[2.0, 0.0, 0.0]])
+    outs = interp(lambda v: lax.split(v, (1, 1), 1), [x])
+    np.testing.assert_array_equal(outs[1].lin.A["X"][0][0], [[0.0, 1.0]])
+
+
+def test_concatenate_pad_split_iota_along_the_record_axis():
+    (m,) = export.symbolic_shape("m")
+    closed = jax.make_jaxpr(lambda x, y: lax.concatenate([x, y], 0))(jax.ShapeDtypeStruct((m,), F32),
+                                                                       jax.ShapeDtypeStruct((m,), F32))
+    [out] = Run(Bounds(), {"m": 3}).program(closed, [box([0.0], [1.0]), box([5.0], [6.0])])
+    eq(out, [0.0], [6.0])
+    closed = jax.make_jaxpr(lambda x: lax.pad(x, -2.0, ((1, 0, 0),)))(jax.ShapeDtypeStruct((m,), F32))
+    [out] = Run(Bounds(), {"m": 3}).program(closed, [box([0.0], [1.0])])
+    eq(out, [-2.0], [1.0])
+    closed = jax.make_jaxpr(lambda x: x + lax.iota(F32, x.shape[0]))(jax.ShapeDtypeStruct((m,), F32))
+    [out] = Run(Bounds(), {"m": 6}).program(closed, [box([0.0], [0.0])])
+    eq(out, [0.0], [5.0])
+
+
+# ---------------------------------------------------------------------------
+# indexing with interval indices
+
+
+def test_gather_with_interval_indices_is_the_hull_of_the_reachable_entries():
+    op = box([0.0, 10.0, 20.0, 30.0, 40.0], [1.0, 11.0, 21.0, 31.0, 41.0])
+    # index in [1.2, 2.7] -> floor/ceil: entries 1..3 (the box of the index, widened to integers)
+    out = one(lambda a, i: a[i], op, box([1.0, 0.0, 4.0], [3.0, 0.0, 4.0]), dtypes=[F32, I32])
+    eq(out, [10.0, 0.0, 40.0], [31.0, 1.0, 41.0])
+    # negative indices wrap (jnp semantics): -1 is the last
+    out = one(lambda a, i: a[i], op, box([-1.0], [-1.0]), dtypes=[F32, I32])
+    eq(out, [40.0], [41.0])
+    # a row of a 2-d operand
+    op2 = box([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]], [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]])
+    out = one(lambda a, i: a[i], op2, box([0.0], [1.0]), dtypes=[F32, I32])
+    eq(out, [[0.0, 1.0]], [[2.0, 3.0]])
+    # an unbounded index: every entry
+    out = one(lambda a, i: a[i], op, Bound(np.array([-INF]), np.array([INF])), dtypes=[F32, I32])
+    eq(out, [0.0], [41.0])
+    # filling out-of-range indices with a value
+    out = one(lambda a, i: a.at[i].get(mode="fill", fill_value=-7.0), op, box([3.0], [6.0]), dtypes=[F32, I32])
+    eq(out, [-7.0], [41.0])
+
+
+def test_gather_keeps_the_form_of_a_record_and_the_norm_of_a_constant_table():
+    x = data_input((1, 3), "X", -1.0, 1.0)
+    out = one(lambda v, i: v[:, i], x, box([0.0], [1.0]), dtypes=[F32, I32])
+    eq(out, [[-1.0]], [[1.0]])
+    lo, hi = out.lin.A["X"]
+    np.testing.assert_array_equal(lo[0], [[0.0, 0.0, 0.0]])
+    np.testing.assert_array_equal(hi[0], [[1.0, 1.0, 0.0]])
+    # a row of the identity: the box is [0, 1]^3 but the row's norm is <= 1
+    out = one(lambda i: jnp.eye(3, dtype=F32)[i], box([0.0], [2.0]), dtypes=[I32])
+    eq(out, [[0.0] * 3], [[1.0] * 3])
+    assert set(out.nrm) == {1} and 1.0 <= out.nrm[1].max() <= 1.0 + 1e-15
+
+
+def test_index_candidates_and_gather_sources():
+    c = B._index_candidates(np.array([[0.2, 1.0]]), np.array([[1.5, 1.0]]))
+    assert c.tolist() == [[0.0, 1.0], [1.0, 1.0], [2.0, 1.0]]
+    c = B._index_candidates(np.array([[0.0], [3.0]]), np.array([[1.0], [3.0]]))
+    assert c.tolist() == [[0.0], [1.0], [2.0], [3.0]]
+    assert B._index_candidates(np.array([[0.0]]), np.array([[INF]])) is None
+    assert B._index_candidates(np.array([[0.0]]), np.array([[4095.0]])).shape == (4096, 1)
+    assert B._index_candidates(np.array([[0.0]]), np.array([[4096.0]])) is None
+
+
+def test_dynamic_slice_update_and_scatters():
+    op = box([0.0, 10.0, 20.0, 30.0, 40.0], [1.0, 11.0, 21.0, 31.0, 41.0])
+    # start in [1, 2]: the slices op[1:3] and op[2:4], elementwise hull
+    out = one(lambda a, i: lax.dynamic_slice(a, (i,), (2,)), op, box(1.0, 2.0), dtypes=[F32, I32],
+              shapes=[(5,), ()])
+    eq(out, [10.0, 20.0], [21.0, 31.0])
+    # starts past the end are clamped (start <= 5 - 2 = 3), negative ones to 0
+    out = one(lambda a, i: lax.dynamic_slice(a, (i,), (2,)), op, box(2.0, 9.0), dtypes=[F32, I32], shapes=[(5,), ()])
+    eq(out, [20.0, 30.0], [31.0, 41.0])
+    # a negative start counts from the end (i + 5), so [-5, 0] reaches every start 0..3
+    out = one(lambda a, i: lax.dynamic_slice(a, (i,), (2,)), op, box(-5.0, 0.0), dtypes=[F32, I32], shapes=[(5,), ()])
+    eq(out, [0.0, 10.0], [31.0, 41.0])
+    out = one(lambda a, i: lax.dynamic_slice(a, (i,), (2,)), op, box(0.0, 0.0), dtypes=[F32, I32], shapes=[(5,), ()])
+    eq(out, [0.0, 10.0], [1.0, 11.0])
+    out = one(lambda a, i: lax.dynamic_slice(a, (i,), (2,)), op, Bound(np.float64(-INF), np.float64(INF)),
+              dtypes=[F32, I32], shapes=[(5,), ()])
+    eq(out, [0.0, 0.0], [41.0, 41.0])
+    # the form of a record through a slice at a known offset
+    x = data_input((1, 3), "X", -1.0, 1.0)
+    out = one(lambda v, i: lax.dynamic_slice(v, (0, i), (1, 2)), x, box(1.0, 1.0), dtypes=[F32, I32],
+              shapes=[(1, 3), ()])
+    np.testing.assert_array_equal(out.lin.A["X"][0][0], np.eye(3)[1:3])
+    out = one(lambda a, u, i: lax.dynamic_update_slice(a, u, (i,)), op, box([-5.0, 100.0], [-4.0, 101.0]),
+              box(0.0, 3.0), dtypes=[F32, F32, I32], shapes=[(5,), (2,), ()])
+    eq(out, [-5.0, -5.0, -5.0, -5.0, -5.0], [101.0, 101.0, 101.0, 101.0, 101.0])
+    out = one(lambda a, u, i: a.at[i].add(u), op, box([-1.0, 2.0], [3.0, 5.0]), box([0, 0], [4, 4]),
+              dtypes=[F32, F32, I32])
+    eq(out, [dn(0.0 - 1.0), dn(10.0 - 1.0), dn(19.0), dn(29.0), dn(39.0)],
+       [up(1.0 + 8.0), up(19.0), up(29.0), up(39.0), up(49.0)])
+    out = one(lambda a, u, i: a.at[i].set(u), op, box([-1.0, 2.0], [3.0, 5.0]), box([0, 0], [4, 4]),
+              dtypes=[F32, F32, I32])
+    eq(out, [-1.0, -1.0, -1.0, -1.0, -1.0], [5.0, 11.0, 21.0, 31.0, 41.0])
+
+
+def test_dot_general_rule_with_forms_and_records():
+    # x w for a record x in [-1, 1]^3 and a point w: form w^T, box |w| row sums
+    w = np.array([[1.0, 2.0], [-1.0, 0.5], [0.0, 4.0]])
+    x = data_input((1, 3), "X", -1.0, 1.0)
+    out = one(lambda v, ww: v @ ww, x, Bound.point(w))
+    np.testing.assert_array_equal(out.lin.A["X"][0][0], w.T)
+    np.testing.assert_array_equal(out.lin.A["X"][1][0], w.T)
+    assert out.lo[0, 0] <= -2.0 and out.hi[0, 0] >= 2.0 and out.hi[0, 0] <= 2.0 + 1e-14
+    assert out.hi[0, 1] >= 6.5 and out.hi[0, 1] <= 6.5 + 1e-14
+    # the other order: w^T x^T, form on the right
+    out = one(lambda ww, v: ww.T @ v.T, Bound.point(w), x)
+    np.testing.assert_array_equal(out.lin.A["X"][0][:, 0], w.T)
+    # contraction over the record axis: the one-record box times m
+    (m,) = export.symbolic_shape("m")
+    closed = jax.make_jaxpr(lambda a, b: a @ b)(jax.ShapeDtypeStruct((2, m), F32), jax.ShapeDtypeStruct((m,), F32))
+    [out] = Run(Bounds(), {"m": 10}).program(closed, [box([[1.0], [2.0]], [[1.0], [2.0]]), box([0.5], [1.0])])
+    assert out.lo[0] <= 5.0 and out.lo[0] >= 5.0 - 1e-12 and out.hi[1] >= 20.0 and out.hi[1] <= 20.0 + 1e-12
+    assert out.lin is None
+    # two forms: no form
+    out = one(lambda a, b: a @ b.T, x, data_input((1, 3), "Y", -1.0, 1.0))
+    assert out.lin is None and out.hi[0, 0] >= 3.0
+
+
+# ---------------------------------------------------------------------------
+# the interpreter's lattice operations
+
+
+def test_bounds_join_same_widen():
+    it = Bounds()
+    a = box([0.0, 1.0], [1.0, 2.0])
+    b = box([-1.0, 1.5], [0.5, 3.0])
+    j = it.join(a, b)
+    eq(j, [-1.0, 1.0], [1.0, 3.0])
+    j = it.join(Bound(np.array([np.nan]), np.array([1.0])), Bound(np.array([0.0]), np.array([np.nan])))
+    eq(j, [-INF], [INF])
+    x = data_input((1, 2), "X", -1.0, 1.0)
+    y = Bound(x.lo, x.hi, B.lin_scale(np.full((1, 2), 2.0), np.full((1, 2), 2.0), x.lin, (1, 2)), "w")
+    j = it.join(x, y)
+    np.testing.assert_array_equal(j.lin.A["X"][0][0], np.eye(2))
+    np.testing.assert_array_equal(j.lin.A["X"][1][0], 2 * np.eye(2))
+    assert j.why == "w"
+    j = it.join(x, box([[5.0, 5.0]], [[5.0, 5.0]]))
+    np.testing.assert_array_equal(j.lin.A["X"][0][0], np.zeros((2, 2)))
+    np.testing.assert_array_equal(j.lin.chi, [[5.0, 5.0]])
+    assert it.join(a, b).lin is None
+    assert it.same(a, box([0.0, 1.0], [1.0, 2.0]))
+    assert not it.same(a, box([0.0, 1.0], [1.0, 2.5]))
+    assert not it.same(a, box([0.0, 1.5], [1.0, 2.0]))
+    assert it.same(x, data_input((1, 2), "X", -1.0, 1.0))
+    assert not it.same(x, box(x.lo, x.hi))
+    assert not it.same(box(x.lo, x.hi), x)
+    assert not it.same(x, y)
+    assert not it.same(x, data_input((1, 2), "Z", -1.0, 1.0))
+    z = data_input((1, 2), "X", -1.0, 1.0)
+    z.lin.chi[:] = 1.0
+    assert not it.same(x, z)
+    z = data_input((1, 2), "X", -1.0, 1.0)
+    z.lin.clo[:] = -1.0
+    assert not it.same(x, z)
+    z = data_input((1, 2), "X", -1.0, 1.0)
+    z.lin.A["X"] = (z.lin.A["X"][0] * 0, z.lin.A["X"][1])
+    assert not it.same(x, z)
+    w = it.widen(None, box([0.0, 1.0], [1.0, 2.0]), None)
+    eq(w, [-INF, -INF], [INF, INF])
+
+
+def test_bounds_cond_scan_literal_constant():
+    it = Bounds()
+    br = ["b0", "b1", "b2", "b3"]
+    assert it.cond_branches(None, br, box([1.2], [2.0])) == ["b1", "b2"]
+    assert it.cond_branches(None, br, box([-3.0], [0.0])) == ["b0"]
+    assert it.cond_branches(None, br, box([2.5, 0.0], [9.0, 1.0])) == br
+    assert it.cond_branches(None, br, box([3.0], [3.0])) == ["b3"]
+    assert it.cond_branches(None, br, Bound(np.array([1.0]), np.array([INF]))) == br
+    v = box([[0.0, 1.0], [-1.0, 3.0]], [[2.0, 1.5], [0.0, 4.0]])
+    av_full = jax.core.ShapedArray((2, 2), F32)
+    av_slice = jax.core.ShapedArray((2,), F32)
+    s = it.scan_slice(None, v, av_full, av_slice)
+    eq(s, [-1.0, 1.0], [2.0, 4.0])
+    st = it.scan_stack(None, box([0.0, 1.0], [2.0, 3.0]), av_slice, jax.core.ShapedArray((3, 2), F32))
+    eq(st, [[0.0, 1.0]] * 3, [[2.0, 3.0]] * 3)
+    x = data_input((1, 2), "X", -1.0, 1.0)
+    x.lin.clo[:] = [[-1.0, 0.0]]
+    s = it.scan_slice(None, x, jax.core.ShapedArray((1, 2), F32), av_slice)
+    eq(s, [-1.0, -1.0], [1.0, 1.0])
+    np.testing.assert_array_equal(s.lin.A["X"][0], np.eye(2))
+    np.testing.assert_array_equal(s.lin.clo, [-1.0, 0.0])
+    np.testing.assert_array_equal(s.lin.chi, [0.0, 0.0])
+    st = it.scan_stack(None, x, jax.core.ShapedArray((1, 2), F32), jax.core.ShapedArray((3, 1, 2), F32))
+    assert st.lin.A["X"][0].shape == (3, 1, 2, 2)
+    np.testing.assert_array_equal(st.lin.A["X"][1][2, 0], np.eye(2))
+    # through a program: a scan over a fixed-length input, and a cond whose index is known
+    out = one(lambda xs: lax.scan(lambda c, x: (c + x, c), 0.0, xs)[1], box([1.0, 2.0, 3.0], [1.0, 2.0, 3.0]))
+    assert out.lo[2] <= 3.0 <= out.hi[2]
+    out = one(lambda i, x: lax.switch(i, [lambda v: v + 1.0, lambda v: v * 10.0, lambda v: -v], x),
+              box(1.0, 1.0), box([1.0], [2.0]), dtypes=[I32, F32], shapes=[(), (1,)])
+    eq(out, [10.0], [20.0])
+    out = one(lambda x: x + jnp.asarray([1.5, 2.5], F32), box([0.0, 0.0], [0.0, 0.0]))
+    eq(out, [1.5, 2.5], [1.5, 2.5])
+    assert it.constant(jax.random.key(0), jax.core.ShapedArray((), jnp.float32)).lo == -INF
+
+
+def test_bound_constructors_and_data_input():
+    b = Bound.top((2,))
+    assert b.lo.tolist() == [-INF, -INF] and b.hi.tolist() == [INF, INF] and not b.bounded()
+    assert Bound.top((2,), "w").why == "w"
+    assert Bound.box(0.0, 1.0, "v").why == "v"
+    assert Bound.box(np.array([True, False]), np.array([True, True])).lo.dtype == np.float64
+    with pytest.raises(TypeError):
+        Bound.box(np.array([1j]), np.array([2j]))
+    assert Bound(np.array([0.0]), np.array([INF])).bounded() is False
+    assert Bound(np.array([-INF]), np.array([0.0])).bounded() is False
+    assert Bound.point(np.array([1.0, 2.0])).is_point() and not Bound.box([0.0], [1.0]).is_point()
+    x = data_input((1, 2, 2), "X", -1.0, np.array([[1.0, 2.0], [3.0, 4.0]]))
+    assert x.hi.tolist() == [[[1.0, 2.0], [3.0, 4.0]]] and x.lin.A["X"][0].shape == (1, 2, 2, 4)
+    np.testing.assert_array_equal(x.lin.A["X"][0].reshape(4, 4), np.eye(4))
+    x = data_input((1,), "X", 0.0, 1.0)
+    assert x.lin.A["X"][0].shape == (1, 1)
