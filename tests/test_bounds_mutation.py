@@ -30,6 +30,7 @@ I32 = jnp.int32
 BOOL = jnp.bool_
 INF = np.inf
 U = 2.0 ** -53
+ETA = 2.0 ** -1074      # the smallest subnormal
 
 
 @pytest.fixture(autouse=True)
@@ -158,26 +159,26 @@ def test_iv_dot_exact_and_rounded_ends():
     # one term, a product that is not exact (0.1 * 3): err = (1 + 4) u |0.1 * 3| (1 + 8u)
     lo, hi = B.iv_dot(np.array([[0.1]]), np.array([[0.1]]), np.array([3.0]), np.array([3.0]), DN_MATVEC)
     mag = 0.1 * 3.0
-    err = 5 * U * mag * (1 + 8 * U)
-    assert lo[0] == dn(mag - err) and hi[0] == min(up(mag + err), up(mag))
+    err = 5 * U * mag * (1 + 8 * U) + ETA
+    assert lo[0] == dn(mag - err) and hi[0] == up(mag + err)
     # three point terms 1*1 + 1*2 + 1*3 = 6: err = (3 + 4) u 6 (1 + 8u), the ends rounded one more float out
     a = np.ones((1, 3))
     b = np.array([1.0, 2.0, 3.0])
     lo, hi = B.iv_dot(a, a, b, b, DN_MATVEC)
-    err = 7 * U * 6.0 * (1 + 8 * U)
-    assert lo[0] == dn(6.0 - err) and hi[0] == up(6.0)        # and never beyond the magnitude sum |a_i b_i|
-    assert 6 - Fraction(float(lo[0])) >= 7 * Fraction(U) * 6
+    err = 7 * U * 6.0 * (1 + 8 * U) + 3 * ETA
+    assert lo[0] == dn(6.0 - err) and hi[0] == up(6.0 + err)
+    assert 6 - Fraction(float(lo[0])) >= 7 * Fraction(U) * 6 and Fraction(float(hi[0])) - 6 >= 7 * Fraction(U) * 6
     lo, hi = B.iv_dot(-a, -a, b, b, DN_MATVEC)
-    assert lo[0] == dn(-6.0) and hi[0] == up(-6.0 + err)
+    assert lo[0] == dn(-6.0 - err) and hi[0] == up(-6.0 + err)
     # a radius: [1, 3] . [2, 2] = [2, 6] (mid 4, radius 2 widened by (1 + (k + 4) u), then err)
     lo, hi = B.iv_dot(np.array([[1.0]]), np.array([[3.0]]), np.array([2.0]), np.array([2.0]), DN_MATVEC)
-    rad = up(up(1.0) * 2.0 * (1 + 5 * U))
-    err = 5 * U * 6.0 * (1 + 8 * U)
-    assert lo[0] == dn(4.0 - rad - err) and hi[0] == min(up(4.0 + rad + err), up(6.0))
+    rad = up(up(1.0) * 2.0 * (1 + 5 * U)) + 3 * ETA
+    err = 5 * U * 6.0 * (1 + 8 * U) + ETA
+    assert lo[0] == dn(4.0 - rad - err) and hi[0] == min(up(4.0 + rad + err), up(6.0 + err))
     assert lo[0] <= 2.0 and hi[0] >= 6.0
     # both operands with radius: [1, 3] . [1, 3] = [1, 9]
     lo, hi = B.iv_dot(np.array([[1.0]]), np.array([[3.0]]), np.array([1.0]), np.array([3.0]), DN_MATVEC)
-    assert lo[0] <= 1.0 and hi[0] >= 9.0 and hi[0] == up(9.0)
+    assert lo[0] <= 1.0 and hi[0] >= 9.0 and hi[0] == up(9.0 + 5 * U * 9.0 * (1 + 8 * U))
     # a zero factor in every term: exactly 0
     lo, hi = B.iv_dot(np.array([[0.0, 0.0]]), np.array([[0.0, 0.0]]), np.array([-5.0, 7.0]), np.array([5.0, 9.0]),
                       DN_MATVEC)
@@ -190,14 +191,14 @@ def test_iv_dot_counts_only_nonzero_terms():
     a = np.array([[1.0, 0.1]])
     b = np.array([0.1, 0.0])
     lo, hi = B.iv_dot(a, a, b, b, DN_MATVEC)
-    err = 5 * U * 0.1 * (1 + 8 * U)
-    assert lo[0] == dn(0.1 - err) and hi[0] == min(up(0.1 + err), up(0.1))
+    err = 5 * U * 0.1 * (1 + 8 * U) + ETA
+    assert lo[0] == dn(0.1 - err) and hi[0] == up(0.1 + err)
     # with a factor in (0, 1) as a count: 0.5 must count as nonzero (k = 2: err = 6 u mag)
     a = np.array([[0.5, 0.5]])
     b = np.array([0.5, 0.5])
     lo, hi = B.iv_dot(a, a, b, b, DN_MATVEC)
-    err = 6 * U * 0.5 * (1 + 8 * U)
-    assert lo[0] == dn(0.5 - err) and hi[0] == min(up(0.5 + err), up(0.5))
+    err = 6 * U * 0.5 * (1 + 8 * U) + 2 * ETA
+    assert lo[0] == dn(0.5 - err) and hi[0] == up(0.5 + err)
 
 
 def test_iv_dot_point_operands_only_one_of_which_is_a_power_of_two():
@@ -218,10 +219,11 @@ def test_iv_dot_with_infinite_ends():
     # [-inf, inf] * 0 + 1 * 2 = 2: the inf entry meets a zero, so only the magnitude 2 counts (no midpoint form)
     lo, hi = B.iv_dot(np.array([[-INF, 1.0]]), np.array([[INF, 1.0]]), np.array([0.0, 2.0]), np.array([0.0, 2.0]),
                       DN_MATVEC)
-    assert (lo[0], hi[0]) == (dn(-2.0), up(2.0))
+    magu = up(2.0 + 5 * U * 2.0 * (1 + 8 * U))          # sum |a_i| |b_i| = 2 (k = 1), bounded above
+    assert (lo[0], hi[0]) == (-magu, magu)
     lo, hi = B.iv_dot(np.array([[0.0, 2.0]]), np.array([[0.0, 2.0]]), np.array([-INF, 1.0]), np.array([INF, 1.0]),
                       DN_MATVEC)
-    assert (lo[0], hi[0]) == (dn(-2.0), up(2.0))
+    assert (lo[0], hi[0]) == (-magu, magu)
     # one infinite entry meeting a nonzero one: unbounded
     lo, hi = B.iv_dot(np.array([[1.0, 1.0]]), np.array([[INF, 1.0]]), np.array([1.0, 1.0]), np.array([1.0, 1.0]),
                       DN_MATVEC)
@@ -1076,3 +1078,159 @@ def test_bound_constructors_and_data_input():
     np.testing.assert_array_equal(x.lin.A["X"][0].reshape(4, 4), np.eye(4))
     x = data_input((1,), "X", 0.0, 1.0)
     assert x.lin.A["X"][0].shape == (1, 1)
+
+
+# ---------------------------------------------------------------------------
+# soundness of the interval arithmetic for every input, with hypothesis (exact rationals as the reference)
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_F = st.floats(min_value=-1e12, max_value=1e12, allow_nan=False, allow_subnormal=False)
+_T = st.floats(min_value=0.0, max_value=1.0)
+
+
+def _ivl(x, y):
+    return (x, y) if x <= y else (y, x)
+
+
+def _at(lo, hi, t):
+    """A rational point of [lo, hi]."""
+    return Fraction(lo) + (Fraction(hi) - Fraction(lo)) * Fraction(t)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_F, _F, _F, _F, _T, _T)
+def test_iv_add_and_mul_contain_every_sum_and_product(a1, a2, b1, b2, s, t):
+    (alo, ahi), (blo, bhi) = _ivl(a1, a2), _ivl(b1, b2)
+    x, y = _at(alo, ahi, s), _at(blo, bhi, t)
+    A = [np.array([v]) for v in (alo, ahi, blo, bhi)]
+    lo, hi = B.iv_add(*A)
+    assert Fraction(float(lo[0])) <= x + y <= Fraction(float(hi[0]))
+    lo, hi = B.iv_mul(*A)
+    assert Fraction(float(lo[0])) <= x * y <= Fraction(float(hi[0]))
+    # tight: the ends are the exact corner extremes rounded at most one float outward (two for a product that
+    # underflows: its float is 0 and its error unknown)
+    corners = [Fraction(p) * Fraction(q) for p in (alo, ahi) for q in (blo, bhi)]
+    assert Fraction(float(up(lo[0], 2))) >= min(corners) and Fraction(float(dn(hi[0], 2))) <= max(corners)
+    if all(abs(c) >= 2 ** -960 or c == 0 for c in corners):
+        assert Fraction(float(up(lo[0]))) >= min(corners) and Fraction(float(dn(hi[0]))) <= max(corners)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(min_value=1e-6, max_value=1e6), st.floats(min_value=1e-6, max_value=1e6), _T, st.booleans())
+def test_iv_recip_contains_every_reciprocal(a1, a2, t, negative):
+    lo_, hi_ = _ivl(a1, a2)
+    if negative:
+        lo_, hi_ = -hi_, -lo_
+    x = _at(lo_, hi_, t)
+    lo, hi = B.iv_recip(np.array([lo_]), np.array([hi_]))
+    assert Fraction(float(lo[0])) <= 1 / x <= Fraction(float(hi[0]))
+    assert Fraction(float(up(lo[0], 2))) >= 1 / Fraction(hi_) and Fraction(float(dn(hi[0], 2))) <= 1 / Fraction(lo_)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(_F, _F, _F, _F, _T, _T), min_size=1, max_size=4), st.booleans())
+def test_iv_dot_contains_every_dot_product(terms, points):
+    alo, ahi, blo, bhi, xs, ys = [], [], [], [], [], []
+    for a1, a2, b1, b2, s, t in terms:
+        (l1, h1), (l2, h2) = _ivl(a1, a2), _ivl(b1, b2)
+        if points:
+            h1, h2 = l1, l2
+        alo.append(l1), ahi.append(h1), blo.append(l2), bhi.append(h2)
+        xs.append(_at(l1, h1, s)), ys.append(_at(l2, h2, t))
+    lo, hi = B.iv_dot(np.array([alo]), np.array([ahi]), np.array(blo), np.array(bhi), DN_MATVEC)
+    exact = sum(x * y for x, y in zip(xs, ys))
+    assert Fraction(float(lo[0])) <= exact <= Fraction(float(hi[0]))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.floats(min_value=-50, max_value=50), st.floats(min_value=-50, max_value=50), _T)
+def test_monotone_rules_contain_the_function_on_the_box(a1, a2, t):
+    import mpmath
+
+    lo_, hi_ = _ivl(a1, a2)
+    x = float(_at(lo_, hi_, t))
+    for f, mp in ((lax.exp, mpmath.exp), (lax.tanh, mpmath.tanh), (lax.atan, mpmath.atan), (lax.logistic,
+                  lambda v: 1 / (1 + mpmath.exp(-v))), (lax.asinh, mpmath.asinh)):
+        out = one(f, box([lo_], [hi_]))
+        with mpmath.workdps(40):
+            v = mp(mpmath.mpf(x))
+            assert mpmath.mpf(float(out.lo[0])) <= v <= mpmath.mpf(float(out.hi[0])), (f, lo_, hi_, x)
+
+
+def test_log_sigmoid_gradient_is_bounded_by_the_feature_norm():
+    # d/dtheta log sigmoid(x . theta) = (1 - sigmoid(x . theta)) x: for |x_j| <= R its sup over theta is R per
+    # coordinate, reached as x . theta -> -inf.  The form keeps x with a factor in [0, 1] (not the box's
+    # [0, inf] of exp / (1 + exp)): coefficients within [0, 1] on the diagonal, 0 elsewhere
+    R = 2.5
+    def prog(x, th):
+        return jax.grad(lambda t: jax.nn.log_sigmoid(jnp.sum(x[0] * t)))(th)
+    x = data_input((1, 3), "X", -R, R)
+    out = one(prog, x, Bound.top((3,)))
+    assert out.lin is not None
+    lo, hi = out.lin.A["X"]
+    assert np.all(lo == 0.0) and np.all(hi >= np.eye(3)) and np.all(hi <= np.eye(3) * (1 + 1e-15))
+    assert np.all(out.hi >= R) and np.all(out.hi <= R * (1 + 1e-15)) and np.all(out.lo <= -R)
+
+
+# ---------------------------------------------------------------------------
+# soundness bugs found by the tests above (fixed in bounds.py): each case failed before the fix
+
+
+def test_iv_mul_of_an_underflowing_product_is_not_claimed_exact():
+    # 5.04e-189 * 1.93e-267 = 9.7e-456 underflows to 0.0, and Dekker's error term is then 0 too: the product was
+    # claimed to be exactly [0, 0], which excludes the true (positive) value
+    a, b = 5.035633110786563e-189, 1.9294609863284886e-267
+    lo, hi = B.iv_mul(np.array([a]), np.array([a]), np.array([b]), np.array([b]))
+    assert Fraction(float(lo[0])) <= Fraction(a) * Fraction(b) <= Fraction(float(hi[0]))
+    assert (lo[0], hi[0]) == (-ETA, ETA)
+    lo, hi = B.iv_mul(np.array([2.0 ** -600]), np.array([2.0 ** -600]), np.array([-(2.0 ** -600)]),
+                      np.array([-(2.0 ** -600)]))
+    assert lo[0] < 0.0 < hi[0]
+
+
+def test_iv_dot_upper_end_is_above_the_exact_sum_when_float_summation_rounds_down():
+    # 1 + n * 0.4 ulp(1): every float addition rounds back down to 1, so the float sum of |a_i b_i| is n * 0.4 ulps
+    # below the exact one; the ends were clipped to one float above that float sum, below the exact value
+    t = 0.4 * 2.0 ** -52
+    for n in (10, 100, 1000):
+        a = np.ones((1, n + 1))
+        b = np.array([1.0] + [t] * n)
+        exact = 1 + n * Fraction(t)
+        lo, hi = B.iv_dot(a, a, b, b, DN_MATVEC)
+        assert Fraction(float(lo[0])) <= exact <= Fraction(float(hi[0])), n
+        lo, hi = B.iv_dot(-a, -a, b, b, DN_MATVEC)
+        assert Fraction(float(lo[0])) <= -exact <= Fraction(float(hi[0])), n
+        # with an infinite entry meeting a zero: the magnitude bound alone
+        a2, b2 = np.concatenate([a, [[INF]]], axis=1), np.concatenate([b, [0.0]])
+        lo, hi = B.iv_dot(np.zeros_like(a2), a2, b2, b2, DN_MATVEC)
+        assert Fraction(float(lo[0])) <= 0 and exact <= Fraction(float(hi[0])), n
+        # through the dot_general rule
+        out = one(lambda x, y: x @ y, Bound.point(a), Bound.point(b))
+        assert Fraction(float(out.lo[0])) <= exact <= Fraction(float(out.hi[0])), n
+
+
+def test_iv_dot_of_underflowing_products_is_not_claimed_zero():
+    # 2^-600 * 2^-600 = 2^-1200 underflows: both the "exact product by a power of two" and the "every product has a
+    # zero factor" (magnitude 0.0) shortcuts claimed exactly 0
+    x = np.array([[2.0 ** -600]])
+    y = np.array([2.0 ** -600])
+    lo, hi = B.iv_dot(x, x, y, y, DN_MATVEC)
+    assert lo[0] < 0.0 < hi[0]
+    x = np.array([[1e-200, 1e-200, 1e-200]])
+    y = np.array([1e-200, -1e-200, 1e-200])
+    lo, hi = B.iv_dot(x, x, y, y, DN_MATVEC)
+    assert Fraction(float(lo[0])) <= Fraction(1e-200) * Fraction(1e-200) <= Fraction(float(hi[0]))
+    lo, hi = B.iv_dot(x, x * 2, y, y, DN_MATVEC)          # with a radius
+    assert Fraction(float(lo[0])) <= Fraction(1e-200) * Fraction(1e-200) <= Fraction(float(hi[0]))
+    assert lo[0] < 0.0 < hi[0]
+
+
+def test_norm_keep_covers_squares_that_underflow():
+    # e^2 = 2.25e-324 rounds to 0.0 (under half the smallest subnormal): the sum of three such squares was 0.0 and
+    # its rounding up one subnormal (4.9e-324) below the exact 6.75e-324
+    e = 1.5e-162
+    n = B._norm_keep(np.array([[e, e, e]]), 1)
+    assert Fraction(float(n[0, 0])) ** 2 >= 3 * Fraction(e) ** 2
+    n = B._norm_keep(np.full((1, 50), e), 1)
+    assert Fraction(float(n[0, 0])) ** 2 >= 50 * Fraction(e) ** 2
