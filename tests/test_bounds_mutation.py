@@ -1234,3 +1234,76 @@ def test_norm_keep_covers_squares_that_underflow():
     assert Fraction(float(n[0, 0])) ** 2 >= 3 * Fraction(e) ** 2
     n = B._norm_keep(np.full((1, 50), e), 1)
     assert Fraction(float(n[0, 0])) ** 2 >= 50 * Fraction(e) ** 2
+
+
+# ---------------------------------------------------------------------------
+# cases found by mutation runs (docs/mutation.md, bounds)
+
+
+def test_iv_dot_radius_in_either_operand_and_zero_terms():
+    # a point, b a box: the radius comes from b alone; [2] . [1, 3] = [2, 6]
+    lo, hi = B.iv_dot(np.array([[2.0]]), np.array([[2.0]]), np.array([1.0]), np.array([3.0]), DN_MATVEC)
+    assert lo[0] <= 2.0 and hi[0] >= 6.0 and hi[0] - 6.0 <= 1e-14 and 2.0 - lo[0] <= 1e-14
+    # every term has a zero factor, neither operand a power of two: exactly 0 (not one float either side)
+    lo, hi = B.iv_dot(np.array([[0.0, 3.0]]), np.array([[0.0, 3.0]]), np.array([5.0, 0.0]), np.array([5.0, 0.0]),
+                      DN_MATVEC)
+    assert (lo[0], hi[0]) == (0.0, 0.0)
+
+
+def test_lin_box_and_sum_err_on_several_leading_axes():
+    # value shape (2, 2), p = 3: entry (i, j) = c + sum_q A[i, j, q] x_q with x in [0, 1]^3
+    A = np.arange(12.0).reshape(2, 2, 3) - 5.0
+    lin = Lin(np.zeros((2, 2)), np.zeros((2, 2)), {"X": (A, A)})
+    lo, hi = B.lin_box(lin, {"X": (np.zeros(3), np.ones(3))})
+    want_lo, want_hi = np.minimum(A, 0).sum(-1), np.maximum(A, 0).sum(-1)
+    assert lo.shape == (2, 2) and np.all(lo <= want_lo) and np.all(hi >= want_hi)
+    assert np.all(want_lo - lo <= 1e-13) and np.all(hi - want_hi <= 1e-13)
+    lin = Lin(np.zeros(2), np.zeros(2), {"X": (np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([[1.0, 2.0], [3.0, 4.0]]))})
+    lo, hi = B.lin_box(lin, {"X": (np.zeros(2), np.ones(2))})
+    assert np.all(lo <= 0.0) and np.all(lo >= -1e-300) and 3.0 <= hi[0] <= 3.0 + 1e-14 and 7.0 <= hi[1] <= 7.0 + 1e-14
+    e = B._sum_err(np.ones((2, 3, 4)))
+    assert e.shape == (2, 3) and np.all(e == 4 * 2.3e-16 * 4.0)
+    assert B._sum_err(np.zeros((2, 3, 0))).shape == (2, 3)
+
+
+def test_lin_hull_and_add_with_coefficient_boxes_on_two_axes():
+    shape = (1, 2)
+    lo_a = np.array([[[1.0, -1.0, 0.0], [2.0, 0.0, 0.0]]])
+    hi_a = np.array([[[1.5, -0.5, 0.0], [2.0, 1.0, 0.0]]])
+    a = Lin(np.zeros(shape), np.zeros(shape), {"X": (lo_a, hi_a)})
+    b = Lin(np.ones(shape), np.ones(shape), {})
+    h = B.lin_hull([a, b], shape)
+    np.testing.assert_array_equal(h.A["X"][0], np.minimum(lo_a, 0))
+    np.testing.assert_array_equal(h.A["X"][1], np.maximum(hi_a, 0))
+    h = B.lin_hull([b, a], shape)
+    np.testing.assert_array_equal(h.A["X"][0], np.minimum(lo_a, 0))
+    s = B.lin_add(b, a, shape)
+    np.testing.assert_array_equal(s.A["X"][0], lo_a)
+    np.testing.assert_array_equal(s.A["X"][1], hi_a)
+
+
+def test_pow_integer_exponent_limit_and_shapes():
+    # |y| < 64: the integer power's rule; y = 64 and beyond: the corner rule (base > 0 only)
+    out = one(lambda x: lax.pow(x, jnp.full((1,), 63.0, F32)), box([1.0], [2.0]))
+    assert (out.lo[0], out.hi[0]) == (dn(1.0, 7), up(2.0 ** 63, 7))
+    out = one(lambda x: lax.pow(x, jnp.full((1,), 64.0, F32)), box([1.0], [2.0]))
+    assert (out.lo[0], out.hi[0]) == (dn(1.0, 2), up(2.0 ** 64, 2))
+    out = one(lambda x: lax.pow(x, jnp.full((2,), 2.0, F32)), box([-2.0, 1.0], [1.0, 3.0]))
+    eq(out, [0.0, dn(1.0, 3)], [up(4.0, 3), up(9.0, 3)])
+    out = one(lambda x: lax.pow(x, jnp.full((2, 2), 3.0, F32)), box([[-1.0, 1.0], [0.0, 2.0]], [[1.0, 2.0], [1.0, 2.0]]))
+    eq(out, [[dn(-1.0, 3), dn(1.0, 3)], [dn(0.0, 3), dn(8.0, 3)]], [[up(1.0, 3), up(8.0, 3)], [up(1.0, 3), up(8.0, 3)]])
+    out = one(lax.pow, box([-1.0], [2.0]), box([0.5], [1.0]))
+    assert out.why is not None and out.why.primitive.name == "pow"
+
+
+def test_unbounded_results_name_their_equation():
+    for fn, name in ((lambda x: lax.reduce_precision(x, 5, 7), "reduce_precision"), (lax.exp, "exp"),
+                     (lambda x: x.astype(I32).astype(F32), "convert_element_type"), (lambda x: jnp.sum(x), "reduce_sum"),
+                     (lambda x: lax.cumsum(x, 0), "cumsum"), (lambda x: jnp.max(x), "reduce_max"),
+                     (lambda x: lax.sort(x, dimension=0), "sort"), (lambda x: x @ x, "dot_general"),
+                     (lambda x: lax.pad(x, 0.0, ((1, 0, 0),)), "pad"), (lambda x: lax.concatenate([x, x], 0), "concatenate")):
+        out = one(fn, Bound.top((2,)))
+        assert not out.bounded() and out.why is not None and out.why.primitive.name == name, name
+    # the first input's own reason is kept
+    out = one(lambda x: x + 1.0, Bound.top((2,), "the prior"))
+    assert out.why == "the prior"
