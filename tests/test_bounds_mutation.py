@@ -1307,3 +1307,116 @@ def test_unbounded_results_name_their_equation():
     # the first input's own reason is kept
     out = one(lambda x: x + 1.0, Bound.top((2,), "the prior"))
     assert out.why == "the prior"
+
+
+def test_record_count_defaults_to_one_and_multiplies_only_above_one():
+    (m,) = export.symbolic_shape("m")
+    closed = jax.make_jaxpr(lambda v: lax.cumsum(v, 0))(jax.ShapeDtypeStruct((m,), F32))
+    [out] = Run(Bounds()).program(closed, [box([1.0], [2.0])])         # no record count given: one record
+    eq(out, [1.0], [2.0])
+    closed = jax.make_jaxpr(lambda a, b: a @ b)(jax.ShapeDtypeStruct((1, m), F32), jax.ShapeDtypeStruct((m,), F32))
+    [out] = Run(Bounds()).program(closed, [box([[1.0]], [[1.0]]), box([0.5], [1.0])])
+    assert 0.5 - 1e-15 <= out.lo[0] <= 0.5 and 1.0 <= out.hi[0] <= 1.0 + 1e-15
+    [out] = Run(Bounds(), {"m": 2}).program(closed, [box([[1.0]], [[1.0]]), box([0.5], [1.0])])
+    assert 1.0 - 1e-14 <= out.lo[0] <= 1.0 and 2.0 <= out.hi[0] <= 2.0 + 1e-14
+
+
+def test_cumulative_scans_on_two_axes_and_infinite_ends():
+    b = box([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]], [[1.0, 2.0, 3.0], [1.0, 1.0, 1.0]])
+    out = one(lambda x: lax.cumsum(x, 1, reverse=True), b)
+    assert out.lo[0].tolist() == [dn(6.0 - 2 * U * 2 * 6.0), dn(5.0 - 2 * U * 2 * 5.0), dn(3.0 - 2 * U * 2 * 3.0)]
+    assert out.lo[1].tolist() == [0.0, 0.0, 0.0]                # all-zero ends need no rounding
+    assert out.hi[1].tolist() == [up(3.0 + 2 * U * 2 * 3.0), up(2.0 + 2 * U * 2 * 2.0), up(1.0 + 2 * U * 2 * 1.0)]
+    out = one(lambda x: lax.cumsum(x, 0), Bound(np.array([-INF, 1.0]), np.array([1.0, 2.0])))
+    eq(out, [-INF, -INF], [up(1.0 + U * 2 * 1.0), up(3.0 + U * 2 * 3.0)])
+    out = one(lambda x: lax.cumsum(x, 0), Bound(np.array([1.0, 1.0]), np.array([INF, 2.0])))
+    eq(out, [dn(1.0 - U * 2), dn(2.0 - U * 2 * 2.0)], [INF, INF])
+    eq(one(lambda x: lax.cummax(x, 1, reverse=True), b), [[3.0, 3.0, 3.0], [0.0, 0.0, 0.0]], [[3.0, 3.0, 3.0], [1.0] * 3])
+    for f, name in ((lambda x: lax.cummax(x, 0), "cummax"), (lambda x: lax.cummin(x, 0), "cummin"),
+                    (lambda x: lax.cumlogsumexp(x, 0), "cumlogsumexp"), (lambda x: lax.cumprod(x, 0), "cumprod"),
+                    (lambda x: lax.integer_pow(x, 2), "integer_pow"), (lax.square, "square"),
+                    (lambda x: lax.top_k(x, 1)[0], "top_k")):
+        out = one(f, Bound.top((2,)))
+        assert out.why is not None and out.why.primitive.name == name, name
+
+
+def test_top_k_on_three_axes():
+    lo = np.arange(24.0).reshape(3, 2, 4)
+    vals, idx = interp(lambda x: lax.top_k(x, 2), [box(lo, lo + 0.5)])
+    eq(vals, np.broadcast_to(lo.min(-1, keepdims=True), (3, 2, 2)), np.broadcast_to(lo.max(-1, keepdims=True) + 0.5,
+                                                                                   (3, 2, 2)))
+    eq(idx, np.zeros((3, 2, 2)), np.full((3, 2, 2), 3.0))
+    vals, idx = interp(lambda x: lax.top_k(x, 1), [box(lo, lo + 0.5)])
+    assert vals.shape == (3, 2, 1) and idx.shape == (3, 2, 1)
+
+
+def test_concatenate_on_the_second_axis_and_of_two_forms():
+    a = box([[1.0, 2.0], [3.0, 4.0]], [[1.5, 2.5], [3.5, 4.5]])
+    b = box([[9.0], [8.0]], [[9.5], [8.5]])
+    eq(one(lambda x, y: lax.concatenate([x, y], 1), a, b), [[1.0, 2.0, 9.0], [3.0, 4.0, 8.0]],
+       [[1.5, 2.5, 9.5], [3.5, 4.5, 8.5]])
+    x = data_input((1, 3), "X", -1.0, 1.0)
+    out = one(lambda v: lax.concatenate([v[:, :2], v[:, 2:], 2.0 * v[:, :1]], 1), x)
+    eye = np.eye(3)
+    want = np.stack([eye[0], eye[1], eye[2], 2 * eye[0]])
+    np.testing.assert_array_equal(out.lin.A["X"][0][0], want)
+    np.testing.assert_array_equal(out.lin.A["X"][1][0], want)
+    out = one(lambda v: lax.concatenate([v[:, :2], jnp.full((1, 1), 3.0, F32)], 1), x)
+    np.testing.assert_array_equal(out.lin.A["X"][1][0], [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0]])
+    np.testing.assert_array_equal(out.lin.clo, [[0.0, 0.0, 3.0]])
+    np.testing.assert_array_equal(out.lin.chi, [[0.0, 0.0, 3.0]])
+
+
+def test_split_along_records_and_of_a_box_then_used():
+    (m,) = export.symbolic_shape("m")
+    closed = jax.make_jaxpr(lambda v: lax.split(v, (1, v.shape[0] - 1), 0))(jax.ShapeDtypeStruct((m,), F32))
+    outs = Run(Bounds(), {"m": 4}).program(closed, [box([-1.0], [2.0])])
+    assert len(outs) == 2 and all((o.lo.tolist(), o.hi.tolist()) == ([-1.0], [2.0]) for o in outs)
+    out = one(lambda v: lax.split(v, (1, 2), 0)[1] * 2.0 + 1.0, box([0.0, 1.0, 2.0], [0.5, 1.5, 2.5]))
+    eq(out, [3.0, 5.0], [4.0, 6.0])
+    out = one(lambda v: lax.split(v, (1, 1), 0)[0], Bound.top((2,), "the prior"))
+    assert out.why == "the prior"
+
+
+def test_pad_fixed_axes_of_records_and_forms():
+    (m,) = export.symbolic_shape("m")
+    # the record axis unpadded, a fixed axis padded: slot by slot
+    closed = jax.make_jaxpr(lambda v: lax.pad(v, 5.0, ((0, 0, 0), (1, 0, 1))))(jax.ShapeDtypeStruct((m, 2), F32))
+    [out] = Run(Bounds(), {"m": 4}).program(closed, [box([[0.0, 1.0]], [[0.5, 1.5]])])
+    eq(out, [[5.0, 0.0, 5.0, 1.0]], [[5.0, 0.5, 5.0, 1.5]])
+    # the record axis padded: the hull of the values and the padding
+    closed = jax.make_jaxpr(lambda v: lax.pad(v, 5.0, ((1, 0, 0),)))(jax.ShapeDtypeStruct((m,), F32))
+    [out] = Run(Bounds(), {"m": 4}).program(closed, [box([0.0], [1.0])])
+    eq(out, [0.0], [5.0])
+    # negative low padding on a length-3 axis, interior padding of a length-2 axis
+    out = one(lambda v: lax.pad(v, 0.0, ((-1, 0, 0),)), box([1.0, 2.0, 3.0], [1.0, 2.0, 3.0]))
+    eq(out, [2.0, 3.0], [2.0, 3.0])
+    out = one(lambda v: lax.pad(v, -1.0, ((0, -1, 2),)), box([1.0, 2.0], [1.0, 2.0]))
+    eq(out, [1.0, -1.0, -1.0], [1.0, -1.0, -1.0])
+    x = data_input((1, 2), "X", -1.0, 1.0)
+    out = one(lambda v: lax.pad(v, 2.0, ((0, 0, 0), (1, 1, 0))), x)
+    np.testing.assert_array_equal(out.lin.clo, [[2.0, 0.0, 0.0, 2.0]])
+    np.testing.assert_array_equal(out.lin.chi, [[2.0, 0.0, 0.0, 2.0]])
+    want = [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]
+    np.testing.assert_array_equal(out.lin.A["X"][0][0], want)
+    np.testing.assert_array_equal(out.lin.A["X"][1][0], want)
+
+
+def test_dot_general_forms_with_batch_axes_and_their_constant_parts():
+    x = data_input((1, 3), "X", -1.0, 1.0)
+    x.lin.clo[:] = x.lin.chi[:] = np.array([[1.0, 0.0, 0.0]])          # x = e_0 + the record
+    w = np.arange(6.0).reshape(1, 3, 2)
+    out = one(lambda v, ww: lax.dot_general(v, ww, (((1,), (1,)), ((0,), (0,)))), x, Bound.point(w))
+    np.testing.assert_array_equal(out.lin.A["X"][0][0], w[0].T)
+    np.testing.assert_array_equal(out.lin.A["X"][1][0], w[0].T)
+    np.testing.assert_array_equal(out.lin.clo, [[0.0, 1.0]])            # e_0 . w = w[0, 0, :]
+    np.testing.assert_array_equal(out.lin.chi, [[0.0, 1.0]])
+
+
+def test_integer_pow_zero_and_overflow():
+    out = one(lambda x: lax.integer_pow(x, 0), box([-2.0, 0.0], [1.0, 0.0]))
+    eq(out, [1.0, 1.0], [1.0, 1.0])
+    out = one(lambda x: lax.integer_pow(x, 2), box([1e200], [1e201]))
+    assert out.hi[0] == INF and out.lo[0] >= np.finfo(float).max / 2
+    out = _mono("exp", 700.0, 800.0)
+    assert out.hi[0] == INF and out.lo[0] == dn(np.exp(700.0), 2)
