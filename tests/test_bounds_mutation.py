@@ -1420,3 +1420,34 @@ def test_integer_pow_zero_and_overflow():
     assert out.hi[0] == INF and out.lo[0] >= np.finfo(float).max / 2
     out = _mono("exp", 700.0, 800.0)
     assert out.hi[0] == INF and out.lo[0] == dn(np.exp(700.0), 2)
+
+
+def test_reduce_sum_record_counts_and_float_errors():
+    (m,) = export.symbolic_shape("m")
+    closed = jax.make_jaxpr(lambda v: jnp.sum(v))(jax.ShapeDtypeStruct((m,), F32))
+    [out] = Run(Bounds()).program(closed, [box([1.0], [2.0])])        # no record count given: one record
+    eq(out, 1.0, 2.0)
+    [out] = Run(Bounds(), {"m": 2}).program(closed, [box([1.0], [2.0])])
+    eq(out, 2.0, 4.0)
+    # a sum over two record axes (a pairwise table): m^2 terms
+    closed = jax.make_jaxpr(lambda v: jnp.sum(v))(jax.ShapeDtypeStruct((m, m), F32))
+    [out] = Run(Bounds(), {"m": 3}).program(closed, [box([[1.0]], [[2.0]])])
+    eq(out, 9.0, 18.0)
+    # overflow and -inf + inf: no floating-point error escapes, the ends are infinite / unbounded
+    out = one(lambda v: jnp.sum(v), box([0.0, 0.0], [1e308, 1e308]))
+    eq(out, 0.0, INF)
+    out = one(lambda v: jnp.sum(v), Bound.point(np.array([-INF, INF])))
+    eq(out, -INF, INF)
+
+
+def test_bound_predicates_and_widening_keep_the_reason():
+    assert Bound.box([0.0, -1.0], [1.0, 2.0]).bounded()
+    assert not Bound(np.array([0.0, -INF]), np.array([1.0, 2.0])).bounded()
+    assert not Bound(np.array([0.0, 0.0]), np.array([1.0, INF])).bounded()
+    w = Bounds().widen(None, Bound.box([0.0], [1.0], "the loop"), None)
+    assert w.why == "the loop" and not w.bounded()
+    # same: the lower coefficients compared with the lower ones
+    x = data_input((1, 2), "X", -1.0, 1.0)
+    y = data_input((1, 2), "X", -1.0, 1.0)
+    y.lin.A["X"] = (np.zeros_like(x.lin.A["X"][0]), x.lin.A["X"][1])
+    assert not Bounds().same(y, x) and not Bounds().same(x, y)
