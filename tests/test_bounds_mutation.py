@@ -1451,3 +1451,39 @@ def test_bound_predicates_and_widening_keep_the_reason():
     y = data_input((1, 2), "X", -1.0, 1.0)
     y.lin.A["X"] = (np.zeros_like(x.lin.A["X"][0]), x.lin.A["X"][1])
     assert not Bounds().same(y, x) and not Bounds().same(x, y)
+
+
+def test_norm_facts_through_arithmetic_and_structure():
+    # a row of the 3x3 identity gathered at an unknown index: box [0, 1]^3, Euclidean norm <= 1 along axis 1
+    def row(i):
+        return jnp.eye(3, dtype=F32)[i]
+    ib = box([0.0], [2.0])
+    def fact(fn, axis=1):
+        out = one(lambda i: fn(row(i)), ib, dtypes=[I32])
+        return out.nrm[axis] if out.nrm and axis in out.nrm else None
+    n = fact(lambda r: r)
+    assert n.shape == (1, 1) and 1.0 <= n[0, 0] <= 1.0 + 1e-15
+    # |s c| <= max|s| |c| for a box s (either order), |c_a + c_b| <= |c_a| + |c_b|, |-c| = |c|
+    n = fact(lambda r: r * jnp.asarray([[2.0, -3.0, 1.0]], F32))
+    assert 3.0 <= n[0, 0] <= 3.0 * (1 + 1e-15)
+    n = fact(lambda r: jnp.asarray([[2.0, -3.0, 1.0]], F32) * r)
+    assert 3.0 <= n[0, 0] <= 3.0 * (1 + 1e-15)
+    n = fact(lambda r: r + 2.0 * r)
+    assert 3.0 <= n[0, 0] <= 3.0 * (1 + 1e-14)
+    n = fact(lambda r: r - r)
+    assert 2.0 <= n[0, 0] <= 2.0 * (1 + 1e-14)
+    n = fact(lambda r: -r)
+    assert 1.0 <= n[0, 0] <= 1.0 + 1e-15
+    # a sum with a constant (a point: its own norm, sqrt 3 for ones) and with a box (no fact)
+    n = fact(lambda r: r + jnp.ones((1, 3), F32))
+    assert 1.0 + math.sqrt(3.0) <= n[0, 0] <= (1.0 + math.sqrt(3.0)) * (1 + 1e-14)
+    assert one(lambda i, b: row(i) + b, ib, box([[0.0] * 3], [[1.0] * 3]), dtypes=[I32, F32]).nrm is None
+    # structure: the fact moves with its axis
+    out = one(lambda i: row(i).T, ib, dtypes=[I32])
+    assert set(out.nrm) == {0} and out.nrm[0].shape == (1, 1)
+    out = one(lambda i: row(i).reshape(3), ib, dtypes=[I32])
+    assert set(out.nrm) == {0} and out.nrm[0].shape == (1,)
+    out = one(lambda i: lax.broadcast_in_dim(row(i), (2, 1, 3), (1, 2)), ib, dtypes=[I32])
+    assert set(out.nrm) == {2} and out.nrm[2].shape == (2, 1, 1)
+    outs = interp(lambda i: lax.split(row(i), (1, 2), 1), [ib], dtypes=[I32])
+    assert all(set(o.nrm) == {1} and 1.0 <= o.nrm[1][0, 0] <= 1.0 + 1e-15 for o in outs)
