@@ -1487,3 +1487,36 @@ def test_norm_facts_through_arithmetic_and_structure():
     assert set(out.nrm) == {2} and out.nrm[2].shape == (2, 1, 1)
     outs = interp(lambda i: lax.split(row(i), (1, 2), 1), [ib], dtypes=[I32])
     assert all(set(o.nrm) == {1} and 1.0 <= o.nrm[1][0, 0] <= 1.0 + 1e-15 for o in outs)
+
+
+def test_iv_dot_exact_shortcut_needs_a_normal_finite_product():
+    # 0.5 * (1.5 2^-1022 + 2^-1074): a power of two times a normal number, but the product is subnormal and
+    # loses its last bit; and 2 * 1.5e308 overflows: neither is exact, and both ends must hold the real product
+    b = 1.5 * 2.0 ** -1022 + 2.0 ** -1074
+    lo, hi = B.iv_dot(np.array([[0.5]]), np.array([[0.5]]), np.array([b]), np.array([b]), DN_MATVEC)
+    assert Fraction(float(lo[0])) <= Fraction(1, 2) * Fraction(b) <= Fraction(float(hi[0]))
+    lo, hi = B.iv_dot(np.array([[2.0]]), np.array([[2.0]]), np.array([1.5e308]), np.array([1.5e308]), DN_MATVEC)
+    assert lo[0] <= 1.5e308 and hi[0] == INF
+    # a point above 2^1023 is its own midpoint (its midpoint was inf, and the lower end of 1.5e308 * 1 above it)
+    lo, hi = B.iv_dot(np.array([[1.5e308]]), np.array([[1.5e308]]), np.array([1.0]), np.array([1.0]), DN_MATVEC)
+    assert lo[0] <= 1.5e308 <= hi[0]
+    lo, hi = B.iv_dot(np.array([[1.5e308]]), np.array([[1.7e308]]), np.array([0.5]), np.array([0.5]), DN_MATVEC)
+    assert lo[0] <= 0.75e308 and hi[0] >= 0.85e308 and np.isfinite(hi[0])
+    mid, rad = B._mid_rad(np.array([1.5e308, 5e-324, -1.7e308]), np.array([1.7e308, 5e-324, 1.7e308]))
+    assert mid.tolist() == [1.6e308, 5e-324, 0.0] and rad[1] == 0.0 and rad[2] >= 1.7e308
+    assert Fraction(float(rad[0])) >= max(Fraction(1.7e308) - Fraction(float(mid[0])), Fraction(float(mid[0])) - Fraction(1.5e308))
+    # the smallest normal product is exact
+    lo, hi = B.iv_dot(np.array([[0.5]]), np.array([[0.5]]), np.array([2.0 ** -1021]), np.array([2.0 ** -1021]),
+                      DN_MATVEC)
+    assert (lo[0], hi[0]) == (2.0 ** -1022, 2.0 ** -1022)
+
+
+def test_hull_all_is_the_hull_of_every_entry():
+    out = B._hull_all(Bound.box([2.0], [3.0]), (2, 2), None, [])
+    eq(out, np.full((2, 2), 2.0), np.full((2, 2), 3.0))
+    out = B._hull_all(Bound.box([2.0, -1.0], [3.0, 0.0]), (3,), None, [])
+    eq(out, [-1.0] * 3, [3.0] * 3)
+    out = B._hull_all(Bound.box(np.zeros((0,)), np.zeros((0,))), (2,), None, [])
+    eq(out, [0.0, 0.0], [0.0, 0.0])
+    out = B._hull_all(Bound.top((2,)), (1,), "eqn", [Bound.top((2,))])
+    assert out.why == "eqn"

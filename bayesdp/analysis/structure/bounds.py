@@ -188,7 +188,9 @@ def _pow2(a) -> bool:
 
 
 def _mid_rad(lo, hi):
-    mid = (lo + hi) / 2
+    # halves first: (lo + hi) / 2 overflows to inf for ends above 2^1023 (a point 1.5e308 had midpoint inf); a
+    # point is its own midpoint exactly (halving a subnormal may round)
+    mid = np.where(lo == hi, lo, lo / 2 + hi / 2)
     rad = _up(np.maximum(hi - mid, mid - lo))
     return mid, np.where(lo == hi, 0.0, rad)
 
@@ -209,10 +211,10 @@ def iv_dot(alo, ahi, blo, bhi, dn):
         return np.where(exact0, 0.0, -magu), np.where(exact0, 0.0, magu)
     am, ar = _mid_rad(alo, ahi)
     bm, br = _mid_rad(blo, bhi)
-    mid = _dg(am, bm, dn)
     has_rad = bool(np.any(ar) or np.any(br))
-    rad = (_dg(np.abs(am), br, dn) + _dg(ar, np.abs(bm), dn) + _dg(ar, br, dn)) if has_rad else np.zeros_like(mid)
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):         # an overflow gives inf ends, then unbounded
+        mid = _dg(am, bm, dn)
+        rad = (_dg(np.abs(am), br, dn) + _dg(ar, np.abs(bm), dn) + _dg(ar, br, dn)) if has_rad else np.zeros_like(mid)
         rad = np.where(rad == 0, 0.0, _up(rad * (1 + (k + 4) * _U))) + np.where(has_rad, 3 * k * _ETA, 0.0)
     exact_products = (bool(np.all(alo == ahi)) and _pow2(alo)) or (bool(np.all(blo == bhi)) and _pow2(blo))
     # a product by a power of two is exact unless it underflows (or overflows)
