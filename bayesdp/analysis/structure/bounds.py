@@ -78,13 +78,21 @@ def _split(a):
     return hi, a - hi
 
 
+#: below this magnitude a product may have lost bits to underflow, and Dekker's error term is not exact (it is
+#: exact when e_a + e_b >= e_min + 52 = -970; Boldo and Muller, "Exact and approximated error of the FMA", 2011)
+_TINY_PROD = 2.0 ** -969
+_ETA = 2.0 ** -1074       # the smallest subnormal: a product's underflow loses less than half of it
+
+
 def _two_prod(a, b):
-    """p = fl(a * b) and its exact error (Dekker): a * b = p + err exactly (nan if not finite)."""
+    """p = fl(a * b) and its exact error (Dekker): a * b = p + err exactly (nan if not finite, or if the product
+    is so small that underflow may have lost bits: the caller then rounds outward unconditionally)."""
     with np.errstate(invalid="ignore", over="ignore"):
         p = a * b
         ah, al = _split(a)
         bh, bl = _split(b)
-        return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+        err = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+        return p, np.where(np.abs(p) < _TINY_PROD, np.nan, err)
 
 
 def _lo(s, err):
@@ -180,33 +188,42 @@ def _pow2(a) -> bool:
 
 
 def _mid_rad(lo, hi):
-    mid = (lo + hi) / 2
+    # halves first: (lo + hi) / 2 overflows to inf for ends above 2^1023 (a point 1.5e308 had midpoint inf); a
+    # point is its own midpoint exactly (halving a subnormal may round)
+    mid = np.where(lo == hi, lo, lo / 2 + hi / 2)
     rad = _up(np.maximum(hi - mid, mid - lo))
     return mid, np.where(lo == hi, 0.0, rad)
 
 
 def iv_dot(alo, ahi, blo, bhi, dn):
     """Interval dot_general in midpoint-radius form, with a bound on the float64 rounding of the midpoint
-    product (``(k + 4) u sum |a_i b_i|`` for k nonzero terms; none when there is one term and the
-    product is exact)."""
+    product (``(k + 4) u sum |a_i b_i| + k eta`` for k nonzero terms, eta the smallest subnormal for the
+    underflow of the products; none when there is one term and the product is exact).  Every end is also
+    within ``sum |a_i| |b_i|``, bounded above the same way (its float64 sum may round below the exact one)."""
     aa, ba = _absmax(alo, ahi), _absmax(blo, bhi)
     mag = _absdot(aa, ba, dn)
-    if not (np.isfinite(alo).all() and np.isfinite(ahi).all() and np.isfinite(blo).all() and np.isfinite(bhi).all()):
-        return np.where(mag == 0, 0.0, _dn(-mag)), np.where(mag == 0, 0.0, _up(mag))
     k = _dg((aa > 0).astype(np.float64), (ba > 0).astype(np.float64), dn)
+    exact0 = k == 0                        # every product has a zero factor
+    with np.errstate(over="ignore", invalid="ignore"):
+        err_mag = (k + 4) * _U * mag * (1 + 8 * _U) + k * _ETA
+        magu = _up(mag + err_mag)          # >= sum |a_i| |b_i| (exact)
+    if not (np.isfinite(alo).all() and np.isfinite(ahi).all() and np.isfinite(blo).all() and np.isfinite(bhi).all()):
+        return np.where(exact0, 0.0, -magu), np.where(exact0, 0.0, magu)
     am, ar = _mid_rad(alo, ahi)
     bm, br = _mid_rad(blo, bhi)
-    mid = _dg(am, bm, dn)
     has_rad = bool(np.any(ar) or np.any(br))
-    rad = (_dg(np.abs(am), br, dn) + _dg(ar, np.abs(bm), dn) + _dg(ar, br, dn)) if has_rad else np.zeros_like(mid)
-    rad = np.where(rad == 0, 0.0, _up(rad * (1 + (k + 4) * _U)))
+    with np.errstate(over="ignore", invalid="ignore"):         # an overflow gives inf ends, then unbounded
+        mid = _dg(am, bm, dn)
+        rad = (_dg(np.abs(am), br, dn) + _dg(ar, np.abs(bm), dn) + _dg(ar, br, dn)) if has_rad else np.zeros_like(mid)
+        rad = np.where(rad == 0, 0.0, _up(rad * (1 + (k + 4) * _U))) + np.where(has_rad, 3 * k * _ETA, 0.0)
     exact_products = (bool(np.all(alo == ahi)) and _pow2(alo)) or (bool(np.all(blo == bhi)) and _pow2(blo))
-    exact = (k <= 1) & exact_products & (rad == 0)
-    err = np.where(exact, 0.0, (k + 4) * _U * mag * (1 + 8 * _U))
-    lo = np.where(exact, mid, _dn(mid - rad - err))
-    hi = np.where(exact, mid, _up(mid + rad + err))
-    exact0 = mag == 0                      # every product has a zero factor
-    return _fix(np.where(exact0, 0.0, np.maximum(lo, -_up(mag))), np.where(exact0, 0.0, np.minimum(hi, _up(mag))))
+    # a product by a power of two is exact unless it underflows (or overflows)
+    exact = (k <= 1) & exact_products & (rad == 0) & (mag >= 2.0 ** -1022) & (mag < INF)
+    err = np.where(exact, 0.0, err_mag)
+    with np.errstate(over="ignore", invalid="ignore"):
+        lo = np.where(exact, mid, _dn(mid - rad - err))
+        hi = np.where(exact, mid, _up(mid + rad + err))
+    return _fix(np.where(exact0, 0.0, np.maximum(lo, -magu)), np.where(exact0, 0.0, np.minimum(hi, magu)))
 
 
 def iv_hull(alo, ahi, blo, bhi):
@@ -381,7 +398,8 @@ def _norm_keep(arr, k):
     a = np.asarray(arr, dtype=np.float64)
     n = a.shape[k]
     with np.errstate(over="ignore"):
-        sq = np.sum(a * a, axis=k, keepdims=True) * (1 + (n + 2) * _U)
+        # the float sum's rounding (relative) and the squares' underflow (absolute, under eta/2 each)
+        sq = np.sum(a * a, axis=k, keepdims=True) * (1 + (n + 2) * _U) + n * _ETA
     return _up(np.sqrt(_up(sq)))
 
 
