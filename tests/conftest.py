@@ -144,6 +144,10 @@ def _trim_heap() -> None:
 # than decorated in place, so that the tiers are read in one place (tests/test_tiers.py checks every entry names
 # a collected test).  `python -m pytest -m slow` runs them (.ci/run does, once).
 SLOW = {
+    # the full tier check collects every slow module in a subprocess (0.4 GB beside both workers: the fast tier's
+    # memory peak); the fast tier parses the files for the test functions instead
+    "tests/test_tiers.py::test_every_slow_entry_names_a_collected_test":
+        "test_tiers.py::test_every_slow_entry_names_a_test_function",
     # the noisy-GD peer's noise multiplier at 100 compositions: a fine PLD (8.6 s, the largest memory of the fast tier:
     # 2.1 GB in one worker); the one-step points stay fast
     "tests/test_bench_peers.py::test_noise_multiplier_matches_the_exact_gaussian_mechanism[4.0-1e-06-100]":
