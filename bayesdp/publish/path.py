@@ -816,7 +816,10 @@ def tune_path(constants: Mapping[str, Any], dim: int, epsilon: float, delta: flo
         families: the observed sites' families.
         num_coords: k.
         l2_lipschitz: the statistic's Euclidean constant.
-        step_size, num_steps, burn_in, num_chains: settings fixed by the user (None: searched).
+        step_size: gamma fixed by the user (None: searched).
+        num_steps: n fixed by the user (None: searched).
+        burn_in: b fixed by the user (None: searched).
+        num_chains: c fixed by the user (None: searched).
         min_kept: the least kept draws per chain x chains (quantile requests).
         max_steps: the largest n searched.
         inverse_temperature: a chain's beta fixed as given (a ``ula-path`` plan's, with its step, steps and
