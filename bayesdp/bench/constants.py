@@ -395,7 +395,11 @@ def observed_max(cfg: Config, kind: str, starts: int = 100, steps: int = 300, se
         raise BayesDPError(f"starts={starts}, steps={steps}: both must be >= 1; pass positive integers")
     import jax
 
-    with jax.enable_x64(True):
+    if hasattr(jax, "enable_x64"):
+        x64 = jax.enable_x64
+    else:                                    # jax < 0.8
+        from jax.experimental import enable_x64 as x64
+    with x64(True):
         return _search(cfg, kind, starts, steps, seed)
 
 

@@ -135,3 +135,18 @@ def test_a_per_record_exposure_makes_the_rates_differ_and_keeps_twice_the_bound(
     t = 0.5 + (np.arange(m) % 3) / 2.0
     c = analyze(poisson_exposure, {"t": t, "y": y}, Domain.parse(["t.min=0.5", "t.max=1.5", "y.values=0..8"])).constants
     assert c.record_grad_diff == pytest.approx(2 * c.record_grad_bound, rel=1e-12)
+
+
+def test_device_put_of_public_cutpoints_is_the_identity():
+    """``jax.device_put`` (what ``jnp.asarray`` of a constant traces to before JAX 0.8) copies its operand: the
+    cutpoints stay bounded and the constants are those of the plain model (they were refused on JAX 0.7)."""
+    def ordered_put(y=None, cuts=CUTS):
+        a = numpyro.sample("a", dist.Normal(0.0, 1.5))
+        with numpyro.plate("data", y.shape[0]):
+            numpyro.sample("obs", dist.OrderedLogistic(a, jax.device_put(jnp.asarray(cuts))), obs=y)
+
+    y = (np.arange(m) % 4).astype(float)
+    dom = Domain.parse(["y.values=0..3"])
+    c = analyze(ordered_put, {"y": y}, dom).constants
+    assert c.record_grad_bound == 1.0
+    assert c.record_grad_diff == pytest.approx(1 + math.tanh((CUTS[-1] - CUTS[0]) / 4), rel=1e-12)

@@ -234,7 +234,7 @@ RULES.update({
     "mul": bilinear, "dot_general": bilinear, "div": div, "select_n": select_n, "gather": gather,
     "dynamic_slice": _theta_free_then_linear(1), "dynamic_update_slice": _theta_free_then_linear(2),
     "scatter-add": scatter_add, "scatter": scatter_add,
-    "convert_element_type": convert, "optimization_barrier": identity,
+    "convert_element_type": convert, "optimization_barrier": identity, "device_put": identity,
     # a custom derivative: the derivative the sampler differentiates with is not the primal's
     "custom_jvp_call": custom_derivative, "custom_vjp_call": custom_derivative,
     "custom_vjp_call_jaxpr": custom_derivative, "stop_gradient": stop_gradient, "is_finite": is_finite,

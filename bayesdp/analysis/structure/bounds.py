@@ -2055,7 +2055,7 @@ RULES = {
     "add": add, "add_any": add, "sub": sub, "neg": neg, "mul": mul, "div": div, "max": max_, "min": min_,
     "clamp": clamp, "abs": abs_, "sign": sign, "integer_pow": integer_pow, "square": square, "pow": pow_,
     "select_n": select_n, "convert_element_type": convert, "copy": identity,
-    "optimization_barrier": identity, "sharding_constraint": identity, "mesh_cast": identity, "reshard": identity,
+    "optimization_barrier": identity, "device_put": identity, "sharding_constraint": identity, "mesh_cast": identity, "reshard": identity,
     "stop_gradient": identity, "real": identity, "reduce_precision": reduce_precision,
     "exp": _monotone(np.exp, image=(0, INF)), "exp2": _monotone(np.exp2, image=(0, INF)), "log": _monotone(np.log, domain=(0, INF)),
     "log1p": _monotone(np.log1p, domain=(-1, INF)), "expm1": _monotone(np.expm1, image=(-1, INF)), "tanh": _monotone(np.tanh, image=(-1, 1)),

@@ -442,6 +442,7 @@ RULES.update({
     "argmin": _reduce(lambda e: e.params["axes"]), "cumsum": cumulative, "cumprod": cumulative,
     "cummax": cumulative, "cummin": cumulative, "cumlogsumexp": cumulative, "sort": sort, "top_k": top_k,
     "optimization_barrier": identity,
+    "device_put": identity,          # jax < 0.8: jnp.asarray of a constant (a copy, values unchanged)
     **{name: random for name in ("random_seed", "random_bits", "random_split", "random_fold_in", "random_wrap",
                                  "random_unwrap", "threefry2x32", "rng_uniform", "rng_bit_generator")},
 })
