@@ -123,6 +123,7 @@ STRUCTURAL = {
     "sort": (lambda x: jnp.sort(x, axis=0), [X], dp.COUPLED),
     "top_k": (lambda x: lax.top_k(x, 2)[0], [X], 0),
     "optimization_barrier": (lambda x: lax.optimization_barrier(x), [X], 0),
+    "device_put": (lambda x: jax.device_put(x), [X], 0),
 }
 RANDOM = {"random_seed", "random_bits", "random_split", "random_fold_in", "random_wrap", "random_unwrap",
           "threefry2x32", "rng_uniform", "rng_bit_generator"}
@@ -214,6 +215,7 @@ AFFINITY = {
     "scatter": (lambda t, x: x.at[jnp.array([1])].set(t[:1]), af.AFFINE),
     "convert_element_type": (lambda t, x: t.astype(jnp.float16), af.AFFINE),
     "optimization_barrier": (lambda t, x: lax.optimization_barrier(t), af.AFFINE),
+    "device_put": (lambda t, x: jax.device_put(t), af.AFFINE),
     "custom_jvp_call": (lambda t, x: jax.nn.relu(t), af.OTHER),
     "custom_vjp_call": (lambda t, x: _cvjp(t), af.OTHER),
     "custom_vjp_call_jaxpr": (lambda t, x: _cvjp(t), af.OTHER),
