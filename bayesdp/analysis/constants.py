@@ -501,8 +501,6 @@ def _floored_joint(program, facts, name: str, domain, m: int, s_lo: float, nu_lo
 def tanh_input(program, var):
     """If ``var`` is ``A * tanh(eta)`` (either order; ``A`` a number written in the program; through ops that keep
     its elements), ``(eta, A)``; else None."""
-    def count(v):
-        return int(np.prod(conc(v.aval.shape))), sum(1 for d in v.aval.shape if not isinstance(d, (int, np.integer)))
     v = var
     for _ in range(16):
         e = program.producer(v)
@@ -513,11 +511,11 @@ def tanh_input(program, var):
             for a, b in (e.invars, e.invars[::-1]):
                 amp = sp._literal_value(program, a)
                 t = program.producer(b) if amp is not None else None
-                if t is not None and t.primitive.name == "tanh" and count(b) == count(v) and \
-                        not hasattr(t.invars[0], "val") and count(t.invars[0]) == count(b):
+                if t is not None and t.primitive.name == "tanh" and sp._element_count(b) == sp._element_count(v) and \
+                        not hasattr(t.invars[0], "val") and sp._element_count(t.invars[0]) == sp._element_count(b):
                     return t.invars[0], amp
             return None
-        if name in sp._SHAPE_KEEPING and count(e.invars[0]) == count(v):
+        if name in sp._SHAPE_KEEPING and sp._element_count(e.invars[0]) == sp._element_count(v):
             v = e.invars[0]
             continue
         return None

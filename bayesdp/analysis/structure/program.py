@@ -225,12 +225,16 @@ def derivative_culprit(program, closed, bounds: Run):
 _SHAPE_KEEPING = ("broadcast_in_dim", "reshape", "convert_element_type", "copy", "squeeze")
 
 
+def _element_count(v) -> tuple[int, int]:
+    """``(elements, symbolic dimensions)`` of a jaxpr variable's shape: a shape-keeping op (a broadcast that adds
+    no element, a reshape, a conversion) whose input and output have the same count keeps every element."""
+    return int(np.prod(conc(v.aval.shape))), sum(1 for d in v.aval.shape if not isinstance(d, (int, np.integer)))
+
+
 def sigmoid_input(program, var):
     """If ``var`` is ``logistic(z)`` (through ops that keep its elements: broadcasts that add no element,
     reshapes, conversions), the variable z; else None."""
 
-    def count(v):
-        return int(np.prod(conc(v.aval.shape))), sum(1 for d in v.aval.shape if not isinstance(d, (int, np.integer)))
     v = var
     for _ in range(16):
         e = program.producer(v)
@@ -246,7 +250,7 @@ def sigmoid_input(program, var):
                     body.eqns[0].invars[0] is body.invars[0] and len(e.invars) == 1:
                 return e.invars[0]
             return None
-        if name in _SHAPE_KEEPING and count(e.invars[0]) == count(v):
+        if name in _SHAPE_KEEPING and _element_count(e.invars[0]) == _element_count(v):
             v = e.invars[0]
             continue
         return None
@@ -259,8 +263,6 @@ def softplus_floor_input(program, var):
     the data), ``(z, c)``; else None.  ``jax.nn.softplus`` is ``logaddexp(z, 0)`` (a custom_jvp whose derivative
     is ``sigmoid(z)``), seen as a call named ``softplus`` or as the ``logaddexp`` call itself."""
 
-    def count(v):
-        return int(np.prod(conc(v.aval.shape))), sum(1 for d in v.aval.shape if not isinstance(d, (int, np.integer)))
 
     def logaddexp_zero(e):                  # a custom_jvp_call logaddexp(z, 0): z
         if not _jax_function(e, "logaddexp") or len(e.invars) != 2 or e.params.get("num_consts", 0):
@@ -300,7 +302,7 @@ def softplus_floor_input(program, var):
                 if z is not None and not _theta_free(program, z):
                     return z, c
             return None
-        if name in _SHAPE_KEEPING and (count(e.invars[0]) == count(v) or (
+        if name in _SHAPE_KEEPING and (_element_count(e.invars[0]) == _element_count(v) or (
                 name == "broadcast_in_dim" and int(np.prod(conc(e.invars[0].aval.shape))) == 1)):
             v = e.invars[0]
             continue
@@ -366,8 +368,6 @@ def clipped_exp_input(program, var):
     through ops that keep its elements, ``(z, lo, hi)``; else None.  Its value is ``exp(clip(z, log lo, log hi))``
     and its derivative in z is ``exp(z)`` times 0, 1/2 or 1 (JAX's derivative of max/min): ``d log(var)/dz`` is in
     ``[0, 1]`` -- a rule that bounds a score in the log-rate times ``|J_z|`` for the rate's box bounds this one."""
-    def count(v):
-        return int(np.prod(conc(v.aval.shape))), sum(1 for d in v.aval.shape if not isinstance(d, (int, np.integer)))
     v = var
     for _ in range(16):
         got = _through_clip(program, v)
@@ -377,13 +377,13 @@ def clipped_exp_input(program, var):
                 return None
             e = program.producer(inner)
             if e is None or e.primitive.name != "exp" or hasattr(e.invars[0], "val") or \
-                    count(e.invars[0]) != count(inner):
+                    _element_count(e.invars[0]) != _element_count(inner):
                 return None
             return e.invars[0], lo, hi
         e = program.producer(v)
         if e is None:
             return None
-        if e.primitive.name in _SHAPE_KEEPING and count(e.invars[0]) == count(v):
+        if e.primitive.name in _SHAPE_KEEPING and _element_count(e.invars[0]) == _element_count(v):
             v = e.invars[0]
             continue
         return None
@@ -397,8 +397,6 @@ def clipped_sigmoid_input(program, var):
     ``logistic'(z)`` times 0, 1/2 or 1 (JAX's derivative of max/min: 1/2 at a tie): a rule that bounds the score
     of ``sigmoid(z)`` bounds this one, but not its smoothness (the clip is a kink)."""
 
-    def count(v):
-        return int(np.prod(conc(v.aval.shape))), sum(1 for d in v.aval.shape if not isinstance(d, (int, np.integer)))
 
     def through_clip(v):
         return _through_clip(program, v)
@@ -415,7 +413,7 @@ def clipped_sigmoid_input(program, var):
         e = program.producer(v)
         if e is None:
             return None
-        if e.primitive.name in _SHAPE_KEEPING and count(e.invars[0]) == count(v):
+        if e.primitive.name in _SHAPE_KEEPING and _element_count(e.invars[0]) == _element_count(v):
             v = e.invars[0]
             continue
         return None
@@ -449,8 +447,6 @@ def log_link_input(program, var):
     jnp.exp(z)``, through ops that keep its elements), the variable ``z``; else None.  ``d log(var) / d theta =
     +- d z / d theta``: the same norm."""
 
-    def count(v):
-        return int(np.prod(conc(v.aval.shape))), sum(1 for d in v.aval.shape if not isinstance(d, (int, np.integer)))
     def one(u):
         return not hasattr(u, "val") and int(np.prod(conc(u.aval.shape))) == 1 and not any(
             not isinstance(d, (int, np.integer)) for d in u.aval.shape)
@@ -467,14 +463,14 @@ def log_link_input(program, var):
         if name in ("div", "mul") and len(e.invars) == 2:
             a, b = e.invars
             # the theta-dependent operand has the result's entries, or ONE entry (broadcast by the operation)
-            if _theta_free(program, a, memo) and not _theta_free(program, b, memo) and (count(b) == count(v) or one(b)):
+            if _theta_free(program, a, memo) and not _theta_free(program, b, memo) and (_element_count(b) == _element_count(v) or one(b)):
                 v = b
                 continue
-            if _theta_free(program, b, memo) and not _theta_free(program, a, memo) and (count(a) == count(v) or one(a)):
+            if _theta_free(program, b, memo) and not _theta_free(program, a, memo) and (_element_count(a) == _element_count(v) or one(a)):
                 v = a
                 continue
             return None
-        if name in _SHAPE_KEEPING and (count(e.invars[0]) == count(v) or (
+        if name in _SHAPE_KEEPING and (_element_count(e.invars[0]) == _element_count(v) or (
                 name == "broadcast_in_dim" and int(np.prod(conc(e.invars[0].aval.shape))) == 1)):
             # (a broadcast of ONE value, e.g. an intercept-only log-mean to every record: each entry is that value)
             v = e.invars[0]
