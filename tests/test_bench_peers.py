@@ -45,3 +45,17 @@ def test_diffprivlib_peer_fits():
     coef = _diffprivlib(d["X"], d["y"], 1e9, 1)
     assert coef.shape == w.shape
     assert np.max(np.abs(coef - w)) < 5e-3 * np.linalg.norm(w)      # lbfgs' tolerance, not noise
+
+
+@pytest.mark.parametrize("args, words", [(["--datasets", "0"], "--datasets 0 must be >= 1"),
+                                         (["--sizes", "1"], "--sizes 1 must be >= 2"),
+                                         (["--epsilons", "-1"], "--epsilons -1.0 must be finite and > 0"),
+                                         (["--epsilons", "nan"], "--epsilons nan must be finite and > 0")])
+def test_bad_options_are_refused_in_one_line(args, words, capsys):
+    """A bad option is one line and exit 2 before any dataset is simulated (--datasets 0 crashed with a
+    traceback)."""
+    from bayesdp.cli import main
+
+    assert main(["bench", "peers", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and words in err and "Traceback" not in err

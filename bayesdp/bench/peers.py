@@ -38,6 +38,7 @@ import contextlib
 import functools
 import io
 import json
+import math
 import os
 import tempfile
 import time
@@ -396,6 +397,14 @@ def run(args) -> dict:
         >>> run(p.parse_args(["--quick"]))["cells"][0]["m"]                    # doctest: +SKIP
         1000
     """
+    if args.datasets < 1:
+        raise BayesDPError(f"--datasets {args.datasets} must be >= 1; pass a positive number of datasets per cell")
+    bad = [m for m in args.sizes if m < 2]
+    if bad:
+        raise BayesDPError(f"--sizes {bad[0]} must be >= 2 records; pass record counts of at least 2")
+    bad = [e for e in args.epsilons if not (math.isfinite(e) and e > 0)]
+    if bad:
+        raise BayesDPError(f"--epsilons {bad[0]} must be finite and > 0; pass positive epsilons")
     cells, reps = _cells(args)
     flows = {"bayesdp-python": _python_default, "documented": documented_flow}
     if not args.no_cli:
