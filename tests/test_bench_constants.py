@@ -13,13 +13,17 @@ import argparse
 import json
 import math
 
+from pathlib import Path
+
 import pytest
 
 from bayesdp.bench.constants import BOX, ROUNDING, configurations, format_table, observed_max, run
 from bayesdp.cli import main
 from bayesdp.errors import BayesDPError
 
-CFG = {c.name: c for c in configurations()}
+# the checkout's gallery page, found from this file (the tests also run against an installed wheel, which has no docs)
+GALLERY_PAGE = Path(__file__).resolve().parents[1] / "docs" / "gallery.md"
+CFG = {c.name: c for c in configurations(GALLERY_PAGE)}
 
 
 def _obs(name, kind):
@@ -84,6 +88,20 @@ def test_bad_options_refused_in_one_line():
         run(argparse.Namespace(starts=2, steps=2, seed=0, only=None, constants="record_hessian"))
     with pytest.raises(BayesDPError, match="must be >= 1"):
         run(argparse.Namespace(starts=0, steps=2, seed=0, only=None))
+    with pytest.raises(BayesDPError, match=r"--gallery=/nonexistent/gallery.md: no such file"):
+        run(argparse.Namespace(starts=2, steps=2, seed=0, only=None, gallery="/nonexistent/gallery.md"))
+
+
+def test_gallery_page_is_found_by_path_and_its_absence_is_said(tmp_path):
+    # the checkout's page brings the gallery's configurations; an installed wheel (no docs) runs without them and
+    # the table says so instead of dropping them silently
+    names = {c.name for c in configurations(GALLERY_PAGE)}
+    assert "poisson_clipped" in names
+    assert "poisson_clipped" not in {c.name for c in configurations(tmp_path / "absent.md")}
+    res = {"rows": [], "refused": [], "summary": {"fraction_within_target": None, "target": 1.1, "unsound": [],
+                                                  "certified_configurations": 0, "certified_constants": 0,
+                                                  "gallery": None}}
+    assert "gallery: docs/gallery.md not found" in format_table(res)
 
 
 @pytest.mark.slow
@@ -95,7 +113,7 @@ def test_floored_scale_rows_within_1_1x():
     # at y = 3, max_t (3 + 2t) 2 (1 - t^2) R / 0.5^2 with t^2 + t - 1/3 = 0
     out = run(argparse.Namespace(starts=4, steps=60, seed=0,
                                  only="student_floor,robust_floor,normal_bounded_loc_floor",
-                                 constants="record_grad_bound"))
+                                 constants="record_grad_bound", gallery=str(GALLERY_PAGE)))
     rows = {r["model"]: r for r in out["rows"]}
     R = 1.0
     t = (-1 + math.sqrt(1 + 4 / 3)) / 2

@@ -223,13 +223,14 @@ def _hits_at_most_at_bats(rec):
     return {**rec, "hits": jnp.minimum(rec["hits"], jnp.floor(rec["at_bats"]))}
 
 
-def _gallery() -> list[Config]:
-    if not GALLERY.is_file():
+def _gallery(path: Path | None = None) -> list[Config]:
+    path = GALLERY if path is None else Path(path)
+    if not path.is_file():
         return []
     ns: dict = {}
     out = []
-    for block in re.findall(r"```python\n(.*?)```", GALLERY.read_text(), flags=re.S):
-        exec(compile(block, str(GALLERY), "exec"), ns)
+    for block in re.findall(r"```python\n(.*?)```", path.read_text(), flags=re.S):
+        exec(compile(block, str(path), "exec"), ns)
         d = re.match(r"# domain: (.*)\n", block)
         f = re.search(r"^def (\w+)\(", block, flags=re.M)
         if d and f:
@@ -242,8 +243,13 @@ def _gallery() -> list[Config]:
     return out
 
 
-def configurations() -> list[Config]:
+def configurations(gallery: str | Path | None = None) -> list[Config]:
     """Every configuration the bench runs: the bundled models, the gallery's, then :data:`IDIOMS`.
+
+    Args:
+        gallery: the gallery page (``docs/gallery.md`` of a checkout); default :data:`GALLERY`, the page beside
+            this package when it runs from a checkout. An installed wheel has no docs: without a path the
+            gallery's configurations are left out (:func:`run` says so in its summary).
 
     Returns:
         The list of :class:`Config`.
@@ -253,7 +259,7 @@ def configurations() -> list[Config]:
         >>> "logistic" in names and "clipped_sigmoid" in names
         True
     """
-    return _builtin() + _gallery() + _idioms()
+    return _builtin() + _gallery(gallery) + _idioms()
 
 
 # ---------------------------------------------------------------- records in the declared domain
@@ -529,7 +535,7 @@ def add_arguments(p) -> None:
         >>> p = argparse.ArgumentParser(prog="bayesdp bench constants")
         >>> add_arguments(p)
         >>> vars(p.parse_args([]))
-        {'starts': 100, 'steps': 300, 'seed': 0, 'only': None, 'constants': None}
+        {'starts': 100, 'steps': 300, 'seed': 0, 'only': None, 'constants': None, 'gallery': None}
     """
     p.add_argument("--starts", type=int, default=100, help="random starts of the ascent (default 100)")
     p.add_argument("--steps", type=int, default=300, help="ascent steps per phase (default 300)")
@@ -537,6 +543,9 @@ def add_arguments(p) -> None:
     p.add_argument("--only", default=None, help="comma-separated configuration names (default: all)")
     p.add_argument("--constants", default=None,
                    help=f"comma-separated constants to compare (default: all of {', '.join(CONSTANTS)})")
+    p.add_argument("--gallery", default=None, metavar="PATH",
+                   help="the docs gallery page to include (default: docs/gallery.md of the checkout this package "
+                        "runs from; an installed wheel has none)")
 
 
 def run(args) -> dict:
@@ -566,7 +575,11 @@ def run(args) -> dict:
 
     if args.starts < 1 or args.steps < 1:
         raise BayesDPError(f"--starts={args.starts} --steps={args.steps}: both must be >= 1; pass positive integers")
-    cfgs = configurations()
+    gallery = getattr(args, "gallery", None)
+    if gallery is not None and not Path(gallery).is_file():
+        raise BayesDPError(f"--gallery={gallery}: no such file; pass the path of docs/gallery.md in a checkout")
+    gallery_path = Path(gallery) if gallery is not None else GALLERY
+    cfgs = configurations(gallery_path)
     if args.only:
         want = [s.strip() for s in args.only.split(",") if s.strip()]
         unknown = sorted(set(want) - {c.name for c in cfgs})
@@ -627,6 +640,8 @@ def run(args) -> dict:
         "worst": sorted(rows, key=lambda r: -r["ratio"])[:5],
         "unsound": [r for r in rows if _unsound(r)],
         "starts": args.starts, "steps": args.steps, "box": BOX,
+        # None when the page was not found (an installed wheel): its configurations were not run
+        "gallery": str(gallery_path) if gallery_path.is_file() else None,
     }
     summary["search_errors"] = errors
     return {"rows": rows, "refused": refused, "summary": summary}
@@ -675,4 +690,7 @@ def format_table(result: dict) -> str:
         lines.append(f"SEARCH FAILED: {r['model']} {r['constant']}: {r['error']}")
     for r in result["refused"]:
         lines.append(f"refused: {r['model']}: {r['reason']}")
+    if "gallery" in s and s["gallery"] is None:
+        lines.append("gallery: docs/gallery.md not found (an installed copy): its configurations were not run; "
+                     "pass --gallery PATH")
     return "\n".join(lines)
