@@ -748,9 +748,11 @@ def path_error_terms(constants: Mapping[str, Any], dim: int, inverse_temperature
         l2_lipschitz: the statistic's Euclidean constant.
 
     Returns:
-        ``{"curvature", "noise_sd", "start_transient", "transient_fraction", "start_spread", "tempering_bias",
-        "discretisation_bias", "bias", "rmse", "mse_per_direction"}`` (per value; ``transient_fraction`` f and
-        ``start_spread`` D per direction; a bias None when not predicted), or None when no curvature is proven.
+        ``{"curvature", "noise_sd", "start_transient", "transient_fraction", "transient_fraction_prior_curvature",
+        "start_spread", "tempering_bias", "discretisation_bias", "bias", "rmse", "mse_per_direction"}`` (per value;
+        ``transient_fraction`` f and ``start_spread`` D per direction; ``transient_fraction_prior_curvature`` the
+        fraction f at the curvature ``m_K`` alone, a direction the records do not inform, None without a proven
+        ``m_K``; a bias None when not predicted), or None when no curvature is proven.
 
     Raises:
         AssumptionError: a bad argument.
@@ -782,7 +784,12 @@ def path_error_terms(constants: Mapping[str, Any], dim: int, inverse_temperature
         bias = a * abs(spread / beta - 1.0)
     per = float(l2_lipschitz) * math.sqrt(min(k, int(dim)) / k)
     mse = var + (tr or 0.0) ** 2 + (bias or 0.0) ** 2
+    # the same fraction in a direction the records do not inform (curvature m_K, the prior's alone): what the
+    # prediction assumes away by spreading the records' information evenly over the directions (§8.4, "design")
+    m_k = float(constants.get("total_strong_convexity") or 0.0)
+    f_weak = transient_fraction(1.0 - g * m_k, n, burn_in) if 0.0 < g * m_k < 2.0 else None
     return {"curvature": lam, "noise_sd": per * math.sqrt(var), "start_transient": None if tr is None else per * tr,
+            "transient_fraction_prior_curvature": f_weak,
             "transient_fraction": transient_fraction(rho, n, burn_in), "start_spread": None if p2 is None else
             math.sqrt(p2), "tempering_bias": None if temp is None else per * temp,
             "discretisation_bias": None if disc is None else per * disc, "bias": None if bias is None else per * bias,

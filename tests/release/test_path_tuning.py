@@ -66,6 +66,35 @@ def test_predicted_error_on_a_quadratic_is_the_simulated_chain_s():
     assert t["rmse"] ** 2 == pytest.approx(t["mse_per_direction"], rel=1e-12)
 
 
+def test_prior_only_direction_fraction_is_the_chain_s_at_the_prior_curvature():
+    """In a direction the records do not inform, the chain is AR(1) with rho = 1 - g m_K: the average of X_{b+1..n}
+    from 0 keeps (1/N) sum_{t=b+1}^n rho^t of the offset (term by term here); and the path's interval basis says
+    what it assumes (the records' curvature in every direction) with both fractions."""
+    g, n, b, beta = 1.0 / QUAD["total_smoothness"], 120, 10, 0.3
+    t = path_error_terms(QUAD, 1, beta, g, n, b)
+    rho_w, rho = 1.0 - g * 1.0, 1.0 - g * LAM
+    want_w = sum(rho_w ** k for k in range(b + 1, n + 1)) / (n - b)
+    assert t["transient_fraction_prior_curvature"] == pytest.approx(want_w, rel=1e-12)
+    assert t["transient_fraction"] == pytest.approx(sum(rho ** k for k in range(b + 1, n + 1)) / (n - b), rel=1e-12)
+    assert want_w > 0.4 and t["transient_fraction"] < 0.01        # the prior alone contracts 26x slower
+    assert path_error_terms({**QUAD, "total_strong_convexity": 0.0}, 1, beta, g, n, b) is None \
+        or path_error_terms({**QUAD, "total_strong_convexity": 0.0}, 1, beta, g, n, b)[
+            "transient_fraction_prior_curvature"] is None
+
+    from bayesdp.publish.methods.path import _with_design_assumption
+    from bayesdp.publish.statistics import SiteSpec, coordinate_means
+    from bayesdp.publish.path import chain_error_items, noiseless_items
+    st = coordinate_means([SiteSpec("w", 1)])
+    items = chain_error_items(noiseless_items(st, [0.5], 0.9), 0.1, 0.9, None, "path", st, 0.02)
+    out = _with_design_assumption(items, t)
+    assert out[0].error_interval == items[0].error_interval                  # the interval itself is unchanged
+    assert f"{t['transient_fraction']:.2g} of the start's offset there, but {want_w:.2g}" in \
+        out[0].error_interval_basis
+    # nothing to say when the prior-only direction contracts no slower (a potential proven quadratic, m_K = L)
+    assert _with_design_assumption(items, {**t, "transient_fraction_prior_curvature": t["transient_fraction"]}) \
+        == tuple(items)
+
+
 def _brute_force(consts, eps, delta, g, n_max):
     """The chain's error for every n in [50, n_max] and b in [0, n) at step g, from the AR(1) covariance: Var of the
     average of X_{b+1..n} = sum_{s,t} Cov(X_s, X_t) / N^2 with Cov(X_s, X_t) = rho^|t-s| s^2 (1 - rho^(2 min)) /

@@ -6,6 +6,7 @@ chain's Gaussian steps are the privacy noise: the budget is reserved before it r
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -142,7 +143,7 @@ class PathMethod:
                     "start_transient": tr_one, "predicted_bias": None if one is None else one["bias"],
                     "predicted_terms": None if terms is None else {
                         key: terms[key] for key in ("curvature", "noise_sd", "start_transient", "transient_fraction",
-                                                    "start_spread", "tempering_bias", "discretisation_bias", "bias",
+                                                    "transient_fraction_prior_curvature", "start_spread", "tempering_bias", "discretisation_bias", "bias",
                                                     "rmse")},
                     "proven_monte_carlo_scale": proven_mc}
         return MethodPlan(
@@ -188,6 +189,7 @@ class PathMethod:
         else:
             items = chain_error_items(items, s["equivalent_noise_sd"], level, stat.range, "path", stat,
                                       s.get("start_transient"), s.get("predicted_bias"))
+        items = _with_design_assumption(items, terms)
         items = with_credible_intervals(items, stat, s["inverse_temperature"])
         published = np.array([it.value for it in items])
         info = {**s, "chain_keys": smp.key_source,
@@ -210,6 +212,22 @@ class PathMethod:
                   "gdp_mu": s["gdp_mu"], "inverse_temperature": s["inverse_temperature"],
                   "statistic": stat.description}
         return Drawn(fields=fields, commit=commit)
+
+
+def _with_design_assumption(items, terms: dict) -> tuple:
+    """The error interval's basis states what it assumes about the design (docs/release.md §8.4, "design"): the
+    start's bias is predicted at the curvature ``lambda`` in every direction (the records' information spread
+    evenly); in a direction only the prior informs, the chain keeps the larger fraction ``f_weak`` of the start's
+    offset (public inputs; nothing here reads the data)."""
+    lam, f, f_weak = (terms.get(k) for k in ("curvature", "transient_fraction", "transient_fraction_prior_curvature"))
+    if lam is None or f is None or f_weak is None or not f_weak > f:
+        return tuple(items)
+    note = (f"; assumes every direction of theta gets the curvature {lam:.3g} (the records' information spread "
+            f"evenly over the directions): the average keeps {f:.2g} of the start's offset there, but {f_weak:.2g} "
+            "in a direction only the prior informs, so with strongly correlated features the interval can be too "
+            "narrow (docs/release.md §8.4, design)")
+    return tuple(replace(it, error_interval_basis=it.error_interval_basis + note)
+                 if it.error_interval is not None and it.error_interval_basis else it for it in items)
 
 
 register(PathMethod())
