@@ -6,7 +6,6 @@ it (no digits lost to ``1 - rho`` computed by subtraction).  Conversions to (eps
 against the exact mu-GDP trade-off (Dong-Roth-Su Cor. 2.13) in 50 digits.
 """
 
-import math
 import subprocess
 import sys
 

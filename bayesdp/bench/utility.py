@@ -11,10 +11,9 @@ the coordinates) of:
   coupling sensitivity (docs/release.md §1-3);
 * ``sample-aggregate``: bayesdp's sample-and-aggregate (docs/release.md §7), chunks by its rule, each estimate
   clamped to a declared range, noise chosen by the same rule as the release;
-* ``path``: bayesdp's path release (docs/release.md §8): a full-batch ULA chain (step ``1/total_smoothness``,
-  its default number of steps: ten relaxation times of the public curvature proxy) at the largest inverse
-  temperature whose path certificate (Dong-Roth-Su GDP composition) meets (epsilon, delta), its second-half
-  average released without added noise;
+* ``path``: bayesdp's path release (docs/release.md §8) as the release engine plans it: step size, steps, burn-in
+  and chains that minimise its predicted error (§8.4), at the largest inverse temperature whose path certificate
+  (Dong-Roth-Su GDP composition) meets (epsilon, delta); the average of the kept draws, no added noise;
 * ``final``: bayesdp's last-draw release (docs/release.md §10): the final draw of the chain that
   ``bayesdp.calibrate(..., mechanism="ula-final")`` plans at (epsilon, delta) (step size, steps and inverse
   temperature from public quantities; the certificate of its last draw, e.g. Bok-Su-Altschuler GDP);
@@ -33,8 +32,9 @@ variance (``2 b^2`` per coordinate for Laplace, ``sigma^2`` for the discrete Gau
 simulated squared error of the non-private estimate (the noise is independent and has mean zero).  The one
 posterior sample and DP-SGLD are simulated entirely.
 
-``default`` is what ``bayesdp.release`` does by default (:func:`default_pick`), computed from public
-quantities only; the table reports its MSE over the best method's (target: <= 1.25).
+``default`` is the method the release engine plans with ``method="auto"`` (:func:`default_pick`; what
+``bayesdp.release`` and ``bayesdp release`` run), computed from public quantities only; the table reports its
+MSE over the best method's (target: <= 1.25).
 """
 
 from __future__ import annotations
@@ -265,44 +265,28 @@ def dpsgld_inverse_temperature(epsilon: float, delta: float, step_size: float, n
 # the default pick
 
 
-def default_pick(constants: dict, dim: int, statistic, epsilon: float, delta: float, expected: dict
-                 ) -> tuple[str, str]:
-    """What ``bayesdp release`` / ``bayesdp.release`` (with a kernel) do by default for a posterior mean at
-    (epsilon, delta), from public quantities only: ``method="auto"`` of the release engine (the smallest predicted
-    error among coupling, path and last draw, in that order on ties: :func:`bayesdp.publish.engine.choose`) and, for
-    a coupling release, ``noise="auto"`` (the smaller expected squared error from the sensitivities).
+def default_pick(plan) -> tuple[str, str]:
+    """The column of the table that ``bayesdp release`` / ``bayesdp.release`` (with a kernel) would fill by default:
+    the method of the release engine's own ``method="auto"`` plan (:func:`bayesdp.publish.engine.plan_release`:
+    the smallest predicted error, from public inputs only), the coupling release named with its noise.
 
     Args:
-        constants: the analysis constants (``analyze(...).constants.to_dict()``).
-        dim: the dimension of the statistic's site.
-        statistic: the released statistic (e.g. ``coordinate_means``).
-        epsilon: the budget's epsilon.
-        delta: the budget's delta.
-        expected: the coupling releases' expected noise errors, keyed ``"coupling+laplace"`` and
-            ``"coupling+gaussian"``.
+        plan: the engine's :class:`~bayesdp.publish.methods.base.MethodPlan` for ``method="auto"``.
 
     Returns:
         ``(method, why)``: one of :data:`BAYESDP_METHODS` and the reason.
 
     Examples:
-        >>> from bayesdp.publish.statistics import SiteSpec, coordinate_means
-        >>> consts = {"total_smoothness": 126.0, "total_strong_convexity": 1.0, "grad_diff": 2.0}
-        >>> default_pick(consts, 5, coordinate_means([SiteSpec("w", 5)]), 1.0, 0.0,
-        ...              {"coupling+laplace": 1.0, "coupling+gaussian": 0.5})
-        ('coupling+laplace', 'auto: delta = 0 (pure epsilon-DP: only the coupling release applies)')
+        >>> from types import SimpleNamespace as NS
+        >>> default_pick(NS(method="coupling", settings={"noise": "gaussian"}, predicted_rmse=0.1))
+        ('coupling+gaussian', 'auto: the engine plans coupling (predicted rmse per value 0.1)')
+        >>> default_pick(NS(method="path", settings={}, predicted_rmse=None))[0]
+        'path'
     """
-    from ..publish.final import predicted_final_error
-    from ..publish.path import predicted_path_error
-    lap, gau = expected.get("coupling+laplace"), expected.get("coupling+gaussian")
-    coupling = "coupling+gaussian" if delta > 0 and gau is not None and gau < lap else "coupling+laplace"
-    if delta <= 0:
-        return coupling, "auto: delta = 0 (pure epsilon-DP: only the coupling release applies)"
-    k, l2 = statistic.num_coords, statistic.l2
-    preds = [(coupling, expected[coupling]), ("path", predicted_path_error(constants, dim, epsilon, delta, k, l2)),
-             ("final", predicted_final_error(constants, dim, epsilon, delta, k, l2))]
-    best = min(((m, e) for m, e in preds if e is not None), key=lambda me: me[1])
-    return best[0], ("auto: the smallest predicted squared error (" +
-                     ", ".join(f"{m} {e:.3g}" for m, e in preds if e is not None) + ")")
+    name = {"coupling": f"coupling+{plan.settings.get('noise')}", "sample-aggregate": "sample-aggregate"}.get(
+        plan.method, plan.method)
+    pred = "" if plan.predicted_rmse is None else f" (predicted rmse per value {plan.predicted_rmse:.3g})"
+    return name, f"auto: the engine plans {plan.method}{pred}"
 
 
 # ---------------------------------------------------------------------------
@@ -317,11 +301,15 @@ def _setting(name: str, data: dict, prior_scale: float, epsilons, args, repeats:
     from ..plan import ULA, Shapes
     from ..publish.aggregate import aggregate_estimate, aggregate_route, choose_chunks
     from ..publish.noiseplan import plan_noise
-    from ..publish.path import path_inverse_temperature, path_num_steps
+    from ..calibration import CalibrationOptions
+    from ..publish.engine import plan_release
+    from ..publish.methods.base import ChainSource
+    from ..publish.spec import ReleaseSpec
     from ..publish.sensitivity import best_coupling, coupling_route
     from ..samplers import ModelPotential
     t0 = time.perf_counter()
     m, d = data["X"].shape
+    shapes = {"X": (d,), "y": ()}
     dom = Domain.parse(list(DOMAIN))
     kw = {"prior_scale": prior_scale}
     consts = analyze(logistic, data=data, domain=dom, model_kwargs=kw).constants.to_dict()
@@ -343,6 +331,16 @@ def _setting(name: str, data: dict, prior_scale: float, epsilons, args, repeats:
     draws = chain_draws(data, prior_scale, step, num_steps, 1.0, repeats, "path", seed + 1)
     mc_coupling = sq_err(draws[:, half:, :].mean(axis=1))
     pot = ModelPotential(logistic, data, kw)
+    source = ChainSource(model=logistic, data=data, domain=dom, model_kwargs=kw,
+                         kernel={"sampler": "ula", "step_size": None, "inverse_temperature": 1.0, "batch_size": None,
+                                 "clip_norm": None}, given="kernel",
+                         plan_final=lambda e, dl, mx: calibrate(logistic, domain=dom, epsilon=e, delta=dl,
+                                                                mechanism="ula-final", data=Shapes(m, shapes),
+                                                                kernel=ULA(model_kwargs=kw),
+                                                                options=CalibrationOptions(max_steps=mx)))
+
+    def engine_plan(eps, method):          # what bayesdp.release(ULA(...), "mean", ...) plans (nothing run)
+        return plan_release(source, ReleaseSpec("mean", epsilon=eps, delta=DELTA, method=method))[1]
     sa_stat = stat.with_range(SA_RANGE[name])
     rows = []
     for eps in epsilons:
@@ -388,12 +386,16 @@ def _setting(name: str, data: dict, prior_scale: float, epsilons, args, repeats:
                                    "step_size": float(fplan.step_size), "num_steps": int(fplan.num_steps),
                                    "certified_epsilon": fplan.epsilon, "source": fplan.source}
 
-        n_path = path_num_steps(consts, d, step)
-        beta_b, cert_b = path_inverse_temperature(noise_epsilon(eps), noise_delta(DELTA), grad_diff, step, n_path)
-        pb = chain_draws(data, prior_scale, step, n_path, beta_b, repeats, "path", seed + 4)
-        row["mse"]["path"] = sq_err(pb[:, n_path // 2:, :].mean(axis=1))
-        row["details"]["path"] = {"inverse_temperature": beta_b, "gdp_mu": float(cert_b.curve.mu),
-                                  "certified_epsilon": cert_b.epsilon(DELTA), "num_steps": n_path}
+        # the path release as the engine plans it (docs/release.md §8.4: the settings that minimise its predicted
+        # error), simulated: the average of the kept draws of its chain
+        ps = engine_plan(eps, "path").settings
+        n_path, b_path, beta_b = int(ps["num_steps"]), int(ps["burn_in"]), float(ps["inverse_temperature"])
+        pb = chain_draws(data, prior_scale, float(ps["step_size"]), n_path, beta_b, repeats * int(ps["num_chains"]),
+                         "path", seed + 4)[:, b_path:, :].reshape(repeats, -1, d)
+        row["mse"]["path"] = sq_err(pb.mean(axis=1))
+        row["details"]["path"] = {"inverse_temperature": beta_b, "gdp_mu": float(ps["gdp_mu"]),
+                                  "num_steps": n_path, "burn_in": b_path, "num_chains": int(ps["num_chains"]),
+                                  "step_size": float(ps["step_size"])}
         # DP-SGLD: path average at the dp-accounting temperature (simulated)
         beta_path = dpsgld_inverse_temperature(eps, DELTA, step, num_steps, grad_diff)
         path = chain_draws(data, prior_scale, step, num_steps, beta_path, repeats, "path", seed + 3)
@@ -401,9 +403,7 @@ def _setting(name: str, data: dict, prior_scale: float, epsilons, args, repeats:
         row["details"]["dp-sgld"] = {"inverse_temperature": beta_path, "num_steps": num_steps,
                                      "accounting": "dp-accounting PLD, Gaussian per step"}
         best = min(row["mse"], key=row["mse"].get)
-        pick, why = default_pick(consts, d, stat, eps, DELTA,
-                                 {"coupling+laplace": lap.expected_squared_error["laplace"],
-                                  "coupling+gaussian": gau.expected_squared_error["gaussian"]})
+        pick, why = default_pick(engine_plan(eps, "auto"))
         row.update(best=best, default=pick, default_why=why, default_over_best=row["mse"][pick] / row["mse"][best],
                    reference_se=ref_se, seconds=time.perf_counter() - t1)
         rows.append(row)

@@ -276,11 +276,12 @@ class Ledger(_Budgeted):
                               "would take other locks): remove the extra links, use a symlink instead")
         try:
             with open(p, "rb") as f:
-                head = f.read(16)
+                head = f.read(4096)
         except OSError as e:
             raise _io(p, e, "read it") from None
-        if head != SQLITE_MAGIC:
-            if head[:1] == b"{":
+        if head[:16] != SQLITE_MAGIC:
+            # an earlier bayesdp's journal: JSON lines whose first names the format ("bayesdp-ledger...")
+            if head[:1] == b"{" and b'"bayesdp-ledger' in head.split(b"\n", 1)[0]:
                 raise BudgetError(f"ledger {p} is a JSON journal of an earlier bayesdp; convert it once with "
                                   f"`bayesdp ledger import {p} NEW.db` and use NEW.db")
             raise BudgetError(f"ledger {p} is not a bayesdp ledger (not an SQLite file); check the path")

@@ -16,7 +16,6 @@ import math
 import re
 from dataclasses import dataclass, field
 
-import jax
 import numpy as np
 import pytest
 

@@ -13,7 +13,7 @@ import numpy as np
 import numpyro
 import numpyro.distributions as dist
 import pytest
-from jax import export, lax
+from jax import export
 
 from bayesdp.analysis import Domain, analyze
 from bayesdp.analysis.structure import Run

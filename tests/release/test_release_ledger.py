@@ -33,7 +33,7 @@ def test_create_spend_and_refuse(tmp_path):
     _spend(led, 0.5)
     before = path.read_bytes()
     with pytest.raises(BudgetError) as e:
-        with led.reserve(0.5, 0.0, "test", "unit") as res:
+        with led.reserve(0.5, 0.0, "test", "unit"):
             pytest.fail("body must not run when over budget")
     assert "\n" not in str(e.value) and "nothing was drawn" in str(e.value)
     assert path.read_bytes() == before
@@ -131,12 +131,13 @@ def test_corrupt_and_foreign_files_refused_unchanged(tmp_path):
                                                   "source": "s", "epsilon": -5, "delta": 0, "curve": None}]}).encode(),
         "truncated.json": b'{"format": "bayesdp-ledger", "version": 1, "budget": {"epsi',
     }
-    # a ledger is an SQLite file; any text starting with "{" is taken for the JSON journal of an earlier version
-    # (`bayesdp ledger import` then validates it); both refusals name the file
+    # a ledger is an SQLite file; JSON whose first line names a bayesdp ledger format is taken for the journal of an
+    # earlier version (`bayesdp ledger import` then validates it), other JSON is not a ledger; both refusals name
+    # the file
     for name, content in cases.items():
         p = tmp_path / name
         p.write_bytes(content)
-        why = "is not a bayesdp ledger (not an SQLite file)" if name == "garbage.json" else \
+        why = "is not a bayesdp ledger (not an SQLite file)" if name in ("garbage.json", "foreign.json") else \
             "is a JSON journal of an earlier bayesdp; convert it once with `bayesdp ledger import"
         with pytest.raises(BudgetError, match=re.escape(f"ledger {p} {why}")) as e:
             Ledger.open(p, budget=1.0)

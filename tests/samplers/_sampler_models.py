@@ -1,6 +1,5 @@
 """Small NumPyro models for the sampler tests (independent of models/)."""
 
-import jax.numpy as jnp
 import numpyro
 import numpyro.distributions as dist
 

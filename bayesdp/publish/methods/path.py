@@ -5,7 +5,6 @@ chain's Gaussian steps are the privacy noise: the budget is reserved before it r
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from typing import Any
 
@@ -130,10 +129,9 @@ class PathMethod:
         one = path_error_terms(c_, an.dim, beta, float(step), n, b, c, fams, 1, 1.0) if stat.quantile_levels \
             else terms
         if terms is None:
-            sd = eq_sd = tr = tr_one = bias = rmse = None
+            eq_sd = tr_one = rmse = None
         else:
-            sd, tr, bias, rmse = terms["noise_sd"], terms["start_transient"], terms["bias"], terms["rmse"]
-            eq_sd, tr_one = one["noise_sd"], one["start_transient"]
+            rmse, eq_sd, tr_one = terms["rmse"], one["noise_sd"], one["start_transient"]
         # beside the heuristic: the proven sub-Gaussian scale of the Monte Carlo part alone, P(|F - E F| >= t) <=
         # 2 exp(-t^2 / (2 scale^2)) (§4.2; worst-case contraction, so wide; no bias)
         proven_mc = None if mc is None else float(stat.l2) * float(mc.lipschitz_noise)
