@@ -111,8 +111,10 @@ def test_gaussian_release_arithmetic_with_the_noise_fixed(monkeypatch):
     vals = [0.25, -1.5]
     rel = N.gaussian_release(vals, l2_sensitivity=0.1, epsilon=1.0, delta=1e-5)
     cal = N.gaussian_calibration(0.1, 1.0, 1e-5, 2)
-    r = cal["grid"]
-    assert draws == [cal["sigma2_grid"], cal["sigma2_grid"]]
+    # rho = 0.0305566 (the doctest of gaussian_calibration), 0.1 / sqrt(2 rho) = 0.4045 in (2^-2, 2^-1]: r = 2^-41
+    r = 2.0 ** -41
+    assert cal["grid"] == r
+    assert draws == [(Fraction(rel.noise_scale) / Fraction(r)) ** 2] * 2 == [cal["sigma2_grid"]] * 2
     assert list(rel.values) == [r * round(0.25 / r), r * (round(-1.5 / r) + 3)]
     assert (rel.sensitivity, rel.epsilon, rel.delta, rel.num_coords, rel.grid) == (0.1, 1.0, 1e-5, 2, r)
     assert (rel.effective_sensitivity, rel.grid_rounding, rel.noise_scale, rel.rho) == (
