@@ -228,7 +228,9 @@ def laplace_release(values: Sequence[float] | np.ndarray, sensitivity: float, ep
         idx = int(np.rint(q))  # round half to even: still within r/2 of v/r... counted as r below
         out[i] = r * float(idx + sample_discrete_laplace(grid_scale))
     eff_f = float(eff)
-    if eff_f < sens + k * r:  # float rounding of the report must not understate
+    # float rounding of the report must not understate: compare with the exact sum (a float comparison with
+    # sens + k * r compares two roundings of the same number, which never differ)
+    if Fraction(eff_f) < eff:
         eff_f = math.nextafter(eff_f, math.inf)
     scale_f = float(eff / Fraction(eps))
     if Fraction(scale_f) < eff / Fraction(eps):

@@ -13,6 +13,7 @@
 
 import json
 import math
+from fractions import Fraction
 
 import jax
 import numpy as np
@@ -27,7 +28,6 @@ from bayesdp.publish.engine import choose, draw
 from bayesdp.publish.methods.base import Analysed, ChainSource
 from bayesdp.publish.methods.final import FinalMethod
 from bayesdp.publish.methods.path import PathMethod
-from bayesdp.publish.noise import granularity
 from bayesdp.publish.noiseplan import NoisePlan, error_half_width
 from bayesdp.publish.path import chain_noise_sd
 from bayesdp.publish.release import release_statistic
@@ -38,6 +38,21 @@ from bayesdp.publish.statistics import (SiteSpec, coordinate_means, coordinate_q
 from bayesdp.samplers import ModelPotential
 
 Z90 = 1.6448536269514722          # Phi^{-1}(0.95): the two-sided 90% normal quantile
+# The noise grid for a Laplace scale b in (1, 2]: r = 2^ceil(log2(b / 2^40)) (docs/release.md §3, Google DP's
+# granularity), and ceil(log2 b) = 1 there, so r = 2^(1 - 40).  It is ~1e-12 b, below a rel=1e-12 tolerance on the
+# half-width, so the tests below also check the grid term on its own, to within 2^-44 (the rounding of a sum of a few
+# numbers below 8 is ~1e-15).
+GRID_1_2 = 2.0 ** -39
+
+
+def _grid_step(b):
+    """The smallest power of two r with 2^40 r >= b (r = 2^ceil(log2(b / 2^40))), found with exact fractions."""
+    target, r = Fraction(b) / 2 ** 40, Fraction(1)
+    while r < target:
+        r *= 2
+    while r / 2 >= target:
+        r /= 2
+    return float(r)
 
 
 def gaussian_mean(y, prior_scale=1.0, noise_scale=1.0):
@@ -100,7 +115,9 @@ def test_laplace_error_interval_is_the_laplace_quantile_not_z():
     b = res.noise_scale
     half = (it.error_interval[1] - it.error_interval[0]) / 2.0
     # P(|Laplace(b)| > t) = exp(-t / b) = 0.1  <=>  t = b ln 10, widened by one grid step (docs/release.md §4.1)
-    assert half == pytest.approx(b * math.log(10.0) + granularity(b), rel=1e-12)
+    assert 1.0 < b <= 2.0                       # b is just above 1 here: the grid step is GRID_1_2 = 2^-39
+    assert half == pytest.approx(b * math.log(10.0) + GRID_1_2, rel=1e-12)
+    assert half - b * math.log(10.0) == pytest.approx(GRID_1_2, abs=2.0 ** -44)   # exactly one grid step wider
     assert abs(half - Z90 * math.sqrt(2.0) * b) > 0.01 * b             # not the Gaussian z times the rmse
     assert it.error_interval[0] < it.value < it.error_interval[1]
     assert "Laplace quantile" in it.error_interval_basis and it.equivalent_noise_sd is None
@@ -113,11 +130,13 @@ def test_noised_error_interval_adds_the_monte_carlo_term_by_a_union_bound():
     mean = coordinate_means([SiteSpec("mu")])
     h, basis = error_half_width(plan, 2.0, 0.0, 0.9, mean, None, 0.3)
     # half of alpha = 0.1 on the noise: 2 ln(20) + grid; half on a Gaussian Monte Carlo error: z(0.95) 0.3
-    assert h == pytest.approx(2.0 * math.log(20.0) + granularity(2.0) + 1.959963984540054 * 0.3, rel=1e-12)
+    assert h == pytest.approx(2.0 * math.log(20.0) + GRID_1_2 + 1.959963984540054 * 0.3, rel=1e-12)   # b = 2
+    assert h - (2.0 * math.log(20.0) + 1.959963984540054 * 0.3) == pytest.approx(GRID_1_2, abs=2.0 ** -44)
     assert "heuristic" in basis
     quant = coordinate_quantiles([SiteSpec("mu")], [0.05, 0.95])
     hq, basis_q = error_half_width(plan, 2.0, 0.0, 0.9, quant, None, 0.3)
-    assert hq == pytest.approx(2.0 * math.log(10.0) + granularity(2.0), rel=1e-12) and "not included" in basis_q
+    assert hq == pytest.approx(2.0 * math.log(10.0) + GRID_1_2, rel=1e-12) and "not included" in basis_q
+    assert hq - 2.0 * math.log(10.0) == pytest.approx(GRID_1_2, abs=2.0 ** -44)
 
 
 def test_chain_noise_against_the_ar1_closed_forms():
@@ -376,5 +395,5 @@ def test_sgld_coupling_error_interval_adds_the_public_monte_carlo_prediction():
         assert it.total_interval is None and "heuristic" in it.error_interval_basis
         half = (it.error_interval[1] - it.error_interval[0]) / 2.0
         # rel 1e-6: the analyser certifies the declared norm rounded up (Domain ... certified_norm)
-        assert half == pytest.approx(b * math.log(20.0) + granularity(b) + 1.959963984540054 * mc_sd, rel=1e-6)
+        assert half == pytest.approx(b * math.log(20.0) + _grid_step(b) + 1.959963984540054 * mc_sd, rel=1e-6)
         assert it.predicted_rmse == pytest.approx(math.sqrt(2.0) * b, rel=1e-12)      # keeps its meaning: the noise
