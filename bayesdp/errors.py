@@ -148,7 +148,7 @@ def check_finite(name: str, value: Any) -> float:
     except (TypeError, ValueError):
         raise AssumptionError(f"{name} = {value!r} is not a number; pass a finite real value") from None
     if not math.isfinite(x):
-        raise AssumptionError(f"{name} = {value!r} must be finite; pass a finite real value")
+        raise AssumptionError(f"{name} = {x!r} must be finite; pass a finite real value")   # x: no np.float64(...)
     return x
 
 
@@ -172,7 +172,7 @@ def positive(name: str, value: Any, fix: str = "") -> float:
         0.01
     """
     x = check_finite(name, value)
-    require(x > 0, name, x, "must be > 0", fix)
+    require(x > 0, name, x, "must be > 0", fix or "pass a positive number")
     return x
 
 
@@ -218,16 +218,17 @@ def positive_int(name: str, value: Any, fix: str = "") -> int:
         >>> positive_int("num_steps", 1e3)
         1000
     """
+    fix = fix or "pass a whole number >= 1"
     if isinstance(value, bool):
-        raise AssumptionError(f"{name} = {value!r} must be an integer >= 1")
+        raise AssumptionError(f"{name} = {value!r} must be an integer >= 1; {fix}")
     try:
         as_float = float(value)
     except (TypeError, ValueError):
-        raise AssumptionError(f"{name} = {value!r} must be an integer >= 1") from None
+        raise AssumptionError(f"{name} = {value!r} must be an integer >= 1; {fix}") from None
     if not math.isfinite(as_float) or as_float != int(as_float):
-        raise AssumptionError(f"{name} = {value!r} must be an integer >= 1" + (f"; {fix}" if fix else ""))
+        raise AssumptionError(f"{name} = {value!r} must be an integer >= 1; {fix}")
     n = int(as_float)
-    require(n >= 1, name, n, "must be an integer >= 1", fix)
+    require(n >= 1, name, n, "must be an integer >= 1", fix or "pass a whole number >= 1")
     return n
 
 
@@ -250,7 +251,7 @@ def probability_open(name: str, value: Any, fix: str = "") -> float:
         1e-05
     """
     x = check_finite(name, value)
-    require(0 < x < 1, name, x, "must be in (0, 1)", fix)
+    require(0 < x < 1, name, x, "must be in (0, 1)", fix or "pass a number strictly between 0 and 1")
     return x
 
 

@@ -64,9 +64,9 @@ def test_contraction_gap_has_no_cancellation():
 
 @pytest.mark.parametrize("fn", ["contraction_factor", "contraction_gap"])
 @pytest.mark.parametrize("args,message", [
-    ((0.0, 1.0, 2.0), "step_size = 0 must be > 0"),
+    ((0.0, 1.0, 2.0), "step_size = 0 must be > 0; pass a positive number"),
     ((0.1, -1.0, 2.0), "strong_convexity = -1 must be >= 0"),
-    ((0.1, 1.0, 0.0), "smoothness = 0 must be > 0"),
+    ((0.1, 1.0, 0.0), "smoothness = 0 must be > 0; pass a positive number"),
     ((0.1, 1.0, 0.5), "smoothness = 0.5 must be >= strong_convexity = 1"),
 ])
 def test_contraction_refusals(fn, args, message):
@@ -125,7 +125,7 @@ def test_coupling_bound_by_hand():
 
 
 @pytest.mark.parametrize("args,kwargs,message", [
-    ((0.0, 1.0), dict(rho=0.5), "step_size = 0 must be > 0"),
+    ((0.0, 1.0), dict(rho=0.5), "step_size = 0 must be > 0; pass a positive number"),
     ((0.1, -1.0), dict(rho=0.5), "drift_diff = -1 must be >= 0"),
     ((0.1, 1.0), dict(rho=-0.5), "rho (contraction factor) = -0.5 must be >= 0"),
     ((0.1, 1.0), dict(rho=1.0), "rho (contraction factor) = 1 must be < 1: the gradient step does not contract; use "

@@ -244,11 +244,11 @@ BASE = {
 }
 K_MU = "strong_convexity = {v} must be > 0; declare mu > 0 of the strongly convex part K"
 K_L = "smoothness = {v} must be > 0; declare L > 0, the Lipschitz constant of grad K"
-BETA = "inverse_temperature = {v} must be > 0"
-STEP = "step_size = {v} must be > 0"
-STEPS = "num_steps = {v} must be an integer >= 1"
-BATCH = "batch_size = {v} must be an integer >= 1"
-DATA = "data_size = {v} must be an integer >= 1"
+BETA = "inverse_temperature = {v} must be > 0; pass a positive number"
+STEP = "step_size = {v} must be > 0; pass a positive number"
+STEPS = "num_steps = {v} must be an integer >= 1; pass a whole number >= 1"
+BATCH = "batch_size = {v} must be an integer >= 1; pass a whole number >= 1"
+DATA = "data_size = {v} must be an integer >= 1; pass a whole number >= 1"
 REFUSALS = [
     ("proposition_4_5", "drift_diff", -1, "grad_diff = -1 must be >= 0; declare the sup of the drift difference (18)"),
     ("proposition_4_5", "inverse_temperature", 0, BETA.format(v=0)),
@@ -258,7 +258,7 @@ REFUSALS = [
     ("proposition_4_6", "drift_offset", -1, "grad_diff = -1 must be >= 0; declare the additive offset c of (20)"),
     ("proposition_4_6", "coupling_bound", -1, "coupling_bound = -1 must be >= 0; declare C of (21)"),
     ("proposition_4_6", "inverse_temperature", -1, BETA.format(v=-1)),
-    ("proposition_4_6", "time", 0, "time = 0 must be > 0"),
+    ("proposition_4_6", "time", 0, "time = 0 must be > 0; pass a positive number"),
     ("proposition_4_6", "drift_diff", -1, "drift_diff = -1 must be >= 0"),
     ("theorem_5_2", "strong_convexity", 0, K_MU.format(v=0)),
     ("theorem_5_2", "smoothness", 0, K_L.format(v=0)),

@@ -53,8 +53,8 @@ def test_total_potential_constants_equal_smoothness_is_admitted():
 
 
 @pytest.mark.parametrize("args,message", [
-    ((0.0, 2.0, None, False), "strong_convexity = 0 must be > 0"),
-    ((1.0, -1.0, None, False), "smoothness = -1 must be > 0"),
+    ((0.0, 2.0, None, False), "strong_convexity = 0 must be > 0; pass a positive number"),
+    ((1.0, -1.0, None, False), "smoothness = -1 must be > 0; pass a positive number"),
     ((1.0, 0.5, None, False), "smoothness = 0.5 must be >= strong_convexity = 1 (mu <= L for an L-smooth "
                               "mu-strongly convex K); check both constants"),
     ((1.0, 2.0, -1.0, False), "v_smoothness = -1 must be >= 0; declare L_V >= 0, the Lipschitz constant of "
@@ -93,7 +93,7 @@ def test_posterior_gdp_by_hand_and_record():
     ((0.0, 1.0, 1.0), "total_strong_convexity = 0 must be > 0; the posterior route needs a strongly convex "
                       "potential U_D"),
     ((1.0, -1.0, 1.0), "grad_diff = -1 must be >= 0"),
-    ((1.0, 1.0, 0.0), "inverse_temperature = 0 must be > 0"),
+    ((1.0, 1.0, 0.0), "inverse_temperature = 0 must be > 0; pass a positive number"),
 ])
 def test_posterior_gdp_refusals(args, message):
     with pytest.raises(AssumptionError) as e:
@@ -128,9 +128,9 @@ def test_path_gdp_by_hand_and_record():
 
 @pytest.mark.parametrize("args,message", [
     ((-1.0, 0.1, 10, 1.0), "grad_diff = -1 must be >= 0"),
-    ((1.0, 0.0, 10, 1.0), "step_size = 0 must be > 0"),
-    ((1.0, 0.1, 0, 1.0), "num_steps = 0 must be an integer >= 1"),
-    ((1.0, 0.1, 10, -2.0), "inverse_temperature = -2 must be > 0"),
+    ((1.0, 0.0, 10, 1.0), "step_size = 0 must be > 0; pass a positive number"),
+    ((1.0, 0.1, 0, 1.0), "num_steps = 0 must be an integer >= 1; pass a whole number >= 1"),
+    ((1.0, 0.1, 10, -2.0), "inverse_temperature = -2 must be > 0; pass a positive number"),
 ])
 def test_path_gdp_refusals(args, message):
     with pytest.raises(AssumptionError) as e:
@@ -181,15 +181,15 @@ def test_last_draw_gdp_by_hand_and_record():
 
 
 @pytest.mark.parametrize("kwargs,message", [
-    (dict(total_strong_convexity=0.0), "total_strong_convexity = 0 must be > 0"),
-    (dict(total_smoothness=0.0), "total_smoothness = 0 must be > 0"),
+    (dict(total_strong_convexity=0.0), "total_strong_convexity = 0 must be > 0; pass a positive number"),
+    (dict(total_smoothness=0.0), "total_smoothness = 0 must be > 0; pass a positive number"),
     (dict(total_smoothness=0.5), "total_smoothness = 0.5 must be >= total_strong_convexity = 1"),
     (dict(grad_diff=-1.0), "grad_diff = -1 must be >= 0"),
-    (dict(step_size=0.0), "step_size = 0 must be > 0"),
+    (dict(step_size=0.0), "step_size = 0 must be > 0; pass a positive number"),
     (dict(step_size=1.0), "step_size = 1 must be < 2/L_total = 1 for the gradient step of U_D to contract "
                           "(Bok-Su-Altschuler route); choose a smaller step size"),
-    (dict(num_steps=0), "num_steps = 0 must be an integer >= 1"),
-    (dict(inverse_temperature=0.0), "inverse_temperature = 0 must be > 0"),
+    (dict(num_steps=0), "num_steps = 0 must be an integer >= 1; pass a whole number >= 1"),
+    (dict(inverse_temperature=0.0), "inverse_temperature = 0 must be > 0; pass a positive number"),
     # gamma m = 1e-10 * 1e-320 is below the smallest subnormal: the gap rounds down to 0 and is refused
     (dict(total_strong_convexity=1e-320, step_size=1e-10), "step_size = 1e-10 gives 1 - rho = 0: the gradient "
                                                            "step of U_D does not contract; choose a step size in "
@@ -234,10 +234,10 @@ def test_kv_coupling_bound_by_hand():
 
 
 @pytest.mark.parametrize("args,message", [
-    ((0.0, 2.0, 1.0, 0.1, True), "strong_convexity = 0 must be > 0"),
-    ((1.0, 0.0, 1.0, 0.1, True), "smoothness = 0 must be > 0"),
+    ((0.0, 2.0, 1.0, 0.1, True), "strong_convexity = 0 must be > 0; pass a positive number"),
+    ((1.0, 0.0, 1.0, 0.1, True), "smoothness = 0 must be > 0; pass a positive number"),
     ((1.0, 2.0, -1.0, 0.1, True), "drift_offset = -1 must be >= 0"),
-    ((1.0, 2.0, 1.0, 0.0, True), "step_size = 0 must be > 0"),
+    ((1.0, 2.0, 1.0, 0.0, True), "step_size = 0 must be > 0; pass a positive number"),
     ((1.0, 2.0, 1.0, 1.0, True), "step_size = 1 must be in (0, 2/L) = (0, 1) for the gradient step of K to "
                                  "contract; choose a smaller step size, or release the path"),
     ((1.0, 2.0, 1.0, 0.5, False), "step_size = 0.5 must be in (0, 2*mu/L^2) = (0, 0.5) for 004's contraction "
@@ -294,12 +294,12 @@ def test_theorem_5_2_exact_contraction_short_horizon():
 
 
 @pytest.mark.parametrize("kwargs,message", [
-    (dict(strong_convexity=0.0), "strong_convexity = 0 must be > 0"),
-    (dict(smoothness=0.0), "smoothness = 0 must be > 0"),
+    (dict(strong_convexity=0.0), "strong_convexity = 0 must be > 0; pass a positive number"),
+    (dict(smoothness=0.0), "smoothness = 0 must be > 0; pass a positive number"),
     (dict(grad_bound=-1.0), "grad_bound = -1 must be >= 0"),
-    (dict(num_steps=0), "num_steps = 0 must be an integer >= 1"),
-    (dict(inverse_temperature=0.0), "inverse_temperature = 0 must be > 0"),
-    (dict(batch_size=0), "batch_size = 0 must be an integer >= 1"),
+    (dict(num_steps=0), "num_steps = 0 must be an integer >= 1; pass a whole number >= 1"),
+    (dict(inverse_temperature=0.0), "inverse_temperature = 0 must be > 0; pass a positive number"),
+    (dict(batch_size=0), "batch_size = 0 must be an integer >= 1; pass a whole number >= 1"),
     (dict(step_size=1.0), "step_size = 1 must be in (0, 2/L) = (0, 1)"),
 ])
 def test_theorem_5_2_exact_contraction_refusals(kwargs, message):
@@ -370,9 +370,9 @@ def test_window_gdp_by_hand_and_record():
     (dict(drift_lipschitz=-1.0), "drift_lipschitz = -1 must be >= 0"),
     (dict(drift_offset=-1.0), "drift_offset = -1 must be >= 0"),
     (dict(coupling_bound=-1.0), "coupling_bound = -1 must be >= 0"),
-    (dict(step_size=0.0), "step_size = 0 must be > 0"),
-    (dict(num_steps=0), "num_steps = 0 must be an integer >= 1"),
-    (dict(inverse_temperature=0.0), "inverse_temperature = 0 must be > 0"),
+    (dict(step_size=0.0), "step_size = 0 must be > 0; pass a positive number"),
+    (dict(num_steps=0), "num_steps = 0 must be an integer >= 1; pass a whole number >= 1"),
+    (dict(inverse_temperature=0.0), "inverse_temperature = 0 must be > 0; pass a positive number"),
     (dict(drift_lipschitz=1e300, coupling_bound=1e300), "window bound is not finite; check the constants"),
 ])
 def test_window_gdp_refusals(kwargs, message):

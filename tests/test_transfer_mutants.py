@@ -252,7 +252,7 @@ def test_laplace_noise_variance():
         assert T.laplace_noise_variance(b) == pytest.approx(float(var), rel=1e-15)
     with pytest.raises(AssumptionError) as e:
         T.laplace_noise_variance(0.0)
-    assert str(e.value) == "noise_scale = 0 must be > 0"
+    assert str(e.value) == "noise_scale = 0 must be > 0; pass a positive number"
 
 
 def test_proposition_3_7_calibrated_and_given_scale():
@@ -275,7 +275,7 @@ def test_proposition_3_7_calibrated_and_given_scale():
 
 
 @pytest.mark.parametrize("kwargs,message", [
-    (dict(coupling_window=0.0, coupling_delta=0.0, epsilon=1.0), "coupling_window = 0 must be > 0"),
+    (dict(coupling_window=0.0, coupling_delta=0.0, epsilon=1.0), "coupling_window = 0 must be > 0; pass a positive number"),
     (dict(coupling_window=1.0, coupling_delta=1.0, epsilon=1.0), "coupling_delta = 1 must be in [0, 1)"),
     (dict(coupling_window=1.0, coupling_delta=-0.1, epsilon=1.0), "coupling_delta = -0.1 must be in [0, 1)"),
     (dict(coupling_window=1.0, coupling_delta=0.0), "004 Proposition 3.7 needs exactly one of epsilon (to calibrate "
@@ -284,7 +284,7 @@ def test_proposition_3_7_calibrated_and_given_scale():
      "004 Proposition 3.7 needs exactly one of epsilon (to calibrate the Laplace scale) and noise_scale"),
     (dict(coupling_window=1.0, coupling_delta=0.0, epsilon=0.0),
      "epsilon = 0 must be > 0; the Laplace noise is calibrated to a positive epsilon"),
-    (dict(coupling_window=1.0, coupling_delta=0.0, noise_scale=-1.0), "noise_scale = -1 must be > 0"),
+    (dict(coupling_window=1.0, coupling_delta=0.0, noise_scale=-1.0), "noise_scale = -1 must be > 0; pass a positive number"),
 ])
 def test_proposition_3_7_refusals(kwargs, message):
     with pytest.raises(AssumptionError) as e:

@@ -129,7 +129,7 @@ def test_gaussian_release_arithmetic_with_the_noise_fixed(monkeypatch):
 def test_gaussian_release_refusals(values, sens, message):
     with pytest.raises(AssumptionError) as e, np.errstate(over="ignore"):
         N.gaussian_release(values, l2_sensitivity=sens, epsilon=1.0, delta=1e-5)
-    assert str(e.value).replace("np.float64(inf)", "inf") == message
+    assert str(e.value) == message
 
 
 def test_gaussian_release_flattens_its_input(monkeypatch):
@@ -149,8 +149,8 @@ def test_gaussian_release_flattens_its_input(monkeypatch):
 
 
 @pytest.mark.parametrize("scale,message", [
-    (0.0, "noise_scale = 0 must be > 0"),
-    (-1.0, "noise_scale = -1 must be > 0"),
+    (0.0, "noise_scale = 0 must be > 0; pass a positive number"),
+    (-1.0, "noise_scale = -1 must be > 0; pass a positive number"),
     (math.nan, "noise_scale = nan must be finite; pass a finite real value"),
 ])
 def test_granularity_refusals(scale, message):

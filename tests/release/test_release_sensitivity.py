@@ -341,7 +341,7 @@ def test_laplace_route_certificate_states_what_it_proves():
     with pytest.raises(AssumptionError) as e:
         r.certificate(epsilon=0.5, noise_scale=w / 0.5 * (1 - 1e-9), num_coords=1)
     assert str(e.value).startswith("noise_scale = 2 is too small for epsilon = 0.5 at sensitivity 1")
-    with pytest.raises(AssumptionError, match="epsilon = 0 must be > 0"):
+    with pytest.raises(AssumptionError, match="epsilon = 0 must be > 0; pass a positive number"):
         r.certificate(epsilon=0.0, noise_scale=1.0, num_coords=1)
     # Prop 3.10's route adds its delta to the claimed point
     c2 = S.concentration_route(0.1, 0.01, 0.05).certificate(epsilon=1.0, noise_scale=0.25, num_coords=2)
@@ -382,9 +382,9 @@ def test_gaussian_route_certificate_and_refusals():
         S.concentration_route(0.1, 0.01, 0.05).gaussian_certificate(1.0, 1e-5, rho, 5.0, 0.5, 3)
     assert str(e.value) == ("Gaussian noise needs the coupling route (004 Proposition 3.7 with delta~ = 0); route "
                             "'004 Proposition 3.10' adds delta 0.0199: use Laplace noise")
-    with pytest.raises(AssumptionError, match="rho = 0 must be > 0"):
+    with pytest.raises(AssumptionError, match="rho = 0 must be > 0; pass a positive number"):
         r.gaussian_certificate(1.0, 1e-5, 0.0, 5.0, 0.5, 3)
-    with pytest.raises(AssumptionError, match="epsilon = 0 must be > 0"):
+    with pytest.raises(AssumptionError, match="epsilon = 0 must be > 0; pass a positive number"):
         r.gaussian_certificate(0.0, 1e-5, rho, 5.0, 0.5, 3)
 
 
@@ -397,11 +397,11 @@ _SGLD = dict(step_size=0.01, strong_convexity=1.0, smoothness=1.0, record_strong
      "likelihood term to be convex; use full-batch ULA or declare the record terms convex"),
     (dict(record_strong_convexity=-1.0), "record_strong_convexity = -1 must be >= 0"),
     (dict(record_smoothness=-1.0), "record_smoothness = -1 must be >= 0"),
-    (dict(data_size=0), "data_size = 0 must be an integer >= 1"),
-    (dict(batch_size=0), "batch_size = 0 must be an integer >= 1"),
+    (dict(data_size=0), "data_size = 0 must be an integer >= 1; pass a whole number >= 1"),
+    (dict(batch_size=0), "batch_size = 0 must be an integer >= 1; pass a whole number >= 1"),
     (dict(batch_size=11), "batch_size = 11 must be <= data_size = 10"),
-    (dict(strong_convexity=0.0), "strong_convexity = 0 must be > 0"),
-    (dict(smoothness=-1.0), "smoothness = -1 must be > 0"),
+    (dict(strong_convexity=0.0), "strong_convexity = 0 must be > 0; pass a positive number"),
+    (dict(smoothness=-1.0), "smoothness = -1 must be > 0; pass a positive number"),
     (dict(prior_v_smoothness=-1.0), "prior_v_smoothness = -1 must be >= 0"),
     (dict(record_grad_diff=-1.0), "record_grad_diff = -1 must be >= 0"),
 ])
@@ -430,16 +430,16 @@ def test_couplings_record_their_hypotheses():
         "lipschitz": 2.0, "l2_lipschitz": 0.5, "coupling_sampler": "ULA"}
     with pytest.raises(AssumptionError) as e:
         S.coupling_route(a, 1.0, 0.0)
-    assert str(e.value) == "l2_lipschitz = 0 must be > 0"
+    assert str(e.value) == "l2_lipschitz = 0 must be > 0; pass a positive number"
 
 
 def test_contraction_refusals_name_step_and_smoothness():
     with pytest.raises(AssumptionError) as e:
         S.coupling_strongly_convex(0.0, 1.0, 4.0, 1.0)
-    assert str(e.value) == "step_size = 0 must be > 0"
+    assert str(e.value) == "step_size = 0 must be > 0; pass a positive number"
     with pytest.raises(AssumptionError) as e:
         S.coupling_strongly_convex(0.1, 1.0, -1.0, 1.0)
-    assert str(e.value) == "total_smoothness = -1 must be > 0"
+    assert str(e.value) == "total_smoothness = -1 must be > 0; pass a positive number"
 
 
 def test_a_laplace_scale_a_hair_too_small_is_refused_not_claimed_at_the_requested_epsilon():
