@@ -196,6 +196,39 @@ class PrivacyCurve:
                 "rdp": self.rdp_list()}
 
 
+def _golden_min(f: Callable[[float], float], lo: float, hi: float, xatol: float = 1e-10) -> float:
+    """The smallest finite value of ``f`` at the points a golden-section search of ``[lo, hi]`` evaluates (to
+    ``xatol``; inf when none is finite).  Every value returned is ``f`` at some point of ``[lo, hi]``: where ``f``
+    is a valid bound at every point (an epsilon or a delta at any Renyi order), so is the result, whatever ``f``'s
+    shape; unimodality only makes it the minimum.  (Not scipy.optimize: its import is 0.1-0.5 s of a release.)
+
+    Examples:
+        >>> abs(_golden_min(lambda t: (t - 1.0) ** 2 + 2.0, -5.0, 5.0) - 2.0) < 1e-18
+        True
+    """
+    def val(t: float) -> float:
+        v = f(t)
+        return v if math.isfinite(v) else math.inf
+
+    r = (math.sqrt(5.0) - 1.0) / 2.0
+    a, b = lo, hi
+    c, d = b - r * (b - a), a + r * (b - a)
+    fc, fd = val(c), val(d)
+    best = min(fc, fd)
+    while b - a > xatol and a < c < d < b:
+        if fc <= fd:
+            b, d, fd = d, c, fc
+            c = b - r * (b - a)
+            fc = val(c)
+            best = min(best, fc)
+        else:
+            a, c, fc = c, d, fd
+            d = a + r * (b - a)
+            fd = val(d)
+            best = min(best, fd)
+    return best
+
+
 def _exp_up(log_x: float) -> float:
     """An upper bound of exp(log_x): rounded outward, and the smallest positive float instead of an
     underflow to 0 (a delta of 1e-400 is reported as 5e-324, never as 0)."""
@@ -410,11 +443,7 @@ class RDP(PrivacyCurve):
         best = min(mironov, self._eps_at(a_star, log1_delta, "cks"))
         f = lambda t: self._eps_at(1.0 + math.exp(t), log1_delta, "cks")  # noqa: E731
         t0 = 0.5 * (math.log(log1_delta) - math.log(k))   # log(a_star - 1) without rounding a_star to 1
-        from scipy import optimize   # heavy (0.5 s): only where a curve is optimised
-        res = optimize.minimize_scalar(f, bounds=(t0 - 6.0, t0 + 6.0), method="bounded",
-                                       options={"xatol": 1e-10})
-        if res.success and math.isfinite(res.fun):
-            best = min(best, float(res.fun))
+        best = min(best, _golden_min(f, t0 - 6.0, t0 + 6.0))
         return max(0.0, self._outward(best, log1_delta))
 
     @staticmethod
@@ -440,10 +469,7 @@ class RDP(PrivacyCurve):
             return v if math.isfinite(v) else 1e300
 
         if hi > lo:
-            from scipy import optimize   # heavy (0.5 s): only where a curve is optimised
-            res = optimize.minimize_scalar(finite, bounds=(lo, hi), method="bounded", options={"xatol": 1e-10})
-            if res.success and math.isfinite(res.fun):
-                best = min(best, float(res.fun))
+            best = min(best, _golden_min(finite, lo, hi))
         return best
 
     def _log_delta_at(self, alpha: float, eps: float) -> float:
@@ -490,11 +516,7 @@ class RDP(PrivacyCurve):
                 f = lambda t: self._log_delta_at(1.0 + math.exp(t), e)  # noqa: E731
                 t0 = math.log(max(a_star - 1.0, 1e-12))
                 if math.isfinite(t0):   # a_star overflows for eps >> kappa: the closed form above suffices
-                    from scipy import optimize   # heavy (0.5 s): only where a curve is optimised
-                    res = optimize.minimize_scalar(f, bounds=(t0 - 6.0, t0 + 6.0), method="bounded",
-                                                   options={"xatol": 1e-10})
-                    if res.success and math.isfinite(res.fun):
-                        best = min(best, float(res.fun))
+                    best = min(best, _golden_min(f, t0 - 6.0, t0 + 6.0))
             return min(1.0, _exp_up(best))
         log_d = self._minimise(lambda a: self._log_delta_at(a, e))
         return min(1.0, _exp_up(log_d)) if math.isfinite(log_d) else 1.0
@@ -732,10 +754,18 @@ class GDP(PrivacyCurve):
         g = lambda e: gdp_log_delta(mu, e) - target  # noqa: E731
         if not g(lo) > 0.0:   # the float formula and the 60-digit one disagree at 0: bisect in 60 digits
             return _gdp_epsilon_mp(mu, d)
-        from scipy import optimize   # heavy (0.5 s): only where a curve is optimised
-        root = optimize.brentq(g, lo, hi, xtol=1e-14, rtol=4 * np.finfo(float).eps, maxiter=500)
+        # bisection of the decreasing log delta(eps) (no scipy.optimize: its import is 0.1-0.5 s of a release's
+        # start-up), keeping g(lo) > 0 >= g(hi); hi is then an upper end within brentq's old tolerance
+        while True:
+            mid = 0.5 * (lo + hi)
+            if hi - lo <= max(1e-14, 4 * np.finfo(float).eps * hi) or not lo < mid < hi:
+                break
+            if g(mid) > 0.0:
+                lo = mid
+            else:
+                hi = mid
         # Return a point whose delta is <= the requested one (an upper bound on eps).
-        eps = root
+        eps = hi
         for _ in range(60):
             if gdp_log_delta(mu, eps) <= target:
                 break

@@ -43,7 +43,7 @@ class AssumptionError(BayesDPError):
         >>> theorem_5_4(grad_diff=1.0, step_size=0.1, num_steps=0)
         Traceback (most recent call last):
         ...
-        bayesdp.errors.AssumptionError: num_steps = 0 must be an integer >= 1
+        bayesdp.errors.AssumptionError: num_steps = 0 must be an integer >= 1; pass a whole number >= 1
     """
 
 

@@ -30,12 +30,28 @@ from pathlib import Path
 
 from .errors import BayesDPError
 
-__all__ = ["CACHE_ENV", "cache_dir", "enable_compilation_cache"]
+__all__ = ["CACHE_ENV", "cache_dir", "enable_compilation_cache", "in_use"]
 
 #: the environment variable: ``0``/``false``/``no``/``off`` turns the cache off, a path moves it
 CACHE_ENV = "BAYESDP_JAX_CACHE"
 
 _OFF = {"0", "false", "no", "off"}
+#: the folder :func:`enable_compilation_cache` turned on in this process (None: bayesdp's cache is not on)
+_IN_USE: Path | None = None
+
+
+def in_use() -> Path | None:
+    """The folder of bayesdp's compilation cache when :func:`enable_compilation_cache` turned it on in this process,
+    else None (off, or the user's own JAX configuration): where bayesdp may keep its other start-up choices (the
+    gradient layout measured by :func:`bayesdp.samplers.glm.choose_form`), never anything of the data.
+
+    Examples:
+        >>> import os
+        >>> os.environ["BAYESDP_JAX_CACHE"] = "0"
+        >>> enable_compilation_cache() is None and in_use() is None
+        True
+    """
+    return _IN_USE
 
 
 def disabled_by_env() -> bool:
@@ -144,6 +160,8 @@ def enable_compilation_cache(path: str | os.PathLike | None = None) -> Path | No
         folder = _private_dir(Path(path).expanduser())
     env = {"JAX_COMPILATION_CACHE_DIR": str(folder), "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
            "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"}
+    global _IN_USE
+    _IN_USE = folder
     jax = sys.modules.get("jax")
     if jax is None:
         # JAX reads these when it is imported; a threshold the user set in the environment stays

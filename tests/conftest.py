@@ -144,6 +144,9 @@ def _trim_heap() -> None:
 # than decorated in place, so that the tiers are read in one place (tests/test_tiers.py checks every entry names
 # a collected test).  `python -m pytest -m slow` runs them (.ci/run does, once).
 SLOW = {
+    # two CLI releases in subprocesses (8 s): which modules a GDP path release imports; the light commands' probe stays
+    "tests/test_imports.py::test_a_gdp_path_release_imports_neither_dp_accounting_nor_scipy_optimize":
+        "test_imports.py::test_light_commands_import_no_heavy_module",
     # the full tier check collects every slow module in a subprocess (0.4 GB beside both workers: the fast tier's
     # memory peak); the fast tier parses the files for the test functions instead
     "tests/test_tiers.py::test_every_slow_entry_names_a_collected_test":

@@ -75,6 +75,38 @@ def test_import_bayesdp_leaves_scipy_optimize_out():
     assert r.stdout.strip() == "[]"
 
 
+@pytest.mark.slow
+def test_a_gdp_path_release_imports_neither_dp_accounting_nor_scipy_optimize(tmp_path):
+    """A default release (path, GDP) from the CLI: the ledger's composition of Gaussian-DP charges is the exact GDP
+    rule (PLD and Renyi, which need dp-accounting and its 0.5 s import of scipy.signal and scipy.stats, bound the
+    same curve from above), and the curves' roots and minima need no scipy.optimize (0.1 s): neither is imported."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 3))
+    X = (X / np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True))).astype(np.float32)
+    np.savez(tmp_path / "d.npz", X=X, y=(rng.random(300) < 0.5).astype(np.float32))
+    common = ["release", "logistic", "--data", str(tmp_path / "d.npz"), "--domain", "X.norm=1", "y.values=0,1",
+              "--epsilon", "4", "--budget", "10", "--json"]
+    old = '("jax", "numpyro", "pandas", "pyarrow", "matplotlib", "arviz") or m == "scipy.signal"'
+    probe = _LOADED.replace(old, '("dp_accounting",) or m in ("scipy.optimize", "scipy.signal")')
+    assert probe != _LOADED
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+
+    def loaded(argv):
+        r = subprocess.run([sys.executable, "-c", probe, json.dumps(argv)], capture_output=True, text=True, env=env,
+                           timeout=300)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout.strip().splitlines()[-1])
+
+    gdp = loaded(common + ["--delta", "1e-6", "--budget-delta", "1e-5", "--ledger", str(tmp_path / "l.db")])
+    assert gdp == {"rc": 0, "loaded": []}, gdp
+    # the same probe sees dp_accounting when a ledger with a delta budget holds a non-Gaussian event (Laplace noise)
+    lap = loaded(common + ["--method", "coupling", "--noise", "laplace", "--budget-delta", "1e-5",
+                           "--ledger", str(tmp_path / "l2.db"), "--allow-uninformative"])
+    assert lap["rc"] == 0 and "dp_accounting" in lap["loaded"], lap
+
+
 def _exact_lipschitz(rho, step_size, beta, n, burn_in, thinning, chains):
     """The definition (docs/release.md §4.2) in 50-digit arithmetic: w_j = 1[j kept] + rho w_{j+1}, run
     backwards step by step, then s sqrt(c sum w_j^2) / (c N)."""

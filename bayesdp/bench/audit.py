@@ -85,7 +85,7 @@ def run(args) -> list[dict]:
         >>> run(argparse.Namespace(runs=0, model_runs=0))
         Traceback (most recent call last):
         ...
-        bayesdp.errors.AssumptionError: runs = 0 must be an integer >= 1
+        bayesdp.errors.AssumptionError: runs = 0 must be an integer >= 1; pass a whole number >= 1
     """
     from bayesdp.models import BUILTIN
     from ..audit import audit   # scipy.stats: imported only when the bench runs

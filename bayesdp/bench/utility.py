@@ -46,6 +46,7 @@ import time
 import numpy as np
 
 from ..budget.ledger import noise_delta, noise_epsilon
+from ..publish.spec import ReleaseSpec
 from ..publish.statistics import SiteSpec, coordinate_means
 from ..cli import ARG_TYPES
 
@@ -304,7 +305,6 @@ def _setting(name: str, data: dict, prior_scale: float, epsilons, args, repeats:
     from ..calibration import CalibrationOptions
     from ..publish.engine import plan_release
     from ..publish.methods.base import ChainSource
-    from ..publish.spec import ReleaseSpec
     from ..publish.sensitivity import best_coupling, coupling_route
     from ..samplers import ModelPotential
     t0 = time.perf_counter()

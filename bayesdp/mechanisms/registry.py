@@ -218,7 +218,7 @@ def evaluate(mech_name: str, routes: Sequence[Route]) -> list[Certificate]:
         >>> routes = [Route("004 Theorem 5.4", lambda: theorem_5_4(1.0, 0.01, 100)),
         ...           Route("004 Theorem 5.4", lambda: theorem_5_4(1.0, -0.01, 100), primary=False)]
         >>> [(c.valid, c.reason) for c in evaluate("toy", routes)]
-        [(True, None), (False, 'step_size = -0.01 must be > 0')]
+        [(True, None), (False, 'step_size = -0.01 must be > 0; pass a positive number')]
     """
     certs: list[Certificate] = []
     primary_errors: list[str] = []

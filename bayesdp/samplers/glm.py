@@ -31,6 +31,8 @@ each device's chains), the clipped and minibatch estimators keep the general pat
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -38,6 +40,8 @@ from typing import Any, Callable
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+from ..jax_cache import in_use
 from ..analysis.structure import Affinity, Run, where
 from ..analysis.structure.affinity import A, C, CONST, OTHER
 from .potential import _trace
@@ -576,6 +580,15 @@ def choose_form(structure: BernoulliGLM, data, dim: int, num_chains: int, dtype,
     key = None if cache_key is None else (cache_key, dim, num_chains, str(jnp.dtype(dtype)), forms)
     if key is not None and key in _CHOICE:
         return _CHOICE[key]
+    fn = cache_key[0][0] if isinstance(cache_key, tuple) and cache_key and isinstance(cache_key[0], tuple) \
+        and cache_key[0] else None
+    model = f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', '')}" if callable(fn) else ""
+    disk_key = _disk_key(structure, model, m, dim, num_chains, dtype, forms)
+    saved = _saved_choices().get(disk_key)
+    if saved in forms:
+        if key is not None:
+            _CHOICE[key] = saved
+        return saved
     a = arrays(structure, data, dim, dtype, features=any(f in NEEDS_COPY for f in forms))
     shape = (dim,) if num_chains == 1 else (num_chains, dim)
     steps = max(2, min(steps, int(1e7 / max(1, m * dim * max(1, num_chains // 4)))))
@@ -599,4 +612,56 @@ def choose_form(structure: BernoulliGLM, data, dim: int, num_chains: int, dtype,
     best = forms[int(np.argmin([min(t) for t in ts]))]
     if key is not None:
         _CHOICE[key] = best
+    _save_choice(disk_key, best)
     return best
+
+
+#: the file, in bayesdp's compilation cache folder, of the layouts measured by earlier processes
+FORMS_FILE = "glm-forms.json"
+_MAX_SAVED = 256
+
+
+def _disk_key(structure, model: str, m: int, dim: int, num_chains: int, dtype, forms) -> str:
+    """What a measured layout is remembered under across processes: the versions, the device, the model's function
+    and likelihood site, the shapes (public inputs; the data's values never enter, as in the measurement itself)."""
+    dev = jax.devices()[0]
+    return "|".join(map(str, (jax.__version__, dev.platform, getattr(dev, "device_kind", ""), model, structure.site,
+                              m, dim, num_chains, jnp.dtype(dtype).name, ",".join(forms))))
+
+
+def _saved_choices() -> dict:
+    """The layouts earlier processes measured ({} when bayesdp's compilation cache is off or the file is absent or
+    unreadable: then the layout is measured again)."""
+    folder = in_use()
+    if folder is None:
+        return {}
+    try:
+        with open(folder / FORMS_FILE, encoding="utf-8") as f:
+            got = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return got if isinstance(got, dict) else {}
+
+
+def _save_choice(disk_key: str, form: str) -> None:
+    """Remember a measured layout in bayesdp's cache folder (written to a temporary file there, then renamed; mode
+    0600 like the folder's 0700; at most :data:`_MAX_SAVED` entries; a failure to write only costs a later
+    measurement)."""
+    folder = in_use()
+    if folder is None:
+        return
+    saved = _saved_choices()
+    saved.pop(disk_key, None)
+    saved[disk_key] = form
+    saved = dict(list(saved.items())[-_MAX_SAVED:])
+    tmp = folder / f"{FORMS_FILE}.tmp-{os.getpid()}"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(saved, f)
+        os.replace(tmp, folder / FORMS_FILE)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass

@@ -137,14 +137,23 @@ def test_compose_sums_exactly_and_runs_the_composed_rules_only_with_a_delta():
     c = A.compose([], D(1), D("1e-5"))
     assert (c.count, c.epsilon_sum, c.delta_sum, c.pld) == (0, D(0), D(0), None)
     assert isinstance(c.epsilon_sum, Decimal) and isinstance(c.delta_sum, Decimal)
-    # GDP events with a delta: the GDP rule is run (and the others: the pairs have PLD and Renyi curves)
+    # GDP events with a delta: the GDP rule is run, and only it: their composition is exactly GDP, which PLD and
+    # Renyi bound from above (checked below), so they are skipped
     g = (D(1), D("1e-5"), GDPEvent(0.5))
     c = A.compose([g] * 2, D(1), D("1e-5"))
     # two 0.5-GDP events compose to sqrt(0.5)-GDP: the GDP rule gives its exact epsilon, PLD and Renyi never less
     exact = _gdp_eps(mp.sqrt(0.5), "1e-5")
     assert exact <= c.gdp <= exact * (1 + mp.mpf("1e-9"))
-    assert exact <= c.pld <= exact * (1 + mp.mpf("1e-6"))
-    assert _cks_epsilon(0.25, 1e-5) <= c.rdp <= _cks_epsilon(0.25, 1e-5) * (1 + 1e-4)    # kappa = 2 * 0.5^2 / 2
+    assert (c.pld, c.rdp) == (None, None)
+    pld = A.pld_epsilon([GDPEvent(0.5)] * 2, D("1e-5"))
+    rdp = A.rdp_epsilon([GDPEvent(0.5)] * 2, D("1e-5"))
+    assert exact <= pld <= exact * (1 + mp.mpf("1e-6")) and c.gdp <= pld * (1 + 1e-12)
+    assert _cks_epsilon(0.25, 1e-5) <= rdp <= _cks_epsilon(0.25, 1e-5) * (1 + 1e-4)    # kappa = 2 * 0.5^2 / 2
+    # a GDP event beside an (epsilon, delta) pair: no GDP rule; PLD runs (the pair priced as such), Renyi has no
+    # curve for the pair
+    mixed = A.compose([g, (D("0.1"), D("1e-7"), EpsilonDeltaEvent(D("0.1"), D("1e-7")))], D(2), D("1e-5"))
+    assert mixed.gdp is None and mixed.pld is not None and mixed.rdp is None
+    assert mixed.pld >= float(_gdp_eps(mp.mpf(0.5), "9.9e-6"))   # at least the GDP event's own epsilon at the rest
 
 
 def test_compose_turns_a_dp_accounting_failure_into_one_line(monkeypatch):
@@ -153,7 +162,7 @@ def test_compose_turns_a_dp_accounting_failure_into_one_line(monkeypatch):
 
     monkeypatch.setattr(A, "pld_epsilon", boom)
     with pytest.raises(BudgetError) as e:
-        A.compose([(D(1), D("1e-6"), GDPEvent(0.5))], D(1), D("1e-5"))
+        A.compose([(D(1), D("1e-6"), EpsilonDeltaEvent(D(1), D("1e-6")))], D(1), D("1e-5"))
     assert str(e.value) == ("dp-accounting cannot compose these events (the accountant failed); charge them as "
                             "(epsilon, delta) pairs")
 

@@ -155,6 +155,40 @@ def test_choose_form_returns_a_form_and_is_cached():
     assert glm.choose_form(structure, pot.data, 3, 4, jnp.float32, forms=(glm.ROWS,)) == glm.ROWS
 
 
+def test_choose_form_remembers_its_measurement_in_bayesdp_s_cache_folder(tmp_path, monkeypatch):
+    """A fresh process measures the layouts once (0.2 s of a CLI release): the choice is kept in the folder of
+    bayesdp's compilation cache (a JSON map, mode 0600) and read back instead of measuring; nothing is kept when
+    bayesdp's cache is off; an unreadable file means measuring again."""
+    import json
+    import os
+    import stat
+
+    pot = _pot(logistic, m=100, d=3)
+    structure, _ = glm.detect(pot)
+    forms = (glm.ROWS, glm.FEATURES)
+    monkeypatch.setattr(glm, "in_use", lambda: None)                   # cache off: nothing written
+    glm.choose_form(structure, pot.data, 3, 1, jnp.float32, forms=forms, steps=4, repeats=1)
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.setattr(glm, "in_use", lambda: tmp_path)
+    first = glm.choose_form(structure, pot.data, 3, 1, jnp.float32, forms=forms, steps=4, repeats=1)
+    path = tmp_path / glm.FORMS_FILE
+    saved = json.loads(path.read_text())
+    assert list(saved.values()) == [first] and stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert [p.name for p in tmp_path.iterdir()] == [glm.FORMS_FILE]         # no temporary file left
+    (key,) = saved
+    assert key.endswith("|y|100|3|1|float32|rows,features")                 # site and shapes, no data
+    # the other layout written by "an earlier process": read back, nothing measured (a measurement would jit)
+    other = glm.FEATURES if first == glm.ROWS else glm.ROWS
+    path.write_text(json.dumps({key: other}))
+    monkeypatch.setattr(glm.jax, "jit", lambda *a, **k: pytest.fail("measured although a choice was saved"))
+    assert glm.choose_form(structure, pot.data, 3, 1, jnp.float32, forms=forms) == other
+    monkeypatch.undo()
+    monkeypatch.setattr(glm, "in_use", lambda: tmp_path)
+    path.write_text("{not json")                                               # unreadable: measured again
+    assert glm.choose_form(structure, pot.data, 3, 1, jnp.float32, forms=forms, steps=4, repeats=1) in forms
+    assert json.loads(path.read_text())[key] in forms
+
+
 def _general_only(monkeypatch):
     monkeypatch.setattr(glm, "detect", lambda potential: (None, "disabled in the test"))
 
