@@ -144,6 +144,9 @@ def _trim_heap() -> None:
 # than decorated in place, so that the tiers are read in one place (tests/test_tiers.py checks every entry names
 # a collected test).  `python -m pytest -m slow` runs them (.ci/run does, once).
 SLOW = {
+    # three fresh processes, each a CLI release (15-20 s); the bench's option checks stay fast (its doctest)
+    "tests/test_bench_release.py::test_breakdown_runs_the_default_release_in_three_processes":
+        "test_docs_examples.py::test_docstring_examples",
     # two CLI releases in subprocesses (8 s): which modules a GDP path release imports; the light commands' probe stays
     "tests/test_imports.py::test_a_gdp_path_release_imports_neither_dp_accounting_nor_scipy_optimize":
         "test_imports.py::test_light_commands_import_no_heavy_module",
