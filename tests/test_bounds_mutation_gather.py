@@ -271,3 +271,589 @@ def test_norm_fact_of_a_size_one_axis_broadcast_grows_by_sqrt_n():
         jax.ShapeDtypeStruct((1,), I32))
     out = Run(Bounds(), {"m": 9}).program(closed, [box([0.0], [2.0])])[0]
     assert not out.nrm or 1 not in out.nrm
+
+
+# ---------------------------------------------------------------------------
+# gather with interval indices: exact ends on hand-built operands
+
+
+A35 = np.arange(15.0).reshape(3, 5)            # a[r, c] = 5 r + c
+
+
+def test_gather_columns_with_per_element_index_boxes_masks_the_batch_axis():
+    # a[:, i]: the output's axis 1 is the batch axis (offset axis 0 holds the rows).  Column 0 of the output has
+    # i in [0, 1] (hull of columns 0 and 1), column 1 has i = 3 exactly
+    out = one(lambda a, i: a[:, i], Bound.point(A35), box([0.0, 3.0], [1.0, 3.0]), dtypes=[F32, I32])
+    eq(out, [[0.0, 3.0], [5.0, 8.0], [10.0, 13.0]], [[1.0, 3.0], [6.0, 8.0], [11.0, 13.0]])
+    # a box operand: the hull of the lower ends and of the upper ends separately
+    lo, hi = A35 - 0.5, A35 + np.array([0.25, 0.0, 2.0, 0.0, 0.0])
+    out = one(lambda a, i: a[:, i], box(lo, hi), box([1.0, 0.0], [2.0, 0.0]), dtypes=[F32, I32])
+    eq(out, [[0.5, -0.5], [5.5, 4.5], [10.5, 9.5]], [[4.0, 0.25], [9.0, 5.25], [14.0, 10.25]])
+
+
+def test_gather_with_a_two_component_index_needs_both_components_in_range():
+    # a[i, j]: element 0 has (i, j) = (0, 4) exactly; element 1 has i in [1, 2], j in [0, 1].  The candidates
+    # are the grid i in 0..2 x j in 0..4; a candidate counts for an element only when BOTH components can equal it
+    out = one(lambda a, i, j: a[i, j], Bound.point(A35), box([0.0, 1.0], [0.0, 2.0]), box([4.0, 0.0], [4.0, 1.0]),
+              dtypes=[F32, I32, I32])
+    eq(out, [4.0, 5.0], [4.0, 11.0])
+
+
+def test_gather_of_slices_of_a_3d_operand_with_a_2d_index():
+    # a (4, 2, 3), i (2, 2): output (2, 2, 2, 3), batch axes 0, 1 and offset axes 2, 3
+    a = np.arange(24.0).reshape(4, 2, 3)
+    ilo = np.array([[0.0, 3.0], [1.0, 2.0]])
+    ihi = np.array([[1.0, 3.0], [1.0, 3.0]])
+    out = one(lambda op, i: op[i], Bound.point(a), box(ilo, ihi), dtypes=[F32, I32])
+    want_lo = np.stack([np.stack([a[0], a[3]]), np.stack([a[1], a[2]])])
+    want_hi = np.stack([np.stack([a[1], a[3]]), np.stack([a[1], a[3]])])
+    eq(out, want_lo, want_hi)
+
+
+def test_gather_clip_fill_and_wrapped_indices():
+    op = box([0.0, 10.0, 20.0, 30.0, 40.0], [1.0, 11.0, 21.0, 31.0, 41.0])
+    # clip: indices past the end read the last entry; jnp wraps a negative index first (-3..-1 are 2..4), and
+    # one still negative after that (-7..-6 are -2..-1) reads the first entry
+    out = one(lambda a, i: a.at[i].get(mode="clip"), op, box([6.0, -3.0, -7.0], [9.0, -1.0, -6.0]),
+              dtypes=[F32, I32])
+    eq(out, [40.0, 20.0, 0.0], [41.0, 41.0, 1.0])
+    # fill: some of the box in bounds (entries 3, 4), the rest filled
+    out = one(lambda a, i: a.at[i].get(mode="fill", fill_value=100.0), op, box([3.0, 5.0], [7.0, 6.0]),
+              dtypes=[F32, I32])
+    eq(out, [30.0, 100.0], [100.0, 100.0])
+    # jnp wraps a negative index (select_n(i < 0, i, i + 5)): i in [-2, -1] is surely negative, so the index is
+    # i + 5 in [3, 4]; i in [-1, 1] may be either: the hull of [-1, 1] and [4, 6], clamped, is every entry
+    out = one(lambda a, i: a[i], op, box([-2.0, -1.0], [-1.0, 1.0]), dtypes=[F32, I32])
+    eq(out, [30.0, 0.0], [41.0, 41.0])
+    # a float operand filled with its default (NaN): nothing known where an index may be out of bounds
+    out = one(lambda a, i: a.at[i].get(mode="fill"), op, box([0.0, 4.0], [1.0, 5.0]), dtypes=[F32, I32])
+    eq(out, [0.0, -INF], [11.0, INF])
+    assert out.why is not None and out.why.primitive.name == "gather"
+
+
+def test_gather_keeps_the_hull_of_the_forms_each_element_can_read():
+    # v[:, i] of one record (1, 3) in [-1, 1]^3: element 0 reads entry 0 exactly, element 1 entry 1 or 2; the form
+    # of element 1 is the hull of e_1 and e_2 (coefficients in [0, 1] on entries 1, 2), element 0 keeps e_0
+    x = data_input((1, 3), "X", -1.0, 1.0)
+    out = one(lambda v, i: v[:, i], x, box([0.0, 1.0], [0.0, 2.0]), dtypes=[F32, I32])
+    lo, hi = out.lin.A["X"]
+    np.testing.assert_array_equal(lo[0], [[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    np.testing.assert_array_equal(hi[0], [[1.0, 0.0, 0.0], [0.0, 1.0, 1.0]])
+    np.testing.assert_array_equal(out.lin.clo, [[0.0, 0.0]])
+    np.testing.assert_array_equal(out.lin.chi, [[0.0, 0.0]])
+    # a form and a known offset: x + c read at i, the constant parts hulled like the coefficients
+    out = one(lambda v, i: (v + jnp.array([[1.0, 2.0, 3.0]], F32))[:, i], x, box([0.0, 1.0], [0.0, 2.0]),
+              dtypes=[F32, I32])
+    np.testing.assert_array_equal(out.lin.clo, [[1.0, 2.0]])
+    np.testing.assert_array_equal(out.lin.chi, [[1.0, 3.0]])
+    # out of bounds with a fill: the fill value has no form, so no form is claimed
+    out = one(lambda v, i: v.at[:, i].get(mode="fill", fill_value=0.0), x, box([0.0, 2.0], [0.0, 3.0]),
+              dtypes=[F32, I32])
+    assert out.lin is None
+    eq(out, [[-1.0, -1.0]], [[1.0, 1.0]])
+    # a gather that moves the record axis (records i[0], i[1] of the m): no form
+    out = rec(lambda v, i: v[i], [("m", 3), (2,)], [F32, I32], [data_input((1, 3), "X", -1.0, 1.0),
+              box([0.0, 1.0], [1.0, 2.0])], 4)
+    assert out.lin is None
+    eq(out, [[-1.0] * 3] * 2, [[1.0] * 3] * 2)
+
+
+def test_gather_norm_fact_is_the_largest_row_each_element_can_read():
+    # rows of norms 5, 1 and 12; element 0 reads row 0 or 1 (norm <= 5), element 1 reads row 2 (12)
+    table = np.array([[3.0, 4.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 12.0]], np.float32)
+    out = one(lambda i: jnp.asarray(table)[i], box([0.0, 2.0], [1.0, 2.0]), dtypes=[I32])
+    eq(out, [[1.0, 0.0, 0.0], [0.0, 0.0, 12.0]], [[3.0, 4.0, 0.0], [0.0, 0.0, 12.0]])
+    n = out.nrm[1][:, 0]
+    assert 5.0 <= n[0] <= 5.0 * (1 + 1e-15) and 12.0 <= n[1] <= 12.0 * (1 + 1e-15)
+    # the norm along the batch axis is not a fact the table gives
+    assert set(out.nrm) == {1}
+    # a table with a form, or a box that is not a point: no norm fact
+    out = one(lambda t, i: t[i], box(table - 1.0, table), box([0.0, 2.0], [1.0, 2.0]), dtypes=[F32, I32])
+    assert not out.nrm
+    # a possibly filled row: no norm fact
+    out = one(lambda i: jnp.asarray(table).at[i].get(mode="fill", fill_value=0.0), box([0.0, 2.0], [1.0, 3.0]),
+              dtypes=[I32])
+    assert not out.nrm
+
+
+def test_norm_facts_through_transpose_squeeze_rev_and_slice():
+    table = np.array([[3.0, 4.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 12.0, 0.0]], np.float32)
+    row = lambda i: jnp.asarray(table)[i]                     # (k, 4), norm along axis 1
+    near = lambda v, x: x <= v <= x * (1 + 1e-15)
+    # transpose: the norm axis moves to 0
+    out = one(lambda i: row(i).T, box([0.0, 2.0], [1.0, 2.0]), dtypes=[I32])
+    assert set(out.nrm) == {0} and out.nrm[0].shape == (1, 2)
+    assert near(out.nrm[0][0, 0], 5.0) and near(out.nrm[0][0, 1], 12.0)
+    # reversing the batch axis reverses the facts; reversing the norm axis keeps them
+    out = one(lambda i: lax.rev(row(i), (0,)), box([0.0, 2.0], [1.0, 2.0]), dtypes=[I32])
+    assert near(out.nrm[1][0, 0], 12.0) and near(out.nrm[1][1, 0], 5.0)
+    out = one(lambda i: lax.rev(row(i), (1,)), box([0.0, 2.0], [1.0, 2.0]), dtypes=[I32])
+    assert near(out.nrm[1][0, 0], 5.0) and near(out.nrm[1][1, 0], 12.0)
+    # slicing the batch axis keeps the facts of the rows kept
+    out = one(lambda i: row(i)[1:], box([0.0, 2.0], [1.0, 2.0]), dtypes=[I32])
+    assert out.nrm[1].shape == (1, 1) and near(out.nrm[1][0, 0], 12.0)
+    # squeezing a batch axis of size 1: the norm axis renumbered
+    out = one(lambda i: lax.squeeze(row(i), (0,)), box([0.0], [1.0]), dtypes=[I32])
+    assert set(out.nrm) == {0} and near(float(out.nrm[0].reshape(-1)[0]), 5.0)
+    # a 3-d table (2, 2, 3), rows along axis 2; squeeze axis 0 of the gathered (1, 2, 3) block
+    t3 = np.zeros((2, 2, 3), np.float32)
+    t3[0, 0, 0], t3[0, 1] = 2.0, [1.0, 2.0, 2.0]
+    out = one(lambda i: lax.squeeze(jnp.asarray(t3)[i], (0,)), box([0.0], [0.0]), dtypes=[I32])
+    assert set(out.nrm) >= {1}
+    assert near(out.nrm[1][0, 0], 2.0) and near(out.nrm[1][1, 0], 3.0)
+
+
+def test_index_candidates_over_two_components():
+    # the grid spans each component's range over all elements: i in 0..2, j in 4..5
+    c = B._index_candidates(np.array([[0.0, 5.0], [2.0, 4.0]]), np.array([[0.0, 5.0], [2.0, 4.0]]))
+    assert c.tolist() == [[0.0, 4.0], [0.0, 5.0], [1.0, 4.0], [1.0, 5.0], [2.0, 4.0], [2.0, 5.0]]
+    # fractional ends widen to the integers around them; a negative range counts too
+    c = B._index_candidates(np.array([[-1.5]]), np.array([[0.2]]))
+    assert c.tolist() == [[-2.0], [-1.0], [0.0], [1.0]]
+    # the product of the counts is what is limited: 64 x 64 = 4096 enumerated, 64 x 65 not
+    assert B._index_candidates(np.array([[0.0, 0.0]]), np.array([[63.0, 63.0]])).shape == (4096, 2)
+    assert B._index_candidates(np.array([[0.0, 0.0]]), np.array([[63.0, 64.0]])) is None
+    assert B._index_candidates(np.array([[-INF, 0.0]]), np.array([[0.0, 0.0]])) is None
+    assert B._index_candidates(np.array([[0.0, -INF]]), np.array([[0.0, 0.0]])) is None
+    assert B._index_candidates(np.array([[0.0, 0.0]]), np.array([[0.0, INF]])) is None
+
+
+def test_gather_rule_on_random_boxes_contains_every_value():
+    rng = np.random.default_rng(11)
+    progs = {
+        "promise": lambda a, i: a[i],
+        "clip": lambda a, i: a.at[i].get(mode="clip"),
+        "fill": lambda a, i: a.at[i].get(mode="fill", fill_value=-0.375),
+        "cols": lambda a, i: a[:, i % 4],
+        "pair": lambda a, i: a[i, i + 1],
+    }
+    for name, prog in progs.items():
+        f = jax.jit(prog)
+        for _ in range(10):
+            alo = rng.integers(-16, 16, (4, 4)) / 8.0
+            ahi = alo + rng.integers(0, 8, (4, 4)) / 8.0
+            ilo = rng.integers(-6, 6, 3)
+            ihi = ilo + rng.integers(0, 4, 3)
+            if name in ("promise", "pair"):
+                ilo, ihi = np.clip(ilo, -4, 2), np.clip(ihi, -4, 2)
+            out = interp(prog, [box(alo, ahi), box(ilo.astype(float), ihi.astype(float))], [F32, I32])[0]
+            for _ in range(25):
+                a = (alo * 8 + rng.integers(0, 8, (4, 4)) % ((ahi - alo) * 8 + 1)) / 8.0
+                i = np.array([rng.integers(lo_, hi_ + 1) for lo_, hi_ in zip(ilo, ihi)])
+                v = np.asarray(f(jnp.asarray(a, F32), jnp.asarray(i, I32)), np.float64)
+                assert inside(out, v), (name, alo, ahi, ilo, ihi, a, i, v, out.lo, out.hi)
+
+
+# ---------------------------------------------------------------------------
+# scatters, dynamic_update_slice, iota, argmax
+
+
+def test_scatter_and_update_ends():
+    op = box([0.0, 10.0, 20.0], [1.0, 11.0, 21.0])
+    # set: every entry may keep its value or take any update (the hull); no update: the operand
+    out = one(lambda a, u, i: a.at[i].set(u), op, box([5.0, -3.0], [6.0, 30.0]), box([0, 0], [2, 2]),
+              dtypes=[F32, F32, I32])
+    eq(out, [-3.0, -3.0, -3.0], [30.0, 30.0, 30.0])
+    out = one(lambda a, u, i: a.at[i].set(u), op, box([5.0], [6.0]), box([0], [2]), dtypes=[F32, F32, I32])
+    eq(out, [0.0, 6.0 - 1.0, 5.0], [6.0, 11.0, 21.0])
+    out = one(lambda a, u, i: a.at[i].set(u), op, box(np.zeros((0,)), np.zeros((0,))), box(np.zeros((0,)),
+              np.zeros((0,))), dtypes=[F32, F32, I32])
+    eq(out, [0.0, 10.0, 20.0], [1.0, 11.0, 21.0])
+    # dynamic_update_slice: the same hull; an empty update keeps the operand
+    out = one(lambda a, u, i: lax.dynamic_update_slice(a, u, (i,)), op, box([2.0], [3.0]), box(0.0, 2.0),
+              dtypes=[F32, F32, I32], shapes=[(3,), (1,), ()])
+    eq(out, [0.0, 3.0 - 1.0, 2.0], [3.0, 11.0, 21.0])
+    out = one(lambda a, u, i: lax.dynamic_update_slice(a, u, (i,)), op, box(np.zeros((0,)), np.zeros((0,))),
+              box(0.0, 2.0), dtypes=[F32, F32, I32], shapes=[(3,), (0,), ()])
+    eq(out, [0.0, 10.0, 20.0], [1.0, 11.0, 21.0])
+    # a 2-d operand and a row update: every entry
+    op2 = box([[0.0, 1.0], [2.0, 3.0]], [[0.5, 1.5], [2.5, 3.5]])
+    out = one(lambda a, u, i: lax.dynamic_update_slice(a, u, (i, 0)), op2, box([[-1.0, 9.0]], [[-1.0, 9.0]]),
+              box(0.0, 1.0), dtypes=[F32, F32, I32], shapes=[(2, 2), (1, 2), ()])
+    eq(out, [[-1.0, -1.0], [-1.0, -1.0]], [[9.0, 9.0], [9.0, 9.0]])
+
+
+def test_scatter_rules_on_random_boxes_contain_every_value():
+    rng = np.random.default_rng(5)
+    progs = {
+        "add": lambda a, u, i: a.at[i].add(u),
+        "add_drop": lambda a, u, i: a.at[i].add(u, mode="drop"),
+        "set": lambda a, u, i: a.at[i].set(u),
+        "set_drop": lambda a, u, i: a.at[i].set(u, mode="drop"),
+        "dus": lambda a, u, i: lax.dynamic_update_slice(a, u[:2], (i[0],)),
+    }
+    for name, prog in progs.items():
+        f = jax.jit(prog)
+        for _ in range(8):
+            alo = rng.integers(-16, 16, 5) / 8.0
+            ahi = alo + rng.integers(0, 8, 5) / 8.0
+            ulo = rng.integers(-16, 16, 4) / 8.0
+            uhi = ulo + rng.integers(0, 8, 4) / 8.0
+            ilo = rng.integers(-1 if "drop" in name else 0, 5, 4)
+            ihi = np.minimum(ilo + rng.integers(0, 3, 4), 6 if "drop" in name else 4)
+            out = interp(prog, [box(alo, ahi), box(ulo, uhi), box(ilo.astype(float), ihi.astype(float))],
+                         [F32, F32, I32])[0]
+            for _ in range(25):
+                a = alo + rng.integers(0, 8, 5) % ((ahi - alo) * 8 + 1) / 8.0
+                u = ulo + rng.integers(0, 8, 4) % ((uhi - ulo) * 8 + 1) / 8.0
+                i = np.array([rng.integers(lo_, hi_ + 1) for lo_, hi_ in zip(ilo, ihi)])
+                if rng.random() < 0.3:
+                    i[:] = i[0]                     # duplicates: every update into one entry
+                v = np.asarray(f(jnp.asarray(a, F32), jnp.asarray(u, F32), jnp.asarray(i, I32)), np.float64)
+                assert inside(out, v), (name, a, u, i, v, out.lo, out.hi)
+
+
+def test_iota_and_argmax_along_fixed_and_record_axes():
+    out = one(lambda x: x + lax.broadcasted_iota(F32, (3, 2), 0), box(np.zeros((3, 2)), np.zeros((3, 2))))
+    eq(out, [[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]], [[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]])
+    # iota along a fixed axis next to a record axis: exact positions; along the record axis: 0..m-1
+    out = rec(lambda x: x + lax.broadcasted_iota(F32, x.shape, 1), [("m", 3)], [F32], [box(np.zeros((1, 3)),
+              np.zeros((1, 3)))], 7)
+    eq(out, [[0.0, 1.0, 2.0]], [[0.0, 1.0, 2.0]])
+    out = rec(lambda x: x + lax.broadcasted_iota(F32, x.shape, 0), [("m", 3)], [F32], [box(np.zeros((1, 3)),
+              np.zeros((1, 3)))], 7)
+    eq(out, [[0.0] * 3], [[6.0] * 3])
+    # argmax along axis 0 of (3, 4): 0..2; along the record axis: 0..m-1; the dtype does not matter
+    out = one(lambda x: jnp.argmax(x, axis=0).astype(F32), box(np.zeros((3, 4)), np.ones((3, 4))))
+    eq(out, [0.0] * 4, [2.0] * 4)
+    out = one(lambda x: jnp.argmin(x, axis=1).astype(F32), box(np.zeros((3, 4)), np.ones((3, 4))))
+    eq(out, [0.0] * 3, [3.0] * 3)
+    out = rec(lambda x: jnp.argmax(x, axis=0).astype(F32), [("m", 2)], [F32], [box(np.zeros((1, 2)),
+              np.ones((1, 2)))], 9)
+    eq(out, [0.0, 0.0], [8.0, 8.0])
+    assert out.why is None
+
+
+# ---------------------------------------------------------------------------
+# dynamic_slice along a record axis (regression: x[i] over the records kept the form of the record at the same
+# position, so x - x[i] had the form 0 and its Jacobian norm was claimed to be 0)
+
+
+def test_a_record_read_at_another_position_has_no_form():
+    def prog(v, i):
+        return v - v[i]
+    x = data_input((1, 3), "X", -1.0, 1.0)
+    out = rec(prog, [("m", 3), ()], [F32, I32], [x, box(0.0, 3.0)], 4)
+    eq(out, [[-2.0] * 3], [[2.0] * 3])
+    # x_j - x_i ranges over [-2, 2]^3: its norm reaches 2 sqrt(3); a form must not claim less
+    if out.lin is not None:
+        assert np.any(out.lin.A["X"][0] != 0.0) or np.any(out.lin.clo != 0.0)
+    from bayesdp.analysis.structure.program import operator_norm_bound
+    bound, _ = operator_norm_bound([out], None)
+    assert bound >= 2.0 * math.sqrt(3.0)
+    # a constant index is the same: record 2 is not the record at each position
+    out = rec(lambda v: v - v[2], [("m", 3)], [F32], [x], 4)
+    assert out.lin is None or np.any(out.lin.A["X"][0] != 0.0) or np.any(out.lin.clo != 0.0)
+    # the whole record axis (start 0, size m) keeps every position: the form is kept
+    out = rec(lambda v, i: lax.dynamic_slice(v, (i, 0), (v.shape[0], 2)), [("m", 3), ()], [F32, I32],
+              [x, box(0.0, 0.0)], 4)
+    np.testing.assert_array_equal(out.lin.A["X"][0][0], np.eye(3)[:2])
+
+
+# ---------------------------------------------------------------------------
+# relational rules: exact ends where the rule applies, and programs that nearly match but must not be matched
+# (a misfiring rule would claim a range that misses the value at the point given)
+
+
+def sig(x):
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+def softplus(x):
+    return math.log1p(math.exp(x)) if x < 30 else x + math.log1p(math.exp(-x))
+
+
+def test_logaddexp_gap_ends_and_operand_orders():
+    # a - logaddexp(a, b) = -softplus(b - a), in [-softplus(b_hi - a_lo), -softplus(b_lo - a_hi)], 4 floats out;
+    # b's range is over all its entries
+    a, b = box([0.0, 0.0], [1.0, 1.0]), box([0.0, -1.0], [1.0, 0.5])
+    for prog in (lambda u, v: u - jnp.logaddexp(u, v), lambda u, v: u - jnp.logaddexp(v, u)):
+        out = one(prog, a, b)
+        eq(out, [dn(-np.logaddexp(0.0, 1.0 - 0.0), 4)] * 2, [up(-np.logaddexp(0.0, -1.0 - 1.0), 4)] * 2)
+        assert out.lo[0] <= -softplus(1.0) and out.hi[0] >= -softplus(-2.0)
+    # the upper end is at most 0 (the value is): a far above b
+    out = one(lambda u, v: u - jnp.logaddexp(u, v), box([1000.0], [1001.0]), box([0.0], [0.0]))
+    assert out.hi[0] == 0.0 and out.lo[0] == dn(-np.logaddexp(0.0, -1000.0), 4)
+    # b unbounded: no relation (the box rule's result, whose upper end is not below 0 as the relation's is)
+    out = one(lambda u, v: u - jnp.logaddexp(u, v), box([0.0], [1.0]), box([-INF], [0.0]))
+    assert out.hi[0] > 0.0
+
+
+def test_logaddexp_gap_through_replace_inf_and_its_near_misses():
+    # JAX's derivative of softplus: exp(r - u) t with r, u the _replace_inf of a and of logaddexp(a, 0): for a in
+    # [0, 1], sigmoid(a) in [1/2, sigmoid(1)]
+    fn = lambda a, t: jax.jvp(jax.nn.softplus, (a,), (t,))[1]
+    out = one(fn, box([0.0], [1.0]), box([1.0], [1.0]))
+    assert out.lo[0] <= 0.5 <= out.lo[0] + 1e-14 and out.hi[0] - 1e-14 <= sig(1.0) <= out.hi[0]
+    # a select that replaces another value than +inf is not _replace_inf: a = 5 gives 0 - logaddexp(5, 0) = -5.007
+    def near(a, b):
+        u = lax.select(a == 5.0, jnp.zeros_like(a), a)
+        return u - jnp.logaddexp(a, b)
+    out = one(near, box([4.0], [6.0]), box([0.0], [0.0]))
+    assert out.lo[0] <= -softplus(5.0)
+    # replaced by 1, not 0: not _replace_inf either (a = inf is outside the reals, so test the pattern by a finite
+    # stand-in: the select's pattern must be exactly x == inf -> 0)
+    def near2(a, b):
+        u = lax.select(a == jnp.inf, jnp.ones_like(a), a)
+        return u - jnp.logaddexp(a, b)
+    assert B._replaced_inf is not None
+    out = one(near2, box([0.0], [1.0]), box([0.0], [0.0]))
+    assert out.hi[0] >= 1.0 - 1e-6      # the box rule: the select may be 1, minus logaddexp >= 0 ... (not < -0.31)
+    # another variable than the logaddexp's operands: 1 - logaddexp(-10, 0) = 0.99995
+    out = one(lambda u, w, v: u - jnp.logaddexp(w, v), box([0.0], [1.0]), box([-10.0], [-9.0]), box([0.0], [0.0]))
+    assert out.hi[0] >= 1.0 - np.logaddexp(-10.0, 0.0)
+    # a plain function that is not JAX's logaddexp (a jit of the same name is not a custom_jvp_call)
+    out = one(lambda u, v: u - jax.jit(lambda x, y: jnp.maximum(x, y))(u, v), box([0.0], [1.0]), box([2.0], [3.0]))
+    assert out.lo[0] <= -3.0
+
+
+def test_ratio_of_sum_exact_ends():
+    # (t e) / (e + c), e in [1, 3], c in [0.5, 2] (over all its entries), t in [-1, 2]: r in [1/3, 3/3.5]
+    def prog(t, e, c):
+        return (t * e) / (e + c)
+    out = one(prog, box([-1.0, -1.0], [2.0, 2.0]), box([1.0, 1.0], [3.0, 3.0]), box([0.5, 1.0], [1.0, 2.0]))
+    rhi = up(3.0 / 3.5, 2)
+    eq(out, [-rhi, -rhi], [2.0 * rhi, 2.0 * rhi])
+    # the same with the factors of the numerator in the other order, and the sum's
+    out = one(lambda t, e, c: (e * t) / (c + e), box([1.0], [1.0]), box([1.0], [3.0]), box([0.5], [2.0]))
+    eq(out, [dn(1.0 / 3.0, 2)], [up(3.0 / 3.5, 2)])
+    # e may be 0: r's lower end 0; e unbounded above: r's upper end 1
+    out = one(prog, box([1.0], [1.0]), box([0.0], [1.0]), box([1.0], [1.0]))
+    eq(out, [0.0], [up(0.5, 2)])
+    out = one(prog, box([1.0], [1.0]), box([1.0], [INF]), box([1.0], [1.0]))
+    eq(out, [dn(0.5, 2)], [1.0])
+    # c may be 0 when e > 0: r in [e_lo/(e_lo + c_hi), 1]
+    out = one(prog, box([1.0], [1.0]), box([1.0], [2.0]), box([0.0], [1.0]))
+    eq(out, [dn(0.5, 2)], [1.0])
+
+
+def test_ratio_of_sum_of_softplus_derivative_and_its_form():
+    fn = lambda a, t: jax.jvp(lambda x: jnp.log1p(jnp.exp(x)), (a,), (t,))[1]
+    out = one(fn, box([0.0], [1.0]), box([1.0], [1.0]))
+    assert out.lo[0] <= 0.5 <= out.lo[0] + 1e-14 and out.hi[0] - 1e-14 <= sig(1.0) <= out.hi[0]
+    # the tangent's form is kept, scaled by r: the coefficients of x in [r_lo, r_hi] e_j
+    x = data_input((1, 2), "X", -1.0, 1.0)
+    out = one(lambda t, e: (t * e) / (e + 1.0), x, box([[1.0, 1.0]], [[3.0, 3.0]]))
+    lo, hi = out.lin.A["X"]
+    np.testing.assert_array_equal(lo[0], np.diag([dn(0.5, 2)] * 2))
+    np.testing.assert_array_equal(hi[0], np.diag([up(0.75, 2)] * 2))
+
+
+def test_ratio_of_sum_near_misses():
+    def prog(t, e, c):
+        return (t * e) / (e + c)
+    one1 = box([1.0], [1.0])
+    # c may be negative: e / (e + c) reaches 1 / 0.5 = 2
+    out = one(prog, one1, box([1.0], [2.0]), box([-0.5], [1.0]))
+    assert out.hi[0] >= 2.0
+    # e may be negative: -1 / (-1 + 2) = -1
+    out = one(prog, one1, box([-1.0], [1.0]), box([2.0], [2.0]))
+    assert out.lo[0] <= -1.0
+    # e and c may both be 0: nothing known
+    out = one(prog, one1, box([0.0], [1.0]), box([0.0], [1.0]))
+    assert not out.bounded()
+    # the numerator's factor is another value than the sum's: e / (w + 1) reaches 2 / 2 = 1 at e = 2, w = 1
+    out = one(lambda t, e, w: (t * e) / (w + 1.0), one1, box([1.0], [2.0]), box([1.0], [2.0]))
+    assert out.hi[0] >= 1.0
+    # the numerator is not a product, or the denominator not a sum
+    out = one(lambda t, e: jnp.exp(t) / (e + 1.0), box([0.0], [1.0]), box([0.0], [1.0]))
+    assert out.hi[0] >= math.e
+    out = one(lambda t, e: (t * e) / (e - 1.0), one1, box([2.0], [3.0]))
+    assert out.hi[0] >= 2.0
+
+
+def test_concave_product_ends():
+    # u (c - u): at least its smaller end value, at most the vertex value c^2/4 when c/2 is in the box
+    out = one(lambda u: u * (2.0 - u), box([0.0, 1.5], [3.0, 3.0]))
+    eq(out, [-3.0, -3.0], [1.0, 0.75])
+    out = one(lambda u: (1.0 - u) * u, box([0.6], [0.9]))
+    eq(out, [floor_float(Fraction(0.9) * (1 - Fraction(0.9)))], [ceil_float(Fraction(0.6) * (1 - Fraction(0.6)))])
+    # an unbounded end: that side's value is -inf, the vertex still bounds it above
+    out = one(lambda u: u * (1.0 - u), box([-INF], [0.25]))
+    eq(out, [-INF], [floor_float(Fraction(0.25) * Fraction(0.75)) if False else 0.25 * 0.75])
+    out = one(lambda u: u * (1.0 - u), box([-INF], [INF]))
+    eq(out, [-INF], [0.25])
+    # the sigmoid's derivative: s (1 - s) t in [0, 1/4] t for every real input
+    fn = lambda a, t: jax.jvp(jax.nn.sigmoid, (a,), (t,))[1]
+    out = one(fn, box([-INF], [INF]), box([2.0], [2.0]))
+    eq(out, [0.0], [0.5])
+
+
+def test_concave_product_near_misses():
+    # u (c - w) with w another value: 1 (1 - 0) = 1 > 1/4
+    out = one(lambda u, w: u * (1.0 - w), box([0.0], [1.0]), box([0.0], [1.0]))
+    assert out.hi[0] >= 1.0
+    # c not a known number: u (c - u) with c in [1, 3] reaches 1 (3 - 1) = 2 > 1/4
+    out = one(lambda u, c: u * (c - u), box([0.0], [1.0]), box([1.0], [3.0]))
+    assert out.hi[0] >= 2.0
+    # (c + u) u is not concave: 1 (1 + 1) = 2
+    out = one(lambda u: u * (1.0 + u), box([0.0], [1.0]))
+    assert out.hi[0] >= 2.0
+    # u (u - c): a convex parabola, reaching 0 at both ends of [0, 1] and -1/4 inside
+    out = one(lambda u: u * (u - 1.0), box([0.0], [1.0]))
+    assert out.lo[0] <= -0.25
+
+
+def test_one_minus_square_ends_orders_and_form():
+    # (t + t u)(1 - u) = t (1 - u^2): u in [-0.5, 0.25] gives 1 - u^2 in [0.75, 1]; t in [1, 2].  The square's
+    # box is integer_pow's, 3 floats out (0.25 + 3 ulps), and 1 - it rounds down once more
+    k_lo = floor_float(1 - Fraction(up(0.25, 3)))
+    progs = [lambda t, u: (t + t * u) * (1.0 - u), lambda t, u: (1.0 - u) * (u * t + t),
+             lambda t, u: (t * u + t) * (1.0 - u)]
+    for prog in progs:
+        out = one(prog, box([1.0], [2.0]), box([-0.5], [0.25]))
+        eq(out, [k_lo], [2.0])
+    # tanh's derivative over all reals: [0, 1] t
+    fn = lambda a, t: jax.jvp(jnp.tanh, (a,), (t,))[1]
+    out = one(fn, box([-INF], [INF]), box([3.0], [3.0]))
+    eq(out, [0.0], [3.0])
+    # the tangent's form is kept, scaled by [1 - max u^2, 1 - min u^2]
+    x = data_input((1, 2), "X", -1.0, 1.0)
+    out = one(lambda t, u: (t + t * u) * (1.0 - u), x, box([[0.5, 0.5]], [[0.5, 0.5]]))
+    lo, hi = out.lin.A["X"]
+    k_hi = ceil_float(1 - Fraction(dn(0.25, 3)))
+    np.testing.assert_array_equal(lo[0], np.diag([k_lo, k_lo]))
+    np.testing.assert_array_equal(hi[0], np.diag([k_hi, k_hi]))
+
+
+def test_one_minus_square_near_misses():
+    t1 = box([1.0], [1.0])
+    # (t + t u)(1 - w): w = -1 gives 2 (1 + u)
+    out = one(lambda t, u, w: (t + t * u) * (1.0 - w), t1, box([0.0], [0.5]), box([-1.0], [-1.0]))
+    assert out.hi[0] >= 3.0
+    # (t + s u)(1 - u) with s another value: s = 2, u = -0.5 gives (1 - 1)(1.5) = 0, u = 0.5: 2 * 0.5 = 1 ... and
+    # s = -2, u = 0.5: (1 - 1)(0.5) = 0, u = -0.5: (1 + 1)(1.5) = 3
+    out = one(lambda t, s, u: (t + s * u) * (1.0 - u), t1, box([-2.0], [2.0]), box([-0.5], [0.5]))
+    assert out.hi[0] >= 3.0
+    # (t + t u)(2 - u): (1 + 0.5)(1.5) = 2.25 > 1
+    out = one(lambda t, u: (t + t * u) * (2.0 - u), t1, box([0.0], [0.5]))
+    assert out.hi[0] >= 2.25
+    # (t - t u)(1 - u) = t (1 - u)^2: u = -0.5 gives 2.25
+    out = one(lambda t, u: (t - t * u) * (1.0 - u), t1, box([-0.5], [0.5]))
+    assert out.hi[0] >= 2.25
+    # (t + t u)(1 + u) = t (1 + u)^2
+    out = one(lambda t, u: (t + t * u) * (1.0 + u), t1, box([-0.5], [0.5]))
+    assert out.hi[0] >= 2.25
+
+
+def test_cancel_factor_ends_and_near_misses():
+    # (t e) / e = t for e != 0 (JAX's derivative of xlogy(y, exp(c)))
+    fn = lambda a, t: (lambda e: (t * e) / e)(jnp.exp(jnp.clip(a, -3.0, 3.0)))
+    out = one(fn, box([-INF], [INF]), box([-2.0], [5.0]))
+    eq(out, [-2.0], [5.0])
+    # nested products, either order: (t (y d)) / d = t y
+    out = one(lambda t, y, d: (t * (y * d)) / d, box([1.0], [2.0]), box([-1.0], [3.0]), box([0.5], [4.0]))
+    eq(out, [-2.0], [6.0])
+    out = one(lambda t, y, d: ((d * y) * t) / d, box([1.0], [2.0]), box([-1.0], [3.0]), box([-4.0], [-0.5]))
+    eq(out, [-2.0], [6.0])
+    # d may be 0: no relation (the box rule: unbounded)
+    out = one(lambda t, d: (t * d) / d, box([1.0], [2.0]), box([-1.0], [1.0]))
+    assert not out.bounded()
+    out = one(lambda t, d: (t * d) / d, box([1.0], [2.0]), box([0.0], [1.0]))
+    assert not out.bounded()
+    # another denominator: (t e) / w reaches 1 * 2 / 1 = 2
+    out = one(lambda t, e, w: (t * e) / w, box([1.0], [1.0]), box([1.0], [2.0]), box([1.0], [2.0]))
+    assert out.hi[0] >= 2.0
+    # the factor is a sum, not a product: (t + d) / d reaches (1 + 1) / 1 = 2
+    out = one(lambda t, d: (t + d) / d, box([1.0], [1.0]), box([1.0], [2.0]))
+    assert out.hi[0] >= 2.0
+
+
+def test_softplus_parts_ends():
+    fn = lambda a, t: jax.jvp(lambda x: jnp.clip(x, 0) + jnp.log1p(jnp.exp(-jnp.abs(x))), (a,), (t,))[1]
+    # r > 0: t [sigmoid(r_lo), sigmoid(r_hi)], 4 floats out
+    out = one(fn, box([0.5], [2.0]), box([1.0], [1.0]))
+    assert dn(sig(0.5), 6) <= out.lo[0] <= dn(sig(0.5), 3) and up(sig(2.0), 3) <= out.hi[0] <= up(sig(2.0), 6)
+    # r's box contains 0: the lower end 0
+    out = one(fn, box([-3.0], [1.0]), box([1.0], [1.0]))
+    assert out.lo[0] == 0.0 and up(sig(1.0), 3) <= out.hi[0] <= up(sig(1.0), 6)
+    # r far below: both ends 0 (exp underflows), the upper end 4 floats above
+    out = one(fn, box([-800.0], [-750.0]), box([1.0], [1.0]))
+    eq(out, [0.0], [up(0.0, 4)])
+    # r unbounded below: lower end 0; t negative: the ends swap
+    out = one(fn, box([-INF], [-1.0]), box([-2.0], [-2.0]))
+    assert out.hi[0] == 0.0 and -2.0 * up(sig(-1.0), 6) <= out.lo[0] <= -2.0 * up(sig(-1.0), 3)
+    # the tangent's form is kept
+    x = data_input((1, 2), "X", -1.0, 1.0)
+    out = one(lambda r, t: jax.jvp(lambda v: jnp.clip(v, 0) + jnp.log1p(jnp.exp(-jnp.abs(v))), (r,), (t,))[1],
+              box([[1.0, 1.0]], [[1.0, 1.0]]), x)
+    lo, hi = out.lin.A["X"]
+    assert np.all(np.diag(lo[0]) <= sig(1.0)) and np.all(np.diag(hi[0]) >= sig(1.0))
+    assert np.all(np.diag(hi[0]) <= sig(1.0) + 1e-14) and np.all(lo[0] - np.diag(np.diag(lo[0])) == 0.0)
+
+
+def _bce(a, t, e_of=None, pred=None, clip=None, sign=-1.0):
+    """JAX's derivative of clip(a, 0) + log1p(exp(-|a|)) written out: clip'(a) t + (-select(a >= 0, t, -t)) e/(e + 1)
+    with e = exp(-|a|); each argument replaces one piece by a near miss."""
+    e = jnp.exp(-jnp.abs(a if e_of is None else e_of))
+    c = jax.jvp(clip or (lambda x: jnp.clip(x, 0)), (a,), (t,))[1]
+    s_ = lax.select(a >= 0 if pred is None else pred, t, -t)
+    return c + (-s_ if sign < 0 else s_) * e / (e + 1.0)
+
+
+def test_softplus_parts_matches_the_written_out_derivative():
+    out = one(lambda a, t: _bce(a, t), box([0.5], [2.0]), box([1.0], [1.0]))
+    assert dn(sig(0.5), 6) <= out.lo[0] <= dn(sig(0.5), 3) and up(sig(2.0), 3) <= out.hi[0] <= up(sig(2.0), 6)
+
+
+def test_softplus_parts_near_misses():
+    t1 = box([1.0], [1.0])
+    # e = exp(-|b|) of another value: at a = 1, b = 0 the value is 1 - 1/2, below the claim sigmoid(1) = 0.73
+    out = one(lambda a, b, t: _bce(a, t, e_of=b), box([1.0], [2.0]), box([0.0], [0.0]), t1)
+    assert out.lo[0] <= 0.5
+    # no minus: t + t e/(1 + e) = 1 + sigmoid(-a) > 1 for a > 0
+    out = one(lambda a, t: _bce(a, t, sign=1.0), box([1.0], [2.0]), t1)
+    assert out.hi[0] >= 1.0 + sig(-1.0) - 1e-6
+    # the select's test a > 1, not a >= 0: on [0.5, 1] it takes -t, and the value is 1 + sigmoid(-a)
+    out = one(lambda a, t: _bce(a, t, pred=a > 1.0), box([0.5], [1.0]), t1)
+    assert out.hi[0] >= 1.0 + sig(-1.0) - 1e-6
+    # the select's test on another value: b >= 0 with b < 0 takes -t
+    out = one(lambda a, b, t: _bce(a, t, pred=b >= 0), box([0.5], [1.0]), box([-2.0], [-1.0]), t1)
+    assert out.hi[0] >= 1.0 + sig(-1.0) - 1e-6
+    # clip(a, 1): its derivative is 0 below 1, the value -sigmoid(-a) < 0
+    out = one(lambda a, t: _bce(a, t, clip=lambda x: jnp.clip(x, 1.0)), box([0.5], [0.9]), t1)
+    assert out.lo[0] <= -sig(-0.9)
+    # clip(a, 0, 5): ("max", "min"), not clip(a, 0); above 5 its derivative is 0 and the value -sigmoid(-a) < 0
+    out = one(lambda a, t: _bce(a, t, clip=lambda x: jnp.clip(x, 0.0, 5.0)), box([6.0], [7.0]), t1)
+    assert out.lo[0] <= -sig(-6.0) + 1e-9
+
+
+def test_clipped_sigmoid_log_ends():
+    def logp(lo, hi):
+        return lambda a, t: jax.jvp(lambda x: jnp.log(jnp.clip(jax.nn.sigmoid(x), lo, hi)), (a,), (t,))[1]
+
+    def log1mp(lo, hi):
+        return lambda a, t: jax.jvp(lambda x: jnp.log1p(-jnp.clip(jax.nn.sigmoid(x), lo, hi)), (a,), (t,))[1]
+    full, t1 = box([-INF], [INF]), box([1.0], [1.0])
+    # d log p = t (1 - s) w in t [0, 1 - L]; d log(1 - p) = -t s w in t [-U, 0]; 2 and 3 floats out
+    eq(one(logp(0.05, 0.95), full, t1), [0.0], [up(1.0 - 0.05, 2)])
+    eq(one(log1mp(0.1, 0.9), full, t1), [-up(0.9, 3)], [0.0])
+    # s's own range counts: a in [0, 1] gives s >= 1/2 (its box's lower end), so 1 - L <= 1/2
+    out = one(logp(0.05, 0.95), box([0.0], [1.0]), t1)
+    assert out.lo[0] == 0.0 and 0.5 <= out.hi[0] <= 0.5 + 1e-15
+    out = one(log1mp(0.1, 0.9), box([-INF], [0.0]), t1)
+    assert out.hi[0] == 0.0 and -0.5 - 1e-15 <= out.lo[0] <= -0.5
+    # the tangent t in [-2, 3]
+    eq(one(logp(0.05, 0.95), full, box([-2.0], [3.0])), [-2.0 * up(0.95, 2)], [3.0 * up(0.95, 2)])
+
+
+def test_clipped_sigmoid_log_near_misses():
+    t1 = box([1.0], [1.0])
+    # a clip that lets p reach 0 (or 1 for log(1 - p)): the derivative is unbounded, no relation
+    fn = lambda a, t: jax.jvp(lambda x: jnp.log(jnp.clip(jax.nn.sigmoid(x), 0.0, 0.9)), (a,), (t,))[1]
+    assert not one(fn, box([-INF], [INF]), t1).bounded()
+    fn = lambda a, t: jax.jvp(lambda x: jnp.log1p(-jnp.clip(jax.nn.sigmoid(x), 0.1, 1.0)), (a,), (t,))[1]
+    assert not one(fn, box([-INF], [INF]), t1).bounded()
+    # log of a clipped tanh (not a sigmoid): d log p = t (1 - p^2) / p with p in [0.5, 0.9] reaches 1.5 > 1 - L
+    fn = lambda a, t: jax.jvp(lambda x: jnp.log(jnp.clip(jnp.tanh(x), 0.5, 0.9)), (a,), (t,))[1]
+    out = one(fn, box([0.0], [2.0]), t1)
+    assert out.hi[0] >= (1 - 0.5 ** 2) / 0.5
+    # the derivative divided by a clip of ANOTHER sigmoid: t s (1 - s) / clip(sigmoid(b)) reaches 0.25 / 0.05 = 5
+    fn = lambda a, b, t: (jax.jvp(lambda x: jnp.clip(jax.nn.sigmoid(x), 0.05, 0.95), (a,), (t,))[1]
+                          / jnp.clip(jax.nn.sigmoid(b), 0.05, 0.95))
+    out = one(fn, box([0.0], [0.0]), box([-INF], [INF]), t1)
+    assert out.hi[0] >= 0.25 / 0.05
+    # log(1 + p), not log(1 - p): d = t s (1 - s) w / (1 + p) is positive, the relation's range [-U, 0] is not
+    fn = lambda a, t: jax.jvp(lambda x: jnp.log1p(jnp.clip(jax.nn.sigmoid(x), 0.1, 0.9)), (a,), (t,))[1]
+    out = one(fn, box([0.0], [0.0]), t1)
+    assert out.hi[0] >= 0.25 / 1.5

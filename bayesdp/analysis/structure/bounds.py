@@ -1409,15 +1409,29 @@ def dynamic_slice(run, eqn, ins):
         ranges.append(cl)
     if int(np.prod([len(r) for r in ranges])) > _ENUM_MAX:
         return [_hull_all(op, shape, eqn, ins)]
+    # a window along a record axis shorter than the axis (x[i] over the records) reads other records than the one
+    # at the same position: the box of the slot holds, the form does not
+    psizes = eqn.params["slice_sizes"]
+    moves = any(not is_const_dim(src[a]) and (is_const_dim(psizes[a]) or not _same_dim(psizes[a], src[a]))
+                for a in range(len(src)))
     los, his, forms = [], [], []
     for combo in itertools.product(*ranges):
         sl = [slice(c, c + sz) if is_const_dim(src[a]) else slice(None) for a, (c, sz) in enumerate(zip(combo, sizes))]
         los.append(op.lo[tuple(sl)])
         his.append(op.hi[tuple(sl)])
-        if op.lin is not None:
+        if op.lin is not None and not moves:
             forms.append(op.lin.struct(lambda a, extra, sl=sl: _lead_index(a, extra, sl)))
     lin = lin_hull(forms, shape) if forms else None
-    return [_finish(eqn, ins, np.minimum.reduce(los), np.maximum.reduce(his), lin)]
+    return [_finish(eqn, ins, np.broadcast_to(np.minimum.reduce(los), shape),
+                    np.broadcast_to(np.maximum.reduce(his), shape), lin)]
+
+
+def _same_dim(a, b) -> bool:
+    """Two (symbolic) dimensions are provably equal."""
+    try:
+        return bool(a == b)
+    except Exception:          # an inconclusive comparison of symbolic dimensions: not provably equal
+        return False
 
 
 def dynamic_update_slice(run, eqn, ins):
