@@ -857,3 +857,147 @@ def test_clipped_sigmoid_log_near_misses():
     fn = lambda a, t: jax.jvp(lambda x: jnp.log1p(jnp.clip(jax.nn.sigmoid(x), 0.1, 0.9)), (a,), (t,))[1]
     out = one(fn, box([0.0], [0.0]), t1)
     assert out.hi[0] >= 0.25 / 1.5
+
+
+# ---------------------------------------------------------------------------
+# more cases: the plate's own index, the norm axis sliced or squeezed, the relational rules' other operand orders
+# and their paths through conversions and structural ops, and the intersection with the box rule
+
+
+def test_gather_at_the_plates_own_index_is_the_operand_itself():
+    # X[arange(m)] (NumPyro's plate index): element i is record i, so the form of the record is kept
+    x = data_input((1, 3), "X", -1.0, 1.0)
+    out = rec(lambda v: v[jnp.arange(v.shape[0])], [("m", 3)], [F32], [x], 5)
+    assert out is x
+    # X[arange(m) + 1] is the next record: no form
+    out = rec(lambda v: v.at[jnp.arange(v.shape[0]) + 1].get(mode="clip"), [("m", 3)], [F32], [x], 5)
+    assert out.lin is None
+    eq(out, [[-1.0] * 3], [[1.0] * 3])
+
+
+def test_norm_facts_when_the_norm_axis_is_sliced_or_squeezed():
+    table = np.array([[3.0, 4.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 12.0, 0.0]], np.float32)
+    row = lambda i: jnp.asarray(table)[i]
+    near = lambda v, x: x <= v <= x * (1 + 1e-15)
+    # a part of each row has at most the row's norm: the fact is kept along the norm axis as it was
+    out = one(lambda i: row(i)[:, 1:3], box([0.0, 2.0], [1.0, 2.0]), dtypes=[I32])
+    assert out.nrm[1].shape == (2, 1) and near(out.nrm[1][0, 0], 5.0) and near(out.nrm[1][1, 0], 12.0)
+    out = one(lambda i: row(i)[:, ::2], box([0.0, 2.0], [1.0, 2.0]), dtypes=[I32])
+    assert out.nrm[1].shape == (2, 1) and near(out.nrm[1][1, 0], 12.0)
+    # the norm axis squeezed away (a one-column table): no fact along it remains
+    col = np.array([[2.0], [3.0]], np.float32)
+    out = one(lambda i: lax.squeeze(jnp.asarray(col)[i], (1,)), box([0.0], [1.0]), dtypes=[I32])
+    assert not out.nrm or 1 not in out.nrm
+    eq(out, [2.0], [3.0])
+
+
+def test_relations_through_value_preserving_steps_and_their_near_misses():
+    # u (1 - u) with both sides reshaped the same way: the same values at the same positions
+    out = one(lambda u: u.reshape(2, 2) * (1.0 - u).reshape(2, 2), box([0.0] * 4, [1.0] * 4))
+    eq(out, [[0.0, 0.0]] * 2, [[0.25, 0.25]] * 2)
+    out = one(lambda u: lax.broadcast_in_dim(u, (2, 3), (1,)) * lax.broadcast_in_dim(1.0 - u, (2, 3), (1,)),
+              box([0.0] * 3, [1.0] * 3))
+    eq(out, [[0.0] * 3] * 2, [[0.25] * 3] * 2)
+    # one side transposed: u[i, j] (1 - u[j, i]) reaches 1 (1 - 0) = 1
+    out = one(lambda u: u * (1.0 - u).T, box(np.zeros((2, 2)), np.ones((2, 2))))
+    assert np.all(out.hi >= 1.0)
+    # one side reversed (not value-preserving position by position): reaches 1
+    out = one(lambda u: u * lax.rev(1.0 - u, (0,)), box(np.zeros(2), np.ones(2)))
+    assert np.all(out.hi >= 1.0)
+    # a conversion to an integer is not value-preserving: floor(u) (1 - u) ... with u in [1, 2.5]: 2 (1 - 2) = -2
+    out = one(lambda u: u.astype(I32).astype(F32) * (1.0 - u), box([1.0], [2.5]))
+    assert out.lo[0] <= -2.0 * 1.5
+    # a scalar broadcast on both sides is one value everywhere
+    out = one(lambda u: jnp.broadcast_to(u, (3,)) * jnp.broadcast_to(1.0 - u, (3,)), box(0.0, 1.0))
+    eq(out, [0.0] * 3, [0.25] * 3)
+
+
+def test_concave_product_vertex_value_is_rounded_up():
+    # u (0.2 - u), u in [0, 1]: vertex at 0.1 with value 0.1^2 (rounded up), the smaller end 1 (0.2 - 1)
+    out = one(lambda u: u * (0.2 - u), box([0.0], [1.0]))
+    c = Fraction(np.float32(0.2).item())                    # the literal is float32
+    v = c / 2
+    assert out.hi[0] == ceil_float(v * v)
+    assert out.lo[0] == floor_float(1 - c) * -1 if False else out.lo[0] == floor_float(c - 1)
+
+
+def test_relation_and_box_rule_are_intersected():
+    # a point e = c = 1: the box rule gives 1/2 one float out (the reciprocal's rounding), the relation two floats
+    # out: the result is the tighter of the two at each end
+    out = one(lambda t, e, c: (t * e) / (e + c), box([1.0], [1.0]), box([1.0], [1.0]), box([1.0], [1.0]))
+    eq(out, [dn(0.5)], [up(0.5)])
+    # the relation bounds what the box rule leaves unbounded, and then names no equation
+    # a - logaddexp(a, 0) for a >= 0: the box rule gives [-inf, inf], the relation [-log 2, 0]
+    out = one(lambda a: a - jnp.logaddexp(a, 0.0), box([0.0], [INF]))
+    assert out.why is None and out.hi[0] == 0.0 and dn(-math.log(2.0), 6) <= out.lo[0] <= -math.log(2.0)
+    # still unbounded on one side: the reason is kept
+    out = one(lambda u: u * (1.0 - u), box([-INF], [0.25]))
+    assert out.why is not None
+
+
+def test_cancel_factor_through_a_float_conversion_and_a_zero_end():
+    # the numerator converted float32 -> float16 -> float32 (the same value for the analysis): t
+    out = one(lambda t, d: (t * d).astype(jnp.float16).astype(F32) / d, box([1.0], [2.0]), box([0.5], [4.0]))
+    eq(out, [1.0], [2.0])
+    # d's box ends at 0: d may be 0, no relation
+    out = one(lambda t, d: (t * d) / d, box([1.0], [2.0]), box([-1.0], [0.0]))
+    assert not out.bounded()
+    # the same variable as a plain factor in a sum of products is not a factor of the numerator
+    out = one(lambda t, d: (t * d + d) / d, box([1.0], [1.0]), box([1.0], [2.0]))
+    assert out.hi[0] >= 2.0
+
+
+def test_a_function_named_logaddexp_that_is_not_jaxs_gets_no_logaddexp_rule():
+    @jax.custom_jvp
+    def logaddexp(a, b):             # the name, a custom derivative, another value: a + b + 10
+        return a + b + 10.0
+
+    @logaddexp.defjvp
+    def _jvp(primals, tangents):
+        return logaddexp(*primals), tangents[0] + tangents[1]
+    out = one(lambda a, b: logaddexp(a, b), box([0.0], [1.0]), box([0.0], [1.0]))
+    assert out.lo[0] <= 10.0 and out.hi[0] >= 12.0
+    out = one(lambda a, b: a - logaddexp(a, b), box([0.0], [1.0]), box([0.0], [1.0]))
+    assert out.lo[0] <= -11.0 and out.hi[0] >= -10.0
+
+
+def test_jax_logaddexp_box_is_max_to_logaddexp_of_the_upper_ends():
+    # [max(a_lo, b_lo), logaddexp(a_hi, b_hi)], 4 floats out, intersected with the body's box (whose NaN branch
+    # joins a + b: lower end -1 here, upper 3)
+    out = one(lambda a, b: jnp.logaddexp(a, b), box([0.0], [1.0]), box([-1.0], [2.0]))
+    eq(out, [dn(0.0, 4)], [up(np.logaddexp(1.0, 2.0), 4)])
+    out = one(lambda a, b: jnp.logaddexp(a, b), box([5.0], [6.0]), box([-1.0], [2.0]))
+    assert out.lo[0] == dn(5.0, 4) and out.hi[0] == up(np.logaddexp(6.0, 2.0), 4)
+
+
+def test_softplus_parts_in_other_operand_orders():
+    def swapped(a, t):
+        e = jnp.exp(-jnp.abs(a))
+        c = jax.jvp(lambda x: jnp.clip(x, 0), (a,), (t,))[1]
+        return (e * -lax.select(a >= 0, t, -t)) / (1.0 + e) + c
+    out = one(swapped, box([0.5], [2.0]), box([1.0], [1.0]))
+    assert dn(sig(0.5), 6) <= out.lo[0] <= dn(sig(0.5), 3) and up(sig(2.0), 3) <= out.hi[0] <= up(sig(2.0), 6)
+
+
+def test_clipped_sigmoid_log_nested_clips_and_powers():
+    full, t1 = box([-INF], [INF]), box([1.0], [1.0])
+    nested = lambda c: jnp.clip(jnp.clip(jax.nn.sigmoid(c), 0.1, 0.9), 0.05, 0.8)
+    # the tightest ends of the clips: L = 0.1, U = 0.8 (jnp.clip keeps the Python floats as weakly typed literals)
+    out = one(lambda a, t: jax.jvp(lambda x: jnp.log(nested(x)), (a,), (t,))[1], full, t1)
+    eq(out, [0.0], [up(1.0 - 0.1, 2)])
+    out = one(lambda a, t: jax.jvp(lambda x: jnp.log1p(-nested(x)), (a,), (t,))[1], full, t1)
+    eq(out, [-up(0.8, 3)], [0.0])
+    # p = s^k clipped to [L, U]: d log p = t k (1 - s) with s >= L^(1/k) (2 floats down); d log(1 - p) = -t k s^k /
+    # (1 + ... + s^(k-1)) at s = U^(1/k) (2 floats up), 3 floats out
+    lo_c, hi_c = 1e-6, 1.0 - 1e-3
+    L, U = lo_c, hi_c
+    for k in (2, 3):
+        out = one(lambda a, t: jax.jvp(lambda x: jnp.log(jnp.clip(jax.nn.sigmoid(x) ** k, lo_c, hi_c)), (a,), (t,))[1],
+                  full, t1)
+        Lk = dn(L ** (1.0 / k), 2)
+        eq(out, [0.0], [up(k * (1.0 - Lk), 2)])
+        out = one(lambda a, t: jax.jvp(lambda x: jnp.log1p(-jnp.clip(jax.nn.sigmoid(x) ** k, lo_c, hi_c)), (a,),
+                                       (t,))[1], full, t1)
+        Uk = min(1.0, up(U ** (1.0 / k), 2))
+        g = k * Uk ** k / sum(Uk ** j for j in range(k))
+        eq(out, [-up(g, 3)], [0.0])
