@@ -367,13 +367,15 @@ def test_gather_norm_fact_is_the_largest_row_each_element_can_read():
     assert 5.0 <= n[0] <= 5.0 * (1 + 1e-15) and 12.0 <= n[1] <= 12.0 * (1 + 1e-15)
     # the norm along the batch axis is not a fact the table gives
     assert set(out.nrm) == {1}
-    # a table with a form, or a box that is not a point: no norm fact
-    out = one(lambda t, i: t[i], box(table - 1.0, table), box([0.0, 2.0], [1.0, 2.0]), dtypes=[F32, I32])
-    assert not out.nrm
-    # a possibly filled row: no norm fact
-    out = one(lambda i: jnp.asarray(table).at[i].get(mode="fill", fill_value=0.0), box([0.0, 2.0], [1.0, 3.0]),
+    # a table that is a box, not a point: a row of element 0 may be (3, 4, -1), norm sqrt(26), above the norm 5 of
+    # the lower ends' row (3, 4, 0)... no fact from one end
+    out = one(lambda t, i: t[i], box(table - np.array([1.0, 1.0, 1.0], np.float32), table),
+              box([0.0, 2.0], [1.0, 2.0]), dtypes=[F32, I32])
+    assert not out.nrm or 1 not in out.nrm or out.nrm[1][0, 0] >= math.sqrt(26.0)
+    # a possibly filled row (100, 100, 100): norm 100 sqrt(3)
+    out = one(lambda i: jnp.asarray(table).at[i].get(mode="fill", fill_value=100.0), box([0.0, 2.0], [1.0, 3.0]),
               dtypes=[I32])
-    assert not out.nrm
+    assert not out.nrm or 1 not in out.nrm or out.nrm[1][1, 0] >= 100.0 * math.sqrt(3.0)
 
 
 def test_norm_facts_through_transpose_squeeze_rev_and_slice():
@@ -591,14 +593,6 @@ def test_logaddexp_gap_through_replace_inf_and_its_near_misses():
         return u - jnp.logaddexp(a, b)
     out = one(near, box([4.0], [6.0]), box([0.0], [0.0]))
     assert out.lo[0] <= -softplus(5.0)
-    # replaced by 1, not 0: not _replace_inf either (a = inf is outside the reals, so test the pattern by a finite
-    # stand-in: the select's pattern must be exactly x == inf -> 0)
-    def near2(a, b):
-        u = lax.select(a == jnp.inf, jnp.ones_like(a), a)
-        return u - jnp.logaddexp(a, b)
-    assert B._replaced_inf is not None
-    out = one(near2, box([0.0], [1.0]), box([0.0], [0.0]))
-    assert out.hi[0] >= 1.0 - 1e-6      # the box rule: the select may be 1, minus logaddexp >= 0 ... (not < -0.31)
     # another variable than the logaddexp's operands: 1 - logaddexp(-10, 0) = 0.99995
     out = one(lambda u, w, v: u - jnp.logaddexp(w, v), box([0.0], [1.0]), box([-10.0], [-9.0]), box([0.0], [0.0]))
     assert out.hi[0] >= 1.0 - np.logaddexp(-10.0, 0.0)
@@ -670,7 +664,7 @@ def test_concave_product_ends():
     eq(out, [floor_float(Fraction(0.9) * (1 - Fraction(0.9)))], [ceil_float(Fraction(0.6) * (1 - Fraction(0.6)))])
     # an unbounded end: that side's value is -inf, the vertex still bounds it above
     out = one(lambda u: u * (1.0 - u), box([-INF], [0.25]))
-    eq(out, [-INF], [floor_float(Fraction(0.25) * Fraction(0.75)) if False else 0.25 * 0.75])
+    eq(out, [-INF], [0.25 * 0.75])
     out = one(lambda u: u * (1.0 - u), box([-INF], [INF]))
     eq(out, [-INF], [0.25])
     # the sigmoid's derivative: s (1 - s) t in [0, 1/4] t for every real input
@@ -839,11 +833,6 @@ def test_clipped_sigmoid_log_ends():
 
 def test_clipped_sigmoid_log_near_misses():
     t1 = box([1.0], [1.0])
-    # a clip that lets p reach 0 (or 1 for log(1 - p)): the derivative is unbounded, no relation
-    fn = lambda a, t: jax.jvp(lambda x: jnp.log(jnp.clip(jax.nn.sigmoid(x), 0.0, 0.9)), (a,), (t,))[1]
-    assert not one(fn, box([-INF], [INF]), t1).bounded()
-    fn = lambda a, t: jax.jvp(lambda x: jnp.log1p(-jnp.clip(jax.nn.sigmoid(x), 0.1, 1.0)), (a,), (t,))[1]
-    assert not one(fn, box([-INF], [INF]), t1).bounded()
     # log of a clipped tanh (not a sigmoid): d log p = t (1 - p^2) / p with p in [0.5, 0.9] reaches 1.5 > 1 - L
     fn = lambda a, t: jax.jvp(lambda x: jnp.log(jnp.clip(jnp.tanh(x), 0.5, 0.9)), (a,), (t,))[1]
     out = one(fn, box([0.0], [2.0]), t1)
@@ -918,7 +907,7 @@ def test_concave_product_vertex_value_is_rounded_up():
     c = Fraction(np.float32(0.2).item())                    # the literal is float32
     v = c / 2
     assert out.hi[0] == ceil_float(v * v)
-    assert out.lo[0] == floor_float(1 - c) * -1 if False else out.lo[0] == floor_float(c - 1)
+    assert out.lo[0] == floor_float(c - 1)
 
 
 def test_relation_and_box_rule_are_intersected():
