@@ -990,3 +990,22 @@ def test_clipped_sigmoid_log_nested_clips_and_powers():
         Uk = min(1.0, up(U ** (1.0 / k), 2))
         g = k * Uk ** k / sum(Uk ** j for j in range(k))
         eq(out, [-up(g, 3)], [0.0])
+
+
+def test_softplus_parts_upper_end_below_minus_700_is_not_zero():
+    # regression: for r_hi <= -700 the upper end was taken as 0 (+ 4 floats = 2.5e-323), while sigmoid(-720) is
+    # 2.03e-313; now e^r_hi (above sigmoid(r_hi)), 4 floats out.  Checked against 50-digit mpmath over random boxes
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 50
+    fn = lambda a, t: jax.jvp(lambda x: jnp.clip(x, 0) + jnp.log1p(jnp.exp(-jnp.abs(x))), (a,), (t,))[1]
+    closed = jax.make_jaxpr(fn)(jax.ShapeDtypeStruct((1,), F32), jax.ShapeDtypeStruct((1,), F32))
+    exact = lambda x: 1 / (1 + mpmath.exp(-mpmath.mpf(x)))
+    out = Run(Bounds(), {"m": 1}).program(closed, [box([-730.0], [-720.0]), box([1.0], [1.0])])[0]
+    assert mpmath.mpf(float(out.hi[0])) >= exact(-720.0) and out.hi[0] <= up(math.exp(-720.0), 4)
+    assert mpmath.mpf(float(out.lo[0])) <= exact(-730.0)
+    rng = np.random.default_rng(8)
+    for _ in range(60):
+        lo, hi = np.sort(rng.uniform(-800.0, 40.0, 2))
+        out = Run(Bounds(), {"m": 1}).program(closed, [box([lo], [hi]), box([1.0], [1.0])])[0]
+        assert mpmath.mpf(float(out.hi[0])) >= exact(hi), (lo, hi, out.hi)
+        assert mpmath.mpf(float(out.lo[0])) <= (0 if lo <= 0.0 <= hi else exact(lo)), (lo, hi, out.lo)

@@ -1855,9 +1855,10 @@ def softplus_parts(run, eqn, shape):
         rlo, rhi = float(np.min(rb.lo)), float(np.max(rb.hi))
         if math.isnan(rlo) or math.isnan(rhi):
             return None
+        # sigmoid(x) = 1 / (1 + e^-x); below -700 (where e^-x overflows) 0 bounds it below and e^x above
         with np.errstate(all="ignore"):
             flo, fhi = 1.0 / (1.0 + math.exp(-rlo)) if rlo > -700 else 0.0, \
-                1.0 / (1.0 + math.exp(-rhi)) if rhi > -700 else 0.0
+                1.0 / (1.0 + math.exp(-rhi)) if rhi > -700 else math.exp(rhi)
         for _ in range(4):
             flo, fhi = _dn(flo), _up(fhi)
         flo = 0.0 if rlo <= 0.0 <= rhi else max(0.0, float(flo))
