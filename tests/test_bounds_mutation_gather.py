@@ -776,13 +776,14 @@ def test_softplus_parts_ends():
     assert np.all(np.diag(hi[0]) <= sig(1.0) + 1e-14) and np.all(lo[0] - np.diag(np.diag(lo[0])) == 0.0)
 
 
-def _bce(a, t, e_of=None, pred=None, clip=None, sign=-1.0):
+def _bce(a, t, e_of=None, pred=None, clip=None, sign=-1.0, e_fn=None, den=None, num=None):
     """JAX's derivative of clip(a, 0) + log1p(exp(-|a|)) written out: clip'(a) t + (-select(a >= 0, t, -t)) e/(e + 1)
     with e = exp(-|a|); each argument replaces one piece by a near miss."""
-    e = jnp.exp(-jnp.abs(a if e_of is None else e_of))
+    e = (e_fn or (lambda x: jnp.exp(-jnp.abs(x))))(a if e_of is None else e_of)
     c = jax.jvp(clip or (lambda x: jnp.clip(x, 0)), (a,), (t,))[1]
     s_ = lax.select(a >= 0 if pred is None else pred, t, -t)
-    return c + (-s_ if sign < 0 else s_) * e / (e + 1.0)
+    n = (num or (lambda u, v: u * v))(-s_ if sign < 0 else s_, e)
+    return c + n / (den or (lambda v: v + 1.0))(e)
 
 
 def test_softplus_parts_matches_the_written_out_derivative():
@@ -807,6 +808,24 @@ def test_softplus_parts_near_misses():
     # clip(a, 1): its derivative is 0 below 1, the value -sigmoid(-a) < 0
     out = one(lambda a, t: _bce(a, t, clip=lambda x: jnp.clip(x, 1.0)), box([0.5], [0.9]), t1)
     assert out.lo[0] <= -sig(-0.9)
+    # exp(-a) (no abs): for a < 0 it is exp(|a|) > 1, and the value is sigmoid(|a|), not sigmoid(a) <= 0.27
+    out = one(lambda a, t: _bce(a, t, e_fn=lambda x: jnp.exp(-x)), box([-2.0], [-1.0]), t1)
+    assert out.hi[0] >= sig(1.0)
+    # exp(|a|) (no minus): the value 1 - sigmoid(|a|) = sigmoid(-a) <= 0.27, not sigmoid(a) >= 0.73
+    out = one(lambda a, t: _bce(a, t, e_fn=lambda x: jnp.exp(jnp.abs(x))), box([1.0], [2.0]), t1)
+    assert out.lo[0] <= sig(-1.0)
+    # -|a| (no exp): e / (e + 1) = 3 at a = 1.5, the value 1 - 3 = -2
+    out = one(lambda a, t: _bce(a, t, e_fn=lambda x: -jnp.abs(x)), box([1.0], [2.0]), t1)
+    assert out.lo[0] <= -2.0
+    # e / (e - 1) (a difference, not the sum e + 1): 1 - e/(e - 1) reaches 1.58 at a = 1
+    out = one(lambda a, t: _bce(a, t, den=lambda v: v - 1.0), box([1.0], [2.0]), t1)
+    assert out.hi[0] >= 1.0 + math.exp(-1.0) / (1.0 - math.exp(-1.0))
+    # (-t + e) / (e + 1) (a sum, not the product -t e): 1 + (e - 1)/(e + 1) = 0.54 at a = 1
+    out = one(lambda a, t: _bce(a, t, num=lambda u, v: u + v), box([1.0], [2.0]), t1)
+    assert out.lo[0] <= 1.0 + (math.exp(-1.0) - 1.0) / (math.exp(-1.0) + 1.0) + 1e-6
+    # e / (e + 2): not the sum with 1; at a = 1 the value is 1 - e/(e + 2) = 0.845 > sigmoid(1) = 0.731
+    out = one(lambda a, t: _bce(a, t, den=lambda v: v + 2.0), box([1.0], [1.0]), t1)
+    assert out.hi[0] >= 1.0 - math.exp(-1.0) / (math.exp(-1.0) + 2.0) - 1e-6
     # clip(a, 0, 5): ("max", "min"), not clip(a, 0); above 5 its derivative is 0 and the value -sigmoid(-a) < 0
     out = one(lambda a, t: _bce(a, t, clip=lambda x: jnp.clip(x, 0.0, 5.0)), box([6.0], [7.0]), t1)
     assert out.lo[0] <= -sig(-6.0) + 1e-9
@@ -1009,3 +1028,49 @@ def test_softplus_parts_upper_end_below_minus_700_is_not_zero():
         out = Run(Bounds(), {"m": 1}).program(closed, [box([lo], [hi]), box([1.0], [1.0])])[0]
         assert mpmath.mpf(float(out.hi[0])) >= exact(hi), (lo, hi, out.hi)
         assert mpmath.mpf(float(out.lo[0])) <= (0 if lo <= 0.0 <= hi else exact(lo)), (lo, hi, out.lo)
+
+
+def _clip_log(a, t, tv_fn=None, lo=0.05, hi=0.95, one_minus=False, clip=None):
+    """JAX's derivative of log(clip(sigmoid(a), lo, hi)) (or log(1 - clip(...))) written out: the clip's value P and
+    derivative T for the tangent tv = t (s (1 - s)), then T / P (or -T / (-P + 1)); each argument replaces one piece."""
+    s = jax.nn.sigmoid(a)
+    tv = (tv_fn or (lambda s_, t_: t_ * (s_ * (1.0 - s_))))(s, t)
+    P, T = jax.jvp(lambda x: (clip or jnp.clip)(x, lo, hi), (s,), (tv,))
+    return (-T) / (-P + 1.0) if one_minus else T / P
+
+
+def test_clipped_sigmoid_log_written_out_and_in_other_orders():
+    full, t1 = box([-INF], [INF]), box([1.0], [1.0])
+    variants = [None, lambda s, t: (s * (1.0 - s)) * t, lambda s, t: t * ((1.0 - s) * s)]
+    for tv_fn in variants:
+        eq(one(lambda a, t: _clip_log(a, t, tv_fn), full, t1), [0.0], [up(1.0 - 0.05, 2)])
+        eq(one(lambda a, t: _clip_log(a, t, tv_fn, one_minus=True), full, t1), [-up(0.95, 3)], [0.0])
+
+
+def test_clipped_sigmoid_log_near_misses_of_the_tangent_and_the_clip():
+    t1, zero = box([1.0], [1.0]), box([0.0], [0.0])
+    # the tangent t s (2 - s): T / P = t (2 - s) = 1.5 at s = 1/2
+    out = one(lambda a, t: _clip_log(a, t, lambda s, t_: t_ * (s * (2.0 - s))), zero, t1)
+    assert out.hi[0] >= 1.5
+    # the tangent t (s 3): T / P = 3
+    out = one(lambda a, t: _clip_log(a, t, lambda s, t_: t_ * (s * 3.0)), zero, t1)
+    assert out.hi[0] >= 3.0
+    # the tangent t (s (1 - w)) with w another sigmoid: 1 - w may be 1 where 1 - s = 1/2
+    out = one(lambda a, b, t: _clip_log(a, t, lambda s, t_: t_ * (s * (1.0 - jax.nn.sigmoid(b)))), zero,
+              box([-INF], [INF]), t1)
+    assert out.hi[0] >= 1.0 - 1e-6
+
+    # a function with a clip's body and arguments under another name, doubling: P = 2 clip(s); at a = -1,
+    # -T / (1 - P) = -2 s (1 - s) / (1 - 2 s) = -0.85, below the claim -s_hi = -0.27
+    def notclip(x, lo, hi):
+        return jnp.minimum(jnp.maximum(x, lo), hi) * 2.0
+    s1 = sig(-1.0)
+    want = -2.0 * s1 * (1.0 - s1) / (1.0 - 2.0 * s1)
+    out = one(lambda a, t: _clip_log(a, t, one_minus=True, clip=jax.jit(notclip)), box([-1.0], [-1.0]), t1)
+    assert out.lo[0] <= want + 1e-6
+
+    # a jit named clip whose body has no min: P = 2 max(s, lo)
+    def clip(x, lo, hi):
+        return jnp.maximum(x, lo) * 2.0 + 0.0 * hi
+    out = one(lambda a, t: _clip_log(a, t, one_minus=True, clip=jax.jit(clip)), box([-1.0], [-1.0]), t1)
+    assert out.lo[0] <= want + 1e-6
