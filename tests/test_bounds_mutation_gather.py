@@ -1074,3 +1074,20 @@ def test_clipped_sigmoid_log_near_misses_of_the_tangent_and_the_clip():
         return jnp.maximum(x, lo) * 2.0 + 0.0 * hi
     out = one(lambda a, t: _clip_log(a, t, one_minus=True, clip=jax.jit(clip)), box([-1.0], [-1.0]), t1)
     assert out.lo[0] <= want + 1e-6
+
+
+def test_gather_of_a_window_of_records_is_the_hull_or_unknown_when_filled():
+    # a window of 2 records (slice size 2 along the record axis, which the one slot cannot hold): every entry of
+    # the operand when clipped; filled with -9 (a window past the m records): the fill value too
+    (sym,) = export.symbolic_shape("m", constraints=("m >= 2",))
+    dn_ = lax.GatherDimensionNumbers(offset_dims=(1, 2), collapsed_slice_dims=(), start_index_map=(0,))
+    x = box([[0.0, 0.5, 0.25]], [[1.0, 0.75, 2.0]])
+    for mode, want_lo in (("clip", 0.0), ("fill", -9.0)):
+        fn = lambda v, i: lax.gather(v, i[:, None], dn_, (2, 3), mode=mode,
+                                     fill_value=-9.0 if mode == "fill" else None)
+        closed = jax.make_jaxpr(fn)(jax.ShapeDtypeStruct((sym, 3), F32), jax.ShapeDtypeStruct((1,), I32))
+        out = Run(Bounds(), {"m": 5}).program(closed, [x, box([1.0], [4.0])])[0]
+        assert out.shape == (1, 2, 3)
+        assert np.all(out.lo <= want_lo) and np.all(out.hi >= 2.0)
+        if mode == "clip":
+            eq(out, np.zeros((1, 2, 3)), np.full((1, 2, 3), 2.0))
