@@ -1091,3 +1091,55 @@ def test_gather_of_a_window_of_records_is_the_hull_or_unknown_when_filled():
         assert np.all(out.lo <= want_lo) and np.all(out.hi >= 2.0)
         if mode == "clip":
             eq(out, np.zeros((1, 2, 3)), np.full((1, 2, 3), 2.0))
+
+
+def test_norm_facts_through_3d_transpose_rev_and_strided_slices():
+    near = lambda v, x: x <= v <= x * (1 + 1e-15)
+    # a (4, 2, 3) table, two blocks gathered: (2, 2, 3), rows along axis 2 with norms n[b, r]
+    t = np.zeros((4, 2, 3), np.float32)
+    t[0, 0, 0], t[0, 1, :2], t[3, 0, 2], t[3, 1] = 2.0, [3.0, 4.0], 7.0, [2.0, 3.0, 6.0]
+    norms = {(0, 0): 2.0, (0, 1): 5.0, (3, 0): 7.0, (3, 1): 7.0}
+    blocks = lambda i: jnp.asarray(t)[i]
+    idx = box([0.0, 3.0], [0.0, 3.0])
+    # transpose (1, 0, 2): the fact's axes move the same way (not reversed)
+    # (the gather gives facts along both offset axes 1 and 2; axis 1's moves to 0)
+    out = one(lambda i: jnp.transpose(blocks(i), (1, 0, 2)), idx, dtypes=[I32])
+    assert set(out.nrm) == {0, 2} and out.nrm[2].shape == (2, 2, 1) and out.nrm[0].shape == (1, 2, 3)
+    assert near(out.nrm[2][1, 0, 0], norms[(0, 1)]) and near(out.nrm[2][0, 1, 0], norms[(3, 0)])
+    # transpose (2, 0, 1): the norm axis becomes axis 0
+    out = one(lambda i: jnp.transpose(blocks(i), (2, 0, 1)), idx, dtypes=[I32])
+    assert set(out.nrm) == {0, 2} and out.nrm[0].shape == (1, 2, 2) and near(out.nrm[0][0, 0, 1], norms[(0, 1)])
+    assert out.nrm[2].shape == (3, 2, 1)
+    # reversing axis 0 only: block order flips, row order within a block does not
+    out = one(lambda i: lax.rev(blocks(i), (0,)), idx, dtypes=[I32])
+    assert near(out.nrm[2][0, 0, 0], norms[(3, 0)]) and near(out.nrm[2][1, 1, 0], norms[(0, 1)])
+    assert near(out.nrm[2][1, 0, 0], norms[(0, 0)])
+    # a strided slice of the rows of a 3-row gather: rows 0 and 2; a slice with a limit: rows 0 and 1
+    table = np.array([[3.0, 4.0], [1.0, 0.0], [0.0, 12.0]], np.float32)
+    rows = lambda i: jnp.asarray(table)[i]
+    i3 = box([0.0, 1.0, 2.0], [0.0, 1.0, 2.0])
+    out = one(lambda i: rows(i)[::2], i3, dtypes=[I32])
+    assert out.nrm[1].shape == (2, 1) and near(out.nrm[1][0, 0], 5.0) and near(out.nrm[1][1, 0], 12.0)
+    out = one(lambda i: rows(i)[0:2], i3, dtypes=[I32])
+    assert out.nrm[1].shape == (2, 1) and near(out.nrm[1][0, 0], 5.0) and near(out.nrm[1][1, 0], 1.0)
+
+
+def test_norm_facts_of_two_axes_one_dropped_one_kept():
+    # a (3, 1, 2) table gathered at one index: (1, 1, 2) with facts along axes 1 and 2
+    t = np.array([[[3.0, 4.0]], [[1.0, 0.0]], [[0.0, 2.0]]], np.float32)
+    g = lambda i: jnp.asarray(t)[i]
+    out = one(g, box([0.0], [2.0]), dtypes=[I32])
+    assert set(out.nrm) == {1, 2}
+    # squeezing axis 1 drops its fact and renumbers the other
+    out = one(lambda i: lax.squeeze(g(i), (1,)), box([0.0], [2.0]), dtypes=[I32])
+    assert set(out.nrm) == {1} and 5.0 <= out.nrm[1][0, 0] <= 5.0 * (1 + 1e-15)
+    # broadcasting axis 1 to the records drops its fact (m unknown to the op), keeps axis 2's
+    (sym,) = export.symbolic_shape("m")
+    closed = jax.make_jaxpr(lambda i: lax.broadcast_in_dim(g(i), (1, sym, 2), (0, 1, 2)))(
+        jax.ShapeDtypeStruct((1,), I32))
+    out = Run(Bounds(), {"m": 9}).program(closed, [box([0.0], [2.0])])[0]
+    assert set(out.nrm) == {2} and 5.0 <= out.nrm[2].max() <= 5.0 * (1 + 1e-15)
+    # broadcasting axis 1 from 1 to 2: two copies, sqrt(2) times the norm of one entry (4, 1 or 2: at most 4)
+    out = one(lambda i: jnp.broadcast_to(g(i), (1, 2, 2)), box([0.0], [2.0]), dtypes=[I32])
+    assert Fraction(float(out.nrm[1].max())) ** 2 >= 2 * 16 and out.nrm[1].max() <= 4 * math.sqrt(2) * (1 + 1e-14)
+    assert 5.0 <= out.nrm[2].max() <= 5.0 * (1 + 1e-15)
