@@ -1164,3 +1164,15 @@ def test_norm_facts_of_two_axes_one_dropped_one_kept():
     out = one(lambda i: jnp.broadcast_to(g(i), (1, 2, 2)), box([0.0], [2.0]), dtypes=[I32])
     assert Fraction(float(out.nrm[1].max())) ** 2 >= 2 * 16 and out.nrm[1].max() <= 4 * math.sqrt(2) * (1 + 1e-14)
     assert 5.0 <= out.nrm[2].max() <= 5.0 * (1 + 1e-15)
+
+
+def test_ratio_of_sum_sum_numerator_and_form_at_a_zero_end():
+    # (t + e) / (e + c) is not t e / (e + c): with t = 1, c = 1 it is 1 for every e, above r_hi = 2/3 at e <= 2
+    out = one(lambda t, e, c: (t + e) / (e + c), box([1.0], [1.0]), box([1.0], [2.0]), box([1.0], [1.0]))
+    assert out.lo[0] <= 1.0 <= out.hi[0]
+    # e may be 0: the form of t is scaled by r in [0, 1/2] exactly at its lower end (not 2 floats below 0)
+    x = data_input((1, 2), "X", -1.0, 1.0)
+    out = one(lambda t, e: (t * e) / (e + 1.0), x, box([[0.0, 0.0]], [[1.0, 1.0]]))
+    lo, hi = out.lin.A["X"]
+    np.testing.assert_array_equal(lo[0], np.zeros((2, 2)))
+    np.testing.assert_array_equal(hi[0], np.diag([up(0.5, 2)] * 2))
