@@ -1176,3 +1176,113 @@ def test_ratio_of_sum_sum_numerator_and_form_at_a_zero_end():
     lo, hi = out.lin.A["X"]
     np.testing.assert_array_equal(lo[0], np.zeros((2, 2)))
     np.testing.assert_array_equal(hi[0], np.diag([up(0.5, 2)] * 2))
+
+
+# ---------------------------------------------------------------------------
+# cases from the mutation run's survivors (docs/mutation.md, "### bounds", second pass)
+
+
+def test_clipped_sigmoid_log_more_near_misses():
+    t1 = box([1.0], [1.0])
+    # dividing the clip's derivative by itself: 1 (where T != 0), above 1 - L = 0.95
+    out = one(lambda a, t: (lambda P, T: T / T)(*jax.jvp(lambda x: jnp.clip(x, 0.05, 0.95), (jax.nn.sigmoid(a),),
+                                                          (t * (jax.nn.sigmoid(a) * (1.0 - jax.nn.sigmoid(a))),))),
+              box([0.0], [0.0]), t1)
+    assert out.hi[0] >= 1.0
+    # the tangent t + s (1 - s) (a sum): at s = 0.06, (1 + 0.0564) / 0.06 = 17.6
+    a6 = math.log(0.06 / 0.94)
+    out = one(lambda a, t: _clip_log(a, t, lambda s, t_: t_ + s * (1.0 - s)), box([a6], [a6]), t1)
+    assert out.hi[0] >= (1.0 + 0.06 * 0.94) / 0.06 - 1e-3
+    # log(1 + p) of nested clips: positive, not in [-U, 0]
+    nested = lambda c: jnp.clip(jnp.clip(jax.nn.sigmoid(c), 0.1, 0.9), 0.05, 0.8)
+    out = one(lambda a, t: jax.jvp(lambda x: jnp.log1p(nested(x)), (a,), (t,))[1], box([0.0], [0.0]), t1)
+    assert out.hi[0] >= 0.25 / 1.5
+    # a clip to one point [1/2, 1/2] at s = 1/2: both weights 1/2, so T = t s (1 - s) / 4 = 1/16 and T / P = 1/8
+    out = one(lambda a, t: _clip_log(a, t, lo=0.5, hi=0.5), box([0.0], [0.0]), t1)
+    assert out.hi[0] >= 0.125
+    # s's range outside the clip (s >= 0.97 > 0.95): every weight 0, the derivative 0 exactly
+    out = one(lambda a, t: _clip_log(a, t), box([3.5], [4.5]), t1)
+    eq(out, [0.0], [0.0])
+    out = one(lambda a, t: _clip_log(a, t, one_minus=True), box([3.5], [4.5]), t1)
+    eq(out, [0.0], [0.0])
+    # a clip whose lower end is 0: in float32 sigmoid(-200) is 0, so p = 0 and the derivative 0 / 0 is NaN; no
+    # finite bound holds for the program as run (the relation needs lo > 0, and hi < 1 for log(1 - p))
+    fn = lambda a, t: jax.jvp(lambda x: jnp.log(jnp.clip(jax.nn.sigmoid(x), 0.0, 0.9)), (a,), (t,))[1]
+    assert not one(fn, box([-INF], [INF]), t1).bounded()
+    fn = lambda a, t: jax.jvp(lambda x: jnp.log1p(-jnp.clip(jax.nn.sigmoid(x), 0.1, 1.0)), (a,), (t,))[1]
+    assert not one(fn, box([-INF], [INF]), t1).bounded()
+
+
+def test_clipped_sigmoid_log_of_the_fourth_power():
+    full, t1 = box([-INF], [INF]), box([1.0], [1.0])
+    out = one(lambda a, t: jax.jvp(lambda x: jnp.log(jnp.clip(jax.nn.sigmoid(x) ** 4, 1e-6, 1.0 - 1e-3)), (a,),
+                                   (t,))[1], full, t1)
+    eq(out, [0.0], [up(4 * (1.0 - dn(1e-6 ** 0.25, 2)), 2)])
+
+
+def test_cancel_factor_needs_the_same_steps_with_the_same_parameters():
+    # t x_j / x_i: the numerator's x broadcast along another axis than the denominator's, reaching 2 / 1
+    def prog(t, x):
+        d = lax.broadcast_in_dim(x, (2, 2), (0,))
+        return (t * lax.broadcast_in_dim(x, (2, 2), (1,))) / d
+    out = one(prog, box(np.ones((2, 2)), np.ones((2, 2))), box([1.0, 1.0], [2.0, 2.0]))
+    assert np.all(out.hi >= 2.0) and np.all(out.lo <= 0.5)
+
+
+def test_cancel_factor_does_not_look_through_an_integer_conversion():
+    # trunc(t d) / d with t = 1, d = 1.5: 1 / 1.5, not 1
+    out = one(lambda t, d: (t * d).astype(I32).astype(F32) / d, box([1.0], [1.0]), box([1.5], [2.5]))
+    assert out.lo[0] <= 1.0 / 1.5
+
+
+def test_logaddexp_box_keeps_the_bodys_form_and_names_an_unbounded_end():
+    # softplus(x) = c + a x with a in [0, 1], c in [0, log 2]: the body's form is kept
+    x = data_input((1, 3), "X", -1.0, 1.0)
+    out = one(lambda v: jnp.logaddexp(v, 0.0), x)
+    np.testing.assert_array_equal(out.lin.A["X"][1][0], np.eye(3))
+    np.testing.assert_array_equal(out.lin.A["X"][0][0], np.zeros((3, 3)))
+    # a bounded result (the body's NaN branch a + b is unbounded below, the rule's max(a, b) is not): no reason
+    out = one(lambda a, b: jnp.logaddexp(a, b), box([-INF], [0.0]), box([0.0], [1.0]))
+    assert out.bounded() and out.why is None and out.lo[0] == dn(0.0, 4)
+    # unbounded above: the reason is kept
+    out = one(lambda a, b: jnp.logaddexp(a, b), box([0.0], [INF]), box([0.0], [1.0]))
+    assert out.hi[0] == INF and out.why is not None and dn(0.0, 4) <= out.lo[0] <= 0.0
+
+
+def test_unbounded_results_of_the_indexing_rules_name_their_equation():
+    top1 = Bound(np.array([-INF]), np.array([1.0]))
+    op = box([0.0, 1.0, 2.0], [0.5, 1.5, 2.5])
+    for fn, ins, dts, shp, name in (
+            (lambda a, u, i: a.at[i].set(u), [op, top1, box([0], [2])], [F32, F32, I32], None, "scatter"),
+            (lambda a, u, i: lax.dynamic_update_slice(a, u, (i,)), [op, top1, box(0.0, 2.0)], [F32, F32, I32],
+             [(3,), (1,), ()], "dynamic_update_slice"),
+            (lambda a, i: lax.dynamic_slice(a, (i,), (2,)), [Bound(np.array([-INF, 0.0, 1.0]), np.ones(3) * 2.0),
+                                                             box(0.0, 1.0)], [F32, I32], [(3,), ()], "dynamic_slice"),
+            # an unbounded start: lax.dynamic_slice's own index normalisation (i + 3 where i < 0) is unbounded
+            # first, and names itself
+            (lambda a, i: lax.dynamic_slice(a, (i,), (2,)), [Bound(np.array([-INF, 0.0, 1.0]), np.ones(3) * 2.0),
+                                                             Bound(np.float64(-INF), np.float64(INF))],
+             [F32, I32], [(3,), ()], "add")):
+        out = one(fn, *ins, dtypes=dts, shapes=shp)
+        assert not out.bounded() and out.why is not None and out.why.primitive.name == name, (name, out.why)
+
+
+def test_dynamic_slice_start_boxes_half_unbounded_wide_and_in_many_axes():
+    op = box([0.0, 10.0, 20.0, 30.0, 40.0], [1.0, 11.0, 21.0, 31.0, 41.0])
+    ds = lambda a, i: lax.dynamic_slice(a, (i,), (2,))
+    # a start unbounded on one side, or wider than the enumeration limit: every entry (the hull)
+    for s in (Bound(np.float64(1.0), np.float64(INF)), Bound(np.float64(-INF), np.float64(1.0)), box(0.0, 5000.0)):
+        out = one(ds, op, s, dtypes=[F32, I32], shapes=[(5,), ()])
+        eq(out, [0.0, 0.0], [41.0, 41.0])
+    # two start axes with 70 x 70 clamped starts (more than 4096 combinations): the hull
+    big = box(np.arange(70 * 70.0).reshape(70, 70), np.arange(70 * 70.0).reshape(70, 70) + 0.5)
+    out = one(lambda a, i, j: lax.dynamic_slice(a, (i, j), (1, 1)), big, box(0.0, 69.0), box(0.0, 69.0),
+              dtypes=[F32, I32, I32], shapes=[(70, 70), (), ()])
+    eq(out, [[0.0]], [[70 * 70 - 1 + 0.5]])
+    # a window of m - 1 records starting at 0 or 1 reads shifted records: no form
+    (sym,) = export.symbolic_shape("m", constraints=("m >= 2",))
+    closed = jax.make_jaxpr(lambda v, i: lax.dynamic_slice(v, (i, 0), (v.shape[0] - 1, 3)))(
+        jax.ShapeDtypeStruct((sym, 3), F32), jax.ShapeDtypeStruct((), I32))
+    out = Run(Bounds(), {"m": 4}).program(closed, [data_input((1, 3), "X", -1.0, 1.0), box(0.0, 1.0)])[0]
+    assert out.lin is None
+    eq(out, [[-1.0] * 3], [[1.0] * 3])
