@@ -1286,3 +1286,31 @@ def test_dynamic_slice_start_boxes_half_unbounded_wide_and_in_many_axes():
     out = Run(Bounds(), {"m": 4}).program(closed, [data_input((1, 3), "X", -1.0, 1.0), box(0.0, 1.0)])[0]
     assert out.lin is None
     eq(out, [[-1.0] * 3], [[1.0] * 3])
+
+
+def test_chains_through_conversions_reshapes_and_broadcasts():
+    # u (1 - u) with both sides converted float32 -> float16 (a float conversion: the same value): [0, 1/4]
+    out = one(lambda u: u.astype(jnp.float16) * (1.0 - u).astype(jnp.float16), box([0.0] * 2, [1.0] * 2))
+    eq(out, [0.0, 0.0], [0.25, 0.25])
+    # k (1 - k) with k = trunc(u) on both sides: the chain stops at the integer conversion, whose result is then the
+    # one value on both sides: u in [0, 3] gives the parabola's vertex 1/4 and the end 3 (1 - 3)
+    out = one(lambda u: (lambda k: k * (1.0 - k))(u.astype(I32).astype(F32)), box([0.0], [3.0]))
+    eq(out, [-6.0], [0.25])
+    # the same with a transposing reshape (reshape with `dimensions`), where the chain stops too
+    out = one(lambda u: (lambda r: r * (1.0 - r))(lax.reshape(u, (2, 2), dimensions=(1, 0))), box(np.zeros((2, 2)),
+              np.ones((2, 2))))
+    eq(out, np.zeros((2, 2)), np.full((2, 2), 0.25))
+    # a broadcast along another axis on one side: u_i (1 - u_j) reaches 1
+    out = one(lambda u: lax.broadcast_in_dim(u, (2, 2), (0,)) * lax.broadcast_in_dim(1.0 - u, (2, 2), (1,)),
+              box([0.0, 0.0], [1.0, 1.0]))
+    assert np.all(out.hi >= 1.0)
+
+
+def test_ratio_of_sum_with_steps_on_the_sum_and_on_its_operand():
+    # t q / d with e = broadcast(e0), d = reshape(e + c), q = reshape(broadcast(e0)): q's steps are e's then d's
+    def prog(t, e0, c):
+        e = lax.broadcast_in_dim(e0, (2, 2), (0,))
+        return (t * e.reshape(4)) / (e + c).reshape(4)
+    out = one(prog, box([1.0] * 4, [1.0] * 4), box([1.0, 1.0], [3.0, 3.0]), box(np.full((2, 2), 0.5),
+              np.full((2, 2), 2.0)))
+    eq(out, [dn(1.0 / 3.0, 2)] * 4, [up(3.0 / 3.5, 2)] * 4)
