@@ -1314,3 +1314,15 @@ def test_ratio_of_sum_with_steps_on_the_sum_and_on_its_operand():
     out = one(prog, box([1.0] * 4, [1.0] * 4), box([1.0, 1.0], [3.0, 3.0]), box(np.full((2, 2), 0.5),
               np.full((2, 2), 2.0)))
     eq(out, [dn(1.0 / 3.0, 2)] * 4, [up(3.0 / 3.5, 2)] * 4)
+
+
+def test_softplus_parts_form_where_the_select_is_not_decided():
+    # r in [-1, 1] (the select may give t or -t, the box rule's form has coefficients of both signs): the relation's
+    # form t [0, sigmoid(1)]
+    x = data_input((1, 2), "X", -1.0, 1.0)
+    out = one(lambda r, t: jax.jvp(lambda v: jnp.clip(v, 0) + jnp.log1p(jnp.exp(-jnp.abs(v))), (r,), (t,))[1],
+              box([[-1.0, -1.0]], [[1.0, 1.0]]), x)
+    lo, hi = out.lin.A["X"]
+    np.testing.assert_array_equal(lo[0], np.zeros((2, 2)))
+    assert np.all(np.diag(hi[0]) >= sig(1.0)) and np.all(np.diag(hi[0]) <= sig(1.0) + 1e-14)
+    assert hi[0][0, 1] == 0.0 and hi[0][1, 0] == 0.0
