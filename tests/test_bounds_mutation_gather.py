@@ -1326,3 +1326,25 @@ def test_softplus_parts_form_where_the_select_is_not_decided():
     np.testing.assert_array_equal(lo[0], np.zeros((2, 2)))
     assert np.all(np.diag(hi[0]) >= sig(1.0)) and np.all(np.diag(hi[0]) <= sig(1.0) + 1e-14)
     assert hi[0][0, 1] == 0.0 and hi[0][1, 0] == 0.0
+
+
+def test_concave_product_matched_in_the_second_operand_order_and_its_rounded_ends():
+    # a b with b = 1 - x and a = 1 - b: (a, b) does not match (b = 1 - x, x is not a), (b, a) does: b (1 - b)
+    out = one(lambda x: (lambda b: (1.0 - b) * b)(1.0 - x), box([0.0], [1.0]))
+    eq(out, [0.0], [0.25])
+    # b = y - x with y not a number: (a, b) fails on the constant, (b, a) matches
+    out = one(lambda x, y: (lambda b: (1.0 - b) * b)(y - x), box([0.0], [1.0]), box([0.5], [1.5]))
+    eq(out, [-0.75], [0.25])
+    # u in [0.1, 0.3]: the smaller end value is at u = 0.1, 0.1 (1 - 0.1) with 1 - 0.1 rounded down, then the
+    # product rounded down
+    out = one(lambda u: u * (1.0 - u), box([0.1], [0.3]))
+    assert out.lo[0] == floor_float(Fraction(0.1) * Fraction(floor_float(1 - Fraction(0.1))))
+    # c is one number only if every entry holds it: c = (1, 2) gives u (2 - u) = 1 at u = 1 in entry 1
+    out = one(lambda u, c: u * (c - u), box([0.0, 0.0], [1.0, 1.0]), Bound.point(np.array([1.0, 2.0])))
+    assert out.hi[1] >= 1.0 and out.hi[0] >= 0.25
+
+
+def test_one_minus_square_needs_a_product_in_the_sum():
+    # (t + (t + u)) (1 - u) = (2 t + u)(1 - u): 2 at u = 0, not t (1 - u^2) <= 1
+    out = one(lambda t, u: (t + (t + u)) * (1.0 - u), box([1.0], [1.0]), box([0.0], [0.5]))
+    assert out.hi[0] >= 2.0
