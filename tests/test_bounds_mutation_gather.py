@@ -1348,3 +1348,10 @@ def test_one_minus_square_needs_a_product_in_the_sum():
     # (t + (t + u)) (1 - u) = (2 t + u)(1 - u): 2 at u = 0, not t (1 - u^2) <= 1
     out = one(lambda t, u: (t + (t + u)) * (1.0 - u), box([1.0], [1.0]), box([0.0], [0.5]))
     assert out.hi[0] >= 2.0
+
+
+def test_a_chain_does_not_pass_a_value_changing_conversion():
+    # u (0.5 - x) read through trunc on the sub's side: trunc(x) trunc(0.5 - x) with x in [1.2, 1.4] is
+    # 1 * trunc(-0.7..-0.9) = 0, while u (0.5 - u) with u = trunc(x) = 1 would be -0.5
+    out = one(lambda x: (lambda k: k(x) * k(0.5 - x))(lambda v: v.astype(I32).astype(F32)), box([1.2], [1.4]))
+    assert out.lo[0] <= 0.0 <= out.hi[0]
