@@ -436,6 +436,8 @@ def test_index_candidates_over_two_components():
     assert B._index_candidates(np.array([[0.0, 0.0]]), np.array([[63.0, 64.0]])) is None
     assert B._index_candidates(np.array([[-INF, 0.0]]), np.array([[0.0, 0.0]])) is None
     assert B._index_candidates(np.array([[0.0, -INF]]), np.array([[0.0, 0.0]])) is None
+    # the limit counts the candidates, not the size of the indices: 3000..3100 is 101 candidates
+    assert B._index_candidates(np.array([[3000.0]]), np.array([[3100.0]])).shape == (101, 1)
     assert B._index_candidates(np.array([[0.0, 0.0]]), np.array([[0.0, INF]])) is None
 
 
