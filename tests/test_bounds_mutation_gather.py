@@ -1357,3 +1357,21 @@ def test_a_chain_does_not_pass_a_value_changing_conversion():
     # 1 * trunc(-0.7..-0.9) = 0, while u (0.5 - u) with u = trunc(x) = 1 would be -0.5
     out = one(lambda x: (lambda k: k(x) * k(0.5 - x))(lambda v: v.astype(I32).astype(F32)), box([1.2], [1.4]))
     assert out.lo[0] <= 0.0 <= out.hi[0]
+
+
+def test_softplus_parts_needs_the_clips_derivative_from_jnp_clip():
+    t1 = box([1.0], [1.0])
+
+    # a jit of another name with a clip's arguments and a max: 2 max(a, 0); its derivative 2 t, the value 2 - ...
+    def notclip(x, lo):
+        return jnp.maximum(x, lo) * 2.0
+    out = one(lambda a, t: _bce(a, t, clip=jax.jit(notclip)), box([1.0], [2.0]), t1)
+    assert out.hi[0] >= 2.0 - sig(-2.0) - 1e-6
+
+    # the clip's value instead of its derivative: max(a, 0) - t e/(1 + e) = a - sigmoid(-a) reaches 1.88 at a = 2
+    def value_not_tangent(a, t):
+        e = jnp.exp(-jnp.abs(a))
+        c = jax.jvp(lambda x: jnp.clip(x, 0), (a,), (t,))[0]
+        return c + (-lax.select(a >= 0, t, -t)) * e / (e + 1.0)
+    out = one(value_not_tangent, box([1.0], [2.0]), t1)
+    assert out.hi[0] >= 2.0 - sig(-2.0) - 1e-6
