@@ -1375,3 +1375,27 @@ def test_softplus_parts_needs_the_clips_derivative_from_jnp_clip():
         return c + (-lax.select(a >= 0, t, -t)) * e / (e + 1.0)
     out = one(value_not_tangent, box([1.0], [2.0]), t1)
     assert out.hi[0] >= 2.0 - sig(-2.0) - 1e-6
+
+
+def test_gather_of_a_column_of_the_records_keeps_their_form_and_names_unbounded_results():
+    # X[:, i] over the m records: the record axis is an offset axis, not indexed: positions are kept, and so is
+    # the form (entry i of each record)
+    x = data_input((1, 3), "X", -1.0, 1.0)
+    out = rec(lambda v, i: v[:, i], [("m", 3), ()], [F32, I32], [x, box(1.0, 2.0)], 4)
+    lo, hi = out.lin.A["X"]
+    np.testing.assert_array_equal(lo[0], [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(hi[0], [0.0, 1.0, 1.0])
+    # an unbounded operand read at an unbounded index: unbounded, with a reason (jnp's index normalisation, which is
+    # unbounded first)
+    out = one(lambda a, i: a[i], Bound(np.array([-INF, 0.0]), np.array([1.0, 2.0])),
+              Bound(np.array([-INF]), np.array([INF])), dtypes=[F32, I32])
+    assert not out.bounded() and out.why is not None
+    # a window of records: unbounded when filled, and named
+    (sym,) = export.symbolic_shape("m", constraints=("m >= 2",))
+    dn_ = lax.GatherDimensionNumbers(offset_dims=(1, 2), collapsed_slice_dims=(), start_index_map=(0,))
+    for mode, op in (("fill", box([[0.0, 0.5, 0.25]], [[1.0, 0.75, 2.0]])),
+                     ("clip", Bound(np.array([[-INF, 0.5, 0.25]]), np.array([[1.0, 0.75, 2.0]])))):
+        fn = lambda v, i: lax.gather(v, i[:, None], dn_, (2, 3), mode=mode, fill_value=-9.0 if mode == "fill" else None)
+        closed = jax.make_jaxpr(fn)(jax.ShapeDtypeStruct((sym, 3), F32), jax.ShapeDtypeStruct((1,), I32))
+        out = Run(Bounds(), {"m": 5}).program(closed, [op, box([1.0], [4.0])])[0]
+        assert not out.bounded() and out.why is not None and out.why.primitive.name == "gather", mode
