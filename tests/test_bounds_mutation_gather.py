@@ -799,12 +799,12 @@ def test_softplus_parts_ends():
     assert np.all(np.diag(hi[0]) <= sig(1.0) + 1e-14) and np.all(lo[0] - np.diag(np.diag(lo[0])) == 0.0)
 
 
-def _bce(a, t, e_of=None, pred=None, clip=None, sign=-1.0, e_fn=None, den=None, num=None):
+def _bce(a, t, e_of=None, pred=None, clip=None, sign=-1.0, e_fn=None, den=None, num=None, neg=None, pos=None):
     """JAX's derivative of clip(a, 0) + log1p(exp(-|a|)) written out: clip'(a) t + (-select(a >= 0, t, -t)) e/(e + 1)
     with e = exp(-|a|); each argument replaces one piece by a near miss."""
     e = (e_fn or (lambda x: jnp.exp(-jnp.abs(x))))(a if e_of is None else e_of)
     c = jax.jvp(clip or (lambda x: jnp.clip(x, 0)), (a,), (t,))[1]
-    s_ = lax.select(a >= 0 if pred is None else pred, t, -t)
+    s_ = lax.select(a >= 0 if pred is None else pred, (pos or (lambda v: v))(t), (neg or (lambda v: -v))(t))
     n = (num or (lambda u, v: u * v))(-s_ if sign < 0 else s_, e)
     return c + n / (den or (lambda v: v + 1.0))(e)
 
@@ -1399,3 +1399,35 @@ def test_gather_of_a_column_of_the_records_keeps_their_form_and_names_unbounded_
         closed = jax.make_jaxpr(fn)(jax.ShapeDtypeStruct((sym, 3), F32), jax.ShapeDtypeStruct((1,), I32))
         out = Run(Bounds(), {"m": 5}).program(closed, [op, box([1.0], [4.0])])[0]
         assert not out.bounded() and out.why is not None and out.why.primitive.name == "gather", mode
+
+
+def test_softplus_parts_select_pieces_and_ends_at_zero():
+    t1 = box([1.0], [1.0])
+    # select(a >= 0, t, t * 1) (not -t): for a < 0 the value is -sigmoid(a) < 0
+    out = one(lambda a, t: _bce(a, t, neg=lambda v: v * 1.0), box([-2.0], [-1.0]), t1)
+    assert out.lo[0] <= -sig(-1.0)
+    # select(a >= 0, 2 t, -t): for a > 0 the value is 1 - 2 sigmoid(-a), 0.46 at a = 1, below sigmoid(1) = 0.73
+    out = one(lambda a, t: _bce(a, t, pos=lambda v: 2.0 * v), box([1.0], [2.0]), t1)
+    assert out.lo[0] <= 1.0 - 2.0 * sig(-1.0) + 1e-6
+    # select(a >= 1, ...) : on [0.5, 1) it takes -t, and the value is 1 + sigmoid(-a)
+    out = one(lambda a, t: _bce(a, t, pred=a >= 1.0), box([0.5], [0.9]), t1)
+    assert out.hi[0] >= 1.0 + sig(-0.9) - 1e-6
+    # r's box with 0 at one end: JAX's derivative at r = 0 is 0, so the lower end is 0
+    fn = lambda a, t: jax.jvp(lambda x: jnp.clip(x, 0) + jnp.log1p(jnp.exp(-jnp.abs(x))), (a,), (t,))[1]
+    for lo, hi in ((0.0, 2.0), (-2.0, 0.0)):
+        out = one(fn, box([lo], [hi]), t1)
+        assert out.lo[0] == 0.0 and out.hi[0] >= sig(hi), (lo, hi, out.lo, out.hi)
+
+
+def test_clipped_sigmoid_log_with_a_weight_in_the_numerator():
+    # y T / P and y (-T) / (1 - P): the weight's box multiplies the range (NumPyro's observation weights)
+    full, t1, y = box([-INF], [INF]), box([1.0], [1.0]), box([2.0], [3.0])
+
+    def weighted(a, t, w, one_minus=False):
+        s = jax.nn.sigmoid(a)
+        P, T = jax.jvp(lambda x: jnp.clip(x, 0.05, 0.95), (s,), (t * (s * (1.0 - s)),))
+        return (w * -T) / (-P + 1.0) if one_minus else (w * T) / P
+    fhi = up(1.0 - 0.05, 2)
+    eq(one(weighted, full, t1, y), [0.0], [ceil_float(3 * Fraction(fhi))])
+    g = up(0.95, 3)
+    eq(one(lambda a, t, w: weighted(a, t, w, True), full, t1, y), [floor_float(-3 * Fraction(g))], [0.0])
