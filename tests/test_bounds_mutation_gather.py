@@ -1357,6 +1357,9 @@ def test_a_chain_does_not_pass_a_value_changing_conversion():
     # 1 * trunc(-0.7..-0.9) = 0, while u (0.5 - u) with u = trunc(x) = 1 would be -0.5
     out = one(lambda x: (lambda k: k(x) * k(0.5 - x))(lambda v: v.astype(I32).astype(F32)), box([1.2], [1.4]))
     assert out.lo[0] <= 0.0 <= out.hi[0]
+    # the same with the integer product itself (the conversion to int32 is the last step on both sides)
+    out = one(lambda x: x.astype(I32) * (0.5 - x).astype(I32), box([1.2], [1.4]))
+    assert out.lo[0] <= 0.0 <= out.hi[0]
 
 
 def test_softplus_parts_needs_the_clips_derivative_from_jnp_clip():
