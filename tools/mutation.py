@@ -260,7 +260,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rerun", type=Path, default=None, metavar="SUMMARY",
                     help="run only the mutants that an earlier run's summary.json lists as survived, timeout or no "
                          "tests (the module's source must be unchanged since: mutmut numbers its mutants in order); "
-                         "the others are reported as not checked")
+                         "the others are reported as not checked.  With --functions: those functions changed since, "
+                         "and all their mutants are run instead of their earlier survivors")
     ap.add_argument("--tests", default=None,
                     help="comma-separated test files to use instead of the module's own (e.g. the fast unit "
                          "tests only)")
@@ -291,8 +292,16 @@ def main(argv: list[str] | None = None) -> int:
             names = [f"{dotted}.{g}__mutmut_*" for g in globs]
             if args.rerun:
                 earlier = json.loads(args.rerun.read_text())
-                names = [r["name"] for r in earlier["not_killed"] if r["status"] in ("survived", "timeout", "no tests")]
-                print(f"tools/mutation.py: rerunning {len(names)} mutants not killed in {args.rerun}")
+                again = [r["name"] for r in earlier["not_killed"] if r["status"] in ("survived", "timeout", "no tests")]
+                if args.functions:
+                    # functions changed since the earlier run: all their mutants, none of their old names
+                    changed = [re.compile(re.escape(f"{dotted}.{g}__mutmut_").replace(r"\*", ".*")) for g in globs]
+                    again = [n for n in again if not any(c.match(n) for c in changed)]
+                    names = again + names
+                else:
+                    names = again
+                print(f"tools/mutation.py: rerunning {len(again)} mutants not killed in {args.rerun}"
+                      + (f", and every mutant of {args.functions}" if args.functions else ""))
             r = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(args.max_children),
                                 *names], cwd=workdir, env=env)
             rc = rc or r.returncode

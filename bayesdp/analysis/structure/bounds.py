@@ -846,9 +846,17 @@ def _move_nrm(eqn, nrm: dict, out_shape) -> dict:
             out[perm.index(k)] = np.transpose(n, perm)
         elif name == "broadcast_in_dim":
             dims = eqn.params["broadcast_dimensions"]
+            copies = _ishape(eqn.outvars[0])[dims[k]]
+            if _ishape(eqn.invars[0])[k] != 1 or copies == 1:
+                copies = 1
+            elif not is_const_dim(copies):
+                continue                       # one entry made every record's: no fact kept
             target = list(out_shape)
             target[dims[k]] = 1
             out[dims[k]] = _bcast(n, tuple(target), dims, 0)
+            if copies != 1:
+                # an axis of size 1 made `copies` long: `copies` equal entries, norm sqrt(copies) times as large
+                out[dims[k]] = _up(out[dims[k]] * _up(np.sqrt(np.float64(copies))))
         elif name == "squeeze":
             dims = sorted(int(d) % n.ndim for d in eqn.params["dimensions"])
             if k in dims:
@@ -1282,6 +1290,15 @@ def gather(run, eqn, ins):
     cands = _index_candidates(idx.lo, idx.hi)
     if cands is None or op.lo.size == 0:
         return [_hull_all(op, shape, eqn, ins)]
+    # an index into a record axis is in bounds for the m records (0 <= v <= m - slice size), not for the one slot
+    # that stands for them: in bounds it reaches the slot (index 0), out of bounds it stays out (-1; JAX's fill
+    # mode then fills, its clip mode takes a record: the slot)
+    src_sym = _ishape(eqn.invars[0])
+    m = run.context.get("m", 1)
+    sym_pos = [(j, int(a)) for j, a in enumerate(dn.start_index_map) if not is_const_dim(src_sym[a])]
+    if any(conc(eqn.params["slice_sizes"])[a] != 1 for _, a in sym_pos):
+        return [_hull_all(op, shape, eqn, ins)] if not _fills(eqn) else [Bound.top(shape, eqn)]
+    real_dim, real_size = conc(src_sym, m), conc(eqn.params["slice_sizes"], m)
     lo = np.full(shape, INF)
     hi = np.full(shape, -INF)
     filled = np.zeros(shape, bool)
@@ -1292,7 +1309,10 @@ def gather(run, eqn, ins):
         within = np.all((ilo <= v) & (ihi >= v), axis=-1)           # index vectors that can equal v
         if not within.any():
             continue
-        ind = np.broadcast_to(v, idx.shape).astype(np.int64)
+        vs = np.array(v, dtype=np.int64)
+        for j, a in sym_pos:
+            vs[j] = 0 if 0 <= vs[j] <= real_dim[a] - real_size[a] else -1
+        ind = np.broadcast_to(vs, idx.shape)
         srcs = _gather_sources(eqn, oshape, ind)
         mask = _out_mask(eqn, within, shape)
         ok = mask & (srcs >= 0)
@@ -1329,6 +1349,11 @@ def gather(run, eqn, ins):
             nrm[int(k)] = best
         _with_nrm(out, nrm)
     return [out]
+
+
+def _fills(eqn) -> bool:
+    """The gather fills out-of-bounds slices (JAX's ``mode="fill"``) rather than clamping their starts."""
+    return "FILL" in str(eqn.params["mode"]).upper()
 
 
 def _out_mask(eqn, within_idx, out_shape):
@@ -1384,15 +1409,29 @@ def dynamic_slice(run, eqn, ins):
         ranges.append(cl)
     if int(np.prod([len(r) for r in ranges])) > _ENUM_MAX:
         return [_hull_all(op, shape, eqn, ins)]
+    # a window along a record axis shorter than the axis (x[i] over the records) reads other records than the one
+    # at the same position: the box of the slot holds, the form does not
+    psizes = eqn.params["slice_sizes"]
+    moves = any(not is_const_dim(src[a]) and (is_const_dim(psizes[a]) or not _same_dim(psizes[a], src[a]))
+                for a in range(len(src)))
     los, his, forms = [], [], []
     for combo in itertools.product(*ranges):
         sl = [slice(c, c + sz) if is_const_dim(src[a]) else slice(None) for a, (c, sz) in enumerate(zip(combo, sizes))]
         los.append(op.lo[tuple(sl)])
         his.append(op.hi[tuple(sl)])
-        if op.lin is not None:
+        if op.lin is not None and not moves:
             forms.append(op.lin.struct(lambda a, extra, sl=sl: _lead_index(a, extra, sl)))
     lin = lin_hull(forms, shape) if forms else None
-    return [_finish(eqn, ins, np.minimum.reduce(los), np.maximum.reduce(his), lin)]
+    return [_finish(eqn, ins, np.broadcast_to(np.minimum.reduce(los), shape),
+                    np.broadcast_to(np.maximum.reduce(his), shape), lin)]
+
+
+def _same_dim(a, b) -> bool:
+    """Two (symbolic) dimensions are provably equal."""
+    try:
+        return bool(a == b)
+    except Exception:          # an inconclusive comparison of symbolic dimensions: not provably equal
+        return False
 
 
 def dynamic_update_slice(run, eqn, ins):
@@ -1403,14 +1442,37 @@ def dynamic_update_slice(run, eqn, ins):
     return [_finish(eqn, ins, np.broadcast_to(lo, shape), np.broadcast_to(hi, shape))]
 
 
+def _sum_dn(x) -> float:
+    """A lower bound of the exact sum of the entries of ``x`` (float64, no NaN, no +inf): the correctly rounded
+    sum (``math.fsum``), one float lower unless it is exact (the sign of the exact residual, also by fsum)."""
+    v = np.asarray(x, np.float64).ravel().tolist()
+    try:
+        r = math.fsum(v)
+    except OverflowError:                      # a partial sum beyond the floats: the sum is below -max
+        return -INF
+    if not math.isfinite(r):
+        return r
+    return r if math.fsum(v + [-r]) >= 0.0 else float(_dn(r))
+
+
+def _sum_up(x) -> float:
+    """An upper bound of the exact sum of the entries of ``x`` (no NaN, no -inf)."""
+    return -_sum_dn(-np.asarray(x, np.float64))
+
+
 def scatter_add(run, eqn, ins):
+    """Each entry of the operand plus any subset of the updates (out-of-bounds ones dropped, duplicates added):
+    between the operand's end plus the sum of the updates' negative (positive) parts, over every record when the
+    updates have a record axis; every sum and product rounded outward."""
     op, upd = ins[0], ins[2]
-    neg = np.minimum(upd.lo, 0).sum() if upd.lo.size else 0.0
-    pos = np.maximum(upd.hi, 0).sum() if upd.hi.size else 0.0
-    m = run.context.get("m", 1)
+    neg = _sum_dn(np.minimum(upd.lo, 0.0)) if upd.lo.size else 0.0
+    pos = _sum_up(np.maximum(upd.hi, 0.0)) if upd.hi.size else 0.0
     if _sym(_ishape(eqn.invars[2])):
-        neg, pos = neg * m, pos * m
-    return [_finish(eqn, ins, _dn(op.lo + neg), _up(op.hi + pos))]
+        m = np.float64(run.context.get("m", 1))
+        neg = iv_mul(np.float64(neg), np.float64(neg), m, m)[0]
+        pos = iv_mul(np.float64(pos), np.float64(pos), m, m)[1]
+    lo, hi = iv_add(op.lo, op.hi, np.float64(neg), np.float64(pos))
+    return [_finish(eqn, ins, lo, hi)]
 
 
 def scatter(run, eqn, ins):
@@ -1793,9 +1855,10 @@ def softplus_parts(run, eqn, shape):
         rlo, rhi = float(np.min(rb.lo)), float(np.max(rb.hi))
         if math.isnan(rlo) or math.isnan(rhi):
             return None
+        # sigmoid(x) = 1 / (1 + e^-x); below -700 (where e^-x overflows) 0 bounds it below and e^x above
         with np.errstate(all="ignore"):
             flo, fhi = 1.0 / (1.0 + math.exp(-rlo)) if rlo > -700 else 0.0, \
-                1.0 / (1.0 + math.exp(-rhi)) if rhi > -700 else 0.0
+                1.0 / (1.0 + math.exp(-rhi)) if rhi > -700 else math.exp(rhi)
         for _ in range(4):
             flo, fhi = _dn(flo), _up(fhi)
         flo = 0.0 if rlo <= 0.0 <= rhi else max(0.0, float(flo))

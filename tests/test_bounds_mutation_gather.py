@@ -1,0 +1,1436 @@
+"""Exact ends and soundness of the bound interpreter's indexing rules and relational rules
+(bayesdp/analysis/structure/bounds.py: ``gather`` and its helpers, ``scatter``, ``scatter_add``,
+``dynamic_update_slice``, ``iota``, ``arg_extreme``, the norm facts through structural ops, and the relational
+rules from ``_chain`` to ``related``), for mutation testing (issue 25, docs/mutation.md "### bounds").
+
+Each rule is evaluated on boxes whose image is derived by hand: the ends are asserted exactly (``nextafter``
+counts where a sum rounds, the exact sum taken with ``fractions.Fraction``).  The soundness sweeps draw random
+boxes and random points in them (values multiples of 1/8, so that every sum is exact) and check that the value of
+the program, computed by numpy with JAX's indexing semantics (negative indices wrap, clip, fill, drop), is in the
+rule's box.  Nothing here compiles a JAX program: mutmut runs each mutant in a process forked from one that has
+run JAX, where a compilation can hang (docs/mutation.md).  The cases try to fool the rules:
+index boxes spanning several entries, negative indices (jnp wraps them), index boxes partly out of bounds, the
+clip and fill modes, duplicate scatter indices, record axes (one slot standing for ``m`` records), and programs
+that nearly match a relational rule's pattern but must not be matched.
+
+Every test runs with numpy raising on invalid operations, overflow and division by zero, like
+tests/test_bounds_mutation.py.
+"""
+
+import math
+from fractions import Fraction
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax import export, lax
+
+from bayesdp.analysis.structure import Run
+from bayesdp.analysis.structure import bounds as B
+from bayesdp.analysis.structure.bounds import Bound, Bounds, data_input
+
+F32 = jnp.float32
+I32 = jnp.int32
+INF = np.inf
+
+
+@pytest.fixture(autouse=True)
+def _raise_on_fp_errors():
+    with np.errstate(divide="raise", over="raise", invalid="raise"):
+        yield
+
+
+def dn(x, k=1):
+    x = np.float64(x)
+    for _ in range(k):
+        x = np.nextafter(x, -INF)
+    return x
+
+
+def up(x, k=1):
+    x = np.float64(x)
+    for _ in range(k):
+        x = np.nextafter(x, INF)
+    return x
+
+
+def floor_float(q: Fraction) -> float:
+    """The largest float64 <= the rational q."""
+    f = float(q)
+    return f if Fraction(f) <= q else float(dn(f))
+
+
+def ceil_float(q: Fraction) -> float:
+    f = float(q)
+    return f if Fraction(f) >= q else float(up(f))
+
+
+def box(lo, hi):
+    return Bound.box(np.asarray(lo, np.float64), np.asarray(hi, np.float64))
+
+
+def interp(fn, ins, dtypes, shapes=None, m=1):
+    shapes = shapes or [b.shape for b in ins]
+    closed = jax.make_jaxpr(fn)(*[jax.ShapeDtypeStruct(s, d) for s, d in zip(shapes, dtypes)])
+    return Run(Bounds(), {"m": m}).program(closed, list(ins))
+
+
+def one(fn, *ins, dtypes=None, shapes=None, m=1):
+    return interp(fn, ins, dtypes or [F32] * len(ins), shapes, m)[0]
+
+
+def rec(fn, shapes, dtypes, ins, m):
+    """``fn`` traced with the symbolic record count ``m`` in ``shapes`` (the string "m"), interpreted at ``m``."""
+    (sym,) = export.symbolic_shape("m")
+    structs = [jax.ShapeDtypeStruct(tuple(sym if d == "m" else d for d in s), t) for s, t in zip(shapes, dtypes)]
+    closed = jax.make_jaxpr(fn)(*structs)
+    return Run(Bounds(), {"m": m}).program(closed, list(ins))[0]
+
+
+def eq(out, lo, hi):
+    np.testing.assert_array_equal(out.lo, np.asarray(lo, np.float64))
+    np.testing.assert_array_equal(out.hi, np.asarray(hi, np.float64))
+
+
+def wrap(i, n):
+    """jnp's index normalisation: a negative index counts from the end."""
+    return np.where(np.asarray(i) < 0, np.asarray(i) + n, np.asarray(i))
+
+
+def _np_scatter(a, u, i, add):
+    b = np.array(a, np.float64)
+    j = wrap(i, b.size)
+    keep = (j >= 0) & (j < b.size)
+    if add:
+        np.add.at(b, j[keep], np.asarray(u)[keep])
+    else:
+        b[j[keep]] = np.asarray(u)[keep]
+    return b
+
+
+def inside(out, v):
+    v = np.asarray(v, np.float64)
+    return bool(np.all((out.lo <= v) & (v <= out.hi)))
+
+
+# ---------------------------------------------------------------------------
+# scatter-add: the sums of the updates' parts are rounded outward (regressions: the float sum and the product by m
+# were rounded to nearest and the result moved by ONE float, which an inexact sum of many terms can exceed)
+
+
+def test_scatter_add_lower_end_is_below_an_inexact_exact_sum():
+    # ten terms of -1e-16 after -1 vanish from the float sum (each is under half an ulp of 1): the exact sum is
+    # -1 - 1e-15 (ten float 1e-16), five floats below -1; the old rule gave -1 - 1 ulp
+    terms = [-1.0] + [-1e-16] * 10
+    out = one(lambda a, u, i: a.at[i].add(u), box([0.0], [0.0]), box(terms, [0.0] * 11), box([0] * 11, [0] * 11),
+              dtypes=[F32, F32, I32])
+    exact = sum(Fraction(t) for t in terms)
+    assert Fraction(float(out.lo[0])) <= exact
+    assert out.lo[0] == floor_float(exact)          # the largest float below the exact sum: no more than needed
+    assert out.hi[0] == 0.0
+    # the mirror image: positive parts, upper end
+    out = one(lambda a, u, i: a.at[i].add(u), box([0.0], [0.0]), box([0.0] * 11, [-t for t in terms]),
+              box([0] * 11, [0] * 11), dtypes=[F32, F32, I32])
+    assert out.hi[0] == ceil_float(-exact) and out.lo[0] == 0.0
+
+
+def test_scatter_add_of_a_cancelling_sum_is_not_claimed_above_the_value():
+    # operand 2^53, updates -2^53 and -1 both at entry 0: the value is -1; the float sum -(2^53 + 1) rounds to -2^53
+    # and the old rule then claimed -eta
+    out = one(lambda a, u, i: a.at[i].add(u), box([2.0 ** 53], [2.0 ** 53]), box([-2.0 ** 53, -1.0], [0.0, 0.0]),
+              box([0, 0], [0, 0]), dtypes=[F32, F32, I32])
+    assert out.lo[0] <= -1.0 and out.lo[0] >= -2.0     # -2: the float below -(2^53 + 1) is -(2^53 + 2)
+    assert out.hi[0] == 2.0 ** 53
+
+
+def test_scatter_add_over_records_multiplies_the_sum_by_m_rounded_outward():
+    # a histogram of m records' values into 2 bins: each bin gets any subset of the m updates in [-0.1, 0.3]
+    def prog(a, u, i):
+        return a.at[i].add(u)
+    for m in (1, 3, 7, 1000):
+        out = rec(prog, [(2,), ("m",), ("m",)], [F32, F32, I32],
+                  [box([1.0, -2.0], [1.0, -2.0]), box([-0.1], [0.3]), box([0], [1])], m)
+        lo_exact = [Fraction(1.0) + m * Fraction(-0.1), Fraction(-2.0) + m * Fraction(-0.1)]
+        hi_exact = [Fraction(1.0) + m * Fraction(0.3), Fraction(-2.0) + m * Fraction(0.3)]
+        for j in range(2):
+            assert Fraction(float(out.lo[j])) <= lo_exact[j] and Fraction(float(out.hi[j])) >= hi_exact[j]
+            # no looser than one float of m x and one of the result each (outward rounding of the product, then of
+            # the sum: -2 + 0.3 m cancels, so the product's float counts more than the result's)
+            for end, exact, mx in ((out.lo[j], lo_exact[j], m * 0.1), (out.hi[j], hi_exact[j], m * 0.3)):
+                slack = math.ulp(mx) + math.ulp(float(exact))
+                assert abs(Fraction(float(end)) - exact) <= Fraction(slack), (m, j, end, exact)
+    # without a record axis on the updates the sum is not multiplied, whatever m
+    out = interp(prog, [box([0.0, 0.0], [0.0, 0.0]), box([-1.0, -1.0], [2.0, 2.0]), box([0, 0], [1, 1])],
+                 [F32, F32, I32], m=50)[0]
+    eq(out, [-2.0, -2.0], [4.0, 4.0])
+
+
+def test_scatter_add_exact_and_infinite_ends():
+    # duplicate indices: all three updates may land in one entry; the exact sums stay exact
+    out = one(lambda a, u, i: a.at[i].add(u), box([0.5, 1.0], [0.5, 2.0]), box([-1.0, -2.0, 3.0], [1.0, 4.0, 3.0]),
+              box([1, 1, 1], [1, 1, 1]), dtypes=[F32, F32, I32])
+    eq(out, [0.5 - 3.0, 1.0 - 3.0], [0.5 + 8.0, 2.0 + 8.0])
+    # an unbounded update makes every entry unbounded on that side only, and names the equation
+    out = one(lambda a, u, i: a.at[i].add(u), box([0.0, 0.0], [1.0, 1.0]), Bound(np.array([-1.0, -INF]),
+              np.array([2.0, 3.0])), box([0, 0], [0, 0]), dtypes=[F32, F32, I32])
+    eq(out, [-INF, -INF], [6.0, 6.0])
+    assert out.why is not None and out.why.primitive.name == "scatter-add"
+    # no updates at all: the operand
+    out = one(lambda a, u, i: a.at[i].add(u), box([0.25, 1.0], [0.5, 2.0]), box(np.zeros((0,)), np.zeros((0,))),
+              box(np.zeros((0,)), np.zeros((0,))), dtypes=[F32, F32, I32])
+    eq(out, [0.25, 1.0], [0.5, 2.0])
+
+
+def test_sum_dn_and_up_are_the_floats_around_the_exact_sum():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        x = rng.standard_normal(rng.integers(1, 30)) * 10.0 ** rng.integers(-20, 20)
+        exact = sum(Fraction(float(t)) for t in x)
+        assert B._sum_dn(x) == floor_float(exact)
+        assert B._sum_up(x) == ceil_float(exact)
+    assert B._sum_dn(np.array([1.0, 2.0])) == 3.0 and B._sum_up(np.array([1.0, 2.0])) == 3.0
+    assert B._sum_dn(np.array([-1e308, -1e308])) == -INF and B._sum_up(np.array([1e308, 1e308])) == INF
+    assert B._sum_dn(np.array([-INF, 1.0])) == -INF and B._sum_up(np.array([INF, -1.0])) == INF
+
+
+# ---------------------------------------------------------------------------
+# gather along a record axis (regression: the index was checked against the ONE slot, so an in-bounds record
+# index >= 1 counted as out of bounds and, in fill mode, the value was claimed to be the fill value)
+
+
+def test_gather_of_a_record_in_fill_mode_is_the_record_not_the_fill_value():
+    def prog(x):
+        return x.at[2].get(mode="fill", fill_value=0.0)
+    for m, want in ((5, (3.0, 4.0)), (3, (3.0, 4.0)), (2, (0.0, 0.0)), (1, (0.0, 0.0))):
+        out = rec(prog, [("m",)], [F32], [box([3.0], [4.0])], m)
+        assert (float(out.lo), float(out.hi)) == want, (m, out.lo, out.hi)
+    # an integer record: JAX's default fill is the int32 minimum
+    out = rec(lambda x: x.at[2].get(mode="fill"), [("m",)], [I32], [box([3.0], [4.0])], 5)
+    assert (float(out.lo), float(out.hi)) == (3.0, 4.0)
+    out = rec(lambda x: x.at[2].get(mode="fill"), [("m",)], [I32], [box([3.0], [4.0])], 2)
+    assert (float(out.lo), float(out.hi)) == (-2.0 ** 31, -2.0 ** 31)
+    # the default float fill is NaN: out of bounds for some m, nothing is known
+    out = rec(lambda x: x.at[2].get(mode="fill"), [("m",)], [F32], [box([3.0], [4.0])], 2)
+    assert out.lo == -INF and out.hi == INF
+
+
+def test_gather_of_records_with_an_interval_index_and_each_mode():
+    # index in [1, 3] with m = 3: records 1 and 2 are in bounds, 3 is not (fill: the fill value joins)
+    def fill(x, i):
+        return x.at[i].get(mode="fill", fill_value=-7.0)
+
+    def clip(x, i):
+        return x.at[i].get(mode="clip")
+    out = rec(fill, [("m",), ()], [F32, I32], [box([3.0], [4.0]), box(1.0, 3.0)], 3)
+    assert (float(out.lo), float(out.hi)) == (-7.0, 4.0)
+    out = rec(fill, [("m",), ()], [F32, I32], [box([3.0], [4.0]), box(1.0, 3.0)], 4)
+    assert (float(out.lo), float(out.hi)) == (3.0, 4.0)
+    out = rec(fill, [("m",), ()], [F32, I32], [box([3.0], [4.0]), box(5.0, 9.0)], 4)
+    assert (float(out.lo), float(out.hi)) == (-7.0, -7.0)
+    # clip: every index reaches a record
+    out = rec(clip, [("m",), ()], [F32, I32], [box([3.0], [4.0]), box(5.0, 9.0)], 4)
+    assert (float(out.lo), float(out.hi)) == (3.0, 4.0)
+    # a record's row of a (m, 3) operand, fill mode, the column index fixed: each record's entry
+    out = rec(lambda x, i: x.at[i, 1].get(mode="fill", fill_value=0.5), [("m", 3), ()], [F32, I32],
+              [box([[1.0, 2.0, 3.0]], [[1.5, 2.5, 3.5]]), box(0.0, 1.0)], 2)
+    assert (float(out.lo), float(out.hi)) == (2.0, 2.5)
+    out = rec(lambda x, i: x.at[i, 1].get(mode="fill", fill_value=0.5), [("m", 3), ()], [F32, I32],
+              [box([[1.0, 2.0, 3.0]], [[1.5, 2.5, 3.5]]), box(0.0, 2.0)], 2)
+    assert (float(out.lo), float(out.hi)) == (0.5, 2.5)
+
+
+def test_gather_of_records_is_sound_against_concrete_records():
+    rng = np.random.default_rng(3)
+    # the programs, and their values by numpy (jnp first wraps a negative index: i + m)
+    progs = {
+        "fill": (lambda x, i: x.at[i].get(mode="fill", fill_value=-0.5),
+                 lambda x, i: x[wrap(i, x.size)] if 0 <= wrap(i, x.size) < x.size else -0.5),
+        "clip": (lambda x, i: x.at[i].get(mode="clip"), lambda x, i: x[np.clip(wrap(i, x.size), 0, x.size - 1)]),
+        "wrap": (lambda x, i: x[i], lambda x, i: x[wrap(i, x.size)]),
+    }
+    for name, (prog, f) in progs.items():
+        for _ in range(16):
+            m = int(rng.integers(1, 7))
+            lo, hi = np.sort(rng.integers(-16, 16, 2)) / 8.0
+            ilo, ihi = np.sort(rng.integers(-3, 9, 2))
+            if name == "wrap":
+                ilo, ihi = max(ilo, -m), min(ihi, m - 1)     # jnp's promise: in bounds after wrapping
+                if ilo > ihi:
+                    continue
+            out = rec(prog, [("m",), ()], [F32, I32], [box([lo], [hi]), box(float(ilo), float(ihi))], m)
+            for _ in range(20):
+                x = rng.integers(int(lo * 8), int(hi * 8) + 1, m) / 8.0
+                i = int(rng.integers(ilo, ihi + 1))
+                v = float(f(x, i))
+                assert out.lo <= v <= out.hi, (name, m, lo, hi, ilo, ihi, x, i, v, out.lo, out.hi)
+
+
+# ---------------------------------------------------------------------------
+# norm facts through a broadcast (regression: an axis of size 1 broadcast to n kept its norm, n equal entries
+# have sqrt(n) times it)
+
+
+def test_norm_fact_of_a_size_one_axis_broadcast_grows_by_sqrt_n():
+    table = np.array([[1.0], [0.0], [0.0]], np.float32)
+
+    def prog(i):
+        return jnp.broadcast_to(jnp.asarray(table)[i], (1, 5))
+    out = one(prog, box([0.0], [2.0]), dtypes=[I32])
+    eq(out, [[0.0] * 5], [[1.0] * 5])
+    n = float(out.nrm[1][0, 0])
+    # the row gathered at 0 becomes (1, 1, 1, 1, 1): norm sqrt(5)
+    assert Fraction(n) ** 2 >= 5 and n <= math.sqrt(5.0) * (1 + 1e-14)
+    # broadcasting the other (batch) axis copies whole rows: each keeps its norm
+    out = one(lambda i: jnp.broadcast_to(jnp.eye(3, dtype=F32)[i], (4, 1, 3)), box([0.0], [2.0]), dtypes=[I32])
+    assert set(out.nrm) == {2} and out.nrm[2].shape == (4, 1, 1) and 1.0 <= out.nrm[2].max() <= 1.0 + 1e-15
+    # a size-1 axis made a record axis (m copies, m unknown to the op): the fact is dropped
+    (sym,) = export.symbolic_shape("m")
+    closed = jax.make_jaxpr(lambda i: lax.broadcast_in_dim(jnp.asarray(table)[i], (1, sym), (0, 1)))(
+        jax.ShapeDtypeStruct((1,), I32))
+    out = Run(Bounds(), {"m": 9}).program(closed, [box([0.0], [2.0])])[0]
+    assert not out.nrm or 1 not in out.nrm
+
+
+# ---------------------------------------------------------------------------
+# gather with interval indices: exact ends on hand-built operands
+
+
+A35 = np.arange(15.0).reshape(3, 5)            # a[r, c] = 5 r + c
+
+
+def test_gather_columns_with_per_element_index_boxes_masks_the_batch_axis():
+    # a[:, i]: the output's axis 1 is the batch axis (offset axis 0 holds the rows).  Column 0 of the output has
+    # i in [0, 1] (hull of columns 0 and 1), column 1 has i = 3 exactly
+    out = one(lambda a, i: a[:, i], Bound.point(A35), box([0.0, 3.0], [1.0, 3.0]), dtypes=[F32, I32])
+    eq(out, [[0.0, 3.0], [5.0, 8.0], [10.0, 13.0]], [[1.0, 3.0], [6.0, 8.0], [11.0, 13.0]])
+    # a box operand: the hull of the lower ends and of the upper ends separately
+    lo, hi = A35 - 0.5, A35 + np.array([0.25, 0.0, 2.0, 0.0, 0.0])
+    out = one(lambda a, i: a[:, i], box(lo, hi), box([1.0, 0.0], [2.0, 0.0]), dtypes=[F32, I32])
+    eq(out, [[0.5, -0.5], [5.5, 4.5], [10.5, 9.5]], [[4.0, 0.25], [9.0, 5.25], [14.0, 10.25]])
+
+
+def test_gather_with_a_two_component_index_needs_both_components_in_range():
+    # a[i, j]: element 0 has (i, j) = (0, 4) exactly; element 1 has i in [1, 2], j in [0, 1].  The candidates
+    # are the grid i in 0..2 x j in 0..4; a candidate counts for an element only when BOTH components can equal it
+    out = one(lambda a, i, j: a[i, j], Bound.point(A35), box([0.0, 1.0], [0.0, 2.0]), box([4.0, 0.0], [4.0, 1.0]),
+              dtypes=[F32, I32, I32])
+    eq(out, [4.0, 5.0], [4.0, 11.0])
+
+
+def test_gather_of_slices_of_a_3d_operand_with_a_2d_index():
+    # a (4, 2, 3), i (2, 2): output (2, 2, 2, 3), batch axes 0, 1 and offset axes 2, 3
+    a = np.arange(24.0).reshape(4, 2, 3)
+    ilo = np.array([[0.0, 3.0], [1.0, 2.0]])
+    ihi = np.array([[1.0, 3.0], [1.0, 3.0]])
+    out = one(lambda op, i: op[i], Bound.point(a), box(ilo, ihi), dtypes=[F32, I32])
+    want_lo = np.stack([np.stack([a[0], a[3]]), np.stack([a[1], a[2]])])
+    want_hi = np.stack([np.stack([a[1], a[3]]), np.stack([a[1], a[3]])])
+    eq(out, want_lo, want_hi)
+
+
+def test_gather_clip_fill_and_wrapped_indices():
+    op = box([0.0, 10.0, 20.0, 30.0, 40.0], [1.0, 11.0, 21.0, 31.0, 41.0])
+    # clip: indices past the end read the last entry; jnp wraps a negative index first (-3..-1 are 2..4), and
+    # one still negative after that (-7..-6 are -2..-1) reads the first entry
+    out = one(lambda a, i: a.at[i].get(mode="clip"), op, box([6.0, -3.0, -7.0], [9.0, -1.0, -6.0]),
+              dtypes=[F32, I32])
+    eq(out, [40.0, 20.0, 0.0], [41.0, 41.0, 1.0])
+    # fill: some of the box in bounds (entries 3, 4), the rest filled
+    out = one(lambda a, i: a.at[i].get(mode="fill", fill_value=100.0), op, box([3.0, 5.0], [7.0, 6.0]),
+              dtypes=[F32, I32])
+    eq(out, [30.0, 100.0], [100.0, 100.0])
+    # jnp wraps a negative index (select_n(i < 0, i, i + 5)): i in [-2, -1] is surely negative, so the index is
+    # i + 5 in [3, 4]; i in [-1, 1] may be either: the hull of [-1, 1] and [4, 6], clamped, is every entry
+    out = one(lambda a, i: a[i], op, box([-2.0, -1.0], [-1.0, 1.0]), dtypes=[F32, I32])
+    eq(out, [30.0, 0.0], [41.0, 41.0])
+    # a float operand filled with its default (NaN): nothing known where an index may be out of bounds
+    out = one(lambda a, i: a.at[i].get(mode="fill"), op, box([0.0, 4.0], [1.0, 5.0]), dtypes=[F32, I32])
+    eq(out, [0.0, -INF], [11.0, INF])
+    assert out.why is not None and out.why.primitive.name == "gather"
+
+
+def test_gather_keeps_the_hull_of_the_forms_each_element_can_read():
+    # v[:, i] of one record (1, 3) in [-1, 1]^3: element 0 reads entry 0 exactly, element 1 entry 1 or 2; the form
+    # of element 1 is the hull of e_1 and e_2 (coefficients in [0, 1] on entries 1, 2), element 0 keeps e_0
+    x = data_input((1, 3), "X", -1.0, 1.0)
+    out = one(lambda v, i: v[:, i], x, box([0.0, 1.0], [0.0, 2.0]), dtypes=[F32, I32])
+    lo, hi = out.lin.A["X"]
+    np.testing.assert_array_equal(lo[0], [[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    np.testing.assert_array_equal(hi[0], [[1.0, 0.0, 0.0], [0.0, 1.0, 1.0]])
+    np.testing.assert_array_equal(out.lin.clo, [[0.0, 0.0]])
+    np.testing.assert_array_equal(out.lin.chi, [[0.0, 0.0]])
+    # a form and a known offset: x + c read at i, the constant parts hulled like the coefficients
+    out = one(lambda v, i: (v + jnp.array([[1.0, 2.0, 3.0]], F32))[:, i], x, box([0.0, 1.0], [0.0, 2.0]),
+              dtypes=[F32, I32])
+    np.testing.assert_array_equal(out.lin.clo, [[1.0, 2.0]])
+    np.testing.assert_array_equal(out.lin.chi, [[1.0, 3.0]])
+    # out of bounds with a fill: the fill value has no form, so no form is claimed
+    out = one(lambda v, i: v.at[:, i].get(mode="fill", fill_value=0.0), x, box([0.0, 2.0], [0.0, 3.0]),
+              dtypes=[F32, I32])
+    assert out.lin is None
+    eq(out, [[-1.0, -1.0]], [[1.0, 1.0]])
+    # a gather that moves the record axis (records i[0], i[1] of the m): no form
+    out = rec(lambda v, i: v[i], [("m", 3), (2,)], [F32, I32], [data_input((1, 3), "X", -1.0, 1.0),
+              box([0.0, 1.0], [1.0, 2.0])], 4)
+    assert out.lin is None
+    eq(out, [[-1.0] * 3] * 2, [[1.0] * 3] * 2)
+
+
+def test_gather_norm_fact_is_the_largest_row_each_element_can_read():
+    # rows of norms 5, 1 and 12; element 0 reads row 0 or 1 (norm <= 5), element 1 reads row 2 (12)
+    table = np.array([[3.0, 4.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 12.0]], np.float32)
+    out = one(lambda i: jnp.asarray(table)[i], box([0.0, 2.0], [1.0, 2.0]), dtypes=[I32])
+    eq(out, [[1.0, 0.0, 0.0], [0.0, 0.0, 12.0]], [[3.0, 4.0, 0.0], [0.0, 0.0, 12.0]])
+    n = out.nrm[1][:, 0]
+    assert 5.0 <= n[0] <= 5.0 * (1 + 1e-15) and 12.0 <= n[1] <= 12.0 * (1 + 1e-15)
+    # the norm along the batch axis is not a fact the table gives
+    assert set(out.nrm) == {1}
+    # a table that is a box, not a point: a row of element 0 may be (3, 4, -1), norm sqrt(26), above the norm 5 of
+    # the lower ends' row (3, 4, 0)... no fact from one end
+    out = one(lambda t, i: t[i], box(table - np.array([1.0, 1.0, 1.0], np.float32), table),
+              box([0.0, 2.0], [1.0, 2.0]), dtypes=[F32, I32])
+    assert not out.nrm or 1 not in out.nrm or out.nrm[1][0, 0] >= math.sqrt(26.0)
+    # a possibly filled row (100, 100, 100): norm 100 sqrt(3)
+    out = one(lambda i: jnp.asarray(table).at[i].get(mode="fill", fill_value=100.0), box([0.0, 2.0], [1.0, 3.0]),
+              dtypes=[I32])
+    assert not out.nrm or 1 not in out.nrm or out.nrm[1][1, 0] >= 100.0 * math.sqrt(3.0)
+
+
+def test_norm_facts_through_transpose_squeeze_rev_and_slice():
+    table = np.array([[3.0, 4.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 12.0, 0.0]], np.float32)
+    row = lambda i: jnp.asarray(table)[i]                     # (k, 4), norm along axis 1
+    near = lambda v, x: x <= v <= x * (1 + 1e-15)
+    # transpose: the norm axis moves to 0
+    out = one(lambda i: row(i).T, box([0.0, 2.0], [1.0, 2.0]), dtypes=[I32])
+    assert set(out.nrm) == {0} and out.nrm[0].shape == (1, 2)
+    assert near(out.nrm[0][0, 0], 5.0) and near(out.nrm[0][0, 1], 12.0)
+    # reversing the batch axis reverses the facts; reversing the norm axis keeps them
+    out = one(lambda i: lax.rev(row(i), (0,)), box([0.0, 2.0], [1.0, 2.0]), dtypes=[I32])
+    assert near(out.nrm[1][0, 0], 12.0) and near(out.nrm[1][1, 0], 5.0)
+    out = one(lambda i: lax.rev(row(i), (1,)), box([0.0, 2.0], [1.0, 2.0]), dtypes=[I32])
+    assert near(out.nrm[1][0, 0], 5.0) and near(out.nrm[1][1, 0], 12.0)
+    # slicing the batch axis keeps the facts of the rows kept
+    out = one(lambda i: row(i)[1:], box([0.0, 2.0], [1.0, 2.0]), dtypes=[I32])
+    assert out.nrm[1].shape == (1, 1) and near(out.nrm[1][0, 0], 12.0)
+    # squeezing a batch axis of size 1: the norm axis renumbered
+    out = one(lambda i: lax.squeeze(row(i), (0,)), box([0.0], [1.0]), dtypes=[I32])
+    assert set(out.nrm) == {0} and near(float(out.nrm[0].reshape(-1)[0]), 5.0)
+    # a 3-d table (2, 2, 3), rows along axis 2; squeeze axis 0 of the gathered (1, 2, 3) block
+    t3 = np.zeros((2, 2, 3), np.float32)
+    t3[0, 0, 0], t3[0, 1] = 2.0, [1.0, 2.0, 2.0]
+    out = one(lambda i: lax.squeeze(jnp.asarray(t3)[i], (0,)), box([0.0], [0.0]), dtypes=[I32])
+    assert set(out.nrm) >= {1}
+    assert near(out.nrm[1][0, 0], 2.0) and near(out.nrm[1][1, 0], 3.0)
+
+
+def test_index_candidates_over_two_components():
+    # the grid spans each component's range over all elements: i in 0..2, j in 4..5
+    c = B._index_candidates(np.array([[0.0, 5.0], [2.0, 4.0]]), np.array([[0.0, 5.0], [2.0, 4.0]]))
+    assert c.tolist() == [[0.0, 4.0], [0.0, 5.0], [1.0, 4.0], [1.0, 5.0], [2.0, 4.0], [2.0, 5.0]]
+    # fractional ends widen to the integers around them; a negative range counts too
+    c = B._index_candidates(np.array([[-1.5]]), np.array([[0.2]]))
+    assert c.tolist() == [[-2.0], [-1.0], [0.0], [1.0]]
+    # the product of the counts is what is limited: 64 x 64 = 4096 enumerated, 64 x 65 not
+    assert B._index_candidates(np.array([[0.0, 0.0]]), np.array([[63.0, 63.0]])).shape == (4096, 2)
+    assert B._index_candidates(np.array([[0.0, 0.0]]), np.array([[63.0, 64.0]])) is None
+    assert B._index_candidates(np.array([[-INF, 0.0]]), np.array([[0.0, 0.0]])) is None
+    assert B._index_candidates(np.array([[0.0, -INF]]), np.array([[0.0, 0.0]])) is None
+    # the limit counts the candidates, not the size of the indices: 3000..3100 is 101 candidates
+    assert B._index_candidates(np.array([[3000.0]]), np.array([[3100.0]])).shape == (101, 1)
+    assert B._index_candidates(np.array([[0.0, 0.0]]), np.array([[0.0, INF]])) is None
+
+
+def test_gather_rule_on_random_boxes_contains_every_value():
+    rng = np.random.default_rng(11)
+    progs = {     # the program, and its value by numpy
+        "promise": (lambda a, i: a[i], lambda a, i: a[wrap(i, 4)]),
+        "clip": (lambda a, i: a.at[i].get(mode="clip"), lambda a, i: a[np.clip(wrap(i, 4), 0, 3)]),
+        "fill": (lambda a, i: a.at[i].get(mode="fill", fill_value=-0.375),
+                 lambda a, i: np.where(((wrap(i, 4) >= 0) & (wrap(i, 4) < 4))[:, None], a[np.clip(wrap(i, 4), 0, 3)],
+                                       -0.375)),
+        "cols": (lambda a, i: a[:, i % 4], lambda a, i: a[:, i % 4]),
+        "pair": (lambda a, i: a[i, i + 1], lambda a, i: a[wrap(i, 4), wrap(i + 1, 4)]),
+    }
+    for name, (prog, f) in progs.items():
+        for _ in range(10):
+            alo = rng.integers(-16, 16, (4, 4)) / 8.0
+            ahi = alo + rng.integers(0, 8, (4, 4)) / 8.0
+            ilo = rng.integers(-6, 6, 3)
+            ihi = ilo + rng.integers(0, 4, 3)
+            if name in ("promise", "pair"):
+                ilo, ihi = np.clip(ilo, -4, 2), np.clip(ihi, -4, 2)
+            out = interp(prog, [box(alo, ahi), box(ilo.astype(float), ihi.astype(float))], [F32, I32])[0]
+            for _ in range(25):
+                a = (alo * 8 + rng.integers(0, 8, (4, 4)) % ((ahi - alo) * 8 + 1)) / 8.0
+                i = np.array([rng.integers(lo_, hi_ + 1) for lo_, hi_ in zip(ilo, ihi)])
+                v = f(a, i)
+                assert inside(out, v), (name, alo, ahi, ilo, ihi, a, i, v, out.lo, out.hi)
+
+
+# ---------------------------------------------------------------------------
+# scatters, dynamic_update_slice, iota, argmax
+
+
+def test_scatter_and_update_ends():
+    op = box([0.0, 10.0, 20.0], [1.0, 11.0, 21.0])
+    # set: every entry may keep its value or take any update (the hull); no update: the operand
+    out = one(lambda a, u, i: a.at[i].set(u), op, box([5.0, -3.0], [6.0, 30.0]), box([0, 0], [2, 2]),
+              dtypes=[F32, F32, I32])
+    eq(out, [-3.0, -3.0, -3.0], [30.0, 30.0, 30.0])
+    out = one(lambda a, u, i: a.at[i].set(u), op, box([5.0], [6.0]), box([0], [2]), dtypes=[F32, F32, I32])
+    eq(out, [0.0, 6.0 - 1.0, 5.0], [6.0, 11.0, 21.0])
+    out = one(lambda a, u, i: a.at[i].set(u), op, box(np.zeros((0,)), np.zeros((0,))), box(np.zeros((0,)),
+              np.zeros((0,))), dtypes=[F32, F32, I32])
+    eq(out, [0.0, 10.0, 20.0], [1.0, 11.0, 21.0])
+    # dynamic_update_slice: the same hull; an empty update keeps the operand
+    out = one(lambda a, u, i: lax.dynamic_update_slice(a, u, (i,)), op, box([2.0], [3.0]), box(0.0, 2.0),
+              dtypes=[F32, F32, I32], shapes=[(3,), (1,), ()])
+    eq(out, [0.0, 3.0 - 1.0, 2.0], [3.0, 11.0, 21.0])
+    out = one(lambda a, u, i: lax.dynamic_update_slice(a, u, (i,)), op, box(np.zeros((0,)), np.zeros((0,))),
+              box(0.0, 2.0), dtypes=[F32, F32, I32], shapes=[(3,), (0,), ()])
+    eq(out, [0.0, 10.0, 20.0], [1.0, 11.0, 21.0])
+    # a 2-d operand and a row update: every entry
+    op2 = box([[0.0, 1.0], [2.0, 3.0]], [[0.5, 1.5], [2.5, 3.5]])
+    out = one(lambda a, u, i: lax.dynamic_update_slice(a, u, (i, 0)), op2, box([[-1.0, 9.0]], [[-1.0, 9.0]]),
+              box(0.0, 1.0), dtypes=[F32, F32, I32], shapes=[(2, 2), (1, 2), ()])
+    eq(out, [[-1.0, -1.0], [-1.0, -1.0]], [[9.0, 9.0], [9.0, 9.0]])
+
+
+def test_scatter_rules_on_random_boxes_contain_every_value():
+    rng = np.random.default_rng(5)
+    progs = {     # the program, and its value by numpy (jnp wraps negative indices; out of bounds updates are dropped;
+        # with duplicate indices numpy's assignment keeps the last update, one of the outcomes XLA allows)
+        "add": (lambda a, u, i: a.at[i].add(u), lambda a, u, i: _np_scatter(a, u, i, add=True)),
+        "add_drop": (lambda a, u, i: a.at[i].add(u, mode="drop"), lambda a, u, i: _np_scatter(a, u, i, add=True)),
+        "set": (lambda a, u, i: a.at[i].set(u), lambda a, u, i: _np_scatter(a, u, i, add=False)),
+        "set_drop": (lambda a, u, i: a.at[i].set(u, mode="drop"), lambda a, u, i: _np_scatter(a, u, i, add=False)),
+        "dus": (lambda a, u, i: lax.dynamic_update_slice(a, u[:2], (i[0],)),
+                lambda a, u, i: np.concatenate([a[:min(max(i[0], 0), 3)], u[:2], a[min(max(i[0], 0), 3) + 2:]])),
+    }
+    for name, (prog, f) in progs.items():
+        for _ in range(8):
+            alo = rng.integers(-16, 16, 5) / 8.0
+            ahi = alo + rng.integers(0, 8, 5) / 8.0
+            ulo = rng.integers(-16, 16, 4) / 8.0
+            uhi = ulo + rng.integers(0, 8, 4) / 8.0
+            ilo = rng.integers(-1 if "drop" in name else 0, 5, 4)
+            ihi = np.minimum(ilo + rng.integers(0, 3, 4), 6 if "drop" in name else 4)
+            out = interp(prog, [box(alo, ahi), box(ulo, uhi), box(ilo.astype(float), ihi.astype(float))],
+                         [F32, F32, I32])[0]
+            for _ in range(25):
+                a = alo + rng.integers(0, 8, 5) % ((ahi - alo) * 8 + 1) / 8.0
+                u = ulo + rng.integers(0, 8, 4) % ((uhi - ulo) * 8 + 1) / 8.0
+                i = np.array([rng.integers(lo_, hi_ + 1) for lo_, hi_ in zip(ilo, ihi)])
+                if rng.random() < 0.3:
+                    i[:] = i[0]                     # duplicates: every update into one entry
+                v = f(a, u, i)
+                assert inside(out, v), (name, a, u, i, v, out.lo, out.hi)
+
+
+def test_iota_and_argmax_along_fixed_and_record_axes():
+    out = one(lambda x: x + lax.broadcasted_iota(F32, (3, 2), 0), box(np.zeros((3, 2)), np.zeros((3, 2))))
+    eq(out, [[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]], [[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]])
+    # iota along a fixed axis next to a record axis: exact positions; along the record axis: 0..m-1
+    out = rec(lambda x: x + lax.broadcasted_iota(F32, x.shape, 1), [("m", 3)], [F32], [box(np.zeros((1, 3)),
+              np.zeros((1, 3)))], 7)
+    eq(out, [[0.0, 1.0, 2.0]], [[0.0, 1.0, 2.0]])
+    out = rec(lambda x: x + lax.broadcasted_iota(F32, x.shape, 0), [("m", 3)], [F32], [box(np.zeros((1, 3)),
+              np.zeros((1, 3)))], 7)
+    eq(out, [[0.0] * 3], [[6.0] * 3])
+    # argmax along axis 0 of (3, 4): 0..2; along the record axis: 0..m-1; the dtype does not matter
+    out = one(lambda x: jnp.argmax(x, axis=0).astype(F32), box(np.zeros((3, 4)), np.ones((3, 4))))
+    eq(out, [0.0] * 4, [2.0] * 4)
+    out = one(lambda x: jnp.argmin(x, axis=1).astype(F32), box(np.zeros((3, 4)), np.ones((3, 4))))
+    eq(out, [0.0] * 3, [3.0] * 3)
+    out = rec(lambda x: jnp.argmax(x, axis=0).astype(F32), [("m", 2)], [F32], [box(np.zeros((1, 2)),
+              np.ones((1, 2)))], 9)
+    eq(out, [0.0, 0.0], [8.0, 8.0])
+    assert out.why is None
+
+
+# ---------------------------------------------------------------------------
+# dynamic_slice along a record axis (regression: x[i] over the records kept the form of the record at the same
+# position, so x - x[i] had the form 0 and its Jacobian norm was claimed to be 0)
+
+
+def test_a_record_read_at_another_position_has_no_form():
+    def prog(v, i):
+        return v - v[i]
+    x = data_input((1, 3), "X", -1.0, 1.0)
+    out = rec(prog, [("m", 3), ()], [F32, I32], [x, box(0.0, 3.0)], 4)
+    eq(out, [[-2.0] * 3], [[2.0] * 3])
+    # x_j - x_i ranges over [-2, 2]^3: its norm reaches 2 sqrt(3); a form must not claim less
+    if out.lin is not None:
+        assert np.any(out.lin.A["X"][0] != 0.0) or np.any(out.lin.clo != 0.0)
+    from bayesdp.analysis.structure.program import operator_norm_bound
+    bound, _ = operator_norm_bound([out], None)
+    assert bound >= 2.0 * math.sqrt(3.0)
+    # a constant index is the same: record 2 is not the record at each position
+    out = rec(lambda v: v - v[2], [("m", 3)], [F32], [x], 4)
+    assert out.lin is None or np.any(out.lin.A["X"][0] != 0.0) or np.any(out.lin.clo != 0.0)
+    # the whole record axis (start 0, size m) keeps every position: the form is kept
+    out = rec(lambda v, i: lax.dynamic_slice(v, (i, 0), (v.shape[0], 2)), [("m", 3), ()], [F32, I32],
+              [x, box(0.0, 0.0)], 4)
+    np.testing.assert_array_equal(out.lin.A["X"][0][0], np.eye(3)[:2])
+
+
+# ---------------------------------------------------------------------------
+# relational rules: exact ends where the rule applies, and programs that nearly match but must not be matched
+# (a misfiring rule would claim a range that misses the value at the point given)
+
+
+def sig(x):
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+def softplus(x):
+    return math.log1p(math.exp(x)) if x < 30 else x + math.log1p(math.exp(-x))
+
+
+def test_logaddexp_gap_ends_and_operand_orders():
+    # a - logaddexp(a, b) = -softplus(b - a), in [-softplus(b_hi - a_lo), -softplus(b_lo - a_hi)], 4 floats out;
+    # b's range is over all its entries
+    a, b = box([0.0, 0.0], [1.0, 1.0]), box([0.0, -1.0], [1.0, 0.5])
+    for prog in (lambda u, v: u - jnp.logaddexp(u, v), lambda u, v: u - jnp.logaddexp(v, u)):
+        out = one(prog, a, b)
+        eq(out, [dn(-np.logaddexp(0.0, 1.0 - 0.0), 4)] * 2, [up(-np.logaddexp(0.0, -1.0 - 1.0), 4)] * 2)
+        assert out.lo[0] <= -softplus(1.0) and out.hi[0] >= -softplus(-2.0)
+    # the upper end is at most 0 (the value is): a far above b
+    out = one(lambda u, v: u - jnp.logaddexp(u, v), box([1000.0], [1001.0]), box([0.0], [0.0]))
+    assert out.hi[0] == 0.0 and out.lo[0] == dn(-np.logaddexp(0.0, -1000.0), 4)
+    # b unbounded: no relation (the box rule's result, whose upper end is not below 0 as the relation's is)
+    out = one(lambda u, v: u - jnp.logaddexp(u, v), box([0.0], [1.0]), box([-INF], [0.0]))
+    assert out.hi[0] > 0.0
+
+
+def test_logaddexp_gap_through_replace_inf_and_its_near_misses():
+    # JAX's derivative of softplus: exp(r - u) t with r, u the _replace_inf of a and of logaddexp(a, 0): for a in
+    # [0, 1], sigmoid(a) in [1/2, sigmoid(1)]
+    fn = lambda a, t: jax.jvp(jax.nn.softplus, (a,), (t,))[1]
+    out = one(fn, box([0.0], [1.0]), box([1.0], [1.0]))
+    assert out.lo[0] <= 0.5 <= out.lo[0] + 1e-14 and out.hi[0] - 1e-14 <= sig(1.0) <= out.hi[0]
+    # a select that replaces another value than +inf is not _replace_inf: a = 5 gives 0 - logaddexp(5, 0) = -5.007
+    def near(a, b):
+        u = lax.select(a == 5.0, jnp.zeros_like(a), a)
+        return u - jnp.logaddexp(a, b)
+    out = one(near, box([4.0], [6.0]), box([0.0], [0.0]))
+    assert out.lo[0] <= -softplus(5.0)
+    # another variable than the logaddexp's operands: 1 - logaddexp(-10, 0) = 0.99995
+    out = one(lambda u, w, v: u - jnp.logaddexp(w, v), box([0.0], [1.0]), box([-10.0], [-9.0]), box([0.0], [0.0]))
+    assert out.hi[0] >= 1.0 - np.logaddexp(-10.0, 0.0)
+    # a plain function that is not JAX's logaddexp (a jit of the same name is not a custom_jvp_call)
+    out = one(lambda u, v: u - jax.jit(lambda x, y: jnp.maximum(x, y))(u, v), box([0.0], [1.0]), box([2.0], [3.0]))
+    assert out.lo[0] <= -3.0
+
+
+def test_ratio_of_sum_exact_ends():
+    # (t e) / (e + c), e in [1, 3], c in [0.5, 2] (over all its entries), t in [-1, 2]: r in [1/3, 3/3.5]
+    def prog(t, e, c):
+        return (t * e) / (e + c)
+    out = one(prog, box([-1.0, -1.0], [2.0, 2.0]), box([1.0, 1.0], [3.0, 3.0]), box([0.5, 1.0], [1.0, 2.0]))
+    rhi = up(3.0 / 3.5, 2)
+    eq(out, [-rhi, -rhi], [2.0 * rhi, 2.0 * rhi])
+    # the same with the factors of the numerator in the other order, and the sum's
+    out = one(lambda t, e, c: (e * t) / (c + e), box([1.0], [1.0]), box([1.0], [3.0]), box([0.5], [2.0]))
+    eq(out, [dn(1.0 / 3.0, 2)], [up(3.0 / 3.5, 2)])
+    # e may be 0: r's lower end 0; e unbounded above: r's upper end 1
+    out = one(prog, box([1.0], [1.0]), box([0.0], [1.0]), box([1.0], [1.0]))
+    eq(out, [0.0], [up(0.5, 2)])
+    out = one(prog, box([1.0], [1.0]), box([1.0], [INF]), box([1.0], [1.0]))
+    eq(out, [dn(0.5, 2)], [1.0])
+    # c may be 0 when e > 0: r in [e_lo/(e_lo + c_hi), 1]
+    out = one(prog, box([1.0], [1.0]), box([1.0], [2.0]), box([0.0], [1.0]))
+    eq(out, [dn(0.5, 2)], [1.0])
+
+
+def test_ratio_of_sum_of_softplus_derivative_and_its_form():
+    fn = lambda a, t: jax.jvp(lambda x: jnp.log1p(jnp.exp(x)), (a,), (t,))[1]
+    out = one(fn, box([0.0], [1.0]), box([1.0], [1.0]))
+    assert out.lo[0] <= 0.5 <= out.lo[0] + 1e-14 and out.hi[0] - 1e-14 <= sig(1.0) <= out.hi[0]
+    # the tangent's form is kept, scaled by r: the coefficients of x in [r_lo, r_hi] e_j
+    x = data_input((1, 2), "X", -1.0, 1.0)
+    out = one(lambda t, e: (t * e) / (e + 1.0), x, box([[1.0, 1.0]], [[3.0, 3.0]]))
+    lo, hi = out.lin.A["X"]
+    np.testing.assert_array_equal(lo[0], np.diag([dn(0.5, 2)] * 2))
+    np.testing.assert_array_equal(hi[0], np.diag([up(0.75, 2)] * 2))
+
+
+def test_ratio_of_sum_near_misses():
+    def prog(t, e, c):
+        return (t * e) / (e + c)
+    one1 = box([1.0], [1.0])
+    # c may be negative: e / (e + c) reaches 1 / 0.5 = 2
+    out = one(prog, one1, box([1.0], [2.0]), box([-0.5], [1.0]))
+    assert out.hi[0] >= 2.0
+    # e may be negative: -1 / (-1 + 2) = -1
+    out = one(prog, one1, box([-1.0], [1.0]), box([2.0], [2.0]))
+    assert out.lo[0] <= -1.0
+    # e and c may both be 0: nothing known
+    out = one(prog, one1, box([0.0], [1.0]), box([0.0], [1.0]))
+    assert not out.bounded()
+    # the numerator's factor is another value than the sum's: e / (w + 1) reaches 2 / 2 = 1 at e = 2, w = 1
+    out = one(lambda t, e, w: (t * e) / (w + 1.0), one1, box([1.0], [2.0]), box([1.0], [2.0]))
+    assert out.hi[0] >= 1.0
+    # the numerator is not a product, or the denominator not a sum
+    out = one(lambda t, e: jnp.exp(t) / (e + 1.0), box([0.0], [1.0]), box([0.0], [1.0]))
+    assert out.hi[0] >= math.e
+    out = one(lambda t, e: (t * e) / (e - 1.0), one1, box([2.0], [3.0]))
+    assert out.hi[0] >= 2.0
+
+
+def test_concave_product_ends():
+    # u (c - u): at least its smaller end value, at most the vertex value c^2/4 when c/2 is in the box
+    out = one(lambda u: u * (2.0 - u), box([0.0, 1.5], [3.0, 3.0]))
+    eq(out, [-3.0, -3.0], [1.0, 0.75])
+    out = one(lambda u: (1.0 - u) * u, box([0.6], [0.9]))
+    eq(out, [floor_float(Fraction(0.9) * (1 - Fraction(0.9)))], [ceil_float(Fraction(0.6) * (1 - Fraction(0.6)))])
+    # an unbounded end: that side's value is -inf, the vertex still bounds it above
+    out = one(lambda u: u * (1.0 - u), box([-INF], [0.25]))
+    eq(out, [-INF], [0.25 * 0.75])
+    out = one(lambda u: u * (1.0 - u), box([-INF], [INF]))
+    eq(out, [-INF], [0.25])
+    # the sigmoid's derivative: s (1 - s) t in [0, 1/4] t for every real input
+    fn = lambda a, t: jax.jvp(jax.nn.sigmoid, (a,), (t,))[1]
+    out = one(fn, box([-INF], [INF]), box([2.0], [2.0]))
+    eq(out, [0.0], [0.5])
+
+
+def test_concave_product_near_misses():
+    # u (c - w) with w another value: 1 (1 - 0) = 1 > 1/4
+    out = one(lambda u, w: u * (1.0 - w), box([0.0], [1.0]), box([0.0], [1.0]))
+    assert out.hi[0] >= 1.0
+    # c not a known number: u (c - u) with c in [1, 3] reaches 1 (3 - 1) = 2 > 1/4
+    out = one(lambda u, c: u * (c - u), box([0.0], [1.0]), box([1.0], [3.0]))
+    assert out.hi[0] >= 2.0
+    # (c + u) u is not concave: 1 (1 + 1) = 2
+    out = one(lambda u: u * (1.0 + u), box([0.0], [1.0]))
+    assert out.hi[0] >= 2.0
+    # u (u - c): a convex parabola, reaching 0 at both ends of [0, 1] and -1/4 inside
+    out = one(lambda u: u * (u - 1.0), box([0.0], [1.0]))
+    assert out.lo[0] <= -0.25
+
+
+def test_one_minus_square_ends_orders_and_form():
+    # (t + t u)(1 - u) = t (1 - u^2): u in [-0.5, 0.25] gives 1 - u^2 in [0.75, 1]; t in [1, 2].  The square's
+    # box is integer_pow's, 3 floats out (0.25 + 3 ulps), and 1 - it rounds down once more
+    k_lo = floor_float(1 - Fraction(up(0.25, 3)))
+    progs = [lambda t, u: (t + t * u) * (1.0 - u), lambda t, u: (1.0 - u) * (u * t + t),
+             lambda t, u: (t * u + t) * (1.0 - u)]
+    for prog in progs:
+        out = one(prog, box([1.0], [2.0]), box([-0.5], [0.25]))
+        eq(out, [k_lo], [2.0])
+    # tanh's derivative over all reals: [0, 1] t
+    fn = lambda a, t: jax.jvp(jnp.tanh, (a,), (t,))[1]
+    out = one(fn, box([-INF], [INF]), box([3.0], [3.0]))
+    eq(out, [0.0], [3.0])
+    # the tangent's form is kept, scaled by [1 - max u^2, 1 - min u^2]
+    x = data_input((1, 2), "X", -1.0, 1.0)
+    out = one(lambda t, u: (t + t * u) * (1.0 - u), x, box([[0.5, 0.5]], [[0.5, 0.5]]))
+    lo, hi = out.lin.A["X"]
+    k_hi = ceil_float(1 - Fraction(dn(0.25, 3)))
+    np.testing.assert_array_equal(lo[0], np.diag([k_lo, k_lo]))
+    np.testing.assert_array_equal(hi[0], np.diag([k_hi, k_hi]))
+
+
+def test_one_minus_square_near_misses():
+    t1 = box([1.0], [1.0])
+    # (t + t u)(1 - w): w = -1 gives 2 (1 + u)
+    out = one(lambda t, u, w: (t + t * u) * (1.0 - w), t1, box([0.0], [0.5]), box([-1.0], [-1.0]))
+    assert out.hi[0] >= 3.0
+    # (t + s u)(1 - u) with s another value: s = 2, u = -0.5 gives (1 - 1)(1.5) = 0, u = 0.5: 2 * 0.5 = 1 ... and
+    # s = -2, u = 0.5: (1 - 1)(0.5) = 0, u = -0.5: (1 + 1)(1.5) = 3
+    out = one(lambda t, s, u: (t + s * u) * (1.0 - u), t1, box([-2.0], [2.0]), box([-0.5], [0.5]))
+    assert out.hi[0] >= 3.0
+    # (t + t u)(2 - u): (1 + 0.5)(1.5) = 2.25 > 1
+    out = one(lambda t, u: (t + t * u) * (2.0 - u), t1, box([0.0], [0.5]))
+    assert out.hi[0] >= 2.25
+    # (t - t u)(1 - u) = t (1 - u)^2: u = -0.5 gives 2.25
+    out = one(lambda t, u: (t - t * u) * (1.0 - u), t1, box([-0.5], [0.5]))
+    assert out.hi[0] >= 2.25
+    # (t + t u)(1 + u) = t (1 + u)^2
+    out = one(lambda t, u: (t + t * u) * (1.0 + u), t1, box([-0.5], [0.5]))
+    assert out.hi[0] >= 2.25
+
+
+def test_cancel_factor_ends_and_near_misses():
+    # (t e) / e = t for e != 0 (JAX's derivative of xlogy(y, exp(c)))
+    fn = lambda a, t: (lambda e: (t * e) / e)(jnp.exp(jnp.clip(a, -3.0, 3.0)))
+    out = one(fn, box([-INF], [INF]), box([-2.0], [5.0]))
+    eq(out, [-2.0], [5.0])
+    # nested products, either order: (t (y d)) / d = t y
+    out = one(lambda t, y, d: (t * (y * d)) / d, box([1.0], [2.0]), box([-1.0], [3.0]), box([0.5], [4.0]))
+    eq(out, [-2.0], [6.0])
+    out = one(lambda t, y, d: ((d * y) * t) / d, box([1.0], [2.0]), box([-1.0], [3.0]), box([-4.0], [-0.5]))
+    eq(out, [-2.0], [6.0])
+    # d may be 0: no relation (the box rule: unbounded)
+    out = one(lambda t, d: (t * d) / d, box([1.0], [2.0]), box([-1.0], [1.0]))
+    assert not out.bounded()
+    out = one(lambda t, d: (t * d) / d, box([1.0], [2.0]), box([0.0], [1.0]))
+    assert not out.bounded()
+    # another denominator: (t e) / w reaches 1 * 2 / 1 = 2
+    out = one(lambda t, e, w: (t * e) / w, box([1.0], [1.0]), box([1.0], [2.0]), box([1.0], [2.0]))
+    assert out.hi[0] >= 2.0
+    # the factor is a sum, not a product: (t + d) / d reaches (1 + 1) / 1 = 2
+    out = one(lambda t, d: (t + d) / d, box([1.0], [1.0]), box([1.0], [2.0]))
+    assert out.hi[0] >= 2.0
+
+
+def test_softplus_parts_ends():
+    fn = lambda a, t: jax.jvp(lambda x: jnp.clip(x, 0) + jnp.log1p(jnp.exp(-jnp.abs(x))), (a,), (t,))[1]
+    # r > 0: t [sigmoid(r_lo), sigmoid(r_hi)], 4 floats out
+    out = one(fn, box([0.5], [2.0]), box([1.0], [1.0]))
+    assert dn(sig(0.5), 6) <= out.lo[0] <= dn(sig(0.5), 3) and up(sig(2.0), 3) <= out.hi[0] <= up(sig(2.0), 6)
+    # r's box contains 0: the lower end 0
+    out = one(fn, box([-3.0], [1.0]), box([1.0], [1.0]))
+    assert out.lo[0] == 0.0 and up(sig(1.0), 3) <= out.hi[0] <= up(sig(1.0), 6)
+    # r far below: both ends 0 (exp underflows), the upper end 4 floats above
+    out = one(fn, box([-800.0], [-750.0]), box([1.0], [1.0]))
+    eq(out, [0.0], [up(0.0, 4)])
+    # r unbounded below: lower end 0; t negative: the ends swap
+    out = one(fn, box([-INF], [-1.0]), box([-2.0], [-2.0]))
+    assert out.hi[0] == 0.0 and -2.0 * up(sig(-1.0), 6) <= out.lo[0] <= -2.0 * up(sig(-1.0), 3)
+    # the tangent's form is kept
+    x = data_input((1, 2), "X", -1.0, 1.0)
+    out = one(lambda r, t: jax.jvp(lambda v: jnp.clip(v, 0) + jnp.log1p(jnp.exp(-jnp.abs(v))), (r,), (t,))[1],
+              box([[1.0, 1.0]], [[1.0, 1.0]]), x)
+    lo, hi = out.lin.A["X"]
+    assert np.all(np.diag(lo[0]) <= sig(1.0)) and np.all(np.diag(hi[0]) >= sig(1.0))
+    assert np.all(np.diag(hi[0]) <= sig(1.0) + 1e-14) and np.all(lo[0] - np.diag(np.diag(lo[0])) == 0.0)
+
+
+def _bce(a, t, e_of=None, pred=None, clip=None, sign=-1.0, e_fn=None, den=None, num=None, neg=None, pos=None):
+    """JAX's derivative of clip(a, 0) + log1p(exp(-|a|)) written out: clip'(a) t + (-select(a >= 0, t, -t)) e/(e + 1)
+    with e = exp(-|a|); each argument replaces one piece by a near miss."""
+    e = (e_fn or (lambda x: jnp.exp(-jnp.abs(x))))(a if e_of is None else e_of)
+    c = jax.jvp(clip or (lambda x: jnp.clip(x, 0)), (a,), (t,))[1]
+    s_ = lax.select(a >= 0 if pred is None else pred, (pos or (lambda v: v))(t), (neg or (lambda v: -v))(t))
+    n = (num or (lambda u, v: u * v))(-s_ if sign < 0 else s_, e)
+    return c + n / (den or (lambda v: v + 1.0))(e)
+
+
+def test_softplus_parts_matches_the_written_out_derivative():
+    out = one(lambda a, t: _bce(a, t), box([0.5], [2.0]), box([1.0], [1.0]))
+    assert dn(sig(0.5), 6) <= out.lo[0] <= dn(sig(0.5), 3) and up(sig(2.0), 3) <= out.hi[0] <= up(sig(2.0), 6)
+
+
+def test_softplus_parts_near_misses():
+    t1 = box([1.0], [1.0])
+    # e = exp(-|b|) of another value: at a = 1, b = 0 the value is 1 - 1/2, below the claim sigmoid(1) = 0.73
+    out = one(lambda a, b, t: _bce(a, t, e_of=b), box([1.0], [2.0]), box([0.0], [0.0]), t1)
+    assert out.lo[0] <= 0.5
+    # no minus: t + t e/(1 + e) = 1 + sigmoid(-a) > 1 for a > 0
+    out = one(lambda a, t: _bce(a, t, sign=1.0), box([1.0], [2.0]), t1)
+    assert out.hi[0] >= 1.0 + sig(-1.0) - 1e-6
+    # the select's test a > 1, not a >= 0: on [0.5, 1] it takes -t, and the value is 1 + sigmoid(-a)
+    out = one(lambda a, t: _bce(a, t, pred=a > 1.0), box([0.5], [1.0]), t1)
+    assert out.hi[0] >= 1.0 + sig(-1.0) - 1e-6
+    # the select's test on another value: b >= 0 with b < 0 takes -t
+    out = one(lambda a, b, t: _bce(a, t, pred=b >= 0), box([0.5], [1.0]), box([-2.0], [-1.0]), t1)
+    assert out.hi[0] >= 1.0 + sig(-1.0) - 1e-6
+    # clip(a, 1): its derivative is 0 below 1, the value -sigmoid(-a) < 0
+    out = one(lambda a, t: _bce(a, t, clip=lambda x: jnp.clip(x, 1.0)), box([0.5], [0.9]), t1)
+    assert out.lo[0] <= -sig(-0.9)
+    # exp(-a) (no abs): for a < 0 it is exp(|a|) > 1, and the value is sigmoid(|a|), not sigmoid(a) <= 0.27
+    out = one(lambda a, t: _bce(a, t, e_fn=lambda x: jnp.exp(-x)), box([-2.0], [-1.0]), t1)
+    assert out.hi[0] >= sig(1.0)
+    # exp(|a|) (no minus): the value 1 - sigmoid(|a|) = sigmoid(-a) <= 0.27, not sigmoid(a) >= 0.73
+    out = one(lambda a, t: _bce(a, t, e_fn=lambda x: jnp.exp(jnp.abs(x))), box([1.0], [2.0]), t1)
+    assert out.lo[0] <= sig(-1.0)
+    # -|a| (no exp): e / (e + 1) = 3 at a = 1.5, the value 1 - 3 = -2
+    out = one(lambda a, t: _bce(a, t, e_fn=lambda x: -jnp.abs(x)), box([1.0], [2.0]), t1)
+    assert out.lo[0] <= -2.0
+    # e / (e - 1) (a difference, not the sum e + 1): 1 - e/(e - 1) reaches 1.58 at a = 1
+    out = one(lambda a, t: _bce(a, t, den=lambda v: v - 1.0), box([1.0], [2.0]), t1)
+    assert out.hi[0] >= 1.0 + math.exp(-1.0) / (1.0 - math.exp(-1.0))
+    # (-t + e) / (e + 1) (a sum, not the product -t e): 1 + (e - 1)/(e + 1) = 0.54 at a = 1
+    out = one(lambda a, t: _bce(a, t, num=lambda u, v: u + v), box([1.0], [2.0]), t1)
+    assert out.lo[0] <= 1.0 + (math.exp(-1.0) - 1.0) / (math.exp(-1.0) + 1.0) + 1e-6
+    # e / (e + 2): not the sum with 1; at a = 1 the value is 1 - e/(e + 2) = 0.845 > sigmoid(1) = 0.731
+    out = one(lambda a, t: _bce(a, t, den=lambda v: v + 2.0), box([1.0], [1.0]), t1)
+    assert out.hi[0] >= 1.0 - math.exp(-1.0) / (math.exp(-1.0) + 2.0) - 1e-6
+    # clip(a, 0, 5): ("max", "min"), not clip(a, 0); above 5 its derivative is 0 and the value -sigmoid(-a) < 0
+    out = one(lambda a, t: _bce(a, t, clip=lambda x: jnp.clip(x, 0.0, 5.0)), box([6.0], [7.0]), t1)
+    assert out.lo[0] <= -sig(-6.0) + 1e-9
+
+
+def test_clipped_sigmoid_log_ends():
+    def logp(lo, hi):
+        return lambda a, t: jax.jvp(lambda x: jnp.log(jnp.clip(jax.nn.sigmoid(x), lo, hi)), (a,), (t,))[1]
+
+    def log1mp(lo, hi):
+        return lambda a, t: jax.jvp(lambda x: jnp.log1p(-jnp.clip(jax.nn.sigmoid(x), lo, hi)), (a,), (t,))[1]
+    full, t1 = box([-INF], [INF]), box([1.0], [1.0])
+    # d log p = t (1 - s) w in t [0, 1 - L]; d log(1 - p) = -t s w in t [-U, 0]; 2 and 3 floats out
+    eq(one(logp(0.05, 0.95), full, t1), [0.0], [up(1.0 - 0.05, 2)])
+    eq(one(log1mp(0.1, 0.9), full, t1), [-up(0.9, 3)], [0.0])
+    # s's own range counts: a in [0, 1] gives s >= 1/2 (its box's lower end), so 1 - L <= 1/2
+    out = one(logp(0.05, 0.95), box([0.0], [1.0]), t1)
+    assert out.lo[0] == 0.0 and 0.5 <= out.hi[0] <= 0.5 + 1e-15
+    out = one(log1mp(0.1, 0.9), box([-INF], [0.0]), t1)
+    assert out.hi[0] == 0.0 and -0.5 - 1e-15 <= out.lo[0] <= -0.5
+    # the tangent t in [-2, 3]
+    eq(one(logp(0.05, 0.95), full, box([-2.0], [3.0])), [-2.0 * up(0.95, 2)], [3.0 * up(0.95, 2)])
+
+
+def test_clipped_sigmoid_log_near_misses():
+    t1 = box([1.0], [1.0])
+    # log of a clipped tanh (not a sigmoid): d log p = t (1 - p^2) / p with p in [0.5, 0.9] reaches 1.5 > 1 - L
+    fn = lambda a, t: jax.jvp(lambda x: jnp.log(jnp.clip(jnp.tanh(x), 0.5, 0.9)), (a,), (t,))[1]
+    out = one(fn, box([0.0], [2.0]), t1)
+    assert out.hi[0] >= (1 - 0.5 ** 2) / 0.5
+    # the derivative divided by a clip of ANOTHER sigmoid: t s (1 - s) / clip(sigmoid(b)) reaches 0.25 / 0.05 = 5
+    fn = lambda a, b, t: (jax.jvp(lambda x: jnp.clip(jax.nn.sigmoid(x), 0.05, 0.95), (a,), (t,))[1]
+                          / jnp.clip(jax.nn.sigmoid(b), 0.05, 0.95))
+    out = one(fn, box([0.0], [0.0]), box([-INF], [INF]), t1)
+    assert out.hi[0] >= 0.25 / 0.05
+    # log(1 + p), not log(1 - p): d = t s (1 - s) w / (1 + p) is positive, the relation's range [-U, 0] is not
+    fn = lambda a, t: jax.jvp(lambda x: jnp.log1p(jnp.clip(jax.nn.sigmoid(x), 0.1, 0.9)), (a,), (t,))[1]
+    out = one(fn, box([0.0], [0.0]), t1)
+    assert out.hi[0] >= 0.25 / 1.5
+
+
+# ---------------------------------------------------------------------------
+# more cases: the plate's own index, the norm axis sliced or squeezed, the relational rules' other operand orders
+# and their paths through conversions and structural ops, and the intersection with the box rule
+
+
+def test_gather_at_the_plates_own_index_is_the_operand_itself():
+    # X[arange(m)] (NumPyro's plate index): element i is record i, so the form of the record is kept
+    x = data_input((1, 3), "X", -1.0, 1.0)
+    out = rec(lambda v: v[jnp.arange(v.shape[0])], [("m", 3)], [F32], [x], 5)
+    assert out is x
+    # X[arange(m) + 1] is the next record: no form
+    out = rec(lambda v: v.at[jnp.arange(v.shape[0]) + 1].get(mode="clip"), [("m", 3)], [F32], [x], 5)
+    assert out.lin is None
+    eq(out, [[-1.0] * 3], [[1.0] * 3])
+
+
+def test_norm_facts_when_the_norm_axis_is_sliced_or_squeezed():
+    table = np.array([[3.0, 4.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 12.0, 0.0]], np.float32)
+    row = lambda i: jnp.asarray(table)[i]
+    near = lambda v, x: x <= v <= x * (1 + 1e-15)
+    # a part of each row has at most the row's norm: the fact is kept along the norm axis as it was
+    out = one(lambda i: row(i)[:, 1:3], box([0.0, 2.0], [1.0, 2.0]), dtypes=[I32])
+    assert out.nrm[1].shape == (2, 1) and near(out.nrm[1][0, 0], 5.0) and near(out.nrm[1][1, 0], 12.0)
+    out = one(lambda i: row(i)[:, ::2], box([0.0, 2.0], [1.0, 2.0]), dtypes=[I32])
+    assert out.nrm[1].shape == (2, 1) and near(out.nrm[1][1, 0], 12.0)
+    # the norm axis squeezed away (a one-column table): no fact along it remains
+    col = np.array([[2.0], [3.0]], np.float32)
+    out = one(lambda i: lax.squeeze(jnp.asarray(col)[i], (1,)), box([0.0], [1.0]), dtypes=[I32])
+    assert not out.nrm or 1 not in out.nrm
+    eq(out, [2.0], [3.0])
+
+
+def test_relations_through_value_preserving_steps_and_their_near_misses():
+    # u (1 - u) with both sides reshaped the same way: the same values at the same positions
+    out = one(lambda u: u.reshape(2, 2) * (1.0 - u).reshape(2, 2), box([0.0] * 4, [1.0] * 4))
+    eq(out, [[0.0, 0.0]] * 2, [[0.25, 0.25]] * 2)
+    out = one(lambda u: lax.broadcast_in_dim(u, (2, 3), (1,)) * lax.broadcast_in_dim(1.0 - u, (2, 3), (1,)),
+              box([0.0] * 3, [1.0] * 3))
+    eq(out, [[0.0] * 3] * 2, [[0.25] * 3] * 2)
+    # one side transposed: u[i, j] (1 - u[j, i]) reaches 1 (1 - 0) = 1
+    out = one(lambda u: u * (1.0 - u).T, box(np.zeros((2, 2)), np.ones((2, 2))))
+    assert np.all(out.hi >= 1.0)
+    # one side reversed (not value-preserving position by position): reaches 1
+    out = one(lambda u: u * lax.rev(1.0 - u, (0,)), box(np.zeros(2), np.ones(2)))
+    assert np.all(out.hi >= 1.0)
+    # a conversion to an integer is not value-preserving: floor(u) (1 - u) ... with u in [1, 2.5]: 2 (1 - 2) = -2
+    out = one(lambda u: u.astype(I32).astype(F32) * (1.0 - u), box([1.0], [2.5]))
+    assert out.lo[0] <= -2.0 * 1.5
+    # a scalar broadcast on both sides is one value everywhere
+    out = one(lambda u: jnp.broadcast_to(u, (3,)) * jnp.broadcast_to(1.0 - u, (3,)), box(0.0, 1.0))
+    eq(out, [0.0] * 3, [0.25] * 3)
+
+
+def test_concave_product_vertex_value_is_rounded_up():
+    # u (0.2 - u), u in [0, 1]: vertex at 0.1 with value 0.1^2 (rounded up), the smaller end 1 (0.2 - 1)
+    out = one(lambda u: u * (0.2 - u), box([0.0], [1.0]))
+    c = Fraction(np.float32(0.2).item())                    # the literal is float32
+    v = c / 2
+    assert out.hi[0] == ceil_float(v * v)
+    assert out.lo[0] == floor_float(c - 1)
+
+
+def test_relation_and_box_rule_are_intersected():
+    # a point e = c = 1: the box rule gives 1/2 one float out (the reciprocal's rounding), the relation two floats
+    # out: the result is the tighter of the two at each end
+    out = one(lambda t, e, c: (t * e) / (e + c), box([1.0], [1.0]), box([1.0], [1.0]), box([1.0], [1.0]))
+    eq(out, [dn(0.5)], [up(0.5)])
+    # the relation bounds what the box rule leaves unbounded, and then names no equation
+    # a - logaddexp(a, 0) for a >= 0: the box rule gives [-inf, inf], the relation [-log 2, 0]
+    out = one(lambda a: a - jnp.logaddexp(a, 0.0), box([0.0], [INF]))
+    assert out.why is None and out.hi[0] == 0.0 and dn(-math.log(2.0), 6) <= out.lo[0] <= -math.log(2.0)
+    # still unbounded on one side: the reason is kept
+    out = one(lambda u: u * (1.0 - u), box([-INF], [0.25]))
+    assert out.why is not None
+
+
+def test_cancel_factor_through_a_float_conversion_and_a_zero_end():
+    # the numerator converted float32 -> float16 -> float32 (the same value for the analysis): t
+    out = one(lambda t, d: (t * d).astype(jnp.float16).astype(F32) / d, box([1.0], [2.0]), box([0.5], [4.0]))
+    eq(out, [1.0], [2.0])
+    # d's box ends at 0: d may be 0, no relation
+    out = one(lambda t, d: (t * d) / d, box([1.0], [2.0]), box([-1.0], [0.0]))
+    assert not out.bounded()
+    # the same variable as a plain factor in a sum of products is not a factor of the numerator
+    out = one(lambda t, d: (t * d + d) / d, box([1.0], [1.0]), box([1.0], [2.0]))
+    assert out.hi[0] >= 2.0
+
+
+def test_a_function_named_logaddexp_that_is_not_jaxs_gets_no_logaddexp_rule():
+    @jax.custom_jvp
+    def logaddexp(a, b):             # the name, a custom derivative, another value: a + b + 10
+        return a + b + 10.0
+
+    @logaddexp.defjvp
+    def _jvp(primals, tangents):
+        return logaddexp(*primals), tangents[0] + tangents[1]
+    out = one(lambda a, b: logaddexp(a, b), box([0.0], [1.0]), box([0.0], [1.0]))
+    assert out.lo[0] <= 10.0 and out.hi[0] >= 12.0
+    out = one(lambda a, b: a - logaddexp(a, b), box([0.0], [1.0]), box([0.0], [1.0]))
+    assert out.lo[0] <= -11.0 and out.hi[0] >= -10.0
+
+
+def test_jax_logaddexp_box_is_max_to_logaddexp_of_the_upper_ends():
+    # [max(a_lo, b_lo), logaddexp(a_hi, b_hi)], 4 floats out, intersected with the body's box (whose NaN branch
+    # joins a + b: lower end -1 here, upper 3)
+    out = one(lambda a, b: jnp.logaddexp(a, b), box([0.0], [1.0]), box([-1.0], [2.0]))
+    eq(out, [dn(0.0, 4)], [up(np.logaddexp(1.0, 2.0), 4)])
+    out = one(lambda a, b: jnp.logaddexp(a, b), box([5.0], [6.0]), box([-1.0], [2.0]))
+    assert out.lo[0] == dn(5.0, 4) and out.hi[0] == up(np.logaddexp(6.0, 2.0), 4)
+
+
+def test_softplus_parts_in_other_operand_orders():
+    def swapped(a, t):
+        e = jnp.exp(-jnp.abs(a))
+        c = jax.jvp(lambda x: jnp.clip(x, 0), (a,), (t,))[1]
+        return (e * -lax.select(a >= 0, t, -t)) / (1.0 + e) + c
+    out = one(swapped, box([0.5], [2.0]), box([1.0], [1.0]))
+    assert dn(sig(0.5), 6) <= out.lo[0] <= dn(sig(0.5), 3) and up(sig(2.0), 3) <= out.hi[0] <= up(sig(2.0), 6)
+
+
+def test_clipped_sigmoid_log_nested_clips_and_powers():
+    full, t1 = box([-INF], [INF]), box([1.0], [1.0])
+    nested = lambda c: jnp.clip(jnp.clip(jax.nn.sigmoid(c), 0.1, 0.9), 0.05, 0.8)
+    # the tightest ends of the clips: L = 0.1, U = 0.8 (jnp.clip keeps the Python floats as weakly typed literals)
+    out = one(lambda a, t: jax.jvp(lambda x: jnp.log(nested(x)), (a,), (t,))[1], full, t1)
+    eq(out, [0.0], [up(1.0 - 0.1, 2)])
+    out = one(lambda a, t: jax.jvp(lambda x: jnp.log1p(-nested(x)), (a,), (t,))[1], full, t1)
+    eq(out, [-up(0.8, 3)], [0.0])
+    # p = s^k clipped to [L, U]: d log p = t k (1 - s) with s >= L^(1/k) (2 floats down); d log(1 - p) = -t k s^k /
+    # (1 + ... + s^(k-1)) at s = U^(1/k) (2 floats up), 3 floats out
+    lo_c, hi_c = 1e-6, 1.0 - 1e-3
+    L, U = lo_c, hi_c
+    for k in (2, 3):
+        out = one(lambda a, t: jax.jvp(lambda x: jnp.log(jnp.clip(jax.nn.sigmoid(x) ** k, lo_c, hi_c)), (a,), (t,))[1],
+                  full, t1)
+        Lk = dn(L ** (1.0 / k), 2)
+        eq(out, [0.0], [up(k * (1.0 - Lk), 2)])
+        out = one(lambda a, t: jax.jvp(lambda x: jnp.log1p(-jnp.clip(jax.nn.sigmoid(x) ** k, lo_c, hi_c)), (a,),
+                                       (t,))[1], full, t1)
+        Uk = min(1.0, up(U ** (1.0 / k), 2))
+        g = k * Uk ** k / sum(Uk ** j for j in range(k))
+        eq(out, [-up(g, 3)], [0.0])
+
+
+def test_softplus_parts_upper_end_below_minus_700_is_not_zero():
+    # regression: for r_hi <= -700 the upper end was taken as 0 (+ 4 floats = 2.5e-323), while sigmoid(-720) is
+    # 2.03e-313; now e^r_hi (above sigmoid(r_hi)), 4 floats out.  Checked against 50-digit mpmath over random boxes
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 50
+    fn = lambda a, t: jax.jvp(lambda x: jnp.clip(x, 0) + jnp.log1p(jnp.exp(-jnp.abs(x))), (a,), (t,))[1]
+    closed = jax.make_jaxpr(fn)(jax.ShapeDtypeStruct((1,), F32), jax.ShapeDtypeStruct((1,), F32))
+    exact = lambda x: 1 / (1 + mpmath.exp(-mpmath.mpf(x)))
+    out = Run(Bounds(), {"m": 1}).program(closed, [box([-730.0], [-720.0]), box([1.0], [1.0])])[0]
+    assert mpmath.mpf(float(out.hi[0])) >= exact(-720.0) and out.hi[0] <= up(math.exp(-720.0), 4)
+    assert mpmath.mpf(float(out.lo[0])) <= exact(-730.0)
+    rng = np.random.default_rng(8)
+    for _ in range(60):
+        lo, hi = np.sort(rng.uniform(-800.0, 40.0, 2))
+        out = Run(Bounds(), {"m": 1}).program(closed, [box([lo], [hi]), box([1.0], [1.0])])[0]
+        assert mpmath.mpf(float(out.hi[0])) >= exact(hi), (lo, hi, out.hi)
+        assert mpmath.mpf(float(out.lo[0])) <= (0 if lo <= 0.0 <= hi else exact(lo)), (lo, hi, out.lo)
+
+
+def _clip_log(a, t, tv_fn=None, lo=0.05, hi=0.95, one_minus=False, clip=None):
+    """JAX's derivative of log(clip(sigmoid(a), lo, hi)) (or log(1 - clip(...))) written out: the clip's value P and
+    derivative T for the tangent tv = t (s (1 - s)), then T / P (or -T / (-P + 1)); each argument replaces one piece."""
+    s = jax.nn.sigmoid(a)
+    tv = (tv_fn or (lambda s_, t_: t_ * (s_ * (1.0 - s_))))(s, t)
+    P, T = jax.jvp(lambda x: (clip or jnp.clip)(x, lo, hi), (s,), (tv,))
+    return (-T) / (-P + 1.0) if one_minus else T / P
+
+
+def test_clipped_sigmoid_log_written_out_and_in_other_orders():
+    full, t1 = box([-INF], [INF]), box([1.0], [1.0])
+    variants = [None, lambda s, t: (s * (1.0 - s)) * t, lambda s, t: t * ((1.0 - s) * s)]
+    for tv_fn in variants:
+        eq(one(lambda a, t: _clip_log(a, t, tv_fn), full, t1), [0.0], [up(1.0 - 0.05, 2)])
+        eq(one(lambda a, t: _clip_log(a, t, tv_fn, one_minus=True), full, t1), [-up(0.95, 3)], [0.0])
+
+
+def test_clipped_sigmoid_log_near_misses_of_the_tangent_and_the_clip():
+    t1, zero = box([1.0], [1.0]), box([0.0], [0.0])
+    # the tangent t s (2 - s): T / P = t (2 - s) = 1.5 at s = 1/2
+    out = one(lambda a, t: _clip_log(a, t, lambda s, t_: t_ * (s * (2.0 - s))), zero, t1)
+    assert out.hi[0] >= 1.5
+    # the tangent t (s 3): T / P = 3
+    out = one(lambda a, t: _clip_log(a, t, lambda s, t_: t_ * (s * 3.0)), zero, t1)
+    assert out.hi[0] >= 3.0
+    # the tangent t (s (1 - w)) with w another sigmoid: 1 - w may be 1 where 1 - s = 1/2
+    out = one(lambda a, b, t: _clip_log(a, t, lambda s, t_: t_ * (s * (1.0 - jax.nn.sigmoid(b)))), zero,
+              box([-INF], [INF]), t1)
+    assert out.hi[0] >= 1.0 - 1e-6
+
+    # a function with a clip's body and arguments under another name, doubling: P = 2 clip(s); at a = -1,
+    # -T / (1 - P) = -2 s (1 - s) / (1 - 2 s) = -0.85, below the claim -s_hi = -0.27
+    def notclip(x, lo, hi):
+        return jnp.minimum(jnp.maximum(x, lo), hi) * 2.0
+    s1 = sig(-1.0)
+    want = -2.0 * s1 * (1.0 - s1) / (1.0 - 2.0 * s1)
+    out = one(lambda a, t: _clip_log(a, t, one_minus=True, clip=jax.jit(notclip)), box([-1.0], [-1.0]), t1)
+    assert out.lo[0] <= want + 1e-6
+
+    # a jit named clip whose body has no min: P = 2 max(s, lo)
+    def clip(x, lo, hi):
+        return jnp.maximum(x, lo) * 2.0 + 0.0 * hi
+    out = one(lambda a, t: _clip_log(a, t, one_minus=True, clip=jax.jit(clip)), box([-1.0], [-1.0]), t1)
+    assert out.lo[0] <= want + 1e-6
+
+
+def test_gather_of_a_window_of_records_is_the_hull_or_unknown_when_filled():
+    # a window of 2 records (slice size 2 along the record axis, which the one slot cannot hold): every entry of
+    # the operand when clipped; filled with -9 (a window past the m records): the fill value too
+    (sym,) = export.symbolic_shape("m", constraints=("m >= 2",))
+    dn_ = lax.GatherDimensionNumbers(offset_dims=(1, 2), collapsed_slice_dims=(), start_index_map=(0,))
+    x = box([[0.0, 0.5, 0.25]], [[1.0, 0.75, 2.0]])
+    for mode, want_lo in (("clip", 0.0), ("fill", -9.0)):
+        fn = lambda v, i: lax.gather(v, i[:, None], dn_, (2, 3), mode=mode,
+                                     fill_value=-9.0 if mode == "fill" else None)
+        closed = jax.make_jaxpr(fn)(jax.ShapeDtypeStruct((sym, 3), F32), jax.ShapeDtypeStruct((1,), I32))
+        out = Run(Bounds(), {"m": 5}).program(closed, [x, box([1.0], [4.0])])[0]
+        assert out.shape == (1, 2, 3)
+        assert np.all(out.lo <= want_lo) and np.all(out.hi >= 2.0)
+        if mode == "clip":
+            eq(out, np.zeros((1, 2, 3)), np.full((1, 2, 3), 2.0))
+
+
+def test_norm_facts_through_3d_transpose_rev_and_strided_slices():
+    near = lambda v, x: x <= v <= x * (1 + 1e-15)
+    # a (4, 2, 3) table, two blocks gathered: (2, 2, 3), rows along axis 2 with norms n[b, r]
+    t = np.zeros((4, 2, 3), np.float32)
+    t[0, 0, 0], t[0, 1, :2], t[3, 0, 2], t[3, 1] = 2.0, [3.0, 4.0], 7.0, [2.0, 3.0, 6.0]
+    norms = {(0, 0): 2.0, (0, 1): 5.0, (3, 0): 7.0, (3, 1): 7.0}
+    blocks = lambda i: jnp.asarray(t)[i]
+    idx = box([0.0, 3.0], [0.0, 3.0])
+    # transpose (1, 0, 2): the fact's axes move the same way (not reversed)
+    # (the gather gives facts along both offset axes 1 and 2; axis 1's moves to 0)
+    out = one(lambda i: jnp.transpose(blocks(i), (1, 0, 2)), idx, dtypes=[I32])
+    assert set(out.nrm) == {0, 2} and out.nrm[2].shape == (2, 2, 1) and out.nrm[0].shape == (1, 2, 3)
+    assert near(out.nrm[2][1, 0, 0], norms[(0, 1)]) and near(out.nrm[2][0, 1, 0], norms[(3, 0)])
+    # transpose (2, 0, 1): the norm axis becomes axis 0
+    out = one(lambda i: jnp.transpose(blocks(i), (2, 0, 1)), idx, dtypes=[I32])
+    assert set(out.nrm) == {0, 2} and out.nrm[0].shape == (1, 2, 2) and near(out.nrm[0][0, 0, 1], norms[(0, 1)])
+    assert out.nrm[2].shape == (3, 2, 1)
+    # reversing axis 0 only: block order flips, row order within a block does not
+    out = one(lambda i: lax.rev(blocks(i), (0,)), idx, dtypes=[I32])
+    assert near(out.nrm[2][0, 0, 0], norms[(3, 0)]) and near(out.nrm[2][1, 1, 0], norms[(0, 1)])
+    assert near(out.nrm[2][1, 0, 0], norms[(0, 0)])
+    # a strided slice of the rows of a 3-row gather: rows 0 and 2; a slice with a limit: rows 0 and 1
+    table = np.array([[3.0, 4.0], [1.0, 0.0], [0.0, 12.0]], np.float32)
+    rows = lambda i: jnp.asarray(table)[i]
+    i3 = box([0.0, 1.0, 2.0], [0.0, 1.0, 2.0])
+    out = one(lambda i: rows(i)[::2], i3, dtypes=[I32])
+    assert out.nrm[1].shape == (2, 1) and near(out.nrm[1][0, 0], 5.0) and near(out.nrm[1][1, 0], 12.0)
+    out = one(lambda i: rows(i)[0:2], i3, dtypes=[I32])
+    assert out.nrm[1].shape == (2, 1) and near(out.nrm[1][0, 0], 5.0) and near(out.nrm[1][1, 0], 1.0)
+
+
+def test_norm_facts_of_two_axes_one_dropped_one_kept():
+    # a (3, 1, 2) table gathered at one index: (1, 1, 2) with facts along axes 1 and 2
+    t = np.array([[[3.0, 4.0]], [[1.0, 0.0]], [[0.0, 2.0]]], np.float32)
+    g = lambda i: jnp.asarray(t)[i]
+    out = one(g, box([0.0], [2.0]), dtypes=[I32])
+    assert set(out.nrm) == {1, 2}
+    # squeezing axis 1 drops its fact and renumbers the other
+    out = one(lambda i: lax.squeeze(g(i), (1,)), box([0.0], [2.0]), dtypes=[I32])
+    assert set(out.nrm) == {1} and 5.0 <= out.nrm[1][0, 0] <= 5.0 * (1 + 1e-15)
+    # broadcasting axis 1 to the records drops its fact (m unknown to the op), keeps axis 2's
+    (sym,) = export.symbolic_shape("m")
+    closed = jax.make_jaxpr(lambda i: lax.broadcast_in_dim(g(i), (1, sym, 2), (0, 1, 2)))(
+        jax.ShapeDtypeStruct((1,), I32))
+    out = Run(Bounds(), {"m": 9}).program(closed, [box([0.0], [2.0])])[0]
+    assert set(out.nrm) == {2} and 5.0 <= out.nrm[2].max() <= 5.0 * (1 + 1e-15)
+    # broadcasting axis 1 from 1 to 2: two copies, sqrt(2) times the norm of one entry (4, 1 or 2: at most 4)
+    out = one(lambda i: jnp.broadcast_to(g(i), (1, 2, 2)), box([0.0], [2.0]), dtypes=[I32])
+    assert Fraction(float(out.nrm[1].max())) ** 2 >= 2 * 16 and out.nrm[1].max() <= 4 * math.sqrt(2) * (1 + 1e-14)
+    assert 5.0 <= out.nrm[2].max() <= 5.0 * (1 + 1e-15)
+
+
+def test_ratio_of_sum_sum_numerator_and_form_at_a_zero_end():
+    # (t + e) / (e + c) is not t e / (e + c): with t = 1, c = 1 it is 1 for every e, above r_hi = 2/3 at e <= 2
+    out = one(lambda t, e, c: (t + e) / (e + c), box([1.0], [1.0]), box([1.0], [2.0]), box([1.0], [1.0]))
+    assert out.lo[0] <= 1.0 <= out.hi[0]
+    # e may be 0: the form of t is scaled by r in [0, 1/2] exactly at its lower end (not 2 floats below 0)
+    x = data_input((1, 2), "X", -1.0, 1.0)
+    out = one(lambda t, e: (t * e) / (e + 1.0), x, box([[0.0, 0.0]], [[1.0, 1.0]]))
+    lo, hi = out.lin.A["X"]
+    np.testing.assert_array_equal(lo[0], np.zeros((2, 2)))
+    np.testing.assert_array_equal(hi[0], np.diag([up(0.5, 2)] * 2))
+
+
+# ---------------------------------------------------------------------------
+# cases from the mutation run's survivors (docs/mutation.md, "### bounds", second pass)
+
+
+def test_clipped_sigmoid_log_more_near_misses():
+    t1 = box([1.0], [1.0])
+    # dividing the clip's derivative by itself: 1 (where T != 0), above 1 - L = 0.95
+    out = one(lambda a, t: (lambda P, T: T / T)(*jax.jvp(lambda x: jnp.clip(x, 0.05, 0.95), (jax.nn.sigmoid(a),),
+                                                          (t * (jax.nn.sigmoid(a) * (1.0 - jax.nn.sigmoid(a))),))),
+              box([0.0], [0.0]), t1)
+    assert out.hi[0] >= 1.0
+    # the tangent t + s (1 - s) (a sum): at s = 0.06, (1 + 0.0564) / 0.06 = 17.6
+    a6 = math.log(0.06 / 0.94)
+    out = one(lambda a, t: _clip_log(a, t, lambda s, t_: t_ + s * (1.0 - s)), box([a6], [a6]), t1)
+    assert out.hi[0] >= (1.0 + 0.06 * 0.94) / 0.06 - 1e-3
+    # log(1 + p) of nested clips: positive, not in [-U, 0]
+    nested = lambda c: jnp.clip(jnp.clip(jax.nn.sigmoid(c), 0.1, 0.9), 0.05, 0.8)
+    out = one(lambda a, t: jax.jvp(lambda x: jnp.log1p(nested(x)), (a,), (t,))[1], box([0.0], [0.0]), t1)
+    assert out.hi[0] >= 0.25 / 1.5
+    # a clip to one point [1/2, 1/2] at s = 1/2: both weights 1/2, so T = t s (1 - s) / 4 = 1/16 and T / P = 1/8
+    out = one(lambda a, t: _clip_log(a, t, lo=0.5, hi=0.5), box([0.0], [0.0]), t1)
+    assert out.hi[0] >= 0.125
+    # s's range outside the clip (s >= 0.97 > 0.95): every weight 0, the derivative 0 exactly
+    out = one(lambda a, t: _clip_log(a, t), box([3.5], [4.5]), t1)
+    eq(out, [0.0], [0.0])
+    out = one(lambda a, t: _clip_log(a, t, one_minus=True), box([3.5], [4.5]), t1)
+    eq(out, [0.0], [0.0])
+    # a clip whose lower end is 0: in float32 sigmoid(-200) is 0, so p = 0 and the derivative 0 / 0 is NaN; no
+    # finite bound holds for the program as run (the relation needs lo > 0, and hi < 1 for log(1 - p))
+    fn = lambda a, t: jax.jvp(lambda x: jnp.log(jnp.clip(jax.nn.sigmoid(x), 0.0, 0.9)), (a,), (t,))[1]
+    assert not one(fn, box([-INF], [INF]), t1).bounded()
+    fn = lambda a, t: jax.jvp(lambda x: jnp.log1p(-jnp.clip(jax.nn.sigmoid(x), 0.1, 1.0)), (a,), (t,))[1]
+    assert not one(fn, box([-INF], [INF]), t1).bounded()
+
+
+def test_clipped_sigmoid_log_of_the_fourth_power():
+    full, t1 = box([-INF], [INF]), box([1.0], [1.0])
+    out = one(lambda a, t: jax.jvp(lambda x: jnp.log(jnp.clip(jax.nn.sigmoid(x) ** 4, 1e-6, 1.0 - 1e-3)), (a,),
+                                   (t,))[1], full, t1)
+    eq(out, [0.0], [up(4 * (1.0 - dn(1e-6 ** 0.25, 2)), 2)])
+
+
+def test_cancel_factor_needs_the_same_steps_with_the_same_parameters():
+    # t x_j / x_i: the numerator's x broadcast along another axis than the denominator's, reaching 2 / 1
+    def prog(t, x):
+        d = lax.broadcast_in_dim(x, (2, 2), (0,))
+        return (t * lax.broadcast_in_dim(x, (2, 2), (1,))) / d
+    out = one(prog, box(np.ones((2, 2)), np.ones((2, 2))), box([1.0, 1.0], [2.0, 2.0]))
+    assert np.all(out.hi >= 2.0) and np.all(out.lo <= 0.5)
+
+
+def test_cancel_factor_does_not_look_through_an_integer_conversion():
+    # trunc(t d) / d with t = 1, d = 1.5: 1 / 1.5, not 1
+    out = one(lambda t, d: (t * d).astype(I32).astype(F32) / d, box([1.0], [1.0]), box([1.5], [2.5]))
+    assert out.lo[0] <= 1.0 / 1.5
+
+
+def test_logaddexp_box_keeps_the_bodys_form_and_names_an_unbounded_end():
+    # softplus(x) = c + a x with a in [0, 1], c in [0, log 2]: the body's form is kept
+    x = data_input((1, 3), "X", -1.0, 1.0)
+    out = one(lambda v: jnp.logaddexp(v, 0.0), x)
+    np.testing.assert_array_equal(out.lin.A["X"][1][0], np.eye(3))
+    np.testing.assert_array_equal(out.lin.A["X"][0][0], np.zeros((3, 3)))
+    # a bounded result (the body's NaN branch a + b is unbounded below, the rule's max(a, b) is not): no reason
+    out = one(lambda a, b: jnp.logaddexp(a, b), box([-INF], [0.0]), box([0.0], [1.0]))
+    assert out.bounded() and out.why is None and out.lo[0] == dn(0.0, 4)
+    # unbounded above: the reason is kept
+    out = one(lambda a, b: jnp.logaddexp(a, b), box([0.0], [INF]), box([0.0], [1.0]))
+    assert out.hi[0] == INF and out.why is not None and dn(0.0, 4) <= out.lo[0] <= 0.0
+
+
+def test_unbounded_results_of_the_indexing_rules_name_their_equation():
+    top1 = Bound(np.array([-INF]), np.array([1.0]))
+    op = box([0.0, 1.0, 2.0], [0.5, 1.5, 2.5])
+    for fn, ins, dts, shp, name in (
+            (lambda a, u, i: a.at[i].set(u), [op, top1, box([0], [2])], [F32, F32, I32], None, "scatter"),
+            (lambda a, u, i: lax.dynamic_update_slice(a, u, (i,)), [op, top1, box(0.0, 2.0)], [F32, F32, I32],
+             [(3,), (1,), ()], "dynamic_update_slice"),
+            (lambda a, i: lax.dynamic_slice(a, (i,), (2,)), [Bound(np.array([-INF, 0.0, 1.0]), np.ones(3) * 2.0),
+                                                             box(0.0, 1.0)], [F32, I32], [(3,), ()], "dynamic_slice"),
+            # an unbounded start: lax.dynamic_slice's own index normalisation (i + 3 where i < 0) is unbounded
+            # first, and names itself
+            (lambda a, i: lax.dynamic_slice(a, (i,), (2,)), [Bound(np.array([-INF, 0.0, 1.0]), np.ones(3) * 2.0),
+                                                             Bound(np.float64(-INF), np.float64(INF))],
+             [F32, I32], [(3,), ()], "add")):
+        out = one(fn, *ins, dtypes=dts, shapes=shp)
+        assert not out.bounded() and out.why is not None and out.why.primitive.name == name, (name, out.why)
+
+
+def test_dynamic_slice_start_boxes_half_unbounded_wide_and_in_many_axes():
+    op = box([0.0, 10.0, 20.0, 30.0, 40.0], [1.0, 11.0, 21.0, 31.0, 41.0])
+    ds = lambda a, i: lax.dynamic_slice(a, (i,), (2,))
+    # a start unbounded on one side, or wider than the enumeration limit: every entry (the hull)
+    for s in (Bound(np.float64(1.0), np.float64(INF)), Bound(np.float64(-INF), np.float64(1.0)), box(0.0, 5000.0)):
+        out = one(ds, op, s, dtypes=[F32, I32], shapes=[(5,), ()])
+        eq(out, [0.0, 0.0], [41.0, 41.0])
+    # two start axes with 70 x 70 clamped starts (more than 4096 combinations): the hull
+    big = box(np.arange(70 * 70.0).reshape(70, 70), np.arange(70 * 70.0).reshape(70, 70) + 0.5)
+    out = one(lambda a, i, j: lax.dynamic_slice(a, (i, j), (1, 1)), big, box(0.0, 69.0), box(0.0, 69.0),
+              dtypes=[F32, I32, I32], shapes=[(70, 70), (), ()])
+    eq(out, [[0.0]], [[70 * 70 - 1 + 0.5]])
+    # a window of m - 1 records starting at 0 or 1 reads shifted records: no form
+    (sym,) = export.symbolic_shape("m", constraints=("m >= 2",))
+    closed = jax.make_jaxpr(lambda v, i: lax.dynamic_slice(v, (i, 0), (v.shape[0] - 1, 3)))(
+        jax.ShapeDtypeStruct((sym, 3), F32), jax.ShapeDtypeStruct((), I32))
+    out = Run(Bounds(), {"m": 4}).program(closed, [data_input((1, 3), "X", -1.0, 1.0), box(0.0, 1.0)])[0]
+    assert out.lin is None
+    eq(out, [[-1.0] * 3], [[1.0] * 3])
+
+
+def test_chains_through_conversions_reshapes_and_broadcasts():
+    # u (1 - u) with both sides converted float32 -> float16 (a float conversion: the same value): [0, 1/4]
+    out = one(lambda u: u.astype(jnp.float16) * (1.0 - u).astype(jnp.float16), box([0.0] * 2, [1.0] * 2))
+    eq(out, [0.0, 0.0], [0.25, 0.25])
+    # k (1 - k) with k = trunc(u) on both sides: the chain stops at the integer conversion, whose result is then the
+    # one value on both sides: u in [0, 3] gives the parabola's vertex 1/4 and the end 3 (1 - 3)
+    out = one(lambda u: (lambda k: k * (1.0 - k))(u.astype(I32).astype(F32)), box([0.0], [3.0]))
+    eq(out, [-6.0], [0.25])
+    # the same with a transposing reshape (reshape with `dimensions`), where the chain stops too
+    out = one(lambda u: (lambda r: r * (1.0 - r))(lax.reshape(u, (2, 2), dimensions=(1, 0))), box(np.zeros((2, 2)),
+              np.ones((2, 2))))
+    eq(out, np.zeros((2, 2)), np.full((2, 2), 0.25))
+    # a broadcast along another axis on one side: u_i (1 - u_j) reaches 1
+    out = one(lambda u: lax.broadcast_in_dim(u, (2, 2), (0,)) * lax.broadcast_in_dim(1.0 - u, (2, 2), (1,)),
+              box([0.0, 0.0], [1.0, 1.0]))
+    assert np.all(out.hi >= 1.0)
+
+
+def test_ratio_of_sum_with_steps_on_the_sum_and_on_its_operand():
+    # t q / d with e = broadcast(e0), d = reshape(e + c), q = reshape(broadcast(e0)): q's steps are e's then d's
+    def prog(t, e0, c):
+        e = lax.broadcast_in_dim(e0, (2, 2), (0,))
+        return (t * e.reshape(4)) / (e + c).reshape(4)
+    out = one(prog, box([1.0] * 4, [1.0] * 4), box([1.0, 1.0], [3.0, 3.0]), box(np.full((2, 2), 0.5),
+              np.full((2, 2), 2.0)))
+    eq(out, [dn(1.0 / 3.0, 2)] * 4, [up(3.0 / 3.5, 2)] * 4)
+
+
+def test_softplus_parts_form_where_the_select_is_not_decided():
+    # r in [-1, 1] (the select may give t or -t, the box rule's form has coefficients of both signs): the relation's
+    # form t [0, sigmoid(1)]
+    x = data_input((1, 2), "X", -1.0, 1.0)
+    out = one(lambda r, t: jax.jvp(lambda v: jnp.clip(v, 0) + jnp.log1p(jnp.exp(-jnp.abs(v))), (r,), (t,))[1],
+              box([[-1.0, -1.0]], [[1.0, 1.0]]), x)
+    lo, hi = out.lin.A["X"]
+    np.testing.assert_array_equal(lo[0], np.zeros((2, 2)))
+    assert np.all(np.diag(hi[0]) >= sig(1.0)) and np.all(np.diag(hi[0]) <= sig(1.0) + 1e-14)
+    assert hi[0][0, 1] == 0.0 and hi[0][1, 0] == 0.0
+
+
+def test_concave_product_matched_in_the_second_operand_order_and_its_rounded_ends():
+    # a b with b = 1 - x and a = 1 - b: (a, b) does not match (b = 1 - x, x is not a), (b, a) does: b (1 - b)
+    out = one(lambda x: (lambda b: (1.0 - b) * b)(1.0 - x), box([0.0], [1.0]))
+    eq(out, [0.0], [0.25])
+    # b = y - x with y not a number: (a, b) fails on the constant, (b, a) matches
+    out = one(lambda x, y: (lambda b: (1.0 - b) * b)(y - x), box([0.0], [1.0]), box([0.5], [1.5]))
+    eq(out, [-0.75], [0.25])
+    # u in [0.1, 0.3]: the smaller end value is at u = 0.1, 0.1 (1 - 0.1) with 1 - 0.1 rounded down, then the
+    # product rounded down
+    out = one(lambda u: u * (1.0 - u), box([0.1], [0.3]))
+    assert out.lo[0] == floor_float(Fraction(0.1) * Fraction(floor_float(1 - Fraction(0.1))))
+    # c is one number only if every entry holds it: c = (1, 2) gives u (2 - u) = 1 at u = 1 in entry 1
+    out = one(lambda u, c: u * (c - u), box([0.0, 0.0], [1.0, 1.0]), Bound.point(np.array([1.0, 2.0])))
+    assert out.hi[1] >= 1.0 and out.hi[0] >= 0.25
+
+
+def test_one_minus_square_needs_a_product_in_the_sum():
+    # (t + (t + u)) (1 - u) = (2 t + u)(1 - u): 2 at u = 0, not t (1 - u^2) <= 1
+    out = one(lambda t, u: (t + (t + u)) * (1.0 - u), box([1.0], [1.0]), box([0.0], [0.5]))
+    assert out.hi[0] >= 2.0
+
+
+def test_a_chain_does_not_pass_a_value_changing_conversion():
+    # u (0.5 - x) read through trunc on the sub's side: trunc(x) trunc(0.5 - x) with x in [1.2, 1.4] is
+    # 1 * trunc(-0.7..-0.9) = 0, while u (0.5 - u) with u = trunc(x) = 1 would be -0.5
+    out = one(lambda x: (lambda k: k(x) * k(0.5 - x))(lambda v: v.astype(I32).astype(F32)), box([1.2], [1.4]))
+    assert out.lo[0] <= 0.0 <= out.hi[0]
+    # the same with the integer product itself (the conversion to int32 is the last step on both sides)
+    out = one(lambda x: x.astype(I32) * (0.5 - x).astype(I32), box([1.2], [1.4]))
+    assert out.lo[0] <= 0.0 <= out.hi[0]
+
+
+def test_softplus_parts_needs_the_clips_derivative_from_jnp_clip():
+    t1 = box([1.0], [1.0])
+
+    # a jit of another name with a clip's arguments and a max: 2 max(a, 0); its derivative 2 t, the value 2 - ...
+    def notclip(x, lo):
+        return jnp.maximum(x, lo) * 2.0
+    out = one(lambda a, t: _bce(a, t, clip=lambda x: jax.jit(notclip)(x, 0)), box([1.0], [2.0]), t1)
+    assert out.hi[0] >= 2.0 - sig(-2.0) - 1e-6
+
+    # the clip's value instead of its derivative: max(a, 0) - t e/(1 + e) = a - sigmoid(-a) reaches 1.88 at a = 2
+    def value_not_tangent(a, t):
+        e = jnp.exp(-jnp.abs(a))
+        c = jax.jvp(lambda x: jnp.clip(x, 0), (a,), (t,))[0]
+        return c + (-lax.select(a >= 0, t, -t)) * e / (e + 1.0)
+    out = one(value_not_tangent, box([1.0], [2.0]), t1)
+    assert out.hi[0] >= 2.0 - sig(-2.0) - 1e-6
+
+
+def test_gather_of_a_column_of_the_records_keeps_their_form_and_names_unbounded_results():
+    # X[:, i] over the m records: the record axis is an offset axis, not indexed: positions are kept, and so is
+    # the form (entry i of each record)
+    x = data_input((1, 3), "X", -1.0, 1.0)
+    out = rec(lambda v, i: v[:, i], [("m", 3), ()], [F32, I32], [x, box(1.0, 2.0)], 4)
+    lo, hi = out.lin.A["X"]
+    np.testing.assert_array_equal(lo[0], [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(hi[0], [0.0, 1.0, 1.0])
+    # an unbounded operand read at an unbounded index: unbounded, with a reason (jnp's index normalisation, which is
+    # unbounded first)
+    out = one(lambda a, i: a[i], Bound(np.array([-INF, 0.0]), np.array([1.0, 2.0])),
+              Bound(np.array([-INF]), np.array([INF])), dtypes=[F32, I32])
+    assert not out.bounded() and out.why is not None
+    # a window of records: unbounded when filled, and named
+    (sym,) = export.symbolic_shape("m", constraints=("m >= 2",))
+    dn_ = lax.GatherDimensionNumbers(offset_dims=(1, 2), collapsed_slice_dims=(), start_index_map=(0,))
+    for mode, op in (("fill", box([[0.0, 0.5, 0.25]], [[1.0, 0.75, 2.0]])),
+                     ("clip", Bound(np.array([[-INF, 0.5, 0.25]]), np.array([[1.0, 0.75, 2.0]])))):
+        fn = lambda v, i: lax.gather(v, i[:, None], dn_, (2, 3), mode=mode, fill_value=-9.0 if mode == "fill" else None)
+        closed = jax.make_jaxpr(fn)(jax.ShapeDtypeStruct((sym, 3), F32), jax.ShapeDtypeStruct((1,), I32))
+        out = Run(Bounds(), {"m": 5}).program(closed, [op, box([1.0], [4.0])])[0]
+        assert not out.bounded() and out.why is not None and out.why.primitive.name == "gather", mode
+
+
+def test_softplus_parts_select_pieces_and_ends_at_zero():
+    t1 = box([1.0], [1.0])
+    # select(a >= 0, t, t * 1) (not -t): for a < 0 the value is -sigmoid(a) < 0
+    out = one(lambda a, t: _bce(a, t, neg=lambda v: v * 1.0), box([-2.0], [-1.0]), t1)
+    assert out.lo[0] <= -sig(-1.0)
+    # select(a >= 0, 2 t, -t): for a > 0 the value is 1 - 2 sigmoid(-a), 0.46 at a = 1, below sigmoid(1) = 0.73
+    out = one(lambda a, t: _bce(a, t, pos=lambda v: 2.0 * v), box([1.0], [2.0]), t1)
+    assert out.lo[0] <= 1.0 - 2.0 * sig(-1.0) + 1e-6
+    # select(a >= 1, ...) : on [0.5, 1) it takes -t, and the value is 1 + sigmoid(-a)
+    out = one(lambda a, t: _bce(a, t, pred=a >= 1.0), box([0.5], [0.9]), t1)
+    assert out.hi[0] >= 1.0 + sig(-0.9) - 1e-6
+    # r's box with 0 at one end: JAX's derivative at r = 0 is 0, so the lower end is 0
+    fn = lambda a, t: jax.jvp(lambda x: jnp.clip(x, 0) + jnp.log1p(jnp.exp(-jnp.abs(x))), (a,), (t,))[1]
+    for lo, hi in ((0.0, 2.0), (-2.0, 0.0)):
+        out = one(fn, box([lo], [hi]), t1)
+        assert out.lo[0] == 0.0 and out.hi[0] >= sig(hi), (lo, hi, out.lo, out.hi)
+
+
+def test_clipped_sigmoid_log_with_a_weight_in_the_numerator():
+    # y T / P and y (-T) / (1 - P): the weight's box multiplies the range (NumPyro's observation weights)
+    full, t1, y = box([-INF], [INF]), box([1.0], [1.0]), box([2.0], [3.0])
+
+    def weighted(a, t, w, one_minus=False):
+        s = jax.nn.sigmoid(a)
+        P, T = jax.jvp(lambda x: jnp.clip(x, 0.05, 0.95), (s,), (t * (s * (1.0 - s)),))
+        return (w * -T) / (-P + 1.0) if one_minus else (w * T) / P
+    fhi = up(1.0 - 0.05, 2)
+    eq(one(weighted, full, t1, y), [0.0], [ceil_float(3 * Fraction(fhi))])
+    g = up(0.95, 3)
+    eq(one(lambda a, t, w: weighted(a, t, w, True), full, t1, y), [floor_float(-3 * Fraction(g))], [0.0])
