@@ -49,6 +49,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
                                                   "tests/analysis/test_model_idioms.py",
                                                   "tests/analysis/test_soundness_property.py"]),
     "bounds": ("bayesdp/analysis/structure/bounds.py", ["tests/test_bounds_mutation.py",
+                                                        "tests/test_bounds_mutation_gather.py",
                                                         "tests/analysis/test_structure_bounds.py"]),
     "sensitivity": ("bayesdp/publish/sensitivity.py", ["tests/release/test_release_sensitivity.py"]),
     "noise": ("bayesdp/publish/noise.py", ["tests/release/test_noise_mutants.py", "tests/release/test_release_noise.py",
