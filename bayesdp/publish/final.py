@@ -58,9 +58,8 @@ def predicted_final_error(constants: Mapping[str, Any], dim: int, epsilon: float
     curvature ``lambda_p`` (:func:`~bayesdp.publish.path.curvature_proxy`) at the proxy temperature
     (:func:`final_inverse_temperature_proxy`).  A public prediction for the ``auto`` rule, not a bound.
 
-    Against :func:`~bayesdp.publish.path.predicted_path_error` (``2 k l2^2 grad_diff^2 / (mu^2 lambda_p^2)``) the
-    ratio is ``lambda_p / (2 m_K)``: the last draw is predicted to win when the records add less curvature than the
-    prior has (docs/release.md §10).
+    Against the long-run variance of a path release's average with half the chain burnt in, ``2 k l2^2 grad_diff^2 /
+    (mu^2 lambda_p^2)``, the ratio is ``lambda_p / (2 m_K)`` (docs/release.md §10.1).
 
     Args:
         constants: the analyzer's constants.
@@ -74,12 +73,11 @@ def predicted_final_error(constants: Mapping[str, Any], dim: int, epsilon: float
         the prediction, or None when a constant is not proven.
 
     Examples:
-        >>> from bayesdp.publish.path import predicted_path_error
         >>> c = {"total_strong_convexity": 4.0, "total_smoothness": 146.25, "grad_diff": 2.0}
         >>> f = predicted_final_error(c, 30, 1.0, 1e-5, 30, 1.0)
-        >>> p = predicted_path_error(c, 30, 1.0, 1e-5, 30, 1.0)
-        >>> round(f / p, 6) == round((4.0 + (146.25 - 4.0) / 120) / (2 * 4.0), 6)     # lambda_p / (2 m_K)
-        True
+        >>> lam, mu = 4.0 + (146.25 - 4.0) / 120, gdp_mu(1.0, 1e-5)               # lambda_p; beta = mu^2 m_K / 4
+        >>> round(f / (30 / (mu * mu * 4.0 / 4.0 * lam)), 9)
+        1.0
     """
     beta = final_inverse_temperature_proxy(constants, epsilon, delta)
     lam = curvature_proxy(constants, dim)

@@ -30,7 +30,7 @@ from ..mechanisms.registry import bound
 from .statistics import ReleasedValue, _clip_interval, two_sided_normal_quantile, with_error_intervals
 
 __all__ = ["path_certificate", "path_inverse_temperature", "gdp_mu", "path_num_steps", "curvature_proxy",
-           "predicted_path_error", "noiseless_items", "chain_noise_sd", "chain_error_items", "start_transient",
+           "noiseless_items", "chain_noise_sd", "chain_error_items", "start_transient",
            "heuristic_curvature", "ar1_average_variance", "transient_fraction", "skewness_bias_scale",
            "path_error_terms", "tune_path", "last_draw_error_terms", "start_bias_from_values"]
 
@@ -247,40 +247,6 @@ def path_num_steps(constants: Mapping[str, Any], dim: int, step_size: float | No
     g = float(step_size) if step_size is not None else 1.0 / float(L)
     n = math.ceil(PATH_RELAXATION_TIMES / (g * lam))
     return int(min(max(n, PATH_MIN_STEPS), PATH_MAX_STEPS))
-
-
-def predicted_path_error(constants: Mapping[str, Any], dim: int, epsilon: float, delta: float, num_coords: int,
-                         l2_lipschitz: float) -> float | None:
-    """Predicted squared error of a path release of a statistic with ``num_coords`` values and Euclidean constant
-    ``l2_lipschitz``: ``min(k, dim) l2^2 * 2 grad_diff^2 / (mu^2 lambda_p^2)`` — the variance of the average of an
-    Ornstein-Uhlenbeck path of curvature ``lambda_p`` at the inverse temperature the budget allows (``beta T =
-    2 mu^2 / grad_diff^2``, ``mu`` the GDP parameter of (epsilon, delta)).  A public prediction for the ``auto``
-    rule, not a bound.
-
-    Args:
-        constants: the analysis's constants (``grad_diff`` and those of :func:`curvature_proxy`).
-        dim: the number of parameters.
-        epsilon: > 0.
-        delta: in (0, 1).
-        num_coords: k, the statistic's number of values.
-        l2_lipschitz: the statistic's Euclidean constant.
-
-    Returns:
-        The predicted squared error, or None when the constants are not proven.
-
-    Examples:
-        >>> consts = {"total_smoothness": 126.0, "total_strong_convexity": 1.0, "grad_diff": 2.0}
-        >>> err = predicted_path_error(consts, 5, 1.0, 1e-5, num_coords=1, l2_lipschitz=1.0)
-        >>> round(err / (2 * 2.0 ** 2 / (gdp_mu(1.0, 1e-5) ** 2 * 7.25 ** 2)), 9)
-        1.0
-    """
-    lam = curvature_proxy(constants, dim)
-    gd = constants.get("grad_diff")
-    if lam is None or gd is None or not math.isfinite(l2_lipschitz):
-        return None
-    mu = gdp_mu(epsilon, delta)
-    return min(int(num_coords), int(dim)) * l2_lipschitz ** 2 * 2.0 * float(gd) ** 2 / (mu * mu * lam * lam)
-
 
 
 def chain_noise_sd(constants: Mapping[str, Any], dim: int, num_coords: int, l2_lipschitz: float,

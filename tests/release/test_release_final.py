@@ -16,7 +16,7 @@ from bayesdp.cli import main
 from bayesdp.errors import AssumptionError
 from bayesdp.publish.final import final_inverse_temperature_proxy, predicted_final_error
 from bayesdp.budget.ledger import Ledger
-from bayesdp.publish.path import gdp_mu, predicted_path_error
+from bayesdp.publish.path import gdp_mu
 from bayesdp.publish.spec import ChainOptions, ReleaseSpec
 from bayesdp.publish.statistics import SiteSpec, coordinate_means
 
@@ -42,11 +42,12 @@ def test_predictions_by_hand():
     assert final_inverse_temperature_proxy({"grad_diff": 2.0}, 1.0, 1e-5) is None
     lam_weak = 4.0 + (WEAK["total_smoothness"] - 4.0) / (4 * 30)          # 5.1854...
     assert predicted_final_error(WEAK, 30, 1.0, 1e-5, 30, 1.0) == pytest.approx(30 / (mu * mu * lam_weak), rel=1e-12)
-    # final / path = lambda_p / (2 m_K)
-    ratio = predicted_final_error(WEAK, 30, 1.0, 1e-5, 30, 1.0) / predicted_path_error(WEAK, 30, 1.0, 1e-5, 30, 1.0)
+    # against the half-burnt-in path's long-run variance 2 k grad_diff^2 / (mu^2 lambda_p^2): lambda_p / (2 m_K)
+    path = lambda c, lam, eps, delta, k: k * 2 * c["grad_diff"] ** 2 / (gdp_mu(eps, delta) ** 2 * lam ** 2)
+    ratio = predicted_final_error(WEAK, 30, 1.0, 1e-5, 30, 1.0) / path(WEAK, lam_weak, 1.0, 1e-5, 30)
     assert ratio == pytest.approx(lam_weak / 8.0, rel=1e-12)
     lam_strong = 1.0 + 125.0 / 20
-    ratio = predicted_final_error(STRONG, 5, 2.0, 1e-6, 5, 1.0) / predicted_path_error(STRONG, 5, 2.0, 1e-6, 5, 1.0)
+    ratio = predicted_final_error(STRONG, 5, 2.0, 1e-6, 5, 1.0) / path(STRONG, lam_strong, 2.0, 1e-6, 5)
     assert ratio == pytest.approx(lam_strong / 2.0, rel=1e-12)
 
 
