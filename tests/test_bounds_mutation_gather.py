@@ -35,24 +35,7 @@ I32 = jnp.int32
 INF = np.inf
 
 
-@pytest.fixture(autouse=True)
-def _raise_on_fp_errors():
-    with np.errstate(divide="raise", over="raise", invalid="raise"):
-        yield
-
-
-def dn(x, k=1):
-    x = np.float64(x)
-    for _ in range(k):
-        x = np.nextafter(x, -INF)
-    return x
-
-
-def up(x, k=1):
-    x = np.float64(x)
-    for _ in range(k):
-        x = np.nextafter(x, INF)
-    return x
+from _ulps import _raise_on_fp_errors, dn, up  # noqa: F401 (the autouse fixture applies here)
 
 
 def floor_float(q: Fraction) -> float:

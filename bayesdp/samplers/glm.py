@@ -31,6 +31,7 @@ each device's chains), the clipped and minibatch estimators keep the general pat
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -661,7 +662,5 @@ def _save_choice(disk_key: str, form: str) -> None:
             json.dump(saved, f)
         os.replace(tmp, folder / FORMS_FILE)
     except OSError:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
