@@ -33,7 +33,20 @@ COMPARE = "eq ne lt le gt ge".split()
 BOOL = "and or xor".split()
 INT_UNARY = "population_count clz".split()
 INT_BINARY = "shift_left shift_right_arithmetic shift_right_logical".split()
+def _one_minus_square_p():
+    """JAX 0.11.2's primitive (tanh's derivative); a primitive of that name where this JAX has none."""
+    from jax.extend.core import Primitive
+
+    prim = getattr(lax, "one_minus_square_p", None)
+    if prim is None:
+        prim = Primitive("one_minus_square")
+        prim.def_abstract_eval(lambda x: jax.core.ShapedArray(x.shape, x.dtype))
+    return prim
+
+
+_OMS = _one_minus_square_p()
 SPECIAL_ELEMENTWISE = {
+    "one_minus_square": lambda x: _OMS.bind(x),
     "not": lambda x: lax.bitwise_not(x > 0),
     "select_n": lambda x: lax.select_n(x > 0, x, -x),
     "clamp": lambda x: lax.clamp(0.0, x, 1.0),

@@ -149,7 +149,7 @@ def convert(run, eqn, ins):
 
 #: primitives continuous (and differentiated exactly by JAX almost everywhere) in their operands
 CONTINUOUS = set(("exp exp2 log log1p expm1 tanh logistic sin cos tan atan asin acos asinh acosh atanh sinh cosh "
-                  "sqrt rsqrt cbrt abs max min clamp integer_pow pow square erf erfc erf_inv lgamma digamma mul "
+                  "sqrt rsqrt cbrt abs max min clamp integer_pow pow square one_minus_square erf erfc erf_inv lgamma digamma mul "
                   "dot_general reduce_max reduce_min reduce_prod cumprod cummax cummin cumlogsumexp atan2 "
                   "logaddexp").split())
 
@@ -190,7 +190,7 @@ def custom_derivative(run, eqn, ins):
 #: primitives that map finite real operands to a finite real result for EVERY finite operand (real arithmetic)
 FINITE = set(("neg add sub mul dot_general add_any reduce_sum broadcast_in_dim reshape transpose squeeze slice "
               "concatenate stack unstack pad convert_element_type copy select_n exp tanh logistic sin cos abs max min clamp "
-              "reduce_max reduce_min square").split())
+              "reduce_max reduce_min square one_minus_square").split())
 
 
 def finite_everywhere(run, v, depth: int = 0) -> bool:

@@ -692,6 +692,32 @@ def _ipow_box(k):
     return box
 
 
+def _one_minus_square_box(a):
+    """1 - u^2 over u in [lo, hi]: 1 - M^2 <= 1 - u^2 <= 1 - m^2 with M = max |u| and m = min |u| (0 when the box
+    holds 0), each end written (1 - s)(1 + s) at the point s with every sum and product rounded outward (exact
+    where exact: 1 - 1 = 0, so tanh's box [-1, 1] gives [0, 1]); an infinite M gives -inf."""
+    lo, hi = a
+    big = np.maximum(np.abs(lo), np.abs(hi))
+    small = np.where((lo <= 0) & (hi >= 0), 0.0, np.minimum(np.abs(lo), np.abs(hi)))
+    ones = np.ones_like(big)
+
+    def at(s):
+        fin = np.isfinite(s)
+        s = np.where(fin, s, 0.0)
+        plo, phi = iv_mul(*iv_add(ones, ones, -s, -s), *iv_add(ones, ones, s, s))
+        return np.where(fin, plo, -INF), np.where(fin, phi, -INF)
+
+    return at(big)[0], at(small)[1]
+
+
+def one_minus_square_op(run, eqn, ins):
+    """The primitive ``one_minus_square(u)`` = 1 - u^2 (JAX 0.11.2 writes tanh's derivative as
+    ``t * one_minus_square(tanh(x))``; earlier versions as ``(t + t u)(1 - u)``, the relation
+    :func:`one_minus_square`): [1 - max u^2, 1 - min u^2], the square's box as ``integer_pow``'s and the
+    difference rounded outward, the same ends as that relation."""
+    return _elementwise_box(_one_minus_square_box)(run, eqn, ins)
+
+
 def integer_pow(run, eqn, ins):
     return _elementwise_box(_ipow_box(int(eqn.params["y"])))(run, eqn, ins)
 
@@ -2116,7 +2142,7 @@ except Exception:  # pragma: no cover
 RULES = {
     "custom_jvp_call": custom_jvp_call,
     "add": add, "add_any": add, "sub": sub, "neg": neg, "mul": mul, "div": div, "max": max_, "min": min_,
-    "clamp": clamp, "abs": abs_, "sign": sign, "integer_pow": integer_pow, "square": square, "pow": pow_,
+    "clamp": clamp, "abs": abs_, "sign": sign, "integer_pow": integer_pow, "square": square, "one_minus_square": one_minus_square_op, "pow": pow_,
     "select_n": select_n, "convert_element_type": convert, "copy": identity,
     "optimization_barrier": identity, "device_put": identity, "sharding_constraint": identity, "mesh_cast": identity, "reshard": identity,
     "stop_gradient": identity, "real": identity, "reduce_precision": reduce_precision,

@@ -422,7 +422,7 @@ def identity(run, eqn, ins):
 ELEMENTWISE = (
     "neg sign floor ceil round is_finite exp exp2 log log1p expm1 tanh logistic sin cos tan asin acos atan sinh "
     "cosh asinh acosh atanh sqrt rsqrt cbrt abs lgamma digamma igamma igammac igamma_grad_a "
-    "bessel_i0e bessel_i1e erf erfc erf_inv integer_pow pow square add sub mul div rem max min atan2 nextafter eq "
+    "bessel_i0e bessel_i1e erf erfc erf_inv integer_pow pow square one_minus_square add sub mul div rem max min atan2 nextafter eq "
     "ne lt le gt ge and or not xor shift_left shift_right_arithmetic shift_right_logical population_count clz "
     "select_n clamp convert_element_type add_any copy reduce_precision real imag conj complex polygamma "
     "zeta regularized_incomplete_beta sharding_constraint mesh_cast reshard stop_gradient"

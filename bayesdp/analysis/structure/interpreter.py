@@ -57,6 +57,7 @@ def is_dropvar(v) -> bool:
     return isinstance(v, cls)
 
 CALL_BODIES = {"jit": "jaxpr", "pjit": "jaxpr", "closed_call": "call_jaxpr", "core_call": "call_jaxpr",
+               "eval_jaxpr": "call_jaxpr",   # JAX after 0.11.0: closed_call and core_call became eval_jaxpr
                "remat": "jaxpr", "remat2": "jaxpr", "checkpoint": "jaxpr", "custom_jvp_call": "call_jaxpr",
                "custom_vjp_call": "call_jaxpr", "custom_vjp_call_jaxpr": "fun_jaxpr"}
 
@@ -489,7 +490,7 @@ class Run:
 
     def _scan(self, eqn, ins):
         p = eqn.params
-        nconst, ncarry = p["num_consts"], p["num_carry"]
+        nconst, ncarry = scan_counts(p)
         consts, init, xs = ins[:nconst], ins[nconst:nconst + ncarry], ins[nconst + ncarry:]
         body = p["jaxpr"]
         bj, _ = _open(body)
@@ -554,6 +555,16 @@ class Record:
                     f"{own} inside {w}"
             p = self.parent.get(id(p))
         return own
+
+
+def scan_counts(params) -> tuple[int, int]:
+    """(number of constants, number of carries) of a ``scan`` equation's ``params``: JAX < 0.11 names them
+    ``num_consts`` and ``num_carry``; JAX >= 0.11 gives ``ft_in``, a flat tree of the three groups (constants,
+    carry, scanned inputs), whose ``unpack()`` splits it and ``len`` counts a group's leaves."""
+    if "num_consts" in params:
+        return int(params["num_consts"]), int(params["num_carry"])
+    consts, carry, _xs = params["ft_in"].unpack()
+    return len(consts), len(carry)
 
 
 def _open(body):
