@@ -69,9 +69,12 @@ def add_arguments(parser) -> None:
         >>> p = argparse.ArgumentParser(prog="bayesdp bench samplers")
         >>> add_arguments(p)
         >>> vars(p.parse_args([]))
-        {'quick': False, 'repeats': 5, 'no_memory': False, 'memory_size': None}
+        {'quick': False, 'targets_only': False, 'repeats': 5, 'no_memory': False, 'memory_size': None}
     """
     parser.add_argument("--quick", action="store_true", help="small sizes only (m = 1,000, d = 10)")
+    parser.add_argument("--targets-only", action="store_true",
+                        help="only the rows the targets name: ULA at m = 100,000, d = 100 and SGLD at m = 10^6 "
+                             "(on a GPU the small rows time kernel launches, and take most of the time)")
     parser.add_argument("--repeats", type=int, default=5, help="timed runs per measurement (median)")
     parser.add_argument("--no-memory", action="store_true", help="skip the memory measurements")
     parser.add_argument("--memory-size", type=int, default=None,
@@ -345,8 +348,13 @@ def _row(sampler, m, d, chains, t_ours, t_ref, steps, ref_label, compile_s, **ex
 
 
 def _steps_for(m, d, chains):
+    """Steps per timed run: about 2e8 multiply-adds on a CPU (a second or less); 100 times that on an
+    accelerator, where a step at m = 1e5, d = 100 takes microseconds and 20 steps would time the launch."""
+    import jax
+
+    budget = 2e8 if jax.devices()[0].platform == "cpu" else 2e10
     work = m * d * max(1, chains // 4)
-    return max(20, min(5000, int(2e8 / work)))
+    return max(20, min(5000, int(budget / work)))
 
 
 def device_info() -> dict:
@@ -438,7 +446,7 @@ def run(args) -> dict:
         >>> [row["sampler"] for row in res["rows"]]             # doctest: +SKIP
         ['ula', 'ula', 'sgld-clipped (s=100)']
     """
-    sizes = [(1000, 10)] if args.quick else [(1000, 10), (100_000, 100)]
+    sizes = [(1000, 10)] if args.quick else [(100_000, 100)] if args.targets_only else [(1000, 10), (100_000, 100)]
     rows, bandwidth = [], []
     for m, d in sizes:
         X, y = _data(m, d)
@@ -463,10 +471,14 @@ def run(args) -> dict:
                      "reference_roofline_fraction": _roofline(steps / t_ref, X.nbytes, bw["bytes_per_s"])[1]}
             rows.append(_row("ula", m, d, chains, t_ours, t_ref, steps,
                              "fastest hand-written jnp ULA (jit + lax.scan, data as jit arguments)", compile_s, **extra))
-        rows.append(_sgld_row(X, y, m, d, args.repeats))
+            _progress(rows[-1])
+        if not args.targets_only:
+            rows.append(_sgld_row(X, y, m, d, args.repeats))
+            _progress(rows[-1])
     if not args.quick:
         X, y = _data(1_000_000, 100)
         rows.append(_sgld_row(X, y, 1_000_000, 100, args.repeats))
+        _progress(rows[-1])
         del X, y
     out = {"bench": "samplers", "device": device_info(), "bandwidth": bandwidth, "rows": rows,
            "targets": {"cpu": "ULA and SGLD rows: no regression against the previous code (ratios to the same-run "
@@ -480,6 +492,13 @@ def run(args) -> dict:
         out["memory"] += [memory_row(kind, size, source=src) for src in ("npz", "npz64", "parquet")
                           for kind in ("ula", "sgld")]
     return out
+
+
+def _progress(row) -> None:
+    """One line on stderr per finished row (the JSON comes at the end; a run stopped early still shows these)."""
+    print(f"bench samplers: {row['sampler']} m={row['data_size']} d={row['dim']} chains={row['chains']}: "
+          f"{row['steps_per_s']:.1f} steps/s, reference {row['reference_steps_per_s']:.1f}, ratio {row['ratio']:.3f}",
+          file=sys.stderr, flush=True)
 
 
 def _sgld_row(X, y, m, d, repeats):
