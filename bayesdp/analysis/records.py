@@ -117,25 +117,50 @@ def _support_bounds(support) -> tuple[float | None, float | None, bool]:
 def _observed_discrete_sites(model: Callable, one: Mapping[str, np.ndarray], model_kwargs: Mapping[str, Any]):
     """[(site name, data argument, support)] for observed sites with a discrete support whose value is a
     data array (identity); [] when the model cannot be traced on one record."""
+    import jax
     from numpyro import handlers
 
+    kwargs = dict(model_kwargs or {})
+
+    def sites(arrays):
+        tr = handlers.trace(handlers.seed(model, rng_seed=0)).get_trace(**arrays, **kwargs)
+        by_id = {id(v): k for k, v in arrays.items()}
+        out = []
+        for name, site in tr.items():
+            if site.get("type") != "sample" or not site.get("is_observed"):
+                continue
+            arg = by_id.get(id(site.get("value")))
+            if arg is None:
+                continue
+            support = getattr(site["fn"], "support", None)
+            if support is None or not getattr(support, "is_discrete", False):
+                continue
+            out.append((name, arg, support, type(site["fn"]).__name__, _indexes_by_value(site["fn"])))
+        return out
+
+    # traced abstractly first (nothing compiled: run eagerly, each operation of the model is a small program to
+    # lower, 13 of them for a logistic regression); a support whose bounds were computed in the program (a
+    # Binomial's total_count) holds abstract values then, and the model is run on the record itself
+    got: list = []
     try:
-        tr = handlers.trace(handlers.seed(model, rng_seed=0)).get_trace(**one, **dict(model_kwargs or {}))
+        jax.make_jaxpr(lambda arrays: got.append(sites(arrays)) or 0)(dict(one))
+        if not any(_holds_tracer(support, jax.core.Tracer) for _, _, support, _, _ in got[0]):
+            return got[0]
+    except Exception:  # noqa: BLE001 - run on the record below
+        pass
+    try:
+        return sites(one)
     except Exception:  # noqa: BLE001 - the caller reports a model that fails, with its own context
         return []
-    by_id = {id(v): k for k, v in one.items()}
-    out = []
-    for name, site in tr.items():
-        if site.get("type") != "sample" or not site.get("is_observed"):
-            continue
-        arg = by_id.get(id(site.get("value")))
-        if arg is None:
-            continue
-        support = getattr(site["fn"], "support", None)
-        if support is None or not getattr(support, "is_discrete", False):
-            continue
-        out.append((name, arg, support, type(site["fn"]).__name__, _indexes_by_value(site["fn"])))
-    return out
+
+
+def _holds_tracer(obj, tracer_type, depth: int = 0) -> bool:
+    """Whether a constraint (or one it wraps, e.g. ``independent``'s base) holds an abstract value."""
+    if isinstance(obj, tracer_type):
+        return True
+    if depth > 4 or not hasattr(obj, "__dict__"):
+        return False
+    return any(_holds_tracer(v, tracer_type, depth + 1) for v in vars(obj).values())
 
 
 def _indexes_by_value(fn) -> bool:

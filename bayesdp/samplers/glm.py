@@ -159,7 +159,8 @@ def detect(potential) -> tuple[BernoulliGLM | None, str]:
     m = potential.data_size
     log_dets = {f"_{s.name}_log_det" for s in potential.sites}
     theta0 = jnp.zeros(potential.dim, jnp.float32 if not jax.config.read("jax_enable_x64") else jnp.float64)
-    tr = _trace(potential.model, potential._template, potential.model_kwargs, params=potential._reparam(theta0))
+    tr = _trace(potential.model, potential._template, potential.model_kwargs, params=potential._reparam(theta0),
+                abstract=True)
     observed = [n for n, s in tr.items() if s["type"] == "sample" and s["is_observed"] and n not in log_dets]
     if len(observed) != 1:
         return None, f"{len(observed)} likelihood sites (the GLM path needs exactly one)"

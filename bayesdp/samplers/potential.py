@@ -135,12 +135,29 @@ class _Site:
     offset: int
 
 
-def _trace(model, data, model_kwargs, params=None, key=0):
+def _trace(model, data, model_kwargs, params=None, key=0, abstract=False):
+    """NumPyro's trace of ``model`` on ``data``.  ``abstract``: traced by ``jax.make_jaxpr`` (nothing evaluated,
+    nothing compiled: run eagerly, each operation on a concrete array is a small program to lower and fetch from
+    the compilation cache, 10 ms each in a fresh process); the sites' values are then abstract (their shapes and
+    the distributions' types and supports are what the caller may read).  A model that needs concrete values
+    (Python control flow on the data) is traced eagerly instead."""
     from numpyro import handlers
 
     fn = handlers.seed(model, rng_seed=key)
     if params is not None:
         fn = handlers.substitute(fn, substitute_fn=params)
+    if abstract:
+        got = {}
+
+        def run(d):
+            got["trace"] = handlers.trace(fn).get_trace(**d, **model_kwargs)
+            return 0
+
+        try:
+            jax.make_jaxpr(run)(dict(data))
+            return got["trace"]
+        except Exception:  # noqa: BLE001 - traced eagerly below, where the model's own error (if any) is raised
+            pass
     return handlers.trace(fn).get_trace(**data, **model_kwargs)
 
 
@@ -201,8 +218,8 @@ class ModelPotential:
         self.data = {k: jax.device_put(v, may_alias=True) for k, v in host.items()} if on_device else host
         del host
         try:
-            tr1 = _trace(model, one, self.model_kwargs)
-            tr2 = _trace(model, two, self.model_kwargs)
+            tr1 = _trace(model, one, self.model_kwargs, abstract=True)
+            tr2 = _trace(model, two, self.model_kwargs, abstract=True)
         except AssumptionError:
             raise
         except Exception as exc:  # noqa: BLE001 - report the model's own error in one line
@@ -241,7 +258,8 @@ class ModelPotential:
             raise ModelError("the model has no observed site (obs=...); the data do not enter the likelihood")
         self.sites: tuple[_Site, ...] = tuple(sites)
         self.dim = offset
-        self._template = {k: jnp.zeros((1,) + v.shape[1:], v.dtype) for k, v in self.data.items()}
+        # NumPy zeros: a template for tracing (jnp.zeros would be one small program per array to compile)
+        self._template = {k: np.zeros((1,) + v.shape[1:], v.dtype) for k, v in self.data.items()}
 
     # -- flat position <-> site values ----------------------------------------
     def _split(self, theta):
@@ -395,17 +413,27 @@ class ModelPotential:
             ModelError: the likelihood is not the sum of the per-record likelihoods.
         """
         k = min(self.data_size, 64)
-        thetas = [jnp.zeros(self.dim)] if theta is None else [jnp.asarray(theta)]
+        # NumPy thetas and the slices taken inside the one program (eager jnp operations would each be a small
+        # program to compile)
+        thetas = [np.zeros(self.dim, jax.dtypes.canonicalize_dtype(np.float64))] if theta is None else \
+            [np.asarray(theta)]
         if theta is None:
             rs = np.random.default_rng(12345)
-            thetas += [jnp.asarray(rs.standard_normal(self.dim), dtype=jnp.float32) for _ in range(2)]
-        subsets = [slice(0, k)] + ([slice(self.data_size - k, self.data_size)] if self.data_size > k else [])
-        check = jax.jit(lambda th, d: (self.potential(th, d) - self.prior_potential(th),
-                                       jnp.sum(jax.vmap(lambda r: self.record_loss(th, r))(d))))
-        for sl in subsets:
-            sub = {n: v[sl] for n, v in self.data.items()}
+            thetas += [rs.standard_normal(self.dim).astype(np.float32) for _ in range(2)]
+        starts = [0] + ([self.data_size - k] if self.data_size > k else [])
+
+        def parts(th, data, start):
+            d = {n: jax.lax.dynamic_slice_in_dim(v, start, k) for n, v in data.items()}
+            return (self.potential(th, d) - self.prior_potential(th),
+                    jnp.sum(jax.vmap(lambda r: self.record_loss(th, r))(d)))
+
+        check = jax.jit(parts)
+        on_host = any(not isinstance(v, jax.Array) for v in self.data.values())   # records to be split later
+        for start in starts:
+            # host arrays are sliced here (not the whole data set sent to the device for 64 records)
+            data = {n: np.asarray(v[start:start + k]) for n, v in self.data.items()} if on_host else self.data
             for th in thetas:
-                full, total = (float(x) for x in check(th, sub))
+                full, total = (float(x) for x in check(th, data, np.int32(0 if on_host else start)))
                 if not math.isfinite(full) or abs(full - total) > rtol * (1.0 + abs(full)):
                     raise ModelError(f"the model's likelihood on {k} records ({full:.6g}) is not the sum of its "
                                      f"per-record likelihoods ({total:.6g}); put every observed site in a plate over "
