@@ -966,6 +966,25 @@ def test_concave_product_vertex_value_is_rounded_up():
     assert out.lo[0] == floor_float(c - 1)
 
 
+def _x64():
+    """JAX's float64 mode as a context (jax.enable_x64 from JAX 0.8; jax.experimental.enable_x64 before)."""
+    ctx = getattr(jax, "enable_x64", None)
+    if ctx is None:
+        from jax.experimental import enable_x64 as ctx
+    return ctx(True)
+
+
+def test_concave_product_vertex_of_a_subnormal_c():
+    # u (c - u) with c the smallest subnormal float64 (a float64 program): c / 2 rounds to 0, but the real vertex
+    # c / 2 lies in [0, 2c] and its value c^2 / 4 > 0 (far below the smallest float): the upper end must be
+    # above 0; with the rounded vertex it was 0 (the product 0 * 0 is exact)
+    c = 5e-324
+    with _x64():
+        out = one(lambda u: u * (c - u), box([0.0], [2 * c]), dtypes=[jnp.float64])
+    assert Fraction(out.hi[0]) >= Fraction(c) ** 2 / 4 and out.hi[0] > 0.0
+    assert out.hi[0] <= 2 * c and out.lo[0] <= Fraction(2 * c) * (Fraction(c) - Fraction(2 * c))
+
+
 def test_relation_and_box_rule_are_intersected():
     # a point e = c = 1: the box rule gives 1/2 one float out (the reciprocal's rounding), the relation two floats
     # out: the result is the tighter of the two at each end

@@ -1710,9 +1710,11 @@ def concave_product(run, eqn, shape):
                     for x, (elo, ehi) in zip((lo, hi), ends)]
         flo = np.minimum(ends[0][0], ends[1][0])
         fhi = np.maximum(ends[0][1], ends[1][1])
-        v = c / 2
-        peak = iv_mul(np.float64(v), np.float64(v), np.float64(v), np.float64(v))[1]
-        fhi = np.where((lo <= v) & (v <= hi), peak, fhi)
+        # the vertex c/2: exact for a normal c; for a subnormal c the halving may round, so both neighbours
+        v_lo, v_hi = (c / 2, c / 2) if abs(c) >= 2.0 ** -1021 else (float(_dn(c / 2)), float(_up(c / 2)))
+        vm = np.float64(max(abs(v_lo), abs(v_hi)))
+        peak = iv_mul(vm, vm, vm, vm)[1]
+        fhi = np.where((lo <= v_hi) & (v_lo <= hi), peak, fhi)     # the vertex value bounds every value
         return flo, fhi
     return None
 
