@@ -334,6 +334,14 @@ def zcdp_rho(epsilon: float, delta: float) -> float:
     lo, hi = 0.0, eps
     while f(hi) <= eps:
         lo, hi = hi, 2.0 * hi
+    if lo == 0.0:
+        # bracket from above by halving (rho can be hundreds of halvings below epsilon: the conversion's outward
+        # rounding adds ~1e-13 to every epsilon above the Bretagnolle-Huber region, so a smaller epsilon is met
+        # only there, near rho = delta^2; bisection from [0, epsilon] ran out of steps before reaching it)
+        while hi > 0.0 and f(hi) > eps:
+            hi *= 0.5
+        if hi > 0.0:
+            lo, hi = hi, 2.0 * hi
     for _ in range(200):
         mid = 0.5 * (lo + hi)
         if mid <= lo or mid >= hi:
@@ -345,7 +353,8 @@ def zcdp_rho(epsilon: float, delta: float) -> float:
         if hi - lo <= 1e-12 * hi:
             break
     if not lo > 0:
-        raise AssumptionError(f"epsilon = {eps:.6g} is too small for Gaussian noise at delta = {d:.3g}")
+        raise AssumptionError(f"epsilon = {eps:.6g} is too small for Gaussian noise at delta = {d:.3g}: no noise "
+                              "scale gives it; pass a larger epsilon or delta")
     return lo
 
 

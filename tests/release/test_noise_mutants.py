@@ -265,7 +265,8 @@ def test_zcdp_rho_refuses_an_epsilon_no_rho_reaches():
     # rho-zCDP gives epsilon >= 2 sqrt(rho log(1/delta)) - ... > 1e-300 for every rho > 1e-300 * 2^-200
     with pytest.raises(AssumptionError) as e:
         N.zcdp_rho(1e-300, 1e-200)
-    assert str(e.value) == "epsilon = 1e-300 is too small for Gaussian noise at delta = 1e-200"
+    assert str(e.value) == ("epsilon = 1e-300 is too small for Gaussian noise at delta = 1e-200: no noise scale "
+                            "gives it; pass a larger epsilon or delta")
 
 
 @pytest.mark.parametrize("root", [2 ** 53 + 1, 10 ** 17 + 3, 3 ** 40])
@@ -307,3 +308,15 @@ def test_gaussian_effective_sensitivity_is_pushed_up_when_the_sum_rounds_down():
     eff = Fraction(0.3) + Fraction(c["grid_rounding"])
     assert Fraction(float(eff)) < eff                                   # this case does exercise the push-up
     assert Fraction(c["effective_sensitivity"]) >= eff > Fraction(math.nextafter(c["effective_sensitivity"], 0.0))
+
+
+def test_zcdp_rho_below_the_conversion_s_rounding_reaches_the_bretagnolle_huber_region():
+    # below ~1.1e-13 (8 ulps of log(1/delta) that the conversion adds to every epsilon it computes) an epsilon is
+    # met only where Bretagnolle-Huber gives (0, delta)-DP: sqrt(1 - e^-rho) <= delta, rho <= -log(1 - delta^2),
+    # i.e. rho = delta^2 = 1e-80 here.  Bisection from [0, epsilon] needed ~220 halvings and stopped at 200
+    # with "epsilon too small"; now the bracket is found by halving first
+    rho = N.zcdp_rho(1e-13, 1e-40)
+    assert rho <= 1e-80 and rho == pytest.approx(1e-80, rel=1e-9)
+    assert RDP.linear(rho).epsilon(1e-40) == 0.0
+    with pytest.raises(AssumptionError, match=r"epsilon = 4.94066e-324 is too small .*pass a larger epsilon or delta"):
+        N.zcdp_rho(5e-324, 0.5 ** 1074 * 2 ** 60)     # delta^2 underflows: no rho > 0 is small enough
