@@ -356,5 +356,41 @@ def certify(model: Callable, data: Mapping[str, Any] | None = None, domain=None,
         msgs = [u.message() for u in an.unproven]          # every blocking site at once
         if not msgs:
             msgs = [str(mechs[k]) for k in MECHANISM_KEYS if k in mechs and not str(mechs[k]).startswith("not ")][:1]
+        if clip_norm is None and analysis is None and any(u.what == "per-record gradient bound" for u in an.unproven):
+            msgs.append(_clipped_alternative(model, data, domain, model_kwargs, data_size, dim, clip_to_domain,
+                                             model_name, record_shapes, d, beta, step_size, num_steps, batch_size,
+                                             want_ula, want_sgld))
         raise AssumptionError("no mechanism can be certified: " + "; ".join(msgs))
     return rep
+
+
+#: the clipping norm of the alternative a refusal prices (its epsilon scales with the norm: GDP's mu is linear in it)
+ALTERNATIVE_CLIP = 1.0
+
+
+def _clipped_alternative(model, data, domain, model_kwargs, data_size, dim, clip_to_domain, model_name,
+                         record_shapes, d, beta, step_size, num_steps, batch_size, want_ula, want_sgld) -> str:
+    """What per-record gradient clipping would certify at the same settings: the model analysed again with
+    ``clip_norm = 1`` (public inputs only, as the refusal itself) and its chain mechanisms priced, e.g. ``"with
+    per-record gradients clipped at norm 1 (--clip-norm 1, clip_norm=1.0) these settings would certify ula-path
+    epsilon = 6.57 at delta = 1e-05 (...)"``; ``""``-free: a sentence in every case."""
+    g = ALTERNATIVE_CLIP
+    head = f"with per-record gradients clipped at norm {g:g} (--clip-norm {g:g}, clip_norm={g!r})"
+    if step_size is None or num_steps is None:
+        return (f"{head} the chains are certifiable: pass --step-size and --num-steps (step_size=, num_steps=) to "
+                "see their epsilon")
+    try:
+        an = analyze(model, data=data, domain=domain, model_kwargs=model_kwargs, clip_norm=g, data_size=data_size,
+                     dim=dim, clip_to_domain=clip_to_domain, model_name=model_name, record_shapes=record_shapes)
+    except BayesDPError as exc:
+        return f"{head} the model is still refused ({str(exc).splitlines()[0]})"
+    c = replace(an.constants, inverse_temperature=beta, provenance=dict(an.constants.provenance))
+    got = []
+    for mech, wanted in (("ula-path", want_ula), ("sgld-path", want_sgld)):
+        rep = price(c, mech, d, step_size=step_size, num_steps=num_steps, batch_size=batch_size) if wanted else None
+        if isinstance(rep, BoundReport) and rep.best is not None:
+            got.append(f"{mech} epsilon = {rep.value():.6g}")
+    if not got:
+        return f"{head} no chain mechanism is certified at these settings either"
+    return (f"{head} these settings would certify {', '.join(got)} at delta = {d:g} (the clipped chain no longer "
+            "targets the exact posterior; epsilon grows in proportion to the norm)")

@@ -9,6 +9,7 @@ import numpyro.distributions as dist
 import pytest
 
 from bayesdp.analysis import Domain, analyze
+from bayesdp.errors import AssumptionError
 
 RNG = np.random.default_rng(7)
 m = 20
@@ -97,3 +98,22 @@ def test_clipped_log_rate_poisson_is_within_two_of_its_maximum():
     # 100x the true maximum e^3 R (interval arithmetic on y/exp(c) * exp(c)) to under 2x
     an = analyze(poisson_clipped, {"X": X, "y": YC}, DC)
     assert np.exp(3.0) * R <= an.constants.record_grad_bound <= 2 * np.exp(3.0) * R
+
+
+def test_a_refusal_prices_per_record_clipping_at_the_same_settings():
+    # Normal(x.w, 1): the gradient grows with theta; the refusal says what --clip-norm 1 would certify at the
+    # settings asked for: the same epsilon as certifying with clip_norm=1 (the route a user then takes)
+    from bayesdp.analysis import certify
+
+    kw = dict(domain=DR, data_size=1000, dim=X.shape[1], step_size=1e-3, num_steps=1000, delta=1e-5)
+    with pytest.raises(AssumptionError) as e:
+        certify(linreg, **kw)
+    msg = str(e.value)
+    clipped = certify(linreg, clip_norm=1.0, **kw).mechanisms["ula-path"].value()
+    assert "\n" not in msg and "site 'obs'" in msg
+    assert (f"with per-record gradients clipped at norm 1 (--clip-norm 1, clip_norm=1.0) these settings would "
+            f"certify ula-path epsilon = {clipped:.6g} at delta = 1e-05") in msg
+    # without the chain's settings the refusal says which to pass; with clip_norm given, nothing is added
+    with pytest.raises(AssumptionError) as e:
+        certify(linreg, domain=DR, data_size=1000, dim=X.shape[1])
+    assert "clip_norm=1.0) the chains are certifiable: pass --step-size and --num-steps" in str(e.value)
