@@ -373,7 +373,7 @@ def _clipped_alternative(model, data, domain, model_kwargs, data_size, dim, clip
     """What per-record gradient clipping would certify at the same settings: the model analysed again with
     ``clip_norm = 1`` (public inputs only, as the refusal itself) and its chain mechanisms priced, e.g. ``"with
     per-record gradients clipped at norm 1 (--clip-norm 1, clip_norm=1.0) these settings would certify ula-path
-    epsilon = 6.57 at delta = 1e-05 (...)"``; ``""``-free: a sentence in every case."""
+    epsilon = 6.57 at delta = 1e-05 (...)"``; always one sentence (no line break)."""
     g = ALTERNATIVE_CLIP
     head = f"with per-record gradients clipped at norm {g:g} (--clip-norm {g:g}, clip_norm={g!r})"
     if step_size is None or num_steps is None:
