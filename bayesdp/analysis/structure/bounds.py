@@ -23,8 +23,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
+
+from ...exact import up as _exact_up
 
 from .interpreter import Interpreter, conc, is_const_dim
 from .dependence import record_iota
@@ -1899,6 +1902,24 @@ def softplus_parts(run, eqn, shape):
     return None
 
 
+def _root_dn(x: float, k: int) -> float:
+    """A float r >= 0 with r^k <= x exactly (so r <= x^(1/k)), for x >= 0: the float power two floats down, then
+    lowered while the exact check fails."""
+    r = max(0.0, float(_dn(_dn(x ** (1.0 / k)))))
+    while r > 0.0 and Fraction(r) ** k > Fraction(x):
+        r = max(0.0, float(_dn(r)))
+    return r
+
+
+def _root_up(x: float, k: int) -> float:
+    """A float r with r^k >= x exactly (so r >= x^(1/k)), for x >= 0: the float power two floats up, then raised
+    while the exact check fails."""
+    r = float(_up(_up(x ** (1.0 / k))))
+    while Fraction(r) ** k < Fraction(x):
+        r = float(_up(r))
+    return r
+
+
 def _clip_kinds(call) -> tuple:
     """The ``max``/``min`` primitives of a ``jnp.clip`` call's body, in order (``("max",)`` for ``clip(x, lo)``,
     ``("max", "min")`` for ``clip(x, lo, hi)``)."""
@@ -2004,8 +2025,9 @@ def clipped_sigmoid_log(run, eqn, shape):
         if found is None:
             return None
         x, tv = base_s, found
-        # w > 0 needs s^k in [L, U]: s in [L^(1/k), U^(1/k)], rounded outward
-        L, U = _dn(_dn(max(L, 0.0) ** (1.0 / k))), min(1.0, _up(_up(U ** (1.0 / k))))
+        # w > 0 needs s^k in [L, U]: s in [L^(1/k), U^(1/k)], rounded outward (two floats, then checked exactly:
+        # the float power with exponent 1/k, itself rounded, is off by many floats for tiny L)
+        L, U = _root_dn(max(L, 0.0), k), min(1.0, _root_up(U, k))
         xe = run.producer(x)
     if xe is None or xe.primitive.name != "logistic":
         return None
@@ -2018,11 +2040,13 @@ def clipped_sigmoid_log(run, eqn, shape):
         flo, fhi = 0.0, 0.0
     elif one_minus:
         # T/(1 - P) = k t s^k (1 - s) w / (1 - s^k) = t k s^k / (1 + s + ... + s^(k-1)) w, increasing in s
+        # (a float evaluation's error grows with k: the exact value rounded up bounds it whatever the rounding)
         g = k * U ** k / sum(U ** j for j in range(k))
-        flo, fhi = 0.0, _up(_up(_up(g)))
+        uq = Fraction(U)
+        flo, fhi = 0.0, max(float(_up(_up(_up(g)))), _exact_up(k * uq ** k / sum(uq ** j for j in range(k))))
     else:
         # T/P = t k (1 - s) w
-        flo, fhi = 0.0, _up(_up(k * (1.0 - L)))
+        flo, fhi = 0.0, max(float(_up(_up(k * (1.0 - L)))), _exact_up(k * (1 - Fraction(L))))
 
     # the numerator: a product containing T (value) or -T (1 - P case), the other factors' boxes multiplied
     def other_factors(v, depth):
