@@ -924,8 +924,7 @@ def _sigmoid_out(b: float, up: bool) -> float:
     if b == math.inf:
         return 1.0
     v = 1.0 / (1.0 + math.exp(-b)) if b >= -700 else math.exp(b)
-    for _ in range(4):                     # exp, add and divide: at most a few ulps from the exact value
-        v = float(np.nextafter(v, math.inf if up else 0.0))
+    v = r.libm_out(v, up, extra=2)         # exp (libm), then add and divide
     return min(1.0, v) if up else max(0.0, v)
 
 
@@ -963,7 +962,9 @@ def zip_zero_score_sup(g_lo: float, lam_lo: float, lam_hi: float, pieces: int = 
 
     def ub(a, b):
         with np.errstate(over="ignore"):
-            e_a = np.nextafter(np.nextafter(np.exp(a), 0.0), 0.0)
+            e_a = np.exp(a)
+            for _ in range(r.LIBM_ULPS):                     # libm's exp, moved down (never below 0)
+                e_a = np.nextafter(e_a, 0.0)
             den = np.nextafter(np.nextafter(g_lo * e_a, 0.0) + one_g_dn, 0.0)
             num = np.nextafter(one_g_up * b, np.inf)
             return np.nextafter(num / den, np.inf)          # den >= 1 - g_lo > 0; inf / inf never: den only grows

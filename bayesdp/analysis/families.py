@@ -503,7 +503,7 @@ def _ordered_diff(fixed, y):
     lo, hi = lo.reshape(-1, k - 1), hi.reshape(-1, k - 1)
     d = max(Fraction(0), Fraction(float(np.max(hi[:, -1]))) - Fraction(float(np.min(lo[:, 0]))))
     t = math.tanh(r.up(d) / 4)
-    return r.up(1 + Fraction(float(np.nextafter(np.nextafter(t, math.inf), math.inf))))
+    return r.up(1 + Fraction(r.libm_out(t, up=True, extra=1)))   # tanh (libm) of a quotient rounded once
 
 
 likelihood_rule(LikelihoodRule(

@@ -12,8 +12,13 @@ from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["add_up", "div_down", "div_up", "down", "hypot_up", "mul_up", "norm_up", "spectral_up", "sqrt_down",
-           "sqrt_up", "sub_down", "up"]
+__all__ = ["LIBM_ULPS", "add_up", "div_down", "div_up", "down", "hypot_up", "libm_out", "mul_up", "norm_up",
+           "spectral_up", "sqrt_down", "sqrt_up", "sub_down", "up"]
+
+#: floats to move a value computed by a libm function (exp, log, tanh, ... of numpy or math) outward: no libm
+#: promises correct rounding, and numpy's own 2-ulp accuracy test fails for float64 cbrt on glibc's scalar code
+#: (numpy pull request 31333); 8 leaves room for a few-ulp libm (docs/analysis.md, "Rounding")
+LIBM_ULPS = 8
 
 
 def _q(x) -> Fraction:
@@ -66,6 +71,32 @@ def down(q) -> float:
     if Fraction(f) > q:
         f = float(np.nextafter(f, -math.inf))
     return f
+
+
+def libm_out(x: float, up: bool, extra: int = 0) -> float:
+    """``x``, the float result of a libm function (or of a few operations around one), moved :data:`LIBM_ULPS`
+    ``+ extra`` floats up (``up``) or down: an upper or lower bound of the exact value for a libm within a few
+    ulps.
+
+    Args:
+        x: the computed value.
+        up: True for an upper bound, False for a lower bound.
+        extra: floats more, for the operations around the libm call (one per rounded add, multiply or divide).
+
+    Returns:
+        The moved float (infinities pass through).
+
+    Examples:
+        >>> import math
+        >>> from bayesdp.analysis.rounding import LIBM_ULPS, libm_out
+        >>> v = libm_out(math.exp(1.0), up=True)
+        >>> v > math.e and v == math.e + LIBM_ULPS * math.ulp(math.e)
+        True
+    """
+    x = float(x)
+    for _ in range(LIBM_ULPS + extra):
+        x = float(np.nextafter(x, math.inf if up else -math.inf))
+    return x
 
 
 def _finite(*xs) -> bool:

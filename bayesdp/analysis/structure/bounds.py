@@ -28,6 +28,7 @@ from fractions import Fraction
 import numpy as np
 
 from ...exact import up as _exact_up
+from ..rounding import LIBM_ULPS   # floats moved outward after a libm function (numpy's exp, log, tanh, ...)
 
 from .interpreter import Interpreter, conc, is_const_dim
 from .dependence import record_iota
@@ -2164,11 +2165,6 @@ try:                                          # scipy is a dependency: erf and f
     from scipy import special as _sp
 except Exception:  # pragma: no cover
     _sp = None
-
-#: floats moved outward after a libm function (numpy's float64 exp, log, tanh, ...): no libm promises correct
-#: rounding, and numpy's own 2-ulp accuracy test fails for float64 cbrt on glibc's scalar code (numpy pull
-#: request 31333): 8 leaves room for a few-ulp libm (docs/analysis.md, "Rounding")
-LIBM_ULPS = 8
 
 RULES = {
     "custom_jvp_call": custom_jvp_call,
