@@ -1087,8 +1087,20 @@ def cumulative(run, eqn, ins):
     if name == "cummin":
         return [_finish(eqn, ins, scan(b.lo, np.minimum.accumulate), scan(b.hi, np.minimum.accumulate))]
     if name == "cumlogsumexp":
-        f = np.logaddexp.accumulate
-        return [_finish(eqn, ins, _dn(_dn(scan(b.lo, f))), _up(_up(scan(b.hi, f))))]
+        # increasing in every input: the scans of the ends bound it.  Each step (numpy's logaddexp: libm's exp and
+        # log1p and an add) errs by LIBM_ULPS + 2 floats of its result at most and passes the error before it on
+        # with a factor <= 1 (d/da logaddexp(a, x) = sigmoid(a - x)): n (LIBM_ULPS + 2) floats of the largest
+        # magnitude along the axis bound the accumulated error
+        f, n = np.logaddexp.accumulate, b.lo.shape[axis]
+
+        def err(v):
+            big = np.max(np.abs(np.where(np.isfinite(v), v, 0.0)), axis=axis, keepdims=True)
+            return n * (LIBM_ULPS + 2) * np.spacing(big)
+        slo, shi = scan(b.lo, f), scan(b.hi, f)
+        with np.errstate(invalid="ignore", over="ignore"):
+            lo = np.where(np.isfinite(slo), _dn(slo - err(slo)), slo)
+            hi = np.where(np.isfinite(shi), _up(shi + err(shi)), shi)
+        return [_finish(eqn, ins, lo, hi)]
     return [Bound.top(b.shape, eqn)]
 
 
@@ -1653,7 +1665,7 @@ def logaddexp_gap(run, eqn, shape):
         return None
     with np.errstate(all="ignore"):
         lo, hi = -np.logaddexp(0.0, bhi - alo), -np.logaddexp(0.0, blo - ahi)
-    for _ in range(4):
+    for _ in range(LIBM_ULPS + 2):                 # numpy's logaddexp: libm's exp and log1p, and an add
         lo, hi = _dn(lo), _up(hi)
     return lo, np.minimum(hi, 0.0)
 
@@ -1820,7 +1832,7 @@ def custom_jvp_call(run, eqn, ins):
     with np.errstate(all="ignore"):
         lo = np.maximum(np.broadcast_to(a.lo, shape), np.broadcast_to(b.lo, shape))
         hi = np.logaddexp(np.broadcast_to(a.hi, shape), np.broadcast_to(b.hi, shape))
-    for _ in range(4):
+    for _ in range(LIBM_ULPS + 2):                 # numpy's logaddexp: libm's exp and log1p, and an add
         lo, hi = _dn(lo), _up(hi)
     o = outs[0]
     lo, hi = np.maximum(lo, o.lo), np.minimum(hi, o.hi)

@@ -1,0 +1,68 @@
+"""The libm margin of the interval rules (rounding.LIBM_ULPS) against values computed by mpmath at 40 digits:
+point boxes of every libm-evaluated monotone rule, and cumlogsumexp over a long axis, whose rounding errors
+accumulate along the scan (it moved 2 floats whatever the length before)."""
+
+import jax
+import jax.numpy as jnp
+import mpmath
+import numpy as np
+import pytest
+from jax import lax
+
+from bayesdp.analysis.rounding import LIBM_ULPS
+from bayesdp.analysis.structure import Run
+from bayesdp.analysis.structure.bounds import Bound, Bounds
+
+F32 = jnp.float32
+
+
+def one(fn, lo, hi):
+    lo, hi = np.asarray(lo, np.float64), np.asarray(hi, np.float64)
+    closed = jax.make_jaxpr(fn)(jax.ShapeDtypeStruct(lo.shape, F32))
+    return Run(Bounds(), {"m": 1}).program(closed, [Bound.box(lo, hi)])[0]
+
+
+CASES = {  # name: (jax function, mpmath function, sampler of points in the domain)
+    "exp": (lax.exp, mpmath.exp, lambda r: r.uniform(-700, 700, 300)),
+    "log": (lax.log, mpmath.log, lambda r: np.exp(r.uniform(-700, 700, 300))),
+    "log1p": (lax.log1p, mpmath.log1p, lambda r: np.expm1(r.uniform(-30, 30, 300))),
+    "expm1": (lax.expm1, mpmath.expm1, lambda r: r.uniform(-40, 40, 300)),
+    "tanh": (lax.tanh, mpmath.tanh, lambda r: r.uniform(-20, 20, 300)),
+    "sinh": (lax.sinh, mpmath.sinh, lambda r: r.uniform(-700, 700, 300)),
+    "asinh": (lax.asinh, mpmath.asinh, lambda r: np.sinh(r.uniform(-30, 30, 300))),
+    "acosh": (lax.acosh, mpmath.acosh, lambda r: np.cosh(r.uniform(0, 30, 300))),
+    "atanh": (lax.atanh, mpmath.atanh, lambda r: np.tanh(r.uniform(-15, 15, 300))),
+    "atan": (lax.atan, mpmath.atan, lambda r: np.sinh(r.uniform(-30, 30, 300))),
+    "asin": (lax.asin, mpmath.asin, lambda r: r.uniform(-1, 1, 300)),
+    "acos": (lax.acos, mpmath.acos, lambda r: r.uniform(-1, 1, 300)),
+    "cbrt": (lax.cbrt, lambda x: mpmath.sign(x) * mpmath.cbrt(abs(x)), lambda r: np.sinh(r.uniform(-700, 700, 300))),
+    "logistic": (lax.logistic, lambda x: 1 / (1 + mpmath.exp(-x)), lambda r: r.uniform(-700, 700, 300)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_point_boxes_hold_the_exact_value(name):
+    fn, exact, points = CASES[name]
+    xs = points(np.random.default_rng(sum(map(ord, name))))
+    out = one(fn, xs, xs)
+    with mpmath.workdps(40):
+        for x, lo, hi in zip(xs, out.lo, out.hi):
+            v = exact(mpmath.mpf(float(x)))
+            assert mpmath.mpf(float(lo)) <= v <= mpmath.mpf(float(hi)), (name, x, lo, hi)
+            # and the box is no wider than the margin says (a few floats more for the clip to the image)
+            if np.isfinite(lo) and np.isfinite(hi) and v != 0:
+                assert (mpmath.mpf(float(hi)) - mpmath.mpf(float(lo))) / abs(v) < (2 * LIBM_ULPS + 8) * 2.0 ** -52
+
+
+def test_cumlogsumexp_over_a_long_axis_holds_the_exact_scan():
+    rng = np.random.default_rng(3)
+    n = 200
+    a = rng.uniform(-30, 30, n)
+    b = a + rng.uniform(0, 2, n)
+    out = one(lambda x: lax.cumlogsumexp(x, 0), a, b)
+    with mpmath.workdps(40):
+        acc_lo = acc_hi = mpmath.mpf("-inf")
+        for i in range(n):
+            acc_lo = mpmath.log(mpmath.exp(acc_lo) + mpmath.exp(mpmath.mpf(float(a[i]))))
+            acc_hi = mpmath.log(mpmath.exp(acc_hi) + mpmath.exp(mpmath.mpf(float(b[i]))))
+            assert mpmath.mpf(float(out.lo[i])) <= acc_lo and acc_hi <= mpmath.mpf(float(out.hi[i])), i
