@@ -109,6 +109,24 @@ def _resident_bytes() -> int | None:
         return None          # not Linux: drop the caches after every module
 
 
+@pytest.fixture(autouse=True)
+def _jax_float64_mode_unchanged():
+    """A test that turns JAX's float64 mode on (or off) must restore it: left changed, it alters the draws and
+    dtypes of every later test in the worker, which then fail or pass by scheduling (seen in the slow tier)."""
+    jax = sys.modules.get("jax")
+    before = jax.config.read("jax_enable_x64") if jax is not None else None
+    yield
+    jax = sys.modules.get("jax")
+    if jax is None:
+        return
+    after = jax.config.read("jax_enable_x64")
+    if before is None:                     # jax imported by the test itself: the default is off
+        before = False if after is True and "JAX_ENABLE_X64" not in os.environ else after
+    if after != before:
+        jax.config.update("jax_enable_x64", before)
+        pytest.fail(f"the test left jax_enable_x64 = {after} (it was {before}): restore it (a fixture with yield)")
+
+
 @pytest.fixture(autouse=True, scope="module")
 def _drop_jax_caches_after_module():
     yield
