@@ -404,7 +404,8 @@ def run_spawned(workdir: Path, target: str, names: list[str], tests: list[str], 
         meta["durations_by_key"][name] = took
         meta_file.write_text(json.dumps(meta, indent=4))
         verdict = {KILLED: "killed", SURVIVED: "survived", TIMEOUT: "timeout", NO_TESTS: "no tests"}[code]
-        log(f"   [{i}/{len(names)}] {name}: {verdict} ({took:.1f} s)")
+        by = [ln.split(" - ")[0] for ln in out.splitlines() if ln.startswith(("FAILED ", "ERROR "))][:1]
+        log(f"   [{i}/{len(names)}] {name}: {verdict} ({took:.1f} s){' by ' + by[0] if by else ''}")
     return verdicts
 
 
@@ -428,12 +429,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--functions", default=None,
                     help="comma-separated globs of mutmut's function keys (x_name, xǁClassǁmethod) to run only "
                          "those mutants, e.g. 'xǁRDPǁepsilon,x_gdp_log_delta' (default: FUNCTIONS[module] or all)")
+    ap.add_argument("--mutants", default=None,
+                    help="comma-separated mutant names or globs (bayesdp.mod.x_f__mutmut_12) to run only those "
+                         "(instead of --functions / FUNCTIONS[module])")
     ap.add_argument("--spawn", action="store_true",
                     help="mutmut only generates the mutants; each selected mutant runs in a fresh `python -m "
                          "pytest` process (no fork: JAX's compiler can hang in a forked child)")
     ap.add_argument("--timeout", type=float, default=None,
                     help="with --spawn: seconds per mutant (default 4 times the unmutated run plus 60)")
     args = ap.parse_args(argv)
+    if args.mutants and (args.rerun or args.functions):
+        ap.error("--mutants names the mutants itself: not with --rerun or --functions")
     if args.list or not args.modules:
         for k, (target, tests) in MODULES.items():
             print(f"{k:14s} {target:40s} {' '.join(tests)}")
@@ -453,6 +459,8 @@ def main(argv: list[str] | None = None) -> int:
             globs = args.functions.split(",") if args.functions else FUNCTIONS.get(module, [])
             dotted = MODULES[module][0][:-3].replace("/", ".")
             names = [f"{dotted}.{g}__mutmut_*" for g in globs]
+            if args.mutants:
+                names = args.mutants.split(",")
             if args.rerun:
                 earlier = json.loads(args.rerun.read_text())
                 again = [r["name"] for r in earlier["not_killed"] if r["status"] in ("survived", "timeout", "no tests")]
