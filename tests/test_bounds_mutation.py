@@ -1526,3 +1526,13 @@ def test_hull_all_is_the_hull_of_every_entry():
     eq(out, [0.0, 0.0], [0.0, 0.0])
     out = B._hull_all(Bound.top((2,)), (1,), "eqn", [Bound.top((2,))])
     assert out.why == "eqn"
+
+
+def test_structural_ops_keep_the_reason_of_an_unbounded_operand():
+    # log of [0, 1] is unbounded below, made so by the log; moved by a structural op it is still the log's doing
+    b = box([[0.0, 1.0]], [[1.0, 2.0]])
+    ops = [lambda y: y.T, lambda y: y.reshape(2), lambda y: lax.rev(y, (1,)), lambda y: y[0],
+           lambda y: jnp.broadcast_to(y, (3, 2)), lambda y: y[:, :1]]
+    for op in ops:
+        out = one(lambda x: op(jnp.log(x)), b)
+        assert not out.bounded() and out.why is not None and out.why.primitive.name == "log", out.why

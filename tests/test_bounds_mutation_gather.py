@@ -1582,3 +1582,19 @@ def test_clipped_sigmoid_log_keeps_the_tangents_form_scaled_by_the_factor():
     lo, hi = out.lin.A["T"]
     np.testing.assert_array_equal(lo, [[0.0]])
     np.testing.assert_array_equal(hi, [[ceil_float(3 * Fraction(fhi))]])
+
+
+def test_norm_fact_of_the_constant_part_is_dropped_with_the_form():
+    # v = X + T[i] (i of shape (1,)): the form of the records X and a constant part T[i], a row of T = [[3, 4, 0, 0], ...] with norm
+    # <= 5 (a fact about the constant part only).  Reversing the record axis drops the form (record i is no longer
+    # at position i); the value is then the whole X + T[i], whose norm reaches |(1, 1, 1, 1) + (3, 4, 0, 0)| =
+    # sqrt(43) > 5 at X = (1, 1, 1, 1), i = 0: a fact of 5 about the value would be wrong
+    table = np.array([[3.0, 4.0, 0.0, 0.0], [0.0, 0.0, 5.0, 0.0]], np.float32)
+    x = data_input((1, 4), "X", -1.0, 1.0)
+    prog = lambda v, i: lax.rev(v + jnp.asarray(table)[i], (0,))
+    out = rec(prog, [("m", 4), (1,)], [F32, I32], [x, box([0.0], [1.0])], 3)
+    assert out.lin is None
+    assert not out.nrm or 1 not in out.nrm or float(np.max(out.nrm[1])) >= math.sqrt(43.0)
+    # without the reversal the form is kept, and so is the fact about its constant part (at most 5, rounded up)
+    out = rec(lambda v, i: v + jnp.asarray(table)[i], [("m", 4), (1,)], [F32, I32], [x, box([0.0], [1.0])], 3)
+    assert out.lin is not None and 5.0 <= float(np.max(out.nrm[1])) <= 5.0 * (1 + 1e-14)
