@@ -36,9 +36,9 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
-import signal
 import tempfile
 import time
 import tomllib
