@@ -716,6 +716,28 @@ def test_reduce_max_min_and_or_argmax():
     eq(out, 0.0, 8.0)
 
 
+def test_reduce_or_and_of_integers_contain_the_bitwise_value():
+    # reduce_or / reduce_and of int32 operands are bitwise (1 | 2 = 3, 3 & 5 = 1), not logical: the rule has no
+    # claim, and the bound must contain the value
+    ints = box([1.0, 2.0], [1.0, 2.0])
+    out = one(lambda x: lax.reduce_or_p.bind(x, axes=(0,)).astype(F32), ints, dtypes=[I32])
+    assert out.lo <= 3.0 <= out.hi
+    out = one(lambda x: lax.reduce_and_p.bind(x, axes=(0,)).astype(F32), box([3.0, 5.0], [3.0, 5.0]), dtypes=[I32])
+    assert out.lo <= 1.0 <= out.hi
+
+
+def test_all_and_any_over_an_axis_of_size_one_and_an_empty_axis():
+    # over an axis of size 1 the value is the entry itself: [0, 1] stays [0, 1] (not the identity)
+    bb = box([[0.0], [1.0]], [[1.0], [1.0]])
+    eq(one(lambda x: jnp.all(x, axis=1).astype(F32), bb, dtypes=[BOOL]), [0.0, 1.0], [1.0, 1.0])
+    eq(one(lambda x: jnp.any(x, axis=1).astype(F32), box([[0.0], [0.0]], [[1.0], [0.0]]), dtypes=[BOOL]),
+       [0.0, 0.0], [1.0, 0.0])
+    # over an empty axis: all() is True, any() is False (the identities), exactly
+    empty = box(np.zeros((2, 0)), np.zeros((2, 0)))
+    eq(one(lambda x: jnp.all(x, axis=1).astype(F32), empty, dtypes=[BOOL]), [1.0, 1.0], [1.0, 1.0])
+    eq(one(lambda x: jnp.any(x, axis=1).astype(F32), empty, dtypes=[BOOL]), [0.0, 0.0], [0.0, 0.0])
+
+
 def test_cumulative_scans():
     b = box([1.0, -2.0, 0.5, 3.0], [2.0, 1.0, 0.5, 4.0])
     out = one(lambda x: lax.cumsum(x, 0), b)
@@ -1512,3 +1534,13 @@ def test_hull_all_is_the_hull_of_every_entry():
     eq(out, [0.0, 0.0], [0.0, 0.0])
     out = B._hull_all(Bound.top((2,)), (1,), "eqn", [Bound.top((2,))])
     assert out.why == "eqn"
+
+
+def test_structural_ops_keep_the_reason_of_an_unbounded_operand():
+    # log of [0, 1] is unbounded below, made so by the log; moved by a structural op it is still the log's doing
+    b = box([[0.0, 1.0]], [[1.0, 2.0]])
+    ops = [lambda y: y.T, lambda y: y.reshape(2), lambda y: lax.rev(y, (1,)), lambda y: y[0],
+           lambda y: jnp.broadcast_to(y, (3, 2)), lambda y: y[:, :1]]
+    for op in ops:
+        out = one(lambda x: op(jnp.log(x)), b)
+        assert not out.bounded() and out.why is not None and out.why.primitive.name == "log", out.why

@@ -1469,3 +1469,134 @@ def test_clipped_sigmoid_log_with_a_weight_in_the_numerator():
     eq(one(weighted, full, t1, y), [0.0], [ceil_float(3 * Fraction(fhi))])
     g = up(0.95, 3)
     eq(one(lambda a, t, w: weighted(a, t, w, True), full, t1, y), [floor_float(-3 * Fraction(g))], [0.0])
+
+
+# ---------------------------------------------------------------------------
+# the last survivors of the second pass (docs/mutation.md, "### bounds": gather's plate-index fast path and its
+# window of records, the power tangent's operand orders and factor checks, the tangent's form through
+# clipped_sigmoid_log)
+
+
+def test_gather_at_the_plates_index_of_a_table_or_a_part_of_the_records_is_not_the_operand():
+    # t[arange(m)] for a constant (1, 3) table t in fill mode: row 0 is t[0], rows 1 .. m-1 are the fill value -9
+    # (the index is the plate's own, the operand is not the records: the fast path X[arange(m)] must not apply)
+    tbl = box([[1.0, 2.0, 3.0]], [[1.0, 2.0, 3.0]])
+    x = data_input((1, 3), "X", -1.0, 1.0)
+    prog = lambda v, t: t.at[jnp.arange(v.shape[0])].get(mode="fill", fill_value=-9.0)
+    out = rec(prog, [("m", 3), (1, 3)], [F32, F32], [x, tbl], 5)
+    eq(out, [[-9.0, -9.0, -9.0]], [[1.0, 2.0, 3.0]])
+    # at m = 1 only row 0 is read
+    eq(rec(prog, [("m", 3), (1, 3)], [F32, F32], [x, tbl], 1), [[1.0, 2.0, 3.0]], [[1.0, 2.0, 3.0]])
+    # X[arange(m), :2] (a slice of each record, slice sizes (1, 2)): the first two columns of record i, shape (1, 2)
+    xb = data_input((1, 3), "X", [-1.0, -2.0, -3.0], [1.0, 2.0, 3.0])
+    dn_ = lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,))
+    prog = lambda v: lax.gather(v, jnp.arange(v.shape[0])[:, None], dn_, (1, 2), mode="clip")
+    out = rec(prog, [("m", 3)], [F32], [xb], 5)
+    assert out.shape == (1, 2)
+    eq(out, [[-1.0, -2.0]], [[1.0, 2.0]])
+    # each record read whole but not collapsed (offset axes (1, 2), output (m, 1, 3)): the record, one axis more
+    dn_ = lax.GatherDimensionNumbers(offset_dims=(1, 2), collapsed_slice_dims=(), start_index_map=(0,))
+    prog = lambda v: lax.gather(v, jnp.arange(v.shape[0])[:, None], dn_, (1, 3), mode="clip")
+    out = rec(prog, [("m", 3)], [F32], [xb], 5)
+    assert out.shape == (1, 1, 3)
+    eq(out, [[[-1.0, -2.0, -3.0]]], [[[1.0, 2.0, 3.0]]])
+
+
+def test_gather_of_the_whole_record_axis_at_a_nonzero_start_is_filled():
+    # a window of m records (slice size m along the record axis) starting at 2: it does not fit in the m records,
+    # so fill mode fills the whole window with -9; at start 0 it is the records themselves
+    dn_ = lax.GatherDimensionNumbers(offset_dims=(1, 2), collapsed_slice_dims=(), start_index_map=(0,))
+    x = box([[0.0, 0.5, 0.25]], [[1.0, 0.75, 2.0]])
+    fn = lambda v, i: lax.gather(v, i[:, None], dn_, (v.shape[0], 3), mode="fill", fill_value=-9.0)
+    for m in (3, 5):
+        out = rec(fn, [("m", 3), (1,)], [F32, I32], [x, box([2.0], [2.0])], m)
+        eq(out, np.full((1, 1, 3), -9.0), np.full((1, 1, 3), -9.0))
+        out = rec(fn, [("m", 3), (1,)], [F32, I32], [x, box([0.0], [0.0])], m)
+        eq(out, [[[0.0, 0.5, 0.25]]], [[[1.0, 0.75, 2.0]]])
+
+
+def _power_clip_log(a, t, k, fac, lo=1e-6, hi=1.0 - 1e-3):
+    """d log(clip(s^k, lo, hi)) written out with the power's tangent ``fac(s, tv_s)`` (JAX writes
+    tv_s * (k * s^(k-1)))."""
+    s = jax.nn.sigmoid(a)
+    tv_s = t * (s * (1.0 - s))
+    P, T = jax.jvp(lambda x: jnp.clip(x, lo, hi), (s ** k,), (fac(s, tv_s),))
+    return T / P
+
+
+def test_clipped_sigmoid_log_of_a_power_with_its_tangent_written_in_other_orders():
+    # d log p = t k (1 - s) w with s >= L^(1/k) (2 floats down), 2 floats up: as JAX's own power tangent
+    full, t1 = box([-INF], [INF]), box([1.0], [1.0])
+    for k in (2, 3):
+        want = up(k * (1.0 - dn(1e-6 ** (1.0 / k), 2)), 2)
+        orders = [lambda s, tv: (k * s ** (k - 1)) * tv,       # the factor before the tangent
+                  lambda s, tv: tv * (s ** (k - 1) * k),       # the constant after the power
+                  lambda s, tv: (s ** (k - 1) * k) * tv]       # both
+        for fac in orders:
+            eq(one(lambda a, t: _power_clip_log(a, t, k, fac), full, t1), [0.0], [want])
+
+
+def test_clipped_sigmoid_log_of_a_power_whose_tangent_factor_is_not_the_powers_derivative():
+    # at a = 0 (s = 1/2, exact) and t = 1, b = 2, the program's value is exact in float32; the rule must not claim
+    # the power's range t k (1 - s) <= k for these tangents, which are not k s^(k-1) tv_s
+    zero, t1, b2 = box([0.0], [0.0]), box([1.0], [1.0]), box([2.0], [2.0])
+    cases = [
+        # k = 2 with 2 b for 2 s: T / P = (1/4)(2 * 2) / (1/4) = 4
+        (2, lambda s, tv, b: tv * (2.0 * b), 4.0),
+        # k = 3 with 3 b^2 (the right power of another variable): (1/4)(3 * 4) / (1/8) = 24
+        (3, lambda s, tv, b: tv * (3.0 * b ** 2), 24.0),
+        # k = 3 with 3 s^3 (a power of s, the wrong one): (1/4)(3/8) / (1/8) = 3/4, and with 3 (b b): 24
+        (3, lambda s, tv, b: tv * (3.0 * (b * b)), 24.0),
+    ]
+    for k, fac, value in cases:
+        out = one(lambda a, t, b: _power_clip_log(a, t, k, lambda s, tv: fac(s, tv, b)), zero, t1, b2)
+        assert out.lo[0] <= value <= out.hi[0], (k, value, out.lo, out.hi)
+
+
+def test_clipped_sigmoid_log_keeps_the_tangents_form_scaled_by_the_factor():
+    # t with the identity form (a data input): d log p = t (1 - s) w = t f, f in [0, 1 - L] (2 floats up), so the
+    # form is t times [0, fhi]: coefficient [0, fhi], constant 0, and the box t [0, fhi] for t in [-1, 2]
+    full = box([-INF], [INF])
+    fhi = up(1.0 - 0.05, 2)
+    t = data_input((1,), "T", -1.0, 2.0)
+    fn = lambda a, t_: jax.jvp(lambda x: jnp.log(jnp.clip(jax.nn.sigmoid(x), 0.05, 0.95)), (a,), (t_,))[1]
+    out = one(fn, full, t)
+    eq(out, [-fhi], [2.0 * fhi])
+    assert out.lin is not None and set(out.lin.A) == {"T"}
+    lo, hi = out.lin.A["T"]
+    np.testing.assert_array_equal(lo, [[0.0]])
+    np.testing.assert_array_equal(hi, [[fhi]])
+    np.testing.assert_array_equal(out.lin.clo, [0.0])
+    np.testing.assert_array_equal(out.lin.chi, [0.0])
+    # log(1 - p): -t s w = t f, f in [-U, 0] (3 floats out)
+    fn = lambda a, t_: jax.jvp(lambda x: jnp.log1p(-jnp.clip(jax.nn.sigmoid(x), 0.05, 0.95)), (a,), (t_,))[1]
+    out = one(fn, full, t)
+    g = up(0.95, 3)
+    lo, hi = out.lin.A["T"]
+    np.testing.assert_array_equal(lo, [[-g]])
+    np.testing.assert_array_equal(hi, [[0.0]])
+    # a weight w in [2, 3]: the form is t times w f in [2, 3] [0, fhi]
+    def weighted(a, t_, w):
+        s = jax.nn.sigmoid(a)
+        P, T = jax.jvp(lambda x: jnp.clip(x, 0.05, 0.95), (s,), (t_ * (s * (1.0 - s)),))
+        return (w * T) / P
+    out = one(weighted, full, t, box([2.0], [3.0]))
+    lo, hi = out.lin.A["T"]
+    np.testing.assert_array_equal(lo, [[0.0]])
+    np.testing.assert_array_equal(hi, [[ceil_float(3 * Fraction(fhi))]])
+
+
+def test_norm_fact_of_the_constant_part_is_dropped_with_the_form():
+    # v = X + T[i] (i of shape (1,)): the form of the records X and a constant part T[i], a row of T = [[3, 4, 0, 0], ...] with norm
+    # <= 5 (a fact about the constant part only).  Reversing the record axis drops the form (record i is no longer
+    # at position i); the value is then the whole X + T[i], whose norm reaches |(1, 1, 1, 1) + (3, 4, 0, 0)| =
+    # sqrt(43) > 5 at X = (1, 1, 1, 1), i = 0: a fact of 5 about the value would be wrong
+    table = np.array([[3.0, 4.0, 0.0, 0.0], [0.0, 0.0, 5.0, 0.0]], np.float32)
+    x = data_input((1, 4), "X", -1.0, 1.0)
+    prog = lambda v, i: lax.rev(v + jnp.asarray(table)[i], (0,))
+    out = rec(prog, [("m", 4), (1,)], [F32, I32], [x, box([0.0], [1.0])], 3)
+    assert out.lin is None
+    assert not out.nrm or 1 not in out.nrm or float(np.max(out.nrm[1])) >= math.sqrt(43.0)
+    # without the reversal the form is kept, and so is the fact about its constant part (at most 5, rounded up)
+    out = rec(lambda v, i: v + jnp.asarray(table)[i], [("m", 4), (1,)], [F32, I32], [x, box([0.0], [1.0])], 3)
+    assert out.lin is not None and 5.0 <= float(np.max(out.nrm[1])) <= 5.0 * (1 + 1e-14)

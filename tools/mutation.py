@@ -16,6 +16,14 @@ killed / (killed + survived + timeout + no tests), over all mutants and over tho
 content of a string literal) and every mutant not killed, with its diff, are printed (text-only ones
 counted, not listed) and written to ``<workdir>/summary.json``.
 
+With ``--spawn`` mutmut only generates the mutants (its ``mutants/`` folder, each function a trampoline
+that reads ``MUTANT_UNDER_TEST``), and the driver runs each selected mutant in a fresh ``python -m pytest``
+process (spawned, never forked from a process that ran JAX, whose compiler threads can hang in a forked
+child), in ``<workdir>/mutants`` with the module's test selection, ``-x -q -p no:cacheprovider`` and a
+per-mutant time limit.  pytest's exit status gives the verdict (``classify``), written to mutmut's
+``.meta`` file, so that the summary is the same as after ``mutmut run``.  It runs the whole selection
+for every mutant, not only the tests that call the mutated function: slower, and simpler to trust.
+
 The mutation run is not part of ``.ci/run``: it takes minutes per module.
 """
 
@@ -23,13 +31,16 @@ from __future__ import annotations
 
 import argparse
 import ast
+import fnmatch
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 import tomllib
 from pathlib import Path
 
@@ -201,7 +212,7 @@ for path in walk_mutatable_files():
     m.load()
     for name, code in m.exit_code_by_key.items():
         status = status_by_exit_code[code]
-        diff = "" if status == "killed" else get_diff_for_mutant(name, path=path)
+        diff = "" if status in ("killed", "not checked") else get_diff_for_mutant(name, path=path)
         rows.append([name, status, diff])
 json.dump(rows, sys.stdout)
 """
@@ -234,7 +245,7 @@ def summarize(workdir: Path) -> dict:
     not_killed = []
     for name, status, diff in rows:
         counts[status] = counts.get(status, 0) + 1
-        if status != "killed":
+        if status not in ("killed", "not checked"):
             text = is_text_only(diff)
             if text:
                 text_counts[status] = text_counts.get(status, 0) + 1
@@ -249,6 +260,153 @@ def summarize(workdir: Path) -> dict:
     non_text = {k: v - text_counts.get(k, 0) for k, v in counts.items()}
     return {"counts": counts, "text_only_not_killed": text_counts, "score": score(counts, killed),
             "score_non_text": score(non_text, killed), "not_killed": not_killed}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# --spawn: mutmut generates the mutants; each one runs in a fresh pytest process
+
+#: run in the workdir: mutmut's generation step alone (``mutmut run`` does this, then forks a process per mutant)
+_GENERATE_SCRIPT = r"""
+from mutmut.__main__ import create_mutants
+from mutmut.mutation.trampoline import set_mutant_under_test
+from mutmut.utils.file_utils import copy_also_copy_files, copy_src_dir
+from pathlib import Path
+set_mutant_under_test("mutant_generation")
+Path("mutants").mkdir(exist_ok=True)
+copy_src_dir()
+copy_also_copy_files()
+stats = create_mutants(1)
+print(f"mutmut generated the mutants: {stats.mutated} file(s) mutated, {stats.ignored} copied")
+"""
+
+#: mutmut's exit codes (``mutmut.stats.status_by_exit_code``) that the spawned runs record
+KILLED, SURVIVED, NO_TESTS, TIMEOUT = 1, 0, 5, 36
+
+
+def generate(workdir: Path, env: dict[str, str]) -> None:
+    """Let mutmut write ``workdir/mutants`` (the trampolined copy and one ``.meta`` file per mutated file, every
+    mutant "not checked") without running any test."""
+    subprocess.run([sys.executable, "-c", _GENERATE_SCRIPT], cwd=workdir, env=env, check=True)
+
+
+def meta_path(workdir: Path, target: str) -> Path:
+    """mutmut's record of the mutants of ``target`` (their names and exit codes) in ``workdir``."""
+    return workdir / "mutants" / (target + ".meta")
+
+
+def mutant_names(workdir: Path, target: str) -> list[str]:
+    """Every mutant mutmut generated for ``target``, in its order (``bayesdp.mod.x_f__mutmut_1``, ...)."""
+    return list(json.loads(meta_path(workdir, target).read_text())["exit_code_by_key"])
+
+
+def select(names: list[str], patterns: list[str]) -> list[str]:
+    """The names matching one of ``patterns`` (mutant names or ``fnmatch`` globs such as
+    ``bayesdp.mod.x_f__mutmut_*``), in the order of ``names``; all of them when ``patterns`` is empty.  A pattern
+    that matches no mutant is an error (a renamed function, or a summary of another version of the module)."""
+    if not patterns:
+        return list(names)
+    unmatched = [p for p in patterns if not any(fnmatch.fnmatchcase(n, p) for n in names)]
+    if unmatched:
+        raise SystemExit(f"tools/mutation.py: no mutant matches {unmatched[:5]}"
+                         f"{' ...' if len(unmatched) > 5 else ''}; check --functions / --rerun against the module")
+    return [n for n in names if any(fnmatch.fnmatchcase(n, p) for p in patterns)]
+
+
+def classify(returncode: int | None, timed_out: bool) -> int:
+    """mutmut's exit code for one spawned pytest run of a mutant: timeout when it ran past its limit; pytest's 0
+    (all passed) survived; 1 (a test failed), 2 (a collection error: the mutant broke an import) and 3 (an internal
+    error) killed; 5 (no test collected) no tests.  Any other status (4, a usage error; a signal) is an error of
+    the run itself, not a verdict, and raises.  ``run_spawned`` checks first that the unmutated code passes, so
+    that a failure can be put down to the mutant."""
+    if timed_out:
+        return TIMEOUT
+    if returncode == 0:
+        return SURVIVED
+    if returncode in (1, 2, 3):
+        return KILLED
+    if returncode == 5:
+        return NO_TESTS
+    raise RuntimeError(f"pytest exited with status {returncode}: not a verdict on a mutant (a usage error or a "
+                       f"signal); run the printed command by hand")
+
+
+def _pytest(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float) -> tuple[int | None, bool, str]:
+    """Run ``cmd`` in a new session; on timeout kill its whole process group.  Returns (status, timed out,
+    the output's tail)."""
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+        return proc.returncode, False, out[-3000:]
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        return proc.returncode, True, (out or "")[-3000:]
+
+
+def pytest_command(workdir: Path, tests: list[str]) -> list[str]:
+    """``python -m pytest --rootdir=. --tb=native`` (as mutmut runs it) with the workdir's
+    ``pytest_add_cli_args`` (``-m "not slow"``, hypothesis' seed, the deselected tests),
+    ``-x -q -p no:cacheprovider``, and ``tests``."""
+    base = tomllib.loads((workdir / "pyproject.toml").read_text())["tool"]["mutmut"]
+    args = list(base.get("pytest_add_cli_args", []))
+    for a in ("-x", "-q"):
+        if a not in args:
+            args.append(a)
+    if "no:cacheprovider" not in args:
+        args += ["-p", "no:cacheprovider"]
+    return [sys.executable, "-m", "pytest", "--rootdir=.", "--tb=native", *args, *tests]
+
+
+def run_spawned(workdir: Path, target: str, names: list[str], tests: list[str], env: dict[str, str],
+                timeout: float | None = None, log=print) -> dict[str, int]:
+    """Run each mutant of ``names`` in a fresh pytest process (``MUTANT_UNDER_TEST`` set to its name, cwd
+    ``workdir/mutants``) and record its exit code (``classify``) and duration in mutmut's ``.meta`` file.
+
+    First the checks mutmut makes: the unmutated code must pass the selection (else nothing can be put down to
+    a mutant) and ``MUTANT_UNDER_TEST=fail`` must fail it (else the tests do not reach the mutated module, or
+    import another copy of it).  The time limit per mutant is ``timeout`` seconds, by default 4 times the
+    unmutated run plus 60 s.  Returns the exit code per mutant run."""
+    cwd = workdir / "mutants"
+    cmd = pytest_command(workdir, tests)
+    dotted = target[:-3].replace("/", ".")
+    probe = subprocess.run([sys.executable, "-c", f"import {dotted} as m; print(m.__file__)"], cwd=cwd, env=env,
+                           capture_output=True, text=True)
+    if probe.returncode != 0 or not Path(probe.stdout.strip()).resolve().is_relative_to(cwd.resolve()):
+        raise SystemExit(f"tools/mutation.py: in {cwd} `import {dotted}` gives {probe.stdout.strip()!r} "
+                         f"{probe.stderr.strip()[-300:]!r}, not the mutated copy")
+    t0 = time.monotonic()
+    rc, _, out = _pytest(cmd, cwd, {**env, "MUTANT_UNDER_TEST": ""}, timeout or 3600)
+    clean_s = time.monotonic() - t0
+    if rc != 0:
+        raise SystemExit(f"tools/mutation.py: the unmutated code fails its tests (status {rc}) in {cwd}:\n{out}\n"
+                         f"command: {' '.join(cmd)}")
+    rc, _, out = _pytest(cmd, cwd, {**env, "MUTANT_UNDER_TEST": "fail"}, timeout or 3600)
+    if rc == 0:
+        raise SystemExit(f"tools/mutation.py: MUTANT_UNDER_TEST=fail passes: the tests do not call the mutated "
+                         f"module in {cwd}")
+    limit = timeout or 4 * clean_s + 60
+    log(f"tools/mutation.py: unmutated run {clean_s:.1f} s; {len(names)} mutants, each in a fresh process, "
+        f"limit {limit:.0f} s each")
+    meta_file = meta_path(workdir, target)
+    verdicts: dict[str, int] = {}
+    for i, name in enumerate(names, 1):
+        t0 = time.monotonic()
+        rc, timed_out, out = _pytest(cmd, cwd, {**env, "MUTANT_UNDER_TEST": name}, limit)
+        try:
+            code = classify(rc, timed_out)
+        except RuntimeError as e:
+            raise SystemExit(f"tools/mutation.py: {name}: {e}\n{out}") from None
+        took = time.monotonic() - t0
+        verdicts[name] = code
+        meta = json.loads(meta_file.read_text())
+        meta["exit_code_by_key"][name] = code
+        meta["durations_by_key"][name] = took
+        meta_file.write_text(json.dumps(meta, indent=4))
+        verdict = {KILLED: "killed", SURVIVED: "survived", TIMEOUT: "timeout", NO_TESTS: "no tests"}[code]
+        by = [ln.split(" - ")[0] for ln in out.splitlines() if ln.startswith(("FAILED ", "ERROR "))][:1]
+        log(f"   [{i}/{len(names)}] {name}: {verdict} ({took:.1f} s){' by ' + by[0] if by else ''}")
+    return verdicts
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -271,7 +429,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--functions", default=None,
                     help="comma-separated globs of mutmut's function keys (x_name, xǁClassǁmethod) to run only "
                          "those mutants, e.g. 'xǁRDPǁepsilon,x_gdp_log_delta' (default: FUNCTIONS[module] or all)")
+    ap.add_argument("--mutants", default=None,
+                    help="comma-separated mutant names or globs (bayesdp.mod.x_f__mutmut_12) to run only those "
+                         "(instead of --functions / FUNCTIONS[module])")
+    ap.add_argument("--spawn", action="store_true",
+                    help="mutmut only generates the mutants; each selected mutant runs in a fresh `python -m "
+                         "pytest` process (no fork: JAX's compiler can hang in a forked child)")
+    ap.add_argument("--timeout", type=float, default=None,
+                    help="with --spawn: seconds per mutant (default 4 times the unmutated run plus 60)")
     args = ap.parse_args(argv)
+    if args.mutants and (args.rerun or args.functions):
+        ap.error("--mutants names the mutants itself: not with --rerun or --functions")
     if args.list or not args.modules:
         for k, (target, tests) in MODULES.items():
             print(f"{k:14s} {target:40s} {' '.join(tests)}")
@@ -291,6 +459,8 @@ def main(argv: list[str] | None = None) -> int:
             globs = args.functions.split(",") if args.functions else FUNCTIONS.get(module, [])
             dotted = MODULES[module][0][:-3].replace("/", ".")
             names = [f"{dotted}.{g}__mutmut_*" for g in globs]
+            if args.mutants:
+                names = args.mutants.split(",")
             if args.rerun:
                 earlier = json.loads(args.rerun.read_text())
                 again = [r["name"] for r in earlier["not_killed"] if r["status"] in ("survived", "timeout", "no tests")]
@@ -303,9 +473,17 @@ def main(argv: list[str] | None = None) -> int:
                     names = again
                 print(f"tools/mutation.py: rerunning {len(again)} mutants not killed in {args.rerun}"
                       + (f", and every mutant of {args.functions}" if args.functions else ""))
-            r = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(args.max_children),
-                                *names], cwd=workdir, env=env)
-            rc = rc or r.returncode
+            if args.spawn:
+                generate(workdir, env)
+                chosen = select(mutant_names(workdir, MODULES[module][0]), names)
+                tests = args.tests.split(",") if args.tests else MODULES[module][1]
+                t0 = time.monotonic()
+                run_spawned(workdir, MODULES[module][0], chosen, tests, env, args.timeout)
+                print(f"tools/mutation.py: {len(chosen)} mutants in {time.monotonic() - t0:.0f} s")
+            else:
+                r = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children",
+                                    str(args.max_children), *names], cwd=workdir, env=env)
+                rc = rc or r.returncode
         s = summarize(workdir)
         s.update(module=module, file=MODULES[module][0], tests=MODULES[module][1])
         (workdir / "summary.json").write_text(json.dumps(s, indent=1))
