@@ -63,6 +63,7 @@ def box(lo, hi):
     ([-2.0], [-1.5], ([-3.0], [-1.25])),    # negative box: the same by symmetry
     ([3.0], [INF], ([-INF], [-8.0])),       # unbounded: the lower end -inf, the upper 1 - 9
     ([-INF], [INF], ([-INF], [1.0])),
+    ([INF], [INF], ([-INF], [-INF])),       # u = inf exactly: 1 - u^2 = -inf at both ends (not unbounded above)
 ])
 def test_ends(lo, hi, want):
     out = one(oms, box(lo, hi))
