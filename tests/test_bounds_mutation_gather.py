@@ -759,7 +759,7 @@ def test_cancel_factor_ends_and_near_misses():
     assert out.hi[0] >= 2.0
 
 
-def relation_only(rule, fn, *ins):
+def relation_only(rule, fn, *ins, **kw):
     """The box that the relational rule ``rule`` itself returns for the last equation of ``fn`` it matches (the
     interpreter intersects it with the box rules' result, asserted here to lie inside it).  The ends asserted on it
     are the rule's own on every JAX version: JAX 0.11.2 writes the derivative of ``jnp.clip`` with ``select_n``
@@ -776,7 +776,7 @@ def relation_only(rule, fn, *ins):
     saved = B.RELATIONS
     B.RELATIONS = {k: tuple(recording if r is rule else r for r in rules) for k, rules in saved.items()}
     try:
-        out = one(fn, *ins)
+        out = one(fn, *ins, **kw)
     finally:
         B.RELATIONS = saved
     assert seen, f"{rule.__name__} did not match"
@@ -982,8 +982,20 @@ def test_concave_product_vertex_of_a_subnormal_c():
     c = 5e-324
     with _x64():
         out = one(lambda u: u * (c - u), box([0.0], [2 * c]), dtypes=[jnp.float64])
+        rel = relation_only(B.concave_product, lambda u: u * (c - u), box([0.0], [2 * c]), dtypes=[jnp.float64])
     assert Fraction(out.hi[0]) >= Fraction(c) ** 2 / 4 and out.hi[0] > 0.0
     assert out.hi[0] <= 2 * c and out.lo[0] <= Fraction(2 * c) * (Fraction(c) - Fraction(2 * c))
+    # the relation itself answers (its vertex bracket is computed, not skipped by an error), and holds the maximum
+    assert Fraction(rel.hi[0]) >= Fraction(c) ** 2 / 4 and rel.hi[0] > 0.0
+
+
+def test_concave_product_uses_the_vertex_only_when_the_box_holds_it():
+    # u (1 - u): vertex 1/2, value 1/4.  u in [0, 0.375]: the vertex is outside, the maximum is the end value
+    # 0.375 * 0.625 = 0.234375 (exact in binary); u in [0.375, 1]: the vertex is inside, the maximum is 1/4
+    out = one(lambda u: u * (1.0 - u), box([0.0], [0.375]))
+    assert out.hi[0] == 0.234375
+    out = one(lambda u: u * (1.0 - u), box([0.375], [1.0]))
+    assert out.hi[0] == 0.25 and out.lo[0] == 0.0
 
 
 def test_relation_and_box_rule_are_intersected():
