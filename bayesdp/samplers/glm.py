@@ -590,7 +590,8 @@ def choose_form(structure: BernoulliGLM, data, dim: int, num_chains: int, dtype,
     disk_key = _disk_key(structure, model, m, dim, num_chains, dtype, forms)
     saved = _saved_choices().get(disk_key)
     saved_form, agreed = (saved.get("form"), saved.get("agree", 0)) if isinstance(saved, dict) else (saved, 1)
-    if saved_form in forms and isinstance(agreed, int) and agreed >= CONFIRMATIONS:
+    agreed = agreed if type(agreed) is int and agreed >= 0 else 0       # a damaged file: counted from nothing
+    if saved_form in forms and agreed >= CONFIRMATIONS:
         if key is not None:
             _CHOICE[key] = saved_form
         return saved_form

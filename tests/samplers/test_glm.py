@@ -185,6 +185,14 @@ def test_choose_form_remembers_its_measurement_in_bayesdp_s_cache_folder(tmp_pat
         path.write_text(json.dumps({key: earlier}))
         got = glm.choose_form(structure, pot.data, 3, 1, jnp.float32, forms=forms, steps=4, repeats=1)
         assert json.loads(path.read_text())[key] == {"form": got, "agree": 2 if got == other else 1}
+    # a damaged count (not a whole number >= 0) counts as no agreement: measured, and never a crash, also when the
+    # measurement agrees with the saved layout (made so: the first layout measured fastest)
+    with monkeypatch.context() as mp:
+        mp.setattr(glm.np, "argmin", lambda values: 0)
+        for bad in ("x", -5, 2.5, True):
+            path.write_text(json.dumps({key: {"form": forms[0], "agree": bad}}))
+            assert glm.choose_form(structure, pot.data, 3, 1, jnp.float32, forms=forms, steps=4, repeats=1) == forms[0]
+            assert json.loads(path.read_text())[key] == {"form": forms[0], "agree": 1}
     # two agreeing processes before this one: read back, nothing measured (a measurement would jit)
     path.write_text(json.dumps({key: {"form": other, "agree": glm.CONFIRMATIONS}}))
     monkeypatch.setattr(glm.jax, "jit", lambda *a, **k: pytest.fail("measured although a choice was confirmed"))
