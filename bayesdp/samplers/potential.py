@@ -20,6 +20,7 @@ the per-record log-likelihoods must sum to the full-data one at a test point.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
@@ -30,7 +31,7 @@ import numpy as np
 
 from ..errors import AssumptionError, DomainError, ModelError
 from ..analysis.loading import ALIGNMENT, aligned_empty
-from ..analysis.records import validate_records
+from ..analysis.records import traced_abstractly, validate_records
 
 __all__ = ["validate_data", "ALIGNMENT", "aligned_empty", "ModelPotential"]
 
@@ -147,17 +148,8 @@ def _trace(model, data, model_kwargs, params=None, key=0, abstract=False):
     if params is not None:
         fn = handlers.substitute(fn, substitute_fn=params)
     if abstract:
-        got = {}
-
-        def run(d):
-            got["trace"] = handlers.trace(fn).get_trace(**d, **model_kwargs)
-            return 0
-
-        try:
-            jax.make_jaxpr(run)(dict(data))
-            return got["trace"]
-        except Exception:  # noqa: BLE001 - traced eagerly below, where the model's own error (if any) is raised
-            pass
+        with contextlib.suppress(Exception):   # traced eagerly below, where the model's own error (if any) is raised
+            return traced_abstractly(lambda d: handlers.trace(fn).get_trace(**d, **model_kwargs), data)
     return handlers.trace(fn).get_trace(**data, **model_kwargs)
 
 
