@@ -364,7 +364,7 @@ def certify(model: Callable, data: Mapping[str, Any] | None = None, domain=None,
     return rep
 
 
-#: the clipping norm of the alternative a refusal prices (its epsilon scales with the norm: GDP's mu is linear in it)
+#: the clipping norm of the alternative a refusal prices (the path's GDP mu is linear in the norm; epsilon grows with it)
 ALTERNATIVE_CLIP = 1.0
 
 
@@ -393,4 +393,4 @@ def _clipped_alternative(model, data, domain, model_kwargs, data_size, dim, clip
     if not got:
         return f"{head} no chain mechanism is certified at these settings either"
     return (f"{head} these settings would certify {', '.join(got)} at delta = {d:g} (the clipped chain no longer "
-            "targets the exact posterior; epsilon grows in proportion to the norm)")
+            "targets the exact posterior; the path's GDP mu is proportional to the norm)")

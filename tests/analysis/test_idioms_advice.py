@@ -2,6 +2,8 @@
 nearest certifiable model as code; each printed rewrite is certified here (and its constant checked against an
 independent value: a closed form, or a brute-force maximum over a fine grid for a lower bound)."""
 
+import math
+
 import jax.numpy as jnp
 import numpy as np
 import numpyro
@@ -113,6 +115,15 @@ def test_a_refusal_prices_per_record_clipping_at_the_same_settings():
     assert "\n" not in msg and "site 'obs'" in msg
     assert (f"with per-record gradients clipped at norm 1 (--clip-norm 1, clip_norm=1.0) these settings would "
             f"certify ula-path epsilon = {clipped:.6g} at delta = 1e-05") in msg
+    # independently: clipping at 1 gives the replace-one gradient difference 2, so the path is mu-GDP with
+    # mu = 2 sqrt(n gamma / 2) = sqrt(2) (004's path bound, beta = 1), and epsilon solves Dong-Roth-Su's
+    # delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) = 1e-5
+    from scipy.optimize import brentq
+    from scipy.stats import norm
+    mu = 2.0 * math.sqrt(1000 * 1e-3 / 2)
+    eps = brentq(lambda t: norm.cdf(-t / mu + mu / 2) - math.exp(t) * norm.cdf(-t / mu - mu / 2) - 1e-5, 0.0, 50.0,
+                 xtol=1e-14)
+    assert eps <= clipped <= eps * (1 + 1e-9)
     # without the chain's settings the refusal says which to pass; with clip_norm given, nothing is added
     with pytest.raises(AssumptionError) as e:
         certify(linreg, domain=DR, data_size=1000, dim=X.shape[1])
