@@ -228,7 +228,7 @@ def positive_int(name: str, value: Any, fix: str = "") -> int:
     if not math.isfinite(as_float) or as_float != int(as_float):
         raise AssumptionError(f"{name} = {value!r} must be an integer >= 1; {fix}")
     n = int(as_float)
-    require(n >= 1, name, n, "must be an integer >= 1", fix or "pass a whole number >= 1")
+    require(n >= 1, name, n, "must be an integer >= 1", fix)
     return n
 
 

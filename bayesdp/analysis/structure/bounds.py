@@ -717,8 +717,8 @@ def _one_minus_square_box(a):
 def one_minus_square_op(run, eqn, ins):
     """The primitive ``one_minus_square(u)`` = 1 - u^2 (JAX 0.11.2 writes tanh's derivative as
     ``t * one_minus_square(tanh(x))``; earlier versions as ``(t + t u)(1 - u)``, the relation
-    :func:`one_minus_square`): [1 - max u^2, 1 - min u^2], the square's box as ``integer_pow``'s and the
-    difference rounded outward, the same ends as that relation."""
+    :func:`one_minus_square`): [1 - max u^2, 1 - min u^2], each end written (1 - s)(1 + s) and rounded outward
+    (:func:`_one_minus_square_box`; exact where the relation, which rounds the square first, moves a few floats)."""
     return _elementwise_box(_one_minus_square_box)(run, eqn, ins)
 
 
