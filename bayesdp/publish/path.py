@@ -32,7 +32,8 @@ from .statistics import ReleasedValue, _clip_interval, two_sided_normal_quantile
 __all__ = ["path_certificate", "path_inverse_temperature", "gdp_mu", "path_num_steps", "curvature_proxy",
            "noiseless_items", "chain_noise_sd", "chain_error_items", "start_transient",
            "heuristic_curvature", "ar1_average_variance", "transient_fraction", "skewness_bias_scale",
-           "path_error_terms", "tune_path", "last_draw_error_terms", "start_bias_from_values"]
+           "path_error_terms", "tune_path", "last_draw_error_terms", "start_bias_from_values",
+           "path_terms_from_values", "along_mode_curvature"]
 
 SOURCE = "GDP composition of the path (Dong-Roth-Su Cor. 3.3)"
 
@@ -347,35 +348,41 @@ def start_transient(constants: Mapping[str, Any], dim: int, num_coords: int, l2_
     return per * abs(frac) / math.sqrt(float(m_k))
 
 
-def start_bias_from_values(values, fraction: float, spread: float) -> list[float]:
+def start_bias_from_values(values, fraction: float, spread: float, noise_sd: float = 0.0) -> list[float]:
     """The start's bias per released coordinate mean, read off the released values themselves (post-processing;
     docs/release.md §8.4): the average of a chain started at 0 keeps the fraction ``f`` of the start's offset, so
-    its value ``v_j ~= (1 - f) theta*_j`` and the bias ``f |theta*_j| ~= f |v_j| / (1 - f)``; never below the
-    public prediction ``f D`` (``D`` the prior's spread).
+    its value ``v_j ~= (1 - f) theta*_j`` plus the chain's noise of sd ``sigma`` and the bias ``f |theta*_j|`` is
+    estimated as ``f sqrt(max(0, v_j^2 - sigma^2)) / (1 - f)`` (``E v_j^2 = (1 - f)^2 theta*_j^2 + sigma^2``); never
+    below the public prediction ``f D`` (``D`` the prior's spread).
 
     Args:
         values: the released (unclamped) coordinate means of unconstrained coordinates.
         fraction: f in [0, 1).
         spread: D.
+        noise_sd: sigma, the chain's noise sd per value (0: none subtracted).
 
     Returns:
-        ``f max(D, |v_j| / (1 - f))`` per value.
+        ``f max(D, sqrt(max(0, v_j^2 - sigma^2)) / (1 - f))`` per value.
 
     Raises:
-        AssumptionError: f not in [0, 1) or D negative.
+        AssumptionError: f not in [0, 1), D or sigma negative.
 
     Examples:
         >>> start_bias_from_values([0.2, -3.0], 0.5, 1.0)             # 0.5 max(1, 0.4), 0.5 max(1, 6)
         [0.5, 3.0]
+        >>> start_bias_from_values([0.2, -5.0], 0.5, 1.0, 3.0)        # 0.5 max(1, 0), 0.5 max(1, 2 * 4)
+        [0.5, 4.0]
     """
-    f, d = float(fraction), float(spread)
+    f, d, sd = float(fraction), float(spread), float(noise_sd)
     require(0.0 <= f < 1.0, "fraction", fraction, "must be in [0, 1)")
     require(d >= 0.0, "spread", spread, "must be >= 0")
-    return [f * max(d, abs(float(v)) / (1.0 - f)) for v in values]
+    require(sd >= 0.0, "noise_sd", noise_sd, "must be >= 0")
+    return [f * max(d, math.sqrt(max(0.0, float(v) ** 2 - sd * sd)) / (1.0 - f)) for v in values]
 
 
 def chain_error_items(items, sd: float | None, level: float, value_range, what: str, statistic,
-                      transient: float | None = None, bias: float | None = None) -> tuple:
+                      transient: float | None = None, bias: float | None = None,
+                      interval_sd: float | None = None) -> tuple:
     """The items of a release whose randomness is the chain (path, last draw) with ``equivalent_noise_sd = sd``
     and ``error_interval = value +- z sd`` (``z`` the two-sided normal quantile at ``level``; docs/release.md
     §11), for a mean; a quantile of the draws gets no error interval (its basis says why).
@@ -391,6 +398,8 @@ def chain_error_items(items, sd: float | None, level: float, value_range, what: 
             for the interval of a mean (None: not included).
         bias: the predicted tempering and discretisation bias per value (:func:`path_error_terms`), added in
             quadrature as well (None: not included).
+        interval_sd: the noise sd the interval of a mean uses in place of ``sd`` when larger (the path release's
+            read off its released values, :func:`path_terms_from_values`); ``equivalent_noise_sd`` stays ``sd``.
 
     Returns:
         The items.
@@ -421,17 +430,18 @@ def chain_error_items(items, sd: float | None, level: float, value_range, what: 
                                     value_range)
     tr = transient if transient is not None and transient > 0 else 0.0
     bi = bias if bias is not None and bias > 0 else 0.0
+    isd = max(sd, interval_sd) if interval_sd is not None else sd
     if tr > 0 or bi > 0:
         parts = ([f"the start's predicted bias {tr:.3g}"] if tr > 0 else []) + \
                 ([f"the predicted tempering and discretisation bias {bi:.3g}"] if bi > 0 else [])
         missing = ("; the bias of ULA's step and of the temperature is not included" if bias is None else "")
         return with_error_intervals(
-            items, two_sided_normal_quantile(level) * math.sqrt(sd * sd + tr * tr + bi * bi),
+            items, two_sided_normal_quantile(level) * math.sqrt(isd * isd + tr * tr + bi * bi),
             f"the {what}'s randomness as Gaussian noise of sd equivalent_noise_sd and " + " and ".join(parts) +
             " in quadrature (heuristic: Ornstein-Uhlenbeck picture at the public curvature, docs/release.md §8.4, "
             "§11), value +- z sqrt(sd^2 + bias^2)" + missing, value_range, sd)
     return with_error_intervals(
-        items, two_sided_normal_quantile(level) * sd,
+        items, two_sided_normal_quantile(level) * isd,
         f"the {what}'s randomness as Gaussian noise of sd equivalent_noise_sd (heuristic: Ornstein-Uhlenbeck "
         "picture at the public curvature, docs/release.md §8.4, §11), value +- z sd" +
         ("" if bias is not None else "; the chain's bias (ULA's step, the temperature, the start) is not included"),
@@ -602,7 +612,7 @@ def transient_fraction(rho: float, num_steps: int, burn_in: int) -> float:
 
 
 def skewness_bias_scale(constants: Mapping[str, Any], dim: int, curvature: float,
-                        families: Sequence[str] = ()) -> float | None:
+                        families: Sequence[str] = (), mode_variance: float | None = None) -> float | None:
     """``a``: a public estimate, per direction, of how far the mean of the tempered posterior ``exp(-beta U)``
     moves per unit of temperature ``1/beta`` (docs/release.md §8.4).  Laplace's expansion of the mean about the
     mode ``theta*`` gives ``E_beta theta - theta* = -(1 / (2 beta)) H^-1 (T : H^-1) + O(beta^-2)``, ``H`` the
@@ -623,6 +633,8 @@ def skewness_bias_scale(constants: Mapping[str, Any], dim: int, curvature: float
         dim: the number of parameters d.
         curvature: lambda (:func:`heuristic_curvature`).
         families: the observed sites' families.
+        mode_variance: the squared distance per direction from the peak to ``theta*`` that stands in for
+            ``1 / m_K`` (None: ``1 / m_K``; :func:`path_terms_from_values` passes the released values' own).
 
     Returns:
         a, 0, or None.
@@ -647,7 +659,8 @@ def skewness_bias_scale(constants: Mapping[str, Any], dim: int, curvature: float
     d = positive_int("dim", dim)
     lam = positive("curvature", curvature)
     k4r4 = max(_FOURTH_OVER_SUP[f] for f in fams) * float(c_rec) ** 2
-    return float(m) * k4r4 * math.sqrt(p2) / (2.0 * (d + 4) * lam * lam)
+    s2 = p2 if mode_variance is None else max(p2, float(mode_variance))
+    return float(m) * k4r4 * math.sqrt(s2) / (2.0 * (d + 4) * lam * lam)
 
 
 def _prior_spread2(constants) -> float | None:
@@ -661,14 +674,17 @@ def _prior_spread2(constants) -> float | None:
     return None
 
 
-def _curvature(constants, dim, beta, families):
-    """The curvature the predictions use: lambda_H with the mode at the prior's spread (within the proven
-    [m_K, L]), else the proxy lambda_p; None without a proven strong convexity (no prior spread stands in for the
-    start's distance, and the chain need not contract)."""
+def _curvature(constants, dim, beta, families, mode_variance=None):
+    """The curvature the predictions use: lambda_H with the mode at the prior's spread (or at ``mode_variance``
+    when larger; within the proven [m_K, L]), else the proxy lambda_p; None without a proven strong convexity (no
+    prior spread stands in for the start's distance, and the chain need not contract)."""
     m_k = constants.get("total_strong_convexity")
     if m_k is None or not float(m_k) > 0:
         return None
-    lam = heuristic_curvature(constants, dim, beta, families, _prior_spread2(constants) or 0.0)
+    s2 = _prior_spread2(constants) or 0.0
+    if mode_variance is not None:
+        s2 = max(s2, float(mode_variance))
+    lam = heuristic_curvature(constants, dim, beta, families, s2)
     if lam is None:
         return curvature_proxy(constants, dim)
     L, m_k = constants.get("total_smoothness"), constants.get("total_strong_convexity")
@@ -681,7 +697,8 @@ def _curvature(constants, dim, beta, families):
 
 def path_error_terms(constants: Mapping[str, Any], dim: int, inverse_temperature: float, step_size: float,
                      num_steps: int, burn_in: int, num_chains: int = 1, families: Sequence[str] = (),
-                     num_coords: int = 1, l2_lipschitz: float = 1.0) -> dict | None:
+                     num_coords: int = 1, l2_lipschitz: float = 1.0,
+                     mode_variance: float | None = None) -> dict | None:
     """The predicted error of a path release, term by term, per released value (docs/release.md §8.4), from public
     inputs only, in the Ornstein-Uhlenbeck picture at the curvature ``lambda`` (:func:`heuristic_curvature` at the
     chain's ``beta``, clipped to the proven ``[m_K, L]``; :func:`curvature_proxy` when it is not available):
@@ -712,6 +729,9 @@ def path_error_terms(constants: Mapping[str, Any], dim: int, inverse_temperature
         families: the observed sites' families.
         num_coords: k, the statistic's number of values.
         l2_lipschitz: the statistic's Euclidean constant.
+        mode_variance: the mode's squared distance per direction from the curvature's peak, in place of the
+            prior's spread ``1 / m_K`` when larger (None: ``1 / m_K``, the public prediction; the error interval
+            passes the released values' own, :func:`path_terms_from_values`).
 
     Returns:
         ``{"curvature", "noise_sd", "start_transient", "transient_fraction", "transient_fraction_prior_curvature",
@@ -734,14 +754,14 @@ def path_error_terms(constants: Mapping[str, Any], dim: int, inverse_temperature
     beta, g = positive("inverse_temperature", inverse_temperature), positive("step_size", step_size)
     n, c = positive_int("num_steps", num_steps), positive_int("num_chains", num_chains)
     k = positive_int("num_coords", num_coords)
-    lam = _curvature(constants, dim, beta, families)
+    lam = _curvature(constants, dim, beta, families, mode_variance)
     if lam is None:
         return None
     rho = 1.0 - g * lam
     var = ar1_average_variance(rho, 2.0 * g / beta, n, burn_in) / c
     p2 = _prior_spread2(constants)
     tr = None if p2 is None else transient_fraction(rho, n, burn_in) * math.sqrt(p2)
-    a = skewness_bias_scale(constants, dim, lam, families)
+    a = skewness_bias_scale(constants, dim, lam, families, mode_variance)
     if a is None or not g * lam < 2.0:
         temp = disc = bias = None if a is None else math.inf
     else:
@@ -760,6 +780,101 @@ def path_error_terms(constants: Mapping[str, Any], dim: int, inverse_temperature
             math.sqrt(p2), "tempering_bias": None if temp is None else per * temp,
             "discretisation_bias": None if disc is None else per * disc, "bias": None if bias is None else per * bias,
             "rmse": per * math.sqrt(mse), "mse_per_direction": mse}
+
+
+def along_mode_curvature(constants: Mapping[str, Any], dim: int, inverse_temperature: float, curvature: float,
+                         mode_variance: float, families: Sequence[str] = ()) -> float:
+    """The curvature along the mode's own direction ``u = theta* / |theta*|``, the direction of the start's offset
+    (the chain starts at 0), in the picture of :func:`heuristic_curvature` (docs/release.md §8.4, "The interval reads
+    the start off the released value").  With ``sigmoid'(t) ~= sigmoid'(0) exp(-pi t^2 / 16)`` (the probit
+    approximation), ``z = x . u ~ N(0, r^2 / d)``, the predictor ``x . theta = |theta*| z + w`` with ``w`` the
+    chain's spread (variance ``v_w = r^2 / (beta lambda)``) and ``v_m = r^2 s_*^2`` the mode's share:
+
+        E[sigmoid'(x . theta) z^2] / (E[sigmoid'(x . theta)] E[z^2]) = 1 / (1 + (pi v_m / 8) / (1 + pi v_w / 8)),
+
+    (Gaussian integrals: ``E[exp(-k z^2) z^2] = s^2 (1 + 2 k s^2)^(-3/2)`` against ``s^2 (1 + 2 k s^2)^(-1/2)``),
+    so the records' part of lambda is that factor smaller along ``u``: the records that the mode predicts
+    confidently add little curvature in its direction.  ``r^2 = E|x|^2`` as in :func:`heuristic_curvature`.  The
+    curvature itself for families without a rule.  Within the proven ``[m_K, L]``.
+
+    Args:
+        constants: the analysis's constants.
+        dim: d.
+        inverse_temperature: beta.
+        curvature: lambda (:func:`heuristic_curvature` at ``mode_variance``).
+        mode_variance: ``s_*^2`` per direction.
+        families: the observed sites' families.
+
+    Returns:
+        lambda along the mode.
+
+    Examples:
+        >>> c = {"total_strong_convexity": 1.0, "record_smoothness": 0.25, "data_size": 1000}
+        >>> lam = along_mode_curvature(c, 10, 1e12, 21.0, 12 / (10 * math.pi), ["BernoulliLogits"])
+        >>> round(lam, 9)          # v_m = (10 / 12) * 12 / (10 pi) = 1 / pi: factor 1 / (1 + 1/8); 1 + 20 * 8 / 9
+        18.777777778
+    """
+    fams = list(families)
+    m_k = float(constants.get("total_strong_convexity") or 0.0)
+    c_rec = constants.get("record_smoothness")
+    lam = float(curvature)
+    if c_rec is None or not fams or any(f not in _CURVATURE_DECAY for f in fams) or not lam > m_k:
+        return lam
+    d = positive_int("dim", dim)
+    beta = positive("inverse_temperature", inverse_temperature)
+    r2 = float(c_rec) / min(_CURVATURE_DECAY[f] for f in fams) * d / (d + 2)
+    v_w, v_m = r2 / (beta * lam), r2 * max(0.0, float(mode_variance))
+    par = m_k + (lam - m_k) / (1.0 + (math.pi * v_m / 8.0) / (1.0 + math.pi * v_w / 8.0))
+    return max(par, m_k)
+
+
+def path_terms_from_values(constants: Mapping[str, Any], dim: int, inverse_temperature: float, step_size: float,
+                           num_steps: int, burn_in: int, num_chains: int, families: Sequence[str],
+                           values) -> dict | None:
+    """:func:`path_error_terms` per coordinate mean (``k = 1``, ``l2 = 1``) with the mode read off the released
+    values (post-processing of the release; docs/release.md §8.4, "The interval reads the start off the released
+    value").  The average keeps the fraction ``f`` of the start's offset, so ``v_j ~= (1 - f) theta*_j`` plus the
+    chain's noise of sd ``sigma``: the mode sits ``s_*^2 = max(0, mean_j v_j^2 - sigma^2) / (1 - f)^2`` per direction
+    from the curvature's peak.  Where that exceeds the prior's spread ``1 / m_K`` the curvature ``lambda_H`` is lower;
+    the start's offset lies along the mode, where the curvature is lower still (:func:`along_mode_curvature`), so the
+    fraction ``f`` is computed there; ``f`` and ``s_*`` are solved together by iteration (at most 100 rounds).  The
+    noise and the biases keep the isotropic ``lambda_H`` at ``s_*^2``.
+
+    Args:
+        constants, dim, inverse_temperature, step_size, num_steps, burn_in, num_chains, families: as
+            :func:`path_error_terms`.
+        values: the released (unclamped) coordinate means of unconstrained coordinates.
+
+    Returns:
+        :func:`path_error_terms`'s dict with ``transient_fraction`` along the mode, ``mode_variance`` and
+        ``along_mode_curvature`` added; or :func:`path_error_terms`'s own result (None without a curvature) when the
+        values are empty or not finite.  The caller keeps each term at least the public prediction's.
+
+    Examples:
+        >>> c = {"total_strong_convexity": 1.0, "strong_convexity": 1.0, "total_smoothness": 251.0,
+        ...      "record_smoothness": 0.25, "data_size": 1000}
+        >>> pub = path_error_terms(c, 10, 1.0, 0.004, 100, 10, 1, ["BernoulliLogits"])
+        >>> far = path_terms_from_values(c, 10, 1.0, 0.004, 100, 10, 1, ["BernoulliLogits"], [3.0] * 10)
+        >>> far["curvature"] < pub["curvature"] and far["transient_fraction"] > pub["transient_fraction"]
+        True
+        >>> far["along_mode_curvature"] < far["curvature"]
+        True
+    """
+    args = (constants, dim, inverse_temperature, step_size, num_steps, burn_in, num_chains, families, 1, 1.0)
+    t = path_error_terms(*args)
+    v = np.asarray(values, np.float64).ravel()
+    if t is None or v.size == 0 or not np.all(np.isfinite(v)):
+        return t
+    v2 = float(np.mean(v * v))
+    g, n, b = float(step_size), int(num_steps), int(burn_in)
+    f = t["transient_fraction"]
+    if not 0.0 <= f < 1.0:
+        return t
+    s2 = max(0.0, v2 - t["noise_sd"] ** 2) / (1.0 - f) ** 2
+    t = path_error_terms(*args, mode_variance=s2)
+    lam_par = along_mode_curvature(constants, dim, inverse_temperature, t["curvature"], s2, families)
+    f = transient_fraction(1.0 - g * lam_par, n, b) if 0.0 < g * lam_par < 2.0 else t["transient_fraction"]
+    return {**t, "transient_fraction": f, "mode_variance": s2, "along_mode_curvature": lam_par}
 
 
 #: the step sizes the tuning tries, as fractions of 1 / total_smoothness (the largest step stable for every dataset)

@@ -323,14 +323,38 @@ def test_cli_prints_and_emits_the_error_interval_and_tempered_labels(tmp_path, c
     assert st["predicted_terms"]["bias"] == pytest.approx(bias, rel=1e-12)
     f, spread = st["predicted_terms"]["transient_fraction"], st["predicted_terms"]["start_spread"]
     assert tr == pytest.approx(f * spread, rel=1e-12)
+    # the interval reads the mode off the released values (§8.4): its squared distance per direction from the
+    # curvature's peak s2 = max(0, mean v^2 - sd^2) / (1 - f)^2, the curvature lambda there (the fixed point
+    # lambda = m_K + (m c / (d + 2)) / sqrt(1 + pi r2 (1 / (beta lambda) + s2) / 8), m = 300, c = 1/4, d = 2,
+    # m_K = 1, r2 = (c / (1/4)) d / (d + 2) = 1/2; the proven c is 1/4 rounded up from float32 inputs, 1e-6
+    # relative, hence rel=1e-5 below), along the mode the records' part over
+    # 1 + (pi r2 s2 / 8) / (1 + pi r2 / (8 beta lambda)), and the fraction of the start kept at that curvature
+    raw = np.array([it["raw_value"] for it in out["items"]])
+    sd0 = out["items"][0]["equivalent_noise_sd"]
+    seen, beta = out["path"]["interval_terms"], st["inverse_temperature"]
+    s2 = max(0.0, float(np.mean(raw ** 2)) - sd0 ** 2) / (1 - f) ** 2
+    assert seen["mode_variance"] == pytest.approx(s2, rel=1e-12)
+    lam, r2 = seen["curvature"], 0.5
+    if s2 > 1.0:                                   # beyond the prior's spread 1 / m_K
+        assert lam == pytest.approx(1 + 300 * 0.25 / 4 / math.sqrt(1 + math.pi * r2 * (1 / (beta * lam) + s2) / 8),
+                                    rel=1e-5)
+    par = 1 + (lam - 1) / (1 + (math.pi * r2 * s2 / 8) / (1 + math.pi * r2 / (8 * beta * lam)))
+    assert seen["along_mode_curvature"] == pytest.approx(par, rel=1e-5)
+    g, n, b = st["step_size"], st["num_steps"], st["burn_in"]
+    rho = 1 - g * par
+    f_seen = rho ** (b + 1) * (1 - rho ** (n - b)) / ((1 - rho) * (n - b))
+    assert seen["transient_fraction"] == pytest.approx(max(f, f_seen), rel=1e-5)
     for it in out["items"]:
         sd = it["equivalent_noise_sd"]
         rmse = math.sqrt(sd * sd + tr * tr + bias * bias)
         assert it["predicted_rmse"] == pytest.approx(rmse, rel=1e-12) and sd > 0
         assert out["noise_scale"] == 0.0
-        # the interval reads the start's bias off the released value too: f max(D, |v| / (1 - f)) (§8.4)
-        start = f * max(spread, abs(it["raw_value"]) / (1 - f))
-        half = Z90 * math.sqrt(sd * sd + start * start + bias * bias)
+        # the start's bias read off the released value: f max(D, sqrt(v^2 - sd^2) / (1 - f)) (§8.4), the read-off
+        # terms never below the public ones
+        fs, nsd, bs = seen["transient_fraction"], seen["noise_sd"], seen["bias"]
+        assert fs >= f and nsd >= sd and bs >= bias
+        start = fs * max(spread, math.sqrt(max(0.0, it["raw_value"] ** 2 - nsd ** 2)) / (1 - fs))
+        half = Z90 * math.sqrt(nsd * nsd + start * start + bs * bs)
         assert it["error_interval"] == pytest.approx([it["value"] - half, it["value"] + half], rel=1e-9)
     assert main(base + ["--stat", "quantiles", "--q", "0.05,0.95", "--num-steps", "200"]) == 0
     text = capsys.readouterr().out

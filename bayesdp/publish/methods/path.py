@@ -6,6 +6,7 @@ chain's Gaussian steps are the privacy noise: the budget is reserved before it r
 from __future__ import annotations
 
 from dataclasses import replace
+import math
 from typing import Any
 
 import numpy as np
@@ -13,7 +14,7 @@ import numpy as np
 from ...budget.ledger import noise_delta, noise_epsilon, to_decimal
 from ...errors import AssumptionError
 from ..path import (chain_error_items, noiseless_items, path_certificate, path_error_terms, path_inverse_temperature,
-                    path_num_steps, start_bias_from_values, tune_path)
+                    path_num_steps, path_terms_from_values, start_bias_from_values, tune_path)
 from ..sensitivity import best_coupling, monte_carlo_bound
 from ..statistics import min_draws_for_quantiles, with_credible_intervals
 from .base import Analysed, ChainSource, Drawn, MethodPlan, register
@@ -177,20 +178,40 @@ class PathMethod:
         items = noiseless_items(stat, value, level, h)
         terms = s.get("predicted_terms") or {}
         f, spread = terms.get("transient_fraction"), terms.get("start_spread")
+        read_off = None
         if (stat.kind == "mean" and stat.l2_lipschitz_source == _IDENTITY and f is not None and spread is not None
                 and 0.0 <= f < 1.0):
-            # coordinate means of unconstrained coordinates: the start's bias read off the released values too
-            # (post-processing, docs/release.md §8.4), never below the public prediction
-            trs = start_bias_from_values(value, f, spread)
+            # coordinate means of unconstrained coordinates: the start's bias, and the mode's distance from the
+            # curvature's peak, read off the released values too (post-processing, docs/release.md §8.4), never
+            # below the public prediction
+            fams = tuple(fam for _, fam in getattr(an.analysis, "observed_sites", None) or ())
+            seen = path_terms_from_values(an.constants, an.dim, s["inverse_temperature"], s["step_size"],
+                                          s["num_steps"], s["burn_in"], s["num_chains"], fams, value)
+            sd, bias, isd = s["equivalent_noise_sd"], s.get("predicted_bias"), None
+            if seen is not None and seen.get("mode_variance") is not None:
+                f = max(f, seen["transient_fraction"])
+                isd = seen["noise_sd"]
+                bias = None if bias is None or seen["bias"] is None else max(bias, seen["bias"])
+                read_off = {"mode_variance": seen["mode_variance"], "curvature": seen["curvature"],
+                            "along_mode_curvature": seen["along_mode_curvature"], "transient_fraction": f,
+                            "noise_sd": max(sd or 0.0, isd), "bias": bias}
+            trs = start_bias_from_values(value, f, spread, max(sd or 0.0, isd or 0.0))
             items = tuple(it for j, one in enumerate(items) for it in chain_error_items(
-                [one], s["equivalent_noise_sd"], level, stat.range, "path", stat, trs[j], s.get("predicted_bias")))
+                [one], sd, level, stat.range, "path", stat, trs[j], bias, isd))
+            if read_off is not None:
+                note = (f"; read off the released values (post-processing): the mode sits "
+                        f"{math.sqrt(read_off['mode_variance']):.3g} per direction from the curvature's peak, the "
+                        f"curvature is {read_off['curvature']:.3g} ({read_off['along_mode_curvature']:.3g} along the "
+                        f"mode), so the average keeps {f:.2g} of the start's offset (docs/release.md §8.4)")
+                items = tuple(replace(it, error_interval_basis=it.error_interval_basis + note)
+                              if it.error_interval is not None and it.error_interval_basis else it for it in items)
         else:
             items = chain_error_items(items, s["equivalent_noise_sd"], level, stat.range, "path", stat,
                                       s.get("start_transient"), s.get("predicted_bias"))
         items = _with_design_assumption(items, terms)
         items = with_credible_intervals(items, stat, s["inverse_temperature"])
         published = np.array([it.value for it in items])
-        info = {**s, "chain_keys": smp.key_source,
+        info = {**s, "chain_keys": smp.key_source, "interval_terms": read_off,
                 "note": ("the chain's path is private (its Gaussian steps are the noise, Dong-Roth-Su composition); "
                          "the released numbers are a statistic of it (post-processing); no noise is added")}
         cert = d["certificate"]
