@@ -357,11 +357,89 @@ def certify(model: Callable, data: Mapping[str, Any] | None = None, domain=None,
         if not msgs:
             msgs = [str(mechs[k]) for k in MECHANISM_KEYS if k in mechs and not str(mechs[k]).startswith("not ")][:1]
         if clip_norm is None and analysis is None and any(u.what == "per-record gradient bound" for u in an.unproven):
+            t_sites = {u.site: fam for u in an.unproven for n, fam in an.observed_sites
+                       if u.what == "per-record gradient bound" and n == u.site and fam in _T_REWRITES}
+            if t_sites:
+                msgs.append(_student_t_alternative(model, t_sites, data, domain, model_kwargs, data_size, dim,
+                                                   clip_to_domain, model_name, record_shapes, d, beta, step_size,
+                                                   num_steps, batch_size, want_ula, want_sgld))
             msgs.append(_clipped_alternative(model, data, domain, model_kwargs, data_size, dim, clip_to_domain,
                                              model_name, record_shapes, d, beta, step_size, num_steps, batch_size,
                                              want_ula, want_sgld))
         raise AssumptionError("no mechanism can be certified: " + "; ".join(msgs))
     return rep
+
+
+#: the families whose refusal prices the Student-t rewrite with a public scale (bayesdp.analysis.advice's code)
+_T_REWRITES = ("Normal", "StudentT", "Cauchy")
+#: the public scale and degrees of freedom of that rewrite (a Normal becomes StudentT(4, loc, 1); a StudentT or a
+#: Cauchy keeps its family and degrees of freedom, with the scale 1): the GDP mu is proportional to 1 / scale
+ALTERNATIVE_SCALE, ALTERNATIVE_DF = 1.0, 4.0
+
+
+def _with_public_scale(model, sites: Mapping[str, str]):
+    """``model`` with each observed site in ``sites`` (name -> family) given a public scale: a Normal becomes
+    ``StudentT(4, loc, 1)``, a StudentT or Cauchy keeps its family (and df) with scale 1; the location as the model
+    computes it.  A NumPyro effect handler around the model (its signature kept), so the analyzer traces the
+    rewritten program itself, as it would the user's rewrite."""
+    import functools
+
+    import jax.numpy as jnp
+    import numpyro.distributions as dist
+    from numpyro.primitives import Messenger
+
+    class _PublicScale(Messenger):
+        def process_message(self, msg):
+            if msg["type"] != "sample" or msg["name"] not in sites:
+                return
+            fn = msg["fn"]
+            base = fn
+            while hasattr(base, "base_dist"):
+                base = base.base_dist
+            loc = jnp.broadcast_to(base.loc, fn.batch_shape + fn.event_shape)
+            fam = sites[msg["name"]]
+            new = (dist.Cauchy(loc, ALTERNATIVE_SCALE) if fam == "Cauchy" else
+                   dist.StudentT(getattr(base, "df", ALTERNATIVE_DF) if fam == "StudentT" else ALTERNATIVE_DF, loc,
+                                 ALTERNATIVE_SCALE))
+            msg["fn"] = new.to_event(len(fn.event_shape)) if fn.event_shape else new
+
+    @functools.wraps(model)
+    def rewritten(*args, **kwargs):
+        with _PublicScale():
+            return model(*args, **kwargs)
+    return rewritten
+
+
+def _student_t_alternative(model, sites, data, domain, model_kwargs, data_size, dim, clip_to_domain, model_name,
+                           record_shapes, d, beta, step_size, num_steps, batch_size, want_ula, want_sgld) -> str:
+    """What the nearest certifiable model of bayesdp.analysis.advice (the Student-t likelihood with a public scale)
+    would certify at the same settings: the model rewritten by :func:`_with_public_scale`, analysed again and its
+    chain mechanisms priced (public inputs only); one sentence."""
+    names = ", ".join(f"'{n}'" for n in sites)
+    head = (f"with a public scale SCALE = {ALTERNATIVE_SCALE:g} at site(s) {names} (the Student-t rewrite above, "
+            f"df = {ALTERNATIVE_DF:g} for a Normal)")
+    if step_size is None or num_steps is None:
+        return (f"{head} the chains may be certifiable: pass --step-size and --num-steps (step_size=, num_steps=) to "
+                "see their epsilon")
+    try:
+        an = analyze(_with_public_scale(model, sites), data=data, domain=domain, model_kwargs=model_kwargs,
+                     data_size=data_size, dim=dim, clip_to_domain=clip_to_domain, model_name=model_name,
+                     record_shapes=record_shapes)
+    except BayesDPError as exc:
+        return f"{head} the model is still refused ({str(exc).splitlines()[0]})"
+    except (AttributeError, TypeError, ValueError):      # a distribution the handler cannot rebuild (no .loc)
+        return f"{head}: not priced here (the site's distribution could not be rewritten automatically)"
+    c = replace(an.constants, inverse_temperature=beta, provenance=dict(an.constants.provenance))
+    got = []
+    for mech, wanted in (("ula-path", want_ula), ("sgld-path", want_sgld)):
+        rep = price(c, mech, d, step_size=step_size, num_steps=num_steps, batch_size=batch_size) if wanted else None
+        if isinstance(rep, BoundReport) and rep.best is not None:
+            got.append(f"{mech} epsilon = {rep.value():.6g}")
+    if not got:
+        why = "; ".join(u.message() for u in an.unproven[:1])
+        return f"{head} no chain mechanism is certified at these settings either" + (f" ({why})" if why else "")
+    return (f"{head} these settings would certify {', '.join(got)} at delta = {d:g} (the path's GDP mu is "
+            "proportional to 1 / SCALE)")
 
 
 #: the clipping norm of the alternative a refusal prices (the path's GDP mu is linear in the norm; epsilon grows with it)

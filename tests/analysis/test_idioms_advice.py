@@ -128,3 +128,48 @@ def test_a_refusal_prices_per_record_clipping_at_the_same_settings():
     with pytest.raises(AssumptionError) as e:
         certify(linreg, domain=DR, data_size=1000, dim=X.shape[1])
     assert "clip_norm=1.0) the chains are certifiable: pass --step-size and --num-steps" in str(e.value)
+
+
+def cauchy_latent_scale(X, y=None):
+    w = numpyro.sample("w", dist.Normal(0, 1).expand([X.shape[1]]).to_event(1))
+    sigma = numpyro.sample("sigma", dist.LogNormal(0.0, 1.0))
+    with numpyro.plate("data", X.shape[0]):
+        numpyro.sample("obs", dist.Cauchy(X @ w, sigma), obs=y)
+
+
+def _drs_epsilon(mu, delta):
+    """Dong-Roth-Su: the epsilon of mu-GDP at delta, solved with scipy (independent of bayesdp.curves)."""
+    from scipy.optimize import brentq
+    from scipy.stats import norm
+    return brentq(lambda t: norm.cdf(-t / mu + mu / 2) - math.exp(t) * norm.cdf(-t / mu - mu / 2) - delta, 0.0,
+                  50.0, xtol=1e-14)
+
+
+@pytest.mark.parametrize("model, score", [
+    (linreg, 5.0 / 4.0),                  # Normal -> StudentT(4, loc, 1): (df + 1) / (2 sqrt(df)) = 5/4
+    (robust_latent_scale, 5.0 / 4.0),     # StudentT(4, loc, sigma) -> StudentT(4, loc, 1): its df kept
+    (cauchy_latent_scale, 1.0),           # Cauchy(loc, sigma) -> Cauchy(loc, 1): sup 2 r / (1 + r^2) = 1
+])
+def test_a_refusal_prices_the_student_t_rewrite_with_a_public_scale(model, score):
+    # the printed rewrite (advice.py's code) analysed as written: the score in loc is at most `score` / SCALE, loc
+    # = x . w has |d loc / d w| = |x| <= R, so the replace-one gradient difference is 2 score R, the path is
+    # mu-GDP with mu = 2 score R sqrt(n gamma / 2) (beta = 1), and epsilon solves Dong-Roth-Su at delta
+    from bayesdp.analysis import certify
+
+    kw = dict(domain=DR, data_size=1000, dim=X.shape[1], step_size=1e-3, num_steps=1000, delta=1e-5)
+    with pytest.raises(AssumptionError) as e:
+        certify(model, **kw)
+    msg = str(e.value)
+    head = "with a public scale SCALE = 1 at site(s) 'obs' (the Student-t rewrite above, df = 4 for a Normal) these "
+    assert head + "settings would certify ula-path epsilon = " in msg and "\n" not in msg
+    got = float(msg.split(head + "settings would certify ula-path epsilon = ")[1].split()[0])
+    eps = _drs_epsilon(2.0 * score * R * math.sqrt(1000 * 1e-3 / 2), 1e-5)
+    assert eps * (1 - 1e-6) <= got <= eps * (1 + 1e-5)         # printed to 6 significant digits
+    # the same number as certifying the rewrite written by hand
+    if model is linreg:
+        def by_hand(X, y=None):
+            w = numpyro.sample("w", dist.Normal(0, 1).expand([X.shape[1]]).to_event(1))
+            numpyro.sample("sigma", dist.LogNormal(0.0, 1.0))
+            with numpyro.plate("data", X.shape[0]):
+                numpyro.sample("obs", dist.StudentT(4.0, X @ w, 1.0), obs=y)
+        assert f"{certify(by_hand, **kw).mechanisms['ula-path'].value():.6g}" == f"{got:.6g}"
