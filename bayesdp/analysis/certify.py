@@ -421,14 +421,21 @@ def _student_t_alternative(model, sites, data, domain, model_kwargs, data_size, 
     if step_size is None or num_steps is None:
         return (f"{head} the chains may be certifiable: pass --step-size and --num-steps (step_size=, num_steps=) to "
                 "see their epsilon")
+    return _priced(head, "the path's GDP mu is proportional to 1 / SCALE", lambda: analyze(
+        _with_public_scale(model, sites), data=data, domain=domain, model_kwargs=model_kwargs, data_size=data_size,
+        dim=dim, clip_to_domain=clip_to_domain, model_name=model_name, record_shapes=record_shapes),
+        d, beta, step_size, num_steps, batch_size, want_ula, want_sgld)
+
+
+def _priced(head, tail, analyse, d, beta, step_size, num_steps, batch_size, want_ula, want_sgld) -> str:
+    """One sentence: ``head``, then the chain mechanisms that the model ``analyse()`` returns would certify at these
+    settings (``tail`` in parentheses), or why it is still refused."""
     try:
-        an = analyze(_with_public_scale(model, sites), data=data, domain=domain, model_kwargs=model_kwargs,
-                     data_size=data_size, dim=dim, clip_to_domain=clip_to_domain, model_name=model_name,
-                     record_shapes=record_shapes)
+        an = analyse()
     except BayesDPError as exc:
         return f"{head} the model is still refused ({str(exc).splitlines()[0]})"
     except (AttributeError, TypeError, ValueError):      # a distribution the handler cannot rebuild (no .loc)
-        return f"{head}: not priced here (the site's distribution could not be rewritten automatically)"
+        return f"{head}: not priced here (the rewritten model could not be analysed automatically)"
     c = replace(an.constants, inverse_temperature=beta, provenance=dict(an.constants.provenance))
     got = []
     for mech, wanted in (("ula-path", want_ula), ("sgld-path", want_sgld)):
@@ -438,8 +445,7 @@ def _student_t_alternative(model, sites, data, domain, model_kwargs, data_size, 
     if not got:
         why = "; ".join(u.message() for u in an.unproven[:1])
         return f"{head} no chain mechanism is certified at these settings either" + (f" ({why})" if why else "")
-    return (f"{head} these settings would certify {', '.join(got)} at delta = {d:g} (the path's GDP mu is "
-            "proportional to 1 / SCALE)")
+    return f"{head} these settings would certify {', '.join(got)} at delta = {d:g} ({tail})"
 
 
 #: the clipping norm of the alternative a refusal prices (the path's GDP mu is linear in the norm; epsilon grows with it)
@@ -457,18 +463,8 @@ def _clipped_alternative(model, data, domain, model_kwargs, data_size, dim, clip
     if step_size is None or num_steps is None:
         return (f"{head} the chains are certifiable: pass --step-size and --num-steps (step_size=, num_steps=) to "
                 "see their epsilon")
-    try:
-        an = analyze(model, data=data, domain=domain, model_kwargs=model_kwargs, clip_norm=g, data_size=data_size,
-                     dim=dim, clip_to_domain=clip_to_domain, model_name=model_name, record_shapes=record_shapes)
-    except BayesDPError as exc:
-        return f"{head} the model is still refused ({str(exc).splitlines()[0]})"
-    c = replace(an.constants, inverse_temperature=beta, provenance=dict(an.constants.provenance))
-    got = []
-    for mech, wanted in (("ula-path", want_ula), ("sgld-path", want_sgld)):
-        rep = price(c, mech, d, step_size=step_size, num_steps=num_steps, batch_size=batch_size) if wanted else None
-        if isinstance(rep, BoundReport) and rep.best is not None:
-            got.append(f"{mech} epsilon = {rep.value():.6g}")
-    if not got:
-        return f"{head} no chain mechanism is certified at these settings either"
-    return (f"{head} these settings would certify {', '.join(got)} at delta = {d:g} (the clipped chain no longer "
-            "targets the exact posterior; the path's GDP mu is proportional to the norm)")
+    return _priced(head, "the clipped chain no longer targets the exact posterior; the path's GDP mu is "
+                   "proportional to the norm", lambda: analyze(
+                       model, data=data, domain=domain, model_kwargs=model_kwargs, clip_norm=g, data_size=data_size,
+                       dim=dim, clip_to_domain=clip_to_domain, model_name=model_name, record_shapes=record_shapes),
+                   d, beta, step_size, num_steps, batch_size, want_ula, want_sgld)
