@@ -173,36 +173,6 @@ def declared_shapes(model, domain: Domain, dim) -> dict[str, tuple]:
     return shapes
 
 
-def check_data(data: Mapping[str, Any]) -> tuple[dict[str, np.ndarray], int]:
-    """Every data argument: a numeric array with one entry per record (leading axis), finite."""
-    arrays: dict[str, np.ndarray] = {}
-    m = None
-    for name, v in data.items():
-        try:
-            a = np.asarray(v)
-        except Exception:
-            raise DomainError(f"data {name} is not an array; pass a numeric array") from None
-        if a.dtype == object or not (np.issubdtype(a.dtype, np.number) or a.dtype == bool):
-            raise DomainError(f"data {name} has dtype {a.dtype}, not numeric; pass a numeric array")
-        if a.ndim == 0:
-            raise DomainError(f"data {name} is a scalar; every data argument needs one entry per record "
-                              "(pass hyperparameters as model_kwargs)")
-        if np.issubdtype(a.dtype, np.inexact) and not np.isfinite(a).all():
-            finite = np.isfinite(a.reshape(a.shape[0], -1)).all(axis=1)
-            i = int(np.argmin(finite))
-            raise DomainError(f"data {name}[{i}] contains NaN or inf; remove or repair that record")
-        if m is None:
-            m = a.shape[0]
-        elif a.shape[0] != m:
-            first = next(iter(arrays))
-            raise DomainError(f"data {name} has {a.shape[0]} records but {first} has {m}; every data argument "
-                              "needs the same number of records (leading dimension)")
-        arrays[name] = a
-    if m is None or m < 1:
-        raise DomainError("data has no records; pass at least one record, or use --no-data --data-size M")
-    return arrays, int(m)
-
-
 def counts_from_domain(model, domain: Domain, model_kwargs: Mapping[str, Any] | None) -> dict:
     """Model hyperparameters that count the values of a data argument (the model's ``bayesdp_counts``, e.g.
     ``num_classes`` from ``y.values``, ``num_groups`` from ``g.values``), filled from the PUBLIC domain when

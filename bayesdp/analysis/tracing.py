@@ -227,14 +227,6 @@ class Program:
         """
         return self.outputs.get((site, what))
 
-    def input_index(self) -> dict:
-        """The position of each program input.
-
-        Returns:
-            ``("theta", site)`` or ``("data", arg)`` -> input index.
-        """
-        return {k: i for i, k in enumerate(self.inputs)}
-
     def abstract_inputs(self) -> tuple:
         """Abstract arrays of the program's inputs (data with the symbolic record count as leading axis).
 
@@ -857,13 +849,6 @@ def _check_latents(sites, latent) -> list[str]:
             problems.append(f"latent site '{n}' is inside the record plate (one latent value per record): "
                             "per-record latent variables are not covered; make it global or marginalise it")
     return problems
-
-
-def _user_line(exc) -> str:
-    """``file.py:LINE (function)`` of the innermost frame of the model's own code in ``exc``'s traceback ("" if
-    none): the frames of JAX, NumPyro and bayesdp are skipped."""
-
-    return _user_frame(exc)[0]
 
 
 def _user_frame(exc) -> tuple[str, str]:

@@ -384,11 +384,6 @@ def _why(ins, eqn=None):
     return next((b.why for b in ins if b.why is not None), None) or eqn
 
 
-def _with_box(b: Bound, lin: Lin | None, why=None) -> Bound:
-    """Intersect the box with what the linear form implies (nothing to gain when it has no A)."""
-    return Bound(b.lo, b.hi, lin if (lin is not None and lin.A) else None, why if why is not None else b.why)
-
-
 def _finish(eqn, ins, lo, hi, lin=None) -> Bound:
     lo, hi = _fix(np.asarray(lo, np.float64), np.asarray(hi, np.float64))
     why = _why(ins)
@@ -904,7 +899,6 @@ def _move_nrm(eqn, nrm: dict, out_shape) -> dict:
                    for a in range(n.ndim)]
             out[k] = n[tuple(idx)]                 # a sub-vector along k has a smaller norm
     return out
-
 
 
 def _always(eqn):

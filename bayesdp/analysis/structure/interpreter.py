@@ -102,10 +102,6 @@ def conc(shape, m: int = 1) -> tuple[int, ...]:
     return tuple(out)
 
 
-def symbolic_axes(shape) -> tuple[int, ...]:
-    return tuple(i for i, d in enumerate(shape) if not is_const_dim(d))
-
-
 # ---------------------------------------------------------------------------
 # where an equation comes from (for messages)
 
@@ -573,17 +569,4 @@ def _open(body):
         return body.jaxpr, list(body.consts)
     return body, []
 
-
-def live_outputs(jaxpr, wanted: list[int]):
-    """The equations of ``jaxpr`` (top level) that ``outvars[wanted]`` depend on."""
-    from jax.extend import core as jcore
-
-    live = {jaxpr.outvars[i] for i in wanted if not isinstance(jaxpr.outvars[i], jcore.Literal)}
-    keep = []
-    for eqn in reversed(jaxpr.eqns):
-        if any(v in live for v in eqn.outvars):
-            keep.append(eqn)
-            live.update(v for v in eqn.invars if not isinstance(v, jcore.Literal))
-    keep.reverse()
-    return keep
 
