@@ -841,8 +841,14 @@ def path_terms_from_values(constants: Mapping[str, Any], dim: int, inverse_tempe
     noise and the biases keep the isotropic ``lambda_H`` at ``s_*^2``.
 
     Args:
-        constants, dim, inverse_temperature, step_size, num_steps, burn_in, num_chains, families: as
-            :func:`path_error_terms`.
+        constants: the analysis's constants (as :func:`path_error_terms`).
+        dim: the number of parameters.
+        inverse_temperature: beta.
+        step_size: gamma.
+        num_steps: n.
+        burn_in: b.
+        num_chains: c.
+        families: the observed sites' families.
         values: the released (unclamped) coordinate means of unconstrained coordinates.
 
     Returns:
