@@ -34,3 +34,23 @@ def test_the_float_power_alone_is_not_a_lower_root():
     r = math.nextafter(math.nextafter((1e-300) ** (1.0 / 3), 0.0), 0.0)
     assert Fraction(r) ** 3 > Fraction(1e-300)
     assert Fraction(_root_dn(1e-300, 3)) ** 3 <= Fraction(1e-300)
+
+
+@pytest.mark.parametrize("x, k", [(2.0 ** 900, 3), (1e300, 3), (1e250, 3), (1e200, 7)])
+def test_upper_roots_of_large_numbers_climb_to_the_smallest_float_above_the_root(x, k):
+    # above 1 the rounded 1/k (below 1/3 for k = 3) makes the float power fall BELOW the root: at 2^900 by about
+    # 52 floats, so two floats up is not an upper root and the exact loop has to climb (checked here, so the test
+    # exercises the loop); it stops at the first float whose k-th power reaches x
+    import math
+    start = math.nextafter(math.nextafter(x ** (1.0 / k), math.inf), math.inf)
+    assert Fraction(start) ** k < Fraction(x)
+    hi = _root_up(x, k)
+    assert Fraction(hi) ** k >= Fraction(x) > Fraction(math.nextafter(hi, 0.0)) ** k
+    assert mpmath.mpf(hi) >= mpmath.root(mpmath.mpf(x), k)
+
+
+def test_an_exact_root_is_returned_exactly():
+    # 2^900 = (2^300)^3: the loop reaches 2^300, whose cube equals x, and stops there (not one float beyond)
+    assert _root_up(2.0 ** 900, 3) == 2.0 ** 300
+    lo = _root_dn(2.0 ** 900, 3)
+    assert lo <= 2.0 ** 300 and Fraction(lo) ** 3 <= Fraction(2.0 ** 900)
