@@ -11,6 +11,7 @@ before issue #6 lands).  A mechanism that cannot be certified carries an
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
@@ -382,8 +383,6 @@ def _with_public_scale(model, sites: Mapping[str, str]):
     ``StudentT(4, loc, 1)``, a StudentT or Cauchy keeps its family (and df) with scale 1; the location as the model
     computes it.  A NumPyro effect handler around the model (its signature kept), so the analyzer traces the
     rewritten program itself, as it would the user's rewrite."""
-    import functools
-
     import jax.numpy as jnp
     import numpyro.distributions as dist
     from numpyro.primitives import Messenger
