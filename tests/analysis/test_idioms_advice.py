@@ -165,6 +165,11 @@ def test_a_refusal_prices_the_student_t_rewrite_with_a_public_scale(model, score
     got = float(msg.split(head + "settings would certify ula-path epsilon = ")[1].split()[0])
     eps = _drs_epsilon(2.0 * score * R * math.sqrt(1000 * 1e-3 / 2), 1e-5)
     assert eps * (1 - 1e-6) <= got <= eps * (1 + 1e-5)         # printed to 6 significant digits
+    # the wrapped model carries the original's name (functools.wraps): nothing analysed for it is reused for the
+    # original, which is refused again, and so is its analysis
+    with pytest.raises(AssumptionError, match="no mechanism can be certified"):
+        certify(model, **kw)
+    assert analyze(model, {"X": X, "y": YR}, DR).constants.record_grad_bound is None      # not proven
     # the same number as certifying the rewrite written by hand
     if model is linreg:
         def by_hand(X, y=None):
