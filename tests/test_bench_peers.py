@@ -50,7 +50,9 @@ def test_diffprivlib_peer_fits():
 @pytest.mark.parametrize("args, words", [(["--datasets", "0"], "--datasets 0 must be >= 1"),
                                          (["--sizes", "1"], "--sizes 1 must be >= 2"),
                                          (["--epsilons", "-1"], "--epsilons -1.0 must be finite and > 0"),
-                                         (["--epsilons", "nan"], "--epsilons nan must be finite and > 0")])
+                                         (["--epsilons", "nan"], "--epsilons nan must be finite and > 0"),
+                                         (["--theta-scale", "0"], "--theta-scale 0 must be finite and > 0"),
+                                         (["--theta-scale", "inf"], "--theta-scale inf must be finite and > 0")])
 def test_bad_options_are_refused_in_one_line(args, words, capsys):
     """A bad option is one line and exit 2 before any dataset is simulated (--datasets 0 crashed with a
     traceback)."""
@@ -59,3 +61,16 @@ def test_bad_options_are_refused_in_one_line(args, words, capsys):
     assert main(["bench", "peers", *args]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and words in err and "Traceback" not in err
+
+
+def test_theta_scale_multiplies_the_true_coefficients():
+    """``--theta-scale 3`` (docs/release.md §8.4, the strong-signal case): the same features, labels drawn with
+    3 THETA; scale 1 is the default data bit for bit."""
+    from bayesdp.bench.peers import THETA
+    from bayesdp.bench.utility import synthetic
+
+    one, three = synthetic_d10(300, 5), synthetic_d10(300, 5, 3.0)
+    assert np.array_equal(one["X"], three["X"])
+    assert np.array_equal(one["y"], synthetic(600, 5, THETA)["y"][:300])
+    assert np.array_equal(three["y"], synthetic(600, 5, [3 * t for t in THETA])["y"][:300])
+    assert not np.array_equal(one["y"], three["y"])
