@@ -35,6 +35,7 @@ from .prior import UninformativeError, prior_spread, reference_variances
 from .spec import ChainOptions, Mean, Median, ReleaseSpec, build_statistic
 from ..analysis import analyze
 from ..samplers import ModelPotential
+from ..samplers.certify import require_32bit_mode
 
 __all__ = ["execute", "analyse", "choose", "charge", "draw", "open_accountant", "plan_release", "check_release",
            "check_informative", "check_given", "GIVEN_RATIO"]
@@ -605,6 +606,7 @@ def draw(analysed: Analysed, plan: MethodPlan, accountant: Any, rng_key=None, ch
         >>> res.names, res.private
         (('w[0]', 'w[1]'), True)
     """
+    require_32bit_mode(f"the {plan.method} release", False)    # the chain runs the program the analysis proved
     accountant.check(plan.epsilon, plan.delta, curve=plan.curve, event=dict(plan.event))
     method = registry()[plan.method]
     if state is None:

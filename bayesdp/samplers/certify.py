@@ -87,6 +87,34 @@ def check_local_records(model, data, domain, model_kwargs=None) -> None:
     validate_records(checked, model, dict(model_kwargs or {}))
 
 
+def require_32bit_mode(what: str, uncertified_option: bool = True) -> None:
+    """Refuse a private chain in JAX's 64-bit mode.  The analyzer proves the model's constants for the program it
+    traces, with float32 parameters and data (bayesdp.analysis.inputs, tracing); in 64-bit mode the samplers run
+    the model on float64 arrays, where its Python float literals keep more digits (``u * 1.00000017 - u`` is
+    ``1.19e-7 u`` in float32 and ``1.7e-7 u`` in float64): another program, which no certificate covers.
+
+    Args:
+        what: the chain, in words (the message's first words).
+        uncertified_option: name ``uncertified=True`` (a sampler's option) as the other fix.
+
+    Raises:
+        AssumptionError: ``jax_enable_x64`` is on.
+
+    Examples:
+        >>> require_32bit_mode("a certified ULA chain")          # the default mode: nothing to say
+    """
+    import jax
+
+    if jax.config.read("jax_enable_x64"):
+        raise AssumptionError(
+            f"{what}: JAX's 64-bit mode is on (jax_enable_x64 = True), but the certificate covers the model "
+            "traced with float32 parameters and data; in 64-bit mode the chain computes another program (the "
+            "model's float literals keep more digits); turn it off for a private chain "
+            "(jax.config.update('jax_enable_x64', False), or unset JAX_ENABLE_X64)"
+            + (", or pass uncertified=True (--uncertified) for draws that are not published" if uncertified_option
+               else ""))
+
+
 def certify_run(*, model, data, domain, config: Mapping[str, Any], delta: float, model_kwargs=None,
                 uncertified: bool = False, certifier: Callable | None = None,
                 record_shapes: Mapping[str, tuple] | None = None) -> dict:
@@ -152,6 +180,7 @@ def certify_run(*, model, data, domain, config: Mapping[str, Any], delta: float,
     if uncertified:
         out["reason"] = UNCERTIFIED_REASON
         return out
+    require_32bit_mode(f"{mech}")
     if domain is None:
         raise AssumptionError("domain = None: a certificate needs public bounds on one record (e.g. "
                               "['X.norm=1.0', 'y.values=0,1']); pass domain=..., or uncertified=True to run without one")
