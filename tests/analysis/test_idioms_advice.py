@@ -178,3 +178,23 @@ def test_a_refusal_prices_the_student_t_rewrite_with_a_public_scale(model, score
             with numpyro.plate("data", X.shape[0]):
                 numpyro.sample("obs", dist.StudentT(4.0, X @ w, 1.0), obs=y)
         assert f"{certify(by_hand, **kw).mechanisms['ula-path'].value():.6g}" == f"{got:.6g}"
+
+
+def hier_noncentred(X, g, y=None, num_groups=4):
+    w = numpyro.sample("w", dist.Normal(0.0, 1.0).expand([X.shape[1]]).to_event(1))
+    mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
+    tau = numpyro.sample("tau", dist.HalfCauchy(1.0))
+    z = numpyro.sample("z", dist.Normal(0.0, 1.0).expand([num_groups]).to_event(1))
+    with numpyro.plate("data", X.shape[0]):
+        numpyro.sample("obs", dist.Bernoulli(logits=X @ w + (mu + tau * z)[g]), obs=y)
+
+
+def test_a_refusal_never_names_bayesdp_s_own_source_line():
+    # the non-centred intercept tau * z is unbounded in theta through exp, the transform of the positive latent tau
+    # that bayesdp's tracing applies: the refusal names that transform, not `exp at tracing.py:LINE (_trace_sites)`
+    Xh = np.eye(8, 3) * 0.5
+    an = analyze(hier_noncentred, {"X": Xh, "g": (np.arange(8) % 4).astype(np.int32), "y": (np.arange(8) % 2) * 1.0},
+                 Domain.parse(["X.norm=1", "g.values=0,1,2,3", "y.values=0,1"]), model_kwargs={"num_groups": 4})
+    msg = "; ".join(u.message() for u in an.unproven)
+    assert "site 'obs'" in msg and "tracing.py" not in msg and "_trace_sites" not in msg
+    assert "`exp` in the transform of a constrained latent site" in msg

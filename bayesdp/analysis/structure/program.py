@@ -103,12 +103,18 @@ def prove(program, closed=None) -> ProgramFacts:
 
 
 def how(eqn) -> str:
-    """`primitive at file.py:LINE (function)` for messages (or a plain description)."""
+    """`primitive at file.py:LINE (function)` for messages (or a plain description).  An operation that bayesdp's
+    tracing itself adds, the transform of a constrained latent site from the samplers' real coordinate (e.g. ``exp``
+    for a positive scale), is named as such, never by bayesdp's own file and line."""
     if eqn is None:
         return "an operation of the model"
     if isinstance(eqn, str):
         return eqn
-    return f"`{where(eqn)}`"
+    at = where(eqn)
+    if " at " not in where(eqn, user_only=True) and at.endswith("(_trace_sites)"):
+        return (f"`{eqn.primitive.name}` in the transform of a constrained latent site (e.g. a positive scale) "
+                "from the real coordinate the samplers use")
+    return f"`{at}`"
 
 
 # ---------------------------------------------------------------------------
