@@ -110,11 +110,22 @@ def how(eqn) -> str:
         return "an operation of the model"
     if isinstance(eqn, str):
         return eqn
-    at = where(eqn)
-    if " at " not in where(eqn, user_only=True) and at.endswith("(_trace_sites)"):
+    if " at " not in where(eqn, user_only=True) and _in_latent_transform(eqn):
         return (f"`{eqn.primitive.name}` in the transform of a constrained latent site (e.g. a positive scale) "
                 "from the real coordinate the samplers use")
-    return f"`{at}`"
+    return f"`{where(eqn)}`"
+
+
+def _in_latent_transform(eqn) -> bool:
+    """``eqn`` was traced inside bayesdp's own transform of the latent sites (``tracing._trace_sites``, through
+    NumPyro's transform on some versions), not in the model's code."""
+    from jax._src import source_info_util as siu
+
+    try:
+        frames = list(siu.user_frames(eqn.source_info.traceback))
+    except Exception:       # no traceback recorded: nothing to say
+        return False
+    return any(f.function_name == "_trace_sites" and f.file_name.endswith("tracing.py") for f in frames)
 
 
 # ---------------------------------------------------------------------------
