@@ -10,6 +10,7 @@ into a bound on its operator norm (rows combined by the tightest rule that holds
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -110,22 +111,28 @@ def how(eqn) -> str:
         return "an operation of the model"
     if isinstance(eqn, str):
         return eqn
-    if " at " not in where(eqn, user_only=True) and _in_latent_transform(eqn):
+    if _in_latent_transform(eqn):
         return (f"`{eqn.primitive.name}` in the transform of a constrained latent site (e.g. a positive scale) "
                 "from the real coordinate the samplers use")
     return f"`{where(eqn)}`"
 
 
 def _in_latent_transform(eqn) -> bool:
-    """``eqn`` was traced inside bayesdp's own transform of the latent sites (``tracing._trace_sites``, through
-    NumPyro's transform on some versions), not in the model's code."""
+    """``eqn`` was traced inside bayesdp's own transform of the latent sites, not in the model's code: the innermost
+    frame outside NumPyro (whose transform some versions show first) is ``tracing._trace_sites``."""
+    import numpyro
     from jax._src import source_info_util as siu
 
     try:
         frames = list(siu.user_frames(eqn.source_info.traceback))
     except Exception:       # no traceback recorded: nothing to say
         return False
-    return any(f.function_name == "_trace_sites" and f.file_name.endswith("tracing.py") for f in frames)
+    numpyro_dir = os.path.dirname(os.path.abspath(numpyro.__file__))
+    for f in frames:
+        if os.path.abspath(f.file_name).startswith(numpyro_dir):
+            continue
+        return f.function_name == "_trace_sites" and f.file_name.endswith("tracing.py")
+    return False
 
 
 # ---------------------------------------------------------------------------
