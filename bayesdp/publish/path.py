@@ -461,6 +461,21 @@ _CURVATURE_DECAY = {"BernoulliLogits": 0.25}
 _FOURTH_OVER_SUP = {"BernoulliLogits": (1.0 / 8.0) / 0.25 ** 2}
 
 
+def _feature_norm2(c_rec: float, families: Sequence[str], d: int) -> float:
+    """``E |d eta / d theta|^2 = R^2 d / (d + 2)`` for features uniform in the ball of radius ``R``, ``R^2 = c /
+    sup phi''`` (``c`` the proven ``record_smoothness``, ``sup phi''`` the families' :data:`_CURVATURE_DECAY`)."""
+    return float(c_rec) / min(_CURVATURE_DECAY[f] for f in families) * d / (d + 2)
+
+
+def _checked_mode_variance(mode_variance) -> float | None:
+    """``mode_variance`` as a float (None stays None), refused unless finite and >= 0."""
+    if mode_variance is None:
+        return None
+    s2 = float(mode_variance)
+    require(math.isfinite(s2) and s2 >= 0.0, "mode_variance", mode_variance, "must be finite and >= 0")
+    return s2
+
+
 def heuristic_curvature(constants: Mapping[str, Any], dim: int, inverse_temperature: float | None = None,
                         families: Sequence[str] = (), mode_variance: float = 0.0) -> float | None:
     """A public estimate of the posterior's typical curvature (docs/calibration.md "Contraction diagnostics",
@@ -521,10 +536,8 @@ def heuristic_curvature(constants: Mapping[str, Any], dim: int, inverse_temperat
     if inverse_temperature is None or not records > 0 or not fams or any(f not in _CURVATURE_DECAY for f in fams):
         return m_k + records if m_k + records > 0 else None
     beta = positive("inverse_temperature", inverse_temperature)
-    s2 = float(mode_variance)
-    require(s2 >= 0.0 and math.isfinite(s2), "mode_variance", mode_variance, "must be finite and >= 0")
-    # E |d eta / d theta|^2 for features uniform in the ball: R^2 d / (d + 2), R^2 = c / sup curvature
-    r2 = float(c_rec) / min(_CURVATURE_DECAY[f] for f in fams) * d / (d + 2)
+    s2 = _checked_mode_variance(0.0 if mode_variance is None else mode_variance)
+    r2 = _feature_norm2(c_rec, fams, d)
     lam = m_k + records
     for _ in range(200):
         new = m_k + records / math.sqrt(1.0 + math.pi * r2 * (1.0 / (beta * lam) + s2) / 8.0)
@@ -659,7 +672,7 @@ def skewness_bias_scale(constants: Mapping[str, Any], dim: int, curvature: float
     d = positive_int("dim", dim)
     lam = positive("curvature", curvature)
     k4r4 = max(_FOURTH_OVER_SUP[f] for f in fams) * float(c_rec) ** 2
-    s2 = p2 if mode_variance is None else max(p2, float(mode_variance))
+    s2 = p2 if mode_variance is None else max(p2, _checked_mode_variance(mode_variance))
     return float(m) * k4r4 * math.sqrt(s2) / (2.0 * (d + 4) * lam * lam)
 
 
@@ -754,6 +767,7 @@ def path_error_terms(constants: Mapping[str, Any], dim: int, inverse_temperature
     beta, g = positive("inverse_temperature", inverse_temperature), positive("step_size", step_size)
     n, c = positive_int("num_steps", num_steps), positive_int("num_chains", num_chains)
     k = positive_int("num_coords", num_coords)
+    mode_variance = _checked_mode_variance(mode_variance)
     lam = _curvature(constants, dim, beta, families, mode_variance)
     if lam is None:
         return None
@@ -808,6 +822,9 @@ def along_mode_curvature(constants: Mapping[str, Any], dim: int, inverse_tempera
     Returns:
         lambda along the mode.
 
+    Raises:
+        AssumptionError: ``mode_variance`` negative or not finite, ``dim`` or ``inverse_temperature`` not positive.
+
     Examples:
         >>> c = {"total_strong_convexity": 1.0, "record_smoothness": 0.25, "data_size": 1000}
         >>> lam = along_mode_curvature(c, 10, 1e12, 21.0, 12 / (10 * math.pi), ["BernoulliLogits"])
@@ -815,6 +832,7 @@ def along_mode_curvature(constants: Mapping[str, Any], dim: int, inverse_tempera
         18.777777778
     """
     fams = list(families)
+    s2 = _checked_mode_variance(mode_variance)
     m_k = float(constants.get("total_strong_convexity") or 0.0)
     c_rec = constants.get("record_smoothness")
     lam = float(curvature)
@@ -822,8 +840,8 @@ def along_mode_curvature(constants: Mapping[str, Any], dim: int, inverse_tempera
         return lam
     d = positive_int("dim", dim)
     beta = positive("inverse_temperature", inverse_temperature)
-    r2 = float(c_rec) / min(_CURVATURE_DECAY[f] for f in fams) * d / (d + 2)
-    v_w, v_m = r2 / (beta * lam), r2 * max(0.0, float(mode_variance))
+    r2 = _feature_norm2(c_rec, fams, d)
+    v_w, v_m = r2 / (beta * lam), r2 * s2
     par = m_k + (lam - m_k) / (1.0 + (math.pi * v_m / 8.0) / (1.0 + math.pi * v_w / 8.0))
     return max(par, m_k)
 
@@ -835,10 +853,11 @@ def path_terms_from_values(constants: Mapping[str, Any], dim: int, inverse_tempe
     values (post-processing of the release; docs/release.md §8.4, "The interval reads the start off the released
     value").  The average keeps the fraction ``f`` of the start's offset, so ``v_j ~= (1 - f) theta*_j`` plus the
     chain's noise of sd ``sigma``: the mode sits ``s_*^2 = max(0, mean_j v_j^2 - sigma^2) / (1 - f)^2`` per direction
-    from the curvature's peak.  Where that exceeds the prior's spread ``1 / m_K`` the curvature ``lambda_H`` is lower;
-    the start's offset lies along the mode, where the curvature is lower still (:func:`along_mode_curvature`), so the
-    fraction ``f`` is computed there; ``f`` and ``s_*`` are solved together by iteration (at most 100 rounds).  The
-    noise and the biases keep the isotropic ``lambda_H`` at ``s_*^2``.
+    from the curvature's peak (``f`` and ``sigma`` the public ones).  Where that exceeds the prior's spread ``1 / m_K``
+    the curvature ``lambda_H`` is lower; the start's offset lies along the mode, where the curvature is lower still
+    (:func:`along_mode_curvature`), so the fraction ``f`` is computed there.  One step, not a fixed point (solving
+    ``f`` and ``s_*`` together feeds back and overshoots: docs/release.md §8.4).  The noise and the biases keep the
+    isotropic ``lambda_H`` at ``s_*^2``.
 
     Args:
         constants: the analysis's constants (as :func:`path_error_terms`).

@@ -180,7 +180,7 @@ def certify_run(*, model, data, domain, config: Mapping[str, Any], delta: float,
     if uncertified:
         out["reason"] = UNCERTIFIED_REASON
         return out
-    require_32bit_mode(f"{mech}")
+    require_32bit_mode(mech)
     if domain is None:
         raise AssumptionError("domain = None: a certificate needs public bounds on one record (e.g. "
                               "['X.norm=1.0', 'y.values=0,1']); pass domain=..., or uncertified=True to run without one")

@@ -170,6 +170,11 @@ def test_a_refusal_prices_the_student_t_rewrite_with_a_public_scale(model, score
     with pytest.raises(AssumptionError, match="no mechanism can be certified"):
         certify(model, **kw)
     assert analyze(model, {"X": X, "y": YR}, DR).constants.record_grad_bound is None      # not proven
+    # without the chain's settings the refusal says which to pass
+    with pytest.raises(AssumptionError) as e:
+        certify(model, domain=DR, data_size=1000, dim=X.shape[1])
+    assert ("with a public scale SCALE = 1 at site(s) 'obs' (the Student-t rewrite above, df = 4 for a Normal) the "
+            "chains may be certifiable: pass --step-size and --num-steps") in str(e.value)
     # the same number as certifying the rewrite written by hand
     if model is linreg:
         def by_hand(X, y=None):

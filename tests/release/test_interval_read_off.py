@@ -91,11 +91,26 @@ def test_read_off_terms_by_hand():
     assert got["transient_fraction"] > f0 and got["noise_sd"] >= sd0
 
 
-def test_read_off_terms_refuse_nothing_odd():
+def test_read_off_terms_fall_back_to_the_public_ones_without_usable_values():
     args = (C, 10, 1.0, 0.002, 200, 20, 1, ["BernoulliLogits"])
     pub = path_error_terms(*args)
     assert path_terms_from_values(*args, []) == pub
     assert path_terms_from_values(*args, [float("nan")] * 10) == pub
+
+
+@pytest.mark.parametrize("bad", [-1.0, float("inf"), float("nan")])
+def test_a_bad_mode_variance_is_refused_not_clamped(bad):
+    from bayesdp.errors import AssumptionError
+    from bayesdp.publish.path import heuristic_curvature, skewness_bias_scale
+
+    with pytest.raises(AssumptionError, match="mode_variance"):
+        along_mode_curvature(C, 10, 1.0, 25.0, bad, ["BernoulliLogits"])
+    with pytest.raises(AssumptionError, match="mode_variance"):
+        path_error_terms(C, 10, 1.0, 0.002, 200, 20, 1, ["BernoulliLogits"], mode_variance=bad)
+    with pytest.raises(AssumptionError, match="mode_variance"):
+        skewness_bias_scale(C, 10, 25.0, ["BernoulliLogits"], bad)
+    with pytest.raises(AssumptionError, match="mode_variance"):
+        heuristic_curvature(C, 10, 1.0, ["BernoulliLogits"], bad)
 
 
 def test_breast_cancer_error_interval_covers_the_posterior_mean():
