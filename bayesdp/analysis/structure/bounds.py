@@ -782,12 +782,78 @@ def _logic(op):
     return rule
 
 
+#: a comparison with its operands swapped (``c op a`` is ``a FLIP[op] c``)
+_FLIP = {"ge": "le", "gt": "lt", "le": "ge", "lt": "gt", "eq": "eq", "ne": "ne"}
+#: (comparison, its truth) -> which side of the other operand the compared variable lies on (closed hulls)
+_SIDE = {("ge", 1): "above", ("gt", 1): "above", ("ge", 0): "below", ("gt", 0): "below",
+         ("le", 1): "below", ("lt", 1): "below", ("le", 0): "above", ("lt", 0): "above",
+         ("eq", 1): "equal", ("ne", 0): "equal"}
+
+
+def _float_same(run, v):
+    """``v`` followed out of calls and through exact float conversions of the same shape (same value)."""
+    for _ in range(16):
+        v = run.origin(v)
+        e = run.producer(v)
+        if e is None or e.primitive.name != "convert_element_type" or \
+                tuple(e.invars[0].aval.shape) != tuple(e.outvars[0].aval.shape):
+            return v
+        src, dst = np.dtype(e.invars[0].aval.dtype), np.dtype(e.outvars[0].aval.dtype)
+        # exact conversions only (to the same or a wider float): a narrowing one rounds y >= c below c
+        if not (np.issubdtype(src, np.floating) and np.issubdtype(dst, np.floating)) or \
+                not (src == dst or dst.itemsize > src.itemsize):
+            return v
+        v = e.invars[0]
+    return v
+
+
+def _narrowed_case(run, eqn, k, lo, hi, shape):
+    """The box of case ``k`` of ``select_n`` where it is chosen, narrowed by the predicate that chooses it.
+
+    ``jnp.where(y >= c, y, z)`` is ``select_n(y >= c, z, y)``: at every position where case 1 (``y``) is
+    chosen the predicate is true there, so ``y >= c`` there, and the output's box is the hull of
+    ``[max(lo_y, lo_c), hi_y]`` and ``z``'s box.  Proven for a boolean predicate produced by a comparison of
+    the case's own variable (same value: the same variable, entered into a call, or converted exactly to
+    a wider float) with an operand whose box is known, every one of the three of the output's shape (the other
+    operand of the shape or a scalar): position i of the case is position i of the compared variable.
+    Comparisons are of real numbers (the domain holds no NaN), and the hull keeps the end (``y > c`` gives
+    ``y >= c``).  Anything else: the case's box unchanged.
+    """
+    pv, cv = eqn.invars[0], eqn.invars[1 + k]
+    oshape = _ishape(eqn.outvars[0])           # symbolic: the record axis is the symbol m
+    if not _is_bool(pv) or len(eqn.invars) != 3 or _ishape(pv) != oshape:
+        return lo, hi
+    pe = run.producer(run.origin(pv))
+    if pe is None or pe.primitive.name not in _FLIP or len(pe.invars) != 2:
+        return lo, hi
+    a, b = pe.invars
+    op = pe.primitive.name
+    base = _float_same(run, cv)
+    if _float_same(run, a) is not base:
+        if _float_same(run, b) is not base:
+            return lo, hi
+        a, b, op = b, a, _FLIP[op]
+    side = _SIDE.get((op, k))
+    other = run.value(b)
+    if side is None or other is None or _ishape(a) != oshape or _ishape(b) not in ((), oshape):
+        return lo, hi
+    blo, bhi = np.broadcast_to(other.lo, shape), np.broadcast_to(other.hi, shape)
+    if side in ("above", "equal"):
+        lo = np.maximum(lo, blo)
+    if side in ("below", "equal"):
+        hi = np.minimum(hi, bhi)
+    return lo, hi
+
+
 def select_n(run, eqn, ins):
     pred, cases = ins[0], ins[1:]
     shape = _oshape(eqn)
     plo, phi = np.broadcast_to(pred.lo, shape), np.broadcast_to(pred.hi, shape)
     los = [np.broadcast_to(c.lo, shape) for c in cases]
     his = [np.broadcast_to(c.hi, shape) for c in cases]
+    if len(cases) == 2:                     # jnp.where(y >= c, y, z): where y is chosen, y >= c
+        for k in range(2):
+            los[k], his[k] = _narrowed_case(run, eqn, k, los[k], his[k], shape)
     lo = np.full(shape, INF)
     hi = np.full(shape, -INF)
     for k in range(len(cases)):

@@ -325,6 +325,9 @@ class Run:
     #: body interpreted again overwrites them): what a rule relating an equation's operands reads
     producers: dict = field(default_factory=dict, repr=False)
     values: dict = field(default_factory=dict, repr=False)
+    #: an input of a call's body -> the caller's variable it is bound to (the same value: a call passes its
+    #: arguments unchanged; loop bodies are not listed, their inputs change from one iteration to the next)
+    aliases: dict = field(default_factory=dict, repr=False)
 
     def producer(self, v):
         """The equation that produced variable ``v`` (None for a literal or a program input)."""
@@ -339,6 +342,20 @@ class Run:
         if isinstance(v, jcore.Literal):
             return self.interp.literal(v.val, v.aval)
         return self.values.get(v)
+
+    def origin(self, v):
+        """The caller's variable that call-body input ``v`` is bound to, followed out through nested calls
+        (``v`` itself when it is not a call's input): both hold the same value."""
+        from jax.extend import core as jcore
+
+        for _ in range(64):
+            if isinstance(v, jcore.Literal):
+                return v
+            w = self.aliases.get(v)
+            if w is None:
+                return v
+            v = w
+        return v
 
     # -- entry points -----------------------------------------------------------
     def program(self, closed, inputs: list) -> list:
@@ -355,21 +372,25 @@ class Run:
             ValueError: if the number of inputs is not the program's.
         """
         jaxpr, consts = _open(closed)
+        self._bind(jaxpr, None)
         # the program's own inputs (theta, data: finite reals), for rules that need to know them
         self.context.setdefault("program_inputs", frozenset(jaxpr.invars))
         return self._jaxpr(jaxpr, consts, inputs)
 
-    def call(self, body, inputs: list) -> list:
+    def call(self, body, inputs: list, args=None) -> list:
         """Interpret a sub-program (the body of a call, a branch, a loop) with the given inputs.
 
         Args:
             body: a ``ClosedJaxpr`` or an open jaxpr.
             inputs: one abstract value per input of ``body``.
+            args: the caller's variables bound to the body's inputs when the body is a call's (they hold
+                the same values: :meth:`origin`); None for a branch or a loop body.
 
         Returns:
             One abstract value per output of ``body``.
         """
         jaxpr, consts = _open(body)
+        self._bind(jaxpr, args)
         return self._jaxpr(jaxpr, consts, inputs)
 
     # -- the walk -------------------------------------------------------------------
@@ -428,7 +449,7 @@ class Run:
         if rule is not None:
             return rule(self, eqn, ins)
         if name in CALL_BODIES and CALL_BODIES[name] in eqn.params:
-            return self.call(eqn.params[CALL_BODIES[name]], ins)
+            return self.call(eqn.params[CALL_BODIES[name]], ins, args=eqn.invars)
         if name == "cond":
             return self._cond(eqn, ins)
         if name == "while":
@@ -436,6 +457,20 @@ class Run:
         if name == "scan":
             return self._scan(eqn, ins)
         return interp.unknown(self, eqn, ins)
+
+    def _bind(self, jaxpr, args):
+        """Record that the inputs of ``jaxpr`` are the caller's variables ``args`` (forget any earlier
+        binding when ``args`` is None: the same body object may be entered elsewhere as a branch or a loop)."""
+        from jax.extend import core as jcore
+
+        if args is not None and len(args) != len(jaxpr.invars):
+            args = None
+        for k, v in enumerate(jaxpr.invars):
+            a = None if args is None else args[k]
+            if a is None or isinstance(a, jcore.Literal):
+                self.aliases.pop(v, None)
+            else:
+                self.aliases[v] = a
 
     # -- control flow ---------------------------------------------------------------
     def _join_all(self, lists: list[list]) -> list:
