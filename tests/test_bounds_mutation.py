@@ -570,6 +570,39 @@ def test_select_n_with_forms():
     np.testing.assert_array_equal(out.lin.chi, [[3.0, 3.0]])
 
 
+def test_select_n_keeps_interval_coefficients_and_forms_beside_boxes():
+    """A case whose form has an interval coefficient (u x, u in [1, 2] theta-free: A = [1, 2] I) keeps both ends
+    where the predicate picks it; a case with a form beside one without (a box [3, 4]) still gives a form."""
+    x = data_input((1, 2), "X", -1.0, 1.0)
+    out = one(lambda p, u, v: lax.select_n(p, u * v, jnp.full((1, 2), 3.0, F32)), box([[0, 1]], [[0, 1]]),
+              box([[1.0, 1.0]], [[2.0, 2.0]]), x, dtypes=[BOOL, F32, F32])
+    np.testing.assert_array_equal(out.lin.A["X"][0], np.array([[[1.0, 0.0], [0.0, 0.0]]]))
+    np.testing.assert_array_equal(out.lin.A["X"][1], np.array([[[2.0, 0.0], [0.0, 0.0]]]))
+    out = one(lambda p, w, v: lax.select_n(p, v, w), box([[0, 0]], [[1, 1]]), box([[3.0, 3.0]], [[4.0, 4.0]]), x,
+              dtypes=[BOOL, F32, F32])
+    assert out.lin is not None
+    # every case with a form: x where the predicate is 0, -x where it is 1
+    both = one(lambda p, v: lax.select_n(p, v, -v), box([[0, 1]], [[0, 1]]), x, dtypes=[BOOL, F32])
+    np.testing.assert_array_equal(both.lin.A["X"][0], np.array([[[1.0, 0.0], [0.0, -1.0]]]))
+    np.testing.assert_array_equal(out.lin.A["X"][0], np.zeros((1, 2, 2)))
+    np.testing.assert_array_equal(out.lin.A["X"][1], np.eye(2).reshape(1, 2, 2))
+    np.testing.assert_array_equal(out.lin.clo, [[0.0, 0.0]])
+    np.testing.assert_array_equal(out.lin.chi, [[4.0, 4.0]])
+
+
+def test_select_n_known_predicate_with_a_case_without_form():
+    """The picked forms when one case has none (a box): its coefficients are zeros of the record's size p = 3, not
+    of the output's shape (1, 2)."""
+    x = data_input((1, 3), "X", -1.0, 1.0)
+    out = one(lambda p, w, v: lax.select_n(p, v[:, :2], w), box([[1, 0]], [[1, 0]]), box([[3.0, 3.0]], [[4.0, 4.0]]),
+              x, dtypes=[BOOL, F32, F32])
+    # element 0 picks the box (case 1), element 1 the record's entry 1 (case 0 = v[:, :2])
+    np.testing.assert_array_equal(out.lin.A["X"][0], np.array([[[0, 0, 0], [0, 1, 0]]]))
+    np.testing.assert_array_equal(out.lin.A["X"][1], np.array([[[0, 0, 0], [0, 1, 0]]]))
+    np.testing.assert_array_equal(out.lin.clo, [[3.0, 0.0]])
+    np.testing.assert_array_equal(out.lin.chi, [[4.0, 0.0]])
+
+
 def test_convert_element_type_boxes():
     out = one(lambda x: x.astype(BOOL).astype(F32), box([1.0, 0.0, -1.0, -2.0, 0.0], [2.0, 0.0, 1.0, -1.0, 3.0]))
     eq(out, [1.0, 0.0, 0.0, 1.0, 0.0], [1.0, 0.0, 1.0, 1.0, 1.0])
