@@ -98,7 +98,7 @@ def add_parser(sub) -> None:
                    help="number of steps n (default: the method's rule, the same as in Python: coupling and "
                         "sample-aggregate 2000; path the count minimising its predicted error, docs/release.md §8.4)")
     p.add_argument("--burn-in", type=ARG_TYPES[int], help="kept draws dropped per chain (default: half; path: minimising its "
-                   "predicted error, docs/release.md §8.4)")
+                   "predicted error, raised from the path itself when the chain arrives later, docs/release.md §8.4)")
     p.add_argument("--thinning", type=ARG_TYPES[int], default=1, help="keep every k-th draw")
     p.add_argument("--num-chains", type=ARG_TYPES[int], default=1, help="chains averaged together")
     p.add_argument("--batch-size", type=ARG_TYPES[int], help="SGLD minibatch size s")
@@ -329,7 +329,9 @@ def format_path(out: dict) -> str:
     p = out["path"]
     lines = [f"released (epsilon = {out['epsilon']:g}, delta = {out['delta']:g}; {out['source']})",
              f"method: path ({out['method']['chosen_by']}): ULA, step size {p['step_size']:.6g}, {p['num_chains']} "
-             f"chain(s) x {p['num_steps']} steps, burn-in {p['burn_in']}, inverse temperature "
+             f"chain(s) x {p['num_steps']} steps, burn-in {p['burn_in']}"
+             + (f" (read off the path; planned {p['burn_in_planned']})" if p.get("burn_in_planned") not in
+                (None, p["burn_in"]) else "") + ", inverse temperature "
              f"{p['inverse_temperature']:.6g} (the largest whose path is {p['gdp_mu']:.4g}-GDP); no noise added", ""]
     w = max(len(it["name"]) for it in out["items"])
     lines.append(f"  {'name':<{w}}  {'value':>12}  Monte Carlo interval ({out['items'][0]['level']:.0%}, chain's "

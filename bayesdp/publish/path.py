@@ -29,7 +29,7 @@ from ..errors import AssumptionError, positive, positive_int, require
 from ..mechanisms.registry import bound
 from .statistics import ReleasedValue, _clip_interval, two_sided_normal_quantile, with_error_intervals
 
-__all__ = ["path_certificate", "path_inverse_temperature", "gdp_mu", "path_num_steps", "curvature_proxy",
+__all__ = ["mser_burn_in", "path_certificate", "path_inverse_temperature", "gdp_mu", "path_num_steps", "curvature_proxy",
            "noiseless_items", "chain_noise_sd", "chain_error_items", "start_transient",
            "heuristic_curvature", "ar1_average_variance", "transient_fraction", "skewness_bias_scale",
            "path_error_terms", "tune_path", "last_draw_error_terms", "start_bias_from_values",
@@ -459,6 +459,49 @@ _CURVATURE_DECAY = {"BernoulliLogits": 0.25}
 # |phi''''(0)| / sup phi'' of the same families (phi = -log p(y | eta)): the slope at eta = 0 of the third derivative
 # phi''' = sigmoid'(eta) (1 - 2 sigmoid(eta)) ~= -eta / 8 is 1/8, over the sup 1/4 of phi'' (skewness_bias_scale)
 _FOURTH_OVER_SUP = {"BernoulliLogits": (1.0 / 8.0) / 0.25 ** 2}
+
+
+def mser_burn_in(draws, min_burn_in: int = 0, max_burn_in: int | None = None) -> int:
+    """The burn-in that the marginal standard error rule (MSER, White 1997) picks from a chain's own draws.
+
+    ``argmin_b sum_t |z_t - mean(z_b..)|^2 / (n - b)^2`` over ``b`` in ``[min_burn_in, n // 2]``, ``z_t`` the
+    draws at step ``t`` averaged over the chains: the truncation that minimises the squared standard error of the
+    kept average as the kept draws themselves estimate it (a start far from the mode inflates it until the chain
+    has arrived). Applied to a private path it is post-processing (the whole path is certified, docs/release.md
+    §8.4): no charge, whatever the draws.
+
+    Args:
+        draws: the draws, shape ``(chains, steps, dim)``.
+        min_burn_in: the smallest burn-in allowed (the public setting).
+        max_burn_in: the largest burn-in allowed below half the steps (e.g. to keep the draws quantiles need).
+
+    Returns:
+        The burn-in, ``min_burn_in`` when it is already past the largest allowed.
+
+    Examples:
+        >>> import numpy as np
+        >>> z = np.r_[np.linspace(10.0, 0.0, 20), np.zeros(80)]          # a transient of 20 steps, then still
+        >>> mser_burn_in(z[None, :, None] + 0.01 * np.sin(np.arange(100))[None, :, None])   # z is 0 from step 19
+        19
+        >>> mser_burn_in(np.zeros((1, 100, 2)), 7)
+        7
+        >>> mser_burn_in(z[None, :, None], 0, 12)                            # at most 12
+        12
+    """
+    z = np.asarray(draws, np.float64)
+    if z.ndim != 3:
+        raise ValueError(f"draws of shape {z.shape}: expected (chains, steps, dim)")
+    z = z.mean(axis=0)
+    n = z.shape[0]
+    lo, hi = int(min_burn_in), n // 2 if max_burn_in is None else min(n // 2, int(max_burn_in))
+    if lo >= hi:
+        return lo
+    tail1 = np.cumsum(z[::-1], axis=0)[::-1]               # sum_{t >= b} z_t
+    tail2 = np.cumsum((z * z)[::-1], axis=0)[::-1]
+    b = np.arange(lo, hi + 1)
+    k = (n - b).astype(np.float64)
+    ss = np.sum(tail2[b] - tail1[b] ** 2 / k[:, None], axis=1)
+    return int(b[int(np.argmin(ss / (k * k)))])
 
 
 def _feature_norm2(c_rec: float, families: Sequence[str], d: int) -> float:

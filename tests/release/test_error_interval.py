@@ -317,7 +317,8 @@ def test_cli_prints_and_emits_the_error_interval_and_tempered_labels(tmp_path, c
             "--method", "path", "--level", "0.9", "--allow-uninformative"]       # 300 records at epsilon 1
     assert main(base + ["--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    st = out["method"]["settings"]
+    st = out["path"]               # the run's settings: the burn-in read off the path, the error terms at it
+    assert st["burn_in"] >= out["method"]["settings"]["burn_in"] and st["burn_in_rule"] == "adaptive"
     tr, bias = st["start_transient"], st["predicted_bias"]   # the start's bias (§11.4) and the chain's (§8.4)
     assert tr >= 0 and bias >= 0
     assert st["predicted_terms"]["bias"] == pytest.approx(bias, rel=1e-12)
@@ -344,10 +345,13 @@ def test_cli_prints_and_emits_the_error_interval_and_tempered_labels(tmp_path, c
     rho = 1 - g * par
     f_seen = rho ** (b + 1) * (1 - rho ** (n - b)) / ((1 - rho) * (n - b))
     assert seen["transient_fraction"] == pytest.approx(max(f, f_seen), rel=1e-5)
+    planned = out["method"]["settings"]          # the public prediction, made before the run at the planned burn-in
+    p_sd, p_tr, p_bias = planned["equivalent_noise_sd"], planned["start_transient"], planned["predicted_bias"]
     for it in out["items"]:
         sd = it["equivalent_noise_sd"]
-        rmse = math.sqrt(sd * sd + tr * tr + bias * bias)
-        assert it["predicted_rmse"] == pytest.approx(rmse, rel=1e-12) and sd > 0
+        assert sd == pytest.approx(st["equivalent_noise_sd"], rel=1e-12) and sd >= p_sd > 0
+        rmse = math.sqrt(p_sd * p_sd + p_tr * p_tr + p_bias * p_bias)
+        assert it["predicted_rmse"] == pytest.approx(rmse, rel=1e-12)
         assert out["noise_scale"] == 0.0
         # the start's bias read off the released value: f max(D, sqrt(v^2 - sd^2) / (1 - f)) (§8.4), the read-off
         # terms never below the public ones

@@ -13,7 +13,7 @@ import numpy as np
 
 from ...budget.ledger import noise_delta, noise_epsilon, to_decimal
 from ...errors import AssumptionError
-from ..path import (chain_error_items, noiseless_items, path_certificate, path_error_terms, path_inverse_temperature,
+from ..path import (mser_burn_in, chain_error_items, noiseless_items, path_certificate, path_error_terms, path_inverse_temperature,
                     path_num_steps, path_terms_from_values, start_bias_from_values, tune_path)
 from ..sensitivity import best_coupling, monte_carlo_bound
 from ..statistics import min_draws_for_quantiles, with_credible_intervals
@@ -126,24 +126,17 @@ class PathMethod:
                                   f"{c * (n - b)} (num_chains x (num_steps - burn_in)): raise num_steps or num_chains")
         # the predicted error term by term (§8.4): the chain's randomness as Gaussian noise per value (§11), the
         # start's bias left in the average (§11.4), the tempering and discretisation biases
-        terms = path_error_terms(c_, an.dim, beta, float(step), n, b, c, fams, k, stat.l2)
-        one = path_error_terms(c_, an.dim, beta, float(step), n, b, c, fams, 1, 1.0) if stat.quantile_levels \
-            else terms
-        if terms is None:
-            eq_sd = tr_one = rmse = None
-        else:
-            rmse, eq_sd, tr_one = terms["rmse"], one["noise_sd"], one["start_transient"]
+        predicted = _predicted_terms(c_, an.dim, beta, float(step), n, b, c, fams, stat)
+        rmse = predicted.pop("rmse")
         # beside the heuristic: the proven sub-Gaussian scale of the Monte Carlo part alone, P(|F - E F| >= t) <=
         # 2 exp(-t^2 / (2 scale^2)) (§4.2; worst-case contraction, so wide; no bias)
         proven_mc = None if mc is None else float(stat.l2) * float(mc.lipschitz_noise)
         settings = {"sampler": "ULA", "step_size": float(step), "step_size_rule": rule, "num_steps": int(n),
-                    "num_steps_rule": n_rule, "burn_in": int(b), "num_chains": int(c), "thinning": 1,
-                    "inverse_temperature": beta, "gdp_mu": mu, "grad_diff": float(gd), "equivalent_noise_sd": eq_sd,
-                    "start_transient": tr_one, "predicted_bias": None if one is None else one["bias"],
-                    "predicted_terms": None if terms is None else {
-                        key: terms[key] for key in ("curvature", "noise_sd", "start_transient", "transient_fraction",
-                                                    "transient_fraction_prior_curvature", "start_spread", "tempering_bias", "discretisation_bias", "bias",
-                                                    "rmse")},
+                    "num_steps_rule": n_rule, "burn_in": int(b),
+                    # left open: at least the tuned one, raised from the path itself when the chain arrives later
+                    "burn_in_rule": "given" if spec.burn_in is not None else "adaptive",
+                    "num_chains": int(c), "thinning": 1,
+                    "inverse_temperature": beta, "gdp_mu": mu, "grad_diff": float(gd), **predicted,
                     "proven_monte_carlo_scale": proven_mc}
         return MethodPlan(
             method="path", settings=settings, predicted_rmse=rmse,
@@ -171,8 +164,20 @@ class PathMethod:
                       inverse_temperature=s["inverse_temperature"], num_chains=s["num_chains"], release="path",
                       init="zeros", uncertified=True, model_kwargs=dict(src.model_kwargs))
         smp.run(rng_key)
-        draws = np.asarray(smp.get_unconstrained_samples(group_by_chain=True))[:, s["burn_in"]:, :]
+        path = np.asarray(smp.get_unconstrained_samples(group_by_chain=True))
         stat, mc, level = d["statistic"], d["monte_carlo"], d["level"]
+        fams = tuple(fam for _, fam in getattr(an.analysis, "observed_sites", None) or ())
+        if s["burn_in_rule"] == "adaptive":
+            # the burn-in read off the path itself (post-processing of the private path, docs/release.md §8.4):
+            # never below the planned one; the error terms follow it
+            need = min_draws_for_quantiles(stat.quantile_levels) if stat.quantile_levels else 1
+            b = mser_burn_in(path, s["burn_in"], s["num_steps"] - -(-need // s["num_chains"]))
+            if b != s["burn_in"]:
+                s = {**s, "burn_in": b, **_predicted_terms(an.constants, an.dim, s["inverse_temperature"],
+                                                            s["step_size"], s["num_steps"], b, s["num_chains"],
+                                                            fams, stat, rmse=False)}
+            s = {**s, "burn_in_planned": plan.settings["burn_in"]}
+        draws = path[:, s["burn_in"]:, :]
         value = stat.evaluate(draws.reshape(-1, draws.shape[-1]).astype(np.float64))
         h = None if mc is None or stat.kind != "mean" else mc.half_width(stat.l2, 1.0 - level)
         items = noiseless_items(stat, value, level, h)
@@ -184,7 +189,6 @@ class PathMethod:
             # coordinate means of unconstrained coordinates: the start's bias, and the mode's distance from the
             # curvature's peak, read off the released values too (post-processing, docs/release.md §8.4), never
             # below the public prediction
-            fams = tuple(fam for _, fam in getattr(an.analysis, "observed_sites", None) or ())
             seen = path_terms_from_values(an.constants, an.dim, s["inverse_temperature"], s["step_size"],
                                           s["num_steps"], s["burn_in"], s["num_chains"], fams, value)
             sd, bias, isd = s["equivalent_noise_sd"], s.get("predicted_bias"), None
@@ -231,6 +235,24 @@ class PathMethod:
                   "gdp_mu": s["gdp_mu"], "inverse_temperature": s["inverse_temperature"],
                   "statistic": stat.description}
         return Drawn(fields=fields, commit=commit)
+
+
+def _predicted_terms(c_, dim, beta, step, n, b, c, fams, stat, rmse: bool = True) -> dict:
+    """The predicted error terms of a path average (docs/release.md §8.4) as the settings list them: per value
+    (``predicted_terms``) and for one coordinate (the equivalent noise sd, the start's transient, the bias; for
+    quantiles); ``rmse`` the whole prediction (with ``rmse=True``). Public inputs and the chain's settings only."""
+    terms = path_error_terms(c_, dim, beta, step, n, b, c, fams, stat.num_coords, stat.l2)
+    one = path_error_terms(c_, dim, beta, step, n, b, c, fams, 1, 1.0) if stat.quantile_levels else terms
+    out = {"equivalent_noise_sd": None if one is None else one["noise_sd"],
+           "start_transient": None if one is None else one["start_transient"],
+           "predicted_bias": None if one is None else one["bias"],
+           "predicted_terms": None if terms is None else {
+               key: terms[key] for key in ("curvature", "noise_sd", "start_transient", "transient_fraction",
+                                           "transient_fraction_prior_curvature", "start_spread", "tempering_bias",
+                                           "discretisation_bias", "bias", "rmse")}}
+    if rmse:
+        out["rmse"] = None if terms is None else terms["rmse"]
+    return out
 
 
 def _with_design_assumption(items, terms: dict) -> tuple:
