@@ -134,3 +134,33 @@ def test_wrong_branch_still_refused():
     """where(y >= 0, 0, y) observes -1: outside the Bernoulli support, refused naming the site."""
     with pytest.raises(DomainError, match=r"\[-1, 0\] exceeds the Bernoulli\(logits\) support \[0, 1\] of site .obs."):
         analyze(mask_wrong_branch, {"X": X, "y": Y}, DOM)
+
+
+_OPS = {"ge": (jnp.greater_equal, np.greater_equal), "gt": (jnp.greater, np.greater),
+        "le": (jnp.less_equal, np.less_equal), "lt": (jnp.less, np.less), "eq": (jnp.equal, np.equal),
+        "ne": (jnp.not_equal, np.not_equal)}
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_sound_on_random_selects(seed):
+    """Random comparison, constant, order of the operands, branch and boxes: every value the program computes on
+    points of the box (its ends, the constant, random points) lies in the computed range."""
+    rng = np.random.default_rng(seed)
+    for _ in range(20):
+        name = str(rng.choice(list(_OPS)))
+        op, np_op = _OPS[name]
+        lo, hi = (float(v) for v in np.sort(np.float32(rng.uniform(-3, 3, 2))))   # float32 ends: the points' own
+        c = float(np.float32(rng.choice([rng.uniform(-4, 4), lo, hi, 0.0])))
+        z = float(np.float32(rng.uniform(-5, 5)))
+        swap, branch = bool(rng.integers(2)), int(rng.integers(2))
+
+        def f(y, op=op, c=c, z=z, swap=swap, branch=branch):
+            pred = op(c, y) if swap else op(y, c)
+            return jnp.where(pred, y, z) if branch else jnp.where(pred, z, y)
+
+        got_lo, got_hi = _range(f, lo, hi, n=4)
+        pts = np.float32(np.r_[lo, hi, np.clip(c, lo, hi), rng.uniform(lo, hi, 60)])
+        assert lo <= pts.min() and pts.max() <= hi
+        pred = np_op(np.float32(c), pts) if swap else np_op(pts, np.float32(c))   # NumPy, float32: the values
+        vals = np.where(pred, pts, np.float32(z)) if branch else np.where(pred, np.float32(z), pts)
+        assert got_lo <= vals.min() and vals.max() <= got_hi, (name, lo, hi, c, z, swap, branch)
