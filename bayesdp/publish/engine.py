@@ -231,8 +231,9 @@ def charge(accountant: Any, plan: MethodPlan, run: Callable[[float], Drawn], cho
         accountant.exhaust(f"a seeded {plan.method} release")
     summary = res.summary or accountant.summary()
     f = dict(drawn.fields)
-    items = tuple(replace(it, predicted_rmse=plan.predicted_rmse, predicted_label=plan.predicted_label)
-                  for it in f.pop("items"))
+    # the plan's prediction, unless the run made its own at the settings it used (a path burn-in read off the path)
+    items = tuple(replace(it, predicted_rmse=plan.predicted_rmse if it.predicted_rmse is None else it.predicted_rmse,
+                          predicted_label=plan.predicted_label) for it in f.pop("items"))
     extra = dict(f.pop("extra", {}))
     extra["method"] = {**plan.summary(), "chosen_by": chosen_by}
     return ReleaseResult(items=items, epsilon=plan.epsilon, delta=float(plan.delta), remaining_budget=

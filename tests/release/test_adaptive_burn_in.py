@@ -101,6 +101,10 @@ def test_release_raises_the_burn_in_and_charges_the_plan():
     # the error terms are those of the chosen burn-in: fewer kept draws than planned, a larger noise sd
     assert s["equivalent_noise_sd"] > plan.settings["equivalent_noise_sd"]
     assert s["predicted_terms"]["noise_sd"] > plan.settings["predicted_terms"]["noise_sd"]
+    # each value's predicted error is the one at the burn-in used (the plan's stays in the plan)
+    assert s["predicted_rmse"] == s["predicted_terms"]["rmse"] != plan.predicted_rmse
+    assert all(it.predicted_rmse == s["predicted_rmse"] for it in res.items)
+    assert res.extra["method"]["predicted_rmse"] == plan.predicted_rmse
 
 
 def test_given_burn_in_is_kept():

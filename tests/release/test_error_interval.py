@@ -346,11 +346,10 @@ def test_cli_prints_and_emits_the_error_interval_and_tempered_labels(tmp_path, c
     f_seen = rho ** (b + 1) * (1 - rho ** (n - b)) / ((1 - rho) * (n - b))
     assert seen["transient_fraction"] == pytest.approx(max(f, f_seen), rel=1e-5)
     planned = out["method"]["settings"]          # the public prediction, made before the run at the planned burn-in
-    p_sd, p_tr, p_bias = planned["equivalent_noise_sd"], planned["start_transient"], planned["predicted_bias"]
     for it in out["items"]:
-        sd = it["equivalent_noise_sd"]
-        assert sd == pytest.approx(st["equivalent_noise_sd"], rel=1e-12) and sd >= p_sd > 0
-        rmse = math.sqrt(p_sd * p_sd + p_tr * p_tr + p_bias * p_bias)
+        sd = it["equivalent_noise_sd"]           # the terms at the burn-in used: never below the planned ones
+        assert sd == pytest.approx(st["equivalent_noise_sd"], rel=1e-12) and sd >= planned["equivalent_noise_sd"] > 0
+        rmse = math.sqrt(sd * sd + tr * tr + bias * bias)
         assert it["predicted_rmse"] == pytest.approx(rmse, rel=1e-12)
         assert out["noise_scale"] == 0.0
         # the start's bias read off the released value: f max(D, sqrt(v^2 - sd^2) / (1 - f)) (§8.4), the read-off

@@ -173,9 +173,9 @@ class PathMethod:
             need = min_draws_for_quantiles(stat.quantile_levels) if stat.quantile_levels else 1
             b = mser_burn_in(path, s["burn_in"], s["num_steps"] - -(-need // s["num_chains"]))
             if b != s["burn_in"]:
-                s = {**s, "burn_in": b, **_predicted_terms(an.constants, an.dim, s["inverse_temperature"],
-                                                            s["step_size"], s["num_steps"], b, s["num_chains"],
-                                                            fams, stat, rmse=False)}
+                again = _predicted_terms(an.constants, an.dim, s["inverse_temperature"], s["step_size"],
+                                         s["num_steps"], b, s["num_chains"], fams, stat)
+                s = {**s, "burn_in": b, "predicted_rmse": again.pop("rmse"), **again}
             s = {**s, "burn_in_planned": plan.settings["burn_in"]}
         draws = path[:, s["burn_in"]:, :]
         value = stat.evaluate(draws.reshape(-1, draws.shape[-1]).astype(np.float64))
@@ -212,6 +212,8 @@ class PathMethod:
         else:
             items = chain_error_items(items, s["equivalent_noise_sd"], level, stat.range, "path", stat,
                                       s.get("start_transient"), s.get("predicted_bias"))
+        if s.get("predicted_rmse") is not None:       # the prediction at the burn-in used, not the planned one
+            items = tuple(replace(it, predicted_rmse=s["predicted_rmse"]) for it in items)
         items = _with_design_assumption(items, terms)
         items = with_credible_intervals(items, stat, s["inverse_temperature"])
         published = np.array([it.value for it in items])
@@ -237,10 +239,10 @@ class PathMethod:
         return Drawn(fields=fields, commit=commit)
 
 
-def _predicted_terms(c_, dim, beta, step, n, b, c, fams, stat, rmse: bool = True) -> dict:
+def _predicted_terms(c_, dim, beta, step, n, b, c, fams, stat) -> dict:
     """The predicted error terms of a path average (docs/release.md §8.4) as the settings list them: per value
     (``predicted_terms``) and for one coordinate (the equivalent noise sd, the start's transient, the bias; for
-    quantiles); ``rmse`` the whole prediction (with ``rmse=True``). Public inputs and the chain's settings only."""
+    quantiles); ``rmse`` the whole prediction per value. Public inputs and the chain's settings only."""
     terms = path_error_terms(c_, dim, beta, step, n, b, c, fams, stat.num_coords, stat.l2)
     one = path_error_terms(c_, dim, beta, step, n, b, c, fams, 1, 1.0) if stat.quantile_levels else terms
     out = {"equivalent_noise_sd": None if one is None else one["noise_sd"],
@@ -249,9 +251,8 @@ def _predicted_terms(c_, dim, beta, step, n, b, c, fams, stat, rmse: bool = True
            "predicted_terms": None if terms is None else {
                key: terms[key] for key in ("curvature", "noise_sd", "start_transient", "transient_fraction",
                                            "transient_fraction_prior_curvature", "start_spread", "tempering_bias",
-                                           "discretisation_bias", "bias", "rmse")}}
-    if rmse:
-        out["rmse"] = None if terms is None else terms["rmse"]
+                                           "discretisation_bias", "bias", "rmse")},
+           "rmse": None if terms is None else terms["rmse"]}
     return out
 
 
