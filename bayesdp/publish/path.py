@@ -476,7 +476,7 @@ def mser_burn_in(draws, min_burn_in: int = 0, max_burn_in: int | None = None) ->
         max_burn_in: the largest burn-in allowed below half the steps (e.g. to keep the draws quantiles need).
 
     Returns:
-        The burn-in, ``min_burn_in`` when it is already past the largest allowed.
+        The burn-in; ``min_burn_in`` when it is already past the largest allowed, or when a draw is not finite.
 
     Examples:
         >>> import numpy as np
@@ -494,7 +494,7 @@ def mser_burn_in(draws, min_burn_in: int = 0, max_burn_in: int | None = None) ->
     z = z.mean(axis=0)
     n = z.shape[0]
     lo, hi = int(min_burn_in), n // 2 if max_burn_in is None else min(n // 2, int(max_burn_in))
-    if lo >= hi:
+    if lo >= hi or not np.all(np.isfinite(z)):        # a diverged chain: nothing to read off
         return lo
     tail1 = np.cumsum(z[::-1], axis=0)[::-1]               # sum_{t >= b} z_t
     tail2 = np.cumsum((z * z)[::-1], axis=0)[::-1]
