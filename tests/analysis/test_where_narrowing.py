@@ -34,10 +34,11 @@ def _range(f, lo, hi, n=3):
     (lambda y: jnp.where(y >= 0, y, 0) * 2.0, (0.0, 2.0)),      # the narrowed box flows on
     (lambda y: jnp.where(y >= 0, y.astype(jnp.float64) if jax.config.jax_enable_x64 else y, 0), (0.0, 1.0)),
     (lambda y: jnp.where(y >= 0, 0, y), (-1.0, 0.0)),           # y chosen where y < 0: [-1, 0]
+    (lambda y: jnp.where(y >= 0, -y, 0), (-1.0, 0.0)),          # -y computed again from y in [0, 1]
+    (lambda y: jnp.where(jnp.abs(y) >= 0.5, y * 2, 0), (-2.0, 2.0)),      # |y| >= 0.5: two half-lines, no claim
     (lambda y: jnp.where(jnp.less_equal(0.25, y), y, 0), (0.0, 1.0)),        # le 0.25 y: the constant first
     (lambda y: jnp.where(jnp.greater(0.25, y), 1.0, y), (0.25, 1.0)),        # gt 0.25 y false: y >= 0.25
     (lambda y: jnp.where(jax.lax.le(jnp.full_like(y, 0.5), y), y, 0.5), (0.5, 1.0)),  # a broadcast constant
-    (lambda y: (lambda h: jnp.where(h >= 0, h.astype(jnp.float32), 0))(y.astype(jnp.float16)), (0.0, 1.0)),
     (lambda y: jnp.where(y.astype(jnp.int8) >= 0, y.astype(jnp.int8).astype(jnp.float32), 0), (-1.0, 1.0)),
 ])
 def test_narrowed_ranges(f, want):
@@ -45,6 +46,15 @@ def test_narrowed_ranges(f, want):
     float32 of the compared value; the int8 row does not (an integer conversion is not followed, and the two
     ``astype`` calls are two variables)."""
     assert _range(f, -1.0, 1.0) == want
+
+
+def test_computed_again_through_a_monotone_function():
+    """exp(2 y) where y <= 0.5 is at most e (outward rounding of libm's exp: a few floats above), not e^2."""
+    lo, hi = _range(lambda y: jnp.where(y <= 0.5, jnp.exp(2 * y), 0), -1.0, 1.0)
+    assert lo == 0.0 and np.e <= hi <= np.e * (1 + 1e-14)
+    # |y| < 0.5 chooses y^2, computed again from y in [-0.5, 0.5]: [0, 0.25] (the power rounded outward)
+    lo, hi = _range(lambda y: jnp.where(jnp.abs(y) < 0.5, y ** 2, 0.25), -1.0, 1.0)
+    assert lo == 0.0 and 0.25 <= hi <= 0.25 * (1 + 1e-14)
 
 
 def test_narrowed_by_a_variable_bound():
@@ -59,7 +69,6 @@ def test_narrowed_by_a_variable_bound():
 
 
 @pytest.mark.parametrize("f", [
-    lambda y: jnp.where(y >= 0, -y, 0),                  # the case is not the compared variable
     lambda y: jnp.where(y[:1] >= 0, y, 0),               # a broadcast predicate: position 0 decides all
     lambda y: jnp.where(jnp.roll(y, 1) >= 0, y, 0),      # another record's value decides
     lambda y: jnp.where(y.astype(jnp.float16) >= 0.1, y, 0),   # compared after a rounding conversion
@@ -72,33 +81,38 @@ def test_not_narrowed(f):
 
 def test_rounding_conversion_not_followed():
     """float16(y) >= 0.1 does not give y >= 0.1 (nor the converse): y = float32(0.1) rounds to
-    0.0999755859375 in float16, so no narrowing through a narrowing conversion."""
+    0.0999755859375 in float16, so the narrowing is not followed through a conversion that rounds."""
     assert float(np.float16(np.float32(0.1))) < 0.1
-    lo, hi = _range(lambda y: jnp.where(y >= 0.1, y.astype(jnp.float16), 0), -1.0, 1.0)
-    assert lo == -1.0
+    assert _range(lambda y: jnp.where(y >= 0.1, y.astype(jnp.float16), 0), -1.0, 1.0) == (-1.0, 1.0)
+    # the exact widening float16 -> float32 of the compared float16 value is followed
+    assert _range(lambda y: (lambda h: jnp.where(h >= 0, h.astype(jnp.float32), 0))(y.astype(jnp.float16)),
+                  -1.0, 1.0) == (0.0, 1.0)
 
 
-def test_inside_a_loop_body():
-    """The rule holds per iteration: a where in a fori_loop body over a carried value."""
-    def f(y):
-        return jax.lax.fori_loop(0, 3, lambda i, v: jnp.where(v >= 0, v, 0) * 0.5 + y, y)
-    # v0 = y in [-1,1]; v_{k+1} = 0.5 max(v_k, 0) + y: v1 in [-1, 1.5], v2 in [-1, 1.75], v3 in [-1, 1.875]
-    assert _range(f, -1.0, 1.0) == (-1.0, 1.875)
+def test_a_rounding_conversion_s_box_holds_the_rounded_values():
+    """float16 of y in [0.1, 0.2]: the ends round to 0.0999755859375 and 0.199951171875 (monotone rounding),
+    each moved one relative eps (2^-10) out as they are not float16 numbers; exact ends stay (float16(1) = 1)."""
+    lo, hi = _range(lambda y: y.astype(jnp.float16).astype(jnp.float32), 0.1, 0.2)
+    assert lo <= float(np.float16(0.1)) < 0.1 and lo >= float(np.float16(0.1)) * (1 - 2.0 ** -10) * (1 - 1e-15)
+    assert 0.2 <= hi <= float(np.float16(0.2)) * (1 + 2.0 ** -10) * (1 + 1e-15)
+    assert _range(lambda y: y.astype(jnp.float16).astype(jnp.float32), -1.0, 1.0) == (-1.0, 1.0)
+    # beyond float16's largest number: infinite
+    assert _range(lambda y: y.astype(jnp.float16).astype(jnp.float32), 0.0, 7e4)[1] == np.inf
 
 
-def test_body_entered_as_loop_body_forgets_binding():
-    """A call binds its body's inputs to the caller's variables; a body entered without a call (a branch,
-    a loop body) must not keep an earlier call's binding."""
-    from bayesdp.analysis.structure.interpreter import Run as R_
-
-    closed = jax.make_jaxpr(lambda y: jnp.where(y >= 0, y, 0))(jnp.zeros(3, jnp.float32))
-    run = R_(Bounds())
-    run.program(closed, [Bound.box(np.full(3, -1.0), np.full(3, 1.0))])
-    body = closed.jaxpr.eqns[1].params["jaxpr"]
-    assert all(run.origin(v) is not v for v in body.jaxpr.invars[:2])
-    run.call(body, [Bound.box(np.zeros(3), np.ones(3)), Bound.box(np.full(3, -1.0), np.ones(3)),
-                    Bound.point(np.zeros(()))])
-    assert all(run.origin(v) is v for v in body.jaxpr.invars)
+def test_conversions_that_underflow_or_lose_the_sign_keep_nothing():
+    """float8_e8m0fnu has no zero and no sign: its box is unbounded (2^-30 -> e8m0 -> float16 underflows to 0,
+    which a real-arithmetic box [2^-30, 2^-28] would miss)."""
+    f = lambda y: jnp.where(y.astype(jnp.float8_e8m0fnu).astype(jnp.float16) <= 0, 5.0, y)
+    closed = jax.make_jaxpr(f)(jnp.zeros(1, jnp.float32))
+    [b] = Run(Bounds()).program(closed, [Bound.box(np.array([2.0 ** -30]), np.array([2.0 ** -28]))])
+    assert b.lo[0] <= 2.0 ** -30 <= b.hi[0] and float(f(jnp.array([2.0 ** -30], jnp.float32))[0]) == 5.0
+    # a float16 underflow: [2^-30, 2^-28] converts to [0, 2^-24]-ish, so y chosen where float16(y) > 0 is not
+    # claimed for y = 2^-30 (float16(2^-30) = 0 picks 5)
+    g = lambda y: jnp.where(y.astype(jnp.float16) > 0, y, 5.0)
+    closed = jax.make_jaxpr(g)(jnp.zeros(1, jnp.float32))
+    [b] = Run(Bounds()).program(closed, [Bound.box(np.array([2.0 ** -30]), np.array([2.0 ** -28]))])
+    assert b.hi[0] >= 5.0 and float(g(jnp.array([2.0 ** -30], jnp.float32))[0]) == 5.0
 
 
 RNG = np.random.default_rng(3)
@@ -164,3 +178,49 @@ def test_sound_on_random_selects(seed):
         pred = np_op(np.float32(c), pts) if swap else np_op(pts, np.float32(c))   # NumPy, float32: the values
         vals = np.where(pred, pts, np.float32(z)) if branch else np.where(pred, np.float32(z), pts)
         assert got_lo <= vals.min() and vals.max() <= got_hi, (name, lo, hi, c, z, swap, branch)
+
+
+_CHAIN = [  # (jnp, NumPy float32) pointwise steps a case may be computed through
+    (lambda v: -v, lambda v: -v),
+    (lambda v: v * 2.5, lambda v: v * np.float32(2.5)),
+    (lambda v: v ** 2, lambda v: v ** 2),
+    (lambda v: jnp.abs(v), np.abs),
+    (lambda v: jnp.exp(v), np.exp),
+    (lambda v: jnp.tanh(v), np.tanh),
+    (lambda v: v - 0.75, lambda v: v - np.float32(0.75)),
+    (lambda v: jnp.maximum(v, -0.5), lambda v: np.maximum(v, np.float32(-0.5))),
+]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_sound_on_random_cases_computed_from_the_compared_value(seed):
+    """A case computed from y through 1-3 random pointwise steps, chosen by a comparison of y or |y| with a
+    constant: every value on points of the box lies in the computed range."""
+    rng = np.random.default_rng(100 + seed)
+    for _ in range(15):
+        name = str(rng.choice(list(_OPS)))
+        op, np_op = _OPS[name]
+        lo, hi = (float(v) for v in np.sort(np.float32(rng.uniform(-2, 2, 2))))
+        c = float(np.float32(rng.choice([rng.uniform(-2.5, 2.5), lo, hi, 0.0, abs(lo)])))
+        z = float(np.float32(rng.uniform(-3, 3)))
+        absolute, swap, branch = bool(rng.integers(2)), bool(rng.integers(2)), int(rng.integers(2))
+        steps = [_CHAIN[i] for i in rng.integers(0, len(_CHAIN), rng.integers(1, 4))]
+
+        def f(y, op=op, c=c, z=z, absolute=absolute, swap=swap, branch=branch, steps=steps):
+            a = jnp.abs(y) if absolute else y
+            pred = op(c, a) if swap else op(a, c)
+            g = y
+            for s, _ in steps:
+                g = s(g)
+            return jnp.where(pred, g, z) if branch else jnp.where(pred, z, g)
+
+        got_lo, got_hi = _range(f, lo, hi, n=4)
+        pts = np.float32(np.r_[lo, hi, np.clip([c, -c], lo, hi), rng.uniform(lo, hi, 60)])
+        a = np.abs(pts) if absolute else pts
+        pred = np_op(np.float32(c), a) if swap else np_op(a, np.float32(c))
+        g = pts.astype(np.float64)
+        for _, s in steps:
+            g = s(g)
+        vals = np.where(pred, g, z) if branch else np.where(pred, z, g)
+        tol = 1e-6 * max(1.0, float(np.max(np.abs(vals))))      # float32 evaluation of exp/tanh vs float64 bounds
+        assert got_lo - tol <= vals.min() and vals.max() <= got_hi + tol, (name, lo, hi, c, absolute, swap, branch)

@@ -790,70 +790,153 @@ _SIDE = {("ge", 1): "above", ("gt", 1): "above", ("ge", 0): "below", ("gt", 0): 
          ("eq", 1): "equal", ("ne", 0): "equal"}
 
 
+_EXACT_FLOATS = ("float16", "float32", "float64")    # NumPy's IEEE binary floats: each holds every value of those
+                                                     # before it (more precision and more exponent range)
+
+
+def _exact_convert(e) -> bool:
+    """``e`` converts to the same or a wider IEEE float of the same shape: the value is unchanged. Other formats
+    (bfloat16, the float8s: e.g. float8_e8m0fnu -> float16 underflows 2^-30 to 0) are not followed."""
+    if tuple(e.invars[0].aval.shape) != tuple(e.outvars[0].aval.shape):
+        return False
+    src, dst = np.dtype(e.invars[0].aval.dtype).name, np.dtype(e.outvars[0].aval.dtype).name
+    # exact conversions only (to the same or a wider float): a narrowing one rounds y >= c below c
+    return src in _EXACT_FLOATS and dst in _EXACT_FLOATS and _EXACT_FLOATS.index(dst) >= _EXACT_FLOATS.index(src)
+
+
 def _float_same(run, v):
     """``v`` followed out of calls and through exact float conversions of the same shape (same value)."""
     for _ in range(16):
         v = run.origin(v)
         e = run.producer(v)
-        if e is None or e.primitive.name != "convert_element_type" or \
-                tuple(e.invars[0].aval.shape) != tuple(e.outvars[0].aval.shape):
-            return v
-        src, dst = np.dtype(e.invars[0].aval.dtype), np.dtype(e.outvars[0].aval.dtype)
-        # exact conversions only (to the same or a wider float): a narrowing one rounds y >= c below c
-        if not (np.issubdtype(src, np.floating) and np.issubdtype(dst, np.floating)) or \
-                not (src == dst or dst.itemsize > src.itemsize):
+        if e is None or e.primitive.name != "convert_element_type" or not _exact_convert(e):
             return v
         v = e.invars[0]
     return v
 
 
-def _narrowed_case(run, eqn, k, lo, hi, shape):
-    """The box of case ``k`` of ``select_n`` where it is chosen, narrowed by the predicate that chooses it.
+#: element-wise primitives whose output at position i is a function of their operands at position i alone: a
+#: case of a select is computed again through them from a narrowed variable (``_reevaluated``)
+_POINTWISE = frozenset({"add", "sub", "mul", "div", "neg", "abs", "sign", "max", "min", "integer_pow", "square",
+                        "exp", "log", "log1p", "expm1", "tanh", "logistic", "sqrt", "rsqrt", "clamp", "copy",
+                        "convert_element_type"})
+_REEVAL_MAX = 64             # equations computed again per case, at most
+
+
+def _reevaluated(run, v, base, narrowed: "Bound", oshape, memo: dict, budget: list) -> "Bound":
+    """The bound of ``v`` computed again with variable ``base`` in ``narrowed`` (``v``'s own bound where it does
+    not depend on ``base`` through the equations followed).
+
+    Followed back from ``v``: equations in ``_POINTWISE`` (exact conversions only) with ``v``'s shape, and of
+    their operands only those of that shape, so that position i of every value followed is computed from
+    position i of ``base`` alone. Any other operand keeps its whole bound: sound whatever it depends on. The
+    result is intersected with ``v``'s own box; its form (and norm facts) are the recomputed ones when it has a
+    form, else ``v``'s.
+    """
+    from jax.extend import core as jcore
+
+    if isinstance(v, jcore.Literal):
+        return run.value(v)
+    v = run.origin(v)
+    if v is base:
+        return narrowed
+    if v in memo:
+        return memo[v]
+    full = run.value(v)
+    e = run.producer(v)
+    memo[v] = full
+    if e is None or e.primitive.name not in _POINTWISE or len(e.outvars) != 1 or budget[0] <= 0 or \
+            _ishape(e.outvars[0]) != oshape or e.primitive.name not in RULES or \
+            (e.primitive.name == "convert_element_type" and not _exact_convert(e)):
+        return full
+    budget[0] -= 1
+    ins, changed = [], False
+    for w in e.invars:
+        b = run.value(w)
+        if not isinstance(w, jcore.Literal) and _ishape(w) == oshape:
+            nb = _reevaluated(run, w, base, narrowed, oshape, memo, budget)
+            changed = changed or nb is not b
+            b = nb
+        ins.append(b)
+    if not changed:
+        return full
+    out = RULES[e.primitive.name](run, e, ins)[0]
+    lo, hi = np.maximum(out.lo, full.lo), np.minimum(out.hi, full.hi)
+    src = out if out.lin is not None else full
+    memo[v] = Bound(lo, hi, src.lin, full.why, src.nrm)
+    return memo[v]
+
+
+def _narrowed_case(run, eqn, k, case: "Bound") -> "Bound":
+    """Case ``k`` of ``select_n`` where it is chosen, narrowed by the predicate that chooses it.
 
     ``jnp.where(y >= c, y, z)`` is ``select_n(y >= c, z, y)``: at every position where case 1 (``y``) is
     chosen the predicate is true there, so ``y >= c`` there, and the output's box is the hull of
-    ``[max(lo_y, lo_c), hi_y]`` and ``z``'s box.  Proven for a boolean predicate produced by a comparison of
-    the case's own variable (same value: the same variable, entered into a call, or converted exactly to
-    a wider float) with an operand whose box is known, every one of the three of the output's shape (the other
-    operand of the shape or a scalar): position i of the case is position i of the compared variable.
-    Comparisons are of real numbers (the domain holds no NaN), and the hull keeps the end (``y > c`` gives
-    ``y >= c``).  Anything else: the case's box unchanged.
+    ``[max(lo_y, lo_c), hi_y]`` and ``z``'s box. Likewise ``jnp.where(jnp.abs(r) < c, f(r), g(r))`` (a Huber
+    loss): where ``f(r)`` is chosen, ``|r| <= c_hi``, and ``f(r)`` is computed again from ``r`` in
+    ``[-c_hi, c_hi]`` through the element-wise equations that lead to it (``_reevaluated``).
+
+    Proven for a boolean predicate of the output's shape produced by a comparison of ``r`` or ``|r|`` with an
+    operand whose box is known (a scalar or of the output's shape), ``r`` of the output's shape (the same
+    variable, entered into a call, or converted exactly to a wider float): position i of the predicate and of
+    every value computed again is position i of ``r``. Comparisons are of real numbers (the domain holds no
+    NaN), and the hull keeps the end (``y > c`` gives ``y >= c``). ``|r| >= c`` gives two half-lines, whose
+    hull is not narrower: no claim. Anything else: the case unchanged.
     """
-    pv, cv = eqn.invars[0], eqn.invars[1 + k]
+    pv = eqn.invars[0]
     oshape = _ishape(eqn.outvars[0])           # symbolic: the record axis is the symbol m
     if not _is_bool(pv) or len(eqn.invars) != 3 or _ishape(pv) != oshape:
-        return lo, hi
+        return case
     pe = run.producer(run.origin(pv))
     if pe is None or pe.primitive.name not in _FLIP or len(pe.invars) != 2:
-        return lo, hi
-    a, b = pe.invars
-    op = pe.primitive.name
-    base = _float_same(run, cv)
-    if _float_same(run, a) is not base:
-        if _float_same(run, b) is not base:
-            return lo, hi
-        a, b, op = b, a, _FLIP[op]
-    side = _SIDE.get((op, k))
-    other = run.value(b)
-    if side is None or other is None or _ishape(a) != oshape or _ishape(b) not in ((), oshape):
-        return lo, hi
-    blo, bhi = np.broadcast_to(other.lo, shape), np.broadcast_to(other.hi, shape)
-    if side in ("above", "equal"):
-        lo = np.maximum(lo, blo)
-    if side in ("below", "equal"):
-        hi = np.minimum(hi, bhi)
-    return lo, hi
+        return case
+    for a, b, op in ((pe.invars[0], pe.invars[1], pe.primitive.name),
+                     (pe.invars[1], pe.invars[0], _FLIP[pe.primitive.name])):
+        side, other = _SIDE.get((op, k)), run.value(b)
+        if side is None or other is None or _ishape(b) not in ((), oshape):
+            continue
+        base = _float_same(run, a)
+        ae = run.producer(base)
+        absolute = ae is not None and ae.primitive.name == "abs"
+        if absolute:
+            base = _float_same(run, ae.invars[0])
+        if isinstance(base, _literal_type()) or _ishape(base) != oshape:
+            continue
+        shape = conc(oshape)
+        blo, bhi = np.broadcast_to(other.lo, shape), np.broadcast_to(other.hi, shape)
+        r = run.value(base)
+        lo, hi = np.broadcast_to(r.lo, shape), np.broadcast_to(r.hi, shape)
+        if absolute:
+            if side == "above":
+                continue
+            lo, hi = np.maximum(lo, -bhi), np.minimum(hi, bhi)
+        else:
+            if side in ("above", "equal"):
+                lo = np.maximum(lo, blo)
+            if side in ("below", "equal"):
+                hi = np.minimum(hi, bhi)
+        narrowed = Bound(lo, hi, r.lin, r.why, r.nrm)
+        got = _reevaluated(run, eqn.invars[1 + k], base, narrowed, oshape, {}, [_REEVAL_MAX])
+        if got is not run.value(run.origin(eqn.invars[1 + k])):
+            return Bound(np.maximum(got.lo, case.lo), np.minimum(got.hi, case.hi), got.lin if got.lin is not None
+                         else case.lin, case.why, got.nrm if got.lin is not None else case.nrm)
+    return case
+
+
+def _literal_type():
+    from jax.extend import core as jcore
+
+    return jcore.Literal
 
 
 def select_n(run, eqn, ins):
-    pred, cases = ins[0], ins[1:]
+    pred, cases = ins[0], list(ins[1:])
     shape = _oshape(eqn)
+    if len(cases) == 2:                     # jnp.where(y >= c, y, z): where y is chosen, y >= c
+        cases = [_narrowed_case(run, eqn, k, c) for k, c in enumerate(cases)]
     plo, phi = np.broadcast_to(pred.lo, shape), np.broadcast_to(pred.hi, shape)
     los = [np.broadcast_to(c.lo, shape) for c in cases]
     his = [np.broadcast_to(c.hi, shape) for c in cases]
-    if len(cases) == 2:                     # jnp.where(y >= c, y, z): where y is chosen, y >= c
-        for k in range(2):
-            los[k], his[k] = _narrowed_case(run, eqn, k, los[k], his[k], shape)
     lo = np.full(shape, INF)
     hi = np.full(shape, -INF)
     for k in range(len(cases)):
@@ -894,7 +977,44 @@ def convert(run, eqn, ins):
         lo, hi = np.trunc(b.lo), np.trunc(b.hi)
         ok = (lo >= info.min) & (hi <= info.max)
         return [_finish(eqn, ins, np.where(ok, lo, -INF), np.where(ok, hi, INF))]
+    rounded = _rounding_convert(src, dt, b.lo, b.hi)
+    if rounded is not None:
+        return [_finish(eqn, ins, *rounded, lin=b.lin)]
     return [Bound(b.lo, b.hi, b.lin, b.why, b.nrm)]
+
+
+def _rounding_convert(src, dst, lo, hi):
+    """The box of a conversion to a float that may round (a narrower float: float32 -> float16 or bfloat16, a
+    float8; an integer beyond its mantissa), or None when every value converts exactly (the same or a wider IEEE
+    float). Rounding to nearest is monotone, so ``[fl(lo), fl(hi)]`` holds every converted value; an end that is
+    not itself representable is moved one relative ``eps`` further out (against a conversion that rounds twice);
+    a value beyond the largest float becomes infinite. A format without negative values or zero
+    (float8_e8m0fnu) keeps nothing: the unbounded box."""
+    if np.dtype(dst) == np.bool_ or np.issubdtype(np.dtype(dst), np.integer):
+        return None
+    s, d = np.dtype(src).name, np.dtype(dst).name
+    if s in _EXACT_FLOATS and d in _EXACT_FLOATS and _EXACT_FLOATS.index(d) >= _EXACT_FLOATS.index(s):
+        return None
+    lo = np.asarray(lo, np.float64)
+    hi = np.asarray(hi, np.float64)
+    try:
+        import jax.numpy as jnp
+
+        fi = jnp.finfo(dst)
+        if float(fi.min) >= 0 or "e8m0" in d:
+            raise ValueError(d)
+        eps = float(fi.eps)
+        with np.errstate(all="ignore"):
+            flo = np.asarray(lo, dtype=np.dtype(dst)).astype(np.float64)
+            fhi = np.asarray(hi, dtype=np.dtype(dst)).astype(np.float64)
+    except Exception:       # no signed zero-holding format, or one NumPy cannot convert to: nothing kept
+        return np.full(lo.shape, -INF), np.full(hi.shape, INF)
+    with np.errstate(all="ignore"):
+        nlo = np.where(flo == lo, lo, _dn(flo - np.abs(flo) * eps))
+        nhi = np.where(fhi == hi, hi, _up(fhi + np.abs(fhi) * eps))
+    nlo = np.where(np.isnan(flo), -INF, nlo)
+    nhi = np.where(np.isnan(fhi), INF, nhi)
+    return nlo, nhi
 
 
 def identity(run, eqn, ins):
