@@ -30,6 +30,11 @@ from bayesdp.analysis.structure import Run
 from bayesdp.analysis.structure import bounds as B
 from bayesdp.analysis.structure.bounds import Bound, Bounds, data_input
 
+
+def F(x):
+    """The float32 number a float32 program holds for the Python float ``x`` (a clip's end: a weakly typed literal)."""
+    return float(np.float32(x))
+
 F32 = jnp.float32
 I32 = jnp.int32
 INF = np.inf
@@ -872,8 +877,8 @@ def test_clipped_sigmoid_log_ends():
         return lambda a, t: jax.jvp(lambda x: jnp.log1p(-jnp.clip(jax.nn.sigmoid(x), lo, hi)), (a,), (t,))[1]
     full, t1 = box([-INF], [INF]), box([1.0], [1.0])
     # d log p = t (1 - s) w in t [0, 1 - L]; d log(1 - p) = -t s w in t [-U, 0]; 2 and 3 floats out
-    eq(one(logp(0.05, 0.95), full, t1), [0.0], [up(1.0 - 0.05, 2)])
-    eq(one(log1mp(0.1, 0.9), full, t1), [-up(0.9, 3)], [0.0])
+    eq(one(logp(0.05, 0.95), full, t1), [0.0], [up(1.0 - F(0.05), 2)])
+    eq(one(log1mp(0.1, 0.9), full, t1), [-up(F(0.9), 3)], [0.0])
     # s's own range counts: a in [0, 1] gives s >= 1/2 (its box's lower end), so 1 - L <= 1/2
     out = relation_only(B.clipped_sigmoid_log, logp(0.05, 0.95), box([0.0], [1.0]), t1)
     assert out.lo[0] == 0.0 and 0.5 <= out.hi[0] <= 0.5 + 1e-15
@@ -881,7 +886,7 @@ def test_clipped_sigmoid_log_ends():
     # U = s's upper end, sigmoid(0) = 1/2 moved out by the logistic rule's LIBM_ULPS + 2 floats, then 3 more
     assert out.hi[0] == 0.0 and out.lo[0] == -up(0.5, B.LIBM_ULPS + 5)
     # the tangent t in [-2, 3]
-    eq(one(logp(0.05, 0.95), full, box([-2.0], [3.0])), [-2.0 * up(0.95, 2)], [3.0 * up(0.95, 2)])
+    eq(one(logp(0.05, 0.95), full, box([-2.0], [3.0])), [-2.0 * up(1.0 - F(0.05), 2)], [3.0 * up(1.0 - F(0.05), 2)])
 
 
 def test_clipped_sigmoid_log_near_misses():
@@ -890,11 +895,11 @@ def test_clipped_sigmoid_log_near_misses():
     fn = lambda a, t: jax.jvp(lambda x: jnp.log(jnp.clip(jnp.tanh(x), 0.5, 0.9)), (a,), (t,))[1]
     out = one(fn, box([0.0], [2.0]), t1)
     assert out.hi[0] >= (1 - 0.5 ** 2) / 0.5
-    # the derivative divided by a clip of ANOTHER sigmoid: t s (1 - s) / clip(sigmoid(b)) reaches 0.25 / 0.05 = 5
+    # the derivative divided by a clip of ANOTHER sigmoid: t s (1 - s) / clip(sigmoid(b)) reaches 0.25 / F(0.05) = 5
     fn = lambda a, b, t: (jax.jvp(lambda x: jnp.clip(jax.nn.sigmoid(x), 0.05, 0.95), (a,), (t,))[1]
                           / jnp.clip(jax.nn.sigmoid(b), 0.05, 0.95))
     out = one(fn, box([0.0], [0.0]), box([-INF], [INF]), t1)
-    assert out.hi[0] >= 0.25 / 0.05
+    assert out.hi[0] >= 0.25 / F(0.05)
     # log(1 + p), not log(1 - p): d = t s (1 - s) w / (1 + p) is positive, the relation's range [-U, 0] is not
     fn = lambda a, t: jax.jvp(lambda x: jnp.log1p(jnp.clip(jax.nn.sigmoid(x), 0.1, 0.9)), (a,), (t,))[1]
     out = one(fn, box([0.0], [0.0]), t1)
@@ -1061,13 +1066,13 @@ def test_clipped_sigmoid_log_nested_clips_and_powers():
     nested = lambda c: jnp.clip(jnp.clip(jax.nn.sigmoid(c), 0.1, 0.9), 0.05, 0.8)
     # the tightest ends of the clips: L = 0.1, U = 0.8 (jnp.clip keeps the Python floats as weakly typed literals)
     out = one(lambda a, t: jax.jvp(lambda x: jnp.log(nested(x)), (a,), (t,))[1], full, t1)
-    eq(out, [0.0], [up(1.0 - 0.1, 2)])
+    eq(out, [0.0], [up(1.0 - F(0.1), 2)])
     out = one(lambda a, t: jax.jvp(lambda x: jnp.log1p(-nested(x)), (a,), (t,))[1], full, t1)
-    eq(out, [-up(0.8, 3)], [0.0])
+    eq(out, [-up(F(0.8), 3)], [0.0])
     # p = s^k clipped to [L, U]: d log p = t k (1 - s) with s >= L^(1/k) (2 floats down); d log(1 - p) = -t k s^k /
     # (1 + ... + s^(k-1)) at s = U^(1/k) (2 floats up), 3 floats out
     lo_c, hi_c = 1e-6, 1.0 - 1e-3
-    L, U = lo_c, hi_c
+    L, U = F(lo_c), F(hi_c)
     for k in (2, 3):
         out = one(lambda a, t: jax.jvp(lambda x: jnp.log(jnp.clip(jax.nn.sigmoid(x) ** k, lo_c, hi_c)), (a,), (t,))[1],
                   full, t1)
@@ -1113,8 +1118,8 @@ def test_clipped_sigmoid_log_written_out_and_in_other_orders():
     full, t1 = box([-INF], [INF]), box([1.0], [1.0])
     variants = [None, lambda s, t: (s * (1.0 - s)) * t, lambda s, t: t * ((1.0 - s) * s)]
     for tv_fn in variants:
-        eq(one(lambda a, t: _clip_log(a, t, tv_fn), full, t1), [0.0], [up(1.0 - 0.05, 2)])
-        eq(one(lambda a, t: _clip_log(a, t, tv_fn, one_minus=True), full, t1), [-up(0.95, 3)], [0.0])
+        eq(one(lambda a, t: _clip_log(a, t, tv_fn), full, t1), [0.0], [up(1.0 - F(0.05), 2)])
+        eq(one(lambda a, t: _clip_log(a, t, tv_fn, one_minus=True), full, t1), [-up(F(0.95), 3)], [0.0])
 
 
 def test_clipped_sigmoid_log_near_misses_of_the_tangent_and_the_clip():
@@ -1266,7 +1271,7 @@ def test_clipped_sigmoid_log_of_the_fourth_power():
     full, t1 = box([-INF], [INF]), box([1.0], [1.0])
     out = one(lambda a, t: jax.jvp(lambda x: jnp.log(jnp.clip(jax.nn.sigmoid(x) ** 4, 1e-6, 1.0 - 1e-3)), (a,),
                                    (t,))[1], full, t1)
-    eq(out, [0.0], [up(4 * (1.0 - dn(1e-6 ** 0.25, 2)), 2)])
+    eq(out, [0.0], [up(4 * (1.0 - dn(F(1e-6) ** 0.25, 2)), 2)])
 
 
 def test_cancel_factor_needs_the_same_steps_with_the_same_parameters():
@@ -1477,9 +1482,9 @@ def test_clipped_sigmoid_log_with_a_weight_in_the_numerator():
         s = jax.nn.sigmoid(a)
         P, T = jax.jvp(lambda x: jnp.clip(x, 0.05, 0.95), (s,), (t * (s * (1.0 - s)),))
         return (w * -T) / (-P + 1.0) if one_minus else (w * T) / P
-    fhi = up(1.0 - 0.05, 2)
+    fhi = up(1.0 - F(0.05), 2)
     eq(one(weighted, full, t1, y), [0.0], [ceil_float(3 * Fraction(fhi))])
-    g = up(0.95, 3)
+    g = up(F(0.95), 3)
     eq(one(lambda a, t, w: weighted(a, t, w, True), full, t1, y), [floor_float(-3 * Fraction(g))], [0.0])
 
 
@@ -1540,7 +1545,7 @@ def test_clipped_sigmoid_log_of_a_power_with_its_tangent_written_in_other_orders
     # d log p = t k (1 - s) w with s >= L^(1/k) (2 floats down), 2 floats up: as JAX's own power tangent
     full, t1 = box([-INF], [INF]), box([1.0], [1.0])
     for k in (2, 3):
-        want = up(k * (1.0 - dn(1e-6 ** (1.0 / k), 2)), 2)
+        want = up(k * (1.0 - dn(F(1e-6) ** (1.0 / k), 2)), 2)
         orders = [lambda s, tv: (k * s ** (k - 1)) * tv,       # the factor before the tangent
                   lambda s, tv: tv * (s ** (k - 1) * k),       # the constant after the power
                   lambda s, tv: (s ** (k - 1) * k) * tv]       # both
@@ -1569,7 +1574,7 @@ def test_clipped_sigmoid_log_keeps_the_tangents_form_scaled_by_the_factor():
     # t with the identity form (a data input): d log p = t (1 - s) w = t f, f in [0, 1 - L] (2 floats up), so the
     # form is t times [0, fhi]: coefficient [0, fhi], constant 0, and the box t [0, fhi] for t in [-1, 2]
     full = box([-INF], [INF])
-    fhi = up(1.0 - 0.05, 2)
+    fhi = up(1.0 - F(0.05), 2)
     t = data_input((1,), "T", -1.0, 2.0)
     fn = lambda a, t_: jax.jvp(lambda x: jnp.log(jnp.clip(jax.nn.sigmoid(x), 0.05, 0.95)), (a,), (t_,))[1]
     out = one(fn, full, t)
@@ -1583,7 +1588,7 @@ def test_clipped_sigmoid_log_keeps_the_tangents_form_scaled_by_the_factor():
     # log(1 - p): -t s w = t f, f in [-U, 0] (3 floats out)
     fn = lambda a, t_: jax.jvp(lambda x: jnp.log1p(-jnp.clip(jax.nn.sigmoid(x), 0.05, 0.95)), (a,), (t_,))[1]
     out = one(fn, full, t)
-    g = up(0.95, 3)
+    g = up(F(0.95), 3)
     lo, hi = out.lin.A["T"]
     np.testing.assert_array_equal(lo, [[-g]])
     np.testing.assert_array_equal(hi, [[0.0]])

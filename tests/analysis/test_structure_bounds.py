@@ -251,7 +251,7 @@ RELATION_CASES = {
     # d log(clip(sigmoid(a), 0.05, 0.95)) = t (1 - s) inside the clip, 0 outside: in [0, 0.95] t (the box rules give
     # t s (1 - s) / clip in [0, 1/4] / [0.05, 0.95] = [0, 5] t).  Near miss: the value divided by ANOTHER clip
     "clipped_sigmoid_log": (lambda a, t: jax.jvp(lambda x: jnp.log(jnp.clip(jax.nn.sigmoid(x), 0.05, 0.95)), (a,),
-                                                 (t,))[1], (0.0, 0.95),
+                                                 (t,))[1], (0.0, 1.0 - float(np.float32(0.05))),   # 1 - L, L the program's float32 0.05
                             lambda a, b, t: jax.jvp(lambda x: jnp.clip(jax.nn.sigmoid(x), 0.05, 0.95), (a,), (t,))[1]
                             / jnp.clip(jax.nn.sigmoid(b), 0.05, 0.95)),
     # (t e) / e = t for e = exp(clip(a)) != 0 (JAX's derivative of xlogy(y, exp(c)), a Poisson log-density): [1, 1] t
@@ -326,9 +326,12 @@ def test_clipped_sigmoid_log_of_one_minus_and_of_nested_clips():
         return jax.jvp(lambda x: jnp.log(jnp.clip(jnp.clip(jax.nn.sigmoid(x), 0.1, 0.9), 0.05, 0.8)), (a,), (t,))[1]
     full = [(np.full(2, -np.inf), np.full(2, np.inf)), (np.ones(2), np.ones(2))]
     out = _interpret(one_minus, full)
-    assert np.all(out.lo >= -0.8 - 1e-12) and np.all(out.lo <= -0.8) and np.all(out.hi == 0.0)
+    # the clip ends are the program's float32 numbers (weakly typed literals): U = float32(0.8) and 1 - L with
+    # L = float32(0.1)
+    e8, e9 = float(np.float32(0.8)), 1.0 - float(np.float32(0.1))
+    assert np.all(out.lo >= -e8 - 1e-12) and np.all(out.lo <= -e8) and np.all(out.hi == 0.0)
     out = _interpret(log_nested, full)
-    assert np.all(out.hi >= 0.9) and np.all(out.hi <= 0.9 + 1e-12) and np.all(out.lo == 0.0)
+    assert np.all(out.hi >= e9) and np.all(out.hi <= e9 + 1e-12) and np.all(out.lo == 0.0)
     rng = np.random.default_rng(7)
     for prog in (one_minus, log_nested):
         f = jax.jit(prog)

@@ -76,8 +76,8 @@ def powered(k, lo=None, hi=None):
 @pytest.mark.parametrize("k,lo,hi,exact", [
     # p = s^2: y = 1: d/deta log s^2 = 2 (1 - s) -> 2 (s -> 0); y = 0: 2 s^2 / (1 + s) -> 1: sup 2 (issue: 4.25e37)
     (2, None, None, 2.0),
-    # p = clip(s^3, 0.1, 0.9): y = 1: 3 (1 - s) for s^3 >= 0.1: 3 (1 - 0.1^(1/3)) = 1.6075
-    (3, 0.1, 0.9, 3.0 * (1.0 - 0.1 ** (1.0 / 3.0))),
+    # p = clip(s^3, 0.1, 0.9): y = 1: 3 (1 - s) for s^3 >= L: 3 (1 - L^(1/3)) = 1.6075, L the program's float32 0.1
+    (3, 0.1, 0.9, 3.0 * (1.0 - float(np.float32(0.1)) ** (1.0 / 3.0))),
 ])
 def test_powers_of_a_sigmoid_get_the_exact_supremum(k, lo, hi, exact):
     c = analyze(powered(k, lo, hi), {"X": X, "y": Y}, DOM).constants

@@ -115,6 +115,22 @@ def test_conversions_that_underflow_or_lose_the_sign_keep_nothing():
     assert b.hi[0] >= 5.0 and float(g(jnp.array([2.0 ** -30], jnp.float32))[0]) == 5.0
 
 
+def test_weak_typed_float_literals_are_the_program_s_float32():
+    """``lax.le(y, 0.1)`` compares with float32(0.1) = 0.10000000149...: y = float32(0.1) is chosen, so the
+    range reaches float32(0.1), not the float64 0.1 below it (a literal read as float64 was unsound: a fuzz
+    helper's model amplified it to a certified 0.51 against a float32 gradient of 2)."""
+    from jax import lax
+
+    f = lambda y: jnp.where(lax.le(y, 0.1), y, -1.0)
+    lo, hi = _range(f, -1.0, 1.0)
+    v = float(f(jnp.array([np.float32(0.1)]))[0])
+    assert v == float(np.float32(0.1)) > 0.1 and lo == -1.0 and hi >= v
+    # a float passed to a jitted helper is such a literal too
+    cap = jax.jit(lambda e, c: jnp.where(e <= c, e, c))
+    lo, hi = _range(lambda y: cap(y, 0.1), -1.0, 1.0)
+    assert hi == float(np.float32(0.1))
+
+
 RNG = np.random.default_rng(3)
 m = 30
 X = RNG.standard_normal((m, 2))
@@ -224,3 +240,28 @@ def test_sound_on_random_cases_computed_from_the_compared_value(seed):
         vals = np.where(pred, g, z) if branch else np.where(pred, z, g)
         tol = 1e-6 * max(1.0, float(np.max(np.abs(vals))))      # float32 evaluation of exp/tanh vs float64 bounds
         assert got_lo - tol <= vals.min() and vals.max() <= got_hi + tol, (name, lo, hi, c, absolute, swap, branch)
+
+
+def test_weak_literal_amplified_gradient_is_covered():
+    """The fuzz helper's model: t = where(z <= 0.1, z, 0) (a weakly typed 0.1), s = max(1e9 (t - float32(0.1)) + 2,
+    0) multiplies the logits. At z = float32(0.1), t - float32(0.1) = 0 and s = 2: the gradient reaches 2 |x| = 2;
+    read as float64 0.1, t looked at most 0.1 and s at most 0.51."""
+    from jax import lax
+
+    def model(X, z, y=None):
+        w = numpyro.sample("w", dist.Normal(0.0, 1.0).expand([X.shape[1]]).to_event(1))
+        t = jnp.where(lax.le(z, 0.1), z, 0.0)
+        s = jnp.maximum(1e9 * (t - jnp.float32(0.1)) + 2.0, 0.0)
+        with numpyro.plate("data", X.shape[0]):
+            numpyro.sample("obs", dist.Bernoulli(logits=(X @ w) * s), obs=y)
+
+    X1 = np.array([[1.0, 0.0, 0.0]] * 4, np.float32)
+    an = analyze(model, {"X": X1, "z": np.full(4, 0.1, np.float32), "y": np.ones(4, np.float32)},
+                 Domain.parse(["X.norm=1", "z.min=0", "z.max=1", "y.values=0,1"]))
+
+    def ll(w):
+        t = jnp.where(lax.le(jnp.float32(0.1), 0.1), jnp.float32(0.1), 0.0)
+        s = jnp.maximum(1e9 * (t - jnp.float32(0.1)) + 2.0, 0.0)
+        return dist.Bernoulli(logits=(jnp.asarray(X1[0]) @ w) * s).log_prob(1.0)
+    g = float(jnp.linalg.norm(jax.grad(ll)(jnp.array([-10.0, 0.0, 0.0], jnp.float32))))
+    assert g == pytest.approx(2.0, rel=1e-6) and an.constants.record_grad_bound >= g * (1 - 1e-6)

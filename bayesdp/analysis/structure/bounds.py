@@ -2428,7 +2428,14 @@ class Bounds(Interpreter):
         Returns:
             A point :class:`Bound`.
         """
-        return Bound.point(np.broadcast_to(np.asarray(value), conc(aval.shape)))
+        # in the program's own dtype first: a weak-typed Python float (JAX's TypedFloat, e.g. ``lax.le(y, 0.1)``
+        # or a float passed to a jitted helper such as ``jnp.clip``'s ends) holds the float64 0.1, while the
+        # program computes with float32(0.1) = 0.10000000149...
+        try:
+            arr = np.asarray(value, dtype=np.dtype(aval.dtype))
+        except (TypeError, ValueError):
+            arr = np.asarray(value)
+        return Bound.point(np.broadcast_to(arr, conc(aval.shape)))
 
     def constant(self, value, aval):
         """The point bound of a closed-over constant (unbounded when it is not a number, e.g. a PRNG key).
