@@ -57,6 +57,34 @@ def test_computed_again_through_a_monotone_function():
     assert lo == 0.0 and 0.25 <= hi <= 0.25 * (1 + 1e-14)
 
 
+def test_an_operand_reached_twice_keeps_its_bound():
+    """``g = 3 t`` (another input, not the compared y) enters the case twice: its bound is the same both times."""
+    def f(v):
+        y, t = v[:3], v[3:]
+        g = t * 3.0
+        return jnp.where(y >= 0, y + g + g, -10.0)
+    closed = jax.make_jaxpr(f)(jnp.zeros(6, jnp.float32))
+    [b] = Run(Bounds()).program(closed, [Bound.box(np.r_[np.full(3, -1.0), np.full(3, 0.5)],
+                                                   np.r_[np.full(3, 1.0), np.full(3, 1.0)])])
+    # y in [0, 1] where chosen, 2 g in [3, 6]: [3, 7]; and -10
+    assert (float(b.lo.min()), float(b.hi.max())) == (-10.0, 7.0)
+
+
+def test_the_recomputed_case_keeps_a_bounded_form():
+    """``u x`` chosen where |u| < 0.5, u unbounded, x a data input with its identity form: the case's form is x
+    times [-0.5, 0.5] (its own form, u unbounded, has unbounded coefficients)."""
+    from bayesdp.analysis.structure.bounds import data_input
+
+    closed = jax.make_jaxpr(lambda u, x: jnp.where(jnp.abs(u) < 0.5, u * x, 0.0))(
+        jnp.zeros((1, 2), jnp.float32), jnp.zeros((1, 2), jnp.float32))
+    x = data_input((1, 2), "X", -1.0, 1.0)
+    [b] = Run(Bounds()).program(closed, [Bound.box(np.full((1, 2), -np.inf), np.full((1, 2), np.inf)), x])
+    assert (float(b.lo.min()), float(b.hi.max())) == (-0.5, 0.5)
+    lo, hi = b.lin.A["X"]
+    np.testing.assert_array_equal(lo, np.array([[[-0.5, 0.0], [0.0, -0.5]]]))
+    np.testing.assert_array_equal(hi, np.array([[[0.5, 0.0], [0.0, 0.5]]]))
+
+
 def test_narrowed_by_a_variable_bound():
     """``jnp.where(y >= t, y, t)`` with t in [0.2, 0.4] (a same-shape variable): y's case is [0.2, 1]."""
     def f(v):
@@ -69,6 +97,7 @@ def test_narrowed_by_a_variable_bound():
 
 
 @pytest.mark.parametrize("f", [
+    lambda y: jnp.where(y >= 0, jax.lax.rev(y, (0,)), 0),   # a reversal moves positions: y[n-1-i] where y_i >= 0
     lambda y: jnp.where(y[:1] >= 0, y, 0),               # a broadcast predicate: position 0 decides all
     lambda y: jnp.where(jnp.roll(y, 1) >= 0, y, 0),      # another record's value decides
     lambda y: jnp.where(y.astype(jnp.float16) >= 0.1, y, 0),   # compared after a rounding conversion
