@@ -1343,9 +1343,15 @@ def test_dynamic_slice_start_boxes_half_unbounded_wide_and_in_many_axes():
 
 
 def test_chains_through_conversions_reshapes_and_broadcasts():
-    # u (1 - u) with both sides converted float32 -> float16 (a float conversion: the same value): [0, 1/4]
-    out = one(lambda u: u.astype(jnp.float16) * (1.0 - u).astype(jnp.float16), box([0.0] * 2, [1.0] * 2))
+    # u (1 - u) with both sides converted float32 -> float32 (an exact conversion: the same value): [0, 1/4]
+    out = one(lambda u: u.astype(jnp.float32) * (1.0 - u).astype(jnp.float32), box([0.0] * 2, [1.0] * 2))
     eq(out, [0.0, 0.0], [0.25, 0.25])
+    # converted to float16 (it rounds: u = 0.5 + 3e-4 gives float16(u) float16(1 - u) = 0.250127 > 1/4): the
+    # relation does not claim [0, 1/4]; the box rule's product of [0, 1] and [0, 1] holds
+    u = np.float32(0.5 + 3e-4)
+    assert float(np.float16(u)) * float(np.float16(np.float32(1.0) - u)) > 0.25
+    out = one(lambda u: u.astype(jnp.float16) * (1.0 - u).astype(jnp.float16), box([0.0] * 2, [1.0] * 2))
+    assert np.all(out.hi >= 0.250127) and np.all(out.lo <= 0.0)
     # k (1 - k) with k = trunc(u) on both sides: the chain stops at the integer conversion, whose result is then the
     # one value on both sides: u in [0, 3] gives the parabola's vertex 1/4 and the end 3 (1 - 3)
     out = one(lambda u: (lambda k: k * (1.0 - k))(u.astype(I32).astype(F32)), box([0.0], [3.0]))

@@ -1755,16 +1755,14 @@ _SAME_VALUE = ("broadcast_in_dim", "reshape", "copy", "convert_element_type", "t
 
 def _chain(run, v):
     """(base variable, structural equations from the base to ``v``): ``v`` is the base's entries moved by
-    value-preserving ops (broadcasts, reshapes, transposes, squeezes, copies, float-to-float conversions)."""
+    value-preserving ops (broadcasts, reshapes, transposes, squeezes, copies, exact float conversions)."""
     steps = []
     for _ in range(16):
         e = run.producer(v)
         if e is None or e.primitive.name not in _SAME_VALUE:
             break
-        if e.primitive.name == "convert_element_type" and not (
-                np.issubdtype(np.dtype(e.invars[0].aval.dtype), np.floating)
-                and np.issubdtype(np.dtype(e.outvars[0].aval.dtype), np.floating)):
-            break
+        if e.primitive.name == "convert_element_type" and not _exact_convert(e):
+            break                       # a conversion that rounds (or an integer one) changes the value
         if e.primitive.name == "reshape" and e.params.get("dimensions") is not None:
             break
         steps.append(e)
