@@ -843,7 +843,8 @@ def _likelihood_site(program, facts, name: str, domain, m: int, arrays) -> Likel
         return Unproven(name, what, f"its {rule.predictor} is not proven continuous in theta with JAX's derivative "
                         f"as its derivative ({sp.how(pa.why_grad)}: a jump such as sign/floor or a branch chosen by "
                         "theta, an unknown primitive, stop_gradient (jax.lax.cond under jax.vmap inserts one: use "
-                        "jnp.where) or a custom derivative); write an affine or Lipschitz predictor, or clip "
+                        f"jnp.where) or a custom derivative){sp.switch_hint(pa.why_grad)}; write an affine or "
+                        "Lipschitz predictor, or clip "
                         "per-record gradients (--clip-norm G)")
     try:
         if pred_var is None:

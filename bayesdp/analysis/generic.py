@@ -79,7 +79,8 @@ def generic_site(program, facts, name: str, domain, m: int, context: str,
         return Unproven(name, WHAT, f"{context}; the generic rule needs the per-record {term} continuous in theta "
                         f"with JAX's derivative as its derivative, and {sp.how(aff.why_grad)} breaks this (a jump "
                         "such as sign/floor, a branch or index chosen by theta, stop_gradient, or a custom "
-                        f"derivative defined outside JAX/NumPyro); {_fixes(s, hint)}")
+                        f"derivative defined outside JAX/NumPyro){sp.switch_hint(aff.why_grad)}; "
+                        f"{_fixes(s, hint)}")
     if s.family != "Unit":
         _check_support(program, name, domain, m)
     try:

@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .interpreter import Interpreter
+from .switch import continuous_at_switch
 import numpy as np
 
 __all__ = ["A", "AFFINE", "Aff", "Affinity", "C", "CONST", "OTHER"]
@@ -107,6 +108,9 @@ def select_n(run, eqn, ins):
         # the predicate is the same boolean everywhere: the selected case only (select_n(True, a, b) = b)
         return [cases[1] if pred.always else cases[0]]
     if pred.kind != CONST:
+        if len(cases) == 2 and all(c.grad_ok for c in cases) and continuous_at_switch(run, eqn):
+            ok, why_grad = _grad(cases)                 # the cases meet where theta switches them (switch.py)
+            return [Aff(OTHER, ok, _other(eqn, ins).why, why_grad)]
         return [_other(eqn, ins, grad_ok=False)]        # a branch chosen by theta: possibly a jump
     return linear(run, eqn, cases)
 

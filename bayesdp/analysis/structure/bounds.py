@@ -588,11 +588,14 @@ def mul(run, eqn, ins):
     shape = _oshape(eqn)
     lo, hi = iv_mul(np.broadcast_to(a.lo, shape), np.broadcast_to(a.hi, shape),
                     np.broadcast_to(b.lo, shape), np.broadcast_to(b.hi, shape))
+    # b in its box times a's form, or a in its box times b's form (both valid when both have one): the one
+    # with bounded coefficients (a derivative ``x * psi(y - x.w)``: psi's form reads x and y with unbounded
+    # coefficients, x's own is bounded), else the one that reads more of the record
+    forms = [f for f in (None if a.lin is None else lin_scale(b.lo, b.hi, a.lin, shape),
+                         None if b.lin is None else lin_scale(a.lo, a.hi, b.lin, shape)) if f is not None]
     lin = None
-    if a.lin is not None and (b.lin is None or _form_size(b.lin) <= _form_size(a.lin)):
-        lin = lin_scale(b.lo, b.hi, a.lin, shape)        # b in its box times a's form (b may have one too)
-    elif b.lin is not None:
-        lin = lin_scale(a.lo, a.hi, b.lin, shape)
+    if forms:
+        lin = max(forms, key=lambda f: (_finite_form(f), _form_size(f)))
     out = _finish(eqn, ins, lo, hi, lin)
     nrm = {}
     for v, s_ in ((a, b), (b, a)):              # |s * c| <= max|s| |c| along the axis, s a box
@@ -601,6 +604,11 @@ def mul(run, eqn, ins):
             for k, n in v.nrm.items():
                 nrm[k] = _up(n * smax.max(axis=k, keepdims=True))
     return related(run, eqn, [_with_nrm(out, nrm)])
+
+
+def _finite_form(f: Lin | None) -> bool:
+    return f is not None and bool(np.isfinite(f.clo).all() and np.isfinite(f.chi).all()) and \
+        all(np.isfinite(lo).all() and np.isfinite(hi).all() for lo, hi in f.A.values())
 
 
 def _form_size(f: Lin) -> int:
@@ -817,54 +825,140 @@ def _float_same(run, v):
 
 #: element-wise primitives whose output at position i is a function of their operands at position i alone: a
 #: case of a select is computed again through them from a narrowed variable (``_reevaluated``)
-_POINTWISE = frozenset({"add", "sub", "mul", "div", "neg", "abs", "sign", "max", "min", "integer_pow", "square",
+_POINTWISE = frozenset({"add", "add_any", "sub", "mul", "div", "neg", "abs", "sign", "max", "min", "integer_pow", "square",
                         "exp", "log", "log1p", "expm1", "tanh", "logistic", "sqrt", "rsqrt", "clamp", "copy",
-                        "convert_element_type"})
+                        "convert_element_type", "select_n", "lt", "le", "gt", "ge", "eq", "ne", "and", "or",
+                        "not"})
 _REEVAL_MAX = 64             # equations computed again per case, at most
 
 
-def _reevaluated(run, v, base, narrowed: "Bound", oshape, memo: dict, budget: list) -> "Bound":
-    """The bound of ``v`` computed again with variable ``base`` in ``narrowed`` (``v``'s own bound where it does
-    not depend on ``base`` through the equations followed).
+#: calls whose body a recomputation follows (``Run.body_output``)
+_CALLS = frozenset({"pjit", "jit", "closed_call", "core_call"})
+#: equations that move positions, followed with the positions they move (``_moved``)
+_MOVES = frozenset({"broadcast_in_dim", "transpose"})
 
-    Followed back from ``v``: equations in ``_POINTWISE`` (exact conversions only) with ``v``'s shape, and of
-    their operands only those of that shape, so that position i of every value followed is computed from
-    position i of ``base`` alone. Any other operand keeps its whole bound: sound whatever it depends on. The
-    result is intersected with ``v``'s own box; its form (and norm facts) are the recomputed ones when it has a
-    form, else ``v``'s.
+
+def _moved(e, projs, oshape, rshape):
+    """Which axis of ``r`` each axis of ``e``'s output reads (None: a size-1 or copied axis), from its operands'
+    (``projs``; None for an operand not computed from ``r``); None when two operands read ``r`` on different
+    axes at one position, or an axis of ``r`` is read twice or not at all."""
+    name = e.primitive.name
+    rank = len(oshape)
+    out = [None] * rank
+    if name == "broadcast_in_dim":
+        p, src = projs[0], _ishape(e.invars[0])
+        for i, d in enumerate(e.params["broadcast_dimensions"]):
+            out[d] = p[i] if src[i] == oshape[d] else None
+    elif name == "transpose":
+        p = projs[0]
+        out = [p[i] for i in e.params["permutation"]]
+    else:                                       # element-wise, operands of the output's rank
+        for w, p in zip(e.invars, projs):
+            if p is None:
+                continue
+            for a in range(rank):
+                if p[a] is None or _ishape(w)[a] != oshape[a]:
+                    continue                    # a size-1 operand axis copied along the output's
+                if out[a] is not None and out[a] != p[a]:
+                    return None
+                out[a] = p[a]
+    used = [b for b in out if b is not None]
+    if len(used) != len(set(used)) or any(rshape[b] != 1 and b not in used for b in range(len(rshape))):
+        return None
+    return tuple(out)
+
+
+def _reevaluated(run, v, base, narrowed: "Bound", memo: dict, budget: list):
+    """The bound of ``v`` computed again with variable ``base`` in ``narrowed``, and which axis of ``base``
+    each axis of ``v`` reads: ``(bound, proj)``, ``proj`` None (and ``v``'s own bound) where ``v`` is not
+    computed from ``base`` through the equations followed.
+
+    Followed back from ``v``: equations in ``_POINTWISE`` (exact conversions only), whose operands of the
+    output's rank are followed, and ``broadcast_in_dim`` / ``transpose`` (``_MOVES``), which move positions.
+    ``proj`` records the move (``_moved``), so that position j of every value followed is computed from one
+    position of ``base``, the one ``proj`` names; a value that would read ``base`` at two positions is not
+    computed again. Any other operand keeps its whole bound: sound whatever it depends on. The result is
+    intersected with ``v``'s own box; its form (and norm facts) are the recomputed ones when it has a form, else
+    ``v``'s.
     """
     from jax.extend import core as jcore
 
     if isinstance(v, jcore.Literal):
-        return run.value(v)
+        return run.value(v), None
     v = run.origin(v)
+    if isinstance(v, jcore.Literal):                # a call's literal argument
+        return run.value(v), None
     if v is base:
-        return narrowed
+        return narrowed, tuple(range(len(_ishape(base))))
     if v in memo:
         return memo[v]
     full = run.value(v)
     e = run.producer(v)
-    memo[v] = full
-    if e is None or e.primitive.name not in _POINTWISE or len(e.outvars) != 1 or budget[0] <= 0 or \
-            _ishape(e.outvars[0]) != oshape or e.primitive.name not in RULES or \
-            (e.primitive.name == "convert_element_type" and not _exact_convert(e)):
-        return full
+    memo[v] = (full, None)
+    if e is not None and e.primitive.name in _CALLS and budget[0] > 0:
+        w = run.body_output(e, v)              # the body's own variable (this call is its latest entry)
+        if w is None:
+            return full, None
+        budget[0] -= 1
+        got, proj = _reevaluated(run, w, base, narrowed, memo, budget)
+        if proj is not None:
+            src = got if got.lin is not None else full
+            memo[v] = (Bound(np.maximum(got.lo, full.lo), np.minimum(got.hi, full.hi), src.lin, full.why,
+                             src.nrm), proj)
+        return memo[v]
+    if e is None or len(e.outvars) != 1 or budget[0] <= 0 or e.primitive.name not in RULES:
+        return full, None
+    name = e.primitive.name
+    if name not in _POINTWISE and name not in _MOVES or \
+            (name == "convert_element_type" and not _exact_convert(e)):
+        return full, None
     budget[0] -= 1
-    ins, changed = [], False
-    for w in e.invars:
-        b = run.value(w)
-        if not isinstance(w, jcore.Literal) and _ishape(w) == oshape:
-            nb = _reevaluated(run, w, base, narrowed, oshape, memo, budget)
-            changed = changed or nb is not b
-            b = nb
+    oshape = _ishape(e.outvars[0])
+    ins, projs = [], []
+    for k, w in enumerate(e.invars):
+        b, pw = run.value(w), None
+        follow = k == 0 if name in _MOVES else len(_ishape(w)) == len(oshape)
+        if follow and not isinstance(w, jcore.Literal):
+            nb, pw = _reevaluated(run, w, base, narrowed, memo, budget)
+            if pw is not None:
+                b = nb
         ins.append(b)
-    if not changed:
-        return full
-    out = RULES[e.primitive.name](run, e, ins)[0]
+        projs.append(pw)
+    if all(p is None for p in projs):
+        return full, None
+    proj = _moved(e, projs, oshape, _ishape(base))
+    if proj is None:
+        return full, None
+    out = (_select_hull if name == "select_n" else RULES[name])(run, e, ins)[0]
     lo, hi = np.maximum(out.lo, full.lo), np.minimum(out.hi, full.hi)
     src = out if out.lin is not None else full
-    memo[v] = Bound(lo, hi, src.lin, full.why, src.nrm)
+    memo[v] = (Bound(lo, hi, src.lin, full.why, src.nrm), proj)
     return memo[v]
+
+
+def _predicate(run, pv):
+    """The comparison that produced boolean ``pv``, and which axis of its output each axis of ``pv`` reads
+    (through ``broadcast_in_dim`` / ``transpose``: a predicate JAX's ``vmap`` broadcast over a tangent basis),
+    or (None, None)."""
+    proj = tuple(range(len(_ishape(pv))))
+    for _ in range(16):
+        pv = run.origin(pv)
+        pe = run.producer(pv)
+        if pe is None or isinstance(pv, _literal_type()):
+            return None, None
+        name = pe.primitive.name
+        if name in _FLIP and len(pe.invars) == 2:
+            return pe, proj
+        if name not in _MOVES:
+            return None, None
+        # the positions of pv read by the output: compose the move with what the output reads
+        inner = tuple(range(len(_ishape(pe.invars[0]))))
+        step = _moved(pe, [inner], _ishape(pe.outvars[0]), _ishape(pe.invars[0]))
+        if step is None:
+            return None, None
+        proj = tuple(None if proj[a] is None else step[proj[a]] for a in range(len(proj)))
+        pv = pe.invars[0]
+    return None, None
 
 
 def _narrowed_case(run, eqn, k, case: "Bound") -> "Bound":
@@ -877,32 +971,35 @@ def _narrowed_case(run, eqn, k, case: "Bound") -> "Bound":
     ``[-c_hi, c_hi]`` through the element-wise equations that lead to it (``_reevaluated``).
 
     Proven for a boolean predicate of the output's shape produced by a comparison of ``r`` or ``|r|`` with an
-    operand whose box is known (a scalar or of the output's shape), ``r`` of the output's shape (the same
-    variable, entered into a call, or converted exactly to a wider float): position i of the predicate and of
-    every value computed again is position i of ``r``. Comparisons are of real numbers (the domain holds no
-    NaN), and the hull keeps the end (``y > c`` gives ``y >= c``). ``|r| >= c`` gives two half-lines, whose
-    hull is not narrower: no claim. Anything else: the case unchanged.
+    operand whose box is known (a scalar or of ``r``'s shape), ``r`` of the comparison's shape (the same
+    variable, entered into a call, or converted exactly to a wider float), possibly moved to the output's
+    positions by ``broadcast_in_dim`` / ``transpose`` (JAX's ``vmap`` over a tangent basis does this to the
+    derivative's select): position j of the predicate and of every value computed again reads ``r`` at the same
+    position (``proj``). Comparisons are of real numbers (the domain holds no NaN), and the hull keeps the end
+    (``y > c`` gives ``y >= c``). ``|r| >= c`` gives two half-lines, whose hull is not narrower: no claim.
+    Anything else: the case unchanged.
     """
     pv = eqn.invars[0]
     oshape = _ishape(eqn.outvars[0])           # symbolic: the record axis is the symbol m
     if not _is_bool(pv) or len(eqn.invars) != 3 or _ishape(pv) != oshape:
         return case
-    pe = run.producer(run.origin(pv))
-    if pe is None or pe.primitive.name not in _FLIP or len(pe.invars) != 2:
+    pe, pproj = _predicate(run, pv)
+    if pe is None:
         return case
+    cshape = _ishape(pe.outvars[0])
     for a, b, op in ((pe.invars[0], pe.invars[1], pe.primitive.name),
                      (pe.invars[1], pe.invars[0], _FLIP[pe.primitive.name])):
         side, other = _SIDE.get((op, k)), run.value(b)
-        if side is None or other is None or _ishape(b) not in ((), oshape):
+        if side is None or other is None or _ishape(b) not in ((), cshape):
             continue
         base = _float_same(run, a)
         ae = run.producer(base)
         absolute = ae is not None and ae.primitive.name == "abs"
         if absolute:
             base = _float_same(run, ae.invars[0])
-        if isinstance(base, _literal_type()) or _ishape(base) != oshape:
+        if isinstance(base, _literal_type()) or _ishape(base) != cshape:
             continue
-        shape = conc(oshape)
+        shape = conc(cshape)
         blo, bhi = np.broadcast_to(other.lo, shape), np.broadcast_to(other.hi, shape)
         r = run.value(base)
         lo, hi = np.broadcast_to(r.lo, shape), np.broadcast_to(r.hi, shape)
@@ -916,8 +1013,9 @@ def _narrowed_case(run, eqn, k, case: "Bound") -> "Bound":
             if side in ("below", "equal"):
                 hi = np.minimum(hi, bhi)
         narrowed = Bound(lo, hi, r.lin, r.why, r.nrm)
-        got = _reevaluated(run, eqn.invars[1 + k], base, narrowed, oshape, {}, [_REEVAL_MAX])
-        if got is not run.value(run.origin(eqn.invars[1 + k])):
+        got, proj = _reevaluated(run, eqn.invars[1 + k], base, narrowed, {}, [_REEVAL_MAX])
+        if proj is not None and all(p is None or p == q for p, q in zip(proj, pproj)) and \
+                all(q is None or q in proj or cshape[q] == 1 for q in pproj):
             return Bound(np.maximum(got.lo, case.lo), np.minimum(got.hi, case.hi), got.lin if got.lin is not None
                          else case.lin, case.why, got.nrm if got.lin is not None else case.nrm)
     return case
@@ -930,10 +1028,16 @@ def _literal_type():
 
 
 def select_n(run, eqn, ins):
+    if len(ins) == 3:                       # jnp.where(y >= c, y, z): where y is chosen, y >= c
+        ins = [ins[0]] + [_narrowed_case(run, eqn, k, c) for k, c in enumerate(ins[1:])]
+    return _select_hull(run, eqn, ins)
+
+
+def _select_hull(run, eqn, ins):
+    """The hull of the cases a position may choose (no narrowing: what ``_reevaluated`` computes again with,
+    whose operands are already narrowed, so that nested selects cost linear time)."""
     pred, cases = ins[0], list(ins[1:])
     shape = _oshape(eqn)
-    if len(cases) == 2:                     # jnp.where(y >= c, y, z): where y is chosen, y >= c
-        cases = [_narrowed_case(run, eqn, k, c) for k, c in enumerate(cases)]
     plo, phi = np.broadcast_to(pred.lo, shape), np.broadcast_to(pred.hi, shape)
     los = [np.broadcast_to(c.lo, shape) for c in cases]
     his = [np.broadcast_to(c.hi, shape) for c in cases]

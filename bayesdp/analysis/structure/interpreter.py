@@ -328,6 +328,11 @@ class Run:
     #: an input of a call's body -> the caller's variable it is bound to (the same value: a call passes its
     #: arguments unchanged; loop bodies are not listed, their inputs change from one iteration to the next)
     aliases: dict = field(default_factory=dict, repr=False)
+    #: id of a call's body -> the caller's variables it was last entered with (None: a branch or a loop body):
+    #: a rule may follow a call's output into the body only when that call is the body's latest entry
+    entered: dict = field(default_factory=dict, repr=False)
+    #: a constant of a program or body -> its concrete value (what a rule may read exactly: ``switch``)
+    consts: dict = field(default_factory=dict, repr=False)
 
     def producer(self, v):
         """The equation that produced variable ``v`` (None for a literal or a program input)."""
@@ -342,6 +347,18 @@ class Run:
         if isinstance(v, jcore.Literal):
             return self.interp.literal(v.val, v.aval)
         return self.values.get(v)
+
+    def body_output(self, e, v):
+        """The variable of call ``e``'s body that its output ``v`` returns, when ``e`` is the body's latest entry
+        (its values and bindings are then this call's); None otherwise."""
+        body = e.params.get("jaxpr") or e.params.get("call_jaxpr")
+        if body is None:
+            return None
+        inner = getattr(body, "jaxpr", body)
+        got = self.entered.get(id(inner))
+        if got is None or len(got) != len(e.invars) or any(a is not b for a, b in zip(got, e.invars)):
+            return None
+        return inner.outvars[list(e.outvars).index(v)]
 
     def origin(self, v):
         """The caller's variable that call-body input ``v`` is bound to, followed out through nested calls
@@ -407,6 +424,7 @@ class Run:
 
         for v, c in zip(jaxpr.constvars, consts):
             env[v] = interp.constant(c, v.aval)
+            self.consts[v] = c
         if len(inputs) != len(jaxpr.invars):
             raise ValueError(f"{interp.name}: {len(inputs)} inputs for {len(jaxpr.invars)} program inputs")
         for v, x in zip(jaxpr.invars, inputs):
@@ -465,12 +483,13 @@ class Run:
 
         if args is not None and len(args) != len(jaxpr.invars):
             args = None
+        self.entered[id(jaxpr)] = None if args is None else tuple(args)
         for k, v in enumerate(jaxpr.invars):
             a = None if args is None else args[k]
-            if a is None or isinstance(a, jcore.Literal):
+            if a is None:
                 self.aliases.pop(v, None)
             else:
-                self.aliases[v] = a
+                self.aliases[v] = a           # a literal argument too: origin() then gives the literal
 
     # -- control flow ---------------------------------------------------------------
     def _join_all(self, lists: list[list]) -> list:

@@ -117,6 +117,17 @@ def how(eqn) -> str:
     return f"`{where(eqn)}`"
 
 
+def switch_hint(eqn) -> str:
+    """For a comparison that breaks continuity (a ``jnp.where`` chosen by theta whose sides were not proven to
+    meet), what to do; '' otherwise."""
+    if eqn is None or isinstance(eqn, str) or eqn.primitive.name not in ("lt", "le", "gt", "ge", "eq", "ne"):
+        return ""
+    return ("; a jnp.where chosen by theta is proven continuous only when its two sides are functions of the "
+            "compared value alone, finite everywhere, and equal in exact arithmetic at the threshold, as in "
+            "jnp.where(jnp.abs(r) <= d, 0.5 * r**2, d * (jnp.abs(r) - d / 2)) (docs/analysis.md, 'A select "
+            "chosen by theta')")
+
+
 def _in_latent_transform(eqn) -> bool:
     """``eqn`` was traced inside bayesdp's own transform of the latent sites, not in the model's code: the innermost
     frame outside NumPyro (whose transform some versions show first) is ``tracing._trace_sites``."""

@@ -1,0 +1,394 @@
+"""A select chosen by theta, proven continuous where its predicate switches.
+
+``jnp.where(jnp.abs(r) <= d, 0.5 * r**2, d * (jnp.abs(r) - d / 2))`` (a Huber loss), ``jnp.where(r > 0, r,
+0.01 * r)`` (a leaky ReLU) and ``jnp.where(r > c, c, r)`` (a cap) are ``select_n(p, b, a)`` with a predicate
+``p = r OP c`` that depends on theta. Each is continuous in theta, and JAX's derivative is its derivative
+almost everywhere, when
+
+1. ``r`` is continuous in theta (its own ``grad_ok``), and ``c`` is a number fixed by the program (a literal or
+   a constant: no theta, no data);
+2. both cases are continuous in theta (their ``grad_ok``), and each is a function of ``r`` alone: position i of
+   the case is computed from position i of ``r`` and fixed numbers, through the element-wise operations below;
+3. the two cases agree where the predicate switches: ``A(c) = B(c)`` (and ``A(-c) = B(-c)`` for a predicate on
+   ``|r|``), computed in exact rational arithmetic (:class:`fractions.Fraction`) from the literals' values in
+   the program's dtype. An operation that is not exact at that point (``exp(1)``, a rounding conversion) is no
+   proof: the select stays a possible jump.
+
+Then along any segment in theta the output is the case chosen on each side, the two meet on the switch set, and
+the output is continuous; derivation and the Lipschitz argument in docs/analysis.md ("A select chosen by
+theta"). The cases must also be finite for every real ``r`` (JAX's reverse-mode derivative of a select
+multiplies the case not chosen by zero, and ``0 * inf`` is ``nan``): a case that depends on ``r`` is built from
+operations finite everywhere; a division or a negative power only of fixed numbers.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+__all__ = ["continuous_at_switch"]
+
+_CMP = frozenset({"lt", "le", "gt", "ge"})
+_CALLS = frozenset({"pjit", "jit", "closed_call", "core_call", "custom_jvp_call", "remat", "checkpoint"})
+_EXACT_FLOATS = ("float16", "float32", "float64")
+_DEPTH = 256         # equations followed per case, at most (a piecewise function of 12 knots: about 80)
+
+
+class _NoProof(Exception):
+    """The case is not a function of ``r`` alone, or not exact at the switch point."""
+
+
+def _fraction(x) -> Fraction:
+    x = float(x)
+    if not np.isfinite(x):
+        raise _NoProof
+    return Fraction(x)
+
+
+def _literal(v):
+    a = np.asarray(v.val)
+    dt = np.dtype(v.aval.dtype)
+    if a.size != 1:
+        raise _NoProof
+    if dt == np.bool_:
+        return bool(a.reshape(()))
+    return _fraction(a.astype(dt).reshape(()))         # the literal as the program holds it (float32, weak types too)
+
+
+def _shape(v) -> tuple:
+    return tuple(v.aval.shape)
+
+
+def _body(e):
+    for key in ("jaxpr", "call_jaxpr", "fun_jaxpr"):
+        b = e.params.get(key)
+        if b is not None:
+            return b
+    return None
+
+
+class _Case:
+    """Evaluates a case at ``r = s`` exactly: ``value(v)`` -> (value, depends on r)."""
+
+    def __init__(self, run, base, s, oshape):
+        self.run, self.base, self.s, self.oshape = run, base, s, oshape
+        self.budget = _DEPTH
+        self.memo = {}         # (id of a variable, id of its scope) -> (value, depends on r, the scope kept alive)
+
+    def value(self, v, scope=None):
+        from jax.extend import core as jcore
+
+        if not isinstance(v, jcore.Literal):
+            key = (id(v), id(scope))
+            if key not in self.memo:
+                self.memo[key] = self._value(v, scope) + (scope,)
+            return self.memo[key][:2]
+        return self._value(v, scope)
+
+    def _value(self, v, scope):
+        from jax.extend import core as jcore
+
+        if isinstance(v, jcore.Literal):
+            return _literal(v), False
+        if scope is not None:
+            if v in scope:
+                bound = scope[v]
+                if bound[0] == "const":
+                    return self._const(bound[1], v), False
+                return self.value(bound[1], bound[2])
+        else:
+            v = self.run.origin(v)
+            if isinstance(v, jcore.Literal):
+                return _literal(v), False
+            if v is self.base or _same(self.run, v, self.base):
+                return self.s, True
+            if v in self.run.consts:
+                return self._const(self.run.consts[v], v), False
+        e = self.run.producer(v)
+        if e is None:
+            raise _NoProof                       # an input: theta or the data
+        self.budget -= 1
+        if self.budget < 0:
+            raise _NoProof
+        name = e.primitive.name
+        if name in _CALLS:
+            return self._call(e, v, scope)
+        if len(e.outvars) != 1 or _shape(e.outvars[0]) not in (self.oshape, ()):
+            raise _NoProof                       # not element-wise in r
+        ins = []
+        for w in e.invars:
+            if not isinstance(w, jcore.Literal) and _shape(w) not in (self.oshape, ()):
+                raise _NoProof
+            ins.append(self.value(w, scope))
+        return self._apply(e, name, ins)
+
+    def _const(self, c, v):
+        a = np.asarray(c)
+        if a.size != 1:
+            raise _NoProof
+        if a.dtype == np.bool_:
+            return bool(a.reshape(()))
+        return _fraction(a.astype(np.dtype(v.aval.dtype)).reshape(()))
+
+    def _call(self, e, v, scope):
+        body = _body(e)
+        if body is None:
+            raise _NoProof
+        inner = getattr(body, "jaxpr", body)
+        consts = getattr(body, "consts", ())
+        k = e.outvars.index(v)
+        sub = {w: ("var", a, scope) for w, a in zip(inner.invars, e.invars)}
+        sub.update({w: ("const", c) for w, c in zip(inner.constvars, consts)})
+        return self.value(inner.outvars[k], sub)
+
+    def _apply(self, e, name, ins):
+        vals = [x for x, _ in ins]
+        dep = any(d for _, d in ins)
+        if name in ("add", "add_any"):
+            return vals[0] + vals[1], dep
+        if name == "sub":
+            return vals[0] - vals[1], dep
+        if name == "mul":
+            return vals[0] * vals[1], dep
+        if name == "neg":
+            return -vals[0], dep
+        if name == "abs":
+            return abs(vals[0]), dep
+        if name == "max":
+            return max(vals), dep
+        if name == "min":
+            return min(vals), dep
+        if name == "sign":
+            x = vals[0]
+            return Fraction((x > 0) - (x < 0)), dep
+        if name in ("copy", "copy_p", "broadcast_in_dim", "reshape", "squeeze", "reduce_precision"):
+            if name == "reduce_precision":
+                raise _NoProof                   # rounds
+            return vals[0], dep
+        if name == "square":
+            return vals[0] * vals[0], dep
+        if name == "integer_pow":
+            y = int(e.params["y"])
+            if y < 0 and (dep or vals[0] == 0):
+                raise _NoProof                   # 1/r: infinite at r = 0
+            return vals[0] ** y, dep
+        if name == "div":
+            if ins[1][1] or vals[1] == 0:
+                raise _NoProof                   # a denominator in r can vanish: not finite everywhere
+            return vals[0] / vals[1], dep
+        if name in _CMP or name in ("eq", "ne"):
+            a, b = vals
+            return {"lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b, "eq": a == b, "ne": a != b}[name], dep
+        if name in ("and", "or", "not"):
+            if not all(isinstance(x, bool) for x in vals):
+                raise _NoProof
+            return {"and": lambda: vals[0] and vals[1], "or": lambda: vals[0] or vals[1],
+                    "not": lambda: not vals[0]}[name](), dep
+        if name == "select_n":
+            p = vals[0]
+            k = int(p) if isinstance(p, bool) or p.denominator == 1 else None
+            if k is None or not 0 <= k < len(vals) - 1:
+                raise _NoProof
+            return vals[1 + k], dep
+        if name == "convert_element_type":
+            src = np.dtype(e.invars[0].aval.dtype)
+            dst = np.dtype(e.params["new_dtype"])
+            x = vals[0]
+            if src == np.bool_ and dst.name in _EXACT_FLOATS:
+                return Fraction(int(x)), dep
+            if src.name in _EXACT_FLOATS and dst.name in _EXACT_FLOATS and \
+                    _EXACT_FLOATS.index(dst.name) >= _EXACT_FLOATS.index(src.name):
+                return x, dep
+            raise _NoProof                       # a conversion that may round
+        # functions finite everywhere, exact at one point each
+        x = vals[0] if len(vals) == 1 else None
+        if name in ("exp", "exp2") and x == 0:
+            return Fraction(1), dep
+        if name in ("tanh", "sin", "sinh", "atan", "expm1", "erf") and x == 0:
+            return Fraction(0), dep
+        if name == "logistic" and x == 0:
+            return Fraction(1, 2), dep
+        if name == "cos" and x == 0:
+            return Fraction(1), dep
+        if not dep and name in ("log", "log1p") and x == (1 if name == "log" else 0):
+            return Fraction(0), dep
+        raise _NoProof
+
+
+def continuous_at_switch(run, eqn) -> bool:
+    """Whether ``select_n(p, a, b)`` (``eqn``) is proven continuous in theta where ``p`` switches (the module's
+    conditions 1-3); the caller checks that ``r`` and both cases are themselves continuous (``grad_ok``).
+
+    Args:
+        run: the affinity interpretation in progress (its producers, call bindings and constants).
+        eqn: the ``select_n`` equation.
+
+    Returns:
+        True when proven; False otherwise (no claim).
+
+    Examples:
+        The affinity interpreter asks it for each select chosen by theta:
+
+        >>> import jax, jax.numpy as jnp
+        >>> from bayesdp.analysis.structure import Affinity, Run
+        >>> from bayesdp.analysis.structure.affinity import A
+        >>> def grad_ok(f):
+        ...     closed = jax.make_jaxpr(f)(jnp.zeros(3))
+        ...     return Run(Affinity()).program(closed, [A])[0].grad_ok
+        >>> grad_ok(lambda r: jnp.where(jnp.abs(r) <= 1.0, 0.5 * r ** 2, jnp.abs(r) - 0.5))    # Huber
+        True
+        >>> grad_ok(lambda r: jnp.where(r > 0, r + 1.0, r))                                       # a jump
+        False
+    """
+    from jax.extend import core as jcore
+
+    if len(eqn.invars) != 3:
+        return False
+    oshape = _shape(eqn.outvars[0])
+    pv = eqn.invars[0]
+    if isinstance(pv, jcore.Literal) or np.dtype(pv.aval.dtype) != np.bool_ or _shape(pv) != oshape:
+        return False
+    pe = run.producer(run.origin(pv))
+    if pe is None or pe.primitive.name not in _CMP:
+        return False
+    for a, b in ((pe.invars[0], pe.invars[1]), (pe.invars[1], pe.invars[0])):
+        try:
+            c, c_dep = _Case(run, None, None, oshape).value(b)
+        except _NoProof:
+            continue
+        if c_dep or isinstance(c, bool):
+            continue
+        base = _exact_source(run, a)
+        ae = run.producer(base)
+        points = [c]
+        if ae is not None and ae.primitive.name == "abs":
+            base = _exact_source(run, ae.invars[0])
+            points = [c, -c] if c > 0 else ([c] if c == 0 else [])
+        if isinstance(base, jcore.Literal) or _shape(base) != oshape:
+            continue
+        r = run.value(base)
+        if r is None or not getattr(r, "grad_ok", False):
+            return False
+        try:
+            for s in points:
+                got = [_Case(run, base, s, oshape).value(eqn.invars[1 + k]) for k in range(2)]
+                if any(isinstance(x, bool) for x, _ in got) or got[0][0] != got[1][0]:
+                    return False
+            for k in range(2):
+                _finite_in_r(run, base, eqn.invars[1 + k], oshape)    # a function of r alone, finite
+        except _NoProof:
+            return False
+        return True
+    return False
+
+
+def _literal_equal(u, v) -> bool:
+    from jax.extend import core as jcore
+
+    return isinstance(u, jcore.Literal) and isinstance(v, jcore.Literal) and \
+        np.dtype(u.aval.dtype) == np.dtype(v.aval.dtype) and np.array_equal(np.asarray(u.val), np.asarray(v.val))
+
+
+def _same(run, u, v, depth: int = 8) -> bool:
+    """``u`` and ``v`` are computed by the same equation from the same operands (``r - 1`` written twice: JAX
+    does not merge them), followed ``depth`` equations back."""
+    from jax.extend import core as jcore
+
+    if v is None:
+        return False
+    if not isinstance(u, jcore.Literal):
+        u = run.origin(u)
+    if not isinstance(v, jcore.Literal):
+        v = run.origin(v)
+    if isinstance(u, jcore.Literal) or isinstance(v, jcore.Literal):
+        return _literal_equal(u, v)
+    if u is v:
+        return True
+    a, b = run.producer(u), run.producer(v)
+    if depth <= 0 or a is None or b is None or a.primitive is not b.primitive or len(a.outvars) != 1 or \
+            len(b.outvars) != 1 or a.primitive.name in _CALLS or len(a.invars) != len(b.invars) or \
+            tuple(u.aval.shape) != tuple(v.aval.shape) or u.aval.dtype != v.aval.dtype:
+        return False
+    try:
+        if a.params != b.params:
+            return False
+    except Exception:  # noqa: BLE001 - parameters that do not compare (arrays): not the same
+        return False
+    return all(_same(run, x, y, depth - 1) for x, y in zip(a.invars, b.invars))
+
+
+def _exact_source(run, v):
+    """``v`` followed out of calls and through exact float conversions of the same shape."""
+    for _ in range(16):
+        v = run.origin(v)
+        e = run.producer(v)
+        if e is None or e.primitive.name != "convert_element_type":
+            return v
+        src, dst = np.dtype(e.invars[0].aval.dtype).name, np.dtype(e.outvars[0].aval.dtype).name
+        if not (src in _EXACT_FLOATS and dst in _EXACT_FLOATS and
+                _EXACT_FLOATS.index(dst) >= _EXACT_FLOATS.index(src)) or _shape(e.invars[0]) != _shape(v):
+            return v
+        v = e.invars[0]
+    return v
+
+
+_FINITE_IN_R = frozenset({
+    "add", "add_any", "sub", "mul", "neg", "abs", "max", "min", "sign", "copy", "copy_p", "broadcast_in_dim",
+    "reshape", "squeeze", "square", "integer_pow", "div", "lt", "le", "gt", "ge", "eq", "ne", "and", "or", "not",
+    "select_n", "convert_element_type", "exp", "exp2", "tanh", "sin", "cos", "sinh", "atan", "expm1", "erf",
+    "logistic"})
+
+
+def _finite_in_r(run, base, v, oshape, scope=None, memo=None, depth=None) -> bool:
+    """Whether the case depends on ``r`` (True) or not (False); raise :class:`_NoProof` unless it is a function
+    of ``r`` alone (every leaf ``r``, a literal or a constant, every branch of a nested select included) and
+    finite for every real ``r``: an operation reading a value computed from ``r`` must be finite for every
+    finite operand (a division only by fixed numbers, a power only non-negative)."""
+    from jax.extend import core as jcore
+
+    memo = {} if memo is None else memo
+    depth = [_DEPTH * 4] if depth is None else depth
+    if isinstance(v, jcore.Literal):
+        return False
+    if scope is not None and v in scope:
+        bound = scope[v]
+        return False if bound[0] == "const" else _finite_in_r(run, base, bound[1], oshape, bound[2], memo, depth)
+    if scope is None:
+        v = run.origin(v)
+        if isinstance(v, jcore.Literal) or v in run.consts:
+            return False
+        if v is base or _same(run, v, base):
+            return True
+    key = (id(v), id(scope))
+    if key in memo:
+        return memo[key][0]
+    e = run.producer(v)
+    depth[0] -= 1
+    if e is None or depth[0] < 0:
+        raise _NoProof
+    name = e.primitive.name
+    if name in _CALLS:
+        body = _body(e)
+        if body is None:
+            raise _NoProof
+        inner = getattr(body, "jaxpr", body)
+        sub = {w: ("var", a, scope) for w, a in zip(inner.invars, e.invars)}
+        sub.update({w: ("const", None) for w in inner.constvars})
+        dep = _finite_in_r(run, base, inner.outvars[e.outvars.index(v)], oshape, sub, memo, depth)
+    else:
+        if len(e.outvars) != 1 or _shape(e.outvars[0]) not in (oshape, ()):
+            raise _NoProof
+        deps = []
+        for w in e.invars:
+            if not isinstance(w, jcore.Literal) and _shape(w) not in (oshape, ()):
+                raise _NoProof
+            deps.append(_finite_in_r(run, base, w, oshape, scope, memo, depth))
+        dep = any(deps)
+        if dep:
+            if name not in _FINITE_IN_R:
+                raise _NoProof                   # log(r), 1/sqrt(r): not finite for every r
+            if name == "div" and deps[1] or name == "integer_pow" and int(e.params["y"]) < 0:
+                raise _NoProof
+    memo[key] = (dep, scope)          # the scope kept alive: its id is not reused while the memo lives
+    return dep

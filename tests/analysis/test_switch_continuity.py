@@ -1,0 +1,306 @@
+"""Issue 23: a select chosen by theta (a Huber loss, a leaky ReLU, a cap written with ``jnp.where``) is proven
+continuous where its predicate switches (``structure/switch.py``), and its derivative is bounded by narrowing
+each case to where it is chosen, also in the derivative program JAX's ``vmap`` builds over a tangent basis.
+
+Every expected bound is derived by hand below: a Huber loss with threshold d has derivative ``psi(r)`` with
+``|psi| <= d`` (``d`` as float32 holds it), so the per-record gradient of ``-huber(y - x.w)`` is at most
+``d |x| <= d R``, attained at any record with ``|y - x.w| >= d``.  The refusals are real jumps, jumps of one
+float, cases that are not functions of the compared value, cases not finite everywhere (reverse mode multiplies
+the case not chosen by zero) and values that round."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import numpyro
+import numpyro.distributions as dist
+import pytest
+
+from bayesdp.analysis import Domain, analyze
+from bayesdp.analysis.structure import Affinity, Run
+from bayesdp.analysis.structure import affinity as af
+
+F32 = jnp.float32
+D_GLOBAL = jnp.asarray(1.345, F32)          # a module-level array: a constant of the traced program
+
+
+def _grad_ok(f, n=4):
+    """grad_ok of ``f(t)`` for theta ``t`` of shape (n,) (a value per position)."""
+    closed = jax.make_jaxpr(f)(jnp.zeros(n, F32))
+    [out] = Run(Affinity()).program(closed, [af.A])
+    return out.grad_ok
+
+
+def _grad_ok_data(f, n=4):
+    """grad_ok of ``f(t, y)``: theta ``t`` and a data vector ``y``."""
+    closed = jax.make_jaxpr(f)(jnp.zeros(n, F32), jnp.zeros(n, F32))
+    [out] = Run(Affinity()).program(closed, [af.A, af.C])
+    return out.grad_ok
+
+
+def huber(r, d=1.0):
+    a = jnp.abs(r)
+    return jnp.where(a <= d, 0.5 * r ** 2, d * (a - 0.5 * d))
+
+
+@jax.jit
+def huber_jit(r):
+    return huber(r, 1.345)
+
+
+CONTINUOUS = {
+    "huber-1": lambda r: huber(r, 1.0),
+    "huber-1.345": lambda r: huber(r, 1.345),      # 0.5 d^2 = d (d - d/2) exactly, for d = float32(1.345)
+    "huber-0.1": lambda r: huber(r, 0.1),
+    "huber-constant-array": lambda r: huber(r, D_GLOBAL),
+    "huber-in-jit": huber_jit,
+    "huber-threshold-left": lambda r: jnp.where(1.0 >= jnp.abs(r), 0.5 * r * r, jnp.abs(r) - 0.5),
+    "smooth-l1-gt": lambda r: jnp.where(jnp.abs(r) > 1.0, jnp.abs(r) - 0.5, 0.5 * r * r),
+    "leaky": lambda r: jnp.where(r > 0, r, 0.01 * r),
+    "relu": lambda r: jnp.where(r > 0, r, 0.0),
+    "cap": lambda r: jnp.where(r > 2.0, 2.0, r),
+    "clip-nested": lambda r: jnp.where(r > 1.0, 1.0, jnp.where(r < -1.0, -1.0, r)) ** 2,
+    "shifted-hinge": lambda r: jnp.where(r - 1.0 > 0.0, r - 1.0, 0.0),        # compared value r - 1: its own var
+    "tanh-at-zero": lambda r: jnp.where(r > 0, jnp.tanh(r), r),              # tanh(0) = 0 exactly
+    "three-pieces": lambda r: jnp.where(r < -1.0, -2.0 * r - 1.0, jnp.where(r < 1.0, r * r, 2.0 * r - 1.0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONTINUOUS))
+def test_selects_that_meet_at_the_switch_are_continuous(name):
+    assert _grad_ok(lambda t: CONTINUOUS[name](t * 2.0 - 1.0))
+
+
+def test_a_select_on_theta_alone_was_refused_before_and_each_meeting_is_exact():
+    """The hand check behind CONTINUOUS: the pieces agree at the switch in exact arithmetic on the float32
+    constants (Fractions), not only to rounding."""
+    from fractions import Fraction
+    d = Fraction(float(np.float32(1.345)))
+    assert Fraction(1, 2) * d * d == d * (d - Fraction(1, 2) * d)
+    one = Fraction(1)
+    assert -2 * (-one) - 1 == (-one) * (-one) and one * one == 2 * one - 1
+
+
+JUMPS = {
+    "jump": lambda r: jnp.where(r > 0, r + 1.0, r),
+    "jump-of-one-float": lambda r: jnp.where(r > 0, r + 1e-7, r),
+    "huber-off-by-an-ulp": lambda r: jnp.where(jnp.abs(r) <= 1.0, 0.5 * r ** 2,
+                                               jnp.abs(r) - float(np.nextafter(np.float32(0.5), 1, dtype=np.float32))),
+    "exp-cap-inexact": lambda r: jnp.where(r < 1.0, jnp.exp(r), jnp.exp(1.0) * r),   # exp(1) != float32(e)
+    "abs-one-sided": lambda r: jnp.where(jnp.abs(r) < 1.0, r, 1.0),                 # meets at 1, not at -1
+    "log-case": lambda r: jnp.where(r > 1.0, jnp.log(r), r - 1.0),     # log(1) = 0 meets, but log(r) is -inf
+    "reciprocal-case": lambda r: jnp.where(r > 1.0, 1.0 / r, 2.0 - r),  # meets at 1, infinite at r = 0
+    "rolled": lambda r: jnp.where(r > 0, r, jnp.roll(r, 1)),            # another position's value
+    "reversed": lambda r: jnp.where(r > 0, r, r[::-1]),
+    "float16-round": lambda r: jnp.where(r > 0.1, r.astype(jnp.float16).astype(F32), 0.1),
+    "sign": lambda r: jnp.where(r > 0, jnp.sign(r), 0.5),
+    "equality": lambda r: jnp.where(r == 0, 0.0, r),                   # continuous, but eq is not a switch rule
+    "sum": lambda r: jnp.where(r > 0, r, 0.0 * jnp.sum(r)),             # reads every position
+    "cond": lambda r: jax.lax.cond(r[0] > 0, lambda a: a, lambda a: a + 1.0, r),
+}
+
+
+@pytest.mark.parametrize("name", sorted(JUMPS))
+def test_jumps_and_unprovable_meetings_are_refused(name):
+    assert not _grad_ok(lambda t: JUMPS[name](t * 2.0 - 1.0))
+
+
+def test_a_case_reading_theta_elsewhere_or_the_data_is_refused():
+    # theta * r and r agree at r = 0, but the second case is not a function of r alone: no claim
+    assert not _grad_ok(lambda t: jnp.where(t > 0, t, t[0] * t))
+    # a threshold read from the data: the switch point is not a fixed number
+    assert not _grad_ok_data(lambda t, y: jnp.where(t > y, t - y, 0.0))
+    # a case chosen by the data (not theta) is what the narrowing already proved
+    assert _grad_ok_data(lambda t, y: jnp.where(y > 0, t, 2.0 * t))
+    # the compared value itself not continuous in theta
+    assert not _grad_ok(lambda t: jnp.where(jnp.floor(t) > 0.0, jnp.floor(t), 0.0))
+
+
+def test_numerically_the_proven_cases_are_continuous():
+    """Cross-check (not the proof): across the switch the proven cases move by at most their slope times the
+    step, while a refused jump moves by its jump."""
+    eps = 1e-3                                   # float32: the pieces' slopes are at most 3
+    for name in ("huber-1.345", "leaky", "cap", "three-pieces", "smooth-l1-gt"):
+        f = CONTINUOUS[name]
+        for c in (-1.345, -1.0, 0.0, 1.0, 1.345, 2.0):
+            lo, hi = f(jnp.asarray([c - eps], F32)), f(jnp.asarray([c + eps], F32))
+            assert abs(float(hi[0] - lo[0])) <= 6 * eps + 1e-6, (name, c)
+    lo, hi = JUMPS["jump"](jnp.asarray([-eps], F32)), JUMPS["jump"](jnp.asarray([eps], F32))
+    assert float(hi[0] - lo[0]) > 0.99
+
+
+# ---------------------------------------------------------------------------
+# end to end: the per-record gradient bound, exact
+
+
+def _regression(loss):
+    def model(X, y=None):
+        w = numpyro.sample("w", dist.Normal(0, 1).expand([X.shape[1]]).to_event(1))
+        with numpyro.plate("data", X.shape[0]):
+            numpyro.factor("obs", -loss(y - X @ w))
+    return model
+
+
+def _data(m=40, p=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, p))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = np.clip(X @ np.arange(1.0, p + 1) / p + 0.3 * rng.normal(size=m), -2, 2)
+    return {"X": X.astype(np.float32), "y": y.astype(np.float32)}
+
+
+DOMAIN = ["X.norm=1", "y.min=-2", "y.max=2"]
+
+
+@pytest.mark.parametrize("d", [1.0, 1.345, 0.1])
+def test_huber_regression_certifies_with_the_exact_gradient_bound(d):
+    """sup over theta and the domain of |d/dw huber(y - x.w)| = sup |psi(r)| |x| = d32 * 1: attained at
+    x = e_1, y = 2, w = 0 (r = 2 >= d). The bound must be at least that and at most a few roundings above."""
+    d32 = float(np.float32(d))
+    dom = Domain.parse(DOMAIN)
+    R = dom.get("X").certified_norm              # 1, inflated by the rounding of float32 rows
+    rep = analyze(_regression(lambda r: huber(r, d)), _data(), dom)
+    G = rep.constants.record_grad_bound
+    assert G is not None and d32 * R <= G <= d32 * R * (1 + 1e-9), G
+    # the witness, through JAX's own gradient of the float32 program
+    rec = {"X": np.eye(3, dtype=np.float32)[:1], "y": np.float32([2.0])}
+    g = jax.grad(lambda w: -huber(rec["y"] - rec["X"] @ w, d)[0])(jnp.zeros(3, F32))
+    assert float(jnp.linalg.norm(g)) == pytest.approx(d32, rel=1e-7)
+    assert "generic" in rep.constants.provenance["record_grad_bound"]
+
+
+def test_clipped_residual_squared_certifies_at_two():
+    """l = clip(r, -1, 1)^2 written with two wheres: |dl/dw| = 2 |clip(r)| |x| <= 2, attained at r = 1 (the
+    derivative of the chosen case there: 2 * 1 * 1)."""
+    dom = Domain.parse(DOMAIN)
+    R = dom.get("X").certified_norm
+    rep = analyze(_regression(CONTINUOUS["clip-nested"]), _data(), dom)
+    G = rep.constants.record_grad_bound
+    assert G is not None and 2.0 * R <= G <= 2.0 * R * (1 + 1e-9), G
+
+
+def test_a_jump_is_still_refused_naming_the_site_and_the_comparison():
+    rep = analyze(_regression(JUMPS["jump"]), _data(), Domain.parse(DOMAIN))
+    assert rep.constants.record_grad_bound is None
+    msg = rep.first_unproven()
+    assert "'obs'" in msg and "gt at" in msg and "branch or index chosen by theta" in msg
+
+
+def test_leaky_logits_bernoulli_certifies_within_the_hand_bound():
+    """Bernoulli(logits = leaky(x.w)) with slope 1/2 below 0: |d/dw| = |y - sigmoid(z)| |leaky'(z)| |x| <= 1
+    (slope 1 where z > 0, 1/2 where z <= 0). As z -> 0+ with y = 0 it approaches 1/2 * 1; as z -> -inf with
+    y = 1, 1 * 1/2; so the sup is 1/2 R. The family rule bounds |y - sigmoid| by 1 and |leaky'| by 1 separately,
+    so the bound lies between the sup 1/2 R and 1 R."""
+    def model(X, y=None):
+        w = numpyro.sample("w", dist.Normal(0, 1).expand([X.shape[1]]).to_event(1))
+        z = X @ w
+        with numpyro.plate("data", X.shape[0]):
+            numpyro.sample("obs", dist.Bernoulli(logits=jnp.where(z > 0, z, 0.5 * z)), obs=y)
+    data = _data()
+    data["y"] = (data["y"] > 0).astype(np.float32)
+    rep = analyze(model, data, Domain.parse(["X.norm=1", "y.values=0,1"]))
+    G = rep.constants.record_grad_bound
+    R = Domain.parse(["X.norm=1"]).get("X").certified_norm
+    assert G is not None and 0.5 * R <= G <= R * (1 + 1e-9), G
+
+
+def test_random_records_and_theta_stay_under_the_bound():
+    """Cross-check of the Huber bound on 2,000 random (theta, record) pairs, many near the switch."""
+    d = 1.345
+    rep = analyze(_regression(lambda r: huber(r, d)), _data(), Domain.parse(DOMAIN))
+    G = rep.constants.record_grad_bound
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(2000, 3))
+    x /= np.linalg.norm(x, axis=1, keepdims=True) / rng.uniform(0, 1, size=(2000, 1))
+    w = rng.normal(size=(2000, 3)) * 3
+    r = np.concatenate([rng.uniform(-3, 3, 1000), d + rng.normal(scale=1e-6, size=1000)])
+    y = np.clip(r + np.sum(x * w, axis=1), -2, 2)
+    gfun = jax.vmap(jax.grad(lambda w_, x_, y_: -huber(y_ - x_ @ w_, d)))
+    g = np.asarray(gfun(jnp.asarray(w, F32), jnp.asarray(x, F32), jnp.asarray(y, F32)))
+    assert np.max(np.linalg.norm(g, axis=1)) <= G * (1 + 1e-6)
+
+
+# ---------------------------------------------------------------------------
+# the derivative program: narrowing through vmap's broadcast predicate, transposes and calls
+
+
+_STEPS = [  # pointwise pieces a case may be built from (continuity is not needed for the bound's soundness)
+    lambda v: -v, lambda v: v * 2.5, lambda v: v ** 2, jnp.abs, jnp.tanh, lambda v: v - 0.75,
+    lambda v: jnp.maximum(v, -0.5), lambda v: 0.5 * v * v, jnp.exp,
+]
+_CMPS = [jnp.less, jnp.less_equal, jnp.greater, jnp.greater_equal]
+
+
+def _random_piece(rng, depth=2):
+    c = float(np.float32(rng.uniform(-1.5, 1.5)))
+    op = _CMPS[int(rng.integers(len(_CMPS)))]
+    absolute, swap = bool(rng.integers(2)), bool(rng.integers(2))
+    cases = []
+    for _ in range(2):
+        if depth > 1 and rng.uniform() < 0.3:
+            cases.append(_random_piece(rng, depth - 1))
+        else:
+            steps = [_STEPS[i] for i in rng.integers(0, len(_STEPS), rng.integers(1, 3))]
+
+            def g(r, steps=steps):
+                for s in steps:
+                    r = s(r)
+                return r
+            cases.append(g)
+
+    def f(r, c=c, op=op, absolute=absolute, swap=swap, a=cases[0], b=cases[1]):
+        q = jnp.abs(r) if absolute else r
+        return jnp.where(op(c, q) if swap else op(q, c), a(r), b(r))
+    return f
+
+
+def _jacobian(piece, p=3):
+    def jac(w, X, y, basis):
+        return jax.vmap(lambda v: jax.jvp(lambda f: piece(y - X @ f), (w,), (v,))[1], out_axes=-1)(basis)
+    return jac
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_derivative_bounds_hold_on_random_piecewise_losses(seed):
+    """The bound interpreter on the derivative program JAX builds for the analyzer (forward mode, vmapped over a
+    tangent basis) holds every derivative at random points and at points on the switches (theta in [-2, 2]^3,
+    x in [-1, 1]^3, y in [-1, 1])."""
+    from bayesdp.analysis.structure import Bound, Bounds
+    rng = np.random.default_rng(300 + seed)
+    n, p = 4, 3
+    for _ in range(5):
+        piece = _random_piece(rng)
+        jac = _jacobian(piece)
+        closed = jax.make_jaxpr(jac)(jnp.zeros(p, F32), jnp.zeros((n, p), F32), jnp.zeros(n, F32), jnp.eye(p))
+        ins = [Bound.box(np.full(p, -2.0), np.full(p, 2.0)), Bound.box(np.full((n, p), -1.0), np.full((n, p), 1.0)),
+               Bound.box(np.full(n, -1.0), np.full(n, 1.0)), Bound.point(np.eye(p))]
+        [J] = Run(Bounds()).program(closed, ins)
+        w = np.float32(rng.uniform(-2, 2, (200, p)))
+        X = np.float32(rng.uniform(-1, 1, (200, n, p)))
+        y = np.float32(rng.uniform(-1, 1, (200, n)))
+        vals = np.asarray(jax.vmap(jac, in_axes=(0, 0, 0, None))(w, X, y, jnp.eye(p, dtype=F32)))
+        tol = 1e-5 * max(1.0, float(np.max(np.abs(vals))))
+        assert (vals >= J.lo - tol).all() and (vals <= J.hi + tol).all(), (seed, J.lo.min(), J.hi.max())
+
+
+def test_a_predicate_broadcast_along_another_axis_does_not_narrow():
+    """out[i, j] = r[j] where r[i] > 0, else 1/2: the predicate is broadcast along axis 0 and the case along
+    axis 1, so where the case is chosen nothing is known of r[j]: the box keeps r's [-1, 1]. Broadcast along the
+    same axis, the case is narrowed to [0, 1] (and 1/2 lies in it)."""
+    from jax import lax
+    from bayesdp.analysis.structure import Bound, Bounds
+    n = 3
+
+    def f(r, case_dims):
+        pred = lax.broadcast_in_dim(r > 0, (n, n), (0,))
+        case = lax.broadcast_in_dim(r, (n, n), case_dims)
+        return lax.select(pred, case, jnp.full((n, n), 0.5, F32))
+
+    pts = jnp.asarray(np.random.default_rng(0).uniform(-1, 1, (500, n)), F32)
+    for dims, want_lo in (((1,), -1.0), ((0,), 0.0)):
+        closed = jax.make_jaxpr(lambda r: f(r, dims))(jnp.zeros(n, F32))
+        [b] = Run(Bounds()).program(closed, [Bound.box(np.full(n, -1.0), np.full(n, 1.0))])
+        vals = np.asarray(jax.vmap(lambda r: f(r, dims))(pts))
+        assert (vals >= b.lo).all() and (vals <= b.hi).all()
+        assert (b.lo == want_lo).all() and (b.hi == 1.0).all(), (dims, b.lo)
+        if dims == (1,):
+            assert vals.min() < -0.9                 # the unnarrowed box is needed
