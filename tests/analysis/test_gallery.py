@@ -55,7 +55,8 @@ DATA.update({"baseball_pooled_logit": DATA["baseball_pooled"], "linreg_student":
              "zip_glm": DATA["poisson_glm"], "zip_clipped": DATA["poisson_glm"],
              "stacked_columns": {"age": RNG.uniform(-1, 1, m), "dose": RNG.uniform(-1, 1, m),
                                  "y": (np.arange(m) % 2).astype(float)},
-             "zip_beta_gate": DATA["poisson_glm"]})
+             "zip_beta_gate": DATA["poisson_glm"],
+             "huber_jump": DATA["linreg"], "huber": DATA["linreg"]})
 R = Domain.parse(["X.norm=1"]).get("X").certified_norm
 
 # name -> (expected record_grad_bound, relative tolerance) for the certified ones (the page's numbers)
@@ -68,6 +69,7 @@ CERTIFIED = {
     "ar2_lagged": (1.25 * 3 * math.sqrt(2), 1e-6), "poisson_clipped": (math.exp(3.0) * R, 1e-9),
     "logreg_factor_sum": (R, 1e-9), "zip_clipped": (max(math.exp(3.0) * R, math.sqrt(((math.exp(3.0) - 1) * R) ** 2 + 1.0)), 1e-9),
     "stacked_columns": (math.sqrt(3.0), 1e-12),
+    "huber": (float(np.float32(1.345)) * R, 1e-9),
     "zip_beta_gate": (max(math.exp(3.0) * R, math.sqrt(((math.exp(3.0) - 1) * R) ** 2 + 1.0)), 1e-9),
 }
 # name -> phrases of the refusal the page quotes
@@ -79,6 +81,8 @@ REFUSED = {
     "ar2": ["shifts the records by position", "lagged-regression form"],
     "poisson_glm": ["grows like rate = exp(eta)", "jnp.exp(jnp.clip(eta, -B, B))"],
     "zip_glm": ["its rate is unbounded over theta and the domain", "jnp.exp(jnp.clip(eta, lo, hi))"],
+    "huber_jump": ["`le at", "a jnp.where chosen by theta is proven continuous only when its two sides",
+                   "equal in exact arithmetic at the threshold"],
 }
 
 

@@ -62,6 +62,7 @@ CONTINUOUS = {
     "shifted-hinge": lambda r: jnp.where(r - 1.0 > 0.0, r - 1.0, 0.0),        # compared value r - 1: its own var
     "tanh-at-zero": lambda r: jnp.where(r > 0, jnp.tanh(r), r),              # tanh(0) = 0 exactly
     "three-pieces": lambda r: jnp.where(r < -1.0, -2.0 * r - 1.0, jnp.where(r < 1.0, r * r, 2.0 * r - 1.0)),
+    "through-custom-jvp": lambda r: jnp.where(r > 1.0, jax.nn.relu(r) - 1.0, 0.0),   # JAX's relu: a custom_jvp
 }
 
 
@@ -102,6 +103,15 @@ JUMPS = {
 @pytest.mark.parametrize("name", sorted(JUMPS))
 def test_jumps_and_unprovable_meetings_are_refused(name):
     assert not _grad_ok(lambda t: JUMPS[name](t * 2.0 - 1.0))
+
+
+def test_a_weakly_typed_threshold_is_read_as_the_program_s_float32():
+    """lax.gt(r, 0.1) keeps a weakly typed 0.1 that the program compares as float32(0.1): it meets the float32
+    constant 0.1 of the other side exactly (read as float64 0.1 it would not), and misses float32(0.1)'s
+    neighbour."""
+    from jax import lax
+    assert _grad_ok(lambda t: jnp.where(lax.gt(t, 0.1), t, np.float32(0.1)))
+    assert not _grad_ok(lambda t: jnp.where(lax.gt(t, 0.1), t, np.nextafter(np.float32(0.1), np.float32(1))))
 
 
 def test_a_case_reading_theta_elsewhere_or_the_data_is_refused():
@@ -304,3 +314,16 @@ def test_a_predicate_broadcast_along_another_axis_does_not_narrow():
         assert (b.lo == want_lo).all() and (b.hi == 1.0).all(), (dims, b.lo)
         if dims == (1,):
             assert vals.min() < -0.9                 # the unnarrowed box is needed
+
+
+@pytest.mark.parametrize("tau", [0.3, 0.5, 0.9])
+def test_pinball_loss_certifies_at_max_tau(tau):
+    """The quantile loss rho_tau(r) = tau r (r >= 0), (tau - 1) r (r < 0): |rho'| <= max(tau, 1 - tau), the two
+    sides meet at 0; the sup of the per-record gradient is max(float32(tau), -float32(tau - 1)) R: the two slopes
+    as the program holds them (Python computes tau - 1, the program keeps it as a float32 literal)."""
+    want = max(float(np.float32(tau)), -float(np.float32(tau - 1)))
+    dom = Domain.parse(["X.norm=1", "y.min=-2", "y.max=2"])
+    R = dom.get("X").certified_norm
+    rep = analyze(_regression(lambda r: jnp.where(r >= 0, tau * r, (tau - 1) * r)), _data(), dom)
+    G = rep.constants.record_grad_bound
+    assert G is not None and want * R <= G <= want * R * (1 + 1e-9), (G, want)
