@@ -151,10 +151,11 @@ def convert(run, eqn, ins):
     return linear(run, eqn, ins)
 
 
-#: primitives continuous (and differentiated exactly by JAX almost everywhere) in their operands
+#: primitives continuous (and differentiated exactly by JAX almost everywhere) in their operands (not atan2: its
+#: branch cut, atan2(0, u) jumps by pi at u = 0)
 CONTINUOUS = set(("exp exp2 log log1p expm1 tanh logistic sin cos tan atan asin acos asinh acosh atanh sinh cosh "
                   "sqrt rsqrt cbrt abs max min clamp integer_pow pow square one_minus_square erf erfc erf_inv lgamma digamma mul "
-                  "dot_general reduce_max reduce_min reduce_prod cumprod cummax cummin cumlogsumexp atan2 "
+                  "dot_general reduce_max reduce_min reduce_prod cumprod cummax cummin cumlogsumexp "
                   "logaddexp").split())
 
 

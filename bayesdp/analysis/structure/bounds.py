@@ -929,7 +929,15 @@ def _reevaluated(run, v, base, narrowed: "Bound", memo: dict, budget: list):
     proj = _moved(e, projs, oshape, _ishape(base))
     if proj is None:
         return full, None
-    out = (_select_hull if name == "select_n" else RULES[name])(run, e, ins)[0]
+    if name == "select_n" and len(ins) == 3:
+        # a nested select: each case narrowed by its own predicate too, from r as narrowed here when the
+        # predicate compares r itself at the positions this select reads it (a middle piece r * r between
+        # -1 and 1 gets both ends); one budget for the whole nest
+        ins = [ins[0]] + [_narrowed_case(run, e, k, ins[1 + k], (base, narrowed, proj), budget)
+                          for k in range(2)]
+        out = _select_hull(run, e, ins)[0]
+    else:
+        out = RULES[name](run, e, ins)[0]
     lo, hi = np.maximum(out.lo, full.lo), np.minimum(out.hi, full.hi)
     src = out if out.lin is not None else full
     memo[v] = (Bound(lo, hi, src.lin, full.why, src.nrm), proj)
@@ -961,7 +969,7 @@ def _predicate(run, pv):
     return None, None
 
 
-def _narrowed_case(run, eqn, k, case: "Bound") -> "Bound":
+def _narrowed_case(run, eqn, k, case: "Bound", outer=None, budget=None) -> "Bound":
     """Case ``k`` of ``select_n`` where it is chosen, narrowed by the predicate that chooses it.
 
     ``jnp.where(y >= c, y, z)`` is ``select_n(y >= c, z, y)``: at every position where case 1 (``y``) is
@@ -978,6 +986,11 @@ def _narrowed_case(run, eqn, k, case: "Bound") -> "Bound":
     position (``proj``). Comparisons are of real numbers (the domain holds no NaN), and the hull keeps the end
     (``y > c`` gives ``y >= c``). ``|r| >= c`` gives two half-lines, whose hull is not narrower: no claim.
     Anything else: the case unchanged.
+
+    ``outer``: ``(r, its narrowed bound, proj)`` when this select is computed again inside an enclosing select's
+    case (``_reevaluated``): where this predicate compares the same ``r`` at the positions ``proj`` names, the
+    narrowing starts from that bound (both comparisons hold there). ``budget``: the recomputation budget, shared
+    with the enclosing one.
     """
     pv = eqn.invars[0]
     oshape = _ishape(eqn.outvars[0])           # symbolic: the record axis is the symbol m
@@ -1002,6 +1015,8 @@ def _narrowed_case(run, eqn, k, case: "Bound") -> "Bound":
         shape = conc(cshape)
         blo, bhi = np.broadcast_to(other.lo, shape), np.broadcast_to(other.hi, shape)
         r = run.value(base)
+        if outer is not None and outer[0] is base and outer[2] is not None and tuple(outer[2]) == tuple(pproj):
+            r = outer[1]                        # r where the enclosing case is chosen: narrower still
         lo, hi = np.broadcast_to(r.lo, shape), np.broadcast_to(r.hi, shape)
         if absolute:
             if side == "above":
@@ -1013,7 +1028,8 @@ def _narrowed_case(run, eqn, k, case: "Bound") -> "Bound":
             if side in ("below", "equal"):
                 hi = np.minimum(hi, bhi)
         narrowed = Bound(lo, hi, r.lin, r.why, r.nrm)
-        got, proj = _reevaluated(run, eqn.invars[1 + k], base, narrowed, {}, [_REEVAL_MAX])
+        got, proj = _reevaluated(run, eqn.invars[1 + k], base, narrowed, {},
+                                 [_REEVAL_MAX] if budget is None else budget)
         if proj is not None and all(p is None or p == q for p, q in zip(proj, pproj)) and \
                 all(q is None or q in proj or cshape[q] == 1 for q in pproj):
             return Bound(np.maximum(got.lo, case.lo), np.minimum(got.hi, case.hi), got.lin if got.lin is not None

@@ -68,6 +68,22 @@ def _body(e):
     return None
 
 
+_PRODUCERS = object()      # a scope's key for the equations of its body, by output variable
+
+
+def _scope(inner, e, parent) -> dict:
+    """The bindings of call ``e``'s body ``inner``: its inputs to the caller's variables (in ``parent``), and its
+    own equations (a body the interpreter did not enter, e.g. a custom_jvp function's, has no recorded
+    producers)."""
+    sub = {w: ("var", a, parent) for w, a in zip(inner.invars, e.invars)}
+    sub[_PRODUCERS] = {o: q for q in inner.eqns for o in q.outvars}
+    return sub
+
+
+def _producer(run, v, scope):
+    return run.producer(v) if scope is None else scope[_PRODUCERS].get(v)
+
+
 class _Case:
     """Evaluates a case at ``r = s`` exactly: ``value(v)`` -> (value, depends on r)."""
 
@@ -105,7 +121,7 @@ class _Case:
                 return self.s, True
             if v in self.run.consts:
                 return self._const(self.run.consts[v], v), False
-        e = self.run.producer(v)
+        e = _producer(self.run, v, scope)
         if e is None:
             raise _NoProof                       # an input: theta or the data
         self.budget -= 1
@@ -138,7 +154,7 @@ class _Case:
         inner = getattr(body, "jaxpr", body)
         consts = getattr(body, "consts", ())
         k = e.outvars.index(v)
-        sub = {w: ("var", a, scope) for w, a in zip(inner.invars, e.invars)}
+        sub = _scope(inner, e, scope)
         sub.update({w: ("const", c) for w, c in zip(inner.constvars, consts)})
         return self.value(inner.outvars[k], sub)
 
@@ -336,8 +352,9 @@ def _exact_source(run, v):
 _FINITE_IN_R = frozenset({
     "add", "add_any", "sub", "mul", "neg", "abs", "max", "min", "sign", "copy", "copy_p", "broadcast_in_dim",
     "reshape", "squeeze", "square", "integer_pow", "div", "lt", "le", "gt", "ge", "eq", "ne", "and", "or", "not",
-    "select_n", "convert_element_type", "exp", "exp2", "tanh", "sin", "cos", "sinh", "atan", "expm1", "erf",
-    "logistic"})
+    "select_n", "convert_element_type", "tanh", "sin", "cos", "atan", "erf", "logistic"})
+#: not listed although finite on the reals: exp, exp2, expm1, sinh, cosh overflow in float32 (exp from 88.7), and
+#: reverse mode then multiplies the case not chosen by zero: 0 * inf = nan (a fuzz helper's ELU logits)
 
 
 def _finite_in_r(run, base, v, oshape, scope=None, memo=None, depth=None) -> bool:
@@ -363,7 +380,7 @@ def _finite_in_r(run, base, v, oshape, scope=None, memo=None, depth=None) -> boo
     key = (id(v), id(scope))
     if key in memo:
         return memo[key][0]
-    e = run.producer(v)
+    e = _producer(run, v, scope)
     depth[0] -= 1
     if e is None or depth[0] < 0:
         raise _NoProof
@@ -373,7 +390,7 @@ def _finite_in_r(run, base, v, oshape, scope=None, memo=None, depth=None) -> boo
         if body is None:
             raise _NoProof
         inner = getattr(body, "jaxpr", body)
-        sub = {w: ("var", a, scope) for w, a in zip(inner.invars, e.invars)}
+        sub = _scope(inner, e, scope)
         sub.update({w: ("const", None) for w in inner.constvars})
         dep = _finite_in_r(run, base, inner.outvars[e.outvars.index(v)], oshape, sub, memo, depth)
     else:
