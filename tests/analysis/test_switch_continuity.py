@@ -210,6 +210,28 @@ def test_a_middle_piece_gets_both_ends(name):
     assert G is not None and 2.0 * R <= G <= 2.0 * R * (1 + 1e-9), G
 
 
+@pytest.mark.parametrize("c, spell", [(1.0, "mul"), (2.0, "pow")])
+def test_a_capped_squared_loss_is_narrowed_through_the_square(c, spell):
+    """l = min(r^2, c) written jnp.where(r * r < c, r * r, c): where r^2 is chosen, r^2 < c, so |r| <= sqrt(c)
+    and |l'| = |2 r| <= 2 sqrt(c) (the sup, approached as r^2 -> c). The sides meet at r^2 = c."""
+    def loss(r):
+        q = r * r if spell == "mul" else r ** 2
+        return jnp.where(q < c, q, c)
+    dom = Domain.parse(DOMAIN)
+    R = dom.get("X").certified_norm
+    rep = analyze(_regression(loss), _data(), dom)
+    G = rep.constants.record_grad_bound
+    want = 2.0 * np.sqrt(c) * R
+    assert G is not None and want <= G <= want * (1 + 1e-9), (G, want)
+
+
+def test_a_square_compared_from_above_gives_no_claim():
+    """r * r >= c holds on two half-lines: nothing is claimed (the derivative of the chosen r * r is unbounded)."""
+    rep = analyze(_regression(lambda r: jnp.where(r * r >= 1.0, 1.0, r * r) + jnp.where(r * r >= 1.0, r * r, 1.0)),
+                  _data(), Domain.parse(DOMAIN))
+    assert rep.constants.record_grad_bound is None
+
+
 def test_a_jump_is_still_refused_naming_the_site_and_the_comparison():
     rep = analyze(_regression(JUMPS["jump"]), _data(), Domain.parse(DOMAIN))
     assert rep.constants.record_grad_bound is None
@@ -279,8 +301,10 @@ def _random_piece(rng, depth=3):
                 return r
             cases.append(g)
 
-    def f(r, c=c, op=op, absolute=absolute, swap=swap, a=cases[0], b=cases[1]):
-        q = jnp.abs(r) if absolute else r
+    squared = bool(rng.integers(3) == 0)
+
+    def f(r, c=c, op=op, absolute=absolute, swap=swap, a=cases[0], b=cases[1], squared=squared):
+        q = (r * r if squared else jnp.abs(r)) if absolute else r
         return jnp.where(op(c, q) if swap else op(q, c), a(r), b(r))
     return f
 

@@ -40,6 +40,10 @@ def _range(f, lo, hi, n=3):
     (lambda y: jnp.where(jnp.greater(0.25, y), 1.0, y), (0.25, 1.0)),        # gt 0.25 y false: y >= 0.25
     (lambda y: jnp.where(jax.lax.le(jnp.full_like(y, 0.5), y), y, 0.5), (0.5, 1.0)),  # a broadcast constant
     (lambda y: jnp.where(y.astype(jnp.int8) >= 0, y.astype(jnp.int8).astype(jnp.float32), 0), (-1.0, 1.0)),
+    (lambda y: jnp.where(y * y <= 0.25, y, 0.0), (-0.5, 0.5)),          # y^2 <= 1/4: |y| <= 1/2 (sqrt exact)
+    (lambda y: jnp.where(y ** 2 < 0.25, 2 * y, 0.0), (-1.0, 1.0)),       # integer_pow 2, recomputed: 2y
+    (lambda y: jnp.where(y * y > 0.25, 0.0, y), (-0.5, 0.5)),           # the false side of >
+    (lambda y: jnp.where(y * y >= 0.25, y, 0.0), (-1.0, 1.0)),          # two half-lines: no claim
 ])
 def test_narrowed_ranges(f, want):
     """Each range by hand over y in [-1, 1]. The float16 row narrows through the exact widening float16 ->

@@ -944,6 +944,32 @@ def _reevaluated(run, v, base, narrowed: "Bound", memo: dict, budget: list):
     return memo[v]
 
 
+def _sqrt_above(x):
+    """An upper bound of sqrt(x) (x >= 0): IEEE sqrt is correctly rounded, so the float itself when its square is
+    x exactly (Dekker's product), else one float up."""
+    s = np.sqrt(x)
+    p, err = _two_prod(s, s)
+    return np.where((p == x) & (err == 0), s, _up(s))
+
+
+def _squared_operand(run, e):
+    """``r`` when equation ``e`` computes ``r * r`` (``integer_pow`` 2, ``square``, or ``mul`` of one variable by
+    itself, of the same shape), else None."""
+    if e is None or len(e.outvars) != 1:
+        return None
+    name = e.primitive.name
+    if name == "square" or name == "integer_pow" and e.params.get("y") == 2:
+        r = e.invars[0]
+    elif name == "mul" and len(e.invars) == 2 and not isinstance(e.invars[0], _literal_type()) and \
+            run.origin(e.invars[0]) is run.origin(e.invars[1]):
+        r = e.invars[0]
+    else:
+        return None
+    if isinstance(r, _literal_type()) or _ishape(r) != _ishape(e.outvars[0]):
+        return None
+    return _float_same(run, r)
+
+
 def _predicate(run, pv):
     """The comparison that produced boolean ``pv``, and which axis of its output each axis of ``pv`` reads
     (through ``broadcast_in_dim`` / ``transpose``: a predicate JAX's ``vmap`` broadcast over a tangent basis),
@@ -1008,8 +1034,12 @@ def _narrowed_case(run, eqn, k, case: "Bound", outer=None, budget=None) -> "Boun
         base = _float_same(run, a)
         ae = run.producer(base)
         absolute = ae is not None and ae.primitive.name == "abs"
+        squared = _squared_operand(run, ae)
         if absolute:
             base = _float_same(run, ae.invars[0])
+        elif squared is not None:               # r * r <= c: |r| <= sqrt(c) (a capped squared loss)
+            base, absolute = squared, True
+            other = Bound(np.zeros_like(other.lo), _sqrt_above(np.maximum(other.hi, 0.0)))
         if isinstance(base, _literal_type()) or _ishape(base) != cshape:
             continue
         shape = conc(cshape)
