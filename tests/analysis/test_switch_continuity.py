@@ -63,6 +63,8 @@ CONTINUOUS = {
     "tanh-at-zero": lambda r: jnp.where(r > 0, jnp.tanh(r), r),              # tanh(0) = 0 exactly, bounded
     "three-pieces": lambda r: jnp.where(r < -1.0, -2.0 * r - 1.0, jnp.where(r < 1.0, r * r, 2.0 * r - 1.0)),
     "through-custom-jvp": lambda r: jnp.where(r > 1.0, jax.nn.relu(r) - 1.0, 0.0),   # JAX's relu: a custom_jvp
+    "square-compared": lambda r: jnp.where(r * r < 1.0, r * r, 2.0 * jnp.abs(r) - 1.0),   # meet at r = +-1
+    "square-capped": lambda r: jnp.where(r ** 2 < 2.0, r ** 2, 2.0),                    # meet at r^2 = 2
 }
 
 
@@ -104,6 +106,9 @@ JUMPS = {
     "sinh-case": lambda r: jnp.where(r > 0, jnp.sinh(r), r),
     # atan2(0, u) jumps by pi at u = 0: not a continuous primitive
     "atan2": lambda r: jnp.arctan2(jnp.zeros_like(r), r),
+    # r^2 < 2 switches at r = +-sqrt(2), not rational: no exact meeting is evaluated for a side reading r
+    "square-irrational": lambda r: jnp.where(r * r < 2.0, r * r, 2.0 * jnp.sqrt(2.0) * jnp.abs(r) - 2.0),
+    "square-off": lambda r: jnp.where(r * r < 1.0, r * r, 2.0 * jnp.abs(r)),          # 1 against 2 at r = +-1
 }
 
 
@@ -223,6 +228,15 @@ def test_a_capped_squared_loss_is_narrowed_through_the_square(c, spell):
     G = rep.constants.record_grad_bound
     want = 2.0 * np.sqrt(c) * R
     assert G is not None and want <= G <= want * (1 + 1e-9), (G, want)
+
+
+def test_a_square_compared_with_a_side_reading_r_certifies():
+    """l = r^2 (r^2 < 1), 2|r| - 1 (else): the sides meet at r = +-1 (the switch of r^2 < 1), |l'| <= 2."""
+    dom = Domain.parse(DOMAIN)
+    R = dom.get("X").certified_norm
+    rep = analyze(_regression(CONTINUOUS["square-compared"]), _data(), dom)
+    G = rep.constants.record_grad_bound
+    assert G is not None and 2.0 * R <= G <= 2.0 * R * (1 + 1e-9), G
 
 
 def test_a_square_compared_from_above_gives_no_claim():

@@ -277,26 +277,64 @@ def continuous_at_switch(run, eqn) -> bool:
             continue
         base = _exact_source(run, a)
         ae = run.producer(base)
-        points = [c]
+        tries = [(base, [c])]
         if ae is not None and ae.primitive.name == "abs":
-            base = _exact_source(run, ae.invars[0])
-            points = [c, -c] if c > 0 else ([c] if c == 0 else [])
-        if isinstance(base, jcore.Literal) or _shape(base) != oshape:
-            continue
-        r = run.value(base)
-        if r is None or not getattr(r, "grad_ok", False):
-            return False
-        try:
-            for s in points:
-                got = [_Case(run, base, s, oshape).value(eqn.invars[1 + k]) for k in range(2)]
-                if any(isinstance(x, bool) for x, _ in got) or got[0][0] != got[1][0]:
-                    return False
-            for k in range(2):
-                _finite_in_r(run, base, eqn.invars[1 + k], oshape)    # a function of r alone, finite
-        except _NoProof:
-            return False
-        return True
+            tries = [(_exact_source(run, ae.invars[0]), [c, -c] if c > 0 else ([c] if c == 0 else []))]
+        else:
+            sq, root = _square_of(run, ae), _exact_sqrt(c)
+            if sq is not None and root is not None:     # r * r OP c, c a square: the switch is r = +-sqrt(c)
+                tries.insert(0, (sq, [root, -root] if root > 0 else [root]))
+        for base, points in tries:
+            if isinstance(base, jcore.Literal) or _shape(base) != oshape:
+                continue
+            r = run.value(base)
+            if r is None or not getattr(r, "grad_ok", False):
+                continue
+            if _meet(run, eqn, base, points, oshape):
+                return True
     return False
+
+
+def _meet(run, eqn, base, points, oshape) -> bool:
+    """Both cases are functions of ``base`` alone, finite, and equal at each switch point (condition 2-4)."""
+    try:
+        for s in points:
+            got = [_Case(run, base, s, oshape).value(eqn.invars[1 + k]) for k in range(2)]
+            if any(isinstance(x, bool) for x, _ in got) or got[0][0] != got[1][0]:
+                return False
+        for k in range(2):
+            _finite_in_r(run, base, eqn.invars[1 + k], oshape)    # a function of r alone, finite
+    except _NoProof:
+        return False
+    return True
+
+
+def _square_of(run, e):
+    """``r`` when equation ``e`` computes ``r * r`` (``integer_pow`` 2, ``square``, ``mul`` of one variable by
+    itself), else None."""
+    from jax.extend import core as jcore
+
+    if e is None or len(e.outvars) != 1:
+        return None
+    name = e.primitive.name
+    if name == "square" or name == "integer_pow" and e.params.get("y") == 2:
+        r = e.invars[0]
+    elif name == "mul" and not isinstance(e.invars[0], jcore.Literal) and \
+            run.origin(e.invars[0]) is run.origin(e.invars[1]):
+        r = e.invars[0]
+    else:
+        return None
+    return None if isinstance(r, jcore.Literal) else _exact_source(run, r)
+
+
+def _exact_sqrt(c: Fraction) -> Fraction | None:
+    """sqrt(c) when it is rational (c = p^2 / q^2), else None."""
+    if c < 0:
+        return None
+    import math
+    p, q = math.isqrt(c.numerator), math.isqrt(c.denominator)
+    return Fraction(p, q) if p * p == c.numerator and q * q == c.denominator else None
+
 
 
 def _literal_equal(u, v) -> bool:
