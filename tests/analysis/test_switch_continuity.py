@@ -315,10 +315,11 @@ def _random_piece(rng, depth=3):
                 return r
             cases.append(g)
 
-    squared = bool(rng.integers(3) == 0)
+    squared, negated = bool(rng.integers(3) == 0), bool(rng.integers(3) == 0)
 
-    def f(r, c=c, op=op, absolute=absolute, swap=swap, a=cases[0], b=cases[1], squared=squared):
+    def f(r, c=c, op=op, absolute=absolute, swap=swap, a=cases[0], b=cases[1], squared=squared, negated=negated):
         q = (r * r if squared else jnp.abs(r)) if absolute else r
+        q = -q if negated else q
         return jnp.where(op(c, q) if swap else op(q, c), a(r), b(r))
     return f
 
@@ -391,3 +392,60 @@ def test_pinball_loss_certifies_at_max_tau(tau):
     rep = analyze(_regression(lambda r: jnp.where(r >= 0, tau * r, (tau - 1) * r)), _data(), dom)
     G = rep.constants.record_grad_bound
     assert G is not None and want * R <= G <= want * R * (1 + 1e-9), (G, want)
+
+
+@pytest.mark.parametrize("c", [1.0, 2.0, 0.25])
+def test_a_squared_loss_capped_with_minimum(c):
+    """l = jnp.minimum(r ** 2, c) (a truncated quadratic): JAX's derivative is 2 r times the weight of min, which
+    is 0 unless r^2 <= c, so |l'| <= 2 sqrt(c) (the sup, approached as r^2 -> c from below)."""
+    dom = Domain.parse(DOMAIN)
+    R = dom.get("X").certified_norm
+    rep = analyze(_regression(lambda r: jnp.minimum(r ** 2, c)), _data(), dom)
+    G = rep.constants.record_grad_bound
+    want = 2.0 * np.sqrt(c) * R
+    assert G is not None and want <= G <= want * (1 + 1e-9), (G, want)
+
+
+def test_maximum_weight_narrows_the_other_way():
+    """l = -jnp.maximum(-(r * r), -1) = min(r^2, 1) through max: |l'| <= 2; and jnp.maximum(r * r, 1) has
+    derivative 2 r where r^2 >= 1: unbounded, refused."""
+    dom = Domain.parse(DOMAIN)
+    R = dom.get("X").certified_norm
+    G = analyze(_regression(lambda r: -jnp.maximum(-(r * r), -1.0)), _data(), dom).constants.record_grad_bound
+    assert G is not None and 2.0 * R <= G <= 2.0 * R * (1 + 1e-9), G
+    assert analyze(_regression(lambda r: jnp.maximum(r * r, 1.0)), _data(), dom).constants.record_grad_bound is None
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_derivative_bounds_hold_with_min_and_max_weights(seed):
+    """Random g(op(a(r), c)) * h(r) with op minimum or maximum and a in {r, |r|, r^2, -r, -r^2}: the derivative's
+    program's bounds hold on random points and on points at and next to c."""
+    from bayesdp.analysis.structure import Bound, Bounds
+    rng = np.random.default_rng(500 + seed)
+    n, p = 4, 3
+    for _ in range(6):
+        c = float(np.float32(rng.uniform(-1.0, 1.5)))
+        op = [jnp.minimum, jnp.maximum][int(rng.integers(2))]
+        kind = int(rng.integers(5))
+        outer = _STEPS[int(rng.integers(len(_STEPS)))]
+        times = [lambda r: 1.0, lambda r: r, jnp.tanh][int(rng.integers(3))]
+        swap = bool(rng.integers(2))
+
+        def piece(r, c=c, op=op, kind=kind, outer=outer, times=times, swap=swap):
+            a = [r, jnp.abs(r), r * r, -r, -(r * r)][kind]
+            m = op(c, a) if swap else op(a, c)
+            return outer(m) * times(r)
+        jac = _jacobian(piece)
+        closed = jax.make_jaxpr(jac)(jnp.zeros(p, F32), jnp.zeros((n, p), F32), jnp.zeros(n, F32), jnp.eye(p))
+        ins = [Bound.box(np.full(p, -2.0), np.full(p, 2.0)), Bound.box(np.full((n, p), -1.0), np.full((n, p), 1.0)),
+               Bound.box(np.full(n, -1.0), np.full(n, 1.0)), Bound.point(np.eye(p))]
+        [J] = Run(Bounds()).program(closed, ins)
+        w = np.float32(rng.uniform(-2, 2, (400, p)))
+        X = np.float32(rng.uniform(-1, 1, (400, n, p)))
+        y = np.float32(rng.uniform(-1, 1, (400, n)))
+        root = np.sqrt(abs(c))
+        r_on = np.float32(rng.choice([c, -c, root, -root, 0.0], (200, n)) + rng.choice([0.0, 1e-6, -1e-6], (200, n)))
+        y[:200] = np.clip(r_on + np.einsum("knp,kp->kn", X[:200], w[:200]), -1, 1)
+        vals = np.asarray(jax.vmap(jac, in_axes=(0, 0, 0, None))(w, X, y, jnp.eye(p, dtype=F32)))
+        tol = 1e-5 * max(1.0, float(np.max(np.abs(vals))))
+        assert (vals >= J.lo - tol).all() and (vals <= J.hi + tol).all(), (seed, c, op, kind, swap)

@@ -44,6 +44,8 @@ def _range(f, lo, hi, n=3):
     (lambda y: jnp.where(y ** 2 < 0.25, 2 * y, 0.0), (-1.0, 1.0)),       # integer_pow 2, recomputed: 2y
     (lambda y: jnp.where(y * y > 0.25, 0.0, y), (-0.5, 0.5)),           # the false side of >
     (lambda y: jnp.where(y * y >= 0.25, y, 0.0), (-1.0, 1.0)),          # two half-lines: no claim
+    (lambda y: jnp.where(-y >= 0.5, y, -0.5), (-1.0, -0.5)),            # -y >= 1/2: y <= -1/2
+    (lambda y: jnp.where(-(y * y) > -0.25, y, 0.0), (-0.5, 0.5)),       # -y^2 > -1/4: |y| <= 1/2
 ])
 def test_narrowed_ranges(f, want):
     """Each range by hand over y in [-1, 1]. The float16 row narrows through the exact widening float16 ->

@@ -970,29 +970,35 @@ def _squared_operand(run, e):
     return _float_same(run, r)
 
 
-def _predicate(run, pv):
-    """The comparison that produced boolean ``pv``, and which axis of its output each axis of ``pv`` reads
-    (through ``broadcast_in_dim`` / ``transpose``: a predicate JAX's ``vmap`` broadcast over a tangent basis),
-    or (None, None)."""
-    proj = tuple(range(len(_ishape(pv))))
+def _through_moves(run, v):
+    """``v`` followed back through ``broadcast_in_dim`` / ``transpose`` (and out of calls): the variable reached
+    and which of its axes each axis of ``v`` reads (None: a copied axis), or (None, None)."""
+    proj = tuple(range(len(_ishape(v))))
     for _ in range(16):
-        pv = run.origin(pv)
-        pe = run.producer(pv)
-        if pe is None or isinstance(pv, _literal_type()):
+        v = run.origin(v)
+        if isinstance(v, _literal_type()):
             return None, None
-        name = pe.primitive.name
-        if name in _FLIP and len(pe.invars) == 2:
-            return pe, proj
-        if name not in _MOVES:
-            return None, None
-        # the positions of pv read by the output: compose the move with what the output reads
+        pe = run.producer(v)
+        if pe is None or pe.primitive.name not in _MOVES:
+            return v, proj
         inner = tuple(range(len(_ishape(pe.invars[0]))))
         step = _moved(pe, [inner], _ishape(pe.outvars[0]), _ishape(pe.invars[0]))
         if step is None:
             return None, None
         proj = tuple(None if proj[a] is None else step[proj[a]] for a in range(len(proj)))
-        pv = pe.invars[0]
+        v = pe.invars[0]
     return None, None
+
+
+def _predicate(run, pv):
+    """The comparison that produced boolean ``pv``, and which axis of its output each axis of ``pv`` reads
+    (through ``broadcast_in_dim`` / ``transpose``: a predicate JAX's ``vmap`` broadcast over a tangent basis),
+    or (None, None)."""
+    v, proj = _through_moves(run, pv)
+    pe = None if v is None else run.producer(v)
+    if pe is None or pe.primitive.name not in _FLIP or len(pe.invars) != 2:
+        return None, None
+    return pe, proj
 
 
 def _narrowed_case(run, eqn, k, case: "Bound", outer=None, budget=None) -> "Bound":
@@ -1025,13 +1031,43 @@ def _narrowed_case(run, eqn, k, case: "Bound", outer=None, budget=None) -> "Boun
     pe, pproj = _predicate(run, pv)
     if pe is None:
         return case
+    for base, narrowed in _narrowings(run, pe, k, pproj, outer):
+        got, proj = _reevaluated(run, eqn.invars[1 + k], base, narrowed, {},
+                                 [_REEVAL_MAX] if budget is None else budget)
+        if _lines_up(proj, pproj, _ishape(pe.outvars[0])):
+            return Bound(np.maximum(got.lo, case.lo), np.minimum(got.hi, case.hi), got.lin if got.lin is not None
+                         else case.lin, case.why, got.nrm if got.lin is not None else case.nrm)
+    return case
+
+
+def _lines_up(proj, pproj, cshape) -> bool:
+    """A value computed again reads ``r`` (``proj``) at the positions the predicate reads it (``pproj``), each
+    axis of ``r`` once."""
+    return proj is not None and all(p is None or p == q for p, q in zip(proj, pproj)) and \
+        all(q is None or q in proj or cshape[q] == 1 for q in pproj)
+
+
+def _narrowings(run, pe, k, pproj, outer=None, pairs=None):
+    """For comparison ``pe`` with truth ``k`` (1 true, 0 false): each ``(r, narrowed bound of r)`` it implies,
+    ``r`` the compared variable (or the operand of ``|r|`` or ``r * r``), for one operand order then the other
+    (``pairs``: the ``(compared, other, op)`` to use instead)."""
     cshape = _ishape(pe.outvars[0])
-    for a, b, op in ((pe.invars[0], pe.invars[1], pe.primitive.name),
-                     (pe.invars[1], pe.invars[0], _FLIP[pe.primitive.name])):
+    if pairs is None:
+        pairs = ((pe.invars[0], pe.invars[1], pe.primitive.name),
+                 (pe.invars[1], pe.invars[0], _FLIP[pe.primitive.name]))
+    for a, b, op in pairs:
         side, other = _SIDE.get((op, k)), run.value(b)
         if side is None or other is None or _ishape(b) not in ((), cshape):
             continue
         base = _float_same(run, a)
+        for _ in range(4):                      # -r <= c: r >= -c
+            ae = run.producer(base)
+            if isinstance(base, _literal_type()) or ae is None or ae.primitive.name != "neg" or \
+                    _ishape(ae.invars[0]) != _ishape(base):
+                break
+            base = _float_same(run, ae.invars[0])
+            other = Bound(-np.asarray(other.hi), -np.asarray(other.lo))
+            side = {"above": "below", "below": "above"}.get(side, side)
         ae = run.producer(base)
         absolute = ae is not None and ae.primitive.name == "abs"
         squared = _squared_operand(run, ae)
@@ -1057,14 +1093,7 @@ def _narrowed_case(run, eqn, k, case: "Bound", outer=None, budget=None) -> "Boun
                 lo = np.maximum(lo, blo)
             if side in ("below", "equal"):
                 hi = np.minimum(hi, bhi)
-        narrowed = Bound(lo, hi, r.lin, r.why, r.nrm)
-        got, proj = _reevaluated(run, eqn.invars[1 + k], base, narrowed, {},
-                                 [_REEVAL_MAX] if budget is None else budget)
-        if proj is not None and all(p is None or p == q for p, q in zip(proj, pproj)) and \
-                all(q is None or q in proj or cshape[q] == 1 for q in pproj):
-            return Bound(np.maximum(got.lo, case.lo), np.minimum(got.hi, case.hi), got.lin if got.lin is not None
-                         else case.lin, case.why, got.nrm if got.lin is not None else case.nrm)
-    return case
+        yield base, Bound(lo, hi, r.lin, r.why, r.nrm)
 
 
 def _literal_type():
@@ -2436,8 +2465,63 @@ def _exp_neg_abs(run, e_var, r) -> bool:
     return ab is not None and ab.primitive.name == "abs" and ab.invars[0] is r
 
 
+def min_weight(run, eqn, shape):
+    """``f * w`` with ``w`` JAX's derivative weight of ``min(a, y)`` in ``a`` (``[a == min(a, y)] / (1 + [y ==
+    min(a, y)])``, moved by broadcasts/transposes under ``vmap``), or of ``max``: ``w`` is 0 unless ``a <= y``
+    (``a >= y`` for max), so the product is 0 or ``f`` computed where ``a <= y`` times ``w``'s box. ``a`` may be
+    ``r``, ``|r|`` or ``r * r`` (``_narrowings``): ``jnp.minimum(r ** 2, c)``, a capped squared loss, has
+    derivative ``2 r w`` with ``|r| <= sqrt(c)`` wherever ``w != 0``."""
+    lit = _literal_type()
+    oshape = _ishape(eqn.outvars[0])
+    for f, x in ((eqn.invars[0], eqn.invars[1]), (eqn.invars[1], eqn.invars[0])):
+        if isinstance(f, lit) or isinstance(x, lit) or _ishape(f) != oshape or len(_ishape(x)) != len(oshape):
+            continue
+        w, xproj = _through_moves(run, x)
+        if w is None:
+            continue
+        we = run.producer(w)
+        rv = we.invars[0] if we is not None and we.primitive.name == "div" else w
+        rv = run.origin(rv)
+        se = None if isinstance(rv, lit) else run.producer(rv)
+        if se is None or se.primitive.name != "select_n" or len(se.invars) != 3:
+            continue
+        zero = run.value(se.invars[1])                  # chosen where the predicate is false
+        if zero is None or not (np.all(zero.lo == 0) and np.all(zero.hi == 0)):
+            continue
+        pe, pproj = _predicate(run, se.invars[0])
+        if pe is None or pe.primitive.name != "eq":
+            continue
+        pairs = []
+        for a, g in ((pe.invars[0], pe.invars[1]), (pe.invars[1], pe.invars[0])):
+            ge = None if isinstance(g, lit) else run.producer(run.origin(g))
+            if ge is None or ge.primitive.name not in ("min", "max") or isinstance(a, lit):
+                continue
+            for a2, y2 in ((ge.invars[0], ge.invars[1]), (ge.invars[1], ge.invars[0])):
+                if not isinstance(a2, lit) and run.origin(a2) is run.origin(a):
+                    pairs.append((a, y2, "le" if ge.primitive.name == "min" else "ge"))
+        if not pairs:
+            continue
+        # output axis -> x's axis -> w's (= the select's, the predicate's) axis -> the comparison's axis
+        xs = _ishape(x)
+        out_proj = tuple(None if xs[i] != oshape[i] or xproj[i] is None else pproj[xproj[i]]
+                         for i in range(len(oshape)))
+        for base, narrowed in _narrowings(run, pe, 1, out_proj, pairs=pairs):
+            got, proj = _reevaluated(run, f, base, narrowed, {}, [_REEVAL_MAX])
+            if not _lines_up(proj, out_proj, _ishape(pe.outvars[0])):
+                continue
+            xb = run.value(x)
+            plo, phi = iv_mul(np.broadcast_to(got.lo, shape), np.broadcast_to(got.hi, shape),
+                              np.broadcast_to(xb.lo, shape), np.broadcast_to(xb.hi, shape))
+            lin = None
+            if got.lin is not None:                 # 0, or f's form scaled by w's box
+                z = np.zeros(shape)
+                lin = lin_hull([lin_scale(xb.lo, xb.hi, got.lin, shape), Lin(z, z, {})], shape)
+            return np.minimum(plo, 0.0), np.maximum(phi, 0.0), lin
+    return None
+
+
 RELATIONS = {"sub": (logaddexp_gap,), "div": (ratio_of_sum, cancel_factor, clipped_sigmoid_log),
-             "mul": (concave_product, one_minus_square), "add": (softplus_parts,)}
+             "mul": (concave_product, one_minus_square, min_weight), "add": (softplus_parts,)}
 
 
 def related(run, eqn, outs):
