@@ -23,6 +23,7 @@ operations finite everywhere; a division or a negative power only of fixed numbe
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -331,7 +332,6 @@ def _exact_sqrt(c: Fraction) -> Fraction | None:
     """sqrt(c) when it is rational (c = p^2 / q^2), else None."""
     if c < 0:
         return None
-    import math
     p, q = math.isqrt(c.numerator), math.isqrt(c.denominator)
     return Fraction(p, q) if p * p == c.numerator and q * q == c.denominator else None
 
