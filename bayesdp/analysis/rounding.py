@@ -223,10 +223,30 @@ def sqrt_up(q) -> float:
     if isinstance(q, float) and not math.isfinite(q):
         return q
     q = _q(q)
-    s = math.sqrt(float(q))
+    s = _sqrt_near(q)
+    if not math.isfinite(s):
+        return s
     while Fraction(s) * Fraction(s) < q:
         s = float(np.nextafter(s, math.inf))
+        if not math.isfinite(s):
+            return s
+    while s > 0 and Fraction(d := float(np.nextafter(s, -math.inf))) ** 2 >= q:
+        s = d
     return s
+
+
+def _sqrt_near(q: Fraction) -> float:
+    """A float within a few units in the last place of sqrt(q) >= 0, for any Fraction: an integer square root
+    of q scaled to about 110 bits (``float(q)`` would underflow to 0 below 1e-308, or overflow above 1e308, and
+    the steps to the answer from there would never end: a fuzz helper's ``norm_up([1e-300])``)."""
+    if q <= 0:
+        return 0.0
+    k = (110 - (q.numerator.bit_length() - q.denominator.bit_length())) // 2
+    n = (q.numerator << (2 * k)) // q.denominator if k >= 0 else q.numerator // (q.denominator << (-2 * k))
+    try:
+        return math.ldexp(float(math.isqrt(n)), -k)
+    except OverflowError:
+        return math.inf
 
 
 def sqrt_down(q) -> float:
@@ -244,10 +264,17 @@ def sqrt_down(q) -> float:
         (2.0, True)
     """
     q = _q(q)
-    s = math.sqrt(float(q))
+    s = _sqrt_near(q)
+    if not math.isfinite(s):
+        s = _FMAX
     while s > 0 and Fraction(s) * Fraction(s) > q:
         s = float(np.nextafter(s, -math.inf))
+    while s < _FMAX and Fraction(u := float(np.nextafter(s, math.inf))) ** 2 <= q:
+        s = u
     return s
+
+
+_FMAX = float(np.finfo(np.float64).max)
 
 
 def spectral_up(a: np.ndarray) -> float:

@@ -66,3 +66,26 @@ def test_cumlogsumexp_over_a_long_axis_holds_the_exact_scan():
             acc_lo = mpmath.log(mpmath.exp(acc_lo) + mpmath.exp(mpmath.mpf(float(a[i]))))
             acc_hi = mpmath.log(mpmath.exp(acc_hi) + mpmath.exp(mpmath.mpf(float(b[i]))))
             assert mpmath.mpf(float(out.lo[i])) <= acc_lo and acc_hi <= mpmath.mpf(float(out.hi[i])), i
+
+
+def test_sqrt_and_norm_of_extreme_exact_values():
+    """sqrt_up / sqrt_down of Fractions beyond the float range's squares: float(q) underflows to 0 below 1e-308
+    (the old start stepped one float at a time towards 1e-300: a fuzz helper's hang) and overflows above 1e308.
+    Each result is the closest float on its side, checked in exact arithmetic; norm_up([1e-300]) is 1e-300 and
+    norm_up([1e200, 1e200]) is sqrt(2) 1e200 rounded up."""
+    import math
+    import random
+    from fractions import Fraction as F
+
+    from bayesdp.analysis.rounding import norm_up, sqrt_down, sqrt_up
+
+    assert norm_up([1e-300]) == 1e-300
+    assert norm_up([1e200, 1e200]) == sqrt_up(2 * F(1e200) ** 2) and norm_up([1e200, 1e200]) > 1.414e200
+    assert sqrt_up(F(10) ** 700) == math.inf and sqrt_down(F(10) ** 700) == float(np.finfo(np.float64).max)
+    nxt = lambda x, d: float(np.nextafter(x, d))
+    rng = random.Random(0)
+    for _ in range(500):
+        q = F(rng.randint(1, 10 ** 20), rng.randint(1, 10 ** 20)) * F(10) ** rng.randint(-640, 600)
+        u, d = sqrt_up(q), sqrt_down(q)
+        assert F(u) ** 2 >= q and (u == 0 or F(nxt(u, -math.inf)) ** 2 < q), q
+        assert F(d) ** 2 <= q and F(nxt(d, math.inf)) ** 2 > q, q

@@ -300,3 +300,41 @@ def test_weak_literal_amplified_gradient_is_covered():
         return dist.Bernoulli(logits=(jnp.asarray(X1[0]) @ w) * s).log_prob(1.0)
     g = float(jnp.linalg.norm(jax.grad(ll)(jnp.array([-10.0, 0.0, 0.0], jnp.float32))))
     assert g == pytest.approx(2.0, rel=1e-6) and an.constants.record_grad_bound >= g * (1 - 1e-6)
+
+
+def _range_of(f, lo, hi, dtype):
+    closed = jax.make_jaxpr(f)(jnp.zeros((), dtype))
+    [b] = Run(Bounds()).program(closed, [Bound.box(np.float64(lo), np.float64(hi))])
+    return float(b.lo), float(b.hi)
+
+
+def test_a_square_compared_after_rounding_holds_the_program_s_values():
+    """The program compares fl(r * r), not r^2 (a fuzz helper's cases): r = 1 + 2^-23 has fl32(r * r) = 1 + 2^-22
+    exactly, so it is chosen by r * r <= 1 + 2^-22 although r > sqrt(1 + 2^-22); float16 r = 5.875 has
+    fl16(34.515625) = 34.5; and where the CPU flushes subnormals, fl(r * r) = 0 <= c for every |r| < 2^-63. The box
+    is widened by the unit roundoff and the smallest normal, and holds every value."""
+    c = np.float32(1 + 2.0 ** -22)
+    f = lambda r: jnp.where(r * r <= c, r, 0.0)
+    lo, hi = _range_of(f, -4.0, 4.0, jnp.float32)
+    r1 = np.float32(1 + 2.0 ** -23)
+    assert np.float32(r1) * np.float32(r1) == c and float(f(r1)) == float(r1)
+    assert hi >= float(r1) and hi <= 1.0000003 and lo <= -float(r1)
+    c16 = np.float16(34.5)
+    g = lambda r: jnp.where(r * r <= c16, r, jnp.float16(0))
+    lo, hi = _range_of(g, -8.0, 8.0, jnp.float16)
+    assert float(g(jnp.float16(5.875))) == 5.875 and hi >= 5.875 and hi <= 5.8775
+    # a threshold of 0 (or subnormal): |r| up to 2^-63 may be chosen
+    lo, hi = _range_of(lambda r: jnp.where(r * r <= 0.0, r, 0.0), -1.0, 1.0, jnp.float32)
+    assert hi >= 2.0 ** -63 and lo <= -(2.0 ** -63) and hi <= 1.1 * 2.0 ** -63
+
+
+def test_integer_squares_negations_and_abs_are_not_followed():
+    """int32 wraps: 65536 * 65536 = 0 <= 4 and |INT_MIN| = -INT_MIN = INT_MIN: no narrowing through them."""
+    f = lambda r: jnp.where(r * r <= 4, r, 0)
+    closed = jax.make_jaxpr(f)(jnp.zeros((), jnp.int32))
+    [b] = Run(Bounds()).program(closed, [Bound.box(np.float64(-1e5), np.float64(1e5))])
+    assert int(f(jnp.int32(65536))) == 65536 and float(b.hi) >= 65536
+    g = lambda r: jnp.where(-r <= 0, r, 0)
+    closed = jax.make_jaxpr(g)(jnp.zeros((), jnp.int32))
+    [b] = Run(Bounds()).program(closed, [Bound.box(np.float64(-2.0 ** 31), np.float64(2.0 ** 31 - 1))])
+    assert float(b.lo) <= -2.0 ** 31

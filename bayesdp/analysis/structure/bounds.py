@@ -944,6 +944,16 @@ def _reevaluated(run, v, base, narrowed: "Bound", memo: dict, budget: list):
     return memo[v]
 
 
+#: IEEE float -> (unit roundoff, smallest normal)
+_IEEE = {"float16": (2.0 ** -11, 2.0 ** -14), "float32": (2.0 ** -24, 2.0 ** -126),
+         "float64": (2.0 ** -53, 2.0 ** -1022)}
+
+
+def _ieee_eps(v):
+    """(unit roundoff, smallest normal) of ``v``'s dtype when it is an IEEE float NumPy knows, else None."""
+    return _IEEE.get(np.dtype(v.aval.dtype).name) if hasattr(v, "aval") else None
+
+
 def _sqrt_above(x):
     """An upper bound of sqrt(x) (x >= 0): IEEE sqrt is correctly rounded, so the float itself when its square is
     x exactly (Dekker's product), else one float up."""
@@ -1060,22 +1070,28 @@ def _narrowings(run, pe, k, pproj, outer=None, pairs=None):
         if side is None or other is None or _ishape(b) not in ((), cshape):
             continue
         base = _float_same(run, a)
-        for _ in range(4):                      # -r <= c: r >= -c
+        # -r, |r| and r * r are followed for IEEE floats only (an integer's -INT_MIN and |INT_MIN| wrap to
+        # INT_MIN, and 65536 * 65536 to 0 in int32)
+        for _ in range(4):                      # -r <= c: r >= -c (negation is exact)
             ae = run.producer(base)
             if isinstance(base, _literal_type()) or ae is None or ae.primitive.name != "neg" or \
-                    _ishape(ae.invars[0]) != _ishape(base):
+                    _ishape(ae.invars[0]) != _ishape(base) or _ieee_eps(base) is None:
                 break
             base = _float_same(run, ae.invars[0])
             other = Bound(-np.asarray(other.hi), -np.asarray(other.lo))
             side = {"above": "below", "below": "above"}.get(side, side)
         ae = run.producer(base)
-        absolute = ae is not None and ae.primitive.name == "abs"
-        squared = _squared_operand(run, ae)
+        absolute = ae is not None and ae.primitive.name == "abs" and _ieee_eps(base) is not None
+        squared = _squared_operand(run, ae) if _ieee_eps(base) is not None else None
         if absolute:
             base = _float_same(run, ae.invars[0])
-        elif squared is not None:               # r * r <= c: |r| <= sqrt(c) (a capped squared loss)
+        elif squared is not None:               # fl(r * r) <= c: |r| <= sqrt(c) up to rounding (a capped square)
+            u, tiny = _ieee_eps(base)
+            # round to nearest: fl(r^2) = r^2 (1 + d), |d| <= u, unless r^2 is below the smallest normal (a
+            # subnormal, or 0 where the CPU flushes subnormals): r^2 <= max(c / (1 - u), tiny)
+            c2 = np.maximum(_up(np.maximum(other.hi, 0.0) / (1.0 - u)), tiny)
             base, absolute = squared, True
-            other = Bound(np.zeros_like(other.lo), _sqrt_above(np.maximum(other.hi, 0.0)))
+            other = Bound(np.zeros_like(other.lo), _sqrt_above(c2))
         if isinstance(base, _literal_type()) or _ishape(base) != cshape:
             continue
         shape = conc(cshape)
