@@ -40,18 +40,34 @@ def _range(f, lo, hi, n=3):
     (lambda y: jnp.where(jnp.greater(0.25, y), 1.0, y), (0.25, 1.0)),        # gt 0.25 y false: y >= 0.25
     (lambda y: jnp.where(jax.lax.le(jnp.full_like(y, 0.5), y), y, 0.5), (0.5, 1.0)),  # a broadcast constant
     (lambda y: jnp.where(y.astype(jnp.int8) >= 0, y.astype(jnp.int8).astype(jnp.float32), 0), (-1.0, 1.0)),
-    (lambda y: jnp.where(y * y <= 0.25, y, 0.0), (-0.5, 0.5)),          # y^2 <= 1/4: |y| <= 1/2 (sqrt exact)
-    (lambda y: jnp.where(y ** 2 < 0.25, 2 * y, 0.0), (-1.0, 1.0)),       # integer_pow 2, recomputed: 2y
-    (lambda y: jnp.where(y * y > 0.25, 0.0, y), (-0.5, 0.5)),           # the false side of >
     (lambda y: jnp.where(y * y >= 0.25, y, 0.0), (-1.0, 1.0)),          # two half-lines: no claim
     (lambda y: jnp.where(-y >= 0.5, y, -0.5), (-1.0, -0.5)),            # -y >= 1/2: y <= -1/2
-    (lambda y: jnp.where(-(y * y) > -0.25, y, 0.0), (-0.5, 0.5)),       # -y^2 > -1/4: |y| <= 1/2
 ])
+
 def test_narrowed_ranges(f, want):
     """Each range by hand over y in [-1, 1]. The float16 row narrows through the exact widening float16 ->
     float32 of the compared value; the int8 row does not (an integer conversion is not followed, and the two
     ``astype`` calls are two variables)."""
     assert _range(f, -1.0, 1.0) == want
+
+#: sqrt(1/4 / (1 - u)), u the float32 unit roundoff: the program compares the rounded square fl(y * y)
+_HALF = float(np.sqrt(0.25 / (1.0 - 2.0 ** -24)))
+
+
+@pytest.mark.parametrize("f, scale", [
+    (lambda y: jnp.where(y * y <= 0.25, y, 0.0), 1.0),          # y^2 <= 1/4: |y| <= 1/2, up to rounding
+    (lambda y: jnp.where(y ** 2 < 0.25, 2 * y, 0.0), 2.0),      # integer_pow 2, recomputed: 2y
+    (lambda y: jnp.where(y * y > 0.25, 0.0, y), 1.0),           # the false side of >
+    (lambda y: jnp.where(-(y * y) > -0.25, y, 0.0), 1.0),       # -y^2 > -1/4: |y| <= 1/2
+])
+def test_narrowed_through_a_square(f, scale):
+    """Over y in [-1, 1]: the largest float32 chosen is 1/2 (fl(y * y) <= 1/4 for y = 0.5 and not above); the box
+    is scale * [-_HALF, _HALF] (rounded up by a float or two), never narrower."""
+    lo, hi = _range(f, -1.0, 1.0)
+    assert scale * 0.5 <= hi <= scale * _HALF * (1 + 1e-15) and -scale * _HALF * (1 + 1e-15) <= lo <= -scale * 0.5
+    ys = np.float32(np.r_[np.linspace(-1, 1, 2001), np.nextafter(np.float32(0.5), np.float32(1)), 0.5, -0.5])
+    vals = np.asarray(jax.vmap(f)(jnp.asarray(ys)))
+    assert lo <= vals.min() and vals.max() <= hi
 
 
 def test_computed_again_through_a_monotone_function():
