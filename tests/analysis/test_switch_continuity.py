@@ -37,6 +37,26 @@ def _grad_ok_data(f, n=4):
     return out.grad_ok
 
 
+def knots(r, ks=(-1.5, -0.5, 0.5, 1.5), slope=0.25, jump=0.0):
+    """A piecewise-linear loss written as nested wheres, one per knot (JAX shares one `_where` body among the
+    calls): continuous unless ``jump`` is added past the last knot."""
+    out = r
+    for i, k in enumerate(ks):
+        extra = jump if i == len(ks) - 1 else 0.0
+        out = jnp.where(r > k, out + slope * (r - k) + extra, out)
+    return out
+
+
+@jax.jit
+def _times(r, a):
+    return a * r                              # one body, entered twice below with different arguments
+
+
+@jax.jit
+def _scaled_excess(r):
+    return (r - 1.0) * D_GLOBAL               # a call whose body holds the constant D_GLOBAL
+
+
 def huber(r, d=1.0):
     a = jnp.abs(r)
     return jnp.where(a <= d, 0.5 * r ** 2, d * (a - 0.5 * d))
@@ -63,6 +83,10 @@ CONTINUOUS = {
     "tanh-at-zero": lambda r: jnp.where(r > 0, jnp.tanh(r), r),              # tanh(0) = 0 exactly, bounded
     "three-pieces": lambda r: jnp.where(r < -1.0, -2.0 * r - 1.0, jnp.where(r < 1.0, r * r, 2.0 * r - 1.0)),
     "through-custom-jvp": lambda r: jnp.where(r > 1.0, jax.nn.relu(r) - 1.0, 0.0),   # JAX's relu: a custom_jvp
+    "knots-shared-body": knots,
+    "one-helper-twice": lambda r: jnp.where(r > 1.0, _times(r, 2.0) - _times(r, 1.0), r),   # 2r - r = r
+    "literal-predicate-inside": lambda r: jnp.where(r > 1.0, jnp.where(True, r - 1.0, 5.0), 0.0),
+    "call-with-a-constant": lambda r: jnp.where(r > 1.0, _scaled_excess(r), 0.0),
     "square-compared": lambda r: jnp.where(r * r < 1.0, r * r, 2.0 * jnp.abs(r) - 1.0),   # meet at r = +-1
     "square-capped": lambda r: jnp.where(r ** 2 < 2.0, r ** 2, 2.0),                    # meet at r^2 = 2
 }
@@ -109,6 +133,9 @@ JUMPS = {
     # r^2 < 2 switches at r = +-sqrt(2), not rational: no exact meeting is evaluated for a side reading r
     "square-irrational": lambda r: jnp.where(r * r < 2.0, r * r, 2.0 * jnp.sqrt(2.0) * jnp.abs(r) - 2.0),
     "square-off": lambda r: jnp.where(r * r < 1.0, r * r, 2.0 * jnp.abs(r)),          # 1 against 2 at r = +-1
+    "knots-jump-at-the-last": lambda r: knots(r, jump=0.5),                        # a shared body, one jump
+    "literal-predicate-other-side": lambda r: jnp.where(r > 1.0, jnp.where(False, r - 1.0, 5.0), 0.0),
+    "call-with-a-constant-jump": lambda r: jnp.where(r > 1.0, _scaled_excess(r) + 1.0, 0.0),
 }
 
 

@@ -596,6 +596,11 @@ def mul(run, eqn, ins):
     lin = None
     if forms:
         lin = max(forms, key=lambda f: (_finite_form(f), _form_size(f)))
+    x0, x1 = eqn.invars
+    if not isinstance(x0, _literal_type()) and run.origin(x0) is run.origin(x1):
+        # r * r: a square, never negative ([-1, 2] * [-1, 2] would give [-2, 4])
+        slo, shi = _ipow_box(2)((np.broadcast_to(a.lo, shape), np.broadcast_to(a.hi, shape)))
+        lo, hi = np.maximum(lo, slo), np.minimum(hi, shi)
     out = _finish(eqn, ins, lo, hi, lin)
     nrm = {}
     for v, s_ in ((a, b), (b, a)):              # |s * c| <= max|s| |c| along the axis, s a box

@@ -40,21 +40,18 @@ class _NoProof(Exception):
     """The case is not a function of ``r`` alone, or not exact at the switch point."""
 
 
-def _fraction(x) -> Fraction:
-    x = float(x)
+def _number(a, dtype):
+    """A size-1 array as the program holds it: a bool, or the exact value of the float in ``dtype`` (a weakly
+    typed Python float is float32 in a float32 program)."""
+    a = np.asarray(a)
+    if a.size != 1:
+        raise _NoProof
+    if np.dtype(dtype) == np.bool_:
+        return bool(a.item())
+    x = float(a.astype(dtype).item())
     if not np.isfinite(x):
         raise _NoProof
     return Fraction(x)
-
-
-def _literal(v):
-    a = np.asarray(v.val)
-    dt = np.dtype(v.aval.dtype)
-    if a.size != 1:
-        raise _NoProof
-    if dt == np.bool_:
-        return bool(a.reshape(()))
-    return _fraction(a.astype(dt).reshape(()))         # the literal as the program holds it (float32, weak types too)
 
 
 def _shape(v) -> tuple:
@@ -62,21 +59,19 @@ def _shape(v) -> tuple:
 
 
 def _body(e):
-    for key in ("jaxpr", "call_jaxpr", "fun_jaxpr"):
-        b = e.params.get(key)
-        if b is not None:
-            return b
-    return None
+    b = e.params.get("jaxpr")
+    return e.params.get("call_jaxpr") if b is None else b
 
 
 _PRODUCERS = object()      # a scope's key for the equations of its body, by output variable
 
 
-def _scope(inner, e, parent) -> dict:
-    """The bindings of call ``e``'s body ``inner``: its inputs to the caller's variables (in ``parent``), and its
-    own equations (a body the interpreter did not enter, e.g. a custom_jvp function's, has no recorded
-    producers)."""
+def _scope(inner, e, parent, consts=None) -> dict:
+    """The bindings of call ``e``'s body ``inner``: its inputs to the caller's variables (in ``parent``), its
+    constants (their values, or None where only their presence matters), and its own equations (a body the
+    interpreter did not enter, e.g. a custom_jvp function's, has no recorded producers)."""
     sub = {w: ("var", a, parent) for w, a in zip(inner.invars, e.invars)}
+    sub.update({w: ("const", c) for w, c in zip(inner.constvars, consts or [None] * len(inner.constvars))})
     sub[_PRODUCERS] = {o: q for q in inner.eqns for o in q.outvars}
     return sub
 
@@ -85,151 +80,103 @@ def _producer(run, v, scope):
     return run.producer(v) if scope is None else scope[_PRODUCERS].get(v)
 
 
+#: element-wise operations evaluated exactly on rationals (``_Case``)
+_EXACT = {"add": lambda a, b: a + b, "add_any": lambda a, b: a + b, "sub": lambda a, b: a - b,
+          "mul": lambda a, b: a * b, "neg": lambda a: -a, "abs": abs, "max": max, "min": min,
+          "sign": lambda a: Fraction((a > 0) - (a < 0)), "square": lambda a: a * a,
+          "lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b,
+          "eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "copy": lambda a: a, "copy_p": lambda a: a,
+          "broadcast_in_dim": lambda a: a}
+#: functions not rational, evaluated at the one point where they are: (argument, value)
+_AT = {"exp": (0, 1), "exp2": (0, 1), "tanh": (0, 0), "sin": (0, 0), "sinh": (0, 0), "atan": (0, 0),
+       "expm1": (0, 0), "erf": (0, 0), "logistic": (0, Fraction(1, 2)), "cos": (0, 1), "log": (1, 0),
+       "log1p": (0, 0)}
+
+
 class _Case:
-    """Evaluates a case at ``r = s`` exactly: ``value(v)`` -> (value, depends on r)."""
+    """Evaluates a case exactly at ``r = s``: ``value(v)``, a Fraction or a bool."""
 
     def __init__(self, run, base, s, oshape):
         self.run, self.base, self.s, self.oshape = run, base, s, oshape
         self.budget = _DEPTH
-        self.memo = {}         # (id of a variable, id of its scope) -> (value, depends on r, the scope kept alive)
+        self.memo = {}         # (id of a variable, id of its scope) -> (value, the scope kept alive)
 
     def value(self, v, scope=None):
         from jax.extend import core as jcore
 
-        if not isinstance(v, jcore.Literal):
-            key = (id(v), id(scope))
-            if key not in self.memo:
-                self.memo[key] = self._value(v, scope) + (scope,)
-            return self.memo[key][:2]
-        return self._value(v, scope)
+        if isinstance(v, jcore.Literal):
+            return _number(v.val, v.aval.dtype)
+        key = (id(v), id(scope))
+        if key not in self.memo:
+            self.memo[key] = (self._value(v, scope), scope)
+        return self.memo[key][0]
 
     def _value(self, v, scope):
         from jax.extend import core as jcore
 
-        if isinstance(v, jcore.Literal):
-            return _literal(v), False
-        if scope is not None:
-            if v in scope:
-                bound = scope[v]
-                if bound[0] == "const":
-                    return self._const(bound[1], v), False
-                return self.value(bound[1], bound[2])
-        else:
+        if scope is not None and v in scope:
+            bound = scope[v]
+            if bound[0] == "const":
+                return _number(bound[1], v.aval.dtype)
+            return self.value(bound[1], bound[2])
+        if scope is None:
             v = self.run.origin(v)
             if isinstance(v, jcore.Literal):
-                return _literal(v), False
+                return _number(v.val, v.aval.dtype)
             if v is self.base or _same(self.run, v, self.base):
-                return self.s, True
+                return self.s
             if v in self.run.consts:
-                return self._const(self.run.consts[v], v), False
+                return _number(self.run.consts[v], v.aval.dtype)
         e = _producer(self.run, v, scope)
-        if e is None:
-            raise _NoProof                       # an input: theta or the data
         self.budget -= 1
-        if self.budget < 0:
-            raise _NoProof
-        name = e.primitive.name
-        if name in _CALLS:
-            return self._call(e, v, scope)
+        if e is None or self.budget < 0:
+            raise _NoProof                       # an input (theta or the data), or too long
+        if e.primitive.name in _CALLS:
+            body = _body(e)
+            inner = getattr(body, "jaxpr", body)
+            return self.value(inner.outvars[e.outvars.index(v)],
+                              _scope(inner, e, scope, getattr(body, "consts", ())))
         if len(e.outvars) != 1 or _shape(e.outvars[0]) not in (self.oshape, ()):
             raise _NoProof                       # not element-wise in r
-        ins = []
         for w in e.invars:
-            if not isinstance(w, jcore.Literal) and _shape(w) not in (self.oshape, ()):
+            if _shape(w) not in (self.oshape, ()):
                 raise _NoProof
-            ins.append(self.value(w, scope))
-        return self._apply(e, name, ins)
+        return self._apply(e, [self.value(w, scope) for w in e.invars])
 
-    def _const(self, c, v):
-        a = np.asarray(c)
-        if a.size != 1:
-            raise _NoProof
-        if a.dtype == np.bool_:
-            return bool(a.reshape(()))
-        return _fraction(a.astype(np.dtype(v.aval.dtype)).reshape(()))
-
-    def _call(self, e, v, scope):
-        body = _body(e)
-        if body is None:
-            raise _NoProof
-        inner = getattr(body, "jaxpr", body)
-        consts = getattr(body, "consts", ())
-        k = e.outvars.index(v)
-        sub = _scope(inner, e, scope)
-        sub.update({w: ("const", c) for w, c in zip(inner.constvars, consts)})
-        return self.value(inner.outvars[k], sub)
-
-    def _apply(self, e, name, ins):
-        vals = [x for x, _ in ins]
-        dep = any(d for _, d in ins)
-        if name in ("add", "add_any"):
-            return vals[0] + vals[1], dep
-        if name == "sub":
-            return vals[0] - vals[1], dep
-        if name == "mul":
-            return vals[0] * vals[1], dep
-        if name == "neg":
-            return -vals[0], dep
-        if name == "abs":
-            return abs(vals[0]), dep
-        if name == "max":
-            return max(vals), dep
-        if name == "min":
-            return min(vals), dep
-        if name == "sign":
-            x = vals[0]
-            return Fraction((x > 0) - (x < 0)), dep
-        if name in ("copy", "copy_p", "broadcast_in_dim", "reshape", "squeeze", "reduce_precision"):
-            if name == "reduce_precision":
-                raise _NoProof                   # rounds
-            return vals[0], dep
-        if name == "square":
-            return vals[0] * vals[0], dep
+    def _apply(self, e, vals):
+        name = e.primitive.name
+        if name in _EXACT:
+            return _EXACT[name](*vals)
         if name == "integer_pow":
             y = int(e.params["y"])
-            if y < 0 and (dep or vals[0] == 0):
-                raise _NoProof                   # 1/r: infinite at r = 0
-            return vals[0] ** y, dep
+            if y < 0 and vals[0] == 0:
+                raise _NoProof
+            return vals[0] ** y
         if name == "div":
-            if ins[1][1] or vals[1] == 0:
-                raise _NoProof                   # a denominator in r can vanish: not finite everywhere
-            return vals[0] / vals[1], dep
-        if name in _CMP or name in ("eq", "ne"):
-            a, b = vals
-            return {"lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b, "eq": a == b, "ne": a != b}[name], dep
+            if vals[1] == 0:
+                raise _NoProof
+            return vals[0] / vals[1]
         if name in ("and", "or", "not"):
             if not all(isinstance(x, bool) for x in vals):
                 raise _NoProof
-            return {"and": lambda: vals[0] and vals[1], "or": lambda: vals[0] or vals[1],
-                    "not": lambda: not vals[0]}[name](), dep
+            return all(vals) if name == "and" else any(vals) if name == "or" else not vals[0]
         if name == "select_n":
             p = vals[0]
-            k = int(p) if isinstance(p, bool) or p.denominator == 1 else None
-            if k is None or not 0 <= k < len(vals) - 1:
+            k = int(p) if isinstance(p, bool) or p.denominator == 1 else -1
+            if not 0 <= k < len(vals) - 1:
                 raise _NoProof
-            return vals[1 + k], dep
+            return vals[1 + k]
         if name == "convert_element_type":
             src = np.dtype(e.invars[0].aval.dtype)
             dst = np.dtype(e.params["new_dtype"])
-            x = vals[0]
             if src == np.bool_ and dst.name in _EXACT_FLOATS:
-                return Fraction(int(x)), dep
+                return Fraction(int(vals[0]))
             if src.name in _EXACT_FLOATS and dst.name in _EXACT_FLOATS and \
                     _EXACT_FLOATS.index(dst.name) >= _EXACT_FLOATS.index(src.name):
-                return x, dep
+                return vals[0]
             raise _NoProof                       # a conversion that may round
-        # functions finite everywhere, exact at one point each
-        x = vals[0] if len(vals) == 1 else None
-        if name in ("exp", "exp2") and x == 0:
-            return Fraction(1), dep
-        if name in ("tanh", "sin", "sinh", "atan", "expm1", "erf") and x == 0:
-            return Fraction(0), dep
-        if name == "logistic" and x == 0:
-            return Fraction(1, 2), dep
-        if name == "cos" and x == 0:
-            return Fraction(1), dep
-        if not dep and name in ("log", "log1p") and x == (1 if name == "log" else 0):
-            return Fraction(0), dep
+        if name in _AT and len(vals) == 1 and vals[0] == _AT[name][0]:
+            return Fraction(_AT[name][1])
         raise _NoProof
 
 
@@ -271,10 +218,10 @@ def continuous_at_switch(run, eqn) -> bool:
         return False
     for a, b in ((pe.invars[0], pe.invars[1]), (pe.invars[1], pe.invars[0])):
         try:
-            c, c_dep = _Case(run, None, None, oshape).value(b)
+            c = _Case(run, None, None, oshape).value(b)          # no base: theta and the data are not numbers
         except _NoProof:
             continue
-        if c_dep or isinstance(c, bool):
+        if isinstance(c, bool):
             continue
         base = _exact_source(run, a)
         ae = run.producer(base)
@@ -301,7 +248,7 @@ def _meet(run, eqn, base, points, oshape) -> bool:
     try:
         for s in points:
             got = [_Case(run, base, s, oshape).value(eqn.invars[1 + k]) for k in range(2)]
-            if any(isinstance(x, bool) for x, _ in got) or got[0][0] != got[1][0]:
+            if any(isinstance(x, bool) for x in got) or got[0] != got[1]:
                 return False
         for k in range(2):
             _finite_in_r(run, base, eqn.invars[1 + k], oshape)    # a function of r alone, finite
@@ -389,8 +336,8 @@ def _exact_source(run, v):
 
 _FINITE_IN_R = frozenset({
     "add", "add_any", "sub", "mul", "neg", "abs", "max", "min", "sign", "copy", "copy_p", "broadcast_in_dim",
-    "reshape", "squeeze", "square", "integer_pow", "div", "lt", "le", "gt", "ge", "eq", "ne", "and", "or", "not",
-    "select_n", "convert_element_type", "tanh", "sin", "cos", "atan", "erf", "logistic"})
+    "square", "integer_pow", "div", "lt", "le", "gt", "ge", "eq", "ne", "and", "or", "not", "select_n",
+    "convert_element_type", "tanh", "sin", "cos", "atan", "erf", "logistic"})
 #: not listed although finite on the reals: exp, exp2, expm1, sinh, cosh overflow in float32 (exp from 88.7), and
 #: reverse mode then multiplies the case not chosen by zero: 0 * inf = nan (a fuzz helper's ELU logits)
 
@@ -425,12 +372,9 @@ def _finite_in_r(run, base, v, oshape, scope=None, memo=None, depth=None) -> boo
     name = e.primitive.name
     if name in _CALLS:
         body = _body(e)
-        if body is None:
-            raise _NoProof
         inner = getattr(body, "jaxpr", body)
-        sub = _scope(inner, e, scope)
-        sub.update({w: ("const", None) for w in inner.constvars})
-        dep = _finite_in_r(run, base, inner.outvars[e.outvars.index(v)], oshape, sub, memo, depth)
+        dep = _finite_in_r(run, base, inner.outvars[e.outvars.index(v)], oshape, _scope(inner, e, scope), memo,
+                           depth)
     else:
         if len(e.outvars) != 1 or _shape(e.outvars[0]) not in (oshape, ()):
             raise _NoProof
