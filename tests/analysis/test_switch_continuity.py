@@ -42,8 +42,8 @@ def knots(r, ks=(-1.5, -0.5, 0.5, 1.5), slope=0.25, jump=0.0):
     calls): continuous unless ``jump`` is added past the last knot."""
     out = r
     for i, k in enumerate(ks):
-        extra = jump if i == len(ks) - 1 else 0.0
-        out = jnp.where(r > k, out + slope * (r - k) + extra, out)
+        step = out + slope * (r - k)
+        out = jnp.where(r > k, step + jump if jump and i == len(ks) - 1 else step, out)
     return out
 
 
@@ -84,6 +84,11 @@ CONTINUOUS = {
     "three-pieces": lambda r: jnp.where(r < -1.0, -2.0 * r - 1.0, jnp.where(r < 1.0, r * r, 2.0 * r - 1.0)),
     "through-custom-jvp": lambda r: jnp.where(r > 1.0, jax.nn.relu(r) - 1.0, 0.0),   # JAX's relu: a custom_jvp
     "knots-shared-body": knots,
+    "knots-forty": lambda r: knots(r, ks=tuple(np.linspace(-3, 3, 40)), slope=0.1),   # docs: 40 nested wheres
+    "through-checkpoint": lambda r: jnp.where(r > 1.0, jax.checkpoint(lambda x: x - 1.0)(r), 0.0),
+    "negative-power-of-a-constant": lambda r: jnp.where(r > 1.0, (r - 1.0) * D_GLOBAL ** -2, 0.0),
+    "division-meeting-at-a-half": lambda r: jnp.where(r > 1.0, r / 2.0, r - 0.5),
+    "division-by-one": lambda r: jnp.where(r > 1.0, r / 1.0, 1.0),
     "one-helper-twice": lambda r: jnp.where(r > 1.0, _times(r, 2.0) - _times(r, 1.0), r),   # 2r - r = r
     "literal-predicate-inside": lambda r: jnp.where(r > 1.0, jnp.where(True, r - 1.0, 5.0), 0.0),
     "call-with-a-constant": lambda r: jnp.where(r > 1.0, _scaled_excess(r), 0.0),
@@ -134,6 +139,8 @@ JUMPS = {
     "square-irrational": lambda r: jnp.where(r * r < 2.0, r * r, 2.0 * jnp.sqrt(2.0) * jnp.abs(r) - 2.0),
     "square-off": lambda r: jnp.where(r * r < 1.0, r * r, 2.0 * jnp.abs(r)),          # 1 against 2 at r = +-1
     "knots-jump-at-the-last": lambda r: knots(r, jump=0.5),                        # a shared body, one jump
+    "zero-to-a-negative-power": lambda r: jnp.where(r > 1.0, (r - 1.0) * jnp.zeros((), F32) ** -1, 0.0),
+    "division-by-zero": lambda r: jnp.where(r > 1.0, (r - 1.0) / jnp.zeros((), F32), 0.0),
     "literal-predicate-other-side": lambda r: jnp.where(r > 1.0, jnp.where(False, r - 1.0, 5.0), 0.0),
     "call-with-a-constant-jump": lambda r: jnp.where(r > 1.0, _scaled_excess(r) + 1.0, 0.0),
 }
@@ -150,6 +157,8 @@ def test_a_weakly_typed_threshold_is_read_as_the_program_s_float32():
     neighbour."""
     from jax import lax
     assert _grad_ok(lambda t: jnp.where(lax.gt(t, 0.1), t, np.float32(0.1)))
+    # the other side a Python float too: jnp.where passes it into its body as a weakly typed literal argument
+    assert _grad_ok(lambda t: jnp.where(lax.gt(t, 0.1), t, 0.1))
     assert not _grad_ok(lambda t: jnp.where(lax.gt(t, 0.1), t, np.nextafter(np.float32(0.1), np.float32(1))))
 
 

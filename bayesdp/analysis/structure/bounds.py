@@ -838,7 +838,7 @@ _REEVAL_MAX = 64             # equations computed again per case, at most
 
 
 #: calls whose body a recomputation follows (``Run.body_output``)
-_CALLS = frozenset({"pjit", "jit", "closed_call", "core_call"})
+_CALLS = frozenset({"pjit", "jit", "closed_call", "core_call", "eval_jaxpr", "remat", "remat2", "checkpoint"})
 #: equations that move positions, followed with the positions they move (``_moved``)
 _MOVES = frozenset({"broadcast_in_dim", "transpose"})
 

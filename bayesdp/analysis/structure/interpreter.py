@@ -351,7 +351,7 @@ class Run:
     def body_output(self, e, v):
         """The variable of call ``e``'s body that its output ``v`` returns, when ``e`` is the body's latest entry
         (its values and bindings are then this call's); None otherwise."""
-        body = e.params.get("jaxpr") or e.params.get("call_jaxpr")
+        body = e.params.get(CALL_BODIES.get(e.primitive.name, "jaxpr"))
         if body is None:
             return None
         inner = getattr(body, "jaxpr", body)

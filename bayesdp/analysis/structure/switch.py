@@ -28,10 +28,14 @@ from fractions import Fraction
 
 import numpy as np
 
+from .interpreter import CALL_BODIES
+
 __all__ = ["continuous_at_switch"]
 
 _CMP = frozenset({"lt", "le", "gt", "ge"})
-_CALLS = frozenset({"pjit", "jit", "closed_call", "core_call", "custom_jvp_call", "remat", "checkpoint"})
+#: calls whose body is followed: every call the interpreter enters, except custom_vjp (its forward function is
+#: not what reverse mode differentiates)
+_CALLS = frozenset(CALL_BODIES) - {"custom_vjp_call", "custom_vjp_call_jaxpr"}
 _EXACT_FLOATS = ("float16", "float32", "float64")
 _DEPTH = 256         # equations followed per case, at most (a piecewise function of 12 knots: about 80)
 
@@ -59,8 +63,7 @@ def _shape(v) -> tuple:
 
 
 def _body(e):
-    b = e.params.get("jaxpr")
-    return e.params.get("call_jaxpr") if b is None else b
+    return e.params[CALL_BODIES[e.primitive.name]]
 
 
 _PRODUCERS = object()      # a scope's key for the equations of its body, by output variable
@@ -80,12 +83,14 @@ def _producer(run, v, scope):
     return run.producer(v) if scope is None else scope[_PRODUCERS].get(v)
 
 
-#: element-wise operations evaluated exactly on rationals (``_Case``)
+#: element-wise operations evaluated exactly on rationals (``_Case``); the comparisons are those of a nested
+#: select's predicate (a nested select chosen by theta is itself proven only for these: ``eq``/``ne``, ``and`` of
+#: two comparisons, are refused before; booleans of constants alone are folded by JAX into literals)
 _EXACT = {"add": lambda a, b: a + b, "add_any": lambda a, b: a + b, "sub": lambda a, b: a - b,
           "mul": lambda a, b: a * b, "neg": lambda a: -a, "abs": abs, "max": max, "min": min,
           "sign": lambda a: Fraction((a > 0) - (a < 0)), "square": lambda a: a * a,
           "lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b,
-          "eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "copy": lambda a: a, "copy_p": lambda a: a,
+          "copy": lambda a: a, "copy_p": lambda a: a,
           "broadcast_in_dim": lambda a: a}
 #: functions not rational, evaluated at the one point where they are: (argument, value)
 _AT = {"exp": (0, 1), "exp2": (0, 1), "tanh": (0, 0), "sin": (0, 0), "sinh": (0, 0), "atan": (0, 0),
@@ -156,10 +161,6 @@ class _Case:
             if vals[1] == 0:
                 raise _NoProof
             return vals[0] / vals[1]
-        if name in ("and", "or", "not"):
-            if not all(isinstance(x, bool) for x in vals):
-                raise _NoProof
-            return all(vals) if name == "and" else any(vals) if name == "or" else not vals[0]
         if name == "select_n":
             p = vals[0]
             k = int(p) if isinstance(p, bool) or p.denominator == 1 else -1
