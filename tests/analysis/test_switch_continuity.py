@@ -84,6 +84,11 @@ CONTINUOUS = {
     "three-pieces": lambda r: jnp.where(r < -1.0, -2.0 * r - 1.0, jnp.where(r < 1.0, r * r, 2.0 * r - 1.0)),
     "through-custom-jvp": lambda r: jnp.where(r > 1.0, jax.nn.relu(r) - 1.0, 0.0),   # JAX's relu: a custom_jvp
     "knots-shared-body": knots,
+    "threshold-left-explicit": lambda r: jnp.where(jnp.greater_equal(1.0, jnp.abs(r)), 0.5 * r * r,
+                                                   jnp.abs(r) - 0.5),      # ge(1, |r|): the operand on the right
+    "threshold-broadcast": lambda r: jnp.where(jax.lax.gt(r, jnp.full_like(r, 1.0)), r - 1.0, 0.0),
+    "abs-never-chosen": lambda r: jnp.where(jnp.abs(r) <= -1.0, r, 5.0),   # |r| <= -1 never holds: constant
+    "sigmoid-centred": lambda r: jnp.where(r > 0, jax.nn.sigmoid(r) - 0.5, 0.0),   # logistic(0) = 1/2
     "knots-forty": lambda r: knots(r, ks=tuple(np.linspace(-3, 3, 40)), slope=0.1),   # docs: 40 nested wheres
     "through-checkpoint": lambda r: jnp.where(r > 1.0, jax.checkpoint(lambda x: x - 1.0)(r), 0.0),
     "negative-power-of-a-constant": lambda r: jnp.where(r > 1.0, (r - 1.0) * D_GLOBAL ** -2, 0.0),
@@ -139,6 +144,9 @@ JUMPS = {
     "square-irrational": lambda r: jnp.where(r * r < 2.0, r * r, 2.0 * jnp.sqrt(2.0) * jnp.abs(r) - 2.0),
     "square-off": lambda r: jnp.where(r * r < 1.0, r * r, 2.0 * jnp.abs(r)),          # 1 against 2 at r = +-1
     "knots-jump-at-the-last": lambda r: knots(r, jump=0.5),                        # a shared body, one jump
+    "abs-at-zero": lambda r: jnp.where(jnp.abs(r) <= 0.0, r, 5.0),       # chosen at r = 0 only: 0 against 5
+    "scalar-predicate": lambda r: jax.lax.select_n(r[0] > 0.0, -r, r),   # one position chooses for all
+    "integer-predicate": lambda r: jax.lax.select_n((r > 0).astype(jnp.int32), r, r + 1.0),
     "zero-to-a-negative-power": lambda r: jnp.where(r > 1.0, (r - 1.0) * jnp.zeros((), F32) ** -1, 0.0),
     "division-by-zero": lambda r: jnp.where(r > 1.0, (r - 1.0) / jnp.zeros((), F32), 0.0),
     "literal-predicate-other-side": lambda r: jnp.where(r > 1.0, jnp.where(False, r - 1.0, 5.0), 0.0),

@@ -28,7 +28,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .interpreter import CALL_BODIES
+from .interpreter import CALL_BODIES, _open
 
 __all__ = ["continuous_at_switch"]
 
@@ -63,7 +63,8 @@ def _shape(v) -> tuple:
 
 
 def _body(e):
-    return e.params[CALL_BODIES[e.primitive.name]]
+    """(jaxpr, consts) of call ``e``'s body."""
+    return _open(e.params[CALL_BODIES[e.primitive.name]])
 
 
 _PRODUCERS = object()      # a scope's key for the equations of its body, by output variable
@@ -137,10 +138,8 @@ class _Case:
         if e is None or self.budget < 0:
             raise _NoProof                       # an input (theta or the data), or too long
         if e.primitive.name in _CALLS:
-            body = _body(e)
-            inner = getattr(body, "jaxpr", body)
-            return self.value(inner.outvars[e.outvars.index(v)],
-                              _scope(inner, e, scope, getattr(body, "consts", ())))
+            inner, consts = _body(e)
+            return self.value(inner.outvars[e.outvars.index(v)], _scope(inner, e, scope, consts))
         if len(e.outvars) != 1 or _shape(e.outvars[0]) not in (self.oshape, ()):
             raise _NoProof                       # not element-wise in r
         for w in e.invars:
@@ -162,16 +161,13 @@ class _Case:
                 raise _NoProof
             return vals[0] / vals[1]
         if name == "select_n":
-            p = vals[0]
-            k = int(p) if isinstance(p, bool) or p.denominator == 1 else -1
-            if not 0 <= k < len(vals) - 1:
-                raise _NoProof
-            return vals[1 + k]
+            if not isinstance(vals[0], bool):
+                raise _NoProof                   # an integer index (a nested select of another kind)
+            return vals[2] if vals[0] else vals[1]
         if name == "convert_element_type":
             src = np.dtype(e.invars[0].aval.dtype)
             dst = np.dtype(e.params["new_dtype"])
-            if src == np.bool_ and dst.name in _EXACT_FLOATS:
-                return Fraction(int(vals[0]))
+            # (a boolean of theta made a number, (r > 0) * r, is refused before: a step in theta)
             if src.name in _EXACT_FLOATS and dst.name in _EXACT_FLOATS and \
                     _EXACT_FLOATS.index(dst.name) >= _EXACT_FLOATS.index(src.name):
                 return vals[0]
@@ -372,8 +368,7 @@ def _finite_in_r(run, base, v, oshape, scope=None, memo=None, depth=None) -> boo
         raise _NoProof
     name = e.primitive.name
     if name in _CALLS:
-        body = _body(e)
-        inner = getattr(body, "jaxpr", body)
+        inner, _ = _body(e)
         dep = _finite_in_r(run, base, inner.outvars[e.outvars.index(v)], oshape, _scope(inner, e, scope), memo,
                            depth)
     else:
