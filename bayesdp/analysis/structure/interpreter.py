@@ -315,8 +315,8 @@ class Run:
         >>> from bayesdp.analysis.structure import Bound, Bounds, Run
         >>> closed = jax.make_jaxpr(lambda x: x * x)(0.0)
         >>> [b] = Run(Bounds()).program(closed, [Bound.box(-1.0, 2.0)])
-        >>> float(b.lo), float(b.hi)          # interval product [-1, 2] * [-1, 2]
-        (-2.0, 4.0)
+        >>> float(b.lo), float(b.hi)          # a square: [0, 4] (the interval product would give [-2, 4])
+        (0.0, 4.0)
     """
 
     interp: Interpreter
