@@ -144,6 +144,7 @@ JUMPS = {
     "square-irrational": lambda r: jnp.where(r * r < 2.0, r * r, 2.0 * jnp.sqrt(2.0) * jnp.abs(r) - 2.0),
     "square-off": lambda r: jnp.where(r * r < 1.0, r * r, 2.0 * jnp.abs(r)),          # 1 against 2 at r = +-1
     "knots-jump-at-the-last": lambda r: knots(r, jump=0.5),                        # a shared body, one jump
+    "square-one-sided": lambda r: jnp.where(r * r < 1.0, r * r, 2.0 * r - 1.0),   # meets at r = 1, not at -1
     "abs-at-zero": lambda r: jnp.where(jnp.abs(r) <= 0.0, r, 5.0),       # chosen at r = 0 only: 0 against 5
     "scalar-predicate": lambda r: jax.lax.select_n(r[0] > 0.0, -r, r),   # one position chooses for all
     "integer-predicate": lambda r: jax.lax.select_n((r > 0).astype(jnp.int32), r, r + 1.0),

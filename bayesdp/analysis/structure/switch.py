@@ -218,17 +218,15 @@ def continuous_at_switch(run, eqn) -> bool:
             c = _Case(run, None, None, oshape).value(b)          # no base: theta and the data are not numbers
         except _NoProof:
             continue
-        if isinstance(c, bool):
-            continue
         base = _exact_source(run, a)
         ae = run.producer(base)
         tries = [(base, [c])]
         if ae is not None and ae.primitive.name == "abs":
-            tries = [(_exact_source(run, ae.invars[0]), [c, -c] if c > 0 else ([c] if c == 0 else []))]
+            tries = [(_exact_source(run, ae.invars[0]), [c, -c] if c >= 0 else [])]     # |r| < 0: never
         else:
             sq, root = _square_of(run, ae), _exact_sqrt(c)
             if sq is not None and root is not None:     # r * r OP c, c a square: the switch is r = +-sqrt(c)
-                tries.insert(0, (sq, [root, -root] if root > 0 else [root]))
+                tries.insert(0, (sq, [root, -root]))
         for base, points in tries:
             if isinstance(base, jcore.Literal) or _shape(base) != oshape:
                 continue
