@@ -98,6 +98,9 @@ CONTINUOUS = {
     "literal-predicate-inside": lambda r: jnp.where(r > 1.0, jnp.where(True, r - 1.0, 5.0), 0.0),
     "call-with-a-constant": lambda r: jnp.where(r > 1.0, _scaled_excess(r), 0.0),
     "square-compared": lambda r: jnp.where(r * r < 1.0, r * r, 2.0 * jnp.abs(r) - 1.0),   # meet at r = +-1
+    "power-compared": lambda r: jnp.where(r ** 2 < 1.0, r ** 2, 2.0 * jnp.abs(r) - 1.0),  # integer_pow 2
+    "jnp-square-compared": lambda r: jnp.where(jnp.square(r) < 1.0, jnp.square(r), 2.0 * jnp.abs(r) - 1.0),
+    "square-quarter": lambda r: jnp.where(r * r < 0.25, r * r, jnp.abs(r) - 0.25),       # meet at r = +-1/2
     "square-capped": lambda r: jnp.where(r ** 2 < 2.0, r ** 2, 2.0),                    # meet at r^2 = 2
 }
 
@@ -144,6 +147,11 @@ JUMPS = {
     "square-irrational": lambda r: jnp.where(r * r < 2.0, r * r, 2.0 * jnp.sqrt(2.0) * jnp.abs(r) - 2.0),
     "square-off": lambda r: jnp.where(r * r < 1.0, r * r, 2.0 * jnp.abs(r)),          # 1 against 2 at r = +-1
     "knots-jump-at-the-last": lambda r: knots(r, jump=0.5),                        # a shared body, one jump
+    # r (r + 1) < 4 switches where r (r + 1) = 4 (irrational r), where r + 4 is not 4: a jump; read as the
+    # square of r it would seem to switch at r = +-2, where both sides agree (6 and 2)
+    "product-not-a-square": lambda r: jnp.where(r * (r + 1.0) < 4.0, r * (r + 1.0), r + 4.0),
+    # r^2 < 2 switches at +-sqrt(2): 2 against 2 sqrt(2) - 1; at the wrong point 1 both sides would be 1
+    "square-irrational-jump": lambda r: jnp.where(r * r < 2.0, r * r, 2.0 * jnp.abs(r) - 1.0),
     "square-one-sided": lambda r: jnp.where(r * r < 1.0, r * r, 2.0 * r - 1.0),   # meets at r = 1, not at -1
     "abs-at-zero": lambda r: jnp.where(jnp.abs(r) <= 0.0, r, 5.0),       # chosen at r = 0 only: 0 against 5
     "scalar-predicate": lambda r: jax.lax.select_n(r[0] > 0.0, -r, r),   # one position chooses for all
