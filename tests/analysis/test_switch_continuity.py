@@ -53,6 +53,16 @@ def _times(r, a):
 
 
 @jax.jit
+def _hinge_of(s, r):
+    return jnp.where(s > 0.0, r - 1.0, 0.0)    # s = r - 1 computed by the caller: the same value
+
+
+@jax.jit
+def _hinge_from(c, r):
+    return jnp.where(r - 1.0 > 0.0, c, 0.0)    # c = r - 1 computed by the caller
+
+
+@jax.jit
 def _scaled_excess(r):
     return (r - 1.0) * D_GLOBAL               # a call whose body holds the constant D_GLOBAL
 
@@ -84,6 +94,8 @@ CONTINUOUS = {
     "three-pieces": lambda r: jnp.where(r < -1.0, -2.0 * r - 1.0, jnp.where(r < 1.0, r * r, 2.0 * r - 1.0)),
     "through-custom-jvp": lambda r: jnp.where(r > 1.0, jax.nn.relu(r) - 1.0, 0.0),   # JAX's relu: a custom_jvp
     "knots-shared-body": knots,
+    "same-value-into-a-call": lambda r: _hinge_of(r - 1.0, r),
+    "same-value-from-a-call": lambda r: _hinge_from(r - 1.0, r),
     "threshold-left-explicit": lambda r: jnp.where(jnp.greater_equal(1.0, jnp.abs(r)), 0.5 * r * r,
                                                    jnp.abs(r) - 0.5),      # ge(1, |r|): the operand on the right
     "threshold-broadcast": lambda r: jnp.where(jax.lax.gt(r, jnp.full_like(r, 1.0)), r - 1.0, 0.0),
