@@ -94,6 +94,9 @@ CONTINUOUS = {
     "three-pieces": lambda r: jnp.where(r < -1.0, -2.0 * r - 1.0, jnp.where(r < 1.0, r * r, 2.0 * r - 1.0)),
     "through-custom-jvp": lambda r: jnp.where(r > 1.0, jax.nn.relu(r) - 1.0, 0.0),   # JAX's relu: a custom_jvp
     "knots-shared-body": knots,
+    # compared after an exact widening of a float16 value, the sides in float16 arithmetic on that value
+    "float16-widened": lambda r: (lambda h: jnp.where(h.astype(F32) > 0.5, h - jnp.float16(0.5),
+                                                      jnp.float16(0.0)))(r.astype(jnp.float16)).astype(F32),
     "same-value-into-a-call": lambda r: _hinge_of(r - 1.0, r),
     "same-value-from-a-call": lambda r: _hinge_from(r - 1.0, r),
     "threshold-left-explicit": lambda r: jnp.where(jnp.greater_equal(1.0, jnp.abs(r)), 0.5 * r * r,
@@ -164,6 +167,14 @@ JUMPS = {
     "product-not-a-square": lambda r: jnp.where(r * (r + 1.0) < 4.0, r * (r + 1.0), r + 4.0),
     # r^2 < 2 switches at +-sqrt(2): 2 against 2 sqrt(2) - 1; at the wrong point 1 both sides would be 1
     "square-irrational-jump": lambda r: jnp.where(r * r < 2.0, r * r, 2.0 * jnp.abs(r) - 1.0),
+    # fl16(r) > float16(0.1) switches where r rounds across float16(0.1), not at r = float16(0.1) where the sides
+    # meet: a jump of about half a float16 ulp
+    "float16-rounded-switch": lambda r: jnp.where(r.astype(jnp.float16) > jnp.float16(0.1),
+                                                  r - np.float32(np.float16(0.1)), 0.0),
+    # (r - 2) + 1 is not the compared r - 1: at r = 1 it is 0, against 1
+    "near-same-value": lambda r: jnp.where(r - 1.0 > 0.0, (r - 2.0) + 1.0, 1.0),
+    # r ** 3 is not the compared r ** 2: at r = -1, -1 against 1
+    "another-power": lambda r: jnp.where(r ** 2 > 1.0, r ** 3, 1.0),
     "square-one-sided": lambda r: jnp.where(r * r < 1.0, r * r, 2.0 * r - 1.0),   # meets at r = 1, not at -1
     "abs-at-zero": lambda r: jnp.where(jnp.abs(r) <= 0.0, r, 5.0),       # chosen at r = 0 only: 0 against 5
     "scalar-predicate": lambda r: jax.lax.select_n(r[0] > 0.0, -r, r),   # one position chooses for all
