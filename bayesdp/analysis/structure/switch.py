@@ -28,6 +28,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from .bounds import _exact_convert, _float_same, _squared_operand
 from .interpreter import CALL_BODIES, _open
 
 __all__ = ["continuous_at_switch"]
@@ -36,7 +37,6 @@ _CMP = frozenset({"lt", "le", "gt", "ge"})
 #: calls whose body is followed: every call the interpreter enters, except custom_vjp (its forward function is
 #: not what reverse mode differentiates)
 _CALLS = frozenset(CALL_BODIES) - {"custom_vjp_call", "custom_vjp_call_jaxpr"}
-_EXACT_FLOATS = ("float16", "float32", "float64")
 _DEPTH = 256         # equations followed per case, at most (a piecewise function of 12 knots: about 80)
 
 
@@ -165,11 +165,8 @@ class _Case:
                 raise _NoProof                   # an integer index (a nested select of another kind)
             return vals[2] if vals[0] else vals[1]
         if name == "convert_element_type":
-            src = np.dtype(e.invars[0].aval.dtype)
-            dst = np.dtype(e.params["new_dtype"])
             # (a boolean of theta made a number, (r > 0) * r, is refused before: a step in theta)
-            if src.name in _EXACT_FLOATS and dst.name in _EXACT_FLOATS and \
-                    _EXACT_FLOATS.index(dst.name) >= _EXACT_FLOATS.index(src.name):
+            if _exact_convert(e):
                 return vals[0]
             raise _NoProof                       # a conversion that may round
         if name in _AT and len(vals) == 1 and vals[0] == _AT[name][0]:
@@ -218,13 +215,13 @@ def continuous_at_switch(run, eqn) -> bool:
             c = _Case(run, None, None, oshape).value(b)          # no base: theta and the data are not numbers
         except _NoProof:
             continue
-        base = _exact_source(run, a)
+        base = _float_same(run, a)
         ae = run.producer(base)
         tries = [(base, [c])]
         if ae is not None and ae.primitive.name == "abs":
-            tries = [(_exact_source(run, ae.invars[0]), [c, -c] if c >= 0 else [])]     # |r| < 0: never
+            tries = [(_float_same(run, ae.invars[0]), [c, -c] if c >= 0 else [])]     # |r| < 0: never
         else:
-            sq, root = _square_of(run, ae), _exact_sqrt(c)
+            sq, root = _squared_operand(run, ae), _exact_sqrt(c)
             if sq is not None and root is not None:     # r * r OP c, c a square: the switch is r = +-sqrt(c)
                 tries.insert(0, (sq, [root, -root]))
         for base, points in tries:
@@ -250,24 +247,6 @@ def _meet(run, eqn, base, points, oshape) -> bool:
     except _NoProof:
         return False
     return True
-
-
-def _square_of(run, e):
-    """``r`` when equation ``e`` computes ``r * r`` (``integer_pow`` 2, ``square``, ``mul`` of one variable by
-    itself), else None."""
-    from jax.extend import core as jcore
-
-    if e is None or len(e.outvars) != 1:
-        return None
-    name = e.primitive.name
-    if name == "square" or name == "integer_pow" and e.params.get("y") == 2:
-        r = e.invars[0]
-    elif name == "mul" and not isinstance(e.invars[0], jcore.Literal) and \
-            run.origin(e.invars[0]) is run.origin(e.invars[1]):
-        r = e.invars[0]
-    else:
-        return None
-    return None if isinstance(r, jcore.Literal) else _exact_source(run, r)
 
 
 def _exact_sqrt(c: Fraction) -> Fraction | None:
@@ -312,21 +291,6 @@ def _same(run, u, v, depth: int = 8) -> bool:
     except Exception:  # noqa: BLE001 - parameters that do not compare (arrays): not the same
         return False
     return all(_same(run, x, y, depth - 1) for x, y in zip(a.invars, b.invars))
-
-
-def _exact_source(run, v):
-    """``v`` followed out of calls and through exact float conversions of the same shape."""
-    for _ in range(16):
-        v = run.origin(v)
-        e = run.producer(v)
-        if e is None or e.primitive.name != "convert_element_type":
-            return v
-        src, dst = np.dtype(e.invars[0].aval.dtype).name, np.dtype(e.outvars[0].aval.dtype).name
-        if not (src in _EXACT_FLOATS and dst in _EXACT_FLOATS and
-                _EXACT_FLOATS.index(dst) >= _EXACT_FLOATS.index(src)) or _shape(e.invars[0]) != _shape(v):
-            return v
-        v = e.invars[0]
-    return v
 
 
 _FINITE_IN_R = frozenset({
