@@ -35,9 +35,38 @@ def baseball_logits(at_bats, hits=None):
 
 
 def test_pooled_binomial_with_per_record_total_count_does_not_crash():
-    # the support 0 <= hits <= at_bats has a per-record bound: no leaked tracer, a (loose but sound) certificate
+    # the support 0 <= hits <= at_bats has a per-record bound: no leaked tracer.  phi ~ Uniform(0, 1) is
+    # phi = 0 + 1 * clip(sigmoid(u)) (NumPyro's transform), exactly clip(sigmoid(u)): the logits rule applies with
+    # the clip's weight in {0, 1/2, 1}, so psi = y - n phi, |psi| <= max(y, n - y) = 45, attained as u -> -inf
+    # with y = n = 45 (the same 45 as the logits form); the shared phi makes the replace-one difference
+    # (y - y') - (n - n') phi, at most 45 too (y = n = 45 against y' = 0, n' = 45)
     an = analyze(baseball_pooled, {"at_bats": AB, "hits": HITS}, Domain.parse(BB))
-    assert an.constants.record_grad_bound is not None and an.constants.record_grad_bound >= 45
+    c = an.constants
+    assert c.record_grad_bound == pytest.approx(45.0, rel=1e-6) and c.record_grad_bound >= 45
+    assert c.record_grad_diff == pytest.approx(45.0, rel=1e-6) and c.record_grad_diff >= 45
+    # JAX's own gradient of one record's log-likelihood in u reaches 45 - 45 phi, near 45 for u = -30 (float32: the
+    # bound is for real arithmetic, the program's rounding of s (1 - s) / s is a few units in the last place above)
+    g = jax.grad(lambda u: dist.Binomial(45.0, probs=dist.transforms.biject_to(dist.constraints.unit_interval)(u)
+                                         ).log_prob(45.0))
+    assert 44.9 < abs(float(g(-30.0))) <= c.record_grad_bound * (1 + 4 * 2.0 ** -23)
+
+
+def uniform_shifted(y=None):
+    # phi ~ Uniform(0.2, 0.8): phi = 0.2 + 0.6 * clip(sigmoid(u)) is not a sigmoid (not 0 + 1 * ...): the logits
+    # rule must not apply; the generic rule's bound must still cover the true supremum of |d/du log p(y | phi)|
+    phi = numpyro.sample("phi", dist.Uniform(0.2, 0.8))
+    with numpyro.plate("N", y.shape[0]):
+        numpyro.sample("obs", dist.Bernoulli(probs=phi), obs=y)
+
+
+def test_a_uniform_prior_on_another_interval_is_not_read_as_a_sigmoid():
+    an = analyze(uniform_shifted, {"y": Y01}, Domain.parse(["y.values=0,1"]))
+    b = an.constants.record_grad_bound
+    # d/du log p = (y/phi - (1-y)/(1-phi)) 0.6 s (1 - s), phi = 0.2 + 0.6 s: brute force over a fine grid of s
+    s = np.linspace(0.0, 1.0, 200001)
+    phi = 0.2 + 0.6 * s
+    brute = max(np.max(np.abs(0.6 * s * (1 - s) / phi)), np.max(np.abs(0.6 * s * (1 - s) / (1 - phi))))
+    assert b is None or b >= brute * (1 - 1e-6)
 
 
 def test_binomial_per_record_total_count_constant():
@@ -245,3 +274,27 @@ def test_per_record_support_check_that_cannot_run_is_a_refusal_not_a_pass():
     with pytest.raises(ModelError, match=r"site\(s\) 'obs'.*could not be checked.*ValueError"):
         _check_per_record_support(fails_on_all_records, {"at_bats": AB, "hits": HITS}, {},
                                   [("obs", "hits", "Binomial")])
+
+
+@pytest.mark.parametrize("write, identity", [
+    (lambda s: 0.0 + 1.0 * s, True), (lambda s: s * 1.0 + 0.0, True), (lambda s: s - 0.0, True),
+    (lambda s: 1.0 * (0.0 + s), True),
+    (lambda s: 0.0 + 1.0000001 * s, False), (lambda s: 1e-30 + s, False), (lambda s: 0.0 - s, False),
+    (lambda s: 0.5 * s + 0.25, False), (lambda s: s * s, False), (lambda s: -1.0 * s, False)])
+def test_only_an_exact_identity_is_looked_through_to_the_sigmoid(write, identity):
+    # probs = f(sigmoid(a)): the logits rule is used only when f is x * 1 / x + 0 / x - 0 written with those exact
+    # numbers (bit for bit the identity, value and derivative); anything else goes to the generic rule
+    from bayesdp.analysis.constants import _one_value
+    from bayesdp.analysis.structure.program import clipped_sigmoid_input
+    from bayesdp.analysis.tracing import trace_program
+
+    def model(y=None):
+        a = numpyro.sample("a", dist.Normal(0, 1))
+        with numpyro.plate("N", y.shape[0]):
+            numpyro.sample("obs", dist.Bernoulli(probs=jnp.clip(write(jax.nn.sigmoid(a)), 0.0, 1.0)), obs=y)
+    program = trace_program(model, {"y": ()}, {"y": np.float32})
+    probs = program.jaxpr.jaxpr.outvars[program.output("obs", "param:probs")]
+    got = clipped_sigmoid_input(program, _one_value(program, probs))
+    assert (got is not None) == identity
+    if identity:        # the sigmoid's input (a scalar: the latent site a) and the clip's ends
+        assert got[0].aval.shape == () and got[1:] == (0.0, 1.0)

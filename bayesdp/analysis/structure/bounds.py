@@ -29,8 +29,9 @@ import numpy as np
 
 from ...exact import up as _exact_up
 from ..rounding import LIBM_ULPS   # floats moved outward after a libm function (numpy's exp, log, tanh, ...)
+from ..rounding import spectral_up as _spectral_up
 
-from .interpreter import Interpreter, conc, is_const_dim
+from .interpreter import CALL_BODIES, Interpreter, conc, is_const_dim
 from .dependence import record_iota
 import itertools
 
@@ -632,7 +633,13 @@ def div(run, eqn, ins):
         return [_finish(eqn, ins, -np.floor(m), np.floor(m))]
     lo, hi = iv_mul(np.broadcast_to(a.lo, shape), np.broadcast_to(a.hi, shape), rlo, rhi)
     lin = lin_scale(rlo, rhi, a.lin, shape) if (a.lin is not None and b.lin is None) else None
-    return related(run, eqn, [_finish(eqn, ins, lo, hi, lin)])
+    out = _finish(eqn, ins, lo, hi, lin)
+    if a.nrm and b.lin is None and tuple(a.shape) == tuple(shape):
+        # |c / s| <= max|1/s| |c| along the axis, s a box (its reciprocal's box rlo, rhi)
+        smax = _absmax(rlo, rhi)
+        if np.isfinite(smax).all():
+            _with_nrm(out, {k: _up(n * smax.max(axis=k, keepdims=True)) for k, n in a.nrm.items()})
+    return related(run, eqn, [out])
 
 
 def _scalar_or(shape, b):
@@ -1512,7 +1519,91 @@ def concatenate(run, eqn, ins):
         hi = np.maximum.reduce([b.hi for b in ins])
         return [_finish(eqn, ins, np.broadcast_to(lo, shape), np.broadcast_to(hi, shape))]
     del src
-    return [_concat_slots(eqn, ins, dim)]
+    out = _concat_slots(eqn, ins, dim)
+    return [_with_nrm(out, {dim: _concat_norm(run, eqn, ins, dim)})]
+
+
+#: calls whose bodies ``_same`` does not compare (a custom_vjp call is compared by its parameters)
+_SAME_CALLS = frozenset(CALL_BODIES) - {"custom_vjp_call", "custom_vjp_call_jaxpr"}
+
+
+def _literal_equal(u, v) -> bool:
+    from jax.extend import core as jcore
+
+    return isinstance(u, jcore.Literal) and isinstance(v, jcore.Literal) and \
+        np.dtype(u.aval.dtype) == np.dtype(v.aval.dtype) and np.array_equal(np.asarray(u.val), np.asarray(v.val))
+
+
+def _same(run, u, v, depth: int = 8) -> bool:
+    """``u`` and ``v`` are computed by the same equation from the same operands (``r - 1`` written twice: JAX
+    does not merge them), followed ``depth`` equations back."""
+    from jax.extend import core as jcore
+
+    if v is None:
+        return False
+    if not isinstance(u, jcore.Literal):
+        u = run.origin(u)
+    if not isinstance(v, jcore.Literal):
+        v = run.origin(v)
+    if isinstance(u, jcore.Literal) or isinstance(v, jcore.Literal):
+        return _literal_equal(u, v)
+    if u is v:
+        return True
+    a, b = run.producer(u), run.producer(v)
+    if depth <= 0 or a is None or b is None or a.primitive is not b.primitive or len(a.outvars) != 1 or \
+            len(b.outvars) != 1 or a.primitive.name in _SAME_CALLS or len(a.invars) != len(b.invars) or \
+            tuple(u.aval.shape) != tuple(v.aval.shape) or u.aval.dtype != v.aval.dtype:
+        return False
+    try:
+        if a.params != b.params:
+            return False
+    except Exception:  # noqa: BLE001 - parameters that do not compare (arrays): not the same
+        return False
+    return all(_same(run, x, y, depth - 1) for x, y in zip(a.invars, b.invars))
+
+
+def _concat_norm(run, eqn, ins, dim: int):
+    """A bound of the norm along ``dim`` of the constant part of a concatenation, or None: the operands' own
+    (:func:`c_norm`, else their constant parts' boxes) by Pythagoras, except that ``cos(z)`` and ``sin(z)`` of one ``z`` (same variable, same shape: random
+    Fourier or Hilbert-space features, ``jnp.concatenate([jnp.cos(x f), jnp.sin(x f)], axis=1)``) count together
+    as ``sqrt(n)``, ``n`` the size of ``z`` along ``dim`` (``cos^2 + sin^2 = 1`` entry by entry, real
+    arithmetic)."""
+    lit = _literal_type()
+    kinds = []
+    for v in eqn.invars:
+        e = None if isinstance(v, lit) else run.producer(v)
+        kinds.append((e.primitive.name, e.invars[0]) if e is not None and
+                     e.primitive.name in ("cos", "sin") and not isinstance(e.invars[0], lit) else None)
+    kinds = [k if b.lin is None else None for k, b in zip(kinds, ins)]     # a value that is its constant part
+    paired, squares = set(), []
+    shape = list(_oshape(eqn))
+    shape[dim] = 1
+    for i, ki in enumerate(kinds):
+        if i in paired or ki is None or ki[0] != "cos":
+            continue
+        for j, kj in enumerate(kinds):
+            if j not in paired and kj is not None and kj[0] == "sin" and _same(run, ki[1], kj[1]) and \
+                    _ishape(eqn.invars[i]) == _ishape(eqn.invars[j]):
+                paired |= {i, j}
+                squares.append(np.full(shape, float(ins[i].shape[dim])))
+                break
+    if not paired:
+        return None
+    for i, b in enumerate(ins):
+        if i in paired:
+            continue
+        n = c_norm(b, dim)
+        if n is None:                       # the box of the constant part (the value's, without a form)
+            f = b.as_lin()
+            clo, chi = np.broadcast_to(f.clo, b.shape), np.broadcast_to(f.chi, b.shape)
+            if not (np.isfinite(clo).all() and np.isfinite(chi).all()):
+                return None
+            n = _norm_keep(_absmax(clo, chi), dim)
+        squares.append(_up(np.asarray(n, dtype=np.float64) ** 2))
+    total = squares[0]
+    for q in squares[1:]:
+        total = _up(total + q)
+    return _up(np.sqrt(_up(total)))
 
 
 def _concat_slots(eqn, ins, dim: int) -> Bound:
@@ -1934,7 +2025,30 @@ def dot_general(run, eqn, ins):
                 plo, phi = iv_dot(alo, ahi, b.lo, b.hi, dn)
                 A[k] = (np.moveaxis(plo, pos, -1), np.moveaxis(phi, pos, -1))
         lin = Lin(clo, chi, A)
-    return [_finish(eqn, ins, lo, hi, lin)]
+    out = _finish(eqn, ins, lo, hi, lin)
+    return [_with_nrm(out, _dot_norm(a, b, dn, out.shape)) if n_sym == 1 else out]
+
+
+def _dot_norm(a: "Bound", b: "Bound", dn, out_shape):
+    """Norm facts of a 2-D product ``x M^T`` or ``M x`` (one contracted axis, no batch axis) with ``M`` a known
+    matrix (a point: e.g. the identity of a tangent basis) and ``x`` a value with a norm fact along the contracted
+    axis: each output row (column) is ``M`` applied to a row (column) of ``x``, of norm at most ``||M||_op`` times
+    that row's (column's) norm (for the constant part when ``x`` has a linear form: the product's constant part
+    is ``x``'s times ``M``)."""
+    (lc, rc), (lb, rb) = dn
+    if lb or rb or len(lc) != 1 or a.lo.ndim != 2 or b.lo.ndim != 2 or len(out_shape) != 2:
+        return None
+    for x, M, xc, Mc, xpos in ((a, b, lc[0], rc[0], 0), (b, a, rc[0], lc[0], 1)):
+        if not (M.lin is None and M.is_point() and x.nrm and xc in x.nrm):
+            continue
+        if not np.isfinite(M.lo).all():
+            continue
+        op = _spectral_up(np.abs(M.lo))
+        n = np.asarray(x.nrm[xc], dtype=np.float64)          # x's shape with the contracted axis of size 1
+        n = n.reshape(-1)                                    # one number per free index of x
+        n = n.reshape((-1, 1)) if xpos == 0 else n.reshape((1, -1))
+        return {1 - xpos: _up(n * op)}
+    return None
 
 
 # ---------------------------------------------------------------------------

@@ -260,6 +260,24 @@ def derivative_culprit(program, closed, bounds: Run):
 _SHAPE_KEEPING = ("broadcast_in_dim", "reshape", "convert_element_type", "copy", "squeeze")
 
 
+def _identity_input(program, e, v):
+    """The operand of ``e`` (producing ``v``) when ``e`` is ``x * 1`` or ``x + 0`` (either order) or ``x - 0``, with
+    the number written in the program (a literal or a closed-over scalar constant) and ``x`` of ``v``'s elements:
+    exactly ``x`` in floating point, value and derivative (NumPyro writes ``Uniform(0, 1)``'s transform as
+    ``0 + 1 * clip(sigmoid(u))``); else None."""
+    name = e.primitive.name
+    unit = {"mul": 1.0, "add": 0.0, "sub": 0.0}.get(name)
+    if unit is None or len(e.invars) != 2:
+        return None
+    pairs = [(e.invars[0], e.invars[1])] if name == "sub" else [(e.invars[0], e.invars[1]),
+                                                                (e.invars[1], e.invars[0])]
+    for x, c in pairs:
+        if not hasattr(x, "val") and _literal_value(program, c) == unit and \
+                np.asarray(getattr(c, "val", 0.0)).size == 1 and _element_count(x) == _element_count(v):
+            return x
+    return None
+
+
 def _element_count(v) -> tuple[int, int]:
     """``(elements, symbolic dimensions)`` of a jaxpr variable's shape: a shape-keeping op (a broadcast that adds
     no element, a reshape, a conversion) whose input and output have the same count keeps every element."""
@@ -287,6 +305,10 @@ def sigmoid_input(program, var):
             return None
         if name in _SHAPE_KEEPING and _element_count(e.invars[0]) == _element_count(v):
             v = e.invars[0]
+            continue
+        x = _identity_input(program, e, v)
+        if x is not None:
+            v = x
             continue
         return None
     return None
@@ -450,6 +472,10 @@ def clipped_sigmoid_input(program, var):
             return None
         if e.primitive.name in _SHAPE_KEEPING and _element_count(e.invars[0]) == _element_count(v):
             v = e.invars[0]
+            continue
+        x = _identity_input(program, e, v)
+        if x is not None:
+            v = x
             continue
         return None
     return None

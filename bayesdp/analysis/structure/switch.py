@@ -28,7 +28,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .bounds import _exact_convert, _float_same, _squared_operand
+from .bounds import _exact_convert, _float_same, _same, _squared_operand
 from .interpreter import CALL_BODIES, _open
 
 __all__ = ["continuous_at_switch"]
@@ -256,41 +256,6 @@ def _exact_sqrt(c: Fraction) -> Fraction | None:
     p, q = math.isqrt(c.numerator), math.isqrt(c.denominator)
     return Fraction(p, q) if p * p == c.numerator and q * q == c.denominator else None
 
-
-
-def _literal_equal(u, v) -> bool:
-    from jax.extend import core as jcore
-
-    return isinstance(u, jcore.Literal) and isinstance(v, jcore.Literal) and \
-        np.dtype(u.aval.dtype) == np.dtype(v.aval.dtype) and np.array_equal(np.asarray(u.val), np.asarray(v.val))
-
-
-def _same(run, u, v, depth: int = 8) -> bool:
-    """``u`` and ``v`` are computed by the same equation from the same operands (``r - 1`` written twice: JAX
-    does not merge them), followed ``depth`` equations back."""
-    from jax.extend import core as jcore
-
-    if v is None:
-        return False
-    if not isinstance(u, jcore.Literal):
-        u = run.origin(u)
-    if not isinstance(v, jcore.Literal):
-        v = run.origin(v)
-    if isinstance(u, jcore.Literal) or isinstance(v, jcore.Literal):
-        return _literal_equal(u, v)
-    if u is v:
-        return True
-    a, b = run.producer(u), run.producer(v)
-    if depth <= 0 or a is None or b is None or a.primitive is not b.primitive or len(a.outvars) != 1 or \
-            len(b.outvars) != 1 or a.primitive.name in _CALLS or len(a.invars) != len(b.invars) or \
-            tuple(u.aval.shape) != tuple(v.aval.shape) or u.aval.dtype != v.aval.dtype:
-        return False
-    try:
-        if a.params != b.params:
-            return False
-    except Exception:  # noqa: BLE001 - parameters that do not compare (arrays): not the same
-        return False
-    return all(_same(run, x, y, depth - 1) for x, y in zip(a.invars, b.invars))
 
 
 _FINITE_IN_R = frozenset({
