@@ -77,6 +77,7 @@ def growth_and_rewrite(program, facts, name: str) -> str:
                  "for eta affine in theta")
         code = (f"`{plate} numpyro.sample('{name}', dist.Poisson(jnp.exp(jnp.clip(eta, -B, B))), obs=y)` with B a "
                 "public constant and a declared range of y (the score is then at most max(y_max, e^B) |d eta/d "
+                "theta|), or a softplus rate `dist.Poisson(jax.nn.softplus(eta))` (at most max(y_max, 1) |d eta/d "
                 "theta|)")
         return f"; {grows}; nearest certifiable model: {code}"
     return ""

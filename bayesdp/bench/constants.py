@@ -160,6 +160,11 @@ def _idioms() -> list[Config]:
         with numpyro.plate("data", X.shape[0]):
             numpyro.sample("obs", dist.Poisson(jnp.clip(jnp.exp(X @ w), 0.1, 20.0)), obs=y)
 
+    def poisson_softplus(X, y=None):
+        w = w_prior(X.shape[1])
+        with numpyro.plate("data", X.shape[0]):
+            numpyro.sample("obs", dist.Poisson(jax.nn.softplus(X @ w)), obs=y)
+
     def binomial_fix(rec):
         return {**rec, "y": jnp.minimum(rec["y"], rec["n"])}
 
@@ -180,13 +185,14 @@ def _idioms() -> list[Config]:
         Config("scaled_logistic", "idioms", scaled_logistic, ["X.norm=1", "y.values=0,1"], xr),
         Config("no_plate_logistic", "idioms", no_plate_logistic, ["X.norm=1", "y.values=0,1"], xr),
         Config("poisson_clip_exp", "idioms", poisson_clip_exp, ["X.norm=1", "y.values=0..5"], xr),
+        Config("poisson_softplus", "idioms", poisson_softplus, ["X.norm=1", "y.values=0..5"], xr),
     ]
 
 
 #: the names of the idioms of issue 23 written in this module
 IDIOMS = ("clipped_sigmoid", "sigmoid_squared", "binomial_total_count", "negbin2_clipped", "ordinal_factor",
           "zip_clipped_rate", "student_floor", "normal_bounded_loc_floor", "stacked_design", "scaled_logistic",
-          "no_plate_logistic", "poisson_clip_exp")
+          "no_plate_logistic", "poisson_clip_exp", "poisson_softplus")
 
 
 def _builtin() -> list[Config]:

@@ -69,7 +69,8 @@ def poisson_clipped(X, y=None, B=3.0):
                       "dist.StudentT(4.0, loc, SCALE), obs=y)`", "B * jnp.tanh(loc / B)"]),
     (robust_latent_scale, YR, DR, ["site 'obs'", "grows like 1/scale as scale -> 0", "sigma",
                                    "dist.StudentT(4.0, loc, SCALE)"]),
-    (poisson_glm, YC, DC, ["site 'obs'", "grows like rate = exp(eta)", "jnp.exp(jnp.clip(eta, -B, B))"]),
+    (poisson_glm, YC, DC, ["site 'obs'", "grows like rate = exp(eta)", "jnp.exp(jnp.clip(eta, -B, B))",
+                           "dist.Poisson(jax.nn.softplus(eta))"]),
 ])
 def test_unbounded_gradients_name_the_growth_and_print_a_rewrite(model, data, dom, words):
     an = analyze(model, {"X": X, "y": data}, dom)

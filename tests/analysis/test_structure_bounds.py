@@ -257,6 +257,11 @@ RELATION_CASES = {
     # (t e) / e = t for e = exp(clip(a)) != 0 (JAX's derivative of xlogy(y, exp(c)), a Poisson log-density): [1, 1] t
     "cancel_factor": (lambda a, t: (lambda e: (t * e) / e)(jnp.exp(jnp.clip(a, -3.0, 3.0))), (1.0, 1.0),
                       lambda a, b, t: (t * jnp.exp(jnp.clip(a, -3.0, 3.0))) / jnp.exp(jnp.clip(b, -3.0, 3.0))),
+    # d log(softplus(a)) = t sigmoid(a) / softplus(a): in (0, 1] t (sigmoid <= softplus; the boxes give
+    # [0, 1] t / (0, inf) = [0, inf]: the Poisson score of a softplus rate).  Near miss: the derivative of
+    # softplus(a) divided by softplus(b)
+    "softplus_ratio": (lambda a, t: jax.jvp(lambda x: jnp.log(jax.nn.softplus(x)), (a,), (t,))[1], (0.0, 1.0),
+                       lambda a, b, t: jax.jvp(jax.nn.softplus, (a,), (t,))[1] / jax.nn.softplus(b)),
     # d min(a^2, 1) = 2 a t w, JAX's weight w of min nonzero only where fl(a^2) <= 1: in [-2, 2] t up to the rounding
     # of the square, 2 sqrt(1 / (1 - u)) with u the float32 unit roundoff (the boxes give 2 a in [-inf, inf]).
     # Near miss: 2 a t times the weight of min(b^2, 1)

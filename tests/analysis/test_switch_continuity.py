@@ -125,7 +125,7 @@ def test_selects_that_meet_at_the_switch_are_continuous(name):
     assert _grad_ok(lambda t: CONTINUOUS[name](t * 2.0 - 1.0))
 
 
-def test_a_select_on_theta_alone_was_refused_before_and_each_meeting_is_exact():
+def test_the_huber_and_three_piece_meetings_are_exact_in_fractions():
     """The hand check behind CONTINUOUS: the pieces agree at the switch in exact arithmetic on the float32
     constants (Fractions), not only to rounding."""
     from fractions import Fraction

@@ -2588,6 +2588,147 @@ def clipped_sigmoid_log(run, eqn, shape):
     return lo, hi, lin
 
 
+def _softplus_value(run, c):
+    """(a, None) when ``c`` is JAX's ``logaddexp(a, 0)`` (``jnp.logaddexp(a, 0.0)``, the body of
+    ``jax.nn.softplus``), (a, call) when ``c`` is output 0 of a call named ``softplus`` whose body returns such a
+    value and its derivative (checked by :func:`_softplus_tangent`); else None."""
+    e = run.producer(c)
+    if e is None:
+        return None
+    if _jax_function(e, "logaddexp"):
+        args = e.invars[e.params.get("num_consts", 0):]
+        if len(args) == 2 and _const_point(run, args[1]) == 0.0 and \
+                tuple(args[0].aval.shape) == tuple(c.aval.shape):
+            return args[0], None
+        return None
+    if e.primitive.name in ("jit", "pjit") and e.params.get("name") == "softplus" and len(e.outvars) == 2 and \
+            len(e.invars) == 2 and e.outvars[0] is c:
+        inner_c = run.body_output(e, c)
+        got = None if inner_c is None else _softplus_value(run, inner_c)
+        if got is not None and got[1] is None and _body_input(run, e, got[0]) == 0:
+            return e.invars[0], e
+    return None
+
+
+def _body_input(run, call, v):
+    """The position of ``v`` among the inputs of ``call``'s body (its latest entry), else None."""
+    body = call.params.get(CALL_BODIES.get(call.primitive.name, "jaxpr"))
+    inner = getattr(body, "jaxpr", body)
+    for i, x in enumerate(getattr(inner, "invars", ())):
+        if x is v:
+            return i
+    return None
+
+
+def _softplus_tangent(run, T, a, c):
+    """(x, steps) when ``T`` is JAX's derivative of ``c = logaddexp(a, 0)`` in a direction: ``x * exp(a - c)``
+    (``_logaddexp_jvp``: each of ``a``, ``c`` through ``_replace_inf``; ``exp(...)`` moved by ``steps``, value-
+    preserving broadcasts, to ``x``'s shape), plus a term that is 0 (the second argument's zero tangent); else
+    None.  ``T / c`` is then ``x`` times ``sigmoid(a) / softplus(a)`` at the positions ``steps`` give."""
+    e = run.producer(T)
+    if e is not None and e.primitive.name == "add":
+        zero = [v for v in e.invars if _is_zero(run, v)]
+        rest = [v for v in e.invars if not _is_zero(run, v)]
+        if len(zero) == 1 and len(rest) == 1 and _whole(rest[0], e):
+            e = run.producer(rest[0])
+    if e is None or e.primitive.name != "mul" or tuple(e.outvars[0].aval.shape) != tuple(T.aval.shape):
+        return None
+    for x, y in (e.invars, e.invars[::-1]):
+        if not _whole(x, e):
+            continue
+        base, steps = _chain(run, y)
+        ee = run.producer(base)
+        if ee is None or ee.primitive.name != "exp":
+            continue
+        se = run.producer(ee.invars[0])
+        if se is None or se.primitive.name != "sub":
+            continue
+        if _replaced_inf(run, se.invars[0]) is a and _replaced_inf(run, se.invars[1]) is c:
+            return x, steps
+    return None
+
+
+def _is_zero(run, v) -> bool:
+    b = run.value(v)
+    return b is not None and b.is_point() and b.lin is None and bool(np.all(b.lo == 0.0))
+
+
+def _factors_besides(run, n, target, shape, depth: int = 0):
+    """The box of the product of the factors of ``n`` (a tree of ``mul`` of ``target``'s shape, through float
+    conversions) other than one occurrence of ``target``, or None when ``target`` is not such a factor."""
+    n = _float_base(run, n)
+    if n is target:
+        return np.ones(shape), np.ones(shape)
+    e = run.producer(n)
+    if e is None or depth > 8 or e.primitive.name != "mul" or _ishape(e.outvars[0]) != _ishape(target):
+        return None
+    a, b = e.invars
+    for p_, q_ in ((a, b), (b, a)):
+        got = _factors_besides(run, p_, target, shape, depth + 1)
+        if got is not None:
+            qlo, qhi = _box_of(run, q_, shape)
+            return iv_mul(got[0], got[1], qlo, qhi)
+    return None
+
+
+def _factor_leaves(run, n, depth: int = 0) -> list:
+    """The factors of ``n`` in its tree of same-shape ``mul`` (through float conversions), ``n`` included."""
+    n = _float_base(run, n)
+    out = [n]
+    e = run.producer(n)
+    if e is not None and depth <= 8 and e.primitive.name == "mul" and _ishape(e.outvars[0]) == _ishape(n):
+        for v in e.invars:
+            if not isinstance(v, _literal_type()) and _ishape(v) == _ishape(n):
+                out += _factor_leaves(run, v, depth + 1)
+    return out
+
+
+def softplus_ratio(run, eqn, shape):
+    """``(T * f_1 ... f_j) / c`` with ``c = softplus(a)`` (``jax.nn.softplus``, or ``jnp.logaddexp(a, 0.0)``) and
+    ``T`` its derivative in a direction, ``x * exp(a - c)``, where ``exp(a - c)`` reaches ``x``'s positions by the
+    same moves as ``c`` reaches the quotient's (so each entry divides by its own ``c``): ``T / c = x sigmoid(a) /
+    softplus(a)``, and ``sigmoid(a) / softplus(a)`` is in ``(0, 1]`` (``log(1 + u) >= u / (1 + u)`` for ``u = e^a
+    > 0``).  The result is ``x`` (its linear form kept) times ``[0, 1]`` times the other factors' boxes: the
+    Poisson score ``y rate' / rate`` of a softplus rate is at most ``y |x|``."""
+    n, d = eqn.invars
+    c, dsteps = _chain(run, d)
+    got = _softplus_value(run, c)
+    if got is None:
+        return None
+    a, call = got
+    tan = None
+    if call is None:            # jnp.logaddexp(a, 0.0) inline: its derivative is a factor of the numerator
+        for T in _factor_leaves(run, n):
+            tan = _softplus_tangent(run, T, a, c)
+            if tan is not None:
+                break
+    else:
+        T = call.outvars[1]
+        inner_T, inner_c = run.body_output(call, T), run.body_output(call, c)
+        ia = None if inner_T is None or inner_c is None else _softplus_value(run, inner_c)
+        if ia is not None and ia[1] is None:
+            tan = _softplus_tangent(run, inner_T, ia[0], inner_c)
+    if tan is None:
+        return None
+    x, steps = tan
+    # each entry of T divides by its own c: exp(a - c) and c moved to T's shape by the same steps
+    if _ishape(T) != _ishape(eqn.outvars[0]) or _ishape(n) != _ishape(T) or len(steps) != len(dsteps) or not all(
+            s1.primitive is s2.primitive and s1.params == s2.params and
+            s1.outvars[0].aval.shape == s2.outvars[0].aval.shape for s1, s2 in zip(steps, dsteps)):
+        return None
+    rest = _factors_besides(run, n, T, shape)
+    if rest is None:
+        return None
+    klo, khi = iv_mul(rest[0], rest[1], np.zeros(shape), np.ones(shape))
+    xb = run.value(x)
+    if xb is None:
+        return None
+    lo, hi = iv_mul(np.broadcast_to(xb.lo, shape), np.broadcast_to(xb.hi, shape), klo, khi)
+    lin = lin_scale(klo, khi, xb.lin, shape) if xb.lin is not None and np.all(np.isfinite(klo)) and \
+        np.all(np.isfinite(khi)) else None
+    return lo, hi, lin
+
+
 def _exp_neg_abs(run, e_var, r) -> bool:
     """``e_var`` is ``exp(-|r|)``."""
     ee = run.producer(e_var)
@@ -2655,7 +2796,7 @@ def min_weight(run, eqn, shape):
     return None
 
 
-RELATIONS = {"sub": (logaddexp_gap,), "div": (ratio_of_sum, cancel_factor, clipped_sigmoid_log),
+RELATIONS = {"sub": (logaddexp_gap,), "div": (ratio_of_sum, cancel_factor, clipped_sigmoid_log, softplus_ratio),
              "mul": (concave_product, one_minus_square, min_weight), "add": (softplus_parts,)}
 
 
