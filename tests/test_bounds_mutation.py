@@ -434,33 +434,54 @@ def test_abs_clamp_max_min_keep_the_hull_of_the_forms():
 def test_integer_powers_exact_boxes():
     def ipow(k, lo, hi):
         return one(lambda x: lax.integer_pow(x, k), box([lo], [hi]))
-    # odd: monotone, bit_length(k) + 1 floats outward
+    # an end whose float64 power is exact stays exact (constants such as LocScaleReparam's scale ** 1 stay
+    # points); an inexact one moves bit_length(k) + 1 floats outward.  Odd: monotone
     out = ipow(3, -2.0, 1.0)
-    assert (out.lo[0], out.hi[0]) == (dn(-8.0, 3), up(1.0, 3))
+    assert (out.lo[0], out.hi[0]) == (-8.0, 1.0)
+    out = ipow(3, -1.1, 0.3)            # 1.1 ** 3 and 0.3 ** 3 are not floats
+    assert (out.lo[0], out.hi[0]) == (dn((-1.1) ** 3, 3), up(0.3 ** 3, 3))
+    assert Fraction(out.lo[0]) < Fraction(-1.1) ** 3 and Fraction(out.hi[0]) > Fraction(0.3) ** 3
     # even: 0 exactly when the box contains 0, else the smaller end's power
     out = ipow(2, -2.0, 1.0)
-    assert (out.lo[0], out.hi[0]) == (0.0, up(4.0, 3))
+    assert (out.lo[0], out.hi[0]) == (0.0, 4.0)
     out = ipow(2, -1.0, 1.0)
-    assert (out.lo[0], out.hi[0]) == (0.0, up(1.0, 3))
+    assert (out.lo[0], out.hi[0]) == (0.0, 1.0)
     out = ipow(2, 0.5, 2.0)
-    assert (out.lo[0], out.hi[0]) == (dn(0.25, 3), up(4.0, 3))
+    assert (out.lo[0], out.hi[0]) == (0.25, 4.0)
     out = ipow(2, -3.0, -1.0)
-    assert (out.lo[0], out.hi[0]) == (dn(1.0, 3), up(9.0, 3))
+    assert (out.lo[0], out.hi[0]) == (1.0, 9.0)
+    out = ipow(2, 0.1, 0.3)             # the smaller end's power, both inexact
+    assert (out.lo[0], out.hi[0]) == (dn(0.1 ** 2, 3), up(0.3 ** 2, 3))
+    out = ipow(2, -0.3, -0.1)           # negative ends: the smaller |end| is the upper one
+    assert (out.lo[0], out.hi[0]) == (dn(0.1 ** 2, 3), up(0.3 ** 2, 3))
+    out = ipow(2, -0.1, 2.0)            # an exact upper end beside an inexact (unused) lower one
+    assert (out.lo[0], out.hi[0]) == (0.0, 4.0)
+    out = ipow(2, 0.1, 2.0)
+    assert (out.lo[0], out.hi[0]) == (dn(0.1 ** 2, 3), 4.0)
     out = ipow(4, -1.0, 2.0)
-    assert (out.lo[0], out.hi[0]) == (0.0, up(16.0, 4))
+    assert (out.lo[0], out.hi[0]) == (0.0, 16.0)
     out = ipow(5, 1.0, 2.0)
-    assert (out.lo[0], out.hi[0]) == (dn(1.0, 4), up(32.0, 4))
+    assert (out.lo[0], out.hi[0]) == (1.0, 32.0)
+    out = ipow(5, 1.1, 2.0)
+    assert (out.lo[0], out.hi[0]) == (dn(1.1 ** 5, 4), 32.0)
+    out = ipow(1, -0.1, 0.3)            # x ** 1 is x
+    assert (out.lo[0], out.hi[0]) == (-0.1, 0.3)
     # negative: the reciprocal's box (one float out) to the power |k|
     out = ipow(-1, 2.0, 4.0)
-    assert (out.lo[0], out.hi[0]) == (dn(dn(0.25), 2), up(up(0.5), 2))
+    assert (out.lo[0], out.hi[0]) == (dn(0.25), up(0.5))
     out = ipow(-2, 2.0, 4.0)
     assert (out.lo[0], out.hi[0]) == (dn(dn(0.25) ** 2, 3), up(up(0.5) ** 2, 3))
     out = ipow(-2, -1.0, 1.0)
     assert (out.lo[0], out.hi[0]) == (0.0, INF)
     out = one(lax.square, box([-2.0], [1.0]))
-    assert (out.lo[0], out.hi[0]) == (0.0, up(4.0, 3))
+    assert (out.lo[0], out.hi[0]) == (0.0, 4.0)
+    out = one(lax.square, box([-0.3], [0.1]))
+    assert (out.lo[0], out.hi[0]) == (0.0, up(0.3 ** 2, 3))
     out = one(lambda x: x ** 0, box([-2.0], [1.0]))
     assert (out.lo[0], out.hi[0]) == (1.0, 1.0)
+    # a large array is not checked entry by entry: every end is rounded out
+    big = one(lambda x: lax.integer_pow(x, 2), box([1.0] * 65, [2.0] * 65))
+    assert big.lo[0] == dn(1.0, 3) and big.hi[0] == up(4.0, 3)
 
 
 def test_pow_with_a_box_exponent_and_with_an_integer_point():
@@ -473,7 +494,9 @@ def test_pow_with_a_box_exponent_and_with_an_integer_point():
     eq(out, [-INF], [INF])
     # an integer exponent known exactly: the integer power's rule (even power of a box containing 0: [0, ...])
     out = one(lambda x: lax.pow(x, jnp.full((1,), 2.0, F32)), box([-2.0], [1.0]))
-    assert (out.lo[0], out.hi[0]) == (0.0, up(4.0, 3))
+    assert (out.lo[0], out.hi[0]) == (0.0, 4.0)
+    out = one(lambda x: lax.pow(x, jnp.full((1,), 2.0, F32)), box([-0.3], [0.1]))
+    assert (out.lo[0], out.hi[0]) == (0.0, up(0.3 ** 2, 3))
     # a point exponent that is not an integer, or not the same everywhere: the corner rule
     out = one(lambda x: lax.pow(x, jnp.array([0.5], F32)), box([4.0], [9.0]))
     assert (out.lo[0], out.hi[0]) == (dn(2.0, 2), up(3.0, 2))
@@ -1332,13 +1355,15 @@ def test_lin_hull_and_add_with_coefficient_boxes_on_two_axes():
 def test_pow_integer_exponent_limit_and_shapes():
     # |y| < 64: the integer power's rule; y = 64 and beyond: the corner rule (base > 0 only)
     out = one(lambda x: lax.pow(x, jnp.full((1,), 63.0, F32)), box([1.0], [2.0]))
-    assert (out.lo[0], out.hi[0]) == (dn(1.0, 7), up(2.0 ** 63, 7))
+    assert (out.lo[0], out.hi[0]) == (1.0, 2.0 ** 63)                  # exact powers stay exact
+    out = one(lambda x: lax.pow(x, jnp.full((1,), 63.0, F32)), box([1.1], [1.3]))
+    assert (out.lo[0], out.hi[0]) == (dn(1.1 ** 63, 7), up(1.3 ** 63, 7))
     out = one(lambda x: lax.pow(x, jnp.full((1,), 64.0, F32)), box([1.0], [2.0]))
     assert (out.lo[0], out.hi[0]) == (dn(1.0, 2), up(2.0 ** 64, 2))
-    out = one(lambda x: lax.pow(x, jnp.full((2,), 2.0, F32)), box([-2.0, 1.0], [1.0, 3.0]))
-    eq(out, [0.0, dn(1.0, 3)], [up(4.0, 3), up(9.0, 3)])
-    out = one(lambda x: lax.pow(x, jnp.full((2, 2), 3.0, F32)), box([[-1.0, 1.0], [0.0, 2.0]], [[1.0, 2.0], [1.0, 2.0]]))
-    eq(out, [[dn(-1.0, 3), dn(1.0, 3)], [dn(0.0, 3), dn(8.0, 3)]], [[up(1.0, 3), up(8.0, 3)], [up(1.0, 3), up(8.0, 3)]])
+    out = one(lambda x: lax.pow(x, jnp.full((2,), 2.0, F32)), box([-2.0, 1.1], [1.0, 3.0]))
+    eq(out, [0.0, dn(1.1 ** 2, 3)], [4.0, 9.0])
+    out = one(lambda x: lax.pow(x, jnp.full((2, 2), 3.0, F32)), box([[-1.0, 1.0], [0.0, 2.0]], [[1.0, 2.0], [1.0, 2.1]]))
+    eq(out, [[-1.0, 1.0], [0.0, 8.0]], [[1.0, 8.0], [1.0, up(2.1 ** 3, 3)]])
     out = one(lax.pow, box([-1.0], [2.0]), box([0.5], [1.0]))
     assert out.why is not None and out.why.primitive.name == "pow"
 
@@ -1524,7 +1549,15 @@ def test_norm_facts_through_arithmetic_and_structure():
     # a sum with a constant (a point: its own norm, sqrt 3 for ones) and with a box (no fact)
     n = fact(lambda r: r + jnp.ones((1, 3), F32))
     assert 1.0 + math.sqrt(3.0) <= n[0, 0] <= (1.0 + math.sqrt(3.0)) * (1 + 1e-14)
-    assert one(lambda i, b: row(i) + b, ib, box([[0.0] * 3], [[1.0] * 3]), dtypes=[I32, F32]).nrm is None
+    # plus a box [0, 1]^3 (no fact of its own): |c_a|^2 - sum min c_a^2 + sum max (c_a + c_b)^2 over the box's
+    # support = 1 - 0 + 3 * 2^2, so sqrt(13); the true supremum, e_i + (1, 1, 1), is sqrt(6)
+    n = one(lambda i, b: row(i) + b, ib, box([[0.0] * 3], [[1.0] * 3]), dtypes=[I32, F32]).nrm[1]
+    assert math.sqrt(13.0) <= n[0, 0] <= math.sqrt(13.0) * (1 + 1e-14) and n[0, 0] >= math.sqrt(6.0)
+    # a sum re-counting one coordinate: e_i - 2 e_0 has norm at most sqrt(1 - 0 + (1 - 2)^2)... over the
+    # coordinate 0's box [0, 1] (e_i's entry there): 1 - 0 + max((0 - 2)^2, (1 - 2)^2) = 5, where the triangle
+    # inequality gives 1 + 2 = 3 (the true supremum: i != 0 gives sqrt(1 + 4) = sqrt(5))
+    n = fact(lambda r: r - jnp.asarray([[2.0, 0.0, 0.0]], F32))
+    assert math.sqrt(5.0) <= n[0, 0] <= math.sqrt(5.0) * (1 + 1e-14)
     # structure: the fact moves with its axis
     out = one(lambda i: row(i).T, ib, dtypes=[I32])
     assert set(out.nrm) == {0} and out.nrm[0].shape == (1, 1)

@@ -701,13 +701,18 @@ def test_concave_product_near_misses():
 
 def test_one_minus_square_ends_orders_and_form():
     # (t + t u)(1 - u) = t (1 - u^2): u in [-0.5, 0.25] gives 1 - u^2 in [0.75, 1]; t in [1, 2].  The square's
-    # box is integer_pow's, 3 floats out (0.25 + 3 ulps), and 1 - it rounds down once more
-    k_lo = floor_float(1 - Fraction(up(0.25, 3)))
+    # box is integer_pow's: exact here (0.5^2 = 0.25 is a float), so 0.75; an inexact square (u in [-0.3, 0.1]:
+    # 0.09 is not a float) is 3 floats out, and 1 - it rounds down once more
     progs = [lambda t, u: (t + t * u) * (1.0 - u), lambda t, u: (1.0 - u) * (u * t + t),
              lambda t, u: (t * u + t) * (1.0 - u)]
+    k_inexact = floor_float(1 - Fraction(up(0.3 ** 2, 3)))
+    assert k_inexact < 1 - Fraction(0.3) ** 2
     for prog in progs:
         out = one(prog, box([1.0], [2.0]), box([-0.5], [0.25]))
-        eq(out, [k_lo], [2.0])
+        eq(out, [0.75], [2.0])
+        out = one(prog, box([1.0], [2.0]), box([-0.3], [0.1]))
+        eq(out, [k_inexact], [2.0])
+    k_lo = 0.75
     # tanh's derivative over all reals: [0, 1] t
     fn = lambda a, t: jax.jvp(jnp.tanh, (a,), (t,))[1]
     out = one(fn, box([-INF], [INF]), box([3.0], [3.0]))
@@ -716,7 +721,7 @@ def test_one_minus_square_ends_orders_and_form():
     x = data_input((1, 2), "X", -1.0, 1.0)
     out = one(lambda t, u: (t + t * u) * (1.0 - u), x, box([[0.5, 0.5]], [[0.5, 0.5]]))
     lo, hi = out.lin.A["X"]
-    k_hi = ceil_float(1 - Fraction(dn(0.25, 3)))
+    k_hi = 0.75                                     # u a point 0.5: 1 - 0.25 exactly at both ends
     np.testing.assert_array_equal(lo[0], np.diag([k_lo, k_lo]))
     np.testing.assert_array_equal(hi[0], np.diag([k_hi, k_hi]))
 

@@ -165,6 +165,23 @@ def _idioms() -> list[Config]:
         with numpyro.plate("data", X.shape[0]):
             numpyro.sample("obs", dist.Poisson(jax.nn.softplus(X @ w)), obs=y)
 
+    def loc_scale_groups(X, g, y=None):
+        from numpyro.infer.reparam import LocScaleReparam
+
+        w = w_prior(X.shape[1])
+        mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
+        with numpyro.plate("groups", 3):
+            with numpyro.handlers.reparam(config={"alpha": LocScaleReparam(0)}):
+                alpha = numpyro.sample("alpha", dist.Normal(mu, 2.0))
+        with numpyro.plate("data", X.shape[0]):
+            numpyro.sample("obs", dist.Bernoulli(logits=X @ w + alpha[g]), obs=y)
+
+    def gather_2d(X, g, h, y=None):
+        w = w_prior(X.shape[1])
+        A = numpyro.sample("A", dist.Normal(0.0, 1.0).expand([3, 2]).to_event(2))
+        with numpyro.plate("data", X.shape[0]):
+            numpyro.sample("obs", dist.Bernoulli(logits=X @ w + A[g, h]), obs=y)
+
     def binomial_fix(rec):
         return {**rec, "y": jnp.minimum(rec["y"], rec["n"])}
 
@@ -186,13 +203,17 @@ def _idioms() -> list[Config]:
         Config("no_plate_logistic", "idioms", no_plate_logistic, ["X.norm=1", "y.values=0,1"], xr),
         Config("poisson_clip_exp", "idioms", poisson_clip_exp, ["X.norm=1", "y.values=0..5"], xr),
         Config("poisson_softplus", "idioms", poisson_softplus, ["X.norm=1", "y.values=0..5"], xr),
+        Config("loc_scale_groups", "idioms", loc_scale_groups, ["X.norm=1", "g.values=0..2", "y.values=0,1"],
+               {"X": (2,), "g": (), "y": ()}, ints=("g",)),
+        Config("gather_2d", "idioms", gather_2d, ["X.norm=1", "g.values=0..2", "h.values=0,1", "y.values=0,1"],
+               {"X": (2,), "g": (), "h": (), "y": ()}, ints=("g", "h")),
     ]
 
 
 #: the names of the idioms of issue 23 written in this module
 IDIOMS = ("clipped_sigmoid", "sigmoid_squared", "binomial_total_count", "negbin2_clipped", "ordinal_factor",
           "zip_clipped_rate", "student_floor", "normal_bounded_loc_floor", "stacked_design", "scaled_logistic",
-          "no_plate_logistic", "poisson_clip_exp", "poisson_softplus")
+          "no_plate_logistic", "poisson_clip_exp", "poisson_softplus", "loc_scale_groups", "gather_2d")
 
 
 def _builtin() -> list[Config]:

@@ -565,12 +565,52 @@ def add(run, eqn, ins):
     out = _finish(eqn, ins, lo, hi, lin)
     if a.nrm or b.nrm:                         # |c_a + c_b| <= |c_a| + |c_b| along each tracked axis
         nrm = {}
+        apart = _apart(a, b, shape)
         for k in set(a.nrm or {}) | set(b.nrm or {}):
             na, nb = c_norm(a, k, shape), c_norm(b, k, shape)
+            cands = [_sum_norm_over(a, na, b, k, shape), _sum_norm_over(b, nb, a, k, shape)]
             if na is not None and nb is not None:
-                nrm[k] = _up(na + nb)
+                # where one constant part is exactly 0 at every position, the squares add (Pythagoras)
+                cands.append(_up(np.sqrt(_up(_up(na * na) + _up(nb * nb)))) if apart else _up(na + nb))
+            cands = [c for c in cands if c is not None]
+            if cands:
+                nrm[k] = np.minimum.reduce([np.broadcast_to(c, cands[0].shape) for c in cands])
         _with_nrm(out, nrm)
     return related(run, eqn, [out]) if eqn.primitive.name == "add" else [out]
+
+
+def _sum_norm_over(a: "Bound", na, b: "Bound", k: int, shape):
+    """A bound of the norm along ``k`` of ``c_a + c_b`` (constant parts) from ``a``'s norm bound ``na`` and the
+    boxes on ``b``'s support ``S`` (where ``c_b`` is not exactly 0): ``|c_a + c_b|^2 = |c_a|^2 - sum_S c_a^2 +
+    sum_S (c_a + c_b)^2 <= na^2 - sum_S min c_a^2 + sum_S max (c_a + c_b)^2`` (``mu + alpha[g] - 2 mu``: the
+    one-hot row keeps its norm, the shared coordinate is re-counted at its new value), or None."""
+    if na is None:
+        return None
+    fa, fb = a.as_lin(), b.as_lin()
+    alo, ahi = np.broadcast_to(fa.clo, shape), np.broadcast_to(fa.chi, shape)
+    blo, bhi = np.broadcast_to(fb.clo, shape), np.broadcast_to(fb.chi, shape)
+    if not all(np.isfinite(x).all() for x in (alo, ahi, blo, bhi)):
+        return None
+    on = ~((blo == 0) & (bhi == 0))
+    n = shape[k] if len(shape) else 1
+    tight = (1 + (n + 2) * _U)
+    amin = np.where((alo <= 0) & (ahi >= 0), 0.0, np.minimum(alo * alo, ahi * ahi))
+    slo, shi = iv_add(alo, ahi, blo, bhi)
+    smax = np.maximum(slo * slo, shi * shi)
+    with np.errstate(over="ignore"):
+        drop = _dn(np.sum(np.where(on, _dn(amin), 0.0), axis=k, keepdims=True) / tight)
+        add_ = _up(np.sum(np.where(on, _up(smax), 0.0), axis=k, keepdims=True) * tight)
+        sq = _up(_up(_up(np.asarray(na, dtype=np.float64) ** 2) - np.maximum(drop, 0.0)) + add_)
+    return _up(np.sqrt(np.maximum(sq, 0.0)))
+
+
+def _apart(a: "Bound", b: "Bound", shape) -> bool:
+    """At every position at least one of the constant parts of ``a`` and ``b`` is exactly 0 (their supports are
+    disjoint: a one-hot row of one site's columns plus another site's)."""
+    fa, fb = a.as_lin(), b.as_lin()
+    za = (np.broadcast_to(fa.clo, shape) == 0) & (np.broadcast_to(fa.chi, shape) == 0)
+    zb = (np.broadcast_to(fb.clo, shape) == 0) & (np.broadcast_to(fb.chi, shape) == 0)
+    return bool(np.all(za | zb))
 
 
 def sub(run, eqn, ins):
@@ -698,17 +738,38 @@ def _ipow_box(k):
         if k < 0:
             rlo, rhi = iv_recip(lo, hi)
             return _ipow_box(-k)((rlo, rhi))
+        if k == 1:
+            return np.array(lo, dtype=np.float64, copy=True), np.array(hi, dtype=np.float64, copy=True)
         with np.errstate(over="ignore"):
             plo, phi = lo ** k, hi ** k
+        # a power computed exactly in float64 (a constant: 2.0 ** 2) stays a point; the others are rounded out
+        elo, ehi = _exact_power(lo, plo, k), _exact_power(hi, phi, k)
         if k % 2 == 1:
-            out = (plo, phi)
+            out, exact = (plo, phi), (elo, ehi)
         else:
+            first = np.abs(lo) <= np.abs(hi)
             out = (np.where((lo <= 0) & (hi >= 0), 0.0, np.minimum(plo, phi)), np.maximum(plo, phi))
+            exact = (np.where(first, elo, ehi), np.where(first, ehi, elo))
         lo_, hi_ = out
         for _ in range(k.bit_length() + 1):
             lo_, hi_ = _dn(lo_), _up(hi_)
+        lo_, hi_ = np.where(exact[0], out[0], lo_), np.where(exact[1], out[1], hi_)
         return np.where(out[0] == 0, 0.0, lo_) if k % 2 == 0 else lo_, hi_
     return box
+
+
+def _exact_power(x, p, k: int, limit: int = 64) -> np.ndarray:
+    """Where the float64 ``p = x ** k`` is exactly ``x ** k`` (checked with Fractions, for at most ``limit``
+    finite entries: constants; larger arrays are reported inexact)."""
+    x, p = np.asarray(x, dtype=np.float64), np.asarray(p, dtype=np.float64)
+    out = np.zeros(np.broadcast(x, p).shape, dtype=bool)
+    if out.size > limit:
+        return out
+    xb, pb = np.broadcast_to(x, out.shape), np.broadcast_to(p, out.shape)
+    for i in np.ndindex(out.shape):
+        if math.isfinite(xb[i]) and math.isfinite(pb[i]):
+            out[i] = Fraction(float(pb[i])) == Fraction(float(xb[i])) ** k
+    return out
 
 
 def _one_minus_square_box(a):

@@ -203,14 +203,51 @@ def jacobian_bounds(program, domain, m: int, wanted: list[tuple[str, str]]) -> d
     """Bounds of ``d param / d theta`` at one record for each (site, param) in ``wanted``:
     (site, param, latent site) -> :class:`Bound` of shape param shape + latent shape."""
     closed, outputs = program.jacobian(wanted)
-    outs = Run(Bounds(), {"m": m}).program(closed, domain_inputs(program, domain))
+    run = Run(Bounds(), {"m": m})
+    outs = run.program(closed, domain_inputs(program, domain))
+    _attach_joint(run, closed, outs, outputs)
     return {k: outs[i] for k, i in outputs.items()}
+
+
+_RESHAPING = ("reshape", "squeeze", "expand_dims")
+
+
+def _attach_joint(run, closed, outs, outputs) -> None:
+    """Give each Jacobian block the whole Jacobian it was split from (attribute ``joint``: the Bound of the value
+    before JAX's ``jacfwd`` split its last, tangent, axis into the latent sites' blocks), when every block of a
+    (site, param) or of the log-density is one part of one ``split`` along that last axis, reshaped.  A row of
+    the blocks put side by side is that row of the whole, so the whole's row bound bounds theirs together
+    (:func:`operator_norm_bound`): a norm fact of the whole (a one-hot row spread over two sites' columns,
+    ``mu + 2 z[g]``) is not lost in the split."""
+    groups: dict = {}
+    for key, i in outputs.items():
+        v = closed.jaxpr.outvars[i]
+        for _ in range(8):
+            e = run.producer(v)
+            if e is None or e.primitive.name not in _RESHAPING or e.params.get("dimensions") is not None:
+                break
+            v = e.invars[0]
+        e = run.producer(v)
+        if e is None or e.primitive.name != "split":
+            continue
+        src = e.invars[0]
+        if int(e.params["axis"]) != len(src.aval.shape) - 1:
+            continue
+        groups.setdefault(id(e), (e, []))[1].append(i)
+    for e, idx in groups.values():
+        whole = run.value(e.invars[0])
+        if whole is None:
+            continue
+        for i in idx:
+            outs[i].joint = whole
 
 
 def var_jacobian_bounds(program, domain, m: int, var) -> dict:
     """Bounds of ``d var / d theta`` at one record for a variable of the program: latent site -> Bound."""
     closed, outputs = program.var_jacobian(var)
-    outs = Run(Bounds(), {"m": m}).program(closed, domain_inputs(program, domain))
+    run = Run(Bounds(), {"m": m})
+    outs = run.program(closed, domain_inputs(program, domain))
+    _attach_joint(run, closed, outs, outputs)
     return {k: outs[i] for k, i in outputs.items()}
 
 
@@ -225,6 +262,7 @@ def logp_jacobian_bounds(program, domain, m: int, site: str) -> tuple[dict, obje
     D = int(conc(closed.in_avals[-1].shape)[0])
     run = Run(Bounds(), {"m": m, "record": Record()})
     outs = run.program(closed, domain_inputs(program, domain) + [Bound.point(np.eye(D))])
+    _attach_joint(run, closed, outs, outputs)
     blocks = {k: outs[i] for k, i in outputs.items()}
     culprit = None
     if not all(b.bounded() for b in blocks.values()):
@@ -638,7 +676,15 @@ def operator_norm_bound(blocks: list[Bound], domain) -> tuple[float, str]:
     else:
         op = rd.hypot_up(row_bounds)
         how_rows = "Frobenius over rows"
-    return op, f"{how_rows}; latent sites combined by Pythagoras; row bounds from the {', '.join(sorted(rules))}"
+    how = f"{how_rows}; latent sites combined by Pythagoras; row bounds from the {', '.join(sorted(rules))}"
+    joint = getattr(blocks[0], "joint", None)
+    if len(blocks) > 1 and joint is not None and all(getattr(b, "joint", None) is joint for b in blocks) and \
+            joint.shape[0] == U:
+        # the blocks are column blocks of one matrix: its operator norm bounds theirs side by side
+        op_joint, how_joint = operator_norm_bound([joint], domain)
+        if op_joint < op:
+            return op_joint, f"the sites' blocks as one matrix: {how_joint}"
+    return op, how
 
 
 def rows_of(bound: Bound, n_lead: int) -> Bound:
@@ -654,6 +700,12 @@ def rows_of(bound: Bound, n_lead: int) -> Bound:
     out = Bound(bound.lo.reshape(rows, cols), bound.hi.reshape(rows, cols), lin, bound.why)
     if bound.nrm and bound.lo.ndim == n_lead + 1 and n_lead in bound.nrm:   # one latent axis: its norm
         out.nrm = {1: bound.nrm[n_lead].reshape(rows, 1)}
+    joint = getattr(bound, "joint", None)
+    if joint is not None and joint.lo.ndim == n_lead + 1 and joint.lo.shape[:n_lead] == bound.lo.shape[:n_lead]:
+        cache = joint.__dict__.setdefault("_rows", {})
+        if n_lead not in cache:
+            cache[n_lead] = rows_of(joint, n_lead)     # the same rows, every latent column
+        out.joint = cache[n_lead]
     return out
 
 
