@@ -117,6 +117,8 @@ CONTINUOUS = {
     "jnp-square-compared": lambda r: jnp.where(jnp.square(r) < 1.0, jnp.square(r), 2.0 * jnp.abs(r) - 1.0),
     "square-quarter": lambda r: jnp.where(r * r < 0.25, r * r, jnp.abs(r) - 0.25),       # meet at r = +-1/2
     "square-capped": lambda r: jnp.where(r ** 2 < 2.0, r ** 2, 2.0),                    # meet at r^2 = 2
+    # r ** 0 = 1 also at r = 0 (0 ** 0 = 1, no division): r + 1 - 1 meets r at the switch 0
+    "power-zero-at-zero": lambda r: jnp.where(r > 0.0, r + jax.lax.integer_pow(r, 0) - 1.0, r),
 }
 
 
@@ -183,6 +185,10 @@ JUMPS = {
     "division-by-zero": lambda r: jnp.where(r > 1.0, (r - 1.0) / jnp.zeros((), F32), 0.0),
     "literal-predicate-other-side": lambda r: jnp.where(r > 1.0, jnp.where(False, r - 1.0, 5.0), 0.0),
     "call-with-a-constant-jump": lambda r: jnp.where(r > 1.0, _scaled_excess(r) + 1.0, 0.0),
+    # jnp.select: select_n with an integer index (argmax of the stacked conditions) and three cases; this one
+    # jumps by 1 at 0 and by 4 at 1
+    "select-three-way": lambda r: jnp.select([r < 0.0, r < 1.0], [r, r + 1.0], r + 5.0),
+    "select-three-way-continuous": lambda r: jnp.select([r < 0.0, r < 1.0], [r, 2.0 * r], r + 1.0),  # not proven
 }
 
 
@@ -536,3 +542,14 @@ def test_derivative_bounds_hold_with_min_and_max_weights(seed):
             return outer(m) * times(r)
         root = float(np.sqrt(abs(c)))
         assert _check_derivative_bounds(piece, rng, [c, -c, root, -root, 0.0]), (seed, c, op, kind, swap)
+
+
+def test_a_select_of_three_cases_is_never_claimed_by_the_rule_itself():
+    # jnp.select's select_n has an integer index and three cases: continuous_at_switch answers only for two cases
+    # (the affinity interpreter asks it for no other; the rule must not claim one on its own either)
+    from bayesdp.analysis.structure.switch import continuous_at_switch
+    closed = jax.make_jaxpr(lambda r: jnp.select([r < 0.0, r < 1.0], [r, r], r))(jnp.zeros(4, F32))
+    run = Run(Affinity())
+    run.program(closed, [af.A])
+    [eqn] = [e for e in closed.jaxpr.eqns if e.primitive.name == "select_n"]
+    assert len(eqn.invars) == 4 and continuous_at_switch(run, eqn) is False
