@@ -25,6 +25,7 @@ from .families import (GAUSSIAN_RULES, LIKELIHOOD_RULES, PRIOR_RULES, UNBOUNDED_
                        Unsupported)
 from .structure import program as sp
 from .structure.affinity import AFFINE, CONST
+from .structure.bounds import _exact_convert
 from .structure.evaluate import evaluate_constants
 from .structure.interpreter import conc
 from .advice import growth_and_rewrite
@@ -1148,8 +1149,8 @@ def _one_value(program, var):
             return var
         if int(np.prod(conc(e.invars[0].aval.shape))) != 1 or int(np.prod(conc(var.aval.shape))) != 1:
             return var
-        if e.primitive.name == "convert_element_type" and not np.issubdtype(e.invars[0].aval.dtype, np.floating):
-            return var
+        if e.primitive.name == "convert_element_type" and not _exact_convert(e):
+            return var              # an integer, or a narrowing conversion (it rounds the value)
         var = e.invars[0]
     return var
 

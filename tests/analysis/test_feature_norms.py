@@ -69,6 +69,11 @@ def not_a_pair_shift(X):           # cos(z) with sin(z + 0.5)
     return jnp.concatenate([jnp.cos(z), jnp.sin(z + 0.5)], axis=1)
 
 
+def rff_float16(X):               # the pair computed in float16: each entry rounded by up to 2^-11, norms to 1.0004
+    z = (X[:, :1] * FREQS).astype(jnp.float16)
+    return jnp.concatenate([jnp.cos(z), jnp.sin(z)], axis=1).astype(jnp.float32)
+
+
 def two_cosines(X):
     z = X[:, :1] * FREQS
     return jnp.concatenate([jnp.cos(z), jnp.cos(z)], axis=1)
@@ -84,6 +89,7 @@ def two_cosines(X):
     (not_a_pair_frequency, math.sqrt(8.0)),      # the boxes: 8 entries in [-1, 1]
     (not_a_pair_shift, math.sqrt(8.0)),
     (two_cosines, math.sqrt(8.0)),
+    (rff_float16, math.sqrt(8.0)),               # not paired in float16: the boxes (a fuzz helper found 2.00044)
 ])
 def test_feature_norms(features, norm):
     c = analyze(_model(features), {"X": X, "y": Y}, DOM).constants

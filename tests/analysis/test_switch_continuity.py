@@ -67,6 +67,21 @@ def _scaled_excess(r):
     return (r - 1.0) * D_GLOBAL               # a call whose body holds the constant D_GLOBAL
 
 
+@jax.jit
+def _divided_excess(r):
+    return (r - 1.0) / D_GLOBAL               # a call dividing by the constant D_GLOBAL it holds
+
+
+@jax.jit
+def _plus_one(x):
+    return x + 1.0
+
+
+@jax.jit
+def _jit_log(x):
+    return jnp.log(x)
+
+
 def huber(r, d=1.0):
     a = jnp.abs(r)
     return jnp.where(a <= d, 0.5 * r ** 2, d * (a - 0.5 * d))
@@ -117,6 +132,15 @@ CONTINUOUS = {
     "jnp-square-compared": lambda r: jnp.where(jnp.square(r) < 1.0, jnp.square(r), 2.0 * jnp.abs(r) - 1.0),
     "square-quarter": lambda r: jnp.where(r * r < 0.25, r * r, jnp.abs(r) - 0.25),       # meet at r = +-1/2
     "square-capped": lambda r: jnp.where(r ** 2 < 2.0, r ** 2, 2.0),                    # meet at r^2 = 2
+    # a body's constant divides: it is not a value of r (a division by r would be refused)
+    "call-dividing-by-a-constant": lambda r: jnp.where(r > 1.0, _divided_excess(r), 0.0),
+    # one body called with r and with a constant: the second call's value divides, and is not a value of r
+    "one-body-with-r-and-a-constant": lambda r: jnp.where(r > 1.0, (_plus_one(r) - 2.0) / _plus_one(D_GLOBAL),
+                                                          0.0),
+    # a value of r-free constants computed after a value of r, then dividing
+    "constant-divisor-after-r": lambda r: jnp.where(r > 1.0, (r - 1.0) / (D_GLOBAL * 2.0), 0.0),
+    # r * r <= 0 holds at r = 0 only, where the side r is 0: the cases meet at the square root 0
+    "square-at-zero": lambda r: jnp.where(r * r <= 0.0, r, 0.0),
     # r ** 0 = 1 also at r = 0 (0 ** 0 = 1, no division): r + 1 - 1 meets r at the switch 0
     "power-zero-at-zero": lambda r: jnp.where(r > 0.0, r + jax.lax.integer_pow(r, 0) - 1.0, r),
 }
@@ -187,6 +211,10 @@ JUMPS = {
     "call-with-a-constant-jump": lambda r: jnp.where(r > 1.0, _scaled_excess(r) + 1.0, 0.0),
     # jnp.select: select_n with an integer index (argmax of the stacked conditions) and three cases; this one
     # jumps by 1 at 0 and by 4 at 1
+    # log of a value of r inside a call: log is not finite for every r (it meets r - 1 at 1)
+    "log-case-in-a-call": lambda r: jnp.where(r > 1.0, _jit_log(r), r - 1.0),
+    # a value of r used twice, the second time under log (finite here, but log is refused for values of r)
+    "log-of-a-reused-value": lambda r: (lambda u: jnp.where(r > 1.0, u + jnp.log(jnp.abs(u) + 1.0), 0.0))(r - 1.0),
     "select-three-way": lambda r: jnp.select([r < 0.0, r < 1.0], [r, r + 1.0], r + 5.0),
     "select-three-way-continuous": lambda r: jnp.select([r < 0.0, r < 1.0], [r, 2.0 * r], r + 1.0),  # not proven
 }

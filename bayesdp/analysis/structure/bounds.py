@@ -1635,7 +1635,10 @@ def _concat_norm(run, eqn, ins, dim: int):
         e = None if isinstance(v, lit) else run.producer(v)
         kinds.append((e.primitive.name, e.invars[0]) if e is not None and
                      e.primitive.name in ("cos", "sin") and not isinstance(e.invars[0], lit) else None)
-    kinds = [k if b.lin is None else None for k, b in zip(kinds, ins)]     # a value that is its constant part
+    # a value that is its constant part, computed in float32 or float64 (a float16 cos and sin, each rounded by
+    # up to 2^-11, have norms up to 1 + 5e-4: a rounding the real-arithmetic fact would hide)
+    kinds = [k if b.lin is None and np.dtype(v.aval.dtype) in (np.float32, np.float64) else None
+             for k, b, v in zip(kinds, ins, eqn.invars)]
     paired, squares = set(), []
     shape = list(_oshape(eqn))
     shape[dim] = 1
@@ -3020,6 +3023,34 @@ class Bounds(Interpreter):
             return Bound.point(np.asarray(value))
         except Exception:           # e.g. a PRNG key: not a number
             return Bound.top(conc(aval.shape))
+
+    def checked(self, eqn, outs: list) -> list:
+        """The rules' outputs, with an integer output whose box leaves its dtype's range made unbounded (``why``
+        this equation): the rules compute in real arithmetic, and an integer that overflows wraps around (int32
+        ``1291 ** 3`` is negative), so any value of the dtype may come out.
+
+        Args:
+            eqn: the equation.
+            outs: its outputs' bounds, from its rule.
+
+        Returns:
+            The bounds, each within its output's dtype.
+        """
+        out = list(outs)
+        for i, v in enumerate(eqn.outvars):
+            try:
+                dt = np.dtype(v.aval.dtype)
+            except TypeError:               # a PRNG key: not a number
+                continue
+            b = out[i] if i < len(out) else None
+            if dt == np.bool_ or not np.issubdtype(dt, np.integer) or not isinstance(b, Bound):
+                continue
+            info = np.iinfo(dt)
+            if not (np.isfinite(b.lo).all() and np.isfinite(b.hi).all()):
+                continue                    # already unbounded: it keeps the equation that made it so
+            if np.any(b.lo < info.min) or np.any(b.hi > info.max):
+                out[i] = Bound.top(b.shape, eqn)
+        return out
 
     def unknown(self, run, eqn, ins):
         """Unbounded outputs for a primitive with no rule.

@@ -465,7 +465,9 @@ class Run:
         name = eqn.primitive.name
         rule = interp.rules.get(name)
         if rule is not None:
-            return rule(self, eqn, ins)
+            outs = rule(self, eqn, ins)
+            checked = getattr(interp, "checked", None)
+            return outs if checked is None else checked(eqn, outs)
         if name in CALL_BODIES and CALL_BODIES[name] in eqn.params:
             return self.call(eqn.params[CALL_BODIES[name]], ins, args=eqn.invars)
         if name == "cond":

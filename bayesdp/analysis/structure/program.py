@@ -18,7 +18,7 @@ import numpy as np
 from .affinity import Aff, Affinity
 from .affinity import A as AFFINE_IN
 from .affinity import C as CONST_IN
-from .bounds import Bound, Bounds, c_norm, data_input, _jax_function
+from .bounds import Bound, Bounds, c_norm, data_input, _exact_convert, _jax_function
 from .dependence import Dep, Dependence
 from .dependence import data_input as dep_data
 from .dependence import theta_input
@@ -298,6 +298,14 @@ def derivative_culprit(program, closed, bounds: Run):
 _SHAPE_KEEPING = ("broadcast_in_dim", "reshape", "convert_element_type", "copy", "squeeze")
 
 
+def _keeps_values(e) -> bool:
+    """``e`` moves values without changing them: a broadcast, reshape, copy or squeeze, or a conversion to the
+    same or a wider float (a narrowing one rounds: float16(sigmoid(eta)) is 1 where sigmoid(eta) is not, and the
+    probs rule's score bound fails)."""
+    name = e.primitive.name
+    return name in _SHAPE_KEEPING and (name != "convert_element_type" or _exact_convert(e))
+
+
 def _identity_input(program, e, v):
     """The operand of ``e`` (producing ``v``) when ``e`` is ``x * 1`` or ``x + 0`` (either order) or ``x - 0``, with
     the number written in the program (a literal or a closed-over scalar constant) and ``x`` of ``v``'s elements:
@@ -341,7 +349,7 @@ def sigmoid_input(program, var):
                     body.eqns[0].invars[0] is body.invars[0] and len(e.invars) == 1:
                 return e.invars[0]
             return None
-        if name in _SHAPE_KEEPING and _element_count(e.invars[0]) == _element_count(v):
+        if _keeps_values(e) and _element_count(e.invars[0]) == _element_count(v):
             v = e.invars[0]
             continue
         x = _identity_input(program, e, v)
@@ -397,7 +405,7 @@ def softplus_floor_input(program, var):
                 if z is not None and not _theta_free(program, z):
                     return z, c
             return None
-        if name in _SHAPE_KEEPING and (_element_count(e.invars[0]) == _element_count(v) or (
+        if _keeps_values(e) and (_element_count(e.invars[0]) == _element_count(v) or (
                 name == "broadcast_in_dim" and int(np.prod(conc(e.invars[0].aval.shape))) == 1)):
             v = e.invars[0]
             continue
@@ -408,7 +416,10 @@ def softplus_floor_input(program, var):
 def _literal_value(program, v):
     """The number a literal or a closed-over scalar constant holds (None otherwise)."""
     if hasattr(v, "val"):
-        a = np.asarray(v.val)
+        try:        # in the program's own dtype: a weakly typed 0.3 is float32(0.3) there, not the float64 0.3
+            a = np.asarray(v.val, dtype=np.dtype(v.aval.dtype))
+        except (TypeError, ValueError):
+            a = np.asarray(v.val)
         return float(a) if a.size == 1 else None
     consts = dict(zip(program.jaxpr.jaxpr.constvars, program.jaxpr.consts))
     if v in consts:
@@ -478,7 +489,7 @@ def clipped_exp_input(program, var):
         e = program.producer(v)
         if e is None:
             return None
-        if e.primitive.name in _SHAPE_KEEPING and _element_count(e.invars[0]) == _element_count(v):
+        if _keeps_values(e) and _element_count(e.invars[0]) == _element_count(v):
             v = e.invars[0]
             continue
         return None
@@ -508,7 +519,7 @@ def clipped_sigmoid_input(program, var):
         e = program.producer(v)
         if e is None:
             return None
-        if e.primitive.name in _SHAPE_KEEPING and _element_count(e.invars[0]) == _element_count(v):
+        if _keeps_values(e) and _element_count(e.invars[0]) == _element_count(v):
             v = e.invars[0]
             continue
         x = _identity_input(program, e, v)
@@ -569,7 +580,7 @@ def log_link_input(program, var):
                 v = a
                 continue
             return None
-        if name in _SHAPE_KEEPING and (_element_count(e.invars[0]) == _element_count(v) or (
+        if _keeps_values(e) and (_element_count(e.invars[0]) == _element_count(v) or (
                 name == "broadcast_in_dim" and int(np.prod(conc(e.invars[0].aval.shape))) == 1)):
             # (a broadcast of ONE value, e.g. an intercept-only log-mean to every record: each entry is that value)
             v = e.invars[0]
