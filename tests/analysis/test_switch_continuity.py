@@ -135,8 +135,8 @@ CONTINUOUS = {
     # a body's constant divides: it is not a value of r (a division by r would be refused)
     "call-dividing-by-a-constant": lambda r: jnp.where(r > 1.0, _divided_excess(r), 0.0),
     # one body called with r and with a constant: the second call's value divides, and is not a value of r
-    "one-body-with-r-and-a-constant": lambda r: jnp.where(r > 1.0, (_plus_one(r) - 2.0) / _plus_one(D_GLOBAL),
-                                                          0.0),
+    "one-body-with-r-and-a-constant": lambda r: jnp.where(
+        r > 1.0, (_plus_one(r) - 2.0) / _plus_one(jnp.full_like(r, 2.0)), 0.0),     # one body: same shapes
     # a value of r-free constants computed after a value of r, then dividing
     "constant-divisor-after-r": lambda r: jnp.where(r > 1.0, (r - 1.0) / (D_GLOBAL * 2.0), 0.0),
     # r * r <= 0 holds at r = 0 only, where the side r is 0: the cases meet at the square root 0
