@@ -215,6 +215,10 @@ JUMPS = {
     "log-case-in-a-call": lambda r: jnp.where(r > 1.0, _jit_log(r), r - 1.0),
     # a value of r used twice, the second time under log (finite here, but log is refused for values of r)
     "log-of-a-reused-value": lambda r: (lambda u: jnp.where(r > 1.0, u + jnp.log(jnp.abs(u) + 1.0), 0.0))(r - 1.0),
+    # 1 / r as a negative power (integer_pow, y = -1), meeting 2 - r at 1, infinite at 0
+    "negative-power-case": lambda r: jnp.where(r > 1.0, r ** -1, 2.0 - r),
+    # a division by a value of r computed in a call (r + 1 is 0 at r = -1): refused like a division by r
+    "division-by-a-call-of-r": lambda r: jnp.where(r > 1.0, (r - 1.0) / _plus_one(r), 0.0),
     "select-three-way": lambda r: jnp.select([r < 0.0, r < 1.0], [r, r + 1.0], r + 5.0),
     "select-three-way-continuous": lambda r: jnp.select([r < 0.0, r < 1.0], [r, 2.0 * r], r + 1.0),  # not proven
 }
