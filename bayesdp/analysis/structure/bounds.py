@@ -2102,7 +2102,7 @@ def _dot_norm(a: "Bound", b: "Bound", dn, out_shape):
     (lc, rc), (lb, rb) = dn
     if lb or rb or len(lc) != 1 or a.lo.ndim != 2 or b.lo.ndim != 2 or len(out_shape) != 2:
         return None
-    for x, M, xc, Mc, xpos in ((a, b, lc[0], rc[0], 0), (b, a, rc[0], lc[0], 1)):
+    for x, M, xc, xpos in ((a, b, lc[0], 0), (b, a, rc[0], 1)):
         if not (M.lin is None and M.is_point() and x.nrm and xc in x.nrm):
             continue
         if not np.isfinite(M.lo).all():

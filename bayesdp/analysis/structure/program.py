@@ -220,7 +220,7 @@ def _attach_joint(run, closed, outs, outputs) -> None:
     (:func:`operator_norm_bound`): a norm fact of the whole (a one-hot row spread over two sites' columns,
     ``mu + 2 z[g]``) is not lost in the split."""
     groups: dict = {}
-    for key, i in outputs.items():
+    for i in outputs.values():
         v = closed.jaxpr.outvars[i]
         for _ in range(8):
             e = run.producer(v)
@@ -318,8 +318,8 @@ def _identity_input(program, e, v):
     pairs = [(e.invars[0], e.invars[1])] if name == "sub" else [(e.invars[0], e.invars[1]),
                                                                 (e.invars[1], e.invars[0])]
     for x, c in pairs:
-        if not hasattr(x, "val") and _literal_value(program, c) == unit and \
-                np.asarray(getattr(c, "val", 0.0)).size == 1 and _element_count(x) == _element_count(v):
+        # (_literal_value is None unless c holds one number)
+        if not hasattr(x, "val") and _literal_value(program, c) == unit and _element_count(x) == _element_count(v):
             return x
     return None
 
