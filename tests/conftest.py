@@ -28,6 +28,17 @@ if os.environ.get("BAYESDP_TEST_JAX_CACHE", "1").strip().lower() not in ("0", "f
     atexit.register(shutil.rmtree, _SESSION_CACHE, True)
 
 
+# Cheap compilation (docs/testing.md, "Cheap compilation"): the suite compiles thousands of programs and runs each
+# for milliseconds, so XLA's LLVM back end runs its cheap passes only (what compilation costs, not what the program
+# computes: floating point is not reassociated at any level).  This roughly halves the time of the tests that
+# compile chains.  Set in XLA_FLAGS before JAX is imported, so that every CLI subprocess inherits it; flags that
+# already name the level win; BAYESDP_TEST_FAST_COMPILE=0 compiles as a user's process does.
+FAST_COMPILE_FLAGS = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
+if os.environ.get("BAYESDP_TEST_FAST_COMPILE", "1").strip().lower() not in ("0", "false", "no", "off") \
+        and "jax" not in sys.modules and "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + FAST_COMPILE_FLAGS).strip()
+
+
 # Ctrl-C stops the run.  Code under test may swallow KeyboardInterrupt (`bayesdp.cli.main` turns it into exit
 # status 130, as a command should, and many tests call it in-process): pytest then records one failed test and
 # goes on.  The handler below remembers the interrupt, and the next test boundary ends the session.
@@ -172,10 +183,6 @@ SLOW = {
     # memory peak); the fast tier parses the files for the test functions instead
     "tests/test_tiers.py::test_every_slow_entry_names_a_collected_test":
         "test_tiers.py::test_every_slow_entry_names_a_test_function",
-    # the noisy-GD peer's noise multiplier at 100 compositions: a fine PLD (8.6 s, the largest memory of the fast tier:
-    # 2.1 GB in one worker); the one-step points stay fast
-    "tests/test_bench_peers.py::test_noise_multiplier_matches_the_exact_gaussian_mechanism[4.0-1e-06-100]":
-        "[1.0-1e-05-1]",
     "tests/release/test_release_final.py::test_last_draw_release_carries_the_plans_warning_and_the_start_transient":
         "test_given_chain_refusal.py::test_a_driver_too_short_to_forget_its_start_carries_the_start_transient",
     # docstring examples and documentation pages that run chains: the other modules' and pages' stay fast

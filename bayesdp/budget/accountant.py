@@ -213,12 +213,31 @@ def pld_epsilon(events: list[Event], delta: Decimal) -> float | None:
     if rest <= 0:
         return math.inf
     acct = _pld_accountant()
-    for p, pair, c in plan:
+    # The composed PLD of every prefix of the runs is kept (a few, most recent first): a charge added to a ledger
+    # composes one more run onto the PLD of the charges before it, instead of all of them again (each spend
+    # consults the charges before and after it).  The computation for a prefix is the same sequence of
+    # dp-accounting calls whether it comes from the cache or not, so the epsilon does not depend on the cache.
+    keys = [tuple((ev, c) for ev, c in runs[:k]) for k in range(len(runs) + 1)]
+    start = max(k for k in range(len(runs) + 1) if k == 0 or keys[k] in _PLD_PREFIXES)
+    if start:
+        acct._pld, acct._contains_non_dp_event = _PLD_PREFIXES[keys[start]]
+    for k in range(start, len(runs)):
+        p, pair, c = plan[k]
         if p is not None:
             acct.compose(p, c)
         else:
             acct.compose_pair(float_at_least(pair[0]), float_at_least(pair[1]), c)
+    if len(runs) > start:
+        _PLD_PREFIXES[keys[-1]] = (acct._pld, acct._contains_non_dp_event)
+        while len(_PLD_PREFIXES) > _PLD_PREFIXES_KEPT:
+            del _PLD_PREFIXES[next(iter(_PLD_PREFIXES))]
     return _ulps_up(float(acct.get_epsilon(float_at_most(rest))))
+
+
+#: composed PLDs of recent charge sequences (pld_epsilon), oldest first; dp-accounting's PLD objects are immutable
+#: (``compose`` returns a new one)
+_PLD_PREFIXES: dict = {}
+_PLD_PREFIXES_KEPT = 8
 
 
 def rdp_epsilon(events: list[Event], delta: Decimal) -> float | None:
@@ -235,9 +254,28 @@ def rdp_epsilon(events: list[Event], delta: Decimal) -> float | None:
     if rest <= 0:
         return math.inf
     acct = RdpAccountant(orders=_rdp_orders())
-    for p, c in dpe:
-        acct.compose(p, c)
+    # dp-accounting adds ``count * curve`` per event (``self._rdp += ...``); each part's term is computed once per
+    # process (3,000 orders of a Laplace curve take 35 ms) and added in the same order, giving the same sum
+    for (ev, c), (p, _) in zip(parts, dpe):
+        acct._rdp = acct._rdp + _rdp_term(ev, p, c)
     return _ulps_up(float(acct.get_epsilon(float_at_most(rest))))
+
+
+def _rdp_term(ev: Event, p, count: int):
+    key = (ev, count)
+    if key not in _RDP_TERMS:
+        from dp_accounting.rdp import RdpAccountant
+
+        one = RdpAccountant(orders=_rdp_orders())
+        one.compose(p, count)
+        _RDP_TERMS[key] = one._rdp
+        while len(_RDP_TERMS) > 256:
+            del _RDP_TERMS[next(iter(_RDP_TERMS))]
+    return _RDP_TERMS[key]
+
+
+#: ``count * curve`` of recent (event, count) parts (rdp_epsilon)
+_RDP_TERMS: dict = {}
 
 
 @dataclass(frozen=True)

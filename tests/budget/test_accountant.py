@@ -107,3 +107,34 @@ def test_gdp_events_compose_exactly_and_pure_pairs_by_summation_under_a_pure_bud
         pure.spend(("0.1", 0))
     with pytest.raises(BudgetError, match="exceeds the budget"):
         pure.spend((math.ulp(0.0), 0))
+
+
+def test_cached_compositions_equal_composing_from_scratch():
+    """pld_epsilon keeps the composed PLD of recent charge sequences and rdp_epsilon each part's term: a growing
+    ledger (new events, repeats of the last one, a repeat of an early one) gets exactly the epsilons that a cold
+    cache and dp-accounting's own accountants give."""
+    from dp_accounting.pld import PLDAccountant
+    from dp_accounting.rdp import RdpAccountant
+
+    from bayesdp.budget import accountant as A
+    from bayesdp.budget.events import as_event
+
+    seq = [dp_event.GaussianDpEvent(noise_multiplier=3.0), dp_event.LaplaceDpEvent(noise_multiplier=5.0),
+           dp_event.LaplaceDpEvent(noise_multiplier=5.0), dp_event.GaussianDpEvent(noise_multiplier=1.5),
+           dp_event.GaussianDpEvent(noise_multiplier=3.0)]
+    delta = Decimal("1e-6")
+    for k in range(1, len(seq) + 1):
+        evs = [as_event(e) for e in seq[:k]]
+        warm = (A.pld_epsilon(evs, delta), A.rdp_epsilon(evs, delta))
+        A._PLD_PREFIXES.clear()
+        A._RDP_TERMS.clear()
+        cold = (A.pld_epsilon(evs, delta), A.rdp_epsilon(evs, delta))
+        assert warm == cold
+        pld, rdp = PLDAccountant(value_discretization_interval=A.PLD_INTERVAL), RdpAccountant(orders=A._rdp_orders())
+        for e, c in A._runs(evs):          # consecutive repeats composed as one self-composition, as bayesdp does
+            pld.compose(e.pld_event(), c)
+        for e, c in A._counts(evs):        # equal events summed, in the order they first appear
+            rdp.compose(e.rdp_event(), c)
+        # dp-accounting's epsilons at the largest double <= 1e-6, pushed up 4 ulps as bayesdp reports them
+        d = A.float_at_most(Fraction(delta))
+        assert warm == (A._ulps_up(pld.get_epsilon(d)), A._ulps_up(rdp.get_epsilon(d)))

@@ -345,6 +345,8 @@ def test_composed_epsilons_are_pushed_up_past_dp_accountings_last_rounding(monke
     raw = 0.6931471805599453                     # whatever dp-accounting returned: the rule must not take it as is
 
     class Fake:
+        _pld, _contains_non_dp_event, _rdp = None, False, 0.0     # the state the composition caches keep
+
         def __init__(self, *a, **k):
             pass
 
@@ -357,6 +359,8 @@ def test_composed_epsilons_are_pushed_up_past_dp_accountings_last_rounding(monke
             return raw
 
     monkeypatch.setattr(A, "_pld_accountant", lambda: Fake())
+    monkeypatch.setattr(A, "_PLD_PREFIXES", {})          # the fake's compositions must not outlive the test
+    monkeypatch.setattr(A, "_RDP_TERMS", {})
     import dp_accounting.rdp as rdp
 
     monkeypatch.setattr(rdp, "RdpAccountant", Fake)

@@ -49,3 +49,12 @@ def glm_gradient(structure, form, num_chains):
 
     lik, grad_k = glm.likelihood_gradient(structure, form, num_chains), glm.prior_gradient(structure, num_chains)
     return lambda theta, data, a: grad_k(theta, data) + lik(theta, data, a)
+
+
+def xla_flags(*extra: str) -> str:
+    """XLA_FLAGS for a subprocess that needs flags of its own (forced host devices): this run's flags (the suite's
+    cheap compilation, tests/conftest.py) without a device count, plus ``extra``."""
+    import os
+
+    kept = [f for f in os.environ.get("XLA_FLAGS", "").split() if "xla_force_host_platform_device_count" not in f]
+    return " ".join(kept + list(extra))

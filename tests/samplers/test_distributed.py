@@ -12,7 +12,7 @@ import numpy as np
 
 from bayesdp.samplers import Sampler
 
-from _sampler_models import logistic, logistic_data
+from _sampler_models import logistic, logistic_data, xla_flags
 
 WORKER = r"""
 import json, sys
@@ -56,7 +56,7 @@ def _free_port() -> int:
 def _launch():
     here = os.path.dirname(os.path.abspath(__file__))
     env = dict(os.environ, JAX_PLATFORMS="cpu")
-    env.pop("XLA_FLAGS", None)  # one device per process
+    env["XLA_FLAGS"] = xla_flags()  # one device per process
     port = str(_free_port())
     return [subprocess.Popen([sys.executable, "-c", WORKER, here, str(pid), port], env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True) for pid in (0, 1)]

@@ -15,7 +15,7 @@ import pytest
 from bayesdp.samplers import ModelPotential, gradients
 from bayesdp.samplers.sharding import RecordLayout
 
-from _sampler_models import logistic, logistic_data
+from _sampler_models import logistic, logistic_data, xla_flags
 
 
 # -- the layout (pure) ------------------------------------------------------------------------------------
@@ -115,7 +115,7 @@ DOMAIN = ["X.norm=1.0", "y.values=0,1"]
 
 
 def _run(cases):
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4", JAX_PLATFORMS="cpu")
+    env = dict(os.environ, XLA_FLAGS=xla_flags("--xla_force_host_platform_device_count=4"), JAX_PLATFORMS="cpu")
     here = os.path.dirname(os.path.abspath(__file__))
     res = subprocess.run([sys.executable, "-c", SCRIPT, here, json.dumps(cases)], env=env, capture_output=True,
                          text=True, timeout=600)
