@@ -312,6 +312,22 @@ SLOW = {
     # the path release's tuning measured on logistic regression at m = 1e4 (docs/release.md §8.4): 12 reference chains
     "tests/release/test_path_tuning.py::test_logistic_m1e4_default_release_error_and_interval_coverage":
         "test_path_tuning.py::test_predicted_error_on_a_quadratic_is_the_simulated_chain_s",
+    # 2026-11-26, the fast tier over its 5 minutes (docs/testing.md): tests of 4-12 s whose kind stays fast
+    "tests/test_mutation_tool.py::test_spawn_runs_each_mutant_in_a_fresh_process_and_writes_mutmuts_verdicts":
+        "test_mutation_tool.py::test_spawn_refuses_when_the_unmutated_code_fails_its_tests",
+    "tests/test_audit.py::test_model_audit_detects_the_difference":
+        "test_audit.py::test_reference_model_audits_stay_below_certificates[logistic-ula-final]",
+    "tests/test_audit.py::test_release_audit_is_tight": "test_audit.py::test_lq_audit_is_tight[posterior-kw0]",
+    "tests/release/test_ledger_journal.py::test_long_ledger_show_and_a_release_that_verifies_only_the_new_rows":
+        "test_ledger_journal.py::test_a_release_rechecks_the_header_and_the_rows_after_the_verified_one",
+    "tests/release/test_engine.py::test_cli_and_python_choose_the_same_method_and_settings[extra0-spec_kw0]":
+        "[extra1-spec_kw1]",
+    "tests/release/test_path_gdp_mutants.py::test_gdp_mu_refusals[1e-300-1e-200-epsilon = 1e-300 is too small at "
+    "delta = 1e-200]": "the other test_gdp_mu_refusals cases",
+    "tests/samplers/test_minibatch.py::test_pair_and_single_frequencies_exact_binomial":
+        "test_minibatch.py::test_parallel_floyd_is_floyd_and_exactly_uniform_by_enumeration",
+    "tests/test_docs_examples.py::test_docstring_examples[bayesdp.publish.engine]": "other docstrings",
+    "tests/test_docs_examples.py::test_docstring_examples[bayesdp.models]": "other docstrings",
     # ledger: many processes or a 100,000-entry journal
     "tests/release/test_ledger_processes.py::test_kill9_at_random_points_of_a_release":
         "test_release_ledger.py::test_killed_at_random_times_during_writes",
