@@ -31,8 +31,8 @@ from numpy.lib import format as npformat
 
 from ..errors import AssumptionError, DomainError, ModelError
 
-__all__ = ["builtin_models", "data_format", "load_data", "load_model", "aligned_empty", "sampler_float_dtype",
-           "ALIGNMENT", "FLOAT32_MAX"]
+__all__ = ["builtin_models", "data_format", "load_data", "load_model", "exec_user_file", "aligned_empty",
+           "sampler_float_dtype", "ALIGNMENT", "FLOAT32_MAX"]
 
 #: File name endings :func:`load_data` reads, by format.
 SUFFIXES = {"npz": (".npz",), "csv": (".csv",), "parquet": (".parquet", ".pq")}
@@ -65,6 +65,29 @@ def builtin_models() -> dict[str, Callable]:
         raise ModelError(f"the built-in models (bayesdp.models) cannot be imported ({exc}); reinstall "
                          "bayesdp, or pass path/to/file.py:function") from None
     return models.BUILTIN
+
+
+def exec_user_file(name: str, path: str):
+    """The module of the user's Python file at ``path``, imported under ``name`` without writing bytecode: Python
+    would otherwise leave ``__pycache__/`` in the user's folder (also when the command then refuses, which must
+    write nothing; tests/test_bad_inputs_cli.py found it where bytecode writing is on).
+
+    Args:
+        name: the module name.
+        path: the file.
+
+    Returns:
+        the executed module.
+    """
+    s = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(s)
+    before = sys.dont_write_bytecode
+    sys.dont_write_bytecode = True
+    try:
+        s.loader.exec_module(mod)
+    finally:
+        sys.dont_write_bytecode = before
+    return mod
 
 
 def load_model(spec: str) -> tuple[Callable, str]:
@@ -103,9 +126,7 @@ def load_model(spec: str) -> tuple[Callable, str]:
         except ValueError:          # not the main thread: no handler, a KeyboardInterrupt is then refused
             installed = False
         try:
-            s = importlib.util.spec_from_file_location(mod_name, path)
-            mod = importlib.util.module_from_spec(s)
-            s.loader.exec_module(mod)
+            mod = exec_user_file(mod_name, path)
         except KeyboardInterrupt:
             if signalled:
                 raise

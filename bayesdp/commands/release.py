@@ -11,7 +11,6 @@ ledger unchanged.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import math
 import os
 import sys
@@ -163,10 +162,9 @@ def _user_statistic(spec: str, lipschitz: float | None, names, l2_lipschitz: flo
     if not os.path.isfile(path):
         raise AssumptionError(f"--stat {spec}: file {path} does not exist; pass path/to/file.py:function")
     try:
-        s = importlib.util.spec_from_file_location("bayesdp_user_statistic_" + str(abs(hash(os.path.abspath(path)))),
-                                                   path)
-        mod = importlib.util.module_from_spec(s)
-        s.loader.exec_module(mod)
+        from ..analysis.loading import exec_user_file
+
+        mod = exec_user_file("bayesdp_user_statistic_" + str(abs(hash(os.path.abspath(path)))), path)
     except Exception as exc:  # noqa: BLE001 - the user's file, reported in one line
         raise AssumptionError(f"--stat {spec}: the file failed to import ({type(exc).__name__}); fix it") from None
     fn = getattr(mod, func, None)

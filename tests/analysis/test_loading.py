@@ -335,3 +335,21 @@ def test_builtin_models_are_bayesdp_models():
     assert load_model("logistic") == (bayesdp.models.logistic, "logistic")
     with pytest.raises(ModelError, match="is not a built-in model"):
         load_model("nosuch")
+
+
+def test_a_model_or_statistic_file_leaves_no_bytecode_in_the_users_folder(tmp_path, monkeypatch):
+    """Python writes ``__pycache__/`` beside an imported file unless told not to; bayesdp imports the user's model
+    and statistic files without it (a refused command writes nothing; found by tests/test_bad_inputs_cli.py in CI,
+    where bytecode writing is on), and leaves the interpreter's setting as it was."""
+    import sys
+
+    from bayesdp.commands.release import _user_statistic
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    (tmp_path / "m.py").write_text("import numpyro\nimport numpyro.distributions as dist\n\n"
+                                   "def model(X):\n    numpyro.sample('w', dist.Normal(0, 1))\n")
+    (tmp_path / "stats.py").write_text("def f(s):\n    return s[..., 0]\n")
+    assert load_model(f"{tmp_path / 'm.py'}:model")[1] == "model"
+    _user_statistic(f"{tmp_path / 'stats.py'}:f", 1.0, None, None, True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.py", "stats.py"]
+    assert sys.dont_write_bytecode is False
