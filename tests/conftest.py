@@ -328,6 +328,15 @@ SLOW = {
         "test_minibatch.py::test_parallel_floyd_is_floyd_and_exactly_uniform_by_enumeration",
     "tests/test_docs_examples.py::test_docstring_examples[bayesdp.publish.engine]": "other docstrings",
     "tests/test_docs_examples.py::test_docstring_examples[bayesdp.models]": "other docstrings",
+    "tests/analysis/test_replace_one_difference.py::"
+    "test_ordered_logistic_shared_predictor_difference_is_one_plus_tanh[K=4]": "[K=2]",
+    "tests/analysis/test_replace_one_difference.py::"
+    "test_ordered_logistic_shared_predictor_difference_is_one_plus_tanh[K=5]": "[K=2]",
+    "tests/test_audit.py::test_reference_model_audits_stay_below_certificates[poisson-ula-path]": "[logistic-ula-path]",
+    "tests/test_bench_constants.py::test_logistic_hessian_sup_is_reached":
+        "test_bench_constants.py::test_logistic_gradient_sup_is_reached",
+    "tests/test_bench_constants.py::test_clipped_poisson_sup_is_reached":
+        "test_bench_constants.py::test_logistic_gradient_sup_is_reached",
     # ledger: many processes or a 100,000-entry journal
     "tests/release/test_ledger_processes.py::test_kill9_at_random_points_of_a_release":
         "test_release_ledger.py::test_killed_at_random_times_during_writes",

@@ -78,6 +78,14 @@ def exec_user_file(name: str, path: str):
 
     Returns:
         the executed module.
+
+    Examples:
+        >>> import os, tempfile
+        >>> folder = tempfile.mkdtemp()
+        >>> path = os.path.join(folder, "stats.py")
+        >>> _ = open(path, "w").write("def first(s): return s[..., 0]")
+        >>> callable(exec_user_file("user_stats", path).first), sorted(os.listdir(folder))
+        (True, ['stats.py'])
     """
     s = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(s)

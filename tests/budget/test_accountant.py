@@ -126,6 +126,8 @@ def test_cached_compositions_equal_composing_from_scratch():
     for k in range(1, len(seq) + 1):
         evs = [as_event(e) for e in seq[:k]]
         warm = (A.pld_epsilon(evs, delta), A.rdp_epsilon(evs, delta))
+        if k not in (3, 5):     # checked after a repeat of the last event (3) and of an earlier one (5)
+            continue
         A._PLD_PREFIXES.clear()
         A._RDP_TERMS.clear()
         cold = (A.pld_epsilon(evs, delta), A.rdp_epsilon(evs, delta))
