@@ -312,7 +312,7 @@ SLOW = {
     # the path release's tuning measured on logistic regression at m = 1e4 (docs/release.md §8.4): 12 reference chains
     "tests/release/test_path_tuning.py::test_logistic_m1e4_default_release_error_and_interval_coverage":
         "test_path_tuning.py::test_predicted_error_on_a_quadratic_is_the_simulated_chain_s",
-    # 2026-11-26, the fast tier over its 5 minutes (docs/testing.md): tests of 4-12 s whose kind stays fast
+    # 2026-11-26, the fast tier over its 5 minutes (docs/testing.md): tests of 2.5-12 s whose kind stays fast
     "tests/test_mutation_tool.py::test_spawn_runs_each_mutant_in_a_fresh_process_and_writes_mutmuts_verdicts":
         "test_mutation_tool.py::test_spawn_refuses_when_the_unmutated_code_fails_its_tests",
     "tests/test_audit.py::test_model_audit_detects_the_difference":
@@ -337,6 +337,18 @@ SLOW = {
         "test_bench_constants.py::test_logistic_gradient_sup_is_reached",
     "tests/test_bench_constants.py::test_clipped_poisson_sup_is_reached":
         "test_bench_constants.py::test_logistic_gradient_sup_is_reached",
+    "tests/release/test_given_chain_refusal.py::test_cli_release_runs_a_last_draw_plan_from_calibrate":
+        "test_release_final.py::test_release_is_the_planned_chains_final_draw",
+    "tests/release/test_engine.py::test_a_plans_settings_are_used_as_given":
+        "test_cli_apply_plan.py::test_sample_runs_and_certifies_the_plans_model_domain_and_settings",
+    "tests/release/test_utility.py::test_path_release_through_the_api":
+        "test_readme_examples.py::test_public_api_example_scripts_run[release_logistic.py-expect1]",
+    "tests/release/test_uninformative.py::test_a_pure_dp_refusal_suggests_approximate_dp_when_it_would_help":
+        "test_uninformative.py::test_refused_when_the_prediction_is_worse_than_the_prior_and_nothing_is_charged",
+    "tests/budget/test_ledger_faults.py::test_concurrent_releases_through_a_symlink_and_the_real_path":
+        "test_release_ledger.py::test_concurrent_processes_cannot_overspend",
+    "tests/test_face_public.py::test_cli_sample_out_holds_what_python_to_inference_data_holds":
+        "samplers/test_certificate.py::test_inference_data_holds_only_released_draws_and_certificate",
     # ledger: many processes or a 100,000-entry journal
     "tests/release/test_ledger_processes.py::test_kill9_at_random_points_of_a_release":
         "test_release_ledger.py::test_killed_at_random_times_during_writes",
