@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import math
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from decimal import Decimal
@@ -218,9 +219,10 @@ def pld_epsilon(events: list[Event], delta: Decimal) -> float | None:
     # consults the charges before and after it).  The computation for a prefix is the same sequence of
     # dp-accounting calls whether it comes from the cache or not, so the epsilon does not depend on the cache.
     keys = [tuple((ev, c) for ev, c in runs[:k]) for k in range(len(runs) + 1)]
-    start = max(k for k in range(len(runs) + 1) if k == 0 or keys[k] in _PLD_PREFIXES)
-    if start:
-        acct._pld, acct._contains_non_dp_event = _PLD_PREFIXES[keys[start]]
+    with _CACHE_LOCK:
+        start = max(k for k in range(len(runs) + 1) if k == 0 or keys[k] in _PLD_PREFIXES)
+        if start:
+            acct._pld, acct._contains_non_dp_event = _PLD_PREFIXES[keys[start]]
     for k in range(start, len(runs)):
         p, pair, c = plan[k]
         if p is not None:
@@ -228,9 +230,10 @@ def pld_epsilon(events: list[Event], delta: Decimal) -> float | None:
         else:
             acct.compose_pair(float_at_least(pair[0]), float_at_least(pair[1]), c)
     if len(runs) > start:
-        _PLD_PREFIXES[keys[-1]] = (acct._pld, acct._contains_non_dp_event)
-        while len(_PLD_PREFIXES) > _PLD_PREFIXES_KEPT:
-            del _PLD_PREFIXES[next(iter(_PLD_PREFIXES))]
+        with _CACHE_LOCK:
+            _PLD_PREFIXES[keys[-1]] = (acct._pld, acct._contains_non_dp_event)
+            while len(_PLD_PREFIXES) > _PLD_PREFIXES_KEPT:
+                del _PLD_PREFIXES[next(iter(_PLD_PREFIXES))]
     return _ulps_up(float(acct.get_epsilon(float_at_most(rest))))
 
 
@@ -238,6 +241,8 @@ def pld_epsilon(events: list[Event], delta: Decimal) -> float | None:
 #: (``compose`` returns a new one)
 _PLD_PREFIXES: dict = {}
 _PLD_PREFIXES_KEPT = 8
+#: the caches are shared by the threads of a process (a ledger may be spent from several)
+_CACHE_LOCK = threading.Lock()
 
 
 def rdp_epsilon(events: list[Event], delta: Decimal) -> float | None:
@@ -263,15 +268,19 @@ def rdp_epsilon(events: list[Event], delta: Decimal) -> float | None:
 
 def _rdp_term(ev: Event, p, count: int):
     key = (ev, count)
-    if key not in _RDP_TERMS:
+    with _CACHE_LOCK:
+        term = _RDP_TERMS.get(key)
+    if term is None:
         from dp_accounting.rdp import RdpAccountant
 
         one = RdpAccountant(orders=_rdp_orders())
         one.compose(p, count)
-        _RDP_TERMS[key] = one._rdp
-        while len(_RDP_TERMS) > 256:
-            del _RDP_TERMS[next(iter(_RDP_TERMS))]
-    return _RDP_TERMS[key]
+        term = one._rdp
+        with _CACHE_LOCK:
+            _RDP_TERMS[key] = term
+            while len(_RDP_TERMS) > 256:
+                del _RDP_TERMS[next(iter(_RDP_TERMS))]
+    return term
 
 
 #: ``count * curve`` of recent (event, count) parts (rdp_epsilon)
