@@ -214,15 +214,17 @@ def pld_epsilon(events: list[Event], delta: Decimal) -> float | None:
     if rest <= 0:
         return math.inf
     acct = _pld_accountant()
-    # The composed PLD of every prefix of the runs is kept (a few, most recent first): a charge added to a ledger
-    # composes one more run onto the PLD of the charges before it, instead of all of them again (each spend
-    # consults the charges before and after it).  The computation for a prefix is the same sequence of
-    # dp-accounting calls whether it comes from the cache or not, so the epsilon does not depend on the cache.
-    keys = [tuple((ev, c) for ev, c in runs[:k]) for k in range(len(runs) + 1)]
+    # The composed PLDs of the last few run sequences are kept: a charge added to a ledger composes one more run
+    # onto the PLD of the charges before it (the longest kept sequence that begins the runs), instead of all of
+    # them again (each spend consults the charges before and after it).  The computation for a prefix is the same
+    # sequence of dp-accounting calls whether it comes from the cache or not, so the epsilon does not depend on it.
+    key = tuple((ev, c) for ev, c in runs)
+    start = 0
     with _CACHE_LOCK:
-        start = max(k for k in range(len(runs) + 1) if k == 0 or keys[k] in _PLD_PREFIXES)
-        if start:
-            acct._pld, acct._contains_non_dp_event = _PLD_PREFIXES[keys[start]]
+        for kept, state in _PLD_PREFIXES.items():       # at most _PLD_PREFIXES_KEPT comparisons of prefixes
+            if start < len(kept) <= len(key) and key[:len(kept)] == kept:
+                start = len(kept)
+                acct._pld, acct._contains_non_dp_event = state
     for k in range(start, len(runs)):
         p, pair, c = plan[k]
         if p is not None:
@@ -231,7 +233,7 @@ def pld_epsilon(events: list[Event], delta: Decimal) -> float | None:
             acct.compose_pair(float_at_least(pair[0]), float_at_least(pair[1]), c)
     if len(runs) > start:
         with _CACHE_LOCK:
-            _PLD_PREFIXES[keys[-1]] = (acct._pld, acct._contains_non_dp_event)
+            _PLD_PREFIXES[key] = (acct._pld, acct._contains_non_dp_event)
             while len(_PLD_PREFIXES) > _PLD_PREFIXES_KEPT:
                 del _PLD_PREFIXES[next(iter(_PLD_PREFIXES))]
     return _ulps_up(float(acct.get_epsilon(float_at_most(rest))))

@@ -236,7 +236,9 @@ def test_logistic_m1e4_default_release_error_and_interval_coverage(x64):
             _, plan, _, _ = engine.plan_release(src, ReleaseSpec("mean", epsilon=eps, delta=1e-6).check())
             assert plan.method == "path" and plan.settings["num_chains"] == 1
             s = plan.settings
-            ref = refs[r] = refs[r] if r in refs else _reference_mean(data["X"], data["y"], r)
+            if r not in refs:
+                refs[r] = _reference_mean(data["X"], data["y"], r)
+            ref = refs[r]
             Xj, yj = jnp.asarray(data["X"], jnp.float64), jnp.asarray(data["y"], jnp.float64)
 
             def grad(w):
