@@ -36,7 +36,6 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
-from scipy import special
 
 from .errors import AssumptionError, check_finite, nonnegative, probability_open
 from .exact import exact as _exact, round_up, up as _up
@@ -542,6 +541,8 @@ def gdp_log_delta(mu: float, eps: float) -> float:
         >>> round(math.exp(gdp_log_delta(1.0, 0.0)), 6)   # TV distance of N(0,1) and N(1,1)
         0.382925
     """
+    from scipy import special   # (function-level: `import bayesdp` and the commands that need no GDP skip scipy)
+
     a = special.log_ndtr(-eps / mu + mu / 2.0)
     b = eps + special.log_ndtr(-eps / mu - mu / 2.0)
     diff = b - a

@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import math
 
-from scipy import special
-
 from ..certificate import Certificate
 from ..curves import DeltaProfile
 from ..errors import AssumptionError, nonnegative, positive, positive_int, require
@@ -94,6 +92,8 @@ def log_theta(r: float, eps: float) -> float:
         return -math.inf
     a = e / r - r / 2.0
     b = e / r + r / 2.0
+    from scipy import special   # (function-level: importing the theorems does not import scipy)
+
     la = float(special.log_ndtr(-a))          # log Q(a)
     lb = e + float(special.log_ndtr(-b))      # log (e^eps Q(b))
     diff = lb - la
