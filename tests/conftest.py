@@ -10,6 +10,13 @@ import pytest
 # tests/exact.py holds independent reference values shared by several test modules.
 sys.path.insert(0, os.path.dirname(__file__))
 
+# Bytecode (docs/testing.md, "Bytecode"): each pytest worker imports every test module (pytest rewrites its asserts)
+# and bayesdp; without Python's bytecode cache every worker compiles them all again, in every run (collection took
+# 24 s of CPU per worker instead of 12).  So the suite writes the cache (`__pycache__/`, ignored by git) even where
+# PYTHONDONTWRITEBYTECODE is set, as on machines that set it for everyone; BAYESDP_TEST_BYTECODE=0 honours it.
+if os.environ.get("BAYESDP_TEST_BYTECODE", "1").strip().lower() not in ("0", "false", "no", "off"):
+    sys.dont_write_bytecode = False
+
 # The tests never write to the user's compilation cache (bayesdp/jax_cache.py): the CLI's cache is off in this
 # process and in every subprocess it starts; tests/test_jax_cache.py turns it on in a tmp folder explicitly.
 os.environ["BAYESDP_JAX_CACHE"] = "0"
