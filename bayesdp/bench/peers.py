@@ -51,6 +51,7 @@ from ..cli import main
 from ..publish.data import load_breast_cancer, scale_to_unit_ball
 import warnings
 from .utility import posterior_mean, synthetic
+from ..publish.path import gdp_mu
 
 __all__ = ["NAME", "HELP", "THETA", "SIZES", "EPSILONS", "DELTA", "GD_STEPS", "add_arguments", "synthetic_d10",
            "breast_cancer_split", "gaussian_noise_multiplier", "noisy_gd", "output_perturbation", "map_estimate",
@@ -201,7 +202,6 @@ def gaussian_noise_multiplier(epsilon: float, delta: float, count: int) -> float
         >>> 3.5 < z < 4.0        # the analytic Gaussian mechanism: z = 3.73 at (1, 1e-5)
         True
     """
-    from ..publish.path import gdp_mu
 
     return math.nextafter(math.sqrt(count) / gdp_mu(epsilon, delta), math.inf)
 
@@ -277,7 +277,6 @@ def _diffprivlib(X, y, epsilon, seed):
 
 
 def _nuts_mean(X, y, seed):
-
     mean, _ = posterior_mean({"X": X, "y": y}, 1.0, seed=seed, num_samples=1000)
     return mean
 
@@ -287,7 +286,6 @@ def _nuts_mean(X, y, seed):
 
 
 def _domain():
-
     from ..analysis.domain import Domain, norm_bound, values
     return Domain(X=norm_bound(1.0), y=values(0, 1))
 
@@ -332,7 +330,6 @@ def documented_flow(X, y, epsilon, delta):
 
 
 def _cli_default(X, y, epsilon, delta):
-
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "data.npz")
         np.savez(path, X=X, y=y)

@@ -44,6 +44,7 @@ from ..cli import ARG_TYPES
 from ..errors import AssumptionError
 from ..publish.data import load_breast_cancer, scale_to_unit_ball
 from ..publish.spec import ChainOptions, ReleaseSpec
+from ..publish import demo
 from dataclasses import replace
 import numpy as np
 
@@ -115,9 +116,7 @@ def run(args) -> dict:
     if not getattr(args, "utility", False):
         return _breakdown(args)
 
-
     from ..analysis import Domain
-    from ..publish import demo
     from ..publish.engine import draw, open_accountant, plan_release
     from ..publish.methods import registry
 

@@ -17,6 +17,7 @@ import random
 
 from ..errors import BayesDPError
 from ..theorems.paper_constants import C3_as_printed, eps_delta_C4_form
+from ..mechanisms import bound
 
 __all__ = ["NAME", "HELP", "MUS", "CS", "STEP_FRACTIONS", "NUM_STEPS", "DELTA", "add_arguments",
            "exact_epsilon", "run", "format_table"]
@@ -99,7 +100,6 @@ def _supported_thm52(mu, c, gamma, n) -> float:
 
 
 def _row(mu: float, c: float, f: float, n: int) -> dict:
-    from ..mechanisms import bound
     gamma = f / mu
     common = dict(strong_convexity=mu, smoothness=mu, grad_bound=c, step_size=gamma, num_steps=n, delta=DELTA)
     ex_final = exact_epsilon(_exact_mu("ula-final", mu, c, gamma, n), DELTA)
@@ -132,7 +132,6 @@ def _row(mu: float, c: float, f: float, n: int) -> dict:
 
 
 def _soundness(draws: int, seed: int) -> dict:
-    from ..mechanisms import bound
     rng = random.Random(seed)
     checked = violations = 0
     worst = None

@@ -49,6 +49,8 @@ from ..budget.ledger import noise_delta, noise_epsilon
 from ..publish.spec import ReleaseSpec
 from ..publish.statistics import SiteSpec, coordinate_means
 from ..cli import ARG_TYPES
+from ..publish.noiseplan import plan_noise
+from ..publish.sensitivity import best_coupling, coupling_route
 
 __all__ = ["NAME", "HELP", "EPSILONS", "SIZES", "DELTA", "METHODS", "BAYESDP_METHODS", "TARGET_RATIO",
            "add_arguments", "synthetic", "posterior_mean", "chain_draws", "dpsgld_inverse_temperature",
@@ -301,11 +303,9 @@ def _setting(name: str, data: dict, prior_scale: float, epsilons, args, repeats:
     from ..models import logistic
     from ..plan import ULA, Shapes
     from ..publish.aggregate import aggregate_estimate, aggregate_route, choose_chunks
-    from ..publish.noiseplan import plan_noise
     from ..calibration import CalibrationOptions
     from ..publish.engine import plan_release
     from ..publish.methods.base import ChainSource
-    from ..publish.sensitivity import best_coupling, coupling_route
     from ..samplers import ModelPotential
     t0 = time.perf_counter()
     m, d = data["X"].shape

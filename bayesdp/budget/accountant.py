@@ -33,6 +33,8 @@ from ..errors import BayesDPError, BudgetError
 from .events import (DiscreteGaussianEvent, DiscreteLaplaceEvent, EpsilonDeltaEvent, Event, GDPEvent, LaplaceEvent,
                      as_event, curve_event, event_from_json)
 from .numbers import decimal_at_least, exact, float_at_least, float_at_most, noise_epsilon, show, to_decimal
+from ..certificate import BoundReport, Certificate
+from ..curves import GDP
 import numpy as np
 
 __all__ = ["Accountant", "PrivacyAccountant", "Entry", "Composition", "compose", "charge_of", "consistency_problem",
@@ -144,7 +146,6 @@ def _own(parts: list[tuple[Event, int]]) -> Fraction:
 
 def gdp_epsilon(events: list[Event], delta: Decimal) -> float | None:
     """Epsilon at ``delta`` of GDP events composed exactly (Dong-Roth-Su Cor. 3.3), None if another event."""
-    from ..curves import GDP
 
     if not events or not all(isinstance(e, GDPEvent) for e in events) or delta <= 0:
         return None
@@ -441,7 +442,6 @@ def charge_of(item: Any, budget_delta: Decimal, *, epsilon: Any = None, delta: A
         ...
         bayesdp.errors.BudgetError: epsilon = Decimal('0.1'), delta = Decimal('-0.1'): need epsilon >= 0 and delta in [0, 1)
     """
-    from ..certificate import BoundReport, Certificate
 
     at = to_decimal(delta, "delta") if delta is not None else budget_delta
     if isinstance(item, tuple):

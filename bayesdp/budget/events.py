@@ -42,6 +42,7 @@ from typing import Any, ClassVar
 
 from ..errors import BudgetError
 from .numbers import EXACT, decimal_at_least, float_at_least, to_decimal
+from ..curves import GDP, RDP, ApproxDP, PrivacyCurve
 
 __all__ = ["DiscreteLaplaceEvent", "DiscreteGaussianEvent", "LaplaceEvent", "GDPEvent", "ZCDPEvent",
            "EpsilonDeltaEvent", "Event", "event_from_json", "as_event", "curve_event", "laplace_event",
@@ -243,8 +244,6 @@ class DiscreteGaussianEvent(_Event):
         return float(self.delta)
 
     def _eps(self) -> float:
-        from ..curves import RDP
-
         return float(RDP.linear(float(self.rho)).epsilon(float(self.conversion_delta)))
 
     def minimal_charge(self, delta=None):
@@ -316,7 +315,6 @@ class GDPEvent(_Event):
 
     def minimal_charge(self, delta=None):
         """The smallest (epsilon, delta) it may be charged at (a curve taken at ``delta``), as exact decimals."""
-        from ..curves import GDP
 
         d = float(delta or 0.0)
         if d <= 0:
@@ -354,7 +352,6 @@ class ZCDPEvent(_Event):
 
     def minimal_charge(self, delta=None):
         """The smallest (epsilon, delta) it may be charged at (a curve taken at ``delta``), as exact decimals."""
-        from ..curves import RDP
 
         d = float(delta or 0.0)
         if d <= 0:
@@ -497,7 +494,6 @@ def curve_event(curve, delta: Any = None) -> Event:
         >>> curve_event(GDP(0.5)), curve_event(ApproxDP(1.0))
         (GDPEvent(mu=0.5), EpsilonDeltaEvent(epsilon=Decimal('1'), delta=Decimal('0'), source=''))
     """
-    from ..curves import GDP, RDP, ApproxDP
 
     if isinstance(curve, GDP):
         return GDPEvent(float(curve.mu))
@@ -535,8 +531,6 @@ def as_event(x: Any, delta: Any = None) -> Event:
     if isinstance(x, Mapping):
         return event_from_json(x)
     from dp_accounting import dp_event
-
-    from ..curves import PrivacyCurve
 
     if isinstance(x, dp_event.GaussianDpEvent):
         return GDPEvent(float_at_least(1 / Fraction(_finite("noise_multiplier", x.noise_multiplier))))

@@ -6,11 +6,10 @@ import argparse
 
 from ..cli import ARG_TYPES, OneLineParser
 from ._common import emit
+from ..mechanisms import MECHANISMS, bound
 
 
 def add_parser(sub) -> None:
-    from ..mechanisms import MECHANISMS
-
     p = sub.add_parser("bound", help="privacy calculator: every certificate for a mechanism",
                        description="Compute every certificate that applies to a mechanism and report the best.")
     msub = p.add_subparsers(dest="mechanism", metavar="MECHANISM", parser_class=OneLineParser)
@@ -35,7 +34,6 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from ..mechanisms import MECHANISMS, bound
     mech = MECHANISMS[args.mechanism]
     params = {o.dest: getattr(args, o.dest) for o in mech.options}
     params = {k: v for k, v in params.items() if v is not None and v is not False}

@@ -13,11 +13,10 @@ from . import _common as c
 from ..errors import AssumptionError
 from ..resources import check_output_dir, check_state_file
 from .certify import prepare_jax
+from ..publish import demo as d
 
 
 def add_parser(sub) -> None:
-    from ..publish import demo as d
-
     p = sub.add_parser("demo", help="private Bayesian logistic regression on a bundled real dataset (eps = 1)",
                        description="Certify, sample and release noisy posterior means of a Bayesian logistic "
                                    "regression on the bundled Breast Cancer Wisconsin (Diagnostic) data.")
@@ -50,9 +49,7 @@ def _check_options(args) -> None:
     if args.no_plots and args.out_dir is not None:
         raise AssumptionError("--out-dir is where the plots go; drop it or drop --no-plots")
     if not args.no_plots:
-        from ..publish.demo import DEFAULT_OUT_DIR
-
-        check_output_dir(args.out_dir or DEFAULT_OUT_DIR, "--out-dir")
+        check_output_dir(args.out_dir or d.DEFAULT_OUT_DIR, "--out-dir")
     if args.ledger is not None:
         check_state_file(args.ledger, "--ledger")
 
@@ -61,10 +58,8 @@ def run(args) -> int:
     _check_options(args)
 
     prepare_jax()
-    from ..publish.demo import format_demo, run_demo
-
-    res = run_demo(args.epsilon, out_dir=args.out_dir, ledger=args.ledger, budget=args.budget, quick=args.quick,
-                   statistic=args.stat, prior_scale=args.prior_scale, num_steps=args.num_steps, seed=args.seed,
-                   plots=not args.no_plots)
-    c.emit(args, res, lambda: format_demo(res))
+    res = d.run_demo(args.epsilon, out_dir=args.out_dir, ledger=args.ledger, budget=args.budget, quick=args.quick,
+                     statistic=args.stat, prior_scale=args.prior_scale, num_steps=args.num_steps, seed=args.seed,
+                     plots=not args.no_plots)
+    c.emit(args, res, lambda: d.format_demo(res))
     return 0

@@ -15,6 +15,7 @@ from ..cli import ARG_TYPES, OneLineParser, emit_json
 from ._common import emit
 from ..budget.ledger import Ledger
 from ..errors import BudgetError
+from ..budget.journal_import import import_journal
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 import argparse
@@ -154,8 +155,6 @@ def run_verify(args) -> int:
 
 
 def run_import(args) -> int:
-    from ..budget.journal_import import import_journal
-
     s = import_journal(args.old, args.new)
     if args.json:
         emit_json(s)

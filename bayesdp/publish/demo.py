@@ -34,6 +34,7 @@ from ..resources import check_output_dir, check_state_file
 from .data import PUBLIC_UPPER_BOUNDS, load_breast_cancer, scale_to_unit_ball
 from .spec import ChainOptions, ReleaseSpec
 from .statistics import SiteSpec, Statistic, coordinate_means, probability_at_profiles
+from ..certificate import BoundReport
 
 if TYPE_CHECKING:                     # annotations only: the release methods load JAX
     from .methods.base import ChainSource
@@ -283,7 +284,6 @@ class DemoResult:
 
 
 def _privacy_curve_plot(path: str, report, release_cert, epsilon: float) -> None:
-    from ..certificate import BoundReport
     import matplotlib
 
     matplotlib.use("Agg")

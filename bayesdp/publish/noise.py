@@ -35,6 +35,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import AssumptionError, check_finite, positive
+from ..curves import RDP
 
 __all__ = ["laplace_release", "NoisyRelease", "laplace_interval_halfwidth", "gaussian_release", "GaussianNoisyRelease",
            "gaussian_calibration", "gaussian_interval_halfwidth", "zcdp_rho", "granularity", "sample_discrete_laplace",
@@ -323,7 +324,6 @@ def zcdp_rho(epsilon: float, delta: float) -> float:
         >>> RDP.linear(rho).epsilon(1e-5) <= 1.0 < RDP.linear(rho * (1 + 1e-9)).epsilon(1e-5)
         True
     """
-    from ..curves import RDP
 
     eps = positive("epsilon", epsilon, "pass a positive epsilon")
     if not (isinstance(delta, (int, float)) and 0.0 < float(delta) < 1.0):
