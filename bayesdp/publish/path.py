@@ -64,7 +64,23 @@ def gdp_mu(epsilon: float, delta: float) -> float:
     lo, hi = 0.0, 1.0
     while GDP(hi).epsilon(d) <= eps:
         lo, hi = hi, 2.0 * hi
-    for _ in range(200):
+    steps = 200
+    if lo == 0.0:
+        # Halving hi = 1 while epsilon(hi) > eps would try mu = 2^-1, 2^-2, ..., 2^-200 in turn (each a 60-digit
+        # check: 7 s for a refusal at delta = 1e-200).  epsilon(mu) increases with mu, so the first k with
+        # epsilon(2^-k) <= eps is found by bisection on k; the bracket and the steps left are then those the
+        # halvings would have reached, and so is the result.  No such k up to 200: refused, as after 200 halvings.
+        if GDP(2.0 ** -200).epsilon(d) > eps:
+            raise AssumptionError(f"epsilon = {eps:.6g} is too small at delta = {d:.3g}")
+        k_lo, k_hi = 0, 200             # epsilon(2^-k_lo) > eps >= epsilon(2^-k_hi)
+        while k_hi - k_lo > 1:
+            k = (k_lo + k_hi) // 2
+            if GDP(2.0 ** -k).epsilon(d) <= eps:
+                k_hi = k
+            else:
+                k_lo = k
+        lo, hi, steps = 2.0 ** -k_hi, 2.0 ** -(k_hi - 1), 200 - k_hi
+    for _ in range(steps):
         mid = 0.5 * (lo + hi)
         if mid <= lo or mid >= hi:
             break

@@ -290,9 +290,11 @@ def search(spec: Spec, model, n_starts=128, n_steps=40, seed=0) -> tuple[float, 
         return (new, jnp.maximum(best, v)), None
 
     def one(s, is_bound):
-        lrs = jnp.geomspace(0.5, 1e-3, n_steps)
-        (s, best), _ = jax.lax.scan(lambda c, lr: step(c, lr, is_bound), (s, objective(s, is_bound)), lrs)
-        return jnp.maximum(best, objective(s, is_bound))
+        # each step evaluates the objective where it stands, then moves; the last rate is 0, so the final point is
+        # evaluated too: one copy of the objective in the program (compiling it is most of the cost)
+        lrs = jnp.concatenate([jnp.geomspace(0.5, 1e-3, n_steps), jnp.zeros(1)])
+        (s, best), _ = jax.lax.scan(lambda c, lr: step(c, lr, is_bound), (s, jnp.asarray(-jnp.inf)), lrs)
+        return best
 
     with enable_x64(True):
         args = (jax.tree_util.tree_map(jnp.asarray, state), jnp.asarray(bound))
@@ -394,11 +396,13 @@ def test_certified_bounds_dominate_numerical_search(spec):
     check_sound(spec, n_starts=128, n_steps=30)
 
 
+# 300 models in four parts of 75 (about 80 s each on one core), so that the slow tier's workers share them
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.parametrize("part", range(4))
+@settings(max_examples=75, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(spec=specs(), seed=st.integers(0, 2 ** 16))
-def test_certified_bounds_dominate_numerical_search_large(spec, seed):
-    check_sound(spec, n_starts=512, n_steps=80, seed=seed)
+def test_certified_bounds_dominate_numerical_search_large(part, spec, seed):
+    check_sound(spec, n_starts=512, n_steps=80, seed=seed + 2 ** 17 * part)
 
 
 def test_search_reaches_known_sups():

@@ -9,7 +9,9 @@ import pytest
 from bayesdp.curves import GDP
 from bayesdp.publish.path import gdp_mu
 
-# mu from 2.5e-5 to 14.7: the bracket [0, 1] is doubled for the large ones (50 and 200 need mu > 2)
+# mu from 2.5e-5 to 14.7: the bracket [0, 1] is doubled for the large ones (50 and 200 need mu > 2); below 1 the
+# power of 2 that starts the bisection is itself found by bisection (2.5e-5 starts at 2^-16).  (Much smaller
+# epsilons are not in the list: there GDP.epsilon's own outward rounding exceeds the 1e-9 asked below.)
 CASES = [(1.0, 1e-5), (0.1, 1e-6), (3.0, 1e-9), (0.5, 0.01), (10.0, 1e-12), (0.02, 1e-3), (50.0, 1e-5),
          (200.0, 1e-10), (1e-4, 1e-5)]
 

@@ -158,10 +158,13 @@ def test_sharded_runs_equal_unsharded_for_any_record_count():  # one subprocess,
     assert "not a multiple of the 4 devices" in out["error"]
 
 
+# in two subprocesses (record counts below and above the devices' multiples), so that the slow tier's workers share
+# them
 @pytest.mark.slow
-def test_every_placement_and_estimator_sharded():
+@pytest.mark.parametrize("counts", [(4, 7), (64, 101)], ids=["small", "large"])
+def test_every_placement_and_estimator_sharded(counts):
     cases = {}
-    for m in (4, 7, 64, 101):
+    for m in counts:
         cases[f"ula_glm_{m}"] = [m, {}, [SHARD, PARALLEL, BOTH]]
         cases[f"ula_glm_rows_{m}"] = [m, {"force_backend": True}, [SHARD, PARALLEL]]
         cases[f"ula_general_{m}"] = [m, {"gaussian": True}, [SHARD, PARALLEL, BOTH]]
