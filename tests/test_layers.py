@@ -8,6 +8,7 @@ statements, relative ones resolved against the importing package.
 from __future__ import annotations
 
 import ast
+import functools
 import os
 from collections import defaultdict
 
@@ -83,11 +84,18 @@ def _layer(module: str) -> int | None:
     return LAYER_OF.get(parts[1] if len(parts) > 1 else "")
 
 
+@functools.lru_cache(maxsize=None)
+def _tree(path: str) -> ast.AST:
+    """A module's syntax tree, parsed once per test session (the checks below walk the package several times)."""
+    with open(path) as fh:
+        return ast.parse(fh.read(), path)
+
+
+@functools.lru_cache(maxsize=None)     # (the checks below read it; none changes it)
 def _graph():
     edges, inner = defaultdict(set), []
     for name, package, path in _modules():
-        with open(path) as fh:
-            tree = ast.parse(fh.read(), path)
+        tree = _tree(path)
         for target, fn_level, line in _imports(package, tree):
             if target.startswith("bayesdp"):
                 edges[name].add((target, fn_level, line))
@@ -164,8 +172,7 @@ def _heavy_module(module: str) -> bool:
     path = base + ".py" if os.path.isfile(base + ".py") else os.path.join(base, "__init__.py")
     if not os.path.isfile(path):
         return False
-    with open(path) as fh:
-        tree = ast.parse(fh.read(), path)
+    tree = _tree(path)
     package = module if path.endswith("__init__.py") else module.rsplit(".", 1)[0]
     for target, fn_level, _ in _imports(package, tree):
         if fn_level:
