@@ -329,8 +329,6 @@ SLOW = {
         "test_ledger_journal.py::test_a_release_rechecks_the_header_and_the_rows_after_the_verified_one",
     "tests/release/test_engine.py::test_cli_and_python_choose_the_same_method_and_settings[extra0-spec_kw0]":
         "[extra1-spec_kw1]",
-    "tests/release/test_path_gdp_mutants.py::test_gdp_mu_refusals[1e-300-1e-200-epsilon = 1e-300 is too small at "
-    "delta = 1e-200]": "the other test_gdp_mu_refusals cases",
     "tests/samplers/test_minibatch.py::test_pair_and_single_frequencies_exact_binomial":
         "test_minibatch.py::test_parallel_floyd_is_floyd_and_exactly_uniform_by_enumeration",
     "tests/test_docs_examples.py::test_docstring_examples[bayesdp.publish.engine]": "other docstrings",
@@ -361,6 +359,17 @@ SLOW = {
         "test_release_ledger.py::test_killed_at_random_times_during_writes",
     "tests/release/test_ledger_processes.py::test_eight_concurrent_releases_against_a_budget_of_five":
         "test_release_ledger.py::test_concurrent_processes_cannot_overspend",
+    # 2026-11-27, the fast tier still over its 5 minutes (docs/testing.md)
+    "tests/analysis/test_soundness_property.py::test_certified_bounds_dominate_numerical_search":
+        "test_soundness_property.py::test_search_reaches_known_sups (the same check on four hand-derived models)",
+    "tests/test_outputs.py::test_calibrate_out_refuses_an_existing_file_without_overwrite":
+        "test_outputs.py::test_plan_to_json_writes_atomically_and_refuses_to_replace",
+    "tests/test_bench_constants.py::test_rows_and_summary_from_the_cli":
+        "test_bench_constants.py::test_logistic_gradient_sup_is_reached",
+    "tests/samplers/test_minibatch.py::test_bins_at_large_m":
+        "test_minibatch.py::test_parallel_floyd_is_floyd_and_exactly_uniform_by_enumeration",
+    "tests/samplers/test_minibatch.py::test_consecutive_batches_independent":
+        "test_minibatch.py::test_parallel_floyd_is_floyd_and_exactly_uniform_by_enumeration",
 }
 
 

@@ -388,8 +388,8 @@ def check_sound(spec: Spec, n_starts=128, n_steps=40, seed=0):
     return c, found_b, found_d
 
 
-# the fast tier's sample of the grammar (about 1.5 s a model, mostly compiling the search); the slow tier's
-# test below draws 300 models with wider searches
+# a sample of 10 models with the narrower search (about 1.5 s a model, mostly compiling the search; in the slow
+# tier since 2026-11-27, tests/conftest.py SLOW, beside the 300 models below with wider searches)
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(spec=specs())
 def test_certified_bounds_dominate_numerical_search(spec):
