@@ -1628,3 +1628,53 @@ def test_norm_fact_of_the_constant_part_is_dropped_with_the_form():
     # without the reversal the form is kept, and so is the fact about its constant part (at most 5, rounded up)
     out = rec(lambda v, i: v + jnp.asarray(table)[i], [("m", 4), (1,)], [F32, I32], [x, box([0.0], [1.0])], 3)
     assert out.lin is not None and 5.0 <= float(np.max(out.nrm[1])) <= 5.0 * (1 + 1e-14)
+
+
+# ---------------------------------------------------------------------------
+# the norm rule for sums, row by row (docs/mutation.md, "bounds: the norm rule for sums": survivors 83, 86, 87 of
+# ``_sum_norm_over``, the re-counted part summed over every axis or without keepdims)
+
+
+def test_sum_norm_over_recounts_each_row_on_its_own():
+    # c_a = [[3, 0], [0, 1]] (norms 3 and 1, exact), c_b = [[-3, 0], [0, 0]]: c_a + c_b = [[0, 0], [0, 1]], whose
+    # row norms are 0 and 1.  Row 0 re-counts its coordinate 0 (9 dropped, 0 added); row 1 has no support of b
+    # and keeps its norm 1.  Summing the dropped squares over both rows would take 9 from row 1: norm 0 < 1
+    a = Bound.box([[3.0, 0.0], [0.0, 1.0]], [[3.0, 0.0], [0.0, 1.0]])
+    b = Bound.box([[-3.0, 0.0], [0.0, 0.0]], [[-3.0, 0.0], [0.0, 0.0]])
+    got = B._sum_norm_over(a, np.array([[3.0], [1.0]]), b, 1, (2, 2))
+    assert got.shape == (2, 1)
+    assert 0.0 <= got[0, 0] <= 1e-6                 # sqrt of a few roundings of 9: exact 0
+    assert got[1, 0] >= 1.0 and got[1, 0] == pytest.approx(1.0, rel=1e-15)
+    # along axis 0 (columns): column 0 of c_a + c_b is 0, column 1 is (0, 1)
+    got = B._sum_norm_over(a, np.array([[3.0, 1.0]]), b, 0, (2, 2))
+    assert got.shape == (1, 2)
+    assert 0.0 <= got[0, 0] <= 1e-6 and got[0, 1] >= 1.0 and got[0, 1] == pytest.approx(1.0, rel=1e-15)
+
+
+def test_sum_norm_over_rows_of_boxes_hold_the_bruteforce_sup():
+    # three rows, c_a in boxes (norm bound na per row), c_b a box on part of each row: every row's bound holds
+    # the sup of |c_a + c_b| over a grid of the boxes (with |c_a| <= na), and is the closed form
+    # sqrt(na^2 - sum_S min c_a^2 + sum_S max (c_a + c_b)^2) of that row
+    alo = np.array([[1.0, -1.0, 0.0], [0.5, 0.0, 0.0], [-2.0, 0.0, 1.0]])
+    ahi = np.array([[2.0, 1.0, 0.0], [1.0, 0.0, 0.0], [-1.0, 0.0, 1.0]])
+    blo = np.array([[0.5, 0.0, 0.0], [0.0, 0.0, -1.0], [1.0, 0.0, 0.0]])
+    bhi = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 2.0], [1.5, 0.0, 0.0]])
+    na = np.array([[math.sqrt(5.0)], [1.0], [math.sqrt(5.0)]])      # the boxes' own norms (corners)
+    got = B._sum_norm_over(Bound.box(alo, ahi), na, Bound.box(blo, bhi), 1, (3, 3))
+    assert got.shape == (3, 1)
+    S = ~((blo == 0) & (bhi == 0))
+    amin = np.where((alo <= 0) & (ahi >= 0), 0.0, np.minimum(alo ** 2, ahi ** 2))
+    smax = np.maximum((alo + blo) ** 2, (ahi + bhi) ** 2)
+    want = np.sqrt(na[:, 0] ** 2 - np.where(S, amin, 0).sum(1) + np.where(S, smax, 0).sum(1))
+    # by hand: row 0 5 - 1 + 9 = 13, row 1 1 - 0 + 4 = 5, row 2 5 - 1 + (-2 + 1)^2 = 5
+    np.testing.assert_allclose(want ** 2, [13.0, 5.0, 5.0], rtol=1e-15)
+    np.testing.assert_allclose(got[:, 0], want, rtol=1e-14)
+    assert np.all(got[:, 0] >= want)
+    g = np.linspace(0.0, 1.0, 6)
+    for i in range(3):
+        pts = [alo[i, j] + g * (ahi[i, j] - alo[i, j]) for j in range(3)] + \
+              [blo[i, j] + g * (bhi[i, j] - blo[i, j]) for j in range(3)]
+        grid = np.stack(np.meshgrid(*pts, indexing="ij"), -1).reshape(-1, 6)
+        ca, cb = grid[:, :3], grid[:, 3:]
+        ok = np.linalg.norm(ca, axis=1) <= na[i, 0]
+        assert np.max(np.linalg.norm(ca + cb, axis=1)[ok]) <= got[i, 0]
