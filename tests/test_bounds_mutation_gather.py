@@ -1678,3 +1678,48 @@ def test_sum_norm_over_rows_of_boxes_hold_the_bruteforce_sup():
         ca, cb = grid[:, :3], grid[:, 3:]
         ok = np.linalg.norm(ca, axis=1) <= na[i, 0]
         assert np.max(np.linalg.norm(ca + cb, axis=1)[ok]) <= got[i, 0]
+
+
+# ---------------------------------------------------------------------------
+# a select's case computed again from the narrowed compared value (``_reevaluated``) through moves (``_moved``):
+# position j of the case must read the compared value at the position the predicate reads it
+
+
+def _select_bound(f, lo, hi):
+    lo, hi = np.asarray(lo, np.float64), np.asarray(hi, np.float64)
+    closed = jax.make_jaxpr(f)(jax.ShapeDtypeStruct(lo.shape, F32))
+    return Run(Bounds()).program(closed, [Bound.box(lo, hi)])[0]
+
+
+def _np_grid_range(f, lo, hi, n=5):
+    """min and max, entry by entry, of f over a grid of every entry's box (numpy, float64)."""
+    axes = [np.linspace(a, b, n) for a, b in zip(np.ravel(lo), np.ravel(hi))]
+    pts = np.stack(np.meshgrid(*axes, indexing="ij"), -1).reshape(-1, *np.shape(lo))
+    vals = np.stack([f(p) for p in pts])
+    return vals.min(0), vals.max(0)
+
+
+def test_a_transposed_case_is_not_narrowed_at_the_transposed_positions():
+    # y (2, 2), each entry its own box; jnp.where(y >= 0, y.T, 0): at (0, 1) the predicate reads y[0, 1] (either
+    # sign) and the case y[1, 0] in [-3, -2]: [-3, 0] (hull with 0), not narrowed by y[0, 1] >= 0; at (1, 0)
+    # y[1, 0] < 0 always: 0.  The diagonal reads the same entry, but the transpose as a whole is not lined up
+    # with the predicate, so nothing is narrowed: [-1, 1] at (0, 0), [0.5, 2] at (1, 1) (always chosen)
+    lo, hi = [[-1.0, -1.0], [-3.0, 0.5]], [[1.0, 1.0], [-2.0, 2.0]]
+    out = _select_bound(lambda y: jnp.where(y >= 0, y.T, 0.0), lo, hi)
+    eq(out, [[-1.0, -3.0], [0.0, 0.5]], [[1.0, 0.0], [0.0, 2.0]])
+    vlo, vhi = _np_grid_range(lambda y: np.where(y >= 0, y.T, 0.0), lo, hi)
+    assert np.all(out.lo <= vlo) and np.all(vhi <= out.hi)
+    np.testing.assert_array_equal(vlo[0, 1], -3.0)          # attained: y[0, 1] = 1, y[1, 0] = -3
+
+
+def test_a_case_transposed_twice_is_narrowed_at_its_own_positions():
+    # (2 y.T).T is 2 y, position by position: chosen where y >= 0, 2 y in [0, 2 hi]; (1, 0) never chosen: 0;
+    # (1, 1) always chosen: [1, 4].  A 2 x 3 operand (its transpose 3 x 2) likewise
+    lo, hi = [[-1.0, -1.0], [-3.0, 0.5]], [[1.0, 0.25], [-2.0, 2.0]]
+    out = _select_bound(lambda y: jnp.where(y >= 0, (y.T * 2.0).T, 0.0), lo, hi)
+    eq(out, [[0.0, 0.0], [0.0, 1.0]], [[2.0, 0.5], [0.0, 4.0]])
+    lo, hi = [[-1.0, -1.0, 0.5], [-3.0, 0.5, -0.5]], [[1.0, 0.25, 1.0], [-2.0, 2.0, 0.5]]
+    out = _select_bound(lambda y: jnp.where(y >= 0, (y.T * 2.0).T, 0.0), lo, hi)
+    eq(out, [[0.0, 0.0, 1.0], [0.0, 1.0, 0.0]], [[2.0, 0.5, 2.0], [0.0, 4.0, 1.0]])
+    vlo, vhi = _np_grid_range(lambda y: np.where(y >= 0, 2.0 * y, 0.0), lo, hi, n=3)
+    assert np.all(out.lo <= vlo) and np.all(vhi <= out.hi)
