@@ -1723,3 +1723,29 @@ def test_a_case_transposed_twice_is_narrowed_at_its_own_positions():
     eq(out, [[0.0, 0.0, 1.0], [0.0, 1.0, 0.0]], [[2.0, 0.5, 2.0], [0.0, 4.0, 1.0]])
     vlo, vhi = _np_grid_range(lambda y: np.where(y >= 0, 2.0 * y, 0.0), lo, hi, n=3)
     assert np.all(out.lo <= vlo) and np.all(vhi <= out.hi)
+
+
+def test_a_case_broadcast_along_a_new_axis_is_narrowed_row_by_row():
+    # y (2, 1) broadcast to (2, 3) on both sides of the select: position (i, j) reads y[i, 0] in the predicate and
+    # in the case (the broadcast axis reads no axis of y).  Row 0 (y in [-1, 1]): 2 y where y >= 0, else 0:
+    # [0, 2]; row 1 (y in [0.5, 2], always chosen): [1, 4]
+    lo, hi = [[-1.0], [0.5]], [[1.0], [2.0]]
+    out = _select_bound(lambda y: jnp.where(jnp.broadcast_to(y >= 0, (2, 3)), jnp.broadcast_to(y, (2, 3)) * 2.0,
+                                            0.0), lo, hi)
+    eq(out, [[0.0] * 3, [1.0] * 3], [[2.0] * 3, [4.0] * 3])
+
+
+def test_a_case_reading_the_value_at_two_positions_is_not_narrowed():
+    # y.T + y reads y at (i, j) and at (j, i): y[0, 1] >= 0 says nothing of y[1, 0], so at (0, 1) the case is
+    # y[1, 0] + y[0, 1] in [-4, -1], hull with 0: [-4, 0] (where y[1, 0] were narrowed too it would claim [0, 0]).
+    # The diagonal reads one entry twice but is not narrowed either (the whole case is refused): (0, 0) [-2, 2].
+    # y + y reads y at its own position twice: narrowed, 2 y where y >= 0
+    lo, hi = [[-1.0, -1.0], [-3.0, 0.5]], [[1.0, 1.0], [-2.0, 2.0]]
+    for f in (lambda y: jnp.where(y >= 0, y.T + y, 0.0), lambda y: jnp.where(y >= 0, y + y.T, 0.0)):
+        out = _select_bound(f, lo, hi)
+        eq(out, [[-2.0, -4.0], [0.0, 1.0]], [[2.0, 0.0], [0.0, 4.0]])
+    vlo, vhi = _np_grid_range(lambda y: np.where(y >= 0, y.T + y, 0.0), lo, hi)
+    # the true range at (0, 1) is [-3, 0] (chosen only where y[0, 1] >= 0): the rule's -4 is sound, not tight
+    assert np.all(out.lo <= vlo) and np.all(vhi <= out.hi) and vlo[0, 1] == -3.0
+    out = _select_bound(lambda y: jnp.where(y >= 0, y + y, 0.0), lo, hi)
+    eq(out, [[0.0, 0.0], [0.0, 1.0]], [[2.0, 2.0], [0.0, 4.0]])
