@@ -1749,3 +1749,114 @@ def test_a_case_reading_the_value_at_two_positions_is_not_narrowed():
     assert np.all(out.lo <= vlo) and np.all(vhi <= out.hi) and vlo[0, 1] == -3.0
     out = _select_bound(lambda y: jnp.where(y >= 0, y + y, 0.0), lo, hi)
     eq(out, [[0.0, 0.0], [0.0, 1.0]], [[2.0, 2.0], [0.0, 4.0]])
+
+
+# ---------------------------------------------------------------------------
+# norm facts through a product with a known matrix (``_dot_norm``): ||M x|| <= || |M| ||_2 ||x||, the operator
+# norm taken of |M| entrywise (rounding.spectral_up), a row of x M^T or a column of M x at a time
+
+
+def test_dot_norm_scales_each_row_or_column_norm_by_the_operator_norm():
+    M = np.array([[3.0, -1.0], [0.5, 2.0], [0.0, 1.0]])              # 3 x 2
+    op = float(np.linalg.norm(np.abs(M), 2))                        # 3.3386... (numpy's SVD, float64)
+    n = np.array([1.0, 2.0, 0.5, 3.0])
+    # x (4, 2) with row norms n, times M^T: out (4, 3), row i = M x_i, norm <= op n_i (along axis 1)
+    x = Bound(np.full((4, 2), -3.0), np.full((4, 2), 3.0), nrm={1: n[:, None]})
+    got = B._dot_norm(x, Bound.point(M), (((1,), (1,)), ((), ())), (4, 3))
+    assert set(got) == {1} and got[1].shape == (4, 1)
+    assert np.all(got[1][:, 0] >= op * n) and np.allclose(got[1][:, 0], op * n, rtol=1e-12)
+    # M (3, 2) times x (2, 4) with column norms n: out (3, 4), column j = M x[:, j], norm along axis 0
+    xt = Bound(np.full((2, 4), -3.0), np.full((2, 4), 3.0), nrm={0: n[None, :]})
+    got = B._dot_norm(Bound.point(M), xt, (((1,), (0,)), ((), ())), (3, 4))
+    assert set(got) == {0} and got[0].shape == (1, 4)
+    assert np.all(got[0][0] >= op * n) and np.allclose(got[0][0], op * n, rtol=1e-12)
+    # a sampled check: rows of norm n_i times M^T never exceed the bound
+    rng = np.random.default_rng(0)
+    v = rng.standard_normal((1000, 2))
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    assert np.max(np.linalg.norm(v @ M.T, axis=1)) <= op <= float(np.linalg.norm(M, 2)) * 1.2
+    # a diagonal (scaled permutation) matrix: its largest entry exactly, the product rounded up by one float
+    got = B._dot_norm(x, Bound.point(np.diag([2.0, -5.0])), (((1,), (1,)), ((), ())), (4, 2))
+    np.testing.assert_array_equal(got[1][:, 0], up(5.0 * n))
+
+
+def test_dot_norm_claims_nothing_outside_its_pattern():
+    M = Bound.point(np.array([[1.0, 2.0], [0.0, 1.0]]))
+    n = np.array([[1.0], [2.0]])
+    x = Bound(np.full((2, 2), -2.0), np.full((2, 2), 2.0), nrm={1: n})
+    mm = (((1,), (1,)), ((), ()))
+    assert B._dot_norm(x, M, mm, (2, 2)) is not None
+    assert B._dot_norm(x, M, (((1,), (1,)), ((0,), (0,))), (2,)) is None           # a batch axis
+    assert B._dot_norm(x, M, (((0, 1), (0, 1)), ((), ())), ()) is None             # two contracted axes
+    assert B._dot_norm(x, M, mm, (2, 2, 1)) is None                                # not a 2-D output
+    x3 = Bound(np.zeros((2, 2, 1)), np.zeros((2, 2, 1)), nrm={1: np.ones((2, 1, 1))})
+    assert B._dot_norm(x3, M, mm, (2, 2)) is None                                  # a 3-D operand
+    M3 = Bound.point(np.zeros((2, 2, 1)))
+    assert B._dot_norm(x, M3, mm, (2, 2)) is None
+    assert B._dot_norm(Bound(x.lo, x.hi), M, mm, (2, 2)) is None                   # no norm fact
+    assert B._dot_norm(Bound(x.lo, x.hi, nrm={0: n.T}), M, mm, (2, 2)) is None     # a fact along another axis
+    Mbox = Bound(M.lo, M.hi + 0.5)
+    assert B._dot_norm(x, Mbox, mm, (2, 2)) is None                                # M not a point
+    Mlin = Bound(M.lo, M.hi, B.Lin(M.lo, M.hi, {"X": (np.zeros((2, 2, 1)), np.ones((2, 2, 1)))}))
+    assert B._dot_norm(x, Mlin, mm, (2, 2)) is None                                # M has a linear form
+    Minf = Bound.point(np.array([[np.inf, 0.0], [0.0, 1.0]]))
+    assert B._dot_norm(x, Minf, mm, (2, 2)) is None                                # M not finite
+    # both operands with facts: the first (x M^T) is used, its rows' norms
+    y = Bound.point(np.eye(2))
+    y.nrm = {1: np.array([[7.0], [7.0]])}
+    got = B._dot_norm(x, y, mm, (2, 2))
+    assert set(got) == {1}
+    np.testing.assert_array_equal(got[1], up(n))
+
+
+# ---------------------------------------------------------------------------
+# the norm fact of a concatenation of cos(z) and sin(z) (``_concat_norm``): cos^2 + sin^2 = 1 entry by entry, so
+# the pair counts n (z's size along the axis) in the squared norm, every other operand its own norm or its box's
+
+
+def _concat_nrm(f, *ins, dim):
+    closed = jax.make_jaxpr(f)(*[jax.ShapeDtypeStruct(np.shape(b.lo), F32) for b in ins])
+    out = Run(Bounds()).program(closed, list(ins))[0]
+    return None if out.nrm is None else out.nrm.get(dim)
+
+
+def _near(got, want):
+    """``got`` is an upper bound of ``want`` (exact), within a few roundings of it."""
+    want = np.asarray(want, np.float64)
+    return got.shape == want.shape and bool(np.all(got >= want)) and bool(np.allclose(got, want, rtol=1e-14, atol=0))
+
+
+def test_concat_norm_of_cos_and_sin_pairs():
+    z = Bound.box(np.full((2, 3), -5.0), np.full((2, 3), 5.0))
+    w = Bound.box(np.full((2, 2), -5.0), np.full((2, 2), 5.0))
+    q = Bound.box([[-1.0, 0.5], [-2.0, 0.0]], [[0.5, 1.0], [1.0, 3.0]])
+    cat = jnp.concatenate
+    r3 = np.sqrt(3.0)
+    # the pair, in either order: each row has norm sqrt(3) (3 columns of z)
+    assert _near(_concat_nrm(lambda z: cat([jnp.cos(z), jnp.sin(z)], 1), z, dim=1), [[r3], [r3]])
+    assert _near(_concat_nrm(lambda z: cat([jnp.sin(z), jnp.cos(z)], 1), z, dim=1), [[r3], [r3]])
+    # along axis 0: each column has norm sqrt(2) (2 rows of z)
+    assert _near(_concat_nrm(lambda z: cat([jnp.cos(z), jnp.sin(z)], 0), z, dim=0), [[np.sqrt(2.0)] * 3])
+    # two pairs: 3 + 2
+    assert _near(_concat_nrm(lambda z, w: cat([jnp.cos(z), jnp.sin(z), jnp.cos(w), jnp.sin(w)], 1), z, w, dim=1),
+                 [[np.sqrt(5.0)]] * 2)
+    # the pair with a box between: its |entries| at most [1, 1] and [2, 3]: 3 + 2 and 3 + 13
+    assert _near(_concat_nrm(lambda z, q: cat([jnp.cos(z), q, jnp.sin(z)], 1), z, q, dim=1),
+                 [[np.sqrt(5.0)], [4.0]])
+    # a third cos or sin is not paired again: its box, 3 more
+    for f in (lambda z: cat([jnp.cos(z), jnp.sin(z), jnp.sin(z)], 1), lambda z: cat([jnp.cos(z), jnp.cos(z),
+                                                                                      jnp.sin(z)], 1)):
+        assert _near(_concat_nrm(f, z, dim=1), [[np.sqrt(6.0)]] * 2)
+    # not a pair: sin(2 z); cos and sin computed in float16 (each rounded: their squares may sum above 1); the
+    # pair beside an operand with an unbounded box (log of [0, ...]): no fact
+    assert _concat_nrm(lambda z: cat([jnp.cos(z), jnp.sin(2 * z)], 1), z, dim=1) is None
+    assert _concat_nrm(lambda z: cat([jnp.cos(z.astype(jnp.float16)), jnp.sin(z.astype(jnp.float16))], 1).astype(
+        F32), z, dim=1) is None
+    assert _concat_nrm(lambda z, q: cat([jnp.cos(z), jnp.sin(z), jnp.log(q)], 1), z, q, dim=1) is None
+    # a brute-force check of the pair with the box: rows of [cos z, q, sin z] over a grid of z and q's corners
+    g = np.linspace(-5.0, 5.0, 41)
+    for i, want in enumerate((np.sqrt(5.0), 4.0)):
+        corners = np.stack(np.meshgrid(*[[q.lo[i, j], q.hi[i, j]] for j in range(2)], indexing="ij"), -1).reshape(-1, 2)
+        best = max(np.sqrt(3.0 + np.sum(c ** 2)) for c in corners)        # cos^2 + sin^2 = 1 for each of 3 z's
+        vals = [np.linalg.norm(np.r_[np.cos(t) * np.ones(3), c, np.sin(t) * np.ones(3)]) for t in g for c in corners]
+        assert max(vals) == pytest.approx(best, rel=1e-15) and best == pytest.approx(want, rel=1e-15)
