@@ -1860,3 +1860,39 @@ def test_concat_norm_of_cos_and_sin_pairs():
         best = max(np.sqrt(3.0 + np.sum(c ** 2)) for c in corners)        # cos^2 + sin^2 = 1 for each of 3 z's
         vals = [np.linalg.norm(np.r_[np.cos(t) * np.ones(3), c, np.sin(t) * np.ones(3)]) for t in g for c in corners]
         assert max(vals) == pytest.approx(best, rel=1e-15) and best == pytest.approx(want, rel=1e-15)
+
+
+def test_softplus_ratio_needs_each_entry_divided_by_its_own_softplus():
+    # T = x * exp(a - c).T over c = logaddexp(a, 0): entry (i, j) is x_ij sigmoid(a_ji) / softplus(a_ij), which is
+    # not in [0, 1] x_ij: at a_10 = 20, a_01 = -20 it is x_01 sigmoid(20) / softplus(-20) = 4.85e8 x_01.  The
+    # exp moved by a transpose that the divisor is not moved by: no relation; the box rules' bound holds the value
+    def f(a, x):
+        c = jnp.logaddexp(a, 0.0)
+        return x * jnp.exp(a - c).T / c
+
+    a, x = box(np.full((2, 2), -20.0), np.full((2, 2), 20.0)), box(np.full((2, 2), 1.0), np.full((2, 2), 1.0))
+    out = one(f, a, x)
+    pt = np.array([[20.0, -20.0], [20.0, 20.0]])
+    c = np.logaddexp(pt, 0.0)
+    v = np.exp(pt - c).T / c
+    assert v[0, 1] == pytest.approx(1.0 / (1.0 + math.exp(-20.0)) / math.log1p(math.exp(-20.0)), rel=1e-12)  # 4.85e8
+    assert np.all(out.hi >= v) and out.hi[0, 1] >= 4.8e8
+    # the same without the transpose is the relation: x [0, 1] (x = 1: [0, 1])
+    eq(relation_only(B.softplus_ratio, lambda a, x: (lambda c: x * jnp.exp(a - c) / c)(jnp.logaddexp(a, 0.0)), a, x),
+       np.zeros((2, 2)), np.ones((2, 2)))
+
+
+def test_narrowing_through_a_negation_keeps_both_ends():
+    # -y <= 0.5 is y >= -0.5; -y == 0.25 is y == -0.25; -y > -0.5 is y < 0.5 (y in [-1, 1]; the other case 0).
+    # Each range by hand, and the values of a grid of y (numpy) inside it
+    cases = [(lambda y: jnp.where(-y <= 0.5, y, 0.0), lambda y: np.where(-y <= 0.5, y, 0.0), (-0.5, 1.0)),
+             (lambda y: jnp.where(-y == 0.25, y, 0.0), lambda y: np.where(-y == 0.25, y, 0.0), (-0.25, 0.0)),
+             (lambda y: jnp.where(-y > -0.5, y, 0.0), lambda y: np.where(-y > -0.5, y, 0.0), (-1.0, 0.5)),
+             (lambda y: jnp.where(-(-y) >= 0.75, y, 1.0), lambda y: np.where(y >= 0.75, y, 1.0), (0.75, 1.0))]
+    ys = np.linspace(-1.0, 1.0, 401)
+    for f, g, want in cases:
+        out = _select_bound(f, [-1.0], [1.0])
+        assert (out.lo[0], out.hi[0]) == want
+        v = g(ys)
+        assert out.lo[0] <= v.min() and v.max() <= out.hi[0]
+        assert v.min() == pytest.approx(want[0], abs=0.006) and v.max() == pytest.approx(want[1], abs=0.006)   # the grid's step
