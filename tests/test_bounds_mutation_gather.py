@@ -1896,3 +1896,33 @@ def test_narrowing_through_a_negation_keeps_both_ends():
         v = g(ys)
         assert out.lo[0] <= v.min() and v.max() <= out.hi[0]
         assert v.min() == pytest.approx(want[0], abs=0.006) and v.max() == pytest.approx(want[1], abs=0.006)   # the grid's step
+
+
+def test_softplus_ratio_moves_must_be_the_same_moves():
+    # exp(a - c) and c broadcast to (2, 2) along different axes: entry (i, j) is x_ij sigmoid(a_j) / softplus(a_i),
+    # up to 4.85e8 x_ij for a_j = 20, a_i = -20.  Same primitive, same output shape, other parameters: no relation
+    def f(a, x):
+        c = jnp.logaddexp(a, 0.0)
+        return x * lax.broadcast_in_dim(jnp.exp(a - c), (2, 2), (1,)) / lax.broadcast_in_dim(c, (2, 2), (0,))
+
+    a, x = box([-20.0, -20.0], [20.0, 20.0]), box(np.ones((2, 2)), np.ones((2, 2)))
+    out = one(f, a, x)
+    pt = np.array([-20.0, 20.0])
+    c = np.logaddexp(pt, 0.0)
+    v = np.exp(pt - c)[None, :] / c[:, None]
+    assert v[0, 1] == pytest.approx(1.0 / (1.0 + math.exp(-20.0)) / math.log1p(math.exp(-20.0)), rel=1e-12)
+    assert np.all(out.hi >= v)
+    # the same moves on both sides: the relation, x [0, 1]
+    g = lambda a, x: (lambda c: x * lax.broadcast_in_dim(jnp.exp(a - c), (2, 2), (1,))
+                      / lax.broadcast_in_dim(c, (2, 2), (1,)))(jnp.logaddexp(a, 0.0))
+    eq(relation_only(B.softplus_ratio, g, a, x), np.zeros((2, 2)), np.ones((2, 2)))
+
+
+def test_softplus_ratio_times_other_factors_takes_their_whole_box():
+    # (T f) / c with f in [-2, 1] (T = x exp(a - c), x = 1): sigmoid(a) / softplus(a) in (0, 1] times f: [-2, 1]
+    fn = lambda a, x, f: (lambda c: (x * jnp.exp(a - c)) * f / c)(jnp.logaddexp(a, 0.0))
+    out = relation_only(B.softplus_ratio, fn, box([-3.0], [3.0]), box([1.0], [1.0]), box([-2.0], [1.0]))
+    eq(out, [-2.0], [1.0])
+    # the value at a = -3, f = -2 is -2 sigmoid(-3) / softplus(-3) = -1.952..., near the lower end
+    v = -2.0 / (1.0 + math.exp(3.0)) / math.log1p(math.exp(-3.0))
+    assert -2.0 <= v <= -1.95
