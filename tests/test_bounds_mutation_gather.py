@@ -1926,3 +1926,42 @@ def test_softplus_ratio_times_other_factors_takes_their_whole_box():
     # the value at a = -3, f = -2 is -2 sigmoid(-3) / softplus(-3) = -1.952..., near the lower end
     v = -2.0 / (1.0 + math.exp(3.0)) / math.log1p(math.exp(-3.0))
     assert -2.0 <= v <= -1.95
+
+
+def _select_bound2(f, *boxes):
+    """The bound of f's output over per-entry boxes ``(lo, hi)`` of float32 inputs."""
+    ins = [Bound.box(np.asarray(lo, np.float64), np.asarray(hi, np.float64)) for lo, hi in boxes]
+    closed = jax.make_jaxpr(f)(*[jax.ShapeDtypeStruct(b.lo.shape, F32) for b in ins])
+    return Run(Bounds()).program(closed, ins)[0]
+
+
+def test_a_nested_select_is_narrowed_by_the_enclosing_predicate_of_the_same_value():
+    # y in [-3, 3]: where y >= 1, 1, else (where y >= -1, y * y, 1): the inner case sees y in [-1, 1] (the inner
+    # predicate and the enclosing one's false side), y * y in [0, 1]; every other choice is 1: [0, 1] (the inner
+    # predicate alone gives y in [-1, 3], y * y up to 9)
+    f = lambda y: jnp.where(y >= 1.0, 1.0, jnp.where(y >= -1.0, y * y, 1.0))
+    out = _select_bound2(f, ([-3.0], [3.0]))
+    eq(out, [0.0], [1.0])
+    ys = np.linspace(-3.0, 3.0, 601)
+    v = np.where(ys >= 1.0, 1.0, np.where(ys >= -1.0, ys * ys, 1.0))
+    assert v.min() == 0.0 and v.max() == 1.0
+
+
+def test_a_nested_select_on_another_value_keeps_its_own_bound():
+    # y in [-3, 3], z in [-2, 1]: where z >= 0, 0, else (where y <= 1, y + z, 0): z in [-2, 0] and y in [-3, 1]
+    # there, so y + z reaches -5 (y = -3, z = -2); the enclosing narrowing of z says nothing of y.  (The upper
+    # end is 2, not the sup 1: the inner recomputation starts again from z's own box.)
+    f = lambda y, z: jnp.where(z >= 0.0, 0.0, jnp.where(y <= 1.0, y + z, 0.0))
+    out = _select_bound2(f, ([-3.0], [3.0]), ([-2.0], [1.0]))
+    assert out.lo[0] == -5.0 and 1.0 <= out.hi[0] <= 2.0
+    g = np.linspace(-3.0, 3.0, 61)
+    Y, Z = np.meshgrid(g, g[(g >= -2.0) & (g <= 1.0)])
+    v = np.where(Z >= 0.0, 0.0, np.where(Y <= 1.0, Y + Z, 0.0))
+    assert v.min() == -5.0 and 0.9 <= v.max() < 1.0          # z < 0 strictly: the sup 1 is not attained
+
+
+def test_the_other_operand_order_is_tried_after_an_absolute_value_above():
+    # |y| >= z says nothing of y (two half-lines) but z <= |y| <= 1: where chosen, z in [-5, 1]
+    f = lambda y, z: jnp.where(jnp.abs(y) >= z, z, 0.0)
+    out = _select_bound2(f, ([-1.0], [1.0]), ([-5.0], [5.0]))
+    eq(out, [-5.0], [1.0])
