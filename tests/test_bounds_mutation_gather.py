@@ -1852,7 +1852,8 @@ def test_concat_norm_of_cos_and_sin_pairs():
     assert _concat_nrm(lambda z: cat([jnp.cos(z), jnp.sin(2 * z)], 1), z, dim=1) is None
     assert _concat_nrm(lambda z: cat([jnp.cos(z.astype(jnp.float16)), jnp.sin(z.astype(jnp.float16))], 1).astype(
         F32), z, dim=1) is None
-    assert _concat_nrm(lambda z, q: cat([jnp.cos(z), jnp.sin(z), jnp.log(q)], 1), z, q, dim=1) is None
+    p = Bound.box(np.zeros((2, 2)), [[0.5, 1.0], [2.0, 3.0]])            # log(p): lower ends -inf, upper finite
+    assert _concat_nrm(lambda z, p: cat([jnp.cos(z), jnp.sin(z), jnp.log(p)], 1), z, p, dim=1) is None
     # a brute-force check of the pair with the box: rows of [cos z, q, sin z] over a grid of z and q's corners
     g = np.linspace(-5.0, 5.0, 41)
     for i, want in enumerate((np.sqrt(5.0), 4.0)):
