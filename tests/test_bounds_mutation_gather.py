@@ -1966,3 +1966,53 @@ def test_the_other_operand_order_is_tried_after_an_absolute_value_above():
     f = lambda y, z: jnp.where(jnp.abs(y) >= z, z, 0.0)
     out = _select_bound2(f, ([-1.0], [1.0]), ([-5.0], [5.0]))
     eq(out, [-5.0], [1.0])
+
+
+# ---------------------------------------------------------------------------
+# min_weight: f * w with w JAX's derivative weight of min(c, y) in c, written out with lax primitives (the jaxpr
+# of jax.jvp(lambda a: jnp.minimum(a ** 2, 1.0), ...)): w = select(c == min(c, y), 0, 1) / select(y == min(c, y),
+# 1, 2), 0 unless c <= y.  f = 2 a t is then taken where a^2 <= 1 (up to float32 rounding): |f| <= 2 s t,
+# s = sqrt(1 / (1 - 2^-24))
+
+_S_MW = 2.0 * math.sqrt(1.0 / (1.0 - 2.0 ** -24))
+
+
+def _min_weight_program(order="fw", div=True, case0=None):
+    def fn(a, t, *extra):
+        c = lax.integer_pow(a, 2)
+        f = t * (2.0 * a)
+        m = lax.min(c, jnp.ones_like(c))
+        one, zero = jnp.ones_like(c), (extra[0] if case0 == "input" else jnp.full_like(c, case0 or 0.0))
+        w = lax.select_n(lax.eq(c, m), zero, one)
+        if div:
+            w = w / lax.select_n(lax.eq(jnp.ones_like(c), m), one, 2.0 * one)
+        return f * w if order == "fw" else w * f
+    return fn
+
+
+def test_min_weight_in_either_operand_order_and_without_the_tie_division():
+    a, t = box([-3.0], [3.0]), box([1.0], [1.0])
+    for order in ("fw", "wf"):
+        for div in (True, False):
+            out = relation_only(B.min_weight, _min_weight_program(order, div), a, t)
+            assert out.lo[0] == pytest.approx(-_S_MW, abs=1e-12) and out.hi[0] == pytest.approx(_S_MW, abs=1e-12)
+            assert out.lo[0] <= -_S_MW and out.hi[0] >= _S_MW
+            full = one(_min_weight_program(order, div), a, t)
+            assert full.hi[0] <= out.hi[0] and full.lo[0] >= out.lo[0]      # the relation's box is kept
+    # the values: 2 a w over a grid of a in [-3, 3], in float32 as the program computes them
+    g = np.linspace(-3.0, 3.0, 6001).astype(np.float32)
+    c = g * g
+    w = np.where(c <= 1.0, 1.0, 0.0) / np.where(c == 1.0, 2.0, 1.0)
+    v = 2.0 * g.astype(np.float64) * w
+    assert v.max() <= _S_MW and v.max() >= 1.99
+
+
+def test_min_weight_refuses_a_weight_that_is_not_zero_where_the_min_is_the_other_operand():
+    # case 0 (chosen where c > 1) is 0.5, or an input in [0, 0.5]: there the weight is not 0 and f = 2 a t reaches
+    # 6 t * 0.5 = 3 at a = 3: no relation, the boxes' bound holds 3
+    a, t = box([-3.0], [3.0]), box([1.0], [1.0])
+    out = one(_min_weight_program("fw", True, 0.5), a, t)
+    assert out.hi[0] >= 3.0 and out.lo[0] <= -3.0
+    out = one(_min_weight_program("fw", True, "input"), a, t, box([0.0], [0.5]))
+    assert out.hi[0] >= 3.0 and out.lo[0] <= -3.0
+    assert 2.0 * 3.0 * 0.5 == 3.0
