@@ -2016,3 +2016,40 @@ def test_min_weight_refuses_a_weight_that_is_not_zero_where_the_min_is_the_other
     out = one(_min_weight_program("fw", True, "input"), a, t, box([0.0], [0.5]))
     assert out.hi[0] >= 3.0 and out.lo[0] <= -3.0
     assert 2.0 * 3.0 * 0.5 == 3.0
+
+
+def test_concat_norm_uses_an_operands_own_norm_fact():
+    # a row of the identity gathered at an index in [0, 3]: its box is [0, 1]^4 (norm up to 2) but its norm fact
+    # is 1, so the pair (3) and the row (1) give sqrt(4) = 2, not sqrt(3 + 4)
+    E = np.eye(4, dtype=np.float32)
+    fn = lambda z, i: jnp.concatenate([jnp.cos(z), jnp.sin(z), jnp.asarray(E)[i]], 1)
+    closed = jax.make_jaxpr(fn)(jax.ShapeDtypeStruct((2, 3), F32), jax.ShapeDtypeStruct((2,), I32))
+    out = Run(Bounds()).program(closed, [box(np.full((2, 3), -5.0), np.full((2, 3), 5.0)),
+                                         box([0.0, 0.0], [3.0, 3.0])])[0]
+    assert _near(out.nrm[1], [[2.0], [2.0]])
+    # the sup over z and i: every row has norm exactly 2
+    t = np.linspace(-5.0, 5.0, 101)[:, None, None]
+    rows = np.concatenate(np.broadcast_arrays(np.cos(t) * np.ones(3), np.sin(t) * np.ones(3), E[None]), -1)
+    assert np.linalg.norm(rows, axis=-1).max() == pytest.approx(2.0, rel=1e-15)
+
+
+def _max_weight_program():
+    # the weight of max(a, 1/2) in a: nonzero only where a >= 1/2; f = 2 a t
+    def fn(a, t):
+        m = lax.max(a, jnp.full_like(a, 0.5))
+        one = jnp.ones_like(a)
+        w = lax.select_n(lax.eq(a, m), jnp.zeros_like(a), one) / lax.select_n(lax.eq(jnp.full_like(a, 0.5), m), one,
+                                                                               2.0 * one)
+        return (t * (2.0 * a)) * w
+    return fn
+
+
+def test_max_weight_narrows_to_the_upper_side():
+    # a in [-3, 3], t = 1: 2 a where a >= 1/2 (halved at a tie), else 0: [0, 6]; the lower side would claim
+    # [-6, 1], below the value 6 at a = 3
+    a, t = box([-3.0], [3.0]), box([1.0], [1.0])
+    out = relation_only(B.min_weight, _max_weight_program(), a, t)
+    assert out.lo[0] == 0.0 and 6.0 <= out.hi[0] <= up(6.0, 2)            # the product rounded outward
+    g = np.linspace(-3.0, 3.0, 601)
+    v = 2.0 * g * np.where(g >= 0.5, 1.0, 0.0) / np.where(g == 0.5, 2.0, 1.0)
+    assert v.min() == 0.0 and v.max() == 6.0
