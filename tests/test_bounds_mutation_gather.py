@@ -2029,7 +2029,8 @@ def test_concat_norm_uses_an_operands_own_norm_fact():
     assert _near(out.nrm[1], [[2.0], [2.0]])
     # the sup over z and i: every row has norm exactly 2
     t = np.linspace(-5.0, 5.0, 101)[:, None, None]
-    rows = np.concatenate(np.broadcast_arrays(np.cos(t) * np.ones(3), np.sin(t) * np.ones(3), E[None]), -1)
+    rows = np.concatenate([np.broadcast_to(np.cos(t), (101, 4, 3)), np.broadcast_to(np.sin(t), (101, 4, 3)),
+                           np.broadcast_to(E, (101, 4, 4))], -1)
     assert np.linalg.norm(rows, axis=-1).max() == pytest.approx(2.0, rel=1e-15)
 
 
