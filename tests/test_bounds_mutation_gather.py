@@ -2054,3 +2054,15 @@ def test_max_weight_narrows_to_the_upper_side():
     g = np.linspace(-3.0, 3.0, 601)
     v = 2.0 * g * np.where(g >= 0.5, 1.0, 0.0) / np.where(g == 0.5, 2.0, 1.0)
     assert v.min() == 0.0 and v.max() == 6.0
+
+
+def test_min_weight_under_vmap_over_a_tangent_basis():
+    # the gradient of sum(min(a^2, 1)) as the analyzer traces it: jvp vmapped over the basis e_k; the weight reaches
+    # the product broadcast along the basis axis (read from no axis of a): each entry 2 a_j t_kj w_j in
+    # [-2 s, 2 s] for t in [0, 1] (a in [-3, 3]; the boxes give [-6, 6])
+    f = lambda a: jnp.minimum(a ** 2, 1.0)
+    fn = lambda a, T: jax.vmap(lambda t: jax.jvp(f, (a,), (t,))[1])(T)
+    out = one(fn, box([-3.0] * 3, [3.0] * 3), box(np.zeros((3, 3)), np.ones((3, 3))))
+    assert out.shape == (3, 3)
+    assert np.all(out.hi >= _S_MW) and np.all(out.hi <= _S_MW + 1e-12)
+    assert np.all(out.lo <= -_S_MW) and np.all(out.lo >= -_S_MW - 1e-12)
