@@ -2066,3 +2066,27 @@ def test_min_weight_under_vmap_over_a_tangent_basis():
     assert out.shape == (3, 3)
     assert np.all(out.hi >= _S_MW) and np.all(out.hi <= _S_MW + 1e-12)
     assert np.all(out.lo <= -_S_MW) and np.all(out.lo >= -_S_MW - 1e-12)
+
+
+def test_min_weight_in_other_spellings_of_its_comparison():
+    # eq(min(c, 1), c) and min(1, c): the same weight, the same relation; ne(c, min(c, 1)) is 1 where c > 1 (there
+    # f = 2 a reaches 6 at a = 3): no relation, and the boxes' bound holds 6
+    def prog(eq_swapped=False, min_swapped=False, cmp=lax.eq):
+        def fn(a, t):
+            c = lax.integer_pow(a, 2)
+            one = jnp.ones_like(c)
+            m = lax.min(one, c) if min_swapped else lax.min(c, one)
+            w = lax.select_n(cmp(m, c) if eq_swapped else cmp(c, m), jnp.zeros_like(c), one)
+            return (t * (2.0 * a)) * w
+        return fn
+
+    a, t = box([-3.0], [3.0]), box([1.0], [1.0])
+    for kw in ({"eq_swapped": True}, {"min_swapped": True}, {"eq_swapped": True, "min_swapped": True}):
+        out = relation_only(B.min_weight, prog(**kw), a, t)
+        assert out.lo[0] == pytest.approx(-_S_MW, abs=1e-12) and out.hi[0] == pytest.approx(_S_MW, abs=1e-12)
+        assert out.lo[0] <= -_S_MW and out.hi[0] >= _S_MW
+    out = one(prog(cmp=lax.ne), a, t)
+    g = np.linspace(-3.0, 3.0, 601)
+    v = 2.0 * g * np.where(g * g != np.minimum(g * g, 1.0), 1.0, 0.0)
+    assert v.max() == 6.0 and v.min() == -6.0
+    assert out.hi[0] >= 6.0 and out.lo[0] <= -6.0
