@@ -2034,12 +2034,12 @@ def test_concat_norm_uses_an_operands_own_norm_fact():
     assert np.linalg.norm(rows, axis=-1).max() == pytest.approx(2.0, rel=1e-15)
 
 
-def _max_weight_program():
-    # the weight of max(a, 1/2) in a: nonzero only where a >= 1/2; f = 2 a t
+def _max_weight_program(op=lax.max, y=0.5):
+    # the weight of max(a, 1/2) in a: nonzero only where a >= 1/2 (of min(a, y): where a <= y); f = 2 a t
     def fn(a, t):
-        m = lax.max(a, jnp.full_like(a, 0.5))
+        m = op(a, jnp.full_like(a, y))
         one = jnp.ones_like(a)
-        w = lax.select_n(lax.eq(a, m), jnp.zeros_like(a), one) / lax.select_n(lax.eq(jnp.full_like(a, 0.5), m), one,
+        w = lax.select_n(lax.eq(a, m), jnp.zeros_like(a), one) / lax.select_n(lax.eq(jnp.full_like(a, y), m), one,
                                                                                2.0 * one)
         return (t * (2.0 * a)) * w
     return fn
@@ -2054,6 +2054,9 @@ def test_max_weight_narrows_to_the_upper_side():
     g = np.linspace(-3.0, 3.0, 601)
     v = 2.0 * g * np.where(g >= 0.5, 1.0, 0.0) / np.where(g == 0.5, 2.0, 1.0)
     assert v.min() == 0.0 and v.max() == 6.0
+    # min(a, -1/2): 2 a where a <= -1/2, else 0: [-6, 0] (the product's ends are [-6, -1], joined with the 0)
+    out = relation_only(B.min_weight, _max_weight_program(lax.min, -0.5), a, t)
+    assert dn(-6.0, 2) <= out.lo[0] <= -6.0 and out.hi[0] == 0.0
 
 
 def test_min_weight_under_vmap_over_a_tangent_basis():
