@@ -1682,3 +1682,8 @@ def test_checked_makes_an_integer_result_outside_its_dtype_unbounded():
     key = Bound.top(())
     got = ck(call, [key, box([0.0, 0.0], [2.0 ** 31, 0.0])])
     assert got[0] is key and top(got[1], call)
+    # an output already unbounded before one that leaves its range: the second is still checked
+    (two,) = jax.make_jaxpr(jax.jit(lambda a, b: (a * a, b * b)))(S((2,), jnp.int32), S((2,), jnp.int32)).jaxpr.eqns
+    earlier = Bound.top((2,), "earlier")
+    got = ck(two, [earlier, box([0.0, 0.0], [2.0 ** 31, 0.0])])
+    assert got[0] is earlier and top(got[1], two)
