@@ -2093,3 +2093,14 @@ def test_min_weight_in_other_spellings_of_its_comparison():
     v = 2.0 * g * np.where(g * g != np.minimum(g * g, 1.0), 1.0, 0.0)
     assert v.max() == 6.0 and v.min() == -6.0
     assert out.hi[0] >= 6.0 and out.lo[0] <= -6.0
+
+
+def test_a_select_of_three_cases_computed_again_keeps_every_case():
+    # where y >= 0 (y in [-1, 1]), select_n(i, y, 2 y, -5 y) with i in [0, 2] is computed again from y in [0, 1]:
+    # the hull of [0, 1], [0, 2] and [-5, 0] (the third case at i = 2), and 0 elsewhere: [-5, 2]
+    f = lambda y, i: jnp.where(y >= 0, lax.select_n(i, y, 2.0 * y, -5.0 * y), 0.0)
+    closed = jax.make_jaxpr(f)(jax.ShapeDtypeStruct((1,), F32), jax.ShapeDtypeStruct((1,), I32))
+    out = Run(Bounds()).program(closed, [box([-1.0], [1.0]), box([0.0], [2.0])])[0]
+    eq(out, [-5.0], [2.0])
+    v = [np.where(y >= 0, [y, 2.0 * y, -5.0 * y][i], 0.0) for y in np.linspace(-1.0, 1.0, 21) for i in range(3)]
+    assert min(v) == -5.0 and max(v) == 2.0
