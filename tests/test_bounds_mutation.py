@@ -1610,3 +1610,81 @@ def test_structural_ops_keep_the_reason_of_an_unbounded_operand():
     for op in ops:
         out = one(lambda x: op(jnp.log(x)), b)
         assert not out.bounded() and out.why is not None and out.why.primitive.name == "log", out.why
+
+
+def test_exact_power_is_the_mask_of_powers_that_are_floats():
+    # by hand, with Fractions: 3^2 = 9 and (-2)^2 = 4 are floats; 0.1^2 is not (0.1's square needs more than 53
+    # bits); 2^-600 squared underflows to 0 (not 2^-1200); 1e200^2 overflows to inf; inf and nan are never exact
+    x = np.array([3.0, 0.1, -2.0, 2.0 ** -600, 1e200, INF, np.nan])
+    with np.errstate(all="ignore"):
+        p = x ** 2
+    got = B._exact_power(x, p, 2)
+    assert got.dtype == np.bool_ and got.shape == (7,)
+    assert got.tolist() == [True, False, True, False, False, False, False]
+    # the float that was computed is what is checked: 4 + 1 ulp is not 2^2
+    assert B._exact_power(np.array([2.0, 2.0]), np.array([4.0, up(4.0)]), 2).tolist() == [True, False]
+    # odd k: 1.5^3 = 3.375 exactly, (-0.5)^3 = -0.125 exactly, (1/3)^3 is not a float
+    x = np.array([1.5, -0.5, 1.0 / 3.0])
+    assert B._exact_power(x, x ** 3, 3).tolist() == [True, True, False]
+    # broadcasting: a scalar base against an array of powers, and an array of bases against one power
+    assert B._exact_power(2.0, np.array([4.0, 5.0]), 2).tolist() == [True, False]
+    assert B._exact_power(np.array([[2.0], [-2.0], [3.0]]), 4.0, 2).tolist() == [[True], [True], [False]]
+    # at most `limit` entries are checked: 64 are (every 1.0^2 exact), 65 are reported inexact; and limit itself
+    assert B._exact_power(np.ones(64), np.ones(64), 2).all()
+    assert not B._exact_power(np.ones(65), np.ones(65), 2).any()
+    assert B._exact_power(np.ones(3), np.ones(3), 2, limit=3).all()
+    assert not B._exact_power(np.ones(3), np.ones(3), 2, limit=2).any()
+    assert B._exact_power(np.ones(65), np.ones(65), 2, limit=65).all()
+
+
+def test_checked_makes_an_integer_result_outside_its_dtype_unbounded():
+    # the rules compute in real arithmetic; an integer that leaves its dtype's range wraps around, so the output
+    # may be any value of the dtype: unbounded, naming the equation.  The dtype's own ends are inside it.
+    S = jax.ShapeDtypeStruct
+    ck = Bounds().checked
+    mul8, lt8 = jax.make_jaxpr(lambda a, b: (a * b, a < b))(S((2,), jnp.int8), S((2,), jnp.int8)).jaxpr.eqns
+
+    def top(out, eqn):
+        return out.shape == (2,) and np.all(out.lo == -INF) and np.all(out.hi == INF) and out.why is eqn
+
+    ends = box([-128.0, 0.0], [0.0, 127.0])
+    assert ck(mul8, [ends])[0] is ends
+    assert top(ck(mul8, [box([-129.0, 0.0], [0.0, 127.0])])[0], mul8)       # one entry one below the range
+    assert top(ck(mul8, [box([-128.0, 0.0], [0.0, 128.0])])[0], mul8)       # one entry one above
+    (mulu8,) = jax.make_jaxpr(lambda a: a * a)(S((2,), jnp.uint8)).jaxpr.eqns
+    ok = box([0.0, 0.0], [255.0, 1.0])
+    assert ck(mulu8, [ok])[0] is ok
+    assert top(ck(mulu8, [box([-1.0, 0.0], [0.0, 1.0])])[0], mulu8)
+    (mul32,) = jax.make_jaxpr(lambda a: a * a)(S((2,), jnp.int32)).jaxpr.eqns
+    ok = box([-2.0 ** 31, 0.0], [0.0, 2.0 ** 31 - 1])
+    assert ck(mul32, [ok])[0] is ok
+    assert top(ck(mul32, [box([0.0, 0.0], [2.0 ** 31, 0.0])])[0], mul32)
+    # an end that is already infinite keeps the equation that made it so (the finite end below the range too)
+    earlier = Bound(np.array([-1e9, 0.0]), np.array([INF, 0.0]), None, "earlier")
+    assert ck(mul8, [earlier])[0] is earlier
+    # booleans (a 0/1 box whatever a rule says) and floats are not checked
+    b = box([0.0, 0.0], [5.0, 1.0])
+    assert ck(lt8, [b])[0] is b
+    (fmul,) = jax.make_jaxpr(lambda a: a * a)(S((2,), F32)).jaxpr.eqns
+    b = box([1e40, -1e40], [1e41, 0.0])
+    assert ck(fmul, [b])[0] is b
+    # several outputs: top_k's float values are left, its int32 indices checked
+    (tk,) = jax.make_jaxpr(lambda a: lax.top_k(a, 2))(S((3,), F32)).jaxpr.eqns
+    v, i_ok, i_bad = box([1e40, 1e40], [1e41, 1e41]), box([0.0, 0.0], [2.0, 2.0]), box([0.0, 0.0], [2.0 ** 31, 2.0])
+    got = ck(tk, [v, i_ok])
+    assert got[0] is v and got[1] is i_ok
+    got = ck(tk, [v, i_bad])
+    assert got[0] is v and top(got[1], tk)
+    assert ck(tk, [v]) == [v]                                                  # fewer outputs than outvars
+    assert ck(mul8, [None]) == [None]                                          # not a Bound: left
+    # a PRNG key output (no numpy dtype) before an integer one: the integer one is still checked
+    key_struct = jax.eval_shape(jax.random.key, 0)                            # traced, not run: nothing compiles
+    (call,) = jax.make_jaxpr(jax.jit(lambda k, a: (k, a * a)))(key_struct, S((2,), jnp.int32)).jaxpr.eqns
+    key = Bound.top(())
+    got = ck(call, [key, box([0.0, 0.0], [2.0 ** 31, 0.0])])
+    assert got[0] is key and top(got[1], call)
+    # an output already unbounded before one that leaves its range: the second is still checked
+    (two,) = jax.make_jaxpr(jax.jit(lambda a, b: (a * a, b * b)))(S((2,), jnp.int32), S((2,), jnp.int32)).jaxpr.eqns
+    earlier = Bound.top((2,), "earlier")
+    got = ck(two, [earlier, box([0.0, 0.0], [2.0 ** 31, 0.0])])
+    assert got[0] is earlier and top(got[1], two)

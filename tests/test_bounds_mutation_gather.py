@@ -1628,3 +1628,479 @@ def test_norm_fact_of_the_constant_part_is_dropped_with_the_form():
     # without the reversal the form is kept, and so is the fact about its constant part (at most 5, rounded up)
     out = rec(lambda v, i: v + jnp.asarray(table)[i], [("m", 4), (1,)], [F32, I32], [x, box([0.0], [1.0])], 3)
     assert out.lin is not None and 5.0 <= float(np.max(out.nrm[1])) <= 5.0 * (1 + 1e-14)
+
+
+# ---------------------------------------------------------------------------
+# the norm rule for sums, row by row (docs/mutation.md, "bounds: the norm rule for sums": survivors 83, 86, 87 of
+# ``_sum_norm_over``, the re-counted part summed over every axis or without keepdims)
+
+
+def test_sum_norm_over_recounts_each_row_on_its_own():
+    # c_a = [[3, 0], [0, 1]] (norms 3 and 1, exact), c_b = [[-3, 0], [0, 0]]: c_a + c_b = [[0, 0], [0, 1]], whose
+    # row norms are 0 and 1.  Row 0 re-counts its coordinate 0 (9 dropped, 0 added); row 1 has no support of b
+    # and keeps its norm 1.  Summing the dropped squares over both rows would take 9 from row 1: norm 0 < 1
+    a = Bound.box([[3.0, 0.0], [0.0, 1.0]], [[3.0, 0.0], [0.0, 1.0]])
+    b = Bound.box([[-3.0, 0.0], [0.0, 0.0]], [[-3.0, 0.0], [0.0, 0.0]])
+    got = B._sum_norm_over(a, np.array([[3.0], [1.0]]), b, 1, (2, 2))
+    assert got.shape == (2, 1)
+    assert 0.0 <= got[0, 0] <= 1e-6                 # sqrt of a few roundings of 9: exact 0
+    assert got[1, 0] >= 1.0 and got[1, 0] == pytest.approx(1.0, rel=1e-15)
+    # along axis 0 (columns): column 0 of c_a + c_b is 0, column 1 is (0, 1)
+    got = B._sum_norm_over(a, np.array([[3.0, 1.0]]), b, 0, (2, 2))
+    assert got.shape == (1, 2)
+    assert 0.0 <= got[0, 0] <= 1e-6 and got[0, 1] >= 1.0 and got[0, 1] == pytest.approx(1.0, rel=1e-15)
+
+
+def test_sum_norm_over_rows_of_boxes_hold_the_bruteforce_sup():
+    # three rows, c_a in boxes (norm bound na per row), c_b a box on part of each row: every row's bound holds
+    # the sup of |c_a + c_b| over a grid of the boxes (with |c_a| <= na), and is the closed form
+    # sqrt(na^2 - sum_S min c_a^2 + sum_S max (c_a + c_b)^2) of that row
+    alo = np.array([[1.0, -1.0, 0.0], [0.5, 0.0, 0.0], [-2.0, 0.0, 1.0]])
+    ahi = np.array([[2.0, 1.0, 0.0], [1.0, 0.0, 0.0], [-1.0, 0.0, 1.0]])
+    blo = np.array([[0.5, 0.0, 0.0], [0.0, 0.0, -1.0], [1.0, 0.0, 0.0]])
+    bhi = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 2.0], [1.5, 0.0, 0.0]])
+    na = np.array([[math.sqrt(5.0)], [1.0], [math.sqrt(5.0)]])      # the boxes' own norms (corners)
+    got = B._sum_norm_over(Bound.box(alo, ahi), na, Bound.box(blo, bhi), 1, (3, 3))
+    assert got.shape == (3, 1)
+    S = ~((blo == 0) & (bhi == 0))
+    amin = np.where((alo <= 0) & (ahi >= 0), 0.0, np.minimum(alo ** 2, ahi ** 2))
+    smax = np.maximum((alo + blo) ** 2, (ahi + bhi) ** 2)
+    want = np.sqrt(na[:, 0] ** 2 - np.where(S, amin, 0).sum(1) + np.where(S, smax, 0).sum(1))
+    # by hand: row 0 5 - 1 + 9 = 13, row 1 1 - 0 + 4 = 5, row 2 5 - 1 + (-2 + 1)^2 = 5
+    np.testing.assert_allclose(want ** 2, [13.0, 5.0, 5.0], rtol=1e-15)
+    np.testing.assert_allclose(got[:, 0], want, rtol=1e-14)
+    assert np.all(got[:, 0] >= want)
+    g = np.linspace(0.0, 1.0, 6)
+    for i in range(3):
+        pts = [alo[i, j] + g * (ahi[i, j] - alo[i, j]) for j in range(3)] + \
+              [blo[i, j] + g * (bhi[i, j] - blo[i, j]) for j in range(3)]
+        grid = np.stack(np.meshgrid(*pts, indexing="ij"), -1).reshape(-1, 6)
+        ca, cb = grid[:, :3], grid[:, 3:]
+        ok = np.linalg.norm(ca, axis=1) <= na[i, 0]
+        assert np.max(np.linalg.norm(ca + cb, axis=1)[ok]) <= got[i, 0]
+
+
+# ---------------------------------------------------------------------------
+# a select's case computed again from the narrowed compared value (``_reevaluated``) through moves (``_moved``):
+# position j of the case must read the compared value at the position the predicate reads it
+
+
+def _select_bound(f, lo, hi):
+    lo, hi = np.asarray(lo, np.float64), np.asarray(hi, np.float64)
+    closed = jax.make_jaxpr(f)(jax.ShapeDtypeStruct(lo.shape, F32))
+    return Run(Bounds()).program(closed, [Bound.box(lo, hi)])[0]
+
+
+def _np_grid_range(f, lo, hi, n=5):
+    """min and max, entry by entry, of f over a grid of every entry's box (numpy, float64)."""
+    axes = [np.linspace(a, b, n) for a, b in zip(np.ravel(lo), np.ravel(hi))]
+    pts = np.stack(np.meshgrid(*axes, indexing="ij"), -1).reshape(-1, *np.shape(lo))
+    vals = np.stack([f(p) for p in pts])
+    return vals.min(0), vals.max(0)
+
+
+def test_a_transposed_case_is_not_narrowed_at_the_transposed_positions():
+    # y (2, 2), each entry its own box; jnp.where(y >= 0, y.T, 0): at (0, 1) the predicate reads y[0, 1] (either
+    # sign) and the case y[1, 0] in [-3, -2]: [-3, 0] (hull with 0), not narrowed by y[0, 1] >= 0; at (1, 0)
+    # y[1, 0] < 0 always: 0.  The diagonal reads the same entry, but the transpose as a whole is not lined up
+    # with the predicate, so nothing is narrowed: [-1, 1] at (0, 0), [0.5, 2] at (1, 1) (always chosen)
+    lo, hi = [[-1.0, -1.0], [-3.0, 0.5]], [[1.0, 1.0], [-2.0, 2.0]]
+    out = _select_bound(lambda y: jnp.where(y >= 0, y.T, 0.0), lo, hi)
+    eq(out, [[-1.0, -3.0], [0.0, 0.5]], [[1.0, 0.0], [0.0, 2.0]])
+    vlo, vhi = _np_grid_range(lambda y: np.where(y >= 0, y.T, 0.0), lo, hi)
+    assert np.all(out.lo <= vlo) and np.all(vhi <= out.hi)
+    np.testing.assert_array_equal(vlo[0, 1], -3.0)          # attained: y[0, 1] = 1, y[1, 0] = -3
+
+
+def test_a_case_transposed_twice_is_narrowed_at_its_own_positions():
+    # (2 y.T).T is 2 y, position by position: chosen where y >= 0, 2 y in [0, 2 hi]; (1, 0) never chosen: 0;
+    # (1, 1) always chosen: [1, 4].  A 2 x 3 operand (its transpose 3 x 2) likewise
+    lo, hi = [[-1.0, -1.0], [-3.0, 0.5]], [[1.0, 0.25], [-2.0, 2.0]]
+    out = _select_bound(lambda y: jnp.where(y >= 0, (y.T * 2.0).T, 0.0), lo, hi)
+    eq(out, [[0.0, 0.0], [0.0, 1.0]], [[2.0, 0.5], [0.0, 4.0]])
+    lo, hi = [[-1.0, -1.0, 0.5], [-3.0, 0.5, -0.5]], [[1.0, 0.25, 1.0], [-2.0, 2.0, 0.5]]
+    out = _select_bound(lambda y: jnp.where(y >= 0, (y.T * 2.0).T, 0.0), lo, hi)
+    eq(out, [[0.0, 0.0, 1.0], [0.0, 1.0, 0.0]], [[2.0, 0.5, 2.0], [0.0, 4.0, 1.0]])
+    vlo, vhi = _np_grid_range(lambda y: np.where(y >= 0, 2.0 * y, 0.0), lo, hi, n=3)
+    assert np.all(out.lo <= vlo) and np.all(vhi <= out.hi)
+
+
+def test_a_case_broadcast_along_a_new_axis_is_narrowed_row_by_row():
+    # y (2, 1) broadcast to (2, 3) on both sides of the select: position (i, j) reads y[i, 0] in the predicate and
+    # in the case (the broadcast axis reads no axis of y).  Row 0 (y in [-1, 1]): 2 y where y >= 0, else 0:
+    # [0, 2]; row 1 (y in [0.5, 2], always chosen): [1, 4]
+    lo, hi = [[-1.0], [0.5]], [[1.0], [2.0]]
+    out = _select_bound(lambda y: jnp.where(jnp.broadcast_to(y >= 0, (2, 3)), jnp.broadcast_to(y, (2, 3)) * 2.0,
+                                            0.0), lo, hi)
+    eq(out, [[0.0] * 3, [1.0] * 3], [[2.0] * 3, [4.0] * 3])
+
+
+def test_a_case_reading_the_value_at_two_positions_is_not_narrowed():
+    # y.T + y reads y at (i, j) and at (j, i): y[0, 1] >= 0 says nothing of y[1, 0], so at (0, 1) the case is
+    # y[1, 0] + y[0, 1] in [-4, -1], hull with 0: [-4, 0] (where y[1, 0] were narrowed too it would claim [0, 0]).
+    # The diagonal reads one entry twice but is not narrowed either (the whole case is refused): (0, 0) [-2, 2].
+    # y + y reads y at its own position twice: narrowed, 2 y where y >= 0
+    lo, hi = [[-1.0, -1.0], [-3.0, 0.5]], [[1.0, 1.0], [-2.0, 2.0]]
+    for f in (lambda y: jnp.where(y >= 0, y.T + y, 0.0), lambda y: jnp.where(y >= 0, y + y.T, 0.0)):
+        out = _select_bound(f, lo, hi)
+        eq(out, [[-2.0, -4.0], [0.0, 1.0]], [[2.0, 0.0], [0.0, 4.0]])
+    vlo, vhi = _np_grid_range(lambda y: np.where(y >= 0, y.T + y, 0.0), lo, hi)
+    # the true range at (0, 1) is [-3, 0] (chosen only where y[0, 1] >= 0): the rule's -4 is sound, not tight
+    assert np.all(out.lo <= vlo) and np.all(vhi <= out.hi) and vlo[0, 1] == -3.0
+    out = _select_bound(lambda y: jnp.where(y >= 0, y + y, 0.0), lo, hi)
+    eq(out, [[0.0, 0.0], [0.0, 1.0]], [[2.0, 2.0], [0.0, 4.0]])
+
+
+# ---------------------------------------------------------------------------
+# norm facts through a product with a known matrix (``_dot_norm``): ||M x|| <= || |M| ||_2 ||x||, the operator
+# norm taken of |M| entrywise (rounding.spectral_up), a row of x M^T or a column of M x at a time
+
+
+def test_dot_norm_scales_each_row_or_column_norm_by_the_operator_norm():
+    M = np.array([[3.0, -1.0], [0.5, 2.0], [0.0, 1.0]])              # 3 x 2
+    op = float(np.linalg.norm(np.abs(M), 2))                        # 3.3386... (numpy's SVD, float64)
+    n = np.array([1.0, 2.0, 0.5, 3.0])
+    # x (4, 2) with row norms n, times M^T: out (4, 3), row i = M x_i, norm <= op n_i (along axis 1)
+    x = Bound(np.full((4, 2), -3.0), np.full((4, 2), 3.0), nrm={1: n[:, None]})
+    got = B._dot_norm(x, Bound.point(M), (((1,), (1,)), ((), ())), (4, 3))
+    assert set(got) == {1} and got[1].shape == (4, 1)
+    assert np.all(got[1][:, 0] >= op * n) and np.allclose(got[1][:, 0], op * n, rtol=1e-12)
+    # M (3, 2) times x (2, 4) with column norms n: out (3, 4), column j = M x[:, j], norm along axis 0
+    xt = Bound(np.full((2, 4), -3.0), np.full((2, 4), 3.0), nrm={0: n[None, :]})
+    got = B._dot_norm(Bound.point(M), xt, (((1,), (0,)), ((), ())), (3, 4))
+    assert set(got) == {0} and got[0].shape == (1, 4)
+    assert np.all(got[0][0] >= op * n) and np.allclose(got[0][0], op * n, rtol=1e-12)
+    # a sampled check: rows of norm n_i times M^T never exceed the bound
+    rng = np.random.default_rng(0)
+    v = rng.standard_normal((1000, 2))
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    assert np.max(np.linalg.norm(v @ M.T, axis=1)) <= op <= float(np.linalg.norm(M, 2)) * 1.2
+    # a diagonal (scaled permutation) matrix: its largest entry exactly, the product rounded up by one float
+    got = B._dot_norm(x, Bound.point(np.diag([2.0, -5.0])), (((1,), (1,)), ((), ())), (4, 2))
+    np.testing.assert_array_equal(got[1][:, 0], up(5.0 * n))
+
+
+def test_dot_norm_claims_nothing_outside_its_pattern():
+    M = Bound.point(np.array([[1.0, 2.0], [0.0, 1.0]]))
+    n = np.array([[1.0], [2.0]])
+    x = Bound(np.full((2, 2), -2.0), np.full((2, 2), 2.0), nrm={1: n})
+    mm = (((1,), (1,)), ((), ()))
+    assert B._dot_norm(x, M, mm, (2, 2)) is not None
+    assert B._dot_norm(x, M, (((1,), (1,)), ((0,), (0,))), (2,)) is None           # a batch axis
+    assert B._dot_norm(x, M, (((0, 1), (0, 1)), ((), ())), ()) is None             # two contracted axes
+    assert B._dot_norm(x, M, mm, (2, 2, 1)) is None                                # not a 2-D output
+    x3 = Bound(np.zeros((2, 2, 1)), np.zeros((2, 2, 1)), nrm={1: np.ones((2, 1, 1))})
+    assert B._dot_norm(x3, M, mm, (2, 2)) is None                                  # a 3-D operand
+    M3 = Bound.point(np.zeros((2, 2, 1)))
+    assert B._dot_norm(x, M3, mm, (2, 2)) is None
+    assert B._dot_norm(Bound(x.lo, x.hi), M, mm, (2, 2)) is None                   # no norm fact
+    assert B._dot_norm(Bound(x.lo, x.hi, nrm={0: n.T}), M, mm, (2, 2)) is None     # a fact along another axis
+    Mbox = Bound(M.lo, M.hi + 0.5)
+    assert B._dot_norm(x, Mbox, mm, (2, 2)) is None                                # M not a point
+    Mlin = Bound(M.lo, M.hi, B.Lin(M.lo, M.hi, {"X": (np.zeros((2, 2, 1)), np.ones((2, 2, 1)))}))
+    assert B._dot_norm(x, Mlin, mm, (2, 2)) is None                                # M has a linear form
+    Minf = Bound.point(np.array([[np.inf, 0.0], [0.0, 1.0]]))
+    assert B._dot_norm(x, Minf, mm, (2, 2)) is None                                # M not finite
+    # both operands with facts: the first (x M^T) is used, its rows' norms
+    y = Bound.point(np.eye(2))
+    y.nrm = {1: np.array([[7.0], [7.0]])}
+    got = B._dot_norm(x, y, mm, (2, 2))
+    assert set(got) == {1}
+    np.testing.assert_array_equal(got[1], up(n))
+
+
+# ---------------------------------------------------------------------------
+# the norm fact of a concatenation of cos(z) and sin(z) (``_concat_norm``): cos^2 + sin^2 = 1 entry by entry, so
+# the pair counts n (z's size along the axis) in the squared norm, every other operand its own norm or its box's
+
+
+def _concat_nrm(f, *ins, dim):
+    closed = jax.make_jaxpr(f)(*[jax.ShapeDtypeStruct(np.shape(b.lo), F32) for b in ins])
+    out = Run(Bounds()).program(closed, list(ins))[0]
+    return None if out.nrm is None else out.nrm.get(dim)
+
+
+def _near(got, want):
+    """``got`` is an upper bound of ``want`` (exact), within a few roundings of it."""
+    want = np.asarray(want, np.float64)
+    return got.shape == want.shape and bool(np.all(got >= want)) and bool(np.allclose(got, want, rtol=1e-14, atol=0))
+
+
+def test_concat_norm_of_cos_and_sin_pairs():
+    z = Bound.box(np.full((2, 3), -5.0), np.full((2, 3), 5.0))
+    w = Bound.box(np.full((2, 2), -5.0), np.full((2, 2), 5.0))
+    q = Bound.box([[-1.0, 0.5], [-2.0, 0.0]], [[0.5, 1.0], [1.0, 3.0]])
+    cat = jnp.concatenate
+    r3 = np.sqrt(3.0)
+    # the pair, in either order: each row has norm sqrt(3) (3 columns of z)
+    assert _near(_concat_nrm(lambda z: cat([jnp.cos(z), jnp.sin(z)], 1), z, dim=1), [[r3], [r3]])
+    assert _near(_concat_nrm(lambda z: cat([jnp.sin(z), jnp.cos(z)], 1), z, dim=1), [[r3], [r3]])
+    # along axis 0: each column has norm sqrt(2) (2 rows of z)
+    assert _near(_concat_nrm(lambda z: cat([jnp.cos(z), jnp.sin(z)], 0), z, dim=0), [[np.sqrt(2.0)] * 3])
+    # two pairs: 3 + 2
+    assert _near(_concat_nrm(lambda z, w: cat([jnp.cos(z), jnp.sin(z), jnp.cos(w), jnp.sin(w)], 1), z, w, dim=1),
+                 [[np.sqrt(5.0)]] * 2)
+    # the pair with a box between: its |entries| at most [1, 1] and [2, 3]: 3 + 2 and 3 + 13
+    assert _near(_concat_nrm(lambda z, q: cat([jnp.cos(z), q, jnp.sin(z)], 1), z, q, dim=1),
+                 [[np.sqrt(5.0)], [4.0]])
+    # a third cos or sin is not paired again: its box, 3 more
+    for f in (lambda z: cat([jnp.cos(z), jnp.sin(z), jnp.sin(z)], 1), lambda z: cat([jnp.cos(z), jnp.cos(z),
+                                                                                      jnp.sin(z)], 1)):
+        assert _near(_concat_nrm(f, z, dim=1), [[np.sqrt(6.0)]] * 2)
+    # not a pair: sin(2 z); cos and sin computed in float16 (each rounded: their squares may sum above 1); the
+    # pair beside an operand with an unbounded box (log of [0, ...]): no fact
+    assert _concat_nrm(lambda z: cat([jnp.cos(z), jnp.sin(2 * z)], 1), z, dim=1) is None
+    assert _concat_nrm(lambda z: cat([jnp.cos(z.astype(jnp.float16)), jnp.sin(z.astype(jnp.float16))], 1).astype(
+        F32), z, dim=1) is None
+    p = Bound.box(np.zeros((2, 2)), [[0.5, 1.0], [2.0, 3.0]])            # log(p): lower ends -inf, upper finite
+    assert _concat_nrm(lambda z, p: cat([jnp.cos(z), jnp.sin(z), jnp.log(p)], 1), z, p, dim=1) is None
+    # a brute-force check of the pair with the box: rows of [cos z, q, sin z] over a grid of z and q's corners
+    g = np.linspace(-5.0, 5.0, 41)
+    for i, want in enumerate((np.sqrt(5.0), 4.0)):
+        corners = np.stack(np.meshgrid(*[[q.lo[i, j], q.hi[i, j]] for j in range(2)], indexing="ij"), -1).reshape(-1, 2)
+        best = max(np.sqrt(3.0 + np.sum(c ** 2)) for c in corners)        # cos^2 + sin^2 = 1 for each of 3 z's
+        vals = [np.linalg.norm(np.r_[np.cos(t) * np.ones(3), c, np.sin(t) * np.ones(3)]) for t in g for c in corners]
+        assert max(vals) == pytest.approx(best, rel=1e-15) and best == pytest.approx(want, rel=1e-15)
+
+
+def test_softplus_ratio_needs_each_entry_divided_by_its_own_softplus():
+    # T = x * exp(a - c).T over c = logaddexp(a, 0): entry (i, j) is x_ij sigmoid(a_ji) / softplus(a_ij), which is
+    # not in [0, 1] x_ij: at a_10 = 20, a_01 = -20 it is x_01 sigmoid(20) / softplus(-20) = 4.85e8 x_01.  The
+    # exp moved by a transpose that the divisor is not moved by: no relation; the box rules' bound holds the value
+    def f(a, x):
+        c = jnp.logaddexp(a, 0.0)
+        return x * jnp.exp(a - c).T / c
+
+    a, x = box(np.full((2, 2), -20.0), np.full((2, 2), 20.0)), box(np.full((2, 2), 1.0), np.full((2, 2), 1.0))
+    out = one(f, a, x)
+    pt = np.array([[20.0, -20.0], [20.0, 20.0]])
+    c = np.logaddexp(pt, 0.0)
+    v = np.exp(pt - c).T / c
+    assert v[0, 1] == pytest.approx(1.0 / (1.0 + math.exp(-20.0)) / math.log1p(math.exp(-20.0)), rel=1e-12)  # 4.85e8
+    assert np.all(out.hi >= v) and out.hi[0, 1] >= 4.8e8
+    # the same without the transpose is the relation: x [0, 1] (x = 1: [0, 1])
+    eq(relation_only(B.softplus_ratio, lambda a, x: (lambda c: x * jnp.exp(a - c) / c)(jnp.logaddexp(a, 0.0)), a, x),
+       np.zeros((2, 2)), np.ones((2, 2)))
+
+
+def test_narrowing_through_a_negation_keeps_both_ends():
+    # -y <= 0.5 is y >= -0.5; -y == 0.25 is y == -0.25; -y > -0.5 is y < 0.5 (y in [-1, 1]; the other case 0).
+    # Each range by hand, and the values of a grid of y (numpy) inside it
+    cases = [(lambda y: jnp.where(-y <= 0.5, y, 0.0), lambda y: np.where(-y <= 0.5, y, 0.0), (-0.5, 1.0)),
+             (lambda y: jnp.where(-y == 0.25, y, 0.0), lambda y: np.where(-y == 0.25, y, 0.0), (-0.25, 0.0)),
+             (lambda y: jnp.where(-y > -0.5, y, 0.0), lambda y: np.where(-y > -0.5, y, 0.0), (-1.0, 0.5)),
+             (lambda y: jnp.where(-(-y) >= 0.75, y, 1.0), lambda y: np.where(y >= 0.75, y, 1.0), (0.75, 1.0))]
+    ys = np.linspace(-1.0, 1.0, 401)
+    for f, g, want in cases:
+        out = _select_bound(f, [-1.0], [1.0])
+        assert (out.lo[0], out.hi[0]) == want
+        v = g(ys)
+        assert out.lo[0] <= v.min() and v.max() <= out.hi[0]
+        assert v.min() == pytest.approx(want[0], abs=0.006) and v.max() == pytest.approx(want[1], abs=0.006)   # the grid's step
+
+
+def test_softplus_ratio_moves_must_be_the_same_moves():
+    # exp(a - c) and c broadcast to (2, 2) along different axes: entry (i, j) is x_ij sigmoid(a_j) / softplus(a_i),
+    # up to 4.85e8 x_ij for a_j = 20, a_i = -20.  Same primitive, same output shape, other parameters: no relation
+    def f(a, x):
+        c = jnp.logaddexp(a, 0.0)
+        return x * lax.broadcast_in_dim(jnp.exp(a - c), (2, 2), (1,)) / lax.broadcast_in_dim(c, (2, 2), (0,))
+
+    a, x = box([-20.0, -20.0], [20.0, 20.0]), box(np.ones((2, 2)), np.ones((2, 2)))
+    out = one(f, a, x)
+    pt = np.array([-20.0, 20.0])
+    c = np.logaddexp(pt, 0.0)
+    v = np.exp(pt - c)[None, :] / c[:, None]
+    assert v[0, 1] == pytest.approx(1.0 / (1.0 + math.exp(-20.0)) / math.log1p(math.exp(-20.0)), rel=1e-12)
+    assert np.all(out.hi >= v)
+    # the same moves on both sides: the relation, x [0, 1]
+    g = lambda a, x: (lambda c: x * lax.broadcast_in_dim(jnp.exp(a - c), (2, 2), (1,))
+                      / lax.broadcast_in_dim(c, (2, 2), (1,)))(jnp.logaddexp(a, 0.0))
+    eq(relation_only(B.softplus_ratio, g, a, x), np.zeros((2, 2)), np.ones((2, 2)))
+
+
+def test_softplus_ratio_times_other_factors_takes_their_whole_box():
+    # (T f) / c with f in [-2, 1] (T = x exp(a - c), x = 1): sigmoid(a) / softplus(a) in (0, 1] times f: [-2, 1]
+    fn = lambda a, x, f: (lambda c: (x * jnp.exp(a - c)) * f / c)(jnp.logaddexp(a, 0.0))
+    out = relation_only(B.softplus_ratio, fn, box([-3.0], [3.0]), box([1.0], [1.0]), box([-2.0], [1.0]))
+    eq(out, [-2.0], [1.0])
+    # the value at a = -3, f = -2 is -2 sigmoid(-3) / softplus(-3) = -1.952..., near the lower end
+    v = -2.0 / (1.0 + math.exp(3.0)) / math.log1p(math.exp(-3.0))
+    assert -2.0 <= v <= -1.95
+
+
+def _select_bound2(f, *boxes):
+    """The bound of f's output over per-entry boxes ``(lo, hi)`` of float32 inputs."""
+    ins = [Bound.box(np.asarray(lo, np.float64), np.asarray(hi, np.float64)) for lo, hi in boxes]
+    closed = jax.make_jaxpr(f)(*[jax.ShapeDtypeStruct(b.lo.shape, F32) for b in ins])
+    return Run(Bounds()).program(closed, ins)[0]
+
+
+def test_a_nested_select_is_narrowed_by_the_enclosing_predicate_of_the_same_value():
+    # y in [-3, 3]: where y >= 1, 1, else (where y >= -1, y * y, 1): the inner case sees y in [-1, 1] (the inner
+    # predicate and the enclosing one's false side), y * y in [0, 1]; every other choice is 1: [0, 1] (the inner
+    # predicate alone gives y in [-1, 3], y * y up to 9)
+    f = lambda y: jnp.where(y >= 1.0, 1.0, jnp.where(y >= -1.0, y * y, 1.0))
+    out = _select_bound2(f, ([-3.0], [3.0]))
+    eq(out, [0.0], [1.0])
+    ys = np.linspace(-3.0, 3.0, 601)
+    v = np.where(ys >= 1.0, 1.0, np.where(ys >= -1.0, ys * ys, 1.0))
+    assert v.min() == 0.0 and v.max() == 1.0
+
+
+def test_a_nested_select_on_another_value_keeps_its_own_bound():
+    # y in [-3, 3], z in [-2, 1]: where z >= 0, 0, else (where y <= 1, y + z, 0): z in [-2, 0] and y in [-3, 1]
+    # there, so y + z reaches -5 (y = -3, z = -2); the enclosing narrowing of z says nothing of y.  (The upper
+    # end is 2, not the sup 1: the inner recomputation starts again from z's own box.)
+    f = lambda y, z: jnp.where(z >= 0.0, 0.0, jnp.where(y <= 1.0, y + z, 0.0))
+    out = _select_bound2(f, ([-3.0], [3.0]), ([-2.0], [1.0]))
+    assert out.lo[0] == -5.0 and 1.0 <= out.hi[0] <= 2.0
+    g = np.linspace(-3.0, 3.0, 61)
+    Y, Z = np.meshgrid(g, g[(g >= -2.0) & (g <= 1.0)])
+    v = np.where(Z >= 0.0, 0.0, np.where(Y <= 1.0, Y + Z, 0.0))
+    assert v.min() == -5.0 and 0.9 <= v.max() < 1.0          # z < 0 strictly: the sup 1 is not attained
+
+
+def test_the_other_operand_order_is_tried_after_an_absolute_value_above():
+    # |y| >= z says nothing of y (two half-lines) but z <= |y| <= 1: where chosen, z in [-5, 1]
+    f = lambda y, z: jnp.where(jnp.abs(y) >= z, z, 0.0)
+    out = _select_bound2(f, ([-1.0], [1.0]), ([-5.0], [5.0]))
+    eq(out, [-5.0], [1.0])
+
+
+# ---------------------------------------------------------------------------
+# min_weight: f * w with w JAX's derivative weight of min(c, y) in c, written out with lax primitives (the jaxpr
+# of jax.jvp(lambda a: jnp.minimum(a ** 2, 1.0), ...)): w = select(c == min(c, y), 0, 1) / select(y == min(c, y),
+# 1, 2), 0 unless c <= y.  f = 2 a t is then taken where a^2 <= 1 (up to float32 rounding): |f| <= 2 s t,
+# s = sqrt(1 / (1 - 2^-24))
+
+_S_MW = 2.0 * math.sqrt(1.0 / (1.0 - 2.0 ** -24))
+
+
+def _min_weight_program(order="fw", div=True, case0=None):
+    def fn(a, t, *extra):
+        c = lax.integer_pow(a, 2)
+        f = t * (2.0 * a)
+        m = lax.min(c, jnp.ones_like(c))
+        one, zero = jnp.ones_like(c), (extra[0] if case0 == "input" else jnp.full_like(c, case0 or 0.0))
+        w = lax.select_n(lax.eq(c, m), zero, one)
+        if div:
+            w = w / lax.select_n(lax.eq(jnp.ones_like(c), m), one, 2.0 * one)
+        return f * w if order == "fw" else w * f
+    return fn
+
+
+def test_min_weight_in_either_operand_order_and_without_the_tie_division():
+    a, t = box([-3.0], [3.0]), box([1.0], [1.0])
+    for order in ("fw", "wf"):
+        for div in (True, False):
+            out = relation_only(B.min_weight, _min_weight_program(order, div), a, t)
+            assert out.lo[0] == pytest.approx(-_S_MW, abs=1e-12) and out.hi[0] == pytest.approx(_S_MW, abs=1e-12)
+            assert out.lo[0] <= -_S_MW and out.hi[0] >= _S_MW
+            full = one(_min_weight_program(order, div), a, t)
+            assert full.hi[0] <= out.hi[0] and full.lo[0] >= out.lo[0]      # the relation's box is kept
+    # the values: 2 a w over a grid of a in [-3, 3], in float32 as the program computes them
+    g = np.linspace(-3.0, 3.0, 6001).astype(np.float32)
+    c = g * g
+    w = np.where(c <= 1.0, 1.0, 0.0) / np.where(c == 1.0, 2.0, 1.0)
+    v = 2.0 * g.astype(np.float64) * w
+    assert v.max() <= _S_MW and v.max() >= 1.99
+
+
+def test_min_weight_refuses_a_weight_that_is_not_zero_where_the_min_is_the_other_operand():
+    # case 0 (chosen where c > 1) is 0.5, or an input in [0, 0.5]: there the weight is not 0 and f = 2 a t reaches
+    # 6 t * 0.5 = 3 at a = 3: no relation, the boxes' bound holds 3
+    a, t = box([-3.0], [3.0]), box([1.0], [1.0])
+    out = one(_min_weight_program("fw", True, 0.5), a, t)
+    assert out.hi[0] >= 3.0 and out.lo[0] <= -3.0
+    out = one(_min_weight_program("fw", True, "input"), a, t, box([0.0], [0.5]))
+    assert out.hi[0] >= 3.0 and out.lo[0] <= -3.0
+    assert 2.0 * 3.0 * 0.5 == 3.0
+
+
+def test_concat_norm_uses_an_operands_own_norm_fact():
+    # a row of the identity gathered at an index in [0, 3]: its box is [0, 1]^4 (norm up to 2) but its norm fact
+    # is 1, so the pair (3) and the row (1) give sqrt(4) = 2, not sqrt(3 + 4)
+    E = np.eye(4, dtype=np.float32)
+    fn = lambda z, i: jnp.concatenate([jnp.cos(z), jnp.sin(z), jnp.asarray(E)[i]], 1)
+    closed = jax.make_jaxpr(fn)(jax.ShapeDtypeStruct((2, 3), F32), jax.ShapeDtypeStruct((2,), I32))
+    out = Run(Bounds()).program(closed, [box(np.full((2, 3), -5.0), np.full((2, 3), 5.0)),
+                                         box([0.0, 0.0], [3.0, 3.0])])[0]
+    assert _near(out.nrm[1], [[2.0], [2.0]])
+    # the sup over z and i: every row has norm exactly 2
+    t = np.linspace(-5.0, 5.0, 101)[:, None, None]
+    rows = np.concatenate([np.broadcast_to(np.cos(t), (101, 4, 3)), np.broadcast_to(np.sin(t), (101, 4, 3)),
+                           np.broadcast_to(E, (101, 4, 4))], -1)
+    assert np.linalg.norm(rows, axis=-1).max() == pytest.approx(2.0, rel=1e-15)
+
+
+def _max_weight_program(op=lax.max, y=0.5):
+    # the weight of max(a, 1/2) in a: nonzero only where a >= 1/2 (of min(a, y): where a <= y); f = 2 a t
+    def fn(a, t):
+        m = op(a, jnp.full_like(a, y))
+        one = jnp.ones_like(a)
+        w = lax.select_n(lax.eq(a, m), jnp.zeros_like(a), one) / lax.select_n(lax.eq(jnp.full_like(a, y), m), one,
+                                                                               2.0 * one)
+        return (t * (2.0 * a)) * w
+    return fn
+
+
+def test_max_weight_narrows_to_the_upper_side():
+    # a in [-3, 3], t = 1: 2 a where a >= 1/2 (halved at a tie), else 0: [0, 6]; the lower side would claim
+    # [-6, 1], below the value 6 at a = 3
+    a, t = box([-3.0], [3.0]), box([1.0], [1.0])
+    out = relation_only(B.min_weight, _max_weight_program(), a, t)
+    assert out.lo[0] == 0.0 and 6.0 <= out.hi[0] <= up(6.0, 2)            # the product rounded outward
+    g = np.linspace(-3.0, 3.0, 601)
+    v = 2.0 * g * np.where(g >= 0.5, 1.0, 0.0) / np.where(g == 0.5, 2.0, 1.0)
+    assert v.min() == 0.0 and v.max() == 6.0
+    # min(a, -1/2): 2 a where a <= -1/2, else 0: [-6, 0] (the product's ends are [-6, -1], joined with the 0)
+    out = relation_only(B.min_weight, _max_weight_program(lax.min, -0.5), a, t)
+    assert dn(-6.0, 2) <= out.lo[0] <= -6.0 and out.hi[0] == 0.0
+
+
+def test_min_weight_under_vmap_over_a_tangent_basis():
+    # the gradient of sum(min(a^2, 1)) as the analyzer traces it: jvp vmapped over the basis e_k; the weight reaches
+    # the product broadcast along the basis axis (read from no axis of a): each entry 2 a_j t_kj w_j in
+    # [-2 s, 2 s] for t in [0, 1] (a in [-3, 3]; the boxes give [-6, 6])
+    f = lambda a: jnp.minimum(a ** 2, 1.0)
+    fn = lambda a, T: jax.vmap(lambda t: jax.jvp(f, (a,), (t,))[1])(T)
+    out = one(fn, box([-3.0] * 3, [3.0] * 3), box(np.zeros((3, 3)), np.ones((3, 3))))
+    assert out.shape == (3, 3)
+    assert np.all(out.hi >= _S_MW) and np.all(out.hi <= _S_MW + 1e-12)
+    assert np.all(out.lo <= -_S_MW) and np.all(out.lo >= -_S_MW - 1e-12)
+
+
+def test_min_weight_in_other_spellings_of_its_comparison():
+    # eq(min(c, 1), c) and min(1, c): the same weight, the same relation; ne(c, min(c, 1)) is 1 where c > 1 (there
+    # f = 2 a reaches 6 at a = 3): no relation, and the boxes' bound holds 6
+    def prog(eq_swapped=False, min_swapped=False, cmp=lax.eq):
+        def fn(a, t):
+            c = lax.integer_pow(a, 2)
+            one = jnp.ones_like(c)
+            m = lax.min(one, c) if min_swapped else lax.min(c, one)
+            w = lax.select_n(cmp(m, c) if eq_swapped else cmp(c, m), jnp.zeros_like(c), one)
+            return (t * (2.0 * a)) * w
+        return fn
+
+    a, t = box([-3.0], [3.0]), box([1.0], [1.0])
+    for kw in ({"eq_swapped": True}, {"min_swapped": True}, {"eq_swapped": True, "min_swapped": True}):
+        out = relation_only(B.min_weight, prog(**kw), a, t)
+        assert out.lo[0] == pytest.approx(-_S_MW, abs=1e-12) and out.hi[0] == pytest.approx(_S_MW, abs=1e-12)
+        assert out.lo[0] <= -_S_MW and out.hi[0] >= _S_MW
+    out = one(prog(cmp=lax.ne), a, t)
+    g = np.linspace(-3.0, 3.0, 601)
+    v = 2.0 * g * np.where(g * g != np.minimum(g * g, 1.0), 1.0, 0.0)
+    assert v.max() == 6.0 and v.min() == -6.0
+    assert out.hi[0] >= 6.0 and out.lo[0] <= -6.0
+
+
+def test_a_select_of_three_cases_computed_again_keeps_every_case():
+    # where y >= 0 (y in [-1, 1]), select_n(i, y, 2 y, -5 y) with i in [0, 2] is computed again from y in [0, 1]:
+    # the hull of [0, 1], [0, 2] and [-5, 0] (the third case at i = 2), and 0 elsewhere: [-5, 2]
+    f = lambda y, i: jnp.where(y >= 0, lax.select_n(i, y, 2.0 * y, -5.0 * y), 0.0)
+    closed = jax.make_jaxpr(f)(jax.ShapeDtypeStruct((1,), F32), jax.ShapeDtypeStruct((1,), I32))
+    out = Run(Bounds()).program(closed, [box([-1.0], [1.0]), box([0.0], [2.0])])[0]
+    eq(out, [-5.0], [2.0])
+    v = [np.where(y >= 0, [y, 2.0 * y, -5.0 * y][i], 0.0) for y in np.linspace(-1.0, 1.0, 21) for i in range(3)]
+    assert min(v) == -5.0 and max(v) == 2.0
