@@ -576,7 +576,7 @@ def add(run, eqn, ins):
             if cands:
                 nrm[k] = np.minimum.reduce([np.broadcast_to(c, cands[0].shape) for c in cands])
         _with_nrm(out, nrm)
-    return related(run, eqn, [out]) if eqn.primitive.name == "add" else [out]
+    return related(run, eqn, [out])
 
 
 def _sum_norm_over(a: "Bound", na, b: "Bound", k: int, shape):
@@ -1118,9 +1118,26 @@ def _narrowed_case(run, eqn, k, case: "Bound", outer=None, budget=None) -> "Boun
         got, proj = _reevaluated(run, eqn.invars[1 + k], base, narrowed, {},
                                  [_REEVAL_MAX] if budget is None else budget)
         if _lines_up(proj, pproj, _ishape(pe.outvars[0])):
-            return Bound(np.maximum(got.lo, case.lo), np.minimum(got.hi, case.hi), got.lin if got.lin is not None
-                         else case.lin, case.why, got.nrm if got.lin is not None else case.nrm)
+            out = Bound(np.maximum(got.lo, case.lo), np.minimum(got.hi, case.hi), got.lin if got.lin is not None
+                        else case.lin, case.why, got.nrm if got.lin is not None else case.nrm)
+            return _rational_case(run, eqn.invars[1 + k], out, base, narrowed,
+                                  lambda pr: _lines_up(pr, pproj, _ishape(pe.outvars[0])))
     return case
+
+
+def _rational_case(run, v, case: "Bound", base, narrowed: "Bound", lines_up) -> "Bound":
+    """A derivative case ``t * P(r) / Q(r)`` with ``r`` the narrowed variable: bounded over the narrowed interval
+    (:mod:`.rational`; Tukey's biweight, whose derivative is a polynomial of r on |r| <= c), intersected; only
+    when the case reads ``r`` at the positions the predicate compares (``lines_up`` of the walk's projection)."""
+    from .rational import rational_tangent
+
+    if isinstance(v, _literal_type()) or case.lin is None:
+        return case                              # no linear form: not a tangent of the record
+    got = rational_tangent(run, v, case.shape, override=(base, narrowed, lines_up))
+    if got is None:
+        return case
+    return Bound(np.maximum(case.lo, got[0]), np.minimum(case.hi, got[1]), got[2] if got[2] is not None
+                 else case.lin, case.why, case.nrm if got[2] is None else None)
 
 
 def _lines_up(proj, pproj, cshape) -> bool:
@@ -2860,13 +2877,29 @@ def min_weight(run, eqn, shape):
     return None
 
 
+_RATIONAL_AT = frozenset({"add", "add_any", "sub", "mul", "div"})
 RELATIONS = {"sub": (logaddexp_gap,), "div": (ratio_of_sum, cancel_factor, clipped_sigmoid_log, softplus_ratio),
              "mul": (concave_product, one_minus_square, min_weight), "add": (softplus_parts,)}
 
 
+def _rational(run, eqn, shape):
+    """``t * P(r) / Q(r)`` bounded over r's interval (:mod:`.rational`)."""
+    from .rational import rational_tangent
+
+    got = rational_tangent(run, eqn.outvars[0], shape, eqn=eqn)
+    if got is not None:
+        run.context.setdefault("rational", set()).add(eqn.outvars[0])
+    return got
+
+
 def related(run, eqn, outs):
-    """The box rule's result ``outs`` intersected with every relational rule that matches ``eqn``."""
+    """The box rule's result ``outs`` intersected with every relational rule that matches ``eqn``; a result
+    still unbounded is tried as a tangent times a rational function of one value (:mod:`.rational`)."""
     rules = RELATIONS.get(eqn.primitive.name, ())
+    marked = run.context.setdefault("rational", set())     # values the rational rule bounded: a sum of them
+    if eqn.primitive.name in _RATIONAL_AT and len(eqn.outvars) == 1 and (    # may be bounded better as one
+            not outs[0].bounded() or any(not hasattr(w, "val") and w in marked for w in eqn.invars)):
+        rules = rules + (_rational,)
     if not rules or run.producer(eqn.invars[0]) is None and run.producer(eqn.invars[1]) is None:
         return outs
     out = outs[0]
