@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .interpreter import Interpreter
-from .switch import continuous_at_switch
+from .switch import continuous_at_switch, continuous_select
 import numpy as np
 
 __all__ = ["A", "AFFINE", "Aff", "Affinity", "C", "CONST", "OTHER"]
@@ -108,7 +108,8 @@ def select_n(run, eqn, ins):
         # the predicate is the same boolean everywhere: the selected case only (select_n(True, a, b) = b)
         return [cases[1] if pred.always else cases[0]]
     if pred.kind != CONST:
-        if len(cases) == 2 and all(c.grad_ok for c in cases) and continuous_at_switch(run, eqn):
+        if all(c.grad_ok for c in cases) and (
+                continuous_at_switch(run, eqn) or continuous_select(run, eqn)):
             ok, why_grad = _grad(cases)                 # the cases meet where theta switches them (switch.py)
             return [Aff(OTHER, ok, _other(eqn, ins).why, why_grad)]
         return [_other(eqn, ins, grad_ok=False)]        # a branch chosen by theta: possibly a jump

@@ -1114,15 +1114,71 @@ def _narrowed_case(run, eqn, k, case: "Bound", outer=None, budget=None) -> "Boun
     pe, pproj = _predicate(run, pv)
     if pe is None:
         return case
-    for base, narrowed in _narrowings(run, pe, k, pproj, outer):
-        got, proj = _reevaluated(run, eqn.invars[1 + k], base, narrowed, {},
-                                 [_REEVAL_MAX] if budget is None else budget)
-        if _lines_up(proj, pproj, _ishape(pe.outvars[0])):
+    return _narrowed_by(run, eqn.invars[1 + k], case, _narrowings(run, pe, k, pproj, outer), pproj,
+                        _ishape(pe.outvars[0]), budget)
+
+
+def _narrowed_by(run, cv, case: "Bound", narrowings, pproj, cshape, budget=None) -> "Bound":
+    """Case ``cv`` (bound ``case``) computed again from the first ``(r, narrowed bound of r)`` of ``narrowings``
+    whose recomputation reads ``r`` at the positions the predicate does (``pproj``; ``cshape`` the predicate's
+    shape), intersected with ``case``; ``case`` itself when none does."""
+    for base, narrowed in narrowings:
+        got, proj = _reevaluated(run, cv, base, narrowed, {}, [_REEVAL_MAX] if budget is None else budget)
+        if _lines_up(proj, pproj, cshape):
             out = Bound(np.maximum(got.lo, case.lo), np.minimum(got.hi, case.hi), got.lin if got.lin is not None
                         else case.lin, case.why, got.nrm if got.lin is not None else case.nrm)
-            return _rational_case(run, eqn.invars[1 + k], out, base, narrowed,
-                                  lambda pr: _lines_up(pr, pproj, _ishape(pe.outvars[0])))
+            return _rational_case(run, cv, out, base, narrowed, lambda pr: _lines_up(pr, pproj, cshape))
     return case
+
+
+def _select_cases(run, eqn, ins):
+    """``jnp.select(conds, cases, default)``, i.e. ``select_n(j, default, case_1, ...)`` with ``j = argmax(stack(
+    [False, c_1, ...]))`` (possibly moved by ``vmap`` over a tangent basis): case ``k`` is chosen only where
+    ``c_k`` holds and ``c_1 ... c_(k-1)`` do not, the default where none does. Each case is computed again from
+    ``r`` narrowed by every comparison those imply (``_narrowings`` chained through ``outer``: ``-1 <= r < 1`` for
+    the middle piece of a three-piece loss), as a ``jnp.where`` case is; conditions that are not comparisons (or
+    ``and`` of comparisons that hold, ``or`` of comparisons that fail, ``not``) narrow nothing."""
+    from .switch import select_conditions
+
+    iv, pproj = _through_moves(run, eqn.invars[0])
+    conds = None if iv is None else select_conditions(run, iv)
+    if conds is None or len(conds) != len(ins) - 2:
+        return ins
+    cshape = _ishape(iv)
+    out = [ins[0]]
+    for k in range(len(ins) - 1):
+        facts = [(c, 0) for c in (conds[:k - 1] if k else conds)] + ([(conds[k - 1], 1)] if k else [])
+        comps = [pt for c, truth in facts for pt in _implied(run, c, truth)]
+        narrowed = {}                          # r -> its bound where every comparison holds
+        for pe, truth in comps:
+            for base, nb in list(_narrowings(run, pe, truth, pproj)):
+                if base in narrowed:
+                    nb = Bound(np.maximum(nb.lo, narrowed[base].lo), np.minimum(nb.hi, narrowed[base].hi),
+                               nb.lin, nb.why, nb.nrm)
+                narrowed[base] = nb
+        out.append(_narrowed_by(run, eqn.invars[1 + k], ins[1 + k], list(narrowed.items()), pproj, cshape)
+                   if narrowed else ins[1 + k])
+    return out
+
+
+def _implied(run, c, truth, depth=0):
+    """The comparisons (equation, truth) that boolean ``c`` having value ``truth`` implies: itself, both sides
+    of a true ``and`` or a false ``or``, the operand of ``not`` negated; nothing from anything else."""
+    if isinstance(c, _literal_type()) or depth > 16:
+        return []
+    e = run.producer(run.origin(c))
+    if e is None:
+        return []
+    name = e.primitive.name
+    if name in _FLIP and len(e.invars) == 2 and _ishape(e.outvars[0]) == _ishape(c):
+        return [(e, truth)]
+    if not all(_is_bool(w) for w in e.invars):
+        return []
+    if name == "not":
+        return _implied(run, e.invars[0], 1 - truth, depth + 1)
+    if name == "and" and truth == 1 or name == "or" and truth == 0:
+        return [x for w in e.invars for x in _implied(run, w, truth, depth + 1)]
+    return []
 
 
 def _rational_case(run, v, case: "Bound", base, narrowed: "Bound", lines_up) -> "Bound":
@@ -1209,8 +1265,10 @@ def _literal_type():
 
 
 def select_n(run, eqn, ins):
-    if len(ins) == 3:                       # jnp.where(y >= c, y, z): where y is chosen, y >= c
+    if len(ins) == 3 and _is_bool(eqn.invars[0]):     # jnp.where(y >= c, y, z): where y is chosen, y >= c
         ins = [ins[0]] + [_narrowed_case(run, eqn, k, c) for k, c in enumerate(ins[1:])]
+    elif not _is_bool(eqn.invars[0]):                  # jnp.select: case k where c_k holds and no earlier one
+        ins = _select_cases(run, eqn, ins)
     return _select_hull(run, eqn, ins)
 
 

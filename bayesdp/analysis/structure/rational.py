@@ -37,6 +37,7 @@ __all__ = ["rational_tangent"]
 
 _MAX_DEG = 32
 _PIECES = 2048
+_ROUNDS, _SPLIT = 4, 16      # pieces near the extremes split into 16, up to 3 times
 _BUDGET = 256
 _OPS = frozenset({"add", "add_any", "sub", "mul", "div", "neg", "integer_pow", "square", "copy", "copy_p"})
 
@@ -228,6 +229,8 @@ def _producer(run, v):
 
 def _point(run, v):
     """The one number every entry of ``v`` holds (a constant, a literal broadcast), exactly, or None."""
+    if v in _PENDING:
+        return None                                  # its recorded value, if any, is an earlier entry's
     b = run.value(v)
     if b is None or not b.is_point() or not b.lo.size:
         return None
@@ -326,16 +329,44 @@ def _enclose(P, Q, lo: float, hi: float):
         edges = np.linspace(mid_lo, mid_hi, _PIECES + 1)
         elo, ehi = edges[:-1], edges[1:]
         elo[0], ehi[-1] = mid_lo, mid_hi
-        plo, phi = _iv_poly(P, elo, ehi)
-        qlo, qhi = _iv_poly(Q, elo, ehi)
-        if not (np.all(qlo > 0) or np.all(qhi < 0)):
-            return None                              # Q may vanish (or change sign) on the interval
-        rlo, rhi = _b.iv_recip(qlo, qhi)
-        glo, ghi = _b.iv_mul(plo, phi, rlo, rhi)
-        if not (np.all(np.isfinite(glo)) and np.all(np.isfinite(ghi))):
-            return None
-        hull = [min(hull[0], float(glo.min())), max(hull[1], float(ghi.max()))]
+        sign = None
+        for rnd in range(_ROUNDS):
+            plo, phi = _iv_poly(P, elo, ehi)
+            qlo, qhi = _iv_poly(Q, elo, ehi)
+            pos, neg = bool(np.all(qlo > 0)), bool(np.all(qhi < 0))
+            if not (pos or neg) or sign not in (None, pos):
+                return None                          # Q may vanish (or change sign) on the interval
+            sign = pos
+            rlo, rhi = _b.iv_recip(qlo, qhi)
+            glo, ghi = _b.iv_mul(plo, phi, rlo, rhi)
+            if not (np.all(np.isfinite(glo)) and np.all(np.isfinite(ghi))):
+                return None
+            # pieces whose enclosure reaches past the values at their midpoints (a float estimate, used only to
+            # choose which pieces to split) are split; every other piece's enclosure enters the hull now
+            mids = _values(P, Q, (elo + ehi) / 2)
+            top, bot = float(np.max(mids)), float(np.min(mids))
+            tol = 1e-4 * max(abs(top), abs(bot), 1e-300)
+            split = ((ghi > top + tol) | (glo < bot - tol)) if rnd + 1 < _ROUNDS else np.zeros(elo.shape, bool)
+            if split.sum() * _SPLIT > 8 * _PIECES:
+                split[:] = False
+            done = ~split
+            if done.any():
+                hull = [min(hull[0], float(glo[done].min())), max(hull[1], float(ghi[done].max()))]
+            if not split.any():
+                break
+            a, b = elo[split], ehi[split]
+            w = (b - a) / _SPLIT
+            elo = np.concatenate([a + i * w for i in range(_SPLIT)])
+            ehi = np.concatenate([a + (i + 1) * w for i in range(_SPLIT - 1)] + [b])
+            elo, ehi = np.minimum(elo, ehi), np.maximum(elo, ehi)
+            # the sub-pieces cover [a, b]: consecutive ends are the same floats (a + i w), the last ends at b
     return hull
+
+
+def _values(P, Q, xs):
+    with np.errstate(all="ignore"):
+        g = np.polyval([float(c) for c in reversed(P)], xs) / np.polyval([float(c) for c in reversed(Q)], xs)
+    return np.where(np.isfinite(g), g, 0.0)
 
 
 def _sample(P, Q, M: float) -> float:

@@ -31,7 +31,7 @@ import numpy as np
 from .bounds import _exact_convert, _float_same, _same, _squared_operand
 from .interpreter import CALL_BODIES, _open
 
-__all__ = ["continuous_at_switch"]
+__all__ = ["continuous_at_switch", "continuous_select", "select_conditions"]
 
 _CMP = frozenset({"lt", "le", "gt", "ge"})
 #: calls whose body is followed: every call the interpreter enters, except custom_vjp (its forward function is
@@ -169,6 +169,8 @@ class _Case:
             if _exact_convert(e):
                 return vals[0]
             raise _NoProof                       # a conversion that may round
+        if name in ("and", "or", "not") and all(isinstance(x, bool) for x in vals):
+            return {"and": lambda a, b: a and b, "or": lambda a, b: a or b, "not": lambda a: not a}[name](*vals)
         if name in _AT and len(vals) == 1 and vals[0] == _AT[name][0]:
             return Fraction(_AT[name][1])
         raise _NoProof
@@ -210,10 +212,24 @@ def continuous_at_switch(run, eqn) -> bool:
     pe = run.producer(run.origin(pv))
     if pe is None or pe.primitive.name not in _CMP:
         return False
+    for base, points in _switches(run, pe, oshape):
+        if _meet(run, eqn, base, points, oshape):
+            return True
+    return False
+
+
+def _switches(run, pe, oshape):
+    """For comparison ``pe`` (``r OP c``, ``|r| OP c`` or ``r * r OP c`` with ``c`` a number fixed by the program):
+    each ``(r, switch points)``, ``r`` continuous in theta (``grad_ok``) of the select's shape; the comparison's
+    truth is constant on each open interval of ``r`` between its switch points."""
+    from jax.extend import core as jcore
+
     for a, b in ((pe.invars[0], pe.invars[1]), (pe.invars[1], pe.invars[0])):
         try:
             c = _Case(run, None, None, oshape).value(b)          # no base: theta and the data are not numbers
         except _NoProof:
+            continue
+        if isinstance(c, bool):
             continue
         base = _float_same(run, a)
         ae = run.producer(base)
@@ -230,9 +246,118 @@ def continuous_at_switch(run, eqn) -> bool:
             r = run.value(base)
             if r is None or not getattr(r, "grad_ok", False):
                 continue
-            if _meet(run, eqn, base, points, oshape):
+            yield base, points
+
+
+def select_conditions(run, jv):
+    """``[c_1, ..., c_n]`` when integer ``jv`` is ``jnp.select``'s index ``argmax(stack([False, c_1, ..., c_n]))``
+    (0 where no condition holds, else 1 + the first that holds), each ``c_k`` a boolean of ``jv``'s shape; else
+    None."""
+    from jax.extend import core as jcore
+
+    if isinstance(jv, jcore.Literal):
+        return None
+    e = run.producer(run.origin(jv))
+    if e is None or e.primitive.name != "argmax" or tuple(e.params.get("axes", ())) != (0,):
+        return None
+    se = run.producer(run.origin(e.invars[0]))
+    if se is None or se.primitive.name != "stack" or se.params.get("axis") != 0:
+        return None
+    conds = list(se.invars)
+    shape = _shape(jv)
+    if any(isinstance(c, jcore.Literal) or np.dtype(c.aval.dtype) != np.bool_ or _shape(c) != shape
+           for c in conds[1:]):
+        return None
+    try:
+        if _Case(run, None, None, shape).value(conds[0]) is not False:
+            return None                          # the first row must be False: the default when none holds
+    except _NoProof:
+        return None
+    return conds[1:]
+
+
+def _comparisons(run, v, out, depth=0):
+    """The comparisons boolean ``v`` combines with ``and``/``or``/``not`` (appended to ``out``); False when it is
+    anything else."""
+    from jax.extend import core as jcore
+
+    if isinstance(v, jcore.Literal) or depth > 32:
+        return False
+    e = run.producer(run.origin(v))
+    if e is None:
+        return False
+    if e.primitive.name in _CMP:
+        out.append(e)
+        return True
+    if e.primitive.name in ("and", "or", "not") and all(np.dtype(w.aval.dtype) == np.bool_ for w in e.invars):
+        return all(_comparisons(run, w, out, depth + 1) for w in e.invars)
+    return False
+
+
+def continuous_select(run, eqn) -> bool:
+    """Whether ``jnp.select(conds, cases, default)`` (``eqn``: ``select_n(j, default, case_1, ...)``, ``j`` the
+    index :func:`select_conditions` reads) is proven continuous in theta, every condition a comparison of one
+    value ``r`` (or ``|r|``, ``r * r``) with fixed numbers, or ``and``/``or``/``not`` of such: every case a function
+    of ``r`` alone, finite, and at each switch point ``s`` of any condition the cases chosen just left of ``s``, at
+    ``s`` and just right of it equal at ``s`` (exact arithmetic). The chosen case is constant on each open
+    interval between switch points (every condition is), so those three are the whole story at ``s``; docs/analysis.md,
+    "A select of several cases". The caller checks that every case is itself continuous (``grad_ok``)."""
+    from jax.extend import core as jcore
+
+    jv = eqn.invars[0]
+    oshape = _shape(eqn.outvars[0])
+    if isinstance(jv, jcore.Literal) or _shape(jv) != oshape:
+        return False
+    conds = select_conditions(run, jv)
+    if conds is None or len(conds) != len(eqn.invars) - 2:
+        return False
+    leaves = []
+    if not all(_comparisons(run, c, leaves) for c in conds):
+        return False
+    first = list(_switches(run, leaves[0], oshape))
+    for base, _ in first:
+        points = set()
+        for pe in leaves:
+            got = next((pts for b, pts in _switches(run, pe, oshape) if b is base or _same(run, b, base)), None)
+            if got is None:
+                break
+            points.update(got)
+        else:
+            if _chosen_meet(run, eqn, jv, base, sorted(points), oshape):
                 return True
     return False
+
+
+def _chosen_meet(run, eqn, jv, base, points, oshape) -> bool:
+    """Every case a finite function of ``base`` alone, and the cases chosen around each switch point equal there."""
+    try:
+        for k in range(1, len(eqn.invars)):
+            _finite_in_r(run, base, eqn.invars[k], oshape)
+        if not points:
+            return True
+        probes = [points[0] - 1] + [(a + b) / 2 for a, b in zip(points, points[1:])] + [points[-1] + 1]
+        index = [_index(run, base, jv, p, oshape) for p in probes]
+        for i, s in enumerate(points):
+            chosen = {index[i], _index(run, base, jv, s, oshape), index[i + 1]}
+            vals = {_Case(run, base, s, oshape).value(eqn.invars[1 + k]) for k in chosen}
+            if len(vals) != 1 or any(isinstance(x, bool) for x in vals):
+                return False
+    except _NoProof:
+        return False
+    return True
+
+
+def _index(run, base, jv, s, oshape) -> int:
+    """``jnp.select``'s index at ``r = s``: 1 + the first condition that holds, else 0."""
+    conds = select_conditions(run, jv)
+    case = _Case(run, base, s, oshape)
+    for k, c in enumerate(conds):
+        got = case.value(c)
+        if not isinstance(got, bool):
+            raise _NoProof
+        if got:
+            return k + 1
+    return 0
 
 
 def _meet(run, eqn, base, points, oshape) -> bool:
