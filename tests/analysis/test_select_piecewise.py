@@ -1,0 +1,179 @@
+"""Issue 23: ``jnp.select`` likelihoods and robust losses written with elementary operations certify, with the
+true maximum gradient.
+
+Each model is a regression ``numpyro.factor("obs", -rho(y - x.w))`` over records ``|x| <= 1``, ``y in [-2, 2]``,
+as a NumPyro user writes it. Its per-record gradient in ``w`` is ``-rho'(r) x``; every ``r`` is reached (``w``
+is anywhere and ``x != 0``), so the true maximum over theta and the domain is ``R * max_r |rho'(r)|`` with ``R``
+the domain's norm bound. The expected number is computed here independently of the analyzer: ``rho`` written
+again in float64 NumPy and differentiated by central differences on a fine grid of ``r`` (``_true_max``). The
+certificate must be at least that (soundness) and at most 1.1 times it (tightness). The adversarial models at the
+end try to fool the new rules and must be refused, or bounded soundly."""
+
+import numpy as np
+import numpyro
+import numpyro.distributions as dist
+import jax.numpy as jnp
+import pytest
+
+from bayesdp.analysis import Domain, analyze
+
+DOMAIN = ["X.norm=1", "y.min=-2", "y.max=2"]
+
+
+def _model(loss):
+    def model(X, y=None):
+        w = numpyro.sample("w", dist.Normal(0, 1).expand([X.shape[1]]).to_event(1))
+        with numpyro.plate("data", X.shape[0]):
+            numpyro.factor("obs", -loss(y - X @ w))
+    return model
+
+
+def _data(m=12, p=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, p))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = np.clip(X @ np.ones(p) + 0.3 * rng.normal(size=m), -2, 2)
+    return {"X": X.astype(np.float32), "y": y.astype(np.float32)}
+
+
+def _analyse(loss):
+    dom = Domain.parse(DOMAIN)
+    rep = analyze(_model(loss), _data(), dom)
+    return rep, dom.get("X").certified_norm
+
+
+def _true_max(rho, span=60.0, n=1_200_001, h=1e-5):
+    """max over a grid of r in [-span, span] of |rho'(r)|, by central differences of rho in float64."""
+    r = np.linspace(-span, span, n)
+    return float(np.max(np.abs((rho(r + h) - rho(r - h)) / (2 * h))))
+
+
+def _certifies_tightly(loss, rho, **grid):
+    rep, R = _analyse(loss)
+    G = rep.constants.record_grad_bound
+    true = R * _true_max(rho, **grid)
+    assert G is not None, rep.unproven
+    assert true * (1 - 1e-6) <= G <= 1.1 * true, (G, true)
+    return G, true
+
+
+# ---------------------------------------------------------------------------
+# robust losses from elementary operations
+
+
+@pytest.mark.parametrize("c", [1.0, 0.5, 2.0])
+def test_geman_mcclure_certifies_at_its_maximum(c):
+    """rho(r) = (r/c)^2 / (1 + (r/c)^2): rho' = 2 (r/c^2) / (1 + (r/c)^2)^2, largest at r = c / sqrt(3):
+    3 sqrt(3) / (8 c). Refused before (the derivative's interval bound was infinite)."""
+    G, true = _certifies_tightly(lambda r: (r / c) ** 2 / (1 + (r / c) ** 2),
+                                 lambda r: (r / c) ** 2 / (1 + (r / c) ** 2))
+    assert true == pytest.approx(3 * np.sqrt(3) / (8 * c), rel=1e-6)
+
+
+def test_geman_mcclure_written_as_one_minus_a_ratio():
+    """-(r^2)/(1+r^2) + 1 = 1/(1 + r^2): the same derivative 2 r / (1 + r^2)^2, another program."""
+    _certifies_tightly(lambda r: -1.0 / (1.0 + r * r), lambda r: -1.0 / (1.0 + r * r))
+
+
+@pytest.mark.parametrize("c", [1.0, 4.685])
+def test_tukey_biweight_certifies_at_its_maximum(c):
+    """rho(r) = c^2/6 (1 - (1 - (r/c)^2)^3) for |r| <= c, else c^2/6: rho' = r (1 - (r/c)^2)^2 on |r| <= c, 0
+    beyond; largest at r = c / sqrt(5): 16 c / (25 sqrt(5)). Before: c (the factors bounded apart)."""
+    def loss(r):
+        return jnp.where(jnp.abs(r) <= c, c ** 2 / 6 * (1 - (1 - (r / c) ** 2) ** 3), c ** 2 / 6)
+
+    def rho(r):
+        return np.where(np.abs(r) <= c, c ** 2 / 6 * (1 - (1 - (r / c) ** 2) ** 3), c ** 2 / 6)
+    G, true = _certifies_tightly(loss, rho, span=2 * c)
+    assert true == pytest.approx(16 * c / (25 * np.sqrt(5)), rel=1e-6)
+
+
+def test_a_bounded_ratio_of_equal_degrees():
+    """rho = r^3 / (1 + r^2): rho' = (r^4 + 3 r^2) / (1 + r^2)^2 tends to 1 and peaks at 9/8 (r^2 = 3)."""
+    G, true = _certifies_tightly(lambda r: r ** 3 / (1.0 + r ** 2), lambda r: r ** 3 / (1.0 + r ** 2), span=200.0)
+    assert true == pytest.approx(9 / 8, rel=1e-6)
+
+
+# ---------------------------------------------------------------------------
+# jnp.select
+
+
+def _smooth_l1(r):
+    return np.where(np.abs(r) <= 1.0, 0.5 * r * r, np.abs(r) - 0.5)
+
+
+def test_select_huber_certifies():
+    """jnp.select([|r| <= 1], [r^2/2], |r| - 1/2): |rho'| <= 1 (select_n with an integer index, two cases)."""
+    _certifies_tightly(lambda r: jnp.select([jnp.abs(r) <= 1.0], [0.5 * r ** 2], jnp.abs(r) - 0.5), _smooth_l1,
+                       span=4.0)
+
+
+def test_select_three_pieces_certifies():
+    """Three pieces meeting at -1 and 1: -2r - 1, r^2, 2r - 1: |rho'| <= 2 (the middle piece's 2r needs both
+    -1 <= r and r < 1, from its own condition and the failed first one)."""
+    def rho(r):
+        return np.where(r < -1, -2 * r - 1, np.where(r < 1, r * r, 2 * r - 1))
+    _certifies_tightly(lambda r: jnp.select([r < -1.0, r < 1.0], [-2.0 * r - 1.0, r * r], 2.0 * r - 1.0), rho,
+                       span=4.0)
+
+
+def test_select_piecewise_linear_link_with_and_conditions():
+    """A piecewise-linear loss with slopes 0.5, 1, 3 written with ``&`` conditions (the middle one an ``and`` of
+    two comparisons, the default the last piece): |rho'| <= 3, attained for r > 2."""
+    def loss(r):
+        return jnp.select([r < 0.0, (r >= 0.0) & (r < 2.0)], [0.5 * r, r], 3.0 * r - 4.0)
+
+    def rho(r):
+        return np.where(r < 0, 0.5 * r, np.where(r < 2, r, 3 * r - 4))
+    _certifies_tightly(loss, rho, span=5.0)
+
+
+# ---------------------------------------------------------------------------
+# adversarial models: refused, or bounded soundly
+
+
+def _refused(loss, words):
+    rep, _ = _analyse(loss)
+    assert rep.constants.record_grad_bound is None
+    text = " ".join(u.reason for u in rep.unproven)
+    assert rep.unproven[0].site == "obs" and all(w in text for w in words), text
+
+
+def test_a_continuous_select_whose_branch_is_unbounded_is_refused():
+    """r^2 - 2 meets r at -1 (both -1), r meets 2r - 1 at 1: continuous, but r^2 - 2 is chosen for every r < -1
+    and its derivative 2r grows without bound."""
+    _refused(lambda r: jnp.select([r < -1.0, r < 1.0], [r ** 2 - 2.0, r], 2.0 * r - 1.0), ["unbounded"])
+
+
+def test_a_select_with_a_jump_is_refused():
+    """-r and r meet at 0 but not at -1 (1 against -1), where the first condition switches."""
+    _refused(lambda r: jnp.select([r < -1.0, r < 1.0], [-r, r], 3.0 * r), ["continuous"])
+
+
+def test_conditions_on_two_different_values_are_refused():
+    """r < 0 and 2r < 1 compare two values (r and 2r): no common variable whose switch points are known."""
+    _refused(lambda r: jnp.select([r < 0.0, 2.0 * r < 1.0], [r, 0.0 * r], 0.0 * r), ["continuous"])
+
+
+def test_a_condition_that_reads_another_record_is_refused():
+    from bayesdp.errors import ModelError
+    with pytest.raises(ModelError, match="other records"):
+        _analyse(lambda r: jnp.select([r < jnp.roll(r, 1)], [r], 0.5 * r))
+
+
+def test_overlapping_conditions_are_bounded_soundly():
+    """The second case (100 r) is never chosen (r < -1 implies r < 1, which comes first): the true maximum is 1
+    (the first case r, and the default 1 beyond). The narrowed box of the unreachable case is empty, and any bound
+    of it is sound: the certificate is at least 1."""
+    rep, R = _analyse(lambda r: jnp.select([r < 1.0, r < -1.0], [r, 100.0 * r], 1.0))
+    G = rep.constants.record_grad_bound
+    assert G is not None and G >= R * _true_max(lambda r: np.where(r < 1, r, 1.0), span=4.0)
+
+
+@pytest.mark.parametrize("loss", [
+    lambda r: r ** 2 / (r ** 2 - 1.0),           # the denominator vanishes at r = +-1: rho' unbounded there
+    lambda r: r ** 4 / (1.0 + r ** 2),           # degree 4 over 2: rho' grows like 2r
+    lambda r: r ** 2 / (1.0 + r ** 2) + 0.001 * r ** 2,      # bounded ratio plus a growing square
+], ids=["vanishing-denominator", "growing-ratio", "ratio-plus-square"])
+def test_unbounded_ratios_are_refused(loss):
+    _refused(loss, ["unbounded"])
