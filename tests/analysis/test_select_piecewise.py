@@ -177,3 +177,51 @@ def test_overlapping_conditions_are_bounded_soundly():
 ], ids=["vanishing-denominator", "growing-ratio", "ratio-plus-square"])
 def test_unbounded_ratios_are_refused(loss):
     _refused(loss, ["unbounded"])
+
+
+# ---------------------------------------------------------------------------
+# jnp.piecewise: jnp's index (1 + the LAST condition that holds) in a call, each function's argument guarded by
+# select_n(index == k, stop_gradient(r), r); the true maximum from NumPy's own np.piecewise
+
+
+def test_piecewise_huber_certifies():
+    """jnp.piecewise(r, [|r| <= 1], [r^2/2, |r| - 1/2]) (the last function the default): |rho'| <= 1."""
+    _certifies_tightly(lambda r: jnp.piecewise(r, [jnp.abs(r) <= 1.0], [lambda r: 0.5 * r * r,
+                                                                         lambda r: jnp.abs(r) - 0.5]),
+                       lambda r: np.piecewise(r, [np.abs(r) <= 1.0], [lambda r: 0.5 * r * r, lambda r: np.abs(r) - 0.5]),
+                       span=4.0)
+
+
+def test_piecewise_with_overlapping_conditions_takes_the_last():
+    """Conditions r < 1 and r < -1 overlap on r < -1, where the later one (3r + 2) wins; r in between, 1 beyond
+    (the default): continuous (-1 = -1 at -1, 1 = 1 at 1), |rho'| <= 3, attained only where the later condition
+    wins (read first-wins, as jnp.select does, the bound would be 1: unsound)."""
+    funcs = [lambda r: r, lambda r: 3.0 * r + 2.0, lambda r: 1.0 + 0.0 * r]
+    G, true = _certifies_tightly(lambda r: jnp.piecewise(r, [r < 1.0, r < -1.0], funcs),
+                                 lambda r: np.piecewise(r, [r < 1.0, r < -1.0], funcs), span=4.0)
+    assert true == pytest.approx(3.0, rel=1e-6)
+
+
+def test_piecewise_three_disjoint_pieces_certifies():
+    """[r < -1, -1 <= r < 1, r >= 1] with -2r - 1, r^2, 2r - 1 (no default: jnp adds the zero function, never
+    chosen here): |rho'| <= 2."""
+    conds = (lambda r: [r < -1.0, (r >= -1.0) & (r < 1.0), r >= 1.0])
+    funcs = [lambda r: -2.0 * r - 1.0, lambda r: r * r, lambda r: 2.0 * r - 1.0]
+    _certifies_tightly(lambda r: jnp.piecewise(r, conds(r), funcs), lambda r: np.piecewise(r, conds(r), funcs),
+                       span=4.0)
+
+
+def test_a_piecewise_jump_is_refused():
+    """r and r + 1 do not meet at 0."""
+    _refused(lambda r: jnp.piecewise(r, [r < 0.0], [lambda r: r, lambda r: r + 1.0]), ["continuous"])
+
+
+def test_a_piecewise_function_that_grows_is_refused():
+    """r^2 - 2 beyond -1 (meeting r there): continuous, but its derivative is unbounded for r < -1."""
+    _refused(lambda r: jnp.piecewise(r, [r < -1.0], [lambda r: r ** 2 - 2.0, lambda r: r]), ["unbounded"])
+
+
+def test_piecewise_without_a_default_jumps_to_zero():
+    """Conditions that leave a gap (r >= 1 is covered by none): jnp's default is the zero function, which does
+    not meet 2r - 1 at 1 (1 against 0): refused, not certified with the pieces alone."""
+    _refused(lambda r: jnp.piecewise(r, [r < 1.0], [lambda r: 2.0 * r - 1.0]), ["continuous"])

@@ -899,6 +899,7 @@ def _float_same(run, v):
 #: element-wise primitives whose output at position i is a function of their operands at position i alone: a
 #: case of a select is computed again through them from a narrowed variable (``_reevaluated``)
 _POINTWISE = frozenset({"add", "add_any", "sub", "mul", "div", "neg", "abs", "sign", "max", "min", "integer_pow", "square",
+                        "stop_gradient",
                         "exp", "log", "log1p", "expm1", "tanh", "logistic", "sqrt", "rsqrt", "clamp", "copy",
                         "convert_element_type", "select_n", "lt", "le", "gt", "ge", "eq", "ne", "and", "or",
                         "not"})
@@ -1134,20 +1135,24 @@ def _narrowed_by(run, cv, case: "Bound", narrowings, pproj, cshape, budget=None)
 def _select_cases(run, eqn, ins):
     """``jnp.select(conds, cases, default)``, i.e. ``select_n(j, default, case_1, ...)`` with ``j = argmax(stack(
     [False, c_1, ...]))`` (possibly moved by ``vmap`` over a tangent basis): case ``k`` is chosen only where
-    ``c_k`` holds and ``c_1 ... c_(k-1)`` do not, the default where none does. Each case is computed again from
+    ``c_k`` holds and ``c_1 ... c_(k-1)`` do not, the default where none does (``jnp.piecewise``: no later one,
+    :func:`.switch.select_conditions`). Each case is computed again from
     ``r`` narrowed by every comparison those imply (``_narrowings`` chained through ``outer``: ``-1 <= r < 1`` for
     the middle piece of a three-piece loss), as a ``jnp.where`` case is; conditions that are not comparisons (or
     ``and`` of comparisons that hold, ``or`` of comparisons that fail, ``not``) narrow nothing."""
     from .switch import select_conditions
 
     iv, pproj = _through_moves(run, eqn.invars[0])
-    conds = None if iv is None else select_conditions(run, iv)
-    if conds is None or len(conds) != len(ins) - 2:
+    got = None if iv is None else select_conditions(run, iv)
+    if got is None or len(got[0]) != len(ins) - 2:
         return ins
+    conds, last = got
     cshape = _ishape(iv)
     out = [ins[0]]
     for k in range(len(ins) - 1):
-        facts = [(c, 0) for c in (conds[:k - 1] if k else conds)] + ([(conds[k - 1], 1)] if k else [])
+        # jnp.select: c_k and no earlier one; jnp.piecewise: c_k and no later one; the default: none
+        others = conds if not k else conds[k:] if last else conds[:k - 1]
+        facts = [(c, 0) for c in others] + ([(conds[k - 1], 1)] if k else [])
         comps = [pt for c, truth in facts for pt in _implied(run, c, truth)]
         narrowed = {}                          # r -> its bound where every comparison holds
         for pe, truth in comps:

@@ -31,7 +31,7 @@ import numpy as np
 from .bounds import _exact_convert, _float_same, _same, _squared_operand
 from .interpreter import CALL_BODIES, _open
 
-__all__ = ["continuous_at_switch", "continuous_select", "select_conditions"]
+__all__ = ["continuous_at_switch", "continuous_select", "guarded", "select_conditions"]
 
 _CMP = frozenset({"lt", "le", "gt", "ge"})
 #: calls whose body is followed: every call the interpreter enters, except custom_vjp (its forward function is
@@ -91,6 +91,8 @@ _EXACT = {"add": lambda a, b: a + b, "add_any": lambda a, b: a + b, "sub": lambd
           "mul": lambda a, b: a * b, "neg": lambda a: -a, "abs": abs, "max": max, "min": min,
           "sign": lambda a: Fraction((a > 0) - (a < 0)), "square": lambda a: a * a,
           "lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b,
+          "eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "stop_gradient": lambda a: a,
+          "clamp": lambda lo, x, hi: min(max(x, lo), hi),
           "copy": lambda a: a, "copy_p": lambda a: a,
           "broadcast_in_dim": lambda a: a}
 #: functions not rational, evaluated at the one point where they are: (argument, value)
@@ -137,6 +139,13 @@ class _Case:
         self.budget -= 1
         if e is None or self.budget < 0:
             raise _NoProof                       # an input (theta or the data), or too long
+        if scope is None and e.primitive.name in ("select_n", "clamp", "argmax"):
+            x, _ = guarded(self.run, v)
+            if x is not None:
+                return self.value(x)             # jnp.piecewise's guard: x's value
+            sel = select_conditions(self.run, v) if e.primitive.name != "select_n" else None
+            if sel is not None:
+                return _index_value(self, sel[0], sel[1], None)
         if e.primitive.name in _CALLS:
             inner, consts = _body(e)
             return self.value(inner.outvars[e.outvars.index(v)], _scope(inner, e, scope, consts))
@@ -161,13 +170,20 @@ class _Case:
                 raise _NoProof
             return vals[0] / vals[1]
         if name == "select_n":
-            if not isinstance(vals[0], bool):
-                raise _NoProof                   # an integer index (a nested select of another kind)
-            return vals[2] if vals[0] else vals[1]
+            if isinstance(vals[0], bool):
+                return vals[2] if vals[0] else vals[1]
+            if isinstance(vals[0], Fraction) and vals[0].denominator == 1 and 0 <= vals[0] < len(vals) - 1:
+                return vals[1 + int(vals[0])]    # an integer index (jnp.select, jnp.piecewise)
+            raise _NoProof
         if name == "convert_element_type":
             # (a boolean of theta made a number, (r > 0) * r, is refused before: a step in theta)
             if _exact_convert(e):
                 return vals[0]
+            src, dst = np.dtype(e.invars[0].aval.dtype), np.dtype(e.outvars[0].aval.dtype)
+            if np.issubdtype(src, np.integer) and np.issubdtype(dst, np.floating) and \
+                    not isinstance(vals[0], bool) and vals[0].denominator == 1 and \
+                    abs(vals[0]) <= 2 ** (np.finfo(dst).nmant + 1):
+                return vals[0]                   # an integer the float holds exactly (jnp.piecewise's default 0)
             raise _NoProof                       # a conversion that may round
         if name in ("and", "or", "not") and all(isinstance(x, bool) for x in vals):
             return {"and": lambda a, b: a and b, "or": lambda a, b: a or b, "not": lambda a: not a}[name](*vals)
@@ -250,30 +266,116 @@ def _switches(run, pe, oshape):
 
 
 def select_conditions(run, jv):
-    """``[c_1, ..., c_n]`` when integer ``jv`` is ``jnp.select``'s index ``argmax(stack([False, c_1, ..., c_n]))``
-    (0 where no condition holds, else 1 + the first that holds), each ``c_k`` a boolean of ``jv``'s shape; else
-    None."""
+    """``([c_1, ..., c_n], last)`` when integer ``jv`` is the index of ``jnp.select`` (``argmax(stack([False, c_1,
+    ..., c_n]))``: 1 + the first condition that holds, ``last`` False) or of ``jnp.piecewise`` (``clamp(0,
+    argmax(cumsum([False, c_1, ..., c_n])), n)``: 1 + the last condition that holds, ``last`` True), 0 where none
+    holds, each ``c_k`` a boolean of ``jv``'s shape; else None."""
     from jax.extend import core as jcore
 
     if isinstance(jv, jcore.Literal):
         return None
+    shape = _shape(jv)
     e = run.producer(run.origin(jv))
+    last = e is not None and e.primitive.name == "clamp"
+    if last:                                     # jnp.piecewise: clamp(0, argmax(cumsum(...)), n)
+        lo, hi = (_Case(run, None, None, shape).value(w) if isinstance(w, jcore.Literal) else None
+                  for w in (e.invars[0], e.invars[2]))
+        e = run.producer(run.origin(e.invars[1]))
     if e is None or e.primitive.name != "argmax" or tuple(e.params.get("axes", ())) != (0,):
         return None
-    se = run.producer(run.origin(e.invars[0]))
-    if se is None or se.primitive.name != "stack" or se.params.get("axis") != 0:
+    rows = _rows(run, e.invars[0], shape, cumulative=last)
+    if rows is None:
         return None
-    conds = list(se.invars)
-    shape = _shape(jv)
-    if any(isinstance(c, jcore.Literal) or np.dtype(c.aval.dtype) != np.bool_ or _shape(c) != shape
-           for c in conds[1:]):
+    if last and (lo != 0 or hi != len(rows) - 1):
         return None
     try:
-        if _Case(run, None, None, shape).value(conds[0]) is not False:
+        if _Case(run, None, None, shape).value(rows[0]) is not False:
             return None                          # the first row must be False: the default when none holds
     except _NoProof:
         return None
-    return conds[1:]
+    return rows[1:], last
+
+
+def _rows(run, v, shape, cumulative: bool, depth: int = 0):
+    """The booleans of ``shape`` stacked along axis 0 into ``v``: a ``stack`` (``jnp.select``), or, when
+    ``cumulative``, the running count of a ``concatenate`` of ``(1,) + shape`` broadcasts (``jnp.piecewise``, the
+    cumulative sum in a call); None otherwise."""
+    from jax.extend import core as jcore
+
+    if isinstance(v, jcore.Literal) or depth > 8:
+        return None
+    v = run.origin(v)
+    e = run.producer(v)
+    if e is None:
+        return None
+    name = e.primitive.name
+    if cumulative:
+        if name in CALL_BODIES:
+            w = run.body_output(e, v)
+            return None if w is None else _rows(run, w, shape, True, depth + 1)
+        if name == "cumsum" and e.params.get("axis") == 0 and not e.params.get("reverse"):
+            ce = run.producer(run.origin(e.invars[0]))
+            if ce is None or ce.primitive.name != "convert_element_type" or \
+                    np.dtype(ce.invars[0].aval.dtype) != np.bool_:
+                return None
+            return _rows(run, ce.invars[0], shape, False, depth + 1)
+        return None
+    if name == "stack" and e.params.get("axis") == 0:
+        rows = list(e.invars)
+    elif name == "concatenate" and e.params.get("dimension") == 0:
+        rows = []
+        for w in e.invars:
+            got = _unit_rows(run, w, shape, depth)
+            if got is None:
+                return None
+            rows += got
+    else:
+        return None
+    if any(not isinstance(c, jcore.Literal) and (np.dtype(c.aval.dtype) != np.bool_ or _shape(c) != shape)
+           for c in rows):
+        return None
+    return rows
+
+
+def _unit_rows(run, w, shape, depth):
+    """The rows of a ``concatenate`` operand: a ``(1,) + shape`` broadcast of one boolean, or a concatenation of
+    them (the conditions jnp.piecewise passes into its body)."""
+    from jax.extend import core as jcore
+
+    if isinstance(w, jcore.Literal):
+        return None
+    w = run.origin(w)
+    e = run.producer(w)
+    if e is None:
+        return None
+    if e.primitive.name == "concatenate" and e.params.get("dimension") == 0:
+        return _rows(run, w, shape, False, depth + 1)
+    if e.primitive.name == "broadcast_in_dim" and _shape(w) == (1,) + tuple(shape):
+        src = e.invars[0]
+        dims = tuple(e.params["broadcast_dimensions"])
+        if isinstance(src, jcore.Literal) or _shape(src) == ():
+            return [src] if dims == () else None
+        if _shape(src) == tuple(shape) and dims == tuple(range(1, len(shape) + 1)):
+            return [src]
+    return None
+
+
+def guarded(run, v):
+    """``x`` when ``v`` is ``select_n(p, stop_gradient(x), x)`` (jnp.piecewise's argument to each function: the same
+    value as ``x`` everywhere, with ``x``'s derivative where ``p`` holds), else None; also the predicate ``p``."""
+    from jax.extend import core as jcore
+
+    if isinstance(v, jcore.Literal):
+        return None, None
+    e = run.producer(run.origin(v))
+    if e is None or e.primitive.name != "select_n" or len(e.invars) != 3 or \
+            np.dtype(e.invars[0].aval.dtype) != np.bool_:
+        return None, None
+    se = run.producer(run.origin(e.invars[1])) if not isinstance(e.invars[1], jcore.Literal) else None
+    if se is None or se.primitive.name != "stop_gradient" or isinstance(e.invars[2], jcore.Literal) or \
+            run.origin(se.invars[0]) is not run.origin(e.invars[2]):
+        return None, None
+    return e.invars[2], e.invars[0]
 
 
 def _comparisons(run, v, out, depth=0):
@@ -308,9 +410,10 @@ def continuous_select(run, eqn) -> bool:
     oshape = _shape(eqn.outvars[0])
     if isinstance(jv, jcore.Literal) or _shape(jv) != oshape:
         return False
-    conds = select_conditions(run, jv)
-    if conds is None or len(conds) != len(eqn.invars) - 2:
+    got = select_conditions(run, jv)
+    if got is None or len(got[0]) != len(eqn.invars) - 2:
         return False
+    conds = got[0]
     leaves = []
     if not all(_comparisons(run, c, leaves) for c in conds):
         return False
@@ -348,16 +451,23 @@ def _chosen_meet(run, eqn, jv, base, points, oshape) -> bool:
 
 
 def _index(run, base, jv, s, oshape) -> int:
-    """``jnp.select``'s index at ``r = s``: 1 + the first condition that holds, else 0."""
-    conds = select_conditions(run, jv)
-    case = _Case(run, base, s, oshape)
+    """The select's index at ``r = s``: 1 + the first condition that holds (``jnp.select``) or the last one
+    (``jnp.piecewise``), else 0."""
+    return int(_Case(run, base, s, oshape).value(jv))
+
+
+def _index_value(case, conds, last, scope):
+    """The index from the conditions' values (exact)."""
+    got = 0
     for k, c in enumerate(conds):
-        got = case.value(c)
-        if not isinstance(got, bool):
+        x = case.value(c, scope)
+        if not isinstance(x, bool):
             raise _NoProof
-        if got:
-            return k + 1
-    return 0
+        if x:
+            got = k + 1
+            if not last:
+                break
+    return Fraction(got)
 
 
 def _meet(run, eqn, base, points, oshape) -> bool:
@@ -419,6 +529,11 @@ def _finite_in_r(run, base, v, oshape, scope=None, memo=None, depth=None) -> boo
     if e is None or depth[0] < 0:
         raise _NoProof
     name = e.primitive.name
+    x = guarded(run, v)[0] if scope is None else None
+    if x is not None:                    # jnp.piecewise's guard: x's value (its predicate is not read)
+        dep = _finite_in_r(run, base, x, oshape, scope, memo, depth)
+        memo[key] = (dep, scope)
+        return dep
     if name in _CALLS:
         inner, _ = _body(e)
         dep = _finite_in_r(run, base, inner.outvars[e.outvars.index(v)], oshape, _scope(inner, e, scope), memo,
