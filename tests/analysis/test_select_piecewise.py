@@ -9,36 +9,19 @@ again in float64 NumPy and differentiated by central differences on a fine grid 
 certificate must be at least that (soundness) and at most 1.1 times it (tightness). The adversarial models at the
 end try to fool the new rules and must be refused, or bounded soundly."""
 
-import numpy as np
-import numpyro
-import numpyro.distributions as dist
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 from bayesdp.analysis import Domain, analyze
+from test_switch_continuity import _data, _regression     # the regression and its records, as for Huber there
 
 DOMAIN = ["X.norm=1", "y.min=-2", "y.max=2"]
 
 
-def _model(loss):
-    def model(X, y=None):
-        w = numpyro.sample("w", dist.Normal(0, 1).expand([X.shape[1]]).to_event(1))
-        with numpyro.plate("data", X.shape[0]):
-            numpyro.factor("obs", -loss(y - X @ w))
-    return model
-
-
-def _data(m=12, p=3, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(m, p))
-    X /= np.linalg.norm(X, axis=1, keepdims=True)
-    y = np.clip(X @ np.ones(p) + 0.3 * rng.normal(size=m), -2, 2)
-    return {"X": X.astype(np.float32), "y": y.astype(np.float32)}
-
-
 def _analyse(loss):
     dom = Domain.parse(DOMAIN)
-    rep = analyze(_model(loss), _data(), dom)
+    rep = analyze(_regression(loss), _data(), dom)
     return rep, dom.get("X").certified_norm
 
 
