@@ -71,6 +71,35 @@ def test_tukey_biweight_certifies_at_its_maximum(c):
     assert true == pytest.approx(16 * c / (25 * np.sqrt(5)), rel=1e-6)
 
 
+def _with_intercept(loss):
+    import numpyro
+    import numpyro.distributions as dist
+
+    def model(X, y=None):
+        w = numpyro.sample("w", dist.Normal(0, 1).expand([X.shape[1]]).to_event(1))
+        b = numpyro.sample("b", dist.Normal(0, 1))
+        with numpyro.plate("data", X.shape[0]):
+            numpyro.factor("obs", -loss(y - X @ w - b))
+    return model
+
+
+@pytest.mark.parametrize("name", ["geman-mcclure", "tukey"])
+def test_robust_losses_with_an_intercept(name):
+    """r = y - x.w - b: the gradient in (w, b) is -rho'(r) (x, 1), of norm |rho'(r)| sqrt(|x|^2 + 1), at most
+    sqrt(R^2 + 1) max |rho'|. The tangent of r is a sum of two tangents (x along w, 1 along b): the rule takes
+    that sum as ``t``."""
+    loss, rho = {
+        "geman-mcclure": (lambda r: r ** 2 / (1 + r ** 2), lambda r: r ** 2 / (1 + r ** 2)),
+        # (1 - (1 - r^2)^3) / 6 would not meet float32(1/6) exactly at |r| = 1 (a jump of a rounding: refused)
+        "tukey": (lambda r: jnp.where(jnp.abs(r) <= 1.0, (1 / 6) * (1 - (1 - r ** 2) ** 3), 1 / 6),
+                  lambda r: np.where(np.abs(r) <= 1.0, (1 - (1 - r ** 2) ** 3) / 6, 1 / 6))}[name]
+    dom = Domain.parse(DOMAIN)
+    R = dom.get("X").certified_norm
+    G = analyze(_with_intercept(loss), _data(), dom).constants.record_grad_bound
+    true = np.sqrt(R ** 2 + 1) * _true_max(rho, span=10.0)
+    assert G is not None and true * (1 - 1e-6) <= G <= 1.1 * true, (G, true)
+
+
 def test_a_bounded_ratio_of_equal_degrees():
     """rho = r^3 / (1 + r^2): rho' = (r^4 + 3 r^2) / (1 + r^2)^2 tends to 1 and peaks at 9/8 (r^2 = 3)."""
     G, true = _certifies_tightly(lambda r: r ** 3 / (1.0 + r ** 2), lambda r: r ** 3 / (1.0 + r ** 2), span=200.0)

@@ -239,8 +239,8 @@ def _point(run, v):
 
 
 def _scan(run, v, stop, below, budget):
-    """The variables the rational walk stops at (inputs, values of other operations, ``stop``), as a frozenset;
-    ``below``: every variable visited -> the leaves under it."""
+    """The variables the rational walk stops at (inputs, values of other operations, those in ``stop``), as a
+    frozenset; ``below``: every variable visited -> the leaves under it."""
     from jax.extend import core as jcore
 
     if isinstance(v, jcore.Literal):
@@ -254,36 +254,54 @@ def _scan(run, v, stop, below, budget):
     if budget[0] < 0:
         raise _No
     e = _producer(run, v)
-    if v is stop or _point(run, v) is not None:
-        got = frozenset() if v is not stop else frozenset([v])
+    size = below.setdefault(_SIZE, {})
+    size[v] = 1
+    if v in stop:
+        got = frozenset([v])
+    elif _point(run, v) is not None:
+        got = frozenset()
     elif e is not None and e.primitive.name in _b._CALLS and run.body_output(e, v) is not None:
         got = _scan(run, run.body_output(e, v), stop, below, budget)
+        size[v] = 1 + size.get(run.origin(run.body_output(e, v)), 0)
     elif e is not None and len(e.outvars) == 1 and (
             e.primitive.name in _OPS or e.primitive.name in _b._MOVES or
             e.primitive.name == "convert_element_type" and _b._exact_convert(e)):
         got = frozenset().union(*(_scan(run, w, stop, below, budget) for w in e.invars))
+        size[v] = 1 + sum(size.get(run.origin(w), 0) for w in e.invars if not hasattr(w, "val"))
     else:
         got = frozenset([v])
     below[v] = got
     return got
 
 
+_PAIRS = 32          # (r, t) pairs tried per value
+_SIZE = object()     # the key of _scan's record of each value's size (equations under it, counted per path)
+
+
 def _roles(run, v):
-    """Candidate ``(r, t)`` pairs: ``v``'s two leaves, or a tangent leaf ``t`` and a value ``r`` computed from all
-    the other leaves (``r = y - x.theta`` from the data and theta), the smallest such values first."""
+    """Candidate ``(r, t)`` pairs: two values the walk from ``v`` can stop at and reach nothing else, ``r``
+    computed from some of the leaves (``r = y - x.w - b`` from the data and theta) and ``t`` from the rest (a
+    tangent, or a sum of tangents: ``-x.e - e_b``), the smallest such values first."""
     below = {}
-    leaves = _scan(run, v, None, below, [_BUDGET])
-    if len(leaves) == 2:
-        a, b = tuple(leaves)
-        yield a, b
-        yield b, a
+    leaves = _scan(run, v, frozenset(), below, [_BUDGET])
+    size = below.pop(_SIZE)
+    if not 2 <= len(leaves) <= 12:
         return
-    for t in leaves:
-        rest = leaves - {t}
-        cands = sorted((u for u, s in below.items() if s == rest and u not in leaves),
-                       key=lambda u: sum(1 for w, s2 in below.items() if s2 <= below[u]))
-        for r in cands[:8]:
-            if _scan(run, v, r, {}, [_BUDGET]) == frozenset([r, t]):
+    ov = run.origin(v)
+    rep = {}                       # each set of leaves -> the smallest value computed from exactly those
+    for u, got in below.items():
+        if got and u is not ov and (got not in rep or size[u] < size[rep[got]]):
+            rep[got] = u
+    reps = sorted(rep.values(), key=lambda u: size[u])
+    tried = 0
+    for r in reps:
+        for t in reps:
+            if r is t or below[r] | below[t] != leaves:
+                continue
+            tried += 1
+            if tried > _PAIRS:
+                return
+            if _scan(run, v, frozenset([r, t]), {}, [_BUDGET]) == frozenset([r, t]):
                 yield r, t
 
 
