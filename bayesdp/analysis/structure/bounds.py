@@ -1195,8 +1195,8 @@ def _rational_case(run, v, case: "Bound", base, narrowed: "Bound", lines_up) -> 
     if isinstance(v, _literal_type()) or case.lin is None:
         return case                              # no linear form: not a tangent of the record
     got = rational_tangent(run, v, case.shape, override=(base, narrowed, lines_up))
-    if got is None:
-        return case
+    if got is None or not np.max(_absmax(got[0], got[1])) < np.max(_absmax(case.lo, case.hi)) * (1 - 1e-9):
+        return case                              # no narrower: the recomputed case (and its form) stays
     return Bound(np.maximum(case.lo, got[0]), np.minimum(case.hi, got[1]), got[2] if got[2] is not None
                  else case.lin, case.why, case.nrm if got[2] is None else None)
 
@@ -2960,14 +2960,16 @@ def related(run, eqn, outs):
     still unbounded is tried as a tangent times a rational function of one value (:mod:`.rational`)."""
     rules = RELATIONS.get(eqn.primitive.name, ())
     marked = run.context.setdefault("rational", set())     # values the rational rule bounded: a sum of them
-    if eqn.primitive.name in _RATIONAL_AT and len(eqn.outvars) == 1 and (    # may be bounded better as one
-            not outs[0].bounded() or any(not hasattr(w, "val") and w in marked for w in eqn.invars)):
+    reads_marked = any(not hasattr(w, "val") and w in marked for w in eqn.invars)   # may be bounded better as one
+    if eqn.primitive.name in _RATIONAL_AT and len(eqn.outvars) == 1:
         rules = rules + (_rational,)
     if not rules or run.producer(eqn.invars[0]) is None and run.producer(eqn.invars[1]) is None:
         return outs
     out = outs[0]
     shape = out.shape
     for rule in rules:
+        if rule is _rational and out.bounded() and not reads_marked:
+            continue                        # the last resort: bounded already (its form is kept)
         try:
             got = rule(run, eqn, shape)
         except (TypeError, ValueError, AttributeError):   # shapes the pattern does not expect: no claim

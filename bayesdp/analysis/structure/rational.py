@@ -333,7 +333,7 @@ def _enclose(P, Q, lo: float, hi: float):
             if den > 0:
                 tail = sum(abs(p) * M ** (i - n) for i, p in enumerate(P)) / den
                 found = (M, tail)
-                if tail <= Fraction(_sample(P, Q, float(M))) / 100 or lead and tail <= lead * Fraction(101, 100):
+                if tail <= Fraction(_sample(P, Q, float(M))) / 100 or lead and tail <= lead * Fraction(1001, 1000):
                     break
             M *= 2
         if found is None:
