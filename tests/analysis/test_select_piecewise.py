@@ -214,6 +214,17 @@ def test_piecewise_with_overlapping_conditions_takes_the_last():
     assert true == pytest.approx(3.0, rel=1e-6)
 
 
+def test_piecewise_a_later_condition_s_piece_is_bounded_where_it_is_chosen():
+    """r < 1 and r < -1: on r < -1 (both hold, the later wins) the piece -1 + 3 tanh(r + 1), whose derivative
+    3 sech^2(r + 1) peaks at 3 at r = -1, where it meets r; r between, 1 beyond. Narrowed as if the earlier
+    condition failed there (r >= 1: never with r < -1), the piece would get no sound bound."""
+    funcs = [lambda r: r, lambda r: -1.0 + 3.0 * jnp.tanh(r + 1.0), lambda r: 1.0 + 0.0 * r]
+    np_funcs = [lambda r: r, lambda r: -1.0 + 3.0 * np.tanh(r + 1.0), lambda r: 1.0 + 0.0 * r]
+    G, true = _certifies_tightly(lambda r: jnp.piecewise(r, [r < 1.0, r < -1.0], funcs),
+                                 lambda r: np.piecewise(r, [r < 1.0, r < -1.0], np_funcs), span=20.0)
+    assert true == pytest.approx(3.0, rel=1e-6)
+
+
 def test_piecewise_three_disjoint_pieces_certifies():
     """[r < -1, -1 <= r < 1, r >= 1] with -2r - 1, r^2, 2r - 1 (no default: jnp adds the zero function, never
     chosen here): |rho'| <= 2."""
@@ -221,6 +232,14 @@ def test_piecewise_three_disjoint_pieces_certifies():
     funcs = [lambda r: -2.0 * r - 1.0, lambda r: r * r, lambda r: 2.0 * r - 1.0]
     _certifies_tightly(lambda r: jnp.piecewise(r, conds(r), funcs), lambda r: np.piecewise(r, conds(r), funcs),
                        span=4.0)
+
+
+def test_piecewise_overlap_with_a_jump_where_the_later_condition_wins_is_refused():
+    """r < 1 and r < -1 with r, r + 5 and 1: the later condition wins on r < -1, where r + 5 (4 at -1) does not
+    meet r (-1): a jump. Read first-wins (as jnp.select), r + 5 would never be chosen and the loss would look
+    continuous."""
+    _refused(lambda r: jnp.piecewise(r, [r < 1.0, r < -1.0], [lambda r: r, lambda r: r + 5.0, lambda r: 1.0 + 0 * r]),
+             ["continuous"])
 
 
 def test_a_piecewise_jump_is_refused():

@@ -113,8 +113,8 @@ class _Walk:
         if e is None:
             raise _No                              # another input: not a function of r and t alone
         self.budget -= 1
-        if self.budget < 0 or len(e.outvars) != 1:
-            raise _No
+        if self.budget < 0 or len(e.outvars) != 1 or not np.issubdtype(np.dtype(e.outvars[0].aval.dtype), np.floating):
+            raise _No                               # an integer's division truncates, its sums wrap
         name = e.primitive.name
         if name in _b._CALLS:
             w = run.body_output(e, v)
