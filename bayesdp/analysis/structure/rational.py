@@ -11,11 +11,12 @@ values in their dtype), it bounds ``P / Q`` over ``r``'s interval:
 
 * ``Q`` has no zero on the interval (every division of the program divides by a factor of ``Q``: none divides by
   zero), checked with the bounds below, which must exclude 0;
-* on ``|r| >= M`` (an unbounded interval) with ``deg P <= deg Q = n``: ``|P(r)| <= sum |p_i| |r|^i`` and
-  ``|Q(r)| >= |q_n| |r|^n - sum_{i<n} |q_i| |r|^i``, so ``|P/Q| <= sum |p_i| M^(i-n) / (|q_n| - sum_{i<n} |q_i|
-  M^(i-n))`` when that denominator is positive (every ``M^(i-n)`` decreases in ``|r| >= M``);
-* on ``[-M, M]`` (intersected with the interval): ``K`` pieces, ``P`` and ``Q`` on each by Horner's scheme in
-  outward-rounded interval arithmetic (an enclosure of each polynomial on the piece), their quotient likewise.
+* on ``|r| <= 4`` (intersected with the interval): ``K`` pieces, ``P`` and ``Q`` on each by Horner's scheme in
+  outward-rounded interval arithmetic (an enclosure of each polynomial on the piece), their quotient likewise;
+  pieces near the extremes split again;
+* on ``|r| >= 4`` with ``deg P <= deg Q = n`` (needed for an unbounded interval): ``u = 1/r`` lies in ``[-1/4,
+  1/4]`` and ``P(r)/Q(r) = P~(u)/Q~(u)``, ``P~(u) = u^n P(1/u)``, ``Q~(u) = u^n Q(1/u)`` (both multiplied by
+  ``u^n != 0``), polynomials with ``Q~(0) = q_n != 0``: enclosed on the bounded ``u`` interval as above.
 
 The hull is an enclosure of ``g`` over the interval, and ``t * g`` is bounded as ``t`` times it, keeping ``t``'s
 linear form in the record. Position ``j`` of the value reads ``r`` and ``t`` each at one position (the moves are
@@ -319,65 +320,78 @@ def _iv_poly(P, lo, hi):
 
 
 def _enclose(P, Q, lo: float, hi: float):
-    """[glo, ghi] containing P/Q on [lo, hi] (infinite ends allowed), or None (Q may vanish, or P/Q unbounded)."""
+    """[glo, ghi] containing P/Q on [lo, hi] (infinite ends allowed), or None (Q may vanish, or P/Q unbounded).
+
+    ``|r| <= 4`` directly; ``|r| >= 4`` through ``u = 1/r``: there ``P(r)/Q(r) = P~(u)/Q~(u)`` with ``P~(u) = u^n
+    P(1/u) = sum p_i u^(n-i)`` and ``Q~`` likewise (``n = deg Q >= deg P``; num and den times ``u^n != 0``), a
+    rational function of ``u`` in ``[-1/4, 1/4]`` whose denominator is ``q_n != 0`` at ``u = 0``: the tails are
+    enclosed like the middle, on a bounded interval, at no loss."""
     n, dp = len(Q) - 1, len(P) - 1
+    parts = []
+    if dp > n:
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            return None                          # grows like r^(deg P - deg Q)
+        parts.append((P, Q, lo, hi))
+    else:
+        Pt = tuple(P[n - j] if 0 <= n - j <= dp else Fraction(0) for j in range(n + 1))    # u^n P(1/u)
+        Qt = tuple(reversed(Q))
+        if max(lo, -4.0) <= min(hi, 4.0):
+            parts.append((P, Q, max(lo, -4.0), min(hi, 4.0)))
+        if hi > 4.0:                              # r in [max(lo, 4), hi]: u in [1/hi, 1/max(lo, 4)]
+            a = max(lo, 4.0)
+            parts.append((Pt, Qt, 0.0 if np.isinf(hi) else float(_b._dn(1.0 / hi)), float(_b._up(1.0 / a))))
+        if lo < -4.0:                             # r in [lo, min(hi, -4)]: u in [1/min(hi, -4), 1/lo]
+            b = min(hi, -4.0)
+            parts.append((Pt, Qt, float(_b._dn(1.0 / b)), 0.0 if np.isinf(lo) else float(_b._up(1.0 / lo))))
     hull = [np.inf, -np.inf]
-    mid_lo, mid_hi = lo, hi
-    if not (np.isfinite(lo) and np.isfinite(hi)):
-        if dp > n or Q[-1] == 0:
+    for P1, Q1, a, b in parts:
+        got = _pieces(_trim(P1), _trim(Q1), a, b)
+        if got is None:
             return None
-        M, found = Fraction(4), None
-        lead = abs(P[-1] / Q[-1]) if dp == n else Fraction(0)
-        while M <= 2 ** 30:
-            den = abs(Q[-1]) - sum(abs(q) * M ** (i - n) for i, q in enumerate(Q[:-1]))
-            if den > 0:
-                tail = sum(abs(p) * M ** (i - n) for i, p in enumerate(P)) / den
-                found = (M, tail)
-                if tail <= Fraction(_sample(P, Q, float(M))) / 100 or lead and tail <= lead * Fraction(1001, 1000):
-                    break
-            M *= 2
-        if found is None:
+        hull = [min(hull[0], got[0]), max(hull[1], got[1])]
+    return hull
+
+
+def _pieces(P, Q, mid_lo, mid_hi):
+    """[glo, ghi] containing P/Q on the bounded [mid_lo, mid_hi], or None (Q may vanish there)."""
+    hull = [np.inf, -np.inf]
+    if not (np.isfinite(mid_lo) and np.isfinite(mid_hi)):
+        return None
+    edges = np.linspace(mid_lo, mid_hi, _PIECES + 1)
+    elo, ehi = edges[:-1].copy(), edges[1:].copy()
+    elo[0], ehi[-1] = mid_lo, mid_hi
+    elo, ehi = np.minimum(elo, ehi), np.maximum(elo, ehi)    # each piece [lo, hi] (the ends are shared)
+    sign = None
+    for rnd in range(_ROUNDS):
+        plo, phi = _iv_poly(P, elo, ehi)
+        qlo, qhi = _iv_poly(Q, elo, ehi)
+        pos, neg = bool(np.all(qlo > 0)), bool(np.all(qhi < 0))
+        if not (pos or neg) or sign not in (None, pos):
+            return None                          # Q may vanish (or change sign) on the interval
+        sign = pos
+        rlo, rhi = _b.iv_recip(qlo, qhi)
+        glo, ghi = _b.iv_mul(plo, phi, rlo, rhi)
+        if not (np.all(np.isfinite(glo)) and np.all(np.isfinite(ghi))):
             return None
-        M, tail = found
-        t = float(tail)
-        t = t if Fraction(t) >= tail else float(_b._up(t))
-        hull = [-t, t]
-        mid_lo, mid_hi = max(lo, -float(M)), min(hi, float(M))
-    if mid_lo <= mid_hi:
-        edges = np.linspace(mid_lo, mid_hi, _PIECES + 1)
-        elo, ehi = edges[:-1], edges[1:]
-        elo[0], ehi[-1] = mid_lo, mid_hi
-        sign = None
-        for rnd in range(_ROUNDS):
-            plo, phi = _iv_poly(P, elo, ehi)
-            qlo, qhi = _iv_poly(Q, elo, ehi)
-            pos, neg = bool(np.all(qlo > 0)), bool(np.all(qhi < 0))
-            if not (pos or neg) or sign not in (None, pos):
-                return None                          # Q may vanish (or change sign) on the interval
-            sign = pos
-            rlo, rhi = _b.iv_recip(qlo, qhi)
-            glo, ghi = _b.iv_mul(plo, phi, rlo, rhi)
-            if not (np.all(np.isfinite(glo)) and np.all(np.isfinite(ghi))):
-                return None
-            # pieces whose enclosure reaches past the values at their midpoints (a float estimate, used only to
-            # choose which pieces to split) are split; every other piece's enclosure enters the hull now
-            mids = _values(P, Q, (elo + ehi) / 2)
-            top, bot = float(np.max(mids)), float(np.min(mids))
-            tol = 1e-4 * max(abs(top), abs(bot), 1e-300)
-            split = ((ghi > top + tol) | (glo < bot - tol)) if rnd + 1 < _ROUNDS else np.zeros(elo.shape, bool)
-            if split.sum() * _SPLIT > 8 * _PIECES:
-                split[:] = False
-            done = ~split
-            if done.any():
-                hull = [min(hull[0], float(glo[done].min())), max(hull[1], float(ghi[done].max()))]
-            if not split.any():
-                break
-            a, b = elo[split], ehi[split]
-            w = (b - a) / _SPLIT
-            elo = np.concatenate([a + i * w for i in range(_SPLIT)])
-            ehi = np.concatenate([a + (i + 1) * w for i in range(_SPLIT - 1)] + [b])
-            elo, ehi = np.minimum(elo, ehi), np.maximum(elo, ehi)
-            # the sub-pieces cover [a, b]: consecutive ends are the same floats (a + i w), the last ends at b
+        # pieces whose enclosure reaches past the values at their midpoints (a float estimate, used only to
+        # choose which pieces to split) are split; every other piece's enclosure enters the hull now
+        mids = _values(P, Q, (elo + ehi) / 2)
+        top, bot = float(np.max(mids)), float(np.min(mids))
+        tol = 1e-4 * max(abs(top), abs(bot), 1e-300)
+        split = ((ghi > top + tol) | (glo < bot - tol)) if rnd + 1 < _ROUNDS else np.zeros(elo.shape, bool)
+        if split.sum() * _SPLIT > 8 * _PIECES:
+            split[:] = False
+        done = ~split
+        if done.any():
+            hull = [min(hull[0], float(glo[done].min())), max(hull[1], float(ghi[done].max()))]
+        if not split.any():
+            break
+        a, b = elo[split], ehi[split]
+        w = (b - a) / _SPLIT
+        elo = np.concatenate([a + i * w for i in range(_SPLIT)])
+        ehi = np.concatenate([a + (i + 1) * w for i in range(_SPLIT - 1)] + [b])
+        elo, ehi = np.minimum(elo, ehi), np.maximum(elo, ehi)
+        # the sub-pieces cover [a, b]: consecutive ends are the same floats (a + i w), the last ends at b
     return hull
 
 
@@ -385,16 +399,6 @@ def _values(P, Q, xs):
     with np.errstate(all="ignore"):
         g = np.polyval([float(c) for c in reversed(P)], xs) / np.polyval([float(c) for c in reversed(Q)], xs)
     return np.where(np.isfinite(g), g, 0.0)
-
-
-def _sample(P, Q, M: float) -> float:
-    xs = np.linspace(-M, M, 257)
-    with np.errstate(all="ignore"):
-        p = np.polyval([float(c) for c in reversed(P)], xs)
-        q = np.polyval([float(c) for c in reversed(Q)], xs)
-        g = np.abs(p / q)
-    g = g[np.isfinite(g)]
-    return float(g.max()) if g.size else 0.0
 
 
 def rational_tangent(run, v, shape, override=None, eqn=None):
