@@ -143,6 +143,9 @@ CONTINUOUS = {
     "square-at-zero": lambda r: jnp.where(r * r <= 0.0, r, 0.0),
     # r ** 0 = 1 also at r = 0 (0 ** 0 = 1, no division): r + 1 - 1 meets r at the switch 0
     "power-zero-at-zero": lambda r: jnp.where(r > 0.0, r + jax.lax.integer_pow(r, 0) - 1.0, r),
+    # jnp.select (select_n with an integer index, argmax of the stacked conditions): the cases chosen around 0
+    # and 1 meet there (0 = 0, 2 = 2; tests/analysis/test_select_piecewise.py)
+    "select-three-way-continuous": lambda r: jnp.select([r < 0.0, r < 1.0], [r, 2.0 * r], r + 1.0),
 }
 
 
@@ -211,6 +214,7 @@ JUMPS = {
     "call-with-a-constant-jump": lambda r: jnp.where(r > 1.0, _scaled_excess(r) + 1.0, 0.0),
     # jnp.select: select_n with an integer index (argmax of the stacked conditions) and three cases; this one
     # jumps by 1 at 0 and by 4 at 1
+    "select-three-way": lambda r: jnp.select([r < 0.0, r < 1.0], [r, r + 1.0], r + 5.0),
     # log of a value of r inside a call: log is not finite for every r (it meets r - 1 at 1)
     "log-case-in-a-call": lambda r: jnp.where(r > 1.0, _jit_log(r), r - 1.0),
     # a value of r used twice, the second time under log (finite here, but log is refused for values of r)
@@ -219,8 +223,6 @@ JUMPS = {
     "negative-power-case": lambda r: jnp.where(r > 1.0, r ** -1, 2.0 - r),
     # a division by a value of r computed in a call (r + 1 is 0 at r = -1): refused like a division by r
     "division-by-a-call-of-r": lambda r: jnp.where(r > 1.0, (r - 1.0) / _plus_one(r), 0.0),
-    "select-three-way": lambda r: jnp.select([r < 0.0, r < 1.0], [r, r + 1.0], r + 5.0),
-    "select-three-way-continuous": lambda r: jnp.select([r < 0.0, r < 1.0], [r, 2.0 * r], r + 1.0),  # not proven
 }
 
 

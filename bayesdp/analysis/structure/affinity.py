@@ -23,7 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .interpreter import Interpreter
-from .switch import continuous_at_switch
+from .interpreter import CALL_BODIES
+from .switch import continuous_at_switch, continuous_select, guarded
 import numpy as np
 
 __all__ = ["A", "AFFINE", "Aff", "Affinity", "C", "CONST", "OTHER"]
@@ -111,8 +112,58 @@ def select_n(run, eqn, ins):
         if len(cases) == 2 and all(c.grad_ok for c in cases) and continuous_at_switch(run, eqn):
             ok, why_grad = _grad(cases)                 # the cases meet where theta switches them (switch.py)
             return [Aff(OTHER, ok, _other(eqn, ins).why, why_grad)]
+        if np.dtype(eqn.invars[0].aval.dtype) != np.bool_ and continuous_select(run, eqn):
+            # jnp.select / jnp.piecewise: a case is judged where it is chosen (k), its guards seen through
+            cases = [c if c.grad_ok else _regrade(run, eqn.invars[1 + k], eqn.invars[0], k, {}) or c
+                     for k, c in enumerate(cases)]
+            if all(c.grad_ok for c in cases):
+                return [Aff(OTHER, True, _other(eqn, ins).why, None)]
         return [_other(eqn, ins, grad_ok=False)]        # a branch chosen by theta: possibly a jump
     return linear(run, eqn, cases)
+
+
+def _regrade(run, v, jv, k, memo, depth=0):
+    """The :class:`Aff` of case ``k`` of the select with index ``jv`` where the case is chosen: each
+    ``select_n(jv == k, stop_gradient(x), x)`` (jnp.piecewise's guard of the function's argument) is ``x`` there,
+    in value and in JAX's derivative (the select passes ``x``'s tangent where ``jv == k``); every other equation's
+    rule applied again to its operands so judged. None when not computed (a call's body: no claim)."""
+    from jax.extend import core as jcore
+
+    if isinstance(v, jcore.Literal):
+        return C
+    v = run.origin(v)
+    a = run.value(v)
+    if a is None or a.grad_ok or depth > 64:
+        return a
+    if v in memo:
+        return memo[v]
+    x, p = guarded(run, v)
+    if x is not None and _index_is(run, p, jv, k):
+        memo[v] = run.value(run.origin(x))
+        return memo[v]
+    e = run.producer(v)
+    if e is None or e.primitive.name not in RULES and e.primitive.name in CALL_BODIES:
+        return a
+    ins = [_regrade(run, w, jv, k, memo, depth + 1) for w in e.invars]
+    if any(b is None for b in ins):
+        return a
+    rule = RULES.get(e.primitive.name, nonlinear)
+    memo[v] = rule(run, e, ins)[list(e.outvars).index(v)]
+    return memo[v]
+
+
+def _index_is(run, p, jv, k) -> bool:
+    """Boolean ``p`` is ``jv == k`` (the same index variable, the literal ``k``)."""
+    from jax.extend import core as jcore
+
+    e = None if isinstance(p, jcore.Literal) else run.producer(run.origin(p))
+    if e is None or e.primitive.name != "eq":
+        return False
+    for a, b in (e.invars, e.invars[::-1]):
+        if not isinstance(a, jcore.Literal) and run.origin(a) is run.origin(jv) and isinstance(b, jcore.Literal):
+            val = np.asarray(b.val)
+            return val.size == 1 and val.item() == k
+    return False
 
 
 def bilinear(run, eqn, ins):

@@ -576,7 +576,7 @@ def add(run, eqn, ins):
             if cands:
                 nrm[k] = np.minimum.reduce([np.broadcast_to(c, cands[0].shape) for c in cands])
         _with_nrm(out, nrm)
-    return related(run, eqn, [out]) if eqn.primitive.name == "add" else [out]
+    return related(run, eqn, [out])
 
 
 def _sum_norm_over(a: "Bound", na, b: "Bound", k: int, shape):
@@ -899,6 +899,7 @@ def _float_same(run, v):
 #: element-wise primitives whose output at position i is a function of their operands at position i alone: a
 #: case of a select is computed again through them from a narrowed variable (``_reevaluated``)
 _POINTWISE = frozenset({"add", "add_any", "sub", "mul", "div", "neg", "abs", "sign", "max", "min", "integer_pow", "square",
+                        "stop_gradient",
                         "exp", "log", "log1p", "expm1", "tanh", "logistic", "sqrt", "rsqrt", "clamp", "copy",
                         "convert_element_type", "select_n", "lt", "le", "gt", "ge", "eq", "ne", "and", "or",
                         "not"})
@@ -1114,13 +1115,90 @@ def _narrowed_case(run, eqn, k, case: "Bound", outer=None, budget=None) -> "Boun
     pe, pproj = _predicate(run, pv)
     if pe is None:
         return case
-    for base, narrowed in _narrowings(run, pe, k, pproj, outer):
-        got, proj = _reevaluated(run, eqn.invars[1 + k], base, narrowed, {},
-                                 [_REEVAL_MAX] if budget is None else budget)
-        if _lines_up(proj, pproj, _ishape(pe.outvars[0])):
-            return Bound(np.maximum(got.lo, case.lo), np.minimum(got.hi, case.hi), got.lin if got.lin is not None
-                         else case.lin, case.why, got.nrm if got.lin is not None else case.nrm)
+    return _narrowed_by(run, eqn.invars[1 + k], case, _narrowings(run, pe, k, pproj, outer), pproj,
+                        _ishape(pe.outvars[0]), budget)
+
+
+def _narrowed_by(run, cv, case: "Bound", narrowings, pproj, cshape, budget=None) -> "Bound":
+    """Case ``cv`` (bound ``case``) computed again from the first ``(r, narrowed bound of r)`` of ``narrowings``
+    whose recomputation reads ``r`` at the positions the predicate does (``pproj``; ``cshape`` the predicate's
+    shape), intersected with ``case``; ``case`` itself when none does."""
+    for base, narrowed in narrowings:
+        got, proj = _reevaluated(run, cv, base, narrowed, {}, [_REEVAL_MAX] if budget is None else budget)
+        if _lines_up(proj, pproj, cshape):
+            out = Bound(np.maximum(got.lo, case.lo), np.minimum(got.hi, case.hi), got.lin if got.lin is not None
+                        else case.lin, case.why, got.nrm if got.lin is not None else case.nrm)
+            return _rational_case(run, cv, out, base, narrowed, lambda pr: _lines_up(pr, pproj, cshape))
     return case
+
+
+def _select_cases(run, eqn, ins):
+    """``jnp.select(conds, cases, default)``, i.e. ``select_n(j, default, case_1, ...)`` with ``j = argmax(stack(
+    [False, c_1, ...]))`` (possibly moved by ``vmap`` over a tangent basis): case ``k`` is chosen only where
+    ``c_k`` holds and ``c_1 ... c_(k-1)`` do not, the default where none does (``jnp.piecewise``: no later one,
+    :func:`.switch.select_conditions`). Each case is computed again from
+    ``r`` narrowed by every comparison those imply (``_narrowings`` chained through ``outer``: ``-1 <= r < 1`` for
+    the middle piece of a three-piece loss), as a ``jnp.where`` case is; conditions that are not comparisons (or
+    ``and`` of comparisons that hold, ``or`` of comparisons that fail, ``not``) narrow nothing."""
+    from .switch import select_conditions
+
+    iv, pproj = _through_moves(run, eqn.invars[0])
+    got = None if iv is None else select_conditions(run, iv)
+    if got is None or len(got[0]) != len(ins) - 2:
+        return ins
+    conds, last = got
+    cshape = _ishape(iv)
+    out = [ins[0]]
+    for k in range(len(ins) - 1):
+        # jnp.select: c_k and no earlier one; jnp.piecewise: c_k and no later one; the default: none
+        others = conds if not k else conds[k:] if last else conds[:k - 1]
+        facts = [(c, 0) for c in others] + ([(conds[k - 1], 1)] if k else [])
+        comps = [pt for c, truth in facts for pt in _implied(run, c, truth)]
+        narrowed = {}                          # r -> its bound where every comparison holds
+        for pe, truth in comps:
+            for base, nb in list(_narrowings(run, pe, truth, pproj)):
+                if base in narrowed:
+                    nb = Bound(np.maximum(nb.lo, narrowed[base].lo), np.minimum(nb.hi, narrowed[base].hi),
+                               nb.lin, nb.why, nb.nrm)
+                narrowed[base] = nb
+        out.append(_narrowed_by(run, eqn.invars[1 + k], ins[1 + k], list(narrowed.items()), pproj, cshape)
+                   if narrowed else ins[1 + k])
+    return out
+
+
+def _implied(run, c, truth, depth=0):
+    """The comparisons (equation, truth) that boolean ``c`` having value ``truth`` implies: itself, both sides
+    of a true ``and`` or a false ``or``, the operand of ``not`` negated; nothing from anything else."""
+    if isinstance(c, _literal_type()) or depth > 16:
+        return []
+    e = run.producer(run.origin(c))
+    if e is None:
+        return []
+    name = e.primitive.name
+    if name in _FLIP and len(e.invars) == 2 and _ishape(e.outvars[0]) == _ishape(c):
+        return [(e, truth)]
+    if not all(_is_bool(w) for w in e.invars):
+        return []
+    if name == "not":
+        return _implied(run, e.invars[0], 1 - truth, depth + 1)
+    if name == "and" and truth == 1 or name == "or" and truth == 0:
+        return [x for w in e.invars for x in _implied(run, w, truth, depth + 1)]
+    return []
+
+
+def _rational_case(run, v, case: "Bound", base, narrowed: "Bound", lines_up) -> "Bound":
+    """A derivative case ``t * P(r) / Q(r)`` with ``r`` the narrowed variable: bounded over the narrowed interval
+    (:mod:`.rational`; Tukey's biweight, whose derivative is a polynomial of r on |r| <= c), intersected; only
+    when the case reads ``r`` at the positions the predicate compares (``lines_up`` of the walk's projection)."""
+    from .rational import rational_tangent
+
+    if isinstance(v, _literal_type()) or case.lin is None:
+        return case                              # no linear form: not a tangent of the record
+    got = rational_tangent(run, v, case.shape, override=(base, narrowed, lines_up))
+    if got is None or not np.max(_absmax(got[0], got[1])) < np.max(_absmax(case.lo, case.hi)) * (1 - 1e-9):
+        return case                              # no narrower: the recomputed case (and its form) stays
+    return Bound(np.maximum(case.lo, got[0]), np.minimum(case.hi, got[1]), got[2] if got[2] is not None
+                 else case.lin, case.why, case.nrm if got[2] is None else None)
 
 
 def _lines_up(proj, pproj, cshape) -> bool:
@@ -1192,8 +1270,10 @@ def _literal_type():
 
 
 def select_n(run, eqn, ins):
-    if len(ins) == 3:                       # jnp.where(y >= c, y, z): where y is chosen, y >= c
+    if len(ins) == 3 and _is_bool(eqn.invars[0]):     # jnp.where(y >= c, y, z): where y is chosen, y >= c
         ins = [ins[0]] + [_narrowed_case(run, eqn, k, c) for k, c in enumerate(ins[1:])]
+    elif not _is_bool(eqn.invars[0]):                  # jnp.select: case k where c_k holds and no earlier one
+        ins = _select_cases(run, eqn, ins)
     return _select_hull(run, eqn, ins)
 
 
@@ -2860,18 +2940,36 @@ def min_weight(run, eqn, shape):
     return None
 
 
+_RATIONAL_AT = frozenset({"add", "add_any", "sub", "mul", "div"})
 RELATIONS = {"sub": (logaddexp_gap,), "div": (ratio_of_sum, cancel_factor, clipped_sigmoid_log, softplus_ratio),
              "mul": (concave_product, one_minus_square, min_weight), "add": (softplus_parts,)}
 
 
+def _rational(run, eqn, shape):
+    """``t * P(r) / Q(r)`` bounded over r's interval (:mod:`.rational`)."""
+    from .rational import rational_tangent
+
+    got = rational_tangent(run, eqn.outvars[0], shape, eqn=eqn)
+    if got is not None:
+        run.context.setdefault("rational", set()).add(eqn.outvars[0])
+    return got
+
+
 def related(run, eqn, outs):
-    """The box rule's result ``outs`` intersected with every relational rule that matches ``eqn``."""
+    """The box rule's result ``outs`` intersected with every relational rule that matches ``eqn``; a result
+    still unbounded is tried as a tangent times a rational function of one value (:mod:`.rational`)."""
     rules = RELATIONS.get(eqn.primitive.name, ())
+    marked = run.context.setdefault("rational", set())     # values the rational rule bounded: a sum of them
+    reads_marked = any(not hasattr(w, "val") and w in marked for w in eqn.invars)   # may be bounded better as one
+    if eqn.primitive.name in _RATIONAL_AT and len(eqn.outvars) == 1:
+        rules = rules + (_rational,)
     if not rules or run.producer(eqn.invars[0]) is None and run.producer(eqn.invars[1]) is None:
         return outs
     out = outs[0]
     shape = out.shape
     for rule in rules:
+        if rule is _rational and out.bounded() and not reads_marked:
+            continue                        # the last resort: bounded already (its form is kept)
         try:
             got = rule(run, eqn, shape)
         except (TypeError, ValueError, AttributeError):   # shapes the pattern does not expect: no claim

@@ -125,7 +125,8 @@ def switch_hint(eqn) -> str:
     return ("; a jnp.where chosen by theta is proven continuous only when its two sides are functions of the "
             "compared value alone, finite everywhere, and equal in exact arithmetic at the threshold, as in "
             "jnp.where(jnp.abs(r) <= d, 0.5 * r**2, d * (jnp.abs(r) - d / 2)) (docs/analysis.md, 'A select "
-            "chosen by theta')")
+            "chosen by theta'); a jnp.select or jnp.piecewise likewise, its conditions all on one value r, its "
+            "pieces meeting where any condition switches (docs/analysis.md, 'A select of several cases')")
 
 
 def _in_latent_transform(eqn) -> bool:

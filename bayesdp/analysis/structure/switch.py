@@ -31,7 +31,7 @@ import numpy as np
 from .bounds import _exact_convert, _float_same, _same, _squared_operand
 from .interpreter import CALL_BODIES, _open
 
-__all__ = ["continuous_at_switch"]
+__all__ = ["continuous_at_switch", "continuous_select", "guarded", "select_conditions"]
 
 _CMP = frozenset({"lt", "le", "gt", "ge"})
 #: calls whose body is followed: every call the interpreter enters, except custom_vjp (its forward function is
@@ -91,6 +91,8 @@ _EXACT = {"add": lambda a, b: a + b, "add_any": lambda a, b: a + b, "sub": lambd
           "mul": lambda a, b: a * b, "neg": lambda a: -a, "abs": abs, "max": max, "min": min,
           "sign": lambda a: Fraction((a > 0) - (a < 0)), "square": lambda a: a * a,
           "lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b,
+          "eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "stop_gradient": lambda a: a,
+          "clamp": lambda lo, x, hi: min(max(x, lo), hi),
           "copy": lambda a: a, "copy_p": lambda a: a,
           "broadcast_in_dim": lambda a: a}
 #: functions not rational, evaluated at the one point where they are: (argument, value)
@@ -137,6 +139,13 @@ class _Case:
         self.budget -= 1
         if e is None or self.budget < 0:
             raise _NoProof                       # an input (theta or the data), or too long
+        if scope is None and e.primitive.name in ("select_n", "clamp", "argmax"):
+            x, _ = guarded(self.run, v)
+            if x is not None:
+                return self.value(x)             # jnp.piecewise's guard: x's value
+            sel = select_conditions(self.run, v) if e.primitive.name != "select_n" else None
+            if sel is not None:
+                return _index_value(self, sel[0], sel[1], None)
         if e.primitive.name in _CALLS:
             inner, consts = _body(e)
             return self.value(inner.outvars[e.outvars.index(v)], _scope(inner, e, scope, consts))
@@ -161,14 +170,23 @@ class _Case:
                 raise _NoProof
             return vals[0] / vals[1]
         if name == "select_n":
-            if not isinstance(vals[0], bool):
-                raise _NoProof                   # an integer index (a nested select of another kind)
-            return vals[2] if vals[0] else vals[1]
+            if isinstance(vals[0], bool):
+                return vals[2] if vals[0] else vals[1]
+            if isinstance(vals[0], Fraction) and vals[0].denominator == 1 and 0 <= vals[0] < len(vals) - 1:
+                return vals[1 + int(vals[0])]    # an integer index (jnp.select, jnp.piecewise)
+            raise _NoProof
         if name == "convert_element_type":
             # (a boolean of theta made a number, (r > 0) * r, is refused before: a step in theta)
             if _exact_convert(e):
                 return vals[0]
+            src, dst = np.dtype(e.invars[0].aval.dtype), np.dtype(e.outvars[0].aval.dtype)
+            if np.issubdtype(src, np.integer) and np.issubdtype(dst, np.floating) and \
+                    not isinstance(vals[0], bool) and vals[0].denominator == 1 and \
+                    abs(vals[0]) <= 2 ** (np.finfo(dst).nmant + 1):
+                return vals[0]                   # an integer the float holds exactly (jnp.piecewise's default 0)
             raise _NoProof                       # a conversion that may round
+        if name in ("and", "or", "not") and all(isinstance(x, bool) for x in vals):
+            return {"and": lambda a, b: a and b, "or": lambda a, b: a or b, "not": lambda a: not a}[name](*vals)
         if name in _AT and len(vals) == 1 and vals[0] == _AT[name][0]:
             return Fraction(_AT[name][1])
         raise _NoProof
@@ -210,10 +228,24 @@ def continuous_at_switch(run, eqn) -> bool:
     pe = run.producer(run.origin(pv))
     if pe is None or pe.primitive.name not in _CMP:
         return False
+    for base, points in _switches(run, pe, oshape):
+        if _meet(run, eqn, base, points, oshape):
+            return True
+    return False
+
+
+def _switches(run, pe, oshape):
+    """For comparison ``pe`` (``r OP c``, ``|r| OP c`` or ``r * r OP c`` with ``c`` a number fixed by the program):
+    each ``(r, switch points)``, ``r`` continuous in theta (``grad_ok``) of the select's shape; the comparison's
+    truth is constant on each open interval of ``r`` between its switch points."""
+    from jax.extend import core as jcore
+
     for a, b in ((pe.invars[0], pe.invars[1]), (pe.invars[1], pe.invars[0])):
         try:
             c = _Case(run, None, None, oshape).value(b)          # no base: theta and the data are not numbers
         except _NoProof:
+            continue
+        if isinstance(c, bool):
             continue
         base = _float_same(run, a)
         ae = run.producer(base)
@@ -230,9 +262,212 @@ def continuous_at_switch(run, eqn) -> bool:
             r = run.value(base)
             if r is None or not getattr(r, "grad_ok", False):
                 continue
-            if _meet(run, eqn, base, points, oshape):
+            yield base, points
+
+
+def select_conditions(run, jv):
+    """``([c_1, ..., c_n], last)`` when integer ``jv`` is the index of ``jnp.select`` (``argmax(stack([False, c_1,
+    ..., c_n]))``: 1 + the first condition that holds, ``last`` False) or of ``jnp.piecewise`` (``clamp(0,
+    argmax(cumsum([False, c_1, ..., c_n])), n)``: 1 + the last condition that holds, ``last`` True), 0 where none
+    holds, each ``c_k`` a boolean of ``jv``'s shape; else None."""
+    from jax.extend import core as jcore
+
+    if isinstance(jv, jcore.Literal):
+        return None
+    shape = _shape(jv)
+    e = run.producer(run.origin(jv))
+    last = e is not None and e.primitive.name == "clamp"
+    if last:                                     # jnp.piecewise: clamp(0, argmax(cumsum(...)), n)
+        lo, hi = (_Case(run, None, None, shape).value(w) if isinstance(w, jcore.Literal) else None
+                  for w in (e.invars[0], e.invars[2]))
+        e = run.producer(run.origin(e.invars[1]))
+    if e is None or e.primitive.name != "argmax" or tuple(e.params.get("axes", ())) != (0,):
+        return None
+    rows = _rows(run, e.invars[0], shape, cumulative=last)
+    if rows is None:
+        return None
+    if last and (lo != 0 or hi != len(rows) - 1):
+        return None
+    try:
+        if _Case(run, None, None, shape).value(rows[0]) is not False:
+            return None                          # the first row must be False: the default when none holds
+    except _NoProof:
+        return None
+    return rows[1:], last
+
+
+def _rows(run, v, shape, cumulative: bool, depth: int = 0):
+    """The booleans of ``shape`` stacked along axis 0 into ``v``: a ``stack`` (``jnp.select``), or, when
+    ``cumulative``, the running count of a ``concatenate`` of ``(1,) + shape`` broadcasts (``jnp.piecewise``, the
+    cumulative sum in a call); None otherwise."""
+    from jax.extend import core as jcore
+
+    if isinstance(v, jcore.Literal) or depth > 8:
+        return None
+    v = run.origin(v)
+    e = run.producer(v)
+    if e is None:
+        return None
+    name = e.primitive.name
+    if cumulative:
+        if name in CALL_BODIES:
+            w = run.body_output(e, v)
+            return None if w is None else _rows(run, w, shape, True, depth + 1)
+        if name == "cumsum" and e.params.get("axis") == 0 and not e.params.get("reverse"):
+            ce = run.producer(run.origin(e.invars[0]))
+            if ce is None or ce.primitive.name != "convert_element_type" or \
+                    np.dtype(ce.invars[0].aval.dtype) != np.bool_:
+                return None
+            return _rows(run, ce.invars[0], shape, False, depth + 1)
+        return None
+    if name == "stack" and e.params.get("axis") == 0:
+        rows = list(e.invars)
+    elif name == "concatenate" and e.params.get("dimension") == 0:
+        rows = []
+        for w in e.invars:
+            got = _unit_rows(run, w, shape, depth)
+            if got is None:
+                return None
+            rows += got
+    else:
+        return None
+    if any(not isinstance(c, jcore.Literal) and (np.dtype(c.aval.dtype) != np.bool_ or _shape(c) != shape)
+           for c in rows):
+        return None
+    return rows
+
+
+def _unit_rows(run, w, shape, depth):
+    """The rows of a ``concatenate`` operand: a ``(1,) + shape`` broadcast of one boolean, or a concatenation of
+    them (the conditions jnp.piecewise passes into its body)."""
+    from jax.extend import core as jcore
+
+    if isinstance(w, jcore.Literal):
+        return None
+    w = run.origin(w)
+    e = run.producer(w)
+    if e is None:
+        return None
+    if e.primitive.name == "concatenate" and e.params.get("dimension") == 0:
+        return _rows(run, w, shape, False, depth + 1)
+    if e.primitive.name == "broadcast_in_dim" and _shape(w) == (1,) + tuple(shape):
+        src = e.invars[0]
+        dims = tuple(e.params["broadcast_dimensions"])
+        if isinstance(src, jcore.Literal) or _shape(src) == ():
+            return [src] if dims == () else None
+        if _shape(src) == tuple(shape) and dims == tuple(range(1, len(shape) + 1)):
+            return [src]
+    return None
+
+
+def guarded(run, v):
+    """``x`` when ``v`` is ``select_n(p, stop_gradient(x), x)`` (jnp.piecewise's argument to each function: the same
+    value as ``x`` everywhere, with ``x``'s derivative where ``p`` holds), else None; also the predicate ``p``."""
+    from jax.extend import core as jcore
+
+    if isinstance(v, jcore.Literal):
+        return None, None
+    e = run.producer(run.origin(v))
+    if e is None or e.primitive.name != "select_n" or len(e.invars) != 3 or \
+            np.dtype(e.invars[0].aval.dtype) != np.bool_:
+        return None, None
+    se = run.producer(run.origin(e.invars[1])) if not isinstance(e.invars[1], jcore.Literal) else None
+    if se is None or se.primitive.name != "stop_gradient" or isinstance(e.invars[2], jcore.Literal) or \
+            run.origin(se.invars[0]) is not run.origin(e.invars[2]):
+        return None, None
+    return e.invars[2], e.invars[0]
+
+
+def _comparisons(run, v, out, depth=0):
+    """The comparisons boolean ``v`` combines with ``and``/``or``/``not`` (appended to ``out``); False when it is
+    anything else."""
+    from jax.extend import core as jcore
+
+    if isinstance(v, jcore.Literal) or depth > 32:
+        return False
+    e = run.producer(run.origin(v))
+    if e is None:
+        return False
+    if e.primitive.name in _CMP:
+        out.append(e)
+        return True
+    if e.primitive.name in ("and", "or", "not") and all(np.dtype(w.aval.dtype) == np.bool_ for w in e.invars):
+        return all(_comparisons(run, w, out, depth + 1) for w in e.invars)
+    return False
+
+
+def continuous_select(run, eqn) -> bool:
+    """Whether ``jnp.select(conds, cases, default)`` (``eqn``: ``select_n(j, default, case_1, ...)``, ``j`` the
+    index :func:`select_conditions` reads) is proven continuous in theta, every condition a comparison of one
+    value ``r`` (or ``|r|``, ``r * r``) with fixed numbers, or ``and``/``or``/``not`` of such: every case a function
+    of ``r`` alone, finite, and at each switch point ``s`` of any condition the cases chosen just left of ``s``, at
+    ``s`` and just right of it equal at ``s`` (exact arithmetic). The chosen case is constant on each open
+    interval between switch points (every condition is), so those three are the whole story at ``s``; docs/analysis.md,
+    "A select of several cases". The caller checks that every case is itself continuous (``grad_ok``)."""
+    from jax.extend import core as jcore
+
+    jv = eqn.invars[0]
+    oshape = _shape(eqn.outvars[0])
+    if isinstance(jv, jcore.Literal) or _shape(jv) != oshape:
+        return False
+    got = select_conditions(run, jv)
+    if got is None or len(got[0]) != len(eqn.invars) - 2:
+        return False
+    conds = got[0]
+    leaves = []
+    if not all(_comparisons(run, c, leaves) for c in conds):
+        return False
+    first = list(_switches(run, leaves[0], oshape))
+    for base, _ in first:
+        points = set()
+        for pe in leaves:
+            got = next((pts for b, pts in _switches(run, pe, oshape) if b is base or _same(run, b, base)), None)
+            if got is None:
+                break
+            points.update(got)
+        else:
+            if _chosen_meet(run, eqn, jv, base, sorted(points), oshape):
                 return True
     return False
+
+
+def _chosen_meet(run, eqn, jv, base, points, oshape) -> bool:
+    """Every case a finite function of ``base`` alone, and the cases chosen around each switch point equal there."""
+    try:
+        for k in range(1, len(eqn.invars)):
+            _finite_in_r(run, base, eqn.invars[k], oshape)
+        if not points:
+            return True
+        probes = [points[0] - 1] + [(a + b) / 2 for a, b in zip(points, points[1:])] + [points[-1] + 1]
+        index = [_index(run, base, jv, p, oshape) for p in probes]
+        for i, s in enumerate(points):
+            chosen = {index[i], _index(run, base, jv, s, oshape), index[i + 1]}
+            vals = {_Case(run, base, s, oshape).value(eqn.invars[1 + k]) for k in chosen}
+            if len(vals) != 1 or any(isinstance(x, bool) for x in vals):
+                return False
+    except _NoProof:
+        return False
+    return True
+
+
+def _index(run, base, jv, s, oshape) -> int:
+    """The select's index at ``r = s``: 1 + the first condition that holds (``jnp.select``) or the last one
+    (``jnp.piecewise``), else 0."""
+    return int(_Case(run, base, s, oshape).value(jv))
+
+
+def _index_value(case, conds, last, scope):
+    """The index from the conditions' values (exact)."""
+    got = 0
+    for k, c in enumerate(conds):
+        x = case.value(c, scope)
+        if not isinstance(x, bool):
+            raise _NoProof
+        if x:
+            got = k + 1
+            if not last:
+                break
+    return Fraction(got)
 
 
 def _meet(run, eqn, base, points, oshape) -> bool:
@@ -294,6 +529,11 @@ def _finite_in_r(run, base, v, oshape, scope=None, memo=None, depth=None) -> boo
     if e is None or depth[0] < 0:
         raise _NoProof
     name = e.primitive.name
+    x = guarded(run, v)[0] if scope is None else None
+    if x is not None:                    # jnp.piecewise's guard: x's value (its predicate is not read)
+        dep = _finite_in_r(run, base, x, oshape, scope, memo, depth)
+        memo[key] = (dep, scope)
+        return dep
     if name in _CALLS:
         inner, _ = _body(e)
         dep = _finite_in_r(run, base, inner.outvars[e.outvars.index(v)], oshape, _scope(inner, e, scope), memo,
