@@ -37,6 +37,11 @@ import itertools
 
 __all__ = ["Bound", "Bounds", "Lin"]
 
+#: Two rules that live in modules built on this one (they import it, so it cannot import them without a cycle):
+#: ``rational_tangent`` (:mod:`.rational`) and ``select_conditions`` (:mod:`.switch`).  The package's
+#: ``__init__`` sets them once both are imported, and it runs before any import of this module returns.
+HOOKS: dict = {}
+
 INF = np.inf
 _ENUM_MAX = 4096           # index combinations enumerated for a gather with interval indices
 
@@ -1140,10 +1145,8 @@ def _select_cases(run, eqn, ins):
     ``r`` narrowed by every comparison those imply (``_narrowings`` chained through ``outer``: ``-1 <= r < 1`` for
     the middle piece of a three-piece loss), as a ``jnp.where`` case is; conditions that are not comparisons (or
     ``and`` of comparisons that hold, ``or`` of comparisons that fail, ``not``) narrow nothing."""
-    from .switch import select_conditions
-
     iv, pproj = _through_moves(run, eqn.invars[0])
-    got = None if iv is None else select_conditions(run, iv)
+    got = None if iv is None else HOOKS["select_conditions"](run, iv)
     if got is None or len(got[0]) != len(ins) - 2:
         return ins
     conds, last = got
@@ -1190,11 +1193,9 @@ def _rational_case(run, v, case: "Bound", base, narrowed: "Bound", lines_up) -> 
     """A derivative case ``t * P(r) / Q(r)`` with ``r`` the narrowed variable: bounded over the narrowed interval
     (:mod:`.rational`; Tukey's biweight, whose derivative is a polynomial of r on |r| <= c), intersected; only
     when the case reads ``r`` at the positions the predicate compares (``lines_up`` of the walk's projection)."""
-    from .rational import rational_tangent
-
     if isinstance(v, _literal_type()) or case.lin is None:
         return case                              # no linear form: not a tangent of the record
-    got = rational_tangent(run, v, case.shape, override=(base, narrowed, lines_up))
+    got = HOOKS["rational_tangent"](run, v, case.shape, override=(base, narrowed, lines_up))
     if got is None or not np.max(_absmax(got[0], got[1])) < np.max(_absmax(case.lo, case.hi)) * (1 - 1e-9):
         return case                              # no narrower: the recomputed case (and its form) stays
     return Bound(np.maximum(case.lo, got[0]), np.minimum(case.hi, got[1]), got[2] if got[2] is not None
@@ -2947,9 +2948,7 @@ RELATIONS = {"sub": (logaddexp_gap,), "div": (ratio_of_sum, cancel_factor, clipp
 
 def _rational(run, eqn, shape):
     """``t * P(r) / Q(r)`` bounded over r's interval (:mod:`.rational`)."""
-    from .rational import rational_tangent
-
-    got = rational_tangent(run, eqn.outvars[0], shape, eqn=eqn)
+    got = HOOKS["rational_tangent"](run, eqn.outvars[0], shape, eqn=eqn)
     if got is not None:
         run.context.setdefault("rational", set()).add(eqn.outvars[0])
     return got

@@ -34,7 +34,8 @@ import numpy as np
 
 from . import bounds as _b
 
-__all__ = ["rational_tangent"]
+# (rational_tangent is read by bounds through bounds.HOOKS, set by the package's __init__; not reference API)
+__all__: list[str] = []
 
 _MAX_DEG = 32
 _PIECES = 2048

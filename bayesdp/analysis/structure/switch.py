@@ -31,7 +31,9 @@ import numpy as np
 from .bounds import _exact_convert, _float_same, _same, _squared_operand
 from .interpreter import CALL_BODIES, _open
 
-__all__ = ["continuous_at_switch", "continuous_select", "guarded", "select_conditions"]
+# (continuous_select, guarded and select_conditions are the structure package's own helpers, read by affinity and
+# bounds; not listed)
+__all__ = ["continuous_at_switch"]
 
 _CMP = frozenset({"lt", "le", "gt", "ge"})
 #: calls whose body is followed: every call the interpreter enters, except custom_vjp (its forward function is
