@@ -2104,3 +2104,17 @@ def test_a_select_of_three_cases_computed_again_keeps_every_case():
     eq(out, [-5.0], [2.0])
     v = [np.where(y >= 0, [y, 2.0 * y, -5.0 * y][i], 0.0) for y in np.linspace(-1.0, 1.0, 21) for i in range(3)]
     assert min(v) == -5.0 and max(v) == 2.0
+
+
+def test_a_divisor_whose_own_denominator_vanishes_is_a_removable_point():
+    """t (r / (1 + r^2)) / (1 / (r + 3)) is t r (r + 3) / (1 + r^2) for every r: at r = -3 the divisor is
+    1 / 0 = inf and the program computes 0 / inf = 0, the value of r (r + 3) / (1 + r^2) there (bayesdp/analysis/
+    structure/rational.py). sup |r (r + 3) / (1 + r^2)| = (1 + sqrt 10) / 2 at r = (1 + sqrt 10) / 3 (the roots
+    of -3 r^2 + 2 r + 3); over t in [-1, 1] and r in R the bound is that, outward."""
+    def prog(t, r):
+        return t * (r / (1 + r * r)) / (1 / (r + 3.0))
+    out = one(prog, box([-1.0], [1.0]), box([-INF], [INF]))
+    sup = (1 + math.sqrt(10)) / 2
+    assert sup <= float(out.hi[0]) <= sup * (1 + 1e-3) and float(out.lo[0]) == -float(out.hi[0])
+    with np.errstate(divide="ignore"):
+        assert float(prog(np.float32(1.0), np.float32(-3.0))) == 0.0

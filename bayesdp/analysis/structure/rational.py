@@ -10,7 +10,9 @@ in real arithmetic, with the polynomials' coefficients the program's own numbers
 values in their dtype), it bounds ``P / Q`` over ``r``'s interval:
 
 * ``Q`` has no zero on the interval (every division of the program divides by a factor of ``Q``: none divides by
-  zero), checked with the bounds below, which must exclude 0;
+  zero), checked with the bounds below, which must exclude 0; a divisor's own denominator may vanish:
+  ``a / (B / C)`` moves ``C`` into the numerator (``x ** -k`` likewise ``x``'s denominator), and where ``C = 0``
+  (``B != 0``: ``B`` is a factor of ``Q``) the program computes ``a / inf = 0``, which is ``a C / B`` there;
 * on ``|r| <= 4`` (intersected with the interval): ``K`` pieces, ``P`` and ``Q`` on each by Horner's scheme in
   outward-rounded interval arithmetic (an enclosure of each polynomial on the piece), their quotient likewise;
   pieces near the extremes split again;
@@ -222,16 +224,19 @@ def _number(val, dtype):
     return Fraction(x)
 
 
-_PENDING = {}       # the equation whose rule asks (its output has no recorded producer yet): output -> equation
+def _pending(run) -> dict:
+    """The equation whose rule asks (its output has no recorded producer yet): output -> equation; kept in the run
+    (not the module), so that analyses in other threads do not see it."""
+    return run.context.setdefault("rational_pending", {})
 
 
 def _producer(run, v):
-    return _PENDING.get(v) or run.producer(v)
+    return _pending(run).get(v) or run.producer(v)
 
 
 def _point(run, v):
     """The one number every entry of ``v`` holds (a constant, a literal broadcast), exactly, or None."""
-    if v in _PENDING:
+    if v in _pending(run):
         return None                                  # its recorded value, if any, is an earlier entry's
     b = run.value(v)
     if b is None or not b.is_point() or not b.lo.size:
@@ -417,7 +422,7 @@ def rational_tangent(run, v, shape, override=None, eqn=None):
         The box and the linear form of ``v`` (``t``'s form scaled), or None (no claim).
     """
     if eqn is not None:
-        _PENDING[eqn.outvars[0]] = eqn
+        _pending(run)[eqn.outvars[0]] = eqn
     try:
         for r, t in _roles(run, v):
             try:
@@ -451,5 +456,5 @@ def rational_tangent(run, v, shape, override=None, eqn=None):
     except (_No, TypeError, ValueError, ZeroDivisionError, OverflowError):
         return None
     finally:
-        _PENDING.clear()
+        _pending(run).clear()
     return None
