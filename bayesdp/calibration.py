@@ -40,7 +40,7 @@ A chain that reaches neither says so in one line in ``plan.warnings``.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import fields, replace
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
@@ -57,6 +57,7 @@ from .analysis.certify import price
 from .analysis.inputs import counts_from_domain
 from .certificate import BoundReport
 from .curves import compose
+from .analysis.session import one_analysis
 
 __all__ = ["calibrate", "CalibrationOptions", "MIXING_EFOLDS", "START_TOLERANCE", "heuristic_curvature",
            "contraction_diagnostics"]
@@ -137,6 +138,7 @@ class CalibrationOptions:
     sites: Sequence[str] | None = None
 
 
+@one_analysis()   # the model traced and its structure proven once per call (analysis/session.py)
 def calibrate(model: Callable | str | None = None, *, domain=None, epsilon: float, delta: float = 1e-5,
               mechanism: str = "ula-final", data: Mapping[str, Any] | Shapes | None = None, kernel=None,
               options: CalibrationOptions | None = None):
@@ -419,13 +421,33 @@ def _unreachable_warning(diag: Mapping[str, Any], mech: str, n: int, max_steps: 
             f" to forget its start ({fix}, or release with method 'path' or 'coupling')")
 
 
+#: the searches done in this process: public numbers (the constants, the target, the options) -> the configuration
+#: found (a pure function of them, so a release that plans what ``calibrate`` planned before does not search again)
+_SEARCHES: dict = {}
+_SEARCHES_MAX = 64
+
+
 def _calibrate_chain(c, mech, delta, target, beta_max, temper, max_steps, chains, batch, d, plan_for):
+    key = (tuple((f.name, repr(getattr(c, f.name))) for f in fields(c)), mech, delta, target, beta_max, temper,
+           max_steps, chains, batch, d)
+    found = _SEARCHES.get(key)
+    if found is None:
+        found = _search_chain(c, mech, delta, target, beta_max, temper, max_steps, chains, batch, d)
+        if len(_SEARCHES) >= _SEARCHES_MAX:
+            _SEARCHES.pop(next(iter(_SEARCHES)))
+        _SEARCHES[key] = found
+    beta, h, n, bound, notes = found
+    return plan_for(beta, h, n, bound=dict(bound), notes=notes)
+
+
+def _search_chain(c, mech, delta, target, beta_max, temper, max_steps, chains, batch, d):
+    """The configuration ``(beta, h, n, bound, notes)`` of :func:`_calibrate_chain` (public numbers only)."""
     # step sizes: below 2/(m + M) (the W2 bound's validity) when the potential is strongly convex, else below
     # 1/L with the best smoothness proven (heuristic)
     L = c.total_smoothness if c.total_smoothness is not None else c.smoothness
     mu = c.total_strong_convexity
     betas = [beta_max] if not temper else [beta_max * 10 ** (-3 * i / (_BETA_GRID - 1)) for i in range(_BETA_GRID)]
-    cands = []                                   # (beta, h, n, w2 bound or None, e-folds beta mu h n or None)
+    # candidates: (beta, h, n, w2 bound or None, e-folds beta mu h n or None)
     # the sampler's step h (theta - h grad U + sqrt(2h/beta) xi): contraction 1 - mu h, stable for h <= 2/(mu + L)
     # whatever beta (see _w2)
     if mu is not None and L is not None:
@@ -438,11 +460,41 @@ def _calibrate_chain(c, mech, delta, target, beta_max, temper, max_steps, chains
     if L is not None:
         hs.append(1.0 / L * (1 - 1e-9))                       # the mixing heuristic's largest step
     hs = sorted(set(hs), reverse=True)
-    for beta in betas:
-        for h in hs:
-            n = _largest_n(lambda k: _epsilon(c, mech, delta, beta, h, k, batch, chains)[0], target, max_steps)
-            if n:
-                cands.append((beta, h, n, _w2(c, beta, h, n, d), None if mu is None else mu * h * n))
+    combos = [(beta, h) for beta in betas for h in hs]
+    found: dict = {}                             # combo index -> the largest n that meets the target (0: none)
+
+    def largest(i: int) -> int:
+        if i not in found:
+            beta, h = combos[i]
+            found[i] = _largest_n(lambda k: _epsilon(c, mech, delta, beta, h, k, batch, chains)[0], target,
+                                  max_steps)
+        return found[i]
+
+    def candidates() -> list:
+        return [(beta, h, found[i], _w2(c, beta, h, found[i], d), None if mu is None else mu * h * found[i])
+                for i, (beta, h) in enumerate(combos) if found.get(i)]
+
+    # The W2 rule below takes the candidate of least W2 bound, and the bound decreases with n (its contraction
+    # factor 1 - mu h is in [0, 1) on this grid): its value at max_steps is a lower bound for the combo's candidate.
+    # So the combos are searched in increasing order of that lower bound until it exceeds the least bound found;
+    # the others cannot be chosen by the W2 rule.  When the W2 rule does not apply (no bound, or its minimum does
+    # not halve r0), the mixing rule needs every candidate: all combos are searched, as they always were.  The
+    # result is the full grid search's, with fewer certificates priced.
+    lows = [_w2(c, beta, h, max_steps, d) for beta, h in combos]
+    if all(w is not None for w in lows):
+        least = math.inf
+        for i in sorted(range(len(combos)), key=lambda i: lows[i]):
+            if lows[i] * (1 - 1e-12) > least:
+                break
+            if largest(i):
+                least = min(least, _w2(c, combos[i][0], combos[i][1], found[i], d))
+    cands = candidates()
+    with_w = [cd for cd in cands if cd[3] is not None]
+    best = min(with_w, key=lambda cd: cd[3]) if with_w else None
+    if not (best is not None and best[3] <= 0.5 * _r0(c, best[0], d)):
+        for i in range(len(combos)):
+            largest(i)
+        cands = candidates()
     if not cands:
         e_min = _epsilon(c, mech, delta, betas[-1], h_top * 1e-4, 1, batch, chains)[0]
         what = ("allow a lower inverse temperature (temper=True; on the command line drop --no-temper), "
@@ -497,7 +549,7 @@ def _calibrate_chain(c, mech, delta, target, beta_max, temper, max_steps, chains
     notes = [f"searched inverse temperatures <= {beta_max:g}, step sizes, and n <= {max_steps} steps"]
     if n == max_steps and (rule == "w2" or mu is None or mu * h * n < MIXING_EFOLDS):
         notes.append("limited by max_steps: a larger compute budget may improve the plan")
-    return plan_for(beta, h, n, bound=bound, notes=tuple(notes))
+    return beta, h, n, bound, tuple(notes)
 
 
 def _calibrate_release(model, dom, kernel, num_steps, target, delta, an, plan_for, sites):

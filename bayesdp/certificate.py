@@ -10,6 +10,7 @@ bounds is a valid upper bound).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
@@ -376,9 +377,10 @@ class BoundReport:
         """
         return [c for c in self.certificates if c.valid and c.certified]
 
-    @property
+    @functools.cached_property
     def best(self) -> Certificate | None:
-        """The valid certified route with the smallest epsilon (or delta) at the query; ``None`` if none.
+        """The valid certified route with the smallest epsilon (or delta) at the query; ``None`` if none (computed
+        once: the report is immutable, and calibration asks for it several times per configuration).
 
         Examples:
             >>> import bayesdp

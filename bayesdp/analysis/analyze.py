@@ -24,6 +24,7 @@ from .constants import combine, likelihood_site, prior_site
 from .domain import Domain
 from .facts import Constants
 from .inputs import check_inputs
+from .session import memo, program_key
 from .structure.program import prove
 from .structure.sites import check_parameters, check_sites
 from .tracing import trace_program
@@ -179,8 +180,12 @@ def analyze(model: Callable, data: Mapping[str, Any] | None = None, domain: Doma
     """
     inp = check_inputs(model, data, domain, model_kwargs, clip_norm, data_size, dim, clip_to_domain, model_name,
                        record_shapes)
-    program = trace_program(inp.model, inp.shapes, inp.dtypes, inp.kwargs, inp.name)
-    facts = prove(program)
+    # the program (symbolic record count) and its proven structure: the same for every record count, domain and
+    # data, traced and proven once per public call (bayesdp.analysis.session)
+    key, keep = program_key(inp.model, inp.shapes, inp.dtypes, inp.kwargs, inp.name)
+    program = memo("program", key, lambda: trace_program(inp.model, inp.shapes, inp.dtypes, inp.kwargs, inp.name),
+                   keep)
+    facts = memo("facts", key, lambda: prove(program), keep)
     structure = check_sites(program, facts)
     check_parameters(program, facts, inp.domain, inp.m)
     for n, dim in structure.inferred:

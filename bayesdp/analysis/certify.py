@@ -21,6 +21,7 @@ from ..errors import AssumptionError, BayesDPError, probability_open
 from .analyze import Analysis, analyze
 from ..errors import positive
 from ..mechanisms import MECHANISMS, bound
+from .session import one_analysis
 
 __all__ = ["CertifyReport", "MECHANISM_KEYS", "certify", "price"]
 
@@ -270,6 +271,7 @@ def price(c, mech: str, delta: float, *, step_size: float | None = None, num_ste
     return f"mechanism {mech!r} is not one of {', '.join(MECHANISM_KEYS)}"
 
 
+@one_analysis()   # the model traced and its structure proven once per call (analysis/session.py)
 def certify(model: Callable, data: Mapping[str, Any] | None = None, domain=None, step_size: float | None = None,
             num_steps: int | None = None, batch_size: int | None = None, inverse_temperature: float = 1.0,
             clip_norm: float | None = None, delta: float = 1e-5, model_kwargs: Mapping[str, Any] | None = None,

@@ -36,6 +36,7 @@ from .spec import ChainOptions, Mean, Median, ReleaseSpec, build_statistic
 from ..analysis import analyze
 from ..samplers import ModelPotential
 from ..samplers.certify import require_32bit_mode
+from ..analysis.session import one_analysis
 
 __all__ = ["execute", "analyse", "choose", "charge", "draw", "open_accountant", "plan_release", "check_release",
            "check_informative", "check_given", "GIVEN_RATIO"]
@@ -616,6 +617,7 @@ def draw(analysed: Analysed, plan: MethodPlan, accountant: Any, rng_key=None, ch
                   chosen_by, private=not (rng_key is not None and plan.detail.get("chain_is_noise", False)))
 
 
+@one_analysis()   # the model traced and its structure proven once per call (analysis/session.py)
 def execute(source: ChainSource, spec: ReleaseSpec, accountant: Any, rng_key=None) -> ReleaseResult:
     """One release (the module docstring's steps).
 

@@ -154,15 +154,47 @@ def _program(potential: ModelPotential, *, sampler: str, num_steps: int, batch_s
     int32 handle of the host arrays (:func:`_register_host_data`) and each chunk of steps' batch rows is
     gathered on the host by a callback."""
     model_key, shapes = _model_key(potential)
-    key = (model_key, shapes, sampler, num_steps, batch_size, clipped, num_chains, release, thinning, progress_every,
-           None if glm is None else glm[1], placement, str(key_impl), bool(stream))
+    dynamic = steps_are_an_argument(sampler, release, placement, stream, key_impl, progress_every)
+    key = (model_key, shapes, sampler, None if dynamic else num_steps, batch_size, clipped, num_chains, release,
+           thinning, progress_every, None if glm is None else glm[1], placement, str(key_impl), bool(stream))
     fn = _COMPILED.get(key)
     if fn is None:
-        fn = _build_program(potential, sampler=sampler, num_steps=num_steps, batch_size=batch_size, clipped=clipped,
-                            num_chains=num_chains, release=release, thinning=thinning, progress_every=progress_every,
-                            glm=glm, placement=placement, key_impl=key_impl, stream=stream)
+        fn = _build_program(potential, sampler=sampler, num_steps=None if dynamic else num_steps,
+                            batch_size=batch_size, clipped=clipped, num_chains=num_chains, release=release,
+                            thinning=thinning, progress_every=progress_every, glm=glm, placement=placement,
+                            key_impl=key_impl, stream=stream)
         _COMPILED[key] = fn
     return fn
+
+
+def steps_are_an_argument(sampler: str, release: str, placement: "Placement", stream: bool, key_impl: Any,
+                          progress_every: int) -> bool:
+    """Whether the program takes the number of steps as an argument (one program for every number of steps)
+    instead of compiling it in.
+
+    A program is compiled for each static configuration; compiling one costs 1-3 s on a CPU, most of it in
+    the kernels of the threefry generator, whatever the number of steps.  A chain that releases only its final
+    draw (the last-draw release plans another number of steps for each epsilon) runs its blocks in a loop of
+    dynamic length instead, the last block's steps past the end skipped by a ``lax.cond``.  Its draws are those
+    of the static program: block ``b`` draws ``normal(fold_in(key, b), (length, d))``, and with JAX's
+    partitionable threefry (``jax_threefry_partitionable``, the default) the first ``length`` rows of a full
+    block's draw are the draw of ``length`` rows.  Only where that holds (full-batch ULA on one device, the
+    threefry key, no progress bar, whose period is a fraction of the steps); everywhere else the number of steps
+    is compiled in.
+
+    Args:
+        sampler: ``"ula"`` or ``"sgld"``.
+        release: what the chain releases.
+        placement: how the arrays are placed over devices.
+        stream: SGLD's host-streamed data.
+        key_impl: the chains' PRNG implementation.
+        progress_every: steps between progress updates (0: no progress bar).
+
+    Returns:
+        True for a program whose last argument is the number of steps.
+    """
+    return (sampler == "ula" and release == "final" and placement.kind is None and not stream and not progress_every
+            and "threefry" in str(key_impl) and bool(jax.config.jax_threefry_partitionable))
 
 
 #: steps per block: the per-step random numbers of a block (ULA's noise; SGLD's batches and noise) are drawn
@@ -219,8 +251,10 @@ def _build_program(potential, *, sampler, num_steps, batch_size, clipped, num_ch
     keep_path = release != "final"
     dtype = jnp.float64 if jax.config.read("jax_enable_x64") else jnp.float32
     dim = potential.dim
-    block = _block_length(sampler, num_steps, record_every, dim, jnp.dtype(dtype).itemsize, batch_size)
-    num_blocks, remainder = divmod(num_steps, block)
+    dynamic = num_steps is None        # the number of steps is the program's last argument (steps_are_an_argument)
+    block = _block_length(sampler, 2 ** 31 - 1 if dynamic else num_steps, record_every, dim,
+                          jnp.dtype(dtype).itemsize, batch_size)
+    num_blocks, remainder = (0, 0) if dynamic else divmod(num_steps, block)
     by_records = placement.kind == "records"
     layout = placement.layout
     # chains each device runs (the chain axis is split over the devices with chain_method="parallel")
@@ -287,7 +321,7 @@ def _build_program(potential, *, sampler, num_steps, batch_size, clipped, num_ch
         return (jax.random.normal(k_noise, (length, dim), dtype),
                 _mb.batch_indices(k_idx, m, batch_size, length))
 
-    def run(keys, positions, data, step_size, beta, clip, aux):
+    def run(keys, positions, data, step_size, beta, clip, aux, steps=None):
         TRACE_COUNT["n"] += 1  # runs at trace time only
         keys = jax.random.wrap_key_data(keys, impl=key_impl) if key_impl is not None else keys
         if placement.kind == "chains" and not vectorised:  # one chain per device: the unvectorised program
@@ -306,7 +340,11 @@ def _build_program(potential, *, sampler, num_steps, batch_size, clipped, num_ch
                          lambda s: None, t)
             return (x, first_bad, t), (x if keep_path else None)
 
-        def run_block(carry, block_index, length):
+        def until_steps(carry, inputs):
+            """``body`` for the steps before ``steps``, nothing after (the last block of a dynamic program)."""
+            return lax.cond(carry[2] < steps, lambda c: body(c, inputs)[0], lambda c: c, carry), None
+
+        def run_block(carry, block_index, length, step=body):
             if vectorised:  # (length, chains, ...) per step
                 z, rows = jax.vmap(lambda k: block_draws(k, block_index, length))(keys)
                 z = jnp.swapaxes(z, 0, 1)
@@ -316,7 +354,7 @@ def _build_program(potential, *, sampler, num_steps, batch_size, clipped, num_ch
             if stream:
                 carry, path = streamed_scan(carry, z, rows, length)
             else:
-                carry, path = lax.scan(body, carry, (z, rows))
+                carry, path = lax.scan(step, carry, (z, rows))
             if keep_path and record_every > 1:
                 path = path[record_every - 1::record_every]
             return carry, path
@@ -350,6 +388,11 @@ def _build_program(potential, *, sampler, num_steps, batch_size, clipped, num_ch
         bad0 = jnp.full(positions.shape[:-1], -1, jnp.int32)
         carry = (positions, bad0, jnp.int32(0))
         pieces = []
+        if dynamic:      # the full blocks in a loop of steps // block iterations, then the last block's first steps
+            full = steps // block
+            carry = lax.fori_loop(0, full, lambda b, c: run_block(c, b, block)[0], carry)
+            carry = lax.cond(full * block < steps, lambda c: run_block(c, full, block, until_steps)[0],
+                             lambda c: c, carry)
         if num_blocks:
             carry, path = lax.scan(lambda c, b: run_block(c, b, block), carry, jnp.arange(num_blocks))
             if keep_path:
@@ -1014,13 +1057,15 @@ class Sampler:
                         clipped=c.clip_norm is not None, num_chains=num_chains, release=c.release,
                         thinning=c.thinning, progress_every=self.progress_every, glm=glm, placement=place,
                         key_impl=key_impl, stream=self.stream_data)
-        self._programs[num_chains] = (prog, aux)
-        return prog, aux
+        steps = (jnp.asarray(c.num_steps, jnp.int32),) if steps_are_an_argument(
+            c.sampler, c.release, place, self.stream_data, key_impl, self.progress_every) else ()
+        self._programs[num_chains] = (prog, aux, steps)
+        return self._programs[num_chains]
 
     def _call(self, prog, keys, positions, data):
 
         c = self.config
-        prog, aux = prog
+        prog, aux, steps = prog
         dtype = positions.dtype
         if self._scalars is None:  # device scalars made once (host-to-device transfers cost ~20 us each)
             scalars = (c.step_size, c.inverse_temperature, c.clip_norm if c.clip_norm is not None else 0.0)
@@ -1029,7 +1074,7 @@ class Sampler:
             else:
                 axis = sharding.RECORDS if self.shard_data else sharding.CHAINS
                 self._scalars = tuple(sharding.place(np.asarray(v, dtype), None, axis) for v in scalars)
-        args = (keys, positions, data, *self._scalars, aux)
+        args = (keys, positions, data, *self._scalars, aux, *steps)
         t0 = time.perf_counter()
         # the shapes, dtypes and shardings of the arguments are fixed for a sampler and a program
         compiled = self._executables.get(id(prog))

@@ -414,20 +414,51 @@ class ModelPotential:
             thetas += [rs.standard_normal(self.dim).astype(np.float32) for _ in range(2)]
         starts = [0] + ([self.data_size - k] if self.data_size > k else [])
 
-        def parts(th, data, start):
-            d = {n: jax.lax.dynamic_slice_in_dim(v, start, k) for n, v in data.items()}
-            return (self.potential(th, d) - self.prior_potential(th),
-                    jnp.sum(jax.vmap(lambda r: self.record_loss(th, r))(d)))
-
-        check = jax.jit(parts)
+        check, holder = _decomposition_program(self, k)
         on_host = any(not isinstance(v, jax.Array) for v in self.data.values())   # records to be split later
-        for start in starts:
-            # host arrays are sliced here (not the whole data set sent to the device for 64 records)
-            data = {n: np.asarray(v[start:start + k]) for n, v in self.data.items()} if on_host else self.data
-            for th in thetas:
-                full, total = (float(x) for x in check(th, data, np.int32(0 if on_host else start)))
-                if not math.isfinite(full) or abs(full - total) > rtol * (1.0 + abs(full)):
-                    raise ModelError(f"the model's likelihood on {k} records ({full:.6g}) is not the sum of its "
-                                     f"per-record likelihoods ({total:.6g}); put every observed site in a plate over "
-                                     "the leading axis of the data arrays, and let each record's term depend on its "
-                                     "own record only")
+        holder["potential"] = self          # read while the program is traced (the first call for these shapes)
+        try:
+            sums = []
+            for start in starts:
+                # host arrays are sliced here (not the whole data set sent to the device for 64 records)
+                data = {n: np.asarray(v[start:start + k]) for n, v in self.data.items()} if on_host else self.data
+                for th in thetas:
+                    sums.append(tuple(float(x) for x in check(th, data, np.int32(0 if on_host else start))))
+        finally:
+            holder.pop("potential", None)
+        for full, total in sums:
+            if not math.isfinite(full) or abs(full - total) > rtol * (1.0 + abs(full)):
+                raise ModelError(f"the model's likelihood on {k} records ({full:.6g}) is not the sum of its "
+                                 f"per-record likelihoods ({total:.6g}); put every observed site in a plate over "
+                                 "the leading axis of the data arrays, and let each record's term depend on its "
+                                 "own record only")
+
+
+#: the decomposition checks compiled in this process, by model, keyword arguments, data shapes and records checked
+_CHECKS: dict = {}
+_CHECKS_MAX = 32
+
+
+def _decomposition_program(potential: ModelPotential, k: int):
+    """``(jitted parts(theta, data, start), holder)`` of :meth:`ModelPotential.check_decomposition`, one per model,
+    keyword arguments (by identity, kept alive by the entry), data shapes and ``k``: a release builds a new potential
+    and would otherwise compile the same check again (0.3 s).  The program reads the potential from ``holder``
+    while it is traced, never the data (they are its argument), and the entry keeps no potential: only the model
+    and its keyword arguments."""
+    kwargs = potential.model_kwargs
+    key = (id(potential.model), tuple(sorted((n, id(v)) for n, v in kwargs.items())),
+           tuple(sorted((n, tuple(v.shape), str(v.dtype)) for n, v in potential.data.items())), int(k))
+    entry = _CHECKS.get(key)
+    if entry is None:
+        holder: dict = {}
+
+        def parts(th, data, start):
+            pot = holder["potential"]
+            d = {n: jax.lax.dynamic_slice_in_dim(v, start, k) for n, v in data.items()}
+            return (pot.potential(th, d) - pot.prior_potential(th),
+                    jnp.sum(jax.vmap(lambda r: pot.record_loss(th, r))(d)))
+        entry = (jax.jit(parts), holder, (potential.model, tuple(kwargs.values())))
+        if len(_CHECKS) >= _CHECKS_MAX:
+            _CHECKS.pop(next(iter(_CHECKS)))
+        _CHECKS[key] = entry
+    return entry[0], entry[1]

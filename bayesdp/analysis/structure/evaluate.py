@@ -3,8 +3,9 @@
 A prior parameter that the dependence interpreter has proven to read neither theta nor any data
 argument has one value for every input; this evaluates it on the analysed program itself (its
 symbolic record count bound to the actual number of records ``m``: a prior may legitimately
-depend on it), compiled once with ``jax.jit``.  Only the equations those outputs need are
-evaluated.  Evaluating a proven constant is not a probe: no structural fact is decided here.
+depend on it), one equation at a time (JAX's own per-primitive executables, compiled once per process
+for each operation and shape, not one program compiled per analysis).  Only the equations those outputs
+need are evaluated.  Evaluating a proven constant is not a probe: no structural fact is decided here.
 """
 
 from __future__ import annotations
@@ -95,7 +96,6 @@ def evaluate_constants(closed, wanted: list[int], m: int, inputs: list | None = 
         >>> evaluate_constants(closed, [0], m=1)[0].tolist()
         [0.0, 2.0, 4.0]
     """
-    import jax
 
     jaxpr, consts = _open(closed)
     outvars = [jaxpr.outvars[i] for i in wanted]
@@ -103,8 +103,7 @@ def evaluate_constants(closed, wanted: list[int], m: int, inputs: list | None = 
     if inputs is None:
         if any(v in need for v in jaxpr.invars):
             raise ValueError("evaluate_constants: these values read program inputs (not proven constant)")
-        outs = jax.jit(lambda: _run(jaxpr.eqns, jaxpr.constvars, consts, [], [], outvars, m))()
+        outs = _run(jaxpr.eqns, jaxpr.constvars, consts, [], [], outvars, m)
     else:
-        outs = jax.jit(lambda *a: _run(jaxpr.eqns, jaxpr.constvars, consts, jaxpr.invars, list(a), outvars, m))(
-            *inputs)
+        outs = _run(jaxpr.eqns, jaxpr.constvars, consts, jaxpr.invars, list(inputs), outvars, m)
     return [np.asarray(o) for o in outs]

@@ -1,0 +1,172 @@
+"""One analysis per public call (bayesdp/analysis/session.py) and one calibration search per set of public numbers
+(bayesdp/calibration.py): what is reused, and that nothing stale is."""
+
+import numpy as np
+import numpyro
+import numpyro.distributions as dist
+import pytest
+import importlib
+
+import bayesdp
+from bayesdp import calibration
+from bayesdp.analysis import Domain, analyze, certify
+from bayesdp.analysis.session import memo, one_analysis
+from bayesdp.models import logistic
+from bayesdp.publish.spec import ChainOptions, ReleaseSpec
+
+analyze_module = importlib.import_module("bayesdp.analysis.analyze")
+DOMAIN = Domain.parse(["X.norm=1", "y.values=0,1"])
+
+
+def _counting(monkeypatch):
+    calls = []
+    real = analyze_module.trace_program
+
+    def traced(*a, **k):
+        calls.append((tuple(sorted(a[1].items())), tuple(sorted((k, str(v)) for k, v in a[2].items()))))
+        return real(*a, **k)
+    monkeypatch.setattr(analyze_module, "trace_program", traced)
+    return calls
+
+
+def test_inside_one_call_the_model_is_traced_once_for_every_record_count(monkeypatch):
+    calls = _counting(monkeypatch)
+    with one_analysis():
+        a = analyze(logistic, domain=DOMAIN, data_size=100, dim=2)
+        b = analyze(logistic, domain=DOMAIN, data_size=10_000, dim=2)
+    assert len(calls) == 1
+    # the constants still follow the record count: L = 1 + m/4 (prior N(0, 1), |x| <= 1, sigmoid' <= 1/4)
+    assert a.constants.total_smoothness == pytest.approx(1 + 100 / 4)
+    assert b.constants.total_smoothness == pytest.approx(1 + 10_000 / 4)
+    # without a call around them, every analysis traces
+    analyze(logistic, domain=DOMAIN, data_size=100, dim=2)
+    analyze(logistic, domain=DOMAIN, data_size=100, dim=2)
+    assert len(calls) == 3
+
+
+def test_another_shape_or_keyword_argument_is_another_program(monkeypatch):
+    calls = _counting(monkeypatch)
+
+    def scaled(X, y, scale=1.0):
+        w = numpyro.sample("w", dist.Normal(0.0, scale).expand([X.shape[1]]).to_event(1))
+        with numpyro.plate("data", X.shape[0]):
+            numpyro.sample("obs", dist.Bernoulli(logits=X @ w), obs=y)
+    with one_analysis():
+        a = analyze(scaled, domain=DOMAIN, data_size=100, dim=2, model_kwargs={"scale": 1.0})
+        b = analyze(scaled, domain=DOMAIN, data_size=100, dim=2, model_kwargs={"scale": 0.5})
+        c = analyze(scaled, domain=DOMAIN, data_size=100, dim=3, model_kwargs={"scale": 0.5})
+    assert len(calls) == 3
+    # prior N(0, s^2): strong convexity 1/s^2
+    assert (a.constants.strong_convexity, b.constants.strong_convexity) == (1.0, 4.0)
+    assert [n for n, s, _ in c.latent_sites] == ["w"] and c.latent_sites[0][1] == (3,)
+
+
+SCALE = {"s": 1.0}
+
+
+def _global_scale(X, y):
+    w = numpyro.sample("w", dist.Normal(0.0, SCALE["s"]).expand([X.shape[1]]).to_event(1))
+    with numpyro.plate("data", X.shape[0]):
+        numpyro.sample("obs", dist.Bernoulli(logits=X @ w), obs=y)
+
+
+def test_nothing_is_kept_between_calls_a_changed_global_is_seen():
+    """A model may read a global that changes between two calls: the second call traces it again."""
+    try:
+        r1 = certify(_global_scale, domain=DOMAIN, data_size=100, dim=2, step_size=0.01, num_steps=100)
+        SCALE["s"] = 0.5
+        r2 = certify(_global_scale, domain=DOMAIN, data_size=100, dim=2, step_size=0.01, num_steps=100)
+    finally:
+        SCALE["s"] = 1.0
+    assert r1.analysis.constants.strong_convexity == 1.0
+    assert r2.analysis.constants.strong_convexity == 4.0
+
+
+def test_a_failed_make_is_not_kept_and_an_unhashable_key_is_not_memoised():
+    calls = []
+
+    def fail():
+        calls.append(1)
+        raise ValueError("no")
+    with one_analysis():
+        for _ in range(2):
+            with pytest.raises(ValueError, match="no"):
+                memo("t", ("k",), fail)
+        assert memo("t", ([1],), lambda: calls.append(2) or "a") == "a"
+        assert memo("t", ([1],), lambda: calls.append(2) or "b") == "b"
+    assert calls == [1, 1, 2, 2]
+
+
+def test_nested_calls_share_the_outer_memo():
+    made = []
+    with one_analysis():
+        memo("t", ("k",), lambda: made.append(1) or 1)
+        with one_analysis():
+            memo("t", ("k",), lambda: made.append(1) or 1)
+        memo("t", ("k",), lambda: made.append(1) or 1)
+    assert made == [1]
+
+
+def test_a_release_traces_its_model_once(monkeypatch):
+    """A release analyses its model about ten times (choice, planning, certificates, the prediction at other record
+    counts): one trace per program: the data's labels are floats (float32), the analyses without data read the
+    integer labels of the domain (int32)."""
+    calls = _counting(monkeypatch)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(150, 2))
+    X /= np.linalg.norm(X, axis=1, keepdims=True) * 1.1
+    data = {"X": X, "y": (rng.random(150) < 0.5).astype(float)}
+    acct = bayesdp.PrivacyAccountant(budget=2.0, budget_delta=1e-5)
+    spec = ReleaseSpec("mean", epsilon=1.0, delta=1e-6, method="final", chain=ChainOptions(max_steps=500),
+                       allow_uninformative=True)
+    res = bayesdp.release(bayesdp.ULA(logistic, domain=DOMAIN), spec, data=data, accountant=acct)
+    assert len(calls) == len(set(calls)) == 2 and res.extra["final"]["num_steps"] <= 500
+    assert sorted(dict(c[1])["y"] for c in calls) == ["<class 'jax.numpy.float32'>", "<class 'jax.numpy.int32'>"]
+
+
+def test_the_calibration_search_is_a_function_of_public_numbers(monkeypatch):
+    searches = []
+    real = calibration._search_chain
+    monkeypatch.setattr(calibration, "_search_chain", lambda *a: searches.append(a[1:]) or real(*a))
+    monkeypatch.setattr(calibration, "_SEARCHES", {})
+    shapes = bayesdp.Shapes(1000, {"X": (2,), "y": ()})
+    opts = bayesdp.CalibrationOptions(max_steps=500)
+    p1 = bayesdp.calibrate(logistic, domain=DOMAIN, epsilon=2.0, delta=1e-6, data=shapes, options=opts)
+    p2 = bayesdp.calibrate(logistic, domain=DOMAIN, epsilon=2.0, delta=1e-6, data=shapes, options=opts)
+    assert len(searches) == 1 and p1.to_dict() == p2.to_dict()
+    # another target, record count or compute budget is another search, and the plan meets its own target
+    p3 = bayesdp.calibrate(logistic, domain=DOMAIN, epsilon=1.0, delta=1e-6, data=shapes, options=opts)
+    p4 = bayesdp.calibrate(logistic, domain=DOMAIN, epsilon=2.0, delta=1e-6,
+                           data=bayesdp.Shapes(2000, {"X": (2,), "y": ()}), options=opts)
+    assert len(searches) == 3
+    assert p3.epsilon <= 1.0 < p1.epsilon <= 2.0 and p4.epsilon <= 2.0
+    assert p4.data_size == 2000
+
+
+@pytest.mark.parametrize("m, d, eps", [(10_000, 10, 1.0), (150, 2, 4.0)])
+def test_the_pruned_search_picks_the_full_grids_pair(monkeypatch, m, d, eps):
+    """The search prices pairs (beta, h) in increasing order of their W2 bound at max_steps and stops once that
+    exceeds the least bound found; the pair it picks is the full grid's (every pair searched here, by the grid's
+    own rules: the largest n meeting the target, then the least W2 bound), with fewer certificates priced."""
+    c = analyze(logistic, domain=DOMAIN, data_size=m, dim=d).constants
+    mu, L = c.total_strong_convexity, c.total_smoothness
+    betas = [10 ** (-3 * i / 9) for i in range(10)]
+    hs = sorted({2 / (mu + L) * 10 ** (-4 * j / 9) * (1 - 1e-9) for j in range(10)} | {1 / L * (1 - 1e-9)},
+                reverse=True)
+    real, full, grid_priced = calibration._epsilon, [], []
+    for beta in betas:
+        for h in hs:
+            n = calibration._largest_n(lambda k: grid_priced.append(1) or real(c, "ula-final", 1e-5, beta, h, k, None,
+                                                                             1)[0], eps, 10_000)
+            if n:
+                full.append((calibration._w2(c, beta, h, n, d), beta, h, n))
+    w, beta, h, n = min(full)
+    assert w <= 0.5 * calibration._r0(c, beta, d)          # the W2 rule decides
+    priced = []
+    monkeypatch.setattr(calibration, "_epsilon", lambda *a: priced.append(1) or real(*a))
+    monkeypatch.setattr(calibration, "_SEARCHES", {})
+    plan = bayesdp.calibrate(logistic, domain=DOMAIN, epsilon=eps, delta=1e-5,
+                             data=bayesdp.Shapes(m, {"X": (d,), "y": ()}))
+    assert (plan.step_size, plan.num_steps) == (h, n) and plan.distance_bound["rule"] == "w2"
+    assert plan.inverse_temperature >= beta and plan.epsilon <= eps
+    assert len(priced) < 0.6 * len(grid_priced)
