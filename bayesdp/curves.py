@@ -558,15 +558,27 @@ def gdp_log_delta(mu: float, eps: float) -> float:
 
 @functools.lru_cache(maxsize=1 << 16)
 def _gdp_delta_mp(mu: float, eps: float):
-    """delta(eps) of mu-GDP in 60-digit arithmetic, rounded up to a float (a pure function of two floats:
-    memoised, since calibration and method choice evaluate the same points again, issue 24)."""
+    """delta(eps) of mu-GDP in 60-digit arithmetic (more where the two terms cancel), rounded up to a float (a pure
+    function of two floats: memoised, since calibration and method choice evaluate the same points again, issue 24).
+
+    The two terms of delta cancel: at ``dps`` digits the difference keeps about ``dps - log10(Phi(a)/delta)`` of
+    them (for mu = 1e-62, delta(0) = 4e-63 is the difference of two numbers near 1/2, and 60 digits gave 0.0; for mu
+    = 1e-58 a value 7e-4 below the exact one).  So the precision is doubled until at least 25 digits are left.
+    """
     import mpmath
 
-    with mpmath.workdps(60):
-        m, e = mpmath.mpf(mu), mpmath.mpf(eps)
-        val = mpmath.ncdf(-e / m + m / 2) - mpmath.exp(e) * mpmath.ncdf(-e / m - m / 2)
-        if val <= 0:
-            return 0.0
+    dps = 60
+    while True:
+        with mpmath.workdps(dps):
+            m, e = mpmath.mpf(mu), mpmath.mpf(eps)
+            first = mpmath.ncdf(-e / m + m / 2)
+            val = first - mpmath.exp(e) * mpmath.ncdf(-e / m - m / 2)
+            if val > first * mpmath.mpf(10) ** (25 - dps):   # relative error of val below 2e-25
+                break
+            if dps >= 2000:   # (not reached for float mu and eps) delta <= Phi(-eps/mu + mu/2)
+                return min(1.0, float(first * (1 + mpmath.mpf(2) ** -50)))
+        dps *= 2
+    with mpmath.workdps(dps):
         if val < mpmath.mpf("1e-300"):   # below the normal float range: any tiny upper bound will do
             return 1e-300
         return float(val * (1 + mpmath.mpf(2) ** -50))
