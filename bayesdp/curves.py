@@ -777,15 +777,9 @@ class GDP(PrivacyCurve):
                 lo = mid
             else:
                 hi = mid
-        # Return a point whose delta is <= the requested one (an upper bound on eps).
-        eps = hi
-        for _ in range(60):
-            if gdp_log_delta(mu, eps) <= target:
-                break
-            eps = eps + max(abs(eps) * 1e-12, 1e-15)
-        else:
-            eps = hi
-        return _verify_gdp_epsilon(mu, eps, d)   # every mu: the float root may be below the true one
+        # hi has g(hi) <= 0 (the bracket's end, kept by the bisection): in floats its delta is within the budget;
+        # the float root may be below the true one, so the 60-digit delta decides
+        return _verify_gdp_epsilon(mu, hi, d)
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -932,10 +926,8 @@ class ApproxDP(PrivacyCurve):
             (0.852919, inf)
         """
         d = _check_delta(delta)
-        if d < self.delta0:
+        if d < self.delta0:   # (delta0 = 1 included: d < 1)
             return math.inf
-        if self.delta0 >= 1.0:
-            return 0.0
         # invert delta(eps) above: eps = eps0 + log(1 - t), t = (d - d0)/(1 - d0) (1 + e^-eps0).  1 - t is
         # computed exactly (from a lower bound of e^-eps0, so it is an upper bound): in floats, t's own rounding
         # (2^-53) is a relative error 2^-53/(1 - t) of 1 - t, which near delta(0) (1 - t ~ e^-eps0) made eps
