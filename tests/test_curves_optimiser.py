@@ -13,7 +13,39 @@ import math
 import mpmath
 import pytest
 
-from bayesdp.curves import GDP
+from bayesdp.curves import GDP, RDP, _golden_min, _gdp_epsilon_mp
+from test_curves import _cks_inf_mp
+
+
+def test_golden_min_reaches_the_minimum_and_returns_an_evaluated_value():
+    # (t - 1)^2 + 2 on [-5, 5]: 2 to 1e-18 (the bracket shrinks to 1e-10, the value error is its square)
+    assert 2.0 <= _golden_min(lambda t: (t - 1.0) ** 2 + 2.0, -5.0, 5.0) <= 2.0 + 1e-18
+    # an asymmetric one, minimum off the bracket's golden points: e^t - 2 t, min 2 - 2 log 2 at t = log 2
+    seen = []
+
+    def f(t):
+        seen.append(t)
+        return math.exp(t) - 2.0 * t
+
+    got = _golden_min(f, -3.0, 4.0)
+    with mpmath.workdps(50):
+        exact = 2 - 2 * mpmath.log(2)
+    assert abs(got - exact) <= 4 * math.ulp(0.6)          # f's own rounding: a few ulps either side
+    # the value returned is f at a point it evaluated, inside the bracket (any point gives a valid bound)
+    assert got in [f(t) for t in list(seen)] and all(-3.0 <= t <= 4.0 for t in seen)
+    # the minimum at an end of the bracket: approached to the tolerance
+    assert 0.0 <= _golden_min(lambda t: t, 0.0, 1.0) <= 2e-10
+    assert 0.0 <= _golden_min(lambda t: -t, -1.0, 0.0) <= 2e-10
+    # infinite values are never the minimum: (t - 0.7)^2 only for t <= 0.5, minimum 0.04 at the border
+    g = lambda t: (t - 0.7) ** 2 if t <= 0.5 else math.inf  # noqa: E731
+    assert 0.04 <= _golden_min(g, 0.0, 1.0) <= 0.04 + 1e-9
+    # nor are nan values, even at the first golden point (t = 0.382 on [0, 1]): (t - 0.7)^2 for t >= 0.5
+    h = lambda t: (t - 0.7) ** 2 if t >= 0.5 else math.nan  # noqa: E731
+    assert 0.0 <= _golden_min(h, 0.0, 1.0) <= 1e-18
+    assert _golden_min(lambda t: math.inf, 0.0, 1.0) == math.inf
+    # a looser tolerance stops earlier: the result is within it, not at the optimum
+    loose = _golden_min(lambda t: (t - 1.0) ** 2, -5.0, 5.0, xatol=1e-2)
+    assert 0.0 < loose <= 1e-4
 
 
 @pytest.mark.parametrize("mu", [1e-45, 1e-58, 1e-62, 1e-200, 1e-290])
@@ -40,3 +72,84 @@ def test_gdp_epsilon_of_a_tiny_mu_below_delta_at_zero_is_positive_and_meets_the_
     with mpmath.workdps(400):
         m, e = mpmath.mpf(1e-62), mpmath.mpf(eps)
         assert mpmath.ncdf(-e / m + m / 2) - mpmath.exp(e) * mpmath.ncdf(-e / m - m / 2) <= mpmath.mpf(1e-300)
+
+
+def _cks_at_mp(kappa: float, delta: float, am1: float):
+    """CKS20 Prop. 12 for kappa alpha at alpha = 1 + am1, in 60 digits."""
+    with mpmath.workdps(60):
+        a, L = 1 + mpmath.mpf(am1), -mpmath.log(mpmath.mpf(delta))
+        return mpmath.mpf(kappa) * a + mpmath.log(1 - 1 / a) + (L - mpmath.log(a)) / (a - 1)
+
+
+def _zero_term(kappa: float) -> RDP:
+    """kappa alpha through the grid-and-optimiser route (a function term of 0)."""
+    return RDP.linear(kappa) + RDP.from_function(lambda a: 0.0, "0")
+
+
+def test_rdp_epsilon_grid_route_optimum_between_the_first_two_grid_orders():
+    # kappa chosen so that the optimal order is alpha - 1 = 1.02e-4, between the grid's first two points 1e-4 and
+    # 1.1007e-4: the first is the grid's best, and only the search between it and the second finds the optimum
+    # (the grid value is 4e-8 above it, relative)
+    L, x = math.log(1e5), 1.02e-4
+    kappa = (L - math.log1p(x)) / x ** 2
+    exact = _cks_inf_mp(kappa, 1e-5)
+    got = _zero_term(kappa).epsilon(1e-5)
+    assert exact <= got <= exact * (1 + 1e-12)
+
+
+def test_rdp_epsilon_grid_route_optimum_between_the_last_two_grid_orders():
+    # delta = 1e-300, optimal order alpha - 1 = 9.3e5, between the grid's last two points 9.085e5 and 1e6 (the grid
+    # value is 2.7e-4 above the optimum, relative); eps ~ 1.5e-3, pushed up by 8 ulps of log(1/delta) ~ 691
+    L, x = -math.log(1e-300), 9.3e5
+    kappa = (L - math.log1p(x)) / x ** 2
+    exact = _cks_inf_mp(kappa, 1e-300)
+    got = _zero_term(kappa).epsilon(1e-300)
+    assert exact <= got <= exact + 1e-11
+
+
+def test_rdp_epsilon_grid_route_searches_orders_up_to_one_plus_1e6():
+    # the optimal order alpha - 1 = 1e8 lies beyond the grid (alpha - 1 <= 1e6): the bound is CKS20's at the grid's
+    # last order (a valid bound, 50 times the infimum here), not an error
+    kappa = 6.7e-14
+    exact = _cks_inf_mp(kappa, 1e-300)
+    at_end = _cks_at_mp(kappa, 1e-300, 1e6)
+    got = _zero_term(kappa).epsilon(1e-300)
+    assert exact <= at_end <= got <= at_end + 1e-11
+
+
+def test_linear_rdp_epsilon_of_a_huge_kappa_where_every_searched_order_rounds_to_one():
+    # kappa = 1e40, delta = 1e-5: the optimal alpha - 1 ~ 3e-20 rounds alpha to 1.0 in floats; those orders give no
+    # bound (not an error) and Mironov's kappa + 2 sqrt(kappa log(1/delta)) is returned (1e-38 above the infimum,
+    # relative), rounded up (by 2^-46, relative)
+    exact = _cks_inf_mp(1e40, 1e-5)
+    got = RDP.linear(1e40).epsilon(1e-5)
+    assert exact <= got <= exact * (1 + 1e-13)
+
+
+def test_gdp_epsilon_of_zero_mu_is_zero():
+    assert GDP(0.0).epsilon(1e-5) == 0.0 and GDP(0.0).epsilon(0.5) == 0.0
+
+
+def _gdp_root_mp(mu: float, delta: float):
+    """The exact epsilon of mu-GDP at delta (Dong-Roth-Su Cor. 2.13 solved by 60-digit bisection)."""
+    with mpmath.workdps(60):
+        m, d = mpmath.mpf(mu), mpmath.mpf(delta)
+        lo, hi = mpmath.mpf(0), mpmath.mpf(mu * mu / 2 + mu * math.sqrt(2 * math.log(1 / delta)) + 1)
+        for _ in range(250):
+            mid = (lo + hi) / 2
+            if mpmath.ncdf(-mid / m + m / 2) - mpmath.exp(mid) * mpmath.ncdf(-mid / m - m / 2) > d:
+                lo = mid
+            else:
+                hi = mid
+        return hi
+
+
+@pytest.mark.parametrize("mu,delta", [(1.0, 0.2), (1.0, 0.3), (1.0, 0.1), (1.0, 1e-5), (2.0, 1e-3)])
+def test_gdp_epsilon_is_within_2e_14_of_the_exact_root(mu, delta):
+    # the float bisection ends within 1e-14 (or 4 ulps) of the root and the 60-digit check keeps it; the 60-digit
+    # bisection alone (the fallback where the float formula fails at 0) stops at 1e-13 of it, 2.5e-14 to 8e-14 above
+    # at these points.  The first two have eps < 1 and delta within a factor e of delta(0).
+    root = _gdp_root_mp(mu, delta)
+    got = GDP(mu).epsilon(delta)
+    assert root <= got <= root * (1 + mpmath.mpf("2e-14"))
+    assert _gdp_epsilon_mp(mu, delta) > root * (1 + mpmath.mpf("2e-14"))     # (so the test tells the two apart)
