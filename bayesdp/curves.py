@@ -563,25 +563,20 @@ def _gdp_delta_mp(mu: float, eps: float):
 
     The two terms of delta cancel: at ``dps`` digits the difference keeps about ``dps - log10(Phi(a)/delta)`` of
     them (for mu = 1e-62, delta(0) = 4e-63 is the difference of two numbers near 1/2, and 60 digits gave 0.0; for mu
-    = 1e-58 a value 7e-4 below the exact one).  So the precision is doubled until at least 25 digits are left.
+    = 1e-58 a value 7e-4 below the exact one).  So the precision is raised until at least 25 digits are left.
     """
     import mpmath
 
-    dps = 60
-    while True:
+    for dps in (60, 240, 960):
         with mpmath.workdps(dps):
             m, e = mpmath.mpf(mu), mpmath.mpf(eps)
             first = mpmath.ncdf(-e / m + m / 2)
             val = first - mpmath.exp(e) * mpmath.ncdf(-e / m - m / 2)
             if val > first * mpmath.mpf(10) ** (25 - dps):   # relative error of val below 2e-25
-                break
-            if dps >= 2000:   # (not reached for float mu and eps) delta <= Phi(-eps/mu + mu/2)
-                return min(1.0, float(first * (1 + mpmath.mpf(2) ** -50)))
-        dps *= 2
-    with mpmath.workdps(dps):
-        if val < mpmath.mpf("1e-300"):   # below the normal float range: any tiny upper bound will do
-            return 1e-300
-        return float(val * (1 + mpmath.mpf(2) ** -50))
+                if val < mpmath.mpf("1e-300"):   # below the normal float range: any tiny upper bound will do
+                    return 1e-300
+                return float(val * (1 + mpmath.mpf(2) ** -50))
+    return 1.0   # the trivial bound, where even 960 digits leave fewer than 25 (no such float mu, eps is known)
 
 
 def _gdp_epsilon_mp(mu: float, delta: float) -> float:
