@@ -13,7 +13,8 @@ import math
 import mpmath
 import pytest
 
-from bayesdp.curves import GDP, RDP, _golden_min, _gdp_epsilon_mp
+from bayesdp.curves import GDP, RDP, ApproxDP, _golden_min, _gdp_epsilon_mp, _verify_gdp_epsilon
+from bayesdp.errors import AssumptionError
 from test_curves import _cks_inf_mp
 
 
@@ -153,3 +154,26 @@ def test_gdp_epsilon_is_within_2e_14_of_the_exact_root(mu, delta):
     got = GDP(mu).epsilon(delta)
     assert root <= got <= root * (1 + mpmath.mpf("2e-14"))
     assert _gdp_epsilon_mp(mu, delta) > root * (1 + mpmath.mpf("2e-14"))     # (so the test tells the two apart)
+
+
+def test_verify_gdp_epsilon_refuses_what_it_cannot_certify():
+    # its callers hand it a point near the root; from eps = 0 its 400 doubling steps (from 1e-300) stay below 3e-180,
+    # far from 1-GDP's epsilon at delta = 1e-10 (about 6.1): it refuses rather than return an uncertified epsilon
+    with pytest.raises(AssumptionError) as e:
+        _verify_gdp_epsilon(1.0, 0.0, 1e-10)
+    assert str(e.value) == "could not certify epsilon for mu = 1 at delta = 1e-10"
+
+
+def test_approx_dp_epsilon_where_one_minus_t_is_exactly_zero():
+    # eps0 with exp(-eps0) = 1/2 + 2^-52, so that the lower bound of e^-eps0 (two floats below) is 1/2: with
+    # delta0 = 1/4 and delta = 3/4, 1 - t = 1 - (1/2)/(3/4) (3/2) = 0 exactly.  delta(0) = 1/4 + 3/4 (e^eps0 - 1)/(e^eps0
+    # + 1) ~ 1/2 <= 3/4: epsilon 0 (and no log of 0)
+    x = math.log(2.0) - 2.0 ** -51
+    found = [e for e in (x + k * math.ulp(x) for k in range(-8, 9)) if math.exp(-e) == 0.5 + 2.0 ** -52]
+    if not found:   # (another libm's exp)
+        pytest.skip("no eps0 near log 2 with exp(-eps0) = 1/2 + 2^-52")
+    eps0 = found[0]
+    with mpmath.workdps(40):
+        E = mpmath.exp(mpmath.mpf(eps0))
+        assert mpmath.mpf(0.25) + mpmath.mpf(0.75) * (E - 1) / (E + 1) <= mpmath.mpf(0.75)
+    assert ApproxDP(eps0, 0.25).epsilon(0.75) == 0.0
