@@ -582,11 +582,10 @@ def _gdp_delta_mp(mu: float, eps: float):
 def _gdp_epsilon_mp(mu: float, delta: float) -> float:
     """epsilon(delta) of mu-GDP by bisection on the 60-digit delta(eps) (fallback when the float root
     finder cannot bracket the root); returns a point whose delta is <= the requested one."""
+    # mu-GDP is (mu^2/2)-zCDP, which gives (rho + 2 sqrt(rho log(1/delta)), delta)-DP: eps <= hi (+1 to spare)
     lo, hi = 0.0, mu * mu / 2.0 + mu * math.sqrt(2.0 * math.log(1.0 / delta)) + 1.0
-    while _gdp_delta_mp(mu, hi) > delta:
-        lo, hi = hi, 2.0 * hi
-        if not math.isfinite(hi):
-            return math.inf
+    if not (math.isfinite(hi) and _gdp_delta_mp(mu, hi) <= delta):   # (not reached; no bound rather than a wrong one)
+        return math.inf
     for _ in range(200):
         if hi - lo <= 1e-13 * hi:
             break
@@ -752,15 +751,15 @@ class GDP(PrivacyCurve):
         if mu == 0.0 or self.delta(0.0) <= d:
             return 0.0
         target = math.log(d)
-        # Upper bracket: GDP => (mu^2/2)-zCDP => eps <= mu^2/2 + mu*sqrt(2 log(1/delta)).
+        # Upper bracket: GDP => (mu^2/2)-zCDP => eps <= mu^2/2 + mu*sqrt(2 log(1/delta)) (+1 to spare).
         hi = mu * mu / 2.0 + mu * math.sqrt(2.0 * -target) + 1.0
-        while math.isfinite(hi) and gdp_log_delta(mu, hi) > target:
-            hi *= 2.0
         if not math.isfinite(hi):
             return math.inf
         lo = 0.0
         g = lambda e: gdp_log_delta(mu, e) - target  # noqa: E731
-        if not g(lo) > 0.0:   # the float formula and the 60-digit one disagree at 0: bisect in 60 digits
+        if not (g(lo) > 0.0 and g(hi) <= 0.0):
+            # no sign change of the float formula: it disagrees with the 60-digit one at 0 (delta near delta(0)), or
+            # is nan at hi (tiny mu): bisect in 60 digits
             return _gdp_epsilon_mp(mu, d)
         # bisection of the decreasing log delta(eps) (no scipy.optimize: its import is 0.1-0.5 s of a release's
         # start-up), keeping g(lo) > 0 >= g(hi); hi is then an upper end within brentq's old tolerance
