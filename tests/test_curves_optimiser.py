@@ -145,12 +145,14 @@ def _gdp_root_mp(mu: float, delta: float):
         return hi
 
 
-@pytest.mark.parametrize("mu,delta", [(1.0, 0.2), (1.0, 0.3), (1.0, 0.1), (1.0, 1e-5), (2.0, 1e-3), (4.0, 1e-2)])
+@pytest.mark.parametrize("mu,delta", [(1.0, 0.2), (1.0, 0.3), (1.0, 0.1), (1.0, 1e-5), (2.0, 1e-3), (4.0, 1e-2),
+                                      (20.0, 1e-3)])
 def test_gdp_epsilon_is_within_2e_14_of_the_exact_root(mu, delta):
     # the float bisection ends within 1e-14 (or 4 ulps) of the root and the 60-digit check keeps it; the 60-digit
-    # bisection alone (the fallback where the float formula fails at 0) stops at 1e-13 of it, 2.5e-14 to 8e-14 above
-    # at these points.  The first two have eps < 1 and delta within a factor e of delta(0); at the last the root (16.5)
-    # is above 1/2 + mu sqrt(2 log(1/delta)) + 1 (13.6), a bracket without mu's square.
+    # bisection alone (the fallback where the float formula has no sign change) stops at 1e-13 of it, 2.3e-14 to 8e-14
+    # above at these points.  The first two have eps < 1 and delta within a factor e of delta(0); at mu = 4 the root
+    # (16.5) is above 1/2 + mu sqrt(2 log(1/delta)) + 1 (13.6), a bracket without mu's square, and at mu = 20 (root
+    # 260.9) above mu^2/3 + mu sqrt(2 log(1/delta)) + 1 (208).
     root = _gdp_root_mp(mu, delta)
     got = GDP(mu).epsilon(delta)
     assert root <= got <= root * (1 + mpmath.mpf("2e-14"))
