@@ -54,7 +54,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
                                                             "tests/test_theorems_004.py", "tests/test_tight.py",
                                                             "tests/test_numerics_edges.py"]),
     "transfer": ("bayesdp/theorems/transfer.py", ["tests/test_transfer_mutants.py", "tests/test_theorems_004.py"]),
-    "curves": ("bayesdp/curves.py", ["tests/test_curves.py"]),
+    "curves": ("bayesdp/curves.py", ["tests/test_curves.py", "tests/test_curves_optimiser.py"]),
     "families": ("bayesdp/analysis/families.py", ["tests/analysis/test_families_rules_mutants.py",
                                                   "tests/analysis/test_families_mutants.py",
                                                   "tests/analysis/test_model_idioms.py",
