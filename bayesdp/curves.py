@@ -558,28 +558,34 @@ def gdp_log_delta(mu: float, eps: float) -> float:
 
 @functools.lru_cache(maxsize=1 << 16)
 def _gdp_delta_mp(mu: float, eps: float):
-    """delta(eps) of mu-GDP in 60-digit arithmetic, rounded up to a float (a pure function of two floats:
-    memoised, since calibration and method choice evaluate the same points again, issue 24)."""
+    """delta(eps) of mu-GDP in 60-digit arithmetic (more where the two terms cancel), rounded up to a float (a pure
+    function of two floats: memoised, since calibration and method choice evaluate the same points again, issue 24).
+
+    The two terms of delta cancel: at ``dps`` digits the difference keeps about ``dps - log10(Phi(a)/delta)`` of
+    them (for mu = 1e-62, delta(0) = 4e-63 is the difference of two numbers near 1/2, and 60 digits gave 0.0; for mu
+    = 1e-58 a value 7e-4 below the exact one).  So the precision is raised until at least 25 digits are left.
+    """
     import mpmath
 
-    with mpmath.workdps(60):
-        m, e = mpmath.mpf(mu), mpmath.mpf(eps)
-        val = mpmath.ncdf(-e / m + m / 2) - mpmath.exp(e) * mpmath.ncdf(-e / m - m / 2)
-        if val <= 0:
-            return 0.0
-        if val < mpmath.mpf("1e-300"):   # below the normal float range: any tiny upper bound will do
-            return 1e-300
-        return float(val * (1 + mpmath.mpf(2) ** -50))
+    for dps in (60, 240, 960):
+        with mpmath.workdps(dps):
+            m, e = mpmath.mpf(mu), mpmath.mpf(eps)
+            first = mpmath.ncdf(-e / m + m / 2)
+            val = first - mpmath.exp(e) * mpmath.ncdf(-e / m - m / 2)
+            if val > first * mpmath.mpf(10) ** (25 - dps):   # relative error of val below 2e-25
+                if val < mpmath.mpf("1e-300"):   # below the normal float range: any tiny upper bound will do
+                    return 1e-300
+                return float(val * (1 + mpmath.mpf(2) ** -50))
+    return 1.0   # the trivial bound, where even 960 digits leave fewer than 25 (no such float mu, eps is known)
 
 
 def _gdp_epsilon_mp(mu: float, delta: float) -> float:
     """epsilon(delta) of mu-GDP by bisection on the 60-digit delta(eps) (fallback when the float root
     finder cannot bracket the root); returns a point whose delta is <= the requested one."""
+    # mu-GDP is (mu^2/2)-zCDP, which gives (rho + 2 sqrt(rho log(1/delta)), delta)-DP: eps <= hi (+1 to spare)
     lo, hi = 0.0, mu * mu / 2.0 + mu * math.sqrt(2.0 * math.log(1.0 / delta)) + 1.0
-    while _gdp_delta_mp(mu, hi) > delta:
-        lo, hi = hi, 2.0 * hi
-        if not math.isfinite(hi):
-            return math.inf
+    if not (math.isfinite(hi) and _gdp_delta_mp(mu, hi) <= delta):   # (not reached; no bound rather than a wrong one)
+        return math.inf
     for _ in range(200):
         if hi - lo <= 1e-13 * hi:
             break
@@ -745,15 +751,15 @@ class GDP(PrivacyCurve):
         if mu == 0.0 or self.delta(0.0) <= d:
             return 0.0
         target = math.log(d)
-        # Upper bracket: GDP => (mu^2/2)-zCDP => eps <= mu^2/2 + mu*sqrt(2 log(1/delta)).
+        # Upper bracket: GDP => (mu^2/2)-zCDP => eps <= mu^2/2 + mu*sqrt(2 log(1/delta)) (+1 to spare).
         hi = mu * mu / 2.0 + mu * math.sqrt(2.0 * -target) + 1.0
-        while math.isfinite(hi) and gdp_log_delta(mu, hi) > target:
-            hi *= 2.0
         if not math.isfinite(hi):
             return math.inf
         lo = 0.0
         g = lambda e: gdp_log_delta(mu, e) - target  # noqa: E731
-        if not g(lo) > 0.0:   # the float formula and the 60-digit one disagree at 0: bisect in 60 digits
+        if not (g(lo) > 0.0 and g(hi) <= 0.0):
+            # no sign change of the float formula: it disagrees with the 60-digit one at 0 (delta near delta(0)), or
+            # is nan at hi (tiny mu): bisect in 60 digits
             return _gdp_epsilon_mp(mu, d)
         # bisection of the decreasing log delta(eps) (no scipy.optimize: its import is 0.1-0.5 s of a release's
         # start-up), keeping g(lo) > 0 >= g(hi); hi is then an upper end within brentq's old tolerance
@@ -765,15 +771,9 @@ class GDP(PrivacyCurve):
                 lo = mid
             else:
                 hi = mid
-        # Return a point whose delta is <= the requested one (an upper bound on eps).
-        eps = hi
-        for _ in range(60):
-            if gdp_log_delta(mu, eps) <= target:
-                break
-            eps = eps + max(abs(eps) * 1e-12, 1e-15)
-        else:
-            eps = hi
-        return _verify_gdp_epsilon(mu, eps, d)   # every mu: the float root may be below the true one
+        # hi has g(hi) <= 0 (the bracket's end, kept by the bisection): in floats its delta is within the budget;
+        # the float root may be below the true one, so the 60-digit delta decides
+        return _verify_gdp_epsilon(mu, hi, d)
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -920,10 +920,8 @@ class ApproxDP(PrivacyCurve):
             (0.852919, inf)
         """
         d = _check_delta(delta)
-        if d < self.delta0:
+        if d < self.delta0:   # (delta0 = 1 included: d < 1)
             return math.inf
-        if self.delta0 >= 1.0:
-            return 0.0
         # invert delta(eps) above: eps = eps0 + log(1 - t), t = (d - d0)/(1 - d0) (1 + e^-eps0).  1 - t is
         # computed exactly (from a lower bound of e^-eps0, so it is an upper bound): in floats, t's own rounding
         # (2^-53) is a relative error 2^-53/(1 - t) of 1 - t, which near delta(0) (1 - t ~ e^-eps0) made eps

@@ -54,7 +54,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
                                                             "tests/test_theorems_004.py", "tests/test_tight.py",
                                                             "tests/test_numerics_edges.py"]),
     "transfer": ("bayesdp/theorems/transfer.py", ["tests/test_transfer_mutants.py", "tests/test_theorems_004.py"]),
-    "curves": ("bayesdp/curves.py", ["tests/test_curves.py"]),
+    "curves": ("bayesdp/curves.py", ["tests/test_curves.py", "tests/test_curves_optimiser.py"]),
     "families": ("bayesdp/analysis/families.py", ["tests/analysis/test_families_rules_mutants.py",
                                                   "tests/analysis/test_families_mutants.py",
                                                   "tests/analysis/test_model_idioms.py",
@@ -74,11 +74,14 @@ MODULES: dict[str, tuple[str, list[str]]] = {
 #: modules mixing certificate arithmetic with reporting code: only these functions' mutants are run by default
 #: (``--functions`` overrides); the others are reported as "not checked"
 FUNCTIONS: dict[str, list[str]] = {
-    "curves": ["x__check_delta", "x__check_epsilon", "x__exp_up", "xǁRDPǁrdp", "xǁRDPǁ_eps_at", "xǁRDPǁepsilon",
-               "xǁRDPǁ_outward", "xǁRDPǁ_minimise", "xǁRDPǁ_log_delta_at", "xǁRDPǁdelta", "xǁRDPǁ__add__",
-               "x_gdp_log_delta", "x__gdp_delta_mp", "x__gdp_epsilon_mp", "x__verify_gdp_epsilon", "xǁGDPǁrdp",
-               "xǁGDPǁdelta", "xǁGDPǁepsilon", "xǁApproxDPǁdelta", "xǁApproxDPǁepsilon", "xǁApproxDPǁrdp",
-               "x_compose"],
+    # _golden_min, RDP._linear_epsilon, GDP._epsilon and the two memoised wrappers hold arithmetic that
+    # RDP.epsilon and GDP.epsilon held before 2026-11-26 (issue 24 split them out)
+    "curves": ["x__check_delta", "x__check_epsilon", "x__golden_min", "x__exp_up", "xǁRDPǁrdp", "xǁRDPǁ_eps_at",
+               "xǁRDPǁepsilon", "xǁRDPǁ_linear_epsilon", "xǁRDPǁ_outward", "xǁRDPǁ_minimise", "xǁRDPǁ_log_delta_at",
+               "xǁRDPǁdelta", "xǁRDPǁ__add__", "x_gdp_log_delta", "x__gdp_delta_mp", "x__gdp_epsilon_mp",
+               "x__verify_gdp_epsilon", "xǁGDPǁrdp", "xǁGDPǁdelta", "xǁGDPǁepsilon", "xǁGDPǁ_epsilon",
+               "x__gdp_epsilon", "x__linear_rdp_epsilon", "xǁApproxDPǁdelta", "xǁApproxDPǁepsilon",
+               "xǁApproxDPǁrdp", "x_compose"],
     "sensitivity": ["x__rho", "x_coupling_strongly_convex", "x_coupling_strongly_convex_sgld", "x_coupling_k_plus_v",
                     "x_coupling_route", "xǁSensitivityRouteǁ*"],
     "noise": ["x_granularity", "x_laplace_release", "x_zcdp_rho", "x__sqrt_up", "x_gaussian_calibration",
@@ -119,6 +122,26 @@ settings.load_profile("mutation")
 
 def pytest_collection_modifyitems(session, config, items):
     items.sort(key=lambda it: bool(getattr(getattr(it, "obj", None), "is_hypothesis_test", False)))
+'''
+
+#: also written to the scratch copy: before each test, every functools cache of the mutated module is emptied.
+#: mutmut's fork mode runs the unmutated tests in the process it then forks per mutant, so a memoised function
+#: (``curves._gdp_epsilon``, ``_linear_rdp_epsilon``, ``_gdp_delta_mp``) would hand every mutant the unmutated
+#: value for the arguments those runs used, and the mutant would survive without having been run
+_CLEAR_CACHES_CONFTEST = '''
+
+import importlib
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _mutation_clear_caches():
+    module = importlib.import_module({module!r})
+    for value in list(vars(module).values()):
+        if callable(getattr(value, "cache_clear", None)) and hasattr(value, "cache_info"):
+            value.cache_clear()
+    yield
 '''
 
 
@@ -189,7 +212,8 @@ def prepare(module: str, workdir: Path, keep_decorators: bool = False, tests: li
         a for t in DESELECT.get(module, []) for a in ("--deselect", t)]
     lines = [f"{k} = {json.dumps(v)}" for k, v in base.items()
              if k not in ("only_mutate", "pytest_add_cli_args_test_selection")]
-    (workdir / "conftest.py").write_text(_ORDER_CONFTEST)
+    dotted = target[:-3].replace("/", ".")
+    (workdir / "conftest.py").write_text(_ORDER_CONFTEST + _CLEAR_CACHES_CONFTEST.format(module=dotted))
     if not keep_decorators:
         text_t, names = undecorate((workdir / target).read_text())
         (workdir / target).write_text(text_t)

@@ -392,3 +392,128 @@ def test_ordered_logistic_cutpoints_as_one_box_and_a_late_violation():
         F._ordered_k(_cut([[-1.0, 0.5, 0.9]], [[-0.5, 1.0, 2.5]]))
     with pytest.raises(Unsupported, match="not proven strictly increasing"):
         F._ordered_k(_cut([-1.0, 0.5, 0.9], [-0.5, 1.0, 2.5]))
+
+
+# -- rules added after the first mutation run: Beta prior, replace-one differences (docs/mutation.md, families) ------
+
+
+def _beta_v_prime_sup(a: float, b: float) -> float:
+    """sup over u of |V'(u)| of the Beta(a, b) potential in u = logit g with NumPyro's clipped sigmoid, on a grid:
+    inside the clip V' = b g - a (1 - g) (g = sigmoid(u)), in its tails 2 sigmoid(u) - 1 (the unclipped Jacobian)."""
+    u = np.linspace(-36.0, 36.0, 72_001)
+    g = 1 / (1 + np.exp(-u))
+    inside = np.abs(b * g - a * (1 - g)).max()
+    tails = np.abs(2 * g - 1).max()
+    return float(max(inside, tails))
+
+
+def test_beta_prior_gradient_bound_smoothness_and_convexity_per_coordinate():
+    rule = prior(dist.Beta, "SigmoidTransform")
+    # a (2, 2) site: per coordinate sup |V'| = max(a, b, 1): 3, 1 (a, b < 1: the tails' 1), 1, 4.5
+    a = np.array([[2.0, 0.5], [1.0, 0.3]])
+    b = np.array([[3.0, 0.2], [1.0, 4.5]])
+    facts = rule({"concentration1": a, "concentration0": b})
+    assert isinstance(facts, PriorFacts)
+    sups = [_beta_v_prime_sup(x, y) for x, y in zip(a.reshape(-1), b.reshape(-1))]
+    assert math.sqrt(sum(s * s for s in sups)) <= facts.v_grad_bound
+    assert _upper(facts.v_grad_bound, math.sqrt(9 + 1 + 1 + 20.25))
+    assert (facts.k_strong_convexity, facts.k_smoothness, facts.v_smoothness, facts.v_convex) == (None, None, None,
+                                                                                               False)
+    assert facts.rule == "Beta prior -> bounded-gradient V in logit-space"
+    assert facts.detail == ("V(u) = a softplus(-u) + b softplus(u), u = logit g; |V'| <= max(a, b, 1) with NumPyro's "
+                            "clipped sigmoid; V' jumps where the clip starts: not smooth")
+    # a, b <= 1 everywhere (1 itself included): convex; one coordinate Beta(1, 1) among others: not smooth
+    facts = rule({"concentration1": np.array([0.5, 1.0]), "concentration0": np.array([1.0, 0.25])})
+    assert facts.v_convex is True and facts.v_smoothness is None and _upper(facts.v_grad_bound, math.sqrt(2))
+    for c1, c0 in [([0.5, 1.0], [1.0, 1.5]), ([1.5, 1.0], [1.0, 0.5])]:
+        assert rule({"concentration1": np.array(c1), "concentration0": np.array(c0)}).v_convex is False
+    # Beta(1, 1) on every coordinate: V' = 2 sigmoid(u) - 1, smoothness 1/2, convex; b broadcast against a
+    facts = rule({"concentration1": np.ones((2, 3)), "concentration0": np.array(1.0)})
+    assert facts.v_smoothness == 0.5 and facts.v_convex is True and _upper(facts.v_grad_bound, math.sqrt(6))
+    assert facts.rule == "Beta prior -> bounded-gradient V in logit-space, smooth convex"
+    assert facts.detail == ("V(u) = a softplus(-u) + b softplus(u), u = logit g; |V'| <= max(a, b, 1) with NumPyro's "
+                            "clipped sigmoid")
+    for c1, c0 in [(1.0, 2.0), (2.0, 1.0)]:   # one of the two concentrations is 1: not uniform, not smooth
+        facts = rule({"concentration1": np.array(c1), "concentration0": np.array(c0)})
+        assert facts.v_smoothness is None and facts.v_convex is False and _upper(facts.v_grad_bound, 2.0)
+    # a broadcast against b, and the sum of squares of binary values: exact, rounded up once
+    facts = rule({"concentration1": np.array(0.7), "concentration0": np.array([1.3, 2.9])})
+    v = facts.v_grad_bound
+    assert Q(v) ** 2 >= Q(1.3) ** 2 + Q(2.9) ** 2 and v <= math.sqrt(1.3 ** 2 + 2.9 ** 2) * (1 + 1e-15)
+
+
+def test_beta_prior_refusals_name_the_concentration():
+    rule = prior(dist.Beta, "SigmoidTransform")
+    for p, msg in [({"concentration1": np.array([1.0, 0.0]), "concentration0": np.array(1.0)},
+                    "its concentration1 = 0 must be finite and > 0"),
+                   ({"concentration1": np.array(2.0), "concentration0": np.array([3.0, -1.0])},
+                    "its concentration0 = -1 must be finite and > 0")]:
+        with pytest.raises(Unsupported) as e:
+            rule(p)
+        assert str(e.value) == msg
+
+
+def test_negative_binomial_difference_at_a_shared_predictor():
+    rule = LIKELIHOOD_RULES[dist.NegativeBinomial2]
+    mu = np.exp(np.linspace(-30, 30, 6001))[:, None, None]
+    # one concentration k: psi(y) - psi(y') = k (y' - y)/(k + mu), sup y_hi - y_lo (mu -> 0)
+    for k, (y_lo, y_hi) in [(2.5, (1.0, 7.0)), (0.3, (0.0, 4.0))]:
+        ys = np.arange(y_lo, y_hi + 1)
+        diff = np.abs(k * (ys[None, None, :] - ys[None, :, None]) / (k + mu)).max()
+        got = rule.diff_bound({"concentration": (k, k)}, (y_lo, y_hi))
+        assert diff <= got == y_hi - y_lo and diff >= got * (1 - 1e-9)
+    # the difference of two binary response ends: exact, rounded up once
+    assert _is_up(rule.diff_bound({"concentration": (0.3, 0.3)}, (0.1, 0.7)), Q(0.7) - Q(0.1))
+    # a per-record k in [1.5, 3]: psi in (-y_hi, k_hi), |psi - psi'| < k_hi + y_hi = 12 (a bound, not attained)
+    ks = np.linspace(1.5, 3.0, 7)
+    ys = np.arange(2.0, 10.0)
+    psi = (ks[None, :, None] * (mu - ys[None, None, :]) / (ks[None, :, None] + mu)).reshape(mu.shape[0], -1)
+    spread = float((psi.max(axis=1) - psi.min(axis=1)).max())
+    got = rule.diff_bound({"concentration": (1.5, 3.0)}, (2.0, 9.0))
+    assert got == 12.0 and spread <= got
+    assert _is_up(rule.diff_bound({"concentration": (0.3, 0.7)}, (0.0, 0.1)), Q(0.7) + Q(0.1))
+    with pytest.raises(Unsupported) as e:
+        rule.diff_bound({"concentration": (1.0, 1.0)}, (0.0, math.inf))
+    assert str(e.value) == "its response has no declared upper bound"
+    with pytest.raises(Unsupported) as e:
+        rule.diff_bound({"concentration": (0.0, 1.0)}, (0.0, 3.0))
+    assert str(e.value).startswith("its concentration lies in [0, 1] over the domain")
+
+
+def _ordered_diff_bruteforce(c_first: float, c_last: float) -> float:
+    """sup over eta of psi(y = 0) - psi(y' = K - 1) = 1 - F(c_first - eta) + F(c_last - eta), on a grid (F logistic)."""
+    eta = np.concatenate([np.linspace(-40, 40, 80_001), [(c_first + c_last) / 2]])
+    F_ = lambda x: 1 / (1 + np.exp(-x))  # noqa: E731
+    return float((1 - F_(c_first - eta) + F_(c_last - eta)).max())
+
+
+def test_ordered_logistic_difference_over_per_record_cutpoint_boxes():
+    import mpmath as mp
+
+    rule = LIKELIHOOD_RULES[dist.OrderedLogistic]
+    # two records, three cutpoints each, boxes increasing within each record; the sup takes the first cutpoint's
+    # smallest lower end over the records (-1.5, record 2) and the last cutpoint's largest upper end (3.1, record 2):
+    # D = 4.6, not the middle cutpoint's ends nor record 1's
+    f = _cut([[-1.0, 0.5, 2.0], [-1.5, 0.2, 1.8]], [[-0.5, 1.0, 2.5], [-1.2, 0.4, 3.1]])
+    got = rule.diff_bound(f, (0.0, 3.0))
+    with mp.workdps(50):
+        exact = 1 + mp.tanh((mp.mpf(3.1) - mp.mpf(-1.5)) / 4)
+        assert mp.mpf(got) >= exact and mp.mpf(got) <= exact * (1 + mp.mpf("1e-14"))
+    assert _ordered_diff_bruteforce(-1.5, 3.1) <= got
+    # public cutpoints (lo = hi) given as one 1-d box: D = c_3 - c_1 = 3
+    got = rule.diff_bound(_cut([-1.0, 0.5, 2.0], [-1.0, 0.5, 2.0]), (0.0, 3.0))
+    with mp.workdps(50):
+        exact = 1 + mp.tanh(mp.mpf(3) / 4)
+        assert mp.mpf(got) >= exact and mp.mpf(got) <= exact * (1 + mp.mpf("1e-14"))
+    assert _ordered_diff_bruteforce(-1.0, 2.0) >= float(exact) * (1 - 1e-9)    # attained
+    # one public cutpoint (K = 2): D = 0, the difference is at most 1 (y = 0 against y' = 1)
+    got = rule.diff_bound(_cut([[0.3]], [[0.3]]), (0.0, 1.0))
+    assert 1.0 <= got <= 1.0 + 1e-15 and _ordered_diff_bruteforce(0.3, 0.3) <= got
+    # three records: D = 1.02 - 0.0 (the third record's last upper end, the first and third records' first lower end)
+    f = _cut([[0.0, 1.0], [0.01, 1.0], [0.0, 1.0]], [[0.0, 1.0], [0.01, 1.0], [0.0, 1.02]])
+    got = rule.diff_bound(f, (0.0, 2.0))
+    with mp.workdps(50):
+        exact = 1 + mp.tanh((mp.mpf(1.02) - mp.mpf(0.0)) / 4)
+        assert mp.mpf(got) >= exact and mp.mpf(got) <= exact * (1 + mp.mpf("1e-14"))
+    with pytest.raises(Unsupported, match="not proven strictly increasing"):
+        rule.diff_bound(_cut([[-1.0, 0.5]], [[0.5, 1.0]]), (0.0, 2.0))
