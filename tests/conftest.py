@@ -230,6 +230,12 @@ SLOW = {
         "test_parallel_floyd_is_floyd_and_exactly_uniform_by_enumeration",
     "tests/samplers/test_minibatch.py::test_subsets_uniform_chi_square[6-3]": "[8-5]",
     "tests/samplers/test_minibatch.py::test_subsets_uniform_chi_square[7-2]": "[8-5]",
+    # calibration's pruned search against the full grid: the small model's grid stays fast
+    "tests/analysis/test_session_memo.py::test_the_pruned_search_picks_the_full_grids_pair[10000-10-1.0]":
+        "[150-2-4.0]",
+    # the final-draw program against the path program: one chain at one length and three chains stay fast
+    "tests/samplers/test_dynamic_steps.py::test_final_draw_is_the_paths_last_draw[1-512]": "[1-513]",
+    "tests/samplers/test_dynamic_steps.py::test_final_draw_is_the_paths_last_draw[1-1]": "[1-513]",
     "tests/samplers/test_minibatch.py::test_batch_indices_distinct_and_in_range":
         "test_parallel_floyd_is_floyd_and_exactly_uniform_by_enumeration",
     "tests/samplers/test_gradients.py::test_minibatch_estimators_use_the_drawn_indices":
