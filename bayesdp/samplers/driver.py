@@ -996,8 +996,10 @@ class Sampler:
         if self._init_host is None:
             self._init_host = np.asarray(self._init_positions)
         init = self._init_host
-        moved = np.sqrt(np.mean((released[:, -1, :] - init) ** 2))
-        if not moved > 1e-6 * (1.0 + float(np.sqrt(np.mean(init ** 2)))):
+        # in float64: a finite float32 position near the overflow threshold would overflow when squared
+        last, init64 = released[:, -1, :].astype(np.float64), np.asarray(init, np.float64)
+        moved = np.sqrt(np.mean((last - init64) ** 2))
+        if not moved > 1e-6 * (1.0 + float(np.sqrt(np.mean(init64 ** 2)))):
             warnings.warn(f"the chains have not moved (RMS displacement {moved:.3g} after {c.num_steps} steps): "
                           f"step_size = {c.step_size:.6g} is too small for float precision", RuntimeWarning,
                           stacklevel=2)

@@ -1,6 +1,8 @@
 """A chain that releases its final draw takes its number of steps as an argument (driver.steps_are_an_argument):
 one compiled program for every number of steps, the same draws as the program with the steps compiled in."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -58,9 +60,25 @@ def test_the_steps_are_compiled_in_wherever_the_draws_could_differ():
         assert not driver.steps_are_an_argument("ula", "final", one, False, threefry, 0)
 
 
-def test_a_divergence_is_reported_at_its_step_in_the_last_block():
-    """The step counter of the skipped steps stops at the number of steps: a divergence in the last, partial block
-    names its own step, and one that would come after the end is never reached."""
-    with pytest.raises(driver.DivergenceError, match=r"non-finite position at step \d+ of 530"):
-        Sampler(logistic, {"X": X, "y": Y}, step_size=1e3, num_steps=530, num_chains=1, release="final",
+def _diverges_at(n, release):
+    """The step the run names when it diverges (None: it ran to the end).  Step size 2.17: the prior's factor
+    |1 - h| = 1.17 per step makes the chain overflow float32 after about 520 steps."""
+    try:
+        Sampler(logistic, {"X": X, "y": Y}, step_size=2.17, num_steps=n, num_chains=1, release=release,
                 init="zeros", uncertified=True).run(7)
+    except driver.DivergenceError as exc:
+        got = re.search(r"non-finite position at step (\d+) of (\d+)", str(exc))
+        assert got is not None and int(got.group(2)) == n, str(exc)
+        return int(got.group(1))
+    return None
+
+
+def test_a_divergence_in_the_last_block_is_named_and_one_past_the_end_never_reached():
+    """The path program (its length compiled in) diverges at step s in the second block; the final-draw program
+    names the same step when s lies in its last, partial block, and runs to the end when the end comes first (the
+    steps past the end are skipped, not run and discarded)."""
+    s = _diverges_at(2000, "path")
+    assert s is not None and 512 < s < 1024 - 16
+    assert _diverges_at(s + 8, "final") == s
+    assert _diverges_at(s - 1, "final") is None
+    assert _diverges_at(s - 1, "path") is None
