@@ -481,7 +481,7 @@ def _search_chain(c, mech, delta, target, beta_max, temper, max_steps, chains, b
     # not halve r0), the mixing rule needs every candidate: all combos are searched, as they always were.  The
     # result is the full grid search's, with fewer certificates priced.
     lows = [_w2(c, beta, h, max_steps, d) for beta, h in combos]
-    if all(w is not None for w in lows):
+    if all(w is not None for w in lows) and all(0 < mu * h <= 1 for _, h in combos):
         least = math.inf
         for i in sorted(range(len(combos)), key=lambda i: lows[i]):
             if lows[i] * (1 - 1e-12) > least:
