@@ -47,7 +47,7 @@ _OPS = frozenset({"add", "add_any", "sub", "mul", "div", "neg", "integer_pow", "
 
 
 class _No(Exception):
-    pass
+    """The value is not of the rule's form (a leaf or an operation it does not take): no claim."""
 
 
 def _padd(a, b):
