@@ -16,8 +16,6 @@ memo keeps them alive, so an identity is never reused by another object while it
 per-record shapes and dtypes, and the model's name.  Outside :func:`one_analysis` nothing is memoised.
 
 Examples:
-    >>> import numpy as np
-    >>> from bayesdp.analysis.loading import load_model
     >>> from bayesdp.analysis.session import memo, one_analysis
     >>> calls = []
     >>> with one_analysis():
