@@ -570,8 +570,14 @@ def _gdp_delta_mp(mu: float, eps: float):
     for dps in (60, 240, 960):
         with mpmath.workdps(dps):
             m, e = mpmath.mpf(mu), mpmath.mpf(eps)
-            first = mpmath.ncdf(-e / m + m / 2)
-            val = first - mpmath.exp(e) * mpmath.ncdf(-e / m - m / 2)
+            a, b = -e / m + m / 2, -e / m - m / 2
+            # far tails (mpmath's erfc overflows for arguments near 1e200): delta <= Phi(a) <= Phi(-1e6) < 1e-300;
+            # Phi(a) <= 1; and dropping the subtracted term e^eps Phi(b) >= 0 keeps val an upper bound, loose by at
+            # most 1/|b| < 1e-6 (e^(eps - b^2/2) <= 1 by the AM-GM inequality)
+            if a < -1e6:
+                return 1e-300
+            first = mpmath.mpf(1) if a > 1e6 else mpmath.ncdf(a)
+            val = first - (0 if b < -1e6 else mpmath.exp(e) * mpmath.ncdf(b))
             if val > first * mpmath.mpf(10) ** (25 - dps):   # relative error of val below 2e-25
                 if val < mpmath.mpf("1e-300"):   # below the normal float range: any tiny upper bound will do
                     return 1e-300

@@ -65,6 +65,16 @@ def test_gdp_delta_of_a_tiny_mu_is_not_lost_to_cancellation(mu):
         assert exact <= d <= exact * (1 + mpmath.mpf(2) ** -45)
 
 
+@pytest.mark.parametrize("mu, eps, lo, hi", [
+    (1e200, 1.0, 1 - 1e-15, 1.0),       # Phi(5e199) - e Phi(-5e199): 1 to any precision (mpmath's erfc overflowed)
+    (1e200, 1e300, 1 - 1e-15, 1.0),     # Phi(5e199 - 1e100) - e^1e300 Phi(-5e199 - 1e100) <= e^0 / 5e199
+    (1e-200, 1.0, 0.0, 1e-300),          # Phi(-1e200): far below the float range; 1e-300 is the stated floor
+    (2e6, 1.0, 1 - 1e-15, 1.0),          # b = -1e6 - 5e-7 just beyond the cut-off: the dropped term is tiny
+])
+def test_gdp_delta_far_tails_are_upper_bounds_and_do_not_crash(mu, eps, lo, hi):
+    assert lo <= GDP(mu).delta(eps) <= hi
+
+
 def test_gdp_epsilon_of_a_tiny_mu_below_delta_at_zero_is_positive_and_meets_the_budget():
     # delta(0) = 4e-63 > 1e-300: epsilon must be positive (it was 0.0: the 60-digit delta(0) was 0) and its exact
     # delta, in 400 digits, within the budget

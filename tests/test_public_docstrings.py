@@ -35,7 +35,7 @@ ANALYSIS: list[str] = [
     "bayesdp.analysis", "bayesdp.analysis.analyze", "bayesdp.analysis.certify", "bayesdp.analysis.constants",
     "bayesdp.analysis.advice", "bayesdp.analysis.domain", "bayesdp.analysis.facts", "bayesdp.analysis.families", "bayesdp.analysis.generic",
     "bayesdp.analysis.inputs", "bayesdp.analysis.loading", "bayesdp.analysis.records", "bayesdp.analysis.rounding",
-    "bayesdp.analysis.session",
+    "bayesdp.analysis.session", "bayesdp.analysis.spectrum",
     "bayesdp.analysis.structure", "bayesdp.analysis.structure.affinity", "bayesdp.analysis.structure.bounds",
     "bayesdp.analysis.structure.dependence", "bayesdp.analysis.structure.evaluate",
     "bayesdp.analysis.structure.interpreter", "bayesdp.analysis.structure.program",

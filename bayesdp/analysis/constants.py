@@ -19,6 +19,7 @@ import numpyro.distributions as dist
 
 from ..errors import DomainError
 from . import rounding as r
+from .spectrum import Enclosed, eig_bounds, inverse_enclosure
 from .facts import Constants, Fact, LikelihoodFacts, Unproven
 from .generic import GENERIC, _response_arg, generic_site
 from .families import (GAUSSIAN_RULES, LIKELIHOOD_RULES, PRIOR_RULES, UNBOUNDED_POSITIVE, GaussianTerm,
@@ -189,24 +190,63 @@ def gaussian_k(program, gauss: list, others: list) -> tuple:
         n = int(np.prod(program.sites[lat].unconstrained_shape)) or 1
         offsets[lat] = (D, n)
         D += n
-    Q = np.zeros((D, D))
-    for g in gauss:
-        o, n = offsets[g.site]
-        M = np.zeros((n, D))
-        M[:, o:o + n] = np.eye(n)
-        if g.B is not None:
-            M -= g.B
-        P = np.diag(g.term.precision) if g.term.diagonal else g.term.precision
-        Q += M.T @ P @ M
-    Q = 0.5 * (Q + Q.T)
-    ev = np.linalg.eigvalsh(Q)
-    err = 16 * D * np.finfo(float).eps * float(np.linalg.norm(Q))
-    lo, hi = float(ev.min()) - err, float(ev.max()) + err
-    what = f"joint Gaussian prior of {names} ({', '.join(rules)}; eigenvalues of the joint precision, float64, widened)"
-    if lo <= 0:
-        return None, r.up(hi), (f"unproven: the joint Gaussian prior of {names} is not strongly convex in every "
-                                f"coordinate (smallest eigenvalue of its precision <= {lo + err:.3g})"), what
-    return r.down(lo), r.up(hi), what, what
+    lo, hi = joint_precision_bounds([(g.term, offsets[g.site], g.B) for g in gauss], D)
+    what = (f"joint Gaussian prior of {names} ({', '.join(rules)}; eigenvalues of the joint precision, proven: "
+            "enclosed products, verified Cholesky)")
+    if not lo > 0:
+        return None, hi, (f"unproven: the joint Gaussian prior of {names} is not provably strongly convex in every "
+                          f"coordinate (the proven lower bound of its precision's smallest eigenvalue is {lo:.3g})"), what
+    return lo, hi, what, what
+
+
+def joint_precision_bounds(parts: list, D: int) -> tuple[float, float]:
+    """Proven bounds ``(lo, hi)`` of the eigenvalues of ``Q = sum_s M_s^T P_s M_s`` over ``D`` latent coordinates,
+    ``M_s = E_s - B_s`` (``E_s`` selects the site's coordinates, ``B_s`` its loc's Jacobian): ``Q`` is split into
+    ``Q^ = sum_s M_s^T P^_s M_s`` with enclosures ``P^_s`` of the precisions (products enclosed exactly,
+    :class:`~bayesdp.analysis.spectrum.Enclosed`) and the rest, whose norm is at most
+    ``sum_s ||M_s||_2^2 ||P_s - P^_s||_2`` (a diagonal ``1/scale^2`` is within ``4 u`` of its float; a full
+    ``(L L^T)^-1`` within the distance of :func:`~bayesdp.analysis.spectrum.inverse_enclosure`).
+
+    Args:
+        parts: ``(GaussianTerm, (offset, n), B or None)`` per Gaussian site.
+        D: the number of latent coordinates.
+
+    Returns:
+        ``(lo, hi)``, rounded outward (``lo`` may be <= 0 or -inf where nothing positive is proven).
+
+    Examples:
+        alpha ~ Normal(mu, 1), mu ~ Normal(0, 1): Q = [[2, -1], [-1, 1]] (coordinates mu, alpha), eigenvalues
+        (3 -+ sqrt 5)/2:
+
+        >>> import numpy as np
+        >>> from bayesdp.analysis.families import PRIOR_RULES
+        >>> from bayesdp.analysis.constants import joint_precision_bounds
+        >>> import numpyro.distributions as dist
+        >>> normal = PRIOR_RULES[(dist.Normal, "IdentityTransform")]({"scale": np.array([1.0])})
+        >>> lo, hi = joint_precision_bounds([(normal, (0, 1), None), (normal, (1, 1), np.array([[1.0, 0.0]]))], 2)
+        >>> lo <= (3 - 5 ** 0.5) / 2 < lo + 1e-12, hi - 1e-12 < (3 + 5 ** 0.5) / 2 <= hi
+        (True, True)
+    """
+    Q = Enclosed.exact(np.zeros((D, D)))
+    slack = Fraction(0)
+    for term, (o, n), B in parts:
+        E = np.zeros((n, D))
+        E[:, o:o + n] = np.eye(n)
+        M = Enclosed.exact(E) if B is None else Enclosed.exact(E) - Enclosed.exact(np.asarray(B, np.float64))
+        if term.diagonal:
+            p_hat = np.asarray(term.precision, np.float64).reshape(-1)
+            dist_p = r.mul_up(4 * 2.0 ** -53, float(np.abs(p_hat).max()))     # |1/s^2 - fl(1/fl(s s))| <= 2.01 u
+            P = Enclosed.exact(np.diag(p_hat))
+        else:
+            P, dist_p = inverse_enclosure(term.scale_tril, term.precision)
+        if not math.isfinite(dist_p):
+            return -math.inf, math.inf
+        Q = Q + M.T @ (P @ M)
+        mn = r.spectral_up(np.abs(M.val) + M.err)
+        slack += Fraction(r.mul_up(mn, mn, dist_p))
+    lo, hi = eig_bounds(Q)
+    return (r.down(Fraction(lo) - slack) if math.isfinite(lo) else -math.inf,
+            r.up(Fraction(hi) + slack) if math.isfinite(hi) else math.inf)
 
 
 # ---------------------------------------------------------------------------

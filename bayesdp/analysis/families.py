@@ -26,6 +26,7 @@ import numpy as np
 import numpyro.distributions as dist
 
 from . import rounding as r
+from .spectrum import Enclosed, eig_bounds
 
 __all__ = ["GaussianTerm", "LIKELIHOOD_RULES", "LikelihoodRule", "PRIOR_RULES", "PriorFacts", "Unsupported",
            "likelihood_rule", "prior_rule"]
@@ -106,6 +107,7 @@ class GaussianTerm:
         diagonal: whether the precision is diagonal.
         bounds: (min, max) eigenvalue bounds of the precision alone (rounded outward).
         detail: how (for the provenance).
+        scale_tril: for a full precision, the float64 factor L with precision exactly (L L^T)^-1.
 
     Examples:
         A Normal prior with scales 0.5 and 2: precision diag(4, 1/4):
@@ -123,6 +125,7 @@ class GaussianTerm:
     diagonal: bool
     bounds: tuple          # (min, max) eigenvalue bounds of the precision alone (rounded outward)
     detail: str = ""
+    scale_tril: np.ndarray | None = None   # a full precision is exactly (L L^T)^-1 (``precision`` is its float estimate)
 
 
 PRIOR_RULES: dict[tuple, Callable] = {}
@@ -194,20 +197,23 @@ def lognormal_prior(p: dict) -> GaussianTerm:
 
 @prior_rule(dist.MultivariateNormal)
 def mvn_prior(p: dict) -> GaussianTerm:
-    """MultivariateNormal(m, Sigma): (theta - m)^T Sigma^-1 (theta - m)/2, Sigma = L L^T from the Cholesky
-    factor in float64; eigenvalues of Sigma^-1 are 1/eigenvalues of Sigma, widened by their error bound."""
+    """MultivariateNormal(m, Sigma): (theta - m)^T Sigma^-1 (theta - m)/2 with Sigma = L L^T exactly, L the
+    float64 Cholesky factor the program uses; eigenvalues of Sigma^-1 are 1/eigenvalues of Sigma, proven by
+    :func:`~bayesdp.analysis.spectrum.eig_bounds` on the enclosed product L L^T (docs/analysis.md, "Eigenvalues")."""
     L = np.asarray(p["scale_tril"], dtype=np.float64)
     if L.ndim != 2:
         raise Unsupported("a batch of MultivariateNormal priors is not covered")
-    sigma = L @ L.T
-    ev = np.linalg.eigvalsh(0.5 * (sigma + sigma.T))
-    err = 8 * sigma.shape[0] * np.finfo(float).eps * float(np.linalg.norm(sigma))
-    lo, hi = float(ev.min()) - err, float(ev.max()) + err
-    if not lo > 0:
+    if not np.isfinite(L).all():
+        raise Unsupported("its scale_tril has an entry that is not finite")
+    enclosed = Enclosed.exact(L) @ Enclosed.exact(L.T)
+    lo, hi = eig_bounds(enclosed)
+    if not lo > 0 or not math.isfinite(hi):
         raise Unsupported("its covariance matrix is not (provably) positive definite")
+    sigma = enclosed.symmetric().val
     precision = np.linalg.inv(sigma)
     return GaussianTerm("MultivariateNormal prior -> quadratic K", 0.5 * (precision + precision.T), False,
-                        (r.div_down(1, hi), r.div_up(1, lo)), "eigenvalues of the covariance (float64, widened)")
+                        (r.div_down(1, hi), r.div_up(1, lo)),
+                        "eigenvalues of the covariance L L^T (proven: enclosed product, verified Cholesky)", L)
 
 
 @prior_rule(dist.Laplace)

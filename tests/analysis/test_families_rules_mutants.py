@@ -78,7 +78,7 @@ def test_mvn_prior_eigenvalues_of_the_inverse_covariance():
     term = prior(dist.MultivariateNormal)({"scale_tril": np.array([[2.0, 0.0], [1.0, 1.0]])})
     lo_ex, hi_ex = 1 / (3 + math.sqrt(5)), 1 / (3 - math.sqrt(5))
     assert term.diagonal is False and term.rule == "MultivariateNormal prior -> quadratic K"
-    assert term.detail == "eigenvalues of the covariance (float64, widened)"
+    assert term.detail == "eigenvalues of the covariance L L^T (proven: enclosed product, verified Cholesky)"
     assert lo_ex * (1 - 1e-13) <= term.bounds[0] <= lo_ex and hi_ex <= term.bounds[1] <= hi_ex * (1 + 1e-13)
     # Sigma^-1 = [[2, -2], [-2, 4]] / 4, symmetric
     assert np.allclose(term.precision, np.array([[0.5, -0.5], [-0.5, 1.0]]), rtol=1e-14, atol=1e-15)
@@ -96,7 +96,7 @@ def test_mvn_prior_refusals():
     # an eigenvalue of 1e-17 is within the float error of Sigma (norm ~1): refused too
     with pytest.raises(Unsupported):
         prior(dist.MultivariateNormal)({"scale_tril": np.array([[1.0, 0.0], [0.0, 3e-9]])})
-    # well above the error: admitted, with the widening of 8 d eps |Sigma| below 1/lambda_max
+    # well above the error: admitted, the proven bounds enclosing the exact 1 and 1e6
     term = prior(dist.MultivariateNormal)({"scale_tril": np.diag([1.0, 1e-3])})
     assert term.bounds[1] >= 1e6 and term.bounds[0] <= 1.0
 
