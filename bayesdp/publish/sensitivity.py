@@ -451,7 +451,7 @@ def coupling_route(coupling: CouplingBound, lipschitz: float, l2_lipschitz: floa
     """
     Lf = positive("lipschitz", lipschitz, "declare the statistic's Lipschitz constant")
     L2 = Lf if l2_lipschitz is None else positive("l2_lipschitz", l2_lipschitz)
-    eta = Lf * coupling.distance
+    eta = round_up(Lf * coupling.distance)
     return SensitivityRoute(source=f"004 Proposition 3.7 + {coupling.source}", sensitivity=eta,
                             coupling_delta=0.0,
                             assumptions={"lipschitz": Lf, "l2_lipschitz": L2, "coupling_distance": coupling.distance,

@@ -27,12 +27,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from statistics import NormalDist            # the standard library's (absolute import), not this module
 from typing import Callable, Sequence
 
 import numpy as np
 
 from ..errors import AssumptionError, ModelError, positive, positive_int, require
+from ..analysis import rounding as rd
 from .noise import laplace_interval_halfwidth
 
 __all__ = ["coordinate_subset_means", "probability_at_profiles",
@@ -263,16 +265,18 @@ def coordinate_means(sites: Sequence[SiteSpec], select: Sequence[str] | None = N
             without a declared transform Lipschitz constant.
 
     Examples:
-        >>> import math
+        sqrt(3), rounded up (the float nearest sqrt(3) is below it):
+
+        >>> from fractions import Fraction
         >>> stat = coordinate_means([SiteSpec("w", size=3), SiteSpec("b")], select=["w"])
-        >>> stat.names, stat.lipschitz == math.sqrt(3)
-        (('w[0]', 'w[1]', 'w[2]'), True)
+        >>> stat.names, Fraction(stat.lipschitz) ** 2 >= 3, stat.lipschitz
+        (('w[0]', 'w[1]', 'w[2]'), True, 1.7320508075688774)
     """
     offsets, total = _offsets(sites)
     chosen = [s.name for s in sites] if select is None else list(select)
     pieces = []
     names: list[str] = []
-    sq = 0.0
+    sq = Fraction(0)             # sum_s L_s^2 k_s, exactly (the constant is rounded up once)
     l2 = 0.0
     for name in chosen:
         start, s = _site(offsets, name)
@@ -285,7 +289,7 @@ def coordinate_means(sites: Sequence[SiteSpec], select: Sequence[str] | None = N
             tr = s.transform
         else:
             Ls, tr = 1.0, None
-        sq += Ls * Ls * s.size
+        sq += Fraction(float(Ls)) ** 2 * s.size
         l2 = max(l2, Ls)
         pieces.append((start, s.size, tr))
         names += _coordinate_names(s)
@@ -302,7 +306,7 @@ def coordinate_means(sites: Sequence[SiteSpec], select: Sequence[str] | None = N
     src = ("sqrt(k): identity on real-support sites" if identity
            else "sqrt(sum_s L_s^2 k_s): declared transform constants")
     src2 = "1: identity on real-support sites" if identity else "max_s L_s: declared transform constants"
-    return Statistic(names=tuple(names), fn=fn, lipschitz=math.sqrt(sq),
+    return Statistic(names=tuple(names), fn=fn, lipschitz=rd.sqrt_up(sq),
                      description=f"posterior mean of {', '.join(chosen)}", lipschitz_source=src,
                      l2_lipschitz=l2, l2_lipschitz_source=src2)
 
@@ -425,7 +429,7 @@ def coordinate_quantiles(sites: Sequence[SiteSpec], q: Sequence[float], select: 
                      description=f"posterior quantiles {', '.join(f'{x:g}' for x in levels)} of "
                                  f"{len(names)} coordinate{'s' if len(names) > 1 else ''}",
                      lipschitz_source="k m: order statistics are 1-Lipschitz in sup-norm (docs/release.md §2.3)",
-                     reduce=reduce, l2_lipschitz=math.sqrt(len(out_names)), quantile_levels=tuple(levels),
+                     reduce=reduce, l2_lipschitz=rd.sqrt_up(len(out_names)), quantile_levels=tuple(levels),
                      l2_lipschitz_source="sqrt(k m): each number moves by at most the coupling distance (docs/release.md "
                                          "§2.5)")
 
@@ -465,11 +469,12 @@ def exceedance_probabilities(sites: Sequence[SiteSpec], threshold: float, width:
     def fn(z: np.ndarray) -> np.ndarray:
         return np.clip((np.asarray(z, dtype=np.float64)[:, cols] - t) / w + 0.5, 0.0, 1.0)
 
-    return Statistic(names=tuple(f"P({n} > {t:g})" for n in names), fn=fn, lipschitz=math.sqrt(len(names)) / w,
+    return Statistic(names=tuple(f"P({n} > {t:g})" for n in names), fn=fn,
+                     lipschitz=rd.sqrt_up(Fraction(len(names)) / Fraction(w) ** 2),
                      description=f"posterior probability above {t:g} (ramp of width {w:g}) of {len(names)} "
                                  f"coordinate{'s' if len(names) > 1 else ''}",
                      lipschitz_source="sqrt(k)/width: a ramp of slope 1/width (docs/release.md §2.4)",
-                     l2_lipschitz=1.0 / w, l2_lipschitz_source="1/width: a ramp of slope 1/width per coordinate "
+                     l2_lipschitz=rd.div_up(1, w), l2_lipschitz_source="1/width: a ramp of slope 1/width per coordinate "
                                                                 "(docs/release.md §2.5)", range=(0.0, 1.0))
 
 
@@ -801,7 +806,7 @@ def coordinate_subset_means(sites: Sequence[SiteSpec], coords: Sequence[str]) ->
         return np.asarray(z, dtype=np.float64)[:, cols]   # the identity on the chosen real-support coordinates
 
     k = len(chosen)
-    return Statistic(names=tuple(chosen), fn=fn, lipschitz=math.sqrt(k),
+    return Statistic(names=tuple(chosen), fn=fn, lipschitz=rd.sqrt_up(k),
                      description=f"posterior mean of {', '.join(chosen)}",
                      lipschitz_source="sqrt(k): selection of k coordinates (docs/release.md §2.1)",
                      l2_lipschitz=1.0, l2_lipschitz_source="1: a selection of coordinates (docs/release.md §2.5)")
@@ -841,8 +846,8 @@ def probability_at_profiles(profiles: np.ndarray, names: Sequence[str], site_off
     d = P.shape[1]
     names = tuple(names)
     require(len(names) == P.shape[0], "len(names)", len(names), f"must equal the number of profiles {P.shape[0]}")
-    L = float(np.sum(np.linalg.norm(P, axis=1))) / 4.0
-    L2 = float(np.linalg.norm(P)) / 4.0 * (1.0 + 1e-12)      # Frobenius norm, rounded up
+    L = rd.up(sum((Fraction(rd.norm_up(row)) for row in P), Fraction(0)) / 4)     # rounded up
+    L2 = rd.up(Fraction(rd.norm_up(P)) / 4)                                      # Frobenius norm, rounded up
 
     def fn(z: np.ndarray) -> np.ndarray:
         require(z.shape[1] >= site_offset + d, "draws dimension", z.shape[1], f"must be >= {site_offset + d}")
