@@ -26,9 +26,9 @@ from .families import (GAUSSIAN_RULES, LIKELIHOOD_RULES, PRIOR_RULES, UNBOUNDED_
                        Unsupported)
 from .structure import program as sp
 from .structure.affinity import AFFINE, CONST
-from .structure.bounds import _exact_convert
+from .structure.bounds import Bound, Bounds, _exact_convert
 from .structure.evaluate import evaluate_constants
-from .structure.interpreter import conc
+from .structure.interpreter import Run, conc
 from .advice import growth_and_rewrite
 from .families import student_score_sq
 from dataclasses import replace
@@ -56,32 +56,39 @@ class GaussianSite:
         site: the latent site.
         term: its :class:`~bayesdp.analysis.families.GaussianTerm`.
         B: ``d loc / d theta`` (n_s x D), or None when loc is constant.
+        B_err: an entrywise bound of ``|exact B - B|`` (None: B is exact).
     """
 
     site: str
     term: GaussianTerm
     B: np.ndarray | None
+    B_err: np.ndarray | None = None
 
 
-def _zero_inputs(program) -> list:
-    import jax.numpy as jnp
-
-    out = []
-    for kind, n in program.inputs:
-        if kind == "theta":
-            out.append(jnp.zeros(program.sites[n].unconstrained_shape, jnp.float32))
-        else:
-            out.append(jnp.zeros((1,) + tuple(program.data_shapes[n]), program.data_dtypes[n]))
-    return out
-
-
-def _loc_jacobian(program, name: str) -> np.ndarray:
-    """d loc / d theta of a site whose loc is proven affine in theta and data-free: a constant, evaluated once."""
+def _loc_jacobian(program, name: str, m: int = 1) -> tuple[np.ndarray, np.ndarray] | None:
+    """``d loc / d theta`` (n_s x D) of a site whose loc is proven affine in theta and data-free, enclosed:
+    ``(value, error)`` with ``|exact - value| <= error`` entrywise, from the interval interpreter on the Jacobian
+    program (outward rounded; theta and the data anywhere, which the constant does not read). A point evaluation
+    would return the coefficient as the program's dtype rounds it (``mu * 0.3 * 0.7`` in float32 gives 0.21000001,
+    not the exact product of the two float32 constants), which the eigenvalue proof must not take as exact.
+    None when an entry is not bounded."""
     closed, outputs = program.jacobian([(name, "loc")])
-    keys = [(name, "loc", lat) for lat in program.latent]
-    vals = evaluate_constants(closed, [outputs[k] for k in keys], 1, _zero_inputs(program))
+    ins = [Bound.top(program.sites[n].unconstrained_shape) if kind == "theta"
+           else Bound.top((1,) + tuple(program.data_shapes[n])) for kind, n in program.inputs]
+    outs = Run(Bounds(), {"m": m}).program(closed, ins)
     n_s = int(np.prod(program.sites[name].unconstrained_shape)) or 1
-    return np.concatenate([np.asarray(v, np.float64).reshape(n_s, -1) for v in vals], axis=1)
+    los, his = [], []
+    for lat in program.latent:
+        b = outs[outputs[(name, "loc", lat)]]
+        los.append(np.asarray(b.lo, np.float64).reshape(n_s, -1))
+        his.append(np.asarray(b.hi, np.float64).reshape(n_s, -1))
+    lo, hi = np.concatenate(los, axis=1), np.concatenate(his, axis=1)
+    if not (np.isfinite(lo).all() and np.isfinite(hi).all()):
+        return None
+    mid = 0.5 * lo + 0.5 * hi
+    err = np.maximum(hi - mid, mid - lo)
+    err = np.where(err > 0, np.nextafter(err * (1 + 2.0 ** -50), np.inf), 0.0)   # the subtractions' rounding
+    return mid, err
 
 
 def prior_site(program, facts, structure, name: str, m: int):
@@ -156,7 +163,12 @@ def prior_site(program, facts, structure, name: str, m: int):
         if a.kind != AFFINE:
             return Unproven(name, what, f"its loc depends on the latent sites but is not affine in them "
                             f"({sp.how(a.why)}); a Gaussian prior's loc must be affine in the other sites")
-        B = _loc_jacobian(program, name)
+        enclosed = _loc_jacobian(program, name, m)
+        if enclosed is None:
+            return Unproven(name, what, "its loc is affine in the other latent sites, but the interval arithmetic "
+                            "could not bound its coefficients; write the loc as a plain linear expression")
+        B, B_err = enclosed
+        return GaussianSite(name, res, B, B_err)
     return GaussianSite(name, res, B)
 
 
@@ -190,7 +202,7 @@ def gaussian_k(program, gauss: list, others: list) -> tuple:
         n = int(np.prod(program.sites[lat].unconstrained_shape)) or 1
         offsets[lat] = (D, n)
         D += n
-    lo, hi = joint_precision_bounds([(g.term, offsets[g.site], g.B) for g in gauss], D)
+    lo, hi = joint_precision_bounds([(g.term, offsets[g.site], g.B, g.B_err) for g in gauss], D)
     what = (f"joint Gaussian prior of {names} ({', '.join(rules)}; eigenvalues of the joint precision, proven: "
             "enclosed products, verified Cholesky)")
     if not lo > 0:
@@ -208,7 +220,7 @@ def joint_precision_bounds(parts: list, D: int) -> tuple[float, float]:
     ``(L L^T)^-1`` within the distance of :func:`~bayesdp.analysis.spectrum.inverse_enclosure`).
 
     Args:
-        parts: ``(GaussianTerm, (offset, n), B or None)`` per Gaussian site.
+        parts: ``(GaussianTerm, (offset, n), B or None, entrywise error of B or None)`` per Gaussian site.
         D: the number of latent coordinates.
 
     Returns:
@@ -223,16 +235,20 @@ def joint_precision_bounds(parts: list, D: int) -> tuple[float, float]:
         >>> from bayesdp.analysis.constants import joint_precision_bounds
         >>> import numpyro.distributions as dist
         >>> normal = PRIOR_RULES[(dist.Normal, "IdentityTransform")]({"scale": np.array([1.0])})
-        >>> lo, hi = joint_precision_bounds([(normal, (0, 1), None), (normal, (1, 1), np.array([[1.0, 0.0]]))], 2)
+        >>> parts = [(normal, (0, 1), None, None), (normal, (1, 1), np.array([[1.0, 0.0]]), None)]
+        >>> lo, hi = joint_precision_bounds(parts, 2)
         >>> lo <= (3 - 5 ** 0.5) / 2 < lo + 1e-12, hi - 1e-12 < (3 + 5 ** 0.5) / 2 <= hi
         (True, True)
     """
     Q = Enclosed.exact(np.zeros((D, D)))
     slack = Fraction(0)
-    for term, (o, n), B in parts:
+    for term, (o, n), B, B_err in parts:
         E = np.zeros((n, D))
         E[:, o:o + n] = np.eye(n)
-        M = Enclosed.exact(E) if B is None else Enclosed.exact(E) - Enclosed.exact(np.asarray(B, np.float64))
+        if B is not None:
+            B = np.asarray(B, np.float64)
+            B = Enclosed(B, np.zeros_like(B) if B_err is None else np.asarray(B_err, np.float64))
+        M = Enclosed.exact(E) if B is None else Enclosed.exact(E) - B
         if term.diagonal:
             p_hat = np.asarray(term.precision, np.float64).reshape(-1)
             dist_p = r.mul_up(4 * 2.0 ** -53, float(np.abs(p_hat).max()))     # |1/s^2 - fl(1/fl(s s))| <= 2.01 u

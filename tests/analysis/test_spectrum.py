@@ -126,7 +126,7 @@ def test_hierarchical_gaussian_bounds_enclose_the_exact_eigenvalues(seed):
     n, k, D, L, B = _joint_case(seed)
     unit = PRIOR_RULES[(dist.Normal, "IdentityTransform")]({"scale": np.ones(k)})
     term = mvn_prior({"scale_tril": L})
-    lo, hi = joint_precision_bounds([(unit, (0, k), None), (term, (k, n), B)], D)
+    lo, hi = joint_precision_bounds([(unit, (0, k), None, None), (term, (k, n), B, None)], D)
     elo, ehi = _exact_joint(n, k, D, L, B)
     assert 0 < lo <= elo and ehi <= hi
     cond = float(ehi / elo)
@@ -186,3 +186,26 @@ def test_spectral_up_reducible_blocks():
     a[:2, :2] = 1.0
     a[3, 3] = 0.5
     assert 2.0 <= spectral_up(a) <= 2.0 * (1 + 1e-13)
+
+
+def test_a_composite_loc_coefficient_is_enclosed_not_taken_as_rounded():
+    # loc = mu * 0.3 * 0.7 in float32: the program's own Jacobian value is fl32(0.3f * 0.7f) = 0.21000001, the exact
+    # coefficient is the product of the two float32 constants; the eigenvalue proof takes the enclosure
+    from bayesdp.analysis.constants import _loc_jacobian
+    from bayesdp.analysis.tracing import trace_program
+    import numpyro
+
+    def model(X, y=None):
+        mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
+        a = numpyro.sample("a", dist.Normal(mu * 0.3 * 0.7, 0.5).expand([3]).to_event(1))
+        with numpyro.plate("data", X.shape[0]):
+            numpyro.sample("obs", dist.Bernoulli(logits=X @ a), obs=y)
+
+    p = trace_program(model, {"X": (3,), "y": ()}, {"X": np.float32, "y": np.float32})
+    B, err = _loc_jacobian(p, "a")
+    exact = Fraction(float(np.float32(0.3))) * Fraction(float(np.float32(0.7)))
+    sizes = [int(np.prod(p.sites[n].unconstrained_shape)) or 1 for n in p.latent]
+    col = sum(sizes[:list(p.latent).index("mu")])            # mu's coordinate
+    for i in range(3):
+        assert abs(Fraction(float(B[i, col])) - exact) <= Fraction(float(err[i, col]))
+    assert float(np.float32(np.float32(0.3) * np.float32(0.7))) != float(exact)     # the rounded value is not it
