@@ -159,14 +159,15 @@ def domain_box(domain, arg: str, shape: tuple) -> tuple[np.ndarray, np.ndarray]:
     if dom is None:
         return lo, hi
     # the bounds a certificate may use are the declared ones inflated by 1 + NORM_RTOL (float data at the
-    # bound, and the samplers' cast to float32: bayesdp/analysis/domain.py); listed values are exact
+    # bound, and the samplers' cast to float32: bayesdp/analysis/domain.py); listed values and min/max are
+    # exact where float32 holds them
     if dom.norm is not None:
         R = dom.certified_norm
         lo, hi = np.maximum(lo, -R), np.minimum(hi, R)
     if dom.lo is not None:
         lo, hi = np.maximum(lo, _inflate_out(dom.lo, -1)), np.minimum(hi, _inflate_out(dom.hi, 1))
-    if dom.values is not None:
-        lo, hi = np.maximum(lo, min(dom.values)), np.minimum(hi, max(dom.values))
+    if dom.values is not None:       # a listed value float32 cannot hold moves in the samplers' cast
+        lo, hi = np.maximum(lo, _inflate_out(min(dom.values), -1)), np.minimum(hi, _inflate_out(max(dom.values), 1))
     return lo, hi
 
 
