@@ -34,7 +34,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..errors import AssumptionError, ModelError, positive, positive_int, require
-from ..analysis import rounding as rd
+from ..exact import exact as _q, up as _up
 from .noise import laplace_interval_halfwidth
 
 __all__ = ["coordinate_subset_means", "probability_at_profiles",
@@ -218,6 +218,14 @@ class Statistic:
         return out
 
 
+def _sqrt_up(q) -> float:
+    """The correctly rounded square root of ``q`` rounded up, for an exact rational (or integer) ``q >= 0``:
+    exact when ``sqrt(q)`` is a float (bayesdp.exact only: importing bayesdp.analysis would load JAX)."""
+    q = Fraction(q)
+    s = math.sqrt(_up(q))              # correctly rounded, of a float >= q: the next float up is >= sqrt(q)
+    return s if Fraction(s) ** 2 >= q else math.nextafter(s, math.inf)
+
+
 def check_range(value_range: Sequence[float], name: str = "range") -> tuple[float, float]:
     """A declared range ``(a, b)``: two finite numbers with ``a < b``, or a one-line refusal naming ``name``.
 
@@ -306,7 +314,7 @@ def coordinate_means(sites: Sequence[SiteSpec], select: Sequence[str] | None = N
     src = ("sqrt(k): identity on real-support sites" if identity
            else "sqrt(sum_s L_s^2 k_s): declared transform constants")
     src2 = "1: identity on real-support sites" if identity else "max_s L_s: declared transform constants"
-    return Statistic(names=tuple(names), fn=fn, lipschitz=rd.sqrt_up(sq),
+    return Statistic(names=tuple(names), fn=fn, lipschitz=_sqrt_up(sq),
                      description=f"posterior mean of {', '.join(chosen)}", lipschitz_source=src,
                      l2_lipschitz=l2, l2_lipschitz_source=src2)
 
@@ -429,7 +437,7 @@ def coordinate_quantiles(sites: Sequence[SiteSpec], q: Sequence[float], select: 
                      description=f"posterior quantiles {', '.join(f'{x:g}' for x in levels)} of "
                                  f"{len(names)} coordinate{'s' if len(names) > 1 else ''}",
                      lipschitz_source="k m: order statistics are 1-Lipschitz in sup-norm (docs/release.md §2.3)",
-                     reduce=reduce, l2_lipschitz=rd.sqrt_up(len(out_names)), quantile_levels=tuple(levels),
+                     reduce=reduce, l2_lipschitz=_sqrt_up(len(out_names)), quantile_levels=tuple(levels),
                      l2_lipschitz_source="sqrt(k m): each number moves by at most the coupling distance (docs/release.md "
                                          "§2.5)")
 
@@ -470,11 +478,11 @@ def exceedance_probabilities(sites: Sequence[SiteSpec], threshold: float, width:
         return np.clip((np.asarray(z, dtype=np.float64)[:, cols] - t) / w + 0.5, 0.0, 1.0)
 
     return Statistic(names=tuple(f"P({n} > {t:g})" for n in names), fn=fn,
-                     lipschitz=rd.sqrt_up(Fraction(len(names)) / Fraction(w) ** 2),
+                     lipschitz=_sqrt_up(Fraction(len(names)) / _q(w) ** 2),
                      description=f"posterior probability above {t:g} (ramp of width {w:g}) of {len(names)} "
                                  f"coordinate{'s' if len(names) > 1 else ''}",
                      lipschitz_source="sqrt(k)/width: a ramp of slope 1/width (docs/release.md §2.4)",
-                     l2_lipschitz=rd.div_up(1, w), l2_lipschitz_source="1/width: a ramp of slope 1/width per coordinate "
+                     l2_lipschitz=_up(1 / _q(w)), l2_lipschitz_source="1/width: a ramp of slope 1/width per coordinate "
                                                                 "(docs/release.md §2.5)", range=(0.0, 1.0))
 
 
@@ -806,7 +814,7 @@ def coordinate_subset_means(sites: Sequence[SiteSpec], coords: Sequence[str]) ->
         return np.asarray(z, dtype=np.float64)[:, cols]   # the identity on the chosen real-support coordinates
 
     k = len(chosen)
-    return Statistic(names=tuple(chosen), fn=fn, lipschitz=rd.sqrt_up(k),
+    return Statistic(names=tuple(chosen), fn=fn, lipschitz=_sqrt_up(k),
                      description=f"posterior mean of {', '.join(chosen)}",
                      lipschitz_source="sqrt(k): selection of k coordinates (docs/release.md §2.1)",
                      l2_lipschitz=1.0, l2_lipschitz_source="1: a selection of coordinates (docs/release.md §2.5)")
@@ -846,8 +854,8 @@ def probability_at_profiles(profiles: np.ndarray, names: Sequence[str], site_off
     d = P.shape[1]
     names = tuple(names)
     require(len(names) == P.shape[0], "len(names)", len(names), f"must equal the number of profiles {P.shape[0]}")
-    L = rd.up(sum((Fraction(rd.norm_up(row)) for row in P), Fraction(0)) / 4)     # rounded up
-    L2 = rd.up(Fraction(rd.norm_up(P)) / 4)                                      # Frobenius norm, rounded up
+    L = _up(sum((_q(_sqrt_up(sum(_q(float(v)) ** 2 for v in row))) for row in P), Fraction(0)) / 4)  # rounded up
+    L2 = _up(_q(_sqrt_up(sum(_q(float(v)) ** 2 for v in P.reshape(-1)))) / 4)            # Frobenius, rounded up
 
     def fn(z: np.ndarray) -> np.ndarray:
         require(z.shape[1] >= site_offset + d, "draws dimension", z.shape[1], f"must be >= {site_offset + d}")
