@@ -1,0 +1,130 @@
+"""Issue 25 audit: constants that a certificate rests on are rounded outward.
+
+Each test compares a constant with its exact real value, computed in rational arithmetic on the float
+inputs (``fractions.Fraction``); the inputs were chosen (by a search over random decimal inputs) so
+that the plain float formula lands on the unsafe side of the exact value.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction as F
+
+from bayesdp.mechanisms.registry import bound
+from bayesdp.theorems import girsanov as G
+from bayesdp.theorems import tight as TT
+from bayesdp.theorems import transfer as T
+from bayesdp.theorems.transfer import laplace_delta
+from bayesdp.exact import up
+
+
+def _route(report, source):
+    return next(c for c in report.certificates if c.source == source)
+
+
+# -- 004 Girsanov constants (RDP slope C/4) --------------------------------------------------------
+
+
+def test_proposition_4_5_C1_is_an_upper_bound():
+    c, beta, T_ = 0.5, 0.84, 2.31           # float c*c*beta*T is below the exact product
+    assert c * c * beta * T_ < F(c) * F(c) * F(beta) * F(T_)
+    C1 = G.proposition_4_5(c, beta, T_).constants["C1"]
+    assert F(C1) >= F(c) * F(c) * F(beta) * F(T_)
+
+
+def test_proposition_4_6_constants_are_upper_bounds():
+    beta, c, T_ = 2.853, 2.814, 0.225       # T < 1 branch: beta c^2 T
+    assert beta * c * c * T_ < F(beta) * F(c) ** 2 * F(T_)
+    C = G.proposition_4_6(1.0, c, 1.0, beta, T_).constants["C"]
+    assert F(C) >= F(beta) * F(c) ** 2 * F(T_)
+    beta, Cc, L, off = 2.12, 2.2, 1.8, 2.7  # T >= 1 branch: beta (C (L + 1) + c)^2
+    exact = F(beta) * (F(Cc) * (F(L) + 1) + F(off)) ** 2
+    assert beta * (Cc * (L + 1.0) + off) ** 2 < exact
+    C2 = G.proposition_4_6(L, off, Cc, beta, 2.0).constants["C2"]
+    assert F(C2) >= exact
+
+
+def test_theorem_5_4_C5_is_an_upper_bound():
+    d, n, g, beta = 0.165, 555, 0.0013, 2.09
+    exact = F(d) ** 2 * n * F(g) * F(beta)
+    assert d * d * n * g * beta < exact
+    assert F(G.theorem_5_4(d, g, n, beta).constants["C5"]) >= exact
+
+
+def test_theorem_5_8_C8_is_an_upper_bound():
+    beta, d, n, g, s = 2.205, 0.74, 962, 0.015, 24
+    exact = F(beta) * F(d) ** 2 * n * F(g) / (s * s)
+    assert beta * d * d * n * g / (s * s) < exact
+    assert F(G.theorem_5_8(d, g, n, s, 1000, beta).constants["C8"]) >= exact
+
+
+def test_girsanov_horizon_from_step_size_is_rounded_up():
+    g, n = 0.01097, 363                      # float g*n is below the exact horizon
+    assert g * n < F(g) * n
+    rep = bound("girsanov-path", delta=1e-5, grad_diff=1.0, step_size=g, num_steps=n)
+    cert = _route(rep, "004 Proposition 4.5")
+    assert F(cert.assumptions["time"]) >= F(g) * n
+    assert F(cert.constants["C1"]) >= F(g) * n
+
+
+# -- total potential, SGLD offsets ------------------------------------------------------------------
+
+
+def test_total_potential_constants_round_outward():
+    mu, lv = 0.8, 0.231                      # float mu - lv is above the exact difference
+    assert mu - lv > F(mu) - F(lv)
+    m, _, _ = TT.total_potential_constants(mu, 1.0, lv, False)
+    assert F(m) <= F(mu) - F(lv)
+    L, lv = 2.79, 0.2529                     # float L + lv is below the exact sum
+    assert L + lv < F(L) + F(lv)
+    _, Lt, _ = TT.total_potential_constants(1.0, L, lv, True)
+    assert F(Lt) >= F(L) + F(lv)
+
+
+def test_exact_contraction_linear_v_offset_is_rounded_up():
+    c, s = 2.8, 13                           # float 2c/s is below the exact quotient
+    assert 2.0 * c / s < 2 * F(c) / s
+    cert = TT.theorem_5_2_exact_contraction(1.0, 2.0, c, 0.1, 100, batch_size=s, linear_v=True)
+    assert F(cert.constants["drift_offset"]) >= 2 * F(c) / s
+
+
+def test_sgld_window_linear_v_offset_is_rounded_up():
+    c, s = 2.8, 13
+    rep = bound("sgld-final", delta=1e-5, strong_convexity=1.0, smoothness=2.0, grad_bound=c, step_size=0.1,
+                num_steps=100, batch_size=s, data_size=100, linear_v=True)
+    cert = _route(rep, TT.WINDOW_SOURCE)
+    assert F(cert.assumptions["drift_offset"]) >= 2 * F(c) / s
+
+
+def test_sgld_path_gdp_per_step_drift_is_rounded_up():
+    d, s = 1.213, 34                         # float d/s is below the exact quotient
+    assert d / s < F(d) / s
+    rep = bound("sgld-path", delta=1e-5, grad_diff=d, step_size=0.01, num_steps=10, batch_size=s, data_size=100)
+    cert = _route(rep, TT.PATH_GDP_SOURCE)
+    assert F(cert.assumptions["step_drift_diff"]) >= F(d) / s
+
+
+# -- 004 Propositions 3.7 / 3.10 (Laplace) ----------------------------------------------------------
+
+
+def test_proposition_3_10_sensitivity_is_rounded_up():
+    C, gf = 2.768, 0.773                     # float 2C + gf is below the exact sum
+    assert 2.0 * C + gf < 2 * F(C) + F(gf)
+    cert = T.proposition_3_10(C, 0.01, gf, epsilon=1.0)
+    assert F(cert.constants["sensitivity"]) >= 2 * F(C) + F(gf)
+
+
+def test_proposition_3_7_delta_profile_adds_upward():
+    w, scale, dt, e = 1.62, 2.39, 0.11499999999999999, 0.57
+    ld = laplace_delta(e, w, scale)
+    assert ld + dt < F(ld) + F(dt)           # the float sum is below the exact sum
+    cert = T.proposition_3_7(w, dt, noise_scale=scale)
+    assert F(cert.curve.delta(e)) >= F(ld) + F(dt)
+
+
+def test_proposition_3_10_delta_profile_adds_upward():
+    C, gf, scale, dt, e = 2.3, 1.2, 2.4000000000000004, 0.003, 0.173
+    extra = up(2 * F(dt) - F(dt) ** 2)
+    ld = laplace_delta(e, 2.0 * C + gf, scale)
+    assert ld + extra < F(ld) + F(extra)
+    cert = T.proposition_3_10(C, dt, gf, noise_scale=scale)
+    assert F(cert.curve.delta(e)) >= F(ld) + F(extra)
