@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
+from fractions import Fraction
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -258,18 +259,24 @@ def curve_dp_event(curve: PrivacyCurve | None, what: str = "curve", reason: str 
         >>> from bayesdp.curves import GDP, ApproxDP
         >>> curve_dp_event(GDP(2.0))
         GaussianDpEvent(noise_multiplier=0.5)
-        >>> curve_dp_event(ApproxDP(1.0))          # noise parameter 2 / (1 + e)
-        RandomizedResponseDpEvent(noise_parameter=0.5378828427399902, num_buckets=2)
+        >>> curve_dp_event(ApproxDP(1.0))          # noise parameter 2 / (1 + e), rounded down
+        RandomizedResponseDpEvent(noise_parameter=0.5378828427399898, num_buckets=2)
     """
     from dp_accounting import dp_event
 
     if curve is None or reason is not None:
         raise AssumptionError(f"{what} is not valid ({reason or 'no curve'}); it proves nothing to compose")
     if isinstance(curve, GDP):
-        return dp_event.GaussianDpEvent(noise_multiplier=1.0 / float(curve.mu))
+        nm = 1.0 / float(curve.mu)                       # rounded down: a larger multiplier would claim more noise
+        if Fraction(nm) * Fraction(float(curve.mu)) > 1:
+            nm = math.nextafter(nm, 0.0)
+        return dp_event.GaussianDpEvent(noise_multiplier=nm)
     if isinstance(curve, ApproxDP) and curve.delta0 == 0:
-        return dp_event.RandomizedResponseDpEvent(noise_parameter=2.0 / (1.0 + math.exp(float(curve.eps0))),
-                                                  num_buckets=2)
+        import mpmath
+
+        with mpmath.workdps(50):                         # 2 / (1 + e^eps), rounded down (more noise claims less)
+            p = float(2 / (1 + mpmath.exp(mpmath.mpf(float(curve.eps0)))) * (1 - mpmath.mpf(2) ** -50))
+        return dp_event.RandomizedResponseDpEvent(noise_parameter=p, num_buckets=2)
     return dp_event.UnsupportedDpEvent()
 
 

@@ -7,6 +7,7 @@ that the plain float formula lands on the unsafe side of the exact value.
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction as F
 
 from bayesdp.mechanisms.registry import bound
@@ -128,3 +129,50 @@ def test_proposition_3_10_delta_profile_adds_upward():
     assert ld + extra < F(ld) + F(extra)
     cert = T.proposition_3_10(C, dt, gf, noise_scale=scale)
     assert F(cert.curve.delta(e)) >= F(ld) + F(extra)
+
+
+# -- publish: sensitivity windows -------------------------------------------------------------------
+
+
+def test_sgld_k_plus_v_grad_bound_sum_is_rounded_up():
+    from bayesdp.publish.sensitivity import SOURCE_K_PLUS_V, coupling_k_plus_v, best_coupling
+    m, rg, pv = 134, 1.7, 2.99               # float m * rg + pv is below the exact sum
+    exact = m * F(rg) + F(pv)
+    assert m * rg + pv < exact
+    b, failed = best_coupling(sampler="SGLD", step_size=0.1, strong_convexity=1.0, smoothness=1.0, grad_bound=1.0,
+                              record_grad_bound=rg, data_size=m, prior_v_grad_bound=pv)
+    assert b.source == SOURCE_K_PLUS_V
+    assert F(b.assumptions["grad_bound"]) >= exact
+    assert b.distance >= coupling_k_plus_v(0.1, 1.0, 1.0, float(exact), "SGLD").distance
+
+
+def test_aggregate_windows_are_rounded_up():
+    from bayesdp.publish.aggregate import aggregate_route
+    a, b, k = -0.8, 2.617, 26                # float (b - a)/k is below the exact quotient
+    exact = (F(b) - F(a)) / k
+    assert (b - a) / k < exact
+    r = aggregate_route(1, (a, b), k)
+    assert F(r.sensitivity) >= exact and F(r.l2_sensitivity) >= exact
+    a, b, k, d = -1.9, 2.1, 22, 9            # L2 window sqrt(9) (b - a)/k: the float product 3 w is below
+    w = (b - a) / k
+    assert 3 * w < 3 * F(w)
+    r = aggregate_route(d, (a, b), k)
+    assert F(r.l2_sensitivity) >= 3 * (F(b) - F(a)) / k
+    assert F(r.sensitivity) >= d * (F(b) - F(a)) / k
+
+
+# -- certificate -> dp-accounting event -------------------------------------------------------------
+
+
+def test_curve_dp_event_noise_parameters_round_down():
+    import mpmath
+    from bayesdp.certificate import curve_dp_event
+    from bayesdp.curves import GDP, ApproxDP
+    mu = 1.193                               # float 1/mu is above the exact 1/mu: it would claim more noise
+    assert 1.0 / mu > 1 / F(mu)
+    assert F(curve_dp_event(GDP(mu)).noise_multiplier) <= 1 / F(mu)
+    eps = 0.478                              # float 2/(1 + exp(eps)) is above the exact value
+    with mpmath.workdps(60):
+        exact = 2 / (1 + mpmath.exp(mpmath.mpf(eps)))
+        assert mpmath.mpf(2.0 / (1.0 + math.exp(eps))) > exact
+        assert mpmath.mpf(curve_dp_event(ApproxDP(eps)).noise_parameter) <= exact
