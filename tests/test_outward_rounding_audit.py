@@ -176,3 +176,71 @@ def test_curve_dp_event_noise_parameters_round_down():
         exact = 2 / (1 + mpmath.exp(mpmath.mpf(eps)))
         assert mpmath.mpf(2.0 / (1.0 + math.exp(eps))) > exact
         assert mpmath.mpf(curve_dp_event(ApproxDP(eps)).noise_parameter) <= exact
+
+
+# -- 002 (mixing) ---------------------------------------------------------------------------------
+
+
+def _mp(x):
+    import mpmath
+    return mpmath.mpf(x)
+
+
+def test_002_theorem_1_pairs_are_rounded_up():
+    import mpmath
+    from bayesdp.theorems import mixing as X
+    g, d = 0.9443333333333334, 0.01991       # Dobrushin: float g * delta is below the exact product
+    assert g * d < F(g) * F(d)
+    assert F(X.theorem_1(1.0, d, g, "dobrushin").constants["delta_out"]) >= F(g) * F(d)
+    with mpmath.workdps(50):
+        e, g = 0.18, 0.7999999999999999      # eps' = log1p(g expm1(eps)): the float value is below
+        exact = mpmath.log1p(_mp(g) * mpmath.expm1(_mp(e)))
+        assert _mp(math.log1p(g * math.expm1(e))) < exact
+        assert _mp(X.theorem_1(e, 0.0, g, "doeblin").constants["epsilon_out"]) >= exact
+        for cond, (e, d, g) in (("doeblin", (1.906, 0.011399999999999999, 0.9443333333333334)),
+                                ("ultra-mixing", (2.0, 0.0043, 0.8733333333333334))):
+            E, D, G = _mp(e), _mp(d), _mp(g)
+            beta = G + (1 - G) * mpmath.exp(-E)
+            exact = G * (1 - beta * (1 - D)) if cond == "doeblin" else G * D * beta
+            assert _mp(X.theorem_1(e, d, g, cond).constants["delta_out"]) >= exact, cond
+
+
+def test_002_examples_1_and_3_kappa_rounded_up():
+    from bayesdp.theorems import mixing as X
+    d, a, b = 1.677, 0.823, 0.73
+    exact = F(d) ** 2 / (2 * (F(a) ** 2 + F(b) ** 2))
+    assert d * d / (2.0 * (a * a + b * b)) < exact
+    assert F(X.example_1(d, a, b).constants["kappa"]) >= exact
+    d, a, b, L = 0.63, 0.6, 0.502, 0.4666666666666666
+    exact = F(d) ** 2 / (2 * (F(a) ** 2 + F(b) ** 2 / F(L) ** 2))
+    assert d ** 2 / (2.0 * (a ** 2 + b ** 2 / L ** 2)) < exact
+    assert F(X.example_3(d, a, b, L).constants["kappa"]) >= exact
+
+
+def test_002_theorem_5_last_index_kappa_rounded_up():
+    from bayesdp.theorems import mixing as X
+    C, s = 1.0, 1.664                        # index = n: 2 C^2 / s^2 as a float is below the exact value
+    assert 2.0 * C * C / (s * s) < 2 * F(C) ** 2 / F(s) ** 2
+    cert = X.theorem_5(C, 1.0, 0.5, 0.1, s, 10, index=10)
+    assert F(cert.constants["eps_i"]) >= 2 * F(C) ** 2 / F(s) ** 2
+
+
+def test_002_corollary_7_lambda_rounded_up():
+    import mpmath
+    from bayesdp.theorems import mixing as X
+    th, rho, t, d = 1.496, 0.61, 2.9, 2.85
+    with mpmath.workdps(50):
+        exact = _mp(th) * _mp(d) ** 2 / (2 * _mp(rho) ** 2 * mpmath.expm1(2 * _mp(th) * _mp(t)))
+        assert _mp(th * d * d / (2.0 * rho * rho * math.expm1(2.0 * th * t))) < exact
+        assert _mp(X.corollary_7(th, rho, t, d).constants["Lambda"]) >= exact
+
+
+def test_002_laplace_rdp_rounded_up():
+    import mpmath
+    from bayesdp.theorems import mixing as X
+    a, z = 2.162, 0.254
+    with mpmath.workdps(50):
+        A, Z = _mp(a), _mp(z)
+        exact = mpmath.log(A / (2 * A - 1) * mpmath.exp(Z * (A - 1)) + (A - 1) / (2 * A - 1) * mpmath.exp(-Z * A)) / (A - 1)
+        assert _mp(X._log_g(a, z) / (a - 1.0)) < exact
+        assert _mp(X.laplace_rdp(a, z)) >= exact
