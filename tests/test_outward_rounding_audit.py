@@ -244,3 +244,55 @@ def test_002_laplace_rdp_rounded_up():
         exact = mpmath.log(A / (2 * A - 1) * mpmath.exp(Z * (A - 1)) + (A - 1) / (2 * A - 1) * mpmath.exp(-Z * A)) / (A - 1)
         assert _mp(X._log_g(a, z) / (a - 1.0)) < exact
         assert _mp(X.laplace_rdp(a, z)) >= exact
+
+
+# -- 001 (PABI) -----------------------------------------------------------------------------------
+
+
+def test_001_modulus_params_rounded_up():
+    import mpmath
+    from bayesdp.theorems import pabi as P
+    eta, L = 0.1, 1.2                        # convex-Lipschitz h = (2 eta L)^2: the float is below
+    assert (2.0 * eta * L) ** 2 < (2 * F(eta) * F(L)) ** 2
+    assert F(P.modulus_params("convex-lipschitz", eta, lipschitz=L)[1]) >= (2 * F(eta) * F(L)) ** 2
+    eta, beta = 0.0268, 0.7                  # nonconvex-smooth c = (1 + eta beta)^2
+    assert (1.0 + eta * beta) ** 2 < (1 + F(eta) * F(beta)) ** 2
+    assert F(P.modulus_params("nonconvex-smooth", eta, smoothness=beta)[0]) >= (1 + F(eta) * F(beta)) ** 2
+    eta, lam = 0.1668, 0.995                 # strongly-dissipative h = 2 eta lambda
+    assert 2.0 * eta * lam < 2 * F(eta) * F(lam)
+    h = P.modulus_params("strongly-dissipative", eta, smoothness=1.0, strong_convexity=0.5, dissipativity=lam)[1]
+    assert F(h) >= 2 * F(eta) * F(lam)
+    eta, p, M = 0.21000000000000002, 0.07, 0.97    # convex-weakly-smooth h = 4 eta^(2q) (1-p)/(1+p) (M/2)^(2q)
+    with mpmath.workdps(50):
+        Pm = _mp(p)
+        q = 1 / (1 - Pm)
+        exact = 4 * _mp(eta) ** (2 * q) * (1 - Pm) / (1 + Pm) * (_mp(M) / 2) ** (2 * q)
+        qf = 1.0 / (1.0 - p)
+        old = math.exp(math.log(4.0) + 2 * qf * math.log(eta) + math.log((1 - p) / (1 + p))
+                       + 2 * qf * math.log(M / 2.0))
+        assert _mp(old) < exact
+        h = P.modulus_params("convex-weakly-smooth", eta, holder_exponent=p, holder_constant=M)[1]
+        assert _mp(h) >= exact
+
+
+def test_001_pnsgd_pabi_constants_rounded_outward():
+    from bayesdp.theorems import pabi as P
+    eta, s = 0.0624, 1.8                     # the noise variance (eta s)^2 as a float is ABOVE the exact value
+    assert (eta * s) ** 2 > (F(eta) * F(s)) ** 2
+    L = 1.2
+    cert = P.pnsgd_pabi(L, 1.0, 0.5, eta, s, 10, index=10)   # the last index: kappa = (2 eta L)^2 / (2 s2)
+    exact = (2 * F(eta) * F(L)) ** 2 / (2 * (F(eta) * F(s)) ** 2)
+    assert F(cert.constants["kappa"]) >= exact
+    eta, L = 0.1, 1.2                        # the initial W_inf 2 eta L: the float is below
+    assert 2.0 * eta * L < 2 * F(eta) * F(L)
+    assert F(P.pnsgd_pabi(L, 1.0, 0.5, eta, 1.0, 10).constants["initial_w_inf"]) >= 2 * F(eta) * F(L)
+
+
+def test_001_constant_coefficient_large_power_rounded_up():
+    import mpmath
+    from bayesdp.theorems import pabi as P
+    c, T = 0.454, 823                        # c^T (1 - c)/(1 - c^T): exp(T log c) is off by ~T|log c| ulps
+    with mpmath.workdps(50):
+        C = _mp(c)
+        exact = (1 - C) * C ** T / (1 - C ** T)
+        assert _mp(P.constant_coefficient(c, 0.0, 0.5, 1.0, T)) >= exact
