@@ -296,3 +296,46 @@ def test_001_constant_coefficient_large_power_rounded_up():
         C = _mp(c)
         exact = (1 - C) * C ** T / (1 - C ** T)
         assert _mp(P.constant_coefficient(c, 0.0, 0.5, 1.0, T)) >= exact
+
+
+# -- 003 (hockey-stick) ---------------------------------------------------------------------------
+
+
+def _theta_exact(r, e):
+    import mpmath
+    return mpmath.ncdf(-e / r + r / 2) - mpmath.exp(e) * mpmath.ncdf(-e / r - r / 2)
+
+
+def test_003_theorem_3_delta_rounded_up():
+    import mpmath
+    from bayesdp.theorems import hockey_stick as H
+    e, L, v, eta, D, n, i = 0.13, 2.4, 2.1, 0.5, 0.27999999999999997, 40, 9   # M = 1 (rho = 0)
+    cert = H.theorem_3(L, 1.0, 0.0, eta, v, D, n, i)
+    with mpmath.workdps(50):
+        first = -mpmath.expm1(_mp(e) / 2 - _mp(L) / _mp(v))
+        second = -mpmath.expm1(_mp(e) / 2 - _mp(D) / (2 * _mp(eta) * _mp(v)))
+        assert _mp(cert.delta(e)) >= first * second ** (n - i)
+    L, v = 1.32, 0.44                        # the zero-delta threshold 2L/v: the float is below
+    assert 2.0 * L / v < 2 * F(L) / F(v)
+    assert F(H.theorem_3(L, 1.0, 0.0, 0.5, v, 100.0, 10, 10).constants["zero_delta_epsilon"]) >= 2 * F(L) / F(v)
+
+
+def test_003_theorem_4_delta_rounded_up():
+    import mpmath
+    from bayesdp.theorems import hockey_stick as H
+    e, L, s, eta, D, n, i = 3.0, 0.882, 2.0, 0.5, 0.71, 40, 39
+    cert = H.theorem_4(L, 1.0, 0.0, eta, s, D, n, i)
+    with mpmath.workdps(60):
+        exact = _theta_exact(2 * _mp(L) / _mp(s), _mp(e)) * _theta_exact(_mp(D) / (_mp(eta) * _mp(s)), _mp(e))
+        assert _mp(cert.delta(e)) >= exact
+
+
+def test_003_proposition_1_rounded_up():
+    import mpmath
+    from bayesdp.theorems import hockey_stick as H
+    L, s, M, n, i = 0.361, 1.9, 0.801, 40, 24
+    with mpmath.workdps(50):
+        exact = 2 * _mp(L) ** 2 / _mp(s) ** 2 / (n - i) * _mp(M) ** (n - i + 1)
+        assert _mp(H.proposition_1_kappa(L, s, M, n, i)) >= exact
+        e, k = 3.8, 0.96
+        assert _mp(H.proposition_1_delta(e, k)) >= mpmath.exp(-(_mp(e) - _mp(k)) ** 2 / (4 * _mp(k)))

@@ -72,11 +72,12 @@ def implied_conditions(condition: str) -> tuple[str, ...]:
 
 
 def _mp_up(v) -> float:
-    """A float >= the mpmath value ``v`` >= 0 (computed at 50 digits, so its own error is far below 2^-50)."""
+    """A float >= the exact value that the mpmath value ``v`` >= 0 approximates (computed at 50 digits, with no
+    cancellation of more than 20 of them)."""
     import mpmath
 
-    f = float(v * (1 + mpmath.mpf(2) ** -50))
-    if mpmath.mpf(f) < v:
+    f = float(v)   # v carries >= 30 correct digits: a float above v by 1e-30 relative is above the exact value
+    if mpmath.mpf(f) < v * (1 + mpmath.mpf(10) ** -30):
         f = math.nextafter(f, math.inf)
     return f
 
@@ -185,7 +186,8 @@ def amplify_by_mixing(eps: float, delta: float, gamma: float, condition: str) ->
         eps_p = mpmath.log1p(G * mpmath.expm1(E))
         beta = G + (1 - G) * mpmath.exp(-E)      # e^(eps' - eps), exactly
         if c == "doeblin":
-            return _mp_up(eps_p), min(1.0, _mp_up(max(mpmath.mpf(0), G * (1 - beta * (1 - D)))))
+            # 1 - beta (1 - delta) = (1 - gamma)(1 - e^-eps) + beta delta (no cancellation)
+            return _mp_up(eps_p), min(1.0, _mp_up(G * ((1 - G) * -mpmath.expm1(-E) + beta * D)))
         return _mp_up(eps_p), min(1.0, _mp_up(G * D * beta))
 
 
@@ -390,7 +392,8 @@ def laplace_rdp(alpha: float, z: float) -> float:
     z = nonnegative("z = Delta/lambda", z)
     import mpmath
 
-    with mpmath.workdps(50):   # rounded up (the float log-sum-exp is off by a few ulps of its terms)
+    with mpmath.workdps(80):   # rounded up (the float log-sum-exp is off by a few ulps of its terms; log of
+        # 1 + O(z^2) cancels: 80 digits keep 30 down to z ~ 1e-10)
         A = mpmath.mpf(a)
         return _mp_up(max(mpmath.mpf(0), _log_g_mp(A, mpmath.mpf(z)) / (A - 1)))
 
@@ -445,7 +448,7 @@ def iterated_laplace_rdp(alpha: float, sensitivity: float, lam1: float, lam2: fl
             best, best_t = float(res.fun), min(1.0, max(0.0, float(res.x)))
     import mpmath
 
-    with mpmath.workdps(50):   # the bound at the chosen theta, exactly split and rounded up (floats: a few ulps)
+    with mpmath.workdps(80):   # the bound at the chosen theta, exactly split and rounded up (floats: a few ulps)
         A, T_, D = mpmath.mpf(a), mpmath.mpf(best_t), mpmath.mpf(d)
         v = (_log_g_mp(A, T_ * D / mpmath.mpf(l1)) + _log_g_mp(A, (1 - T_) * D / mpmath.mpf(l2))) / (A - 1)
         return _mp_up(max(mpmath.mpf(0), v))

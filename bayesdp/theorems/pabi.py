@@ -65,11 +65,12 @@ def _holder_h(step_size: float, holder_exponent: float, holder_constant: float) 
 
 
 def _mp_up(v) -> float:
-    """A float >= the mpmath value ``v`` >= 0 (computed at 50 digits)."""
+    """A float >= the exact value that the mpmath value ``v`` >= 0 approximates (computed at 50 digits, with no
+    cancellation of more than 20 of them)."""
     import mpmath
 
-    f = float(v * (1 + mpmath.mpf(2) ** -50))
-    if mpmath.mpf(f) < v:
+    f = float(v)   # v carries >= 30 correct digits: a float above v by 1e-30 relative is above the exact value
+    if mpmath.mpf(f) < v * (1 + mpmath.mpf(10) ** -30):
         f = math.nextafter(f, math.inf)
     return f
 
@@ -327,8 +328,8 @@ def constant_coefficient(c: float, h: float, sigma2: float, D: float, T: int) ->
             import mpmath
 
             with mpmath.workdps(50):
-                cT = mpmath.mpf(c) ** T
-                dterm = _mp_up(mpmath.mpf(D) ** 2 * (1 - mpmath.mpf(c)) * cT / (1 - cT))
+                TL = T * mpmath.log(mpmath.mpf(c))
+                dterm = _mp_up(mpmath.mpf(D) ** 2 * (1 - mpmath.mpf(c)) * mpmath.exp(TL) / -mpmath.expm1(TL))
             if h > 0:
                 hsum = float(np.sum(np.exp(s * lc) * (1.0 - c) / (-np.expm1((s + 1.0) * lc))))
                 if T > K:   # sum_{s>=K} c^s (1-c)/(1-c^{s+1}) <= c^K/(1-c^{K+1})
