@@ -339,3 +339,17 @@ def test_003_proposition_1_rounded_up():
         assert _mp(H.proposition_1_kappa(L, s, M, n, i)) >= exact
         e, k = 3.8, 0.96
         assert _mp(H.proposition_1_delta(e, k)) >= mpmath.exp(-(_mp(e) - _mp(k)) ** 2 / (4 * _mp(k)))
+
+
+# -- curves.compose ---------------------------------------------------------------------------------
+
+
+def test_compose_rounds_up():
+    from bayesdp.curves import GDP, ApproxDP, compose
+    a, b = 0.8, 1.86                         # sqrt(a^2 + b^2) in floats is below the exact root
+    assert F(math.sqrt(a * a + b * b)) ** 2 < F(a) ** 2 + F(b) ** 2
+    assert F(compose([GDP(a), GDP(b)]).mu) ** 2 >= F(a) ** 2 + F(b) ** 2
+    e1, e2, d1, d2 = 2.814, 0.9, 0.00299, 0.002411     # float sums below the exact sums
+    assert e1 + e2 < F(e1) + F(e2) and d1 + d2 < F(d1) + F(d2)
+    c = compose([ApproxDP(e1, d1), ApproxDP(e2, d2)])
+    assert F(c.eps0) >= F(e1) + F(e2) and F(c.delta0) >= F(d1) + F(d2)
