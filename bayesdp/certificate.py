@@ -260,7 +260,7 @@ def curve_dp_event(curve: PrivacyCurve | None, what: str = "curve", reason: str 
         >>> curve_dp_event(GDP(2.0))
         GaussianDpEvent(noise_multiplier=0.5)
         >>> curve_dp_event(ApproxDP(1.0))          # noise parameter 2 / (1 + e), rounded down
-        RandomizedResponseDpEvent(noise_parameter=0.5378828427399898, num_buckets=2)
+        RandomizedResponseDpEvent(noise_parameter=0.5378828427399902, num_buckets=2)
     """
     from dp_accounting import dp_event
 
@@ -275,7 +275,10 @@ def curve_dp_event(curve: PrivacyCurve | None, what: str = "curve", reason: str 
         import mpmath
 
         with mpmath.workdps(50):                         # 2 / (1 + e^eps), rounded down (more noise claims less)
-            p = float(2 / (1 + mpmath.exp(mpmath.mpf(float(curve.eps0)))) * (1 - mpmath.mpf(2) ** -50))
+            v = 2 / (1 + mpmath.exp(mpmath.mpf(float(curve.eps0))))
+            p = float(v)                                 # v has ~50 correct digits: 1e-30 is far outside its error
+            if mpmath.mpf(p) > v * (1 - mpmath.mpf(10) ** -30):
+                p = math.nextafter(p, 0.0)
         return dp_event.RandomizedResponseDpEvent(noise_parameter=p, num_buckets=2)
     return dp_event.UnsupportedDpEvent()
 

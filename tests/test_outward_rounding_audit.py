@@ -241,7 +241,8 @@ def test_002_laplace_rdp_rounded_up():
     a, z = 2.162, 0.254
     with mpmath.workdps(50):
         A, Z = _mp(a), _mp(z)
-        exact = mpmath.log(A / (2 * A - 1) * mpmath.exp(Z * (A - 1)) + (A - 1) / (2 * A - 1) * mpmath.exp(-Z * A)) / (A - 1)
+        exact = mpmath.log(A / (2 * A - 1) * mpmath.exp(Z * (A - 1))
+                           + (A - 1) / (2 * A - 1) * mpmath.exp(-Z * A)) / (A - 1)
         assert _mp(X._log_g(a, z) / (a - 1.0)) < exact
         assert _mp(X.laplace_rdp(a, z)) >= exact
 
@@ -353,3 +354,46 @@ def test_compose_rounds_up():
     assert e1 + e2 < F(e1) + F(e2) and d1 + d2 < F(d1) + F(d2)
     c = compose([ApproxDP(e1, d1), ApproxDP(e2, d2)])
     assert F(c.eps0) >= F(e1) + F(e2) and F(c.delta0) >= F(d1) + F(d2)
+
+
+# -- step-size conditions eta <= 2/beta, ReleaseResult.to_dp_event -----------------------------------
+
+
+def test_step_size_condition_2_over_beta_is_exact():
+    import pytest
+    from bayesdp.errors import AssumptionError
+    from bayesdp.theorems import hockey_stick as H
+    from bayesdp.theorems import pabi as P
+    beta = 0.3
+    eta = 2.0 / beta                         # the float 2/beta is ABOVE the exact 2/beta
+    assert F(eta) * F(beta) > 2
+    with pytest.raises(AssumptionError, match="must be <= 2/smoothness"):
+        H.sc_step_lipschitz(eta, beta, 0.0)
+    with pytest.raises(AssumptionError, match="must be <= 2/smoothness"):
+        P.modulus_params("convex-smooth", eta, smoothness=beta)
+    eta = math.nextafter(eta, 0.0)           # the float below is within the condition
+    assert H.sc_step_lipschitz(eta, beta, 0.0) == 1.0
+
+
+def test_release_result_dp_event_parameters_round_in_the_safe_direction():
+    import mpmath
+    import numpy as np
+    from bayesdp.publish.result import ReleaseResult
+
+    def result(**kw):
+        base = dict(values=np.zeros(1), names=("a",), noise_scale=1.0, noise_variance=2.0, sensitivity=1.0,
+                    proven_sensitivity=1.0, grid=0.0, epsilon=1.0, delta=0.0, source="s", certificate=None,
+                    items=(), remaining_budget={}, ledger="")
+        base.update(kw)
+        return ReleaseResult(**base)
+
+    mu = 1.193                               # 1/mu: the float is above the exact value
+    assert F(result(dp_event={"type": "gdp", "mu": mu}).to_dp_event().noise_multiplier) <= 1 / F(mu)
+    eps = 0.478                              # 2/(1 + e^eps): the float is above the exact value
+    with mpmath.workdps(60):
+        exact = 2 / (1 + mpmath.exp(_mp(eps)))
+        assert _mp(result(epsilon=eps, dp_event={"coords": 2}).to_dp_event().noise_parameter) <= exact
+    g, b = 2.0 ** -15, 1.5                   # discrete Laplace parameter grid / noise_scale: rounded up
+    assert g / b < F(g) / F(b)
+    ev = result(dp_event={"coords": 1, "grid": g, "noise_scale": b, "l1_sensitivity": 1.0}).to_dp_event()
+    assert F(ev.noise_parameter) >= F(g) / F(b)

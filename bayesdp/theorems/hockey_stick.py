@@ -266,7 +266,7 @@ def sc_step_lipschitz(step_size: float, smoothness: float, strong_convexity: flo
                 f"must be <= smoothness = {beta:.6g} (a beta-smooth rho-strongly convex loss has rho <= beta)",
                 "check the two constants")
     if rho == 0.0:
-        require(eta <= 2.0 / beta, "step_size", eta, f"must be <= 2/smoothness = {2.0 / beta:.6g} "
+        require(exact(eta) * exact(beta) <= 2, "step_size", eta, f"must be <= 2/smoothness = {2.0 / beta:.6g} "
                 "for the gradient step to be nonexpansive (003 Lemma 4, SEEDS §6 row 20)",
                 "choose a smaller step size")
         return 1.0

@@ -131,7 +131,8 @@ def modulus_params(case: str, step_size: float, lipschitz: float | None = None, 
         return 1.0, _holder_h(eta, p, M)
     beta = positive("smoothness", req("smoothness", smoothness, "beta, the Lipschitz constant of grad f"))
     if c == "convex-smooth":
-        require(eta <= 2.0 / beta, "step_size", eta, f"must be <= 2/smoothness = {2.0 / beta:.6g} for row (4)",
+        require(exact(eta) * exact(beta) <= 2, "step_size", eta,   # eta <= 2/beta, exactly
+                f"must be <= 2/smoothness = {2.0 / beta:.6g} for row (4)",
                 "choose a smaller step size")
         return 1.0, 0.0
     if c == "nonconvex-smooth":
