@@ -397,3 +397,13 @@ def test_release_result_dp_event_parameters_round_in_the_safe_direction():
     assert g / b < F(g) / F(b)
     ev = result(dp_event={"coords": 1, "grid": g, "noise_scale": b, "l1_sensitivity": 1.0}).to_dp_event()
     assert F(ev.noise_parameter) >= F(g) / F(b)
+
+
+def test_002_theorem_5_tight_kappa_large_power_rounded_up():
+    import mpmath
+    from bayesdp.theorems import mixing as X
+    L, r = 0.708, 259                        # r L^(2r) ((1 - L)/(1 - L^r))^2 / 2: exp(2 r log L) is off by ~2r|log L| ulps
+    with mpmath.workdps(50):
+        Lm = _mp(L)
+        exact = r * Lm ** (2 * r) * ((1 - Lm) / (1 - Lm ** r)) ** 2 / 2
+        assert _mp(X.pabi_contractive_rdp(1.0, 1.0, L, r, 1.0, tight=True)) >= exact

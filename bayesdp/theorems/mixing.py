@@ -616,9 +616,14 @@ def pabi_contractive_rdp(alpha: float, w_inf: float, lipschitz: float, num_kerne
         return 0.0
     # r L^{2r} (1-L)^2/(1-L^r)^2 is increasing in L; 1 - L is exact for L >= 1/2 (Sterbenz) and
     # 1 - L^r = -expm1(r log L) has no cancellation when L is close to 1
-    one_minus_lr = -math.expm1(r * math.log(L))
-    return round_up(alpha * r * d * d * math.exp(2 * r * math.log(L)) * ((1.0 - L) / one_minus_lr) ** 2
-                    / (2.0 * s * s))
+    # at 50 digits: exp(2 r log L) in floats is off by ~2r|log L| ulps (beyond round_up's margin for large r)
+    import mpmath
+
+    with mpmath.workdps(50):
+        Lm = mpmath.mpf(L)
+        rl = r * mpmath.log(Lm)
+        v = mpmath.mpf(alpha) * r * mpmath.mpf(d) ** 2 * mpmath.exp(2 * rl) * ((1 - Lm) / -mpmath.expm1(rl)) ** 2
+        return _mp_up(v / (2 * mpmath.mpf(s) ** 2))
 
 
 def noisy_proj_sgd_index_kappa(lipschitz: float, noise_scale: float, contraction: float, data_size: int,
