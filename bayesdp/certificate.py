@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
+from fractions import Fraction
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -258,7 +259,7 @@ def curve_dp_event(curve: PrivacyCurve | None, what: str = "curve", reason: str 
         >>> from bayesdp.curves import GDP, ApproxDP
         >>> curve_dp_event(GDP(2.0))
         GaussianDpEvent(noise_multiplier=0.5)
-        >>> curve_dp_event(ApproxDP(1.0))          # noise parameter 2 / (1 + e)
+        >>> curve_dp_event(ApproxDP(1.0))          # noise parameter 2 / (1 + e), rounded down
         RandomizedResponseDpEvent(noise_parameter=0.5378828427399902, num_buckets=2)
     """
     from dp_accounting import dp_event
@@ -266,10 +267,19 @@ def curve_dp_event(curve: PrivacyCurve | None, what: str = "curve", reason: str 
     if curve is None or reason is not None:
         raise AssumptionError(f"{what} is not valid ({reason or 'no curve'}); it proves nothing to compose")
     if isinstance(curve, GDP):
-        return dp_event.GaussianDpEvent(noise_multiplier=1.0 / float(curve.mu))
+        nm = 1.0 / float(curve.mu)                       # rounded down: a larger multiplier would claim more noise
+        if Fraction(nm) * Fraction(float(curve.mu)) > 1:
+            nm = math.nextafter(nm, 0.0)
+        return dp_event.GaussianDpEvent(noise_multiplier=nm)
     if isinstance(curve, ApproxDP) and curve.delta0 == 0:
-        return dp_event.RandomizedResponseDpEvent(noise_parameter=2.0 / (1.0 + math.exp(float(curve.eps0))),
-                                                  num_buckets=2)
+        import mpmath
+
+        with mpmath.workdps(50):                         # 2 / (1 + e^eps), rounded down (more noise claims less)
+            v = 2 / (1 + mpmath.exp(mpmath.mpf(float(curve.eps0))))
+            p = float(v)                                 # v has ~50 correct digits: 1e-30 is far outside its error
+            if mpmath.mpf(p) > v * (1 - mpmath.mpf(10) ** -30):
+                p = math.nextafter(p, 0.0)
+        return dp_event.RandomizedResponseDpEvent(noise_parameter=p, num_buckets=2)
     return dp_event.UnsupportedDpEvent()
 
 

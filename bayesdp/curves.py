@@ -1066,7 +1066,11 @@ def compose(curves: Iterable[PrivacyCurve]) -> PrivacyCurve:
     if not cs:
         raise AssumptionError("compose() needs at least one curve")
     if all(isinstance(c, GDP) for c in cs):
-        return GDP(math.sqrt(sum(c.mu ** 2 for c in cs)))
+        mu2 = sum((_exact(c.mu) ** 2 for c in cs), _exact(0.0))   # exact; the square root rounded up
+        mu = math.sqrt(_up(mu2))
+        while _exact(mu) ** 2 < mu2:
+            mu = math.nextafter(mu, math.inf)
+        return GDP(mu)
     if all(isinstance(c, (RDP, GDP)) for c in cs):
         out = RDP.linear(0.0)
         for c in cs:
@@ -1084,7 +1088,8 @@ def compose(curves: Iterable[PrivacyCurve]) -> PrivacyCurve:
                 out = out + RDP.from_function(lambda a, e=eps0: e, f"{eps0:.6g} (pure DP)")
         return out
     if all(isinstance(c, ApproxDP) for c in cs):
-        return ApproxDP(sum(c.eps0 for c in cs), min(1.0, sum(c.delta0 for c in cs)))
+        return ApproxDP(_up(sum((_exact(c.eps0) for c in cs), _exact(0.0))),      # exact sums, rounded up
+                        min(1.0, _up(sum((_exact(c.delta0) for c in cs), _exact(0.0)))))
     kinds = sorted({c.kind for c in cs})
     raise AssumptionError(
         f"curves of kinds {kinds} cannot be composed exactly; convert each to an (eps, delta) pair first"

@@ -293,10 +293,12 @@ def test_proposition_3_7_refusals(kwargs, message):
 
 
 def test_proposition_3_10_by_hand_and_record():
-    # window 2C + gamma_f = 2 * 0.5 + 0.2 = 1.2, scale 1.2, delta~ = 0.01: 2 * 0.01 - 0.01^2 = 0.0199
+    # window 2C + gamma_f = 2 * 0.5 + 0.2 = 1.2, scale 1.2, delta~ = 0.01: 2 * 0.01 - 0.01^2 = 0.0199;
+    # the double 0.2 is above 1/5, so the window rounded up is the float after 1.2 (issue 25)
+    w = math.nextafter(1.2, 2.0)
     cert = T.proposition_3_10(0.5, 0.01, 0.2, epsilon=1.0, mechanism="m")
-    assert cert.constants == {"noise_scale": 1.2, "noise_variance": 2.0 * 1.2 * 1.2, "laplace_epsilon": 1.0,
-                              "sensitivity": 1.2, "delta_out": 2 * 0.01 - 0.01 * 0.01}
+    assert cert.constants == {"noise_scale": w, "noise_variance": 2.0 * w * w, "laplace_epsilon": 1.0,
+                              "sensitivity": w, "delta_out": 2 * 0.01 - 0.01 * 0.01}
     assert _close(cert.constants["delta_out"], mp.mpf("0.0199"), rel=1e-14)
     assert cert.assumptions == {"concentration": 0.5, "concentration_delta": 0.01, "posterior_sensitivity": 0.2,
                                 "chains": "run independently on D and D'"}

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from ..certificate import Certificate
 
 from ..errors import AssumptionError, check_finite, nonnegative, positive, positive_int
+from ..exact import exact as exact_q, up
 from ..theorems import girsanov as G
 from ..theorems import tight as TT
 from ..theorems import transfer as T
@@ -206,7 +207,7 @@ def _sgld_final_routes(p: Mapping[str, Any]) -> list[Route]:
         s_ = positive_int("batch_size", need(p, "batch_size"))
         positive_int("data_size", need(p, "data_size"))
         c = nonnegative("grad_bound", need(p, "grad_bound"))
-        offset = 2.0 * c / s_ if p.get("linear_v") else 2.0 * c
+        offset = up(2 * exact_q(c) / s_) if p.get("linear_v") else 2.0 * c
         cert = _window(p, "sgld-final", offset)
         return _with_note(cert, "conditionally on the (data-independent) minibatch sequence; GDP is preserved "
                                 "by the mixture over minibatches")
@@ -236,7 +237,7 @@ def _sgld_path_gdp(p: Mapping[str, Any], mechanism: str):
     m_ = positive_int("data_size", need(p, "data_size"))
     if s_ > m_:
         raise AssumptionError(f"batch_size = {s_} must be <= data_size = {m_}")
-    cert = TT.path_gdp(d / s_, need(p, "step_size"), need(p, "num_steps"), p["inverse_temperature"],
+    cert = TT.path_gdp(up(exact_q(d) / s_), need(p, "step_size"), need(p, "num_steps"), p["inverse_temperature"],
                        mechanism=mechanism)
     return _with_note(cert, f"per-step drift difference Delta/s (only the replaced record differs); Delta = {how}")
 
@@ -264,7 +265,7 @@ def _horizon(p: Mapping[str, Any]) -> float:
         return positive("time", p["time"])
     if p.get("step_size") is None or p.get("num_steps") is None:
         need(p, "time", "the horizon T (or --step-size and --num-steps, T = step-size * num-steps)")
-    return positive("step_size", p["step_size"]) * positive_int("num_steps", p["num_steps"])
+    return up(exact_q(positive("step_size", p["step_size"])) * positive_int("num_steps", p["num_steps"]))
 
 
 def _girsanov_path_routes(p: Mapping[str, Any]) -> list[Route]:

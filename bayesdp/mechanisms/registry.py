@@ -72,8 +72,8 @@ class Route:
     Examples:
         >>> from bayesdp.theorems.girsanov import theorem_5_4
         >>> route = Route("004 Theorem 5.4", lambda: theorem_5_4(grad_diff=1.0, step_size=0.01, num_steps=100))
-        >>> route.build().constants                                   # C5 = 1 * 100 * 0.01
-        {'C5': 1.0}
+        >>> route.build().constants          # C5 = 1 * 100 * 0.01, rounded up (the double 0.01 is above 1/100)
+        {'C5': 1.0000000000000002}
     """
 
     source: str

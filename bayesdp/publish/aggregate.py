@@ -29,7 +29,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ..errors import AssumptionError, positive, positive_int, require
-from ..exact import round_up
+from ..exact import exact, round_up, up
 from .noise import zcdp_rho
 from .sensitivity import SensitivityRoute
 from .statistics import Statistic
@@ -68,9 +68,9 @@ def aggregate_route(num_coords: int, value_range: tuple[float, float], chunks: i
     d = positive_int("num_coords", num_coords)
     a, b = value_range
     k = positive_int("chunks", chunks)
-    w = (b - a) / k
+    w = up((exact(b) - exact(a)) / k)   # (b - a)/k rounded up (the float difference and quotient can round below)
     l1 = d * w if d == 1 else round_up(d * w)
-    l2 = w if d == 1 else (round_up(math.sqrt(d) * w) if math.isqrt(d) ** 2 != d else math.isqrt(d) * w)
+    l2 = w if d == 1 else (round_up(math.sqrt(d) * w) if math.isqrt(d) ** 2 != d else up(math.isqrt(d) * exact(w)))
     return SensitivityRoute(source=SOURCE, sensitivity=l1, coupling_delta=0.0, l2_sensitivity=l2,
                             assumptions={"route": "sample-and-aggregate", "chunks": k, "range": [a, b],
                                          "neighbours": "replace one record", "num_coords": d,

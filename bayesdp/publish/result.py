@@ -208,14 +208,21 @@ class ReleaseResult:
         if ev.get("type") == "discrete_gaussian":
             return dp_event.ZCDpEvent(rho=float(ev["rho"]))
         if ev.get("type") == "gdp":          # a path release: mu-GDP, dominated by the Gaussian mechanism 1/mu
-            return dp_event.GaussianDpEvent(noise_multiplier=1.0 / float(ev["mu"]))
+            from ..certificate import curve_dp_event   # the multiplier 1/mu rounded down
+            from ..curves import GDP
+
+            return curve_dp_event(GDP(float(ev["mu"])))
         if ev.get("coords") == 1 and ev.get("grid") and self.delta == 0:
-            return dp_event.DiscreteLaplaceDpEvent(noise_parameter=float(ev["grid"]) / float(ev["noise_scale"]),
+            from ..exact import exact, up              # the parameter grid/noise_scale rounded up (budget.events)
+
+            return dp_event.DiscreteLaplaceDpEvent(noise_parameter=up(exact(ev["grid"]) / exact(ev["noise_scale"])),
                                                    sensitivity=int(_m.floor(float(ev["l1_sensitivity"]) /
                                                                             float(ev["grid"])) + 1))
-        if self.delta == 0:
-            return dp_event.RandomizedResponseDpEvent(noise_parameter=2.0 / (1.0 + _m.exp(float(self.epsilon))),
-                                                      num_buckets=2)
+        if self.delta == 0:                   # the parameter 2/(1 + e^eps) rounded down (certificate.curve_dp_event)
+            from ..certificate import curve_dp_event
+            from ..curves import ApproxDP
+
+            return curve_dp_event(ApproxDP(float(self.epsilon), 0.0))
         return dp_event.UnsupportedDpEvent()
 
     def to_dict(self) -> dict:

@@ -308,9 +308,9 @@ def best_coupling(**constants: Any) -> tuple[CouplingBound | None, list[tuple[st
             else:
                 # the minibatch estimate (m/s) sum_A grad v_i + grad V_prior is bounded by
                 # data_size * record_grad_bound + prior_v_grad_bound (the analyzer's grad_bound is that sum)
-                c = positive_int("data_size", constants["data_size"]) * nonnegative(
-                    "record_grad_bound", constants["record_grad_bound"]) + nonnegative(
-                    "prior_v_grad_bound", constants.get("prior_v_grad_bound") or 0.0)
+                c = up(positive_int("data_size", constants["data_size"]) * exact(nonnegative(
+                    "record_grad_bound", constants["record_grad_bound"])) + exact(nonnegative(
+                    "prior_v_grad_bound", constants.get("prior_v_grad_bound") or 0.0)))   # rounded up
                 c = max(c, nonnegative("grad_bound", constants["grad_bound"]))
         if c is not None:
             attempt(SOURCE_K_PLUS_V, coupling_k_plus_v, g, constants["strong_convexity"], constants["smoothness"], c,

@@ -110,7 +110,7 @@ def proposition_4_5(drift_diff: float, inverse_temperature: float, time: float,
     c = nonnegative("grad_diff", drift_diff, "declare the sup of the drift difference (18)")
     beta = positive("inverse_temperature", inverse_temperature)
     T = positive("time", time, "the horizon T = step_size * num_steps must be > 0")
-    C1 = c * c * beta * T
+    C1 = up(exact(c) * exact(c) * exact(beta) * exact(T))   # rounded up (a float product can round below)
     return Certificate(
         mechanism=mechanism, source="004 Proposition 4.5", curve=_linear(C1),
         assumptions={"drift_diff": c, "inverse_temperature": beta, "time": T,
@@ -165,11 +165,11 @@ def proposition_4_6(drift_lipschitz: float, drift_offset: float, coupling_bound:
     assumptions = {"drift_lipschitz": L, "drift_offset": c_off, "coupling_bound": C,
                    "inverse_temperature": beta, "time": T}
     if T < 1.0:
-        C1 = beta * c_path * c_path * T
+        C1 = up(exact(beta) * exact(c_path) * exact(c_path) * exact(T))
         return Certificate(mechanism=mechanism, source="004 Proposition 4.6", curve=_linear(C1),
                            assumptions=assumptions, constants={"C": C1},
                            notes="T < 1: Proposition 4.5 branch (B.6), C = beta*c^2*T")
-    C2 = beta * (C * (L + 1.0) + c_off) ** 2
+    C2 = up(exact(beta) * (exact(C) * (exact(L) + 1) + exact(c_off)) ** 2)
     return Certificate(mechanism=mechanism, source="004 Proposition 4.6", curve=_linear(C2),
                        assumptions=assumptions, constants={"C2": C2})
 
@@ -278,14 +278,14 @@ def theorem_5_4(grad_diff: float, step_size: float, num_steps: int, inverse_temp
 
     Examples:
         >>> cert = theorem_5_4(grad_diff=1.0, step_size=0.01, num_steps=1000)
-        >>> cert.constants["C5"], cert.rdp(2.0)                   # 1 * 1000 * 0.01; 2 * C5 / 4
-        (10.0, 5.0)
+        >>> cert.constants["C5"], cert.rdp(2.0)   # 1 * 1000 * 0.01 rounded up (the double 0.01 is above 1/100)
+        (10.000000000000002, 5.000000000000001)
     """
     d = nonnegative("grad_diff", grad_diff, "declare Delta = sup |grad U_D - grad U_D'| (004 Assumption 5.3)")
     gamma = positive("step_size", step_size)
     n = positive_int("num_steps", num_steps)
     beta = positive("inverse_temperature", inverse_temperature)
-    C5 = d * d * n * gamma * beta
+    C5 = up(exact(d) * exact(d) * n * exact(gamma) * exact(beta))
     return Certificate(
         mechanism=mechanism, source="004 Theorem 5.4", curve=_linear(C5),
         assumptions={"grad_diff": d, "step_size": gamma, "num_steps": n, "inverse_temperature": beta,
@@ -406,7 +406,7 @@ def theorem_5_8(grad_diff: float, step_size: float, num_steps: int, batch_size: 
     n = positive_int("num_steps", num_steps)
     s, m = check_batch(batch_size, data_size)
     beta = positive("inverse_temperature", inverse_temperature)
-    C8 = beta * d * d * n * gamma / (s * s)
+    C8 = up(exact(beta) * exact(d) * exact(d) * n * exact(gamma) / (s * s))
     return Certificate(
         mechanism=mechanism, source="004 Theorem 5.8", curve=_linear(C8),
         assumptions={"grad_diff": d, "step_size": gamma, "num_steps": n, "batch_size": s, "data_size": m,

@@ -266,7 +266,7 @@ def sc_step_lipschitz(step_size: float, smoothness: float, strong_convexity: flo
                 f"must be <= smoothness = {beta:.6g} (a beta-smooth rho-strongly convex loss has rho <= beta)",
                 "check the two constants")
     if rho == 0.0:
-        require(eta <= 2.0 / beta, "step_size", eta, f"must be <= 2/smoothness = {2.0 / beta:.6g} "
+        require(exact(eta) * exact(beta) <= 2, "step_size", eta, f"must be <= 2/smoothness = {2.0 / beta:.6g} "
                 "for the gradient step to be nonexpansive (003 Lemma 4, SEEDS §6 row 20)",
                 "choose a smaller step size")
         return 1.0
@@ -280,6 +280,37 @@ def sc_step_lipschitz(step_size: float, smoothness: float, strong_convexity: flo
         raise AssumptionError(f"1 - 2 eta beta rho/(beta+rho) = {float(q):.6g} is negative; the constants are "
                               "infeasible")
     return min(1.0, sqrt_up(up(q)))
+
+
+def _mp_up(v) -> float:
+    """A float >= the exact value that the mpmath value ``v`` >= 0 approximates (computed at 50 digits, with no
+    cancellation of more than 20 of them)."""
+    import mpmath
+
+    f = float(v)   # v carries >= 30 correct digits: a float above v by 1e-30 relative is above the exact value
+    if mpmath.mpf(f) < v * (1 + mpmath.mpf(10) ** -30):
+        f = math.nextafter(f, math.inf)
+    return f
+
+
+def _ratio_up(num: list, den: list) -> float:
+    """prod(num) / prod(den) of positive floats, exactly, rounded up."""
+    q = exact(1)
+    for x in num:
+        q *= exact(x)
+    for x in den:
+        q /= exact(x)
+    return up(q)
+
+
+def _theta_up(r: float, eps: float) -> float:
+    """An upper bound of theta_{e^eps}(r) for r >= 0 an upper bound of the mean gap (theta increases with r): the
+    GDP delta at mu = r in 60-digit arithmetic, rounded up."""
+    if r == 0.0:
+        return 0.0
+    from ..curves import _gdp_delta_mp
+
+    return min(1.0, float(_gdp_delta_mp(r, eps)))
 
 
 def _check_index(data_size: int, index: int | None) -> tuple[int, int]:
@@ -304,15 +335,24 @@ def pnsgd_laplace_delta(eps: float, lipschitz: float, noise_scale: float, contra
     """
     e = nonnegative("epsilon", eps)
     L, v = lipschitz, noise_scale
-    first = max(0.0, -math.expm1(e / 2.0 - L / v)) if e / 2.0 < L / v else 0.0
-    k = data_size - index
-    if k == 0 or first == 0.0:
-        return first
-    x = e / 2.0 - contraction * diameter / (2.0 * step_size * v)
-    second = -math.expm1(x) if x < 0 else 0.0
-    if second == 0.0:
+    # the signs exactly, the values at 50 digits, rounded up (the float formula could land below)
+    x1 = exact(e) / 2 - exact(L) / exact(v)
+    if x1 >= 0:
         return 0.0
-    return math.exp(math.log(first) + k * math.log(second))
+    import mpmath
+
+    with mpmath.workdps(50):
+        E = mpmath.mpf(e)
+        first = -mpmath.expm1(E / 2 - mpmath.mpf(L) / mpmath.mpf(v))
+        k = data_size - index
+        if k == 0:
+            return min(1.0, _mp_up(first))
+        x2 = exact(e) / 2 - exact(contraction) * exact(diameter) / (2 * exact(step_size) * exact(v))
+        if x2 >= 0:
+            return 0.0
+        second = -mpmath.expm1(E / 2 - mpmath.mpf(contraction) * mpmath.mpf(diameter)
+                               / (2 * mpmath.mpf(step_size) * mpmath.mpf(v)))
+        return min(1.0, _mp_up(first * second ** k))
 
 
 def laplace_zero_delta_threshold(lipschitz: float, noise_scale: float, contraction: float, step_size: float,
@@ -321,10 +361,10 @@ def laplace_zero_delta_threshold(lipschitz: float, noise_scale: float, contracti
 
     ``2L/v`` for i = n; ``min{2L/v, M(b-a)/(eta v)}`` for i < n.
     """
-    t1 = 2.0 * lipschitz / noise_scale
+    t1 = _ratio_up([2.0, lipschitz], [noise_scale])   # thresholds: rounded up
     if index == data_size:
         return t1
-    return min(t1, contraction * diameter / (step_size * noise_scale))
+    return min(t1, _ratio_up([contraction, diameter], [step_size, noise_scale]))
 
 
 def theorem_3(lipschitz: float, smoothness: float, strong_convexity: float, step_size: float,
@@ -408,8 +448,18 @@ def pnsgd_gauss_log_delta(eps: float, lipschitz: float, noise_scale: float, cont
 def pnsgd_gauss_delta(eps: float, lipschitz: float, noise_scale: float, contraction: float, step_size: float,
                       diameter: float, data_size: int, index: int) -> float:
     """003 Theorem 4 delta at eps (see ``pnsgd_gauss_log_delta``; unvalidated formula)."""
-    ld = pnsgd_gauss_log_delta(eps, lipschitz, noise_scale, contraction, step_size, diameter, data_size, index)
-    return 0.0 if ld == -math.inf else math.exp(ld)
+    # theta(r) increases with r: r rounded up, each theta an upper bound (60 digits), the product rounded up
+    t1 = _theta_up(_ratio_up([2.0, lipschitz], [noise_scale]), eps)
+    k = data_size - index
+    if k == 0 or t1 == 0.0:
+        return t1
+    t2 = _theta_up(_ratio_up([contraction, diameter], [step_size, noise_scale]), eps)
+    if t2 == 0.0:
+        return 0.0
+    import mpmath
+
+    with mpmath.workdps(50):
+        return min(1.0, _mp_up(mpmath.mpf(t1) * mpmath.mpf(t2) ** k))
 
 
 def _gauss_inputs(lipschitz, smoothness, strong_convexity, step_size, noise_scale, diameter, allow_infeasible):
@@ -484,19 +534,25 @@ def pnsgd_random_stop_delta(eps: float, lipschitz: float, noise_scale: float, co
     ``tight=True`` uses the value the proof gives at the worst index i = 1,
     ``(1/n) theta(2L/sigma) (1 - th^n)/(1 - th)`` (SEEDS §2.9), which is <= the printed one.
     """
-    lt1 = log_theta(2.0 * lipschitz / noise_scale, eps)
-    if lt1 == -math.inf:
+    # theta(r) increases with r and the geometric sum with theta: upper bounds throughout (60 digits)
+    t1 = _theta_up(_ratio_up([2.0, lipschitz], [noise_scale]), eps)
+    if t1 == 0.0:
         return 0.0
-    lt = log_theta(contraction * diameter / (step_size * noise_scale), eps)   # log th
+    th = _theta_up(_ratio_up([contraction, diameter], [step_size, noise_scale]), eps)
     n = data_size
-    den = -math.expm1(lt)                        # 1 - th without cancellation (0 when th rounds to 1)
-    if lt == -math.inf:
-        geom = 1.0
-    elif tight:   # (1 - th^n)/(1 - th) = sum_{j<n} th^j <= n
-        geom = min(float(n), -math.expm1(n * lt) / den) if den > 0 else float(n)
-    else:
-        geom = 1.0 / den if den > 0 else math.inf
-    return min(1.0, round_up(math.exp(lt1 - math.log(n)) * geom))
+    import mpmath
+
+    with mpmath.workdps(50):
+        T1, TH = mpmath.mpf(t1), mpmath.mpf(th)
+        if th == 0.0:
+            geom = mpmath.mpf(1)
+        elif tight:   # (1 - th^n)/(1 - th) = sum_{j<n} th^j <= n
+            geom = min(mpmath.mpf(n), (1 - TH ** n) / (1 - TH)) if th < 1.0 else mpmath.mpf(n)
+        elif th < 1.0:
+            geom = 1 / (1 - TH)
+        else:
+            return 1.0
+        return min(1.0, _mp_up(T1 * geom / n))
 
 
 def theorem_5(lipschitz: float, smoothness: float, strong_convexity: float, step_size: float,
@@ -561,10 +617,13 @@ def proposition_1_kappa(lipschitz: float, noise_scale: float, contraction: float
                         index: int) -> float:
     """003 Proposition 1 kappa: ``2L^2/((n-i) sigma^2) M^{n-i+1}`` (i < n), ``2L^2/sigma^2`` (i = n) (unvalidated)."""
     k = data_size - index
-    base = 2.0 * lipschitz ** 2 / noise_scale ** 2
     if k == 0:
-        return base
-    return base / k * contraction ** (k + 1)
+        return _ratio_up([2.0, lipschitz, lipschitz], [noise_scale, noise_scale])
+    import mpmath
+
+    with mpmath.workdps(50):   # rounded up
+        L, s = mpmath.mpf(lipschitz), mpmath.mpf(noise_scale)
+        return _mp_up(2 * L * L / (s * s) / k * mpmath.mpf(contraction) ** (k + 1))
 
 
 def proposition_1_delta(eps: float, kappa: float) -> float:
@@ -573,7 +632,11 @@ def proposition_1_delta(eps: float, kappa: float) -> float:
         return 0.0
     if eps <= kappa:
         return 1.0
-    return math.exp(-(eps - kappa) ** 2 / (4.0 * kappa))
+    import mpmath
+
+    with mpmath.workdps(50):   # rounded up
+        E, K = mpmath.mpf(eps), mpmath.mpf(kappa)
+        return min(1.0, _mp_up(mpmath.exp(-(E - K) ** 2 / (4 * K))))
 
 
 def proposition_1(lipschitz: float, smoothness: float, strong_convexity: float, step_size: float,

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..certificate import Certificate
 from ..curves import RDP, ApproxDP
-from ..exact import round_up
+from ..exact import exact as _q, round_up, up
 from ..errors import AssumptionError, nonnegative, positive, positive_int, require
 from .hockey_stick import _check_index, sc_step_lipschitz
 
@@ -69,6 +69,17 @@ def implied_conditions(condition: str) -> tuple[str, ...]:
     chain = ("ultra-mixing", "doeblin", "dobrushin", "dobrushin-eps")
     c = _norm_condition(condition)
     return chain[chain.index(c):]
+
+
+def _mp_up(v) -> float:
+    """A float >= the exact value that the mpmath value ``v`` >= 0 approximates (computed at 50 digits, with no
+    cancellation of more than 20 of them)."""
+    import mpmath
+
+    f = float(v)   # v carries >= 30 correct digits: a float above v by 1e-30 relative is above the exact value
+    if mpmath.mpf(f) < v * (1 + mpmath.mpf(10) ** -30):
+        f = math.nextafter(f, math.inf)
+    return f
 
 
 def _norm_condition(condition: str) -> str:
@@ -167,12 +178,17 @@ def amplify_by_mixing(eps: float, delta: float, gamma: float, condition: str) ->
     g = nonnegative("gamma", gamma, "declare the mixing coefficient of the kernel")
     require(g <= 1.0, "gamma", g, "must be in [0, 1] (a mixing coefficient)")
     if c in ("dobrushin", "dobrushin-eps"):
-        return e, g * d
-    eps_p = math.log1p(g * math.expm1(e))
-    beta = math.exp(eps_p - e)
-    if c == "doeblin":
-        return eps_p, min(1.0, max(0.0, g * (1.0 - beta * (1.0 - d))))
-    return eps_p, g * d * beta
+        return e, up(_q(g) * _q(d))
+    import mpmath
+
+    with mpmath.workdps(50):   # eps' and delta' at 50 digits, each rounded up (a larger pair is also valid)
+        E, G, D = mpmath.mpf(e), mpmath.mpf(g), mpmath.mpf(d)
+        eps_p = mpmath.log1p(G * mpmath.expm1(E))
+        beta = G + (1 - G) * mpmath.exp(-E)      # e^(eps' - eps), exactly
+        if c == "doeblin":
+            # 1 - beta (1 - delta) = (1 - gamma)(1 - e^-eps) + beta delta (no cancellation)
+            return _mp_up(eps_p), min(1.0, _mp_up(G * ((1 - G) * -mpmath.expm1(-E) + beta * D)))
+        return _mp_up(eps_p), min(1.0, _mp_up(G * D * beta))
 
 
 def theorem_1(epsilon_in: float, delta_in: float, gamma: float, condition: str,
@@ -266,7 +282,7 @@ def example_1(sensitivity: float, s1: float, s2: float, mechanism: str = "iterat
     d = nonnegative("sensitivity", sensitivity)
     a = positive("s1", s1)
     b = nonnegative("s2", s2)
-    kappa = d * d / (2.0 * (a * a + b * b))
+    kappa = up(_q(d) ** 2 / (2 * (_q(a) ** 2 + _q(b) ** 2)))   # rounded up
     return Certificate(mechanism=mechanism, source="002 Example 1", curve=RDP.linear(kappa),
                        assumptions={"sensitivity": d, "s1": a, "s2": b}, constants={"kappa": kappa})
 
@@ -295,7 +311,7 @@ def lipschitz_gaussian_kernel_rdp(alpha: float, sensitivity: float, s1: float, s
     L = nonnegative("lipschitz", lipschitz)
     if L == 0.0:
         return 0.0
-    return alpha * sensitivity ** 2 / (2.0 * (s1 ** 2 + s2 ** 2 / L ** 2))
+    return up(_q(alpha) * _q(sensitivity) ** 2 / (2 * (_q(s1) ** 2 + _q(s2) ** 2 / _q(L) ** 2)))
 
 
 def example_3(sensitivity: float, s1: float, s2: float, lipschitz: float,
@@ -342,6 +358,13 @@ def _log_g(alpha: float, z: float) -> float:
     return m + math.log(math.exp(t1 - m) + math.exp(t2 - m))
 
 
+def _log_g_mp(a, z):
+    """``_log_g`` in mpmath (the caller sets the precision)."""
+    import mpmath
+
+    return mpmath.log(a / (2 * a - 1) * mpmath.exp(z * (a - 1)) + (a - 1) / (2 * a - 1) * mpmath.exp(-z * a))
+
+
 def laplace_rdp(alpha: float, z: float) -> float:
     """Laplace mechanism RDP (Mironov 2017 Cor. 2, quoted in 002 Example 2): ``log(g_alpha(z))/(alpha-1)``,
     z = Delta/lambda, ``g_alpha(z) = alpha/(2alpha-1) e^{z(alpha-1)} + (alpha-1)/(2alpha-1) e^{-z alpha}``.
@@ -366,7 +389,13 @@ def laplace_rdp(alpha: float, z: float) -> float:
     a = float(alpha)
     if not a > 1:
         raise AssumptionError(f"alpha = {a:.6g} must be > 1 (Renyi order)")
-    return _log_g(a, nonnegative("z = Delta/lambda", z)) / (a - 1.0)
+    z = nonnegative("z = Delta/lambda", z)
+    import mpmath
+
+    with mpmath.workdps(80):   # rounded up (the float log-sum-exp is off by a few ulps of its terms; log of
+        # 1 + O(z^2) cancels: 80 digits keep 30 down to z ~ 1e-10)
+        A = mpmath.mpf(a)
+        return _mp_up(max(mpmath.mpf(0), _log_g_mp(A, mpmath.mpf(z)) / (A - 1)))
 
 
 def iterated_laplace_rdp(alpha: float, sensitivity: float, lam1: float, lam2: float, n_grid: int = 2001) -> float:
@@ -410,14 +439,19 @@ def iterated_laplace_rdp(alpha: float, sensitivity: float, lam1: float, lam2: fl
 
     vals = [f(t) for t in thetas]
     k = int(np.argmin(vals))
-    best = vals[k]
+    best, best_t = vals[k], float(thetas[k])
     from scipy import optimize
     lo, hi = thetas[max(k - 1, 0)], thetas[min(k + 1, n_grid - 1)]
     if hi > lo:
         res = optimize.minimize_scalar(f, bounds=(lo, hi), method="bounded", options={"xatol": 1e-12})
-        if res.success:
-            best = min(best, float(res.fun))
-    return best
+        if res.success and float(res.fun) < best:
+            best, best_t = float(res.fun), min(1.0, max(0.0, float(res.x)))
+    import mpmath
+
+    with mpmath.workdps(80):   # the bound at the chosen theta, exactly split and rounded up (floats: a few ulps)
+        A, T_, D = mpmath.mpf(a), mpmath.mpf(best_t), mpmath.mpf(d)
+        v = (_log_g_mp(A, T_ * D / mpmath.mpf(l1)) + _log_g_mp(A, (1 - T_) * D / mpmath.mpf(l2))) / (A - 1)
+        return _mp_up(max(mpmath.mpf(0), v))
 
 
 def lap2_pdf(x: float, lam1: float, lam2: float) -> float:
@@ -582,9 +616,14 @@ def pabi_contractive_rdp(alpha: float, w_inf: float, lipschitz: float, num_kerne
         return 0.0
     # r L^{2r} (1-L)^2/(1-L^r)^2 is increasing in L; 1 - L is exact for L >= 1/2 (Sterbenz) and
     # 1 - L^r = -expm1(r log L) has no cancellation when L is close to 1
-    one_minus_lr = -math.expm1(r * math.log(L))
-    return round_up(alpha * r * d * d * math.exp(2 * r * math.log(L)) * ((1.0 - L) / one_minus_lr) ** 2
-                    / (2.0 * s * s))
+    # at 50 digits: exp(2 r log L) in floats is off by ~2r|log L| ulps (beyond round_up's margin for large r)
+    import mpmath
+
+    with mpmath.workdps(50):
+        Lm = mpmath.mpf(L)
+        rl = r * mpmath.log(Lm)
+        v = mpmath.mpf(alpha) * r * mpmath.mpf(d) ** 2 * mpmath.exp(2 * rl) * ((1 - Lm) / -mpmath.expm1(rl)) ** 2
+        return _mp_up(v / (2 * mpmath.mpf(s) ** 2))
 
 
 def noisy_proj_sgd_index_kappa(lipschitz: float, noise_scale: float, contraction: float, data_size: int,
@@ -597,7 +636,7 @@ def noisy_proj_sgd_index_kappa(lipschitz: float, noise_scale: float, contraction
     C, s, M, n, i = lipschitz, noise_scale, contraction, data_size, index
     r = n - i
     if r == 0:
-        return 2.0 * C * C / (s * s)
+        return up(2 * _q(C) ** 2 / _q(s) ** 2)
     # Theorem 4 (3) with W_inf = 2 eta C and noise std eta sigma: eta cancels.
     return pabi_contractive_rdp(1.0, 2.0 * C, M, r, s, tight=tight)
 
@@ -706,7 +745,11 @@ def ou_lambda(theta: float, rho: float, time: float, sensitivity: float) -> floa
     r = positive("rho", rho, "the OU diffusion coefficient must be > 0")
     t = positive("time", time, "the diffusion time must be > 0 (t -> 0 gives no privacy)")
     d = nonnegative("sensitivity", sensitivity)
-    return th * d * d / (2.0 * r * r * math.expm1(2.0 * th * t))
+    import mpmath
+
+    with mpmath.workdps(50):   # rounded up (expm1 of a float product can land on either side)
+        T_, R_ = mpmath.mpf(th), mpmath.mpf(r)
+        return _mp_up(T_ * mpmath.mpf(d) ** 2 / (2 * R_ * R_ * mpmath.expm1(2 * T_ * mpmath.mpf(t))))
 
 
 def ou_rdp(alpha: float, theta: float, rho: float, time: float, sensitivity: float) -> float:

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..certificate import Certificate
 from ..curves import RDP
-from ..exact import exact, round_up, up
+from ..exact import down, exact, round_up, up
 from ..errors import AssumptionError, nonnegative, positive, positive_int, require
 from ..errors import probability_open
 from .hockey_stick import _check_index
@@ -54,8 +54,25 @@ def _holder_h(step_size: float, holder_exponent: float, holder_constant: float) 
     eta, p, M = step_size, holder_exponent, holder_constant
     if M == 0.0:
         return 0.0
-    q = 1.0 / (1.0 - p)
-    return math.exp(math.log(4.0) + 2 * q * math.log(eta) + math.log((1 - p) / (1 + p)) + 2 * q * math.log(M / 2.0))
+    import mpmath
+
+    with mpmath.workdps(50):   # 4 eta^(2q) (1-p)/(1+p) (M/2)^(2q) at 50 digits, rounded up
+        P = mpmath.mpf(p)
+        q = 1 / (1 - P)
+        v = mpmath.exp(mpmath.log(4) + 2 * q * mpmath.log(mpmath.mpf(eta)) + mpmath.log((1 - P) / (1 + P))
+                       + 2 * q * mpmath.log(mpmath.mpf(M) / 2))
+        return _mp_up(v)
+
+
+def _mp_up(v) -> float:
+    """A float >= the exact value that the mpmath value ``v`` >= 0 approximates (computed at 50 digits, with no
+    cancellation of more than 20 of them)."""
+    import mpmath
+
+    f = float(v)   # v carries >= 30 correct digits: a float above v by 1e-30 relative is above the exact value
+    if mpmath.mpf(f) < v * (1 + mpmath.mpf(10) ** -30):
+        f = math.nextafter(f, math.inf)
+    return f
 
 
 def modulus_params(case: str, step_size: float, lipschitz: float | None = None, smoothness: float | None = None,
@@ -104,7 +121,7 @@ def modulus_params(case: str, step_size: float, lipschitz: float | None = None, 
 
     if c == "convex-lipschitz":
         L = nonnegative("lipschitz", req("lipschitz", lipschitz, "L, the Lipschitz constant of f"))
-        return 1.0, (2.0 * eta * L) ** 2
+        return 1.0, up((2 * exact(eta) * exact(L)) ** 2)
     if c == "convex-weakly-smooth":
         p = nonnegative("holder_exponent", req("holder_exponent", holder_exponent, "p in [0, 1)"))
         require(p < 1.0, "holder_exponent", p, "must be in [0, 1) for row (2)",
@@ -114,11 +131,12 @@ def modulus_params(case: str, step_size: float, lipschitz: float | None = None, 
         return 1.0, _holder_h(eta, p, M)
     beta = positive("smoothness", req("smoothness", smoothness, "beta, the Lipschitz constant of grad f"))
     if c == "convex-smooth":
-        require(eta <= 2.0 / beta, "step_size", eta, f"must be <= 2/smoothness = {2.0 / beta:.6g} for row (4)",
+        require(exact(eta) * exact(beta) <= 2, "step_size", eta,   # eta <= 2/beta, exactly
+                f"must be <= 2/smoothness = {2.0 / beta:.6g} for row (4)",
                 "choose a smaller step size")
         return 1.0, 0.0
     if c == "nonconvex-smooth":
-        return (1.0 + eta * beta) ** 2, 0.0
+        return up((1 + exact(eta) * exact(beta)) ** 2), 0.0
     kappa = positive("strong_convexity", req("strong_convexity", strong_convexity, "kappa > 0"))
     # 1 - 2 eta kappa + eta^2 beta^2 exactly, rounded up (the bounds increase with c)
     cq = 1 - 2 * exact(eta) * exact(kappa) + exact(eta) ** 2 * exact(beta) ** 2
@@ -131,7 +149,7 @@ def modulus_params(case: str, step_size: float, lipschitz: float | None = None, 
                                            "lambda of <grad f(x) - grad f(y), x - y> >= -lambda + kappa |x - y|^2"))
     require(cc >= 0.0, "strong_convexity", kappa,
             f"gives c = 1 - 2 eta kappa + eta^2 beta^2 = {cc:.6g} < 0: inconsistent constants (need kappa <= beta)")
-    return cc, 2.0 * eta * lam
+    return cc, up(2 * exact(eta) * exact(lam))
 
 
 # ---------------------------------------------------------------------------
@@ -307,7 +325,12 @@ def constant_coefficient(c: float, h: float, sigma2: float, D: float, T: int) ->
         lc = math.log(c)
         if c < 1.0:
             # c^T (1-c)/(1-c^T) ; c^s/S_s = c^s (1-c)/(1-c^{s+1})  (underflow to 0 is fine)
-            dterm = D * D * (1.0 - c) * math.exp(T * lc) / (-math.expm1(T * lc))
+            # at 50 digits: exp(T log c) in floats is off by ~T |log c| ulps (beyond the final round_up's margin)
+            import mpmath
+
+            with mpmath.workdps(50):
+                TL = T * mpmath.log(mpmath.mpf(c))
+                dterm = _mp_up(mpmath.mpf(D) ** 2 * (1 - mpmath.mpf(c)) * mpmath.exp(TL) / -mpmath.expm1(TL))
             if h > 0:
                 hsum = float(np.sum(np.exp(s * lc) * (1.0 - c) / (-np.expm1((s + 1.0) * lc))))
                 if T > K:   # sum_{s>=K} c^s (1-c)/(1-c^{s+1}) <= c^K/(1-c^{K+1})
@@ -431,7 +454,7 @@ def pnsgd_pabi(lipschitz: float, smoothness: float, strong_convexity: float, ste
     eta = positive("step_size", step_size)
     s = positive("noise_scale", noise_scale)
     n, i = _check_index(data_size, index)
-    delta0 = 2.0 * eta * L
+    delta0 = up(2 * exact(eta) * exact(L))
     if diameter is not None:
         delta0 = min(delta0, positive("diameter", diameter))
     e_, b_, r_ = exact(eta), exact(beta), exact(rho)
@@ -439,13 +462,13 @@ def pnsgd_pabi(lipschitz: float, smoothness: float, strong_convexity: float, ste
     if (rho > 0 and e_ * (b_ + r_) < 2) or (rho == 0 and e_ * b_ <= 2):
         cands.append(1 - 2 * e_ * b_ * r_ / (b_ + r_))
     c = max(0.0, up(min(cands)))
-    s2 = (eta * s) ** 2
+    s2 = down((exact(eta) * exact(s)) ** 2)   # a noise variance: rounded down
 
     def kappa_at(r: int) -> float:
         if r == 0:
             # i = n: Gaussian mechanism of the last step; the mean shift 2 eta L is taken before
             # the projection, so it is not capped by the diameter.
-            return (2.0 * eta * L) ** 2 / (2.0 * s2)
+            return up((2 * exact(eta) * exact(L)) ** 2 / (2 * exact(s2)))
         if c == 0.0:
             return 0.0
         return constant_coefficient(c, 0.0, s2, delta0, r)
@@ -698,7 +721,8 @@ def theorem_5_2(lipschitz: float, holder_exponent: float, holder_constant: float
     require(q < 0.2, "batch_size", b, f"gives b/n = {q:.6g}; 001 Theorem 5.2 needs b/n < 1/5 (Lemma A.18, "
             "SEEDS §6 row 13)", "use a smaller batch or more data")
     smin = 8.0 * math.sqrt(2.0) * L / b
-    require(sigma >= smin, "noise_scale", sigma, f"must be >= 8*sqrt(2)*L/b = {smin:.6g} (001 Theorem 5.2)",
+    require((exact(sigma) * b) ** 2 >= 128 * exact(L) ** 2,   # the threshold compared exactly
+            "noise_scale", sigma, f"must be >= 8*sqrt(2)*L/b = {smin:.6g} (001 Theorem 5.2)",
             "increase the noise")
     if batching == "fixed":
         eta_eff = eta
@@ -715,7 +739,7 @@ def theorem_5_2(lipschitz: float, holder_exponent: float, holder_constant: float
     Rs = _R_candidates(T, D * n / (4 * eta * L))
     vals = sg * Rs + D * D / (eta * eta * sigma * sigma * Rs) + hbar * (np.log(Rs) + 1.0) / (sigma * sigma)
     k = int(np.argmin(vals))
-    kappa = min(float(vals[k]), sg * T)
+    kappa = round_up(min(float(vals[k]), sg * T))   # a few float operations per candidate: rounded outward
     r_best = T if sg * T <= float(vals[k]) else int(Rs[k])
     sig_ratio = b * sigma / (2.0 * math.sqrt(2.0) * L)
 
@@ -763,9 +787,11 @@ def _check_5_4(lipschitz, smoothness, diameter, step_size, noise_scale, data_siz
     require(10 * b <= n, "batch_size", b, f"must be <= data_size/10 = {n / 10:.6g} (001 Theorem 5.4)",
             "use a smaller batch or more data")
     smin = 2.0 * math.sqrt(10.0) * L / b
-    require(sigma >= smin, "noise_scale", sigma, f"must be >= 2*sqrt(10)*L/b = {smin:.6g} (001 Theorem 5.4)",
+    require((exact(sigma) * b) ** 2 >= 40 * exact(L) ** 2,   # the threshold compared exactly
+            "noise_scale", sigma, f"must be >= 2*sqrt(10)*L/b = {smin:.6g} (001 Theorem 5.4)",
             "increase the noise")
     alpha_star = (b * b * sigma * sigma / (16.0 * L * L)) * math.log(n / b)
+    alpha_star = math.nextafter(alpha_star * (1.0 - 2.0 ** -46), 0.0)   # the largest order allowed: rounded down
     return L, beta, D, eta, sigma, n, b, alpha_star
 
 
@@ -814,7 +840,7 @@ def theorem_5_4(lipschitz: float, smoothness: float, diameter: float, step_size:
     vals = 52.0 * L * L * Rs / (n * n * sigma * sigma) \
         + D * D * c1 / (-np.expm1(-Rs * lc)) / (eta * eta * sigma * sigma)
     k = int(np.argmin(vals))
-    kappa = float(vals[k])
+    kappa = round_up(float(vals[k]))   # a few float operations per candidate: rounded outward
     require(alpha_star > 1.0, "noise_scale", sigma, f"gives alpha* = {alpha_star:.6g} <= 1 (001 Theorem 5.4)")
 
     def eps(alpha: float) -> float:
@@ -888,7 +914,7 @@ def noisy_sgd_dp_nonconvex(delta: float, lipschitz: float, smoothness: float, di
     l1d = math.log(1.0 / d)
     a_opt = 1.0 + sigma * math.sqrt(l1d / A)
     a = min(a_opt, alpha_star)
-    eps = a * A / sigma ** 2 + l1d / (a - 1.0)
+    eps = round_up(a * A / sigma ** 2 + l1d / (a - 1.0))   # a few float operations: rounded outward
     return {"epsilon": eps, "alpha": a, "alpha_opt": a_opt, "alpha_star": alpha_star, "A": A, "Tbar": tbar,
             "closed_form_valid": a_opt <= alpha_star,
             "paper_shortcut_condition": l1d <= 6.25 * A * math.log(n / b) ** 2}

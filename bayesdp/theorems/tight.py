@@ -27,7 +27,7 @@ from ..certificate import Certificate
 from ..curves import GDP, RDP
 from ..errors import AssumptionError, nonnegative, positive, positive_int, require
 from .girsanov import final_constant
-from ..exact import exact as _q, mul_up, one_minus_power, power_of_contraction, round_up, sqrt_up, up
+from ..exact import down, exact as _q, mul_up, one_minus_power, power_of_contraction, round_up, sqrt_up, up
 from .gradient_step import contraction_factor, contraction_gap, coupling_bound, paper_margin_exact
 
 __all__ = ["total_potential_constants", "posterior_gdp", "path_gdp", "last_draw_gdp", "kv_coupling_bound",
@@ -78,11 +78,11 @@ def total_potential_constants(strong_convexity: float, smoothness: float, v_smoo
         m = mu
         how = "V convex: m = mu"
     elif lv is not None:
-        m = mu - lv
+        m = down(_q(mu) - _q(lv))   # a lower bound of mu - L_V (the float difference can round above it)
         how = f"V {lv:.6g}-smooth, not declared convex: m = mu - L_V"
     else:
         return None, None, "V's smoothness and convexity not declared"
-    total_L = None if lv is None else L + lv
+    total_L = None if lv is None else up(_q(L) + _q(lv))
     if m <= 0:
         return None, total_L, f"mu - L_V = {m:.6g} <= 0: U_D is not shown strongly convex"
     return m, total_L, how + ("" if lv is None else f", L = L_K + L_V = {total_L:.6g}")
@@ -316,7 +316,7 @@ def theorem_5_2_exact_contraction(strong_convexity: float, smoothness: float, gr
     n = positive_int("num_steps", num_steps)
     beta = positive("inverse_temperature", inverse_temperature)
     s = positive_int("batch_size", batch_size)
-    offset = 2.0 * c / s if linear_v else 2.0 * c
+    offset = up(2 * _q(c) / s) if linear_v else 2.0 * c
     C = kv_coupling_bound(mu, L, offset, step_size, exact=True)
     K, note = final_constant(offset, C, L, beta, n * step_size, n, step_size)   # Prop 4.6, T < 1 -> Prop 4.5 branch
     return Certificate(mechanism=mechanism, source=EXACT_CONTRACTION_SOURCE, curve=RDP.linear(K / 4.0),

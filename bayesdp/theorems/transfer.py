@@ -276,7 +276,7 @@ def _laplace_route(window: float, extra_delta: float, epsilon: float | None, noi
     else:
         scale = positive("noise_scale", noise_scale)
         eps_t = up(_q(window) / _q(scale))
-    curve = DeltaProfile(lambda e: min(1.0, laplace_delta(e, window, scale) + extra_delta),
+    curve = DeltaProfile(lambda e: min(1.0, up(_q(laplace_delta(e, window, scale)) + _q(extra_delta))),
                          f"Laplace(scale {scale:.6g}) at sensitivity {window:.6g} + {extra_delta:.6g}")
     return scale, eps_t, curve
 
@@ -352,7 +352,7 @@ def proposition_3_10(concentration: float, concentration_delta: float, posterior
     C = nonnegative("concentration", concentration, "declare C of 004 Assumption 3.8")
     dt = _delta01("concentration_delta", concentration_delta)
     gf = nonnegative("posterior_sensitivity", posterior_sensitivity, "declare gamma_f of 004 Assumption 3.9")
-    window = 2.0 * C + gf
+    window = up(2 * _q(C) + _q(gf))   # the sensitivity, rounded up (the float sum can round below it)
     if window <= 0:
         raise AssumptionError("2*concentration + posterior_sensitivity = 0: the estimate is data-independent; "
                               "no noise is needed (declare positive constants to calibrate noise)")

@@ -343,10 +343,14 @@ def test_laplace_route_certificate_states_what_it_proves():
     assert str(e.value).startswith("noise_scale = 2 is too small for epsilon = 0.5 at sensitivity 1")
     with pytest.raises(AssumptionError, match="epsilon = 0 must be > 0; pass a positive number"):
         r.certificate(epsilon=0.0, noise_scale=1.0, num_coords=1)
-    # Prop 3.10's route adds its delta to the claimed point
-    c2 = S.concentration_route(0.1, 0.01, 0.05).certificate(epsilon=1.0, noise_scale=0.25, num_coords=2)
+    # Prop 3.10's route adds its delta to the claimed point; its window 2 * 0.1 + 0.05 is rounded up (the doubles
+    # 0.1 and 0.05 are above 1/10 and 1/20, so the window is the float after 0.25, issue 25)
+    w2 = math.nextafter(0.25, 1.0)
+    c2 = S.concentration_route(0.1, 0.01, 0.05).certificate(epsilon=1.0, noise_scale=w2, num_coords=2)
     assert (c2.curve.eps0, c2.curve.delta0) == (1.0, pytest.approx(0.0199)) and c2.source == "004 Proposition 3.10"
-    assert c2.assumptions["coupling_window"] == 0.25 and c2.assumptions["concentration"] == 0.1
+    assert c2.assumptions["coupling_window"] == w2 and c2.assumptions["concentration"] == 0.1
+    with pytest.raises(AssumptionError, match="noise_scale = 0.25 is too small"):
+        S.concentration_route(0.1, 0.01, 0.05).certificate(epsilon=1.0, noise_scale=0.25, num_coords=2)
 
 
 def test_sample_and_aggregate_route_keeps_only_its_own_hypotheses():

@@ -1,0 +1,409 @@
+"""Issue 25 audit: constants that a certificate rests on are rounded outward.
+
+Each test compares a constant with its exact real value, computed in rational arithmetic on the float
+inputs (``fractions.Fraction``); the inputs were chosen (by a search over random decimal inputs) so
+that the plain float formula lands on the unsafe side of the exact value.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction as F
+
+from bayesdp.mechanisms.registry import bound
+from bayesdp.theorems import girsanov as G
+from bayesdp.theorems import tight as TT
+from bayesdp.theorems import transfer as T
+from bayesdp.theorems.transfer import laplace_delta
+from bayesdp.exact import up
+
+
+def _route(report, source):
+    return next(c for c in report.certificates if c.source == source)
+
+
+# -- 004 Girsanov constants (RDP slope C/4) --------------------------------------------------------
+
+
+def test_proposition_4_5_C1_is_an_upper_bound():
+    c, beta, T_ = 0.5, 0.84, 2.31           # float c*c*beta*T is below the exact product
+    assert c * c * beta * T_ < F(c) * F(c) * F(beta) * F(T_)
+    C1 = G.proposition_4_5(c, beta, T_).constants["C1"]
+    assert F(C1) >= F(c) * F(c) * F(beta) * F(T_)
+
+
+def test_proposition_4_6_constants_are_upper_bounds():
+    beta, c, T_ = 2.853, 2.814, 0.225       # T < 1 branch: beta c^2 T
+    assert beta * c * c * T_ < F(beta) * F(c) ** 2 * F(T_)
+    C = G.proposition_4_6(1.0, c, 1.0, beta, T_).constants["C"]
+    assert F(C) >= F(beta) * F(c) ** 2 * F(T_)
+    beta, Cc, L, off = 2.12, 2.2, 1.8, 2.7  # T >= 1 branch: beta (C (L + 1) + c)^2
+    exact = F(beta) * (F(Cc) * (F(L) + 1) + F(off)) ** 2
+    assert beta * (Cc * (L + 1.0) + off) ** 2 < exact
+    C2 = G.proposition_4_6(L, off, Cc, beta, 2.0).constants["C2"]
+    assert F(C2) >= exact
+
+
+def test_theorem_5_4_C5_is_an_upper_bound():
+    d, n, g, beta = 0.165, 555, 0.0013, 2.09
+    exact = F(d) ** 2 * n * F(g) * F(beta)
+    assert d * d * n * g * beta < exact
+    assert F(G.theorem_5_4(d, g, n, beta).constants["C5"]) >= exact
+
+
+def test_theorem_5_8_C8_is_an_upper_bound():
+    beta, d, n, g, s = 2.205, 0.74, 962, 0.015, 24
+    exact = F(beta) * F(d) ** 2 * n * F(g) / (s * s)
+    assert beta * d * d * n * g / (s * s) < exact
+    assert F(G.theorem_5_8(d, g, n, s, 1000, beta).constants["C8"]) >= exact
+
+
+def test_girsanov_horizon_from_step_size_is_rounded_up():
+    g, n = 0.01097, 363                      # float g*n is below the exact horizon
+    assert g * n < F(g) * n
+    rep = bound("girsanov-path", delta=1e-5, grad_diff=1.0, step_size=g, num_steps=n)
+    cert = _route(rep, "004 Proposition 4.5")
+    assert F(cert.assumptions["time"]) >= F(g) * n
+    assert F(cert.constants["C1"]) >= F(g) * n
+
+
+# -- total potential, SGLD offsets ------------------------------------------------------------------
+
+
+def test_total_potential_constants_round_outward():
+    mu, lv = 0.8, 0.231                      # float mu - lv is above the exact difference
+    assert mu - lv > F(mu) - F(lv)
+    m, _, _ = TT.total_potential_constants(mu, 1.0, lv, False)
+    assert F(m) <= F(mu) - F(lv)
+    L, lv = 2.79, 0.2529                     # float L + lv is below the exact sum
+    assert L + lv < F(L) + F(lv)
+    _, Lt, _ = TT.total_potential_constants(1.0, L, lv, True)
+    assert F(Lt) >= F(L) + F(lv)
+
+
+def test_exact_contraction_linear_v_offset_is_rounded_up():
+    c, s = 2.8, 13                           # float 2c/s is below the exact quotient
+    assert 2.0 * c / s < 2 * F(c) / s
+    cert = TT.theorem_5_2_exact_contraction(1.0, 2.0, c, 0.1, 100, batch_size=s, linear_v=True)
+    assert F(cert.constants["drift_offset"]) >= 2 * F(c) / s
+
+
+def test_sgld_window_linear_v_offset_is_rounded_up():
+    c, s = 2.8, 13
+    rep = bound("sgld-final", delta=1e-5, strong_convexity=1.0, smoothness=2.0, grad_bound=c, step_size=0.1,
+                num_steps=100, batch_size=s, data_size=100, linear_v=True)
+    cert = _route(rep, TT.WINDOW_SOURCE)
+    assert F(cert.assumptions["drift_offset"]) >= 2 * F(c) / s
+
+
+def test_sgld_path_gdp_per_step_drift_is_rounded_up():
+    d, s = 1.213, 34                         # float d/s is below the exact quotient
+    assert d / s < F(d) / s
+    rep = bound("sgld-path", delta=1e-5, grad_diff=d, step_size=0.01, num_steps=10, batch_size=s, data_size=100)
+    cert = _route(rep, TT.PATH_GDP_SOURCE)
+    assert F(cert.assumptions["step_drift_diff"]) >= F(d) / s
+
+
+# -- 004 Propositions 3.7 / 3.10 (Laplace) ----------------------------------------------------------
+
+
+def test_proposition_3_10_sensitivity_is_rounded_up():
+    C, gf = 2.768, 0.773                     # float 2C + gf is below the exact sum
+    assert 2.0 * C + gf < 2 * F(C) + F(gf)
+    cert = T.proposition_3_10(C, 0.01, gf, epsilon=1.0)
+    assert F(cert.constants["sensitivity"]) >= 2 * F(C) + F(gf)
+
+
+def test_proposition_3_7_delta_profile_adds_upward():
+    w, scale, dt, e = 1.62, 2.39, 0.11499999999999999, 0.57
+    ld = laplace_delta(e, w, scale)
+    assert ld + dt < F(ld) + F(dt)           # the float sum is below the exact sum
+    cert = T.proposition_3_7(w, dt, noise_scale=scale)
+    assert F(cert.curve.delta(e)) >= F(ld) + F(dt)
+
+
+def test_proposition_3_10_delta_profile_adds_upward():
+    C, gf, scale, dt, e = 2.3, 1.2, 2.4000000000000004, 0.003, 0.173
+    extra = up(2 * F(dt) - F(dt) ** 2)
+    ld = laplace_delta(e, 2.0 * C + gf, scale)
+    assert ld + extra < F(ld) + F(extra)
+    cert = T.proposition_3_10(C, dt, gf, noise_scale=scale)
+    assert F(cert.curve.delta(e)) >= F(ld) + F(extra)
+
+
+# -- publish: sensitivity windows -------------------------------------------------------------------
+
+
+def test_sgld_k_plus_v_grad_bound_sum_is_rounded_up():
+    from bayesdp.publish.sensitivity import SOURCE_K_PLUS_V, coupling_k_plus_v, best_coupling
+    m, rg, pv = 134, 1.7, 2.99               # float m * rg + pv is below the exact sum
+    exact = m * F(rg) + F(pv)
+    assert m * rg + pv < exact
+    b, failed = best_coupling(sampler="SGLD", step_size=0.1, strong_convexity=1.0, smoothness=1.0, grad_bound=1.0,
+                              record_grad_bound=rg, data_size=m, prior_v_grad_bound=pv)
+    assert b.source == SOURCE_K_PLUS_V
+    assert F(b.assumptions["grad_bound"]) >= exact
+    assert b.distance >= coupling_k_plus_v(0.1, 1.0, 1.0, float(exact), "SGLD").distance
+
+
+def test_aggregate_windows_are_rounded_up():
+    from bayesdp.publish.aggregate import aggregate_route
+    a, b, k = -0.8, 2.617, 26                # float (b - a)/k is below the exact quotient
+    exact = (F(b) - F(a)) / k
+    assert (b - a) / k < exact
+    r = aggregate_route(1, (a, b), k)
+    assert F(r.sensitivity) >= exact and F(r.l2_sensitivity) >= exact
+    a, b, k, d = -1.9, 2.1, 22, 9            # L2 window sqrt(9) (b - a)/k: the float product 3 w is below
+    w = (b - a) / k
+    assert 3 * w < 3 * F(w)
+    r = aggregate_route(d, (a, b), k)
+    assert F(r.l2_sensitivity) >= 3 * (F(b) - F(a)) / k
+    assert F(r.sensitivity) >= d * (F(b) - F(a)) / k
+
+
+# -- certificate -> dp-accounting event -------------------------------------------------------------
+
+
+def test_curve_dp_event_noise_parameters_round_down():
+    import mpmath
+    from bayesdp.certificate import curve_dp_event
+    from bayesdp.curves import GDP, ApproxDP
+    mu = 1.193                               # float 1/mu is above the exact 1/mu: it would claim more noise
+    assert 1.0 / mu > 1 / F(mu)
+    assert F(curve_dp_event(GDP(mu)).noise_multiplier) <= 1 / F(mu)
+    eps = 0.478                              # float 2/(1 + exp(eps)) is above the exact value
+    with mpmath.workdps(60):
+        exact = 2 / (1 + mpmath.exp(mpmath.mpf(eps)))
+        assert mpmath.mpf(2.0 / (1.0 + math.exp(eps))) > exact
+        assert mpmath.mpf(curve_dp_event(ApproxDP(eps)).noise_parameter) <= exact
+
+
+# -- 002 (mixing) ---------------------------------------------------------------------------------
+
+
+def _mp(x):
+    import mpmath
+    return mpmath.mpf(x)
+
+
+def test_002_theorem_1_pairs_are_rounded_up():
+    import mpmath
+    from bayesdp.theorems import mixing as X
+    g, d = 0.9443333333333334, 0.01991       # Dobrushin: float g * delta is below the exact product
+    assert g * d < F(g) * F(d)
+    assert F(X.theorem_1(1.0, d, g, "dobrushin").constants["delta_out"]) >= F(g) * F(d)
+    with mpmath.workdps(50):
+        e, g = 0.18, 0.7999999999999999      # eps' = log1p(g expm1(eps)): the float value is below
+        exact = mpmath.log1p(_mp(g) * mpmath.expm1(_mp(e)))
+        assert _mp(math.log1p(g * math.expm1(e))) < exact
+        assert _mp(X.theorem_1(e, 0.0, g, "doeblin").constants["epsilon_out"]) >= exact
+        for cond, (e, d, g) in (("doeblin", (1.906, 0.011399999999999999, 0.9443333333333334)),
+                                ("ultra-mixing", (2.0, 0.0043, 0.8733333333333334))):
+            E, D, G = _mp(e), _mp(d), _mp(g)
+            beta = G + (1 - G) * mpmath.exp(-E)
+            exact = G * (1 - beta * (1 - D)) if cond == "doeblin" else G * D * beta
+            assert _mp(X.theorem_1(e, d, g, cond).constants["delta_out"]) >= exact, cond
+
+
+def test_002_examples_1_and_3_kappa_rounded_up():
+    from bayesdp.theorems import mixing as X
+    d, a, b = 1.677, 0.823, 0.73
+    exact = F(d) ** 2 / (2 * (F(a) ** 2 + F(b) ** 2))
+    assert d * d / (2.0 * (a * a + b * b)) < exact
+    assert F(X.example_1(d, a, b).constants["kappa"]) >= exact
+    d, a, b, L = 0.63, 0.6, 0.502, 0.4666666666666666
+    exact = F(d) ** 2 / (2 * (F(a) ** 2 + F(b) ** 2 / F(L) ** 2))
+    assert d ** 2 / (2.0 * (a ** 2 + b ** 2 / L ** 2)) < exact
+    assert F(X.example_3(d, a, b, L).constants["kappa"]) >= exact
+
+
+def test_002_theorem_5_last_index_kappa_rounded_up():
+    from bayesdp.theorems import mixing as X
+    C, s = 1.0, 1.664                        # index = n: 2 C^2 / s^2 as a float is below the exact value
+    assert 2.0 * C * C / (s * s) < 2 * F(C) ** 2 / F(s) ** 2
+    cert = X.theorem_5(C, 1.0, 0.5, 0.1, s, 10, index=10)
+    assert F(cert.constants["eps_i"]) >= 2 * F(C) ** 2 / F(s) ** 2
+
+
+def test_002_corollary_7_lambda_rounded_up():
+    import mpmath
+    from bayesdp.theorems import mixing as X
+    th, rho, t, d = 1.496, 0.61, 2.9, 2.85
+    with mpmath.workdps(50):
+        exact = _mp(th) * _mp(d) ** 2 / (2 * _mp(rho) ** 2 * mpmath.expm1(2 * _mp(th) * _mp(t)))
+        assert _mp(th * d * d / (2.0 * rho * rho * math.expm1(2.0 * th * t))) < exact
+        assert _mp(X.corollary_7(th, rho, t, d).constants["Lambda"]) >= exact
+
+
+def test_002_laplace_rdp_rounded_up():
+    import mpmath
+    from bayesdp.theorems import mixing as X
+    a, z = 2.162, 0.254
+    with mpmath.workdps(50):
+        A, Z = _mp(a), _mp(z)
+        exact = mpmath.log(A / (2 * A - 1) * mpmath.exp(Z * (A - 1))
+                           + (A - 1) / (2 * A - 1) * mpmath.exp(-Z * A)) / (A - 1)
+        assert _mp(X._log_g(a, z) / (a - 1.0)) < exact
+        assert _mp(X.laplace_rdp(a, z)) >= exact
+
+
+# -- 001 (PABI) -----------------------------------------------------------------------------------
+
+
+def test_001_modulus_params_rounded_up():
+    import mpmath
+    from bayesdp.theorems import pabi as P
+    eta, L = 0.1, 1.2                        # convex-Lipschitz h = (2 eta L)^2: the float is below
+    assert (2.0 * eta * L) ** 2 < (2 * F(eta) * F(L)) ** 2
+    assert F(P.modulus_params("convex-lipschitz", eta, lipschitz=L)[1]) >= (2 * F(eta) * F(L)) ** 2
+    eta, beta = 0.0268, 0.7                  # nonconvex-smooth c = (1 + eta beta)^2
+    assert (1.0 + eta * beta) ** 2 < (1 + F(eta) * F(beta)) ** 2
+    assert F(P.modulus_params("nonconvex-smooth", eta, smoothness=beta)[0]) >= (1 + F(eta) * F(beta)) ** 2
+    eta, lam = 0.1668, 0.995                 # strongly-dissipative h = 2 eta lambda
+    assert 2.0 * eta * lam < 2 * F(eta) * F(lam)
+    h = P.modulus_params("strongly-dissipative", eta, smoothness=1.0, strong_convexity=0.5, dissipativity=lam)[1]
+    assert F(h) >= 2 * F(eta) * F(lam)
+    eta, p, M = 0.21000000000000002, 0.07, 0.97    # convex-weakly-smooth h = 4 eta^(2q) (1-p)/(1+p) (M/2)^(2q)
+    with mpmath.workdps(50):
+        Pm = _mp(p)
+        q = 1 / (1 - Pm)
+        exact = 4 * _mp(eta) ** (2 * q) * (1 - Pm) / (1 + Pm) * (_mp(M) / 2) ** (2 * q)
+        qf = 1.0 / (1.0 - p)
+        old = math.exp(math.log(4.0) + 2 * qf * math.log(eta) + math.log((1 - p) / (1 + p))
+                       + 2 * qf * math.log(M / 2.0))
+        assert _mp(old) < exact
+        h = P.modulus_params("convex-weakly-smooth", eta, holder_exponent=p, holder_constant=M)[1]
+        assert _mp(h) >= exact
+
+
+def test_001_pnsgd_pabi_constants_rounded_outward():
+    from bayesdp.theorems import pabi as P
+    eta, s = 0.0624, 1.8                     # the noise variance (eta s)^2 as a float is ABOVE the exact value
+    assert (eta * s) ** 2 > (F(eta) * F(s)) ** 2
+    L = 1.2
+    cert = P.pnsgd_pabi(L, 1.0, 0.5, eta, s, 10, index=10)   # the last index: kappa = (2 eta L)^2 / (2 s2)
+    exact = (2 * F(eta) * F(L)) ** 2 / (2 * (F(eta) * F(s)) ** 2)
+    assert F(cert.constants["kappa"]) >= exact
+    eta, L = 0.1, 1.2                        # the initial W_inf 2 eta L: the float is below
+    assert 2.0 * eta * L < 2 * F(eta) * F(L)
+    assert F(P.pnsgd_pabi(L, 1.0, 0.5, eta, 1.0, 10).constants["initial_w_inf"]) >= 2 * F(eta) * F(L)
+
+
+def test_001_constant_coefficient_large_power_rounded_up():
+    import mpmath
+    from bayesdp.theorems import pabi as P
+    c, T = 0.454, 823                        # c^T (1 - c)/(1 - c^T): exp(T log c) is off by ~T|log c| ulps
+    with mpmath.workdps(50):
+        C = _mp(c)
+        exact = (1 - C) * C ** T / (1 - C ** T)
+        assert _mp(P.constant_coefficient(c, 0.0, 0.5, 1.0, T)) >= exact
+
+
+# -- 003 (hockey-stick) ---------------------------------------------------------------------------
+
+
+def _theta_exact(r, e):
+    import mpmath
+    return mpmath.ncdf(-e / r + r / 2) - mpmath.exp(e) * mpmath.ncdf(-e / r - r / 2)
+
+
+def test_003_theorem_3_delta_rounded_up():
+    import mpmath
+    from bayesdp.theorems import hockey_stick as H
+    e, L, v, eta, D, n, i = 0.13, 2.4, 2.1, 0.5, 0.27999999999999997, 40, 9   # M = 1 (rho = 0)
+    cert = H.theorem_3(L, 1.0, 0.0, eta, v, D, n, i)
+    with mpmath.workdps(50):
+        first = -mpmath.expm1(_mp(e) / 2 - _mp(L) / _mp(v))
+        second = -mpmath.expm1(_mp(e) / 2 - _mp(D) / (2 * _mp(eta) * _mp(v)))
+        assert _mp(cert.delta(e)) >= first * second ** (n - i)
+    L, v = 1.32, 0.44                        # the zero-delta threshold 2L/v: the float is below
+    assert 2.0 * L / v < 2 * F(L) / F(v)
+    assert F(H.theorem_3(L, 1.0, 0.0, 0.5, v, 100.0, 10, 10).constants["zero_delta_epsilon"]) >= 2 * F(L) / F(v)
+
+
+def test_003_theorem_4_delta_rounded_up():
+    import mpmath
+    from bayesdp.theorems import hockey_stick as H
+    e, L, s, eta, D, n, i = 3.0, 0.882, 2.0, 0.5, 0.71, 40, 39
+    cert = H.theorem_4(L, 1.0, 0.0, eta, s, D, n, i)
+    with mpmath.workdps(60):
+        exact = _theta_exact(2 * _mp(L) / _mp(s), _mp(e)) * _theta_exact(_mp(D) / (_mp(eta) * _mp(s)), _mp(e))
+        assert _mp(cert.delta(e)) >= exact
+
+
+def test_003_proposition_1_rounded_up():
+    import mpmath
+    from bayesdp.theorems import hockey_stick as H
+    L, s, M, n, i = 0.361, 1.9, 0.801, 40, 24
+    with mpmath.workdps(50):
+        exact = 2 * _mp(L) ** 2 / _mp(s) ** 2 / (n - i) * _mp(M) ** (n - i + 1)
+        assert _mp(H.proposition_1_kappa(L, s, M, n, i)) >= exact
+        e, k = 3.8, 0.96
+        assert _mp(H.proposition_1_delta(e, k)) >= mpmath.exp(-(_mp(e) - _mp(k)) ** 2 / (4 * _mp(k)))
+
+
+# -- curves.compose ---------------------------------------------------------------------------------
+
+
+def test_compose_rounds_up():
+    from bayesdp.curves import GDP, ApproxDP, compose
+    a, b = 0.8, 1.86                         # sqrt(a^2 + b^2) in floats is below the exact root
+    assert F(math.sqrt(a * a + b * b)) ** 2 < F(a) ** 2 + F(b) ** 2
+    assert F(compose([GDP(a), GDP(b)]).mu) ** 2 >= F(a) ** 2 + F(b) ** 2
+    e1, e2, d1, d2 = 2.814, 0.9, 0.00299, 0.002411     # float sums below the exact sums
+    assert e1 + e2 < F(e1) + F(e2) and d1 + d2 < F(d1) + F(d2)
+    c = compose([ApproxDP(e1, d1), ApproxDP(e2, d2)])
+    assert F(c.eps0) >= F(e1) + F(e2) and F(c.delta0) >= F(d1) + F(d2)
+
+
+# -- step-size conditions eta <= 2/beta, ReleaseResult.to_dp_event -----------------------------------
+
+
+def test_step_size_condition_2_over_beta_is_exact():
+    import pytest
+    from bayesdp.errors import AssumptionError
+    from bayesdp.theorems import hockey_stick as H
+    from bayesdp.theorems import pabi as P
+    beta = 0.3
+    eta = 2.0 / beta                         # the float 2/beta is ABOVE the exact 2/beta
+    assert F(eta) * F(beta) > 2
+    with pytest.raises(AssumptionError, match="must be <= 2/smoothness"):
+        H.sc_step_lipschitz(eta, beta, 0.0)
+    with pytest.raises(AssumptionError, match="must be <= 2/smoothness"):
+        P.modulus_params("convex-smooth", eta, smoothness=beta)
+    eta = math.nextafter(eta, 0.0)           # the float below is within the condition
+    assert H.sc_step_lipschitz(eta, beta, 0.0) == 1.0
+
+
+def test_release_result_dp_event_parameters_round_in_the_safe_direction():
+    import mpmath
+    import numpy as np
+    from bayesdp.publish.result import ReleaseResult
+
+    def result(**kw):
+        base = dict(values=np.zeros(1), names=("a",), noise_scale=1.0, noise_variance=2.0, sensitivity=1.0,
+                    proven_sensitivity=1.0, grid=0.0, epsilon=1.0, delta=0.0, source="s", certificate=None,
+                    items=(), remaining_budget={}, ledger="")
+        base.update(kw)
+        return ReleaseResult(**base)
+
+    mu = 1.193                               # 1/mu: the float is above the exact value
+    assert F(result(dp_event={"type": "gdp", "mu": mu}).to_dp_event().noise_multiplier) <= 1 / F(mu)
+    eps = 0.478                              # 2/(1 + e^eps): the float is above the exact value
+    with mpmath.workdps(60):
+        exact = 2 / (1 + mpmath.exp(_mp(eps)))
+        assert _mp(result(epsilon=eps, dp_event={"coords": 2}).to_dp_event().noise_parameter) <= exact
+    g, b = 2.0 ** -15, 1.5                   # discrete Laplace parameter grid / noise_scale: rounded up
+    assert g / b < F(g) / F(b)
+    ev = result(dp_event={"coords": 1, "grid": g, "noise_scale": b, "l1_sensitivity": 1.0}).to_dp_event()
+    assert F(ev.noise_parameter) >= F(g) / F(b)
+
+
+def test_002_theorem_5_tight_kappa_large_power_rounded_up():
+    import mpmath
+    from bayesdp.theorems import mixing as X
+    L, r = 0.708, 259                        # r L^(2r) ((1 - L)/(1 - L^r))^2 / 2: exp(2 r log L) is off by ~2r|log L| ulps
+    with mpmath.workdps(50):
+        Lm = _mp(L)
+        exact = r * Lm ** (2 * r) * ((1 - Lm) / (1 - Lm ** r)) ** 2 / 2
+        assert _mp(X.pabi_contractive_rdp(1.0, 1.0, L, r, 1.0, tight=True)) >= exact
