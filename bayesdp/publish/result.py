@@ -10,7 +10,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..certificate import Certificate
+from ..certificate import Certificate, curve_dp_event
+from ..curves import GDP, ApproxDP
+from ..exact import exact, up
 from .statistics import ReleasedValue
 import html
 import math as _m
@@ -208,20 +210,13 @@ class ReleaseResult:
         if ev.get("type") == "discrete_gaussian":
             return dp_event.ZCDpEvent(rho=float(ev["rho"]))
         if ev.get("type") == "gdp":          # a path release: mu-GDP, dominated by the Gaussian mechanism 1/mu
-            from ..certificate import curve_dp_event   # the multiplier 1/mu rounded down
-            from ..curves import GDP
-
-            return curve_dp_event(GDP(float(ev["mu"])))
+            return curve_dp_event(GDP(float(ev["mu"])))    # the multiplier 1/mu rounded down
         if ev.get("coords") == 1 and ev.get("grid") and self.delta == 0:
-            from ..exact import exact, up              # the parameter grid/noise_scale rounded up (budget.events)
-
+            # the parameter grid/noise_scale rounded up (as budget.events does)
             return dp_event.DiscreteLaplaceDpEvent(noise_parameter=up(exact(ev["grid"]) / exact(ev["noise_scale"])),
                                                    sensitivity=int(_m.floor(float(ev["l1_sensitivity"]) /
                                                                             float(ev["grid"])) + 1))
         if self.delta == 0:                   # the parameter 2/(1 + e^eps) rounded down (certificate.curve_dp_event)
-            from ..certificate import curve_dp_event
-            from ..curves import ApproxDP
-
             return curve_dp_event(ApproxDP(float(self.epsilon), 0.0))
         return dp_event.UnsupportedDpEvent()
 

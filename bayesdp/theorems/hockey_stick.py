@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 
 from ..certificate import Certificate
-from ..curves import DeltaProfile
+from ..curves import DeltaProfile, _gdp_delta_mp
 from ..errors import AssumptionError, nonnegative, positive, positive_int, require
 from ..exact import exact, round_up, sqrt_up, up
 
@@ -308,8 +308,6 @@ def _theta_up(r: float, eps: float) -> float:
     GDP delta at mu = r in 60-digit arithmetic, rounded up."""
     if r == 0.0:
         return 0.0
-    from ..curves import _gdp_delta_mp
-
     return min(1.0, float(_gdp_delta_mp(r, eps)))
 
 
