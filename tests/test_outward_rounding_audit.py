@@ -407,3 +407,21 @@ def test_002_theorem_5_tight_kappa_large_power_rounded_up():
         Lm = _mp(L)
         exact = r * Lm ** (2 * r) * ((1 - Lm) / (1 - Lm ** r)) ** 2 / 2
         assert _mp(X.pabi_contractive_rdp(1.0, 1.0, L, r, 1.0, tight=True)) >= exact
+
+
+def test_gaussian_certificate_refuses_a_curve_above_the_stated_epsilon_by_any_amount():
+    # the check allowed the curve's epsilon to exceed the release's by a relative 1e-9 (the certificate then
+    # recorded the smaller epsilon); the calibration never needs that slack (noise.gaussian_calibration)
+    import pytest
+    from bayesdp.curves import RDP
+    from bayesdp.errors import AssumptionError
+    from bayesdp.publish.sensitivity import coupling_route, coupling_strongly_convex
+
+    route = coupling_route(coupling_strongly_convex(0.1, total_strong_convexity=1.0, total_smoothness=1.0,
+                                                    grad_diff=1.0), lipschitz=1.0)
+    rho, delta = 0.05, 1e-5
+    e = RDP.linear(rho).epsilon(delta)
+    cert = route.gaussian_certificate(e, delta, rho, sigma=1.0, l2_window=1.0, num_coords=1)
+    assert cert.constants["epsilon"] == e
+    with pytest.raises(AssumptionError, match="noise_scale"):
+        route.gaussian_certificate(e * (1 - 1e-12), delta, rho, sigma=1.0, l2_window=1.0, num_coords=1)

@@ -409,7 +409,7 @@ class SensitivityRoute:
                                   f"route {self.source!r} adds delta {self.coupling_delta:.3g}: use Laplace noise")
         eps = positive("epsilon", epsilon)
         curve = RDP.linear(positive("rho", rho))
-        require(curve.epsilon(delta) <= eps * (1 + 1e-9), "noise_scale", sigma,
+        require(curve.epsilon(delta) <= eps, "noise_scale", sigma,
                 f"is too small for epsilon = {eps:.6g} at delta = {delta:.3g} (rho = {rho:.6g})")
         return Certificate(mechanism=mechanism, source=f"{self.source} + CKS20 Theorem 14", curve=curve,
                            assumptions={**self.assumptions, "num_coords": num_coords, "l2_window": l2_window,
