@@ -63,6 +63,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
                                                         "tests/test_bounds_mutation_gather.py",
                                                         "tests/analysis/test_structure_bounds.py"]),
     "switch": ("bayesdp/analysis/structure/switch.py", ["tests/analysis/test_switch_continuity.py"]),
+    "spectrum": ("bayesdp/analysis/spectrum.py", ["tests/analysis/test_spectrum.py"]),
     "sensitivity": ("bayesdp/publish/sensitivity.py", ["tests/release/test_release_sensitivity.py"]),
     "noise": ("bayesdp/publish/noise.py", ["tests/release/test_noise_mutants.py", "tests/release/test_release_noise.py",
                                            "tests/release/test_release_gaussian.py"]),
