@@ -209,3 +209,135 @@ def test_a_composite_loc_coefficient_is_enclosed_not_taken_as_rounded():
     for i in range(3):
         assert abs(Fraction(float(B[i, col])) - exact) <= Fraction(float(err[i, col]))
     assert float(np.float32(np.float32(0.3) * np.float32(0.7))) != float(exact)     # the rounded value is not it
+
+
+# -- the error terms themselves (mutation run of spectrum.py, docs/mutation.md) -------------------------------------
+
+U_ = Fraction(1, 2 ** 53)
+
+
+def test_gamma_is_k_u_over_one_minus_k_u_rounded_up():
+    from bayesdp.analysis.spectrum import gamma_up
+    for k in (1, 3, 64, 10 ** 6):
+        exact = k * U_ / (1 - k * U_)
+        g = gamma_up(k)
+        assert Fraction(g) >= exact > Fraction(float(np.nextafter(g, -np.inf)))   # the smallest float above it
+    assert gamma_up(2 ** 53) == np.inf and gamma_up(2 ** 54) == np.inf      # k u >= 1: no bound
+
+
+def test_grow_covers_k_roundings_and_underflow():
+    from bayesdp.analysis.spectrum import _grow, gamma_up
+    for k in (1, 10, 100):
+        g = float(_grow(np.array([1.0]), k)[0])
+        assert Fraction(g) >= 1 + 2 * Fraction(gamma_up(k + 2))             # 1/(1 - gamma_k) and then some
+        assert float(_grow(np.array([0.0]), k)[0]) >= (k + 2) * 2.0 ** -1000  # an underflowed product
+        assert Fraction(float(_grow(np.array([3.0]), k)[0])) >= 3 / (1 - k * U_)
+
+
+def test_enclosed_product_error_is_at_least_the_documented_bound():
+    # |exact - c| <= gamma_k |a||b| + ea (|b| + eb) + |a| eb with k the INNER dimension (a 1 x 50 times 50 x 1)
+    from bayesdp.analysis.spectrum import gamma_up
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((1, 50)), rng.standard_normal((50, 1))
+    ea, eb = np.abs(rng.standard_normal((1, 50))) * 1e-9, np.abs(rng.standard_normal((50, 1))) * 1e-9
+    for A, B, with_a, with_b in ((Enclosed.exact(a), Enclosed.exact(b), False, False),
+                                 (Enclosed(a, ea), Enclosed.exact(b), True, False),
+                                 (Enclosed.exact(a), Enclosed(b, eb), False, True),
+                                 (Enclosed(a, ea), Enclosed(b, eb), True, True)):
+        out = A @ B
+        need = Fraction(gamma_up(50)) * sum(abs(Fraction(a[0, i]) * Fraction(b[i, 0])) for i in range(50))
+        if with_a:
+            need += sum(Fraction(ea[0, i]) * (abs(Fraction(b[i, 0])) + (Fraction(eb[i, 0]) if with_b else 0))
+                        for i in range(50))
+        if with_b:
+            need += sum(abs(Fraction(a[0, i])) * Fraction(eb[i, 0]) for i in range(50))
+        assert Fraction(out.err[0, 0]) >= need
+    # a transposed operand keeps its error
+    T = Enclosed(a, ea).T
+    assert np.array_equal(T.err, ea.T) and np.array_equal(T.val, a.T)
+
+
+def test_enclosed_sums_and_symmetrisation_keep_both_errors():
+    a, b = np.array([[1.0, 0.3]]), np.array([[0.7, -2.0]])
+    ea, eb = np.array([[1e-3, 2e-3]]), np.array([[3e-3, 0.0]])
+    for out in (Enclosed(a, ea) + Enclosed(b, eb), Enclosed(a, ea) - Enclosed(b, eb)):
+        assert np.all(out.err >= ea + eb + float(U_) * np.abs(out.val))
+    err = np.array([[0.0, 1e-3], [0.0, 0.0]])                    # an asymmetric error: half of it each way
+    s = Enclosed(np.array([[1.0, 0.5], [0.5, 1.0]]), err).symmetric()
+    assert s.err[0, 1] >= 0.5e-3 and s.err[1, 0] >= 0.5e-3 and np.array_equal(s.val, s.val.T)
+
+
+def test_cholesky_factor_and_breakdown():
+    from bayesdp.analysis.spectrum import _cholesky
+    rng = np.random.default_rng(2)
+    g = rng.standard_normal((6, 6))
+    b = g @ g.T + np.eye(6)
+    R = _cholesky(b)
+    assert np.allclose(R.T @ R, b, rtol=1e-13, atol=1e-13) and np.allclose(R, np.triu(R))
+    assert _cholesky(np.array([[1.0, 2.0], [2.0, 1.0]])) is None       # first pivot 1, second 1 - 4 < 0
+    assert _cholesky(np.array([[np.inf, 0.0], [0.0, 1.0]])) is None
+    assert np.array_equal(b, g @ g.T + np.eye(6))                       # the input is not overwritten
+
+
+def test_lambda_min_where_the_factorisation_error_exceeds_the_slack():
+    # J + I/2 (J the 20 x 20 ones matrix): eigenvalues 1/2 (19 times) and 20.5, exactly. ||R||^2 ~ 20.5 makes the
+    # factorisation term gamma_21 ||R||^2 larger than the slack 4 (n + 1) u: the bound must still be <= 1/2
+    v = np.ones((20, 20)) + 0.5 * np.eye(20)
+    lo = lambda_min_down(v)
+    assert lo <= 0.5 and lo >= 0.5 - 1e-12
+    assert lambda_min_down(np.array([[0.0, 1.0], [1.0, 0.0]])) <= -1.0        # largest entry 1, eigenvalues -+1
+    assert lambda_min_down(np.zeros((3, 3))) == 0.0
+
+
+def test_eig_bounds_cover_every_matrix_in_the_enclosure():
+    # I with every entry uncertain by 0.1: I + 0.1 J has eigenvalue 1.2, I - 0.1 J has 0.8 (both in the enclosure)
+    lo, hi = eig_bounds(Enclosed(np.eye(2), np.full((2, 2), 0.1)))
+    assert lo <= 0.8 and hi >= 1.2
+
+
+def test_inverse_distances_are_attained_in_one_dimension():
+    # S = 4, p^ = 1/8: R = 1 - 4/8 = 1/2, r = 1/2. First order: |1/4 - 1/8| = 1/8 = |p^| r/(1 - r) exactly.
+    # Refined: p^ + p^ R = 3/16, |1/4 - 3/16| = 1/16 = |p^| r^2/(1 - r) exactly. Both bounds are attained.
+    from bayesdp.analysis.spectrum import inverse_enclosure
+    S, L, p = np.array([[4.0]]), np.array([[2.0]]), np.array([[0.125]])
+    d1 = inverse_distance_up(Enclosed.exact(S), p)
+    assert Fraction(1, 8) <= d1 <= 0.125 * (1 + 1e-12)
+    enc, d2 = inverse_enclosure(L, p)
+    assert abs(Fraction(1, 4) - Fraction(enc.val[0, 0])) <= Fraction(enc.err[0, 0]) + Fraction(d2)
+    assert d2 <= 0.0625 * (1 + 1e-12)
+    # a residual of norm 1 or more proves nothing: p^ = 1/2 gives R = -1
+    assert inverse_distance_up(Enclosed.exact(np.diag([4.0, 4.0])), np.diag([0.5, 0.5])) == np.inf
+    assert inverse_enclosure(np.diag([2.0, 2.0]), np.diag([0.5, 0.5]))[1] == np.inf
+    # an enclosure of S: every S' within 0.1 of I entrywise; S' = I - 0.1 J gives |S'^-1 - 0.9 I| = 0.35
+    d = inverse_distance_up(Enclosed(np.eye(2), np.full((2, 2), 0.1)), 0.9 * np.eye(2))
+    assert d >= 0.35
+
+
+def test_inverse_enclosure_beyond_the_exact_residual_size_and_non_finite_estimates():
+    from bayesdp.analysis.spectrum import inverse_enclosure
+    n = 70                                          # above 64: the first-order route
+    L = 2.0 * np.eye(n)                             # S = 4 I, inverse I/4 exactly
+    p = 0.25 * (1 + 1e-10) * np.eye(n)
+    enc, d = inverse_enclosure(L, p)
+    assert np.array_equal(enc.val, p) and not enc.err.any()
+    assert Fraction(d) >= abs(Fraction(0.25) - Fraction(p[0, 0])) and d < 1e-9
+    bad = p.copy()
+    bad[0, 0] = np.nan
+    assert inverse_enclosure(np.eye(3), bad[:3, :3])[1] == np.inf
+
+
+def test_shift_bound_charges_the_whole_factorisation_error():
+    # _shift_bound(v, c) <= -(gamma_{n+1} || |R| ||_2^2 + u max |B_ii|), R the Cholesky factor of B = v - c I
+    # (Higham Theorem 10.3 and the shift's rounding), computed here independently with numpy
+    from bayesdp.analysis.spectrum import _shift_bound, gamma_up
+    n = 20
+    v = np.ones((n, n)) + 0.5 * np.eye(n)
+    c = 0.25
+    B = v - c * np.eye(n)
+    R = np.linalg.cholesky(B).T
+    s2 = float(np.linalg.norm(np.abs(R), 2)) ** 2
+    need = Fraction(gamma_up(n + 1)) * Fraction(s2) * Fraction(999999999, 10 ** 9) + U_ * Fraction(1.25)
+    got = _shift_bound(v, c)
+    assert -Fraction(got) >= need
+    assert -got <= float(need) * 1.01                       # and not much more: ||R||_2 (not Frobenius) is used
+    assert _shift_bound(v, 0.6) is None                      # v - 0.6 I is indefinite: no bound
