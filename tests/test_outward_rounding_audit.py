@@ -425,3 +425,26 @@ def test_gaussian_certificate_refuses_a_curve_above_the_stated_epsilon_by_any_am
     assert cert.constants["epsilon"] == e
     with pytest.raises(AssumptionError, match="noise_scale"):
         route.gaussian_certificate(e * (1 - 1e-12), delta, rho, sigma=1.0, l2_window=1.0, num_coords=1)
+
+
+def test_sgm_bound_hypotheses_refuse_orders_just_beyond_the_exact_boundary():
+    # 001 Lemma A.18's second condition alpha <= (M^2 s^2/2 - log(5 s^2)) / (M + log(q alpha) + 1/(2 s^2)),
+    # M = log(1 + 1/(q (alpha - 1))): at these orders (found by bisection on the exact boundary, then stepping by
+    # ulps) the float formulas said it holds and 60-digit arithmetic says it does not
+    import mpmath
+    from bayesdp.theorems.pabi import sgm_bound_applies
+
+    def exact_second(a, q, s):
+        with mpmath.workdps(60):
+            A, Q, S = mpmath.mpf(a), mpmath.mpf(q), mpmath.mpf(s)
+            M = mpmath.log1p(1 / (Q * (A - 1)))
+            return A <= (M * M * S * S / 2 - mpmath.log(5 * S * S)) / (M + mpmath.log(Q * A) + 1 / (2 * S * S))
+
+    for a, q, s in ((89.33269953473366, 0.026394842137243833, 42.9819518991127),
+                    (28.709593762397787, 0.1241510718446022, 40.28127415223361),
+                    (5.125586155902881, 0.14507093558455103, 4.096878454151092)):
+        assert not exact_second(a, q, s)
+        assert not sgm_bound_applies(a, q, s)
+    # away from the boundary the answer is unchanged
+    assert sgm_bound_applies(2.0, 0.01, 10.0) and not sgm_bound_applies(2.0, 0.3, 10.0)
+    assert not sgm_bound_applies(2.0, 0.01, 3.9)

@@ -21,6 +21,7 @@ conversion only uses valid orders.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Sequence
 
 import numpy as np
@@ -599,16 +600,25 @@ def sgm_bound_applies(alpha: float, q: float, sigma: float) -> bool:
         >>> sgm_bound_applies(2.0, q=0.01, sigma=10.0), sgm_bound_applies(2.0, q=0.3, sigma=10.0)   # q >= 1/5
         (True, False)
     """
+    import mpmath
+
     a, q, s = float(alpha), float(q), float(sigma)
-    if not (a > 1 and 0 < q < 0.2 and s >= 4):
+    if not (a > 1 and 0 < q and 5 * Fraction(q) < 1 and s >= 4):
         return False
-    M = math.log1p(1.0 / (q * (a - 1.0)))
-    if a > M * s * s / 2.0 - math.log(s * s):
-        return False
-    den = M + math.log(q * a) + 1.0 / (2.0 * s * s)
-    if den <= 0:
-        return False
-    return a <= (M * M * s * s / 2.0 - math.log(5.0 * s * s)) / den
+    # in 50 digits, a comparison within 1e-40 (relative) of equality counts as failure: the float formulas
+    # admitted orders a few ulps beyond the exact boundary (tests/test_outward_rounding_audit.py)
+    with mpmath.workdps(50):
+        A, Q, S = mpmath.mpf(a), mpmath.mpf(q), mpmath.mpf(s)
+        tol = mpmath.mpf(10) ** -40
+        M = mpmath.log1p(1 / (Q * (A - 1)))
+        first = M * S * S / 2 - mpmath.log(S * S)
+        if not A <= first - tol * (abs(first) + 1):
+            return False
+        den = M + mpmath.log(Q * A) + 1 / (2 * S * S)
+        if not den > tol:
+            return False
+        second = (M * M * S * S / 2 - mpmath.log(5 * S * S)) / den
+        return bool(A <= second - tol * (abs(second) + 1))
 
 
 def _R_candidates(T: int, centre: float) -> np.ndarray:
