@@ -448,3 +448,10 @@ def test_sgm_bound_hypotheses_refuse_orders_just_beyond_the_exact_boundary():
     # away from the boundary the answer is unchanged
     assert sgm_bound_applies(2.0, 0.01, 10.0) and not sgm_bound_applies(2.0, 0.3, 10.0)
     assert not sgm_bound_applies(2.0, 0.01, 3.9)
+
+
+def test_linear_rdp_slope_of_a_subnormal_constant_is_not_rounded_to_zero():
+    # alpha C / 4 with C = 5e-324 (the smallest subnormal): the float C / 4.0 is 0.0, below the exact 1.25e-324
+    assert 5e-324 / 4.0 == 0.0
+    assert F(G._linear(5e-324).kappa) >= F(5e-324) / 4
+    assert G._linear(1.0).kappa == 0.25                      # exact for normal floats, unchanged

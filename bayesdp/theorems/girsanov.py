@@ -21,6 +21,8 @@ regression tests only.
 
 from __future__ import annotations
 
+import math
+
 from ..certificate import Certificate
 from ..curves import RDP
 from ..errors import AssumptionError, nonnegative, positive, positive_int, require
@@ -71,7 +73,8 @@ def _over(num: float, den: float) -> float:
 
 
 def _linear(C: float) -> RDP:
-    return RDP.linear(C / 4.0)
+    """``alpha C / 4``: C/4 is exact for every normal float; rounded up where it is subnormal."""
+    return RDP.linear(up(exact(C) / 4) if math.isfinite(C) else C / 4.0)
 
 
 # ---------------------------------------------------------------------------
