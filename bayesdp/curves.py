@@ -370,7 +370,8 @@ class RDP(PrivacyCurve):
         return total
 
     def __add__(self, other: "RDP") -> "RDP":
-        return RDP(kappa=self.kappa + other.kappa, terms=self.terms + other.terms)
+        """Composition: the slopes add (their sum rounded up: a float sum can land below it) and the terms join."""
+        return RDP(kappa=_up(_exact(self.kappa) + _exact(other.kappa)), terms=self.terms + other.terms)
 
     def describe(self) -> str:
         """``'RDP eps(alpha) = ...'`` with the linear coefficient and the terms' labels.
@@ -681,7 +682,7 @@ class GDP(PrivacyCurve):
         a = float(alpha)
         if not a > 1:
             raise AssumptionError(f"alpha = {a:.6g} must be > 1 (Renyi order); pass alpha > 1")
-        return a * self.mu ** 2 / 2.0
+        return _up(_exact(a) * _exact(self.mu) ** 2 / 2)      # rounded up
 
     def as_rdp(self) -> RDP:
         """The RDP curve ``alpha * mu^2 / 2`` implied by mu-GDP (for composing with RDP curves).
@@ -693,7 +694,7 @@ class GDP(PrivacyCurve):
             >>> GDP(1.0).as_rdp().describe()
             'RDP eps(alpha) = 0.5*alpha'
         """
-        return RDP.linear(self.mu ** 2 / 2.0)
+        return RDP.linear(_up(_exact(self.mu) ** 2 / 2))     # rounded up (mu^2 as a float can land below)
 
     def describe(self) -> str:
         """``'<mu>-GDP'``.

@@ -455,3 +455,15 @@ def test_linear_rdp_slope_of_a_subnormal_constant_is_not_rounded_to_zero():
     assert 5e-324 / 4.0 == 0.0
     assert F(G._linear(5e-324).kappa) >= F(5e-324) / 4
     assert G._linear(1.0).kappa == 0.25                      # exact for normal floats, unchanged
+
+
+def test_rdp_composition_and_gdp_as_rdp_round_up():
+    # composing linear RDP curves adds their slopes; mu-GDP as RDP has slope mu^2/2: both float results can land
+    # below the exact values (1.1^2/2 and 1.43 + 1.75 here)
+    from bayesdp.curves import GDP, RDP
+    assert 1.1 ** 2 / 2 < F(1.1) ** 2 / 2
+    assert F(GDP(1.1).as_rdp().kappa) >= F(1.1) ** 2 / 2
+    assert F(GDP(1.1).rdp(3.0)) >= 3 * F(1.1) ** 2 / 2
+    a, b = 1.43, 1.75
+    assert F(a + b) < F(a) + F(b)
+    assert F((RDP.linear(a) + RDP.linear(b)).kappa) >= F(a) + F(b)
