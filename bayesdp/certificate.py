@@ -20,6 +20,7 @@ from .curves import REPORT_ALPHAS, PrivacyCurve, _json_float
 from .errors import AssumptionError, check_finite, probability_open
 from .curves import GDP, ApproxDP
 from .errors import BayesDPError
+from .exact import mp_down
 
 __all__ = ["Certificate", "BoundReport", "curve_dp_event"]
 
@@ -275,10 +276,7 @@ def curve_dp_event(curve: PrivacyCurve | None, what: str = "curve", reason: str 
         import mpmath
 
         with mpmath.workdps(50):                         # 2 / (1 + e^eps), rounded down (more noise claims less)
-            v = 2 / (1 + mpmath.exp(mpmath.mpf(float(curve.eps0))))
-            p = float(v)                                 # v has ~50 correct digits: 1e-30 is far outside its error
-            if mpmath.mpf(p) > v * (1 - mpmath.mpf(10) ** -30):
-                p = math.nextafter(p, 0.0)
+            p = mp_down(2 / (1 + mpmath.exp(mpmath.mpf(float(curve.eps0)))))
         return dp_event.RandomizedResponseDpEvent(noise_parameter=p, num_buckets=2)
     return dp_event.UnsupportedDpEvent()
 

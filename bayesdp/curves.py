@@ -38,7 +38,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from .errors import AssumptionError, check_finite, nonnegative, probability_open
-from .exact import exact as _exact, round_up, up as _up
+from .exact import exact as _exact, round_up, sqrt_exact_up, up as _up
 
 __all__ = ["PrivacyCurve", "RDP", "GDP", "ApproxDP", "DeltaProfile", "compose",
            "gdp_log_delta", "REPORT_ALPHAS"]
@@ -1067,11 +1067,7 @@ def compose(curves: Iterable[PrivacyCurve]) -> PrivacyCurve:
     if not cs:
         raise AssumptionError("compose() needs at least one curve")
     if all(isinstance(c, GDP) for c in cs):
-        mu2 = sum((_exact(c.mu) ** 2 for c in cs), _exact(0.0))   # exact; the square root rounded up
-        mu = math.sqrt(_up(mu2))
-        while _exact(mu) ** 2 < mu2:
-            mu = math.nextafter(mu, math.inf)
-        return GDP(mu)
+        return GDP(sqrt_exact_up(sum((_exact(c.mu) ** 2 for c in cs), _exact(0.0))))   # exact sum, root rounded up
     if all(isinstance(c, (RDP, GDP)) for c in cs):
         out = RDP.linear(0.0)
         for c in cs:

@@ -18,7 +18,7 @@ from fractions import Fraction
 from .errors import AssumptionError
 
 __all__ = ["OUTWARD", "exact", "down", "up", "round_up", "contraction_gap_exact", "contraction_gap",
-           "one_minus_power", "power_of_contraction", "mul_up", "sqrt_up"]
+           "one_minus_power", "power_of_contraction", "mul_up", "sqrt_up", "sqrt_exact_up", "mp_up", "mp_down"]
 
 #: relative outward rounding applied to a value computed with a few correctly rounded operations
 #: (expm1, log1p, exp, sqrt, products): 2^-46 ~ 1.4e-14 covers a few hundred ulps of accumulated error.
@@ -257,3 +257,61 @@ def sqrt_up(x: float) -> float:
     if x <= 0.0:
         return 0.0
     return math.nextafter(math.sqrt(x), math.inf)
+
+
+def sqrt_exact_up(q) -> float:
+    """The square root of an exact rational ``q >= 0``, rounded up: exact when it is a float, else at most one ulp
+    above the correctly rounded value.
+
+    Args:
+        q: a ``Fraction`` or an integer, >= 0.
+
+    Returns:
+        a float >= ``sqrt(q)``.
+
+    Examples:
+        >>> from fractions import Fraction
+        >>> sqrt_exact_up(4), sqrt_exact_up(3), Fraction(sqrt_exact_up(3)) ** 2 >= 3
+        (2.0, 1.7320508075688774, True)
+    """
+    q = Fraction(q)
+    s = math.sqrt(up(q))   # correctly rounded, of a float >= q: the next float up is >= sqrt(q)
+    return s if Fraction(s) ** 2 >= q else math.nextafter(s, math.inf)
+
+
+def mp_up(v) -> float:
+    """A float >= the exact value that the mpmath number ``v`` approximates to at least 30 significant digits (the
+    caller's precision, less any cancellation): the nearest float, pushed up unless it is above ``v (1 + 1e-30)``.
+
+    Examples:
+        >>> import mpmath
+        >>> with mpmath.workdps(50):
+        ...     x = mp_up(mpmath.mpf(1) / 3)
+        >>> Fraction(x) >= Fraction(1, 3)
+        True
+    """
+    import mpmath
+
+    f = float(v)
+    if mpmath.mpf(f) < v * (1 + mpmath.mpf(10) ** -30):
+        f = math.nextafter(f, math.inf)
+    return f
+
+
+def mp_down(v) -> float:
+    """A float <= the exact value that the mpmath number ``v >= 0`` approximates to at least 30 significant digits
+    (:func:`mp_up`'s mirror).
+
+    Examples:
+        >>> import mpmath
+        >>> with mpmath.workdps(50):
+        ...     x = mp_down(mpmath.mpf(2) / 3)
+        >>> Fraction(x) <= Fraction(2, 3)
+        True
+    """
+    import mpmath
+
+    f = float(v)
+    if mpmath.mpf(f) > v * (1 - mpmath.mpf(10) ** -30):
+        f = math.nextafter(f, 0.0)
+    return f

@@ -467,3 +467,16 @@ def test_rdp_composition_and_gdp_as_rdp_round_up():
     a, b = 1.43, 1.75
     assert F(a + b) < F(a) + F(b)
     assert F((RDP.linear(a) + RDP.linear(b)).kappa) >= F(a) + F(b)
+
+
+def test_laplace_rdp_of_a_tiny_scale_ratio_keeps_its_digits():
+    # log g_alpha(z) = log(1 + alpha z^2/2 + ...) loses about 2 log10(1/z) digits: at z = 1e-40 a fixed 80 digits
+    # left none; the value is alpha z^2 / 2 to first order (1e-80 at alpha = 2), never below the exact one
+    import mpmath
+    from bayesdp.theorems.mixing import laplace_rdp
+    for z in (1e-40, 1e-12):
+        v = laplace_rdp(2.0, z)
+        with mpmath.workdps(300):
+            A, Z = mpmath.mpf(2), mpmath.mpf(z)
+            exact = mpmath.log(A / (2 * A - 1) * mpmath.exp(Z * (A - 1)) + (A - 1) / (2 * A - 1) * mpmath.exp(-Z * A))
+            assert exact <= mpmath.mpf(v) <= exact * (1 + mpmath.mpf(10) ** -14)

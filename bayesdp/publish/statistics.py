@@ -34,7 +34,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..errors import AssumptionError, ModelError, positive, positive_int, require
-from ..exact import exact as _q, up as _up
+from ..exact import exact as _q, sqrt_exact_up as _sqrt_up, up as _up
 from .noise import laplace_interval_halfwidth
 
 __all__ = ["coordinate_subset_means", "probability_at_profiles",
@@ -216,14 +216,6 @@ class Statistic:
         if not np.all(np.isfinite(out)):
             raise AssumptionError(f"statistic {self.description!r} is not finite on the draws")
         return out
-
-
-def _sqrt_up(q) -> float:
-    """The correctly rounded square root of ``q`` rounded up, for an exact rational (or integer) ``q >= 0``:
-    exact when ``sqrt(q)`` is a float (bayesdp.exact only: importing bayesdp.analysis would load JAX)."""
-    q = Fraction(q)
-    s = math.sqrt(_up(q))              # correctly rounded, of a float >= q: the next float up is >= sqrt(q)
-    return s if Fraction(s) ** 2 >= q else math.nextafter(s, math.inf)
 
 
 def check_range(value_range: Sequence[float], name: str = "range") -> tuple[float, float]:

@@ -28,7 +28,7 @@ import math
 from ..certificate import Certificate
 from ..curves import DeltaProfile, _gdp_delta_mp
 from ..errors import AssumptionError, nonnegative, positive, positive_int, require
-from ..exact import exact, round_up, sqrt_up, up
+from ..exact import exact, mp_up as _mp_up, round_up, sqrt_up, up
 
 __all__ = ["laplace_hockey_stick", "log_theta", "theta_gamma", "gaussian_hockey_stick",
            "contraction_coefficient_gaussian", "contraction_coefficient_laplace", "sdpi", "sc_step_lipschitz",
@@ -280,17 +280,6 @@ def sc_step_lipschitz(step_size: float, smoothness: float, strong_convexity: flo
         raise AssumptionError(f"1 - 2 eta beta rho/(beta+rho) = {float(q):.6g} is negative; the constants are "
                               "infeasible")
     return min(1.0, sqrt_up(up(q)))
-
-
-def _mp_up(v) -> float:
-    """A float >= the exact value that the mpmath value ``v`` >= 0 approximates (computed at 50 digits, with no
-    cancellation of more than 20 of them)."""
-    import mpmath
-
-    f = float(v)   # v carries >= 30 correct digits: a float above v by 1e-30 relative is above the exact value
-    if mpmath.mpf(f) < v * (1 + mpmath.mpf(10) ** -30):
-        f = math.nextafter(f, math.inf)
-    return f
 
 
 def _ratio_up(num: list, den: list) -> float:

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..certificate import Certificate
 from ..curves import RDP, ApproxDP
-from ..exact import exact as _q, round_up, up
+from ..exact import exact as _q, mp_up as _mp_up, round_up, up
 from ..errors import AssumptionError, nonnegative, positive, positive_int, require
 from .hockey_stick import _check_index, sc_step_lipschitz
 
@@ -69,17 +69,6 @@ def implied_conditions(condition: str) -> tuple[str, ...]:
     chain = ("ultra-mixing", "doeblin", "dobrushin", "dobrushin-eps")
     c = _norm_condition(condition)
     return chain[chain.index(c):]
-
-
-def _mp_up(v) -> float:
-    """A float >= the exact value that the mpmath value ``v`` >= 0 approximates (computed at 50 digits, with no
-    cancellation of more than 20 of them)."""
-    import mpmath
-
-    f = float(v)   # v carries >= 30 correct digits: a float above v by 1e-30 relative is above the exact value
-    if mpmath.mpf(f) < v * (1 + mpmath.mpf(10) ** -30):
-        f = math.nextafter(f, math.inf)
-    return f
 
 
 def _norm_condition(condition: str) -> str:
@@ -392,8 +381,9 @@ def laplace_rdp(alpha: float, z: float) -> float:
     z = nonnegative("z = Delta/lambda", z)
     import mpmath
 
-    with mpmath.workdps(80):   # rounded up (the float log-sum-exp is off by a few ulps of its terms; log of
-        # 1 + O(z^2) cancels: 80 digits keep 30 down to z ~ 1e-10)
+    # rounded up (the float log-sum-exp is off by a few ulps of its terms). log g = log(1 + O(z^2)) cancels about
+    # 2 log10(1/z) digits: 50 digits plus those keep the 30 that mp_up needs for every z
+    with mpmath.workdps(50 + (2 * math.ceil(-math.log10(z)) if 0 < z < 1 else 0)):
         A = mpmath.mpf(a)
         return _mp_up(max(mpmath.mpf(0), _log_g_mp(A, mpmath.mpf(z)) / (A - 1)))
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..certificate import Certificate
 from ..curves import RDP
-from ..exact import down, exact, round_up, up
+from ..exact import down, exact, mp_up as _mp_up, round_up, up
 from ..errors import AssumptionError, nonnegative, positive, positive_int, require
 from ..errors import probability_open
 from .hockey_stick import _check_index
@@ -63,17 +63,6 @@ def _holder_h(step_size: float, holder_exponent: float, holder_constant: float) 
         v = mpmath.exp(mpmath.log(4) + 2 * q * mpmath.log(mpmath.mpf(eta)) + mpmath.log((1 - P) / (1 + P))
                        + 2 * q * mpmath.log(mpmath.mpf(M) / 2))
         return _mp_up(v)
-
-
-def _mp_up(v) -> float:
-    """A float >= the exact value that the mpmath value ``v`` >= 0 approximates (computed at 50 digits, with no
-    cancellation of more than 20 of them)."""
-    import mpmath
-
-    f = float(v)   # v carries >= 30 correct digits: a float above v by 1e-30 relative is above the exact value
-    if mpmath.mpf(f) < v * (1 + mpmath.mpf(10) ** -30):
-        f = math.nextafter(f, math.inf)
-    return f
 
 
 def modulus_params(case: str, step_size: float, lipschitz: float | None = None, smoothness: float | None = None,
