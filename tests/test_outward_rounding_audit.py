@@ -480,3 +480,19 @@ def test_laplace_rdp_of_a_tiny_scale_ratio_keeps_its_digits():
             A, Z = mpmath.mpf(2), mpmath.mpf(z)
             exact = mpmath.log(A / (2 * A - 1) * mpmath.exp(Z * (A - 1)) + (A - 1) / (2 * A - 1) * mpmath.exp(-Z * A))
             assert exact <= mpmath.mpf(v) <= exact * (1 + mpmath.mpf(10) ** -14)
+
+
+def test_iterated_laplace_rdp_of_a_tiny_scale_ratio_is_never_below_the_exact_bound():
+    # 002 Example 2 at Delta/lambda ~ 1e-41: each log g cancels about 82 digits, and a fixed 80 returned 0.0 for
+    # the exact minimum 4.5e-82 (Delta = 3e-41, alpha = 2).  Any theta gives a valid bound, so the returned value
+    # must be at least the exact minimum (at theta = 1/2 for lam1 = lam2, by symmetry and log-convexity of g)
+    import mpmath
+    from bayesdp.theorems.mixing import iterated_laplace_rdp
+    for d in (3e-41, 7e-42, 1e-40, 5e-39, 1e-200):
+        for a in (1.5, 2.0, 10.0):
+            v = iterated_laplace_rdp(a, d, 1.0, 1.0)
+            with mpmath.workdps(900):
+                A, Z = mpmath.mpf(a), mpmath.mpf(d) / 2
+                lg = mpmath.log(A / (2 * A - 1) * mpmath.exp(Z * (A - 1)) + (A - 1) / (2 * A - 1) * mpmath.exp(-Z * A))
+                exact = 2 * lg / (A - 1)
+                assert exact > 0 and mpmath.mpf(v) >= exact, (d, a, v, exact)

@@ -438,8 +438,14 @@ def iterated_laplace_rdp(alpha: float, sensitivity: float, lam1: float, lam2: fl
             best, best_t = float(res.fun), min(1.0, max(0.0, float(res.x)))
     import mpmath
 
-    with mpmath.workdps(80):   # the bound at the chosen theta, exactly split and rounded up (floats: a few ulps)
-        A, T_, D = mpmath.mpf(a), mpmath.mpf(best_t), mpmath.mpf(d)
+    # the bound at the chosen theta, exactly split and rounded up (floats: a few ulps).  Each log g(z) = log(1 +
+    # O(z^2)) cancels about 2 log10(1/z) digits, so the precision grows with them as in laplace_rdp (a fixed 80
+    # digits returned 0 for Delta/lambda = 3e-41, below the exact 4.5e-82)
+    A, T_, D = mpmath.mpf(a), mpmath.mpf(best_t), mpmath.mpf(d)
+    with mpmath.workdps(20):     # the magnitudes only (a float quotient would underflow to 0 below 1e-308)
+        zs = [z for z in (T_ * D / mpmath.mpf(l1), (1 - T_) * D / mpmath.mpf(l2)) if 0 < z < 1]
+        cancel = 2 * int(mpmath.ceil(-mpmath.log10(min(zs)))) if zs else 0
+    with mpmath.workdps(60 + cancel):
         v = (_log_g_mp(A, T_ * D / mpmath.mpf(l1)) + _log_g_mp(A, (1 - T_) * D / mpmath.mpf(l2))) / (A - 1)
         return _mp_up(max(mpmath.mpf(0), v))
 
