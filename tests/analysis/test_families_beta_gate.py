@@ -121,7 +121,7 @@ def test_zip_beta_gate_bound_is_reached_by_a_grid_of_the_models_gradient():
     with enable_x64(True):
         def l(w0, u, y):
             return dist.ZeroInflatedPoisson(t(u), jnp.exp(jnp.clip(R * w0, LO, HI))).log_prob(y)
-        g = jax.vmap(jax.grad(l, argnums=(0, 1)))
+        g = jax.jit(jax.vmap(jax.grad(l, argnums=(0, 1))))
         etas = np.concatenate([np.linspace(LO + 1e-9, HI - 1e-9, 301), [HI - 1e-12]])
         us = np.concatenate([np.linspace(-60.0, 60.0, 241), [-700.0, 36.0, 37.0]])
         E, U, Yg = (v.ravel() for v in np.meshgrid(etas, us, np.arange(0.0, YMAX + 1), indexing="ij"))

@@ -31,7 +31,8 @@ def _model(lo, hi):
 
 def _brute(lo, hi, R):
     """max over eta in a grid and y in 0..5 of |d/d eta log Poisson(y | clip(exp(eta), lo, hi))| R (JAX's gradient)."""
-    g = jax.vmap(jax.grad(lambda e, y: dist.Poisson(jnp.clip(jnp.exp(e), lo, hi)).log_prob(y)), in_axes=(0, None))
+    g = jax.jit(jax.vmap(jax.grad(lambda e, y: dist.Poisson(jnp.clip(jnp.exp(e), lo, hi)).log_prob(y)),
+                         in_axes=(0, None)))
     eta = jnp.linspace(-6.0, 6.0, 4801)
     return max(float(jnp.max(jnp.abs(g(eta, float(y))))) for y in range(6)) * R
 

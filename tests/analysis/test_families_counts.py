@@ -50,8 +50,8 @@ def nb2_squared_mean(X, y=None, k=5.0):
 def _brute_score(k, y_max):
     """max over a grid of eta and every integer y of |d/deta log NB2(y | e^eta, k)| (JAX's own log_prob)."""
     eta = jnp.linspace(-30.0, 30.0, 6001)
-    f = jax.vmap(jax.vmap(jax.grad(lambda e, y: dist.NegativeBinomial2(jnp.exp(e), k).log_prob(y)), (0, None)),
-                 (None, 0))
+    f = jax.jit(jax.vmap(jax.vmap(jax.grad(lambda e, y: dist.NegativeBinomial2(jnp.exp(e), k).log_prob(y)), (0, None)),
+                         (None, 0)))
     return float(jnp.max(jnp.abs(f(eta, jnp.arange(0.0, y_max + 1)))))
 
 

@@ -69,7 +69,7 @@ def _grid_max():
         def l(w0, a, y):
             lam = jnp.exp(jnp.clip(R * w0, LO, HI))
             return dist.ZeroInflatedPoisson(jax.nn.sigmoid(a), lam).log_prob(y)
-        g = jax.vmap(jax.grad(l, argnums=(0, 1)), in_axes=(0, 0, 0))
+        g = jax.jit(jax.vmap(jax.grad(l, argnums=(0, 1)), in_axes=(0, 0, 0)))
         etas = np.concatenate([np.linspace(LO + 1e-9, HI - 1e-9, 41), [HI - 1e-12]])
         bs = np.linspace(-40.0, 40.0, 81)
         ys = np.arange(0.0, YMAX + 1)
@@ -127,8 +127,8 @@ def test_random_theta_and_records_never_exceed_the_bound():
     def l(w, a, x, y):
         return dist.ZeroInflatedPoisson(jax.nn.sigmoid(a), jnp.exp(jnp.clip(x @ w, LO, HI))).log_prob(y)
     with jax.enable_x64(True):
-        dw, da = jax.vmap(jax.grad(l, argnums=(0, 1)))(jnp.asarray(ws), jnp.asarray(a), jnp.asarray(xs),
-                                                       jnp.asarray(ys))
+        dw, da = jax.jit(jax.vmap(jax.grad(l, argnums=(0, 1))))(jnp.asarray(ws), jnp.asarray(a), jnp.asarray(xs),
+                                                                jnp.asarray(ys))
         norms = np.sqrt(np.sum(np.asarray(dw) ** 2, axis=1) + np.asarray(da) ** 2)
     # NumPyro's log(g + (1 - g) e^-lambda) is 0/0 where both underflow (y = 0, g tiny, lambda large): those points
     # are the limits the bound covers; every finite gradient is below it
@@ -182,7 +182,7 @@ def test_clipped_poisson_bound_is_the_exact_supremum(ys, exact):
     lo, hi = (float(v) for v in ys.split("=")[1].split(".."))
     etas = np.linspace(-3.0 + 1e-5, 3.0 - 1e-5, 301)     # inside the clip in float32 too
     E, Yg = (a.ravel() for a in np.meshgrid(etas, np.arange(lo, hi + 1), indexing="ij"))
-    d = jax.vmap(jax.grad(lambda w0, y: dist.Poisson(jnp.exp(jnp.clip(R * w0, -3.0, 3.0))).log_prob(y)))(
+    d = jax.jit(jax.vmap(jax.grad(lambda w0, y: dist.Poisson(jnp.exp(jnp.clip(R * w0, -3.0, 3.0))).log_prob(y))))(
         jnp.asarray(E / R, dtype=jnp.float32), jnp.asarray(Yg, dtype=jnp.float32))
     top = float(np.max(np.abs(np.asarray(d, dtype=np.float64))))
     assert top <= g * (1 + 1e-6) and g <= 1.0001 * top

@@ -67,7 +67,7 @@ def _grid_max(logits: bool, lo=LO, hi=HI, ymax=YMAX, b0=None):
             if logits:
                 return dist.ZeroInflatedDistribution(dist.Poisson(rate), gate_logits=gl).log_prob(y)
             return dist.ZeroInflatedDistribution(dist.Poisson(rate), gate=jax.nn.sigmoid(gl)).log_prob(y)
-        g = jax.vmap(jax.grad(l, argnums=(0, 1)))
+        g = jax.jit(jax.vmap(jax.grad(l, argnums=(0, 1))))
         etas = np.concatenate([np.linspace(lo + 1e-9, hi - 1e-9, 351), [hi - 1e-12, lo + 1e-12]])
         bs = np.concatenate([np.linspace(-60.0, 40.0, 201), [-700.0]])
         E, B, Yg = (a.ravel() for a in np.meshgrid(etas, bs, np.arange(0.0, ymax + 1), indexing="ij"))

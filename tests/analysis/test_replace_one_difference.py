@@ -56,7 +56,7 @@ def poisson_exposure(t, y=None, B=2.0):
 def _psi_spread(logp, ys, etas):
     """max over eta of max_y psi - min_y psi, psi = d(-log p(y | eta))/d eta (float64, JAX's derivative)."""
     with enable_x64(True):
-        g = jax.vmap(jax.vmap(jax.grad(lambda e, y: -logp(e, y)), in_axes=(None, 0)), in_axes=(0, None))
+        g = jax.jit(jax.vmap(jax.vmap(jax.grad(lambda e, y: -logp(e, y)), in_axes=(None, 0)), in_axes=(0, None)))
         psi = np.asarray(g(jnp.asarray(etas), jnp.asarray(ys, dtype=jnp.float64)))
     return float(np.max(psi.max(axis=1) - psi.min(axis=1)))
 
@@ -111,7 +111,7 @@ def test_negative_binomial_with_a_per_record_concentration_is_bounded_by_its_ran
     # an upper bound, and 2 max(3, 10) = 20 would be the previous one
     assert c.record_grad_diff == pytest.approx(13.0, rel=1e-12)
     with enable_x64(True):
-        psi = jax.vmap(jax.grad(lambda e, kk, yy: -dist.NegativeBinomial2(jnp.exp(e), kk).log_prob(yy)))
+        psi = jax.jit(jax.vmap(jax.grad(lambda e, kk, yy: -dist.NegativeBinomial2(jnp.exp(e), kk).log_prob(yy))))
         E, K, Yg = (v.ravel() for v in np.meshgrid(np.linspace(-40.0, 40.0, 801), np.linspace(1, 3, 5),
                                                    np.arange(0.0, 11.0), indexing="ij"))
         vals = np.asarray(psi(jnp.asarray(E), jnp.asarray(K), jnp.asarray(Yg))).reshape(801, -1)   # (eta, pairs)

@@ -41,7 +41,7 @@ def _glm(rate_of, factor=False):
 def _brute_score(rate_of, y_max):
     """max over a grid of eta in [-60, 60] and every count y <= y_max of |d/deta log Poisson(y | rate(eta))|."""
     eta = jnp.linspace(-60.0, 60.0, 24001)
-    g = jax.vmap(jax.vmap(jax.grad(lambda e, y: dist.Poisson(rate_of(e)).log_prob(y)), (0, None)), (None, 0))
+    g = jax.jit(jax.vmap(jax.vmap(jax.grad(lambda e, y: dist.Poisson(rate_of(e)).log_prob(y)), (0, None)), (None, 0)))
     return float(jnp.max(jnp.abs(g(eta, jnp.arange(0.0, y_max + 1)))))
 
 

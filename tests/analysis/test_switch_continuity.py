@@ -418,7 +418,7 @@ def test_random_records_and_theta_stay_under_the_bound():
     w = rng.normal(size=(2000, 3)) * 3
     r = np.concatenate([rng.uniform(-3, 3, 1000), d + rng.normal(scale=1e-6, size=1000)])
     y = np.clip(r + np.sum(x * w, axis=1), -2, 2)
-    gfun = jax.vmap(jax.grad(lambda w_, x_, y_: -huber(y_ - x_ @ w_, d)))
+    gfun = jax.jit(jax.vmap(jax.grad(lambda w_, x_, y_: -huber(y_ - x_ @ w_, d))))
     g = np.asarray(gfun(jnp.asarray(w, F32), jnp.asarray(x, F32), jnp.asarray(y, F32)))
     assert np.max(np.linalg.norm(g, axis=1)) <= G * (1 + 1e-6)
 

@@ -34,7 +34,7 @@ def _grid_sup(lo, hi):
     def l(eta, y):
         return dist.Bernoulli(probs=jnp.clip(jax.nn.sigmoid(eta), lo, hi)).log_prob(y)
     etas = jnp.linspace(-8.0, 8.0, 16001, dtype=jnp.float32)
-    g = jax.vmap(jax.grad(l), in_axes=(0, None))
+    g = jax.jit(jax.vmap(jax.grad(l), in_axes=(0, None)))
     return max(float(np.max(np.abs(np.asarray(g(etas, y), dtype=np.float64)))) for y in (0.0, 1.0)) * R
 
 
@@ -88,6 +88,6 @@ def test_powers_of_a_sigmoid_get_the_exact_supremum(k, lo, hi, exact):
         p = jax.nn.sigmoid(eta) ** k
         return dist.Bernoulli(probs=p if lo is None else jnp.clip(p, lo, hi)).log_prob(y)
     etas = jnp.linspace(-12.0, 12.0, 24001, dtype=jnp.float32)
-    g = jax.vmap(jax.grad(l), in_axes=(0, None))
+    g = jax.jit(jax.vmap(jax.grad(l), in_axes=(0, None)))
     grid = max(float(np.max(np.abs(np.asarray(g(etas, y), dtype=np.float64)))) for y in (0.0, 1.0)) * R
     assert grid <= c.record_grad_bound <= 1.001 * grid

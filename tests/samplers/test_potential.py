@@ -102,7 +102,7 @@ def test_fast_bernoulli_logits_matches_numpyro_and_has_exact_derivative():
         y = jnp.full_like(z, yv)
         np.testing.assert_allclose(np.asarray(bernoulli_logits_log_prob(z, y)),
                                    np.asarray(dist.Bernoulli(logits=z).log_prob(y)), rtol=1e-6, atol=1e-6)
-        g = jax.vmap(jax.grad(bernoulli_logits_log_prob), in_axes=(0, 0))(z, y)
+        g = jax.jit(jax.vmap(jax.grad(bernoulli_logits_log_prob), in_axes=(0, 0)))(z, y)
         expected = yv - 1 / (1 + np.exp(-np.asarray(z, np.float64)))  # d/dz [y z - log(1 + e^z)]
         np.testing.assert_allclose(np.asarray(g), expected, rtol=1e-5, atol=1e-7)
     assert float(jax.grad(bernoulli_logits_log_prob)(0.0, 0.0)) == -0.5  # NumPyro's autodiff gives 0 here
