@@ -156,8 +156,9 @@ def _drop_jax_caches_after_module():
 # What a drop leaves: a worker's memory after one creeps up to about 600 MB (imported modules, the tests' own
 # module-level objects), above the 512 MB of two workers' threshold, and every module's end then dropped caches that
 # held 1-40 MB, for 0.3-1.3 s of clearing and collection each (a third of the drops, measured on tests/analysis and
-# tests/samplers).  A drop is made only when the process has grown by at least this much since the last one.
-_DROP_GROWTH_BYTES = 64 << 20
+# tests/samplers).  A drop is made only when the process has grown by at least this much since the last one (32 MB:
+# the drops that freed more than that stay; a skipped drop would have freed less than that).
+_DROP_GROWTH_BYTES = 32 << 20
 _AFTER_LAST_DROP = [0]
 
 
