@@ -609,3 +609,16 @@ def test_a_case_deeper_than_the_python_stack_is_not_proven():
     # equations exhausts Python's stack before the check's own budget (4 x 256): no claim, and no RecursionError
     assert not _grad_ok(lambda t: (lambda r: jnp.where(jnp.abs(r) < -1.0, _chain(r, 600), r))(t * 2.0 - 1.0))
     assert _grad_ok(lambda t: (lambda r: jnp.where(jnp.abs(r) < -1.0, _chain(r, 100), r))(t * 2.0 - 1.0))
+
+
+def test_an_integer_piece_of_piecewise_is_exact_only_within_the_float_s_integers():
+    # jnp.piecewise converts an integer piece (and its default 0) to float32: exact up to 2^24. 3 meets r + 2 at 1;
+    # the default 0 meets r at 0; 2^24 + 1 = 16777217 would meet r + 2^24 at 1, but float32 holds it as 16777216
+    assert _grad_ok(lambda t: (lambda r: jnp.piecewise(r, [r < 1.0], [lambda r: r + 2.0, 3]))(t * 2.0 - 1.0))
+    assert _grad_ok(lambda t: (lambda r: jnp.piecewise(r, [r < 0.0], [lambda r: r]))(t * 2.0 - 1.0))
+    assert not _grad_ok(lambda t: (lambda r: jnp.piecewise(r, [r < 1.0], [lambda r: r + 16777216.0, 16777217]))(
+        t * 2.0 - 1.0))
+    assert not _grad_ok(lambda t: (lambda r: jnp.piecewise(r, [r < 1.0], [lambda r: r + 2.0, 4]))(t * 2.0 - 1.0))
+    # 2^24 itself is held: it meets r + (2^24 - 1) at 1
+    assert _grad_ok(lambda t: (lambda r: jnp.piecewise(r, [r < 1.0], [lambda r: r + 16777215.0, 16777216]))(
+        t * 2.0 - 1.0))
