@@ -622,3 +622,14 @@ def test_an_integer_piece_of_piecewise_is_exact_only_within_the_float_s_integers
     # 2^24 itself is held: it meets r + (2^24 - 1) at 1
     assert _grad_ok(lambda t: (lambda r: jnp.piecewise(r, [r < 1.0], [lambda r: r + 16777215.0, 16777216]))(
         t * 2.0 - 1.0))
+
+
+def test_select_conditions_combined_with_or_and_not():
+    # a dead zone written with | and ~: |r| - 1 outside [-1, 1], 0 inside; the cases meet at -1 and 1 (both 0)
+    assert _grad_ok(lambda t: (lambda r: jnp.select([(r < -1.0) | (r > 1.0)], [jnp.abs(r) - 1.0], 0.0))(
+        t * 4.0 - 2.0))
+    assert _grad_ok(lambda t: (lambda r: jnp.select([~(jnp.abs(r) <= 1.0)], [jnp.abs(r) - 1.0], 0.0))(
+        t * 4.0 - 2.0))
+    # the same with a jump of 1 outside: refused
+    assert not _grad_ok(lambda t: (lambda r: jnp.select([(r < -1.0) | (r > 1.0)], [jnp.abs(r)], 0.0))(
+        t * 4.0 - 2.0))
