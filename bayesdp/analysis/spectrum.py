@@ -205,7 +205,10 @@ def eig_bounds(a: Enclosed) -> tuple[float, float]:
     if not a.finite:
         return -math.inf, math.inf
     s = a.symmetric()
-    e = Fraction(r.norm_up(s.err))
+    e = r.norm_up(s.err)
+    if not (s.finite and math.isfinite(e)):               # the mean or the norm overflowed: nothing proven
+        return -math.inf, math.inf
+    e = Fraction(e)
     lo = lambda_min_down(s.val)
     hi_neg = lambda_min_down(-s.val)
     lo = r.down(Fraction(lo) - e) if math.isfinite(lo) else -math.inf
@@ -259,7 +262,8 @@ def inverse_enclosure(scale_tril: np.ndarray, p_hat: np.ndarray) -> tuple[Enclos
         p_hat: a float64 estimate of the inverse.
 
     Returns:
-        ``(E, d)``; ``d`` is inf where the residual is not proven below 1.
+        ``(E, d)``; where the residual is not proven below 1 (or exceeds the float range), ``d`` is inf and ``E``
+        is ``P^`` with zero error.
 
     Examples:
         >>> import numpy as np
@@ -281,10 +285,11 @@ def inverse_enclosure(scale_tril: np.ndarray, p_hat: np.ndarray) -> tuple[Enclos
     K = 2 * kl + kp
     one = 1 << K
     res = np.empty((n, n))
-    for i in range(n):
-        for j in range(n):
-            res[i, j] = float(Fraction((one if i == j else 0) - int(SP[i, j]), one))   # correctly rounded
-    if not np.isfinite(res).all():
+    try:
+        for i in range(n):
+            for j in range(n):
+                res[i, j] = float(Fraction((one if i == j else 0) - int(SP[i, j]), one))   # correctly rounded
+    except OverflowError:                                   # a residual beyond the float range: nothing proven
         return Enclosed.exact(p_hat), math.inf
     R = Enclosed(res, _grow(float(U) * np.abs(res), 1))
     rr = Fraction(r.norm_up(np.abs(R.val) + R.err))

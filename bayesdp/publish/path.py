@@ -18,6 +18,7 @@ curve (a ``gdp`` event: PLD and Renyi composition apply).
 from __future__ import annotations
 
 import math
+import struct
 from statistics import NormalDist     # the standard library's
 
 import numpy as np
@@ -39,7 +40,9 @@ SOURCE = "GDP composition of the path (Dong-Roth-Su Cor. 3.3)"
 
 
 def gdp_mu(epsilon: float, delta: float) -> float:
-    """The largest ``mu`` (to a relative 1e-12) with ``GDP(mu).epsilon(delta) <= epsilon``.
+    """The largest ``mu`` with ``GDP(mu).epsilon(delta) <= epsilon``, to the float: a bisection on the floats from
+    ``2^-200`` (which must meet the budget) to inf returns ``mu`` with ``GDP(mu).epsilon(delta) <= epsilon <
+    GDP(m).epsilon(delta)`` for ``m`` the next float above ``mu``, after at most 64 evaluations of ``epsilon``.
 
     Args:
         epsilon: > 0.
@@ -49,11 +52,13 @@ def gdp_mu(epsilon: float, delta: float) -> float:
         mu.
 
     Raises:
-        AssumptionError: epsilon not > 0, delta not in (0, 1), or epsilon too small at delta.
+        AssumptionError: epsilon not > 0, delta not in (0, 1), or epsilon too small at delta (not met at
+            ``mu = 2^-200``).
 
     Examples:
+        >>> import math
         >>> mu = gdp_mu(1.0, 1e-5)
-        >>> GDP(mu).epsilon(1e-5) <= 1.0 < GDP(mu * (1 + 1e-9)).epsilon(1e-5)
+        >>> GDP(mu).epsilon(1e-5) <= 1.0 < GDP(math.nextafter(mu, math.inf)).epsilon(1e-5)
         True
     """
     eps = positive("epsilon", epsilon, "pass a positive epsilon")
@@ -61,38 +66,24 @@ def gdp_mu(epsilon: float, delta: float) -> float:
         raise AssumptionError(f"delta = {delta!r} must be in (0, 1) for a path release (the chain's Gaussian steps "
                               "are not pure epsilon-DP); pass e.g. delta=1e-6 or use method='coupling'")
     d = float(delta)
-    lo, hi = 0.0, 1.0
-    while GDP(hi).epsilon(d) <= eps:
-        lo, hi = hi, 2.0 * hi
-    steps = 200
-    if lo == 0.0:
-        # Halving hi = 1 while epsilon(hi) > eps would try mu = 2^-1, 2^-2, ..., 2^-200 in turn (each a 60-digit
-        # check: 7 s for a refusal at delta = 1e-200).  epsilon(mu) increases with mu, so the first k with
-        # epsilon(2^-k) <= eps is found by bisection on k; the bracket and the steps left are then those the
-        # halvings would have reached, and so is the result.  No such k up to 200: refused, as after 200 halvings.
-        if GDP(2.0 ** -200).epsilon(d) > eps:
-            raise AssumptionError(f"epsilon = {eps:.6g} is too small at delta = {d:.3g}")
-        k_lo, k_hi = 0, 200             # epsilon(2^-k_lo) > eps >= epsilon(2^-k_hi)
-        while k_hi - k_lo > 1:
-            k = (k_lo + k_hi) // 2
-            if GDP(2.0 ** -k).epsilon(d) <= eps:
-                k_hi = k
-            else:
-                k_lo = k
-        lo, hi, steps = 2.0 ** -k_hi, 2.0 ** -(k_hi - 1), 200 - k_hi
-    for _ in range(steps):
-        mid = 0.5 * (lo + hi)
-        if mid <= lo or mid >= hi:
-            break
-        if GDP(mid).epsilon(d) <= eps:
+
+    def meets(mu: float) -> bool:
+        return GDP(mu).epsilon(d) <= eps
+
+    floor = 2.0 ** -200
+    if not meets(floor):
+        raise AssumptionError(f"epsilon = {eps:.6g} is too small at delta = {d:.3g}")
+    # epsilon(mu) grows with mu (up to its outward rounding). Positive floats are ordered as their bit patterns, so
+    # the bisection runs on those, from the floor (meets the budget) to inf (taken as not meeting it), until the two
+    # ends are adjacent floats: 63 steps, whatever the budget.
+    lo, hi = int.from_bytes(struct.pack("<d", floor), "little"), int.from_bytes(struct.pack("<d", math.inf), "little")
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if meets(struct.unpack("<d", mid.to_bytes(8, "little"))[0]):
             lo = mid
         else:
             hi = mid
-        if hi - lo <= 1e-12 * hi:
-            break
-    if not lo > 0:
-        raise AssumptionError(f"epsilon = {eps:.6g} is too small at delta = {d:.3g}")
-    return lo
+    return struct.unpack("<d", lo.to_bytes(8, "little"))[0]
 
 
 def path_certificate(grad_diff: float, step_size: float, num_steps: int, inverse_temperature: float,

@@ -305,6 +305,9 @@ def test_inverse_distances_are_attained_in_one_dimension():
     enc, d2 = inverse_enclosure(L, p)
     assert abs(Fraction(1, 4) - Fraction(enc.val[0, 0])) <= Fraction(enc.err[0, 0]) + Fraction(d2)
     assert d2 <= 0.0625 * (1 + 1e-12)
+    # the float residual 1/2 carries its rounding bound u/2 into r: d2 >= |p^| (1/2 + u/2)^2 / (1/2 - u/2)
+    half = Fraction(1, 2)
+    assert Fraction(d2) >= Fraction(1, 8) * (half + U_ / 2) ** 2 / (half - U_ / 2)
     # a residual of norm 1 or more proves nothing: p^ = 1/2 gives R = -1
     assert inverse_distance_up(Enclosed.exact(np.diag([4.0, 4.0])), np.diag([0.5, 0.5])) == np.inf
     assert inverse_enclosure(np.diag([2.0, 2.0]), np.diag([0.5, 0.5]))[1] == np.inf
@@ -341,3 +344,115 @@ def test_shift_bound_charges_the_whole_factorisation_error():
     assert -Fraction(got) >= need
     assert -got <= float(need) * 1.01                       # and not much more: ||R||_2 (not Frobenius) is used
     assert _shift_bound(v, 0.6) is None                      # v - 0.6 I is indefinite: no bound
+
+
+# -- tightness: each error term is its formula, not more (a looser term is sound but would go unnoticed) -------------
+# Hand derivations in units of u = 2^-53 (floats in [1, 2) are spaced 2u, those in [1/2, 1) u). _grow(x, k) is the
+# next float above fl(x fl(1 + 2 gamma_{k+2})) + (k + 2) 2^-1000; 2 gamma_j = 2 j u + O(u^2) rounds to 2 j u.
+
+def test_grow_is_one_plus_two_gamma_k_plus_2_and_k_plus_2_allowances_exactly():
+    from bayesdp.analysis.spectrum import _grow
+    # k = 10: fl(1 + 2 gamma_12) = 1 + 24u, times 1, the allowance 12 2^-1000 absorbed, next float: 1 + 26u
+    assert Fraction(float(_grow(np.array([1.0]), 10)[0])) == 1 + 26 * U_
+    # k = 10^6: 2 gamma_{k+2} = 2.2e-10, to within the two roundings and the step up (4u)
+    k = 10 ** 6
+    g2 = 2 * (k + 2) * U_ / (1 - (k + 2) * U_)
+    assert abs(Fraction(float(_grow(np.array([1.0]), k)[0])) - (1 + g2)) <= 4 * U_
+    # a zero: exactly the allowance (k + 2) 2^-1000, and one step up (relative 2^-52 at most)
+    z = Fraction(float(_grow(np.array([0.0]), 10)[0]))
+    assert 12 * Fraction(2) ** -1000 < z <= 12 * Fraction(2) ** -1000 * (1 + 2 * U_)
+
+
+def test_product_sum_and_symmetrisation_errors_are_their_formulas():
+    # a 1 x 1 product with a = 0 (error 1) and b = 1 exact: the error is the ea (|b| + eb) term grown for k + 1 = 2
+    # roundings (1 + 2 gamma_4 = 1 + 8u, next float 1 + 10u), then the sum's growth for 4 (1 + 2 gamma_6 = 1 + 12u):
+    # (1 + 10u)(1 + 12u) = 1 + 22u + 120u^2 rounds to 1 + 22u, next float 1 + 24u
+    out = Enclosed(np.array([[0.0]]), np.array([[1.0]])) @ Enclosed.exact(np.array([[1.0]]))
+    assert out.val[0, 0] == 0.0 and Fraction(float(out.err[0, 0])) == 1 + 24 * U_
+    # a sum or difference with an exact zero: error 1 grown for 3 roundings (1 + 2 gamma_5 = 1 + 10u): 1 + 12u
+    for o in (Enclosed(np.array([[0.0]]), np.array([[1.0]])) + Enclosed.exact(np.array([[0.0]])),
+              Enclosed(np.array([[0.0]]), np.array([[1.0]])) - Enclosed.exact(np.array([[0.0]]))):
+        assert Fraction(float(o.err[0, 0])) == 1 + 12 * U_
+    # symmetrisation: half of (err + err^T) = 1 off the diagonal, grown for 3: 1 + 12u
+    s = Enclosed(np.zeros((2, 2)), np.array([[0.0, 2.0], [0.0, 0.0]])).symmetric()
+    assert Fraction(float(s.err[0, 1])) == 1 + 12 * U_ and Fraction(float(s.err[1, 0])) == 1 + 12 * U_
+    # and the mean's rounding 2u |v| (err 0, v = 1): 2u (1 + 2 gamma_5) to a relative 1e-15
+    s = Enclosed.exact(np.array([[1.0]])).symmetric()
+    need = 2 * U_ * (1 + 10 * U_ / (1 - 5 * U_))
+    assert abs(Fraction(float(s.err[0, 0])) - need) <= need * Fraction(1, 10 ** 15)
+
+
+def test_an_integer_matrix_is_read_as_float64():
+    # 2^62 * 4 = 2^64: an int64 product would wrap around to 0
+    out = Enclosed.exact(np.array([[2 ** 62]])) @ Enclosed.exact(np.array([[4]]))
+    assert abs(Fraction(2 ** 64) - Fraction(float(out.val[0, 0]))) <= Fraction(float(out.err[0, 0]))
+    assert out.val.dtype == np.float64
+
+
+def test_lambda_min_of_a_diagonal_matrix_is_the_estimate_less_slack_and_loss():
+    # diag(1, 2): LAPACK's estimate is 1 exactly; n = 2, scale 2, slack 4 (n + 1) u scale = 24u, c = 1 - 24u;
+    # B = diag(24u, 1 + 24u) exactly; ||R||_2^2 = 1 + 24u, loss gamma_3 (1 + 24u) + u (1 + 24u) + 4 2^-1000 = 4u + O(u^2);
+    # c - loss = 1 - 28u - O(u^2), rounded down: 1 - 29u
+    lo = Fraction(lambda_min_down(np.diag([1.0, 2.0])))
+    assert 1 - 30 * U_ <= lo <= 1 - 28 * U_
+
+
+def test_lambda_min_grows_the_slack_by_64_until_the_factorisation_runs(monkeypatch):
+    # an estimate 2^-30 too high (LAPACK's, made wrong here): the slack 24u 64^j (diag(1, 2), as above) first exceeds
+    # 2^-30 at j = 4 (24u 64^3 = 0.75 2^-30), so c = 1 + 2^-30 - 24 2^-29 = 1 - 47 2^-30 exactly; loss 4u (1 + O(2^-25))
+    real = np.linalg.eigvalsh
+    monkeypatch.setattr(np.linalg, "eigvalsh", lambda v: real(v) + 2.0 ** -30)
+    lo = Fraction(lambda_min_down(np.diag([1.0, 2.0])))
+    c = 1 - 47 * Fraction(2) ** -30
+    assert c - 6 * U_ <= lo <= c - 4 * U_
+
+
+def test_a_matrix_whose_shift_overflows_proves_nothing():
+    # diag(x, -x), x = max/2: est -x, and B_11 = x - c = 2x + slack overflows at every shift: -inf, no exception
+    x = np.finfo(np.float64).max / 2
+    with np.errstate(over="ignore", invalid="ignore"):
+        assert lambda_min_down(np.diag([x, -x])) == -np.inf
+        assert eig_bounds(Enclosed.exact(np.diag([x, -x]))) == (-np.inf, np.inf)
+        # the symmetrisation's mean overflows (x + x with x = max), or the norm of its error does
+        assert eig_bounds(Enclosed.exact(np.diag([2 * x, 0.0]))) == (-np.inf, np.inf)
+        assert eig_bounds(Enclosed(np.eye(2), np.full((2, 2), x))) == (-np.inf, np.inf)
+
+
+def test_lambda_min_charges_the_underflow_allowance():
+    # diag(t, 2t), t = 2^-990: the factorisation's terms are about 2^-1040, so the n^2 2^-1000 = 4 2^-1000 allowance
+    # is the loss (with the slack 48u t = 5.5e-12 2^-1000)
+    t = 2.0 ** -990
+    gap = (Fraction(t) - Fraction(lambda_min_down(np.diag([t, 2 * t])))) / Fraction(2) ** -1000
+    assert 4 < gap < Fraction(40001, 10000)
+
+
+def test_cholesky_refuses_a_zero_last_pivot():
+    from bayesdp.analysis.spectrum import _cholesky
+    assert _cholesky(np.diag([1.0, 0.0])) is None            # "None if a pivot is not positive"
+    assert _cholesky(np.diag([1.0, 4.0]))[1, 1] == 2.0
+
+
+def test_inverse_enclosure_exact_residual_at_64_and_integer_data():
+    from bayesdp.analysis.spectrum import inverse_enclosure
+    # n = 64 is still the exact, second-order route: R = -2^-30 I, r = ||R||_F = 8 2^-30 (plus its error),
+    # d = ||P^|| r^2 / (1 - r) = 0.25 64 2^-60 / (1 - 2^-27) = 2^-56 (1 + 7.5e-9) (first order: 0.25 8 2^-30 = 2^-29)
+    n = 64
+    enc, d = inverse_enclosure(2.0 * np.eye(n), 0.25 * (1 + 2.0 ** -30) * np.eye(n))
+    assert 2.0 ** -56 <= d <= 2.0 ** -56 * (1 + 1e-8)
+    # integer data (the common denominator is 1): L = I, P^ = I, the residual is 0 exactly, off the diagonal too
+    enc, d = inverse_enclosure(np.eye(2), np.eye(2))
+    assert d < 1e-300 and np.array_equal(enc.val, np.eye(2))       # 0 but for the underflow allowances
+    # a residual beyond the float range (L L^T = 1e400, P^ = 1): nothing proven, P^ returned with zero error
+    enc, d = inverse_enclosure(np.array([[1e200]]), np.array([[1.0]]))
+    assert d == np.inf and enc.val[0, 0] == 1.0 and not enc.err.any()
+    enc, d = inverse_enclosure(np.diag([2.0, 2.0]), np.diag([0.5, 0.5]))      # residual -I: norm above 1
+    assert d == np.inf and np.array_equal(enc.val, np.diag([0.5, 0.5])) and not enc.err.any()
+
+
+def test_an_infinite_error_bound_is_not_finite():
+    inf_err = Enclosed(np.eye(2), np.array([[np.inf, 0.0], [0.0, 0.0]]))
+    assert not inf_err.finite and not Enclosed(np.array([[np.nan]]), np.zeros((1, 1))).finite
+    assert Enclosed.exact(np.eye(2)).finite
+    with np.errstate(invalid="ignore"):                               # inf * 0 in the product's error
+        assert inverse_distance_up(inf_err, np.eye(2)) == np.inf       # the residual's error is infinite: nothing
+    assert eig_bounds(inf_err) == (-np.inf, np.inf)

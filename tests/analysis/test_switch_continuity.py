@@ -587,3 +587,49 @@ def test_a_select_of_three_cases_is_never_claimed_by_the_rule_itself():
     run.program(closed, [af.A])
     [eqn] = [e for e in closed.jaxpr.eqns if e.primitive.name == "select_n"]
     assert len(eqn.invars) == 4 and continuous_at_switch(run, eqn) is False
+
+
+def _chain(r, m):
+    """r, then m times + 1 and - 1: 2m equations whose exact value is r again."""
+    x = r
+    for _ in range(m):
+        x = (x + 1.0) - 1.0
+    return x
+
+
+def test_a_case_is_evaluated_through_256_equations_and_no_more():
+    # _DEPTH = 256: the exact evaluation of a case at the switch point looks up at most 256 equations; past that
+    # the select is not proven (a resource limit: no claim, never a wrong one)
+    assert _grad_ok(lambda t: (lambda r: jnp.where(r > 0.0, _chain(r, 128), r))(t * 2.0 - 1.0))
+    assert not _grad_ok(lambda t: (lambda r: jnp.where(r > 0.0, _chain(r, 129), r))(t * 2.0 - 1.0))
+
+
+def test_a_case_deeper_than_the_python_stack_is_not_proven():
+    # |r| < -1 never holds: no switch point, and only the finiteness check reads the cases; a chain of 1200
+    # equations exhausts Python's stack before the check's own budget (4 x 256): no claim, and no RecursionError
+    assert not _grad_ok(lambda t: (lambda r: jnp.where(jnp.abs(r) < -1.0, _chain(r, 600), r))(t * 2.0 - 1.0))
+    assert _grad_ok(lambda t: (lambda r: jnp.where(jnp.abs(r) < -1.0, _chain(r, 100), r))(t * 2.0 - 1.0))
+
+
+def test_an_integer_piece_of_piecewise_is_exact_only_within_the_float_s_integers():
+    # jnp.piecewise converts an integer piece (and its default 0) to float32: exact up to 2^24. 3 meets r + 2 at 1;
+    # the default 0 meets r at 0; 2^24 + 1 = 16777217 would meet r + 2^24 at 1, but float32 holds it as 16777216
+    assert _grad_ok(lambda t: (lambda r: jnp.piecewise(r, [r < 1.0], [lambda r: r + 2.0, 3]))(t * 2.0 - 1.0))
+    assert _grad_ok(lambda t: (lambda r: jnp.piecewise(r, [r < 0.0], [lambda r: r]))(t * 2.0 - 1.0))
+    assert not _grad_ok(lambda t: (lambda r: jnp.piecewise(r, [r < 1.0], [lambda r: r + 16777216.0, 16777217]))(
+        t * 2.0 - 1.0))
+    assert not _grad_ok(lambda t: (lambda r: jnp.piecewise(r, [r < 1.0], [lambda r: r + 2.0, 4]))(t * 2.0 - 1.0))
+    # 2^24 itself is held: it meets r + (2^24 - 1) at 1
+    assert _grad_ok(lambda t: (lambda r: jnp.piecewise(r, [r < 1.0], [lambda r: r + 16777215.0, 16777216]))(
+        t * 2.0 - 1.0))
+
+
+def test_select_conditions_combined_with_or_and_not():
+    # a dead zone written with | and ~: |r| - 1 outside [-1, 1], 0 inside; the cases meet at -1 and 1 (both 0)
+    assert _grad_ok(lambda t: (lambda r: jnp.select([(r < -1.0) | (r > 1.0)], [jnp.abs(r) - 1.0], 0.0))(
+        t * 4.0 - 2.0))
+    assert _grad_ok(lambda t: (lambda r: jnp.select([~(jnp.abs(r) <= 1.0)], [jnp.abs(r) - 1.0], 0.0))(
+        t * 4.0 - 2.0))
+    # the same with a jump of 1 outside: refused
+    assert not _grad_ok(lambda t: (lambda r: jnp.select([(r < -1.0) | (r > 1.0)], [jnp.abs(r)], 0.0))(
+        t * 4.0 - 2.0))

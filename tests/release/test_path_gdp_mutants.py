@@ -80,3 +80,43 @@ def test_gdp_mu_refusals(eps, delta, message):
     with pytest.raises(AssumptionError) as e:
         gdp_mu(eps, delta)
     assert str(e.value) == message
+
+
+# -- the contract to the float (the bisection runs on the floats themselves) -------------------------------------------
+
+@pytest.mark.parametrize("eps,delta", CASES + [(1e-3, 1e-200), (1e4, 1e-5)])
+def test_gdp_mu_is_a_boundary_float_of_the_budget(eps, delta):
+    # the returned mu meets the budget and the next float above it does not
+    mu = gdp_mu(eps, delta)
+    assert GDP(mu).epsilon(delta) <= eps < GDP(math.nextafter(mu, math.inf)).epsilon(delta)
+
+
+@pytest.mark.slow          # 3 s: every epsilon near mu = 2.8e-56 is a 60-digit bisection
+def test_gdp_mu_is_a_boundary_float_far_below_one():
+    # mu = 2.8e-56, about 2^-184: the former search found the power of 2 by bisection and then ran the 200 - 184 = 16
+    # halvings left of 200, and returned a mu 3.4e-6 (relative) below the boundary, not within 1e-12 of it
+    mu = gdp_mu(1e-55, 1e-60)
+    assert GDP(mu).epsilon(1e-60) <= 1e-55 < GDP(math.nextafter(mu, math.inf)).epsilon(1e-60)
+
+
+@pytest.mark.parametrize("m,delta", [(0.25, 1e-5), (1.0, 1e-6), (3.0, 1e-9), (0.01, 1e-3), (7.5, 1e-12)])
+def test_a_budget_met_with_equality_counts_as_met(m, delta):
+    # epsilon's rounded values repeat over runs of adjacent mu; a budget equal to one of them (GDP(m)'s own epsilon)
+    # is met on that run, so the boundary is the run's last float, not the float below its first
+    e = GDP(m).epsilon(delta)
+    mu = gdp_mu(e, delta)
+    assert GDP(mu).epsilon(delta) <= e < GDP(math.nextafter(mu, math.inf)).epsilon(delta)
+    assert mu >= m * (1 - 1e-9)
+
+
+def test_gdp_mu_refuses_below_its_floor_2_to_the_minus_200():
+    from bayesdp.errors import AssumptionError
+
+    # at delta = 1e-70 mu = 2^-200 has epsilon > 0 (its total variation, about 0.4 2^-200 = 2.5e-61, exceeds delta);
+    # a budget just below it is met at mu = 2^-201, but the search does not go below 2^-200: refused
+    d = 1e-70
+    e0 = GDP(2.0 ** -200).epsilon(d)
+    assert e0 > 0 and GDP(2.0 ** -201).epsilon(d) <= e0 * (1 - 1e-6)
+    with pytest.raises(AssumptionError) as e:
+        gdp_mu(e0 * (1 - 1e-6), d)
+    assert str(e.value) == f"epsilon = {e0 * (1 - 1e-6):.6g} is too small at delta = 1e-70"

@@ -447,7 +447,7 @@ def _chosen_meet(run, eqn, jv, base, points, oshape) -> bool:
             vals = {_Case(run, base, s, oshape).value(eqn.invars[1 + k]) for k in chosen}
             if len(vals) != 1 or any(isinstance(x, bool) for x in vals):
                 return False
-    except _NoProof:
+    except (_NoProof, RecursionError):          # a case deeper than Python's stack: no proof
         return False
     return True
 
@@ -481,7 +481,7 @@ def _meet(run, eqn, base, points, oshape) -> bool:
                 return False
         for k in range(2):
             _finite_in_r(run, base, eqn.invars[1 + k], oshape)    # a function of r alone, finite
-    except _NoProof:
+    except (_NoProof, RecursionError):          # a case deeper than Python's stack: no proof
         return False
     return True
 
