@@ -496,3 +496,26 @@ def test_iterated_laplace_rdp_of_a_tiny_scale_ratio_is_never_below_the_exact_bou
                 lg = mpmath.log(A / (2 * A - 1) * mpmath.exp(Z * (A - 1)) + (A - 1) / (2 * A - 1) * mpmath.exp(-Z * A))
                 exact = 2 * lg / (A - 1)
                 assert exact > 0 and mpmath.mpf(v) >= exact, (d, a, v, exact)
+
+
+def test_002_theorem_4_kappa_does_not_underflow_or_overflow_to_zero():
+    # alpha Delta^2 L^(r+1)/(2 r sigma^2) in floats: L^(r+1) underflowed to 0 (r = 7000, L = 0.825 here: 002 Theorem 5
+    # certified eps_i = 0.0 for a Lipschitz constant 1e150, exact 4.5e-289), or sigma^2 overflowed to inf (Delta =
+    # 1e100, sigma = 1e200: 0.0 for the exact 1.0e-202); a subnormal L^(r+1) lost its relative digits
+    import mpmath
+    from bayesdp.theorems import mixing as X
+
+    def exact(a, d, L, r, s, tight):
+        with mpmath.workdps(60):
+            return mpmath.mpf(a) * mpmath.mpf(d) ** 2 * (1 if tight else mpmath.mpf(L) ** (r + 1)) / (
+                2 * r * mpmath.mpf(s) ** 2)
+
+    for a, d, L, r, s, tight in ((1.0, 2e150, 0.8250286473253903, 7000, 1.0, False), (1.0, 1e100, 0.5, 3, 1e200, False),
+                                 (1.0, 1e100, 1.0, 3, 1e200, True), (3.0, 1e150, 0.9, 7000, 1.0, False),
+                                 (2.0, 1.0, 0.7, 5, 1.0, False)):
+        v = X.pabi_contractive_rdp(a, d, L, r, s, tight=tight)
+        ex = exact(a, d, L, r, s, tight)
+        assert ex <= mpmath.mpf(v) <= ex * (1 + mpmath.mpf(10) ** -14), (a, d, L, r, s, tight, v, ex)
+    cert = X.theorem_5(1e150, 1.0, 0.19, 1.0, 1.0, 7001, 1)
+    M = cert.constants["M"]
+    assert mpmath.mpf(cert.constants["eps_i"]) >= exact(1.0, 2e150, M, 7000, 1.0, False) > 0

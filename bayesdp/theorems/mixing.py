@@ -604,17 +604,19 @@ def pabi_contractive_rdp(alpha: float, w_inf: float, lipschitz: float, num_kerne
     r = positive_int("num_kernels", num_kernels)
     s = positive("noise_std", noise_std)
     d = nonnegative("W_inf", w_inf)
-    if not tight:
-        return round_up(alpha * d * d * L ** (r + 1) / (2.0 * r * s * s))
-    if L == 1.0:
-        return round_up(alpha * d * d / (2.0 * r * s * s))
+    import mpmath
+
+    # at 50 digits (mpmath's exponent range has no underflow or overflow), rounded up: in floats L^(r+1) underflowed
+    # to 0 (or s * s overflowed) while the whole product is a normal float, and the bound came out as 0.0
+    if not tight or L == 1.0:
+        with mpmath.workdps(50):
+            v = mpmath.mpf(alpha) * mpmath.mpf(d) ** 2 * (mpmath.mpf(L) ** (r + 1) if not tight else 1)
+            return _mp_up(v / (2 * r * mpmath.mpf(s) ** 2))
     if L == 0.0:
         return 0.0
     # r L^{2r} (1-L)^2/(1-L^r)^2 is increasing in L; 1 - L is exact for L >= 1/2 (Sterbenz) and
     # 1 - L^r = -expm1(r log L) has no cancellation when L is close to 1
     # at 50 digits: exp(2 r log L) in floats is off by ~2r|log L| ulps (beyond round_up's margin for large r)
-    import mpmath
-
     with mpmath.workdps(50):
         Lm = mpmath.mpf(L)
         rl = r * mpmath.log(Lm)
