@@ -519,3 +519,25 @@ def test_002_theorem_4_kappa_does_not_underflow_or_overflow_to_zero():
     cert = X.theorem_5(1e150, 1.0, 0.19, 1.0, 1.0, 7001, 1)
     M = cert.constants["M"]
     assert mpmath.mpf(cert.constants["eps_i"]) >= exact(1.0, 2e150, M, 7000, 1.0, False) > 0
+
+
+def test_004_final_constant_with_a_subnormal_inverse_temperature_is_never_below_the_exact_one():
+    # beta c_off^2 T and beta (C (L + 1) + c_off)^2 in floats: beta * c_off is subnormal here and loses its relative
+    # digits, so the rounded-up float product still landed below the exact constant (2.298172622863e-305 for the
+    # exact 2.298172622868e-305); 004 Theorem 5.2 at beta = 5.73e-321 inherited it.  And the exact-contraction
+    # route's alpha K/4 with a subnormal K was 0.0
+    from bayesdp.theorems.tight import theorem_5_2_exact_contraction
+    for beta, c, T in ((5.73e-321, 80847965.23897447, 0.6134819824801316),
+                       (1.136e-321, 10443564.510624988, 0.8623831927780725)):
+        C, _ = G.final_constant(c, 0.0, 1.0, beta, T)
+        assert F(C) >= F(beta) * F(c) ** 2 * F(T)
+    for beta, c, cp, L in ((5.73e-321, 80847965.23897447, 1e5, 0.5), (1.136e-321, 1e5, 10443564.510624988, 2.0)):
+        C, _ = G.final_constant(c, cp, L, beta, 2.0)
+        assert F(C) >= F(beta) * (F(cp) * (F(L) + 1) + F(c)) ** 2
+    beta, c = 5.73e-321, 80847965.23897447
+    cert = G.theorem_5_2(1.0, 1.0, c, 0.1, 5, inverse_temperature=beta)       # n gamma < 1: beta (2c)^2 n gamma
+    assert F(cert.constants["C6*"]) >= F(beta) * 4 * F(c) ** 2 * 5 * F(0.1)
+    assert G.final_constant(2.0, 1.0, 1.0, 1.0, 2.0) == (16.0, "")            # normal inputs: exact, unchanged
+    cert = theorem_5_2_exact_contraction(1.0, 2.0, grad_bound=1.0, step_size=0.1, num_steps=1,
+                                         inverse_temperature=5e-324)
+    assert cert.constants["C"] > 0 and F(cert.curve.kappa) >= F(cert.constants["C"]) / 4
