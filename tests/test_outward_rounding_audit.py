@@ -541,3 +541,21 @@ def test_004_final_constant_with_a_subnormal_inverse_temperature_is_never_below_
     cert = theorem_5_2_exact_contraction(1.0, 2.0, grad_bound=1.0, step_size=0.1, num_steps=1,
                                          inverse_temperature=5e-324)
     assert cert.constants["C"] > 0 and F(cert.curve.kappa) >= F(cert.constants["C"]) / 4
+
+
+def test_001_constant_coefficient_never_underflows_below_the_exact_kappa():
+    # (D^2 c^T (1-c)/(1-c^T) + h sum)/(2 sigma^2) in floats: D^2 = 1e-340 underflowed to 0 (kappa 0.0 for the exact
+    # 5e-41), or the subnormal D^2 = 1e-320 lost its digits (4.99994e-21 for the exact 5e-21); pabi's variance s * s
+    # was a subnormal float too (kappa 5.00241e-11 for the exact 5.00247e-11), and pnsgd_pabi's variance
+    # (eta sigma)^2 underflowed to 0 (a ZeroDivisionError at i = n, a refusal at i < n)
+    from bayesdp.theorems import pabi as P
+    for D, s2 in ((1e-160, 1e-300), (1.1e-160, 3e-300), (1e-170, 1e-300)):
+        assert F(P.constant_coefficient(1.0, 0.0, s2, D, 1)) >= F(D) ** 2 / (2 * F(s2))
+    assert F(P.constant_coefficient(2.0, 0.0, 1e-300, 1e-165, 1)) >= F(1e-165) ** 2 / (2 * F(1e-300))   # c^1(1-c)/(1-c^1) = 1
+    assert F(P.constant_coefficient(0.5, 1e-320, 1e-300, 0.0, 1)) >= F(1e-320) / (2 * F(1e-300))        # h * 1
+    cert = P.pabi("convex-lipschitz", 1e-155, 1e-160, 1, 1e-170, lipschitz=1e-5)
+    h = F(cert.constants["h"])
+    assert F(cert.constants["kappa"]) >= (F(1e-160) ** 2 + h) / (2 * F(1e-155) ** 2)
+    assert P.pnsgd_pabi(1.0, 1.0, 0.5, 1e-170, 1.0, 10, 10).constants["kappa"] == 2.0     # 2 L^2/sigma^2
+    assert F(P.pnsgd_pabi(1.0, 1.0, 0.5, 1e-170, 1.0, 10, 5).constants["kappa"]) >= F(2) / 5   # c = 1: (2 L)^2/(2 r)
+    assert round(P.constant_coefficient(1.0, 0.04, 1.0, 1.0, 2), 12) == 0.28               # ordinary inputs unchanged

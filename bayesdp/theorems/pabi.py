@@ -28,7 +28,7 @@ import numpy as np
 
 from ..certificate import Certificate
 from ..curves import RDP
-from ..exact import down, exact, mp_up as _mp_up, round_up, up
+from ..exact import OUTWARD, down, exact, mp_up as _mp_up, round_up, up
 from ..errors import AssumptionError, nonnegative, positive, positive_int, require
 from ..errors import probability_open
 from .hockey_stick import _check_index
@@ -302,37 +302,50 @@ def constant_coefficient(c: float, h: float, sigma2: float, D: float, T: int) ->
     s2 = positive("sigma2", sigma2)
     D = nonnegative("diameter", D)
     T = positive_int("num_steps", T)
+    import mpmath
+
+    with mpmath.workdps(50):
+        return _mp_up(_coefficient_sum(c, h, D, T) / (2 * mpmath.mpf(s2)))
+
+
+def _coefficient_sum(c: float, h: float, D: float, T: int):
+    """``D^2 c^T (1-c)/(1-c^T) + h sum_{s=0}^{T-1} c^s/sum_{j<=s} c^j`` (twice :func:`constant_coefficient` times the
+    noise variance), an upper bound as an mpmath number: the caller divides by the variance at 50 digits and rounds up.
+    In floats D^2, h * sum and the quotient underflowed (a kappa of 0.0 for D = 1e-170, sigma^2 = 1e-300) or lost
+    their relative digits as subnormals."""
+    import mpmath
+
     K = min(T, _EXACT_TERMS)              # terms summed exactly; the rest is bounded from above
     s = np.arange(K, dtype=float)
     hsum = 0.0
-    if c == 1.0:
-        dterm = D * D / T
-        if h > 0:
-            hsum = float(np.sum(1.0 / (s + 1.0)))
-            if T > K:   # sum_{t=K+1}^T 1/t <= ln(T/K)
-                hsum += math.log(T / K)
-    else:
-        lc = math.log(c)
-        if c < 1.0:
-            # c^T (1-c)/(1-c^T) ; c^s/S_s = c^s (1-c)/(1-c^{s+1})  (underflow to 0 is fine)
-            # at 50 digits: exp(T log c) in floats is off by ~T |log c| ulps (beyond the final round_up's margin)
-            import mpmath
-
-            with mpmath.workdps(50):
-                TL = T * mpmath.log(mpmath.mpf(c))
-                dterm = _mp_up(mpmath.mpf(D) ** 2 * (1 - mpmath.mpf(c)) * mpmath.exp(TL) / -mpmath.expm1(TL))
+    with mpmath.workdps(50):
+        Dm = mpmath.mpf(D)
+        if c == 1.0:
+            dterm = Dm ** 2 / T
             if h > 0:
-                hsum = float(np.sum(np.exp(s * lc) * (1.0 - c) / (-np.expm1((s + 1.0) * lc))))
-                if T > K:   # sum_{s>=K} c^s (1-c)/(1-c^{s+1}) <= c^K/(1-c^{K+1})
-                    hsum += math.exp(K * lc) / (-math.expm1((K + 1.0) * lc))
+                hsum = float(np.sum(1.0 / (s + 1.0)))
+                if T > K:   # sum_{t=K+1}^T 1/t <= ln(T/K)
+                    hsum += math.log(T / K)
         else:
-            # c > 1: c^T (1-c)/(1-c^T) = (c-1)/(1-c^{-T}) ; c^s/S_s = (1-1/c)/(1-c^{-(s+1)}), decreasing in s
-            dterm = D * D * (c - 1.0) / (-math.expm1(-T * lc))
-            if h > 0:
-                hsum = float(np.sum((1.0 - 1.0 / c) / (-np.expm1(-(s + 1.0) * lc))))
-                if T > K:
-                    hsum += (T - K) * (1.0 - 1.0 / c) / (-math.expm1(-(K + 1.0) * lc))
-    return round_up((dterm + h * hsum) / (2.0 * s2))   # positive terms, a few ulps each: rounded outward
+            lc = math.log(c)
+            # at 50 digits: exp(T log c) in floats is off by ~T |log c| ulps (beyond a float margin for large T)
+            TL = T * mpmath.log(mpmath.mpf(c))
+            if c < 1.0:
+                # c^T (1-c)/(1-c^T) ; c^s/S_s = c^s (1-c)/(1-c^{s+1})  (underflow to 0 is fine)
+                dterm = Dm ** 2 * (1 - mpmath.mpf(c)) * mpmath.exp(TL) / -mpmath.expm1(TL)
+                if h > 0:
+                    hsum = float(np.sum(np.exp(s * lc) * (1.0 - c) / (-np.expm1((s + 1.0) * lc))))
+                    if T > K:   # sum_{s>=K} c^s (1-c)/(1-c^{s+1}) <= c^K/(1-c^{K+1})
+                        hsum += math.exp(K * lc) / (-math.expm1((K + 1.0) * lc))
+            else:
+                # c > 1: c^T (1-c)/(1-c^T) = (c-1)/(1-c^{-T}) ; c^s/S_s = (1-1/c)/(1-c^{-(s+1)}), decreasing in s
+                dterm = Dm ** 2 * (mpmath.mpf(c) - 1) / -mpmath.expm1(-TL)
+                if h > 0:
+                    hsum = float(np.sum((1.0 - 1.0 / c) / (-np.expm1(-(s + 1.0) * lc))))
+                    if T > K:
+                        hsum += (T - K) * (1.0 - 1.0 / c) / (-math.expm1(-(K + 1.0) * lc))
+        # the float sum (>= 1 when h > 0; positive terms, a few ulps each) pushed up by OUTWARD
+        return dterm + mpmath.mpf(h) * mpmath.mpf(hsum) * (1 + mpmath.mpf(OUTWARD))
 
 
 def pabi(case: str, noise_scale: float, diameter: float, num_steps: int, step_size: float,
@@ -385,7 +398,10 @@ def pabi(case: str, noise_scale: float, diameter: float, num_steps: int, step_si
         kappa = 0.0
         notes += "; c = 0: the gradient map is constant, so the laws coincide after one step"
     else:
-        kappa = constant_coefficient(c, h, s * s, D, T)
+        import mpmath
+
+        with mpmath.workdps(50):   # the variance s^2 exactly (50 digits hold 106 bits): a float s * s can round up
+            kappa = _mp_up(_coefficient_sum(c, h, D, T) / (2 * mpmath.mpf(s) ** 2))
     return Certificate(
         mechanism=mechanism, source="001 Theorem 3.4", curve=RDP.linear(kappa),
         assumptions={"case": case, "noise_scale": s, "diameter": D, "num_steps": T, "step_size": float(step_size),
@@ -452,16 +468,21 @@ def pnsgd_pabi(lipschitz: float, smoothness: float, strong_convexity: float, ste
     if (rho > 0 and e_ * (b_ + r_) < 2) or (rho == 0 and e_ * b_ <= 2):
         cands.append(1 - 2 * e_ * b_ * r_ / (b_ + r_))
     c = max(0.0, up(min(cands)))
-    s2 = down((exact(eta) * exact(s)) ** 2)   # a noise variance: rounded down
 
     def kappa_at(r: int) -> float:
         if r == 0:
             # i = n: Gaussian mechanism of the last step; the mean shift 2 eta L is taken before
             # the projection, so it is not capped by the diameter.
-            return up((2 * exact(eta) * exact(L)) ** 2 / (2 * exact(s2)))
+            return up(2 * exact(L) ** 2 / exact(s) ** 2)     # (2 eta L)^2/(2 eta^2 s^2): eta cancels
         if c == 0.0:
             return 0.0
-        return constant_coefficient(c, 0.0, s2, delta0, r)
+        import mpmath
+
+        # the variance (eta s)^2 exactly (a float could underflow to 0 or lose digits as a subnormal)
+        with mpmath.workprec(4 * 53 + 10):
+            var = (mpmath.mpf(eta) * mpmath.mpf(s)) ** 2
+        with mpmath.workdps(50):
+            return _mp_up(_coefficient_sum(c, 0.0, delta0, r) / (2 * var))
 
     if index is None:
         # every index: kappa(r) is non-increasing in r >= 1 (c^r (1-c)/(1-c^r) decreases), so the
