@@ -559,3 +559,32 @@ def test_001_constant_coefficient_never_underflows_below_the_exact_kappa():
     assert P.pnsgd_pabi(1.0, 1.0, 0.5, 1e-170, 1.0, 10, 10).constants["kappa"] == 2.0     # 2 L^2/sigma^2
     assert F(P.pnsgd_pabi(1.0, 1.0, 0.5, 1e-170, 1.0, 10, 5).constants["kappa"]) >= F(2) / 5   # c = 1: (2 L)^2/(2 r)
     assert round(P.constant_coefficient(1.0, 0.04, 1.0, 1.0, 2), 12) == 0.28               # ordinary inputs unchanged
+
+
+def test_003_hockey_stick_helpers_are_upper_bounds():
+    # theta_{e^eps}(r) = Q(eps/r - r/2) - e^eps Q(eps/r + r/2) in floats cancels: contraction_coefficient_gaussian
+    # (documented as an upper bound) landed 7e-8 (relative) below the exact value at r = 1.6e-6; it was NaN at eps =
+    # 1e160.  Lemma 1's Laplace value, its contraction coefficient and the SDPI product were float expressions too
+    import mpmath
+    from bayesdp.theorems import hockey_stick as H
+
+    def theta(r, e):
+        with mpmath.workdps(100):
+            R, E = mpmath.mpf(r), mpmath.mpf(e)
+            return mpmath.ncdf(-E / R + R / 2) - mpmath.exp(E) * mpmath.ncdf(-E / R - R / 2)
+
+    for r, e in ((1.6228343044437797e-06, 1.4500791842340582e-05), (1.6610657455683716e-06, 8.897461419829293e-06),
+                 (5.4864302741818775e-06, 2.2772283579832188e-05), (1.0, 0.5)):
+        assert mpmath.mpf(H.contraction_coefficient_gaussian(e, r, 1.0, 1.0)) >= theta(r, e)
+        assert mpmath.mpf(H.theta_gamma(r, e)) >= theta(r, e)
+        assert mpmath.mpf(H.gaussian_hockey_stick(-r, 1.0, e)) >= theta(r, e)
+    assert H.theta_gamma(10.0, 1e160) >= 0.0 and H.contraction_coefficient_gaussian(1e160, 1.0, 10.0, 1.0) >= 0.0
+    assert abs(H.theta_gamma(1.0, 0.0) - 0.38292492254802624) < 1e-15
+    with mpmath.workdps(60):
+        for gap, v, e in ((0.3, 0.1, 1.0), (1e-300, 1.0, 0.0), (2.0, 1.0, 1.0), (0.7, 0.3, 0.1)):
+            G_, V, E = mpmath.mpf(gap), mpmath.mpf(v), mpmath.mpf(e)
+            exact_ = max(0, -mpmath.expm1((V * E - G_) / (2 * V)))
+            assert mpmath.mpf(H.laplace_hockey_stick(gap, v, e)) >= exact_
+        assert mpmath.mpf(H.contraction_coefficient_laplace(0.1, 0.3, 0.7, 0.3)) >= \
+            -mpmath.expm1((mpmath.mpf(0.3) * mpmath.mpf(0.1) - mpmath.mpf(0.3) * mpmath.mpf(0.7)) / (2 * mpmath.mpf(0.3)))
+    assert F(H.sdpi(0.1, 0.3)) >= F(0.1) * F(0.3)
