@@ -588,3 +588,28 @@ def test_003_hockey_stick_helpers_are_upper_bounds():
         assert mpmath.mpf(H.contraction_coefficient_laplace(0.1, 0.3, 0.7, 0.3)) >= \
             -mpmath.expm1((mpmath.mpf(0.3) * mpmath.mpf(0.1) - mpmath.mpf(0.3) * mpmath.mpf(0.7)) / (2 * mpmath.mpf(0.3)))
     assert F(H.sdpi(0.1, 0.3)) >= F(0.1) * F(0.3)
+
+
+def test_001_theorems_5_2_and_5_4_kappa_never_underflow_below_the_exact_bound():
+    # kappa(R) in floats: L^2 sigma^2, eta^2 sigma^2 under- or overflowed.  Theorem 5.4 at sigma = 1e155, L = 1e100
+    # certified kappa = 1e-191 (exact >= 52 L^2/(n^2 sigma^2) = 5.2e-115 at R = 1); Theorem 5.2 at L = 1e-170,
+    # sigma = 1e-160 gave 0.0 (exact >= 16 L^2 R/(n^2 sigma^2)), and NaN at eta = sigma = 1e160; eq. (22) divided
+    # by an A that underflowed to 0 (a ZeroDivisionError)
+    import mpmath
+    import warnings
+    from bayesdp.theorems import pabi as P
+    warnings.simplefilter("ignore")
+    with mpmath.workdps(60):
+        c = P.theorem_5_4(1e100, 1e-200, 1e50, 1e-10, 1e155, 1000, 2, 10)
+        assert mpmath.mpf(c.constants["kappa"]) >= 52 * mpmath.mpf(1e100) ** 2 / (10 ** 6 * mpmath.mpf(1e155) ** 2)
+        c = P.theorem_5_2(1e-170, 0.5, 1.0, 1.0, 1.0, 1e-160, 1000, 20, 10)
+        assert mpmath.mpf(c.constants["kappa"]) >= 16 * mpmath.mpf(1e-170) ** 2 / (10 ** 6 * mpmath.mpf(1e-160) ** 2)
+        c = P.theorem_5_2(1.0, 0.5, 1.0, 1e50, 1e160, 1e160, 1000, 20, 10)
+        assert c.constants["kappa"] > 0 and not math.isnan(c.constants["kappa"])
+        r = P.noisy_sgd_dp_nonconvex(1e-5, 1e-170, 1.0, 1e-170, 1.0, 1e160, 1000, 2, 1000)
+        a, A = mpmath.mpf(r["alpha"]), P._theorem_5_4_A_mp(1e-170, 1.0, 1e-170, 1.0, 1000)
+        assert 1 < a <= r["alpha_star"] and mpmath.mpf(r["epsilon"]) >= a * A / mpmath.mpf(1e160) ** 2 - \
+            mpmath.log(mpmath.mpf(1e-5)) / (a - 1)
+    # ordinary inputs: unchanged (the docstrings' values)
+    c = P.theorem_5_4(1.0, 1.0, 1.0, 0.01, math.sqrt(10), 1000, 2, 1000)
+    assert c.constants["Tbar"] == 35 and abs(c.constants["kappa"] - 20.1032010566994) < 1e-12
