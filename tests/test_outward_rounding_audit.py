@@ -613,3 +613,29 @@ def test_001_theorems_5_2_and_5_4_kappa_never_underflow_below_the_exact_bound():
     # ordinary inputs: unchanged (the docstrings' values)
     c = P.theorem_5_4(1.0, 1.0, 1.0, 0.01, math.sqrt(10), 1000, 2, 1000)
     assert c.constants["Tbar"] == 35 and abs(c.constants["kappa"] - 20.1032010566994) < 1e-12
+
+
+def test_rdp_epsilon_near_delta_one_is_never_below_the_exact_cks_infimum():
+    # CKS20's log(1 - 1/alpha) as log1p(-1/alpha) lost ulp(1)/(alpha - 1) to the rounding of 1/alpha; at delta close
+    # to 1 the optimal order has alpha - 1 ~ 1e-6 and epsilon came out 2.8e-11 below the exact infimum over alpha
+    # (178.74637478572404 for 178.74637478575226 at kappa = 192.56, delta = 0.999999)
+    import mpmath
+    from bayesdp.curves import RDP
+
+    def cks_inf(k, d):   # golden section on t = log(alpha - 1), 60 digits
+        with mpmath.workdps(60):
+            K, L = mpmath.mpf(k), -mpmath.log(mpmath.mpf(d))
+            f = lambda t: K * (1 + mpmath.exp(t)) + t - mpmath.log1p(mpmath.exp(t)) + \
+                (L - mpmath.log1p(mpmath.exp(t))) / mpmath.exp(t)   # noqa: E731
+            a, b = mpmath.mpf(-40), mpmath.mpf(10)
+            r = (mpmath.sqrt(5) - 1) / 2
+            for _ in range(240):
+                c, d_ = b - r * (b - a), a + r * (b - a)
+                a, b = (a, d_) if f(c) <= f(d_) else (c, b)
+            return f((a + b) / 2)
+
+    for k, d in ((192.5616928003377, 0.999999), (101.9171165220939, 0.999999),
+                 (36.4041427818836, 0.9999322592084545), (112.30286945613703, 0.9999953454623733)):
+        ex = cks_inf(k, d)
+        assert mpmath.mpf(RDP.linear(k).epsilon(d)) >= ex, (k, d)
+    assert round(RDP.linear(0.5).epsilon(1e-5), 4) == 4.7284
