@@ -639,3 +639,25 @@ def test_rdp_epsilon_near_delta_one_is_never_below_the_exact_cks_infimum():
         ex = cks_inf(k, d)
         assert mpmath.mpf(RDP.linear(k).epsilon(d)) >= ex, (k, d)
     assert round(RDP.linear(0.5).epsilon(1e-5), 4) == 4.7284
+
+
+def test_conversions_at_extreme_valid_inputs_answer_instead_of_failing():
+    # GDP: delta(eps) had a floor of 1e-300, so epsilon(delta) raised for every delta below it (delta = 7.2e-311);
+    # for mu ~ 1e115 the float bracket mu^2/2 + ... rounded below mu^2/2 and epsilon was inf.  RDP.delta at
+    # eps = 1.8e308 raised OverflowError (exp of the search variable), and the NaN of an infinite margin left the
+    # trivial Bretagnolle-Huber value 0.73
+    import mpmath
+    from bayesdp.curves import GDP, RDP
+
+    def gdp_delta(mu, e):
+        with mpmath.workdps(100):
+            m, E = mpmath.mpf(mu), mpmath.mpf(e)
+            a, b = (m * m / 2 - E) / m, -(m * m / 2 + E) / m
+            return mpmath.ncdf(a) - (mpmath.exp(E) * mpmath.ncdf(b) if b > -1e6 else 0)
+
+    for mu, d in ((57.81120036108058, 7.235546842341e-311), (1.0, 5e-324), (8.499093640951789e+114, 3.39e-06)):
+        e = GDP(mu).epsilon(d)
+        assert math.isfinite(e) and gdp_delta(mu, e) <= d
+    assert 0 < GDP(1.0).delta(40.0) < 1e-300 and mpmath.mpf(GDP(1.0).delta(40.0)) >= gdp_delta(1.0, 40.0)
+    assert RDP.linear(0.7479953816787762).delta(1.7976931348623157e+308) == 5e-324
+    assert RDP.linear(1e300).delta(1.7e308) == 5e-324
