@@ -661,3 +661,22 @@ def test_conversions_at_extreme_valid_inputs_answer_instead_of_failing():
     assert 0 < GDP(1.0).delta(40.0) < 1e-300 and mpmath.mpf(GDP(1.0).delta(40.0)) >= gdp_delta(1.0, 40.0)
     assert RDP.linear(0.7479953816787762).delta(1.7976931348623157e+308) == 5e-324
     assert RDP.linear(1e300).delta(1.7e308) == 5e-324
+
+
+def test_002_ou_calibration_never_exceeds_the_stated_epsilon():
+    # 002 Theorem 8's calibration rho^2 = theta Delta^2/(2 eps (e^(2 theta) - 1)) in floats: about half of the
+    # calibrations had Lambda(1) = theta Delta^2/(2 rho^2 (e^(2 theta) - 1)) above eps (by 2.6e-16 relative here);
+    # rho is now rounded up.  The OU constants and Example 3's sigma_*^2 raised OverflowError / ZeroDivisionError
+    import mpmath
+    from bayesdp.theorems import mixing as X
+    for e, d, D, R in ((0.0036815425415063744, 61, 162.43243215372686, 0.1925517642858755),
+                       (0.003234983060323743, 32, 0.0011986299841722909, 0.01997003393117686),
+                       (0.024969614075845324, 99, 0.21708202768798038, 37.286581265540285)):
+        th, rho = X.ou_calibrate(e, d, D, R)
+        with mpmath.workdps(50):
+            T = mpmath.mpf(th)
+            assert T * mpmath.mpf(D) ** 2 / (2 * mpmath.mpf(rho) ** 2 * mpmath.expm1(2 * T)) <= mpmath.mpf(e)
+    assert X.theorem_8_applies(1.0, 1.0, 1, 2.0) and not X.theorem_8_applies(1.0, 1.0, 1, 1e200)
+    assert X.example_3(9.7e-09, 1.25e-40, 8.3e-63, 1.7976931348623157e+308).constants["sigma_star_sq"] >= 1.25e-40 ** 2
+    c = X.corollary_7(1e-300, 1.0, 1.0, 1e-160, dimension=3, f_norm=1.0, radius=1e200)
+    assert c.constants["theorem_8_applies"] == 0.0 and c.constants["mse_gaussian"] > 0

@@ -331,7 +331,8 @@ def example_3(sensitivity: float, s1: float, s2: float, lipschitz: float,
     a = positive("s1", s1)
     b = positive("s2", s2)
     kappa = lipschitz_gaussian_kernel_rdp(1.0, d, a, b, lipschitz)
-    sigma_star2 = math.inf if lipschitz == 0 else a * a + b * b / lipschitz ** 2
+    # exact, rounded up (inf beyond the float range: the float expression raised OverflowError or ZeroDivisionError)
+    sigma_star2 = math.inf if lipschitz == 0 else up(_q(a) ** 2 + _q(b) ** 2 / _q(lipschitz) ** 2)
     return Certificate(mechanism=mechanism, source="002 Example 3", curve=RDP.linear(kappa),
                        assumptions={"sensitivity": d, "s1": a, "s2": b, "lipschitz": float(lipschitz)},
                        constants={"kappa": kappa, "sigma_star_sq": sigma_star2},
@@ -799,7 +800,12 @@ def ou_mse(theta: float, rho: float, time: float, dimension: int, f_norm: float)
     th, r, t = positive("theta", theta), positive("rho", rho), positive("time", time)
     d = positive_int("dimension", dimension)
     f = nonnegative("f_norm", f_norm)
-    return math.expm1(-th * t) ** 2 * f * f - d * r * r / th * math.expm1(-2.0 * th * t)
+    import mpmath
+
+    with mpmath.workdps(30):   # (floats: inf * 0 = NaN, OverflowError)
+        TT = mpmath.mpf(th) * mpmath.mpf(t)
+        return float(mpmath.expm1(-TT) ** 2 * mpmath.mpf(f) ** 2
+                     - d * mpmath.mpf(r) ** 2 / mpmath.mpf(th) * mpmath.expm1(-2 * TT))
 
 
 def gaussian_equiv_mse(theta: float, rho: float, time: float, dimension: int) -> float:
@@ -824,7 +830,10 @@ def gaussian_equiv_mse(theta: float, rho: float, time: float, dimension: int) ->
     """
     th, r, t = positive("theta", theta), positive("rho", rho), positive("time", time)
     d = positive_int("dimension", dimension)
-    return d * r * r * math.expm1(2.0 * th * t) / th
+    import mpmath
+
+    with mpmath.workdps(30):   # (floats overflowed: OverflowError; inf beyond the float range)
+        return float(d * mpmath.mpf(r) ** 2 * mpmath.expm1(2 * mpmath.mpf(th) * mpmath.mpf(t)) / mpmath.mpf(th))
 
 
 def ou_calibrate(eps: float, dimension: int, sensitivity: float, radius: float) -> tuple[float, float]:
@@ -852,9 +861,22 @@ def ou_calibrate(eps: float, dimension: int, sensitivity: float, radius: float) 
     d = positive_int("dimension", dimension)
     D = positive("sensitivity", sensitivity)
     R = positive("radius", radius)
-    th = math.log1p(d * D * D / (2.0 * e * R * R))
-    rho2 = th * D * D / (2.0 * e * math.expm1(2.0 * th))
-    return th, math.sqrt(rho2)
+    import mpmath
+
+    # at 50 digits (floats divided by an e R^2 that underflowed to 0, or overflowed); rho rounded UP: any theta > 0
+    # with rho^2 >= theta Delta^2/(2 eps (e^(2 theta) - 1)) gives Lambda(1) <= eps, and a float rho below that
+    # claimed eps for a slightly larger Lambda
+    with mpmath.workdps(50):
+        Dm, E = mpmath.mpf(D), mpmath.mpf(e)
+        th = _mp_up(mpmath.log1p(d * Dm ** 2 / (2 * E * mpmath.mpf(R) ** 2)))
+        if not 0.0 < th < math.inf:
+            raise AssumptionError(f"theta = log(1 + d Delta^2/(2 eps R^2)) = {th:.6g} is outside the float range; "
+                                  "rescale the constants")
+        T_ = mpmath.mpf(th)
+        rho = _mp_up(mpmath.sqrt(T_ * Dm ** 2 / (2 * E * mpmath.expm1(2 * T_))))
+    if not 0.0 < rho < math.inf:
+        raise AssumptionError(f"rho = {rho:.6g} is outside the float range; rescale the constants")
+    return th, rho
 
 
 def theorem_8_applies(theta: float, rho: float, dimension: int, radius: float) -> bool:
@@ -876,7 +898,8 @@ def theorem_8_applies(theta: float, rho: float, dimension: int, radius: float) -
         >>> theorem_8_applies(theta=1.0, rho=1.0, dimension=1, radius=2.0)     # 4 <= 4
         True
     """
-    return positive("theta", theta) * radius ** 2 <= 4.0 * positive_int("dimension", dimension) * rho ** 2
+    th, d = positive("theta", theta), positive_int("dimension", dimension)
+    return _q(th) * _q(radius) ** 2 <= 4 * d * _q(rho) ** 2   # exactly (floats: OverflowError, ties decided wrongly)
 
 
 def corollary_7(theta: float, rho: float, time: float, sensitivity: float, dimension: int | None = None,
@@ -923,7 +946,8 @@ def corollary_7(theta: float, rho: float, time: float, sensitivity: float, dimen
             if f_norm is not None and radius is not None:
                 require(f_norm <= radius, "f_norm", f_norm, f"must be <= radius = {radius:.6g}")
             consts["mse_ou"] = ou_mse(theta, rho, time, d, norm)
-            consts["mse_ratio"] = consts["mse_ou"] / consts["mse_gaussian"]
+            g_ = consts["mse_gaussian"]
+            consts["mse_ratio"] = consts["mse_ou"] / g_ if 0.0 < g_ < math.inf else math.nan
         if radius is not None:
             consts["theorem_8_applies"] = float(theorem_8_applies(theta, rho, d, nonnegative("radius", radius)))
     elif f_norm is not None or radius is not None:
