@@ -680,3 +680,18 @@ def test_002_ou_calibration_never_exceeds_the_stated_epsilon():
     assert X.example_3(9.7e-09, 1.25e-40, 8.3e-63, 1.7976931348623157e+308).constants["sigma_star_sq"] >= 1.25e-40 ** 2
     c = X.corollary_7(1e-300, 1.0, 1.0, 1e-160, dimension=3, f_norm=1.0, radius=1e200)
     assert c.constants["theorem_8_applies"] == 0.0 and c.constants["mse_gaussian"] > 0
+
+
+def test_002_required_dobrushin_eps_is_rounded_down():
+    # eps~ = log(1 + (e^eps - 1)/delta) is a requirement on the kernel (sup E_(e^eps~)(K(x)||K(x')) <= gamma): a larger
+    # eps~ asks less.  The float value was above the exact one in half of the cases, and inf (vacuous) at delta =
+    # 1e-310
+    import mpmath
+    from bayesdp.theorems import mixing as X
+    for e, d in ((0.00469700714216162, 0.012146788498291674), (0.30003742906400177, 2.2332825420553974e-07),
+                 (1.0, 1e-310), (1000.0, 1e-5)):
+        v = X.required_dobrushin_eps(e, d)
+        with mpmath.workdps(50):
+            assert math.isfinite(v) and mpmath.mpf(v) <= mpmath.log1p(mpmath.expm1(mpmath.mpf(e)) / mpmath.mpf(d))
+    assert round(X.required_dobrushin_eps(1.0, 1e-5), 6) == 12.054256
+    assert X.doeblin_amplifies_delta(1000.0, 0.5, 0.9) and not X.doeblin_amplifies_delta(1.0, 1e-5, 0.1)

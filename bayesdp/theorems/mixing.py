@@ -23,7 +23,7 @@ import numpy as np
 
 from ..certificate import Certificate
 from ..curves import RDP, ApproxDP
-from ..exact import exact as _q, mp_up as _mp_up, round_up, up
+from ..exact import exact as _q, mp_down as _mp_down, mp_up as _mp_up, round_up, up
 from ..errors import AssumptionError, nonnegative, positive, positive_int, require
 from .hockey_stick import _check_index, sc_step_lipschitz
 
@@ -99,7 +99,12 @@ def required_dobrushin_eps(eps: float, delta: float) -> float:
     d = nonnegative("delta_in", delta)
     if d == 0.0:
         return math.inf
-    return math.log1p(math.expm1(e) / d)
+    import mpmath
+
+    # at 50 digits, rounded DOWN: eps~ is a requirement on the kernel (E_(e^eps~) <= gamma), and a larger eps~ asks
+    # less (the float formula overflowed to inf, a vacuous requirement, for delta = 1e-310)
+    with mpmath.workdps(50):
+        return _mp_down(mpmath.log1p(mpmath.expm1(mpmath.mpf(e)) / mpmath.mpf(d)))
 
 
 def doeblin_amplifies_delta(eps: float, delta: float, gamma: float) -> bool:
@@ -128,7 +133,11 @@ def doeblin_amplifies_delta(eps: float, delta: float, gamma: float) -> bool:
     g = nonnegative("gamma", gamma)
     if g == 1.0 or e == 0.0 or d >= 1.0:
         return True
-    return g <= d * math.exp(e) / ((1.0 - d) * math.expm1(e))
+    import mpmath
+
+    with mpmath.workdps(50):   # (floats: OverflowError past eps = 709)
+        E, D = mpmath.mpf(e), mpmath.mpf(d)
+        return bool(g <= D / ((1 - D) * -mpmath.expm1(-E)))
 
 
 def amplify_by_mixing(eps: float, delta: float, gamma: float, condition: str) -> tuple[float, float]:
