@@ -695,3 +695,21 @@ def test_002_required_dobrushin_eps_is_rounded_down():
             assert math.isfinite(v) and mpmath.mpf(v) <= mpmath.log1p(mpmath.expm1(mpmath.mpf(e)) / mpmath.mpf(d))
     assert round(X.required_dobrushin_eps(1.0, 1e-5), 6) == 12.054256
     assert X.doeblin_amplifies_delta(1000.0, 0.5, 0.9) and not X.doeblin_amplifies_delta(1.0, 1e-5, 0.1)
+
+
+def test_002_rdp_formula_values_are_upper_bounds():
+    # Example 1's, Theorem 4 (2)'s, Theorem 6's and Corollary 7's RDP values were plain float expressions: below the
+    # exact value by an ulp at ordinary inputs (alpha Delta^2/(4 t) at 3, 0.7, 0.3), 0.0 where a square underflowed
+    # (Delta = 1e-170), an OverflowError where one overflowed
+    import mpmath
+    from bayesdp.theorems import mixing as X
+    assert F(X.brownian_rdp(3.0, 0.3, 0.7)) >= 3 * F(0.7) ** 2 / (4 * F(0.3))
+    assert F(X.brownian_rdp(1.0, 1e-300, 1e-170)) >= F(1e-170) ** 2 / (4 * F(1e-300))
+    assert F(X.iterated_gaussian_rdp(3.0, 0.1, 0.3, 0.7)) >= 3 * F(0.1) ** 2 / (2 * (F(0.3) ** 2 + F(0.7) ** 2))
+    assert X.iterated_gaussian_rdp(1.35e218, 2.75e-40, 6.56e-287, 4.9e255) > 0
+    with mpmath.workdps(50):
+        L, w = mpmath.mpf(0.3), [mpmath.mpf(0.7), mpmath.mpf(0.9)]
+        assert mpmath.mpf(X.theorem_4_path_rdp(3.0, 0.3, 0.7, [0.7, 0.9])) >= \
+            3 * L ** 2 / (2 * mpmath.mpf(0.7) ** 2) * (L ** 2 * w[0] ** 2 + w[1] ** 2)
+        lam = mpmath.mpf(0.3) * mpmath.mpf(0.7) ** 2 / (2 * mpmath.mpf(1.3) ** 2 * mpmath.expm1(2 * mpmath.mpf(0.3) * 3))
+        assert mpmath.mpf(X.ou_rdp(3.0, 0.3, 1.3, 3.0, 0.7)) >= 3 * lam

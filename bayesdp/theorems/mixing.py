@@ -252,7 +252,9 @@ def iterated_gaussian_rdp(alpha: float, sensitivity: float, s1: float, s2: float
         >>> iterated_gaussian_rdp(2.0, sensitivity=1.0, s1=1.0, s2=1.0)   # 2 * 1 / (2 * 2)
         0.5
     """
-    return alpha * sensitivity ** 2 / (2.0 * (s1 ** 2 + s2 ** 2))
+    den = 2 * (_q(s1) ** 2 + _q(s2) ** 2)
+    # exact, rounded up (floats: OverflowError, 0.0 for an underflowed square)
+    return up(_q(alpha) * _q(sensitivity) ** 2 / den) if den else math.inf
 
 
 def example_1(sensitivity: float, s1: float, s2: float, mechanism: str = "iterated-gaussian") -> Certificate:
@@ -568,7 +570,7 @@ def theorem_4_path_rdp(alpha: float, lipschitz: float, noise_std: float, w_inf: 
         AssumptionError: a constant out of range or an empty path.
 
     Examples:
-        >>> theorem_4_path_rdp(2.0, lipschitz=0.5, noise_std=1.0, w_inf=[1.0, 1.0])   # 2 * 0.25 / 2 * (0.25 + 1)
+        >>> round(theorem_4_path_rdp(2.0, lipschitz=0.5, noise_std=1.0, w_inf=[1.0, 1.0]), 12)   # 2 * 0.25 / 2 * 1.25
         0.3125
     """
     L = nonnegative("lipschitz", lipschitz)
@@ -576,7 +578,12 @@ def theorem_4_path_rdp(alpha: float, lipschitz: float, noise_std: float, w_inf: 
     w = [nonnegative("W_inf", x) for x in w_inf]
     r = len(w)
     require(r >= 1, "len(w_inf)", r, "must be >= 1 (number of kernels r)")
-    return alpha * L * L / (2 * s * s) * sum(L ** (2 * (r - i)) * w[i - 1] ** 2 for i in range(1, r + 1))
+    import mpmath
+
+    with mpmath.workdps(50):   # rounded up (floats: under- and overflow of the powers and squares)
+        Lm = mpmath.mpf(L)
+        tot = mpmath.fsum(Lm ** (2 * (r - i)) * mpmath.mpf(w[i - 1]) ** 2 for i in range(1, r + 1))
+        return _mp_up(mpmath.mpf(alpha) * Lm ** 2 / (2 * mpmath.mpf(s) ** 2) * tot)
 
 
 def pabi_contractive_rdp(alpha: float, w_inf: float, lipschitz: float, num_kernels: int, noise_std: float,
@@ -727,7 +734,7 @@ def brownian_rdp(alpha: float, time: float, sensitivity: float) -> float:
         2.0
     """
     t = positive("time", time)
-    return alpha * nonnegative("sensitivity", sensitivity) ** 2 / (4.0 * t)
+    return up(_q(alpha) * _q(nonnegative("sensitivity", sensitivity)) ** 2 / (4 * _q(t)))   # exact, rounded up
 
 
 def ou_lambda(theta: float, rho: float, time: float, sensitivity: float) -> float:
@@ -780,7 +787,7 @@ def ou_rdp(alpha: float, theta: float, rho: float, time: float, sensitivity: flo
         >>> round(ou_rdp(2.0, 1.0, 1.0, 0.5, 1.0), 9)
         0.581976707
     """
-    return alpha * ou_lambda(theta, rho, time, sensitivity)
+    return up(_q(alpha) * _q(ou_lambda(theta, rho, time, sensitivity)))   # Lambda rounded up; the product too
 
 
 def ou_mse(theta: float, rho: float, time: float, dimension: int, f_norm: float) -> float:
