@@ -233,6 +233,8 @@ def _exp_up(log_x: float) -> float:
     underflow to 0 (a delta of 1e-400 is reported as 5e-324, never as 0)."""
     if log_x == -math.inf:
         return 0.0
+    if log_x > 709.0:   # beyond the float range (math.exp raised OverflowError); every caller caps delta at 1
+        return math.inf
     v = math.exp(log_x)
     return round_up(v) if v > 0.0 else math.nextafter(0.0, 1.0)
 

@@ -713,3 +713,16 @@ def test_002_rdp_formula_values_are_upper_bounds():
             3 * L ** 2 / (2 * mpmath.mpf(0.7) ** 2) * (L ** 2 * w[0] ** 2 + w[1] ** 2)
         lam = mpmath.mpf(0.3) * mpmath.mpf(0.7) ** 2 / (2 * mpmath.mpf(1.3) ** 2 * mpmath.expm1(2 * mpmath.mpf(0.3) * 3))
         assert mpmath.mpf(X.ou_rdp(3.0, 0.3, 1.3, 3.0, 0.7)) >= 3 * lam
+
+
+def test_extreme_valid_inputs_do_not_crash_the_certificates():
+    # found by fuzzing over 1e-300..1e300 and subnormals: 003 Theorem 4's recorded ratios divided by an eta sigma
+    # that underflowed to 0; RDP.delta of a curve whose best log delta is > 709 raised OverflowError in exp; the
+    # Laplace variance 2 b^2 raised OverflowError
+    from bayesdp.curves import RDP
+    from bayesdp.theorems import hockey_stick as H
+    from bayesdp.theorems import transfer as T
+    c = H.theorem_4(1e-300, 3.9e-06, 1.1e-292, 0.06, 5e-324, 8e-51, 3, 2)
+    assert F(c.constants["r_first"]) >= 2 * F(1e-300) / F(5e-324)
+    assert RDP.from_function(lambda a: 1e6 * a).delta(1.0) == 1.0
+    assert T.laplace_noise_variance(1e160) == math.inf and T.laplace_noise_variance(2.0) == 8.0

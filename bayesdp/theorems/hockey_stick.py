@@ -514,7 +514,8 @@ def theorem_4(lipschitz: float, smoothness: float, strong_convexity: float, step
                      "strong_convexity": float(strong_convexity), "step_size": eta, "noise_scale": s,
                      "diameter": D, "data_size": n, "index": i if index is not None else "all (worst i = n)",
                      "step_condition": "eta < 2/(beta+rho) (SEEDS §6 row 20)"},
-        constants={"M": M, "r_first": 2.0 * L / s, "r_contraction": M * D / (eta * s)},
+        constants={"M": M, "r_first": _ratio_up([2.0, L], [s]),                  # rounded up (floats: division by
+                   "r_contraction": _ratio_up([M, D], [eta, s]) if M else 0.0},  # an eta s that underflowed to 0)
     )
 
 
