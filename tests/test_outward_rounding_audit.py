@@ -726,3 +726,18 @@ def test_extreme_valid_inputs_do_not_crash_the_certificates():
     assert F(c.constants["r_first"]) >= 2 * F(1e-300) / F(5e-324)
     assert RDP.from_function(lambda a: 1e6 * a).delta(1.0) == 1.0
     assert T.laplace_noise_variance(1e160) == math.inf and T.laplace_noise_variance(2.0) == 8.0
+
+
+def test_003_theorem_3_delta_with_a_cancelling_exponent_is_never_below_the_exact_one():
+    # eps/2 - L/v at 50 digits: with L/v within 1e-32 (relative) of eps/2 the difference kept ~18 digits, and the
+    # rounded-up delta still landed below the exact one (2.3665827156630606e-30 for 2.36658271566306064e-30)
+    import mpmath
+    from bayesdp.theorems.hockey_stick import pnsgd_laplace_delta, theorem_3
+    for a, b in ((1, 96), (1, 112), (1, 128), (1, 288), (3, 100), (7, 250)):
+        f, v, L = 1 + a * 2.0 ** -52, 1 - b * 2.0 ** -53, 1 + (2 * a - b) * 2.0 ** -53
+        with mpmath.workdps(300):
+            x = mpmath.mpf(2 * f) / 2 - mpmath.mpf(L) / mpmath.mpf(v)
+            assert x < 0
+            assert mpmath.mpf(pnsgd_laplace_delta(2 * f, L, v, 1.0, 1.0, 1.0, 1, 1)) >= -mpmath.expm1(x)
+            assert mpmath.mpf(theorem_3(L, 1.0, 0.0, 1.0, v, 1.0, 1).curve.delta(2 * f)) >= -mpmath.expm1(x)
+    assert abs(pnsgd_laplace_delta(1.0, 1.0, 1.0, 1.0, 0.5, 1.0, 40, 20) - 3.112639611967467e-09) < 1e-23

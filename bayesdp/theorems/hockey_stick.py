@@ -337,17 +337,18 @@ def pnsgd_laplace_delta(eps: float, lipschitz: float, noise_scale: float, contra
         return 0.0
     import mpmath
 
+    def mp_of(q):   # the exact rational exponent to 50 digits: computed as E/2 - L/v at 50 digits, the difference
+        return mpmath.mpf(q.numerator) / q.denominator   # cancelled (to 1e-32) and the delta landed below the exact one
+
     with mpmath.workdps(50):
-        E = mpmath.mpf(e)
-        first = -mpmath.expm1(E / 2 - mpmath.mpf(L) / mpmath.mpf(v))
+        first = -mpmath.expm1(mp_of(x1))
         k = data_size - index
         if k == 0:
             return min(1.0, _mp_up(first))
         x2 = exact(e) / 2 - exact(contraction) * exact(diameter) / (2 * exact(step_size) * exact(v))
         if x2 >= 0:
             return 0.0
-        second = -mpmath.expm1(E / 2 - mpmath.mpf(contraction) * mpmath.mpf(diameter)
-                               / (2 * mpmath.mpf(step_size) * mpmath.mpf(v)))
+        second = -mpmath.expm1(mp_of(x2))
         return min(1.0, _mp_up(first * second ** k))
 
 
