@@ -38,7 +38,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from .errors import AssumptionError, check_finite, nonnegative, probability_open
-from .exact import exact as _exact, round_up, sqrt_exact_up, up as _up
+from .exact import exact as _exact, mp_up, round_up, sqrt_exact_up, up as _up
 
 __all__ = ["PrivacyCurve", "RDP", "GDP", "ApproxDP", "DeltaProfile", "compose",
            "gdp_log_delta", "REPORT_ALPHAS"]
@@ -233,6 +233,8 @@ def _exp_up(log_x: float) -> float:
     underflow to 0 (a delta of 1e-400 is reported as 5e-324, never as 0)."""
     if log_x == -math.inf:
         return 0.0
+    if log_x > 709.0:   # beyond the float range (math.exp raised OverflowError); every caller caps delta at 1
+        return math.inf
     v = math.exp(log_x)
     return round_up(v) if v > 0.0 else math.nextafter(0.0, 1.0)
 
@@ -396,11 +398,20 @@ class RDP(PrivacyCurve):
         tau = self.rdp(alpha)
         if not math.isfinite(tau):
             return math.inf
-        am1 = alpha - 1.0
+        am1 = alpha - 1.0   # exact below 2^53
+        ulp = math.ulp
         if method == "mironov":
-            return tau + log1_delta / am1
-        # CKS20 Prop. 12:  tau + log(1 - 1/alpha) + (log(1/delta) - log(alpha)) / (alpha - 1)
-        return tau + math.log1p(-1.0 / alpha) + (log1_delta - math.log(alpha)) / am1
+            q = log1_delta / am1
+            return tau + q + 4.0 * (ulp(tau) + ulp(q))
+        # CKS20 Prop. 12:  tau + log(1 - 1/alpha) + (log(1/delta) - log(alpha)) / (alpha - 1), with log(1 - 1/alpha)
+        # = log(am1) - log(alpha): log1p(-1/alpha) lost ulp(1)/am1 to the rounding of 1/alpha (for delta = 0.999999 the
+        # optimum has am1 ~ 7e-5, and epsilon came out 2.8e-11 below the exact infimum), and every term's rounding
+        # error is added (the sum cancels)
+        la = math.log(alpha)
+        l1 = math.log(am1) - la
+        q = (log1_delta - la) / am1
+        err = ulp(tau) + ulp(l1) + ulp(q) + (ulp(log1_delta) + ulp(la)) / am1
+        return tau + l1 + q + 4.0 * err
 
     def epsilon(self, delta: float, method: str = "cks") -> float:
         """Smallest eps (over alpha) such that the curve implies (eps, delta)-DP.
@@ -483,7 +494,10 @@ class RDP(PrivacyCurve):
         # an ulp of log(delta) ~ -375 is a relative 6e-14 in delta, below the exact value without this
         am1, l1 = alpha - 1.0, math.log1p(-1.0 / alpha)
         size = am1 * (abs(tau) + abs(eps) + abs(l1)) + math.log(alpha)
-        return am1 * (tau - eps + l1) - math.log(alpha) + 8.0 * math.ulp(max(1.0, size))
+        v = am1 * (tau - eps + l1) - math.log(alpha)
+        if v == -math.inf:   # below -1.8e308 (the margin, an ulp of an infinite size, would make it NaN)
+            return -1e300
+        return v + 8.0 * math.ulp(max(1.0, size))
 
     def delta(self, epsilon: float) -> float:
         """Smallest delta (over alpha, CKS20 Prop. 12; Bretagnolle-Huber for linear curves) such that
@@ -513,7 +527,7 @@ class RDP(PrivacyCurve):
             if e > k:
                 a_star = (e + k) / (2.0 * k)
                 best = min(best, self._log_delta_at(max(a_star, 1.0 + 1e-12), e))
-                f = lambda t: self._log_delta_at(1.0 + math.exp(t), e)  # noqa: E731
+                f = lambda t: self._log_delta_at(1.0 + math.exp(t), e) if t < 709.0 else math.inf  # noqa: E731
                 t0 = math.log(max(a_star - 1.0, 1e-12))
                 if math.isfinite(t0):   # a_star overflows for eps >> kappa: the closed form above suffices
                     best = min(best, _golden_min(f, t0 - 6.0, t0 + 6.0))
@@ -572,17 +586,17 @@ def _gdp_delta_mp(mu: float, eps: float):
         with mpmath.workdps(dps):
             m, e = mpmath.mpf(mu), mpmath.mpf(eps)
             a, b = -e / m + m / 2, -e / m - m / 2
-            # far tails (mpmath's erfc overflows for arguments near 1e200): delta <= Phi(a) <= Phi(-1e6) < 1e-300;
-            # Phi(a) <= 1; and dropping the subtracted term e^eps Phi(b) >= 0 keeps val an upper bound, loose by at
-            # most 1/|b| < 1e-6 (e^(eps - b^2/2) <= 1 by the AM-GM inequality)
+            # far tails (mpmath's erfc overflows for arguments near 1e200): delta <= Phi(a) <= Phi(-1e6) < 5e-324,
+            # the smallest positive float; Phi(a) <= 1; and dropping the subtracted term e^eps Phi(b) >= 0 keeps val an
+            # upper bound, loose by at most 1/|b| < 1e-6 (e^(eps - b^2/2) <= 1 by the AM-GM inequality)
             if a < -1e6:
-                return 1e-300
+                return 5e-324
             first = mpmath.mpf(1) if a > 1e6 else mpmath.ncdf(a)
             val = first - (0 if b < -1e6 else mpmath.exp(e) * mpmath.ncdf(b))
             if val > first * mpmath.mpf(10) ** (25 - dps):   # relative error of val below 2e-25
-                if val < mpmath.mpf("1e-300"):   # below the normal float range: any tiny upper bound will do
-                    return 1e-300
-                return float(val * (1 + mpmath.mpf(2) ** -50))
+                # rounded up, down to the subnormals (a floor of 1e-300 here left GDP.epsilon no answer for a delta
+                # below it: it raised at delta = 1e-310)
+                return mp_up(val * (1 + mpmath.mpf(10) ** -24))
     return 1.0   # the trivial bound, where even 960 digits leave fewer than 25 (no such float mu, eps is known)
 
 
@@ -590,8 +604,12 @@ def _gdp_epsilon_mp(mu: float, delta: float) -> float:
     """epsilon(delta) of mu-GDP by bisection on the 60-digit delta(eps) (fallback when the float root
     finder cannot bracket the root); returns a point whose delta is <= the requested one."""
     # mu-GDP is (mu^2/2)-zCDP, which gives (rho + 2 sqrt(rho log(1/delta)), delta)-DP: eps <= hi (+1 to spare)
-    lo, hi = 0.0, mu * mu / 2.0 + mu * math.sqrt(2.0 * math.log(1.0 / delta)) + 1.0
-    if not (math.isfinite(hi) and _gdp_delta_mp(mu, hi) <= delta):   # (not reached; no bound rather than a wrong one)
+    lo, hi = 0.0, mu * mu / 2.0 + mu * math.sqrt(2.0 * -math.log(delta)) + 1.0
+    for _ in range(64):   # beyond mu ~ 1e16 the float hi rounds to the float nearest mu^2/2, which can be below it
+        if not math.isfinite(hi) or _gdp_delta_mp(mu, hi) <= delta:
+            break
+        hi = math.nextafter(hi * (1.0 + 2.0 ** -40), math.inf)
+    if not (math.isfinite(hi) and _gdp_delta_mp(mu, hi) <= delta):   # no bound rather than a wrong one
         return math.inf
     for _ in range(200):
         if hi - lo <= 1e-13 * hi:

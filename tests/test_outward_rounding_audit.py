@@ -496,3 +496,248 @@ def test_iterated_laplace_rdp_of_a_tiny_scale_ratio_is_never_below_the_exact_bou
                 lg = mpmath.log(A / (2 * A - 1) * mpmath.exp(Z * (A - 1)) + (A - 1) / (2 * A - 1) * mpmath.exp(-Z * A))
                 exact = 2 * lg / (A - 1)
                 assert exact > 0 and mpmath.mpf(v) >= exact, (d, a, v, exact)
+
+
+def test_002_theorem_4_kappa_does_not_underflow_or_overflow_to_zero():
+    # alpha Delta^2 L^(r+1)/(2 r sigma^2) in floats: L^(r+1) underflowed to 0 (r = 7000, L = 0.825 here: 002 Theorem 5
+    # certified eps_i = 0.0 for a Lipschitz constant 1e150, exact 4.5e-289), or sigma^2 overflowed to inf (Delta =
+    # 1e100, sigma = 1e200: 0.0 for the exact 1.0e-202); a subnormal L^(r+1) lost its relative digits
+    import mpmath
+    from bayesdp.theorems import mixing as X
+
+    def exact(a, d, L, r, s, tight):
+        with mpmath.workdps(60):
+            return mpmath.mpf(a) * mpmath.mpf(d) ** 2 * (1 if tight else mpmath.mpf(L) ** (r + 1)) / (
+                2 * r * mpmath.mpf(s) ** 2)
+
+    for a, d, L, r, s, tight in ((1.0, 2e150, 0.8250286473253903, 7000, 1.0, False), (1.0, 1e100, 0.5, 3, 1e200, False),
+                                 (1.0, 1e100, 1.0, 3, 1e200, True), (3.0, 1e150, 0.9, 7000, 1.0, False),
+                                 (2.0, 1.0, 0.7, 5, 1.0, False)):
+        v = X.pabi_contractive_rdp(a, d, L, r, s, tight=tight)
+        ex = exact(a, d, L, r, s, tight)
+        assert ex <= mpmath.mpf(v) <= ex * (1 + mpmath.mpf(10) ** -14), (a, d, L, r, s, tight, v, ex)
+    cert = X.theorem_5(1e150, 1.0, 0.19, 1.0, 1.0, 7001, 1)
+    M = cert.constants["M"]
+    assert mpmath.mpf(cert.constants["eps_i"]) >= exact(1.0, 2e150, M, 7000, 1.0, False) > 0
+
+
+def test_004_final_constant_with_a_subnormal_inverse_temperature_is_never_below_the_exact_one():
+    # beta c_off^2 T and beta (C (L + 1) + c_off)^2 in floats: beta * c_off is subnormal here and loses its relative
+    # digits, so the rounded-up float product still landed below the exact constant (2.298172622863e-305 for the
+    # exact 2.298172622868e-305); 004 Theorem 5.2 at beta = 5.73e-321 inherited it.  And the exact-contraction
+    # route's alpha K/4 with a subnormal K was 0.0
+    from bayesdp.theorems.tight import theorem_5_2_exact_contraction
+    for beta, c, T in ((5.73e-321, 80847965.23897447, 0.6134819824801316),
+                       (1.136e-321, 10443564.510624988, 0.8623831927780725)):
+        C, _ = G.final_constant(c, 0.0, 1.0, beta, T)
+        assert F(C) >= F(beta) * F(c) ** 2 * F(T)
+    for beta, c, cp, L in ((5.73e-321, 80847965.23897447, 1e5, 0.5), (1.136e-321, 1e5, 10443564.510624988, 2.0)):
+        C, _ = G.final_constant(c, cp, L, beta, 2.0)
+        assert F(C) >= F(beta) * (F(cp) * (F(L) + 1) + F(c)) ** 2
+    beta, c = 5.73e-321, 80847965.23897447
+    cert = G.theorem_5_2(1.0, 1.0, c, 0.1, 5, inverse_temperature=beta)       # n gamma < 1: beta (2c)^2 n gamma
+    assert F(cert.constants["C6*"]) >= F(beta) * 4 * F(c) ** 2 * 5 * F(0.1)
+    assert G.final_constant(2.0, 1.0, 1.0, 1.0, 2.0) == (16.0, "")            # normal inputs: exact, unchanged
+    cert = theorem_5_2_exact_contraction(1.0, 2.0, grad_bound=1.0, step_size=0.1, num_steps=1,
+                                         inverse_temperature=5e-324)
+    assert cert.constants["C"] > 0 and F(cert.curve.kappa) >= F(cert.constants["C"]) / 4
+
+
+def test_001_constant_coefficient_never_underflows_below_the_exact_kappa():
+    # (D^2 c^T (1-c)/(1-c^T) + h sum)/(2 sigma^2) in floats: D^2 = 1e-340 underflowed to 0 (kappa 0.0 for the exact
+    # 5e-41), or the subnormal D^2 = 1e-320 lost its digits (4.99994e-21 for the exact 5e-21); pabi's variance s * s
+    # was a subnormal float too (kappa 5.00241e-11 for the exact 5.00247e-11), and pnsgd_pabi's variance
+    # (eta sigma)^2 underflowed to 0 (a ZeroDivisionError at i = n, a refusal at i < n)
+    from bayesdp.theorems import pabi as P
+    for D, s2 in ((1e-160, 1e-300), (1.1e-160, 3e-300), (1e-170, 1e-300)):
+        assert F(P.constant_coefficient(1.0, 0.0, s2, D, 1)) >= F(D) ** 2 / (2 * F(s2))
+    assert F(P.constant_coefficient(2.0, 0.0, 1e-300, 1e-165, 1)) >= F(1e-165) ** 2 / (2 * F(1e-300))   # c^1(1-c)/(1-c^1) = 1
+    assert F(P.constant_coefficient(0.5, 1e-320, 1e-300, 0.0, 1)) >= F(1e-320) / (2 * F(1e-300))        # h * 1
+    cert = P.pabi("convex-lipschitz", 1e-155, 1e-160, 1, 1e-170, lipschitz=1e-5)
+    h = F(cert.constants["h"])
+    assert F(cert.constants["kappa"]) >= (F(1e-160) ** 2 + h) / (2 * F(1e-155) ** 2)
+    assert P.pnsgd_pabi(1.0, 1.0, 0.5, 1e-170, 1.0, 10, 10).constants["kappa"] == 2.0     # 2 L^2/sigma^2
+    assert F(P.pnsgd_pabi(1.0, 1.0, 0.5, 1e-170, 1.0, 10, 5).constants["kappa"]) >= F(2) / 5   # c = 1: (2 L)^2/(2 r)
+    assert round(P.constant_coefficient(1.0, 0.04, 1.0, 1.0, 2), 12) == 0.28               # ordinary inputs unchanged
+
+
+def test_003_hockey_stick_helpers_are_upper_bounds():
+    # theta_{e^eps}(r) = Q(eps/r - r/2) - e^eps Q(eps/r + r/2) in floats cancels: contraction_coefficient_gaussian
+    # (documented as an upper bound) landed 7e-8 (relative) below the exact value at r = 1.6e-6; it was NaN at eps =
+    # 1e160.  Lemma 1's Laplace value, its contraction coefficient and the SDPI product were float expressions too
+    import mpmath
+    from bayesdp.theorems import hockey_stick as H
+
+    def theta(r, e):
+        with mpmath.workdps(100):
+            R, E = mpmath.mpf(r), mpmath.mpf(e)
+            return mpmath.ncdf(-E / R + R / 2) - mpmath.exp(E) * mpmath.ncdf(-E / R - R / 2)
+
+    for r, e in ((1.6228343044437797e-06, 1.4500791842340582e-05), (1.6610657455683716e-06, 8.897461419829293e-06),
+                 (5.4864302741818775e-06, 2.2772283579832188e-05), (1.0, 0.5)):
+        assert mpmath.mpf(H.contraction_coefficient_gaussian(e, r, 1.0, 1.0)) >= theta(r, e)
+        assert mpmath.mpf(H.theta_gamma(r, e)) >= theta(r, e)
+        assert mpmath.mpf(H.gaussian_hockey_stick(-r, 1.0, e)) >= theta(r, e)
+    assert H.theta_gamma(10.0, 1e160) >= 0.0 and H.contraction_coefficient_gaussian(1e160, 1.0, 10.0, 1.0) >= 0.0
+    assert abs(H.theta_gamma(1.0, 0.0) - 0.38292492254802624) < 1e-15
+    with mpmath.workdps(60):
+        for gap, v, e in ((0.3, 0.1, 1.0), (1e-300, 1.0, 0.0), (2.0, 1.0, 1.0), (0.7, 0.3, 0.1)):
+            G_, V, E = mpmath.mpf(gap), mpmath.mpf(v), mpmath.mpf(e)
+            exact_ = max(0, -mpmath.expm1((V * E - G_) / (2 * V)))
+            assert mpmath.mpf(H.laplace_hockey_stick(gap, v, e)) >= exact_
+        assert mpmath.mpf(H.contraction_coefficient_laplace(0.1, 0.3, 0.7, 0.3)) >= \
+            -mpmath.expm1((mpmath.mpf(0.3) * mpmath.mpf(0.1) - mpmath.mpf(0.3) * mpmath.mpf(0.7)) / (2 * mpmath.mpf(0.3)))
+    assert F(H.sdpi(0.1, 0.3)) >= F(0.1) * F(0.3)
+
+
+def test_001_theorems_5_2_and_5_4_kappa_never_underflow_below_the_exact_bound():
+    # kappa(R) in floats: L^2 sigma^2, eta^2 sigma^2 under- or overflowed.  Theorem 5.4 at sigma = 1e155, L = 1e100
+    # certified kappa = 1e-191 (exact >= 52 L^2/(n^2 sigma^2) = 5.2e-115 at R = 1); Theorem 5.2 at L = 1e-170,
+    # sigma = 1e-160 gave 0.0 (exact >= 16 L^2 R/(n^2 sigma^2)), and NaN at eta = sigma = 1e160; eq. (22) divided
+    # by an A that underflowed to 0 (a ZeroDivisionError)
+    import mpmath
+    import warnings
+    from bayesdp.theorems import pabi as P
+    warnings.simplefilter("ignore")
+    with mpmath.workdps(60):
+        c = P.theorem_5_4(1e100, 1e-200, 1e50, 1e-10, 1e155, 1000, 2, 10)
+        assert mpmath.mpf(c.constants["kappa"]) >= 52 * mpmath.mpf(1e100) ** 2 / (10 ** 6 * mpmath.mpf(1e155) ** 2)
+        c = P.theorem_5_2(1e-170, 0.5, 1.0, 1.0, 1.0, 1e-160, 1000, 20, 10)
+        assert mpmath.mpf(c.constants["kappa"]) >= 16 * mpmath.mpf(1e-170) ** 2 / (10 ** 6 * mpmath.mpf(1e-160) ** 2)
+        c = P.theorem_5_2(1.0, 0.5, 1.0, 1e50, 1e160, 1e160, 1000, 20, 10)
+        assert c.constants["kappa"] > 0 and not math.isnan(c.constants["kappa"])
+        r = P.noisy_sgd_dp_nonconvex(1e-5, 1e-170, 1.0, 1e-170, 1.0, 1e160, 1000, 2, 1000)
+        a, A = mpmath.mpf(r["alpha"]), P._theorem_5_4_A_mp(1e-170, 1.0, 1e-170, 1.0, 1000)
+        assert 1 < a <= r["alpha_star"] and mpmath.mpf(r["epsilon"]) >= a * A / mpmath.mpf(1e160) ** 2 - \
+            mpmath.log(mpmath.mpf(1e-5)) / (a - 1)
+    # ordinary inputs: unchanged (the docstrings' values)
+    c = P.theorem_5_4(1.0, 1.0, 1.0, 0.01, math.sqrt(10), 1000, 2, 1000)
+    assert c.constants["Tbar"] == 35 and abs(c.constants["kappa"] - 20.1032010566994) < 1e-12
+
+
+def test_rdp_epsilon_near_delta_one_is_never_below_the_exact_cks_infimum():
+    # CKS20's log(1 - 1/alpha) as log1p(-1/alpha) lost ulp(1)/(alpha - 1) to the rounding of 1/alpha; at delta close
+    # to 1 the optimal order has alpha - 1 ~ 1e-6 and epsilon came out 2.8e-11 below the exact infimum over alpha
+    # (178.74637478572404 for 178.74637478575226 at kappa = 192.56, delta = 0.999999)
+    import mpmath
+    from bayesdp.curves import RDP
+
+    def cks_inf(k, d):   # golden section on t = log(alpha - 1), 60 digits
+        with mpmath.workdps(60):
+            K, L = mpmath.mpf(k), -mpmath.log(mpmath.mpf(d))
+            f = lambda t: K * (1 + mpmath.exp(t)) + t - mpmath.log1p(mpmath.exp(t)) + \
+                (L - mpmath.log1p(mpmath.exp(t))) / mpmath.exp(t)   # noqa: E731
+            a, b = mpmath.mpf(-40), mpmath.mpf(10)
+            r = (mpmath.sqrt(5) - 1) / 2
+            for _ in range(240):
+                c, d_ = b - r * (b - a), a + r * (b - a)
+                a, b = (a, d_) if f(c) <= f(d_) else (c, b)
+            return f((a + b) / 2)
+
+    for k, d in ((192.5616928003377, 0.999999), (101.9171165220939, 0.999999),
+                 (36.4041427818836, 0.9999322592084545), (112.30286945613703, 0.9999953454623733)):
+        ex = cks_inf(k, d)
+        assert mpmath.mpf(RDP.linear(k).epsilon(d)) >= ex, (k, d)
+    assert round(RDP.linear(0.5).epsilon(1e-5), 4) == 4.7284
+
+
+def test_conversions_at_extreme_valid_inputs_answer_instead_of_failing():
+    # GDP: delta(eps) had a floor of 1e-300, so epsilon(delta) raised for every delta below it (delta = 7.2e-311);
+    # for mu ~ 1e115 the float bracket mu^2/2 + ... rounded below mu^2/2 and epsilon was inf.  RDP.delta at
+    # eps = 1.8e308 raised OverflowError (exp of the search variable), and the NaN of an infinite margin left the
+    # trivial Bretagnolle-Huber value 0.73
+    import mpmath
+    from bayesdp.curves import GDP, RDP
+
+    def gdp_delta(mu, e):
+        with mpmath.workdps(100):
+            m, E = mpmath.mpf(mu), mpmath.mpf(e)
+            a, b = (m * m / 2 - E) / m, -(m * m / 2 + E) / m
+            return mpmath.ncdf(a) - (mpmath.exp(E) * mpmath.ncdf(b) if b > -1e6 else 0)
+
+    for mu, d in ((57.81120036108058, 7.235546842341e-311), (1.0, 5e-324), (8.499093640951789e+114, 3.39e-06)):
+        e = GDP(mu).epsilon(d)
+        assert math.isfinite(e) and gdp_delta(mu, e) <= d
+    assert 0 < GDP(1.0).delta(40.0) < 1e-300 and mpmath.mpf(GDP(1.0).delta(40.0)) >= gdp_delta(1.0, 40.0)
+    assert RDP.linear(0.7479953816787762).delta(1.7976931348623157e+308) == 5e-324
+    assert RDP.linear(1e300).delta(1.7e308) == 5e-324
+
+
+def test_002_ou_calibration_never_exceeds_the_stated_epsilon():
+    # 002 Theorem 8's calibration rho^2 = theta Delta^2/(2 eps (e^(2 theta) - 1)) in floats: about half of the
+    # calibrations had Lambda(1) = theta Delta^2/(2 rho^2 (e^(2 theta) - 1)) above eps (by 2.6e-16 relative here);
+    # rho is now rounded up.  The OU constants and Example 3's sigma_*^2 raised OverflowError / ZeroDivisionError
+    import mpmath
+    from bayesdp.theorems import mixing as X
+    for e, d, D, R in ((0.0036815425415063744, 61, 162.43243215372686, 0.1925517642858755),
+                       (0.003234983060323743, 32, 0.0011986299841722909, 0.01997003393117686),
+                       (0.024969614075845324, 99, 0.21708202768798038, 37.286581265540285)):
+        th, rho = X.ou_calibrate(e, d, D, R)
+        with mpmath.workdps(50):
+            T = mpmath.mpf(th)
+            assert T * mpmath.mpf(D) ** 2 / (2 * mpmath.mpf(rho) ** 2 * mpmath.expm1(2 * T)) <= mpmath.mpf(e)
+    assert X.theorem_8_applies(1.0, 1.0, 1, 2.0) and not X.theorem_8_applies(1.0, 1.0, 1, 1e200)
+    assert X.example_3(9.7e-09, 1.25e-40, 8.3e-63, 1.7976931348623157e+308).constants["sigma_star_sq"] >= 1.25e-40 ** 2
+    c = X.corollary_7(1e-300, 1.0, 1.0, 1e-160, dimension=3, f_norm=1.0, radius=1e200)
+    assert c.constants["theorem_8_applies"] == 0.0 and c.constants["mse_gaussian"] > 0
+
+
+def test_002_required_dobrushin_eps_is_rounded_down():
+    # eps~ = log(1 + (e^eps - 1)/delta) is a requirement on the kernel (sup E_(e^eps~)(K(x)||K(x')) <= gamma): a larger
+    # eps~ asks less.  The float value was above the exact one in half of the cases, and inf (vacuous) at delta =
+    # 1e-310
+    import mpmath
+    from bayesdp.theorems import mixing as X
+    for e, d in ((0.00469700714216162, 0.012146788498291674), (0.30003742906400177, 2.2332825420553974e-07),
+                 (1.0, 1e-310), (1000.0, 1e-5)):
+        v = X.required_dobrushin_eps(e, d)
+        with mpmath.workdps(50):
+            assert math.isfinite(v) and mpmath.mpf(v) <= mpmath.log1p(mpmath.expm1(mpmath.mpf(e)) / mpmath.mpf(d))
+    assert round(X.required_dobrushin_eps(1.0, 1e-5), 6) == 12.054256
+    assert X.doeblin_amplifies_delta(1000.0, 0.5, 0.9) and not X.doeblin_amplifies_delta(1.0, 1e-5, 0.1)
+
+
+def test_002_rdp_formula_values_are_upper_bounds():
+    # Example 1's, Theorem 4 (2)'s, Theorem 6's and Corollary 7's RDP values were plain float expressions: below the
+    # exact value by an ulp at ordinary inputs (alpha Delta^2/(4 t) at 3, 0.7, 0.3), 0.0 where a square underflowed
+    # (Delta = 1e-170), an OverflowError where one overflowed
+    import mpmath
+    from bayesdp.theorems import mixing as X
+    assert F(X.brownian_rdp(3.0, 0.3, 0.7)) >= 3 * F(0.7) ** 2 / (4 * F(0.3))
+    assert F(X.brownian_rdp(1.0, 1e-300, 1e-170)) >= F(1e-170) ** 2 / (4 * F(1e-300))
+    assert F(X.iterated_gaussian_rdp(3.0, 0.1, 0.3, 0.7)) >= 3 * F(0.1) ** 2 / (2 * (F(0.3) ** 2 + F(0.7) ** 2))
+    assert X.iterated_gaussian_rdp(1.35e218, 2.75e-40, 6.56e-287, 4.9e255) > 0
+    with mpmath.workdps(50):
+        L, w = mpmath.mpf(0.3), [mpmath.mpf(0.7), mpmath.mpf(0.9)]
+        assert mpmath.mpf(X.theorem_4_path_rdp(3.0, 0.3, 0.7, [0.7, 0.9])) >= \
+            3 * L ** 2 / (2 * mpmath.mpf(0.7) ** 2) * (L ** 2 * w[0] ** 2 + w[1] ** 2)
+        lam = mpmath.mpf(0.3) * mpmath.mpf(0.7) ** 2 / (2 * mpmath.mpf(1.3) ** 2 * mpmath.expm1(2 * mpmath.mpf(0.3) * 3))
+        assert mpmath.mpf(X.ou_rdp(3.0, 0.3, 1.3, 3.0, 0.7)) >= 3 * lam
+
+
+def test_extreme_valid_inputs_do_not_crash_the_certificates():
+    # found by fuzzing over 1e-300..1e300 and subnormals: 003 Theorem 4's recorded ratios divided by an eta sigma
+    # that underflowed to 0; RDP.delta of a curve whose best log delta is > 709 raised OverflowError in exp; the
+    # Laplace variance 2 b^2 raised OverflowError
+    from bayesdp.curves import RDP
+    from bayesdp.theorems import hockey_stick as H
+    from bayesdp.theorems import transfer as T
+    c = H.theorem_4(1e-300, 3.9e-06, 1.1e-292, 0.06, 5e-324, 8e-51, 3, 2)
+    assert F(c.constants["r_first"]) >= 2 * F(1e-300) / F(5e-324)
+    assert RDP.from_function(lambda a: 1e6 * a).delta(1.0) == 1.0
+    assert T.laplace_noise_variance(1e160) == math.inf and T.laplace_noise_variance(2.0) == 8.0
+
+
+def test_003_theorem_3_delta_with_a_cancelling_exponent_is_never_below_the_exact_one():
+    # eps/2 - L/v at 50 digits: with L/v within 1e-32 (relative) of eps/2 the difference kept ~18 digits, and the
+    # rounded-up delta still landed below the exact one (2.3665827156630606e-30 for 2.36658271566306064e-30)
+    import mpmath
+    from bayesdp.theorems.hockey_stick import pnsgd_laplace_delta, theorem_3
+    for a, b in ((1, 96), (1, 112), (1, 128), (1, 288), (3, 100), (7, 250)):
+        f, v, L = 1 + a * 2.0 ** -52, 1 - b * 2.0 ** -53, 1 + (2 * a - b) * 2.0 ** -53
+        with mpmath.workdps(300):
+            x = mpmath.mpf(2 * f) / 2 - mpmath.mpf(L) / mpmath.mpf(v)
+            assert x < 0
+            assert mpmath.mpf(pnsgd_laplace_delta(2 * f, L, v, 1.0, 1.0, 1.0, 1, 1)) >= -mpmath.expm1(x)
+            assert mpmath.mpf(theorem_3(L, 1.0, 0.0, 1.0, v, 1.0, 1).curve.delta(2 * f)) >= -mpmath.expm1(x)
+    assert abs(pnsgd_laplace_delta(1.0, 1.0, 1.0, 1.0, 0.5, 1.0, 40, 20) - 3.112639611967467e-09) < 1e-23

@@ -26,7 +26,7 @@ import math
 from ..certificate import Certificate
 from ..curves import RDP
 from ..errors import AssumptionError, nonnegative, positive, positive_int, require
-from ..exact import down, exact, round_up, up
+from ..exact import down, exact, up
 from .gradient_step import paper_margin_exact
 
 __all__ = ["proposition_4_5", "proposition_4_6", "theorem_5_2", "theorem_5_4", "theorem_5_6", "theorem_5_8",
@@ -188,12 +188,15 @@ def final_constant(c_off: float, coupling: float, L: float, beta: float, T: floa
     ``step_size`` the branch is decided on the exact ``T = n * gamma`` (a float product can round
     a T just below 1 up to 1.0, where Prop 4.6 is not proved).
     """
-    below_one = T < 1.0 if num_steps is None else exact(num_steps) * exact(step_size) < 1
-    if below_one:
-        return (round_up(beta * c_off * c_off * T),
+    T_exact = exact(T) if num_steps is None else exact(num_steps) * exact(step_size)
+    # exact products, rounded up (in floats a subnormal intermediate such as beta * c_off lost its relative digits,
+    # and the constant landed below the exact one); beyond the float range C is inf (refused by RDP), never a raise
+    if T_exact < 1:
+        return (up(exact(beta) * exact(c_off) ** 2 * T_exact),
                 "T = n*gamma < 1: Proposition 4.5 branch (B.6), C = beta*c_off^2*T")
-    t = coupling * (L + 1.0) + c_off   # products overflow to inf (refused by RDP), never raise
-    return round_up(beta * t * t), ""
+    if not math.isfinite(coupling):
+        return math.inf, ""
+    return up(exact(beta) * (exact(coupling) * (exact(L) + 1) + exact(c_off)) ** 2), ""
 
 
 def theorem_5_2(strong_convexity: float, smoothness: float, grad_bound: float, step_size: float,

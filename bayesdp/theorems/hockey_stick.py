@@ -28,7 +28,7 @@ import math
 from ..certificate import Certificate
 from ..curves import DeltaProfile, _gdp_delta_mp
 from ..errors import AssumptionError, nonnegative, positive, positive_int, require
-from ..exact import exact, mp_up as _mp_up, round_up, sqrt_up, up
+from ..exact import down, exact, mp_up as _mp_up, mul_up, round_up, sqrt_up, up
 
 __all__ = ["laplace_hockey_stick", "log_theta", "theta_gamma", "gaussian_hockey_stick",
            "contraction_coefficient_gaussian", "contraction_coefficient_laplace", "sdpi", "sc_step_lipschitz",
@@ -62,8 +62,12 @@ def laplace_hockey_stick(mean_gap: float, scale: float, eps: float) -> float:
     gap = abs(float(mean_gap))
     v = positive("scale (Laplace scale v)", scale)
     e = nonnegative("epsilon", eps)
-    x = (v * e - gap) / (2.0 * v)
-    return max(0.0, -math.expm1(x)) if x < 0 else 0.0
+    # x = (v eps - gap)/(2 v) exactly, rounded down, and -expm1(x) (a few ulps) rounded up: an upper bound (the
+    # float x could land above the exact one, and the value below it)
+    q = (exact(v) * exact(e) - exact(gap)) / (2 * exact(v))
+    if q >= 0:
+        return 0.0
+    return min(1.0, round_up(-math.expm1(max(-800.0, down(q)))))
 
 
 def log_theta(r: float, eps: float) -> float:
@@ -95,6 +99,8 @@ def log_theta(r: float, eps: float) -> float:
     from scipy import special   # (function-level: importing the theorems does not import scipy)
 
     la = float(special.log_ndtr(-a))          # log Q(a)
+    if la == -math.inf:   # Q(a) underflows (a huge): so does theta <= Q(a); lb - la would be NaN
+        return -math.inf
     lb = e + float(special.log_ndtr(-b))      # log (e^eps Q(b))
     diff = lb - la
     if diff >= 0.0:   # rounding at theta ~ 0
@@ -110,7 +116,9 @@ def theta_gamma(r: float, eps: float) -> float:
         eps: epsilon >= 0.
 
     Returns:
-        ``Q(eps/r - r/2) - e^eps Q(eps/r + r/2)``; 0 at r = 0.
+        ``Q(eps/r - r/2) - e^eps Q(eps/r + r/2)`` in 60-digit arithmetic, rounded up (the float formula of
+            [`log_theta`][bayesdp.theorems.hockey_stick.log_theta] cancels and landed up to 7e-8 (relative) below
+            it at r ~ 1e-6); 0 at r = 0.
 
     Raises:
         AssumptionError: r < 0 or eps < 0.
@@ -121,8 +129,9 @@ def theta_gamma(r: float, eps: float) -> float:
         >>> theta_gamma(0.0, 1.0)
         0.0
     """
-    lt = log_theta(r, eps)
-    return 0.0 if lt == -math.inf else math.exp(lt)
+    r = nonnegative("r (mean gap / noise std)", r)
+    e = nonnegative("epsilon", eps)
+    return _theta_up(r, e)
 
 
 def gaussian_hockey_stick(mean_gap: float, noise_std: float, eps: float) -> float:
@@ -144,7 +153,7 @@ def gaussian_hockey_stick(mean_gap: float, noise_std: float, eps: float) -> floa
         0.382925
     """
     s = positive("noise_std", noise_std)
-    return theta_gamma(abs(float(mean_gap)) / s, eps)
+    return theta_gamma(_ratio_up([abs(float(mean_gap))], [s]) if mean_gap else 0.0, eps)   # theta increases in r
 
 
 # ---------------------------------------------------------------------------
@@ -177,7 +186,7 @@ def contraction_coefficient_gaussian(eps: float, lipschitz: float, diameter: flo
     lip = nonnegative("lipschitz (of the map psi)", lipschitz)
     d = positive("diameter", diameter)
     s = positive("noise_std", noise_std)
-    return theta_gamma(lip * d / s, eps)
+    return theta_gamma(_ratio_up([lip, d], [s]) if lip else 0.0, eps)   # r rounded up (theta increases in r)
 
 
 def contraction_coefficient_laplace(eps: float, lipschitz: float, diameter: float, scale: float) -> float:
@@ -201,7 +210,7 @@ def contraction_coefficient_laplace(eps: float, lipschitz: float, diameter: floa
     """
     lip = nonnegative("lipschitz (of the map psi)", lipschitz)
     d = positive("diameter", diameter)
-    return laplace_hockey_stick(lip * d, scale, eps)
+    return laplace_hockey_stick(_ratio_up([lip, d], []) if lip else 0.0, scale, eps)   # increasing in the gap
 
 
 def sdpi(e_gamma_in: float, coefficient: float) -> float:
@@ -224,7 +233,7 @@ def sdpi(e_gamma_in: float, coefficient: float) -> float:
     e_in = nonnegative("E_gamma(mu||nu)", e_gamma_in)
     c = nonnegative("eta_gamma(K)", coefficient)
     require(c <= 1.0, "eta_gamma(K)", c, "must be <= 1 (a contraction coefficient)")
-    return e_in * c
+    return mul_up(e_in, c)   # rounded up
 
 
 # ---------------------------------------------------------------------------
@@ -328,17 +337,18 @@ def pnsgd_laplace_delta(eps: float, lipschitz: float, noise_scale: float, contra
         return 0.0
     import mpmath
 
+    def mp_of(q):   # the exact rational exponent to 50 digits: computed as E/2 - L/v at 50 digits, the difference
+        return mpmath.mpf(q.numerator) / q.denominator   # cancelled (to 1e-32) and the delta landed below the exact one
+
     with mpmath.workdps(50):
-        E = mpmath.mpf(e)
-        first = -mpmath.expm1(E / 2 - mpmath.mpf(L) / mpmath.mpf(v))
+        first = -mpmath.expm1(mp_of(x1))
         k = data_size - index
         if k == 0:
             return min(1.0, _mp_up(first))
         x2 = exact(e) / 2 - exact(contraction) * exact(diameter) / (2 * exact(step_size) * exact(v))
         if x2 >= 0:
             return 0.0
-        second = -mpmath.expm1(E / 2 - mpmath.mpf(contraction) * mpmath.mpf(diameter)
-                               / (2 * mpmath.mpf(step_size) * mpmath.mpf(v)))
+        second = -mpmath.expm1(mp_of(x2))
         return min(1.0, _mp_up(first * second ** k))
 
 
@@ -505,7 +515,8 @@ def theorem_4(lipschitz: float, smoothness: float, strong_convexity: float, step
                      "strong_convexity": float(strong_convexity), "step_size": eta, "noise_scale": s,
                      "diameter": D, "data_size": n, "index": i if index is not None else "all (worst i = n)",
                      "step_condition": "eta < 2/(beta+rho) (SEEDS §6 row 20)"},
-        constants={"M": M, "r_first": 2.0 * L / s, "r_contraction": M * D / (eta * s)},
+        constants={"M": M, "r_first": _ratio_up([2.0, L], [s]),                  # rounded up (floats: division by
+                   "r_contraction": _ratio_up([M, D], [eta, s]) if M else 0.0},  # an eta s that underflowed to 0)
     )
 
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..certificate import Certificate
 from ..curves import RDP, ApproxDP
-from ..exact import exact as _q, mp_up as _mp_up, round_up, up
+from ..exact import exact as _q, mp_down as _mp_down, mp_up as _mp_up, round_up, up
 from ..errors import AssumptionError, nonnegative, positive, positive_int, require
 from .hockey_stick import _check_index, sc_step_lipschitz
 
@@ -99,7 +99,12 @@ def required_dobrushin_eps(eps: float, delta: float) -> float:
     d = nonnegative("delta_in", delta)
     if d == 0.0:
         return math.inf
-    return math.log1p(math.expm1(e) / d)
+    import mpmath
+
+    # at 50 digits, rounded DOWN: eps~ is a requirement on the kernel (E_(e^eps~) <= gamma), and a larger eps~ asks
+    # less (the float formula overflowed to inf, a vacuous requirement, for delta = 1e-310)
+    with mpmath.workdps(50):
+        return _mp_down(mpmath.log1p(mpmath.expm1(mpmath.mpf(e)) / mpmath.mpf(d)))
 
 
 def doeblin_amplifies_delta(eps: float, delta: float, gamma: float) -> bool:
@@ -128,7 +133,11 @@ def doeblin_amplifies_delta(eps: float, delta: float, gamma: float) -> bool:
     g = nonnegative("gamma", gamma)
     if g == 1.0 or e == 0.0 or d >= 1.0:
         return True
-    return g <= d * math.exp(e) / ((1.0 - d) * math.expm1(e))
+    import mpmath
+
+    with mpmath.workdps(50):   # (floats: OverflowError past eps = 709)
+        E, D = mpmath.mpf(e), mpmath.mpf(d)
+        return bool(g <= D / ((1 - D) * -mpmath.expm1(-E)))
 
 
 def amplify_by_mixing(eps: float, delta: float, gamma: float, condition: str) -> tuple[float, float]:
@@ -243,7 +252,9 @@ def iterated_gaussian_rdp(alpha: float, sensitivity: float, s1: float, s2: float
         >>> iterated_gaussian_rdp(2.0, sensitivity=1.0, s1=1.0, s2=1.0)   # 2 * 1 / (2 * 2)
         0.5
     """
-    return alpha * sensitivity ** 2 / (2.0 * (s1 ** 2 + s2 ** 2))
+    den = 2 * (_q(s1) ** 2 + _q(s2) ** 2)
+    # exact, rounded up (floats: OverflowError, 0.0 for an underflowed square)
+    return up(_q(alpha) * _q(sensitivity) ** 2 / den) if den else math.inf
 
 
 def example_1(sensitivity: float, s1: float, s2: float, mechanism: str = "iterated-gaussian") -> Certificate:
@@ -331,7 +342,8 @@ def example_3(sensitivity: float, s1: float, s2: float, lipschitz: float,
     a = positive("s1", s1)
     b = positive("s2", s2)
     kappa = lipschitz_gaussian_kernel_rdp(1.0, d, a, b, lipschitz)
-    sigma_star2 = math.inf if lipschitz == 0 else a * a + b * b / lipschitz ** 2
+    # exact, rounded up (inf beyond the float range: the float expression raised OverflowError or ZeroDivisionError)
+    sigma_star2 = math.inf if lipschitz == 0 else up(_q(a) ** 2 + _q(b) ** 2 / _q(lipschitz) ** 2)
     return Certificate(mechanism=mechanism, source="002 Example 3", curve=RDP.linear(kappa),
                        assumptions={"sensitivity": d, "s1": a, "s2": b, "lipschitz": float(lipschitz)},
                        constants={"kappa": kappa, "sigma_star_sq": sigma_star2},
@@ -558,7 +570,7 @@ def theorem_4_path_rdp(alpha: float, lipschitz: float, noise_std: float, w_inf: 
         AssumptionError: a constant out of range or an empty path.
 
     Examples:
-        >>> theorem_4_path_rdp(2.0, lipschitz=0.5, noise_std=1.0, w_inf=[1.0, 1.0])   # 2 * 0.25 / 2 * (0.25 + 1)
+        >>> round(theorem_4_path_rdp(2.0, lipschitz=0.5, noise_std=1.0, w_inf=[1.0, 1.0]), 12)   # 2 * 0.25 / 2 * 1.25
         0.3125
     """
     L = nonnegative("lipschitz", lipschitz)
@@ -566,7 +578,12 @@ def theorem_4_path_rdp(alpha: float, lipschitz: float, noise_std: float, w_inf: 
     w = [nonnegative("W_inf", x) for x in w_inf]
     r = len(w)
     require(r >= 1, "len(w_inf)", r, "must be >= 1 (number of kernels r)")
-    return alpha * L * L / (2 * s * s) * sum(L ** (2 * (r - i)) * w[i - 1] ** 2 for i in range(1, r + 1))
+    import mpmath
+
+    with mpmath.workdps(50):   # rounded up (floats: under- and overflow of the powers and squares)
+        Lm = mpmath.mpf(L)
+        tot = mpmath.fsum(Lm ** (2 * (r - i)) * mpmath.mpf(w[i - 1]) ** 2 for i in range(1, r + 1))
+        return _mp_up(mpmath.mpf(alpha) * Lm ** 2 / (2 * mpmath.mpf(s) ** 2) * tot)
 
 
 def pabi_contractive_rdp(alpha: float, w_inf: float, lipschitz: float, num_kernels: int, noise_std: float,
@@ -604,17 +621,19 @@ def pabi_contractive_rdp(alpha: float, w_inf: float, lipschitz: float, num_kerne
     r = positive_int("num_kernels", num_kernels)
     s = positive("noise_std", noise_std)
     d = nonnegative("W_inf", w_inf)
-    if not tight:
-        return round_up(alpha * d * d * L ** (r + 1) / (2.0 * r * s * s))
-    if L == 1.0:
-        return round_up(alpha * d * d / (2.0 * r * s * s))
+    import mpmath
+
+    # at 50 digits (mpmath's exponent range has no underflow or overflow), rounded up: in floats L^(r+1) underflowed
+    # to 0 (or s * s overflowed) while the whole product is a normal float, and the bound came out as 0.0
+    if not tight or L == 1.0:
+        with mpmath.workdps(50):
+            v = mpmath.mpf(alpha) * mpmath.mpf(d) ** 2 * (mpmath.mpf(L) ** (r + 1) if not tight else 1)
+            return _mp_up(v / (2 * r * mpmath.mpf(s) ** 2))
     if L == 0.0:
         return 0.0
     # r L^{2r} (1-L)^2/(1-L^r)^2 is increasing in L; 1 - L is exact for L >= 1/2 (Sterbenz) and
     # 1 - L^r = -expm1(r log L) has no cancellation when L is close to 1
     # at 50 digits: exp(2 r log L) in floats is off by ~2r|log L| ulps (beyond round_up's margin for large r)
-    import mpmath
-
     with mpmath.workdps(50):
         Lm = mpmath.mpf(L)
         rl = r * mpmath.log(Lm)
@@ -715,7 +734,7 @@ def brownian_rdp(alpha: float, time: float, sensitivity: float) -> float:
         2.0
     """
     t = positive("time", time)
-    return alpha * nonnegative("sensitivity", sensitivity) ** 2 / (4.0 * t)
+    return up(_q(alpha) * _q(nonnegative("sensitivity", sensitivity)) ** 2 / (4 * _q(t)))   # exact, rounded up
 
 
 def ou_lambda(theta: float, rho: float, time: float, sensitivity: float) -> float:
@@ -768,7 +787,7 @@ def ou_rdp(alpha: float, theta: float, rho: float, time: float, sensitivity: flo
         >>> round(ou_rdp(2.0, 1.0, 1.0, 0.5, 1.0), 9)
         0.581976707
     """
-    return alpha * ou_lambda(theta, rho, time, sensitivity)
+    return up(_q(alpha) * _q(ou_lambda(theta, rho, time, sensitivity)))   # Lambda rounded up; the product too
 
 
 def ou_mse(theta: float, rho: float, time: float, dimension: int, f_norm: float) -> float:
@@ -797,7 +816,12 @@ def ou_mse(theta: float, rho: float, time: float, dimension: int, f_norm: float)
     th, r, t = positive("theta", theta), positive("rho", rho), positive("time", time)
     d = positive_int("dimension", dimension)
     f = nonnegative("f_norm", f_norm)
-    return math.expm1(-th * t) ** 2 * f * f - d * r * r / th * math.expm1(-2.0 * th * t)
+    import mpmath
+
+    with mpmath.workdps(30):   # (floats: inf * 0 = NaN, OverflowError)
+        TT = mpmath.mpf(th) * mpmath.mpf(t)
+        return float(mpmath.expm1(-TT) ** 2 * mpmath.mpf(f) ** 2
+                     - d * mpmath.mpf(r) ** 2 / mpmath.mpf(th) * mpmath.expm1(-2 * TT))
 
 
 def gaussian_equiv_mse(theta: float, rho: float, time: float, dimension: int) -> float:
@@ -822,7 +846,10 @@ def gaussian_equiv_mse(theta: float, rho: float, time: float, dimension: int) ->
     """
     th, r, t = positive("theta", theta), positive("rho", rho), positive("time", time)
     d = positive_int("dimension", dimension)
-    return d * r * r * math.expm1(2.0 * th * t) / th
+    import mpmath
+
+    with mpmath.workdps(30):   # (floats overflowed: OverflowError; inf beyond the float range)
+        return float(d * mpmath.mpf(r) ** 2 * mpmath.expm1(2 * mpmath.mpf(th) * mpmath.mpf(t)) / mpmath.mpf(th))
 
 
 def ou_calibrate(eps: float, dimension: int, sensitivity: float, radius: float) -> tuple[float, float]:
@@ -850,9 +877,22 @@ def ou_calibrate(eps: float, dimension: int, sensitivity: float, radius: float) 
     d = positive_int("dimension", dimension)
     D = positive("sensitivity", sensitivity)
     R = positive("radius", radius)
-    th = math.log1p(d * D * D / (2.0 * e * R * R))
-    rho2 = th * D * D / (2.0 * e * math.expm1(2.0 * th))
-    return th, math.sqrt(rho2)
+    import mpmath
+
+    # at 50 digits (floats divided by an e R^2 that underflowed to 0, or overflowed); rho rounded UP: any theta > 0
+    # with rho^2 >= theta Delta^2/(2 eps (e^(2 theta) - 1)) gives Lambda(1) <= eps, and a float rho below that
+    # claimed eps for a slightly larger Lambda
+    with mpmath.workdps(50):
+        Dm, E = mpmath.mpf(D), mpmath.mpf(e)
+        th = _mp_up(mpmath.log1p(d * Dm ** 2 / (2 * E * mpmath.mpf(R) ** 2)))
+        if not 0.0 < th < math.inf:
+            raise AssumptionError(f"theta = log(1 + d Delta^2/(2 eps R^2)) = {th:.6g} is outside the float range; "
+                                  "rescale the constants")
+        T_ = mpmath.mpf(th)
+        rho = _mp_up(mpmath.sqrt(T_ * Dm ** 2 / (2 * E * mpmath.expm1(2 * T_))))
+    if not 0.0 < rho < math.inf:
+        raise AssumptionError(f"rho = {rho:.6g} is outside the float range; rescale the constants")
+    return th, rho
 
 
 def theorem_8_applies(theta: float, rho: float, dimension: int, radius: float) -> bool:
@@ -874,7 +914,8 @@ def theorem_8_applies(theta: float, rho: float, dimension: int, radius: float) -
         >>> theorem_8_applies(theta=1.0, rho=1.0, dimension=1, radius=2.0)     # 4 <= 4
         True
     """
-    return positive("theta", theta) * radius ** 2 <= 4.0 * positive_int("dimension", dimension) * rho ** 2
+    th, d = positive("theta", theta), positive_int("dimension", dimension)
+    return _q(th) * _q(radius) ** 2 <= 4 * d * _q(rho) ** 2   # exactly (floats: OverflowError, ties decided wrongly)
 
 
 def corollary_7(theta: float, rho: float, time: float, sensitivity: float, dimension: int | None = None,
@@ -921,7 +962,8 @@ def corollary_7(theta: float, rho: float, time: float, sensitivity: float, dimen
             if f_norm is not None and radius is not None:
                 require(f_norm <= radius, "f_norm", f_norm, f"must be <= radius = {radius:.6g}")
             consts["mse_ou"] = ou_mse(theta, rho, time, d, norm)
-            consts["mse_ratio"] = consts["mse_ou"] / consts["mse_gaussian"]
+            g_ = consts["mse_gaussian"]
+            consts["mse_ratio"] = consts["mse_ou"] / g_ if 0.0 < g_ < math.inf else math.nan
         if radius is not None:
             consts["theorem_8_applies"] = float(theorem_8_applies(theta, rho, d, nonnegative("radius", radius)))
     elif f_norm is not None or radius is not None:

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..certificate import Certificate
 from ..curves import RDP
-from ..exact import down, exact, mp_up as _mp_up, round_up, up
+from ..exact import OUTWARD, down, exact, mp_down as _mp_down, mp_up as _mp_up, up
 from ..errors import AssumptionError, nonnegative, positive, positive_int, require
 from ..errors import probability_open
 from .hockey_stick import _check_index
@@ -52,17 +52,24 @@ _ROW = {"convex-lipschitz": 1, "convex-weakly-smooth": 2, "strongly-convex-smoot
 
 def _holder_h(step_size: float, holder_exponent: float, holder_constant: float) -> float:
     """Row (2): ``h = 4 eta^{2/(1-p)} ((1-p)/(1+p)) (M/2)^{2/(1-p)}`` (computed in logs)."""
-    eta, p, M = step_size, holder_exponent, holder_constant
-    if M == 0.0:
+    if holder_constant == 0.0:
         return 0.0
     import mpmath
 
     with mpmath.workdps(50):   # 4 eta^(2q) (1-p)/(1+p) (M/2)^(2q) at 50 digits, rounded up
-        P = mpmath.mpf(p)
-        q = 1 / (1 - P)
-        v = mpmath.exp(mpmath.log(4) + 2 * q * mpmath.log(mpmath.mpf(eta)) + mpmath.log((1 - P) / (1 + P))
-                       + 2 * q * mpmath.log(mpmath.mpf(M) / 2))
-        return _mp_up(v)
+        return _mp_up(_holder_h_mp(mpmath.mpf(step_size), holder_exponent, holder_constant))
+
+
+def _holder_h_mp(eta, p: float, M: float):
+    """Row (2)'s h as an mpmath number (``eta`` one too; the caller sets the precision)."""
+    import mpmath
+
+    if M == 0.0:
+        return mpmath.mpf(0)
+    P = mpmath.mpf(p)
+    q = 1 / (1 - P)
+    return mpmath.exp(mpmath.log(4) + 2 * q * mpmath.log(eta) + mpmath.log((1 - P) / (1 + P))
+                      + 2 * q * mpmath.log(mpmath.mpf(M) / 2))
 
 
 def modulus_params(case: str, step_size: float, lipschitz: float | None = None, smoothness: float | None = None,
@@ -302,37 +309,50 @@ def constant_coefficient(c: float, h: float, sigma2: float, D: float, T: int) ->
     s2 = positive("sigma2", sigma2)
     D = nonnegative("diameter", D)
     T = positive_int("num_steps", T)
+    import mpmath
+
+    with mpmath.workdps(50):
+        return _mp_up(_coefficient_sum(c, h, D, T) / (2 * mpmath.mpf(s2)))
+
+
+def _coefficient_sum(c: float, h: float, D: float, T: int):
+    """``D^2 c^T (1-c)/(1-c^T) + h sum_{s=0}^{T-1} c^s/sum_{j<=s} c^j`` (twice :func:`constant_coefficient` times the
+    noise variance), an upper bound as an mpmath number: the caller divides by the variance at 50 digits and rounds up.
+    In floats D^2, h * sum and the quotient underflowed (a kappa of 0.0 for D = 1e-170, sigma^2 = 1e-300) or lost
+    their relative digits as subnormals."""
+    import mpmath
+
     K = min(T, _EXACT_TERMS)              # terms summed exactly; the rest is bounded from above
     s = np.arange(K, dtype=float)
     hsum = 0.0
-    if c == 1.0:
-        dterm = D * D / T
-        if h > 0:
-            hsum = float(np.sum(1.0 / (s + 1.0)))
-            if T > K:   # sum_{t=K+1}^T 1/t <= ln(T/K)
-                hsum += math.log(T / K)
-    else:
-        lc = math.log(c)
-        if c < 1.0:
-            # c^T (1-c)/(1-c^T) ; c^s/S_s = c^s (1-c)/(1-c^{s+1})  (underflow to 0 is fine)
-            # at 50 digits: exp(T log c) in floats is off by ~T |log c| ulps (beyond the final round_up's margin)
-            import mpmath
-
-            with mpmath.workdps(50):
-                TL = T * mpmath.log(mpmath.mpf(c))
-                dterm = _mp_up(mpmath.mpf(D) ** 2 * (1 - mpmath.mpf(c)) * mpmath.exp(TL) / -mpmath.expm1(TL))
+    with mpmath.workdps(50):
+        Dm = mpmath.mpf(D)
+        if c == 1.0:
+            dterm = Dm ** 2 / T
             if h > 0:
-                hsum = float(np.sum(np.exp(s * lc) * (1.0 - c) / (-np.expm1((s + 1.0) * lc))))
-                if T > K:   # sum_{s>=K} c^s (1-c)/(1-c^{s+1}) <= c^K/(1-c^{K+1})
-                    hsum += math.exp(K * lc) / (-math.expm1((K + 1.0) * lc))
+                hsum = float(np.sum(1.0 / (s + 1.0)))
+                if T > K:   # sum_{t=K+1}^T 1/t <= ln(T/K)
+                    hsum += math.log(T / K)
         else:
-            # c > 1: c^T (1-c)/(1-c^T) = (c-1)/(1-c^{-T}) ; c^s/S_s = (1-1/c)/(1-c^{-(s+1)}), decreasing in s
-            dterm = D * D * (c - 1.0) / (-math.expm1(-T * lc))
-            if h > 0:
-                hsum = float(np.sum((1.0 - 1.0 / c) / (-np.expm1(-(s + 1.0) * lc))))
-                if T > K:
-                    hsum += (T - K) * (1.0 - 1.0 / c) / (-math.expm1(-(K + 1.0) * lc))
-    return round_up((dterm + h * hsum) / (2.0 * s2))   # positive terms, a few ulps each: rounded outward
+            lc = math.log(c)
+            # at 50 digits: exp(T log c) in floats is off by ~T |log c| ulps (beyond a float margin for large T)
+            TL = T * mpmath.log(mpmath.mpf(c))
+            if c < 1.0:
+                # c^T (1-c)/(1-c^T) ; c^s/S_s = c^s (1-c)/(1-c^{s+1})  (underflow to 0 is fine)
+                dterm = Dm ** 2 * (1 - mpmath.mpf(c)) * mpmath.exp(TL) / -mpmath.expm1(TL)
+                if h > 0:
+                    hsum = float(np.sum(np.exp(s * lc) * (1.0 - c) / (-np.expm1((s + 1.0) * lc))))
+                    if T > K:   # sum_{s>=K} c^s (1-c)/(1-c^{s+1}) <= c^K/(1-c^{K+1})
+                        hsum += math.exp(K * lc) / (-math.expm1((K + 1.0) * lc))
+            else:
+                # c > 1: c^T (1-c)/(1-c^T) = (c-1)/(1-c^{-T}) ; c^s/S_s = (1-1/c)/(1-c^{-(s+1)}), decreasing in s
+                dterm = Dm ** 2 * (mpmath.mpf(c) - 1) / -mpmath.expm1(-TL)
+                if h > 0:
+                    hsum = float(np.sum((1.0 - 1.0 / c) / (-np.expm1(-(s + 1.0) * lc))))
+                    if T > K:
+                        hsum += (T - K) * (1.0 - 1.0 / c) / (-math.expm1(-(K + 1.0) * lc))
+        # the float sum (>= 1 when h > 0; positive terms, a few ulps each) pushed up by OUTWARD
+        return dterm + mpmath.mpf(h) * mpmath.mpf(hsum) * (1 + mpmath.mpf(OUTWARD))
 
 
 def pabi(case: str, noise_scale: float, diameter: float, num_steps: int, step_size: float,
@@ -385,7 +405,10 @@ def pabi(case: str, noise_scale: float, diameter: float, num_steps: int, step_si
         kappa = 0.0
         notes += "; c = 0: the gradient map is constant, so the laws coincide after one step"
     else:
-        kappa = constant_coefficient(c, h, s * s, D, T)
+        import mpmath
+
+        with mpmath.workdps(50):   # the variance s^2 exactly (50 digits hold 106 bits): a float s * s can round up
+            kappa = _mp_up(_coefficient_sum(c, h, D, T) / (2 * mpmath.mpf(s) ** 2))
     return Certificate(
         mechanism=mechanism, source="001 Theorem 3.4", curve=RDP.linear(kappa),
         assumptions={"case": case, "noise_scale": s, "diameter": D, "num_steps": T, "step_size": float(step_size),
@@ -452,16 +475,21 @@ def pnsgd_pabi(lipschitz: float, smoothness: float, strong_convexity: float, ste
     if (rho > 0 and e_ * (b_ + r_) < 2) or (rho == 0 and e_ * b_ <= 2):
         cands.append(1 - 2 * e_ * b_ * r_ / (b_ + r_))
     c = max(0.0, up(min(cands)))
-    s2 = down((exact(eta) * exact(s)) ** 2)   # a noise variance: rounded down
 
     def kappa_at(r: int) -> float:
         if r == 0:
             # i = n: Gaussian mechanism of the last step; the mean shift 2 eta L is taken before
             # the projection, so it is not capped by the diameter.
-            return up((2 * exact(eta) * exact(L)) ** 2 / (2 * exact(s2)))
+            return up(2 * exact(L) ** 2 / exact(s) ** 2)     # (2 eta L)^2/(2 eta^2 s^2): eta cancels
         if c == 0.0:
             return 0.0
-        return constant_coefficient(c, 0.0, s2, delta0, r)
+        import mpmath
+
+        # the variance (eta s)^2 exactly (a float could underflow to 0 or lose digits as a subnormal)
+        with mpmath.workprec(4 * 53 + 10):
+            var = (mpmath.mpf(eta) * mpmath.mpf(s)) ** 2
+        with mpmath.workdps(50):
+            return _mp_up(_coefficient_sum(c, 0.0, delta0, r) / (2 * var))
 
     if index is None:
         # every index: kappa(r) is non-increasing in r >= 1 (c^r (1-c)/(1-c^r) decreases), so the
@@ -620,8 +648,10 @@ def _R_candidates(T: int, centre: float) -> np.ndarray:
 
 
 def theorem_5_2_tbar(diameter: float, data_size: int, step_size: float, lipschitz: float) -> int:
-    """001 Theorem 5.2: ``Tbar = ceil(D n/(4 eta L))`` (no validation)."""
-    return math.ceil(diameter * data_size / (4.0 * step_size * lipschitz))
+    """001 Theorem 5.2: ``Tbar = ceil(D n/(4 eta L))`` (no validation; exactly: a float quotient overflowed to inf or
+    divided by an eta L that underflowed to 0)."""
+    q = exact(diameter) * data_size / (4 * exact(step_size) * exact(lipschitz))
+    return -((-q.numerator) // q.denominator)
 
 
 def remark_5_3_factor(step_size: float, data_size: int, lipschitz: float, holder_constant: float,
@@ -724,22 +754,38 @@ def theorem_5_2(lipschitz: float, holder_exponent: float, holder_constant: float
             "noise_scale", sigma, f"must be >= 8*sqrt(2)*L/b = {smin:.6g} (001 Theorem 5.2)",
             "increase the noise")
     if batching == "fixed":
-        eta_eff = eta
+        eta_mult = (1, 1)
         batch_note = "fixed-size batches of size b (|B_t| <= b)"
     elif batching == "poisson":
         mb = n if max_batch is None else positive_int("max_batch", max_batch)
         require(mb <= n, "max_batch", mb, f"must be <= data_size = {n}")
-        eta_eff = eta * max(mb, b) / b
+        eta_mult = (max(mb, b), b)   # eta_eff = eta max(mb, b)/b
         batch_note = f"Poisson batches: modulus with eta_eff = eta*{max(mb, b)}/b (SEEDS §6 row 14)"
     else:
         raise AssumptionError(f"batching = {batching!r} must be 'fixed' or 'poisson'")
-    hbar = _holder_h(eta_eff, p, M) / (eta * eta)
-    sg = 16.0 * L * L / (n * n * sigma * sigma)
-    Rs = _R_candidates(T, D * n / (4 * eta * L))
-    vals = sg * Rs + D * D / (eta * eta * sigma * sigma * Rs) + hbar * (np.log(Rs) + 1.0) / (sigma * sigma)
-    k = int(np.argmin(vals))
-    kappa = round_up(min(float(vals[k]), sg * T))   # a few float operations per candidate: rounded outward
-    r_best = T if sg * T <= float(vals[k]) else int(Rs[k])
+    import mpmath
+
+    # the three coefficients of kappa(R) = sg R + A/R + hb (ln R + 1) at 50 digits; R chosen by the float values
+    # (any R gives a bound), and kappa at that R computed again at 50 digits and rounded up: in floats L^2,
+    # sigma^2 and eta^2 sigma^2 underflowed or overflowed (kappa 0.0 at L = 1e-170, NaN at eta = 1e160)
+    with mpmath.workdps(50):
+        Sg2 = mpmath.mpf(sigma) ** 2
+        ETA = mpmath.mpf(eta)
+        Hbar = _holder_h_mp(ETA * eta_mult[0] / eta_mult[1], p, M) / ETA ** 2
+        SG = 16 * mpmath.mpf(L) ** 2 / (n * n * Sg2)
+        A = mpmath.mpf(D) ** 2 / (ETA ** 2 * Sg2)
+        HB = Hbar / Sg2
+        hbar = _mp_up(Hbar)
+        sg, a_, hb = (float(x) for x in (SG, A, HB))
+    Rs = _R_candidates(T, float(min(theorem_5_2_tbar(D, n, eta, L), T)))
+    with np.errstate(all="ignore"):
+        vals = sg * Rs + a_ / Rs + hb * (np.log(Rs) + 1.0)
+    k = int(np.argmin(np.where(np.isnan(vals), np.inf, vals)))
+    with mpmath.workdps(50):
+        R = mpmath.mpf(int(Rs[k]))
+        at_r, composed = SG * R + A / R + HB * (mpmath.log(R) + 1), SG * T
+        kappa = _mp_up(min(at_r, composed))
+    r_best = T if composed <= at_r else int(Rs[k])
     sig_ratio = b * sigma / (2.0 * math.sqrt(2.0) * L)
 
     def eps(alpha: float) -> float:
@@ -771,8 +817,12 @@ def _alpha_max(ok) -> float:
 
 
 def theorem_5_4_tbar(step_size: float, smoothness: float) -> int:
-    """001 Theorem 5.4: ``Tbar = ceil(ln 2/(2 ln(1 + eta beta)))`` (no validation)."""
-    return math.ceil(math.log(2.0) / (2.0 * math.log1p(step_size * smoothness)))
+    """001 Theorem 5.4: ``Tbar = ceil(ln 2/(2 ln(1 + eta beta)))`` (no validation; at 50 digits: in floats eta beta
+    underflowed to 0, a division by zero)."""
+    import mpmath
+
+    with mpmath.workdps(50):
+        return int(mpmath.ceil(mpmath.log(2) / (2 * mpmath.log1p(mpmath.mpf(step_size) * mpmath.mpf(smoothness)))))
 
 
 def _check_5_4(lipschitz, smoothness, diameter, step_size, noise_scale, data_size, batch_size):
@@ -789,8 +839,10 @@ def _check_5_4(lipschitz, smoothness, diameter, step_size, noise_scale, data_siz
     require((exact(sigma) * b) ** 2 >= 40 * exact(L) ** 2,   # the threshold compared exactly
             "noise_scale", sigma, f"must be >= 2*sqrt(10)*L/b = {smin:.6g} (001 Theorem 5.4)",
             "increase the noise")
-    alpha_star = (b * b * sigma * sigma / (16.0 * L * L)) * math.log(n / b)
-    alpha_star = math.nextafter(alpha_star * (1.0 - 2.0 ** -46), 0.0)   # the largest order allowed: rounded down
+    import mpmath
+
+    with mpmath.workdps(50):   # the largest order allowed: rounded down (floats: L * L underflowed to 0)
+        alpha_star = _mp_down((b * mpmath.mpf(sigma)) ** 2 / (16 * mpmath.mpf(L) ** 2) * mpmath.log(mpmath.mpf(n) / b))
     return L, beta, D, eta, sigma, n, b, alpha_star
 
 
@@ -833,13 +885,23 @@ def theorem_5_4(lipschitz: float, smoothness: float, diameter: float, step_size:
     L, beta, D, eta, sigma, n, b, alpha_star = _check_5_4(lipschitz, smoothness, diameter, step_size, noise_scale,
                                                           data_size, batch_size)
     T = positive_int("num_steps", num_steps)
-    lc = 2.0 * math.log1p(eta * beta)           # log c
-    c1 = math.expm1(lc)                         # c - 1
-    Rs = _R_candidates(T, theorem_5_4_tbar(eta, beta))
-    vals = 52.0 * L * L * Rs / (n * n * sigma * sigma) \
-        + D * D * c1 / (-np.expm1(-Rs * lc)) / (eta * eta * sigma * sigma)
-    k = int(np.argmin(vals))
-    kappa = round_up(float(vals[k]))   # a few float operations per candidate: rounded outward
+    import mpmath
+
+    # kappa(R) = a R + B (c - 1)/(1 - c^-R): R chosen by the float values, kappa at that R at 50 digits, rounded up
+    # (in floats L^2/sigma^2 and D^2/(eta^2 sigma^2) underflowed or overflowed: kappa 0.0 at sigma = 1e160)
+    with mpmath.workdps(50):
+        Sg2 = mpmath.mpf(sigma) ** 2
+        A_ = 52 * mpmath.mpf(L) ** 2 / (n * n * Sg2)
+        B_ = mpmath.mpf(D) ** 2 / (mpmath.mpf(eta) ** 2 * Sg2)
+        LC = 2 * mpmath.log1p(mpmath.mpf(eta) * mpmath.mpf(beta))           # log c
+        a_, b_, lc, c1 = float(A_), float(B_), float(LC), float(mpmath.expm1(LC))
+    Rs = _R_candidates(T, float(min(theorem_5_4_tbar(eta, beta), T)))
+    with np.errstate(all="ignore"):
+        vals = a_ * Rs + b_ * c1 / (-np.expm1(-Rs * lc))
+    k = int(np.argmin(np.where(np.isnan(vals), np.inf, vals)))
+    with mpmath.workdps(50):
+        R = int(Rs[k])
+        kappa = _mp_up(A_ * R + B_ * mpmath.expm1(LC) / -mpmath.expm1(-R * LC))
     require(alpha_star > 1.0, "noise_scale", sigma, f"gives alpha* = {alpha_star:.6g} <= 1 (001 Theorem 5.4)")
 
     def eps(alpha: float) -> float:
@@ -859,10 +921,21 @@ def theorem_5_4(lipschitz: float, smoothness: float, diameter: float, step_size:
 
 
 def theorem_5_4_A(lipschitz: float, smoothness: float, diameter: float, step_size: float, data_size: int) -> float:
-    """001 eq. (22): ``A = 52 L^2 Tbar/n^2 + 4 D^2 beta/eta + 2 D^2 beta^2`` (no validation)."""
+    """001 eq. (22): ``A = 52 L^2 Tbar/n^2 + 4 D^2 beta/eta + 2 D^2 beta^2`` (no validation), rounded up."""
+    import mpmath
+
+    with mpmath.workdps(50):
+        return _mp_up(_theorem_5_4_A_mp(lipschitz, smoothness, diameter, step_size, data_size))
+
+
+def _theorem_5_4_A_mp(lipschitz, smoothness, diameter, step_size, data_size):
+    """:func:`theorem_5_4_A` as an mpmath number (the caller sets the precision; floats over- and underflowed)."""
+    import mpmath
+
+    L, beta, D = mpmath.mpf(lipschitz), mpmath.mpf(smoothness), mpmath.mpf(diameter)
     tbar = theorem_5_4_tbar(step_size, smoothness)
-    return (52.0 * lipschitz ** 2 * tbar / data_size ** 2 + 4.0 * diameter ** 2 * smoothness / step_size
-            + 2.0 * diameter ** 2 * smoothness ** 2)
+    return 52 * L ** 2 * tbar / mpmath.mpf(data_size) ** 2 + 4 * D ** 2 * beta / mpmath.mpf(step_size) \
+        + 2 * D ** 2 * beta ** 2
 
 
 def noisy_sgd_dp_nonconvex(delta: float, lipschitz: float, smoothness: float, diameter: float, step_size: float,
@@ -909,11 +982,18 @@ def noisy_sgd_dp_nonconvex(delta: float, lipschitz: float, smoothness: float, di
     T = positive_int("num_steps", num_steps)
     tbar = theorem_5_4_tbar(eta, beta)
     require(T > tbar, "num_steps", T, f"must be > Tbar = {tbar} for eq. (22)", "use theorem_5_4's RDP curve")
-    A = theorem_5_4_A(L, beta, D, eta, n)
-    l1d = math.log(1.0 / d)
-    a_opt = 1.0 + sigma * math.sqrt(l1d / A)
-    a = min(a_opt, alpha_star)
-    eps = round_up(a * A / sigma ** 2 + l1d / (a - 1.0))   # a few float operations: rounded outward
+    require(alpha_star > 1.0, "noise_scale", sigma, f"gives alpha* = {alpha_star:.6g} <= 1 (001 Theorem 5.4)")
+    import mpmath
+
+    # at 50 digits, rounded up (any order a in (1, alpha*] gives a bound): in floats A underflowed to 0 (a division
+    # by zero) and a A/sigma^2 to 0, and ln(1/delta) was inf for a subnormal delta
+    with mpmath.workdps(50):
+        A_ = _theorem_5_4_A_mp(L, beta, D, eta, n)
+        L1D = -mpmath.log(mpmath.mpf(d))
+        A, l1d = _mp_up(A_), float(L1D)
+        a_opt = float(1 + mpmath.mpf(sigma) * mpmath.sqrt(L1D / A_))
+        a = min(max(a_opt, math.nextafter(1.0, 2.0)), alpha_star)   # (a_opt = 1 + tiny rounds to 1.0)
+        eps = _mp_up(a * A_ / mpmath.mpf(sigma) ** 2 + L1D / (mpmath.mpf(a) - 1))
     return {"epsilon": eps, "alpha": a, "alpha_opt": a_opt, "alpha_star": alpha_star, "A": A, "Tbar": tbar,
             "closed_form_valid": a_opt <= alpha_star,
             "paper_shortcut_condition": l1d <= 6.25 * A * math.log(n / b) ** 2}

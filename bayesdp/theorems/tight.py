@@ -26,7 +26,7 @@ import math
 from ..certificate import Certificate
 from ..curves import GDP, RDP
 from ..errors import AssumptionError, nonnegative, positive, positive_int, require
-from .girsanov import final_constant
+from .girsanov import _linear, final_constant
 from ..exact import down, exact as _q, mul_up, one_minus_power, power_of_contraction, round_up, sqrt_up, up
 from .gradient_step import contraction_factor, contraction_gap, coupling_bound, paper_margin_exact
 
@@ -319,7 +319,7 @@ def theorem_5_2_exact_contraction(strong_convexity: float, smoothness: float, gr
     offset = up(2 * _q(c) / s) if linear_v else 2.0 * c
     C = kv_coupling_bound(mu, L, offset, step_size, exact=True)
     K, note = final_constant(offset, C, L, beta, n * step_size, n, step_size)   # Prop 4.6, T < 1 -> Prop 4.5 branch
-    return Certificate(mechanism=mechanism, source=EXACT_CONTRACTION_SOURCE, curve=RDP.linear(K / 4.0),
+    return Certificate(mechanism=mechanism, source=EXACT_CONTRACTION_SOURCE, curve=_linear(K),
                        assumptions={"strong_convexity": mu, "smoothness": L, "grad_bound": c, "step_size": step_size,
                                     "num_steps": n, "inverse_temperature": beta, "batch_size": s,
                                     "linear_v": bool(linear_v), "x0": "common, data-independent"},

@@ -261,7 +261,7 @@ def laplace_noise_variance(scale: float) -> float:
         >>> laplace_noise_variance(2.0)
         8.0
     """
-    return 2.0 * positive("noise_scale", scale) ** 2
+    return up(2 * _q(positive("noise_scale", scale)) ** 2)   # exact, rounded up (inf beyond the float range)
 
 
 def _laplace_route(window: float, extra_delta: float, epsilon: float | None, noise_scale: float | None,
