@@ -759,3 +759,13 @@ def test_001_pla_step_threshold_and_mixing_time_round_outward():
         q = F(D) ** 2 / F(eta)
         assert P.pla_mixing_time(D, eta, 0.25, 1e-3, 1.0) >= 2 * q        # ceil(log2(4)) = 2
     assert P.pla_mixing_time(2.0, 0.5, 0.25, 1.0, 1.0) == 16 and P.pla_mixing_time(1e200, 1e-10, 0.5, 1.0, 1.0) > 0
+
+
+def test_002_lemma_3_pure_epsilon_is_rounded_up():
+    # Delta / max(lam1, lam2) as a float quotient rounds to nearest, below the exact value here (1.3 / 7.6); it is
+    # the certified pure epsilon of 002 Lemma 3 and the cap of Example 2's curve
+    from bayesdp.theorems import mixing as X
+    assert F(1.3 / 7.6) < F(1.3) / F(7.6)
+    assert F(X.iterated_laplace_pure_eps(1.3, 7.6, 0.2)) >= F(1.3) / F(7.6)
+    assert F(X.example_2(1.3, 0.2, 7.6)[1].constants["pure_epsilon"]) >= F(1.3) / F(7.6)
+    assert X.iterated_laplace_pure_eps(1.0, 2.0, 1.0) == 0.5
