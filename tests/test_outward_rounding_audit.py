@@ -741,3 +741,31 @@ def test_003_theorem_3_delta_with_a_cancelling_exponent_is_never_below_the_exact
             assert mpmath.mpf(pnsgd_laplace_delta(2 * f, L, v, 1.0, 1.0, 1.0, 1, 1)) >= -mpmath.expm1(x)
             assert mpmath.mpf(theorem_3(L, 1.0, 0.0, 1.0, v, 1.0, 1).curve.delta(2 * f)) >= -mpmath.expm1(x)
     assert abs(pnsgd_laplace_delta(1.0, 1.0, 1.0, 1.0, 0.5, 1.0, 40, 20) - 3.112639611967467e-09) < 1e-23
+
+
+def test_001_pla_step_threshold_and_mixing_time_round_outward():
+    # Lemma 4.1's Theta (the lemma needs 1/eta >= Theta) was a float below the exact value in half of the cases, so
+    # step sizes a few ulps too large were admitted; Theorem 4.2's ceil(D^2/eta) in floats could round below an
+    # integer that D^2/eta exceeds (one step too few), and D^2 overflowed (OverflowError for D = 1e200)
+    import mpmath
+    from bayesdp.theorems import pabi as P
+    for D, M, p in ((602.7973847443578, 548.4504981677203, 0.05655136772680869),
+                    (0.07005160308859322, 110.86902369977537, 0.8538343854854736)):
+        with mpmath.workdps(60):
+            Pm, Mh = mpmath.mpf(p), mpmath.mpf(M) / 2
+            inner = (1 - Pm) / (1 + Pm) * max(16 * (mpmath.log(D) + mpmath.log(Mh) / (1 + Pm) + 1), 27)
+            assert mpmath.mpf(P.pla_step_threshold(D, M, p)) >= Mh ** (2 / (1 + Pm)) * inner ** ((1 - Pm) / (1 + Pm))
+    for D, eta in ((0.8296839705591799, 7.734990628718984e-06), (28.972489969955177, 0.0017349534435516375)):
+        q = F(D) ** 2 / F(eta)
+        assert P.pla_mixing_time(D, eta, 0.25, 1e-3, 1.0) >= 2 * q        # ceil(log2(4)) = 2
+    assert P.pla_mixing_time(2.0, 0.5, 0.25, 1.0, 1.0) == 16 and P.pla_mixing_time(1e200, 1e-10, 0.5, 1.0, 1.0) > 0
+
+
+def test_002_lemma_3_pure_epsilon_is_rounded_up():
+    # Delta / max(lam1, lam2) as a float quotient rounds to nearest, below the exact value here (1.3 / 7.6); it is
+    # the certified pure epsilon of 002 Lemma 3 and the cap of Example 2's curve
+    from bayesdp.theorems import mixing as X
+    assert F(1.3 / 7.6) < F(1.3) / F(7.6)
+    assert F(X.iterated_laplace_pure_eps(1.3, 7.6, 0.2)) >= F(1.3) / F(7.6)
+    assert F(X.example_2(1.3, 0.2, 7.6)[1].constants["pure_epsilon"]) >= F(1.3) / F(7.6)
+    assert X.iterated_laplace_pure_eps(1.0, 2.0, 1.0) == 0.5

@@ -509,7 +509,8 @@ def iterated_laplace_pure_eps(sensitivity: float, lam1: float, lam2: float) -> f
         >>> iterated_laplace_pure_eps(1.0, 1.0, 2.0)
         0.5
     """
-    return nonnegative("sensitivity", sensitivity) / max(positive("lam1", lam1), positive("lam2", lam2))
+    d, lam = nonnegative("sensitivity", sensitivity), max(positive("lam1", lam1), positive("lam2", lam2))
+    return up(_q(d) / _q(lam))   # exact, rounded up (the float quotient rounds to nearest: below it half the time)
 
 
 def example_2(sensitivity: float, lam1: float, lam2: float, mechanism: str = "iterated-laplace") -> list[Certificate]:

@@ -560,8 +560,14 @@ def pla_step_threshold(diameter: float, holder_constant: float, holder_exponent:
     require(p <= 1.0, "holder_exponent", p, "must be in [0, 1]")
     if p == 1.0:
         return M / 2.0
-    inner = ((1 - p) / (1 + p)) * max(16.0 * (math.log(D) + math.log(M / 2.0) / (1 + p) + 1.0), 27.0)
-    return (M / 2.0) ** (2.0 / (1 + p)) * inner ** ((1 - p) / (1 + p))
+    import mpmath
+
+    # at 50 digits, rounded up (the lemma needs 1/eta >= Theta: a float Theta below the exact one admitted step sizes
+    # a few ulps too large; the float powers overflowed)
+    with mpmath.workdps(50):
+        P, Mh = mpmath.mpf(p), mpmath.mpf(M) / 2
+        inner = (1 - P) / (1 + P) * max(16 * (mpmath.log(D) + mpmath.log(Mh) / (1 + P) + 1), 27)
+        return _mp_up(Mh ** (2 / (1 + P)) * inner ** ((1 - P) / (1 + P)))
 
 
 def pla_mixing_time(diameter: float, step_size: float, eps_tv: float, holder_constant: float,
@@ -587,11 +593,16 @@ def pla_mixing_time(diameter: float, step_size: float, eps_tv: float, holder_con
     """
     eta = positive("step_size", step_size)
     th = pla_step_threshold(diameter, holder_constant, holder_exponent)
-    require(1.0 / eta >= th, "step_size", eta, f"must satisfy 1/step_size >= Theta = {th:.6g} (001 Lemma 4.1)",
-            "choose a smaller step size")
+    require(exact(eta) * exact(th) <= 1, "step_size", eta, f"must satisfy 1/step_size >= Theta = {th:.6g} "
+            "(001 Lemma 4.1)", "choose a smaller step size")
     e = positive("eps_tv", eps_tv)
     require(e < 1.0, "eps_tv", e, "must be in (0, 1)")
-    return math.ceil(diameter ** 2 / eta) * max(1, math.ceil(math.log2(1.0 / e)))
+    # both ceilings exactly (in floats D^2/eta could round below an integer it exceeds, and overflowed)
+    q = exact(diameter) ** 2 / exact(eta)
+    k = 0
+    while Fraction(2) ** k * exact(e) < 1:   # the smallest k with 2^-k <= eps: ceil(log2(1/eps))
+        k += 1
+    return -((-q.numerator) // q.denominator) * max(1, k)
 
 
 # ---------------------------------------------------------------------------
