@@ -769,3 +769,27 @@ def test_002_lemma_3_pure_epsilon_is_rounded_up():
     assert F(X.iterated_laplace_pure_eps(1.3, 7.6, 0.2)) >= F(1.3) / F(7.6)
     assert F(X.example_2(1.3, 0.2, 7.6)[1].constants["pure_epsilon"]) >= F(1.3) / F(7.6)
     assert X.iterated_laplace_pure_eps(1.0, 2.0, 1.0) == 0.5
+
+
+# -- issue 25 fuzz, second pass: the release layer and the analysis' rounding helpers ------------------------------
+
+
+def test_rounding_helpers_at_the_float_limits_answer_outward_instead_of_raising():
+    from bayesdp.analysis import rounding as R
+    assert R.mul_up(1e300, 1e300) == math.inf and R.add_up(1.7e308, 1.7e308) == math.inf
+    assert R.div_up(1e300, 1e-300) == math.inf and R.up(F(10) ** 400) == math.inf
+    assert R.down(F(10) ** 400) == 1.7976931348623157e308 and R.sub_down(-1e308, 1e308) == -math.inf
+    assert R.up(-F(10) ** 400) == -1.7976931348623157e308 and R.down(-F(10) ** 400) == -math.inf
+
+
+def test_norm_and_spectral_bounds_of_many_tiny_entries_do_not_underflow():
+    import numpy as np
+    from bayesdp.analysis.rounding import norm_up, spectral_up
+    for x in (1e-200, 1e-160, 3e-310):                 # squares underflow (1e-200) or lose digits (1e-160)
+        v = np.full(5000, x)                            # > 4096 entries: the float path
+        exact = 5000 * F(x) ** 2
+        r = norm_up(v)
+        assert F(r) ** 2 >= exact and r <= 1.001 * math.sqrt(5000) * x
+    assert norm_up(np.full(5000, 1e300)) < math.inf    # squares overflowed; the norm 7e301 is a float
+    s = spectral_up(np.full((70, 70), 1e-200))          # the exact spectral norm is 70e-200
+    assert F(s) >= 70 * F(1e-200) and s <= 1.001 * 70e-200
