@@ -793,3 +793,23 @@ def test_norm_and_spectral_bounds_of_many_tiny_entries_do_not_underflow():
     assert norm_up(np.full(5000, 1e300)) < math.inf    # squares overflowed; the norm 7e301 is a float
     s = spectral_up(np.full((70, 70), 1e-200))          # the exact spectral norm is 70e-200
     assert F(s) >= 70 * F(1e-200) and s <= 1.001 * 70e-200
+
+
+def test_noise_calibration_at_extreme_valid_inputs_draws_or_refuses_cleanly():
+    import pytest
+    from bayesdp.budget.events import laplace_event
+    from bayesdp.errors import AssumptionError, BudgetError
+    from bayesdp.publish.noise import gaussian_calibration, granularity, laplace_release
+    assert granularity(1e-320) == 5e-324                 # 2^-1103 underflowed to a zero grid (ZeroDivisionError)
+    r = laplace_release([0.0], 3.536788041277391e-31, 4.4153172465149324e282)
+    assert F(r.noise_scale) >= (F(r.sensitivity) + F(r.grid)) / F(r.epsilon) and r.grid > 0
+    c = gaussian_calibration(1.3060566706217448e-171, 9.369826173463496e287, 0.9999999999999439, 100)
+    eff = F(1.3060566706217448e-171) + F(c["grid_rounding"])
+    assert c["grid"] > 0 and F(c["grid_rounding"]) >= 10 * F(c["grid"]) and eff ** 2 <= 2 * F(c["rho"]) * F(c["sigma"]) ** 2
+    # scales beyond the float range are refused (they raised OverflowError, the Laplace one after drawing)
+    with pytest.raises(AssumptionError):
+        laplace_release([0.0], 4.9682246641955024e-152, 3.293562970319753e-298)
+    with pytest.raises(AssumptionError):
+        gaussian_calibration(1.5019633762098877e130, 2.2250738585072014e-308, 6.755109978366346e-99, 3)
+    with pytest.raises(BudgetError):
+        laplace_event(1.7976931348623157e308, 1e300, 0.5)

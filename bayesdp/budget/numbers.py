@@ -179,6 +179,15 @@ def decimal_at_least(x: float | Fraction) -> Decimal:
     return d if d >= exact else _UP.plus(exact)
 
 
+def _float(d: Decimal | Fraction) -> float:
+    """``float(d)``, infinite beyond the float range (``float`` of such a Fraction raises OverflowError: the
+    Laplace event of sensitivity 1.8e308 at epsilon 0.5 did)."""
+    try:
+        return float(d)
+    except OverflowError:
+        return math.inf if d > 0 else -math.inf
+
+
 def float_at_most(d: Decimal | Fraction) -> float:
     """The largest double <= ``d``.
 
@@ -196,7 +205,7 @@ def float_at_most(d: Decimal | Fraction) -> float:
         >>> float_at_most(Decimal("0.1")), float_at_most(Decimal("0.5"))
         (0.09999999999999999, 0.5)
     """
-    f = float(d)
+    f = _float(d)
     if math.isinf(f):
         if f > 0:
             raise BudgetError(f"{d} exceeds the largest double; pass at most 1.7976931348623157e308")
@@ -220,7 +229,7 @@ def float_at_least(d: Decimal | Fraction) -> float:
         >>> float_at_least(Decimal("0.1"))
         0.1
     """
-    f = float(d)
+    f = _float(d)
     if math.isfinite(f) and Fraction(f) < Fraction(d):
         f = math.nextafter(f, math.inf)
     return f

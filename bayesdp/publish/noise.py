@@ -36,6 +36,7 @@ import numpy as np
 
 from ..errors import AssumptionError, check_finite, positive
 from ..curves import RDP
+from ..exact import up
 
 __all__ = ["laplace_release", "NoisyRelease", "laplace_interval_halfwidth", "gaussian_release", "GaussianNoisyRelease",
            "gaussian_calibration", "gaussian_interval_halfwidth", "zcdp_rho", "granularity", "sample_discrete_laplace",
@@ -139,7 +140,9 @@ def granularity(nominal_scale: float) -> float:
     mant, exp = math.frexp(b)  # b = mant * 2^exp, mant in [0.5, 1)
     # ceil(log2(b)) = exp - 1 if b is an exact power of two, else exp
     ceil_log2 = exp - 1 if mant == 0.5 else exp
-    return math.ldexp(1.0, ceil_log2 - GRANULARITY_PARAM_LOG2)
+    # never below the smallest subnormal 2^-1074 (2^-1083 underflowed to a zero grid: a ZeroDivisionError at
+    # sensitivity / epsilon = 1e-320); a coarser grid is still exact, its rounding is charged to the sensitivity
+    return math.ldexp(1.0, max(ceil_log2 - GRANULARITY_PARAM_LOG2, -1074))
 
 
 @dataclass(frozen=True)
@@ -221,6 +224,10 @@ def laplace_release(values: Sequence[float] | np.ndarray, sensitivity: float, ep
     # exact rational scale in grid units: (sens + k r) / (eps r)
     eff = Fraction(sens) + k * Fraction(r)
     grid_scale = eff / (Fraction(eps) * Fraction(r))
+    scale_f = up(eff / Fraction(eps))
+    if not math.isfinite(scale_f):          # before any draw (float() of it raised OverflowError after drawing)
+        raise AssumptionError(f"the noise scale (sensitivity + grid rounding) / epsilon = ({sens:.6g} + {k} * {r:.3g})"
+                              f" / {eps:.6g} is beyond the float range; rescale the statistic or raise epsilon")
     out = np.empty(k, dtype=np.float64)
     for i, v in enumerate(x):
         q = v / r  # exact: r is a power of two (no overflow: |v| <= 1.8e308 and r >= 2^-1074)
@@ -228,14 +235,9 @@ def laplace_release(values: Sequence[float] | np.ndarray, sensitivity: float, ep
             raise AssumptionError(f"values[{i}] = {v:.6g} overflows the noise grid {r:.3g}; rescale the statistic")
         idx = int(np.rint(q))  # round half to even: still within r/2 of v/r... counted as r below
         out[i] = r * float(idx + sample_discrete_laplace(grid_scale))
-    eff_f = float(eff)
-    # float rounding of the report must not understate: compare with the exact sum (a float comparison with
+    # float rounding of the report must not understate: the exact sum rounded up (a float comparison with
     # sens + k * r compares two roundings of the same number, which never differ)
-    if Fraction(eff_f) < eff:
-        eff_f = math.nextafter(eff_f, math.inf)
-    scale_f = float(eff / Fraction(eps))
-    if Fraction(scale_f) < eff / Fraction(eps):
-        scale_f = math.nextafter(scale_f, math.inf)
+    eff_f = up(eff)
     return NoisyRelease(values=out, sensitivity=sens, effective_sensitivity=eff_f, noise_scale=scale_f,
                         epsilon=eps, grid=r, num_coords=k)
 
@@ -447,17 +449,22 @@ def gaussian_calibration(l2_sensitivity: float, epsilon: float, delta: float, nu
         g = math.nextafter(g, math.inf)
     eff = Fraction(sens) + Fraction(g)
     rho_F = Fraction(rho_t)
-    sigma = float(eff) / math.sqrt(2.0 * rho_t)
+    sigma = up(eff) / math.sqrt(2.0 * rho_t)
+    if not math.isfinite(sigma) or not r > 0:   # Fraction(inf) below raised OverflowError
+        raise AssumptionError(f"the noise scale (l2_sensitivity + grid rounding) / sqrt(2 rho) = ({sens:.6g} + {g:.3g}) "
+                              f"/ sqrt(2 * {rho_t:.6g}) is beyond the float range; rescale the statistic or raise "
+                              "epsilon")
     while eff * eff > 2 * rho_F * Fraction(sigma) ** 2:
         sigma = math.nextafter(sigma, math.inf)
+        if not math.isfinite(sigma):
+            raise AssumptionError(f"the noise scale for l2_sensitivity {sens:.6g} at rho = {rho_t:.6g} is beyond "
+                                  "the float range; rescale the statistic or raise epsilon")
     rho_exact = eff * eff / (2 * Fraction(sigma) ** 2)          # <= rho_t
     rho = float(rho_exact)
     if Fraction(rho) < rho_exact:
         rho = math.nextafter(rho, math.inf)
     sigma_grid = Fraction(sigma) / R                             # exact: r is a power of two
-    eff_f = float(eff)
-    if Fraction(eff_f) < eff:
-        eff_f = math.nextafter(eff_f, math.inf)
+    eff_f = up(eff)
     return {"rho_target": rho_t, "rho": rho, "grid": r, "grid_rounding": g, "sigma": sigma,
             "sigma2_grid": sigma_grid * sigma_grid, "effective_sensitivity": eff_f, "epsilon": float(epsilon),
             "delta": float(delta)}
