@@ -813,3 +813,11 @@ def test_noise_calibration_at_extreme_valid_inputs_draws_or_refuses_cleanly():
         gaussian_calibration(1.5019633762098877e130, 2.2250738585072014e-308, 6.755109978366346e-99, 3)
     with pytest.raises(BudgetError):
         laplace_event(1.7976931348623157e308, 1e300, 0.5)
+
+
+def test_coupling_route_window_of_a_subnormal_distance_is_not_zero():
+    from bayesdp.publish.sensitivity import CouplingBound, coupling_route
+    b = CouplingBound(distance=1e-323, source="x", contraction=0.5, step_size=0.1, drift_step_diff=1.0)
+    r = coupling_route(b, 0.03357280084960253, 3.977197617093579e-08)    # float products: 0.0
+    assert F(r.sensitivity) >= F(0.03357280084960253) * F(1e-323) > 0
+    assert F(r.l2_sensitivity) >= F(3.977197617093579e-08) * F(1e-323) > 0

@@ -35,7 +35,7 @@ from ..certificate import Certificate
 from ..curves import ApproxDP
 from ..errors import AssumptionError, nonnegative, positive, positive_int, require
 from ..theorems.gradient_step import contraction_factor, contraction_gap, coupling_bound
-from ..exact import down, exact, round_up, up
+from ..exact import down, exact, mul_up, round_up, up
 from ..theorems.transfer import proposition_3_7, proposition_3_10
 from ..curves import RDP
 import math
@@ -451,12 +451,13 @@ def coupling_route(coupling: CouplingBound, lipschitz: float, l2_lipschitz: floa
     """
     Lf = positive("lipschitz", lipschitz, "declare the statistic's Lipschitz constant")
     L2 = Lf if l2_lipschitz is None else positive("l2_lipschitz", l2_lipschitz)
-    eta = round_up(Lf * coupling.distance)
+    # exact products rounded up: round_up of the float product kept 0.0 where it underflowed (1e-323 * 0.03)
+    eta = mul_up(Lf, coupling.distance)
     return SensitivityRoute(source=f"004 Proposition 3.7 + {coupling.source}", sensitivity=eta,
                             coupling_delta=0.0,
                             assumptions={"lipschitz": Lf, "l2_lipschitz": L2, "coupling_distance": coupling.distance,
                                          **{f"coupling_{k}": v for k, v in coupling.assumptions.items()}},
-                            l2_sensitivity=round_up(L2 * coupling.distance))
+                            l2_sensitivity=mul_up(L2, coupling.distance))
 
 
 def concentration_route(concentration: float, concentration_delta: float, posterior_sensitivity: float
