@@ -815,6 +815,38 @@ def test_noise_calibration_at_extreme_valid_inputs_draws_or_refuses_cleanly():
         laplace_event(1.7976931348623157e308, 1e300, 0.5)
 
 
+def _mc_lipschitz_exact(g, m, L, beta, n, burn_in, c):
+    """sqrt(2 g / beta) sqrt(c sum_j w_j^2) / (c N) of docs/release.md §4.2 (thinning 1), closed-form geometric sums
+    in mpmath at the exact contraction 1 - min(g m, 2 - g L)."""
+    import mpmath as mp
+    gap = min(F(g) * F(m), 2 - F(g) * F(L))
+    with mp.workdps(60 + 2 * max(0, -math.floor(math.log10(gap)))):
+        lr = mp.log1p(-mp.mpf(gap.numerator) / gap.denominator)
+        om = lambda k: -mp.expm1(k * lr)                                  # noqa: E731 - 1 - rho^k
+        N, k1 = n - burn_in, burn_in + 1
+        q = mp.exp(lr)
+        s2 = ((N - 1) - 2 * q * om(N - 1) / om(1) + q * q * om(2 * (N - 1)) / om(2)) / om(1) ** 2
+        sum_w2 = (om(N) / om(1)) ** 2 * om(2 * k1) / om(2) + s2
+        return mp.sqrt(2 * mp.mpf(g) / mp.mpf(beta)) * mp.sqrt(c * sum_w2) / (c * N)
+
+
+def test_monte_carlo_bound_never_underflows_below_the_exact_constant():
+    import mpmath as mp
+    from bayesdp.publish.sensitivity import coupling_strongly_convex, monte_carlo_bound
+    for g, m, L, beta, n, burn_in, c in [
+            (3.545351826115441e-10, 9.160578352952802, 3209.1111470780957, 1.7976931348623157e308, 100000, 68502, 4),
+            (1.565e-320, 0.01100028551876219, 0.6388740327393145, 0.9171346141147778, 100000, 67259, 4),
+            (4.296244109312498e-202, 2.5928447873559435, 928.2276880986204, 1.7976931348623157e308, 1000, 817, 1000)]:
+        b = coupling_strongly_convex(g, m, L, grad_diff=1.0)
+        lip = monte_carlo_bound(b, inverse_temperature=beta, num_steps=n, burn_in=burn_in, num_chains=c).lipschitz_noise
+        exact = _mc_lipschitz_exact(g, m, L, beta, n, burn_in, c)
+        assert mp.mpf(lip) >= exact and mp.mpf(lip) <= exact * 1.001     # was 1.6e-7 and 3.4e-5 below, and 0.0
+    b = coupling_strongly_convex(0.25, 1.0, 1.0, grad_diff=1.0)       # ordinary inputs: as tight as before
+    lip = monte_carlo_bound(b, inverse_temperature=1.0, num_steps=1000, burn_in=10).lipschitz_noise
+    exact = _mc_lipschitz_exact(0.25, 1.0, 1.0, 1.0, 1000, 10, 1)
+    assert exact <= mp.mpf(lip) <= exact * (1 + 1e-11)
+
+
 def test_coupling_route_window_of_a_subnormal_distance_is_not_zero():
     from bayesdp.publish.sensitivity import CouplingBound, coupling_route
     b = CouplingBound(distance=1e-323, source="x", contraction=0.5, step_size=0.1, drift_step_diff=1.0)
