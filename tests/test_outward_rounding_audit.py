@@ -853,3 +853,11 @@ def test_coupling_route_window_of_a_subnormal_distance_is_not_zero():
     r = coupling_route(b, 0.03357280084960253, 3.977197617093579e-08)    # float products: 0.0
     assert F(r.sensitivity) >= F(0.03357280084960253) * F(1e-323) > 0
     assert F(r.l2_sensitivity) >= F(3.977197617093579e-08) * F(1e-323) > 0
+
+
+def test_path_certificate_of_many_chains_with_a_subnormal_mu_is_never_below_sqrt_c_mu():
+    from bayesdp.publish.path import path_certificate
+    for gd, c in [(1.636825e-318, 536112), (1.74835e-319, 146041), (5.80909e-318, 792520), (1e-300, 3)]:
+        cert = path_certificate(gd, 0.01, 1000, 1.0, num_chains=c)
+        mu_chain, mu = cert.constants["gdp_mu_per_chain"], cert.curve.mu
+        assert F(mu) ** 2 >= c * F(mu_chain) ** 2 and mu <= 1.0001 * math.sqrt(c) * mu_chain + 2e-323

@@ -118,7 +118,12 @@ def path_certificate(grad_diff: float, step_size: float, num_steps: int, inverse
     gdp = [ct for ct in rep.certificates if ct.valid and isinstance(ct.curve, GDP)]
     require(bool(gdp), "inverse_temperature", inverse_temperature, "has no GDP path certificate")
     mu_chain = float(gdp[0].curve.mu)
-    mu = mu_chain if c == 1 else math.sqrt(c) * mu_chain * (1 + 1e-12)
+    if c == 1:
+        mu = mu_chain
+    elif mu_chain >= 1e-290:
+        mu = math.sqrt(c) * mu_chain * (1 + 1e-12)
+    else:   # a subnormal product loses the relative 1e-12 (sqrt(536112) * 3.66e-318 was rounded below): scaled by 2^600
+        mu = math.nextafter(math.ldexp(math.sqrt(c) * math.ldexp(mu_chain, 600) * (1 + 1e-12), -600), math.inf)
     return Certificate(mechanism=mechanism, source=SOURCE + (f", {c} chains composed" if c > 1 else ""),
                        curve=GDP(mu),
                        assumptions={**gdp[0].assumptions, "num_chains": c, "x0": "common, data-independent",
