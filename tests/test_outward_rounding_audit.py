@@ -861,3 +861,14 @@ def test_path_certificate_of_many_chains_with_a_subnormal_mu_is_never_below_sqrt
         cert = path_certificate(gd, 0.01, 1000, 1.0, num_chains=c)
         mu_chain, mu = cert.constants["gdp_mu_per_chain"], cert.curve.mu
         assert F(mu) ** 2 >= c * F(mu_chain) ** 2 and mu <= 1.0001 * math.sqrt(c) * mu_chain + 2e-323
+
+
+def test_monte_carlo_half_width_of_tiny_constants_is_not_zero():
+    import mpmath as mp
+    from bayesdp.publish.sensitivity import MonteCarloBound
+    assert MonteCarloBound(1e-200, "x").half_width(1e-200, 0.05) == 5e-324     # the float product was 0.0
+    t = MonteCarloBound(1.7e-160, "x").half_width(1.3e-160, 0.05)      # subnormal: rounded to nearest before
+    with mp.workdps(40):
+        exact = mp.mpf(1.7e-160) * mp.mpf(1.3e-160) * mp.sqrt(2 * mp.log(40))
+    assert exact <= mp.mpf(t) <= exact + 1e-323
+    assert MonteCarloBound(1e200, "x").half_width(1e200, 0.05) == math.inf

@@ -568,7 +568,14 @@ class MonteCarloBound:
 
         a = float(alpha)
         require(0.0 < a < 1.0, "alpha", a, "must be in (0, 1)")
-        return round_up(lipschitz * self.lipschitz_noise * math.sqrt(2.0 * math.log(2.0 / a)) * (1 + 1e-12))
+        t = lipschitz * self.lipschitz_noise * math.sqrt(2.0 * math.log(2.0 / a)) * (1 + 1e-12)
+        if lipschitz > 0 and self.lipschitz_noise > 0 and not 1e-290 < t < 1e290:
+            import mpmath                    # the float product under- or overflowed (0.0 at 1e-200 * 1e-200)
+
+            with mpmath.workdps(40):
+                return mp_up(mpmath.mpf(lipschitz) * mpmath.mpf(self.lipschitz_noise)
+                             * mpmath.sqrt(2 * mpmath.log(2 / mpmath.mpf(a))))
+        return round_up(t)
 
     def to_dict(self) -> dict:
         """JSON-ready form (``monte_carlo`` of a release)."""
