@@ -872,3 +872,12 @@ def test_monte_carlo_half_width_of_tiny_constants_is_not_zero():
         exact = mp.mpf(1.7e-160) * mp.mpf(1.3e-160) * mp.sqrt(2 * mp.log(40))
     assert exact <= mp.mpf(t) <= exact + 1e-323
     assert MonteCarloBound(1e200, "x").half_width(1e200, 0.05) == math.inf
+
+
+def test_negative_binomial_smoothness_at_the_float_limits_is_inf_not_a_crash():
+    from bayesdp.analysis import families as Fm
+    from bayesdp.analysis.rounding import div_down, div_up
+    fixed = {"concentration": (1.0, 1.7976931348623157e308)}
+    assert Fm._nb_hess(fixed, (0.0, 1.7976931348623157e308)) == math.inf      # (k + y)/4: add_up gave inf, div_up
+    assert div_up(math.inf, 4) == math.inf and div_down(math.inf, 4) == math.inf  # raised OverflowError on it
+    assert Fm._nb_hess(fixed, (0.0, 1e308)) == math.inf

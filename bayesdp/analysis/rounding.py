@@ -48,7 +48,7 @@ def up(q) -> float:
     except OverflowError:                  # beyond the largest float (a product of two 1e300 in mul_up)
         return math.inf if q > 0 else -_FMAX
     if Fraction(f) < q:
-        f = float(np.nextafter(f, math.inf))
+        f = math.nextafter(f, math.inf)     # inf above the largest float (numpy's nextafter warns there)
     return f
 
 
@@ -75,7 +75,7 @@ def down(q) -> float:
     except OverflowError:
         return _FMAX if q > 0 else -math.inf
     if Fraction(f) > q:
-        f = float(np.nextafter(f, -math.inf))
+        f = math.nextafter(f, -math.inf)
     return f
 
 
@@ -174,8 +174,8 @@ def div_up(a, b) -> float:
     """Upper bound of ``a / b``.
 
     Args:
-        a: a finite number or Fraction.
-        b: a finite nonzero number or Fraction.
+        a: a number or Fraction (an infinite operand gives IEEE's quotient).
+        b: a nonzero number or Fraction.
 
     Returns:
         The exact quotient rounded up.
@@ -188,6 +188,8 @@ def div_up(a, b) -> float:
         >>> div_up(1, 3) > 1 / 3, div_up(1, 4)
         (True, 0.25)
     """
+    if not _finite(a, b):                  # an infinite operand (an add_up beyond the floats): IEEE's quotient
+        return float(a) / float(b)
     return up(_q(a) / _q(b))
 
 
@@ -195,8 +197,8 @@ def div_down(a, b) -> float:
     """Lower bound of ``a / b``.
 
     Args:
-        a: a finite number or Fraction.
-        b: a finite nonzero number or Fraction.
+        a: a number or Fraction (an infinite operand gives IEEE's quotient).
+        b: a nonzero number or Fraction.
 
     Returns:
         The exact quotient rounded down.
@@ -209,6 +211,8 @@ def div_down(a, b) -> float:
         >>> div_down(1, 3) == 1 / 3, div_down(1, 4)
         (True, 0.25)
     """
+    if not _finite(a, b):
+        return float(a) / float(b)
     return down(_q(a) / _q(b))
 
 
