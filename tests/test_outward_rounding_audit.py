@@ -881,3 +881,16 @@ def test_negative_binomial_smoothness_at_the_float_limits_is_inf_not_a_crash():
     assert Fm._nb_hess(fixed, (0.0, 1.7976931348623157e308)) == math.inf      # (k + y)/4: add_up gave inf, div_up
     assert div_up(math.inf, 4) == math.inf and div_down(math.inf, 4) == math.inf  # raised OverflowError on it
     assert Fm._nb_hess(fixed, (0.0, 1e308)) == math.inf
+
+
+def test_prior_rules_at_extreme_scales_answer_instead_of_raising():
+    import numpy as np
+    import numpyro.distributions as dist
+    from bayesdp.analysis.families import PRIOR_RULES
+    term = PRIOR_RULES[(dist.Normal, "IdentityTransform")]({"scale": np.array([1e-200, 1.0])})
+    assert term.bounds == (1.0, math.inf)                  # 1/scale^2 = 1e400: OverflowError before
+    facts = PRIOR_RULES[(dist.StudentT, "IdentityTransform")]({"scale": np.array([1e-200]), "df": np.array([1e-300])})
+    assert facts.v_grad_bound == math.inf and facts.v_smoothness == math.inf
+    facts = PRIOR_RULES[(dist.StudentT, "IdentityTransform")]({"scale": np.array([1e200]), "df": np.array([1e-300])})
+    assert F(facts.v_grad_bound) ** 2 >= (1 + F(1e-300)) ** 2 / (4 * F(1e200) ** 2 * F(1e-300))
+    assert F(facts.v_smoothness) >= (1 + F(1e-300)) / (F(1e-300) * F(1e200) ** 2)
