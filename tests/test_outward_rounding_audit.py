@@ -894,3 +894,12 @@ def test_prior_rules_at_extreme_scales_answer_instead_of_raising():
     facts = PRIOR_RULES[(dist.StudentT, "IdentityTransform")]({"scale": np.array([1e200]), "df": np.array([1e-300])})
     assert F(facts.v_grad_bound) ** 2 >= (1 + F(1e-300)) ** 2 / (4 * F(1e200) ** 2 * F(1e-300))
     assert F(facts.v_smoothness) >= (1 + F(1e-300)) / (F(1e-300) * F(1e200) ** 2)
+
+
+def test_noise_plan_with_a_gaussian_scale_whose_square_overflows_picks_laplace():
+    from bayesdp.publish.noiseplan import plan_noise
+    from bayesdp.publish.sensitivity import SensitivityRoute
+    from bayesdp.publish.statistics import SiteSpec, coordinate_means
+    route = SensitivityRoute("x", 2.522349677868569e-123, 0.0, {}, 1.6028583419435804e183)
+    plan = plan_noise(coordinate_means([SiteSpec("mu")]), route, 1.3445552375958275e-16, 0.5)   # sigma ~ 1e199
+    assert plan.mechanism == "laplace" and plan.expected_squared_error["gaussian"] == math.inf

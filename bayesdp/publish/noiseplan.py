@@ -132,7 +132,7 @@ def plan_noise(statistic: Statistic, route: SensitivityRoute, epsilon: float, de
         why = f"route {route.source!r} has no L2 window (Gaussian noise needs the coupling route)"
     else:
         cal = gaussian_calibration(route.l2_sensitivity, eps_noise, noise_delta(d), k)
-        errors["gaussian"] = k * cal["sigma"] ** 2
+        errors["gaussian"] = k * cal["sigma"] * cal["sigma"]    # inf beyond the floats (** raised OverflowError)
     if noise == "gaussian" and cal is None:
         raise AssumptionError(f"noise = 'gaussian' is not available: {why}; use noise = 'laplace'")
     if noise == "auto":
