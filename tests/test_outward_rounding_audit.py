@@ -903,3 +903,17 @@ def test_noise_plan_with_a_gaussian_scale_whose_square_overflows_picks_laplace()
     route = SensitivityRoute("x", 2.522349677868569e-123, 0.0, {}, 1.6028583419435804e183)
     plan = plan_noise(coordinate_means([SiteSpec("mu")]), route, 1.3445552375958275e-16, 0.5)   # sigma ~ 1e199
     assert plan.mechanism == "laplace" and plan.expected_squared_error["gaussian"] == math.inf
+
+
+def test_path_inverse_temperature_with_under_or_overflowing_constants_answers_or_refuses():
+    import pytest
+    from bayesdp.errors import AssumptionError
+    from bayesdp.publish.path import path_inverse_temperature
+    # c grad_diff^2 gamma n underflowed to 0 (ZeroDivisionError) or beta overflowed (refused as inf): the largest float
+    for eps, d, gd, g, n, c in [(268.1918243637645, 7.487423087944676e-17, 8.527478558399274e-267, 2.89466658410975e-275,
+                                 10, 1000), (1.0, 1e-5, 1e-160, 1e-160, 10, 3)]:
+        beta, cert = path_inverse_temperature(eps, d, gd, g, n, c)
+        assert beta == 1.7976931348623157e308 and cert.epsilon(d) <= eps
+    with pytest.raises(AssumptionError):          # beta below the smallest float: refused with a reason (it was 0)
+        path_inverse_temperature(145.96606725637358, 2.339666880518576e-150, 5.304915836999655e240,
+                                 2.0412232687497332e-39, 1000000, 3)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import struct
+from fractions import Fraction
 from statistics import NormalDist     # the standard library's
 
 import numpy as np
@@ -27,6 +28,7 @@ from typing import Any, Mapping, Sequence
 from ..certificate import Certificate
 from ..curves import GDP
 from ..errors import AssumptionError, positive, positive_int, require
+from ..exact import down as _down
 from ..mechanisms.registry import bound
 from .statistics import ReleasedValue, _clip_interval, two_sided_normal_quantile, with_error_intervals
 
@@ -163,7 +165,13 @@ def path_inverse_temperature(epsilon: float, delta: float, grad_diff: float, ste
     s = positive("step_size", step_size)
     n = positive_int("num_steps", num_steps)
     c = positive_int("num_chains", num_chains)
-    beta = 2.0 * mu * mu / (c * g * g * s * n) * (1.0 - 1e-9)
+    # exact quotient rounded down (the float one divided by zero, or lost its digits, when c g^2 gamma n under- or
+    # overflowed: a ZeroDivisionError, or no beta found at grad_diff 1e152 and step 5e-273); the largest float caps it
+    exact = Fraction(2) * Fraction(mu) ** 2 / (c * Fraction(g) ** 2 * Fraction(s) * n) * (1 - Fraction(1, 10 ** 9))
+    beta = _down(exact)
+    if not beta > 0:
+        raise AssumptionError(f"the inverse temperature 2 mu^2 / (c grad_diff^2 gamma n) = {float(exact):.3g} is below "
+                              f"the smallest float at epsilon = {epsilon:g}; raise epsilon or lower grad_diff")
     for _ in range(60):
         cert = path_certificate(g, s, n, beta, c)
         if cert.epsilon(float(delta)) <= float(epsilon):
