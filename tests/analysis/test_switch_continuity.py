@@ -613,14 +613,18 @@ def test_a_case_deeper_than_the_python_stack_is_not_proven():
 
 def test_an_integer_piece_of_piecewise_is_exact_only_within_the_float_s_integers():
     # jnp.piecewise converts an integer piece (and its default 0) to float32: exact up to 2^24. 3 meets r + 2 at 1;
-    # the default 0 meets r at 0; 2^24 + 1 = 16777217 would meet r + 2^24 at 1, but float32 holds it as 16777216
-    assert _grad_ok(lambda t: (lambda r: jnp.piecewise(r, [r < 1.0], [lambda r: r + 2.0, 3]))(t * 2.0 - 1.0))
-    assert _grad_ok(lambda t: (lambda r: jnp.piecewise(r, [r < 0.0], [lambda r: r]))(t * 2.0 - 1.0))
+    # the default 0 meets r at 0; 2^24 + 1 = 16777217 would meet r + 2^24 at 1, but float32 holds it as 16777216.
+    # JAX 0.7.0 (the oldest supported, CI's oldest environment) writes jnp.piecewise so that the rule does not read
+    # it: nothing is proven there (sound), so only the refusals are checked on JAX < 0.10
+    new_jax = tuple(int(p) for p in jax.__version__.split(".")[:2]) >= (0, 10)
+    if new_jax:
+        assert _grad_ok(lambda t: (lambda r: jnp.piecewise(r, [r < 1.0], [lambda r: r + 2.0, 3]))(t * 2.0 - 1.0))
+        assert _grad_ok(lambda t: (lambda r: jnp.piecewise(r, [r < 0.0], [lambda r: r]))(t * 2.0 - 1.0))
     assert not _grad_ok(lambda t: (lambda r: jnp.piecewise(r, [r < 1.0], [lambda r: r + 16777216.0, 16777217]))(
         t * 2.0 - 1.0))
     assert not _grad_ok(lambda t: (lambda r: jnp.piecewise(r, [r < 1.0], [lambda r: r + 2.0, 4]))(t * 2.0 - 1.0))
     # 2^24 itself is held: it meets r + (2^24 - 1) at 1
-    assert _grad_ok(lambda t: (lambda r: jnp.piecewise(r, [r < 1.0], [lambda r: r + 16777215.0, 16777216]))(
+    assert not new_jax or _grad_ok(lambda t: (lambda r: jnp.piecewise(r, [r < 1.0], [lambda r: r + 16777215.0, 16777216]))(
         t * 2.0 - 1.0))
 
 
