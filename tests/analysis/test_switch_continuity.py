@@ -633,3 +633,8 @@ def test_select_conditions_combined_with_or_and_not():
     # the same with a jump of 1 outside: refused
     assert not _grad_ok(lambda t: (lambda r: jnp.select([(r < -1.0) | (r > 1.0)], [jnp.abs(r)], 0.0))(
         t * 4.0 - 2.0))
+    # r inside (-1, 1), |r| outside: they meet at 1 but not at -1 (-1 against 1)
+    assert not _grad_ok(lambda t: (lambda r: jnp.select([(r > -1.0) & (r < 1.0)], [r], jnp.abs(r)))(t * 4.0 - 2.0))
+    # r - 1 above 1, 5 below -1, 0 between: a jump at -1 (5 against 0)
+    assert not _grad_ok(lambda t: (lambda r: jnp.select([~(r <= 1.0), r < -1.0], [r - 1.0, 5.0], 0.0))(
+        t * 4.0 - 2.0))
