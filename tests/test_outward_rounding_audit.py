@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from fractions import Fraction as F
 
+import pytest
+
 from bayesdp.mechanisms.registry import bound
 from bayesdp.theorems import girsanov as G
 from bayesdp.theorems import tight as TT
@@ -883,6 +885,7 @@ def test_negative_binomial_smoothness_at_the_float_limits_is_inf_not_a_crash():
     assert Fm._nb_hess(fixed, (0.0, 1e308)) == math.inf
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")     # no numpy warning reaches the user either
 def test_prior_rules_at_extreme_scales_answer_instead_of_raising():
     import numpy as np
     import numpyro.distributions as dist

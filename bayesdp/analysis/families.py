@@ -176,7 +176,9 @@ def _positive(name: str, a: np.ndarray, site_hint: str = "") -> np.ndarray:
 def _diag_term(rule: str, scale: np.ndarray, detail: str) -> GaussianTerm:
     s = _positive("scale", scale).reshape(-1)
     smin, smax = float(s.min()), float(s.max())
-    return GaussianTerm(rule, 1.0 / (s * s), True, (r.div_down(1, Fraction(smax) ** 2), r.div_up(1, Fraction(smin) ** 2)),
+    with np.errstate(divide="ignore", over="ignore"):    # a scale below 1e-154: the float precision is inf (the
+        prec = 1.0 / (s * s)                            # proven bounds are the exact fractions beside it)
+    return GaussianTerm(rule, prec, True, (r.div_down(1, Fraction(smax) ** 2), r.div_up(1, Fraction(smin) ** 2)),
                         f"{detail}, scale in [{smin:.6g}, {smax:.6g}]")
 
 
