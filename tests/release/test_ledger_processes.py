@@ -94,20 +94,36 @@ def test_eight_concurrent_releases_against_a_budget_of_five(tmp_path, worker):
 
 # -- kill -9 at random points ------------------------------------------------------------------------------------
 
-_LOOP = r"""
+# The releasing processes are forked from one process that has imported bayesdp once (a "zygote"): each round
+# is still a separate process killed by SIGKILL at a random point of its releases, but does not pay the 2-3 s of
+# importing JAX and NumPyro (30 rounds: about 75 s of CPU of the slow tier).  Forking is safe here because a
+# coupling release of given draws never starts JAX's backends (threads); the zygote checks that before each fork.
+_ZYGOTE = r"""
 import json, os, sys
 import numpy as np
+from jax._src import xla_bridge
 from bayesdp.publish import sensitivity as S
 from bayesdp.publish.release import release_statistic
 from bayesdp.publish.statistics import SiteSpec, coordinate_means
 path = sys.argv[1]
 st = coordinate_means([SiteSpec("theta", 2)])
 coupling = S.coupling_strongly_convex(0.1, 1.0, 4.0, 0.5)
-draws = np.random.default_rng(os.getpid()).normal(size=(20, 2))
 print("ready", flush=True)
-while True:
-    res = release_statistic(draws, st, 0.001, path, coupling=coupling)
-    print(json.dumps({"values": [float(v) for v in res.values], "head": res.ledger_head["sha256"]}), flush=True)
+for line in sys.stdin:                  # one line per round: the file the round's process prints its releases to
+    if xla_bridge.backends_are_initialized():
+        sys.exit("JAX's backends started in the zygote: forking it is not safe")
+    pid = os.fork()
+    if pid == 0:                        # the round's process: releases until it is killed
+        out = open(line.strip(), "w")
+        draws = np.random.default_rng(os.getpid()).normal(size=(20, 2))
+        while True:
+            res = release_statistic(draws, st, 0.001, path, coupling=coupling)
+            out.write(json.dumps({"values": [float(v) for v in res.values], "head": res.ledger_head["sha256"]})
+                      + "\n")
+            out.flush()
+    print(pid, flush=True)
+    _, status = os.waitpid(pid, 0)
+    print(status, flush=True)
 """
 
 
@@ -116,38 +132,54 @@ def _kill_rounds(tmp_path, capsys, rounds, seed):
     Ledger.open(path, budget=1000)
     rnd = random.Random(seed)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    printed_total = 0
-    for i in range(rounds):
-        p = subprocess.Popen([sys.executable, "-c", _LOOP, str(path)], stdout=subprocess.PIPE, env=env)
-        assert p.stdout.readline().strip() == b"ready"
-        time.sleep(rnd.uniform(0.02, 0.4))     # tens of releases (reserve, draw, commit) happen meanwhile
-        os.kill(p.pid, signal.SIGKILL)
-        out = p.communicate()[0]
-        p.wait()
-        printed = [json.loads(ln) for ln in out.splitlines() if ln.endswith(b"}")]
-        printed_total += len(printed)
-        # the file is readable and checks out; every printed release is recorded as committed
-        s = Ledger(path).verify()
-        released = {json.dumps(r["released"]["values"]) for r in s["entries"] if r["status"] == "committed"}
-        for pr in printed:
-            assert json.dumps(pr["values"]) in released
-            assert Ledger(path).verify(head=pr["head"])
-        # every entry, pending or not, is charged: spent = 0.001 x entries, exactly
-        assert Fraction(Decimal(s["exact"]["spent_basic"]["epsilon"])) == Fraction(s["num_releases"], 1000)
-        assert len(s["pending"]) <= 1
-        if s["pending"]:
-            # visible in show, resolvable; still charged after resolution
-            assert main(["ledger", "show", str(path)]) == 0
-            out = capsys.readouterr().out
-            assert "pending" in out and f"{s['pending'][0]:>6}  pending" in out
-            assert main(["ledger", "resolve", str(path)]) == 0
-            assert f"resolved 1 pending entry: {s['pending'][0]}" in capsys.readouterr().out
-            after = Ledger(path).verify()
-            assert after["pending"] == [] and after["num_releases"] == s["num_releases"]
-            assert after["exact"]["spent_basic"] == s["exact"]["spent_basic"]
+    zygote = subprocess.Popen([sys.executable, "-c", _ZYGOTE, str(path)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert zygote.stdout.readline().strip() == "ready"
+        printed_total = 0
+        for i in range(rounds):
+            out_file = tmp_path / f"round{i}.out"
+            zygote.stdin.write(f"{out_file}\n")
+            zygote.stdin.flush()
+            pid = int(zygote.stdout.readline())
+            time.sleep(rnd.uniform(0.02, 0.4))     # tens of releases (reserve, draw, commit) happen meanwhile
+            os.kill(pid, signal.SIGKILL)
+            status = int(zygote.stdout.readline())
+            assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL   # killed, not crashed
+            out = out_file.read_bytes()
+            out_file.unlink()
+            printed = [json.loads(ln) for ln in out.splitlines() if ln.endswith(b"}")]
+            printed_total += len(printed)
+            _check_after_kill(path, printed, capsys)
+    finally:
+        zygote.stdin.close()
+        zygote.wait(timeout=60)
+    assert zygote.returncode == 0
     assert printed_total > 0
     leftovers = [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]
     assert leftovers == []
+
+
+def _check_after_kill(path, printed, capsys):
+    # the file is readable and checks out; every printed release is recorded as committed
+    s = Ledger(path).verify()
+    released = {json.dumps(r["released"]["values"]) for r in s["entries"] if r["status"] == "committed"}
+    for pr in printed:
+        assert json.dumps(pr["values"]) in released
+        assert Ledger(path).verify(head=pr["head"])
+    # every entry, pending or not, is charged: spent = 0.001 x entries, exactly
+    assert Fraction(Decimal(s["exact"]["spent_basic"]["epsilon"])) == Fraction(s["num_releases"], 1000)
+    assert len(s["pending"]) <= 1
+    if s["pending"]:
+        # visible in show, resolvable; still charged after resolution
+        assert main(["ledger", "show", str(path)]) == 0
+        out = capsys.readouterr().out
+        assert "pending" in out and f"{s['pending'][0]:>6}  pending" in out
+        assert main(["ledger", "resolve", str(path)]) == 0
+        assert f"resolved 1 pending entry: {s['pending'][0]}" in capsys.readouterr().out
+        after = Ledger(path).verify()
+        assert after["pending"] == [] and after["num_releases"] == s["num_releases"]
+        assert after["exact"]["spent_basic"] == s["exact"]["spent_basic"]
 
 
 def test_kill9_at_random_points_of_a_release(tmp_path, capsys):
