@@ -41,17 +41,17 @@ def _mp_gdp_delta(mu, eps):
 
 
 def _mp_gdp_epsilon(mu, delta):
-    """exact epsilon(delta) of mu-GDP (50 digits, bisection on the monotone delta(eps))."""
+    """exact epsilon(delta) of mu-GDP (50 digits: a bracketing root finder on the monotone delta(eps), then the
+    root moved up by 1e-40 relative and checked to achieve delta: an upper end of a bracket 1e-40 wide, as 200
+    bisection steps gave, at a tenth of the evaluations)."""
     if _mp_gdp_delta(mu, 0) <= delta:
         return F(0)
     lo, hi = F(0), F(mu) ** 2 / 2 + F(mu) * mpmath.sqrt(2 * mpmath.log(1 / F(delta))) + 1
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        if _mp_gdp_delta(mu, mid) > delta:
-            lo = mid
-        else:
-            hi = mid
-    return hi
+    root = mpmath.findroot(lambda e: mpmath.log(_mp_gdp_delta(mu, e) / F(delta)), (lo, hi), solver="anderson",
+                           verify=False)
+    up = root * (1 + F(10) ** -40) + F(10) ** -60
+    assert lo <= root <= hi and _mp_gdp_delta(mu, up) <= delta < _mp_gdp_delta(mu, root * (1 - F(10) ** -30))
+    return up
 
 
 GAMMA_MU = [1e-15, 1e-12, 1e-9]

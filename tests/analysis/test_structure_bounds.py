@@ -171,7 +171,7 @@ def test_rule_is_sound_on_random_boxes(name):
         ins = [Bound.box(lo, hi) for lo, hi in boxes]
         out = Run(Bounds(), {"m": 7}).program(closed, ins)[0]
         for pt in _points(rng, boxes, 60):
-            v = np.asarray(f(*[jnp.asarray(x, F32) for x in pt]), dtype=np.float64)
+            v = np.asarray(f(*[np.asarray(x, np.float32) for x in pt]), dtype=np.float64)
             tol = (1e-5 if name in LOOSE else 4e-7) * np.maximum(1.0, np.abs(v))
             ok = (v >= out.lo - tol) & (v <= out.hi + tol) | np.isnan(v) & ~(np.isfinite(out.lo) & np.isfinite(out.hi))
             assert ok.all(), (name, pt, v, out.lo, out.hi)
@@ -303,7 +303,7 @@ def test_relation_is_sound_on_random_boxes_and_near_misses(name):
             out = _interpret(prog, boxes)
             for pt in _points(rng, boxes, 80):
                 with np.errstate(all="ignore"):
-                    v = np.asarray(f(*[jnp.asarray(x, F32) for x in pt]), dtype=np.float64)
+                    v = np.asarray(f(*[np.asarray(x, np.float32) for x in pt]), dtype=np.float64)
                 tol = 1e-5 * np.maximum(1.0, np.abs(v))
                 ok = (v >= out.lo - tol) & (v <= out.hi + tol) | ~np.isfinite(v)
                 assert ok.all(), (name, prog is near_miss, pt, v, out.lo, out.hi)
@@ -350,7 +350,7 @@ def test_clipped_sigmoid_log_of_one_minus_and_of_nested_clips():
             boxes = _boxes(rng, [((4,), F32, *UNB), ((4,), F32, -2.0, 2.0)])
             out = _interpret(prog, boxes)
             for pt in _points(rng, boxes, 80):
-                v = np.asarray(f(*[jnp.asarray(x, F32) for x in pt]), dtype=np.float64)
+                v = np.asarray(f(*[np.asarray(x, np.float32) for x in pt]), dtype=np.float64)
                 tol = 1e-5 * np.maximum(1.0, np.abs(v))
                 assert ((v >= out.lo - tol) & (v <= out.hi + tol)).all(), (pt, v, out.lo, out.hi)
 
@@ -388,7 +388,7 @@ def test_clipped_sigmoid_log_of_a_power_of_the_sigmoid(k):
             for pt in _points(rng, boxes, 80):
                 # evaluated in float64: the bounds are for exact arithmetic, and 1 - s^k cancels in float32
                 with _enable_x64():
-                    v = np.asarray(f(*[jnp.asarray(x, jnp.float64) for x in pt]), dtype=np.float64)
+                    v = np.asarray(f(*[np.asarray(x, np.float64) for x in pt]), dtype=np.float64)
                 tol = 1e-9 * np.maximum(1.0, np.abs(v))
                 ok = (v >= out.lo - tol) & (v <= out.hi + tol) | ~np.isfinite(v)
                 assert ok.all(), (k, pt, v, out.lo, out.hi)
