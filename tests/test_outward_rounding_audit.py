@@ -882,6 +882,11 @@ def test_negative_binomial_smoothness_at_the_float_limits_is_inf_not_a_crash():
     fixed = {"concentration": (1.0, 1.7976931348623157e308)}
     assert Fm._nb_hess(fixed, (0.0, 1.7976931348623157e308)) == math.inf      # (k + y)/4: add_up gave inf, div_up
     assert div_up(math.inf, 4) == math.inf and div_down(math.inf, 4) == math.inf  # raised OverflowError on it
+    # an undefined quotient of infinities (two add_up results beyond the floats) bounds nothing: inf above, -inf below
+    # (IEEE's NaN would pass every comparison a caller tests it with)
+    for a, b in ((math.inf, math.inf), (math.inf, -math.inf), (math.nan, 2.0), (1.0, math.nan)):
+        assert div_up(a, b) == math.inf and div_down(a, b) == -math.inf, (a, b)
+    assert div_up(-math.inf, 4) == -math.inf and div_down(1.0, math.inf) == 0.0
     assert Fm._nb_hess(fixed, (0.0, 1e308)) == math.inf
 
 

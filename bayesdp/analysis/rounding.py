@@ -174,7 +174,7 @@ def div_up(a, b) -> float:
     """Upper bound of ``a / b``.
 
     Args:
-        a: a number or Fraction (an infinite operand gives IEEE's quotient).
+        a: a number or Fraction (an infinite operand gives IEEE's quotient; inf where it is undefined).
         b: a nonzero number or Fraction.
 
     Returns:
@@ -188,8 +188,9 @@ def div_up(a, b) -> float:
         >>> div_up(1, 3) > 1 / 3, div_up(1, 4)
         (True, 0.25)
     """
-    if not _finite(a, b):                  # an infinite operand (an add_up beyond the floats): IEEE's quotient
-        return float(a) / float(b)
+    if not _finite(a, b):                  # an infinite operand (an add_up beyond the floats): IEEE's quotient,
+        v = float(a) / float(b)            # and inf where that is undefined (inf / inf, a NaN operand): a NaN
+        return math.inf if math.isnan(v) else v     # bound would pass every comparison it is tested with
     return up(_q(a) / _q(b))
 
 
@@ -197,7 +198,7 @@ def div_down(a, b) -> float:
     """Lower bound of ``a / b``.
 
     Args:
-        a: a number or Fraction (an infinite operand gives IEEE's quotient).
+        a: a number or Fraction (an infinite operand gives IEEE's quotient; -inf where it is undefined).
         b: a nonzero number or Fraction.
 
     Returns:
@@ -212,7 +213,8 @@ def div_down(a, b) -> float:
         (True, 0.25)
     """
     if not _finite(a, b):
-        return float(a) / float(b)
+        v = float(a) / float(b)
+        return -math.inf if math.isnan(v) else v
     return down(_q(a) / _q(b))
 
 
