@@ -11,6 +11,7 @@ independently of bayesdp's closed forms:
 """
 
 import math
+import os
 
 import numpy as np
 import pytest
@@ -166,8 +167,10 @@ def _run_optimised(fn, *args):
     compilation (tests/conftest.py) makes long-running programs slower."""
     import jax
 
-    return jax.jit(fn).lower(*args).compile({"xla_backend_optimization_level": 3,
-                                             "xla_llvm_disable_expensive_passes": False})(*args)
+    options = {"xla_backend_optimization_level": 3, "xla_llvm_disable_expensive_passes": False}
+    if "--xla_cpu_use_fusion_emitters=false" in os.environ.get("XLA_FLAGS", "").split():
+        options["xla_cpu_use_fusion_emitters"] = True     # and XLA's default loop emitters (tests/conftest.py)
+    return jax.jit(fn).lower(*args).compile(options)(*args)
 
 
 def _reference_mean(X, y, seed):

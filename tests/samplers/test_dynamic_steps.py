@@ -73,6 +73,7 @@ def _diverges_at(n, release):
     return None
 
 
+@pytest.mark.exact_codegen   # two compiled programs, equal bit for bit (tests/conftest.py)
 def test_a_divergence_in_the_last_block_is_named_and_one_past_the_end_never_reached():
     """The path program (its length compiled in) diverges at step s in the second block; the final-draw program
     names the same step when s lies in its last, partial block, and runs to the end when the end comes first (the

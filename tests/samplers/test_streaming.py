@@ -58,18 +58,21 @@ def _check_streamed_single_chain(monkeypatch, m, num_steps, blocks, chunks):
     assert len(np.unique(rows, axis=0)) == num_steps
 
 
+@pytest.mark.exact_codegen   # two compiled programs, equal bit for bit (tests/conftest.py)
 def test_streamed_chain_gives_the_in_device_draws_and_batches_without_replacement(monkeypatch):
     # 100 steps, one block; 37 steps per host gather: 2 chunks and a tail of 26
     _check_streamed_single_chain(monkeypatch, 613, 100, [100], [37, 37, 26])
 
 
 @pytest.mark.slow
+@pytest.mark.exact_codegen
 def test_streamed_chain_over_two_blocks_with_tails(monkeypatch):
     # 600 steps = a block of 512 + 88: 13 chunks + a tail of 31, then 2 chunks + 14
     _check_streamed_single_chain(monkeypatch, 617, 600, [512, 88], [37] * 13 + [31] + [37] * 2 + [14])
 
 
 @pytest.mark.slow
+@pytest.mark.exact_codegen
 def test_streamed_chains_vectorised_sequential_and_thinned_match(monkeypatch):
     X, y = logistic_data(419, 4, seed=6)
     monkeypatch.setattr(driver, "STREAM_CHUNK_BYTES", 23 * 3 * 30 * (4 + 1) * 4)
