@@ -1,6 +1,8 @@
 """One analysis per public call (bayesdp/analysis/session.py) and one calibration search per set of public numbers
 (bayesdp/calibration.py): what is reused, and that nothing stale is."""
 
+import math
+
 import numpy as np
 import numpyro
 import numpyro.distributions as dist
@@ -11,6 +13,8 @@ import bayesdp
 from bayesdp import calibration
 from bayesdp.analysis import Domain, analyze, certify
 from bayesdp.analysis.session import memo, one_analysis
+from bayesdp.budget.numbers import noise_delta, noise_epsilon
+from bayesdp.curves import GDP
 from bayesdp.models import logistic
 from bayesdp.publish.spec import ChainOptions, ReleaseSpec
 
@@ -143,6 +147,38 @@ def test_the_calibration_search_is_a_function_of_public_numbers(monkeypatch):
     assert p4.data_size == 2000
 
 
+def test_a_release_after_calibrate_with_the_same_budget_searches_once(monkeypatch):
+    """`bayesdp calibrate`, then a last-draw release charged the same epsilon and delta: one search.  A release
+    calibrates to the largest doubles not above the decimals it charges (the double nearest 1e-5 lies 8e-22 ABOVE
+    1e-5), and calibrate searches at the same doubles: its plan meets the written target, and the release finds
+    the search in the memo (before, it searched again at 9.999999999999999e-06: 0.6-0.9 s of a warm release)."""
+    assert noise_delta(1e-5) == 9.999999999999999e-06 < 1e-5 and noise_epsilon(0.1) == 0.09999999999999999
+    searches = []
+    real = calibration._search_chain
+    monkeypatch.setattr(calibration, "_search_chain", lambda *a: searches.append(a[1:]) or real(*a))
+    monkeypatch.setattr(calibration, "_SEARCHES", {})
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(400, 2))
+    X /= np.linalg.norm(X, axis=1, keepdims=True) * 1.1
+    data = {"X": X, "y": (rng.random(400) < 0.5).astype(float)}
+    plan = bayesdp.calibrate(logistic, domain=DOMAIN, epsilon=2.0, delta=1e-5, data=data,
+                             options=bayesdp.CalibrationOptions(max_steps=500))
+    assert [s[:3] for s in searches] == [("ula-final", 9.999999999999999e-06, 2.0)]
+    assert GDP(plan.gdp_mu).epsilon(9.999999999999999e-06) <= 2.0
+    acct = bayesdp.PrivacyAccountant(budget=2.0, budget_delta=1e-5)
+    spec = ReleaseSpec("mean", epsilon=2.0, delta=1e-5, method="final", chain=ChainOptions(max_steps=500),
+                       allow_uninformative=True)
+    res = bayesdp.release(bayesdp.ULA(logistic, domain=DOMAIN), spec, data=data, accountant=acct)
+    assert len(searches) == 1
+    fin = res.extra["final"]
+    assert (fin["num_steps"], fin["step_size"], fin["inverse_temperature"]) == \
+        (plan.num_steps, plan.step_size, plan.inverse_temperature)
+    # a target that is not a double: searched at the largest double below its decimal
+    bayesdp.calibrate(logistic, domain=DOMAIN, epsilon=0.1, delta=1e-5, data=bayesdp.Shapes(10_000, {"X": (2,), "y": ()}),
+                      options=bayesdp.CalibrationOptions(max_steps=500))
+    assert searches[-1][1:3] == (9.999999999999999e-06, 0.09999999999999999)
+
+
 @pytest.mark.parametrize("m, d, eps", [(10_000, 10, 1.0), (150, 2, 4.0)])
 def test_the_pruned_search_picks_the_full_grids_pair(monkeypatch, m, d, eps):
     """The search prices pairs (beta, h) in increasing order of their W2 bound at max_steps and stops once that
@@ -156,8 +192,9 @@ def test_the_pruned_search_picks_the_full_grids_pair(monkeypatch, m, d, eps):
     real, full, grid_priced = calibration._epsilon, [], []
     for beta in betas:
         for h in hs:
-            n = calibration._largest_n(lambda k: grid_priced.append(1) or real(c, "ula-final", 1e-5, beta, h, k, None,
-                                                                             1)[0], eps, 10_000)
+            # (calibrate searches at the largest double not above the written delta, 1e-5)
+            n = calibration._largest_n(lambda k: grid_priced.append(1) or real(c, "ula-final", noise_delta(1e-5), beta,
+                                                                             h, k, None, 1)[0], eps, 10_000)
             if n:
                 full.append((calibration._w2(c, beta, h, n, d), beta, h, n))
     w, beta, h, n = min(full)
@@ -170,3 +207,43 @@ def test_the_pruned_search_picks_the_full_grids_pair(monkeypatch, m, d, eps):
     assert (plan.step_size, plan.num_steps) == (h, n) and plan.distance_bound["rule"] == "w2"
     assert plan.inverse_temperature >= beta and plan.epsilon <= eps
     assert len(priced) < 0.6 * len(grid_priced)
+
+
+def _brute_largest_n(f, target, max_steps):
+    ok = [n for n in range(1, max_steps + 1) if f(n) <= target]
+    return max(ok) if ok else 0
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_step_search_finds_the_largest_n_of_any_nondecreasing_curve(seed):
+    """calibration._largest_n interpolates in log-log and probes neighbours, but keeps a bracket f(lo) <= target <
+    f(hi): its answer is the largest n with f(n) <= target (brute force over every n) for any nondecreasing f,
+    here random step functions with flat stretches, zeros and infinite values (no certificate), and it never asks
+    for an n outside [1, max_steps]."""
+    rng = np.random.default_rng(seed)
+    for _ in range(40):
+        max_steps = int(rng.integers(1, 3000))
+        jumps = rng.exponential(1.0, max_steps) * (rng.random(max_steps) < rng.uniform(0.05, 1.0))
+        values = np.cumsum(jumps) - rng.uniform(0, 2)
+        values = np.where(values < 0, 0.0, values)
+        if rng.random() < 0.3:
+            values[int(rng.integers(0, max_steps)):] = np.inf
+        asked = []
+
+        def f(n):
+            assert 1 <= n <= max_steps
+            asked.append(n)
+            return float(values[n - 1])
+        target = float(rng.uniform(-0.5, values[np.isfinite(values)].max(initial=1.0) + 0.5))
+        assert calibration._largest_n(f, target, max_steps) == _brute_largest_n(f, target, max_steps)
+
+
+def test_the_step_search_prices_few_certificates_on_power_laws():
+    """epsilon ~ c n^p (a path's sqrt n): the interpolated search needs a handful of points where the binary search
+    needs about 16 for max_steps = 10,000; the answers agree with the closed form floor((target / c)^(1/p))."""
+    for c, p, target in [(0.1254, 0.5, 1.0), (0.0563, 0.5, 1.0), (0.3, 0.7, 4.0), (0.02, 1.0, 1.0)]:
+        asked = []
+        n = calibration._largest_n(lambda k: asked.append(k) or c * k ** p, target, 10_000)
+        exact = math.floor((target / c) ** (1 / p))
+        assert n == exact or (n == exact - 1 and c * exact ** p > target)      # the float at the boundary
+        assert len(asked) <= 7, asked

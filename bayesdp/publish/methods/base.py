@@ -42,8 +42,9 @@ class ChainSource:
         run_kind: ``"path"``, ``"thinned"`` or ``"final"``: what the chain that ran kept.
         thinning: its thinning.
         plan: the user's :class:`~bayesdp.plan.Plan`, or None.
-        plan_final: ``(epsilon, delta, max_steps) -> plan`` of a last-draw chain (from ``bayesdp.calibrate``, passed
-            by the layer above), or None.
+        plan_final: ``(epsilon, delta, max_steps) -> plan`` of a last-draw chain that meets the CHARGED epsilon and
+            delta (``bayesdp.calibrate``, passed by the layer above, searches at the largest doubles not above
+            them), or None.
         key_label: how a chain that ran was keyed.
 
     Examples:

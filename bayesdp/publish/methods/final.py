@@ -77,7 +77,12 @@ class FinalMethod:
         elif spec.method_name != "final":        # the plan is costly: made only once this method is chosen
             return self._deferred(an, spec)
         else:
-            pl = src.plan_final(ne, nd, spec.max_steps)
+            # the charged epsilon and delta: calibrate searches at (ne, nd), as `bayesdp calibrate` with the same
+            # numbers did, and finds that search again in a warm process
+            pl = src.plan_final(eps, delta, spec.max_steps)
+            if pl.gdp_mu is not None and not GDP(float(pl.gdp_mu)).epsilon(nd) <= ne:
+                raise AssumptionError(f"the last-draw plan's certificate (GDP mu = {pl.gdp_mu}) does not meet epsilon "
+                                      f"= {eps:g} at delta = {delta:g} (a bug: report it)")
             planned_by = "bayesdp.calibrate(mechanism='ula-final')"
         if pl.gdp_mu is None:
             raise AssumptionError(f"the last-draw plan's certificate ({pl.source}) is not a GDP curve; a last-draw "
