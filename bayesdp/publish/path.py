@@ -17,6 +17,7 @@ curve (a ``gdp`` event: PLD and Renyi composition apply).
 
 from __future__ import annotations
 
+import functools
 import math
 import struct
 from fractions import Fraction
@@ -26,7 +27,7 @@ import numpy as np
 from typing import Any, Mapping, Sequence
 
 from ..certificate import Certificate
-from ..curves import GDP
+from ..curves import GDP, gdp_log_delta
 from ..errors import AssumptionError, positive, positive_int, require
 from ..exact import down as _down
 from ..mechanisms.registry import bound
@@ -42,9 +43,10 @@ SOURCE = "GDP composition of the path (Dong-Roth-Su Cor. 3.3)"
 
 
 def gdp_mu(epsilon: float, delta: float) -> float:
-    """The largest ``mu`` with ``GDP(mu).epsilon(delta) <= epsilon``, to the float: a bisection on the floats from
-    ``2^-200`` (which must meet the budget) to inf returns ``mu`` with ``GDP(mu).epsilon(delta) <= epsilon <
-    GDP(m).epsilon(delta)`` for ``m`` the next float above ``mu``, after at most 64 evaluations of ``epsilon``.
+    """The largest ``mu`` with ``GDP(mu).epsilon(delta) <= epsilon``, to the float: ``mu`` with
+    ``GDP(mu).epsilon(delta) <= epsilon < GDP(m).epsilon(delta)`` for ``m`` the next float above ``mu``, found by
+    bisection on the floats from ``2^-200`` (which must meet the budget) to inf, started at the float formula's
+    crossing (13-30 certified evaluations of ``epsilon`` instead of 63; memoised).
 
     Args:
         epsilon: > 0.
@@ -67,25 +69,63 @@ def gdp_mu(epsilon: float, delta: float) -> float:
     if not (isinstance(delta, (int, float)) and 0.0 < float(delta) < 1.0):
         raise AssumptionError(f"delta = {delta!r} must be in (0, 1) for a path release (the chain's Gaussian steps "
                               "are not pure epsilon-DP); pass e.g. delta=1e-6 or use method='coupling'")
-    d = float(delta)
+    return _gdp_mu(eps, float(delta))
 
+
+def _bits(x: float) -> int:
+    """The bit pattern of a float >= 0 (positive floats are ordered as their bit patterns)."""
+    return int.from_bytes(struct.pack("<d", x), "little")
+
+
+def _float(b: int) -> float:
+    return struct.unpack("<d", b.to_bytes(8, "little"))[0]
+
+
+@functools.lru_cache(maxsize=1024)
+def _gdp_mu(eps: float, d: float) -> float:
+    """:func:`gdp_mu` at checked inputs (a pure function of two floats: memoised, as releases at one budget repeat).
+
+    The answer is a float ``mu`` with ``meets(mu)`` and not ``meets(next float)``, where ``meets`` is the certified
+    ``GDP(mu).epsilon(d) <= eps`` (a float root of delta(eps), then checked in 60 digits: about 1 ms).  Bisecting
+    on ``meets`` from ``2^-200`` to inf takes 63 steps.  So the float formula's crossing is found first (63 steps
+    of ``gdp_log_delta``, microseconds each); it lies within about 1e-13 relative of ``meets``'s, and a bracket of
+    ``meets`` around it (2^10 ulps each side, widened 16 times while it does not hold) is bisected: 13-20 certified
+    steps for epsilon >= 0.01, up to about 30 below (the float formula loses digits as mu shrinks).  Whatever the
+    guess, the answer keeps the invariant.
+    """
     def meets(mu: float) -> bool:
         return GDP(mu).epsilon(d) <= eps
 
     floor = 2.0 ** -200
     if not meets(floor):
         raise AssumptionError(f"epsilon = {eps:.6g} is too small at delta = {d:.3g}")
-    # epsilon(mu) grows with mu (up to its outward rounding). Positive floats are ordered as their bit patterns, so
-    # the bisection runs on those, from the floor (meets the budget) to inf (taken as not meeting it), until the two
-    # ends are adjacent floats: 63 steps, whatever the budget.
-    lo, hi = int.from_bytes(struct.pack("<d", floor), "little"), int.from_bytes(struct.pack("<d", math.inf), "little")
-    while hi - lo > 1:
+    bottom, top = _bits(floor), _bits(math.inf)      # inf is taken as not meeting the budget
+    log_d = math.log(d)
+    lo, hi = bottom, top
+    while hi - lo > 1:                               # the float formula's crossing (a guess)
         mid = (lo + hi) // 2
-        if meets(struct.unpack("<d", mid.to_bytes(8, "little"))[0]):
+        if gdp_log_delta(_float(mid), eps) <= log_d:
             lo = mid
         else:
             hi = mid
-    return struct.unpack("<d", lo.to_bytes(8, "little"))[0]
+    guess, width = lo, 1 << 10
+    lo = max(bottom, guess - width)
+    while not meets(_float(lo)):                     # meets(floor) holds: this ends
+        width <<= 4
+        lo = max(bottom, guess - width)
+    width = 1 << 10
+    hi = min(top, guess + width)
+    while hi < top and meets(_float(hi)):
+        lo = hi
+        width <<= 4
+        hi = min(top, guess + width)
+    while hi - lo > 1:                               # meets(lo), not meets(hi)
+        mid = (lo + hi) // 2
+        if meets(_float(mid)):
+            lo = mid
+        else:
+            hi = mid
+    return _float(lo)
 
 
 def path_certificate(grad_diff: float, step_size: float, num_steps: int, inverse_temperature: float,

@@ -120,3 +120,29 @@ def test_gdp_mu_refuses_below_its_floor_2_to_the_minus_200():
     with pytest.raises(AssumptionError) as e:
         gdp_mu(e0 * (1 - 1e-6), d)
     assert str(e.value) == f"epsilon = {e0 * (1 - 1e-6):.6g} is too small at delta = 1e-70"
+
+
+def test_gdp_mu_certifies_few_points_and_is_memoised(monkeypatch):
+    """The bisection on the certified epsilon starts from the float formula's crossing: at most 20 certified
+    evaluations for epsilon >= 0.01 and 32 below, where the float formula loses digits (a plain bisection from
+    2^-200 to inf takes 63), the same contract, and a repeated budget costs
+    none (a pure function of two floats)."""
+    import bayesdp.publish.path as path_mod
+
+    calls = []
+    real = path_mod.GDP
+
+    class Counting(real):
+        def epsilon(self, delta):
+            calls.append(self.mu)
+            return real.epsilon(self, delta)
+
+    monkeypatch.setattr(path_mod, "GDP", Counting)
+    path_mod._gdp_mu.cache_clear()
+    for eps, delta in CASES:
+        calls.clear()
+        mu = gdp_mu(eps, delta)
+        assert 2 <= len(calls) <= (20 if eps >= 0.01 else 32), (eps, delta, len(calls))
+        assert GDP(mu).epsilon(delta) <= eps < GDP(math.nextafter(mu, math.inf)).epsilon(delta)
+        calls.clear()
+        assert gdp_mu(eps, delta) == mu and calls == []
