@@ -38,7 +38,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from .errors import AssumptionError, check_finite, nonnegative, probability_open
-from .exact import exact as _exact, mp_up, round_up, sqrt_exact_up, up as _up
+from .exact import exact as _exact, exp_up, mp_up, round_up, sqrt_exact_up, up as _up
 
 __all__ = ["PrivacyCurve", "RDP", "GDP", "ApproxDP", "DeltaProfile", "compose",
            "gdp_log_delta", "REPORT_ALPHAS"]
@@ -226,17 +226,6 @@ def _golden_min(f: Callable[[float], float], lo: float, hi: float, xatol: float 
             fd = val(d)
             best = min(best, fd)
     return best
-
-
-def _exp_up(log_x: float) -> float:
-    """An upper bound of exp(log_x): rounded outward, and the smallest positive float instead of an
-    underflow to 0 (a delta of 1e-400 is reported as 5e-324, never as 0)."""
-    if log_x == -math.inf:
-        return 0.0
-    if log_x > 709.0:   # beyond the float range (math.exp raised OverflowError); every caller caps delta at 1
-        return math.inf
-    v = math.exp(log_x)
-    return round_up(v) if v > 0.0 else math.nextafter(0.0, 1.0)
 
 
 def _json_float(x: float) -> float | None:
@@ -531,9 +520,9 @@ class RDP(PrivacyCurve):
                 t0 = math.log(max(a_star - 1.0, 1e-12))
                 if math.isfinite(t0):   # a_star overflows for eps >> kappa: the closed form above suffices
                     best = min(best, _golden_min(f, t0 - 6.0, t0 + 6.0))
-            return min(1.0, _exp_up(best))
+            return min(1.0, exp_up(best))
         log_d = self._minimise(lambda a: self._log_delta_at(a, e))
-        return min(1.0, _exp_up(log_d)) if math.isfinite(log_d) else 1.0
+        return min(1.0, exp_up(log_d)) if math.isfinite(log_d) else 1.0
 
 
 # ---------------------------------------------------------------------------

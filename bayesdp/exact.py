@@ -18,7 +18,8 @@ from fractions import Fraction
 from .errors import AssumptionError
 
 __all__ = ["OUTWARD", "exact", "down", "up", "round_up", "contraction_gap_exact", "contraction_gap",
-           "one_minus_power", "power_of_contraction", "mul_up", "sqrt_up", "sqrt_exact_up", "mp_up", "mp_down"]
+           "one_minus_power", "power_of_contraction", "mul_up", "sqrt_up", "sqrt_exact_up", "exp_up", "mp_up",
+           "mp_down"]
 
 #: relative outward rounding applied to a value computed with a few correctly rounded operations
 #: (expm1, log1p, exp, sqrt, products): 2^-46 ~ 1.4e-14 covers a few hundred ulps of accumulated error.
@@ -257,6 +258,31 @@ def sqrt_up(x: float) -> float:
     if x <= 0.0:
         return 0.0
     return math.nextafter(math.sqrt(x), math.inf)
+
+
+def exp_up(x: float) -> float:
+    """An upper bound of ``e^x``: exactly 1 at 0, ``exp`` (accurate to an ulp) pushed up by
+    [`round_up`][bayesdp.exact.round_up] elsewhere, ``inf`` beyond the float range and the smallest positive float
+    instead of an underflow to 0 (``e^x > 0``: a delta of 1e-400 is reported as 5e-324, never as 0).
+
+    Args:
+        x: a float (``-inf`` gives 0, the exact value).
+
+    Returns:
+        a float >= ``e^x``.
+
+    Examples:
+        >>> exp_up(0.0), exp_up(1.0) > 2.718281828459045, exp_up(-800.0), exp_up(710.0)
+        (1.0, True, 5e-324, inf)
+    """
+    if x == 0.0:
+        return 1.0
+    if x == -math.inf:
+        return 0.0
+    if x > 709.0:       # beyond the float range (math.exp raises OverflowError)
+        return math.inf
+    v = math.exp(x)
+    return round_up(v) if v > 0.0 else math.nextafter(0.0, 1.0)
 
 
 def sqrt_exact_up(q) -> float:

@@ -475,11 +475,21 @@ def test_gdp_rdp_curve_is_alpha_mu_squared_over_two():
 
 
 def test_exp_up_at_the_ends():
-    from bayesdp import curves as C
+    # one exp_up for the curves and the transfer theorems (bayesdp/exact.py; each had its own until 2026-11-27, and
+    # the transfer one returned 0.0, below e^x, for x under -745)
+    from fractions import Fraction
 
-    assert C._exp_up(-math.inf) == 0.0                                  # delta exactly 0
-    assert C._exp_up(-800.0) == 5e-324                                   # underflow: the smallest positive double
-    assert C._exp_up(0.0) >= 1.0 and C._exp_up(math.log(0.5)) >= 0.5
+    from bayesdp.exact import exp_up
+
+    assert exp_up(-math.inf) == 0.0                                     # delta exactly 0
+    assert exp_up(-800.0) == 5e-324                                      # underflow: the smallest positive double
+    assert exp_up(0.0) == 1.0                                            # e^0 exactly
+    assert exp_up(710.0) == math.inf
+    for x in (math.log(0.5), -1e-300, 1e-300, 1.0, -37.5, 700.0):         # above e^x: 40-digit check
+        import mpmath
+
+        with mpmath.workdps(40):
+            assert Fraction(exp_up(x)) >= Fraction(str(mpmath.exp(mpmath.mpf(x)))) * (1 - Fraction(1, 10 ** 35))
 
 
 def test_deltas_never_above_one_and_zero_mu_gives_zero():

@@ -19,7 +19,7 @@ import math
 from ..certificate import Certificate
 from ..curves import ApproxDP, DeltaProfile
 from ..errors import AssumptionError, check_finite, nonnegative, positive, require
-from ..exact import down, exact as _q, round_up, up
+from ..exact import down, exact as _q, exp_up, round_up, up
 
 
 __all__ = ["proposition_a_2", "proposition_3_2_i", "proposition_3_2_ii", "corollary_3_3_threshold",
@@ -28,13 +28,6 @@ __all__ = ["proposition_a_2", "proposition_3_2_i", "proposition_3_2_ii", "coroll
 
 def _eps(name: str, value: float) -> float:
     return nonnegative(name, value)
-
-
-def _exp_up(x: float) -> float:
-    """An upper bound of ``e^x`` (``inf`` beyond the float range): exp is accurate to an ulp."""
-    if x == 0.0:
-        return 1.0
-    return math.inf if x > 709.0 else round_up(math.exp(x))
 
 
 def _delta01(name: str, value: float, closed_right: bool = False) -> float:
@@ -76,7 +69,7 @@ def proposition_a_2(epsilon: float, delta: float, tv_bound: float, mechanism: st
     if b == 0:
         term = _q(0.0)
     elif e <= 700.0:
-        term = _q(b) * _q(_exp_up(e))
+        term = _q(b) * _q(exp_up(e))
     else:
         term = _q(round_up(math.exp(min(e + math.log(b), 1.0)), 2.0 ** -40))
     out = up(_q(d) + _q(b) + term)
@@ -179,7 +172,7 @@ def corollary_3_3_threshold(epsilon: float, delta: float, zeta: float, rate_limi
     r = nonnegative("rate_limit", rate_limit)
     if z == 0.0 or r == 0.0:
         return d
-    grow = _exp_up(e)
+    grow = exp_up(e)
     if math.isinf(grow):
         return math.inf
     return up(_q(d) + (1 + _q(grow)) * _q(z) * _q(r))
@@ -211,7 +204,7 @@ def proposition_3_4(epsilon: float, delta_posterior_violated: float, delta_chain
         raise AssumptionError(
             f"delta_posterior = {d:.6g} must be > delta_chain = {dn:.6g} for 004 Proposition 3.4 "
             "(the chain must be strictly more private than the posterior)")
-    grow = _exp_up(e)
+    grow = exp_up(e)
     if math.isinf(grow):
         return 0.0
     return down((_q(d) - _q(dn)) / (1 + _q(grow)))
