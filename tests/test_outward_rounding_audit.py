@@ -925,3 +925,12 @@ def test_path_inverse_temperature_with_under_or_overflowing_constants_answers_or
     with pytest.raises(AssumptionError):          # beta below the smallest float: refused with a reason (it was 0)
         path_inverse_temperature(145.96606725637358, 2.339666880518576e-150, 5.304915836999655e240,
                                  2.0412232687497332e-39, 1000000, 3)
+
+
+def test_laplace_delta_without_noise_is_the_point_masses_hockey_stick():
+    # scale 0: the two outputs are the points 0 and eta, so E_{e^eps} = 1 when they differ (the set {0} has
+    # probability 1 under one and 0 under the other) and 0 when eta = 0; eta / b was a ZeroDivisionError
+    assert laplace_delta(0.5, 1.0, 0.0) == 1.0 and laplace_delta(50.0, 1e-300, 0.0) == 1.0
+    assert laplace_delta(0.5, 0.0, 0.0) == 0.0
+    # and the formula just above 0: 1 - exp((eps - eta/b)/2) -> 1 as b -> 0
+    assert laplace_delta(0.5, 1.0, 1e-300) == 1.0

@@ -86,6 +86,21 @@ def test_lap2_density_vs_convolution(x, l1, l2):
     assert X.lap2_pdf(x, l1, l2) == pytest.approx(num, rel=1e-9)
 
 
+@pytest.mark.parametrize("x,l1,l2", [(0.0, 1e-300, 1e-300), (0.0, 1e-160, 2e-160), (5.0, 1e308, 1e308),
+                                      (1e300, 1.0, 2.0), (1.0, 1e-200, 1.0), (1e-3, 1e5, 3e5), (2.0, 3e307, 1e308)])
+def test_lap2_density_at_extreme_scales(x, l1, l2):
+    # eq. (6) in 50 digits; the float formulas divided by 4 lam^2 (ZeroDivisionError below lam = 1e-154, a wrong
+    # 5th digit at 1e-160 from a subnormal lam^2) and multiplied lam by e^(-x/lam) (nan above 1e154)
+    import mpmath
+
+    with mpmath.workdps(50):
+        a, m1, m2 = mpmath.mpf(abs(x)), mpmath.mpf(l1), mpmath.mpf(l2)
+        ref = (mpmath.exp(-a / m1) * (m1 + a) / (4 * m1 * m1) if m1 == m2 else
+               (m1 * mpmath.exp(-a / m1) - m2 * mpmath.exp(-a / m2)) / (2 * (m1 * m1 - m2 * m2)))
+    got = X.lap2_pdf(x, l1, l2)
+    assert math.copysign(1.0, got) == 1.0 and got == pytest.approx(float(ref), rel=1e-12, abs=1e-320)
+
+
 def test_lemma_3_tail_ratio():
     # log Lap2(x)/Lap2(x + Delta) -> Delta / max(l1, l2) as x -> inf
     l1, l2, d = 0.5, 1.3, 1.0

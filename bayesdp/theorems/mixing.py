@@ -485,10 +485,16 @@ def lap2_pdf(x: float, lam1: float, lam2: float) -> float:
     l1 = positive("lam1", lam1)
     l2 = positive("lam2", lam2)
     ax = abs(float(x))
+    # written with the ratios u = |x| / lam and r = lam2 / lam1 < 1, never lam^2: the plain formulas divided by
+    # 4 lam^2 (0 for lam below 1e-154: ZeroDivisionError) and multiplied lam by e^(-u) (inf * 0 = nan above 1e154)
     if math.isclose(l1, l2, rel_tol=1e-12):
-        lam = 0.5 * (l1 + l2)
-        return math.exp(-ax / lam) * (lam + ax) / (4.0 * lam * lam)
-    return (l1 * math.exp(-ax / l1) - l2 * math.exp(-ax / l2)) / (2.0 * (l1 * l1 - l2 * l2))
+        lam = 0.5 * l1 + 0.5 * l2
+        u = ax / lam
+        return math.exp(-u) * (1.0 + u) * (0.25 / lam)
+    if l1 < l2:
+        l1, l2 = l2, l1
+    r = l2 / l1
+    return (math.exp(-ax / l1) - r * math.exp(-ax / l2)) * (0.5 / l1) / ((1.0 - r) * (1.0 + r))
 
 
 def iterated_laplace_pure_eps(sensitivity: float, lam1: float, lam2: float) -> float:

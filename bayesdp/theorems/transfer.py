@@ -220,7 +220,7 @@ def laplace_delta(epsilon: float, sensitivity: float, scale: float) -> float:
     Args:
         epsilon: eps.
         sensitivity: eta, the distance of the two means.
-        scale: b > 0.
+        scale: b > 0 (b = 0, no noise: 1 for eta != 0, 0 for eta = 0).
 
     Returns:
         the delta of the Laplace mechanism at eps (unvalidated formula), rounded up: the exponent
@@ -230,6 +230,8 @@ def laplace_delta(epsilon: float, sensitivity: float, scale: float) -> float:
         >>> round(laplace_delta(0.0, sensitivity=1.0, scale=1.0), 6)    # TV: 1 - e^{-1/2}
         0.393469
     """
+    if scale == 0.0:        # no noise: two point masses, apart unless eta = 0 (eta/b was a ZeroDivisionError)
+        return 1.0 if sensitivity != 0.0 else 0.0
     if not all(math.isfinite(x) for x in (epsilon, sensitivity, scale)):   # no exact value: the float formula
         return max(0.0, -math.expm1((epsilon - sensitivity / scale) / 2.0))
     x = (_q(epsilon) - _q(sensitivity) / _q(scale)) / 2
