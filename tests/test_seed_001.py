@@ -136,6 +136,9 @@ def test_lemma_4_1_and_mixing_time():
     with pytest.raises(AssumptionError, match="step_size"):
         P.pla_mixing_time(D, 2 * eta, 0.01, M, 0.0)
     assert P.pla_kl_bound(1.0, 0.1, 10, 0.0) == pytest.approx(1 / 4)
+    # eq. (9) with h: D^2/(4 eta T) + h ln(T e)/(4 eta); and where D^2 and 4 eta T both overflow (it was nan)
+    assert P.pla_kl_bound(3.0, 0.5, 7, 0.2) == pytest.approx(9 / 14 + 0.2 * (math.log(7) + 1) / 2, rel=1e-14)
+    assert P.pla_kl_bound(1e200, 1e300, 10 ** 10, 0.0) == pytest.approx(2.5e89, rel=1e-14)   # 1e400 / 4e310
 
 
 FIG1 = {1e-3: (250000, [570778, 500144, 500000, 500000]),

@@ -532,7 +532,8 @@ def pla_kl_bound(diameter: float, step_size: float, num_steps: int, h: float) ->
         0.25
     """
     D, eta, T = nonnegative("diameter", diameter), positive("step_size", step_size), positive_int("num_steps", num_steps)
-    return D * D / (4 * eta * T) + nonnegative("h", h) * (math.log(T) + 1.0) / (4 * eta)
+    # (D / (2 sqrt(eta) sqrt(T)))^2: D^2 / (4 eta T) gave inf / inf = nan when both overflowed
+    return (D / (2.0 * math.sqrt(eta) * math.sqrt(T))) ** 2 + nonnegative("h", h) * (math.log(T) + 1.0) / (4 * eta)
 
 
 def pla_step_threshold(diameter: float, holder_constant: float, holder_exponent: float) -> float:
