@@ -266,7 +266,9 @@ def exp_up(x: float) -> float:
     instead of an underflow to 0 (``e^x > 0``: a delta of 1e-400 is reported as 5e-324, never as 0).
 
     Args:
-        x: a float (``-inf`` gives 0, the exact value).
+        x: a float (``-inf`` gives 0, the exact value; NaN gives ``inf``, no bound, as
+            [`bayesdp.analysis.rounding.div_up`][bayesdp.analysis.rounding.div_up] does: a NaN passes no check, and the
+            smallest positive float it gave before passes every one).
 
     Returns:
         a float >= ``e^x``.
@@ -279,7 +281,7 @@ def exp_up(x: float) -> float:
         return 1.0
     if x == -math.inf:
         return 0.0
-    if x > 709.0:       # beyond the float range (math.exp raises OverflowError)
+    if x > 709.0 or math.isnan(x):       # beyond the float range (math.exp raises OverflowError), or undefined
         return math.inf
     v = math.exp(x)
     return round_up(v) if v > 0.0 else math.nextafter(0.0, 1.0)

@@ -485,6 +485,7 @@ def test_exp_up_at_the_ends():
     assert exp_up(-800.0) == 5e-324                                      # underflow: the smallest positive double
     assert exp_up(0.0) == 1.0                                            # e^0 exactly
     assert exp_up(710.0) == math.inf
+    assert exp_up(math.nan) == math.inf                                  # no bound (it gave 5e-324, below any e^x)
     for x in (math.log(0.5), -1e-300, 1e-300, 1.0, -37.5, 700.0):         # above e^x: 40-digit check
         import mpmath
 

@@ -934,3 +934,14 @@ def test_laplace_delta_without_noise_is_the_point_masses_hockey_stick():
     assert laplace_delta(0.5, 0.0, 0.0) == 0.0
     # and the formula just above 0: 1 - exp((eps - eta/b)/2) -> 1 as b -> 0
     assert laplace_delta(0.5, 1.0, 1e-300) == 1.0
+
+
+@pytest.mark.parametrize("args,name", [((math.nan, 1.0, 1.0), "epsilon"), ((0.5, math.nan, 1.0), "sensitivity"),
+                                       ((0.5, 1.0, math.nan), "scale"), ((0.5, 1.0, -1.0), "scale"),
+                                       ((0.5, -1.0, 1.0), "sensitivity")])
+def test_laplace_delta_refuses_undefined_inputs(args, name):
+    # a NaN went through max(0, nan) = 0: delta 0 for an undefined input; a negative scale computed a number
+    from bayesdp.errors import AssumptionError
+
+    with pytest.raises(AssumptionError, match=rf"^{name} = "):
+        laplace_delta(*args)

@@ -222,6 +222,9 @@ def laplace_delta(epsilon: float, sensitivity: float, scale: float) -> float:
         sensitivity: eta, the distance of the two means.
         scale: b > 0 (b = 0, no noise: 1 for eta != 0, 0 for eta = 0).
 
+    Raises:
+        AssumptionError: a NaN, or a negative sensitivity or scale.
+
     Returns:
         the delta of the Laplace mechanism at eps (unvalidated formula), rounded up: the exponent
             ``(eps - eta/b)/2`` is computed exactly and rounded down, expm1 pushed outward.
@@ -230,6 +233,11 @@ def laplace_delta(epsilon: float, sensitivity: float, scale: float) -> float:
         >>> round(laplace_delta(0.0, sensitivity=1.0, scale=1.0), 6)    # TV: 1 - e^{-1/2}
         0.393469
     """
+    for name, v in (("epsilon", epsilon), ("sensitivity", sensitivity), ("scale", scale)):
+        # a NaN went through max(0, nan) = 0: delta 0, the most favourable answer, for an undefined input
+        require(not math.isnan(v) and (name == "epsilon" or v >= 0.0), name, v,
+                "must be a number" if name == "epsilon" else "must be >= 0",
+                "pass the Laplace mechanism's epsilon, its sensitivity and its noise scale")
     if scale == 0.0:        # no noise: two point masses, apart unless eta = 0 (eta/b was a ZeroDivisionError)
         return 1.0 if sensitivity != 0.0 else 0.0
     if not all(math.isfinite(x) for x in (epsilon, sensitivity, scale)):   # no exact value: the float formula
