@@ -35,6 +35,7 @@ from . import _arviz
 from .analysis import Domain
 from .analysis.inputs import counts_from_domain
 from .analysis.records import validate_records
+from .analysis.session import one_analysis
 from .calibration import CalibrationOptions, calibrate
 from .curves import ApproxDP
 from .errors import BudgetError
@@ -596,4 +597,5 @@ def release(source: Any, statistic: Any = "mean", *, epsilon: float | None = Non
     """
     spec = release_spec(statistic, epsilon=epsilon, delta=delta, method=method)
     acct = open_accountant(accountant)
-    return execute(_chain_source(source, data), spec, acct, rng_key)
+    with one_analysis():     # the source's validation shares the release's traces (analysis/session.py)
+        return execute(_chain_source(source, data), spec, acct, rng_key)

@@ -25,3 +25,16 @@ def test_breakdown_runs_the_default_release_in_three_processes():
     # the warm cache spends less backend compile time than the cold one (loaded, not compiled)
     cold, warm = out["runs"][0]["jax"], out["runs"][1]["jax"]
     assert warm["backend_compile_s"] < cold["backend_compile_s"]
+
+
+@pytest.mark.slow
+def test_warm_rounds_run_in_one_process_and_compile_nothing_new():
+    """``--warm``: the default release twice in one process at two epsilons; the second plans afresh but compiles
+    no program (the chain takes its settings as arguments), and its overhead is its time less the chain's."""
+    out = run(argparse.Namespace(utility=False, last_draw=False, warm=True, rounds=2, size=300, dim=3,
+                                 num_steps=200, seed=0))
+    assert [(r["round"], r["warm"], r["rc"]) for r in out["rounds"]] == [(0, False, 0), (1, True, 0)]
+    cold, warm = out["rounds"]
+    assert cold["compilations"] > 0 and warm["compilations"] == 0
+    assert warm["overhead_s"] == pytest.approx(warm["seconds"] - warm["breakdown_s"]["chain"])
+    assert out["warm_overhead_s_median"] == warm["overhead_s"]

@@ -183,8 +183,7 @@ def analyze(model: Callable, data: Mapping[str, Any] | None = None, domain: Doma
     # the program (symbolic record count) and its proven structure: the same for every record count, domain and
     # data, traced and proven once per public call (bayesdp.analysis.session)
     key, keep = program_key(inp.model, inp.shapes, inp.dtypes, inp.kwargs, inp.name)
-    program = memo("program", key, lambda: trace_program(inp.model, inp.shapes, inp.dtypes, inp.kwargs, inp.name),
-                   keep)
+    program = trace_program(inp.model, inp.shapes, inp.dtypes, inp.kwargs, inp.name)
     facts = memo("facts", key, lambda: prove(program), keep)
     structure = check_sites(program, facts)
     check_parameters(program, facts, inp.domain, inp.m)

@@ -37,6 +37,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ..errors import AssumptionError, DomainError, ModelError
+from .session import memo, program_key
 
 __all__ = ["traced_abstractly", "validate_records"]
 
@@ -143,8 +144,12 @@ def _observed_discrete_sites(model: Callable, one: Mapping[str, np.ndarray], mod
     # traced abstractly first (nothing compiled: run eagerly, each operation of the model is a small program to
     # lower, 13 of them for a logistic regression); a support whose bounds were computed in the program (a
     # Binomial's total_count) holds abstract values then, and the model is run on the record itself
+    # the abstract result reads only the model, its kwargs and the record's shapes and dtypes: made once inside one
+    # public call (bayesdp.analysis.session)
+    key, keep = program_key(model, {k: np.shape(v) for k, v in one.items()},
+                            {k: np.asarray(v).dtype for k, v in one.items()}, kwargs, None)
     with contextlib.suppress(Exception):          # a model that needs concrete values: run on the record below
-        got = traced_abstractly(sites, one)
+        got = memo("observed-discrete-sites", key, lambda: traced_abstractly(sites, one), keep)
         if not any(_holds_tracer(support, jax.core.Tracer) for _, _, support, _, _ in got):
             return got
     try:

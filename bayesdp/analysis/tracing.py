@@ -32,6 +32,7 @@ import numpy as np
 from ..errors import BayesDPError, ModelError
 import traceback
 from .structure.sites import _is_number, raise_all
+from .session import memo, program_key
 
 __all__ = ["Program", "RECORDS", "Site", "trace_program"]
 
@@ -551,6 +552,15 @@ def trace_program(model: Callable, data_shapes: Mapping[str, tuple], data_dtypes
         >>> sorted(program.sites), program.data_shapes
         (['obs', 'w'], {'X': (2,), 'y': ()})
     """
+    # the same for every record count, domain and data: traced once inside one public call (analysis/session.py)
+    model_name = model_name or _model_name(model)
+    key, keep = program_key(model, data_shapes, data_dtypes, model_kwargs or {}, model_name)
+    return memo("program", key, lambda: _trace_program(model, data_shapes, data_dtypes, model_kwargs, model_name),
+                keep)
+
+
+def _trace_program(model: Callable, data_shapes: Mapping[str, tuple], data_dtypes: Mapping[str, Any],
+                   model_kwargs: Mapping[str, Any] | None, model_name: str | None) -> Program:
     import jax
     import numpyro.distributions as dist
     from jax import export

@@ -18,6 +18,12 @@ the plan another round searched), each through `bayesdp.cli.main` with the same 
 profiler; the first round is cold, the later ones warm.  The breakdown adds ``accounting`` (the privacy
 accounting: bayesdp/calibration.py, certificate.py, curves.py, mechanisms/ and theorems/).
 
+Warm, in one process (``--warm``, issue 24's target: at most 0.15 s plus the chain's own time): the default release
+of the time breakdown, ``--rounds`` times in ONE process through `bayesdp.cli.main`, at epsilon 1, 1.01, 1.02, ...
+(each round plans afresh: no round reuses another's GDP inversion), each against its own ledger, with the same
+sampling profiler; the first round is cold.  ``overhead_s`` is a round's time less its ``chain`` share (the
+sampler's Python and the device work it waits for), the part the target bounds.
+
 Utility (``--utility``): for the demo model (logistic regression on the bundled Breast Cancer data, prior scale 0.5) the
 chain runs once; then, for each statistic (``profiles``: P(malignant) at the two public reference
 records; ``coefficients``: the 30 coefficient means) and each eps in {0.1, 1, 10}, ``--repeats``
@@ -68,13 +74,16 @@ def add_arguments(parser) -> None:
         >>> p = argparse.ArgumentParser(prog="bayesdp bench release")
         >>> add_arguments(p)
         >>> vars(p.parse_args([]))
-        {'utility': False, 'last_draw': False, 'rounds': 3, 'size': 10000, 'dim': 10, 'repeats': 200, 'num_steps': 4000, 'prior_scale': 0.5, 'seed': 0}
+        {'utility': False, 'last_draw': False, 'warm': False, 'rounds': 3, 'size': 10000, 'dim': 10, 'repeats': 200, 'num_steps': 4000, 'prior_scale': 0.5, 'seed': 0}
     """
 
     parser.add_argument("--utility", action="store_true", help="the utility benchmark instead of the time breakdown")
     parser.add_argument("--last-draw", action="store_true",
                         help="last-draw calibrate + release, --rounds times in one process (cold, then warm)")
-    parser.add_argument("--rounds", type=ARG_TYPES[int], default=3, help="--last-draw: rounds in the one process")
+    parser.add_argument("--warm", action="store_true",
+                        help="the default release --rounds times in one process (cold, then warm)")
+    parser.add_argument("--rounds", type=ARG_TYPES[int], default=3,
+                        help="--last-draw, --warm: rounds in the one process")
     parser.add_argument("--size", type=ARG_TYPES[int], default=10_000, help="time breakdown: records m")
     parser.add_argument("--dim", type=ARG_TYPES[int], default=10, help="time breakdown: features d")
     parser.add_argument("--repeats", type=ARG_TYPES[int], default=200, help="--utility: releases per (statistic, eps)")
@@ -114,6 +123,8 @@ def run(args) -> dict:
     from ..publish.methods.base import ChainSource
     if getattr(args, "last_draw", False):
         return _last_draw(args)
+    if getattr(args, "warm", False):
+        return _warm(args)
     if not getattr(args, "utility", False):
         return _breakdown(args)
 
@@ -280,9 +291,7 @@ def _breakdown(args) -> dict:
         for i, (label, where) in enumerate((("cold", cache), ("warm", cache), ("off", "off"))):
             # the default release a user types (delta > 0: at delta = 0 only the coupling release applies, and at
             # m = 1e4, epsilon = 1 it is predicted worse than the prior and refused, docs/release.md §12)
-            argv = ["release", "logistic", "--data", data, "--domain", "X.norm=1", "y.values=0,1", "--epsilon", "1",
-                    "--delta", "1e-6", "--ledger", os.path.join(tmp, f"ledger-{i}.json"), "--budget", "10",
-                    "--budget-delta", "1e-5", "--num-steps", str(int(args.num_steps)), "--json"]
+            argv = _default_release(data, os.path.join(tmp, f"ledger-{i}.json"), "1", args.num_steps)
             t0 = time.perf_counter()
             r = subprocess.run([sys.executable, "-c", _CHILD, where, json.dumps(argv)], capture_output=True,
                                text=True, env=env)
@@ -298,6 +307,55 @@ def _breakdown(args) -> dict:
     return out
 
 
+def _default_release(data: str, ledger: str, epsilon: str, num_steps: int) -> list:
+    """The argv of the default release the time breakdown measures."""
+    return ["release", "logistic", "--data", data, "--domain", "X.norm=1", "y.values=0,1", "--epsilon", epsilon,
+            "--delta", "1e-6", "--ledger", ledger, "--budget", "10", "--budget-delta", "1e-5",
+            "--num-steps", str(int(num_steps)), "--json"]
+
+
+def _child(tmp: str, argvs: list, what: str) -> dict:
+    """Run ``argvs`` in one fresh `_CHILD` process (compilation cache in ``tmp``): its JSON."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JAX_COMPILATION_CACHE")}
+    env.pop("BAYESDP_JAX_CACHE", None)
+    r = subprocess.run([sys.executable, "-c", _CHILD, os.path.join(tmp, "jax-cache"), json.dumps(argvs)],
+                       capture_output=True, text=True, env=env)
+    if r.returncode != 0 or not r.stdout.strip():
+        raise RuntimeError(f"bench release {what}: the process failed: {r.stderr.strip()[-2000:]}")
+    res = json.loads(r.stdout.strip().splitlines()[-1])
+    if res["rc"] != 0:
+        raise RuntimeError(f"bench release {what}: a command exited {res['rc']}: {r.stderr.strip()[-2000:]}")
+    return res
+
+
+def _sizes(args, min_rounds: int) -> tuple[int, int, int]:
+    """``(m, d, rounds)`` of the options, refused below 2 records, 1 feature or ``min_rounds`` rounds."""
+    m, d, rounds = int(args.size), int(args.dim), int(getattr(args, "rounds", 3))
+    if m < 2 or d < 1 or rounds < min_rounds:
+        raise AssumptionError(f"--size {m} / --dim {d} / --rounds {rounds}: need at least 2 records, 1 feature "
+                              f"and {min_rounds} round{'s' if min_rounds > 1 else ''}"
+                              f"{' (the first is cold)' if min_rounds > 1 else ''}")
+    return m, d, rounds
+
+
+def _warm(args) -> dict:
+    """The default release ``--rounds`` times in one fresh process (cold, then warm)."""
+    m, d, rounds = _sizes(args, min_rounds=2)
+    out: dict = {"model": "logistic", "size": m, "dim": d, "num_steps": args.num_steps,
+                 "mode": "default release, one process", "target_overhead_s": 0.15, "rounds": []}
+    with tempfile.TemporaryDirectory(prefix="bayesdp-bench-release-") as tmp:
+        data = _write_data(tmp, m, d)
+        argvs = [_default_release(data, os.path.join(tmp, f"ledger-{i}.json"), f"{1 + i / 100:g}", args.num_steps)
+                 for i in range(rounds)]
+        res = _child(tmp, argvs, "--warm")
+    for i, st in enumerate(res["steps"]):
+        out["rounds"].append({"round": i, "warm": i > 0, **st,
+                              "overhead_s": st["seconds"] - st["breakdown_s"].get("chain", 0.0)})
+    out["import_s"] = res["import_s"]
+    out["warm_overhead_s_median"] = float(np.median([r["overhead_s"] for r in out["rounds"] if r["warm"]]))
+    return out
+
+
 def _write_data(tmp: str, m: int, d: int) -> str:
     rng = np.random.default_rng(0)   # synthetic data (a benchmark, not a release of anyone's data)
     X = rng.standard_normal((m, d))
@@ -310,10 +368,7 @@ def _write_data(tmp: str, m: int, d: int) -> str:
 
 def _last_draw(args) -> dict:
     """Last-draw calibrate + release ``--rounds`` times in one fresh process (cold, then warm)."""
-    m, d, rounds = int(args.size), int(args.dim), int(getattr(args, "rounds", 3))
-    if m < 2 or d < 1 or rounds < 1:
-        raise AssumptionError(f"--size {m} / --dim {d} / --rounds {rounds}: need at least 2 records, 1 feature "
-                              "and 1 round")
+    m, d, rounds = _sizes(args, min_rounds=1)
     out: dict = {"model": "logistic", "size": m, "dim": d, "mode": "last draw, one process", "rounds": []}
     with tempfile.TemporaryDirectory(prefix="bayesdp-bench-release-") as tmp:
         data = _write_data(tmp, m, d)
@@ -327,15 +382,7 @@ def _last_draw(args) -> dict:
             argvs.append(["release", *common_i, "--method", "final", "--delta", "1e-5",
                           "--ledger", os.path.join(tmp, f"ledger-{i}.json"), "--budget", "10",
                           "--budget-delta", "1e-3", "--json"])
-        env = {k: v for k, v in os.environ.items() if not k.startswith("JAX_COMPILATION_CACHE")}
-        env.pop("BAYESDP_JAX_CACHE", None)
-        r = subprocess.run([sys.executable, "-c", _CHILD, os.path.join(tmp, "jax-cache"), json.dumps(argvs)],
-                           capture_output=True, text=True, env=env)
-        if r.returncode != 0 or not r.stdout.strip():
-            raise RuntimeError(f"bench release --last-draw: the process failed: {r.stderr.strip()[-2000:]}")
-        res = json.loads(r.stdout.strip().splitlines()[-1])
-        if res["rc"] != 0:
-            raise RuntimeError(f"bench release --last-draw: a command exited {res['rc']}: {r.stderr.strip()[-2000:]}")
+        res = _child(tmp, argvs, "--last-draw")
     steps = res["steps"]
     for i in range(rounds):
         cal, rel = steps[2 * i], steps[2 * i + 1]
@@ -372,6 +419,17 @@ def format_table(res: dict) -> str:
                               if v >= 0.0005)
                 lines.append(f"round {r['round']} ({'warm' if r['warm'] else 'cold'}) {what:<9} {st['seconds']:8.3f}"
                              f"  {b}  ({st['compilations']} compilations)")
+        return "\n".join(lines)
+    if res.get("mode") == "default release, one process":
+        lines = [f"the default release of the logistic model, m = {res['size']}, d = {res['dim']}, "
+                 f"{res['num_steps']} steps, in one process (seconds; target: overhead "
+                 f"{res['target_overhead_s']:g} s warm)",
+                 f"{'round':<10} {'release':>8} {'overhead':>9}  breakdown"]
+        for r in res["rounds"]:
+            b = "  ".join(f"{k} {v:.3f}" for k, v in sorted(r["breakdown_s"].items(), key=lambda kv: -kv[1])
+                          if v >= 0.0005)
+            lines.append(f"{r['round']} ({'warm' if r['warm'] else 'cold'})  {r['seconds']:8.3f} {r['overhead_s']:9.3f}"
+                         f"  {b}  ({r['compilations']} compilations)")
         return "\n".join(lines)
     if "runs" in res:    # the time breakdown
         lines = [f"release of the logistic model, m = {res['size']}, d = {res['dim']} (seconds; fresh processes)",

@@ -45,6 +45,7 @@ import numpy as np
 from ..jax_cache import in_use
 from ..analysis.structure import Affinity, Run, where
 from ..analysis.structure.affinity import A, C, CONST, OTHER
+from ..analysis.session import memo, program_key
 from .potential import _trace
 
 __all__ = ["NotAffine", "affine_in_first_argument", "BernoulliGLM", "detect", "arrays", "arrays_fn",
@@ -152,8 +153,16 @@ def detect(potential) -> tuple[BernoulliGLM | None, str]:
         >>> detect(ModelPotential(linear, data))
         (None, "likelihood site 'obs' is Normal, not BernoulliLogits")
     """
-    import numpyro.distributions as dist
+    # inside one public call (bayesdp.analysis.session) proven once per model, kwargs, data shapes and dtypes: the
+    # proof reads nothing else (the closures take the data as an argument)
+    x64 = bool(jax.config.read("jax_enable_x64"))
+    key, keep = program_key(potential.model, {k: tuple(v.shape) for k, v in potential.data.items()},
+                            {k: v.dtype for k, v in potential.data.items()}, potential.model_kwargs, None)
+    return memo("bernoulli-glm", key + (x64,), lambda: _detect(potential), keep)
 
+
+def _detect(potential) -> tuple[BernoulliGLM | None, str]:
+    import numpyro.distributions as dist
 
     data = potential.data
     m = potential.data_size

@@ -32,6 +32,7 @@ import numpy as np
 from ..errors import AssumptionError, DomainError, ModelError
 from ..analysis.loading import ALIGNMENT, aligned_empty
 from ..analysis.records import traced_abstractly, validate_records
+from ..analysis.session import memo, program_key
 
 __all__ = ["validate_data", "ALIGNMENT", "aligned_empty", "ModelPotential"]
 
@@ -148,8 +149,15 @@ def _trace(model, data, model_kwargs, params=None, key=0, abstract=False):
     if params is not None:
         fn = handlers.substitute(fn, substitute_fn=params)
     if abstract:
+        # inside one public call (bayesdp.analysis.session) the abstract trace of the same model, kwargs, shapes
+        # and dtypes is made once: it reads nothing but those (no params substituted; the seed is in the key)
+        key_kw = program_key(model, {k: np.shape(v) for k, v in data.items()},
+                             {k: getattr(v, "dtype", None) or np.result_type(v) for k, v in data.items()}, model_kwargs, None)
         with contextlib.suppress(Exception):   # traced eagerly below, where the model's own error (if any) is raised
-            return traced_abstractly(lambda d: handlers.trace(fn).get_trace(**d, **model_kwargs), data)
+            trace = lambda: traced_abstractly(lambda d: handlers.trace(fn).get_trace(**d, **model_kwargs), data)
+            if params is not None:
+                return trace()
+            return memo("abstract-trace", key_kw[0] + (key,), trace, key_kw[1])
     return handlers.trace(fn).get_trace(**data, **model_kwargs)
 
 

@@ -18,18 +18,22 @@ from bayesdp.curves import GDP
 from bayesdp.models import logistic
 from bayesdp.publish.spec import ChainOptions, ReleaseSpec
 
-analyze_module = importlib.import_module("bayesdp.analysis.analyze")
+tracing_module = importlib.import_module("bayesdp.analysis.tracing")
+records_module = importlib.import_module("bayesdp.analysis.records")
+potential_module = importlib.import_module("bayesdp.samplers.potential")
+glm_module = importlib.import_module("bayesdp.samplers.glm")
 DOMAIN = Domain.parse(["X.norm=1", "y.values=0,1"])
 
 
 def _counting(monkeypatch):
+    """The model's program traced (its memo missed): (per-record shapes, dtype names) per trace."""
     calls = []
-    real = analyze_module.trace_program
+    real = tracing_module._trace_program
 
     def traced(*a, **k):
-        calls.append((tuple(sorted(a[1].items())), tuple(sorted((k, str(v)) for k, v in a[2].items()))))
+        calls.append((tuple(sorted(a[1].items())), tuple(sorted((k, np.dtype(v).name) for k, v in a[2].items()))))
         return real(*a, **k)
-    monkeypatch.setattr(analyze_module, "trace_program", traced)
+    monkeypatch.setattr(tracing_module, "_trace_program", traced)
     return calls
 
 
@@ -125,7 +129,76 @@ def test_a_release_traces_its_model_once(monkeypatch):
                        allow_uninformative=True)
     res = bayesdp.release(bayesdp.ULA(logistic, domain=DOMAIN), spec, data=data, accountant=acct)
     assert len(calls) == len(set(calls)) == 2 and res.extra["final"]["num_steps"] <= 500
-    assert sorted(dict(c[1])["y"] for c in calls) == ["<class 'jax.numpy.float32'>", "<class 'jax.numpy.int32'>"]
+    assert sorted(dict(c[1])["y"] for c in calls) == ["float32", "int32"]
+
+
+def _abstract_traces(monkeypatch):
+    """Every abstract trace of the model by NumPyro's handlers (records.traced_abstractly, wherever it is called
+    from) and every Bernoulli-GLM proof: the caller's file and function per call."""
+    import sys
+    calls = []
+    real = records_module.traced_abstractly
+
+    def traced(fn, arrays):
+        f = sys._getframe(1)
+        while f.f_code.co_name in ("<lambda>", "memo"):
+            f = f.f_back
+        calls.append(f"{f.f_code.co_filename.rsplit('/', 1)[-1]}:{f.f_code.co_name}")
+        return real(fn, arrays)
+    for mod in (records_module, potential_module):
+        monkeypatch.setattr(mod, "traced_abstractly", traced)
+    real_detect = glm_module._detect
+    monkeypatch.setattr(glm_module, "_detect", lambda pot: calls.append("glm.py:_detect") or real_detect(pot))
+    return calls
+
+
+def test_a_release_traces_each_abstract_program_once(monkeypatch):
+    """The default release validates its data three times (the source, the analysis, the potentials), builds two
+    potentials (the plan's and the sampler's, each tracing one and two records) and proves the Bernoulli GLM for
+    the sampler: inside the call each of these abstract traces and the proof is made once (11 traces and 1 proof
+    before they were shared: analysis/session.py)."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(400, 3))
+    X /= np.linalg.norm(X, axis=1, keepdims=True) * 1.1
+    data = {"X": X.astype(np.float32), "y": (rng.random(400) < 0.5).astype(np.float32)}
+    kernel = bayesdp.ULA(logistic, domain=DOMAIN)
+    spec = ReleaseSpec("mean", epsilon=1.0, delta=1e-6, method="path", chain=ChainOptions(num_steps=300),
+                       allow_uninformative=True)
+    calls = _abstract_traces(monkeypatch)
+    res = bayesdp.release(kernel, spec, data=data, accountant=bayesdp.PrivacyAccountant(budget=2.0,
+                                                                                          budget_delta=1e-5))
+    assert res.extra["method"]["method"] == "path"
+    # potential.py:_trace three times: one record, two records, and the GLM proof's trace at theta = 0
+    assert sorted(calls) == ["glm.py:_detect", "potential.py:_trace", "potential.py:_trace", "potential.py:_trace",
+                             "records.py:_observed_discrete_sites"], calls
+
+
+def _latent_k(X, y, k=2):
+    z = numpyro.sample("z", dist.Normal(0.0, 1.0).expand([k]).to_event(1))
+    with numpyro.plate("data", X.shape[0]):
+        numpyro.sample("obs", dist.Bernoulli(logits=X @ z[:X.shape[1]]), obs=y)
+
+
+def _two_sites(X, y, k=2):
+    z = numpyro.sample("z", dist.Normal(0.0, 1.0).expand([X.shape[1]]).to_event(1))
+    b = numpyro.sample("b", dist.Normal(0.0, 1.0))
+    with numpyro.plate("data", X.shape[0]):
+        numpyro.sample("obs", dist.Bernoulli(logits=X @ z + b), obs=y)
+
+
+def test_the_shared_traces_never_cross_models_keywords_or_shapes():
+    """Inside one call, a potential of another model, another keyword argument or another record shape is traced
+    afresh: its sites are its own."""
+    from bayesdp.samplers import ModelPotential
+    rng = np.random.default_rng(2)
+    data2 = {"X": rng.normal(size=(5, 2)).astype(np.float32), "y": np.ones(5, np.float32)}
+    data3 = {"X": rng.normal(size=(5, 3)).astype(np.float32), "y": np.ones(5, np.float32)}
+    with one_analysis():
+        dims = [ModelPotential(_latent_k, data2, {"k": 2}).dim, ModelPotential(_latent_k, data2, {"k": 4}).dim,
+                ModelPotential(_latent_k, data3, {"k": 3}).dim, ModelPotential(_two_sites, data2, {"k": 2}).dim,
+                ModelPotential(_two_sites, data3, {"k": 2}).dim, ModelPotential(_latent_k, data2, {"k": 2}).dim]
+        names = [s.name for s in ModelPotential(_two_sites, data2, {"k": 2}).sites]
+    assert dims == [2, 4, 3, 3, 4, 2] and names == ["z", "b"]
 
 
 def test_the_calibration_search_is_a_function_of_public_numbers(monkeypatch):

@@ -132,9 +132,19 @@ def test_hierarchical_gaussian_bounds_enclose_the_exact_eigenvalues(seed):
     cond = float(ehi / elo)
     # tight: first order in the condition number (the exact residual refines the float inverse to second order)
     assert elo - lo <= elo * 2e-14 * cond and hi - ehi <= ehi * 1e-13
-    if seed in (1, 8, 13, 18):
-        olo, ohi = _former_widening(n, k, D, term, B)
-        assert ohi < ehi
+
+
+def test_the_former_widening_is_caught_by_these_cases():
+    """The cases above can fail: the former widening's upper end is below the exact largest eigenvalue for some of
+    seeds 1, 8, 13 and 18.  Which ones depends on LAPACK's rounding (OpenBLAS picks its kernels by CPU): all four
+    on one machine, three (by 4e-4, 7e-4 and 1e-5) on another, where seed 18's end is above by 6e-8."""
+    below = []
+    for seed in (1, 8, 13, 18):
+        n, k, D, L, B = _joint_case(seed)
+        _, ehi = _exact_joint(n, k, D, L, B)
+        _, ohi = _former_widening(n, k, D, mvn_prior({"scale_tril": L}), B)
+        below.append(ohi < ehi)
+    assert sum(below) >= 1, below
 
 
 def test_lambda_min_of_singular_and_indefinite_matrices_is_not_overstated():
