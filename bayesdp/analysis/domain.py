@@ -424,58 +424,80 @@ class Domain:
         for name, dom in self._args.items():  # type: ignore[attr-defined]
             if name not in data:
                 continue
-            floating = np.issubdtype(np.asarray(data[name]).dtype, np.floating)
-            a = np.asarray(data[name], dtype=np.float64)
-            m = a.shape[0]
-            flat = a.reshape(m, -1)
-            changed = np.zeros(m, dtype=bool)
-            if dom.values is not None:
-                ok = np.isin(flat, np.asarray(dom.values)).all(axis=1)
-                if not ok.all():
-                    i = int(np.argmin(ok))
-                    bad = flat[i][~np.isin(flat[i], np.asarray(dom.values))][0]
-                    raise DomainError(f"data {name}[{i}] contains {bad:g}, not in the declared {name}.values = "
-                                      f"{{{', '.join(f'{v:g}' for v in dom.values)}}}; fix the data or declare "
-                                      "the values it can take")
-            if dom.lo is not None:
-                bad = (flat < dom.lo) | (flat > dom.hi)
-                rows = bad.any(axis=1)
-                if rows.any():
-                    if not clip:
-                        i = int(np.argmax(rows))
-                        v = flat[i][bad[i]][0]
-                        raise DomainError(f"data {name}[{i}] has entry {v:g} outside the declared [{name}.min, "
-                                          f"{name}.max] = [{dom.lo:g}, {dom.hi:g}]; fix the data or widen the "
-                                          "public bounds" + CLIP_ADVICE.get())
-                    flat = np.clip(flat, dom.lo, dom.hi)
-                    changed |= rows
-            if dom.norm is not None:
-                sq = np.einsum("ij,ij->i", flat, flat)
-                # floating rows normalised to the bound are accepted up to R (1 + NORM_ACCEPT_RTOL) (docstring)
-                limit = dom.norm * (1.0 + NORM_ACCEPT_RTOL) if floating else dom.norm
-                rows = sq > limit * limit
-                if rows.any():
-                    if not clip:
-                        i = int(np.argmax(rows))
-                        raise DomainError(f"data {name}[{i}] has norm {math.sqrt(sq[i]):.9g} > declared "
-                                          f"{name}.norm = {dom.norm:g} (tolerance {NORM_ACCEPT_RTOL:.2g} relative for "
-                                          "floating-point rows); fix the data or declare a larger public bound"
-                                          + CLIP_ADVICE.get())
-                    scale = np.ones(m)
-                    scale[rows] = dom.norm / np.sqrt(sq[rows])
-                    flat = flat * scale[:, None]
-                    # rounding can leave a norm a few ulps above the bound: shrink until it holds
-                    for _ in range(8):
-                        sq = np.einsum("ij,ij->i", flat, flat)
-                        over = sq > dom.norm * dom.norm
-                        if not over.any():
-                            break
-                        flat[over] *= (1.0 - 1e-15)
-                    changed |= rows
+            src = np.asarray(data[name])
+            if not clip:
+                # checked CHECK_ROWS records at a time, each block in float64 as the whole was: the same verdict and
+                # the same first offending record, without a float64 copy of the whole array (twice a float32 data
+                # set: the command line's peak memory, issue 24)
+                rows_of = src.reshape(src.shape[0], -1)
+                for r0 in range(0, max(rows_of.shape[0], 1), CHECK_ROWS):
+                    _check_records(name, dom, rows_of[r0:r0 + CHECK_ROWS], src.dtype, r0, clip=False)
+                continue
+            changed, flat = _check_records(name, dom, src, src.dtype, 0, clip=True)
             if changed.any():
-                out[name] = flat.reshape(a.shape)
+                out[name] = flat.reshape(src.shape)
                 record[name] = int(changed.sum())
         return out, record
+
+
+#: records checked at a time by :meth:`Domain.check` without clipping (a float64 block of 8 MB at 128 features)
+CHECK_ROWS = 8192
+
+
+def _check_records(name: str, dom, arr: np.ndarray, dtype, offset: int, clip: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Check the records ``arr`` of argument ``name`` (record ``offset`` is its first row) against ``dom``, in
+    float64: ``(changed, flat)``, the rows clipping changed and the rows as a float64 (records, entries) array (with
+    ``clip``: clipped into the bounds); an offending record raises :class:`DomainError` naming it (without ``clip``,
+    or for a set of values)."""
+    floating = np.issubdtype(np.dtype(dtype), np.floating)
+    a = np.asarray(arr, dtype=np.float64)
+    m = a.shape[0]
+    flat = a.reshape(m, -1)
+    changed = np.zeros(m, dtype=bool)
+    if dom.values is not None:
+        ok = np.isin(flat, np.asarray(dom.values)).all(axis=1)
+        if not ok.all():
+            i = int(np.argmin(ok))
+            bad = flat[i][~np.isin(flat[i], np.asarray(dom.values))][0]
+            raise DomainError(f"data {name}[{offset + i}] contains {bad:g}, not in the declared {name}.values = "
+                              f"{{{', '.join(f'{v:g}' for v in dom.values)}}}; fix the data or declare "
+                              "the values it can take")
+    if dom.lo is not None:
+        bad = (flat < dom.lo) | (flat > dom.hi)
+        rows = bad.any(axis=1)
+        if rows.any():
+            if not clip:
+                i = int(np.argmax(rows))
+                v = flat[i][bad[i]][0]
+                raise DomainError(f"data {name}[{offset + i}] has entry {v:g} outside the declared [{name}.min, "
+                                  f"{name}.max] = [{dom.lo:g}, {dom.hi:g}]; fix the data or widen the "
+                                  "public bounds" + CLIP_ADVICE.get())
+            flat = np.clip(flat, dom.lo, dom.hi)
+            changed |= rows
+    if dom.norm is not None:
+        sq = np.einsum("ij,ij->i", flat, flat)
+        # floating rows normalised to the bound are accepted up to R (1 + NORM_ACCEPT_RTOL) (docstring)
+        limit = dom.norm * (1.0 + NORM_ACCEPT_RTOL) if floating else dom.norm
+        rows = sq > limit * limit
+        if rows.any():
+            if not clip:
+                i = int(np.argmax(rows))
+                raise DomainError(f"data {name}[{offset + i}] has norm {math.sqrt(sq[i]):.9g} > declared "
+                                  f"{name}.norm = {dom.norm:g} (tolerance {NORM_ACCEPT_RTOL:.2g} relative for "
+                                  "floating-point rows); fix the data or declare a larger public bound"
+                                  + CLIP_ADVICE.get())
+            scale = np.ones(m)
+            scale[rows] = dom.norm / np.sqrt(sq[rows])
+            flat = flat * scale[:, None]
+            # rounding can leave a norm a few ulps above the bound: shrink until it holds
+            for _ in range(8):
+                sq = np.einsum("ij,ij->i", flat, flat)
+                over = sq > dom.norm * dom.norm
+                if not over.any():
+                    break
+                flat[over] *= (1.0 - 1e-15)
+            changed |= rows
+    return changed, flat
 
 
 def norm_bound(radius: float) -> dict:

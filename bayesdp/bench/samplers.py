@@ -36,7 +36,10 @@ reported separately):
   measure the command line's path, from reading a file (:func:`bayesdp.analysis.loading.load_data`) to the end
   of the run: an NPZ file of float32 members, one of float64 members (cast block by block while reading) and
   a Parquet file of float64 columns (cast column by column); ``data_bytes`` is the float32 data the chain
-  reads.  On a GPU the device's ``peak_bytes_in_use`` over the data size is reported as well.
+  reads.  The ``bayesdp sample`` rows (:func:`cli_memory_row`) run the command itself on an NPZ file in a fresh
+  process, from after its imports and JAX's first operation to its end (the domain check, the certification
+  and the NetCDF output included); a command has no warm-up, so their ``peak_over_data`` is the cold figure.
+  On a GPU the device's ``peak_bytes_in_use`` over the data size is reported as well.
 * Speed rows carry their A/B pairs: ``pair_ratios`` (per interleaved round, the reference's time over
   bayesdp's) and ``ratio_median_of_pairs``, besides ``ratio`` (the ratio of the two medians).
 """
@@ -52,7 +55,7 @@ import numpy as np
 import platform
 
 __all__ = ["NAME", "HELP", "ULA_FORMS", "add_arguments", "model", "reference_ula", "reference_sgld", "device_info",
-           "copy_bandwidth", "run", "memory_row", "format_table"]
+           "copy_bandwidth", "run", "memory_row", "cli_memory_row", "format_table"]
 
 NAME = "samplers"
 HELP = "ULA/SGLD steps per second vs hand-written JAX and BlackJAX (same run)"
@@ -491,6 +494,7 @@ def run(args) -> dict:
         out["memory"] = [memory_row(kind, size, aligned) for kind in ("ula", "sgld") for aligned in (True, False)]
         out["memory"] += [memory_row(kind, size, source=src) for src in ("npz", "npz64", "parquet")
                           for kind in ("ula", "sgld")]
+        out["memory"] += [cli_memory_row(kind, size) for kind in ("ula", "sgld")]
     return out
 
 
@@ -589,6 +593,75 @@ if "peak_bytes_in_use" in stats:
     row["device_peak_over_data"] = stats["peak_bytes_in_use"] / nbytes
 print(json.dumps(row))
 """
+
+
+# ``bayesdp sample`` itself, in a fresh process, on an NPZ file written by the parent: the command line's memory
+_CLI_MEMORY_SCRIPT = r"""
+import json, os, sys, contextlib, io
+kind, path, out, nbytes = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+def status(key):
+    for line in open("/proc/self/status"):
+        if line.startswith(key + ":"):
+            return int(line.split()[1]) * 1024
+import bayesdp.cli, jax, jax.numpy as jnp, numpyro
+jnp.zeros(1).block_until_ready()   # the baseline of the other rows' cold figure: imports and JAX's first operation
+base = status("VmRSS")
+argv = ["sample", "logistic", "--data", path, "--domain", "X.norm=1", "y.values=0,1", "--seed", "0", "--json",
+        "--out", out] + (["--sampler", "ula", "--step-size", "1e-6", "--num-steps", "20"] if kind == "ula" else
+                         ["--sampler", "sgld", "--step-size", "1e-6", "--num-steps", "200", "--batch-size", "100",
+                          "--clip-norm", "1"])
+with contextlib.redirect_stdout(io.StringIO()) as got:
+    rc = bayesdp.cli.main(argv)
+peak = status("VmHWM")
+res = json.loads(got.getvalue()) if rc == 0 else {}
+print(json.dumps({"sampler": kind, "data_size": None, "dim": 100, "chains": 1, "aligned": True, "rc": rc,
+                  "data_bytes": nbytes, "source": "bayesdp sample (npz file)", "peak_over_data": (peak - base) / nbytes,
+                  "peak_over_data_cold": (peak - base) / nbytes, "fixed_overhead_bytes": 0,
+                  "steps_per_s": (res.get("timing") or {}).get("steps_per_s")}))
+"""
+
+
+def cli_memory_row(kind: str = "sgld", data_size: int = 1_000_000) -> dict:
+    """Peak memory of ``bayesdp sample`` itself (``kind`` "ula" or "sgld", as :func:`memory_row`) on an NPZ file of
+    ``data_size`` records, d = 100, float32, in a fresh process: from after its imports and JAX's first operation
+    to the end of the command (loading, the domain check, certification, the run and the NetCDF output).  The
+    file is written by this process, so none of its making is counted.
+
+    Args:
+        kind: ``"ula"`` or ``"sgld"``.
+        data_size: the number of records.
+
+    Returns:
+        a result row (``peak_over_data``, the same as ``peak_over_data_cold``: a command has no warm-up), or one
+        with ``"error"``.
+
+    Examples:
+        Not run here (writes the file, then a fresh process loads it and compiles: several seconds):
+
+        >>> cli_memory_row("sgld", 200_000)["peak_over_data"] <= 1.5      # doctest: +SKIP
+        True
+    """
+    import os
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="bayesdp-bench-memory-") as tmp:
+        X, y = _data(int(data_size), 100)          # |x| < 1, y in {0, 1}: the domain the command declares
+        path = os.path.join(tmp, "data.npz")
+        np.savez(path, X=X, y=y)
+        nbytes = X.nbytes + y.nbytes
+        del X, y
+        out = subprocess.run([sys.executable, "-c", _CLI_MEMORY_SCRIPT, kind, path, os.path.join(tmp, "out.nc"),
+                              str(nbytes)], capture_output=True, text=True, timeout=1200)
+    if out.returncode or not out.stdout.strip():
+        return {"sampler": kind, "data_size": data_size, "source": "bayesdp sample (npz file)",
+                "error": (out.stderr.strip().splitlines() or ["no output"])[-1]}
+    row = json.loads(out.stdout.strip().splitlines()[-1])
+    if row.pop("rc"):
+        return {"sampler": kind, "data_size": data_size, "source": "bayesdp sample (npz file)",
+                "error": (out.stderr.strip().splitlines() or ["the command failed"])[-1]}
+    row["data_size"] = int(data_size)
+    row["target"] = "<= 2 (ULA), <= 1.2 (SGLD): the command line at m = 1e6, d = 100"
+    return row
 
 
 def memory_row(kind: str = "sgld", data_size: int = 2_000_000, aligned: bool = True, npz: bool = False,

@@ -213,6 +213,8 @@ def run(args) -> int:
                                   f"{plan.data_size} records; this run ({m} records) is certified at epsilon {eps}: "
                                   "calibrate a plan for this data")
     sampler.run(args.seed)   # None: OS CSPRNG keys; a seed: reproducible, marked in every output
+    sampler.free_data()      # the records are not needed for the outputs: ArviZ and the writer don't sit on them
+    del data
     if jax.process_index() != 0:   # several processes: every one holds the same draws; process 0 reports
         return 0
     if args.out:

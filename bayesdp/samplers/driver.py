@@ -936,6 +936,31 @@ class Sampler:
         return (sharding.place(keys, None, sharding.RECORDS), sharding.place(positions, None, sharding.RECORDS),
                 self._placed_data)
 
+    def free_data(self) -> None:
+        """Drop this sampler's references to the records (the draws, the certificate, the settings and the timing
+        stay).  ``bayesdp sample`` calls it after the run, before it imports ArviZ and writes its outputs, so that
+        their memory does not add to the data's (the command's peak memory, issue 24).  A later :meth:`run` is
+        refused: build a new sampler.
+
+        Examples:
+            >>> import numpy as np
+            >>> from bayesdp.models import logistic
+            >>> X = np.array([[0.6, 0.8], [1.0, 0.0]], np.float32); y = np.array([1.0, 0.0], np.float32)
+            >>> s = Sampler(logistic, {"X": X, "y": y}, step_size=0.01, num_steps=5, uncertified=True).run(0)
+            >>> s.free_data(); s.get_samples()["w"].shape
+            (1, 2)
+            >>> s.run(0)
+            Traceback (most recent call last):
+            ...
+            bayesdp.errors.AssumptionError: this sampler's records were freed (free_data()): build a new Sampler to run again
+        """
+        self.potential.data = None
+        self._placed_data = None
+        self._glm_cache = {}
+        handle = getattr(self, "_host_handle", None)
+        if handle is not None:
+            _HOST_DATA.pop(handle, None)
+
     def run(self, rng_key=None) -> "Sampler":
         """Run the chains; raise :class:`DivergenceError` (no output kept) if a chain diverges.
 
@@ -955,6 +980,8 @@ class Sampler:
             AssumptionError: an int seed out of range.
         """
         c = self.config
+        if self.potential.data is None:
+            raise AssumptionError("this sampler's records were freed (free_data()): build a new Sampler to run again")
         self._released = None
         rng_key, self.key_source = resolve_key(rng_key)
         self.certificate["chain_keys"] = self.key_source

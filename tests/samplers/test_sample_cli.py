@@ -111,3 +111,22 @@ def test_shard_data_and_no_copy_options(npz, capsys):
     assert rc == 0
     cert = json.loads(capsys.readouterr().out)["certificate"]
     assert "records split over 1 device(s) in 1 process(es): 80 rows per device" in cert["assumptions"]["placement"]
+
+
+def test_the_outputs_are_written_after_the_records_are_freed(npz, tmp_path, capsys, monkeypatch):
+    """``bayesdp sample`` drops the records before it imports ArviZ and writes the NetCDF file (issue 24: the
+    command's peak memory); the outputs need only the draws and the certificate."""
+    pytest.importorskip("h5py")
+    from bayesdp.commands import sample as sample_cmd
+
+    seen = []
+    real = sample_cmd._write_netcdf
+
+    def write(sampler, args):
+        seen.append(sampler.potential.data)
+        return real(sampler, args)
+    monkeypatch.setattr(sample_cmd, "_write_netcdf", write)
+    rc = main(["sample", "logistic", "--data", npz, *DOMAIN, "--sampler", "ula", "--step-size", "1e-3",
+               "--num-steps", "20", "--out", str(tmp_path / "run.nc"), "--json"])
+    assert rc == 0 and seen == [None]
+    assert json.loads(capsys.readouterr().out)["samples_shape"]["w"] == [1, 1, 3]
