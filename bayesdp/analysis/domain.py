@@ -440,8 +440,8 @@ class Domain:
         return out, record
 
 
-#: records checked at a time by :meth:`Domain.check` without clipping (a float64 block of 8 MB at 128 features)
-CHECK_ROWS = 8192
+#: records checked at a time by :meth:`Domain.check` without clipping (a float64 block of 2 MB at 128 features)
+CHECK_ROWS = 2048
 
 
 def _check_records(name: str, dom, arr: np.ndarray, dtype, offset: int, clip: bool) -> tuple[np.ndarray, np.ndarray]:

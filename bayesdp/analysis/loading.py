@@ -32,6 +32,7 @@ from numpy.lib import format as npformat
 from ..errors import AssumptionError, DomainError, ModelError
 
 __all__ = ["builtin_models", "data_format", "load_data", "load_model", "exec_user_file", "aligned_empty",
+           "aligned_zeros", "record_shapes",
            "sampler_float_dtype", "ALIGNMENT", "FLOAT32_MAX"]
 
 #: File name endings :func:`load_data` reads, by format.
@@ -263,7 +264,74 @@ def load_data(path: str, x_columns: str | None = None, y_column: str | None = No
 
 #: XLA:CPU uses a host array in place only at this alignment (bytes); otherwise JAX copies it once
 ALIGNMENT = 64
-_NPZ_BLOCK = 1 << 24  # bytes read from an NPZ member at a time
+# bytes read from an NPZ member at a time: a zip member's readinto reads into a temporary bytes object first, and
+# temporaries of 16 MB were kept by the allocator beside the data (the command line's peak memory, issue 24)
+_NPZ_BLOCK = 1 << 20
+
+
+def record_shapes(path: str, x_columns: str | None = None, y_column: str | None = None, x_name: str = "X",
+                  y_name: str = "y") -> dict[str, tuple[tuple[int, ...], np.dtype]] | None:
+    """The shapes and dtypes :func:`load_data` (float type ``"samplers"``) would return for ``path``, read from the
+    file's headers without reading its values: ``{name: (shape, dtype)}``, or ``None`` where that is not known
+    without reading the file (CSV; a file that cannot be read: :func:`load_data` then says why).
+
+    Args:
+        path: an NPZ or Parquet file.
+        x_columns: Parquet: the comma-separated feature columns.
+        y_column: Parquet: the response column.
+        x_name: the model argument the features go to.
+        y_name: the model argument the responses go to.
+
+    Returns:
+        ``{name: (shape, dtype)}`` or ``None``.
+
+    Examples:
+        >>> import pathlib, tempfile
+        >>> p = str(pathlib.Path(tempfile.mkdtemp()) / "d.npz")
+        >>> np.savez(p, X=np.zeros((5, 3)), y=np.zeros(5, np.int64))
+        >>> {k: (s, str(t)) for k, (s, t) in record_shapes(p).items()}
+        {'X': ((5, 3), 'float32'), 'y': ((5,), 'int64')}
+    """
+    floating = sampler_float_dtype()
+    try:
+        kind = data_format(path)
+        if kind == "npz":
+            return {name: (tuple(int(n) for n in shape), np.dtype(floating if cast else dtype))
+                    for name, _, shape, _, dtype, cast in _npz_members(path, floating)}
+        if kind == "parquet":
+            from pyarrow import parquet as pq
+
+            rows = int(pq.ParquetFile(path).metadata.num_rows)
+            x_cols = [c for c in (x_columns or "").split(",") if c.strip()]
+            out = {}
+            if x_cols:
+                out[x_name] = ((rows, len(x_cols)), np.dtype(floating))
+            if y_column is not None and y_column.strip():
+                out[y_name] = ((rows,), np.dtype(floating))
+            return out or None
+    except Exception:  # noqa: BLE001 - unknown: load_data reads the file and reports what is wrong with it
+        return None
+    return None
+
+
+def aligned_zeros(shape, dtype=np.float32, alignment: int = ALIGNMENT) -> np.ndarray:
+    """As :func:`aligned_empty`, filled with zeros by the allocator (``calloc``): a large one takes no memory until
+    it is written (the operating system's zero pages), so a program can be built on its shape and dtype.
+
+    Args:
+        shape: the array's shape.
+        dtype: its NumPy dtype.
+        alignment: the alignment of its first byte, in bytes.
+
+    Returns:
+        a writable array of zeros.
+
+    Examples:
+        >>> Z = aligned_zeros((1000, 3), np.float32)
+        >>> float(abs(Z).max()), Z.ctypes.data % 64
+        (0.0, 0)
+    """
+    return _aligned(np.zeros, shape, dtype, alignment)
 
 
 def aligned_empty(shape, dtype=np.float32, alignment: int = ALIGNMENT) -> np.ndarray:
@@ -289,10 +357,14 @@ def aligned_empty(shape, dtype=np.float32, alignment: int = ALIGNMENT) -> np.nda
         >>> X.shape, X.dtype, X.ctypes.data % 64
         ((1000, 3), dtype('float32'), 0)
     """
+    return _aligned(np.empty, shape, dtype, alignment)
+
+
+def _aligned(alloc, shape, dtype, alignment: int) -> np.ndarray:
     shape = tuple(int(n) for n in np.atleast_1d(shape))
     dtype = np.dtype(dtype)
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    buf = np.empty(nbytes + alignment, np.uint8)
+    buf = alloc(nbytes + alignment, np.uint8)
     offset = (-buf.ctypes.data) % alignment
     return buf[offset:offset + nbytes].view(dtype).reshape(shape)
 
@@ -346,24 +418,32 @@ def _read_npz(path: str, floating: np.dtype = np.dtype(np.float64)) -> dict[str,
     the float32 buffer (one copy of the data, not a float64 one and then a float32 one).  Object arrays are
     refused (no pickles), as ``np.load(allow_pickle=False)``."""
     out = {}
+    for name, fh, shape, fortran, dtype, cast in _npz_members(path, floating):
+        if dtype.hasobject:
+            raise ValueError(f"array {name!r} holds Python objects (pickles are not read)")
+        shape = shape[::-1] if fortran else shape
+        arr = aligned_empty(shape, floating if cast else dtype)
+        if cast:
+            _read_cast(fh, arr.reshape(-1), dtype, path, name)
+        else:
+            _read_into(fh, memoryview(arr.reshape(-1).view(np.uint8)), name)
+        out[name] = arr.T if fortran else arr
+    return out
+
+
+def _npz_members(path: str, floating: np.dtype):
+    """Each member of the NPZ file: ``(name, open member read up to its values, shape, fortran order, stored
+    dtype, cast)``; ``cast``: float64 values read into the float type ``floating`` (float32)."""
     with zipfile.ZipFile(path) as zf:
         for info in zf.infolist():
             name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
             with zf.open(info) as fh:
                 version = npformat.read_magic(fh)
-                read_header = npformat.read_array_header_1_0 if version == (1, 0) else npformat.read_array_header_2_0
+                read_header = npformat.read_array_header_1_0 if version == (1, 0) else \
+                    npformat.read_array_header_2_0
                 shape, fortran, dtype = read_header(fh)
-                if dtype.hasobject:
-                    raise ValueError(f"array {name!r} holds Python objects (pickles are not read)")
-                shape = shape[::-1] if fortran else shape
-                cast = dtype.kind == "f" and dtype.itemsize == 8 and floating == np.float32
-                arr = aligned_empty(shape, floating if cast else dtype)
-                if cast:
-                    _read_cast(fh, arr.reshape(-1), dtype, path, name)
-                else:
-                    _read_into(fh, memoryview(arr.reshape(-1).view(np.uint8)), name)
-            out[name] = arr.T if fortran else arr
-    return out
+                yield (name, fh, shape, fortran, dtype,
+                       dtype.kind == "f" and dtype.itemsize == 8 and floating == np.float32)
 
 
 def _read_into(fh, view: memoryview, name: str) -> None:

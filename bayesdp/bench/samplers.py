@@ -47,9 +47,11 @@ reported separately):
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import numpy as np
 import platform
@@ -641,9 +643,6 @@ def cli_memory_row(kind: str = "sgld", data_size: int = 1_000_000) -> dict:
         >>> cli_memory_row("sgld", 200_000)["peak_over_data"] <= 1.5      # doctest: +SKIP
         True
     """
-    import os
-    import tempfile
-
     with tempfile.TemporaryDirectory(prefix="bayesdp-bench-memory-") as tmp:
         X, y = _data(int(data_size), 100)          # |x| < 1, y in {0, 1}: the domain the command declares
         path = os.path.join(tmp, "data.npz")
