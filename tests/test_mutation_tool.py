@@ -67,7 +67,8 @@ def test_the_exit_codes_are_mutmuts():
         "killed", "survived", "no tests", "timeout"]
 
 
-def test_spawn_runs_each_mutant_in_a_fresh_process_and_writes_mutmuts_verdicts(tmp_path):
+@pytest.mark.parametrize("workers", [1, 2])
+def test_spawn_runs_each_mutant_in_a_fresh_process_and_writes_mutmuts_verdicts(tmp_path, workers):
     pytest.importorskip("mutmut")
     _package(tmp_path)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MUTANT_UNDER_TEST")}
@@ -75,7 +76,8 @@ def test_spawn_runs_each_mutant_in_a_fresh_process_and_writes_mutmuts_verdicts(t
     names = mt.mutant_names(tmp_path, "pkg/m.py")
     assert names == ["pkg.m.x_f__mutmut_1", "pkg.m.x_f__mutmut_2"]
     lines = []
-    verdicts = mt.run_spawned(tmp_path, "pkg/m.py", names, ["tests/test_m.py"], env, timeout=120, log=lines.append)
+    verdicts = mt.run_spawned(tmp_path, "pkg/m.py", names, ["tests/test_m.py"], env, timeout=120, log=lines.append,
+                              workers=workers)
     assert sorted(verdicts.values()) == [mt.SURVIVED, mt.KILLED]
     # the summary (mutmut's own reading of the .meta file) names the survivor by its diff: `x + 2`
     s = mt.summarize(tmp_path)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import concurrent.futures
 import fnmatch
 import json
 import os
@@ -40,6 +41,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import tomllib
 from pathlib import Path
@@ -386,7 +388,7 @@ def pytest_command(workdir: Path, tests: list[str]) -> list[str]:
 
 
 def run_spawned(workdir: Path, target: str, names: list[str], tests: list[str], env: dict[str, str],
-                timeout: float | None = None, log=print) -> dict[str, int]:
+                timeout: float | None = None, log=print, workers: int = 1) -> dict[str, int]:
     """Run each mutant of ``names`` in a fresh pytest process (``MUTANT_UNDER_TEST`` set to its name, cwd
     ``workdir/mutants``) and record its exit code (``classify``) and duration in mutmut's ``.meta`` file.
 
@@ -417,7 +419,9 @@ def run_spawned(workdir: Path, target: str, names: list[str], tests: list[str], 
         f"limit {limit:.0f} s each")
     meta_file = meta_path(workdir, target)
     verdicts: dict[str, int] = {}
-    for i, name in enumerate(names, 1):
+    lock = threading.Lock()
+
+    def one(i: int, name: str) -> None:
         t0 = time.monotonic()
         rc, timed_out, out = _pytest(cmd, cwd, {**env, "MUTANT_UNDER_TEST": name}, limit)
         try:
@@ -425,14 +429,20 @@ def run_spawned(workdir: Path, target: str, names: list[str], tests: list[str], 
         except RuntimeError as e:
             raise SystemExit(f"tools/mutation.py: {name}: {e}\n{out}") from None
         took = time.monotonic() - t0
-        verdicts[name] = code
-        meta = json.loads(meta_file.read_text())
-        meta["exit_code_by_key"][name] = code
-        meta["durations_by_key"][name] = took
-        meta_file.write_text(json.dumps(meta, indent=4))
-        verdict = {KILLED: "killed", SURVIVED: "survived", TIMEOUT: "timeout", NO_TESTS: "no tests"}[code]
-        by = [ln.split(" - ")[0] for ln in out.splitlines() if ln.startswith(("FAILED ", "ERROR "))][:1]
-        log(f"   [{i}/{len(names)}] {name}: {verdict} ({took:.1f} s){' by ' + by[0] if by else ''}")
+        with lock:     # one writer of the .meta file at a time
+            verdicts[name] = code
+            meta = json.loads(meta_file.read_text())
+            meta["exit_code_by_key"][name] = code
+            meta["durations_by_key"][name] = took
+            meta_file.write_text(json.dumps(meta, indent=4))
+            verdict = {KILLED: "killed", SURVIVED: "survived", TIMEOUT: "timeout", NO_TESTS: "no tests"}[code]
+            by = [ln.split(" - ")[0] for ln in out.splitlines() if ln.startswith(("FAILED ", "ERROR "))][:1]
+            log(f"   [{i}/{len(names)}] {name}: {verdict} ({took:.1f} s){' by ' + by[0] if by else ''}")
+
+    # each mutant is its own process: ``workers`` of them at a time (--max-children)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, int(workers))) as pool:
+        for f in [pool.submit(one, i, name) for i, name in enumerate(names, 1)]:
+            f.result()
     return verdicts
 
 
@@ -505,7 +515,8 @@ def main(argv: list[str] | None = None) -> int:
                 chosen = select(mutant_names(workdir, MODULES[module][0]), names)
                 tests = args.tests.split(",") if args.tests else MODULES[module][1]
                 t0 = time.monotonic()
-                run_spawned(workdir, MODULES[module][0], chosen, tests, env, args.timeout)
+                run_spawned(workdir, MODULES[module][0], chosen, tests, env, args.timeout,
+                            workers=args.max_children)
                 print(f"tools/mutation.py: {len(chosen)} mutants in {time.monotonic() - t0:.0f} s")
             else:
                 r = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children",
