@@ -650,3 +650,144 @@ def test_select_conditions_combined_with_or_and_not():
     # r - 1 above 1, 5 below -1, 0 between: a jump at -1 (5 against 0)
     assert not _grad_ok(lambda t: (lambda r: jnp.select([~(r <= 1.0), r < -1.0], [r - 1.0, 5.0], 0.0))(
         t * 4.0 - 2.0))
+
+
+def test_a_guard_is_read_as_its_value_only_when_both_cases_are_that_value():
+    """``jnp.piecewise`` guards each function's argument as ``select_n(p, stop_gradient(x), x)``: ``x``'s value
+    everywhere (``switch.guarded``). A select whose first case is ``stop_gradient`` of another value, or another
+    function of ``x``, is no such guard: where ``p`` is False its value is that other one. ``f(t) = where(t > -1,
+    g(t), t)`` with ``g(t) = where(t > 0, t, h(t))``: at the outer switch ``t = -1`` the cases are ``g(-1) = h(-1)
+    = 1`` and ``-1``, a jump of 2; read as ``t`` the inner select would give ``-1`` there, and no jump (a
+    continuity claim the mutants ``guarded`` 23 and 24 of docs/mutation.md made)."""
+    sel = jax.lax.select           # select_n at the top of the program, as jnp.piecewise writes its guard
+    for h in (lambda t: jax.lax.stop_gradient(-t), lambda t: -t):
+        assert not _grad_ok(lambda t: sel(t > -1.0, sel(t > 0.0, t, h(t)), t))
+    # the same shape without the jump (the outer case -t is 1 at -1, as |t| is): proven continuous
+    assert _grad_ok(lambda t: sel(t > -1.0, sel(t > 0.0, t, -t), -t))
+    # stop_gradient of a constant (its zero derivative is the true one): g(t) = relu(t) is 0 at -1, the outer case
+    # t is -1 there: a jump; with the outer case 0 instead there is none
+    zero = lambda t: jax.lax.stop_gradient(jnp.zeros_like(t))
+    assert not _grad_ok(lambda t: sel(t > -1.0, sel(t > 0.0, t, zero(t)), t))
+    assert _grad_ok(lambda t: sel(t > -1.0, sel(t > 0.0, t, zero(t)), jnp.zeros_like(t)))
+
+
+# ---------------------------------------------------------------------------
+# the survivors of the 2026-11-27 mutation run of switch.py (docs/mutation.md, "switch"): each select below is
+# decided by hand; the comment says which wrong claim a mutant made
+
+
+def test_every_condition_must_be_a_comparison_or_a_combination_of_them():
+    """``(t > 0) ^ (t > 1)`` (xor, true on (0, 1]) switches at 0 and 1 but is no and/or/not of comparisons: its
+    switch points are not collected, so the select is refused. The case it chooses jumps by 5 at 0; the other
+    condition's switch at -1 is continuous. (``_comparisons`` returning True for it: proven continuous.)"""
+    xor = jnp.logical_xor
+    assert not _grad_ok(lambda t: jnp.select([t < -1.0, xor(t > 0.0, t > 1.0)], [t, t + 5.0], default=t))
+    # the same select with the combination written as and/not: its switches are read, and the jump found
+    assert not _grad_ok(lambda t: jnp.select([t < -1.0, (t > 0.0) & ~(t > 1.0)], [t, t + 5.0], default=t))
+    assert _grad_ok(lambda t: jnp.select([t < -1.0, (t > 0.0) & ~(t > 1.0)], [t, t], default=t))
+    # a condition chosen by a where (t > 1 or t < -1): the index is evaluated exactly at any point, but its switches
+    # at -1 and 1 (jumps by 5) are not among the leaves of the other condition (at -5, where the cases meet)
+    picked = lambda t: jnp.where(t > 0.0, t > 1.0, t < -1.0)
+    assert not _grad_ok(lambda t: jnp.select([t < -5.0, picked(t)], [t + 5.0, t + 5.0], default=t))
+
+
+def test_a_condition_nested_deeper_than_the_combination_limit_is_not_read():
+    """``(t > 0) & (t > -1) & ... & (t > -39)`` is ``t > 0``, its leaf ``t > 0`` 39 and-s deep, past the 32 that
+    ``_comparisons`` follows: refused, although its case jumps only there (at 0, by 1). (Returning True past the
+    limit: the leaves above it switch at -39..-7, where nothing jumps: proven continuous.)"""
+    def deep(t):
+        c = t > 0.0
+        for k in range(1, 40):
+            c = c & (t > -float(k))
+        return c
+    assert not _grad_ok(lambda t: jnp.select([deep(t)], [t + 1.0], default=t))
+
+
+def test_an_index_of_another_shape_or_not_a_select_s_is_refused():
+    """A scalar index over vector cases (theta's first coordinate picks the case of every coordinate) and an index
+    counted by hand (``(t > 0) + (t > 1)``) are not the index ``jnp.select`` builds: refused, and both jump (by 1
+    at t[0] = 0; by 1 at 0 and at 1). (``continuous_select`` returning True for them: proven continuous.)"""
+    def scalar_index(t):
+        j = jnp.argmax(jnp.stack([False, t[0] < 0.0]))
+        return jax.lax.select_n(j, t, t + 1.0)
+    assert not _grad_ok(scalar_index)
+    counted = lambda t: jax.lax.select_n((t > 0.0).astype(jnp.int32) + (t > 1.0).astype(jnp.int32), t, t + 1.0,
+                                         t + 2.0)
+    assert not _grad_ok(counted)
+
+
+def test_conditions_on_the_same_value_computed_twice_are_read_together():
+    """``2 t`` computed twice (two equations, one value): the conditions' switches at -1 and 1 are matched to one
+    base by value (``_same``), and the Huber-like cases meet at both (0.5). (Matching by identity only: refused.)"""
+    def huber2(t):
+        r1, r2 = t * 2.0, t * 2.0
+        return jnp.select([r1 < -1.0, r2 > 1.0], [-r1 - 0.5, r2 - 0.5], default=r1 * r1 / 2.0)
+    assert _grad_ok(huber2)
+
+
+def test_every_case_must_be_finite_where_it_is_not_chosen():
+    """The default ``(t - 1)(t - 2) / t + t`` is chosen on [1, 2] and meets the other cases there (1 at 1, 2 at 2),
+    but is infinite at 0, where it is not chosen: reverse mode multiplies it by zero there (NaN). Refused.
+    (Not checking the first case of ``select_n``, the default: proven.)"""
+    assert not _grad_ok(lambda t: jnp.select([t < 1.0, t > 2.0], [t, t], default=(t - 1.0) * (t - 2.0) / t + t))
+    assert _grad_ok(lambda t: jnp.select([t < 1.0, t > 2.0], [t, t], default=(t - 1.0) * (t - 2.0) + t))
+
+
+def test_a_jump_on_one_side_of_a_switch_is_found():
+    """``t <= 3`` chooses its case at 3 itself, so the jump (to ``8 - t``, 5 at 3) is only on the right of 3,
+    between the switches 3 and 4 (at 4 every case is 4). The probe between two switches must lie between them
+    (``(a + b) / 3`` does not), and the probe right of the last switch right of it: ``t <= 0`` jumps to ``t + 1``
+    only on the right of 0."""
+    assert not _grad_ok(lambda t: jnp.select([t <= 3.0, t > 4.0], [t, t], default=8.0 - t))
+    assert _grad_ok(lambda t: jnp.select([t <= 3.0, t > 4.0], [t, t], default=t))
+    assert not _grad_ok(lambda t: jnp.select([t <= 0.0], [t], default=t + 1.0))
+
+
+def test_a_case_read_from_the_data_is_refused_not_a_crash():
+    """A case that is a data value (not a function of theta's compared value): no proof, and no exception out of
+    the analysis. (Reading on past an input without a producer: AttributeError.)"""
+    assert not _grad_ok_data(lambda t, y: jnp.select([t < 0.0], [y], default=t))
+
+
+@jax.jit
+def _count_rows(rows):
+    return jnp.cumsum(rows.astype(jnp.int32), axis=0)      # jnp.piecewise's count, in a call as it writes it
+
+
+@jax.jit
+def _count_across(rows):
+    return jnp.cumsum(rows.astype(jnp.int32), axis=1)      # a count along the OTHER axis: across the coordinates
+
+
+def _piecewise_by_hand(t, hi, cases, count=_count_rows):
+    """``jnp.piecewise``'s index written out (``clamp(0, argmax(cumsum([False, c, c])), hi)``) with both
+    conditions ``t > 0``: the count jumps from 0 to 2 at 0."""
+    c = jax.lax.broadcast_in_dim(t > 0.0, (1,) + t.shape, (1,))
+    rows = jnp.concatenate([jnp.zeros((1,) + t.shape, bool), c, c], axis=0)
+    idx = jax.lax.clamp(0, jnp.argmax(count(rows), axis=0).astype(jnp.int32), hi)
+    return jax.lax.select_n(idx, *cases(t))
+
+
+def test_a_piecewise_index_clamped_below_its_count_is_read_as_it_is_computed():
+    """Clamped at 1 (not at the count 2), the index goes 0 -> 1 at 0: the cases ``t`` and ``t + 7`` there, a jump.
+    Clamped at 2 it goes 0 -> 2: ``t`` and ``t``, none. (Taking the clamp at 1 for jnp.piecewise's own, whose
+    index is the count: 0 -> 2 read at 0 in both, the jump missed.)"""
+    assert not _grad_ok(lambda t: _piecewise_by_hand(t, 1, lambda t: (t, t + 7.0, t)))
+    assert _grad_ok(lambda t: _piecewise_by_hand(t, 2, lambda t: (t, t + 7.0, t)))
+
+
+def test_a_count_across_the_coordinates_is_not_a_piecewise_index():
+    """Counted along axis 1, coordinate i's index is 1 once any of t_0..t_i is positive: coordinate 0 jumps from
+    ``t`` to ``t + 7`` at t_0 = 0. Read as jnp.piecewise's count (0 -> 2 at each coordinate's own 0: ``t`` and
+    ``t``) the jump is missed; not read so, the select is refused."""
+    assert not _grad_ok(lambda t: _piecewise_by_hand(t, 2, lambda t: (t, t + 7.0, t), _count_across))
+
+
+def test_a_select_indexed_by_an_integer_data_array():
+    """The index is a record's integer (not a function of theta): no switch in theta, each coordinate's case is
+    continuous, so the select is; and an index with no producer is read without an exception."""
+    closed = jax.make_jaxpr(lambda t, j: jax.lax.select_n(j, t, t + 1.0, 2.0 * t))(
+        jnp.zeros(4, F32), jnp.zeros(4, jnp.int32))
+    [out] = Run(Affinity()).program(closed, [af.A, af.C])
+    assert out.grad_ok
+
