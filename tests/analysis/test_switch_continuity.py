@@ -791,3 +791,22 @@ def test_a_select_indexed_by_an_integer_data_array():
     [out] = Run(Affinity()).program(closed, [af.A, af.C])
     assert out.grad_ok
 
+
+
+@jax.jit
+def _count_falses(rows):
+    ones, zeros = jnp.ones(rows.shape, jnp.int32), jnp.zeros(rows.shape, jnp.int32)
+    return jnp.cumsum(jax.lax.select_n(rows, ones, zeros), axis=0)     # counts the rows that do NOT hold
+
+
+def test_a_count_of_something_else_than_the_rows_is_not_a_piecewise_index():
+    """The count of the rows that do not hold: with ``c_1 = t > 0``, ``c_2 = t > 1`` the index is 2 for t <= 1 and 0
+    beyond, so the cases ``(2 t, t, t)`` jump at 1 (1 to 2). Read as jnp.piecewise's count (0, 1, 2 on the three
+    intervals) the cases meet at 0 and at 1: the jump missed. Refused."""
+    def f(t):
+        c1 = jax.lax.broadcast_in_dim(t > 0.0, (1,) + t.shape, (1,))
+        c2 = jax.lax.broadcast_in_dim(t > 1.0, (1,) + t.shape, (1,))
+        rows = jnp.concatenate([jnp.zeros((1,) + t.shape, bool), c1, c2], axis=0)
+        idx = jax.lax.clamp(0, jnp.argmax(_count_falses(rows), axis=0).astype(jnp.int32), 2)
+        return jax.lax.select_n(idx, 2.0 * t, t, t)
+    assert not _grad_ok(f)
