@@ -810,3 +810,34 @@ def test_a_count_of_something_else_than_the_rows_is_not_a_piecewise_index():
         idx = jax.lax.clamp(0, jnp.argmax(_count_falses(rows), axis=0).astype(jnp.int32), 2)
         return jax.lax.select_n(idx, 2.0 * t, t, t)
     assert not _grad_ok(f)
+
+
+def test_an_index_read_off_an_iota_is_no_select_s_index():
+    """``argmax`` of an ``iota`` along axis 0 is a constant index (the last row): not ``jnp.select``'s or
+    ``jnp.piecewise``'s rows, read without an exception. The inner select is ``t`` either way, so the outer one is
+    continuous; whether that is proven or not, the analysis must not raise (an ``iota`` taken for a concatenation
+    has no rows: ``IndexError``)."""
+    def f(t):
+        idx = jnp.argmax(jax.lax.broadcasted_iota(jnp.int32, (2,) + t.shape, 0), axis=0).astype(jnp.int32)
+        return jax.lax.select(t > 0.0, jax.lax.select_n(idx, t, t), t)
+    assert _grad_ok(f) in (True, False)
+
+
+def test_rows_made_by_reshape_are_read_without_an_exception():
+    """jnp.piecewise's rows are broadcasts; rows made by ``reshape`` (the same values) are not read as its rows
+    (no ``broadcast_dimensions`` to check), and the analysis does not raise. The cases ``(t, t + 7)`` jump at 0:
+    refused either way."""
+    def f(t):
+        c = (t > 0.0).reshape((1,) + t.shape)
+        rows = jnp.concatenate([jnp.zeros((1,) + t.shape, bool), c], axis=0)
+        idx = jax.lax.clamp(0, jnp.argmax(_count_rows(rows), axis=0).astype(jnp.int32), 1)
+        return jax.lax.select_n(idx, t, t + 7.0)
+    assert not _grad_ok(f)
+
+
+def test_a_select_whose_first_case_is_theta_itself_is_read():
+    """The inner select's first case is theta itself (an input: no producer to read a guard from). ``g(t) = t`` up
+    to 1, ``2 t - 1`` beyond: continuous at 1, and ``g(0) = 0`` meets the outer case ``t`` at 0. Proven, without
+    an exception."""
+    sel = jax.lax.select
+    assert _grad_ok(lambda t: sel(t > 0.0, sel(t > 1.0, 2.0 * t - 1.0, t), t))
