@@ -841,3 +841,19 @@ def test_a_select_whose_first_case_is_theta_itself_is_read():
     an exception."""
     sel = jax.lax.select
     assert _grad_ok(lambda t: sel(t > 0.0, sel(t > 1.0, 2.0 * t - 1.0, t), t))
+
+
+def test_a_guarded_case_must_be_finite_where_it_is_not_chosen():
+    """jnp.piecewise's body written at the top of the program: case 0 reads its argument through the guard
+    ``select_n(idx == 0, stop_gradient(t), t)``. As ``1 / (t - 5)`` it meets case 1 (``t - 0.2``) at 0, where the
+    index switches, but is infinite at 5, where it is not chosen (reverse mode: NaN): refused. As ``t^2 - 0.2``
+    (finite everywhere) it is proven. (The guard's dependence on t dropped: the division by a value of t unseen.)"""
+    def f(t, case0):
+        c = jax.lax.broadcast_in_dim(t > 0.0, (1,) + t.shape, (1,))
+        rows = jnp.concatenate([jnp.zeros((1,) + t.shape, bool), c], axis=0)
+        idx = jax.lax.clamp(0, jnp.argmax(_count_rows(rows), axis=0).astype(jnp.int32), 1)
+        g0 = jax.lax.select_n(idx == 0, jax.lax.stop_gradient(t), t)
+        return jax.lax.select_n(idx, case0(g0), t - 0.2)
+    assert _grad_ok(lambda t: f(t, lambda x: x * x - 0.2))
+    assert not _grad_ok(lambda t: f(t, lambda x: 1.0 / (x - 5.0)))
+    assert not _grad_ok(lambda t: f(t, lambda x: (x - 5.0) ** -1))     # the same, as a negative power
