@@ -143,7 +143,10 @@ def pytest_pyfunc_call(pyfuncitem):
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", "-m", "slow or not slow",
            pyfuncitem.nodeid]
     _drop_jax_caches()      # this worker waits on the subprocess: its compiled programs need not stay resident
-    done = subprocess.run(cmd, cwd=str(pyfuncitem.config.rootpath), env=env, capture_output=True, text=True)
+    from _slots import heavy_subprocess
+
+    with heavy_subprocess():    # one such process at a time across the workers (tests/_slots.py)
+        done = subprocess.run(cmd, cwd=str(pyfuncitem.config.rootpath), env=env, capture_output=True, text=True)
     if done.returncode != 0 or " passed" not in done.stdout:
         pytest.fail(f"{pyfuncitem.nodeid}, run with XLA's default code generation (exit {done.returncode}):\n"
                     + (done.stdout + done.stderr)[-6000:], pytrace=False)

@@ -18,7 +18,15 @@ import pytest
 from bayesdp.jax_cache import _private_dir, cache_dir, disabled_by_env
 from bayesdp.errors import BayesDPError
 
+from _slots import heavy_subprocess
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _run(*args, **kwargs):
+    """``subprocess.run``, holding the session's slot for a heavy subprocess (tests/_slots.py)."""
+    with heavy_subprocess():
+        return subprocess.run(*args, **kwargs)
 
 
 def _env(**extra):
@@ -80,7 +88,7 @@ def test_no_data_record_reaches_the_cache(tmp_path, sampler):
     pats = _record_patterns(X)
 
     cache = tmp_path / "cache"
-    r = subprocess.run([sys.executable, "-m", "bayesdp.cli", "sample", "logistic", "--data", str(data),
+    r = _run([sys.executable, "-m", "bayesdp.cli", "sample", "logistic", "--data", str(data),
                         "--domain", "X.norm=1.0", "y.values=0,1", *sampler, "--step-size", "1e-3",
                         "--num-steps", "20", "--json"], env=_env(BAYESDP_JAX_CACHE=str(cache)),
                        capture_output=True, text=True, timeout=300)
@@ -95,7 +103,7 @@ def test_no_data_record_reaches_the_cache(tmp_path, sampler):
     # positive control: a program that closes over the same data puts its bytes into the cache, and the
     # search above finds them
     control = tmp_path / "control"
-    r = subprocess.run([sys.executable, "-c", _CLOSE_OVER, str(control), str(data)], env=_env(),
+    r = _run([sys.executable, "-c", _CLOSE_OVER, str(control), str(data)], env=_env(),
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert any(p in e for e in _entries(control) for p in pats)
@@ -106,7 +114,7 @@ def test_no_jax_cache_flag_and_env_turn_it_off(tmp_path):
     np.savez(tmp_path / "d.npz", X=X, y=y)
     for extra, env in ((["--no-jax-cache"], {"BAYESDP_JAX_CACHE": str(tmp_path / "a")}),
                        ([], {"BAYESDP_JAX_CACHE": "0", "XDG_CACHE_HOME": str(tmp_path / "b")})):
-        r = subprocess.run([sys.executable, "-m", "bayesdp.cli", *extra, "sample", "logistic", "--data",
+        r = _run([sys.executable, "-m", "bayesdp.cli", *extra, "sample", "logistic", "--data",
                             str(tmp_path / "d.npz"), "--domain", "X.norm=1.0", "y.values=0,1",
                             "--sampler", "ula", "--step-size", "1e-3", "--num-steps", "5", "--json"],
                            env=_env(**env), capture_output=True, text=True, timeout=300)
@@ -137,7 +145,7 @@ def test_enable_in_python_never_overrides_the_users_jax_configuration(tmp_path, 
         env["JAX_COMPILATION_CACHE_DIR"] = str(tmp_path / "theirs")
     if case == "off":
         env["BAYESDP_JAX_CACHE"] = "off"
-    r = subprocess.run([sys.executable, "-c", _CONFIG, str(folder), case], env=env, capture_output=True,
+    r = _run([sys.executable, "-c", _CONFIG, str(folder), case], env=env, capture_output=True,
                        text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     got = json.loads(r.stdout.strip().splitlines()[-1])
