@@ -9,6 +9,7 @@ one-line [`AssumptionError`][bayesdp.errors.AssumptionError] naming the option, 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import re
 
@@ -19,7 +20,7 @@ from .errors import AssumptionError
 import sys
 
 __all__ = ["available_memory_bytes", "require_memory", "check_output_file", "check_output_dir", "check_state_file",
-           "check_input_file", "write_file", "same_file", "is_ledger", "remove_stale_temporaries", "fsync", "GIB"]
+           "check_input_file", "write_file", "same_file", "is_ledger", "remove_stale_temporaries", "fsync", "GIB", "return_freed_memory"]
 
 #: bytes in a GiB (the unit of the memory messages)
 GIB = float(1 << 30)
@@ -451,3 +452,18 @@ def write_file(path: str, content: str | bytes | Callable[[str], None], *, optio
         if old is not None:
             signal.signal(signal.SIGXFSZ, old)
     return path
+
+
+def return_freed_memory() -> None:
+    """Give the heap's free pages back to the operating system (glibc's ``malloc_trim(0)``; elsewhere nothing): memory
+    a program freed (a compilation's, a dropped cache's) otherwise stays in the process's resident memory.
+
+    Examples:
+        >>> return_freed_memory()          # returns None on every platform
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):   # not glibc (musl has no malloc_trim)
+        return

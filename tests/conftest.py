@@ -225,14 +225,10 @@ def _drop_jax_caches() -> None:
 
 
 def _trim_heap() -> None:
-    """Give the heap's free pages back to the operating system (glibc's ``malloc_trim``): the freed executables
-    otherwise stay in the process's resident memory."""
-    try:
-        import ctypes
+    """The freed executables otherwise stay in the process's resident memory (bayesdp.resources)."""
+    from bayesdp.resources import return_freed_memory
 
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):   # not glibc
-        pass
+    return_freed_memory()
 
 
 # The slow tier (docs/testing.md): tests that took >= ~10 s each (`--durations`, 2 cores), moved out of the

@@ -430,7 +430,7 @@ class Domain:
                 # the same first offending record, without a float64 copy of the whole array (twice a float32 data
                 # set: the command line's peak memory, issue 24)
                 rows_of = src.reshape(src.shape[0], -1)
-                for r0 in range(0, max(rows_of.shape[0], 1), CHECK_ROWS):
+                for r0 in range(0, rows_of.shape[0], CHECK_ROWS):
                     _check_records(name, dom, rows_of[r0:r0 + CHECK_ROWS], src.dtype, r0, clip=False)
                 continue
             changed, flat = _check_records(name, dom, src, src.dtype, 0, clip=True)

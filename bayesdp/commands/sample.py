@@ -9,17 +9,15 @@ status 2 and writes nothing.
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import importlib.util
-import sys
 
 import numpy as np
 
 from .. import _arviz
 from ..cli import ARG_TYPES, emit_json
 from ..errors import AssumptionError
-from ..resources import check_output_file, write_file
+from ..resources import check_output_file, return_freed_memory, write_file
 from . import _common as c
 from ._common import apply_plan, infer_num_classes, model_kwargs
 from .certify import prepare_jax
@@ -205,17 +203,8 @@ def _compile_before_loading(args, model, settings: dict) -> float:
     finally:
         zeros = None
         gc.collect()
-        _return_freed_memory()
+        return_freed_memory()
     return seconds
-
-
-def _return_freed_memory() -> None:
-    """glibc's ``malloc_trim(0)``: return the heap's free pages to the operating system (elsewhere: nothing)."""
-    if sys.platform.startswith("linux"):
-        try:
-            ctypes.CDLL("libc.so.6").malloc_trim(0)
-        except (OSError, AttributeError):   # not glibc
-            pass
 
 
 def run(args) -> int:

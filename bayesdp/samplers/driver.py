@@ -50,7 +50,7 @@ from ..errors import AssumptionError, positive, positive_int
 from . import certify as _cert
 from . import glm as _glm
 from . import gradients
-from .keys import REPRODUCIBLE, resolve_key
+from .keys import REPRODUCIBLE, resolve_key, secure_key
 from .kernels import langevin_update
 from .potential import ModelPotential
 from . import minibatch as _mb
@@ -1135,9 +1135,9 @@ class Sampler:
             True
         """
         c = self.config
-        prog = self._get_program(1 if c.chain_method == "sequential" else c.num_chains,
-                                 jax.random.key_impl(jax.random.key(0)))
-        keys = jax.random.key_data(_chain_keys(jax.random.key(0), c.num_chains))   # shapes only: never run
+        key = secure_key()      # as run() draws its keys (the same implementation); only its shape is used here
+        prog = self._get_program(1 if c.chain_method == "sequential" else c.num_chains, jax.random.key_impl(key))
+        keys = jax.random.key_data(_chain_keys(key, c.num_chains))     # nothing runs: the keys are never used
         if c.chain_method == "sequential" and c.num_chains > 1:
             k, p, d = self._device_args(keys[0], self._init_positions[0])
         elif c.num_chains == 1:

@@ -149,15 +149,17 @@ def _trace(model, data, model_kwargs, params=None, key=0, abstract=False):
     if params is not None:
         fn = handlers.substitute(fn, substitute_fn=params)
     if abstract:
-        # inside one public call (bayesdp.analysis.session) the abstract trace of the same model, kwargs, shapes
-        # and dtypes is made once: it reads nothing but those (no params substituted; the seed is in the key)
-        key_kw = program_key(model, {k: np.shape(v) for k, v in data.items()},
-                             {k: getattr(v, "dtype", None) or np.result_type(v) for k, v in data.items()}, model_kwargs, None)
+        def trace():
+            return traced_abstractly(lambda d: handlers.trace(fn).get_trace(**d, **model_kwargs), data)
         with contextlib.suppress(Exception):   # traced eagerly below, where the model's own error (if any) is raised
-            trace = lambda: traced_abstractly(lambda d: handlers.trace(fn).get_trace(**d, **model_kwargs), data)
             if params is not None:
                 return trace()
-            return memo("abstract-trace", key_kw[0] + (key,), trace, key_kw[1])
+            # inside one public call (bayesdp.analysis.session) the abstract trace of the same model, kwargs, shapes
+            # and dtypes is made once: it reads nothing but those (no params substituted; the seed is in the key)
+            k, keep = program_key(model, {a: np.shape(v) for a, v in data.items()},
+                                  {a: v.dtype if hasattr(v, "dtype") else np.asarray(v).dtype
+                                   for a, v in data.items()}, model_kwargs, None)
+            return memo("abstract-trace", k + (key,), trace, keep)
     return handlers.trace(fn).get_trace(**data, **model_kwargs)
 
 

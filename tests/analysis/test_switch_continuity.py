@@ -813,14 +813,14 @@ def test_a_count_of_something_else_than_the_rows_is_not_a_piecewise_index():
 
 
 def test_an_index_read_off_an_iota_is_no_select_s_index():
-    """``argmax`` of an ``iota`` along axis 0 is a constant index (the last row): not ``jnp.select``'s or
-    ``jnp.piecewise``'s rows, read without an exception. The inner select is ``t`` either way, so the outer one is
-    continuous; whether that is proven or not, the analysis must not raise (an ``iota`` taken for a concatenation
-    has no rows: ``IndexError``)."""
+    """``argmax`` of an ``iota`` along axis 0 is a constant index (the last row, 1): not ``jnp.select``'s or
+    ``jnp.piecewise``'s rows. The inner select is then ``t + 1`` everywhere, so the outer one jumps at 0 (from ``t``
+    to ``t + 1``): refused, and without an exception (an ``iota`` taken for a concatenation has no rows:
+    ``IndexError``)."""
     def f(t):
         idx = jnp.argmax(jax.lax.broadcasted_iota(jnp.int32, (2,) + t.shape, 0), axis=0).astype(jnp.int32)
-        return jax.lax.select(t > 0.0, jax.lax.select_n(idx, t, t), t)
-    assert _grad_ok(f) in (True, False)
+        return jax.lax.select(t > 0.0, jax.lax.select_n(idx, t, t + 1.0), t)
+    assert not _grad_ok(f)
 
 
 def test_rows_made_by_reshape_are_read_without_an_exception():
