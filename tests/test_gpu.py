@@ -51,7 +51,7 @@ def test_glm_and_general_gradients_match_float64(num_chains):
     general = jax.jit(lambda t: gradients.build(pot, batch_size=None, clipped=False)(None, t, pot.data))
     got_general = np.stack([np.asarray(general(jnp.asarray(t))) for t in th])
     np.testing.assert_allclose(got_general, ref, rtol=1e-5, atol=1e-5)
-    forms = glm.FORMS_SINGLE if num_chains == 1 else glm.FORMS_CHAINS
+    forms = glm.FORMS_SINGLE + (glm.FEATURES_SUM,) if num_chains == 1 else glm.ALL_FORMS
     for form in forms:
         g = jax.jit(glm_gradient(structure, form, num_chains))
         x = jnp.asarray(th[0] if num_chains == 1 else th)

@@ -195,7 +195,8 @@ class _Forms(dict):
 ULA_FORMS = _Forms()
 
 
-def reference_ula(X, y, step_size, num_steps, num_chains, prior_scale=1.0, data_as_constants=False, form="r_X"):
+def reference_ula(X, y, step_size, num_steps, num_chains, prior_scale=1.0, data_as_constants=False, form="r_X",
+                  precision=None):
     """Hand-written jnp ULA, jit + lax.scan; returns a zero-argument timed callable.
 
     ``form`` picks how grad = X^T (sigmoid(X theta) - y) + theta / prior_scale^2 is written and how the
@@ -217,6 +218,8 @@ def reference_ula(X, y, step_size, num_steps, num_chains, prior_scale=1.0, data_
         prior_scale: the prior's standard deviation.
         data_as_constants: close over the data instead of passing them as arguments.
         form: the layout of the gradient (a key of ``ULA_FORMS[1]`` or ``ULA_FORMS["K"]``).
+        precision: ``None`` (JAX's default: TF32 products on NVIDIA GPUs) or a matmul precision
+            (``"highest"``: full float32, as bayesdp's products on every backend).
 
     Returns:
         a callable running the chain(s) once and returning the final position(s).
@@ -249,11 +252,20 @@ def reference_ula(X, y, step_size, num_steps, num_chains, prior_scale=1.0, data_
         x, _ = jax.lax.scan(body, jnp.zeros(shape), jax.random.split(key, num_steps))
         return x
 
+    def under_precision(call):
+        if precision is None:
+            return call
+
+        def called():
+            with jax.default_matmul_precision(precision):   # part of jit's cache key: traced at that precision
+                return call()
+        return called
+
     if data_as_constants:
         f = jax.jit(lambda key: run(key, Xj, yj, XTj))
-        return lambda: jax.block_until_ready(f(jax.random.key(1)))
+        return under_precision(lambda: jax.block_until_ready(f(jax.random.key(1))))
     f = jax.jit(run)
-    return lambda: jax.block_until_ready(f(jax.random.key(1), Xj, yj, XTj))
+    return under_precision(lambda: jax.block_until_ready(f(jax.random.key(1), Xj, yj, XTj)))
 
 
 def reference_sgld(X, y, step_size, num_steps, batch_size, prior_scale=1.0):
@@ -334,10 +346,15 @@ def _ours(X, y, **kw):
 
     from ..samplers import Sampler
 
+    from ..samplers import glm
+
+    glm.LAST_TIMINGS.clear()
     s = Sampler(model(), {"X": X, "y": y}, uncertified=True, **kw)
     s.run(jax.random.key(0))
     compile_s = s.timing["compile_s"]
-    _ours.last = {"prepare_s": s.timing.get("prepare_s"), "gradient_path": getattr(s, "gradient_path", "old")}
+    _ours.last = {"prepare_s": s.timing.get("prepare_s"), "gradient_path": getattr(s, "gradient_path", "old"),
+                  # seconds per likelihood gradient of each candidate layout ({}: one candidate, or a saved choice)
+                  "layout_gradient_s": dict(glm.LAST_TIMINGS)}
 
     def go():
         s.run(jax.random.key(1))
@@ -464,7 +481,12 @@ def run(args) -> dict:
             forms = list(ULA_FORMS[1 if chains == 1 else "K"])
             refs = [reference_ula(X, y, step_size, steps, chains, form=f) for f in forms]
             ref_const = reference_ula(X, y, step_size, steps, chains, data_as_constants=True)
-            t_ours, *t_refs, t_const = _interleaved([ours, *refs, ref_const], args.repeats)
+            # on an accelerator JAX's default float32 products may be TF32: the reference's forms once more at
+            # full float32, as bayesdp computes them (reported beside the reference, not instead of it)
+            highest = ([reference_ula(X, y, step_size, steps, chains, form=f, precision="highest") for f in forms]
+                       if device_info()["platform"] != "cpu" else [])
+            t_ours, *t_refs = _interleaved([ours, *refs, ref_const, *highest], args.repeats)
+            t_refs, t_const, t_high = t_refs[:len(forms)], t_refs[len(forms)], t_refs[len(forms) + 1:]
             best = min(range(len(forms)), key=lambda i: t_refs[i])
             t_ref = t_refs[best]
             pairs = _pair_ratios(_interleaved.last[0], _interleaved.last[1 + best])
@@ -472,6 +494,7 @@ def run(args) -> dict:
             extra = {**_ours.last, **pairs, "reference_form": forms[best],
                      "reference_forms_steps_per_s": {f: steps / t for f, t in zip(forms, t_refs)},
                      "reference_data_as_constants_steps_per_s": steps / t_const,
+                     "reference_forms_highest_steps_per_s": {f: steps / t for f, t in zip(forms, t_high)},
                      "roofline_steps_per_s": roof, "roofline_fraction": frac,
                      "reference_roofline_fraction": _roofline(steps / t_ref, X.nbytes, bw["bytes_per_s"])[1]}
             rows.append(_row("ula", m, d, chains, t_ours, t_ref, steps,

@@ -50,7 +50,8 @@ from .potential import _trace
 
 __all__ = ["NotAffine", "affine_in_first_argument", "BernoulliGLM", "detect", "arrays", "arrays_fn",
            "likelihood_gradient", "prior_gradient", "backend", "backend_forms", "choose_form",
-           "ROWS", "FEATURES", "ROWS_FEATURES", "FEATURES_ROWS", "ROW_BLOCKS", "MAX_COPY_BYTES"]
+           "ROWS", "FEATURES", "ROWS_FEATURES", "FEATURES_ROWS", "ROW_BLOCKS", "FEATURES_SUM", "ALL_FORMS",
+           "ACCEL_FORMS_SINGLE", "ACCEL_FORMS_CHAINS", "MAX_COPY_BYTES", "LAST_TIMINGS"]
 
 
 class NotAffine(Exception):
@@ -227,11 +228,20 @@ HIGHEST = jax.lax.Precision.HIGHEST
 #: data are read once per step instead of twice; no copy)
 ROWS, FEATURES, ROWS_FEATURES, FEATURES_ROWS = "rows", "features", "rows_features", "features_rows"
 ROW_BLOCKS = "row_blocks"
+#: both products over the feature-major copy written as multiply-and-sum reductions (no dot): one fused
+#: reduction kernel per product on an accelerator, exact float32 products (no TF32 question), for the skinny
+#: (m x d) by (d x K) shapes of a few chains where a full-float32 matrix product falls to slow kernels
+FEATURES_SUM = "features_sum"
 FORMS_SINGLE = (ROWS, ROW_BLOCKS, FEATURES, ROWS_FEATURES)
 FORMS_CHAINS = (ROWS, ROW_BLOCKS, FEATURES, ROWS_FEATURES, FEATURES_ROWS)
+#: the candidates measured on an accelerator when the copy is allowed (``row_blocks`` is a CPU-cache layout)
+ACCEL_FORMS_SINGLE = (ROWS, FEATURES, FEATURES_SUM)
+ACCEL_FORMS_CHAINS = (ROWS, FEATURES, ROWS_FEATURES, FEATURES_SUM)
+#: every layout :func:`likelihood_gradient` knows
+ALL_FORMS = FORMS_CHAINS + (FEATURES_SUM,)
 #: rows per block of the "row_blocks" layout (a few hundred KiB at d = 100: stays in a core's L2 cache)
 BLOCK_ROWS = 512
-NEEDS_COPY = {FEATURES, ROWS_FEATURES, FEATURES_ROWS}
+NEEDS_COPY = {FEATURES, ROWS_FEATURES, FEATURES_ROWS, FEATURES_SUM}
 
 #: largest feature-major copy JT (bytes per device) the CPU layouts may make.  Below it a copy costs
 #: little memory and the feature-major products run about 1.7-3.8x faster on XLA:CPU (measured at
@@ -384,7 +394,7 @@ def likelihood_gradient(glm: BernoulliGLM, form: str, num_chains: int) -> Callab
         rows [-0.8, 0.1]
         features [-0.8, 0.1]
     """
-    if form not in FORMS_CHAINS:
+    if form not in ALL_FORMS:
         raise ValueError(f"unknown GLM layout {form!r}")
     chains = num_chains > 1
 
@@ -392,12 +402,16 @@ def likelihood_gradient(glm: BernoulliGLM, form: str, num_chains: int) -> Callab
         return jax.vmap(glm.predictor, in_axes=(0, None))(th, d) if chains else glm.predictor(th, d)
 
     def eta_features(th, a):
+        if form == FEATURES_SUM:    # eta[k, i] = sum_j th[k, j] JT[j, i]: a reduction over j, no dot
+            return jnp.sum(th[..., :, None] * a["JT"], axis=-2) + a["c"]
         return _mm(th, a["JT"]) + a["c"]
 
     def back_rows(th, d, r):
         return jax.vjp(lambda t: eta_rows(t, d), th)[1](r.astype(th.dtype))[0]
 
     def back_features(r, a):
+        if form == FEATURES_SUM:    # g[k, j] = sum_i r[k, i] JT[j, i]: a reduction over the records, no dot
+            return jnp.sum(r[..., None, :].astype(a["JT"].dtype) * a["JT"], axis=-1)
         if chains:
             return jnp.einsum("km,dm->kd", r, a["JT"], precision=HIGHEST)
         return _mm(a["JT"], r)
@@ -511,10 +525,14 @@ def backend_forms(backend: str, num_chains: int, copy_bytes: int, max_copy_bytes
                   ) -> tuple[tuple[str, ...], str]:
     """The layouts allowed on ``backend`` and why.
 
-    * GPU and other accelerators: ``rows`` only.  Both products read the caller's row-major array (no copy:
-      accelerator memory is the scarce resource, and a row-major matrix-vector product reads rows of d
-      contiguous floats, coalesced, at memory bandwidth in either direction); products at HIGHEST precision
-      (full float32, no TF32: see docs/samplers.md).
+    * GPU and other accelerators: when the feature-major copy is at most ``max_copy_bytes`` (64 MiB by
+      default: little beside an accelerator's memory), ``rows``, ``features``, ``rows_features`` (chains) and
+      ``features_sum``, measured on the spot (:func:`choose_form`); above it ``rows`` only, which reads the
+      caller's row-major array (no copy; a row-major matrix-vector product reads rows of d contiguous floats,
+      coalesced, at memory bandwidth in either direction).  Every product at HIGHEST precision (full float32,
+      no TF32: see docs/samplers.md); for a few chains such a product falls to slow kernels on an NVIDIA GPU
+      (0.72 of a TF32 hand-written loop at 8 chains on an H200), hence ``features_sum``, whose products are
+      reductions, not dots.
     * CPU: every layout when the feature-major copy is at most ``max_copy_bytes`` (default
       :data:`MAX_COPY_BYTES`), measured on the spot (:func:`choose_form`); above it the layouts without a
       copy (``rows``, ``row_blocks``), measured likewise.
@@ -530,6 +548,8 @@ def backend_forms(backend: str, num_chains: int, copy_bytes: int, max_copy_bytes
 
     Examples:
         >>> backend_forms("gpu", 1, 10)[0]
+        ('rows', 'features', 'features_sum')
+        >>> backend_forms("gpu", 8, 2 ** 30)[0]        # 1 GiB copy > 64 MiB: no copy
         ('rows',)
         >>> backend_forms("cpu", 1, 10)[0]
         ('rows', 'row_blocks', 'features', 'rows_features')
@@ -538,7 +558,10 @@ def backend_forms(backend: str, num_chains: int, copy_bytes: int, max_copy_bytes
     """
     limit = MAX_COPY_BYTES if max_copy_bytes is None else max_copy_bytes
     if backend != "cpu":
-        return (ROWS,), f"{backend}: row-major products on the caller's array (no copy)"
+        if copy_bytes > limit:
+            return (ROWS,), (f"{backend}: a feature-major copy ({copy_bytes / 2**20:.0f} MiB) exceeds max_copy_bytes "
+                             f"({limit / 2**20:.0f} MiB): row-major products on the caller's array (no copy)")
+        return (ACCEL_FORMS_SINGLE if num_chains == 1 else ACCEL_FORMS_CHAINS), f"{backend}: fastest measured layout"
     if copy_bytes > limit:
         return (ROWS, ROW_BLOCKS), (f"cpu: a feature-major copy ({copy_bytes / 2**20:.0f} MiB) exceeds "
                                     f"max_copy_bytes ({limit / 2**20:.0f} MiB): row-major products on the "
@@ -606,7 +629,10 @@ def choose_form(structure: BernoulliGLM, data, dim: int, num_chains: int, dtype,
         return saved_form
     a = arrays(structure, data, dim, dtype, features=any(f in NEEDS_COPY for f in forms))
     shape = (dim,) if num_chains == 1 else (num_chains, dim)
-    steps = max(2, min(steps, int(1e7 / max(1, m * dim * max(1, num_chains // 4)))))
+    if backend() == "cpu":      # about 1e7 multiply-adds per timing (~10 ms on a core)
+        steps = max(2, min(steps, int(1e7 / max(1, m * dim * max(1, num_chains // 4)))))
+    # on an accelerator every timing runs ``steps`` gradients: two steps (the CPU's count at m = 1e5, d = 100,
+    # 8 chains) timed kernel launches, not layouts (0.19-0.23 ms for every layout on an H100)
     fns = []
     for form in forms:
         g = likelihood_gradient(structure, form, num_chains)
@@ -625,10 +651,16 @@ def choose_form(structure: BernoulliGLM, data, dim: int, num_chains: int, dtype,
             f()
             ts[i].append(time.perf_counter() - t)
     best = forms[int(np.argmin([min(t) for t in ts]))]
+    LAST_TIMINGS.clear()
+    LAST_TIMINGS.update({f: min(t) / steps for f, t in zip(forms, ts)})
     if key is not None:
         _CHOICE[key] = best
     _save_choice(disk_key, {"form": best, "agree": agreed + 1 if best == saved_form else 1})
     return best
+
+
+#: seconds per gradient of each layout in the last measurement of :func:`choose_form` (the benches report it)
+LAST_TIMINGS: dict = {}
 
 
 #: the file, in bayesdp's compilation cache folder, of the layouts measured by earlier processes

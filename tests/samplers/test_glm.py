@@ -119,7 +119,7 @@ def test_glm_gradient_equals_numpyro_gradient(model, num_chains):
     thetas = np.concatenate([np.zeros((1, pot.dim)), rng.normal(size=(num_chains * 2, pot.dim))])
     thetas = jnp.asarray(thetas[:num_chains] if num_chains > 1 else thetas[:1], jnp.float32)
     thetas_rand = jnp.asarray(rng.normal(size=(num_chains, pot.dim)), jnp.float32)
-    forms = glm.FORMS_SINGLE if num_chains == 1 else glm.FORMS_CHAINS
+    forms = glm.FORMS_SINGLE + (glm.FEATURES_SUM,) if num_chains == 1 else glm.ALL_FORMS
     for form in forms:
         a = glm.arrays(structure, pot.data, pot.dim, jnp.float32)
         g = jax.jit(glm_gradient(structure, form, num_chains))
@@ -278,8 +278,14 @@ def test_glm_path_does_not_recompile_between_runs():
 # -- layouts per backend, memory ------------------------------------------------------------------------------
 
 def test_backend_forms():
-    assert glm.backend_forms("gpu", 1, 10, None)[0] == (glm.ROWS,)
-    assert glm.backend_forms("tpu", 8, 10, None)[0] == (glm.ROWS,)
+    # an accelerator measures the copy layouts (no CPU-cache blocking) while the copy is allowed, else rows only
+    assert glm.backend_forms("gpu", 1, 10, None)[0] == (glm.ROWS, glm.FEATURES, glm.FEATURES_SUM)
+    assert glm.backend_forms("tpu", 8, 10, None)[0] == (glm.ROWS, glm.FEATURES, glm.ROWS_FEATURES, glm.FEATURES_SUM)
+    forms, why = glm.backend_forms("gpu", 8, glm.MAX_COPY_BYTES + 1, None)
+    assert forms == (glm.ROWS,) and "exceeds max_copy_bytes" in why
+    assert glm.backend_forms("gpu", 1, 10, 0)[0] == (glm.ROWS,)
+    assert glm.backend_forms("gpu", 1, 10, 10)[0] == glm.ACCEL_FORMS_SINGLE      # at the limit: allowed
+    assert glm.FEATURES_SUM in glm.NEEDS_COPY and glm.FEATURES_SUM not in glm.FORMS_CHAINS   # not a CPU candidate
     assert glm.backend_forms("cpu", 1, 10, None)[0] == glm.FORMS_SINGLE
     assert glm.backend_forms("cpu", 8, 10, None)[0] == glm.FORMS_CHAINS
     forms, why = glm.backend_forms("cpu", 1, glm.MAX_COPY_BYTES + 1, None)
@@ -332,9 +338,13 @@ def test_no_copy_above_max_copy_bytes_and_gpu_layout(monkeypatch):
     aux = lean._programs[2][1]
     assert set(aux) == {"y"}                       # no copy of the design
     monkeypatch.setattr(glm, "FORCE_BACKEND", "gpu")
+    gpu_lean = Sampler(logistic, {"X": X, "y": y}, max_copy_bytes=0, **kw).run(jax.random.key(1))
+    assert "layout 'rows' (gpu: a feature-major copy (0 MiB) exceeds max_copy_bytes" in gpu_lean.gradient_path
+    assert set(gpu_lean._programs[2][1]) == {"y"}
     gpu = Sampler(logistic, {"X": X, "y": y}, **kw).run(jax.random.key(1))
-    assert "layout 'rows' (gpu:" in gpu.gradient_path
-    for s in (lean, gpu):
+    assert "(gpu: fastest measured layout)" in gpu.gradient_path
+    assert any(f"layout {f!r} (gpu:" in gpu.gradient_path for f in glm.ACCEL_FORMS_CHAINS)
+    for s in (lean, gpu_lean, gpu):
         np.testing.assert_allclose(s.get_unconstrained_samples(), ref.get_unconstrained_samples(), rtol=1e-4,
                                    atol=1e-5)
     with pytest.raises(Exception, match="max_copy_bytes = -1"):
@@ -345,3 +355,30 @@ def test_certificate_states_the_arithmetic():
     X, y = logistic_data(20, 2)
     s = Sampler(logistic, {"X": X, "y": y}, step_size=1e-3, num_steps=3, uncertified=True)
     assert "Precision.HIGHEST" in s.certificate["assumptions"]["arithmetic"]
+
+
+@pytest.mark.parametrize("num_chains", [1, 3])
+def test_features_sum_masked_rows_and_in_the_sampler(monkeypatch, num_chains):
+    """The accelerators' reduction layout: with a mask (records sharded with padding) only the valid rows count,
+    and a sampler made to use it (as on a GPU) draws what the row-major layout draws, to float rounding."""
+    pot = _pot(intercept_features, m=50, d=4, seed=6)
+    structure, _ = glm.detect(pot)
+    a = glm.arrays(structure, pot.data, pot.dim, jnp.float32, features=True)
+    rng = np.random.default_rng(2)
+    th = jnp.asarray(rng.normal(size=(num_chains, pot.dim)), jnp.float32)
+    x = th[0] if num_chains == 1 else th
+    valid = jnp.arange(50) < 41
+    sub = {k: v[:41] for k, v in pot.data.items()}
+    # the row-major layout on the valid rows alone (itself checked against NumPyro's gradient above)
+    ref = np.asarray(jax.jit(glm.likelihood_gradient(structure, glm.ROWS, num_chains))(x, sub, {"y": a["y"][:41]}))
+    got = np.asarray(jax.jit(glm.likelihood_gradient(structure, glm.FEATURES_SUM, num_chains))(x, pot.data, a, valid))
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
+    X, y = logistic_data(60, 3, seed=4)
+    runs = {}
+    for form in (glm.ROWS, glm.FEATURES_SUM):
+        monkeypatch.setattr(glm, "backend_forms", lambda *args, form=form: ((form,), "test"))
+        s = Sampler(logistic, {"X": X, "y": y}, step_size=1e-2, num_steps=20, num_chains=num_chains,
+                    uncertified=True)
+        runs[form] = s.run(jax.random.key(3)).get_unconstrained_samples()
+        assert f"layout {form!r}" in s.gradient_path
+    np.testing.assert_allclose(runs[glm.FEATURES_SUM], runs[glm.ROWS], rtol=1e-4, atol=1e-5)
