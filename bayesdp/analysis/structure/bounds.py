@@ -2906,20 +2906,7 @@ def min_weight(run, eqn, shape):
         se = None if isinstance(rv, lit) else run.producer(rv)
         if se is None or se.primitive.name != "select_n" or len(se.invars) != 3:
             continue
-        zero = run.value(se.invars[1])                  # chosen where the predicate is false
-        if zero is None or not (np.all(zero.lo == 0) and np.all(zero.hi == 0)):
-            continue
-        pe, pproj = _predicate(run, se.invars[0])
-        if pe is None or pe.primitive.name != "eq":
-            continue
-        pairs = []
-        for a, g in ((pe.invars[0], pe.invars[1]), (pe.invars[1], pe.invars[0])):
-            ge = None if isinstance(g, lit) else run.producer(run.origin(g))
-            if ge is None or ge.primitive.name not in ("min", "max") or isinstance(a, lit):
-                continue
-            for a2, y2 in ((ge.invars[0], ge.invars[1]), (ge.invars[1], ge.invars[0])):
-                if not isinstance(a2, lit) and run.origin(a2) is run.origin(a):
-                    pairs.append((a, y2, "le" if ge.primitive.name == "min" else "ge"))
+        pe, pproj, pairs = _weight_support(run, se)
         if not pairs:
             continue
         # output axis -> x's axis -> w's (= the select's, the predicate's) axis -> the comparison's axis
@@ -2939,6 +2926,61 @@ def min_weight(run, eqn, shape):
                 lin = lin_hull([lin_scale(xb.lo, xb.hi, got.lin, shape), Lin(z, z, {})], shape)
             return np.minimum(plo, 0.0), np.maximum(phi, 0.0), lin
     return None
+
+
+def _is_zero(run, v) -> bool:
+    b = run.value(v)
+    return b is not None and bool(np.all(b.lo == 0) and np.all(b.hi == 0))
+
+
+def _weight_support(run, se):
+    """Where the select ``se`` (a derivative weight of ``min`` / ``max``) can be nonzero, as ``(pe, pproj, pairs)``:
+    ``pairs`` the ``(compared, other, "le" | "ge")`` relations that hold there (for :func:`_narrowings`), ``pe``
+    the comparison whose shape and axes (``pproj``) they have; ``(None, None, [])`` for another select.
+
+    * JAX before 0.11: ``select_n(a == min(a, y), 0, 1)`` (divided by a select of 1 or 2): nonzero only where
+      ``a == min(a, y)``, i.e. ``a <= y`` (``a >= y`` for ``max``).
+    * JAX 0.11: ``select_n(u > v, select_n(u == v, 0, h), k)``: nonzero only where ``u > v`` or ``u == v``, i.e.
+      ``u >= v`` (``min(a, y)``'s weight in ``a`` is ``y > a``, ``y == a``: ``a <= y``).  The relation holds
+      whatever ``h`` and ``k`` are: the select's case 0 is exactly 0 when neither comparison is true."""
+    lit = _literal_type()
+    none = (None, None, [])
+    pe, pproj = _predicate(run, se.invars[0])
+    if pe is None:
+        return none
+    if pe.primitive.name == "eq":
+        if not _is_zero(run, se.invars[1]):             # chosen where the predicate is false
+            return none
+        pairs = []
+        for a, g in ((pe.invars[0], pe.invars[1]), (pe.invars[1], pe.invars[0])):
+            ge = None if isinstance(g, lit) else run.producer(run.origin(g))
+            if ge is None or ge.primitive.name not in ("min", "max") or isinstance(a, lit):
+                continue
+            for a2, y2 in ((ge.invars[0], ge.invars[1]), (ge.invars[1], ge.invars[0])):
+                if not isinstance(a2, lit) and run.origin(a2) is run.origin(a):
+                    pairs.append((a, y2, "le" if ge.primitive.name == "min" else "ge"))
+        return pe, pproj, pairs
+    if pe.primitive.name not in _CMP_ORDER:
+        return none
+    inner = se.invars[1]
+    ie = None if isinstance(inner, lit) else run.producer(run.origin(inner))
+    if ie is None or ie.primitive.name != "select_n" or len(ie.invars) != 3 or not _is_zero(run, ie.invars[1]):
+        return none
+    qe, qproj = _predicate(run, ie.invars[0])
+    if qe is None or qe.primitive.name != "eq" or qproj is None or pproj is None or tuple(qproj) != tuple(pproj):
+        return none
+
+    def key(v):
+        return ("lit", np.asarray(v.val).tobytes()) if isinstance(v, lit) else ("var", id(run.origin(v)))
+
+    if sorted(map(key, pe.invars)) != sorted(map(key, qe.invars)):
+        return none
+    u, v = pe.invars
+    op = "ge" if pe.primitive.name in ("gt", "ge") else "le"       # P or u == v
+    return pe, pproj, [(u, v, op), (v, u, _FLIP[op])]
+
+
+_CMP_ORDER = frozenset({"gt", "ge", "lt", "le"})
 
 
 _RATIONAL_AT = frozenset({"add", "add_any", "sub", "mul", "div"})
