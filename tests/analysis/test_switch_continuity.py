@@ -703,6 +703,58 @@ def test_a_condition_nested_deeper_than_the_combination_limit_is_not_read():
     assert not _grad_ok(lambda t: jnp.select([deep(t)], [t + 1.0], default=t))
 
 
+@pytest.mark.parametrize("ands, proven", [(31, True), (32, True), (33, False)])
+def test_the_combination_limit_is_32_and_s_deep(ands, proven):
+    """The limit itself: the leaf ``t > 0`` under ``ands`` and-s is read at depth ``ands``, and ``_comparisons``
+    reads depth 32 and refuses 33. The cases (``t * 1`` and ``t``) are equal everywhere, so the select is proven
+    continuous exactly when every leaf is read. (A limit one lower, a count started at 1 or stepped by 2:
+    32 refused; one higher, no count or a count going down: 33 proven.)"""
+    def deep(t):
+        c = t > 0.0
+        for k in range(1, ands + 1):
+            c = c & (t > -float(k))
+        return c
+    assert _grad_ok(lambda t: jnp.select([deep(t)], [t * 1.0], default=t)) is proven
+
+
+def _row(b, shape):
+    return jax.lax.broadcast_in_dim(b, (1,) + shape, tuple(range(1, len(shape) + 1)))
+
+
+@pytest.mark.parametrize("n, proven", [(8, True), (9, True), (10, False)])
+def test_the_rows_of_an_index_are_read_through_8_nested_concatenations(n, proven):
+    """``jnp.select``'s index written by hand as ``argmax(concatenate([False, concatenate([c_1, concatenate([c_2,
+    ...])])]))``, n conditions in n - 1 nested concatenations under the outer one: the innermost is read at depth
+    n - 1, and ``_rows`` reads depth 8 and refuses 9. The cases are equal (``t * 1`` and ``t``): proven exactly
+    when every row is read. (A limit one lower, a depth started at 1 or stepped by 2 in ``_unit_rows``: n = 9
+    refused; one higher, ``and`` for ``or``, no step or a step down: n = 10 proven.)"""
+    def select(t):
+        conds = [t > float(k) for k in range(n)]
+        arr = _row(conds[-1], t.shape)
+        for c in reversed(conds[:-1]):
+            arr = jax.lax.concatenate([_row(c, t.shape), arr], 0)
+        arr = jax.lax.concatenate([jax.lax.broadcast_in_dim(False, (1,) + t.shape, ()), arr], 0)
+        return jax.lax.select_n(jax.lax.argmax(arr, 0, jnp.int32), t, *[t * 1.0] * n)
+    assert _grad_ok(select) is proven
+
+
+@pytest.mark.parametrize("calls, proven", [(5, True), (6, True), (7, False)])
+def test_a_piecewise_count_is_read_through_8_nested_calls(calls, proven):
+    """``jnp.piecewise``'s index ``clamp(0, argmax(cumsum(rows)), n)`` with the count in ``calls`` nested jit calls
+    (``jnp.cumsum`` adds its own): the rows' concatenation is read at depth ``calls + 2``, past 8 refused. Equal
+    cases: proven exactly when the rows are read. (A count of calls that resets, does not step or steps down:
+    7 proven; one that steps by 2 through calls or through the cumulative sum, or starts at 1: 6 refused.)"""
+    def select(t):
+        rows = jax.lax.concatenate([jax.lax.broadcast_in_dim(False, (1,) + t.shape, ())]
+                                   + [_row(t > float(k), t.shape) for k in range(3)], 0)
+        count = lambda r: jnp.cumsum(r.astype(jnp.int32), axis=0)
+        for _ in range(calls):
+            count = jax.jit(count)
+        j = jax.lax.clamp(0, jnp.argmax(count(rows), axis=0).astype(jnp.int32), 3)
+        return jax.lax.select_n(j, t, *[t * 1.0] * 3)
+    assert _grad_ok(select) is proven
+
+
 def test_an_index_of_another_shape_or_not_a_select_s_is_refused():
     """A scalar index over vector cases (theta's first coordinate picks the case of every coordinate) and an index
     counted by hand (``(t > 0) + (t > 1)``) are not the index ``jnp.select`` builds: refused, and both jump (by 1
