@@ -587,9 +587,16 @@ def test_logaddexp_gap_ends_and_operand_orders():
     # the upper end is at most 0 (the value is): a far above b
     out = one(lambda u, v: u - jnp.logaddexp(u, v), box([1000.0], [1001.0]), box([0.0], [0.0]))
     assert out.hi[0] == 0.0 and out.lo[0] == dn(-np.logaddexp(0.0, -1000.0), B.LIBM_ULPS + 2)
-    # b unbounded: no relation (the box rule's result, whose upper end is not below 0 as the relation's is)
+    # b unbounded below: the same ends, -softplus(b_hi - a_lo) = -log 2 and -softplus(-inf) = 0 (the gap is <= 0
+    # for every real a, b; the box rule alone gives an upper end above 0)
     out = one(lambda u, v: u - jnp.logaddexp(u, v), box([0.0], [1.0]), box([-INF], [0.0]))
-    assert out.hi[0] > 0.0
+    assert out.hi[0] == 0.0 and out.lo[0] == dn(-np.log(2.0), B.LIBM_ULPS + 2)
+    # b unbounded above: no lower end; the upper one -softplus(b_lo - a_hi) = -softplus(-1), rounded up
+    out = one(lambda u, v: u - jnp.logaddexp(u, v), box([0.0], [1.0]), box([0.0], [INF]))
+    assert out.lo[0] == -INF and out.hi[0] == up(-np.logaddexp(0.0, -1.0), B.LIBM_ULPS + 2)
+    # both unbounded (log-cosh: logaddexp(r, -r) with r anywhere): [-inf, 0]
+    out = one(lambda u, v: u - jnp.logaddexp(u, v), box([-INF], [INF]), box([-INF], [INF]))
+    assert out.lo[0] == -INF and out.hi[0] == 0.0
 
 
 def test_logaddexp_gap_through_replace_inf_and_its_near_misses():

@@ -2287,8 +2287,10 @@ def _whole(v, eqn) -> bool:
 
 def logaddexp_gap(run, eqn, shape):
     """``a - logaddexp(a, b)`` (either operand through ``_replace_inf``) = -softplus(b - a) in
-    [-softplus(b_hi - a_lo), -softplus(b_lo - a_hi)] <= 0, for b bounded (b's range over all its entries; JAX's
-    derivative of softplus, log_sigmoid and logaddexp: exp of it is sigmoid(a - b) in [0, 1])."""
+    [-softplus(b_hi - a_lo), -softplus(b_lo - a_hi)] <= 0 (b's range over all its entries; JAX's derivative of
+    softplus, log_sigmoid and logaddexp: exp of it is sigmoid(a - b) in [0, 1]).  With a or b unbounded the lower
+    end is -inf and the upper one still <= 0: ``logaddexp(r, -r)`` (a log-cosh loss) has derivative
+    ``exp(r - l) - exp(-r - l)`` with both exponents <= 0, whatever r."""
     u, v = (_replaced_inf(run, x) for x in eqn.invars)
     c = run.producer(v)
     if not _jax_function(c, "logaddexp"):
@@ -2298,12 +2300,14 @@ def logaddexp_gap(run, eqn, shape):
         return None
     other = run.value(args[1] if u is args[0] else args[0])
     (alo, ahi), blo, bhi = _box_of(run, u, shape), float(np.min(other.lo)), float(np.max(other.hi))
-    if not (math.isfinite(blo) and math.isfinite(bhi)):
+    if math.isnan(blo) or math.isnan(bhi):
         return None
     with np.errstate(all="ignore"):
         lo, hi = -np.logaddexp(0.0, bhi - alo), -np.logaddexp(0.0, blo - ahi)
     for _ in range(LIBM_ULPS + 2):                 # numpy's logaddexp: libm's exp and log1p, and an add
         lo, hi = _dn(lo), _up(hi)
+    # inf - inf (both ends infinite the same way): no end known there; the gap is <= 0 for all reals anyway
+    lo, hi = np.where(np.isnan(lo), -np.inf, lo), np.where(np.isnan(hi), 0.0, hi)
     return lo, np.minimum(hi, 0.0)
 
 

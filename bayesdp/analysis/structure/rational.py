@@ -43,7 +43,8 @@ _MAX_DEG = 32
 _PIECES = 2048
 _ROUNDS, _SPLIT = 4, 16      # pieces near the extremes split into 16, up to 3 times
 _BUDGET = 256
-_OPS = frozenset({"add", "add_any", "sub", "mul", "div", "neg", "integer_pow", "square", "copy", "copy_p"})
+_OPS = frozenset({"add", "add_any", "sub", "mul", "div", "neg", "integer_pow", "square", "copy", "copy_p", "sqrt",
+                  "rsqrt"})
 
 
 class _No(Exception):
@@ -78,11 +79,13 @@ def _pneg(a):
 
 
 class _Walk:
-    """``value(v)``: ``(k, P, Q, proj_r, proj_t)``, v = t^k P(r) / Q(r) at every position (k in {0, 1}), and which
+    """``value(v)``: ``(k, P, Q, proj_r, proj_t, e)``, v = t^k P(r) / Q(r) S(r)^e at every position (k, e in {0, 1};
+    ``S = sqrt(R)``, ``R`` the walk's one radicand, a polynomial, set by the first ``sqrt`` / ``rsqrt``), and which
     axis of ``r`` / ``t`` each axis of ``v`` reads (None: ``v`` does not read it)."""
 
     def __init__(self, run, r, t):
         self.run, self.r, self.t = run, r, t
+        self.R = None               # the radicand: every sqrt / rsqrt of the walk takes the root of this polynomial
         self.memo, self.budget = {}, _BUDGET
         self.anchors = []           # (value, proj_t, c): values equal to c * t, c a nonzero number: their bounds
                                     # carry t's form
@@ -93,17 +96,17 @@ class _Walk:
         if not isinstance(v, jcore.Literal):
             v = self.run.origin(v)
         if isinstance(v, jcore.Literal):
-            return 0, (_number(v.val, v.aval.dtype),), (Fraction(1),), None, None
+            return 0, (_number(v.val, v.aval.dtype),), (Fraction(1),), None, None, 0
         if v in self.memo:
             return self.memo[v]
         ident = tuple(range(len(_b._ishape(v))))
         if v is self.r:
-            out = (0, (Fraction(0), Fraction(1)), (Fraction(1),), ident, None)
+            out = (0, (Fraction(0), Fraction(1)), (Fraction(1),), ident, None, 0)
         elif v is self.t:
-            out = (1, (Fraction(1),), (Fraction(1),), None, ident)
+            out = (1, (Fraction(1),), (Fraction(1),), None, ident, 0)
         else:
             out = self._eqn(v)
-        if out[0] == 1 and len(out[1]) == len(out[2]) == 1 and out[1][0] != 0:
+        if out[0] == 1 and len(out[1]) == len(out[2]) == 1 and out[1][0] != 0 and out[5] == 0:
             self.anchors.append((v, out[4], out[1][0] / out[2][0]))
         self.memo[v] = out
         return out
@@ -113,7 +116,7 @@ class _Walk:
         e = _producer(run, v)
         point = _point(run, v)
         if point is not None:
-            return 0, (point,), (Fraction(1),), None, None
+            return 0, (point,), (Fraction(1),), None, None, 0
         if e is None:
             raise _No                              # another input: not a function of r and t alone
         self.budget -= 1
@@ -129,10 +132,10 @@ class _Walk:
         if name in _b._MOVES or name == "convert_element_type":
             if name == "convert_element_type" and not _b._exact_convert(e):
                 raise _No
-            k, P, Q, pr, pt = self.value(e.invars[0])
+            k, P, Q, pr, pt, ex = self.value(e.invars[0])
             mv = (lambda p, leaf: None if p is None else _b._moved(e, [p], oshape, _b._ishape(leaf)))
             if name == "convert_element_type":
-                return k, P, Q, pr, pt
+                return k, P, Q, pr, pt, ex
             if not _b._ishape(self.r) and pr is not None:
                 pr = (None,) * len(_b._ishape(e.invars[0]))
             if not _b._ishape(self.t) and pt is not None:
@@ -140,7 +143,7 @@ class _Walk:
             nr, nt = mv(pr, self.r), mv(pt, self.t)
             if pr is not None and nr is None or pt is not None and nt is None:
                 raise _No
-            return k, P, Q, nr, nt
+            return k, P, Q, nr, nt, ex
         if name not in _OPS:
             raise _No
         for w in e.invars:
@@ -149,29 +152,34 @@ class _Walk:
         ins = [self.value(w) for w in e.invars]
         pr = _proj(e, [x[3] for x in ins], oshape, self.r)
         pt = _proj(e, [x[4] for x in ins], oshape, self.t)
+        ex = 0                                      # the power of S = sqrt(R) before reduction
         if name in ("copy", "copy_p"):
-            k, P, Q = ins[0][:3]
+            k, P, Q, ex = ins[0][0], ins[0][1], ins[0][2], ins[0][5]
         elif name == "neg":
-            k, P, Q = ins[0][0], _pneg(ins[0][1]), ins[0][2]
+            k, P, Q, ex = ins[0][0], _pneg(ins[0][1]), ins[0][2], ins[0][5]
         elif name in ("add", "add_any", "sub"):
             (ka, Pa, Qa), (kb, Pb, Qb) = ins[0][:3], ins[1][:3]
+            ea, eb = ins[0][5], ins[1][5]
             if ka != kb and not (_zero(Pa) or _zero(Pb)):
                 raise _No                           # a sum of a tangent and a primal value: not t * g(r)
+            if ea != eb and not (_zero(Pa) or _zero(Pb)):
+                raise _No                           # a rational value plus S times one: not one such term
             if name == "sub":
                 Pb = _pneg(Pb)
             k = ka if not _zero(Pa) else kb
+            ex = ea if not _zero(Pa) else eb
             P, Q = (_padd(_pmul(Pa, Qb), _pmul(Pb, Qa)), _pmul(Qa, Qb)) if Qa != Qb else (_padd(Pa, Pb), Qa)
         elif name == "mul":
             (ka, Pa, Qa), (kb, Pb, Qb) = ins[0][:3], ins[1][:3]
             k = ka + kb
             if k > 1:
                 raise _No
-            P, Q = _pmul(Pa, Pb), _pmul(Qa, Qb)
+            P, Q, ex = _pmul(Pa, Pb), _pmul(Qa, Qb), ins[0][5] + ins[1][5]
         elif name == "div":
             (ka, Pa, Qa), (kb, Pb, Qb) = ins[0][:3], ins[1][:3]
             if kb != 0:
                 raise _No                           # a division by a value of t
-            k, P, Q = ka, _pmul(Pa, Qb), _pmul(Qa, Pb)
+            k, P, Q, ex = ka, _pmul(Pa, Qb), _pmul(Qa, Pb), ins[0][5] - ins[1][5]
         elif name == "square" or name == "integer_pow":
             y = 2 if name == "square" else int(e.params["y"])
             k0, P0, Q0 = ins[0][:3]
@@ -184,12 +192,35 @@ class _Walk:
                 P, Q = (Fraction(1),), (Fraction(1),)
                 for _ in range(abs(y)):
                     P, Q = _pmul(P, base_p), _pmul(Q, base_q)
-                k = k0
+                k, ex = k0, ins[0][5] * y
+        elif name in ("sqrt", "rsqrt"):
+            k0, P0, Q0 = ins[0][:3]
+            if k0 or ins[0][5] or len(Q0) != 1 or Q0[0] == 0:
+                raise _No                           # the root of a tangent, of a root, of a ratio of polynomials
+            R = _trim(tuple(c / Q0[0] for c in P0))
+            if self.R is None:
+                self.R = R
+            elif self.R != R:
+                raise _No                           # a second radicand
+            k, P, Q, ex = 0, (Fraction(1),), (Fraction(1),), (1 if name == "sqrt" else -1)
         else:
             raise _No
+        P, Q, ex = self._reduced(P, Q, ex)
         if _zero(P):
-            k = 0
-        return k, P, Q, pr, pt
+            k, ex = 0, 0
+        return k, P, Q, pr, pt, ex
+
+    def _reduced(self, P, Q, ex):
+        """``P / Q S^ex`` as ``P' / Q' S^e`` with e in {0, 1}: S^2 = R moves into the numerator, S^-1 = S / R."""
+        if ex == 0:
+            return P, Q, 0
+        half, odd = divmod(ex, 2)                   # ex = 2 half + odd, odd in {0, 1} (half < 0 for ex < 0)
+        for _ in range(abs(half)):
+            if half > 0:
+                P = _pmul(P, self.R)
+            else:
+                Q = _pmul(Q, self.R)
+        return P, Q, odd
 
 
 def _proj(e, projs, oshape, leaf):
@@ -358,6 +389,36 @@ def _enclose(P, Q, lo: float, hi: float):
     return hull
 
 
+def _enclose_root(P, Q, ex, R, lo: float, hi: float):
+    """[glo, ghi] containing ``g = P / Q * sqrt(R)^ex`` (ex in {0, 1}) on [lo, hi], or None.
+
+    Where the walk took a root (``R`` not None), ``R > 0`` on the whole interval is required first: ``1 / R``
+    enclosed (so ``R`` has no zero on the interval, which is connected: one sign throughout) and ``R > 0`` at one
+    point of it, exactly; the program's ``sqrt`` is then real and its ``rsqrt`` or division by a root finite. For ``ex = 1``: ``g^2 = P^2 R / Q^2`` (a rational function) enclosed in ``[h_lo, h_hi]`` gives
+    ``|g| <= sqrt(h_hi)``, and ``g`` has the sign of ``P / Q`` (enclosed too, when it is bounded): ``[sqrt(h_lo),
+    sqrt(h_hi)]`` where ``P / Q >= 0``, its negative where ``<= 0``, else ``[-sqrt(h_hi), sqrt(h_hi)]``; the roots
+    rounded outward."""
+    if R is not None:
+        if _enclose((Fraction(1),), R, lo, hi) is None:
+            return None                           # R may vanish on the interval
+        at = Fraction(0) if lo <= 0 <= hi else Fraction(lo if np.isfinite(lo) else hi)
+        if not sum(c * at ** i for i, c in enumerate(R)) > 0:
+            return None                           # negative throughout
+    if ex == 0:
+        return _enclose(P, Q, lo, hi)
+    h = _enclose(_pmul(_pmul(P, P), R), _pmul(Q, Q), lo, hi)
+    if h is None:
+        return None
+    top = float(_b._up(np.sqrt(max(h[1], 0.0))))
+    bot = float(_b._dn(np.sqrt(max(h[0], 0.0))))
+    sign = _enclose(P, Q, lo, hi)
+    if sign is not None and sign[0] >= 0:
+        return [bot, top]
+    if sign is not None and sign[1] <= 0:
+        return [-top, -bot]
+    return [-top, top]
+
+
 def _pieces(P, Q, mid_lo, mid_hi):
     """[glo, ghi] containing P/Q on the bounded [mid_lo, mid_hi], or None (Q may vanish there)."""
     hull = [np.inf, -np.inf]
@@ -427,7 +488,7 @@ def rational_tangent(run, v, shape, override=None, eqn=None):
         for r, t in _roles(run, v):
             try:
                 w = _Walk(run, r, t)
-                k, P, Q, pr, pt = w.value(v)
+                k, P, Q, pr, pt, ex = w.value(v)
             except _No:
                 continue
             if k != 1 or pt is None:
@@ -445,7 +506,7 @@ def rational_tangent(run, v, shape, override=None, eqn=None):
                 rb = run.value(r)
             if rb is None:
                 continue
-            g = _enclose(P, Q, float(np.min(rb.lo)), float(np.max(rb.hi)))
+            g = _enclose_root(P, Q, ex, w.R, float(np.min(rb.lo)), float(np.max(rb.hi)))
             if g is None:
                 continue
             tb = run.value(anchor)
