@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from bayesdp.samplers import ModelPotential, gradients
+from bayesdp.samplers import ModelPotential, glm, gradients
 from bayesdp.samplers.sharding import RecordLayout
 
 from _sampler_models import logistic, logistic_data, xla_flags
@@ -173,7 +173,9 @@ def test_every_placement_and_estimator_sharded(counts):
     cases = {}
     for m in counts:
         cases[f"ula_glm_{m}"] = [m, {}, [SHARD, PARALLEL, BOTH]]
-        cases[f"ula_glm_rows_{m}"] = [m, {"force_backend": True}, [SHARD, PARALLEL]]
+        # a GPU's rules: no copy allowed (rows), and a copy allowed (the accelerator's layouts, measured)
+        cases[f"ula_glm_rows_{m}"] = [m, {"force_backend": True, "max_copy_bytes": 0}, [SHARD, PARALLEL]]
+        cases[f"ula_glm_accel_{m}"] = [m, {"force_backend": True}, [SHARD, PARALLEL]]
         cases[f"ula_general_{m}"] = [m, {"gaussian": True}, [SHARD, PARALLEL, BOTH]]
         cases[f"ula_clip_{m}"] = [m, {"clip_norm": 0.3}, [SHARD, PARALLEL]]
         cases[f"sgld_{m}"] = [m, {"sampler": "sgld", "batch_size": min(m, 8)}, [SHARD, PARALLEL, BOTH]]
@@ -184,3 +186,6 @@ def test_every_placement_and_estimator_sharded(counts):
         list(_check(out, name, exact=name.startswith("sgld")))
         if name.startswith("ula_glm_rows"):
             assert all("'rows'" in g["path"] for k, g in out[name].items() if k.startswith("{"))
+        if name.startswith("ula_glm_accel"):
+            assert all(any(f"layout {f!r} (gpu:" in g["path"] for f in glm.ACCEL_FORMS_CHAINS)
+                       for k, g in out[name].items() if k.startswith("{"))
