@@ -9,7 +9,9 @@ never probed), and prints the nearest rewrite that the analyzer certifies, as co
 * StudentT / Cauchy(loc, scale): ``|d l / d loc| <= (df + 1)/(2 scale sqrt(df))`` is bounded in ``loc`` but grows
   like ``1/scale`` as ``scale -> 0``;
 * Poisson(rate): ``d l / d log(rate) = rate - y`` grows like ``rate = exp(eta)``, exponentially in theta;
-* other families: the generic rule's culprit operation is named.
+* other families: the generic rule's culprit operation is named; a log-factor computed through ``cosh`` (``log(cosh
+  r)``) is told to use ``logaddexp(r, -r)``: ``cosh`` overflows in float32 for ``|r| > 89``, where JAX's derivative
+  ``sinh / cosh`` is ``inf / inf``.
 
 The rewrites are ones the analyzer certifies (tests/analysis/test_idioms_advice.py certifies each of them):
 a Student-t likelihood with a public scale, a bounded location ``B * tanh(eta / B)`` with a public scale and a
@@ -80,4 +82,24 @@ def growth_and_rewrite(program, facts, name: str) -> str:
                 "theta|), or a softplus rate `dist.Poisson(jax.nn.softplus(eta))` (at most max(y_max, 1) |d eta/d "
                 "theta|)")
         return f"; {grows}; nearest certifiable model: {code}"
+    if _uses(program.jaxpr.jaxpr, "cosh"):
+        return ("; the program computes cosh, which overflows in float32 for |r| > 89, where its derivative sinh/cosh "
+                "is inf/inf: if the term is log(cosh(r)) (a log-cosh loss), write it as `jnp.logaddexp(r, -r) - "
+                "jnp.log(2.0)`, whose derivative tanh(r) the analyzer bounds by 1 (times |d r/d theta|)")
     return ""
+
+
+def _uses(jaxpr, name: str, depth: int = 0) -> bool:
+    """Whether primitive ``name`` occurs in ``jaxpr`` or in the programs its equations call (a jit, a custom_jvp)."""
+    if depth > 32:
+        return False
+    for e in jaxpr.eqns:
+        if e.primitive.name == name:
+            return True
+        for v in e.params.values():
+            for sub in (v if isinstance(v, (tuple, list)) else (v,)):
+                inner = getattr(sub, "jaxpr", None)
+                inner = getattr(inner, "jaxpr", inner)           # a ClosedJaxpr's jaxpr, or a Jaxpr
+                if inner is not None and hasattr(inner, "eqns") and _uses(inner, name, depth + 1):
+                    return True
+    return False

@@ -54,6 +54,18 @@ def test_log_cosh_certifies_at_its_maximum():
     assert G <= R * (1 + 1e-6)
 
 
+def test_log_of_cosh_is_refused_with_the_logaddexp_rewrite():
+    """log(cosh(r)) computes cosh, which overflows in float32 for |r| > 89 (JAX's derivative sinh/cosh is then
+    inf/inf, NaN): refused, and the message gives the rewrite that certifies (the test above), as code; a loss
+    without cosh gets no such advice."""
+    _refused(lambda r: jnp.log(jnp.cosh(r)), ["unbounded", "jnp.logaddexp(r, -r) - jnp.log(2.0)", "overflows"])
+    r = np.float32(100.0)
+    with np.errstate(all="ignore"):
+        assert np.isnan(np.sinh(r) / np.cosh(r))          # the float32 derivative there
+    rep, _ = _analyse(lambda r: r ** 4)
+    assert "jnp.logaddexp(r, -r)" not in rep.unproven[0].reason and "overflows" not in rep.unproven[0].reason
+
+
 @pytest.mark.parametrize("loss", [
     lambda r: jnp.sqrt(1.0 + r ** 4),             # rho' = 2 r^3 / sqrt(1 + r^4): grows like 2 r
     lambda r: r * jnp.sqrt(1.0 + r * r),          # rho' = sqrt(1 + r^2) + r^2 / sqrt(1 + r^2): grows like 2 r
@@ -116,3 +128,62 @@ def test_enclose_root_contains_every_value(seed):
             continue
         tol = 1e-9 * max(1.0, float(np.max(np.abs(g))))
         assert got[0] - tol <= np.min(g) and np.max(g) <= got[1] + tol, (P, Q, e, R, lo, hi, got)
+
+
+def _F(*c):
+    return tuple(Fraction(x) for x in c)
+
+
+def test_enclose_root_keeps_the_sign_and_the_ends():
+    """g = r / sqrt(1 + r^2) (P = r, Q = 1 + r^2 = R, e = 1): on [1, 2] it is in [1/sqrt 2, 2/sqrt 5] (increasing),
+    on [-2, -1] the negatives, on [0, 2] in [0, 2/sqrt 5], on [-2, 0] in [-2/sqrt 5, 0]: the enclosure keeps the
+    sign of P / Q (no symmetric hull) and both ends to 1e-3."""
+    R = _F(1, 0, 1)
+    lo_v, hi_v = 1 / np.sqrt(2.0), 2 / np.sqrt(5.0)
+    got = _enclose_root(_F(0, 1), R, 1, R, 1.0, 2.0)
+    assert lo_v * (1 - 1e-3) <= got[0] <= lo_v and hi_v <= got[1] <= hi_v * (1 + 1e-3), got
+    got = _enclose_root(_F(0, -1), R, 1, R, 1.0, 2.0)
+    assert -hi_v * (1 + 1e-3) <= got[0] <= -hi_v and -lo_v <= got[1] <= -lo_v * (1 - 1e-3), got
+    tiny = 1e-300                # sqrt(0) rounded outward: the smallest subnormal
+    got = _enclose_root(_F(0, 1), R, 1, R, 0.0, 2.0)
+    assert -tiny <= got[0] <= 0.0 and hi_v <= got[1] <= hi_v * (1 + 1e-3), got
+    got = _enclose_root(_F(0, 1), R, 1, R, -2.0, 0.0)
+    assert 0.0 <= got[1] <= tiny and -hi_v * (1 + 1e-3) <= got[0] <= -hi_v, got
+
+
+def test_enclose_root_reads_the_radicand_s_sign_inside_the_interval():
+    """R must be positive on the interval, read at a point of it: R = r - 3/4 is negative on [-3, 1/2] (positive
+    at 1, outside); R = 1/4 - r is negative on [1/2, 2] (positive at 0, outside); R = 1 + r^2 on (-inf, -2] is
+    read at -2 (a finite end: an infinite one is no point)."""
+    one = _F(1)
+    assert _enclose_root(one, one, 1, _F(Fraction(-3, 4), 1), -3.0, 0.5) is None
+    assert _enclose_root(one, one, 1, _F(Fraction(1, 4), -1), 0.5, 2.0) is None
+    got = _enclose_root(one, one, 1, _F(1, 0, 1), -np.inf, -2.0)      # sqrt(1 + r^2) >= sqrt 5, unbounded: None
+    assert got is None
+    got = _enclose_root(_F(1), _F(1, 0, 1), 1, _F(1, 0, 1), -np.inf, -2.0)   # 1 / sqrt(1 + r^2) in (0, 1/sqrt 5]
+    assert got is not None and -1e-300 <= got[0] <= 0.0 and 1 / np.sqrt(5.0) <= got[1] <= 1 / np.sqrt(5.0) * (1 + 1e-3)
+
+
+def test_powers_of_the_root_reduce_exactly():
+    """t r sqrt(1 + r^2)^3 / (1 + r^2)^2 = t r / sqrt(1 + r^2) (S^3 = R S) and t r sqrt(1 + r^2) sqrt(1 + r^2) /
+    (1 + r^2)^2 = t r / (1 + r^2) (S^2 = R), t in [1/2, 1], every real r."""
+    import jax
+    from bayesdp.analysis.structure import Run
+    from bayesdp.analysis.structure.bounds import Bound, Bounds
+
+    def one(fn, r=(1.0, 2.0), t=(0.5, 1.0)):          # t not a point: a point is a constant, not a tangent
+        closed = jax.make_jaxpr(fn)(jnp.zeros(1, jnp.float32), jnp.zeros(1, jnp.float32))
+        box = lambda a: Bound.box(np.asarray([a[0]]), np.asarray([a[1]]))
+        out = Run(Bounds(), {"m": 1}).program(closed, [box(r), box(t)])[0]
+        return float(out.lo[0]), float(out.hi[0])
+
+    # over all real r (the rule is tried where the boxes fail): r / sqrt(1 + r^2) has sup 1 (at infinity), r / (1 +
+    # r^2) has sup 1/2 (at r = 1); a wrong reduction gives r / (1 + r^2) (1/2) or r / (1 + r^2)^2 (3 sqrt 3 / 16)
+    lo, hi = one(lambda r, t: t * r * jnp.sqrt(1.0 + r * r) ** 3 / (1.0 + r * r) ** 2, r=(-np.inf, np.inf))
+    assert -1.0 - 1e-3 <= lo <= -1.0 and 1.0 <= hi <= 1.0 + 1e-3, (lo, hi)
+    lo, hi = one(lambda r, t: t * r * jnp.sqrt(1.0 + r * r) * jnp.sqrt(1.0 + r * r) / (1.0 + r * r) ** 2,
+                 r=(-np.inf, np.inf))
+    assert -0.5 - 1e-3 <= lo <= -0.5 and 0.5 <= hi <= 0.5 + 1e-3, (lo, hi)
+    # unbounded r: 1 / sqrt(1 + r^2) in (0, 1], 1 / (1 + r^2) in (0, 1]
+    lo, hi = one(lambda r, t: t * jnp.sqrt(1.0 + r * r) ** 3 / (1.0 + r * r) ** 2, r=(-np.inf, np.inf))
+    assert -1e-12 <= lo <= 0.0 and 1.0 <= hi <= 1.0 + 1e-3
