@@ -2288,9 +2288,13 @@ def _whole(v, eqn) -> bool:
 def logaddexp_gap(run, eqn, shape):
     """``a - logaddexp(a, b)`` (either operand through ``_replace_inf``) = -softplus(b - a) in
     [-softplus(b_hi - a_lo), -softplus(b_lo - a_hi)] <= 0 (b's range over all its entries; JAX's derivative of
-    softplus, log_sigmoid and logaddexp: exp of it is sigmoid(a - b) in [0, 1]).  With a or b unbounded the lower
-    end is -inf and the upper one still <= 0: ``logaddexp(r, -r)`` (a log-cosh loss) has derivative
-    ``exp(r - l) - exp(-r - l)`` with both exponents <= 0, whatever r."""
+    softplus, log_sigmoid and logaddexp: exp of it is sigmoid(a - b) in [0, 1]), for b bounded: b finite.
+
+    An unbounded b may be +inf (``-log(y + 2)`` at ``y = -2``): then ``l = +inf``, ``_replace_inf(l) = 0`` and the
+    program's "gap" is ``a - 0 = a``, not <= 0 (found by an adversarial model, 2026-11-27). So an unbounded b is taken
+    only when it is ``-a`` (log-cosh, ``logaddexp(r, -r)``): b = +inf then means a = -inf, whose term is ``-inf - 0``,
+    and ``a = b = -inf`` (the one NaN of logaddexp's select) cannot happen; the lower end is then -inf and the upper one
+    still <= 0, so ``exp(r - l) - exp(-r - l)`` has both exponentials in [0, 1] whatever r."""
     u, v = (_replaced_inf(run, x) for x in eqn.invars)
     c = run.producer(v)
     if not _jax_function(c, "logaddexp"):
@@ -2298,10 +2302,13 @@ def logaddexp_gap(run, eqn, shape):
     args = c.invars[c.params.get("num_consts", 0):]
     if len(args) != 2 or not any(u is x for x in args) or tuple(u.aval.shape) != tuple(c.outvars[0].aval.shape):
         return None
-    other = run.value(args[1] if u is args[0] else args[0])
+    bv = args[1] if u is args[0] else args[0]
+    other = run.value(bv)
     (alo, ahi), blo, bhi = _box_of(run, u, shape), float(np.min(other.lo)), float(np.max(other.hi))
     if math.isnan(blo) or math.isnan(bhi):
         return None
+    if not (math.isfinite(blo) and math.isfinite(bhi)) and not _negation_of(run, bv, u):
+        return None                                 # b may be +inf: the gap may be a itself
     with np.errstate(all="ignore"):
         lo, hi = -np.logaddexp(0.0, bhi - alo), -np.logaddexp(0.0, blo - ahi)
     for _ in range(LIBM_ULPS + 2):                 # numpy's logaddexp: libm's exp and log1p, and an add
@@ -2309,6 +2316,20 @@ def logaddexp_gap(run, eqn, shape):
     # inf - inf (both ends infinite the same way): no end known there; the gap is <= 0 for all reals anyway
     lo, hi = np.where(np.isnan(lo), -np.inf, lo), np.where(np.isnan(hi), 0.0, hi)
     return lo, np.minimum(hi, 0.0)
+
+
+def _negation_of(run, b, a) -> bool:
+    """``b`` is ``-a`` (a ``neg`` of the same value, either way round), each followed out of calls."""
+    lit = _literal_type()
+    if isinstance(a, lit) or isinstance(b, lit):
+        return False
+    a, b = run.origin(a), run.origin(b)
+    for x, y in ((b, a), (a, b)):
+        e = run.producer(x)
+        if e is not None and e.primitive.name == "neg" and not isinstance(e.invars[0], lit) and \
+                run.origin(e.invars[0]) is y:
+            return True
+    return False
 
 
 def ratio_of_sum(run, eqn, shape):
