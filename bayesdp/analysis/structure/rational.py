@@ -44,7 +44,7 @@ _PIECES = 2048
 _ROUNDS, _SPLIT = 4, 16      # pieces near the extremes split into 16, up to 3 times
 _BUDGET = 256
 _OPS = frozenset({"add", "add_any", "sub", "mul", "div", "neg", "integer_pow", "square", "copy", "copy_p", "sqrt",
-                  "rsqrt"})
+                  "rsqrt", "exp"})
 
 
 class _No(Exception):
@@ -79,13 +79,15 @@ def _pneg(a):
 
 
 class _Walk:
-    """``value(v)``: ``(k, P, Q, proj_r, proj_t, e)``, v = t^k P(r) / Q(r) S(r)^e at every position (k, e in {0, 1};
-    ``S = sqrt(R)``, ``R`` the walk's one radicand, a polynomial, set by the first ``sqrt`` / ``rsqrt``), and which
-    axis of ``r`` / ``t`` each axis of ``v`` reads (None: ``v`` does not read it)."""
+    """``value(v)``: ``(k, P, Q, proj_r, proj_t, e, x)``, v = t^k P(r) / Q(r) S(r)^e exp(E(r))^x at every position
+    (k, e in {0, 1}, x an integer; ``S = sqrt(R)``, ``R`` the walk's one radicand, a polynomial, set by the first
+    ``sqrt`` / ``rsqrt``; ``E`` the walk's one exponent, a polynomial of degree >= 1, set by the first ``exp``), and
+    which axis of ``r`` / ``t`` each axis of ``v`` reads (None: ``v`` does not read it)."""
 
     def __init__(self, run, r, t):
         self.run, self.r, self.t = run, r, t
         self.R = None               # the radicand: every sqrt / rsqrt of the walk takes the root of this polynomial
+        self.E = None               # the exponent: every exp of the walk is exp of this polynomial
         self.memo, self.budget = {}, _BUDGET
         self.anchors = []           # (value, proj_t, c): values equal to c * t, c a nonzero number: their bounds
                                     # carry t's form
@@ -96,17 +98,17 @@ class _Walk:
         if not isinstance(v, jcore.Literal):
             v = self.run.origin(v)
         if isinstance(v, jcore.Literal):
-            return 0, (_number(v.val, v.aval.dtype),), (Fraction(1),), None, None, 0
+            return 0, (_number(v.val, v.aval.dtype),), (Fraction(1),), None, None, 0, 0
         if v in self.memo:
             return self.memo[v]
         ident = tuple(range(len(_b._ishape(v))))
         if v is self.r:
-            out = (0, (Fraction(0), Fraction(1)), (Fraction(1),), ident, None, 0)
+            out = (0, (Fraction(0), Fraction(1)), (Fraction(1),), ident, None, 0, 0)
         elif v is self.t:
-            out = (1, (Fraction(1),), (Fraction(1),), None, ident, 0)
+            out = (1, (Fraction(1),), (Fraction(1),), None, ident, 0, 0)
         else:
             out = self._eqn(v)
-        if out[0] == 1 and len(out[1]) == len(out[2]) == 1 and out[1][0] != 0 and out[5] == 0:
+        if out[0] == 1 and len(out[1]) == len(out[2]) == 1 and out[1][0] != 0 and out[5] == 0 and out[6] == 0:
             self.anchors.append((v, out[4], out[1][0] / out[2][0]))
         self.memo[v] = out
         return out
@@ -116,7 +118,7 @@ class _Walk:
         e = _producer(run, v)
         point = _point(run, v)
         if point is not None:
-            return 0, (point,), (Fraction(1),), None, None, 0
+            return 0, (point,), (Fraction(1),), None, None, 0, 0
         if e is None:
             raise _No                              # another input: not a function of r and t alone
         self.budget -= 1
@@ -132,10 +134,10 @@ class _Walk:
         if name in _b._MOVES or name == "convert_element_type":
             if name == "convert_element_type" and not _b._exact_convert(e):
                 raise _No
-            k, P, Q, pr, pt, ex = self.value(e.invars[0])
+            k, P, Q, pr, pt, ex, xp = self.value(e.invars[0])
             mv = (lambda p, leaf: None if p is None else _b._moved(e, [p], oshape, _b._ishape(leaf)))
             if name == "convert_element_type":
-                return k, P, Q, pr, pt, ex
+                return k, P, Q, pr, pt, ex, xp
             if not _b._ishape(self.r) and pr is not None:
                 pr = (None,) * len(_b._ishape(e.invars[0]))
             if not _b._ishape(self.t) and pt is not None:
@@ -143,7 +145,7 @@ class _Walk:
             nr, nt = mv(pr, self.r), mv(pt, self.t)
             if pr is not None and nr is None or pt is not None and nt is None:
                 raise _No
-            return k, P, Q, nr, nt, ex
+            return k, P, Q, nr, nt, ex, xp
         if name not in _OPS:
             raise _No
         for w in e.invars:
@@ -152,34 +154,34 @@ class _Walk:
         ins = [self.value(w) for w in e.invars]
         pr = _proj(e, [x[3] for x in ins], oshape, self.r)
         pt = _proj(e, [x[4] for x in ins], oshape, self.t)
-        ex = 0                                      # the power of S = sqrt(R) before reduction
+        ex, xp = 0, 0                               # the powers of S = sqrt(R) (before reduction) and of exp(E)
         if name in ("copy", "copy_p"):
-            k, P, Q, ex = ins[0][0], ins[0][1], ins[0][2], ins[0][5]
+            k, P, Q, ex, xp = ins[0][0], ins[0][1], ins[0][2], ins[0][5], ins[0][6]
         elif name == "neg":
-            k, P, Q, ex = ins[0][0], _pneg(ins[0][1]), ins[0][2], ins[0][5]
+            k, P, Q, ex, xp = ins[0][0], _pneg(ins[0][1]), ins[0][2], ins[0][5], ins[0][6]
         elif name in ("add", "add_any", "sub"):
             (ka, Pa, Qa), (kb, Pb, Qb) = ins[0][:3], ins[1][:3]
             ea, eb = ins[0][5], ins[1][5]
             if ka != kb and not (_zero(Pa) or _zero(Pb)):
                 raise _No                           # a sum of a tangent and a primal value: not t * g(r)
-            if ea != eb and not (_zero(Pa) or _zero(Pb)):
-                raise _No                           # a rational value plus S times one: not one such term
+            if (ea != eb or ins[0][6] != ins[1][6]) and not (_zero(Pa) or _zero(Pb)):
+                raise _No                           # a rational value plus S (or exp(E)) times one: not one term
             if name == "sub":
                 Pb = _pneg(Pb)
             k = ka if not _zero(Pa) else kb
-            ex = ea if not _zero(Pa) else eb
+            ex, xp = (ea, ins[0][6]) if not _zero(Pa) else (eb, ins[1][6])
             P, Q = (_padd(_pmul(Pa, Qb), _pmul(Pb, Qa)), _pmul(Qa, Qb)) if Qa != Qb else (_padd(Pa, Pb), Qa)
         elif name == "mul":
             (ka, Pa, Qa), (kb, Pb, Qb) = ins[0][:3], ins[1][:3]
             k = ka + kb
             if k > 1:
                 raise _No
-            P, Q, ex = _pmul(Pa, Pb), _pmul(Qa, Qb), ins[0][5] + ins[1][5]
+            P, Q, ex, xp = _pmul(Pa, Pb), _pmul(Qa, Qb), ins[0][5] + ins[1][5], ins[0][6] + ins[1][6]
         elif name == "div":
             (ka, Pa, Qa), (kb, Pb, Qb) = ins[0][:3], ins[1][:3]
             if kb != 0:
                 raise _No                           # a division by a value of t
-            k, P, Q, ex = ka, _pmul(Pa, Qb), _pmul(Qa, Pb), ins[0][5] - ins[1][5]
+            k, P, Q, ex, xp = ka, _pmul(Pa, Qb), _pmul(Qa, Pb), ins[0][5] - ins[1][5], ins[0][6] - ins[1][6]
         elif name == "square" or name == "integer_pow":
             y = 2 if name == "square" else int(e.params["y"])
             k0, P0, Q0 = ins[0][:3]
@@ -192,23 +194,35 @@ class _Walk:
                 P, Q = (Fraction(1),), (Fraction(1),)
                 for _ in range(abs(y)):
                     P, Q = _pmul(P, base_p), _pmul(Q, base_q)
-                k, ex = k0, ins[0][5] * y
+                k, ex, xp = k0, ins[0][5] * y, ins[0][6] * y
         elif name in ("sqrt", "rsqrt"):
             k0, P0, Q0 = ins[0][:3]
-            if k0 or ins[0][5] or len(Q0) != 1 or Q0[0] == 0:
-                raise _No                           # the root of a tangent, of a root, of a ratio of polynomials
+            if k0 or ins[0][5] or ins[0][6] or len(Q0) != 1 or Q0[0] == 0:
+                raise _No                           # the root of a tangent, of a root or exp, of a ratio
             R = _trim(tuple(c / Q0[0] for c in P0))
             if self.R is None:
                 self.R = R
             elif self.R != R:
                 raise _No                           # a second radicand
             k, P, Q, ex = 0, (Fraction(1),), (Fraction(1),), (1 if name == "sqrt" else -1)
+        elif name == "exp":
+            k0, P0, Q0 = ins[0][:3]
+            if k0 or ins[0][5] or ins[0][6] or len(Q0) != 1 or Q0[0] == 0:
+                raise _No                           # exp of a tangent, of a root or exp, of a ratio
+            E = _trim(tuple(c / Q0[0] for c in P0))
+            if len(E) < 2:
+                raise _No                           # a constant exponent (no decay to prove anything with)
+            if self.E is None:
+                self.E = E
+            elif self.E != E:
+                raise _No                           # a second exponent
+            k, P, Q, xp = 0, (Fraction(1),), (Fraction(1),), 1
         else:
             raise _No
         P, Q, ex = self._reduced(P, Q, ex)
         if _zero(P):
-            k, ex = 0, 0
-        return k, P, Q, pr, pt, ex
+            k, ex, xp = 0, 0, 0
+        return k, P, Q, pr, pt, ex, xp
 
     def _reduced(self, P, Q, ex):
         """``P / Q S^ex`` as ``P' / Q' S^e`` with e in {0, 1}: S^2 = R moves into the numerator, S^-1 = S / R."""
@@ -419,8 +433,9 @@ def _enclose_root(P, Q, ex, R, lo: float, hi: float):
     return [-top, top]
 
 
-def _pieces(P, Q, mid_lo, mid_hi):
-    """[glo, ghi] containing P/Q on the bounded [mid_lo, mid_hi], or None (Q may vanish there)."""
+def _pieces(P, Q, mid_lo, mid_hi, F=None):
+    """[glo, ghi] containing P/Q (times exp(F) when ``F`` is given) on the bounded [mid_lo, mid_hi], or None (Q may
+    vanish there, or exp(F) may pass e^_EXP_MAX)."""
     hull = [np.inf, -np.inf]
     if not (np.isfinite(mid_lo) and np.isfinite(mid_hi)):
         return None
@@ -438,11 +453,16 @@ def _pieces(P, Q, mid_lo, mid_hi):
         sign = pos
         rlo, rhi = _b.iv_recip(qlo, qhi)
         glo, ghi = _b.iv_mul(plo, phi, rlo, rhi)
+        if F is not None:
+            flo, fhi = _iv_poly(F, elo, ehi)
+            if not np.all(fhi <= _EXP_MAX):
+                return None                      # past e^80: float32's exp would overflow near there
+            glo, ghi = _b.iv_mul(glo, ghi, *_exp_iv(flo, fhi))
         if not (np.all(np.isfinite(glo)) and np.all(np.isfinite(ghi))):
             return None
         # pieces whose enclosure reaches past the values at their midpoints (a float estimate, used only to
         # choose which pieces to split) are split; every other piece's enclosure enters the hull now
-        mids = _values(P, Q, (elo + ehi) / 2)
+        mids = _values(P, Q, (elo + ehi) / 2, F)
         top, bot = float(np.max(mids)), float(np.min(mids))
         tol = 1e-4 * max(abs(top), abs(bot), 1e-300)
         split = ((ghi > top + tol) | (glo < bot - tol)) if rnd + 1 < _ROUNDS else np.zeros(elo.shape, bool)
@@ -462,10 +482,105 @@ def _pieces(P, Q, mid_lo, mid_hi):
     return hull
 
 
-def _values(P, Q, xs):
+def _values(P, Q, xs, F=None):
     with np.errstate(all="ignore"):
         g = np.polyval([float(c) for c in reversed(P)], xs) / np.polyval([float(c) for c in reversed(Q)], xs)
+        if F is not None:
+            g = g * np.exp(np.polyval([float(c) for c in reversed(F)], xs))
     return np.where(np.isfinite(g), g, 0.0)
+
+
+#: the largest exponent an enclosure of exp(F) may reach (float32's exp overflows past 88.7)
+_EXP_MAX = 80.0
+_TAIL_PIECES = 256
+
+
+def _exp_iv(lo, hi):
+    """[exp(lo), exp(hi)] rounded outward (numpy's exp: libm, LIBM_ULPS floats)."""
+    with np.errstate(all="ignore"):
+        a, b = np.exp(lo), np.exp(hi)
+    for _ in range(_b.LIBM_ULPS):
+        a, b = _b._dn(a), _b._up(b)
+    return np.maximum(a, 0.0), b
+
+
+def _side(c, side: int):
+    """Coefficients of p(side * s) in s."""
+    return tuple(x * side ** i for i, x in enumerate(c))
+
+
+def _reversed(c, n: int):
+    """``u^n c(1/u)`` for ``n >= deg c``: coefficient j is ``c_(n-j)``."""
+    return tuple(c[n - j] if 0 <= n - j < len(c) else Fraction(0) for j in range(n + 1))
+
+
+def _tail(P, Q, F, B: float):
+    """``T >= sup |P/Q exp(F)|`` over ``r >= B`` (F of degree n >= 1 on that side, ``B >= 1``), or None.
+
+    With ``u = 1/r`` in ``(0, 1/B]``: ``F(r) = r^n F~(u)``, ``F~(u) = u^n F(1/u)``, a polynomial with ``F~(0) = f_n``;
+    ``F~ <= -c < 0`` on ``[0, 1/B]`` (enclosed on pieces) gives ``F(r) <= -c r^n``. ``P/Q = r^d P~(u)/Q~(u)``
+    (``d = deg P - deg Q``, ``P~(u) = u^deg P P(1/u)``, ``Q~`` likewise, ``Q~(0) = q_deg Q != 0``) with ``|P~/Q~| <=
+    M`` on ``[0, 1/B]``. So ``|g| <= M r^d e^{-c r^n}``, which decreases on ``r >= B`` once ``B^n >= d / (c n)``
+    (the caller raises ``B`` until it does); its value at ``B``, rounded up, is ``T``."""
+    n, dp, dq = len(F) - 1, len(P) - 1, len(Q) - 1
+    u_hi = float(_b._up(1.0 / B))
+    edges = np.linspace(0.0, u_hi, _TAIL_PIECES + 1)
+    elo, ehi = edges[:-1].copy(), edges[1:].copy()
+    ehi[-1] = u_hi
+    _, ft_hi = _iv_poly(_reversed(F, n), elo, ehi)
+    c = -float(np.max(ft_hi))
+    if not c > 0:
+        return None, None
+    m = _pieces(_trim(_reversed(P, dp)), _trim(_reversed(Q, dq)), 0.0, u_hi)
+    if m is None:
+        return None, None
+    M = float(_b._up(max(abs(m[0]), abs(m[1]))))
+    d = dp - dq
+    if d > 0 and Fraction(B) ** n * Fraction(c) * n < d:
+        return None, float((d / (c * n)) ** (1.0 / n))   # not yet decreasing at B: the caller raises B
+    Bd = float(_b._up(float(Fraction(B) ** d)))                   # B^d exactly, then rounded up
+    cBn = float(_b._dn(_b._dn(c) * float(_b._dn(float(Fraction(B) ** n)))))
+    _, e = _exp_iv(-cBn, -cBn)
+    return float(_b._up(_b._up(M * Bd) * float(e))), None
+
+
+def _enclose_exp(P, Q, F, lo: float, hi: float):
+    """[glo, ghi] containing ``g = P / Q exp(F)`` on [lo, hi] (F of degree >= 1), or None: on ``[-B, B]`` (with the
+    interval) in pieces as :func:`_pieces`, each enclosure of ``exp(F)`` at most ``e^_EXP_MAX``; beyond ``B`` on an
+    end the interval reaches, the tail bound of :func:`_tail` (needs ``F -> -inf`` there), as ``[-T, T]``; ``B``
+    starts at 4 and grows until ``M r^d e^{-c r^n}`` decreases past it (at most 10^6)."""
+    B = 4.0
+    for _ in range(8):
+        tails, again = [], None
+        for side, end in ((1, hi), (-1, lo)):
+            if side * end <= B:
+                continue
+            T, need = _tail(_side(P, side), _side(Q, side), _side(F, side), B)
+            if T is None and need is None:
+                return None
+            if need is not None:
+                again = need
+                break
+            tails.append(T)
+        if again is None:
+            break
+        B = float(np.ceil(again)) + 1.0
+        if B > 1e6:
+            return None
+    else:
+        return None
+    hull = [np.inf, -np.inf]
+    a, b = max(lo, -B), min(hi, B)
+    if a <= b:
+        got = _pieces(P, Q, a, b, F)
+        if got is None:
+            return None
+        hull = [got[0], got[1]]
+    for T in tails:
+        if not np.isfinite(T):
+            return None
+        hull = [min(hull[0], -T), max(hull[1], T)]
+    return hull if hull[0] <= hull[1] else None
 
 
 def rational_tangent(run, v, shape, override=None, eqn=None):
@@ -488,7 +603,7 @@ def rational_tangent(run, v, shape, override=None, eqn=None):
         for r, t in _roles(run, v):
             try:
                 w = _Walk(run, r, t)
-                k, P, Q, pr, pt, ex = w.value(v)
+                k, P, Q, pr, pt, ex, xp = w.value(v)
             except _No:
                 continue
             if k != 1 or pt is None:
@@ -506,7 +621,11 @@ def rational_tangent(run, v, shape, override=None, eqn=None):
                 rb = run.value(r)
             if rb is None:
                 continue
-            g = _enclose_root(P, Q, ex, w.R, float(np.min(rb.lo)), float(np.max(rb.hi)))
+            if w.R is not None and w.E is not None:
+                continue                      # a root and an exponential in one value: not bounded here
+            rlo, rhi = float(np.min(rb.lo)), float(np.max(rb.hi))
+            g = _enclose_root(P, Q, ex, w.R, rlo, rhi) if not xp else \
+                _enclose_exp(P, Q, tuple(c * xp for c in w.E), rlo, rhi)
             if g is None:
                 continue
             tb = run.value(anchor)
