@@ -292,3 +292,38 @@ def test_enclose_exp_finds_a_maximum_just_past_the_first_tail_start():
     assert true / (4.0 ** 33 * np.exp(-1.01 * 16)) > 1.003
     got = _enclose_exp(_F(*([0] * 33 + [1])), _F(1), _F(0, 0, Fraction(-101, 100)), 0.0, np.inf)
     assert got is not None and got[0] <= 0.0 and true <= got[1] <= true * (1 + 1e-3), (got, true)
+
+
+@pytest.mark.parametrize("a", [3.9, 4.2, -8.5])
+def test_a_gaussian_centred_past_the_tail_start_certifies(a):
+    """1 - exp(-(r - a)^2): the same maximum sqrt(2/e) as at a = 0. Centred past 4 the exponent's reversed form is
+    not negative on all of [0, 1/4] (F~(u) = -1 + 2 a u - a^2 u^2 reaches 0 at u = 1/a), so the tail starts further out
+    (B doubled) instead of refusing (found by an adversarial model: refused, though bounded)."""
+    G, true = _certifies_tightly(lambda r: 1.0 - jnp.exp(-((r - a) ** 2)), lambda r: 1.0 - np.exp(-((r - a) ** 2)))
+    assert true == pytest.approx(np.sqrt(2 / np.e), rel=1e-6) and G <= true * (1 + 1e-3)
+
+
+@pytest.mark.parametrize("sign, side", [(1, 1), (-1, 1), (1, -1)], ids=["bump", "negative-bump", "left-bump"])
+def test_enclose_exp_holds_a_bump_in_the_tail(sign, side):
+    """g = s r^3 / ((r - 14 side)^2 + 4) exp(-r^2/100) on the half line towards the bump: the majorant r^3 e^{-r^2/100}
+    decreases past sqrt(50) (so the tail starts at B = 9), but g peaks near |r| = 13.9, inside the tail: only the tail
+    bound T = M B^d e^{-c B^n} (M the sup of |P~/Q~| over [0, 1/9], here where Q~ is smallest) holds it, not the
+    middle (g <= 11.2 on |r| <= 9). The enclosure must contain the peak (97.0, by a dense float64 grid) with the
+    right sign, on the right side of 0."""
+    from bayesdp.analysis.structure.rational import _enclose_exp
+    P = _F(0, 0, 0, sign)
+    Q = _F(14 * 14 + 4, -28 * side, 1)
+    lo, hi = (0.0, np.inf) if side == 1 else (-np.inf, 0.0)
+    xs = np.linspace(0.0, 80.0, 2_000_001) * side
+    g = sign * xs ** 3 / ((xs - 14 * side) ** 2 + 4) * np.exp(-xs ** 2 / 100)
+    got = _enclose_exp(P, Q, _F(0, 0, Fraction(-1, 100)), lo, hi)
+    assert np.max(np.abs(g)) > 96 and np.max(np.abs(g[np.abs(xs) <= 9])) < 12
+    assert got is not None and got[0] <= np.min(g) and np.max(g) <= got[1], (got, np.min(g), np.max(g))
+
+
+def test_welsch_with_its_maximum_past_the_tail_start():
+    """c = 10: rho' = (2 r / 100) exp(-r^2 / 100) peaks at r = c / sqrt 2 = 7.07 (sqrt(2/e)/10), past B = 4: the tail
+    starts further out only because r e^{-c r^2} is not yet decreasing at 4 (d = 1 > 4^2 (1/100) 2)."""
+    G, true = _certifies_tightly(lambda r: 1.0 - jnp.exp(-((r / 10.0) ** 2)), lambda r: 1.0 - np.exp(-((r / 10.0) ** 2)),
+                                 span=200.0)
+    assert true == pytest.approx(np.sqrt(2 / np.e) / 10, rel=1e-6) and G <= true * (1 + 1e-3)

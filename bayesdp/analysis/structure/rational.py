@@ -518,7 +518,7 @@ def _tail(P, Q, F, B: float):
     """``T >= sup |P/Q exp(F)|`` over ``r >= B`` (F of degree n >= 1 on that side, ``B >= 1``), or None.
 
     With ``u = 1/r`` in ``(0, 1/B]``: ``F(r) = r^n F~(u)``, ``F~(u) = u^n F(1/u)``, a polynomial with ``F~(0) = f_n``;
-    ``F~ <= -c < 0`` on ``[0, 1/B]`` (enclosed on pieces) gives ``F(r) <= -c r^n``. ``P/Q = r^d P~(u)/Q~(u)``
+    ``F~ <= -c < 0`` on ``[0, 1/B]`` (enclosed on pieces; else the caller tries twice ``B``) gives ``F(r) <= -c r^n``. ``P/Q = r^d P~(u)/Q~(u)``
     (``d = deg P - deg Q``, ``P~(u) = u^deg P P(1/u)``, ``Q~`` likewise, ``Q~(0) = q_deg Q != 0``) with ``|P~/Q~| <=
     M`` on ``[0, 1/B]``. So ``|g| <= M r^d e^{-c r^n}``, which decreases on ``r >= B`` once ``B^n >= d / (c n)``
     (the caller raises ``B`` until it does); its value at ``B``, rounded up, is ``T``."""
@@ -530,7 +530,7 @@ def _tail(P, Q, F, B: float):
     _, ft_hi = _iv_poly(_reversed(F, n), elo, ehi)
     c = -float(np.max(ft_hi))
     if not c > 0:
-        return None, None
+        return None, 2.0 * B     # F~ not proven negative on [0, 1/B] (a Gaussian centred past B): try a larger B
     m = _pieces(_trim(_reversed(P, dp)), _trim(_reversed(Q, dq)), 0.0, u_hi)
     if m is None:
         return None, None
@@ -548,7 +548,8 @@ def _enclose_exp(P, Q, F, lo: float, hi: float):
     """[glo, ghi] containing ``g = P / Q exp(F)`` on [lo, hi] (F of degree >= 1), or None: on ``[-B, B]`` (with the
     interval) in pieces as :func:`_pieces`, each enclosure of ``exp(F)`` at most ``e^_EXP_MAX``; beyond ``B`` on an
     end the interval reaches, the tail bound of :func:`_tail` (needs ``F -> -inf`` there), as ``[-T, T]``; ``B``
-    starts at 4 and grows until ``M r^d e^{-c r^n}`` decreases past it (at most 10^6)."""
+    starts at 4 and grows until ``F~ < 0`` on ``[0, 1/B]`` and ``M r^d e^{-c r^n}`` decreases past it (at most 8
+    times, to at most 10^6)."""
     B = 4.0
     for _ in range(8):
         tails, again = [], None
