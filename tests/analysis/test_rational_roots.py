@@ -321,6 +321,18 @@ def test_enclose_exp_holds_a_bump_in_the_tail(sign, side):
     assert got is not None and got[0] <= np.min(g) and np.max(g) <= got[1], (got, np.min(g), np.max(g))
 
 
+def test_enclose_exp_covers_the_whole_left_half_line():
+    """g = r^3 / ((r + 6)^2 + 1) exp(-r^2/100) on (-inf, 0]: its extreme, near r = -6 (about -150), lies between the
+    middle's start and twice it: the left tail must start where the middle ends (r = -s for s >= B), not further out
+    (a tail in r = -2s would leave (-2B, -B) to nobody)."""
+    from bayesdp.analysis.structure.rational import _enclose_exp
+    xs = np.linspace(-80.0, 0.0, 2_000_001)
+    g = xs ** 3 / ((xs + 6) ** 2 + 1) * np.exp(-xs ** 2 / 100)
+    got = _enclose_exp(_F(0, 0, 0, 1), _F(37, 12, 1), _F(0, 0, Fraction(-1, 100)), -np.inf, 0.0)
+    assert np.min(g) < -140
+    assert got is not None and got[0] <= np.min(g) and np.max(g) <= got[1], (got, np.min(g))
+
+
 def test_welsch_with_its_maximum_past_the_tail_start():
     """c = 10: rho' = (2 r / 100) exp(-r^2 / 100) peaks at r = c / sqrt 2 = 7.07 (sqrt(2/e)/10), past B = 4: the tail
     starts further out only because r e^{-c r^2} is not yet decreasing at 4 (d = 1 > 4^2 (1/100) 2)."""
