@@ -344,9 +344,7 @@ def reference_sgld(X, y, step_size, num_steps, batch_size, prior_scale=1.0):
 def _ours(X, y, **kw):
     import jax
 
-    from ..samplers import Sampler
-
-    from ..samplers import glm
+    from ..samplers import Sampler, glm
 
     glm.LAST_TIMINGS.clear()
     s = Sampler(model(), {"X": X, "y": y}, uncertified=True, **kw)

@@ -531,8 +531,9 @@ def backend_forms(backend: str, num_chains: int, copy_bytes: int, max_copy_bytes
       caller's row-major array (no copy; a row-major matrix-vector product reads rows of d contiguous floats,
       coalesced, at memory bandwidth in either direction).  Every product at HIGHEST precision (full float32,
       no TF32: see docs/samplers.md); for a few chains such a product falls to slow kernels on an NVIDIA GPU
-      (0.72 of a TF32 hand-written loop at 8 chains on an H200), hence ``features_sum``, whose products are
-      reductions, not dots.
+      (0.72 of a TF32 hand-written loop at 8 chains on an H200), hence the candidate ``features_sum``, whose
+      products are reductions, not dots (measured on an H100: it ties ``features`` for one chain and is slower
+      for 8; docs/samplers.md).
     * CPU: every layout when the feature-major copy is at most ``max_copy_bytes`` (default
       :data:`MAX_COPY_BYTES`), measured on the spot (:func:`choose_form`); above it the layouts without a
       copy (``rows``, ``row_blocks``), measured likewise.

@@ -2953,11 +2953,6 @@ def min_weight(run, eqn, shape):
     return None
 
 
-def _is_zero(run, v) -> bool:
-    b = run.value(v)
-    return b is not None and bool(np.all(b.lo == 0) and np.all(b.hi == 0))
-
-
 def _weight_support(run, se):
     """Where the select ``se`` (a derivative weight of ``min`` / ``max``) can be nonzero, as ``(pe, pproj, pairs)``:
     ``pairs`` the ``(compared, other, "le" | "ge")`` relations that hold there (for :func:`_narrowings`), ``pe``

@@ -384,8 +384,7 @@ def _enclose(P, Q, lo: float, hi: float):
             return None                          # grows like r^(deg P - deg Q)
         parts.append((P, Q, lo, hi))
     else:
-        Pt = tuple(P[n - j] if 0 <= n - j <= dp else Fraction(0) for j in range(n + 1))    # u^n P(1/u)
-        Qt = tuple(reversed(Q))
+        Pt, Qt = _reversed(P, n), _reversed(Q, n)                                # u^n P(1/u), u^n Q(1/u)
         if max(lo, -4.0) <= min(hi, 4.0):
             parts.append((P, Q, max(lo, -4.0), min(hi, 4.0)))
         if hi > 4.0:                              # r in [max(lo, 4), hi]: u in [1/hi, 1/max(lo, 4)]
@@ -408,10 +407,10 @@ def _enclose_root(P, Q, ex, R, lo: float, hi: float):
 
     Where the walk took a root (``R`` not None), ``R > 0`` on the whole interval is required first: ``1 / R``
     enclosed (so ``R`` has no zero on the interval, which is connected: one sign throughout) and ``R > 0`` at one
-    point of it, exactly; the program's ``sqrt`` is then real and its ``rsqrt`` or division by a root finite. For ``ex = 1``: ``g^2 = P^2 R / Q^2`` (a rational function) enclosed in ``[h_lo, h_hi]`` gives
-    ``|g| <= sqrt(h_hi)``, and ``g`` has the sign of ``P / Q`` (enclosed too, when it is bounded): ``[sqrt(h_lo),
-    sqrt(h_hi)]`` where ``P / Q >= 0``, its negative where ``<= 0``, else ``[-sqrt(h_hi), sqrt(h_hi)]``; the roots
-    rounded outward."""
+    point of it, exactly; the program's ``sqrt`` is then real and its ``rsqrt`` or division by a root finite. For
+    ``ex = 1``: ``g^2 = P^2 R / Q^2`` (a rational function) enclosed in ``[h_lo, h_hi]`` gives ``|g| <= sqrt(h_hi)``,
+    and ``g`` has the sign of ``P / Q`` (enclosed too, when it is bounded): ``[sqrt(h_lo), sqrt(h_hi)]`` where
+    ``P / Q >= 0``, its negative where ``<= 0``, else ``[-sqrt(h_hi), sqrt(h_hi)]``; the roots rounded outward."""
     if R is not None:
         if _enclose((Fraction(1),), R, lo, hi) is None:
             return None                           # R may vanish on the interval
@@ -518,10 +517,11 @@ def _tail(P, Q, F, B: float):
     """``T >= sup |P/Q exp(F)|`` over ``r >= B`` (F of degree n >= 1 on that side, ``B >= 1``), or None.
 
     With ``u = 1/r`` in ``(0, 1/B]``: ``F(r) = r^n F~(u)``, ``F~(u) = u^n F(1/u)``, a polynomial with ``F~(0) = f_n``;
-    ``F~ <= -c < 0`` on ``[0, 1/B]`` (enclosed on pieces; else the caller tries twice ``B``) gives ``F(r) <= -c r^n``. ``P/Q = r^d P~(u)/Q~(u)``
-    (``d = deg P - deg Q``, ``P~(u) = u^deg P P(1/u)``, ``Q~`` likewise, ``Q~(0) = q_deg Q != 0``) with ``|P~/Q~| <=
-    M`` on ``[0, 1/B]``. So ``|g| <= M r^d e^{-c r^n}``, which decreases on ``r >= B`` once ``B^n >= d / (c n)``
-    (the caller raises ``B`` until it does); its value at ``B``, rounded up, is ``T``."""
+    ``F~ <= -c < 0`` on ``[0, 1/B]`` (enclosed on pieces; else the caller tries twice ``B``) gives ``F(r) <= -c
+    r^n``. ``P/Q = r^d P~(u)/Q~(u)`` (``d = deg P - deg Q``, ``P~(u) = u^deg P P(1/u)``, ``Q~`` likewise,
+    ``Q~(0) = q_deg Q != 0``) with ``|P~/Q~| <= M`` on ``[0, 1/B]``. So ``|g| <= M r^d e^{-c r^n}``, which
+    decreases on ``r >= B`` once ``B^n >= d / (c n)`` (the caller raises ``B`` until it does); its value at ``B``,
+    rounded up, is ``T``."""
     n, dp, dq = len(F) - 1, len(P) - 1, len(Q) - 1
     u_hi = float(_b._up(1.0 / B))
     edges = np.linspace(0.0, u_hi, _TAIL_PIECES + 1)
