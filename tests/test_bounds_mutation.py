@@ -378,14 +378,21 @@ def test_monotone_rules_clip_to_their_image_and_refuse_outside_their_domain():
     assert out.hi[0] == 1.0 and out.lo[0] == dn(np.tanh(20.0), k)
     out = _mono("expm1", -50.0, 0.0)
     assert out.lo[0] == -1.0 and out.hi[0] == up(0.0, k)
-    out = _mono("log", 0.0, 1.0)                          # the closed end 0 of the domain: log 0 = -inf
-    assert out.lo[0] == -INF and out.hi[0] == up(0.0, k)
     out = _mono("log", 1.0, INF)
-    assert out.lo[0] == dn(0.0, k) and out.hi[0] == INF
+    assert out.lo[0] == dn(0.0, k) and out.hi[0] == INF and not out.nan
+    out = _mono("log", 5e-324, 1.0)                       # the least positive float: inside the open domain
+    assert out.lo[0] == dn(np.log(5e-324), k) and out.hi[0] == up(0.0, k) and not out.nan
+    out = _mono("sqrt", 0.0, 4.0)                         # sqrt's domain is closed at 0
+    assert out.lo[0] == 0.0 and out.hi[0] >= 2.0 and not out.nan
+    out = _mono("asin", -1.0, 1.0)                        # and asin's at both ends
+    assert not out.nan and out.hi[0] >= np.pi / 2
+    # outside the domain, or at an end where f is infinite (log 0 = -inf, rsqrt 0 = inf, atanh 1 = inf, log1p -1):
+    # undefined, so that 0 * f(x) is not taken to be 0
     for name, lo, hi in (("log", -1.0, 2.0), ("log", -INF, 2.0), ("sqrt", -0.5, 1.0), ("asin", -1.5, 0.5),
-                         ("asin", 0.0, 1.5), ("log1p", -2.0, 1.0), ("atanh", 0.5, 1.5)):
+                         ("asin", 0.0, 1.5), ("log1p", -2.0, 1.0), ("atanh", 0.5, 1.5), ("log", 0.0, 1.0),
+                         ("rsqrt", 0.0, 1.0), ("atanh", -1.0, 0.0), ("atanh", 0.0, 1.0), ("log1p", -1.0, 0.0)):
         out = _mono(name, lo, hi)
-        assert (out.lo[0], out.hi[0]) == (-INF, INF), (name, lo, hi)
+        assert (out.lo[0], out.hi[0]) == (-INF, INF) and out.nan, (name, lo, hi)
         assert out.why is not None and out.why.primitive.name == name
 
 
@@ -471,8 +478,12 @@ def test_integer_powers_exact_boxes():
     assert (out.lo[0], out.hi[0]) == (dn(0.25), up(0.5))
     out = ipow(-2, 2.0, 4.0)
     assert (out.lo[0], out.hi[0]) == (dn(dn(0.25) ** 2, 3), up(up(0.5) ** 2, 3))
-    out = ipow(-2, -1.0, 1.0)
-    assert (out.lo[0], out.hi[0]) == (0.0, INF)
+    out = ipow(-2, -1.0, 1.0)               # 0 ** -2 is an infinity: undefined
+    assert (out.lo[0], out.hi[0]) == (-INF, INF) and out.nan
+    out = ipow(-1, 0.0, 1.0)
+    assert (out.lo[0], out.hi[0]) == (-INF, INF) and out.nan
+    out = ipow(-2, 1.0, 2.0)
+    assert (out.lo[0], out.hi[0]) == (dn(dn(0.5) ** 2, 3), up(up(1.0) ** 2, 3)) and not out.nan
     out = one(lax.square, box([-2.0], [1.0]))
     assert (out.lo[0], out.hi[0]) == (0.0, 4.0)
     out = one(lax.square, box([-0.3], [0.1]))
@@ -488,10 +499,14 @@ def test_pow_with_a_box_exponent_and_with_an_integer_point():
     out = one(lax.pow, box([1.0, 2.0], [2.0, 4.0]), box([1.0, -1.0], [2.0, 0.5]))
     # x^y over the corners: [1, 4] and [2^-1 .. 4^0.5] = [0.25 .. 2]; two floats outward
     eq(out, [dn(1.0, 2), dn(0.25, 2)], [up(4.0, 2), up(2.0, 2)])
-    out = one(lax.pow, box([-1.0], [2.0]), box([0.5], [1.0]))
+    out = one(lax.pow, box([-1.0], [2.0]), box([0.5], [1.0]))    # (-1) ** 0.5 is NaN
     eq(out, [-INF], [INF])
-    out = one(lax.pow, box([0.0], [2.0]), box([0.5], [1.0]))
+    assert out.nan
+    out = one(lax.pow, box([0.0], [2.0]), box([0.5], [1.0]))     # 0 ** 0.5 = 0: defined, not bounded here
     eq(out, [-INF], [INF])
+    assert not out.nan
+    out = one(lax.pow, box([0.0], [2.0]), box([-1.0], [1.0]))    # 0 ** -1 is an infinity
+    assert out.nan
     # an integer exponent known exactly: the integer power's rule (even power of a box containing 0: [0, ...])
     out = one(lambda x: lax.pow(x, jnp.full((1,), 2.0, F32)), box([-2.0], [1.0]))
     assert (out.lo[0], out.hi[0]) == (0.0, 4.0)
@@ -658,7 +673,10 @@ def test_is_finite_rounding_rules_and_other_elementwise_boxes():
     eq(out, [-np.pi - 1e-12], [np.pi + 1e-12])
     out = one(lax.nextafter, box([1.0], [2.0]), box([0.0], [3.0]))
     eq(out, [dn(1.0)], [up(2.0)])
-    out = one(lax.rem, box([-10.0], [10.0]), box([-3.0], [2.0]))
+    out = one(lax.rem, box([-10.0], [10.0]), box([-3.0], [2.0]))       # fmod(x, 0) is NaN
+    eq(out, [-INF], [INF])
+    assert out.nan
+    out = one(lax.rem, box([-10.0], [10.0]), box([-3.0], [-1.0]))
     eq(out, [-3.0], [3.0])
     out = one(lambda x: lax.rng_uniform(0.0, 1.0, (2,)) + x, box([0.0, 0.0], [1.0, 1.0]))
     eq(out, [-INF, -INF], [INF, INF])

@@ -299,6 +299,11 @@ class Bound:
         nrm: optional, axis k -> N (the value's shape with axis k of size 1), an upper bound of the
             Euclidean norm along axis k of the value's *constant part* (the value itself when it has no
             linear form), e.g. a row gathered from the identity has norm <= 1 although its box is [0, 1]^n.
+        nan: the value may be undefined somewhere: NaN, or an actual infinity (a literal ``inf``, ``log(0)``,
+            ``1 / 0``), which IEEE arithmetic turns into NaN (``0 * inf``, ``inf - inf``).  The box of such a
+            bound is unbounded, and every rule's output from it is too (see :meth:`Bounds.checked`): an
+            unbounded box alone stands for finite reals of unknown size, for which ``0 * x = 0`` and
+            ``tanh(x)`` is in [-1, 1] hold, and a NaN would make both false.
 
     Examples:
         >>> from bayesdp.analysis.structure import Bound
@@ -314,6 +319,7 @@ class Bound:
     lin: Lin | None = None
     why: object = field(default=None)
     nrm: dict | None = None
+    nan: bool = False
 
     @property
     def shape(self):
@@ -369,13 +375,26 @@ class Bound:
         """
         return self.lin if self.lin is not None else Lin(self.lo, self.hi, {})
 
+    @staticmethod
+    def undefined(shape, why=None) -> "Bound":
+        """The bound of a value that may be undefined (NaN, or an actual infinity): unbounded, ``nan`` set.
+
+        Args:
+            shape: the array's shape.
+            why: the equation where it may become undefined, for messages.
+
+        Returns:
+            The bound ``[-inf, inf]`` everywhere, with ``nan`` True.
+        """
+        return Bound(np.full(shape, -INF), np.full(shape, INF), None, why, None, True)
+
     def bounded(self) -> bool:
-        """Whether every entry has a finite lower and upper bound.
+        """Whether every entry has a finite lower and upper bound (and the value is never undefined).
 
         Returns:
             True when the box is finite.
         """
-        return bool(np.isfinite(self.lo).all() and np.isfinite(self.hi).all())
+        return bool(not self.nan and np.isfinite(self.lo).all() and np.isfinite(self.hi).all())
 
     def is_point(self) -> bool:
         """Whether the box is a single value.
@@ -546,19 +565,90 @@ def _elementwise_box(fn):
     return rule
 
 
-def _monotone(f, increasing=True, domain=(-INF, INF), ulps=2, image=(-INF, INF)):
-    """Monotone f on ``domain`` (closed); inputs outside the domain give an unbounded result.  ``image``: a
-    closed interval containing every value of f (e.g. [0, inf] for exp): the outward rounding never leaves it."""
+def _monotone(f, increasing=True, domain=(-INF, INF), ulps=2, image=(-INF, INF), open_ends=(False, False)):
+    """Monotone f on ``domain``, closed unless ``open_ends`` says an end is excluded (where f is infinite: log
+    at 0); an input box reaching outside the domain gives an undefined result (``Bound.nan``: sqrt of a
+    negative is NaN, and ``0 * sqrt(x)`` is then NaN too, not 0).  ``image``: a closed interval containing
+    every value of f (e.g. [0, inf] for exp): the outward rounding never leaves it."""
     def box(a):
         lo, hi = a
-        inside = (lo >= domain[0]) & (hi <= domain[1])
         with np.errstate(all="ignore"):
             flo, fhi = (f(lo), f(hi)) if increasing else (f(hi), f(lo))
         for _ in range(ulps):
             flo, fhi = _dn(flo), _up(fhi)
-        flo, fhi = np.clip(flo, *image), np.clip(fhi, *image)
-        return np.where(inside, flo, -INF), np.where(inside, fhi, INF)
-    return _elementwise_box(box)
+        return np.clip(flo, *image), np.clip(fhi, *image)
+    inner = _elementwise_box(box)
+
+    def rule(run, eqn, ins):
+        lo, hi = ins[0].lo, ins[0].hi
+        below = (lo <= domain[0]) if open_ends[0] else (lo < domain[0])
+        above = (hi >= domain[1]) if open_ends[1] else (hi > domain[1])
+        if open_ends[0] and domain[0] == 0 and not np.any(above) and _positive(run, eqn.invars[0]):
+            below = False                      # log(exp(x)), log(logistic(x)): > 0 though the box reaches 0
+        if np.any(below) or np.any(above):
+            return [Bound.undefined(_oshape(eqn), eqn)]
+        return inner(run, eqn, ins)
+    return rule
+
+
+def _contains_zero(b: "Bound") -> bool:
+    return bool(np.any((b.lo <= 0) & (b.hi >= 0)))
+
+
+_POSITIVE_OF_ANY = frozenset({"exp", "exp2", "logistic"})
+_SAME_SIGN = frozenset({"convert_element_type", "copy", "reduce_precision", "broadcast_in_dim", "reshape",
+                        "squeeze", "transpose", "slice", "rev", "expand_dims", "sqrt"})
+
+
+def _positive(run, v, depth=0) -> bool:
+    """Every real value of ``v`` is > 0, though its box may reach 0 (``exp(x)``, ``logistic(x)``, ``softplus(x)``
+    for x unbounded): ``v`` is exp / exp2 / logistic of anything, logaddexp with an operand >= 0, a sum of such
+    a value and one >= 0, a product or quotient of two such values, or one moved, converted or square-rooted.
+
+    The analysis is of the real program: float32 ``exp(-104)`` is 0 (and ``1 / exp(-104)`` an infinity) where the
+    real value is positive; docs/analysis.md, "Undefined values"."""
+    if run is None or depth > 32:
+        return False
+    b = run.value(v)
+    if isinstance(b, Bound) and not b.nan and np.all(b.lo > 0):
+        return True
+    if isinstance(v, _literal_type()):
+        return False
+    v = run.origin(v)
+    e = run.producer(v)
+    if e is None:
+        return False
+    name = e.primitive.name
+    if name in _POSITIVE_OF_ANY:
+        return True
+    if name in _SAME_SIGN:
+        return _positive(run, e.invars[0], depth + 1)
+    if name in ("mul", "div"):
+        return all(_positive(run, w, depth + 1) for w in e.invars)
+    if name in ("add", "add_any"):
+        a, c = e.invars
+        return any(_positive(run, x, depth + 1) and _nonnegative(run, y) for x, y in ((a, c), (c, a)))
+    if name == "custom_jvp_call" and _jax_function(e, "logaddexp"):
+        args = e.invars[e.params.get("num_consts", 0):]
+        return any(_nonnegative(run, w) for w in args)         # logaddexp(a, b) > max(a, b)
+    if name in _CALLS:
+        w = run.body_output(e, v)
+        return w is not None and _positive(run, w, depth + 1)
+    return False
+
+
+def _nonnegative(run, v) -> bool:
+    b = run.value(v)
+    return isinstance(b, Bound) and not b.nan and bool(np.all(b.lo >= 0))
+
+
+def _nonzero(run, v, b: "Bound") -> bool:
+    """``v`` (bound ``b``) is never 0: its box leaves out 0, or it is :func:`_positive`."""
+    return not _contains_zero(b) or (run is not None and v is not None and _positive(run, v))
+
+
+def _is_float(eqn) -> bool:
+    return np.issubdtype(eqn.outvars[0].aval.dtype, np.floating)
 
 
 def add(run, eqn, ins):
@@ -669,6 +759,13 @@ def _form_size(f: Lin) -> int:
 
 
 def div(run, eqn, ins):
+    out = _div(run, eqn, ins)
+    if _is_float(eqn) and not _nonzero(run, eqn.invars[1], ins[1]) and not out[0].bounded():
+        return [Bound.undefined(out[0].shape, eqn)]     # x / 0 is an infinity or NaN, unless a relation says not
+    return out
+
+
+def _div(run, eqn, ins):
     a, b = ins
     shape = _oshape(eqn)
     rlo, rhi = iv_recip(np.broadcast_to(b.lo, shape), np.broadcast_to(b.hi, shape))
@@ -804,7 +901,10 @@ def one_minus_square_op(run, eqn, ins):
 
 
 def integer_pow(run, eqn, ins):
-    return _elementwise_box(_ipow_box(int(eqn.params["y"])))(run, eqn, ins)
+    k = int(eqn.params["y"])
+    if k < 0 and _is_float(eqn) and not _nonzero(run, eqn.invars[0], ins[0]):      # 0 ** -k is an infinity
+        return [Bound.undefined(_oshape(eqn), eqn)]
+    return _elementwise_box(_ipow_box(k))(run, eqn, ins)
 
 
 def square(run, eqn, ins):
@@ -816,7 +916,14 @@ def pow_(run, eqn, ins):
     shape = _oshape(eqn)
     (xlo, xhi), (ylo, yhi) = _scalar_or(shape, x), _scalar_or(shape, y)
     if y.is_point() and np.all(np.floor(ylo) == ylo) and np.all(np.abs(ylo) < 64) and np.unique(ylo).size == 1:
-        return [_elementwise_box(_ipow_box(int(ylo.reshape(-1)[0])))(run, eqn, [x])[0]]
+        k = int(ylo.reshape(-1)[0])
+        if k < 0 and _is_float(eqn) and _contains_zero(x):
+            return [Bound.undefined(shape, eqn)]
+        return [_elementwise_box(_ipow_box(k))(run, eqn, [x])[0]]
+    # a negative base to a power that may not be an integer is NaN, 0 to a negative power an infinity
+    whole = (ylo == yhi) & (np.floor(ylo) == ylo)
+    if np.any((xlo < 0) & ~whole) or np.any((xlo <= 0) & (xhi >= 0) & (ylo < 0)):
+        return [Bound.undefined(shape, eqn)]
     pos = xlo > 0
     with np.errstate(all="ignore"):
         c = [np.power(a, b) for a in (xlo, xhi) for b in (ylo, yhi)]
@@ -983,7 +1090,7 @@ def _reevaluated(run, v, base, narrowed: "Bound", memo: dict, budget: list):
         if proj is not None:
             src = got if got.lin is not None else full
             memo[v] = (Bound(np.maximum(got.lo, full.lo), np.minimum(got.hi, full.hi), src.lin, full.why,
-                             src.nrm), proj)
+                             src.nrm, got.nan), proj)
         return memo[v]
     if e is None or len(e.outvars) != 1 or budget[0] <= 0 or e.primitive.name not in RULES:
         return full, None
@@ -1014,9 +1121,12 @@ def _reevaluated(run, v, base, narrowed: "Bound", memo: dict, budget: list):
         # -1 and 1 gets both ends); one budget for the whole nest
         ins = [ins[0]] + [_narrowed_case(run, e, k, ins[1 + k], (base, narrowed, proj), budget)
                           for k in range(2)]
-        out = _select_hull(run, e, ins)[0]
+        out = _select_defined(run, e, ins)[0]
     else:
-        out = RULES[name](run, e, ins)[0]
+        out = _undefined_through(run, e, ins, RULES[name](run, e, ins))[0]
+    if out.nan:
+        memo[v] = (out, proj)
+        return memo[v]
     lo, hi = np.maximum(out.lo, full.lo), np.minimum(out.hi, full.hi)
     src = out if out.lin is not None else full
     memo[v] = (Bound(lo, hi, src.lin, full.why, src.nrm), proj)
@@ -1131,6 +1241,8 @@ def _narrowed_by(run, cv, case: "Bound", narrowings, pproj, cshape, budget=None)
     for base, narrowed in narrowings:
         got, proj = _reevaluated(run, cv, base, narrowed, {}, [_REEVAL_MAX] if budget is None else budget)
         if _lines_up(proj, pproj, cshape):
+            if got.nan:
+                return got
             out = Bound(np.maximum(got.lo, case.lo), np.minimum(got.hi, case.hi), got.lin if got.lin is not None
                         else case.lin, case.why, got.nrm if got.lin is not None else case.nrm)
             return _rational_case(run, cv, out, base, narrowed, lambda pr: _lines_up(pr, pproj, cshape))
@@ -1271,11 +1383,26 @@ def _literal_type():
 
 
 def select_n(run, eqn, ins):
+    """The hull of the cases each position may choose; undefined (``Bound.nan``) only when a case that may be
+    chosen is: the select computes no arithmetic with the others (``jnp.where(y == 0, 0, x / y)`` is defined)."""
+    shape = _oshape(eqn)
+    if ins[0].nan:                                     # an index converted from a NaN: any case
+        ins = [Bound.top(ins[0].shape, ins[0].why)] + list(ins[1:])
     if len(ins) == 3 and _is_bool(eqn.invars[0]):     # jnp.where(y >= c, y, z): where y is chosen, y >= c
         ins = [ins[0]] + [_narrowed_case(run, eqn, k, c) for k, c in enumerate(ins[1:])]
     elif not _is_bool(eqn.invars[0]):                  # jnp.select: case k where c_k holds and no earlier one
         ins = _select_cases(run, eqn, ins)
-    return _select_hull(run, eqn, ins)
+    return _select_defined(run, eqn, ins)
+
+
+def _select_defined(run, eqn, ins):
+    """``_select_hull``, or undefined when a case that a position may choose is undefined."""
+    shape = _oshape(eqn)
+    plo, phi = np.broadcast_to(ins[0].lo, shape), np.broadcast_to(ins[0].hi, shape)
+    for k, c in enumerate(ins[1:]):
+        if c.nan and np.any((plo <= k) & (phi >= k)):
+            return [Bound.undefined(shape, c.why or eqn)]
+    return _select_hull(run, eqn, [ins[0]] + [Bound.top(c.shape) if c.nan else c for c in ins[1:]])
 
 
 def _select_hull(run, eqn, ins):
@@ -2484,7 +2611,7 @@ def custom_jvp_call(run, eqn, ins):
     operands, would otherwise join ``a + b`` and lose the lower bound)."""
     body = eqn.params["call_jaxpr"]
     outs = run.call(body, ins)
-    if not _jax_function(eqn, "logaddexp") or len(outs) != 1:
+    if not _jax_function(eqn, "logaddexp") or len(outs) != 1 or outs[0].nan:
         return outs
     args = ins[eqn.params.get("num_consts", 0):]
     if len(args) != 2:
@@ -3016,6 +3143,23 @@ def _rational(run, eqn, shape):
     return got
 
 
+def _rational_only(run, eqn):
+    """The rational rule's bound of ``eqn``'s output (an operand may be undefined: the rule reads the program, not
+    the operands' bounds, and takes a pole only where the program's value is the rational function's), or None."""
+    if eqn.primitive.name not in _RATIONAL_AT or len(eqn.outvars) != 1:
+        return None
+    shape = _oshape(eqn)
+    try:
+        got = _rational(run, eqn, shape)
+    except (TypeError, ValueError, AttributeError):
+        return None
+    if got is None or not (np.isfinite(got[0]).all() and np.isfinite(got[1]).all()):
+        return None
+    lin = got[2] if len(got) > 2 and got[2] is not None else None
+    return [Bound(np.array(got[0], np.float64), np.array(got[1], np.float64), lin if (lin is not None and lin.A)
+                  else None)]
+
+
 def related(run, eqn, outs):
     """The box rule's result ``outs`` intersected with every relational rule that matches ``eqn``; a result
     still unbounded is tried as a tangent times a rational function of one value (:mod:`.rational`)."""
@@ -3044,12 +3188,29 @@ def related(run, eqn, outs):
     return [out]
 
 
+# the primitives whose outputs are defined whatever their operands: comparisons (a NaN compares unequal, an
+# infinity compares as the extended reals do) and is_finite
+_NAN_BLIND = frozenset({"lt", "le", "gt", "ge", "eq", "ne", "is_finite"})
+
+
+def _undefined_through(run, eqn, ins, outs):
+    """A rule's outputs ``outs``, made undefined when an input is (see :meth:`Bounds.checked`)."""
+    bad = next((b for b in ins if isinstance(b, Bound) and b.nan), None)
+    if bad is None or eqn.primitive.name in _NAN_BLIND or eqn.primitive.name == "select_n":
+        return list(outs)
+    got = _rational_only(run, eqn) if run is not None else None
+    if got is not None:
+        return got
+    return [Bound.undefined(_oshape(eqn, i), bad.why or eqn) for i in range(len(eqn.outvars))]
+
+
 def random_rule(run, eqn, ins):
     return [Bound.top(_oshape(eqn, i), eqn) for i in range(len(eqn.outvars))]
 
 
 def unknown_rule(run, eqn, ins):
-    return [Bound.top(_oshape(eqn, i), eqn) for i in range(len(eqn.outvars))]
+    """A primitive with no rule: any value, NaN included."""
+    return [Bound.undefined(_oshape(eqn, i), eqn) for i in range(len(eqn.outvars))]
 
 
 def is_finite(run, eqn, ins):
@@ -3079,9 +3240,15 @@ def _nextafter(a, b):
     return _dn(lo), _up(hi)
 
 
-def _rem(a, b):
+def _rem_box(a, b):
     bm = _absmax(*b)
     return -bm, bm
+
+
+def _rem(run, eqn, ins):
+    if _is_float(eqn) and _contains_zero(ins[1]):      # fmod(x, 0) is NaN
+        return [Bound.undefined(_oshape(eqn), eqn)]
+    return _elementwise_box(_rem_box)(run, eqn, ins)
 
 
 try:                                          # scipy is a dependency: erf and friends
@@ -3097,20 +3264,22 @@ RULES = {
     "optimization_barrier": identity, "device_put": identity, "sharding_constraint": identity, "mesh_cast": identity, "reshard": identity,
     "stop_gradient": identity, "real": identity, "reduce_precision": reduce_precision,
     "exp": _monotone(np.exp, ulps=LIBM_ULPS, image=(0, INF)), "exp2": _monotone(np.exp2, ulps=LIBM_ULPS, image=(0, INF)),
-    "log": _monotone(np.log, ulps=LIBM_ULPS, domain=(0, INF)),
-    "log1p": _monotone(np.log1p, ulps=LIBM_ULPS, domain=(-1, INF)), "expm1": _monotone(np.expm1, ulps=LIBM_ULPS, image=(-1, INF)),
+    "log": _monotone(np.log, ulps=LIBM_ULPS, domain=(0, INF), open_ends=(True, False)),
+    "log1p": _monotone(np.log1p, ulps=LIBM_ULPS, domain=(-1, INF), open_ends=(True, False)), "expm1": _monotone(np.expm1, ulps=LIBM_ULPS, image=(-1, INF)),
     "tanh": _monotone(np.tanh, ulps=LIBM_ULPS, image=(-1, 1)),
     "logistic": _monotone(lambda x: 1 / (1 + np.exp(-x)), ulps=LIBM_ULPS + 2, image=(0, 1)),
     "sqrt": _monotone(np.sqrt, domain=(0, INF), image=(0, INF)),
-    "rsqrt": _monotone(lambda x: 1 / np.sqrt(x), increasing=False, domain=(0, INF), ulps=4, image=(0, INF)),
+    "rsqrt": _monotone(lambda x: 1 / np.sqrt(x), increasing=False, domain=(0, INF), ulps=4, image=(0, INF),
+                      open_ends=(True, False)),
     "cbrt": _monotone(np.cbrt, ulps=LIBM_ULPS), "atan": _monotone(np.arctan, ulps=LIBM_ULPS),
     "asinh": _monotone(np.arcsinh, ulps=LIBM_ULPS),
     "sinh": _monotone(np.sinh, ulps=LIBM_ULPS), "asin": _monotone(np.arcsin, ulps=LIBM_ULPS, domain=(-1, 1)),
     "acos": _monotone(np.arccos, increasing=False, ulps=LIBM_ULPS, domain=(-1, 1)),
-    "acosh": _monotone(np.arccosh, ulps=LIBM_ULPS, domain=(1, INF)), "atanh": _monotone(np.arctanh, ulps=LIBM_ULPS, domain=(-1, 1)),
+    "acosh": _monotone(np.arccosh, ulps=LIBM_ULPS, domain=(1, INF)), "atanh": _monotone(np.arctanh, ulps=LIBM_ULPS, domain=(-1, 1),
+                                                                                  open_ends=(True, True)),
     "sin": _elementwise_box(_periodic), "cos": _elementwise_box(_periodic), "atan2": _elementwise_box(_atan2),
     "floor": _rounding(np.floor), "ceil": _rounding(np.ceil), "round": _rounding(np.round),
-    "nextafter": _elementwise_box(_nextafter), "rem": _elementwise_box(_rem), "is_finite": is_finite,
+    "nextafter": _elementwise_box(_nextafter), "rem": _rem, "is_finite": is_finite,
     "lt": _cmp("lt"), "le": _cmp("le"), "gt": _cmp("gt"), "ge": _cmp("ge"), "eq": _cmp("eq"), "ne": _cmp("ne"),
     "and": _logic("and"), "or": _logic("or"), "not": _logic("not"), "xor": _logic("xor"),
     "broadcast_in_dim": _structural((_bcast_op, _always)), "transpose": _structural((_transpose_op, _always)),
@@ -3127,8 +3296,19 @@ RULES = {
 }
 if _sp is not None:
     RULES.update({"erf": _monotone(_sp.erf, ulps=4), "erfc": _monotone(_sp.erfc, increasing=False, ulps=4),
-                  "erf_inv": _monotone(_sp.erfinv, domain=(-1, 1), ulps=4),
+                  "erf_inv": _monotone(_sp.erfinv, domain=(-1, 1), ulps=4, open_ends=(True, True)),
                   "digamma": _monotone(_sp.digamma, domain=(np.finfo(float).tiny, INF), ulps=8)})
+
+
+def _defined_point(arr) -> Bound:
+    """The point bound of a known array; undefined (``Bound.nan``) when it holds a NaN or an infinity, the box
+    kept for infinities alone (the pattern rules read ``x == inf`` in JAX's ``_replace_inf``)."""
+    b = Bound.point(arr)
+    if np.isnan(b.lo).any():
+        return Bound.undefined(b.shape)
+    if not np.isfinite(b.lo).all():
+        b.nan = True
+    return b
 
 
 class Bounds(Interpreter):
@@ -3166,7 +3346,7 @@ class Bounds(Interpreter):
             arr = np.asarray(value, dtype=np.dtype(aval.dtype))
         except (TypeError, ValueError):
             arr = np.asarray(value)
-        return Bound.point(np.broadcast_to(arr, conc(aval.shape)))
+        return _defined_point(np.broadcast_to(arr, conc(aval.shape)))
 
     def constant(self, value, aval):
         """The point bound of a closed-over constant (unbounded when it is not a number, e.g. a PRNG key).
@@ -3179,23 +3359,29 @@ class Bounds(Interpreter):
             A :class:`Bound`.
         """
         try:
-            return Bound.point(np.asarray(value))
+            return _defined_point(np.asarray(value))
         except Exception:           # e.g. a PRNG key: not a number
             return Bound.top(conc(aval.shape))
 
-    def checked(self, eqn, outs: list) -> list:
+    def checked(self, eqn, outs: list, ins: list = (), run=None) -> list:
         """The rules' outputs, with an integer output whose box leaves its dtype's range made unbounded (``why``
         this equation): the rules compute in real arithmetic, and an integer that overflows wraps around (int32
-        ``1291 ** 3`` is negative), so any value of the dtype may come out.
+        ``1291 ** 3`` is negative), so any value of the dtype may come out.  An input that may be undefined
+        (``Bound.nan``) makes every output undefined, except for the comparisons and ``is_finite``, whose
+        boolean outputs are defined for every operand (a NaN compares unequal).
 
         Args:
             eqn: the equation.
             outs: its outputs' bounds, from its rule.
+            ins: its inputs' bounds.
+            run: the interpretation in progress (for the rational rule, which alone may bound a value computed
+                from an undefined one: ``t r / (1 / (r + 3))``, whose divisor is ``1 / 0 = inf`` at r = -3, is
+                ``0`` there, the value of ``t r (r + 3)``; see :mod:`.rational`).
 
         Returns:
             The bounds, each within its output's dtype.
         """
-        out = list(outs)
+        out = _undefined_through(run, eqn, ins, outs)
         for i, v in enumerate(eqn.outvars):
             try:
                 dt = np.dtype(v.aval.dtype)
@@ -3240,6 +3426,8 @@ class Bounds(Interpreter):
         lin = None
         if a.lin is not None or b.lin is not None:
             lin = lin_hull([a.as_lin(), b.as_lin()], lo.shape)
+        if a.nan or b.nan:
+            return Bound.undefined(lo.shape, a.why or b.why)
         return Bound(lo, hi, lin if (lin is not None and lin.A) else None, a.why or b.why)
 
     def same(self, a: Bound, b: Bound) -> bool:
@@ -3252,7 +3440,7 @@ class Bounds(Interpreter):
         Returns:
             True when they are equal.
         """
-        if not (np.array_equal(a.lo, b.lo) and np.array_equal(a.hi, b.hi)):
+        if a.nan != b.nan or not (np.array_equal(a.lo, b.lo) and np.array_equal(a.hi, b.hi)):
             return False
         if (a.lin is None) != (b.lin is None):
             return False
@@ -3274,7 +3462,7 @@ class Bounds(Interpreter):
         Returns:
             The unbounded :class:`Bound` of its shape.
         """
-        return Bound.top(value.shape, value.why)
+        return Bound(np.full(value.shape, -INF), np.full(value.shape, INF), None, value.why, None, value.nan)
 
     def cond_branches(self, run, branches, index: Bound):
         """The branches of a ``cond`` that the bounds of its index allow.
@@ -3311,7 +3499,7 @@ class Bounds(Interpreter):
         if value.lin is not None and is_const_dim(aval_full.shape[0]):
             f = value.lin
             lin = Lin(f.clo.min(axis=0), f.chi.max(axis=0), {k: (a.min(axis=0), b.max(axis=0)) for k, (a, b) in f.A.items()})
-        return Bound(lo, hi, lin, value.why)
+        return Bound(lo, hi, lin, value.why, None, value.nan)
 
     def scan_stack(self, run, value: Bound, aval_slice, aval_full):
         """A scan's stacked output: the bound of one slice broadcast along the stacked axis.
@@ -3331,7 +3519,7 @@ class Bounds(Interpreter):
         lin = None
         if value.lin is not None:
             lin = value.lin.struct(lambda a, extra: np.broadcast_to(a, (shape[0],) + a.shape))
-        return Bound(lo, hi, lin, value.why)
+        return Bound(lo, hi, lin, value.why, None, value.nan)
 
 
 def data_input(shape_conc: tuple, arg: str, lo, hi) -> Bound:

@@ -467,7 +467,7 @@ class Run:
         if rule is not None:
             outs = rule(self, eqn, ins)
             checked = getattr(interp, "checked", None)
-            return outs if checked is None else checked(eqn, outs)
+            return outs if checked is None else checked(eqn, outs, ins, self)
         if name in CALL_BODIES and CALL_BODIES[name] in eqn.params:
             return self.call(eqn.params[CALL_BODIES[name]], ins, args=eqn.invars)
         if name == "cond":

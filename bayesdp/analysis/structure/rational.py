@@ -151,6 +151,13 @@ class _Walk:
         for w in e.invars:
             if _b._ishape(w) not in ((), oshape) and len(_b._ishape(w)) != len(oshape):
                 raise _No
+        for i, w in enumerate(e.invars):
+            # an operand that may be undefined (NaN, or an infinity: 1 / 0, rsqrt of a negative) is taken only
+            # as a divisor, ``a / (B / C)`` with C = 0 (a / inf = 0); elsewhere ``0 * (1 / r)`` would be read as
+            # the polynomial 0, and ``1 / r - 1 / r`` as 0, where the program computes NaN
+            b = run.value(w)
+            if getattr(b, "nan", False) and not (name == "div" and i == 1):
+                raise _No
         ins = [self.value(w) for w in e.invars]
         pr = _proj(e, [x[3] for x in ins], oshape, self.r)
         pt = _proj(e, [x[4] for x in ins], oshape, self.t)

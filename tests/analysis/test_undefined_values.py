@@ -1,0 +1,94 @@
+"""Values that may be undefined (``Bound.nan``): NaN, or an actual infinity that IEEE arithmetic turns into NaN.
+
+Until 2026-11-28 the bound interpreter gave ``sqrt`` of a box reaching below 0 the unbounded box, and ``0 * x``
+the point 0 for any box, so ``r + 0 * sqrt(r * r - 1)`` was certified at G = 1 (up to rounding) although JAX's
+gradient is NaN for every ``|r| < 1``: ``0 * (r / sqrt(r^2 - 1)) = 0 * NaN``. Likewise ``0 * log(r * r)`` (NaN
+at r = 0) and ``tanh(log(r * r - 1))`` (tanh of a NaN is NaN, but tanh of the unbounded box is [-1, 1]).
+
+Every case below is a regression of test_select_piecewise.py (``rho`` applied to the residual ``y - x theta``);
+each one's gradient is checked to be NaN at a point the domain holds (JAX's own ``grad`` in float32), and the
+analyzer must refuse it, naming the site. The last group must still certify: the undefined flag is not raised by
+a box that only touches 0 when the real value is positive (``log(sigmoid(eta))``, ``y / softplus(eta)``)."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from test_select_piecewise import _analyse, _true_max
+
+S = jnp.sqrt
+
+UNDEFINED = {
+    # (loss rho(r), a residual where JAX's gradient of rho is NaN)
+    "0*sqrt(r*r-1)": (lambda r: r + 0.0 * S(r * r - 1.0), 0.5),
+    "0*log(r*r)": (lambda r: r + 0.0 * jnp.log(r * r), 0.0),
+    "0*(1/r)": (lambda r: r + 0.0 * (1.0 / r), 0.0),
+    "0*r**-2": (lambda r: r + 0.0 * r ** -2, 0.0),
+    "0*rsqrt(r*r)": (lambda r: r + 0.0 * jax.lax.rsqrt(r * r), 0.0),
+    "tanh(log(r*r-1))": (lambda r: r + jnp.tanh(jnp.log(r * r - 1.0)), 0.5),
+    "0*arcsin(r)": (lambda r: r + 0.0 * jnp.arcsin(r), 2.0),
+    "0*arctanh(tanh(r))": (lambda r: r + 0.0 * jnp.arctanh(jnp.tanh(r)), 20.0),
+    "0*r**0.5": (lambda r: r + 0.0 * jnp.power(r, 0.5), -1.0),
+    "0*log1p(-r*r)": (lambda r: r + 0.0 * jnp.log1p(-r * r), 1.0),
+    "0*inf*r": (lambda r: r + 0.0 * (jnp.inf * r), 1.0),
+    "0*fmod(1,r)": (lambda r: r + 0.0 * jnp.fmod(1.0, r) * r, 0.0),
+    "where(|r|>1, sqrt(r*r-1), 0)": (lambda r: r + jnp.where(jnp.abs(r) > 1.0, S(r * r - 1.0), 0.0), 0.5),
+    "logistic(0*log(r*r))": (lambda r: r + jax.nn.sigmoid(0.0 * jnp.log(r * r)), 0.0),
+    "norm": (lambda r: S(r * r), 0.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNDEFINED))
+def test_a_gradient_that_is_nan_somewhere_is_refused(name):
+    loss, r0 = UNDEFINED[name]
+    g = jax.grad(loss)(jnp.float32(r0))
+    assert not np.isfinite(float(g)), (name, float(g))         # the program really is NaN (or inf) there
+    rep, _ = _analyse(loss)
+    assert rep.constants.record_grad_bound is None, (name, rep.constants.record_grad_bound)
+    assert rep.unproven and rep.unproven[0].site == "obs" and rep.unproven[0].reason
+
+
+DEFINED = {
+    # (loss, rho in float64 for the true maximum of |rho'|): boxes that touch 0 where the real value does not
+    "log(1+exp(r))": (lambda r: jnp.log(1.0 + jnp.exp(r)), lambda r: np.logaddexp(0.0, r)),
+    "log-cosh": (lambda r: jnp.logaddexp(r, -r), lambda r: np.logaddexp(r, -r)),
+    "sqrt(1+r*r)": (lambda r: S(1.0 + r * r), lambda r: np.sqrt(1.0 + r * r)),
+    "huber": (lambda r: jnp.where(jnp.abs(r) < 1.0, 0.5 * r * r, jnp.abs(r) - 0.5),
+              lambda r: np.where(np.abs(r) < 1.0, 0.5 * r * r, np.abs(r) - 0.5)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DEFINED))
+def test_bounded_losses_whose_boxes_touch_zero_still_certify(name):
+    loss, rho = DEFINED[name]
+    rep, R = _analyse(loss)
+    G = rep.constants.record_grad_bound
+    true = R * _true_max(rho, span=60.0, n=240_001)
+    assert G is not None, (name, rep.unproven)
+    assert true * (1 - 1e-6) <= G <= 1.1 * true, (name, G, true)
+
+
+def test_bernoulli_with_probabilities_from_a_sigmoid_still_certifies():
+    """``Bernoulli(probs=sigmoid(eta))``: NumPyro's log-probability is ``xlogy(y, p) + xlog1py(1 - y, -p)``, whose
+    derivative divides by ``p`` and reads ``log(p)``, with ``p``'s box reaching 0 (eta is anywhere). The real
+    value of ``sigmoid`` is positive (``_positive``), so the score ``y - p`` is bounded by 1: G = R, as for
+    ``Bernoulli(logits=eta)``."""
+    import numpyro
+    import numpyro.distributions as dist
+
+    from bayesdp.analysis import Domain, analyze
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((16, 2))
+    X /= np.linalg.norm(X, axis=1, keepdims=True) * 1.01
+
+    def model(X, y=None):
+        w = numpyro.sample("w", dist.Normal(0.0, 1.0).expand([2]).to_event(1))
+        with numpyro.plate("data", X.shape[0]):
+            numpyro.sample("obs", dist.Bernoulli(probs=jax.nn.sigmoid(X @ w)), obs=y)
+
+    dom = Domain.parse(["X.norm=1", "y.values=0,1"])
+    rep = analyze(model, {"X": X, "y": (np.arange(16) % 2).astype(float)}, dom)
+    R = dom.get("X").certified_norm
+    assert rep.constants.record_grad_bound == pytest.approx(R, rel=1e-6)
