@@ -92,3 +92,18 @@ def test_bernoulli_with_probabilities_from_a_sigmoid_still_certifies():
     rep = analyze(model, {"X": X, "y": (np.arange(16) % 2).astype(float)}, dom)
     R = dom.get("X").certified_norm
     assert rep.constants.record_grad_bound == pytest.approx(R, rel=1e-6)
+
+
+def test_the_log_of_a_positive_value_whose_box_reaches_below_zero_has_no_nan_end():
+    """``softplus``'s box is rounded out to ``[-5e-324, ...]``; its log is defined (softplus > 0 on the reals), and
+    its box must be numbers: ``[-inf, log(hi)]``, not ``log(-5e-324) = nan`` (which compares false with
+    everything and would pass any later check)."""
+    from bayesdp.analysis.structure import Run
+    from bayesdp.analysis.structure.bounds import Bound, Bounds
+
+    for f, hi in ((lambda x: jnp.log(jax.nn.softplus(x)), np.log(np.logaddexp(0.0, 2.0))),
+                  (lambda x: jnp.log(jax.nn.sigmoid(x)), 0.0)):
+        closed = jax.make_jaxpr(f)(0.0)
+        [b] = Run(Bounds()).program(closed, [Bound.box(-np.inf, 2.0)])
+        assert not b.nan and not np.isnan(b.lo).any() and not np.isnan(b.hi).any(), (b.lo, b.hi)
+        assert b.lo[()] == -np.inf and hi <= b.hi[()] <= hi + 1e-6, (b.lo, b.hi)

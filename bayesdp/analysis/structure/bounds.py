@@ -583,8 +583,12 @@ def _monotone(f, increasing=True, domain=(-INF, INF), ulps=2, image=(-INF, INF),
         lo, hi = ins[0].lo, ins[0].hi
         below = (lo <= domain[0]) if open_ends[0] else (lo < domain[0])
         above = (hi >= domain[1]) if open_ends[1] else (hi > domain[1])
-        if open_ends[0] and domain[0] == 0 and not np.any(above) and _positive(run, eqn.invars[0]):
-            below = False                      # log(exp(x)), log(logistic(x)): > 0 though the box reaches 0
+        if open_ends[0] and domain[0] == 0 and np.any(below) and not np.any(above) and \
+                _positive(run, eqn.invars[0]):
+            # log(exp(x)), log(logistic(x)): > 0 though the box reaches 0 (or a rounding below it): the box from
+            # 0 up, whose image starts at f(0) (log 0 = -inf: unbounded below, as the real values are)
+            b = ins[0]
+            return inner(run, eqn, [Bound(np.maximum(b.lo, 0.0), np.maximum(b.hi, 0.0))])
         if np.any(below) or np.any(above):
             return [Bound.undefined(_oshape(eqn), eqn)]
         return inner(run, eqn, ins)
