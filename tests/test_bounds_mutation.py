@@ -1506,10 +1506,21 @@ def test_dot_general_forms_with_batch_axes_and_their_constant_parts():
 def test_integer_pow_zero_and_overflow():
     out = one(lambda x: lax.integer_pow(x, 0), box([-2.0, 0.0], [1.0, 0.0]))
     eq(out, [1.0, 1.0], [1.0, 1.0])
+    # past the float32 range the value is an infinity: undefined (0 * it is NaN)
     out = one(lambda x: lax.integer_pow(x, 2), box([1e200], [1e201]))
-    assert out.hi[0] == INF and out.lo[0] >= np.finfo(float).max / 2
+    assert out.nan and (out.lo[0], out.hi[0]) == (-INF, INF)
+    out = one(lambda x: lax.integer_pow(x, 2), box([1e19], [1.8e19]))          # 3.24e38 < float32's 3.4028e38
+    assert not out.nan and out.hi[0] >= 1.8e19 ** 2
+    out = one(lambda x: lax.integer_pow(x, 2), box([1e19], [1.9e19]))          # 3.61e38: an infinity
+    assert out.nan
+    # an unbounded value to a power above 8: taken as overflowing (r ** 999 is inf at r = 2)
+    assert one(lambda x: lax.integer_pow(x, 9), box([-INF], [INF])).nan
+    assert not one(lambda x: lax.integer_pow(x, 8), box([-INF], [INF])).nan
     out = _mono("exp", 700.0, 800.0)
-    assert out.hi[0] == INF and out.lo[0] == dn(np.exp(700.0), B.LIBM_ULPS)
+    assert out.nan
+    out = _mono("exp", 80.0, 88.0)                                          # exp(88) = 1.65e38: finite
+    assert not out.nan and out.hi[0] >= np.exp(88.0)
+    assert _mono("exp", 80.0, 88.75).nan                                    # exp(88.75) = inf in float32
 
 
 def test_reduce_sum_record_counts_and_float_errors():

@@ -75,7 +75,7 @@ def _loc_jacobian(program, name: str, m: int = 1) -> tuple[np.ndarray, np.ndarra
     closed, outputs = program.jacobian([(name, "loc")])
     ins = [Bound.top(program.sites[n].unconstrained_shape) if kind == "theta"
            else Bound.top((1,) + tuple(program.data_shapes[n])) for kind, n in program.inputs]
-    outs = Run(Bounds(), {"m": m}).program(closed, ins)
+    outs = Run(Bounds(), sp.derivative_context(program, closed, m)).program(closed, ins)
     n_s = int(np.prod(program.sites[name].unconstrained_shape)) or 1
     los, his = [], []
     for lat in program.latent:
@@ -1071,14 +1071,9 @@ def _zip_site(program, facts, name: str, domain, m: int) -> LikelihoodFacts | st
     outvars = program.jaxpr.jaxpr.outvars
     rate_i, value_i = program.output(name, "param:rate"), program.output(name, "value")
     gate_i = program.output(name, "param:gate_logits" if logits else "param:gate") if zi else rate_i
+    # (clip(exp(eta), lo, hi), the same function of reals, is not taken: exp(eta) is an infinity in float32 past 88.7,
+    # and JAX's derivative multiplies it by the clip's 0, NaN; its rate's box is undefined below)
     eta = sp.log_link_input(program, _one_value(program, outvars[rate_i]))
-    clipped_rate = None
-    if eta is None:
-        # rate = clip(exp(eta), lo, hi) = exp(clip(eta, log lo, log hi)): d log rate/d eta in [0, 1] (0 outside the
-        # clip), so every score bound below (a sup of |t_eta| over the rate's box, times |J_eta|) holds for it
-        got = sp.clipped_exp_input(program, _one_value(program, outvars[rate_i]))
-        if got is not None:
-            eta, clipped_rate = got[0], got[1:]
     if eta is None:
         return "its rate is not exp of a predictor (times a theta-free factor)"
     gd, ga = facts.dep[gate_i], facts.aff[gate_i]
@@ -1149,9 +1144,6 @@ def _zip_site(program, facts, name: str, domain, m: int) -> LikelihoodFacts | st
                         f"|J_eta| = {diff:.6g}")
             if diff >= r.mul_up(2, G):
                 diff, diff_txt = None, "replace-one difference <= 2 G"
-        if clipped_rate is not None:
-            diff_txt += (f"; rate = clip(exp(eta), {clipped_rate[0]:g}, {clipped_rate[1]:g}): dl/d eta = (y - lambda) "
-                         "d log lambda/d eta with d log lambda/d eta in [0, 1] (0 where the clip is active)")
         detail = (f"l = y log lambda - lambda - log y!: dl/d log lambda = y - lambda, |.| <= S = max(lambda_hi - y_lo, "
                   f"y_hi - lambda_lo) = {S:.6g} (lambda in [{lam_lo:.6g}, {lam_hi:.6g}], y in [{y_lo:g}, {y_hi:g}]), "
                   f"sup|J_eta| = {jac[0]:.6g}; |grad| <= S |J_eta| = {G:.6g}; {diff_txt}; no "

@@ -92,6 +92,13 @@ def generic_site(program, facts, name: str, domain, m: int, context: str,
     if not rows:
         return LikelihoodFacts(name, f"{GENERIC} (no latent site)", 0.0, None, False, "no latent coordinate")
     G, how_rows = sp.operator_norm_bound(rows, domain)
+    undefined = next((b for b in blocks.values() if b.nan), None)
+    if undefined is not None:
+        return Unproven(name, WHAT, f"{context}; the generic rule finds the gradient of the per-record {term} in "
+                        "theta unbounded or undefined over the declared domain and all theta: it may be an infinity "
+                        f"or NaN (from {sp.how(undefined.why)}){_undefined_hint(undefined.why)} (clipping per-record "
+                        f"gradients does not help: a clipped NaN is NaN){growth_and_rewrite(program, facts, name)}"
+                        f"{'; ' + hint if hint else ''}")
     if not math.isfinite(G):
         why = culprit or next((b.why for b in rows if b.why is not None), None)
         dep = facts.dep[li]
@@ -106,6 +113,24 @@ def generic_site(program, facts, name: str, domain, m: int, context: str,
               f"{term} bounded by interval and linear-form arithmetic; {how_rows}); replace-one difference <= 2 G "
               f"(triangle inequality); no convexity or smoothness claimed ({context})")
     return LikelihoodFacts(name, GENERIC, G, None, False, detail)
+
+
+def _undefined_hint(eqn) -> str:
+    """What makes a derivative undefined at ``eqn`` (docs/analysis.md, "Undefined values"), and the rewrite."""
+    name = getattr(getattr(eqn, "primitive", None), "name", "")
+    if name in ("exp", "exp2", "expm1", "sinh"):
+        return (": exp overflows in float32 past 88.7 (and then inf / inf or 0 * inf is NaN); write "
+                "`jax.nn.softplus(x)` for log(1 + exp(x)) or log1p(exp(x)), `jax.nn.log_sigmoid(x)` for "
+                "-log(1 + exp(-x)), or bound the argument, `jnp.exp(jnp.clip(x, -B, B))`")
+    if name == "select_n":
+        return (": a case of a jnp.where may be NaN or infinite where it is not chosen, and JAX's reverse-mode "
+                "derivative multiplies it by zero; make both cases finite everywhere (the double-where: "
+                "`jnp.where(c, f(jnp.where(c, x, SAFE)), g(x))`)")
+    if name == "convert_element_type":
+        return (": a conversion to float16 (or float8) of a value that depends on theta: reverse mode converts the "
+                "derivative too, which overflows; compute in float32")
+    return (": a log, root, division or power whose argument may reach 0 (or below), or a value beyond the "
+            "float32 range")
 
 
 def _check_support(program, name: str, domain, m: int) -> None:

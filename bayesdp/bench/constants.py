@@ -158,7 +158,7 @@ def _idioms() -> list[Config]:
     def poisson_clip_exp(X, y=None):
         w = w_prior(X.shape[1])
         with numpyro.plate("data", X.shape[0]):
-            numpyro.sample("obs", dist.Poisson(jnp.clip(jnp.exp(X @ w), 0.1, 20.0)), obs=y)
+            numpyro.sample("obs", dist.Poisson(jnp.exp(jnp.clip(X @ w, np.log(0.1), np.log(20.0)))), obs=y)
 
     def poisson_softplus(X, y=None):
         w = w_prior(X.shape[1])

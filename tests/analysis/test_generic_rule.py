@@ -58,15 +58,13 @@ def _an(model, y, dom):
 @pytest.mark.parametrize("model, y, dom, sup", [
     # log_sigmoid(y x.w), y in {-1, 1}: |grad| = sigmoid(-y x.w) |x| < R (sup as y x.w -> -inf)
     (A.factor_log_sigmoid, YPM, ["y.values=-1,1"], 1.0),
-    # -log1p(exp(-y x.w)) is the same function, written by hand: t e^t/(e^t + 1) is kept in [0, 1] t
-    (A.factor_log1p_exp, YPM, ["y.values=-1,1"], 1.0),
     # smoothed absolute loss softplus(r) + softplus(-r): |grad| = |tanh(r/2)| |x| < R
     (A.factor_logcosh, YR, ["y.min=-2", "y.max=2"], 1.0),
     # Laplace(x.w, b) likelihood: |grad| = |x|/b: R/b (any response: y needs no declared domain)
     (A.laplace_likelihood, YR, [], 1.0 / A.LAP_B),
     # Logistic(x.w, s) likelihood: |dl/dloc| = |tanh(z/2)|/s < 1/s
     (A.logistic_likelihood, YR, [], 1.0 / A.LOGIS_S),
-], ids=["log-sigmoid", "log1p-exp", "smoothed-abs", "laplace", "logistic-distribution"])
+], ids=["log-sigmoid", "smoothed-abs", "laplace", "logistic-distribution"])
 def test_generic_bound_is_the_hand_derived_sup(model, y, dom, sup):
     an = _an(model, y, dom)
     c = an.constants
@@ -81,6 +79,19 @@ def test_generic_bound_is_the_hand_derived_sup(model, y, dom, sup):
     assert c.provenance["record_grad_bound"] == f"{GENERIC} @ {site}"
     fact = next(f for f in an.facts if f.quantity == "record grad bound")
     assert fact.site == site and fact.rule == GENERIC and "no convexity or smoothness claimed" in fact.detail
+
+
+def test_a_hand_written_softplus_is_refused_and_told_to_use_jax_nn():
+    """-log1p(exp(-y x.w)) is log_sigmoid(y x.w) in real arithmetic, but float32 exp overflows past 88.7, where
+    JAX's derivative exp / (1 + exp) is inf / inf = NaN (|x.w| >= 89 is a theta like any other). Certified at R
+    before 2026-11-28 (real arithmetic); now refused, naming the exp and the rewrite."""
+    g = jax.grad(lambda w: -jnp.log1p(jnp.exp(-(jnp.asarray([1.0, 0.0, 0.0]) @ w))))
+    assert not np.isfinite(np.asarray(g(jnp.asarray([-100.0, 0.0, 0.0])))).all()
+    an = _an(A.factor_log1p_exp, YPM, ["y.values=-1,1"])
+    assert an.constants.record_grad_bound is None
+    reason = an.unproven[0].reason
+    assert an.unproven[0].site == "f" and "`exp at" in reason and "jax.nn.softplus" in reason and \
+        "overflows" in reason, reason
 
 
 def test_generic_bounds_are_sound_but_may_be_loose():
@@ -161,7 +172,9 @@ def test_unbounded_gradient_names_the_site_the_operation_and_the_fix():
     assert "unbounded at `mul at _adversarial_models.py:" in msg and "(factor_quadratic)`" in msg
     msg = _refusal(A.gamma_log_link, np.linspace(0.5, 2.0, m), ["y.min=0.5", "y.max=2"])
     assert "site 'obs'" in msg and "no family rule for a Gamma likelihood" in msg
-    assert "(gamma_log_link)`" in msg and "--clip-norm G" in msg
+    # its rate exp(x.w) overflows past 88.7 (an infinite gradient, which clipping leaves NaN): the exp is named,
+    # with the rewrite that bounds its argument
+    assert "(gamma_log_link)`" in msg and "exp overflows" in msg and "jnp.exp(jnp.clip(x, -B, B))" in msg
 
 
 def test_undeclared_data_is_named():

@@ -565,11 +565,20 @@ def _elementwise_box(fn):
     return rule
 
 
-def _monotone(f, increasing=True, domain=(-INF, INF), ulps=2, image=(-INF, INF), open_ends=(False, False)):
+def _overflow_at(f):
+    """``dtype -> x``: the largest argument at which ``f`` (increasing) is finite in ``dtype``."""
+    return lambda dt: float(f(np.float64(np.finfo(dt).max))) * (1 - 1e-6)      # libm's error near the end
+
+
+def _monotone(f, increasing=True, domain=(-INF, INF), ulps=2, image=(-INF, INF), open_ends=(False, False),
+              overflow=None):
     """Monotone f on ``domain``, closed unless ``open_ends`` says an end is excluded (where f is infinite: log
     at 0); an input box reaching outside the domain gives an undefined result (``Bound.nan``: sqrt of a
     negative is NaN, and ``0 * sqrt(x)`` is then NaN too, not 0).  ``image``: a closed interval containing
-    every value of f (e.g. [0, inf] for exp): the outward rounding never leaves it."""
+    every value of f (e.g. [0, inf] for exp): the outward rounding never leaves it.  ``overflow``: ``dtype -> x``,
+    the argument past which the program's float result is an infinity (exp past 88.72 in float32): an input box
+    reaching past it is undefined too (``0 * exp(r * r)`` is NaN at r = 10; the case of a select that is not
+    chosen is differentiated all the same, adv19)."""
     def box(a):
         lo, hi = a
         with np.errstate(all="ignore"):
@@ -589,6 +598,9 @@ def _monotone(f, increasing=True, domain=(-INF, INF), ulps=2, image=(-INF, INF),
             # 0 up, whose image starts at f(0) (log 0 = -inf: unbounded below, as the real values are)
             b = ins[0]
             return inner(run, eqn, [Bound(np.maximum(b.lo, 0.0), np.maximum(b.hi, 0.0))])
+        if overflow is not None and _is_float(eqn) and \
+                np.any(hi > overflow(np.dtype(eqn.outvars[0].aval.dtype))):
+            above = True
         if np.any(below) or np.any(above):
             return [Bound.undefined(_oshape(eqn), eqn)]
         return inner(run, eqn, ins)
@@ -600,17 +612,19 @@ def _contains_zero(b: "Bound") -> bool:
 
 
 _POSITIVE_OF_ANY = frozenset({"exp", "exp2", "logistic"})
-_SAME_SIGN = frozenset({"convert_element_type", "copy", "reduce_precision", "broadcast_in_dim", "reshape",
-                        "squeeze", "transpose", "slice", "rev", "expand_dims", "sqrt"})
+# not reduce_precision or a narrowing conversion: float16(exp(-20)) and int32(exp(-1)) are 0 (adv19)
+_SAME_SIGN = frozenset({"convert_element_type", "copy", "broadcast_in_dim", "reshape", "squeeze", "transpose",
+                        "slice", "rev", "expand_dims", "sqrt"})
 
 
 def _positive(run, v, depth=0) -> bool:
     """Every real value of ``v`` is > 0, though its box may reach 0 (``exp(x)``, ``logistic(x)``, ``softplus(x)``
     for x unbounded): ``v`` is exp / exp2 / logistic of anything, logaddexp with an operand >= 0, a sum of such
-    a value and one >= 0, a product or quotient of two such values, or one moved, converted or square-rooted.
+    a value and one >= 0, or one moved, converted to the same or a wider float, or square-rooted.
 
     The analysis is of the real program: float32 ``exp(-104)`` is 0 (and ``1 / exp(-104)`` an infinity) where the
-    real value is positive; docs/analysis.md, "Undefined values"."""
+    real value is positive; docs/analysis.md, "Undefined values". Products and quotients are not taken: their
+    float32 values underflow at moderate arguments (``exp(r) ** 8`` at r = -14, adv19)."""
     if run is None or depth > 32:
         return False
     b = run.value(v)
@@ -626,9 +640,9 @@ def _positive(run, v, depth=0) -> bool:
     if name in _POSITIVE_OF_ANY:
         return True
     if name in _SAME_SIGN:
+        if name == "convert_element_type" and not _exact_convert(e):
+            return False
         return _positive(run, e.invars[0], depth + 1)
-    if name in ("mul", "div"):
-        return all(_positive(run, w, depth + 1) for w in e.invars)
     if name in ("add", "add_any"):
         a, c = e.invars
         return any(_positive(run, x, depth + 1) and _nonnegative(run, y) for x, y in ((a, c), (c, a)))
@@ -763,10 +777,12 @@ def _form_size(f: Lin) -> int:
 
 
 def div(run, eqn, ins):
-    out = _div(run, eqn, ins)
-    if _is_float(eqn) and not _nonzero(run, eqn.invars[1], ins[1]) and not out[0].bounded():
-        return [Bound.undefined(out[0].shape, eqn)]     # x / 0 is an infinity or NaN, unless a relation says not
-    return out
+    if _is_float(eqn) and not _nonzero(run, eqn.invars[1], ins[1]):
+        # x / 0 is an infinity or NaN (0 / 0 too: the box rule's 0 * (1 / d) = 0 is no proof), unless a relational
+        # rule bounds the quotient from the program (the softplus ratio, a removable point of the rational walk)
+        out = related(run, eqn, [Bound.top(_oshape(eqn), eqn)])
+        return out if out[0].bounded() else [Bound.undefined(out[0].shape, eqn)]
+    return _div(run, eqn, ins)
 
 
 def _div(run, eqn, ins):
@@ -904,11 +920,30 @@ def one_minus_square_op(run, eqn, ins):
     return _elementwise_box(_one_minus_square_box)(run, eqn, ins)
 
 
+#: the highest power of an unbounded value taken as a finite real: float32 ``r ** 8`` overflows only past
+#: ``|r| = 6.6e4``, ``r ** 999`` already at ``|r| = 1.1`` (an infinity, and ``0 * r ** 999`` is NaN; adv19)
+MAX_UNBOUNDED_POWER = 8
+
+
+def _overflows(eqn, out: "Bound", k: int, x: "Bound") -> bool:
+    """``x ** k`` may be an infinity in the program's float: ``x`` unbounded and ``|k| > MAX_UNBOUNDED_POWER``, or
+    a finite box whose power passes the dtype's largest number."""
+    if not _is_float(eqn):
+        return False
+    if not x.bounded():
+        return abs(k) > MAX_UNBOUNDED_POWER
+    big = float(np.finfo(np.dtype(eqn.outvars[0].aval.dtype)).max)
+    return bool(np.any(np.abs(out.lo) > big) or np.any(np.abs(out.hi) > big))
+
+
 def integer_pow(run, eqn, ins):
     k = int(eqn.params["y"])
     if k < 0 and _is_float(eqn) and not _nonzero(run, eqn.invars[0], ins[0]):      # 0 ** -k is an infinity
         return [Bound.undefined(_oshape(eqn), eqn)]
-    return _elementwise_box(_ipow_box(k))(run, eqn, ins)
+    out = _elementwise_box(_ipow_box(k))(run, eqn, ins)
+    if _overflows(eqn, out[0], k, ins[0]):
+        return [Bound.undefined(_oshape(eqn), eqn)]
+    return out
 
 
 def square(run, eqn, ins):
@@ -923,7 +958,8 @@ def pow_(run, eqn, ins):
         k = int(ylo.reshape(-1)[0])
         if k < 0 and _is_float(eqn) and _contains_zero(x):
             return [Bound.undefined(shape, eqn)]
-        return [_elementwise_box(_ipow_box(k))(run, eqn, [x])[0]]
+        out = _elementwise_box(_ipow_box(k))(run, eqn, [x])[0]
+        return [Bound.undefined(shape, eqn) if _overflows(eqn, out, k, x) else out]
     # a negative base to a power that may not be an integer is NaN, 0 to a negative power an infinity
     whole = (ylo == yhi) & (np.floor(ylo) == ylo)
     if np.any((xlo < 0) & ~whole) or np.any((xlo <= 0) & (xhi >= 0) & (ylo < 0)):
@@ -1387,11 +1423,14 @@ def _literal_type():
 
 
 def select_n(run, eqn, ins):
-    """The hull of the cases each position may choose; undefined (``Bound.nan``) only when a case that may be
-    chosen is: the select computes no arithmetic with the others (``jnp.where(y == 0, 0, x / y)`` is defined)."""
+    """The hull of the cases each position may choose (each narrowed by its predicate); undefined
+    (``Bound.nan``) as :func:`_select_defined` says, in a derivative program when any case is before narrowing."""
     shape = _oshape(eqn)
     if ins[0].nan:                                     # an index converted from a NaN: any case
         ins = [Bound.top(ins[0].shape, ins[0].why)] + list(ins[1:])
+    bad = next((c for c in ins[1:] if c.nan), None)
+    if bad is not None and _reverse(run, eqn.outvars[0]):
+        return [Bound.undefined(shape, bad.why or eqn)]
     if len(ins) == 3 and _is_bool(eqn.invars[0]):     # jnp.where(y >= c, y, z): where y is chosen, y >= c
         ins = [ins[0]] + [_narrowed_case(run, eqn, k, c) for k, c in enumerate(ins[1:])]
     elif not _is_bool(eqn.invars[0]):                  # jnp.select: case k where c_k holds and no earlier one
@@ -1399,12 +1438,25 @@ def select_n(run, eqn, ins):
     return _select_defined(run, eqn, ins)
 
 
+def _reverse(run, v) -> bool:
+    """``v`` is a value of a derivative program (forward mode) whose cotangent the samplers' reverse mode computes:
+    it depends on theta (the context's ``reverse`` predicate, set by ``program.derivative_context``)."""
+    dependent = run.context.get("reverse") if run is not None else None
+    return bool(dependent is not None and dependent(v))
+
+
 def _select_defined(run, eqn, ins):
-    """``_select_hull``, or undefined when a case that a position may choose is undefined."""
+    """``_select_hull``, or undefined when a case that a position may choose is undefined; in a derivative program
+    (:func:`_reverse`) when any case is, chosen or not: the derivative programs the analysis bounds are forward
+    mode (a select of tangents), but the samplers differentiate in reverse mode, which multiplies the derivative
+    of the case not chosen by a zero cotangent (``jnp.where(y > 5, log(r), r)`` at r = 0: ``0 * (1 / 0)`` is
+    NaN; adv19). A select of values computes no arithmetic with the case not chosen (``jnp.where(y == 0, 0,
+    1 / y)`` is defined)."""
     shape = _oshape(eqn)
+    strict = _reverse(run, eqn.outvars[0])
     plo, phi = np.broadcast_to(ins[0].lo, shape), np.broadcast_to(ins[0].hi, shape)
     for k, c in enumerate(ins[1:]):
-        if c.nan and np.any((plo <= k) & (phi >= k)):
+        if c.nan and (strict or np.any((plo <= k) & (phi >= k))):
             return [Bound.undefined(shape, c.why or eqn)]
     return _select_hull(run, eqn, [ins[0]] + [Bound.top(c.shape) if c.nan else c for c in ins[1:]])
 
@@ -1457,10 +1509,28 @@ def convert(run, eqn, ins):
         lo, hi = np.trunc(b.lo), np.trunc(b.hi)
         ok = (lo >= info.min) & (hi <= info.max)
         return [_finish(eqn, ins, np.where(ok, lo, -INF), np.where(ok, hi, INF))]
+    if _narrower_range(src, dt) and _reverse(run, eqn.invars[0]):
+        # in a derivative program, a float of smaller range (float16, float8): reverse mode converts the cotangent
+        # too, and 1 / p in float16 is an infinity for p < 1.5e-5 (Bernoulli probs in float16 has a NaN gradient
+        # at eta = -16, where this forward-mode program is finite; adv19)
+        return [Bound.undefined(_oshape(eqn), eqn)]
     rounded = _rounding_convert(src, dt, b.lo, b.hi)
     if rounded is not None:
         return [_finish(eqn, ins, *rounded, lin=b.lin)]
     return [Bound(b.lo, b.hi, b.lin, b.why, b.nrm)]
+
+
+def _narrower_range(src, dst) -> bool:
+    """``dst`` is a float whose largest number is below ``src``'s (float32 -> float16 or a float8; not bfloat16,
+    whose range is float32's)."""
+    if not np.issubdtype(np.dtype(src), np.floating) and np.dtype(src).name not in ("bfloat16",):
+        return False
+    try:
+        import jax.numpy as jnp
+
+        return float(jnp.finfo(dst).max) < 0.5 * float(jnp.finfo(src).max)      # bfloat16: 0.996 of float32
+    except (TypeError, ValueError):
+        return False
 
 
 def _rounding_convert(src, dst, lo, hi):
@@ -3267,9 +3337,11 @@ RULES = {
     "select_n": select_n, "convert_element_type": convert, "copy": identity,
     "optimization_barrier": identity, "device_put": identity, "sharding_constraint": identity, "mesh_cast": identity, "reshard": identity,
     "stop_gradient": identity, "real": identity, "reduce_precision": reduce_precision,
-    "exp": _monotone(np.exp, ulps=LIBM_ULPS, image=(0, INF)), "exp2": _monotone(np.exp2, ulps=LIBM_ULPS, image=(0, INF)),
+    "exp": _monotone(np.exp, ulps=LIBM_ULPS, image=(0, INF), overflow=_overflow_at(np.log)),
+    "exp2": _monotone(np.exp2, ulps=LIBM_ULPS, image=(0, INF), overflow=_overflow_at(np.log2)),
     "log": _monotone(np.log, ulps=LIBM_ULPS, domain=(0, INF), open_ends=(True, False)),
-    "log1p": _monotone(np.log1p, ulps=LIBM_ULPS, domain=(-1, INF), open_ends=(True, False)), "expm1": _monotone(np.expm1, ulps=LIBM_ULPS, image=(-1, INF)),
+    "log1p": _monotone(np.log1p, ulps=LIBM_ULPS, domain=(-1, INF), open_ends=(True, False)), "expm1": _monotone(np.expm1, ulps=LIBM_ULPS, image=(-1, INF),
+                                                                      overflow=_overflow_at(np.log1p)),
     "tanh": _monotone(np.tanh, ulps=LIBM_ULPS, image=(-1, 1)),
     "logistic": _monotone(lambda x: 1 / (1 + np.exp(-x)), ulps=LIBM_ULPS + 2, image=(0, 1)),
     "sqrt": _monotone(np.sqrt, domain=(0, INF), image=(0, INF)),
@@ -3277,7 +3349,7 @@ RULES = {
                       open_ends=(True, False)),
     "cbrt": _monotone(np.cbrt, ulps=LIBM_ULPS), "atan": _monotone(np.arctan, ulps=LIBM_ULPS),
     "asinh": _monotone(np.arcsinh, ulps=LIBM_ULPS),
-    "sinh": _monotone(np.sinh, ulps=LIBM_ULPS), "asin": _monotone(np.arcsin, ulps=LIBM_ULPS, domain=(-1, 1)),
+    "sinh": _monotone(np.sinh, ulps=LIBM_ULPS, overflow=_overflow_at(np.arcsinh)), "asin": _monotone(np.arcsin, ulps=LIBM_ULPS, domain=(-1, 1)),
     "acos": _monotone(np.arccos, increasing=False, ulps=LIBM_ULPS, domain=(-1, 1)),
     "acosh": _monotone(np.arccosh, ulps=LIBM_ULPS, domain=(1, INF)), "atanh": _monotone(np.arctanh, ulps=LIBM_ULPS, domain=(-1, 1),
                                                                                   open_ends=(True, True)),
@@ -3392,6 +3464,11 @@ class Bounds(Interpreter):
             except TypeError:               # a PRNG key: not a number
                 continue
             b = out[i] if i < len(out) else None
+            if isinstance(b, Bound) and (np.isnan(b.lo).any() or np.isnan(b.hi).any()):
+                # a NaN end (an end computed as inf - inf, or a function's value off its domain) knows nothing:
+                # the unbounded end, as in :meth:`join` (a NaN compares false and would pass any later check)
+                b = out[i] = Bound(np.where(np.isnan(b.lo), -INF, b.lo), np.where(np.isnan(b.hi), INF, b.hi),
+                                   None, b.why or eqn, None, b.nan)
             if dt == np.bool_ or not np.issubdtype(dt, np.integer) or not isinstance(b, Bound):
                 continue
             info = np.iinfo(dt)

@@ -195,6 +195,23 @@ def domain_inputs(program, domain) -> list[Bound]:
     return out
 
 
+def derivative_context(program, closed, m: int, tangent: bool = False) -> dict:
+    """The bound interpreter's context for a derivative program ``closed`` (forward mode; its inputs those of
+    ``program``, then the tangent basis when ``tangent``): ``reverse``, a predicate on the program's variables,
+    true for a value that depends on theta (or the tangent), whose cotangent the samplers' reverse mode computes
+    (dependence interpreter; a variable it did not reach counts as dependent). The bound rules read it through
+    ``bounds._reverse``: a select of such values is undefined when any case is, chosen or not, and a conversion of
+    one to float16 is undefined."""
+    deps = Run(Dependence())
+    dep_in = [theta_input(n) if kind == "theta" else dep_data(n) for kind, n in program.inputs]
+    deps.program(closed, dep_in + ([theta_input(_TANGENT)] if tangent else []))
+
+    def dependent(v) -> bool:
+        d = deps.value(v)
+        return d is None or bool(d.theta)
+    return {"m": m, "reverse": dependent}
+
+
 def bound_outputs(program, domain, m: int, wanted: list[int]) -> list[Bound]:
     """Bounds of ``program`` outputs ``wanted`` at one record over the domain (theta anywhere)."""
     outs = Run(Bounds(), {"m": m}).program(program.jaxpr, domain_inputs(program, domain))
@@ -205,7 +222,7 @@ def jacobian_bounds(program, domain, m: int, wanted: list[tuple[str, str]]) -> d
     """Bounds of ``d param / d theta`` at one record for each (site, param) in ``wanted``:
     (site, param, latent site) -> :class:`Bound` of shape param shape + latent shape."""
     closed, outputs = program.jacobian(wanted)
-    run = Run(Bounds(), {"m": m})
+    run = Run(Bounds(), derivative_context(program, closed, m))
     outs = run.program(closed, domain_inputs(program, domain))
     _attach_joint(run, closed, outs, outputs)
     return {k: outs[i] for k, i in outputs.items()}
@@ -247,7 +264,7 @@ def _attach_joint(run, closed, outs, outputs) -> None:
 def var_jacobian_bounds(program, domain, m: int, var) -> dict:
     """Bounds of ``d var / d theta`` at one record for a variable of the program: latent site -> Bound."""
     closed, outputs = program.var_jacobian(var)
-    run = Run(Bounds(), {"m": m})
+    run = Run(Bounds(), derivative_context(program, closed, m))
     outs = run.program(closed, domain_inputs(program, domain))
     _attach_joint(run, closed, outs, outputs)
     return {k: outs[i] for k, i in outputs.items()}
@@ -262,7 +279,7 @@ def logp_jacobian_bounds(program, domain, m: int, site: str) -> tuple[dict, obje
     equation of the derivative program that made it so (:func:`derivative_culprit`, described), else None."""
     closed, outputs = program.logp_jacobian(site)
     D = int(conc(closed.in_avals[-1].shape)[0])
-    run = Run(Bounds(), {"m": m, "record": Record()})
+    run = Run(Bounds(), {**derivative_context(program, closed, m, tangent=True), "record": Record()})
     outs = run.program(closed, domain_inputs(program, domain) + [Bound.point(np.eye(D))])
     _attach_joint(run, closed, outs, outputs)
     blocks = {k: outs[i] for k, i in outputs.items()}
@@ -468,33 +485,6 @@ def _through_clip(program, v):
             return None
         lo = _literal_value(program, e2.invars[0])
         return e2.invars[1], lo, hi
-    return None
-
-
-def clipped_exp_input(program, var):
-    """If ``var`` is ``clip(exp(z), lo, hi)`` (``jnp.clip(jnp.exp(eta), lo, hi)``) with literal ``0 < lo <= hi``,
-    through ops that keep its elements, ``(z, lo, hi)``; else None.  Its value is ``exp(clip(z, log lo, log hi))``
-    and its derivative in z is ``exp(z)`` times 0, 1/2 or 1 (JAX's derivative of max/min): ``d log(var)/dz`` is in
-    ``[0, 1]`` -- a rule that bounds a score in the log-rate times ``|J_z|`` for the rate's box bounds this one."""
-    v = var
-    for _ in range(16):
-        got = _through_clip(program, v)
-        if got is not None:
-            inner, lo, hi = got
-            if lo is None or hi is None or not (0.0 < lo <= hi < math.inf):
-                return None
-            e = program.producer(inner)
-            if e is None or e.primitive.name != "exp" or hasattr(e.invars[0], "val") or \
-                    _element_count(e.invars[0]) != _element_count(inner):
-                return None
-            return e.invars[0], lo, hi
-        e = program.producer(v)
-        if e is None:
-            return None
-        if _keeps_values(e) and _element_count(e.invars[0]) == _element_count(v):
-            v = e.invars[0]
-            continue
-        return None
     return None
 
 

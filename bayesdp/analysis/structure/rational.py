@@ -88,6 +88,8 @@ class _Walk:
         self.run, self.r, self.t = run, r, t
         self.R = None               # the radicand: every sqrt / rsqrt of the walk takes the root of this polynomial
         self.E = None               # the exponent: every exp of the walk is exp of this polynomial
+        self.overflow = False       # an operand is undefined only as an exp may overflow: max E checked at the end
+        self.xmax = 0               # the largest power of exp(E) of a value of the walk
         self.memo, self.budget = {}, _BUDGET
         self.anchors = []           # (value, proj_t, c): values equal to c * t, c a nonzero number: their bounds
                                     # carry t's form
@@ -157,7 +159,9 @@ class _Walk:
             # the polynomial 0, and ``1 / r - 1 / r`` as 0, where the program computes NaN
             b = run.value(w)
             if getattr(b, "nan", False) and not (name == "div" and i == 1):
-                raise _No
+                if not _from_exp(b):
+                    raise _No
+                self.overflow = True        # exp(E) may be an infinity for the boxes; E's maximum decides
         ins = [self.value(w) for w in e.invars]
         pr = _proj(e, [x[3] for x in ins], oshape, self.r)
         pt = _proj(e, [x[4] for x in ins], oshape, self.t)
@@ -188,6 +192,8 @@ class _Walk:
             (ka, Pa, Qa), (kb, Pb, Qb) = ins[0][:3], ins[1][:3]
             if kb != 0:
                 raise _No                           # a division by a value of t
+            if ins[1][6]:
+                raise _No                           # by exp(E)^x: 0 in float32 where E < -104 / x (adv19)
             k, P, Q, ex, xp = ka, _pmul(Pa, Qb), _pmul(Qa, Pb), ins[0][5] - ins[1][5], ins[0][6] - ins[1][6]
         elif name == "square" or name == "integer_pow":
             y = 2 if name == "square" else int(e.params["y"])
@@ -229,6 +235,7 @@ class _Walk:
         P, Q, ex = self._reduced(P, Q, ex)
         if _zero(P):
             k, ex, xp = 0, 0, 0
+        self.xmax = max(self.xmax, abs(xp))
         return k, P, Q, pr, pt, ex, xp
 
     def _reduced(self, P, Q, ex):
@@ -257,6 +264,44 @@ def _proj(e, projs, oshape, leaf):
     if got is None:
         raise _No
     return got
+
+
+def _from_exp(b) -> bool:
+    """The bound is undefined because an ``exp`` may overflow (its ``why`` is that equation), nothing else."""
+    return getattr(getattr(b.why, "primitive", None), "name", None) == "exp"
+
+
+def _no_overflow(w, lo: float, hi: float, v) -> bool:
+    """Every exp(E)^x the walk computed is finite in ``v``'s float for r in [lo, hi]: ``x max E`` below the
+    argument where exp overflows (the boxes could not tell: ``exp(r^2 - r^4)`` has the box exponent [-inf, inf],
+    the polynomial's maximum 1/4)."""
+    if w.E is None:
+        return False
+    top = _poly_max(w.E, lo, hi)
+    if top is None:
+        return False
+    limit = float(np.log(np.finfo(np.dtype(v.aval.dtype)).max)) * (1 - 1e-6)
+    return max(1, w.xmax) * max(top, 0.0) <= limit
+
+
+def _poly_max(E, lo: float, hi: float) -> float | None:
+    """An upper bound of the polynomial ``E`` on [lo, hi] (infinite ends allowed), or None. Where an end is
+    infinite, E must fall there (even degree n, leading coefficient a_n < 0): for ``|r| >= B0 = max(1, S / |a_n|)``,
+    ``S = sum_{i<n} |a_i|``, ``E(r) <= |r|^(n-1) (a_n |r| + S) <= 0``; the rest is enclosed on [-B0, B0]."""
+    E = _trim(E)
+    n = len(E) - 1
+    if np.isfinite(lo) and np.isfinite(hi):
+        got = _enclose(E, (Fraction(1),), lo, hi)
+        return None if got is None else float(got[1])
+    if n < 1 or n % 2 or E[-1] >= 0:
+        return None                               # E grows at an infinite end (or is constant: not the walk's)
+    S = sum(abs(c) for c in E[:-1])
+    B0 = float(_b._up(float(max(Fraction(1), S / abs(E[-1])))))
+    a, b = max(lo, -B0), min(hi, B0)
+    if a > b:
+        return 0.0
+    got = _enclose(E, (Fraction(1),), a, b)
+    return None if got is None else max(float(got[1]), 0.0)
 
 
 def _zero(P) -> bool:
@@ -632,6 +677,8 @@ def rational_tangent(run, v, shape, override=None, eqn=None):
             if w.R is not None and w.E is not None:
                 continue                      # a root and an exponential in one value: not bounded here
             rlo, rhi = float(np.min(rb.lo)), float(np.max(rb.hi))
+            if w.overflow and not _no_overflow(w, rlo, rhi, v):
+                continue
             g = _enclose_root(P, Q, ex, w.R, rlo, rhi) if not xp else \
                 _enclose_exp(P, Q, tuple(c * xp for c in w.E), rlo, rhi)
             if g is None:

@@ -548,11 +548,36 @@ def _finite_in_r(run, base, v, oshape, scope=None, memo=None, depth=None) -> boo
             if not isinstance(w, jcore.Literal) and _shape(w) not in (oshape, ()):
                 raise _NoProof
             deps.append(_finite_in_r(run, base, w, oshape, scope, memo, depth))
-        dep = any(deps)
+        dep = max(deps) if deps else 0
         if dep:
             if name not in _FINITE_IN_R:
                 raise _NoProof                   # log(r), 1/sqrt(r): not finite for every r
             if name == "div" and deps[1] or name == "integer_pow" and int(e.params["y"]) < 0:
                 raise _NoProof
+            dep = _growth(e, deps)
+            if dep > MAX_DEGREE:
+                raise _NoProof                   # r ** 256 is an infinity at r = 1.5 in float32
     memo[key] = (dep, scope)          # the scope kept alive: its id is not reused while the memo lives
     return dep
+
+
+#: the highest degree of a case's growth in ``r`` taken as finite for every real ``r`` (float32 ``r ** 8`` overflows
+#: past ``|r| = 6.6e4``; ``r ** 256`` past 1.4, where the case not chosen is still differentiated, adv19)
+MAX_DEGREE = 8
+_BOUNDED_OF_R = frozenset({"tanh", "sin", "cos", "atan", "erf", "logistic", "sign", "lt", "le", "gt", "ge", "eq",
+                           "ne", "and", "or", "not"})
+
+
+def _growth(e, deps) -> int:
+    """A bound on the degree of growth in ``r`` of ``e``'s output (a polynomial bound ``C (1 + |r|)^k``) from its
+    operands' (0: no ``r``); a bounded function of ``r`` counts 1."""
+    name = e.primitive.name
+    if name in _BOUNDED_OF_R:
+        return 1
+    if name == "mul":
+        return sum(deps)
+    if name == "square":
+        return 2 * deps[0]
+    if name == "integer_pow":
+        return int(e.params["y"]) * deps[0]
+    return max(deps)
