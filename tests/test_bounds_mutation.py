@@ -1691,15 +1691,20 @@ def test_checked_makes_an_integer_result_outside_its_dtype_unbounded():
     # an end that is already infinite keeps the equation that made it so (the finite end below the range too)
     earlier = Bound(np.array([-1e9, 0.0]), np.array([INF, 0.0]), None, "earlier")
     assert ck(mul8, [earlier])[0] is earlier
-    # booleans (a 0/1 box whatever a rule says) and floats are not checked
+    # booleans (a 0/1 box whatever a rule says) are not checked; floats within their range neither
     b = box([0.0, 0.0], [5.0, 1.0])
     assert ck(lt8, [b])[0] is b
     (fmul,) = jax.make_jaxpr(lambda a: a * a)(S((2,), F32)).jaxpr.eqns
-    b = box([1e40, -1e40], [1e41, 0.0])
+    b = box([1e30, -1e30], [1e31, 0.0])
     assert ck(fmul, [b])[0] is b
+    # a float past its range is an overflow (an infinity: undefined); one nearer 0 than the smallest normal reaches 0
+    over = ck(fmul, [box([1e40, -1e40], [1e41, 0.0])])[0]
+    assert over.nan and np.all(over.lo == -INF) and np.all(over.hi == INF) and over.why is fmul
+    sub = ck(fmul, [box([1e-40, -2.0], [1.0, -1e-45])])[0]
+    assert list(sub.lo) == [0.0, -2.0] and list(sub.hi) == [1.0, 0.0] and not sub.nan
     # several outputs: top_k's float values are left, its int32 indices checked
     (tk,) = jax.make_jaxpr(lambda a: lax.top_k(a, 2))(S((3,), F32)).jaxpr.eqns
-    v, i_ok, i_bad = box([1e40, 1e40], [1e41, 1e41]), box([0.0, 0.0], [2.0, 2.0]), box([0.0, 0.0], [2.0 ** 31, 2.0])
+    v, i_ok, i_bad = box([1e30, 1e30], [1e31, 1e31]), box([0.0, 0.0], [2.0, 2.0]), box([0.0, 0.0], [2.0 ** 31, 2.0])
     got = ck(tk, [v, i_ok])
     assert got[0] is v and got[1] is i_ok
     got = ck(tk, [v, i_bad])

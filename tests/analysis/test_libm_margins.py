@@ -16,10 +16,21 @@ from bayesdp.analysis.structure.bounds import Bound, Bounds
 F32 = jnp.float32
 
 
+def _x64():
+    """JAX's float64 mode as a context (jax.enable_x64 from JAX 0.8; jax.experimental.enable_x64 before)."""
+    ctx = getattr(jax, "enable_x64", None)
+    if ctx is None:
+        from jax.experimental import enable_x64 as ctx
+    return ctx(True)
+
+
 def one(fn, lo, hi):
+    """The bound of ``fn`` on ``[lo, hi]`` traced in float64 (the points go to exp(700) and 1e-300: a float32
+    program's range would make them infinities or zeros, ``Bounds.checked``)."""
     lo, hi = np.asarray(lo, np.float64), np.asarray(hi, np.float64)
-    closed = jax.make_jaxpr(fn)(jax.ShapeDtypeStruct(lo.shape, F32))
-    return Run(Bounds(), {"m": 1}).program(closed, [Bound.box(lo, hi)])[0]
+    with _x64():
+        closed = jax.make_jaxpr(fn)(jax.ShapeDtypeStruct(lo.shape, np.float64))
+        return Run(Bounds(), {"m": 1}).program(closed, [Bound.box(lo, hi)])[0]
 
 
 CASES = {  # name: (jax function, mpmath function, sampler of points in the domain)

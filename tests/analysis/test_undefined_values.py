@@ -114,3 +114,45 @@ def test_the_log_of_a_positive_value_whose_box_reaches_below_zero_has_no_nan_end
         [b] = Run(Bounds()).program(closed, [Bound.box(-np.inf, 2.0)])
         assert not b.nan and not np.isnan(b.lo).any() and not np.isnan(b.hi).any(), (b.lo, b.hi)
         assert b.lo[()] == -np.inf and hi <= b.hi[()] <= hi + 1e-6, (b.lo, b.hi)
+
+
+POSITIVE = {
+    # (f(x) for x a float32 scalar of box [-inf, inf], whether _positive proves f(x) > 0 for every real x)
+    "exp": (jnp.exp, True),
+    "exp2": (jnp.exp2, True),
+    "sigmoid": (jax.nn.sigmoid, True),
+    "softplus": (jax.nn.softplus, True),                             # logaddexp(x, 0) > max(x, 0) >= 0
+    "logaddexp(x, 2)": (lambda x: jnp.logaddexp(x, 2.0), True),
+    "logaddexp(x, -1)": (lambda x: jnp.logaddexp(x, -1.0), False),     # -> -1 as x -> -inf
+    "exp + 1": (lambda x: jnp.exp(x) + 1.0, True),
+    "1 + exp": (lambda x: 1.0 + jnp.exp(x), True),
+    "exp + exp": (lambda x: jnp.exp(x) + jnp.exp(-x), False),          # positive, but no operand's box is >= 0
+    "exp - 1": (lambda x: jnp.exp(x) - 1.0, False),
+    "exp + x": (lambda x: jnp.exp(x) + x, False),
+    "exp * exp": (lambda x: jnp.exp(x) * jnp.exp(x), False),           # underflows to 0 at x = -60
+    "exp / 2": (lambda x: jnp.exp(x) / 2.0, False),
+    "sqrt(exp)": (lambda x: jnp.sqrt(jnp.exp(x)), True),
+    "float16(exp)": (lambda x: jnp.exp(x).astype(jnp.float16), False),  # 0 at x = -20
+    "broadcast(exp)": (lambda x: jnp.broadcast_to(jnp.exp(x), (3,)), True),
+    "exp[None]": (lambda x: jnp.exp(x)[None], True),
+    "jit(exp)": (lambda x: jax.jit(jnp.exp)(x), True),
+    "x": (lambda x: x, False),
+    "tanh": (jnp.tanh, False),
+    "x * x": (lambda x: x * x, False),
+    "-exp": (lambda x: -jnp.exp(x), False),
+    "abs(exp)": (lambda x: jnp.abs(jnp.exp(x)), False),                # not followed: no claim
+}
+
+
+@pytest.mark.parametrize("name", sorted(POSITIVE))
+def test_positive_proves_exactly_the_listed_shapes(name):
+    """``bounds._positive``: the real value is > 0 although the box may reach 0 (docs/analysis.md, "Undefined
+    values"); products, quotients and narrowing conversions are not taken (float32 underflow)."""
+    from bayesdp.analysis.structure import Run
+    from bayesdp.analysis.structure.bounds import Bound, Bounds, _positive
+
+    f, expected = POSITIVE[name]
+    closed = jax.make_jaxpr(f)(jnp.float32(0.0))
+    run = Run(Bounds())
+    run.program(closed, [Bound.box(-np.inf, np.inf)])
+    assert _positive(run, closed.jaxpr.outvars[0]) is expected

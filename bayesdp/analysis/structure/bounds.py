@@ -964,6 +964,13 @@ def pow_(run, eqn, ins):
     whole = (ylo == yhi) & (np.floor(ylo) == ylo)
     if np.any((xlo < 0) & ~whole) or np.any((xlo <= 0) & (xhi >= 0) & (ylo < 0)):
         return [Bound.undefined(shape, eqn)]
+    # an overflow: |x|^y past the float's largest number at a corner (y unbounded above with |x| > 1, 2 ** (r * r))
+    if _is_float(eqn):
+        big = float(np.log(np.finfo(np.dtype(eqn.outvars[0].aval.dtype)).max)) * (1 - 1e-6)
+        with np.errstate(all="ignore"):
+            logs = [y * np.log(np.abs(x)) for x in (xlo, xhi) for y in (ylo, yhi)]
+        if any(np.any(np.nan_to_num(v, nan=0.0) > big) for v in logs):
+            return [Bound.undefined(shape, eqn)]
     pos = xlo > 0
     with np.errstate(all="ignore"):
         c = [np.power(a, b) for a in (xlo, xhi) for b in (ylo, yhi)]
@@ -3376,6 +3383,29 @@ if _sp is not None:
                   "digamma": _monotone(_sp.digamma, domain=(np.finfo(float).tiny, INF), ulps=8)})
 
 
+def _in_float_range(eqn, b: Bound, dt) -> Bound:
+    """A float output's bound with the program's float range: a finite end past the largest number is an overflow
+    (an infinity: undefined, ``1e20 * 1e20`` in float32); an end nearer 0 than the smallest normal number may be 0
+    (XLA flushes subnormals to zero on CPUs and GPUs: ``r * r + 1e-40`` is ``r * r`` there), so the box is widened
+    to 0. Unbounded ends stand for reals of unknown size, as everywhere (docs/analysis.md, "Undefined values")."""
+    try:
+        import jax.numpy as jnp
+
+        fi = jnp.finfo(dt)
+    except (TypeError, ValueError):
+        return b
+    big, tiny = float(fi.max), float(fi.tiny)
+    lo, hi = b.lo, b.hi
+    fin_lo, fin_hi = np.isfinite(lo), np.isfinite(hi)
+    if np.any(fin_lo & (np.abs(lo) > big)) or np.any(fin_hi & (np.abs(hi) > big)):
+        return Bound.undefined(b.shape, eqn)
+    sub_lo = (lo > 0) & (lo < tiny)
+    sub_hi = (hi < 0) & (hi > -tiny)
+    if not (np.any(sub_lo) or np.any(sub_hi)):
+        return b
+    return Bound(np.where(sub_lo, 0.0, lo), np.where(sub_hi, 0.0, hi), b.lin, b.why, b.nrm)
+
+
 def _defined_point(arr) -> Bound:
     """The point bound of a known array; undefined (``Bound.nan``) when it holds a NaN or an infinity, the box
     kept for infinities alone (the pattern rules read ``x == inf`` in JAX's ``_replace_inf``)."""
@@ -3384,6 +3414,13 @@ def _defined_point(arr) -> Bound:
         return Bound.undefined(b.shape)
     if not np.isfinite(b.lo).all():
         b.nan = True
+        return b
+    a = np.asarray(arr)
+    if np.issubdtype(a.dtype, np.floating) and a.size:
+        tiny = float(np.finfo(a.dtype).tiny) if a.dtype.kind == "f" else 0.0
+        sub = (b.lo != 0) & (np.abs(b.lo) < tiny)
+        if np.any(sub):          # a subnormal number: flushed to zero where it is read (as in _in_float_range)
+            return Bound(np.where(sub & (b.lo > 0), 0.0, b.lo), np.where(sub & (b.hi < 0), 0.0, b.hi))
     return b
 
 
@@ -3464,6 +3501,8 @@ class Bounds(Interpreter):
             except TypeError:               # a PRNG key: not a number
                 continue
             b = out[i] if i < len(out) else None
+            if isinstance(b, Bound) and not b.nan and np.issubdtype(dt, np.floating):
+                b = out[i] = _in_float_range(eqn, b, dt)
             if isinstance(b, Bound) and (np.isnan(b.lo).any() or np.isnan(b.hi).any()):
                 # a NaN end (an end computed as inf - inf, or a function's value off its domain) knows nothing:
                 # the unbounded end, as in :meth:`join` (a NaN compares false and would pass any later check)

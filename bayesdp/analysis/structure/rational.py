@@ -40,6 +40,7 @@ from . import bounds as _b
 __all__: list[str] = []
 
 _MAX_DEG = 32
+_TINY = float(np.finfo(np.float32).tiny)
 _PIECES = 2048
 _ROUNDS, _SPLIT = 4, 16      # pieces near the extremes split into 16, up to 3 times
 _BUDGET = 256
@@ -318,6 +319,8 @@ def _number(val, dtype):
         raise _No from None
     if not np.isfinite(x):
         raise _No
+    if x != 0 and abs(x) < float(np.finfo(np.float32).tiny):
+        raise _No                   # a subnormal number: flushed to zero where the program reads it (CPUs, GPUs)
     return Fraction(x)
 
 
@@ -498,7 +501,9 @@ def _pieces(P, Q, mid_lo, mid_hi, F=None):
     for rnd in range(_ROUNDS):
         plo, phi = _iv_poly(P, elo, ehi)
         qlo, qhi = _iv_poly(Q, elo, ehi)
-        pos, neg = bool(np.all(qlo > 0)), bool(np.all(qhi < 0))
+        # |Q| at least float32's smallest normal number: a smaller one is flushed to zero (r^2 + 1e-40 is 0 at r = 0);
+        # on a tail piece Q~(u) = u^n Q(1/u) with |u| <= 1/4, so |Q| >= 4^n |Q~| there
+        pos, neg = bool(np.all(qlo > _TINY)), bool(np.all(qhi < -_TINY))
         if not (pos or neg) or sign not in (None, pos):
             return None                          # Q may vanish (or change sign) on the interval
         sign = pos
