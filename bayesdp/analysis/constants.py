@@ -1214,6 +1214,9 @@ def _check_zip_support(program, name: str, domain, m: int) -> None:
 # combination
 
 
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
 def combine(program, priors: dict, liks: list, clip_norm: float | None, observed: list, m: int, data_given: bool,
             size_dependent: list, notes: list) -> tuple[Constants, list, list]:
     """The constants of ``U_D = K + V_D`` from the per-site results; returns (constants, facts, unproven).
@@ -1280,6 +1283,12 @@ def combine(program, priors: dict, liks: list, clip_norm: float | None, observed
     lik_diff, diff_terms = 0.0, []
     lik_unproven = False
     for lf in liks:
+        if not isinstance(lf, Unproven) and not lf.grad_bound <= _FLOAT32_MAX:
+            # past float32's largest number the program's gradient may itself be an infinity (a log-density scaled by
+            # 1e20): no bound of the values the samplers compute (adv20)
+            lf = Unproven(lf.site, "per-record gradient bound", f"its rule ({lf.rule}) bounds the gradient by "
+                          f"{lf.grad_bound:.3g}, past float32's largest number 3.4e38, where the float32 gradient "
+                          "may be an infinity; rescale the log-density (a smaller handlers.scale or predictor)")
         if isinstance(lf, Unproven):
             unproven.append(lf)
             lik_unproven = True
