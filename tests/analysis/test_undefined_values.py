@@ -141,7 +141,25 @@ POSITIVE = {
     "x * x": (lambda x: x * x, False),
     "-exp": (lambda x: -jnp.exp(x), False),
     "abs(exp)": (lambda x: jnp.abs(jnp.exp(x)), False),                # not followed: no claim
+    "relu(x * x)": (lambda x: jax.nn.relu(x * x), False),              # a custom_jvp that is not logaddexp: 0 at 0
+    "exp + 0": (lambda x: jnp.exp(x) + 0.0, True),                      # the sum rule (the box reaches 0)
+    "32 moves": (lambda x: _moves(jnp.exp(x), 16), True),               # the depth cut: 32 steps followed
+    "34 moves": (lambda x: _moves(jnp.exp(x), 17), False),              # 34 are not
+    "33 sums": (lambda x: _sums(jnp.exp(x), 33), False),
+    "32 sums": (lambda x: _sums(jnp.exp(x), 32), True),
 }
+
+
+def _moves(v, pairs):
+    for _ in range(pairs):                      # broadcast_in_dim, then squeeze: two steps each
+        v = jnp.squeeze(v[None])
+    return v
+
+
+def _sums(v, n):
+    for _ in range(n):
+        v = v + 0.0
+    return v
 
 
 @pytest.mark.parametrize("name", sorted(POSITIVE))
@@ -156,3 +174,17 @@ def test_positive_proves_exactly_the_listed_shapes(name):
     run = Run(Bounds())
     run.program(closed, [Bound.box(-np.inf, np.inf)])
     assert _positive(run, closed.jaxpr.outvars[0]) is expected
+
+
+def test_positive_of_literals_and_without_a_run():
+    """A literal is positive when its box is (0.5 and 2, not 0, -1, or the undefined +inf); no run, no claim."""
+    from bayesdp.analysis.structure import Run
+    from bayesdp.analysis.structure.bounds import Bound, Bounds, _positive
+
+    for c, expected in ((0.5, True), (2.0, True), (0.0, False), (-1.0, False), (np.inf, False)):
+        closed = jax.make_jaxpr(lambda x: x * c)(jnp.float32(0.0))
+        run = Run(Bounds())
+        run.program(closed, [Bound.box(-np.inf, np.inf)])
+        literal = closed.jaxpr.eqns[0].invars[1]
+        assert _positive(run, literal) is expected, c
+    assert _positive(None, closed.jaxpr.outvars[0]) is False
