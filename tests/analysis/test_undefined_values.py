@@ -188,3 +188,13 @@ def test_positive_of_literals_and_without_a_run():
         literal = closed.jaxpr.eqns[0].invars[1]
         assert _positive(run, literal) is expected, c
     assert _positive(None, closed.jaxpr.outvars[0]) is False
+
+
+def test_a_where_with_an_exp_side_is_refused_saying_why():
+    """``jnp.where(r < 0, exp(r), 1 + r)`` is continuous, but its gradient is NaN past r = 88.7 (reverse mode
+    multiplies the exp side's inf by zero): refused, and the message says that finite counts float32."""
+    loss = lambda r: jnp.where(r < 0, jnp.exp(r), 1.0 + r)
+    assert np.isnan(float(jax.grad(loss)(jnp.float32(100.0))))
+    rep, _ = _analyse(loss)
+    assert rep.constants.record_grad_bound is None
+    assert "exp (an infinity past 88.7)" in rep.unproven[0].reason, rep.unproven[0].reason

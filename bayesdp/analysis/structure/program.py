@@ -126,7 +126,10 @@ def switch_hint(eqn) -> str:
             "compared value alone, finite everywhere, and equal in exact arithmetic at the threshold, as in "
             "jnp.where(jnp.abs(r) <= d, 0.5 * r**2, d * (jnp.abs(r) - d / 2)) (docs/analysis.md, 'A select "
             "chosen by theta'); a jnp.select or jnp.piecewise likewise, its conditions all on one value r, its "
-            "pieces meeting where any condition switches (docs/analysis.md, 'A select of several cases')")
+            "pieces meeting where any condition switches (docs/analysis.md, 'A select of several cases'); "
+            "'finite everywhere' counts float32: a side with exp (an infinity past 88.7), a log, a root, a division "
+            "by r or a power of r above 8 is not, since JAX's reverse-mode derivative multiplies the side not "
+            "chosen by zero (0 * inf is NaN)")
 
 
 def _in_latent_transform(eqn) -> bool:
