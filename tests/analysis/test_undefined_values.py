@@ -198,3 +198,40 @@ def test_a_where_with_an_exp_side_is_refused_saying_why():
     rep, _ = _analyse(loss)
     assert rep.constants.record_grad_bound is None
     assert "exp (an infinity past 88.7)" in rep.unproven[0].reason, rep.unproven[0].reason
+
+
+def test_a_quotient_by_a_positive_value_stays_defined_and_integer_powers_do_not_overflow_as_floats():
+    """``1 / exp(x)``: the divisor's box reaches 0 but its real value is positive (``_nonzero`` through
+    ``_positive``): defined, unbounded above, so ``tanh`` of it is in [0, 1]. An integer power of an unbounded
+    integer is not taken as a float overflow (integers wrap: ``Bounds.checked`` makes them unbounded, not
+    undefined)."""
+    from bayesdp.analysis.structure import Run
+    from bayesdp.analysis.structure.bounds import Bound, Bounds
+
+    closed = jax.make_jaxpr(lambda x: jnp.tanh(1.0 / jnp.exp(x)))(jnp.float32(0.0))
+    [b] = Run(Bounds()).program(closed, [Bound.box(-np.inf, 80.0)])          # exp below its overflow
+    assert not b.nan and b.lo[()] <= np.exp(-80.0) and 1.0 <= b.hi[()] <= 1.0 + 1e-12
+    closed = jax.make_jaxpr(lambda x: jnp.tanh(1.0 / x))(jnp.float32(0.0))      # a divisor that may be 0: undefined
+    [b] = Run(Bounds()).program(closed, [Bound.box(-np.inf, np.inf)])
+    assert b.nan
+    closed = jax.make_jaxpr(lambda n: n ** 9)(jnp.int32(0))
+    [b] = Run(Bounds()).program(closed, [Bound.box(-np.inf, np.inf)])
+    assert not b.nan and not b.bounded()
+
+
+def test_the_strict_select_rule_holds_only_for_theta_dependent_values_of_a_derivative_program():
+    """``select_n(p, r, log(r))`` with ``p`` never true: a forward program (no ``reverse`` predicate in the
+    context) or a value the predicate says does not depend on theta takes only the case chosen (defined, ``r``'s
+    box); a theta-dependent value of a derivative program is undefined (reverse mode differentiates ``log(r)`` at
+    ``r = 0`` too)."""
+    from bayesdp.analysis.structure import Run
+    from bayesdp.analysis.structure.bounds import Bound, Bounds
+
+    closed = jax.make_jaxpr(lambda r, p: jnp.where(p, jnp.log(r), r))(jnp.float32(1.0), True)
+    ins = [Bound.box(-2.0, 3.0), Bound.box(0.0, 0.0)]
+    for context, undefined in (({}, False), ({"reverse": lambda v: False}, False),
+                               ({"reverse": lambda v: True}, True)):
+        [b] = Run(Bounds(), context).program(closed, ins)
+        assert b.nan is undefined, context
+        if not undefined:
+            assert (float(b.lo), float(b.hi)) == (-2.0, 3.0)
