@@ -38,7 +38,7 @@ from scipy import special as sp
 
 from bayesdp.analysis import Domain, analyze
 from bayesdp.errors import ModelError
-from test_adversarial_undefined import _check, _glm, _glm_data, _grid_sup, _regression
+from test_adversarial_undefined import _glm, _glm_data, _grid_sup, _regression, _run
 from test_switch_continuity import _data
 
 pytestmark = pytest.mark.slow
@@ -87,15 +87,6 @@ def _glm_bad(make, bad):
     X = jnp.asarray([x0], f32)
     w0 = np.asarray(x0) * eta0 / float(np.dot(x0, x0))
     return _grad_vec(lambda w: make(X @ w, X).log_prob(jnp.asarray([y0], f32)).sum(), w0)
-
-
-def _run(model, data, dom, G_true, bad, gradient):
-    if bad is not None:
-        g = gradient()
-        assert not np.all(np.isfinite(g)), ("the gradient is finite at the listed point", g)
-    d = Domain.parse(dom)
-    rep = analyze(model, data, d)
-    _check(rep, d.get("X").certified_norm * G_true, bad)
 
 
 def _xf(reason):

@@ -925,7 +925,7 @@ def one_minus_square_op(run, eqn, ins):
 MAX_UNBOUNDED_POWER = 8
 
 
-def _overflows(eqn, out: "Bound", k: int, x: "Bound") -> bool:
+def _overflows(eqn, k: int, x: "Bound") -> bool:
     """``x ** k`` may be an infinity in the program's float: ``x`` unbounded and ``|k| > MAX_UNBOUNDED_POWER`` (a
     finite box whose power passes the float's largest number is undefined by :meth:`Bounds.checked`, as every
     rule's output is)."""
@@ -936,10 +936,9 @@ def integer_pow(run, eqn, ins):
     k = int(eqn.params["y"])
     if k < 0 and _is_float(eqn) and not _nonzero(run, eqn.invars[0], ins[0]):      # 0 ** -k is an infinity
         return [Bound.undefined(_oshape(eqn), eqn)]
-    out = _elementwise_box(_ipow_box(k))(run, eqn, ins)
-    if _overflows(eqn, out[0], k, ins[0]):
+    if _overflows(eqn, k, ins[0]):
         return [Bound.undefined(_oshape(eqn), eqn)]
-    return out
+    return _elementwise_box(_ipow_box(k))(run, eqn, ins)
 
 
 def square(run, eqn, ins):
@@ -955,7 +954,7 @@ def pow_(run, eqn, ins):
         if k < 0 and _is_float(eqn) and _contains_zero(x):
             return [Bound.undefined(shape, eqn)]
         out = _elementwise_box(_ipow_box(k))(run, eqn, [x])[0]
-        return [Bound.undefined(shape, eqn) if _overflows(eqn, out, k, x) else out]
+        return [Bound.undefined(shape, eqn) if _overflows(eqn, k, x) else out]
     # a negative base to a power that may not be an integer is NaN, 0 to a negative power an infinity
     whole = (ylo == yhi) & (np.floor(ylo) == ylo)
     if np.any((xlo < 0) & ~whole) or np.any((xlo <= 0) & (xhi >= 0) & (ylo < 0)):
