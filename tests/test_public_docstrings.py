@@ -38,6 +38,7 @@ ANALYSIS: list[str] = [
     "bayesdp.analysis.session", "bayesdp.analysis.spectrum",
     "bayesdp.analysis.structure", "bayesdp.analysis.structure.affinity", "bayesdp.analysis.structure.bounds",
     "bayesdp.analysis.structure.dependence", "bayesdp.analysis.structure.evaluate",
+    "bayesdp.analysis.structure.floats",
     "bayesdp.analysis.structure.interpreter", "bayesdp.analysis.structure.program",
     "bayesdp.analysis.structure.rational",
     "bayesdp.analysis.structure.sites", "bayesdp.analysis.structure.switch", "bayesdp.analysis.tracing",

@@ -21,10 +21,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from .constants import combine, likelihood_site, prior_site
+from ..errors import AssumptionError
 from .domain import Domain
 from .facts import Constants
 from .inputs import check_inputs
 from .session import memo, program_key
+from .structure import floats
 from .structure.program import prove
 from .structure.sites import check_parameters, check_sites
 from .tracing import trace_program
@@ -123,7 +125,8 @@ class Analysis:
 def analyze(model: Callable, data: Mapping[str, Any] | None = None, domain: Domain | None = None,
             model_kwargs: Mapping[str, Any] | None = None, clip_norm: float | None = None,
             data_size: int | None = None, dim: int | None = None, clip_to_domain: bool = False,
-            model_name: str | None = None, record_shapes: Mapping[str, Any] | None = None) -> Analysis:
+            model_name: str | None = None, record_shapes: Mapping[str, Any] | None = None,
+            arithmetic: str = "real") -> Analysis:
     """Prove the structure of ``model`` from its program and derive every constant with its provenance.
 
     ``data``: per-record model arguments (each array's leading axis is the record); ``data=None``
@@ -150,6 +153,11 @@ def analyze(model: Callable, data: Mapping[str, Any] | None = None, domain: Doma
         model_name: the name to report (default: the function's name).
         record_shapes: without data, the shape of one record of each data argument (e.g. ``{"X": (3,), "y":
             ()}``), instead of ``dim``.
+        arithmetic: ``"real"`` (the default: every constant bounds the program in real arithmetic) or ``"float"``
+            (the program's own float rounding modelled: XLA's rounding of each operation, its regrouping of sums,
+            its functions' errors; docs/analysis.md, "Float rounding"). Float arithmetic refuses programs whose
+            float32 value may be undefined or far from the real one (``log((1 - sigmoid(r)) + 1e-9)``) and its
+            constants exceed the real ones by the rounding (about 1e-6 relative).
 
     Returns:
         The :class:`Analysis`.
@@ -178,13 +186,22 @@ def analyze(model: Callable, data: Mapping[str, Any] | None = None, domain: Doma
         ...
         bayesdp.errors.DomainError: no data domain declared; ...
     """
+    if arithmetic not in floats.ARITHMETICS:
+        raise AssumptionError(f"arithmetic={arithmetic!r}: not one of {', '.join(map(repr, floats.ARITHMETICS))}; "
+                              "use 'real' (constants of the real-arithmetic program) or 'float' (its float rounding "
+                              "modelled)")
     inp = check_inputs(model, data, domain, model_kwargs, clip_norm, data_size, dim, clip_to_domain, model_name,
                        record_shapes)
+    with floats.arithmetic(arithmetic):
+        return _analyze(inp, arithmetic)
+
+
+def _analyze(inp, arithmetic: str) -> Analysis:
     # the program (symbolic record count) and its proven structure: the same for every record count, domain and
     # data, traced and proven once per public call (bayesdp.analysis.session)
     key, keep = program_key(inp.model, inp.shapes, inp.dtypes, inp.kwargs, inp.name)
     program = trace_program(inp.model, inp.shapes, inp.dtypes, inp.kwargs, inp.name)
-    facts = memo("facts", key, lambda: prove(program), keep)
+    facts = memo("facts", key + (arithmetic,), lambda: prove(program), keep)
     structure = check_sites(program, facts)
     check_parameters(program, facts, inp.domain, inp.m)
     for n, dim in structure.inferred:
@@ -199,6 +216,10 @@ def analyze(model: Callable, data: Mapping[str, Any] | None = None, domain: Doma
                          f"plate over records; unit of privacy: one record = entry i along axis 0 of every data "
                          f"argument ({', '.join(sorted(inp.shapes))}); if one person contributes several rows, "
                          "group them into one record (one row per person) before certifying")
+    if arithmetic == "float":
+        inp.notes.append("arithmetic: float (the program's own float rounding modelled: each operation's rounding, "
+                         "XLA's regrouping of sums and the error of its functions; docs/analysis.md, 'Float "
+                         "rounding')")
     latent = [n for n, s in program.sites.items() if not s.observed]
     observed = [n for n, s in program.sites.items() if s.observed]
     priors = {n: prior_site(program, facts, structure, n, inp.m) for n in latent}

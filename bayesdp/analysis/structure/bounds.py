@@ -31,6 +31,7 @@ from ...exact import up as _exact_up
 from ..rounding import LIBM_ULPS   # floats moved outward after a libm function (numpy's exp, log, tanh, ...)
 from ..rounding import spectral_up as _spectral_up
 
+from . import floats
 from .interpreter import CALL_BODIES, Interpreter, conc, is_const_dim
 from .dependence import record_iota
 import itertools
@@ -643,6 +644,12 @@ def _positive(run, v, depth=0) -> bool:
         if name == "convert_element_type" and not _exact_convert(e):
             return False
         return _positive(run, e.invars[0], depth + 1)
+    if name in ("add", "add_any") and floats.modelled():
+        # XLA may regroup the chain of sums (``(1 - s) + 1e-9`` as ``(1 + 1e-9) - s``, 0 at s = 1): positive in
+        # any order when every term is added, none is negative, and one is positive
+        leaves = _add_chain(run, e)
+        return all(sg > 0 and _nonnegative(run, w) for w, sg in leaves) and \
+            any(_positive(run, w, depth + 1) for w, _ in leaves)
     if name in ("add", "add_any"):
         a, c = e.invars
         return any(_positive(run, x, depth + 1) and _nonnegative(run, y) for x, y in ((a, c), (c, a)))
@@ -1165,7 +1172,7 @@ def _reevaluated(run, v, base, narrowed: "Bound", memo: dict, budget: list):
                           for k in range(2)]
         out = _select_defined(run, e, ins)[0]
     else:
-        out = _undefined_through(run, e, ins, RULES[name](run, e, ins))[0]
+        out = run.interp.checked(e, RULES[name](run, e, ins), ins, run)[0]
     if out.nan:
         memo[v] = (out, proj)
         return memo[v]
@@ -3222,7 +3229,7 @@ def _rational(run, eqn, shape):
 def _rational_only(run, eqn):
     """The rational rule's bound of ``eqn``'s output (an operand may be undefined: the rule reads the program, not
     the operands' bounds, and takes a pole only where the program's value is the rational function's), or None."""
-    if eqn.primitive.name not in _RATIONAL_AT or len(eqn.outvars) != 1:
+    if eqn.primitive.name not in _RATIONAL_AT or len(eqn.outvars) != 1 or floats.modelled():
         return None
     shape = _oshape(eqn)
     try:
@@ -3239,6 +3246,10 @@ def _rational_only(run, eqn):
 def related(run, eqn, outs):
     """The box rule's result ``outs`` intersected with every relational rule that matches ``eqn``; a result
     still unbounded is tried as a tangent times a rational function of one value (:mod:`.rational`)."""
+    if floats.modelled():
+        # the relational rules and the rational walk rest on real identities (``(r + 1e4)^2 - 1e8 - 2e4 r = r^2``)
+        # whose float values may be far from them: not used in float arithmetic
+        return outs
     rules = RELATIONS.get(eqn.primitive.name, ())
     marked = run.context.setdefault("rational", set())     # values the rational rule bounded: a sum of them
     reads_marked = any(not hasattr(w, "val") and w in marked for w in eqn.invars)   # may be bounded better as one
@@ -3401,6 +3412,159 @@ def _in_float_range(eqn, b: Bound, dt) -> Bound:
     return Bound(np.where(sub_lo, 0.0, lo), np.where(sub_hi, 0.0, hi), b.lin, b.why, b.nrm)
 
 
+def _sum_terms(run, eqn, ins):
+    """``(n, S)`` for a summing primitive: at most ``n`` roundings reach each output entry, and ``S`` (the output's
+    shape) bounds the sum of the magnitudes of its terms (every product and partial sum is at most ``S``); a record
+    axis summed counts ``m`` (the context's record count) times."""
+    name = eqn.primitive.name
+    m = run.context.get("m", 1) if run is not None else 1
+    if name == "reduce_sum":
+        b = ins[0]
+        axes = tuple(int(a) for a in eqn.params["axes"])
+        src = _ishape(eqn.invars[0])
+        n_sym = int(np.prod([conc((src[a],), m)[0] for a in axes if not is_const_dim(src[a])] or [1]))
+        mag = _absmax(b.lo, b.hi)
+        with np.errstate(over="ignore", invalid="ignore"):
+            S = np.sum(mag, axis=axes) * n_sym
+        # a term that is exactly 0 adds nothing, and rounds nothing: k nonzero terms, k - 1 roundings
+        return np.maximum(np.sum(mag > 0, axis=axes) * n_sym - 1, 0), S
+    if name == "dot_general":
+        a, b = ins
+        dn = eqn.params["dimension_numbers"]
+        lsym = _ishape(eqn.invars[0])
+        n_sym = int(np.prod([conc((lsym[ax],), m)[0] for ax in dn[0][0] if not is_const_dim(lsym[ax])] or [1]))
+        aa, ba = _absmax(a.lo, a.hi), _absmax(b.lo, b.hi)
+        S = _absdot(aa, ba, dn) * n_sym
+        k = _dg((aa > 0).astype(np.float64), (ba > 0).astype(np.float64), dn) * n_sym     # nonzero products
+        exact_products = (bool(np.all(a.lo == a.hi)) and _pow2(a.lo)) or (bool(np.all(b.lo == b.hi)) and _pow2(b.lo))
+        # k products and k - 1 sums (Higham's gamma_k), or the sums alone when every product is exact (a factor
+        # 0 or a power of two: a tangent basis)
+        return np.maximum(k - 1, 0) if exact_products else k, S
+    if name == "cumsum":
+        b = ins[0]
+        axis = int(eqn.params["axis"])
+        src = _ishape(eqn.invars[0])
+        n = b.lo.shape[axis] * (1 if is_const_dim(src[axis]) else conc((src[axis],), m)[0])
+        with np.errstate(over="ignore", invalid="ignore"):
+            S = np.broadcast_to(np.sum(_absmax(b.lo, b.hi), axis=axis, keepdims=True) * (n // b.lo.shape[axis]
+                                                                                          if b.lo.shape[axis] else 1),
+                                b.lo.shape)
+        return n - 1, S
+    op, upd = ins[0], ins[2]                    # scatter-add: the operand plus any subset of the updates
+    n_sym = m if _sym(_ishape(eqn.invars[2])) else 1
+    with np.errstate(over="ignore", invalid="ignore"):
+        S = _absmax(op.lo, op.hi) + (float(np.sum(_absmax(upd.lo, upd.hi))) * n_sym if upd.lo.size else 0.0)
+    return int(upd.lo.size) * n_sym, S
+
+
+_ADDS = ("add", "sub", "add_any", "neg")
+
+
+def _add_chain(run, eqn, limit: int = 64) -> list:
+    """The terms of the chain of additions ending at ``eqn``, each with its sign (followed back through ``add``,
+    ``sub`` and ``neg`` of the output's shape, at most ``limit`` terms): the operands XLA may regroup."""
+    from jax.extend import core as jcore
+
+    shape = _ishape(eqn.outvars[0])
+    leaves, todo = [], _signed_operands(eqn, 1)
+    while todo:
+        v, sg = todo.pop()
+        e = None if isinstance(v, jcore.Literal) else run.producer(v)
+        if e is not None and e.primitive.name in _ADDS and _ishape(v) == shape and \
+                len(leaves) + len(todo) + len(e.invars) <= limit:
+            todo.extend(_signed_operands(e, sg))
+        else:
+            leaves.append((v, sg))
+    return leaves
+
+
+def _signed_operands(e, sg: int) -> list:
+    name = e.primitive.name
+    if name == "neg":
+        return [(e.invars[0], -sg)]
+    if name == "sub":
+        return [(e.invars[0], sg), (e.invars[1], -sg)]
+    return [(w, sg) for w in e.invars]
+
+
+def _float_error(run, eqn, b: Bound, ins, dt):
+    """``(on_grid, err)``: how far the program's float result of ``eqn`` may be from the real value its rule bounds
+    (:mod:`.floats`, docs/analysis.md "Float rounding"): ``err`` elementwise (the output's shape), None when the
+    float result is exact; ``on_grid`` when the result is correctly rounded (the real box rounded outward to the
+    float grid then holds it, and ``err`` only moves a linear form's constant)."""
+    name = eqn.primitive.name
+    u = floats.unit_roundoff(dt)
+    if u is None or name in floats.EXACT:
+        return False, None
+    mag = _absmax(b.lo, b.hi)
+    if name == "convert_element_type":
+        src = np.dtype(eqn.invars[0].aval.dtype)
+        if np.issubdtype(src, np.floating) and _rounding_convert(src, dt, 0.0, 0.0) is None:
+            return False, None                  # the same or a wider float: exact
+        return True, u * mag
+    if name in ("add", "sub", "add_any"):
+        # XLA regroups sums (``(C1 - a) + C2`` is compiled as ``(C1 + C2) - a``): any order of the chain's terms,
+        # Higham's gamma_{n-1} times the sum of their magnitudes
+        leaves = _add_chain(run, eqn) if run is not None else [(w, 1) for w in eqn.invars]
+        if len(leaves) <= 2:                    # one operation, nothing to regroup: correctly rounded
+            return True, u * mag
+        S = np.zeros(b.shape)
+        for w, _ in leaves:
+            lb = run.value(w) if run is not None else None
+            if lb is None or not isinstance(lb, Bound) or lb.nan:
+                return False, np.full(b.shape, INF)
+            with np.errstate(over="ignore", invalid="ignore"):
+                S = S + np.broadcast_to(_absmax(lb.lo, lb.hi), b.shape)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return False, floats.gamma(max(len(leaves) - 1, 1), u) * S
+    if name in floats.CORRECTLY_ROUNDED:
+        return True, u * mag
+    if name in floats.ULPS:
+        scale = np.maximum(mag, 1.0) if name in floats.ABSOLUTE else mag
+        return False, floats.ULPS[name] * 2 * u * scale           # a float of x is at most 2 u |x|
+    if name == "integer_pow":
+        return False, floats.gamma(abs(int(eqn.params["y"])) + 1, u) * mag
+    if name == "one_minus_square":                                  # fl(1 - fl(x^2)): two roundings of <= 1 + x^2
+        x = _absmax(ins[0].lo, ins[0].hi)
+        with np.errstate(over="ignore"):
+            return False, 2 * u * (mag + x * x) * (1 + 4 * u)
+    if name in floats.SUMS:
+        n, S = _sum_terms(run, eqn, ins)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return False, np.where(np.asarray(n) > 0, floats.gamma(n, u) * S, 0.0)
+    if name in ("cumprod", "cumlogsumexp"):
+        n = ins[0].lo.shape[int(eqn.params["axis"])]
+        return False, floats.gamma(8 * n + 8, u) * mag
+    return False, np.full(b.shape, INF)         # a primitive the model does not know: no bound
+
+
+def _to_runtime(run, eqn, b: Bound, ins, dt) -> Bound:
+    """``b`` (the real bound of ``eqn``'s float output) widened by the program's own rounding (:func:`_float_error`):
+    the box, a linear form's constant, and the norm facts of the constant part."""
+    if not floats.modelled():
+        return b
+    on_grid, err = _float_error(run, eqn, b, ins, dt)
+    if err is None:
+        return b
+    err = np.broadcast_to(np.where(np.isnan(err), INF, err), b.shape)
+    if not np.all(np.isfinite(err)) and b.bounded():
+        return Bound.top(b.shape, eqn)
+    if on_grid:                 # round to nearest is monotone: [RN(lo), RN(hi)] (a point stays a point)
+        lo, hi = floats.nearest(b.lo, dt), floats.nearest(b.hi, dt)
+    else:
+        with np.errstate(over="ignore", invalid="ignore"):
+            lo, hi = floats.grid_out(_dn(b.lo - err), _up(b.hi + err), dt)
+    image = floats.IMAGE.get(eqn.primitive.name)
+    if image is not None:
+        lo, hi = np.clip(lo, *image), np.clip(hi, *image)
+    lin, nrm = b.lin, b.nrm
+    if lin is not None:
+        lin = Lin(_dn(lin.clo - err), _up(lin.chi + err), lin.A)
+    if nrm:
+        nrm = {k: _up(v + _norm_keep(err, k)) for k, v in nrm.items()}
+    return Bound(lo, hi, lin, b.why, nrm, b.nan)
+
+
 def _defined_point(arr) -> Bound:
     """The point bound of a known array; undefined (``Bound.nan``) when it holds a NaN or an infinity, the box
     kept for infinities alone (the pattern rules read ``x == inf`` in JAX's ``_replace_inf``)."""
@@ -3497,7 +3661,7 @@ class Bounds(Interpreter):
                 continue
             b = out[i] if i < len(out) else None
             if isinstance(b, Bound) and not b.nan and np.issubdtype(dt, np.floating):
-                b = out[i] = _in_float_range(eqn, b, dt)
+                b = out[i] = _in_float_range(eqn, _to_runtime(run, eqn, b, ins, dt), dt)
             if isinstance(b, Bound) and (np.isnan(b.lo).any() or np.isnan(b.hi).any()):
                 # a NaN end (an end computed as inf - inf, or a function's value off its domain) knows nothing:
                 # the unbounded end, as in :meth:`join` (a NaN compares false and would pass any later check)

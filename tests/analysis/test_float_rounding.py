@@ -1,0 +1,114 @@
+"""Float arithmetic (``analyze(..., arithmetic="float")``, bayesdp/analysis/structure/floats.py, docs/analysis.md
+"Float rounding"): the program's own float32 rounding modelled.
+
+The numbers asserted are derived by hand: the float32 neighbours of 1/3 are 11184810 / 2^25 and 11184811 / 2^25;
+``1 + 2^-24`` is a tie that rounds to even (1); float32 ``1e7 * ((1 + 2e-7) - 1)`` is ``1e7 * 2^-22 = 2.384...``
+(the float32 sum ``1 + 2e-7`` is ``1 + 2 * 2^-23``); the compiled ``log((1 - sigmoid(r)) + 1e-9)`` is ``-inf`` at
+r = 17 (XLA folds ``1 + 1e-9`` to 1), checked numerically below, not assumed."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from bayesdp.analysis import Domain, analyze
+from bayesdp.analysis.loading import load_model
+from bayesdp.analysis.structure import floats
+from bayesdp.analysis.structure.bounds import RULES
+from bayesdp.errors import AssumptionError
+from test_adversarial_undefined import _regression
+
+f32 = np.float32
+sig = jax.nn.sigmoid
+DOMAIN = Domain.parse(["X.norm=1", "y.min=-2", "y.max=2"])
+
+
+def _data():
+    X = np.eye(3, dtype=f32)[[0, 1, 2, 0]]
+    return {"X": X, "y": np.array([1.0, -1.0, 0.5, 2.0], f32)}
+
+
+def _G(loss, arithmetic):
+    rep = analyze(_regression(loss), _data(), DOMAIN, arithmetic=arithmetic)
+    G = rep.constants.record_grad_bound
+    if G is None:
+        assert rep.unproven[0].site == "obs" and rep.unproven[0].reason
+    return G
+
+
+def test_nearest_and_grid_out_are_the_float32_neighbours():
+    third = np.array([1 / 3])
+    assert floats.nearest(third, np.float32)[0] == 11184811 / 2 ** 25 == float(f32(1 / 3))
+    lo, hi = floats.grid_out(third, third, np.float32)
+    assert (lo[0], hi[0]) == (11184810 / 2 ** 25, 11184811 / 2 ** 25)
+    ties = floats.nearest(np.array([1 + 2 ** -24, 1 + 3 * 2 ** -24, -(1 + 2 ** -24)]), np.float32)
+    assert ties.tolist() == [1.0, 1 + 2 ** -22, -1.0]            # ties to even
+    exact = np.array([0.5, -3.0, 0.0, np.inf])
+    assert floats.nearest(exact, np.float32).tolist() == exact.tolist()
+    assert floats.grid_out(exact, exact, np.float32)[0].tolist() == exact.tolist()
+    assert floats.nearest(third, np.float64)[0] == 1 / 3
+    assert floats.unit_roundoff(np.float32) == 2.0 ** -24 and floats.unit_roundoff(np.float16) == 2.0 ** -11
+    u = 2.0 ** -24
+    assert floats.gamma(2, u) >= 2 * u / (1 - 2 * u) and floats.gamma(2, u) <= 2 * u / (1 - 2 * u) * (1 + 1e-15)
+    assert floats.gamma(2 ** 24, u) == np.inf
+
+
+def test_every_rule_has_a_rounding_model():
+    special = {"integer_pow", "one_minus_square", "cumprod", "cumlogsumexp"}
+    known = floats.EXACT | floats.CORRECTLY_ROUNDED | set(floats.ULPS) | floats.SUMS | special
+    assert set(RULES) - known == set()
+    assert not (floats.EXACT & (floats.CORRECTLY_ROUNDED | set(floats.ULPS) | floats.SUMS))
+
+
+def test_the_arithmetic_is_scoped_and_checked():
+    assert not floats.modelled()
+    with floats.arithmetic("float"):
+        assert floats.modelled()
+    assert not floats.modelled()
+    with pytest.raises(AssumptionError, match=r"arithmetic='double': not one of 'real', 'float'"):
+        analyze(_regression(lambda r, y: r), _data(), DOMAIN, arithmetic="double")
+
+
+def test_a_sum_xla_regroups_is_refused_in_float_arithmetic():
+    loss = lambda r, y: jnp.log((1 - sig(r)) + 1e-9)                      # noqa: E731
+    g = jax.jit(jax.grad(lambda w, x, yy: -loss(yy - x @ w, yy)))(jnp.asarray([-16.0, 0, 0], jnp.float32),
+                                                                  jnp.asarray([1.0, 0, 0], jnp.float32),
+                                                                  jnp.float32(1.0))
+    assert not np.all(np.isfinite(np.asarray(g)))                       # compiled: log(1 - sigmoid(17)) = -inf
+    assert _G(loss, "real") is not None                                 # the real-arithmetic certificate (adv21, J)
+    assert _G(loss, "float") is None
+
+
+@pytest.mark.parametrize("name,loss", [
+    ("absorption", lambda r, y: r + 0.0 / ((1.0 + 1e-9 * (1 + sig(r))) - 1.0)),
+    ("saturation", lambda r, y: jnp.log(1 - jnp.tanh(10 * jnp.tanh(r)))),
+    ("log1p of a rounded sum", lambda r, y: jnp.log1p(1e-9 - sig(r))),
+])
+def test_values_rounding_makes_undefined_are_refused(name, loss):
+    assert _G(loss, "float") is None
+
+
+def test_a_cancellation_is_bounded_by_its_float_value():
+    loss = lambda r, y: r * 1e7 * ((1 + 1e-7 * y) - 1)                 # noqa: E731  real gradient y, |y| <= 2
+    with jax.disable_jit():
+        g = jax.grad(lambda w: -loss(f32(2.0) - jnp.asarray([1.0, 0, 0], jnp.float32) @ w, f32(2.0)))(
+            jnp.zeros(3, jnp.float32))
+    assert float(np.abs(g[0])) == pytest.approx(1e7 * 2 ** -22, rel=1e-6)   # 2.38: above the real sup 2
+    G_real, G_float = _G(loss, "real"), _G(loss, "float")
+    assert G_real < 1e7 * 2 ** -22                                      # the real certificate is wrong here
+    assert G_float >= 1e7 * 2 ** -22
+
+
+def test_ordinary_models_keep_their_constants_up_to_rounding():
+    model, _ = load_model("logistic")
+    d = Domain.parse(["X.norm=1", "y.values=0,1"])
+    real = analyze(model, domain=d, data_size=100, dim=2).constants
+    flt = analyze(model, domain=d, data_size=100, dim=2, arithmetic="float").constants
+    for k in ("record_grad_bound", "grad_diff", "strong_convexity", "smoothness"):
+        a, b = getattr(real, k), getattr(flt, k)
+        assert a <= b <= a * (1 + 2.0 ** -16), (k, a, b)
+    huber = lambda r, y: jnp.where(jnp.abs(r) < 1, r * r / 2, jnp.abs(r) - 0.5)     # noqa: E731
+    Gr, Gf = _G(huber, "real"), _G(huber, "float")
+    assert 1.0 <= Gr <= Gf <= Gr * (1 + 2.0 ** -16)
+    rep = analyze(model, domain=d, data_size=100, dim=2, arithmetic="float")
+    assert any(n.startswith("arithmetic: float") for n in rep.notes)
