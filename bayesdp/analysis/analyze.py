@@ -122,11 +122,30 @@ class Analysis:
         }
 
 
+def check_arithmetic(arithmetic) -> str:
+    """``arithmetic`` when it is one of ``structure.floats.ARITHMETICS``, else a one-line refusal.
+
+    Args:
+        arithmetic: the value passed.
+
+    Returns:
+        It.
+
+    Raises:
+        AssumptionError: naming the value and the choices.
+    """
+    if arithmetic not in floats.ARITHMETICS:
+        raise AssumptionError(f"arithmetic={arithmetic!r}: not one of {', '.join(map(repr, floats.ARITHMETICS))}; "
+                              "use 'real' (constants of the real-arithmetic program) or 'float' (its float rounding "
+                              "modelled)")
+    return arithmetic
+
+
 def analyze(model: Callable, data: Mapping[str, Any] | None = None, domain: Domain | None = None,
             model_kwargs: Mapping[str, Any] | None = None, clip_norm: float | None = None,
             data_size: int | None = None, dim: int | None = None, clip_to_domain: bool = False,
             model_name: str | None = None, record_shapes: Mapping[str, Any] | None = None,
-            arithmetic: str = "real") -> Analysis:
+            arithmetic: str | None = None) -> Analysis:
     """Prove the structure of ``model`` from its program and derive every constant with its provenance.
 
     ``data``: per-record model arguments (each array's leading axis is the record); ``data=None``
@@ -153,7 +172,8 @@ def analyze(model: Callable, data: Mapping[str, Any] | None = None, domain: Doma
         model_name: the name to report (default: the function's name).
         record_shapes: without data, the shape of one record of each data argument (e.g. ``{"X": (3,), "y":
             ()}``), instead of ``dim``.
-        arithmetic: ``"real"`` (the default: every constant bounds the program in real arithmetic) or ``"float"``
+        arithmetic: ``"real"`` (the default, unless inside ``structure.floats.arithmetic("float")``: every
+            constant bounds the program in real arithmetic) or ``"float"``
             (the program's own float rounding modelled: XLA's rounding of each operation, its regrouping of sums,
             its functions' errors; docs/analysis.md, "Float rounding"). Float arithmetic refuses programs whose
             float32 value may be undefined or far from the real one (``log((1 - sigmoid(r)) + 1e-9)``) and its
@@ -186,10 +206,7 @@ def analyze(model: Callable, data: Mapping[str, Any] | None = None, domain: Doma
         ...
         bayesdp.errors.DomainError: no data domain declared; ...
     """
-    if arithmetic not in floats.ARITHMETICS:
-        raise AssumptionError(f"arithmetic={arithmetic!r}: not one of {', '.join(map(repr, floats.ARITHMETICS))}; "
-                              "use 'real' (constants of the real-arithmetic program) or 'float' (its float rounding "
-                              "modelled)")
+    arithmetic = check_arithmetic("float" if arithmetic is None and floats.modelled() else arithmetic or "real")
     inp = check_inputs(model, data, domain, model_kwargs, clip_norm, data_size, dim, clip_to_domain, model_name,
                        record_shapes)
     with floats.arithmetic(arithmetic):

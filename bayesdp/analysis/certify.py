@@ -18,7 +18,8 @@ from typing import Any, Callable, Mapping
 
 from ..certificate import BoundReport, Certificate
 from ..errors import AssumptionError, BayesDPError, probability_open
-from .analyze import Analysis, analyze
+from .analyze import Analysis, analyze, check_arithmetic
+from .structure import floats
 from ..errors import positive
 from ..mechanisms import MECHANISMS, bound
 from .session import one_analysis
@@ -277,7 +278,8 @@ def certify(model: Callable, data: Mapping[str, Any] | None = None, domain=None,
             clip_norm: float | None = None, delta: float = 1e-5, model_kwargs: Mapping[str, Any] | None = None,
             data_size: int | None = None, dim: int | None = None, clip_to_domain: bool = False,
             sampler: str | None = None, analysis: Analysis | None = None, model_name: str | None = None,
-            require_any: bool = True, record_shapes: Mapping[str, Any] | None = None) -> CertifyReport:
+            require_any: bool = True, record_shapes: Mapping[str, Any] | None = None,
+            arithmetic: str = "real") -> CertifyReport:
     """Analyse ``model`` and certify the posterior, ULA final draw/path and SGLD final draw/path.
 
     Each mechanism is certified independently (a step size invalid for ``ula-final`` does not
@@ -306,6 +308,8 @@ def certify(model: Callable, data: Mapping[str, Any] | None = None, domain=None,
         model_name: the name to report.
         require_any: refuse when no mechanism at all can be certified.
         record_shapes: without data, the shape of one record of each data argument.
+        arithmetic: ``"real"`` or ``"float"`` (the program's float rounding modelled; see
+            :func:`~bayesdp.analysis.analyze.analyze`), for every analysis this call makes.
 
     Returns:
         The :class:`CertifyReport`.
@@ -332,6 +336,14 @@ def certify(model: Callable, data: Mapping[str, Any] | None = None, domain=None,
     d = probability_open("delta", delta, "pass a delta strictly between 0 and 1, e.g. 1e-5")
     if sampler not in (None, "ula", "sgld", "all", "none"):
         raise AssumptionError(f"sampler = {sampler!r} must be one of ula, sgld (or none: the posterior only)")
+    with floats.arithmetic(check_arithmetic(arithmetic)):
+        return _certify(model, data, domain, step_size, num_steps, batch_size, inverse_temperature, clip_norm, d,
+                        model_kwargs, data_size, dim, clip_to_domain, sampler, analysis, model_name, require_any,
+                        record_shapes)
+
+
+def _certify(model, data, domain, step_size, num_steps, batch_size, inverse_temperature, clip_norm, d, model_kwargs,
+             data_size, dim, clip_to_domain, sampler, analysis, model_name, require_any, record_shapes):
     an = analysis if analysis is not None else analyze(
         model, data=data, domain=domain, model_kwargs=model_kwargs, clip_norm=clip_norm, data_size=data_size,
         dim=dim, clip_to_domain=clip_to_domain, model_name=model_name, record_shapes=record_shapes)

@@ -6,6 +6,8 @@ The numbers asserted are derived by hand: the float32 neighbours of 1/3 are 1118
 (the float32 sum ``1 + 2e-7`` is ``1 + 2 * 2^-23``); the compiled ``log((1 - sigmoid(r)) + 1e-9)`` is ``-inf`` at
 r = 17 (XLA folds ``1 + 1e-9`` to 1), checked numerically below, not assumed."""
 
+import json
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -112,3 +114,18 @@ def test_ordinary_models_keep_their_constants_up_to_rounding():
     assert 1.0 <= Gr <= Gf <= Gr * (1 + 2.0 ** -16)
     rep = analyze(model, domain=d, data_size=100, dim=2, arithmetic="float")
     assert any(n.startswith("arithmetic: float") for n in rep.notes)
+
+
+def test_the_cli_certifies_in_float_arithmetic_and_refuses_a_bad_choice(capsys):
+    from bayesdp.cli import main
+
+    args = ["certify", "logistic", "--no-data", "--data-size", "50", "--dim", "2", "--domain", "X.norm=1",
+            "--domain", "y.values=0,1", "--step-size", "1e-3", "--num-steps", "10", "--json"]
+    assert main(args) == 0
+    real = json.loads(capsys.readouterr().out)["constants"]
+    assert main(args + ["--arithmetic", "float"]) == 0
+    flt = json.loads(capsys.readouterr().out)["constants"]
+    assert real["grad_bound"] <= flt["grad_bound"] <= real["grad_bound"] * (1 + 2.0 ** -16)
+    assert main(args + ["--arithmetic", "double"]) == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'double'" in err and "Traceback" not in err
