@@ -3505,18 +3505,22 @@ def _float_error(run, eqn, b: Bound, ins, dt):
     if name in ("add", "sub", "add_any"):
         # XLA regroups sums (``(C1 - a) + C2`` is compiled as ``(C1 + C2) - a``): any order of the chain's terms,
         # Higham's gamma_{n-1} times the sum of their magnitudes
+        # (a term that is exactly 0 at a position adds nothing there, in any order: one nonzero term is exact, two
+        # are one correctly rounded operation)
         leaves = _add_chain(run, eqn) if run is not None else [(w, 1) for w in eqn.invars]
-        if len(leaves) <= 2:                    # one operation, nothing to regroup: correctly rounded
-            return True, u * mag
-        S = np.zeros(b.shape)
+        S, cnt = np.zeros(b.shape), np.zeros(b.shape)
         for w, _ in leaves:
-            lb = run.value(w) if run is not None else None
+            lb = run.value(w) if run is not None else ins[eqn.invars.index(w)]
             if lb is None or not isinstance(lb, Bound) or lb.nan:
                 return False, np.full(b.shape, INF)
             with np.errstate(over="ignore", invalid="ignore"):
-                S = S + np.broadcast_to(_absmax(lb.lo, lb.hi), b.shape)
+                a = np.broadcast_to(_absmax(lb.lo, lb.hi), b.shape)
+                S, cnt = S + a, cnt + (a > 0)
         with np.errstate(over="ignore", invalid="ignore"):
-            return False, floats.gamma(max(len(leaves) - 1, 1), u) * S
+            return False, np.where(cnt <= 1, 0.0, np.where(cnt == 2, u * mag, floats.gamma(np.maximum(cnt - 1, 1), u)
+                                                            * S))
+    if name in ("mul", "div") and any(_exact_factor(x) for x in (ins[1:] if name == "div" else ins)):
+        return False, np.zeros(b.shape)         # by 0 or a power of two (a sign, a half): exact
     if name in floats.CORRECTLY_ROUNDED:
         return True, u * mag
     if name in floats.ULPS:
@@ -3538,6 +3542,12 @@ def _float_error(run, eqn, b: Bound, ins, dt):
     return False, np.full(b.shape, INF)         # a primitive the model does not know: no bound
 
 
+def _exact_factor(x) -> bool:
+    """``x`` is a known array of zeros and signed powers of two (a product by it, or a quotient by a nonzero one,
+    is exact unless it overflows or underflows, which ``_in_float_range`` checks)."""
+    return isinstance(x, Bound) and not x.nan and x.is_point() and bool(np.isfinite(x.lo).all()) and _pow2(x.lo)
+
+
 def _to_runtime(run, eqn, b: Bound, ins, dt) -> Bound:
     """``b`` (the real bound of ``eqn``'s float output) widened by the program's own rounding (:func:`_float_error`):
     the box, a linear form's constant, and the norm facts of the constant part."""
@@ -3553,14 +3563,18 @@ def _to_runtime(run, eqn, b: Bound, ins, dt) -> Bound:
         lo, hi = floats.nearest(b.lo, dt), floats.nearest(b.hi, dt)
     else:
         with np.errstate(over="ignore", invalid="ignore"):
-            lo, hi = floats.grid_out(_dn(b.lo - err), _up(b.hi + err), dt)
+            glo, ghi = floats.grid_out(_dn(b.lo - err), _up(b.hi + err), dt)
+        lo, hi = np.where(err == 0, b.lo, glo), np.where(err == 0, b.hi, ghi)
     image = floats.IMAGE.get(eqn.primitive.name)
     if image is not None:
         lo, hi = np.clip(lo, *image), np.clip(hi, *image)
     lin, nrm = b.lin, b.nrm
-    if lin is not None:
-        lin = Lin(_dn(lin.clo - err), _up(lin.chi + err), lin.A)
-    if nrm:
+    moved = bool(np.any(err != 0))
+    if lin is not None and moved:
+        with np.errstate(over="ignore", invalid="ignore"):
+            lin = Lin(np.where(err == 0, lin.clo, _dn(lin.clo - err)), np.where(err == 0, lin.chi, _up(lin.chi + err)),
+                      lin.A)
+    if nrm and moved:
         nrm = {k: _up(v + _norm_keep(err, k)) for k, v in nrm.items()}
     return Bound(lo, hi, lin, b.why, nrm, b.nan)
 
