@@ -279,7 +279,7 @@ def certify(model: Callable, data: Mapping[str, Any] | None = None, domain=None,
             data_size: int | None = None, dim: int | None = None, clip_to_domain: bool = False,
             sampler: str | None = None, analysis: Analysis | None = None, model_name: str | None = None,
             require_any: bool = True, record_shapes: Mapping[str, Any] | None = None,
-            arithmetic: str = "real") -> CertifyReport:
+            arithmetic: str | None = None) -> CertifyReport:
     """Analyse ``model`` and certify the posterior, ULA final draw/path and SGLD final draw/path.
 
     Each mechanism is certified independently (a step size invalid for ``ula-final`` does not
@@ -309,7 +309,8 @@ def certify(model: Callable, data: Mapping[str, Any] | None = None, domain=None,
         require_any: refuse when no mechanism at all can be certified.
         record_shapes: without data, the shape of one record of each data argument.
         arithmetic: ``"real"`` or ``"float"`` (the program's float rounding modelled; see
-            :func:`~bayesdp.analysis.analyze.analyze`), for every analysis this call makes.
+            :func:`~bayesdp.analysis.analyze.analyze`), for every analysis this call makes; None (the default):
+            the enclosing ``bayesdp.analysis.arithmetic(...)``, else real.
 
     Returns:
         The :class:`CertifyReport`.
@@ -336,7 +337,7 @@ def certify(model: Callable, data: Mapping[str, Any] | None = None, domain=None,
     d = probability_open("delta", delta, "pass a delta strictly between 0 and 1, e.g. 1e-5")
     if sampler not in (None, "ula", "sgld", "all", "none"):
         raise AssumptionError(f"sampler = {sampler!r} must be one of ula, sgld (or none: the posterior only)")
-    with floats.arithmetic(check_arithmetic(arithmetic)):
+    with floats.arithmetic(check_arithmetic(arithmetic or ("float" if floats.modelled() else "real"))):
         return _certify(model, data, domain, step_size, num_steps, batch_size, inverse_temperature, clip_norm, d,
                         model_kwargs, data_size, dim, clip_to_domain, sampler, analysis, model_name, require_any,
                         record_shapes)

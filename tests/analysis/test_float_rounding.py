@@ -129,3 +129,18 @@ def test_the_cli_certifies_in_float_arithmetic_and_refuses_a_bad_choice(capsys):
     assert main(args + ["--arithmetic", "double"]) == 2
     err = capsys.readouterr().err
     assert "invalid choice: 'double'" in err and "Traceback" not in err
+
+
+def test_every_analysis_inside_the_context_inherits_its_arithmetic():
+    from bayesdp.analysis import arithmetic, certify
+
+    model, _ = load_model("logistic")
+    d = Domain.parse(["X.norm=1", "y.values=0,1"])
+
+    def float_note(rep):
+        return any(n.startswith("arithmetic: float") for n in rep.analysis.notes)
+    with arithmetic("float"):
+        assert float_note(certify(model, domain=d, data_size=100, dim=2))
+        assert not float_note(certify(model, domain=d, data_size=100, dim=2, arithmetic="real"))
+    assert not float_note(certify(model, domain=d, data_size=100, dim=2))
+    assert float_note(certify(model, domain=d, data_size=100, dim=2, arithmetic="float"))
