@@ -2707,6 +2707,10 @@ def custom_jvp_call(run, eqn, ins):
     for _ in range(LIBM_ULPS + 2):                 # numpy's logaddexp: libm's exp and log1p, and an add
         lo, hi = _dn(lo), _up(hi)
     o = outs[0]
+    if floats.modelled():
+        # in float arithmetic the lower end holds (max(a, b) plus a value >= 0, rounded to nearest, is >= max(a, b),
+        # a float); the upper end is the body's, whose rounding is modelled
+        hi = o.hi
     lo, hi = np.maximum(lo, o.lo), np.minimum(hi, o.hi)
     return [Bound(lo, hi, o.lin, o.why if not (np.isfinite(lo).all() and np.isfinite(hi).all()) else None)]
 
@@ -3494,8 +3498,10 @@ def _float_error(run, eqn, b: Bound, ins, dt):
     float grid then holds it, and ``err`` only moves a linear form's constant)."""
     name = eqn.primitive.name
     u = floats.unit_roundoff(dt)
-    if u is None or name in floats.EXACT:
+    if name in floats.EXACT:
         return False, None
+    if u is None:                               # a float8 format: no model of its arithmetic
+        return False, np.full(b.shape, INF)
     mag = _absmax(b.lo, b.hi)
     if name == "convert_element_type":
         src = np.dtype(eqn.invars[0].aval.dtype)
