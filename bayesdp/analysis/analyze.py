@@ -244,6 +244,9 @@ def _analyze(inp, arithmetic: str) -> Analysis:
         likelihood_site(program, facts, n, inp.domain, inp.m, inp.arrays) for n in observed]
     constants, site_facts, unproven = combine(program, priors, liks, inp.clip_norm, observed, inp.m, inp.arrays is not None,
                                               structure.size_dependent, inp.notes)
+    if arithmetic == "float":                   # each constant's source says in which arithmetic it holds
+        for k, v in constants.provenance.items():
+            constants.provenance[k] = f"{v}; in float arithmetic (docs/analysis.md, 'Float rounding')"
     return Analysis(
         model_name=inp.name,
         latent_sites=[(n, program.sites[n].value_shape, program.sites[n].support) for n in latent],

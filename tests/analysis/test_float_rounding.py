@@ -114,6 +114,10 @@ def test_ordinary_models_keep_their_constants_up_to_rounding():
     assert 1.0 <= Gr <= Gf <= Gr * (1 + 2.0 ** -16)
     rep = analyze(model, domain=d, data_size=100, dim=2, arithmetic="float")
     assert any(n.startswith("arithmetic: float") for n in rep.notes)
+    assert rep.constants.provenance["record_grad_bound"].endswith("; in float arithmetic (docs/analysis.md, "
+                                                                  "'Float rounding')")
+    assert "float arithmetic" not in analyze(model, domain=d, data_size=100, dim=2).constants.provenance[
+        "record_grad_bound"]
 
 
 def test_the_cli_certifies_in_float_arithmetic_and_refuses_a_bad_choice(capsys):
