@@ -648,8 +648,8 @@ def _positive(run, v, depth=0) -> bool:
         # XLA may regroup the chain of sums (``(1 - s) + 1e-9`` as ``(1 + 1e-9) - s``, 0 at s = 1): positive in
         # any order when every term is added, none is negative, and one is positive
         leaves = _add_chain(run, e)
-        return all(sg > 0 and _nonnegative(run, w) for w, sg in leaves) and \
-            any(_positive(run, w, depth + 1) for w, _ in leaves)
+        return all(sg > 0 and _nonnegative(run, w) for w, sg, _ in leaves) and \
+            any(_positive(run, w, depth + 1) for w, _, _ in leaves)
     if name in ("add", "add_any"):
         a, c = e.invars
         return any(_positive(run, x, depth + 1) and _nonnegative(run, y) for x, y in ((a, c), (c, a)))
@@ -3469,17 +3469,57 @@ def _add_chain(run, eqn, limit: int = 64) -> list:
     ``sub`` and ``neg`` of the output's shape, at most ``limit`` terms): the operands XLA may regroup."""
     from jax.extend import core as jcore
 
-    shape = _ishape(eqn.outvars[0])
-    leaves, todo = [], _signed_operands(eqn, 1)
+    leaves, todo = [], [(v, sg, False) for v, sg in _signed_operands(eqn, 1)]
     while todo:
-        v, sg = todo.pop()
+        v, sg, moved = todo.pop()
         e = None if isinstance(v, jcore.Literal) else run.producer(v)
-        if e is not None and e.primitive.name in _ADDS and _ishape(v) == shape and \
-                len(leaves) + len(todo) + len(e.invars) <= limit:
-            todo.extend(_signed_operands(e, sg))
+        if e is not None and e.primitive.name in _ADD_MOVES:
+            # XLA regroups across reshapes, slices and broadcasts too (``((y + B)[:, None] - B)[:, 0]`` is y, adv22)
+            todo.append((e.invars[0], sg, True))
+        elif e is not None and e.primitive.name in _ADDS and len(leaves) + len(todo) + len(e.invars) <= limit:
+            todo.extend((w, g, moved) for w, g in _signed_operands(e, sg))
         else:
-            leaves.append((v, sg))
+            leaves.append((v, sg, moved))
     return leaves
+
+
+#: moves an addition chain is followed through: a term read through one of them counts at its largest magnitude,
+#: wherever it is
+_ADD_MOVES = ("reshape", "squeeze", "expand_dims", "broadcast_in_dim", "slice", "transpose", "rev", "copy")
+
+
+def _exp_rewrite(run, eqn, u: float) -> float:
+    """The relative error XLA's rewrite of ``exp(a) * exp(b)`` (``exp(a) / exp(b)``) as ``exp(a + b)`` (``exp(a -
+    b)``) may add to a product of two exponentials: the argument's sum rounds by ``u |a + b|``, which the
+    exponential turns into a relative error of as much (and its own ``k`` floats), or 0 when an operand is not an
+    exponential."""
+    prods = [run.producer(v) if not hasattr(v, "val") else None for v in eqn.invars]
+    if len(prods) != 2 or not all(e is not None and e.primitive.name in ("exp", "exp2") for e in prods):
+        return 0.0
+    args = [run.value(e.invars[0]) for e in prods]
+    if any(a is None or a.nan for a in args):
+        return INF
+    with np.errstate(over="ignore", invalid="ignore"):
+        arg = float(sum(np.max(_absmax(a.lo, a.hi)) if a.lo.size else 0.0 for a in args))
+    return 2 * u * arg * 1.01 + 2 * floats.ULPS["exp2"] * 2 * u
+
+
+def _mul_chain(run, eqn, limit: int = 64) -> int:
+    """The number of factors of the chain of products and quotients ending at ``eqn`` (followed back through ``mul``
+    and ``div`` of the output's shape, at most ``limit``): the operands XLA may regroup."""
+    from jax.extend import core as jcore
+
+    shape = _ishape(eqn.outvars[0])
+    n, todo = 0, list(eqn.invars)
+    while todo:
+        v = todo.pop()
+        e = None if isinstance(v, jcore.Literal) else run.producer(v)
+        if e is not None and e.primitive.name in ("mul", "div") and _ishape(v) == shape and \
+                n + len(todo) + len(e.invars) <= limit:
+            todo.extend(e.invars)
+        else:
+            n += 1
+    return n
 
 
 def _signed_operands(e, sg: int) -> list:
@@ -3492,60 +3532,77 @@ def _signed_operands(e, sg: int) -> list:
 
 
 def _float_error(run, eqn, b: Bound, ins, dt):
-    """``(on_grid, err)``: how far the program's float result of ``eqn`` may be from the real value its rule bounds
-    (:mod:`.floats`, docs/analysis.md "Float rounding"): ``err`` elementwise (the output's shape), None when the
-    float result is exact; ``on_grid`` when the result is correctly rounded (the real box rounded outward to the
-    float grid then holds it, and ``err`` only moves a linear form's constant)."""
+    """``(on_grid, rel, err)``: how far the program's float result of ``eqn`` may be from the real value its rule
+    bounds (:mod:`.floats`, docs/analysis.md "Float rounding"), or None when the float result is exact.
+    ``on_grid``: correctly rounded (the real box rounded to nearest at both ends holds it). ``rel(x)``: a bound of the
+    error at a value ``x`` (elementwise), increasing-compatible (``x - rel(x)`` and ``x + rel(x)`` increase with x), so
+    each end of the box moves by its own error; None when the error is not relative to the value. ``err``: the
+    error at every value (the output's shape), for a linear form's constant and, without ``rel``, the box."""
     name = eqn.primitive.name
     u = floats.unit_roundoff(dt)
     if name in floats.EXACT:
-        return False, None
+        return None
     if u is None:                               # a float8 format: no model of its arithmetic
-        return False, np.full(b.shape, INF)
+        return False, None, np.full(b.shape, INF)
     mag = _absmax(b.lo, b.hi)
+
+    def relative(c, floor=0.0):
+        return (lambda x: c * np.maximum(np.abs(x), floor)), c * np.maximum(mag, floor)
     if name == "convert_element_type":
         src = np.dtype(eqn.invars[0].aval.dtype)
         if np.issubdtype(src, np.floating) and _rounding_convert(src, dt, 0.0, 0.0) is None:
-            return False, None                  # the same or a wider float: exact
-        return True, u * mag
+            return None                         # the same or a wider float: exact
+        return True, None, u * mag
     if name in ("add", "sub", "add_any"):
         # XLA regroups sums (``(C1 - a) + C2`` is compiled as ``(C1 + C2) - a``): any order of the chain's terms,
-        # Higham's gamma_{n-1} times the sum of their magnitudes
-        # (a term that is exactly 0 at a position adds nothing there, in any order: one nonzero term is exact, two
-        # are one correctly rounded operation)
-        leaves = _add_chain(run, eqn) if run is not None else [(w, 1) for w in eqn.invars]
+        # Higham's gamma_{n-1} times the sum of their magnitudes; a term that is exactly 0 at a position adds
+        # nothing there, in any order: one nonzero term is exact, two are one correctly rounded operation
+        leaves = _add_chain(run, eqn) if run is not None else [(w, 1, False) for w in eqn.invars]
         S, cnt = np.zeros(b.shape), np.zeros(b.shape)
-        for w, _ in leaves:
+        for w, _, moved in leaves:
             lb = run.value(w) if run is not None else ins[eqn.invars.index(w)]
             if lb is None or not isinstance(lb, Bound) or lb.nan:
-                return False, np.full(b.shape, INF)
+                return False, None, np.full(b.shape, INF)
             with np.errstate(over="ignore", invalid="ignore"):
-                a = np.broadcast_to(_absmax(lb.lo, lb.hi), b.shape)
+                a = _absmax(lb.lo, lb.hi)
+                a = np.full(b.shape, np.max(a) if a.size else 0.0) if moved else np.broadcast_to(a, b.shape)
                 S, cnt = S + a, cnt + (a > 0)
+        if np.all(cnt <= 2):
+            return True, None, np.where(cnt <= 1, 0.0, u * mag)
         with np.errstate(over="ignore", invalid="ignore"):
-            return False, np.where(cnt <= 1, 0.0, np.where(cnt == 2, u * mag, floats.gamma(np.maximum(cnt - 1, 1), u)
-                                                            * S))
+            return False, None, np.where(cnt <= 1, 0.0, np.where(cnt == 2, u * mag, floats.gamma(
+                np.maximum(cnt - 1, 1), u) * S))
     if name in ("mul", "div") and any(_exact_factor(x) for x in (ins[1:] if name == "div" else ins)):
-        return False, np.zeros(b.shape)         # by 0 or a power of two (a sign, a half): exact
+        return None                             # by 0 or a power of two (a sign, a half): exact
+    if name in ("mul", "div"):
+        # XLA folds products by constants ((y * 0.1) * 10 is compiled as y * RN(0.1 * 10)) and divides by a constant
+        # as a product by its rounded reciprocal (y / 3 as y * RN(1/3)): a chain of n factors errs by at most
+        # gamma_{2n} relative, in any grouping; a plain product of two factors is correctly rounded, but may be
+        # contracted into a fused multiply-add, which adds its exact value: the box holds both
+        n = _mul_chain(run, eqn) if run is not None else 2
+        slack = _exp_rewrite(run, eqn, u) if run is not None else 0.0
+        if name == "mul" and n <= 2 and slack == 0:
+            return "hull", None, u * mag
+        return (False,) + relative(floats.gamma(2 * n, u) + slack)
+    if name == "square":                        # one product, possibly contracted into a fused multiply-add
+        return "hull", None, u * mag
     if name in floats.CORRECTLY_ROUNDED:
-        return True, u * mag
-    if name in floats.ULPS:
-        scale = np.maximum(mag, 1.0) if name in floats.ABSOLUTE else mag
-        return False, floats.ULPS[name] * 2 * u * scale           # a float of x is at most 2 u |x|
+        return True, None, u * mag
+    if name in floats.ULPS:                     # a float of x is at most 2 u |x|
+        return (False,) + relative(floats.ULPS[name] * 2 * u, 1.0 if name in floats.ABSOLUTE else 0.0)
     if name == "integer_pow":
-        return False, floats.gamma(abs(int(eqn.params["y"])) + 1, u) * mag
-    if name == "one_minus_square":                                  # fl(1 - fl(x^2)): two roundings of <= 1 + x^2
-        x = _absmax(ins[0].lo, ins[0].hi)
-        with np.errstate(over="ignore"):
-            return False, 2 * u * (mag + x * x) * (1 + 4 * u)
+        return (False,) + relative(floats.gamma(abs(int(eqn.params["y"])) + 1, u))
+    if name == "one_minus_square":
+        # fl(1 - fl(x^2)) errs by <= 2 u (|v| + x^2) (1 + 4 u) for v = 1 - x^2: <= 2 u (1 + 2 |v|) (1 + 4 u)
+        c = 2 * u * (1 + 4 * u)
+        return False, (lambda x: c * (1 + 2 * np.abs(x))), c * (1 + 2 * mag)
     if name in floats.SUMS:
         n, S = _sum_terms(run, eqn, ins)
         with np.errstate(over="ignore", invalid="ignore"):
-            return False, np.where(np.asarray(n) > 0, floats.gamma(n, u) * S, 0.0)
+            return False, None, np.where(np.asarray(n) > 0, floats.gamma(n, u) * S, 0.0)
     if name in ("cumprod", "cumlogsumexp"):
-        n = ins[0].lo.shape[int(eqn.params["axis"])]
-        return False, floats.gamma(8 * n + 8, u) * mag
-    return False, np.full(b.shape, INF)         # a primitive the model does not know: no bound
+        return (False,) + relative(floats.gamma(8 * ins[0].lo.shape[int(eqn.params["axis"])] + 8, u))
+    return False, None, np.full(b.shape, INF)   # a primitive the model does not know: no bound
 
 
 def _exact_factor(x) -> bool:
@@ -3559,18 +3616,23 @@ def _to_runtime(run, eqn, b: Bound, ins, dt) -> Bound:
     the box, a linear form's constant, and the norm facts of the constant part."""
     if not floats.modelled():
         return b
-    on_grid, err = _float_error(run, eqn, b, ins, dt)
-    if err is None:
+    got = _float_error(run, eqn, b, ins, dt)
+    if got is None:
         return b
+    on_grid, rel, err = got
     err = np.broadcast_to(np.where(np.isnan(err), INF, err), b.shape)
-    if not np.all(np.isfinite(err)) and b.bounded():
-        return Bound.top(b.shape, eqn)
-    if on_grid:                 # round to nearest is monotone: [RN(lo), RN(hi)] (a point stays a point)
+    if on_grid == "hull":       # the rounded and the exact values (a product a fused multiply-add reads exactly)
+        lo, hi = np.minimum(b.lo, floats.nearest(b.lo, dt)), np.maximum(b.hi, floats.nearest(b.hi, dt))
+    elif on_grid:               # round to nearest is monotone: [RN(lo), RN(hi)] (a point stays a point)
         lo, hi = floats.nearest(b.lo, dt), floats.nearest(b.hi, dt)
     else:
         with np.errstate(over="ignore", invalid="ignore"):
-            glo, ghi = floats.grid_out(_dn(b.lo - err), _up(b.hi + err), dt)
-        lo, hi = np.where(err == 0, b.lo, glo), np.where(err == 0, b.hi, ghi)
+            elo, ehi = (rel(b.lo), rel(b.hi)) if rel is not None else (err, err)
+            elo, ehi = np.where(np.isnan(elo), INF, elo), np.where(np.isnan(ehi), INF, ehi)
+            glo, ghi = floats.grid_out(_dn(b.lo - elo), _up(b.hi + ehi), dt)
+        lo, hi = np.where(elo == 0, b.lo, glo), np.where(ehi == 0, b.hi, ghi)
+        if not (np.isfinite(elo).all() and np.isfinite(ehi).all()) and b.bounded():
+            return Bound.top(b.shape, eqn)
     image = floats.IMAGE.get(eqn.primitive.name)
     if image is not None:
         lo, hi = np.clip(lo, *image), np.clip(hi, *image)
@@ -3821,10 +3883,17 @@ class Bounds(Interpreter):
         return Bound(lo, hi, lin, value.why, None, value.nan)
 
 
-def data_input(shape_conc: tuple, arg: str, lo, hi) -> Bound:
-    """The abstract value of data argument ``arg`` at one record: its box and the identity form."""
+def data_input(shape_conc: tuple, arg: str, lo, hi, floating: bool = True) -> Bound:
+    """The abstract value of data argument ``arg`` at one record: its box and the identity form (``floating``: a
+    float argument, whose subnormal values XLA reads as 0)."""
     lo = np.broadcast_to(_f64(lo), shape_conc).copy()
     hi = np.broadcast_to(_f64(hi), shape_conc).copy()
     p = int(np.prod(shape_conc[1:])) if len(shape_conc) > 1 else 1
     eye = np.eye(p).reshape(tuple(shape_conc) + (p,))
+    # XLA reads a record nearer 0 than float32's smallest normal number as 0 (CPUs flush subnormal inputs, adv22):
+    # the box reaches 0 there. The form's record is the record as the program reads it, whose entries are the
+    # declared ones or 0: inside the declared norm ball still
+    if floating:
+        tiny = _IEEE["float32"][1]
+        lo, hi = np.where((lo > 0) & (lo < tiny), 0.0, lo), np.where((hi < 0) & (hi > -tiny), 0.0, hi)
     return Bound(lo, hi, Lin(np.zeros(shape_conc), np.zeros(shape_conc), {arg: (eye, eye)}))

@@ -188,13 +188,15 @@ def _inflate_out(x: float, direction: int) -> float:
 
 def domain_inputs(program, domain) -> list[Bound]:
     out = []
-    for kind, n in program.inputs:
+    invars = program.jaxpr.jaxpr.invars
+    for i, (kind, n) in enumerate(program.inputs):
         if kind == "theta":
             out.append(Bound.top(program.sites[n].unconstrained_shape))
         else:
             shape = (1,) + tuple(program.data_shapes[n])
             lo, hi = domain_box(domain, n, shape)
-            out.append(data_input(shape, n, lo, hi))
+            floating = i >= len(invars) or np.issubdtype(np.dtype(invars[i].aval.dtype), np.floating)
+            out.append(data_input(shape, n, lo, hi, floating))
     return out
 
 
