@@ -6,9 +6,11 @@ every float output by the error this module states for its primitive (docs/analy
 
 * ``EXACT``: the float result is the real result of the float operands (moves, selects, comparisons, ``neg``,
   ``abs``, ``max``, ``floor``, ``rem`` ...): nothing is added;
-* ``CORRECTLY_ROUNDED`` (IEEE 754's basic operations: ``add``, ``sub``, ``mul``, ``div``, ``sqrt``): round to
-  nearest is monotone, so the real box rounded outward to the float grid holds every result (an end that is a float
-  stays put), and a linear form's constant moves by the unit roundoff times the largest magnitude;
+* ``CORRECTLY_ROUNDED`` (IEEE 754's basic operations): round to nearest is monotone, so ``[RN(lo), RN(hi)]`` holds
+  every result (a point stays a point), and a linear form's constant moves by the unit roundoff times the largest
+  magnitude. XLA's rewrites narrow this (``bounds._float_error``): a chain of additions may be regrouped (Higham's
+  ``gamma_{n-1}`` below), a chain of products and quotients too (``gamma_{2n}`` relative: ``y / 3`` is compiled as
+  ``y * RN(1/3)``), and a product may be contracted into a fused multiply-add (its box keeps the exact value);
 * ``ULPS`` (XLA's elementwise functions, not correctly rounded): ``k`` floats of the result (relative), or of
   ``max(|result|, 1)`` for the functions in ``ABSOLUTE`` (their error near a root is absolute); ``k`` is about four
   times the largest error measured on XLA's CPU backend over 800,000 float32 arguments (docs/analysis.md);
@@ -19,8 +21,8 @@ every float output by the error this module states for its primitive (docs/analy
   clipped to it, so ``1 - tanh(x)`` stays >= 0 as it is in float32.
 
 Nothing here depends on matmul precision: the samplers multiply at ``precision=HIGHEST`` (true float32 products and
-sums), and XLA's contraction of a product and a sum into one fused multiply-add rounds once where this model rounds
-twice, so the model still holds.
+sums). This is a model of XLA's behaviour, measured and attacked (tests/analysis/test_adversarial_rounding.py and
+test_adversarial_float_mode.py), not a proof about it: docs/analysis.md, "Float rounding", lists its assumptions.
 """
 
 from __future__ import annotations
