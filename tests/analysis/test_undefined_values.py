@@ -14,6 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from jax import lax
 
 from test_select_piecewise import _analyse, _true_max
 
@@ -147,7 +148,20 @@ POSITIVE = {
     "34 moves": (lambda x: _moves(jnp.exp(x), 17), False),              # 34 are not
     "33 sums": (lambda x: _sums(jnp.exp(x), 33), False),
     "32 sums": (lambda x: _sums(jnp.exp(x), 32), True),
+    "jit(tanh)": (lambda x: jax.jit(jnp.tanh)(x), False),              # a call is followed, not taken: 0 at 0
+    # the depth cut through a call's body: the call is a step (exp 32 steps down is followed, 33 not)
+    "jit(31 moves)": (lambda x: jax.jit(lambda y: _moves(jnp.exp(y), 15)[None])(x), True),
+    "jit(32 moves)": (lambda x: jax.jit(lambda y: _moves(jnp.exp(y), 16))(x), False),
+    # add_any, the sum that JAX's transposition writes for a cotangent read twice, is a sum as add is
+    "add_any(exp, 1)": (lambda x: _cotangent_sum(jnp.exp(x), jnp.ones_like(x)), True),
+    "add_any(1, exp)": (lambda x: _cotangent_sum(jnp.ones_like(x), jnp.exp(x)), True),
+    "add_any(exp, x)": (lambda x: _cotangent_sum(jnp.exp(x), x), False),
 }
+
+
+def _cotangent_sum(a, b):
+    """``add_any(a, b)``: the cotangent of ``u`` in ``u -> (u, u)`` for the output cotangents ``(a, b)``."""
+    return jax.vjp(lambda u: (u, u), jnp.zeros_like(a))[1]((a, b))[0]
 
 
 def _moves(v, pairs):
@@ -174,6 +188,24 @@ def test_positive_proves_exactly_the_listed_shapes(name):
     run = Run(Bounds())
     run.program(closed, [Bound.box(-np.inf, np.inf)])
     assert _positive(run, closed.jaxpr.outvars[0]) is expected
+
+
+def test_the_add_any_and_jit_entries_of_the_positive_table_are_what_they_say():
+    """The ``add_any`` entries above do reach ``_positive`` as ``add_any`` (not ``add``), their values are the
+    float sums, and the jits' bodies are exp and 31 (32) moves."""
+    for name in ("add_any(exp, 1)", "add_any(1, exp)", "add_any(exp, x)"):
+        f, _ = POSITIVE[name]
+        closed = jax.make_jaxpr(f)(jnp.float32(0.0))
+        assert closed.jaxpr.eqns[-1].primitive.name == "add_any", (name, closed)
+    x = jnp.float32(0.5)
+    assert float(POSITIVE["add_any(exp, 1)"][0](x)) == pytest.approx(np.exp(0.5) + 1, rel=1e-6)
+    assert float(POSITIVE["add_any(exp, x)"][0](jnp.float32(-2.0))) < 0           # exp(-2) - 2
+    for name, moves in (("jit(31 moves)", 31), ("jit(32 moves)", 32)):
+        [call] = jax.make_jaxpr(POSITIVE[name][0])(x).jaxpr.eqns
+        body = call.params["jaxpr"].jaxpr
+        assert call.primitive.name == "jit" and [e.primitive.name for e in body.eqns][:1] == ["exp"]
+        assert len(body.eqns) == 1 + moves and all(e.primitive.name in ("broadcast_in_dim", "squeeze")
+                                                   for e in body.eqns[1:]), body
 
 
 def test_positive_of_literals_and_without_a_run():
@@ -235,3 +267,77 @@ def test_the_strict_select_rule_holds_only_for_theta_dependent_values_of_a_deriv
         assert b.nan is undefined, context
         if not undefined:
             assert (float(b.lo), float(b.hi)) == (-2.0, 3.0)
+
+
+def test_reverse_asks_the_context_about_the_value_itself():
+    """``_reverse(run, v)``: whether the context's ``reverse`` predicate holds of ``v`` (no predicate, or no run:
+    False). ``select_n(p, r, log(r))`` with ``p`` never true: strict (undefined) only when the predicate holds of
+    the select's own output, since reverse mode differentiates ``log`` at ``r = 0`` although it is not chosen
+    (JAX's gradient is NaN there, the value -1 at r = -1 is finite)."""
+    from bayesdp.analysis.structure import Run
+    from bayesdp.analysis.structure.bounds import Bound, Bounds, _reverse
+
+    f = lambda p, r: lax.select_n(p, r, jnp.log(r))
+    assert np.isnan(float(jax.grad(lambda r: f(False, r))(jnp.float32(0.0))))
+    assert float(f(False, jnp.float32(-1.0))) == -1.0
+    closed = jax.make_jaxpr(f)(True, jnp.float32(1.0))
+    out, log = closed.jaxpr.outvars[0], closed.jaxpr.eqns[0].outvars[0]
+    assert closed.jaxpr.eqns[-1].primitive.name == "select_n"
+    ins = [Bound.box(0.0, 0.0), Bound.box(-2.0, 3.0)]
+    for dependent, undefined in (({out}, True), ({log}, False), (set(), False)):
+        run = Run(Bounds(), {"reverse": lambda v: v in dependent})
+        [b] = run.program(closed, ins)
+        assert _reverse(run, out) is undefined and _reverse(run, log) is (log in dependent)
+        assert b.nan is undefined, dependent
+        if not undefined:
+            assert (float(b.lo), float(b.hi)) == (-2.0, 3.0)
+    assert _reverse(None, out) is False
+    assert _reverse(Run(Bounds()), out) is False                            # a forward program: no predicate
+
+
+def test_a_select_is_undefined_where_a_chosen_case_is_and_names_it():
+    """Forward mode: ``select_n(p, log(r), r)`` and ``select_n(p, r, log(r))`` with ``r`` in [-2, 3] (``log`` is
+    NaN for r < 0). Undefined exactly when ``p``'s box lets a position choose the ``log`` case (case 0 when
+    ``p`` may be 0, case 1 when it may be 1), the reason naming the log; else ``r``'s box, blamed on nothing
+    (the log not chosen is no reason). Positionwise: one position that may choose the log is enough."""
+    from bayesdp.analysis.structure import Run
+    from bayesdp.analysis.structure.bounds import Bound, Bounds
+
+    assert np.isnan(float(lax.select_n(False, jnp.log(jnp.float32(-1.0)), jnp.float32(-1.0))))
+    assert float(lax.select_n(True, jnp.log(jnp.float32(-1.0)), jnp.float32(-1.0))) == -1.0
+    for log_case, cases in ((0, lambda r: (jnp.log(r), r)), (1, lambda r: (r, jnp.log(r)))):
+        closed = jax.make_jaxpr(lambda p, r: lax.select_n(p, *cases(r)))(True, jnp.float32(1.0))
+        for plo, phi in ((0.0, 0.0), (1.0, 1.0), (0.0, 1.0)):
+            [b] = Run(Bounds()).program(closed, [Bound.box(plo, phi), Bound.box(-2.0, 3.0)])
+            undefined = plo <= log_case <= phi
+            assert b.nan is undefined, (log_case, plo, phi)
+            if undefined:
+                assert b.why is not None and b.why.primitive.name == "log", b.why
+            else:
+                assert (float(b.lo), float(b.hi)) == (-2.0, 3.0) and b.why is None, (b.lo, b.hi, b.why)
+    closed = jax.make_jaxpr(lambda p, r: lax.select_n(p, jnp.log(r), r))(jnp.ones(3, bool), jnp.ones(3))
+    for lo, undefined in (([1.0, 1.0, 1.0], False), ([1.0, 0.0, 1.0], True)):
+        [b] = Run(Bounds()).program(closed, [Bound.box(np.array(lo), np.ones(3)), Bound.box(-2.0, 3.0)])
+        assert b.nan is undefined and b.lo.shape == (3,), lo
+
+
+def test_select_defined_in_a_derivative_program_is_undefined_when_any_case_is():
+    """``_select_defined`` itself (``select_n`` checks the strict rule before narrowing its cases; a nested select
+    reevaluated on a narrowed operand reaches only ``_select_defined``): for a theta-dependent output any
+    undefined case makes it undefined, chosen or not; else only a case a position may choose."""
+    from bayesdp.analysis.structure import Run
+    from bayesdp.analysis.structure.bounds import Bound, Bounds, _select_defined
+
+    closed = jax.make_jaxpr(lambda p, a, b: lax.select_n(p, a, b))(True, jnp.float32(1.0), jnp.float32(1.0))
+    [eqn] = closed.jaxpr.eqns
+    out = eqn.outvars[0]
+    bad = Bound.undefined((), "the log")
+    for p, case0, case1 in ((Bound.box(0.0, 0.0), Bound.box(-2.0, 3.0), bad),
+                            (Bound.box(1.0, 1.0), bad, Bound.box(-2.0, 3.0))):
+        for dependent, undefined in (({out}, True), (set(), False)):
+            [b] = _select_defined(Run(Bounds(), {"reverse": lambda v: v in dependent}), eqn, [p, case0, case1])
+            assert b.nan is undefined, (dependent, float(p.lo))
+            if undefined:
+                assert b.why == "the log"
+            else:
+                assert (float(b.lo), float(b.hi)) == (-2.0, 3.0)
