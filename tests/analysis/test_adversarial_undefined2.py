@@ -25,6 +25,10 @@ walk remain (strict xfails, "KNOWN LIMIT"); V is refused since too:
   ``log1p(1e-9 - sigmoid(r))`` is ``log1p(-1) = -inf`` at r = 20: the runtime's float32 rounding is not modelled.
 * V: a certified G past float32's largest number (``handlers.scale(1e20)`` of a logit ``1e20 eta``): the float32
   gradient is an infinity, the certificate a finite 1e40. Refused since: a site's bound above 3.4e38 is no bound.
+
+Listed as sound here but not under ``jax.jit``: ``log((1 - sigmoid(r)) + 1e-9)`` is sound op by op, while XLA
+compiles it as ``log(1 - sigmoid(r))``, ``-inf`` at r = 17 (tests/analysis/test_adversarial_rounding.py, class J,
+UNSOUND in real arithmetic; refused in float arithmetic).
 """
 
 import jax

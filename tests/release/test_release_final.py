@@ -243,3 +243,27 @@ def test_last_draw_release_carries_the_plans_warning_and_the_start_transient():
     assert s["predicted_bias"] == pytest.approx(bias, rel=1e-5)
     assert res.items[0].predicted_rmse == pytest.approx(
         math.sqrt(s["equivalent_noise_sd"] ** 2 + start ** 2 + bias ** 2), rel=1e-5)
+
+
+def test_a_release_inside_float_arithmetic_analyses_in_it(monkeypatch):
+    # every analysis a release makes inherits bayesdp.analysis.arithmetic("float") (docs/analysis.md, "CLI"): the
+    # release's analyses are recorded at their single entry, analyze's _analyze
+    import importlib
+
+    from bayesdp.analysis import arithmetic
+
+    an_mod = importlib.import_module("bayesdp.analysis.analyze")     # the module (the package exports the function)
+
+    seen, inner = [], an_mod._analyze
+    monkeypatch.setattr(an_mod, "_analyze", lambda inp, a: seen.append(a) or inner(inp, a))
+    spec = ReleaseSpec("mean", epsilon=1.0, delta=1e-6, method="final", chain=ChainOptions(max_steps=500),
+                       allow_uninformative=True)
+    with arithmetic("float"):
+        res = bayesdp.release(bayesdp.ULA(logistic, domain=DOMAIN), spec, data=_data(),
+                              accountant=bayesdp.PrivacyAccountant(budget=2.0, budget_delta=1e-5))
+    assert seen and set(seen) == {"float"}
+    assert res.certificate.epsilon(1e-6) <= 1.0
+    seen.clear()
+    bayesdp.release(bayesdp.ULA(logistic, domain=DOMAIN), spec, data=_data(),
+                    accountant=bayesdp.PrivacyAccountant(budget=2.0, budget_delta=1e-5))
+    assert seen and set(seen) == {"real"}
