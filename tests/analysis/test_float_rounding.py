@@ -16,7 +16,8 @@ import pytest
 from bayesdp.analysis import Domain, analyze
 from bayesdp.analysis.loading import load_model
 from bayesdp.analysis.structure import floats
-from bayesdp.analysis.structure.bounds import RULES
+from bayesdp.analysis.structure.bounds import RULES, Bound, Bounds
+from bayesdp.analysis.structure.interpreter import Run
 from bayesdp.errors import AssumptionError
 from test_adversarial_undefined import _regression
 
@@ -148,3 +149,46 @@ def test_every_analysis_inside_the_context_inherits_its_arithmetic():
         assert not float_note(certify(model, domain=d, data_size=100, dim=2, arithmetic="real"))
     assert not float_note(certify(model, domain=d, data_size=100, dim=2))
     assert float_note(certify(model, domain=d, data_size=100, dim=2, arithmetic="float"))
+
+
+def _float_box(f, *boxes):
+    closed = jax.make_jaxpr(f)(*[f32(0)] * len(boxes))
+    with floats.arithmetic("float"):
+        return Run(Bounds(), {"m": 1}).program(closed, [Bound.box(lo, hi) for lo, hi in boxes])[0]
+
+
+def test_a_product_of_exponentials_holds_xla_s_exp_of_the_sum():
+    # XLA compiles exp(a) * exp(b) as exp(a + b): the float32 sum rounds (40 + 40.2 by 2^-18), and exp turns that
+    # into a relative error of as much; the box must hold exp(RN(a + b)) within exp's own 4 floats
+    a, b = f32(40.0), f32(40.2)
+    s = float(a + b)                                            # NumPy's float32 sum: RN(a + b)
+    out = _float_box(lambda x, y: jnp.exp(x) * jnp.exp(y), (float(a), float(a)), (float(b), float(b)))
+    e = np.exp(s)
+    assert out.lo[()] <= e * (1 - 8 * 2.0 ** -24) and out.hi[()] >= e * (1 + 8 * 2.0 ** -24)
+    real = np.exp(float(a)) * np.exp(float(b))
+    assert out.lo[()] <= real <= out.hi[()]
+    assert abs(s - (float(a) + float(b))) > 0                  # the sum does round: the case is not vacuous
+
+
+def test_products_chains_and_fused_products_hold_every_compiled_value():
+    # y / 3 as y * RN(1/3) (NumPy float32 gives the compiled value), (y * 0.1) * 10 as y * RN(RN(0.1) * 10), and the
+    # exact product a fused multiply-add reads: each inside its box
+    y = f32(1.999999)
+    out = _float_box(lambda v: v / 3.0, (float(y), float(y)))
+    assert out.lo[()] <= float(y * f32(1 / 3)) <= out.hi[()] and out.lo[()] <= float(y) / 3 <= out.hi[()]
+    out = _float_box(lambda v: (v * 0.1) * 10.0, (float(y), float(y)))
+    assert out.lo[()] <= float(y * (f32(0.1) * f32(10))) <= out.hi[()]
+    assert out.lo[()] <= float((y * f32(0.1)) * f32(10)) <= out.hi[()]
+    y = f32(1.0002445)
+    out = _float_box(lambda v: v * v, (float(y), float(y)))
+    assert out.lo[()] <= float(y) ** 2 <= out.hi[()] and out.lo[()] <= float(y * y) <= out.hi[()]
+    assert float(y) ** 2 != float(y * y)                        # the product rounds: the hull is needed
+    assert _float_box(lambda v: v * 0.5, (float(y), float(y))).is_point()    # a power of two: exact
+
+
+def test_a_sum_chain_through_a_reshape_is_regrouped():
+    B = float(2 ** 25 + 4)
+    out = _float_box(lambda v: (((v + B)[None] - B)[0]) - 3.0, (2.5, 3.5))
+    assert out.lo[()] <= 2.5 - 3.0                              # XLA folds (y + B) - B to y: y - 3 reaches -0.5
+    two = _float_box(lambda v, w: v + w, (1.0, 1.0), (float(f32(1 / 3)), float(f32(1 / 3))))
+    assert two.is_point() and two.lo[()] == float(f32(1.0) + f32(1 / 3))   # two terms: correctly rounded, a point
