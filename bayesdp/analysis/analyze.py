@@ -123,17 +123,20 @@ class Analysis:
 
 
 def check_arithmetic(arithmetic) -> str:
-    """``arithmetic`` when it is one of ``structure.floats.ARITHMETICS``, else a one-line refusal.
+    """``arithmetic`` when it is one of ``structure.floats.ARITHMETICS`` (None: the enclosing
+    ``structure.floats.arithmetic(...)``, else ``"real"``), else a one-line refusal.
 
     Args:
         arithmetic: the value passed.
 
     Returns:
-        It.
+        The arithmetic.
 
     Raises:
         AssumptionError: naming the value and the choices.
     """
+    if arithmetic is None:
+        return "float" if floats.modelled() else "real"
     if arithmetic not in floats.ARITHMETICS:
         raise AssumptionError(f"arithmetic={arithmetic!r}: not one of {', '.join(map(repr, floats.ARITHMETICS))}; "
                               "use 'real' (constants of the real-arithmetic program) or 'float' (its float rounding "
@@ -206,7 +209,7 @@ def analyze(model: Callable, data: Mapping[str, Any] | None = None, domain: Doma
         ...
         bayesdp.errors.DomainError: no data domain declared; ...
     """
-    arithmetic = check_arithmetic("float" if arithmetic is None and floats.modelled() else arithmetic or "real")
+    arithmetic = check_arithmetic(arithmetic)
     inp = check_inputs(model, data, domain, model_kwargs, clip_norm, data_size, dim, clip_to_domain, model_name,
                        record_shapes)
     with floats.arithmetic(arithmetic):

@@ -337,7 +337,7 @@ def certify(model: Callable, data: Mapping[str, Any] | None = None, domain=None,
     d = probability_open("delta", delta, "pass a delta strictly between 0 and 1, e.g. 1e-5")
     if sampler not in (None, "ula", "sgld", "all", "none"):
         raise AssumptionError(f"sampler = {sampler!r} must be one of ula, sgld (or none: the posterior only)")
-    with floats.arithmetic(check_arithmetic(arithmetic or ("float" if floats.modelled() else "real"))):
+    with floats.arithmetic(check_arithmetic(arithmetic)):
         return _certify(model, data, domain, step_size, num_steps, batch_size, inverse_temperature, clip_norm, d,
                         model_kwargs, data_size, dim, clip_to_domain, sampler, analysis, model_name, require_any,
                         record_shapes)

@@ -68,8 +68,9 @@ def test_the_arithmetic_is_scoped_and_checked():
     with floats.arithmetic("float"):
         assert floats.modelled()
     assert not floats.modelled()
-    with pytest.raises(AssumptionError, match=r"arithmetic='double': not one of 'real', 'float'"):
-        analyze(_regression(lambda r, y: r), _data(), DOMAIN, arithmetic="double")
+    for bad in ("double", "", "Float"):
+        with pytest.raises(AssumptionError, match=rf"arithmetic={bad!r}: not one of 'real', 'float'"):
+            analyze(_regression(lambda r, y: r), _data(), DOMAIN, arithmetic=bad)
 
 
 def test_a_sum_xla_regroups_is_refused_in_float_arithmetic():

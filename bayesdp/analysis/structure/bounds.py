@@ -1182,14 +1182,10 @@ def _reevaluated(run, v, base, narrowed: "Bound", memo: dict, budget: list):
     return memo[v]
 
 
-#: IEEE float -> (unit roundoff, smallest normal)
-_IEEE = {"float16": (2.0 ** -11, 2.0 ** -14), "float32": (2.0 ** -24, 2.0 ** -126),
-         "float64": (2.0 ** -53, 2.0 ** -1022)}
-
-
 def _ieee_eps(v):
     """(unit roundoff, smallest normal) of ``v``'s dtype when it is an IEEE float NumPy knows, else None."""
-    return _IEEE.get(np.dtype(v.aval.dtype).name) if hasattr(v, "aval") else None
+    name = np.dtype(v.aval.dtype).name if hasattr(v, "aval") else None
+    return (floats.unit_roundoff(name), float(np.finfo(name).tiny)) if name in _EXACT_FLOATS else None
 
 
 def _sqrt_above(x):
@@ -3448,12 +3444,10 @@ def _sum_terms(run, eqn, ins):
         b = ins[0]
         axis = int(eqn.params["axis"])
         src = _ishape(eqn.invars[0])
-        n = b.lo.shape[axis] * (1 if is_const_dim(src[axis]) else conc((src[axis],), m)[0])
+        n_sym = 1 if is_const_dim(src[axis]) else conc((src[axis],), m)[0]
         with np.errstate(over="ignore", invalid="ignore"):
-            S = np.broadcast_to(np.sum(_absmax(b.lo, b.hi), axis=axis, keepdims=True) * (n // b.lo.shape[axis]
-                                                                                          if b.lo.shape[axis] else 1),
-                                b.lo.shape)
-        return n - 1, S
+            S = np.broadcast_to(np.sum(_absmax(b.lo, b.hi), axis=axis, keepdims=True) * n_sym, b.lo.shape)
+        return b.lo.shape[axis] * n_sym - 1, S
     op, upd = ins[0], ins[2]                    # scatter-add: the operand plus any subset of the updates
     n_sym = m if _sym(_ishape(eqn.invars[2])) else 1
     with np.errstate(over="ignore", invalid="ignore"):
@@ -3490,9 +3484,10 @@ _ADD_MOVES = ("reshape", "squeeze", "expand_dims", "broadcast_in_dim", "slice", 
 
 def _exp_rewrite(run, eqn, u: float) -> float:
     """The relative error XLA's rewrite of ``exp(a) * exp(b)`` (``exp(a) / exp(b)``) as ``exp(a + b)`` (``exp(a -
-    b)``) may add to a product of two exponentials: the argument's sum rounds by ``u |a + b|``, which the
-    exponential turns into a relative error of as much (and its own ``k`` floats), or 0 when an operand is not an
-    exponential."""
+    b)``) may add to a product of two exponentials, or 0 when an operand is not an exponential. The sum rounds,
+    ``s (1 + d)`` with ``|d| <= u`` and ``|s| <= A = |a|max + |b|max``, so ``exp(s (1 + d)) = exp(s) exp(s d)`` is
+    off by ``|exp(s d) - 1| <= 1.01 u A`` while ``u A <= 0.01`` (``exp2``: ``ln 2`` times that); the function's own
+    ``k`` floats add ``2 k u`` (:data:`.floats.ULPS`)."""
     prods = [run.producer(v) if not hasattr(v, "val") else None for v in eqn.invars]
     if len(prods) != 2 or not all(e is not None and e.primitive.name in ("exp", "exp2") for e in prods):
         return 0.0
@@ -3500,8 +3495,10 @@ def _exp_rewrite(run, eqn, u: float) -> float:
     if any(a is None or a.nan for a in args):
         return INF
     with np.errstate(over="ignore", invalid="ignore"):
-        arg = float(sum(np.max(_absmax(a.lo, a.hi)) if a.lo.size else 0.0 for a in args))
-    return 2 * u * arg * 1.01 + 2 * floats.ULPS["exp2"] * 2 * u
+        A = float(sum(np.max(_absmax(a.lo, a.hi)) if a.lo.size else 0.0 for a in args))
+    if not u * A <= 0.01:
+        return INF
+    return 1.01 * u * A + 2 * max(floats.ULPS[e.primitive.name] for e in prods) * u
 
 
 def _mul_chain(run, eqn, limit: int = 64) -> int:
@@ -3549,8 +3546,7 @@ def _float_error(run, eqn, b: Bound, ins, dt):
     def relative(c, floor=0.0):
         return (lambda x: c * np.maximum(np.abs(x), floor)), c * np.maximum(mag, floor)
     if name == "convert_element_type":
-        src = np.dtype(eqn.invars[0].aval.dtype)
-        if np.issubdtype(src, np.floating) and _rounding_convert(src, dt, 0.0, 0.0) is None:
+        if _exact_convert(eqn):
             return None                         # the same or a wider float: exact
         return True, None, u * mag
     if name in ("add", "sub", "add_any"):
@@ -3894,6 +3890,6 @@ def data_input(shape_conc: tuple, arg: str, lo, hi, floating: bool = True) -> Bo
     # the box reaches 0 there. The form's record is the record as the program reads it, whose entries are the
     # declared ones or 0: inside the declared norm ball still
     if floating:
-        tiny = _IEEE["float32"][1]
+        tiny = float(np.finfo(np.float32).tiny)
         lo, hi = np.where((lo > 0) & (lo < tiny), 0.0, lo), np.where((hi < 0) & (hi > -tiny), 0.0, hi)
     return Bound(lo, hi, Lin(np.zeros(shape_conc), np.zeros(shape_conc), {arg: (eye, eye)}))

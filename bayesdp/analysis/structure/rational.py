@@ -319,7 +319,7 @@ def _number(val, dtype):
         raise _No from None
     if not np.isfinite(x):
         raise _No
-    if x != 0 and abs(x) < float(np.finfo(np.float32).tiny):
+    if x != 0 and abs(x) < _TINY:
         raise _No                   # a subnormal number: flushed to zero where the program reads it (CPUs, GPUs)
     return Fraction(x)
 
